@@ -1,0 +1,65 @@
+# Triton Deploy Kit. `make demo` and `make test` do every set-up step themselves.
+PYTHON  ?= python3
+VENV    := .venv
+RUNTIME := .venv-triton
+BIN     := $(VENV)/bin
+TDK     := $(BIN)/tdk
+SAMPLES := model_repos/samples
+RELEASE := build/release
+PYTEST_ARGS ?=
+
+.PHONY: setup models demo test lint typecheck pytest bench bench-package bench-invoke clean
+
+setup: $(VENV)/.installed $(RUNTIME)/.installed
+
+# The kit's own environment (CLI, packager, Pulumi programs, test tools).
+$(VENV)/.installed: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[infra,dev]'
+	touch $@
+
+# The Triton runtime: its own venv because nvidia-pytriton pins numpy<2 (see ENVIRONMENT.md).
+# Its Python-backend stub links the system libpython3.11.
+$(RUNTIME)/.installed: infra/local/runtime-requirements.txt
+	@ldconfig -p | grep -q 'libpython3.11.so.1.0' || { \
+	  echo "installing libpython3.11 (needed by Triton's Python backend stub)"; \
+	  apt-get update -qq && apt-get install -y -qq libpython3.11 >/dev/null; }
+	test -x $(RUNTIME)/bin/python || $(PYTHON) -m venv $(RUNTIME)
+	$(RUNTIME)/bin/python -m pip install -q -r infra/local/runtime-requirements.txt
+	touch $@
+
+models: $(SAMPLES)/.generated
+
+$(SAMPLES)/.generated: model_repos/generate.py $(VENV)/.installed
+	rm -rf $(SAMPLES)
+	$(BIN)/python model_repos/generate.py --out $(SAMPLES)
+	touch $@
+
+demo: setup models
+	$(TDK) validate $(SAMPLES)
+	$(TDK) package $(SAMPLES) --copies 5 --dest file://$(CURDIR)/$(RELEASE)
+	$(TDK) local demo --store file://$(CURDIR)/$(RELEASE) --max-loaded-models 3
+
+lint: $(VENV)/.installed
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(VENV)/.installed
+	$(BIN)/mypy packager cli infra bench model_repos/generate.py
+
+pytest: setup
+	$(BIN)/pytest -q $(PYTEST_ARGS)
+
+test: setup lint typecheck pytest
+
+bench: bench-package bench-invoke
+
+bench-package: setup
+	$(BIN)/python bench/package.py
+
+bench-invoke: setup models
+	$(BIN)/python bench/invoke.py
+
+clean:
+	rm -rf build $(SAMPLES) .mypy_cache .ruff_cache .pytest_cache

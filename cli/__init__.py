@@ -1,0 +1,1 @@
+"""The ``tdk`` command line: one module per command group, thin over the library."""

@@ -1,0 +1,179 @@
+"""``tdk invoke``: one inference request to any target, checked against the release manifest."""
+
+from __future__ import annotations
+
+import time
+from enum import StrEnum
+from typing import Annotated
+
+import numpy as np
+import typer
+
+from cli.common import EndpointUrlOpt, JsonOpt, RegionOpt
+from cli.output import Output
+from infra.clients.base import InferenceTarget
+from packager.errors import UsageError
+from packager.manifest import MANIFEST_NAME, Manifest, ManifestModel
+
+
+class TargetKind(StrEnum):
+    local = "local"
+    sagemaker = "sagemaker"
+    k8s = "k8s"
+
+
+TargetOpt = Annotated[
+    TargetKind, typer.Option("--target", help="Where to send it: local, sagemaker or k8s.")
+]
+EndpointOpt = Annotated[
+    str, typer.Option("--endpoint", help="Endpoint name (local: the name given to `tdk local up`).")
+]
+TargetModelOpt = Annotated[
+    str,
+    typer.Option(
+        "--target-model", help="TargetModel (archive name, e.g. bert-0.tar.gz); k8s: model name."
+    ),
+]
+ManifestStoreOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--store", help="Release URL whose manifest gives the signature (local: the endpoint's)."
+    ),
+]
+UrlOpt = Annotated[
+    str | None, typer.Option("--url", help="k8s: Triton's HTTP (or gRPC with --grpc) address.")
+]
+GrpcOpt = Annotated[bool, typer.Option("--grpc", help="k8s: use Triton's gRPC API.")]
+JsonBodyOpt = Annotated[
+    bool, typer.Option("--json-body", help="Send a plain JSON body instead of binary+json.")
+]
+InputOpt = Annotated[
+    list[str] | None,
+    typer.Option("--input", "-i", help="NAME=@file.npy or NAME='<json>' (repeatable)."),
+]
+TextOpt = Annotated[str | None, typer.Option("--text", help="Value of the model's BYTES input.")]
+
+
+def load_manifest(store_url: str, endpoint_url: str | None = None) -> Manifest:
+    """The release manifest at ``store_url``."""
+    from packager.stores import open_store
+
+    store = open_store(store_url, endpoint_url)
+    return Manifest.from_json(store.get_bytes(MANIFEST_NAME), store.describe(MANIFEST_NAME))
+
+
+def resolve_model(manifest: Manifest, name: str, kind: TargetKind) -> ManifestModel:
+    """``--target-model``: an archive name; on k8s the Triton model name works too."""
+    if kind is TargetKind.k8s and not name.endswith(".tar.gz"):
+        return manifest.by_name(name)
+    return manifest.by_target_model(name)
+
+
+def open_target(
+    kind: TargetKind,
+    endpoint: str,
+    store: str | None,
+    url: str | None = None,
+    grpc: bool = False,
+    region: str | None = None,
+    store_endpoint_url: str | None = None,
+) -> tuple[InferenceTarget, Manifest]:
+    """The target to send to and the manifest that describes its models."""
+    if kind is TargetKind.local:
+        from infra.clients.sagemaker_runtime import SageMakerRuntimeTarget
+        from infra.local.serve import read_state
+
+        state = read_state(endpoint)
+        if state is None:
+            raise UsageError(
+                f"no local endpoint named {endpoint!r} is running",
+                hint="start one with `tdk local up --store URL --detach`",
+            )
+        manifest = load_manifest(store or state.store, store_endpoint_url)
+        return SageMakerRuntimeTarget(endpoint, endpoint_url=state.url, local=True), manifest
+    if store is None:
+        raise UsageError(f"--target {kind.value} needs --store", hint="pass the release URL")
+    manifest = load_manifest(store, store_endpoint_url)
+    if kind is TargetKind.sagemaker:
+        from infra.clients.sagemaker_runtime import SageMakerRuntimeTarget
+
+        return SageMakerRuntimeTarget(endpoint, region=region), manifest
+    if url is None:
+        raise UsageError("--target k8s needs --url", hint="e.g. --url http://127.0.0.1:8000")
+    from infra.clients.triton_http import TritonHttpTarget
+
+    return TritonHttpTarget(url, grpc), manifest
+
+
+def gather_inputs(
+    model: ManifestModel, options: list[str] | None, text: str | None
+) -> dict[str, np.ndarray]:
+    from infra.clients.inputs import parse_input, text_inputs
+
+    arrays: dict[str, np.ndarray] = text_inputs(model, text) if text is not None else {}
+    for option in options or []:
+        name, array = parse_input(model, option)
+        arrays[name] = array
+    if not arrays:
+        raise UsageError(
+            f"no inputs given for {model.target_model}",
+            hint="pass --input NAME=@file.npy / NAME='<json>' or --text",
+        )
+    return arrays
+
+
+def invoke(
+    target_model: TargetModelOpt,
+    target: TargetOpt = TargetKind.local,
+    endpoint: EndpointOpt = "local",
+    inputs: InputOpt = None,
+    text: TextOpt = None,
+    store: ManifestStoreOpt = None,
+    url: UrlOpt = None,
+    grpc: GrpcOpt = False,
+    json_body: JsonBodyOpt = False,
+    region: RegionOpt = None,
+    endpoint_url: EndpointUrlOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Send one inference request; outputs as a table or --json."""
+    out = Output(json_mode=json)
+    client, manifest = open_target(target, endpoint, store, url, grpc, region, endpoint_url)
+    model = resolve_model(manifest, target_model, target)
+    arrays = gather_inputs(model, inputs, text)
+    try:
+        request = client.prepare(model, arrays, binary=not json_body)
+        started = time.perf_counter()
+        response = client.send(model, request)
+        latency_ms = (time.perf_counter() - started) * 1000
+        outputs = client.decode(model, response)
+    finally:
+        client.close()
+    if json:
+        out.json(
+            {
+                "target": target.value,
+                "target_model": model.target_model,
+                "model": model.name,
+                "latency_ms": round(latency_ms, 3),
+                "outputs": {
+                    name: {
+                        "shape": list(value.shape),
+                        "dtype": str(value.dtype),
+                        "data": _plain(value),
+                    }
+                    for name, value in outputs.items()
+                },
+            }
+        )
+        return
+    from infra.clients.inputs import summarize
+
+    rows = [(name, str(value.dtype), summarize(value)) for name, value in outputs.items()]
+    out.table(f"{model.target_model} ({latency_ms:.1f} ms)", ["output", "dtype", "value"], rows)
+
+
+def _plain(value: np.ndarray) -> object:
+    if value.dtype == np.object_:
+        return [v.decode("utf-8", "replace") if isinstance(v, bytes) else v for v in value.ravel()]
+    return value.tolist()

@@ -1,0 +1,280 @@
+"""``tdk local``: a SageMaker multi-model endpoint on this machine, backed by a real Triton."""
+
+from __future__ import annotations
+
+import json as jsonlib
+import os
+import signal
+import time
+import urllib.error
+import urllib.request
+from dataclasses import asdict
+from typing import Annotated, Any
+
+import typer
+
+from cli.common import EndpointUrlOpt, JsonOpt, StoreOpt
+from cli.output import Output
+from packager.errors import TdkError, UsageError
+
+app = typer.Typer(
+    help="Run a SageMaker multi-model endpoint on this machine.", no_args_is_help=True
+)
+
+NameOpt = Annotated[str, typer.Option("--name", help="Endpoint name clients put in the URL.")]
+PortOpt = Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0 picks a free one).")]
+MaxLoadedOpt = Annotated[
+    int,
+    typer.Option(
+        "--max-loaded-models", "-k", min=1, help="Models kept loaded; beyond, LRU unloads."
+    ),
+]
+CacheOpt = Annotated[
+    float, typer.Option("--cache-gb", min=0.001, help="Disk cache bound for extracted models (GB).")
+]
+MaxBodyOpt = Annotated[
+    int,
+    typer.Option("--max-body-bytes", min=1, help="Request body limit (SageMaker real-time: 6 MB)."),
+]
+DetachOpt = Annotated[bool, typer.Option("--detach", "-d", help="Run in the background.")]
+
+TIMERS = (
+    "ModelLatency",
+    "OverheadLatency",
+    "ModelLoadingWaitTime",
+    "ModelDownloadingTime",
+    "ModelLoadingTime",
+    "ModelUnloadingTime",
+)
+COUNTS = (
+    "LoadedModelCount",
+    "Invocations",
+    "ModelCacheHit",
+    "ModelUnloads",
+    "Invocation4XXErrors",
+    "Invocation5XXErrors",
+    "ModelLoadFailures",
+)
+
+
+def _serve_args(
+    store: str, name: str, port: int, k: int, cache_gb: float, max_body: int, s3: str | None
+) -> list[str]:
+    args = ["--store", store, "--name", name, "--port", str(port), "--max-loaded-models", str(k)]
+    args += ["--cache-bytes", str(int(cache_gb * 1024**3)), "--max-body-bytes", str(max_body)]
+    return args + (["--store-endpoint-url", s3] if s3 else [])
+
+
+@app.command("up")
+def up(
+    store: StoreOpt,
+    name: NameOpt = "local",
+    port: PortOpt = 8080,
+    max_loaded_models: MaxLoadedOpt = 8,
+    cache_gb: CacheOpt = 20.0,
+    max_body_bytes: MaxBodyOpt = 6 * 1024 * 1024,
+    detach: DetachOpt = False,
+    endpoint_url: EndpointUrlOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Start the endpoint: boto3 `sagemaker-runtime` with endpoint_url=http://127.0.0.1:PORT."""
+    from infra.local import serve
+    from infra.local.runtime import find_runtime
+
+    out = Output(json_mode=json)
+    find_runtime()
+    args = _serve_args(store, name, port, max_loaded_models, cache_gb, max_body_bytes, endpoint_url)
+    if detach:
+        state = serve.spawn(args, name)
+        if json:
+            out.json(asdict(state))
+        else:
+            out.info(f"local endpoint [bold]{name}[/bold] at {state.url} (pid {state.pid})")
+            out.info(f"  store {state.store}; log {state.log}; stop with `tdk local down`")
+        return
+    if serve.read_state(name) is not None:
+        raise UsageError(
+            f"a local endpoint named {name!r} is already running", hint="`tdk local down`"
+        )
+    settings, port, _ = serve.parse_args(args)
+    out.info(
+        f"starting local endpoint {name} on 127.0.0.1:{port or '(free port)'}; Ctrl-C stops it"
+    )
+    serve.run(
+        settings, port, announce=lambda url: out.info(f"ready: {url}/endpoints/{name}/invocations")
+    )
+
+
+def _running(name: str) -> Any:
+    from infra.local.serve import read_state
+
+    state = read_state(name)
+    if state is None:
+        raise UsageError(
+            f"no local endpoint named {name!r} is running",
+            hint="start one with `tdk local up --store URL --detach`",
+        )
+    return state
+
+
+def fetch_status(url: str) -> dict[str, Any]:
+    """The running endpoint's ``/tdk/status`` document."""
+    try:
+        with urllib.request.urlopen(f"{url}/tdk/status", timeout=10) as response:
+            return dict(jsonlib.loads(response.read()))
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        raise TdkError(
+            f"cannot read {url}/tdk/status: {exc}", hint="see the endpoint's log"
+        ) from exc
+
+
+def metric_rows(figures: dict[str, Any]) -> list[tuple[str, str]]:
+    """SageMaker-named figures for a table: counts, then timers (ms: avg / p50 / max, count)."""
+    rows = [(name, str(figures.get(name, 0))) for name in COUNTS]
+    for name in TIMERS:
+        timer = figures.get(name) or {}
+        if timer.get("count"):
+            ms = [timer[key] / 1000 for key in ("avg", "p50", "max")]
+            rows.append((name, f"{ms[0]:.2f} / {ms[1]:.2f} / {ms[2]:.2f} ms  (n={timer['count']})"))
+        else:
+            rows.append((name, "-"))
+    return rows
+
+
+@app.command("status")
+def status(name: NameOpt = "local", json: JsonOpt = False) -> None:
+    """Loaded models and SageMaker's MME metrics of a running endpoint."""
+    out = Output(json_mode=json)
+    state = _running(name)
+    document = fetch_status(state.url)
+    if json:
+        out.json({"endpoint": asdict(state), **document})
+        return
+    out.info(
+        f"local endpoint [bold]{name}[/bold] at {state.url} (pid {state.pid}), store {state.store}"
+    )
+    loaded = ", ".join(document["loaded"]) or "none"
+    out.info(f"loaded ({len(document['loaded'])}/{document['max_loaded_models']}): {loaded}")
+    out.table("metrics (avg / p50 / max)", ["metric", "value"], metric_rows(document["metrics"]))
+
+
+def stop_endpoint(name: str, timeout: float = 30.0) -> int:
+    """SIGTERM the endpoint (it stops Triton), SIGKILL after ``timeout``; its pid."""
+    from infra.local.serve import state_path
+
+    state = _running(name)
+    os.kill(state.pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(state.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(state.pid, signal.SIGKILL)
+    state_path(name).unlink(missing_ok=True)
+    return int(state.pid)
+
+
+@app.command("down")
+def down(name: NameOpt = "local", json: JsonOpt = False) -> None:
+    """Stop a running endpoint (and its Triton)."""
+    out = Output(json_mode=json)
+    pid = stop_endpoint(name)
+    if json:
+        out.json({"name": name, "stopped": pid})
+    else:
+        out.info(f"stopped local endpoint {name} (pid {pid})")
+
+
+@app.command("check")
+def check(store: StoreOpt, endpoint_url: EndpointUrlOpt = None, json: JsonOpt = False) -> None:
+    """Load every model of a release once on the local Triton; non-zero exit if any fails."""
+    from infra.local.check import check_release
+
+    out = Output(json_mode=json)
+    results = check_release(
+        store,
+        endpoint_url,
+        report=lambda r: out.info(f"{'ok  ' if r.ok else 'FAIL'} {r.target_model}"),
+    )
+    failed = [r for r in results if not r.ok]
+    if json:
+        out.json({"store": store, "ok": not failed, "models": [asdict(r) for r in results]})
+    else:
+        rows = [
+            (r.target_model, r.backend, "ok" if r.ok else "FAILED", f"{r.seconds:.2f}", r.error)
+            for r in results
+        ]
+        out.table("tdk local check", ["TargetModel", "backend", "result", "s", "Triton says"], rows)
+    if failed:
+        raise typer.Exit(1)
+
+
+@app.command("demo")
+def demo(
+    store: StoreOpt,
+    max_loaded_models: MaxLoadedOpt = 3,
+    warm: Annotated[int, typer.Option("--warm", min=1, help="Warm requests per model.")] = 5,
+    json: JsonOpt = False,
+) -> None:
+    """Start an endpoint, invoke every TargetModel (cold, warm, LRU), print figures, stop it."""
+    from infra.local import serve
+
+    out = Output(json_mode=json)
+    name = "demo"
+    if serve.read_state(name) is not None:
+        stop_endpoint(name)
+    args = _serve_args(store, name, 0, max_loaded_models, 20.0, 6 * 1024 * 1024, None)
+    state = serve.spawn(args, name)
+    out.info(f"local endpoint {name} at {state.url} (K = {max_loaded_models}), store {state.store}")
+    try:
+        rows = _demo_rows(state, warm, out)
+        figures = fetch_status(state.url)["metrics"]
+    finally:
+        stop_endpoint(name)
+    if json:
+        out.json({"models": rows, "metrics": figures})
+        return
+    columns = ["TargetModel", "cold ms", "warm p50 ms", "LRU unloaded", "outputs"]
+    out.table("local endpoint demo", columns, [list(row.values()) for row in rows])
+    out.table("SageMaker MME metrics (avg / p50 / max)", ["metric", "value"], metric_rows(figures))
+
+
+def _demo_rows(state: Any, warm: int, out: Output) -> list[dict[str, Any]]:
+    import statistics
+
+    from cli.invoke import load_manifest
+    from infra.clients.inputs import example_inputs, summarize
+    from infra.clients.sagemaker_runtime import SageMakerRuntimeTarget
+
+    manifest = load_manifest(state.store)
+    target = SageMakerRuntimeTarget(state.name, endpoint_url=state.url, local=True)
+    rows = []
+    try:
+        for model in manifest.models:
+            request = target.prepare(model, example_inputs(model))
+            before = set(fetch_status(state.url)["loaded"])
+            started = time.perf_counter()
+            outputs = target.decode(model, target.send(model, request))
+            cold = (time.perf_counter() - started) * 1000
+            unloaded = sorted(before - set(fetch_status(state.url)["loaded"]))
+            times = []
+            for _ in range(warm):
+                started = time.perf_counter()
+                target.send(model, request)
+                times.append((time.perf_counter() - started) * 1000)
+            first = next(iter(outputs))
+            row = {
+                "target_model": model.target_model,
+                "cold_ms": round(cold, 1),
+                "warm_p50_ms": round(statistics.median(times), 2),
+                "lru_unloaded": ", ".join(unloaded),
+                "outputs": f"{first} {summarize(outputs[first])}",
+            }
+            out.info(f"  {model.target_model}: cold {cold:.0f} ms, warm {row['warm_p50_ms']} ms")
+            rows.append(row)
+    finally:
+        target.close()
+    return rows

@@ -1,0 +1,105 @@
+"""``tdk package``: N renamed copies of each model, archived and published with a manifest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from cli.common import EndpointUrlOpt, JsonOpt
+from cli.output import Output
+from packager.archive import DEFAULT_LEVEL
+from packager.publish import publish
+from packager.rename import DEFAULT_TEMPLATE
+from packager.stores import open_store
+
+
+def package(
+    repos: Annotated[list[Path], typer.Argument(help="Triton repositories or model directories.")],
+    dest: Annotated[str, typer.Option("--dest", help="Release URL: file://, s3:// or gs://.")],
+    copies: Annotated[int, typer.Option("--copies", min=1, help="Copies of each model.")] = 1,
+    name_template: Annotated[
+        str, typer.Option("--name-template", help="Copy names; fields {model} and {i} (from 0).")
+    ] = DEFAULT_TEMPLATE,
+    share_composing: Annotated[
+        bool,
+        typer.Option(
+            "--share-composing",
+            help="Ensemble copies share one copy of each composing model (Kubernetes and the "
+            "local endpoint) instead of carrying renamed copies of their own.",
+        ),
+    ] = False,
+    level: Annotated[
+        int, typer.Option("--level", min=0, max=3, help="Compression level (ISA-L, 0-3).")
+    ] = DEFAULT_LEVEL,
+    prune: Annotated[
+        bool, typer.Option("--prune", help="Delete objects of earlier releases not in this one.")
+    ] = False,
+    endpoint_url: EndpointUrlOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Validate, rename, archive and publish REPOS to --dest; the manifest is written last."""
+    out = Output(json_mode=json)
+    store = open_store(dest, endpoint_url=endpoint_url)
+    with out.progress("publishing", total=0, transfer=True) as sink:
+
+        def start(total: int) -> object:
+            sink.start(f"publishing to {store.url}", total)
+            return sink.advance
+
+        result = publish(
+            repos,
+            store,
+            copies,
+            name_template,
+            share_composing,
+            level,
+            prune,
+            progress=start,  # type: ignore[arg-type]
+        )
+    models = result.manifest.models
+    if json:
+        out.json(
+            {
+                "release": result.url,
+                "manifest_written": result.manifest_written,
+                "uploaded": result.uploaded,
+                "uploaded_bytes": result.uploaded_bytes,
+                "skipped": len(result.skipped),
+                "stale": result.stale,
+                "models": [
+                    {
+                        "target_model": m.target_model,
+                        "name": m.name,
+                        "sha256": m.sha256,
+                        "size": m.size,
+                    }
+                    for m in models
+                ],
+            }
+        )
+        return
+    out.table(
+        f"release {result.url}",
+        ["TargetModel", "Triton name", "backend", "size", "sha256"],
+        [(m.target_model, m.name, m.backend, _size(m.size), m.sha256[:12]) for m in models],
+    )
+    out.info(
+        f"{len(models)} model copies; uploaded {len(result.uploaded)} object(s), "
+        f"{_size(result.uploaded_bytes)}; {len(result.skipped)} unchanged"
+        + ("" if result.manifest_written else "; manifest unchanged")
+    )
+    if result.stale and not prune:
+        out.warn(
+            f"{len(result.stale)} object(s) of an earlier release remain under {result.url} "
+            "(SageMaker MME can still load them); rerun with --prune to delete them"
+        )
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return str(n)

@@ -1,0 +1,1 @@
+"""Deployment targets: Pulumi programs and the local endpoint runtime."""

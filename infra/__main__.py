@@ -1,0 +1,26 @@
+"""The one Pulumi program for every stack: read config once, dispatch on the target.
+
+Run by the Pulumi CLI (``main: infra/`` in Pulumi.yaml) or, in tests, by
+``runpy.run_path("infra", run_name="__main__")`` under ``pulumi.runtime.set_mocks``.
+"""
+
+from __future__ import annotations
+
+import pulumi
+
+from infra.config import ConfigReader, pulumi_source, read_stack_config
+from infra.targets import MODULES, load_target
+
+
+def main() -> None:
+    """Validate every key first, then declare the chosen target's resources and outputs."""
+    reader = ConfigReader(pulumi_source())
+    target = load_target(reader.choice("target", MODULES))
+    common = read_stack_config(reader, target.name, target.release_schemes)
+    config = target.read_config(reader, common)
+    for name, value in target.declare(config).items():
+        pulumi.export(name, value)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Inference targets: one small contract (base.py), one module per way of reaching Triton."""

@@ -1,0 +1,104 @@
+"""Turn command-line inputs (``NAME=@file.npy``, ``NAME='[json]'``, ``--text``) into arrays.
+
+The manifest says each input's datatype and dims, so values are shaped for it (a batch
+dimension is added when the model batches and the value has none) and checked before sending.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from packager.errors import UsageError
+from packager.manifest import ManifestModel, TensorSpec
+
+SAMPLE_TEXT = "the quick brown fox jumps over the lazy dog"
+
+
+def _with_batch(model: ManifestModel, spec: TensorSpec, array: np.ndarray) -> np.ndarray:
+    if model.max_batch_size > 0 and array.ndim == len(spec.dims):
+        return np.expand_dims(array, 0)
+    return array
+
+
+def parse_input(model: ManifestModel, option: str) -> tuple[str, np.ndarray]:
+    """One ``--input NAME=@file.npy`` or ``--input NAME=<json>`` option."""
+    name, sep, value = option.partition("=")
+    if not sep or not name:
+        raise UsageError(
+            f"--input {option!r}: expected NAME=@file.npy or NAME=<json>",
+            hint="e.g. --input token_ids=@ids.npy or --input x='[[1, 2, 3]]'",
+        )
+    spec = model.input(name)
+    if spec is None:
+        names = ", ".join(s.name for s in model.inputs)
+        raise UsageError(
+            f"--input {name}: {model.target_model} has no such input", hint=f"use {names}"
+        )
+    if value.startswith("@"):
+        path = Path(value[1:]).expanduser()
+        try:
+            array = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise UsageError(
+                f"--input {name}: cannot read {path}: {exc}", hint="pass a .npy file"
+            ) from exc
+    else:
+        try:
+            data = json.loads(value)
+        except ValueError as exc:
+            raise UsageError(
+                f"--input {name}: not JSON: {exc}", hint="quote the JSON value"
+            ) from exc
+        dtype = object if spec.datatype == "BYTES" else None
+        array = np.array(data, dtype=dtype)
+    return name, _with_batch(model, spec, array)
+
+
+def text_inputs(model: ManifestModel, text: str) -> dict[str, np.ndarray]:
+    """``--text``: the value of the model's single BYTES input."""
+    specs = [spec for spec in model.inputs if spec.datatype == "BYTES"]
+    if len(specs) != 1:
+        raise UsageError(
+            f"--text: {model.target_model} has {len(specs)} BYTES inputs, --text needs exactly one",
+            hint="pass every input with --input NAME=...",
+        )
+    spec = specs[0]
+    shape = tuple(1 if d < 0 else d for d in spec.dims)
+    array = np.full(shape, text.encode("utf-8"), dtype=object)
+    return {spec.name: _with_batch(model, spec, array)}
+
+
+def example_inputs(model: ManifestModel, batch: int = 1, seed: int = 0) -> dict[str, np.ndarray]:
+    """Deterministic inputs matching the signature (bench, demo, `tdk local check`)."""
+    rng = np.random.default_rng(seed)
+    arrays: dict[str, np.ndarray] = {}
+    for spec in model.inputs:
+        dims = tuple(1 if d < 0 else d for d in spec.dims)
+        shape = (batch, *dims) if model.max_batch_size > 0 else dims
+        if spec.datatype == "BYTES":
+            arrays[spec.name] = np.full(shape, SAMPLE_TEXT.encode(), dtype=object)
+        elif spec.datatype.startswith("FP"):
+            arrays[spec.name] = rng.standard_normal(shape).astype(np.float32)
+        elif spec.datatype == "BOOL":
+            arrays[spec.name] = np.ones(shape, dtype=np.bool_)
+        else:
+            arrays[spec.name] = rng.integers(1, 100, size=shape).astype(np.int64)
+    return arrays
+
+
+def summarize(array: np.ndarray, limit: int = 6) -> str:
+    """A short human summary of an output: shape, then a few values or the argmax."""
+    flat = array.ravel()
+    if array.dtype == np.object_:
+        shown = ", ".join(repr(v) for v in flat[:limit])
+    elif flat.size <= limit:
+        shown = ", ".join(
+            f"{v:.4g}" if np.issubdtype(array.dtype, np.floating) else str(v) for v in flat
+        )
+    else:
+        top = int(np.argmax(array.reshape(array.shape[0], -1)[0]))
+        shown = f"argmax {top}, mean {float(np.mean(array)):.4g}"
+    return f"{list(array.shape)} {shown}"

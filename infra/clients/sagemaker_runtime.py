@@ -1,0 +1,99 @@
+"""InvokeEndpoint through boto3's ``sagemaker-runtime`` client: SageMaker or the local front."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from infra.clients.base import (
+    InferenceTarget,
+    InvokeFailed,
+    PreparedRequest,
+    RawResponse,
+    header_length_from_content_type,
+)
+from packager.manifest import ManifestModel
+
+
+class SageMakerRuntimeTarget(InferenceTarget):
+    """A multi-model endpoint addressed by name; ``TargetModel`` is the archive name.
+
+    ``local=True`` points at the local endpoint: boto3 still signs requests, so placeholder
+    credentials are used when none are configured (the local front does not check them).
+    """
+
+    kind = "sagemaker"
+
+    def __init__(
+        self,
+        endpoint_name: str,
+        endpoint_url: str | None = None,
+        region: str | None = None,
+        local: bool = False,
+        max_attempts: int | None = None,
+        pool_size: int = 64,
+    ) -> None:
+        import boto3
+        from botocore.config import Config
+
+        self.endpoint_name = endpoint_name
+        self.kind = "local" if local else "sagemaker"
+        options: dict[str, Any] = {"max_pool_connections": pool_size}
+        if max_attempts is not None:
+            options["retries"] = {"max_attempts": max_attempts, "mode": "standard"}
+        kwargs: dict[str, Any] = {"endpoint_url": endpoint_url, "config": Config(**options)}
+        if local:
+            session = boto3.session.Session()
+            kwargs["region_name"] = region or session.region_name or "us-east-1"
+            if session.get_credentials() is None:
+                kwargs.update(aws_access_key_id="local", aws_secret_access_key="local")
+        elif region:
+            kwargs["region_name"] = region
+        self.client = boto3.client("sagemaker-runtime", **kwargs)
+
+    def send(self, model: ManifestModel, request: PreparedRequest) -> RawResponse:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        where = f"endpoint {self.endpoint_name!r} ({self.client.meta.endpoint_url})"
+        try:
+            response = self.client.invoke_endpoint(
+                EndpointName=self.endpoint_name,
+                TargetModel=model.target_model,
+                Body=request.body,
+                ContentType=request.content_type,
+            )
+            body = response["Body"].read()
+        except ClientError as exc:
+            error = exc.response.get("Error", {})
+            code = str(error.get("Code", "Unknown"))
+            status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0))
+            raise InvokeFailed(
+                f"{where} refused {model.target_model}: {code}: {error.get('Message', exc)}",
+                hint=_hint(code, self.kind),
+                code=code,
+                status=status,
+            ) from exc
+        except BotoCoreError as exc:
+            raise InvokeFailed(
+                f"cannot reach {where}: {exc}",
+                hint="check that the endpoint is running (`tdk local status` for local)"
+                if self.kind == "local"
+                else "check the endpoint name, region and your AWS credentials",
+                code=exc.__class__.__name__,
+            ) from exc
+        content_type = str(response.get("ContentType", ""))
+        return RawResponse(body, header_length_from_content_type(content_type), content_type)
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _hint(code: str, kind: str) -> str:
+    hints = {
+        "ValidationError": "check --endpoint and --target-model against the release manifest",
+        "ModelError": "the model failed to load or run; Triton's message is above",
+        "ModelNotReadyException": "every loaded model is busy; retry or raise --max-loaded-models",
+        "ServiceUnavailable": "the runtime is restarting; retry shortly",
+    }
+    if code in hints:
+        return hints[code]
+    return "see `tdk local status`" if kind == "local" else "see the endpoint's CloudWatch logs"

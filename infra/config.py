@@ -1,0 +1,199 @@
+"""Stack configuration: declared once in ``Pulumi.yaml``, read once here, validated, frozen.
+
+Defaults live in ``Pulumi.yaml`` only (the Pulumi CLI fills them in), so every key is read as
+required; an empty string is the documented "not set" value of optional keys. Every check
+raises ``ConfigError`` naming the key and the valid choices before any resource is declared.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from packager.errors import ConfigError
+
+PROJECT = "triton-deploy-kit"
+
+#: (qualified key "namespace:name") -> raw string value, or None when the key is unset
+ConfigSource = Callable[[str], str | None]
+
+_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$")
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$")
+_PREFIX_PART = re.compile(r"^[A-Za-z0-9._=+-]+$")
+
+
+def qualify(key: str) -> str:
+    """``releaseUrl`` -> ``triton-deploy-kit:releaseUrl``; ``aws:region`` stays as it is."""
+    return key if ":" in key else f"{PROJECT}:{key}"
+
+
+def _set_hint(key: str, example: str) -> str:
+    return f"set it with `pulumi config set {qualify(key)} {example}` or edit the stack file"
+
+
+class ConfigReader:
+    """Typed, validated access to stack config; every read names the key in its errors."""
+
+    def __init__(self, source: ConfigSource) -> None:
+        self._source = source
+
+    def string(self, key: str) -> str:
+        """A key that must be set (Pulumi.yaml declares its default)."""
+        value = self._source(qualify(key))
+        if value is None:
+            raise ConfigError(
+                f"stack config has no value for {qualify(key)}",
+                hint=f"declare it with a default in Pulumi.yaml, or {_set_hint(key, '<value>')}",
+            )
+        return value
+
+    def optional_string(self, key: str) -> str | None:
+        """A key whose declared default is the empty string, meaning "not set"."""
+        value = self.string(key).strip()
+        return None if value == "" else value
+
+    def integer(self, key: str, minimum: int | None = None, maximum: int | None = None) -> int:
+        raw = self.string(key)
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ConfigError(
+                f"{qualify(key)} must be an integer, got {raw!r}", hint=_set_hint(key, "<n>")
+            ) from None
+        _check_range(key, value, minimum, maximum)
+        return value
+
+    def number(self, key: str, minimum: float | None = None, maximum: float | None = None) -> float:
+        raw = self.string(key)
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ConfigError(
+                f"{qualify(key)} must be a number, got {raw!r}", hint=_set_hint(key, "<x>")
+            ) from None
+        _check_range(key, value, minimum, maximum)
+        return value
+
+    def boolean(self, key: str) -> bool:
+        raw = self.string(key).strip().lower()
+        if raw not in ("true", "false"):
+            raise ConfigError(
+                f"{qualify(key)} must be true or false, got {raw!r}",
+                hint=_set_hint(key, "true"),
+            )
+        return raw == "true"
+
+    def choice(self, key: str, choices: Iterable[str]) -> str:
+        """A value from a fixed list; the error lists the valid choices."""
+        value = self.string(key)
+        return check_choice(key, value, choices)
+
+
+def check_choice(key: str, value: str, choices: Iterable[str], why: str = "") -> str:
+    """``value`` when it is one of ``choices``; else ConfigError listing them (and why)."""
+    valid = list(choices)
+    if value not in valid:
+        reason = f" ({why})" if why else ""
+        raise ConfigError(
+            f"{qualify(key)} is {value!r}, which is not supported{reason}; "
+            f"valid choices: {', '.join(valid)}",
+            hint=_set_hint(key, valid[0] if valid else "<value>"),
+        )
+    return value
+
+
+def _check_range(key: str, value: float, minimum: float | None, maximum: float | None) -> None:
+    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+        bounds = f"between {minimum} and {maximum}" if maximum is not None else f">= {minimum}"
+        raise ConfigError(
+            f"{qualify(key)} is {value}, must be {bounds}", hint=_set_hint(key, "<n>")
+        )
+
+
+def check_capacity(min_key: str, low: int, max_key: str, high: int) -> None:
+    """min <= max, with both keys named in the error."""
+    if low > high:
+        raise ConfigError(
+            f"{qualify(min_key)} ({low}) is greater than {qualify(max_key)} ({high})",
+            hint=f"set {qualify(min_key)} <= {qualify(max_key)}",
+        )
+
+
+@dataclass(frozen=True)
+class ReleaseLocation:
+    """A release root in an object store: ``<scheme>://<bucket>/<prefix>``."""
+
+    scheme: str
+    bucket: str
+    prefix: str
+
+    @property
+    def url(self) -> str:
+        return f"{self.scheme}://{self.bucket}/{self.prefix}" if self.prefix else self.root
+
+    @property
+    def root(self) -> str:
+        return f"{self.scheme}://{self.bucket}"
+
+    def key(self, relative: str) -> str:
+        """Object key of ``relative`` (``mme/``) under the release root."""
+        return f"{self.prefix}/{relative}" if self.prefix else relative
+
+
+def parse_release_url(key: str, url: str, schemes: Iterable[str]) -> ReleaseLocation:
+    """Parse and check a release URL written by ``tdk package --dest``."""
+    valid = list(schemes)
+    example = f"{valid[0]}://my-bucket/releases/v1" if valid else "<url>"
+    scheme, sep, rest = url.partition("://")
+    bucket, _, prefix = rest.partition("/")
+    prefix = prefix.strip("/")
+    problem = ""
+    if not sep or scheme not in valid:
+        problem = f"its scheme must be one of {', '.join(s + '://' for s in valid)}"
+    elif not _BUCKET.match(bucket) or ".." in bucket:
+        problem = f"{bucket!r} is not a valid bucket name (3-63 of a-z 0-9 . _ -)"
+    elif any(c in url for c in "?#") or not all(
+        _PREFIX_PART.match(part) and part not in (".", "..") for part in prefix.split("/") if prefix
+    ):
+        problem = "the path may hold only A-Z a-z 0-9 . _ = + - segments, without . or .."
+    if problem:
+        raise ConfigError(f"{qualify(key)} is {url!r}: {problem}", hint=_set_hint(key, example))
+    return ReleaseLocation(scheme, bucket, prefix)
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    """What every target shares: which target, the base name, where releases live."""
+
+    target: str
+    name: str
+    #: None: the target creates a private release store and exports its URL
+    release: ReleaseLocation | None
+
+
+def read_stack_config(
+    reader: ConfigReader, target: str, release_schemes: Iterable[str]
+) -> StackConfig:
+    """The common keys (``name``, ``releaseUrl``) for the already chosen ``target``."""
+    name = reader.string("name")
+    if not _NAME.match(name):
+        raise ConfigError(
+            f"{qualify('name')} is {name!r}: use 1-40 of a-z 0-9 and -, starting and ending "
+            "with a letter or digit (it prefixes every resource name)",
+            hint=_set_hint("name", "tdk-dev"),
+        )
+    url = reader.optional_string("releaseUrl")
+    release = None if url is None else parse_release_url("releaseUrl", url, release_schemes)
+    return StackConfig(target=target, name=name, release=release)
+
+
+def pulumi_source() -> ConfigSource:
+    """A ConfigSource over the running Pulumi program's config (any namespace)."""
+    import pulumi
+
+    def get(qualified: str) -> str | None:
+        namespace, _, name = qualified.partition(":")
+        return pulumi.Config(namespace).get(name)
+
+    return get

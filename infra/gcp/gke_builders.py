@@ -1,0 +1,263 @@
+"""Pure data for the GKE target: GPU offers, names, IAM conditions, kubeconfig, dashboards."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from infra.k8s import promql
+from infra.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
+from infra.k8s.alerts import AlertRule
+from infra.k8s.spec import GPU_POOL, GPU_TAINT_KEY, GPU_TAINT_VALUE, POOL_LABEL
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """A GPU GKE offers for node pools, the machine family it attaches to, and why pick it."""
+
+    machine_prefix: str
+    why: str
+
+
+#: GPUs the kit deploys on GKE (accelerator type -> machine family + reason).
+ACCELERATORS: dict[str, Accelerator] = {
+    "nvidia-tesla-t4": Accelerator("n1-", "T4 16 GB: lowest cost per inference, N1 machines"),
+    "nvidia-l4": Accelerator("g2-", "L4 24 GB: the T4 successor, G2 machines"),
+    "nvidia-tesla-a100": Accelerator("a2-highgpu-", "A100 40 GB for large models, A2 machines"),
+    "nvidia-a100-80gb": Accelerator("a2-ultragpu-", "A100 80 GB, A2 ultra machines"),
+    "nvidia-h100-80gb": Accelerator("a3-highgpu-", "H100 80 GB, A3 machines"),
+}
+
+#: GPUs GKE still lists but the kit refuses, with the reason shown to the user.
+_OLD = "older generation: TensorRT 10 in current Triton images targets Turing (T4) and newer"
+REFUSED_ACCELERATORS: dict[str, str] = {
+    "nvidia-tesla-k80": "retired by Google Cloud (Kepler, unsupported by CUDA 12)",
+    "nvidia-tesla-p4": _OLD,
+    "nvidia-tesla-p100": _OLD,
+    "nvidia-tesla-v100": _OLD,
+}
+
+RELEASE_CHANNELS: tuple[str, ...] = ("RAPID", "REGULAR", "STABLE")
+GPU_DRIVER_VERSIONS: tuple[str, ...] = ("DEFAULT", "LATEST")
+
+
+def triton_account_id(name: str) -> str:
+    """Account id (6-30 chars) of the Google service account Triton pods act as."""
+    return f"{name[:23]}-triton"
+
+
+def keda_account_id(name: str) -> str:
+    return f"{name[:25]}-keda"
+
+
+def node_account_id(name: str) -> str:
+    return f"{name[:24]}-nodes"
+
+
+def service_account_email(account_id: str, project: str) -> str:
+    return f"{account_id}@{project}.iam.gserviceaccount.com"
+
+
+def workload_identity_member(project: str, namespace: str, ksa: str) -> str:
+    """The IAM member a Kubernetes ServiceAccount becomes under Workload Identity."""
+    return f"serviceAccount:{project}.svc.id.goog[{namespace}/{ksa}]"
+
+
+def keda_identity_member(project: str) -> str:
+    return workload_identity_member(project, KEDA_NAMESPACE, KEDA_OPERATOR_SA)
+
+
+def managed_prometheus_url(project: str) -> str:
+    """Google Managed Prometheus's Prometheus-compatible query API for ``project``."""
+    return f"https://monitoring.googleapis.com/v1/projects/{project}/location/global/prometheus"
+
+
+def release_read_condition(bucket: str, prefix: str) -> dict[str, str]:
+    """IAM condition: objects are readable only under the release prefix.
+
+    Listing is a bucket-level permission, so the bucket itself stays visible (names only);
+    object reads outside ``prefix/`` are denied.
+    """
+    objects = f"projects/_/buckets/{bucket}/objects/"
+    scope = f"{objects}{prefix}/" if prefix else objects
+    return {
+        "title": "release-prefix-only",
+        "description": f"read gs://{bucket}/{prefix} only",
+        "expression": (
+            f'resource.name.startsWith("{scope}") || resource.name == "projects/_/buckets/{bucket}"'
+        ),
+    }
+
+
+def gpu_node_labels() -> dict[str, str]:
+    return {POOL_LABEL: GPU_POOL}
+
+
+def gpu_node_taints() -> list[dict[str, str]]:
+    """GPU nodes refuse every pod that does not tolerate ``nvidia.com/gpu=present``."""
+    return [{"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": "NO_SCHEDULE"}]
+
+
+def kubeconfig(cluster_name: str, endpoint: str, ca_certificate: str) -> str:
+    """A kubeconfig that authenticates with ``gke-gcloud-auth-plugin`` (no keys stored)."""
+    context = f"gke-{cluster_name}"
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {
+                "name": context,
+                "cluster": {
+                    "server": f"https://{endpoint}",
+                    "certificate-authority-data": ca_certificate,
+                },
+            }
+        ],
+        "contexts": [{"name": context, "context": {"cluster": context, "user": context}}],
+        "current-context": context,
+        "users": [
+            {
+                "name": context,
+                "user": {
+                    "exec": {
+                        "apiVersion": "client.authentication.k8s.io/v1beta1",
+                        "command": "gke-gcloud-auth-plugin",
+                        "provideClusterInfo": True,
+                        "interactiveMode": "Never",
+                    }
+                },
+            }
+        ],
+    }
+    return json.dumps(config)
+
+
+def dashboard_json(title: str, namespace: str, job: str) -> str:
+    """Cloud Monitoring dashboard: one PromQL chart per figure, two per row."""
+    tiles = []
+    for index, (figure, query) in enumerate(promql.figures(namespace, job).items()):
+        tiles.append(
+            {
+                "xPos": (index % 2) * 24,
+                "yPos": (index // 2) * 16,
+                "width": 24,
+                "height": 16,
+                "widget": {
+                    "title": figure,
+                    "xyChart": {
+                        "dataSets": [
+                            {"timeSeriesQuery": {"prometheusQuery": query}, "plotType": "LINE"}
+                        ]
+                    },
+                },
+            }
+        )
+    return json.dumps({"displayName": title, "mosaicLayout": {"columns": 48, "tiles": tiles}})
+
+
+def alert_policy_args(rule: AlertRule, channels: list[Any]) -> dict[str, Any]:
+    """Arguments of a ``gcp.monitoring.AlertPolicy`` evaluating ``rule`` with PromQL."""
+    return {
+        "display_name": rule.name,
+        "combiner": "OR",
+        "severity": "WARNING",
+        "conditions": [
+            {
+                "display_name": rule.name,
+                "condition_prometheus_query_language": {
+                    "query": rule.query,
+                    "duration": f"{rule.for_seconds}s",
+                    "evaluation_interval": "60s",
+                },
+            }
+        ],
+        "documentation": {"content": rule.documentation, "mime_type": "text/markdown"},
+        "notification_channels": channels,
+    }
+
+
+@dataclass(frozen=True)
+class GpuPool:
+    """The GPU node pool as configured: accelerator, machine, bounds, spot."""
+
+    accelerator: str
+    machine_type: str
+    gpus_per_node: int
+    min_nodes: int
+    max_nodes: int
+    spot: bool
+    driver_version: str
+    zones: tuple[str, ...]
+
+
+NODE_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
+
+
+def gpu_node_pool_args(pool: GpuPool, node_service_account: Any) -> dict[str, Any]:
+    """``gcp.container.NodePool`` arguments: accelerator with managed driver install,
+    autoscaling down to zero, optional spot, the GPU taint and pool label."""
+    args: dict[str, Any] = {
+        "autoscaling": {
+            "total_min_node_count": pool.min_nodes,
+            "total_max_node_count": pool.max_nodes,
+            "location_policy": "ANY",
+        },
+        "management": {"auto_repair": True, "auto_upgrade": True},
+        "node_config": {
+            "machine_type": pool.machine_type,
+            "spot": pool.spot,
+            "service_account": node_service_account,
+            "oauth_scopes": NODE_SCOPES,
+            "labels": gpu_node_labels(),
+            "taints": gpu_node_taints(),
+            "guest_accelerators": [
+                {
+                    "type": pool.accelerator,
+                    "count": pool.gpus_per_node,
+                    "gpu_driver_installation_config": {"gpu_driver_version": pool.driver_version},
+                }
+            ],
+            "workload_metadata_config": {"mode": "GKE_METADATA"},
+            "shielded_instance_config": {"enable_secure_boot": True},
+            "disk_size_gb": 200,
+            "disk_type": "pd-balanced",
+        },
+        "upgrade_settings": {"max_surge": 1, "max_unavailable": 0},
+    }
+    if pool.zones:
+        args["node_locations"] = list(pool.zones)
+    return args
+
+
+def system_node_pool_args(machine_type: str, max_nodes: int, node_service_account: Any) -> dict:
+    """The untainted CPU pool for KEDA, system pods and CPU workloads that spill over."""
+    return {
+        "autoscaling": {"total_min_node_count": 1, "total_max_node_count": max_nodes},
+        "management": {"auto_repair": True, "auto_upgrade": True},
+        "node_config": {
+            "machine_type": machine_type,
+            "service_account": node_service_account,
+            "oauth_scopes": NODE_SCOPES,
+            "workload_metadata_config": {"mode": "GKE_METADATA"},
+            "shielded_instance_config": {"enable_secure_boot": True},
+        },
+    }
+
+
+#: Least privilege for node VMs: logs, metrics, image pulls; no storage or admin roles.
+NODE_ROLES: tuple[str, ...] = (
+    "roles/logging.logWriter",
+    "roles/monitoring.metricWriter",
+    "roles/monitoring.viewer",
+    "roles/stackdriver.resourceMetadata.writer",
+    "roles/artifactregistry.reader",
+)
+
+
+def authorized_networks(cidrs: Sequence[str]) -> dict[str, Any] | None:
+    """Control-plane allow list; None (no restriction beyond authentication) when empty."""
+    if not cidrs:
+        return None
+    return {"cidr_blocks": [{"cidr_block": cidr, "display_name": cidr} for cidr in cidrs]}

@@ -1,0 +1,103 @@
+"""``tdk:k8s:TritonService``: applies the pure manifests with pulumi_kubernetes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from infra.k8s import manifests
+from infra.k8s.manifests import Manifest
+from infra.k8s.spec import TritonServiceSpec
+
+
+@dataclass
+class TritonServiceArgs:
+    """The workload's plain spec, the cluster's provider, and what must exist first (KEDA)."""
+
+    spec: TritonServiceSpec
+    provider: k8s.Provider
+    depends_on: Sequence[pulumi.Resource] = field(default_factory=list)
+    create_namespace: bool = True
+
+
+class TritonService(pulumi.ComponentResource):
+    """One Triton workload: ServiceAccount, Deployment, Service, PDB, KEDA scaling, monitoring."""
+
+    def __init__(
+        self, name: str, args: TritonServiceArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("tdk:k8s:TritonService", name, None, opts)
+        spec = args.spec
+        base = pulumi.ResourceOptions(parent=self, provider=args.provider)
+        created: list[pulumi.Resource] = []
+        if args.create_namespace:
+            created.append(_apply(f"{name}-ns", manifests.namespace(spec), base))
+        core = pulumi.ResourceOptions.merge(base, pulumi.ResourceOptions(depends_on=created))
+        self.service_account = _apply(f"{name}-sa", manifests.service_account(spec), core)
+        # KEDA owns the replica count once the ScaledObject exists.
+        self.deployment = _apply(
+            f"{name}-deploy",
+            manifests.deployment(spec),
+            pulumi.ResourceOptions.merge(
+                core,
+                pulumi.ResourceOptions(
+                    depends_on=[self.service_account], ignore_changes=["spec.replicas"]
+                ),
+            ),
+        )
+        self.service = _apply(f"{name}-svc", manifests.service(spec), core)
+        self.pdb = _apply(f"{name}-pdb", manifests.pod_disruption_budget(spec), core)
+        after_keda = pulumi.ResourceOptions.merge(
+            core, pulumi.ResourceOptions(depends_on=[*created, *args.depends_on])
+        )
+        auth = _apply(f"{name}-keda-auth", manifests.trigger_authentication(spec), after_keda)
+        self.scaled_object = _apply(
+            f"{name}-scaler",
+            manifests.scaled_object(spec),
+            pulumi.ResourceOptions.merge(
+                after_keda, pulumi.ResourceOptions(depends_on=[auth, self.deployment])
+            ),
+        )
+        if spec.cloud == "gke":
+            _apply(f"{name}-podmonitoring", manifests.pod_monitoring(spec), core)
+        self.register_outputs(
+            {
+                "namespace": spec.namespace,
+                "serviceName": spec.name,
+                "scalingQuery": manifests.scaling_query(spec),
+            }
+        )
+
+
+def _apply(name: str, manifest: Manifest, opts: pulumi.ResourceOptions) -> Any:
+    """Declare one manifest as its typed pulumi_kubernetes resource (custom kinds generically)."""
+    kind = manifest["kind"]
+    metadata = manifest["metadata"]
+    if kind == "Namespace":
+        return k8s.core.v1.Namespace(name, metadata=metadata, opts=opts)
+    if kind == "ServiceAccount":
+        return k8s.core.v1.ServiceAccount(
+            name,
+            metadata=metadata,
+            automount_service_account_token=manifest["automountServiceAccountToken"],
+            opts=opts,
+        )
+    typed = {
+        "Deployment": k8s.apps.v1.Deployment,
+        "Service": k8s.core.v1.Service,
+        "PodDisruptionBudget": k8s.policy.v1.PodDisruptionBudget,
+    }
+    if kind in typed:
+        return typed[kind](name, metadata=metadata, spec=manifest["spec"], opts=opts)
+    return k8s.apiextensions.CustomResource(
+        name,
+        api_version=manifest["apiVersion"],
+        kind=kind,
+        metadata=metadata,
+        spec=manifest["spec"],
+        opts=opts,
+    )

@@ -1,0 +1,295 @@
+"""Pure builders: a ``TritonServiceSpec`` in, plain Kubernetes manifests (dicts) out.
+
+Pulumi applies exactly these dicts and ``tdk render k8s`` writes them as YAML, so GitOps
+users and Pulumi users run the same workload.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from infra.k8s import promql
+from infra.k8s.spec import (
+    GPU_POOL,
+    GPU_TAINT_EFFECT,
+    GPU_TAINT_KEY,
+    GRPC_PORT,
+    HTTP_PORT,
+    METRICS_PORT,
+    POOL_LABEL,
+    TritonServiceSpec,
+)
+
+Manifest = dict[str, Any]
+PROBE_PERIOD_SECONDS = 10
+
+_LB_ANNOTATIONS: dict[str, dict[str, dict[str, str]]] = {
+    "internal-lb": {
+        "gke": {"networking.gke.io/load-balancer-type": "Internal"},
+        "eks": {
+            "service.beta.kubernetes.io/aws-load-balancer-type": "nlb",
+            "service.beta.kubernetes.io/aws-load-balancer-internal": "true",
+        },
+    },
+    "external-lb": {
+        "gke": {},
+        "eks": {"service.beta.kubernetes.io/aws-load-balancer-type": "nlb"},
+    },
+}
+
+
+def _metadata(spec: TritonServiceSpec, name: str | None = None, **extra: Any) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "name": name or spec.name,
+        "namespace": spec.namespace,
+        "labels": spec.labels,
+    }
+    meta.update({key: value for key, value in extra.items() if value})
+    return meta
+
+
+def namespace(spec: TritonServiceSpec) -> Manifest:
+    """The workload's namespace."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": spec.namespace, "labels": {"app.kubernetes.io/part-of": "tdk"}},
+    }
+
+
+def service_account(spec: TritonServiceSpec) -> Manifest:
+    """The pods' identity, bound to the cloud identity that reads only the release prefix."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": _metadata(spec, annotations=dict(spec.identity_annotations)),
+        "automountServiceAccountToken": False,
+    }
+
+
+def triton_args(spec: TritonServiceSpec) -> list[str]:
+    """``tritonserver`` command line: load every model of the release, ready only when loaded."""
+    return [
+        "tritonserver",
+        f"--model-repository={spec.model_repository}",
+        "--model-control-mode=none",
+        "--strict-readiness=true",
+        "--exit-on-error=true",
+        f"--http-port={HTTP_PORT}",
+        f"--grpc-port={GRPC_PORT}",
+        "--allow-metrics=true",
+        f"--allow-gpu-metrics={'true' if spec.kind == 'gpu' else 'false'}",
+        "--allow-cpu-metrics=true",
+        f"--metrics-port={METRICS_PORT}",
+        "--metrics-config=summary_latencies=true",
+        f"--log-verbose={spec.log_verbose}",
+    ]
+
+
+def _probe(path: str, failure_threshold: int) -> dict[str, Any]:
+    return {
+        "httpGet": {"path": path, "port": "http"},
+        "periodSeconds": PROBE_PERIOD_SECONDS,
+        "timeoutSeconds": 5,
+        "failureThreshold": failure_threshold,
+    }
+
+
+def container(spec: TritonServiceSpec) -> dict[str, Any]:
+    """The Triton container: ports, probes, resources, environment."""
+    res = spec.resources
+    requests: dict[str, Any] = {"cpu": res.cpu, "memory": res.memory}
+    limits: dict[str, Any] = {"cpu": res.cpu_limit, "memory": res.memory_limit}
+    if spec.kind == "gpu":
+        requests["nvidia.com/gpu"] = res.gpus
+        limits["nvidia.com/gpu"] = res.gpus
+    startup_failures = max(1, -(-spec.startup_budget_seconds // PROBE_PERIOD_SECONDS))
+    return {
+        "name": "triton",
+        "image": spec.image,
+        "imagePullPolicy": "IfNotPresent",
+        "command": triton_args(spec)[:1],
+        "args": triton_args(spec)[1:],
+        "ports": [
+            {"name": "http", "containerPort": HTTP_PORT, "protocol": "TCP"},
+            {"name": "grpc", "containerPort": GRPC_PORT, "protocol": "TCP"},
+            {"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"},
+        ],
+        "env": [{"name": key, "value": value} for key, value in sorted(spec.env.items())],
+        "resources": {"requests": requests, "limits": limits},
+        # The startup budget covers downloading and loading every model of the release.
+        "startupProbe": _probe("/v2/health/ready", startup_failures),
+        "readinessProbe": _probe("/v2/health/ready", 3),
+        "livenessProbe": _probe("/v2/health/live", 6),
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"]},
+        },
+        "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}],
+    }
+
+
+def placement(spec: TritonServiceSpec) -> dict[str, Any]:
+    """Where pods go: GPU pods onto the GPU pool; CPU pods preferably onto the GPU nodes' spare
+    CPUs (tolerating the taint), spilling to ordinary nodes when those are full."""
+    toleration = {"key": GPU_TAINT_KEY, "operator": "Exists", "effect": GPU_TAINT_EFFECT}
+    if spec.kind == "gpu":
+        return {"nodeSelector": {POOL_LABEL: GPU_POOL}, "tolerations": [toleration]}
+    prefer_gpu_nodes = {
+        "weight": 100,
+        "preference": {
+            "matchExpressions": [{"key": POOL_LABEL, "operator": "In", "values": [GPU_POOL]}]
+        },
+    }
+    return {
+        "tolerations": [toleration],
+        "affinity": {
+            "nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [prefer_gpu_nodes]}
+        },
+    }
+
+
+def deployment(spec: TritonServiceSpec) -> Manifest:
+    """Triton pods; a new release rolls one pod at a time, each ready once its models load."""
+    pod_spec: dict[str, Any] = {
+        "serviceAccountName": spec.name,
+        "automountServiceAccountToken": True,  # projected token for Workload Identity / IRSA
+        "terminationGracePeriodSeconds": 60,
+        "securityContext": {"runAsNonRoot": True, "runAsUser": 1000, "fsGroup": 1000},
+        "containers": [container(spec)],
+        "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}}],
+        "topologySpreadConstraints": [
+            {
+                "maxSkew": 1,
+                "topologyKey": "kubernetes.io/hostname",
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": spec.selector},
+            }
+        ],
+        **placement(spec),
+    }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": _metadata(spec),
+        "spec": {
+            "replicas": spec.scaling.min_replicas,
+            "revisionHistoryLimit": 5,
+            "selector": {"matchLabels": spec.selector},
+            "strategy": {
+                "type": "RollingUpdate",
+                "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
+            },
+            "template": {"metadata": {"labels": spec.labels}, "spec": pod_spec},
+        },
+    }
+
+
+def service(spec: TritonServiceSpec) -> Manifest:
+    """HTTP and gRPC in front of the pods: cluster-internal unless a load balancer is asked for."""
+    annotations = _LB_ANNOTATIONS.get(spec.exposure, {}).get(spec.cloud, {})
+    service_type = "ClusterIP" if spec.exposure == "cluster-ip" else "LoadBalancer"
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": _metadata(spec, annotations=dict(annotations)),
+        "spec": {
+            "type": service_type,
+            "selector": spec.selector,
+            "ports": [
+                {"name": "http", "port": HTTP_PORT, "targetPort": "http", "protocol": "TCP"},
+                {"name": "grpc", "port": GRPC_PORT, "targetPort": "grpc", "protocol": "TCP"},
+            ],
+        },
+    }
+
+
+def pod_disruption_budget(spec: TritonServiceSpec) -> Manifest:
+    """Node drains and upgrades take at most one Triton pod away at a time."""
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": _metadata(spec),
+        "spec": {"maxUnavailable": 1, "selector": {"matchLabels": spec.selector}},
+    }
+
+
+def trigger_authentication(spec: TritonServiceSpec) -> Manifest:
+    """KEDA authenticates to the managed Prometheus with its operator's cloud identity."""
+    return {
+        "apiVersion": "keda.sh/v1alpha1",
+        "kind": "TriggerAuthentication",
+        "metadata": _metadata(spec),
+        "spec": {"podIdentity": {"provider": spec.prometheus.provider}},
+    }
+
+
+def scaling_query(spec: TritonServiceSpec) -> str:
+    """The exact PromQL KEDA evaluates for this workload."""
+    return promql.queue_compute_ratio(spec.namespace, spec.name)
+
+
+def scaled_object(spec: TritonServiceSpec) -> Manifest:
+    """KEDA scales the Deployment so the queue-to-compute ratio stays at the target.
+
+    ``metricType: Value`` because the ratio is already per unit of compute: the HPA then asks
+    for ``ceil(replicas * ratio / target)`` pods.
+    """
+    metadata: dict[str, str] = {
+        "serverAddress": spec.prometheus.server_address,
+        "query": scaling_query(spec),
+        "threshold": f"{spec.scaling.queue_ratio_target:g}",
+        "ignoreNullValues": "true",
+    }
+    if spec.prometheus.provider == "aws":
+        metadata["awsRegion"] = spec.prometheus.aws_region
+    scaling = spec.scaling
+    return {
+        "apiVersion": "keda.sh/v1alpha1",
+        "kind": "ScaledObject",
+        "metadata": _metadata(spec),
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": spec.name},
+            "minReplicaCount": scaling.min_replicas,
+            "maxReplicaCount": scaling.max_replicas,
+            "pollingInterval": scaling.polling_seconds,
+            "cooldownPeriod": scaling.cooldown_seconds,
+            "triggers": [
+                {
+                    "type": "prometheus",
+                    "name": "queue-compute-ratio",
+                    "metricType": "Value",
+                    "metadata": metadata,
+                    "authenticationRef": {"name": spec.name},
+                }
+            ],
+        },
+    }
+
+
+def pod_monitoring(spec: TritonServiceSpec) -> Manifest:
+    """Google Managed Prometheus scrapes Triton's metrics port (job label = workload name)."""
+    return {
+        "apiVersion": "monitoring.googleapis.com/v1",
+        "kind": "PodMonitoring",
+        "metadata": _metadata(spec),
+        "spec": {
+            "selector": {"matchLabels": spec.selector},
+            "endpoints": [{"port": "metrics", "interval": "15s", "path": "/metrics"}],
+        },
+    }
+
+
+def workload_manifests(spec: TritonServiceSpec) -> list[Manifest]:
+    """Every manifest of the workload, in apply order (PodMonitoring only on GKE)."""
+    manifests = [
+        service_account(spec),
+        deployment(spec),
+        service(spec),
+        pod_disruption_budget(spec),
+        trigger_authentication(spec),
+        scaled_object(spec),
+    ]
+    if spec.cloud == "gke":
+        manifests.append(pod_monitoring(spec))
+    return manifests

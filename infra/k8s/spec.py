@@ -1,0 +1,95 @@
+"""Plain data describing one Triton workload on Kubernetes (both clouds and `tdk render`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+WorkloadKind = Literal["gpu", "cpu"]
+ServiceExposure = Literal["cluster-ip", "internal-lb", "external-lb"]
+Cloud = Literal["gke", "eks"]
+
+#: Label every GPU node pool of the kit carries (GKE node pool and EKS node group alike).
+POOL_LABEL = "triton-deploy-kit/pool"
+GPU_POOL = "gpu"
+#: Taint on every GPU node: only pods that tolerate it (and ask for GPUs) land there.
+GPU_TAINT_KEY = "nvidia.com/gpu"
+GPU_TAINT_VALUE = "present"
+GPU_TAINT_EFFECT = "NoSchedule"
+
+HTTP_PORT = 8000
+GRPC_PORT = 8001
+METRICS_PORT = 8002
+
+
+@dataclass(frozen=True)
+class Scaling:
+    """KEDA bounds and the queue-to-compute ratio that triggers a scale-out."""
+
+    min_replicas: int
+    max_replicas: int
+    queue_ratio_target: float  # queue time / compute time the workload should hold
+    polling_seconds: int
+    cooldown_seconds: int
+
+
+@dataclass(frozen=True)
+class PrometheusSource:
+    """Where KEDA reads Triton's metrics and how it authenticates (the operator's cloud identity).
+
+    ``provider`` is KEDA's pod-identity provider: ``gcp`` for Google Managed Prometheus,
+    ``aws`` for Amazon Managed Service for Prometheus (SigV4 with ``aws_region``).
+    """
+
+    server_address: str
+    provider: Literal["gcp", "aws"]
+    aws_region: str = ""
+
+
+@dataclass(frozen=True)
+class Resources:
+    """Container requests and limits (requests == limits for GPU pods: Guaranteed QoS)."""
+
+    cpu: str
+    memory: str
+    cpu_limit: str
+    memory_limit: str
+    gpus: int  # nvidia.com/gpu per pod; 0 for kind "cpu"
+
+
+@dataclass(frozen=True)
+class TritonServiceSpec:
+    """Everything the manifests of one Triton workload are computed from.
+
+    ``identity_annotations`` bind the ServiceAccount to the cloud identity (Workload Identity
+    or IRSA); values may be Pulumi outputs, the builders only place them.
+    """
+
+    name: str
+    namespace: str
+    cloud: Cloud
+    kind: WorkloadKind
+    image: str
+    model_repository: str  # <release>/repository, gs:// or s3://
+    resources: Resources
+    scaling: Scaling
+    prometheus: PrometheusSource
+    exposure: ServiceExposure
+    startup_budget_seconds: int
+    identity_annotations: Mapping[str, Any] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=dict)
+    log_verbose: int = 0
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return {
+            "app.kubernetes.io/name": "triton",
+            "app.kubernetes.io/instance": self.name,
+            "app.kubernetes.io/component": self.kind,
+            "app.kubernetes.io/managed-by": "triton-deploy-kit",
+        }
+
+    @property
+    def selector(self) -> dict[str, str]:
+        return {"app.kubernetes.io/name": "triton", "app.kubernetes.io/instance": self.name}

@@ -1,0 +1,272 @@
+"""Write the sample Triton model repository, deterministically (fixed seeds, no downloads).
+
+    python model_repos/generate.py --out model_repos/samples
+
+Models: ``text_classifier`` (ONNX, BERT-like I/O), ``image_classifier`` (ONNX CNN),
+``tokenizer`` (Python backend) and ``text_pipeline`` (ensemble: tokenizer -> text_classifier).
+Configs are built as Triton ``ModelConfig`` messages and written with ``dump_config``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+ROOT = Path(__file__).resolve().parent
+if str(ROOT.parent) not in sys.path:  # run as a script: make `packager` importable
+    sys.path.insert(0, str(ROOT.parent))
+
+from packager.config import CONFIG_NAME, dump_config, new_config  # noqa: E402
+
+DEFAULT_OUT = ROOT / "samples"
+TOKENIZER_SOURCE = ROOT / "sources" / "tokenizer" / "model.py"
+SEQ_LEN = 128
+HIDDEN = 32
+VOCAB_SIZE = 1024  # must match model_repos/sources/tokenizer/model.py
+NUM_CLASSES = 11
+# Opset 17 / IR 8: run by every onnxruntime since 1.14 and by Triton's onnxruntime backend.
+OPSET = 17
+IR_VERSION = 8
+
+
+def _weights(rng: np.random.Generator, name: str, shape: tuple[int, ...]) -> TensorProto:
+    scale = 1.0 / np.sqrt(shape[0])
+    return numpy_helper.from_array((rng.standard_normal(shape) * scale).astype(np.float32), name)
+
+
+def _const(name: str, values: list[int] | list[float], dtype: Any) -> TensorProto:
+    return numpy_helper.from_array(np.asarray(values, dtype=dtype), name)
+
+
+def _model(graph: onnx.GraphProto) -> onnx.ModelProto:
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", OPSET)],
+        producer_name="tdk-model-repos",
+        producer_version="1",
+    )
+    model.ir_version = IR_VERSION
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def text_classifier_onnx(seed: int = 0) -> onnx.ModelProto:
+    """Embedding + position, one tanh dense layer, masked mean pooling, tanh pooler."""
+    rng = np.random.default_rng(seed)
+    f32, i32 = TensorProto.FLOAT, TensorProto.INT32
+    n = helper.make_node
+    nodes = [
+        n("Gather", ["word_embeddings", "token_ids"], ["tok_emb"], axis=0),
+        n("Add", ["tok_emb", "position_embeddings"], ["emb"]),
+        n("MatMul", ["emb", "dense_w"], ["dense_mm"]),
+        n("Add", ["dense_mm", "dense_b"], ["dense_pre"]),
+        n("Tanh", ["dense_pre"], ["hidden"]),
+        n("Cast", ["attn_mask"], ["mask_f"], to=f32),
+        n("Unsqueeze", ["mask_f", "axis_last"], ["mask_3d"]),
+        n("Mul", ["hidden", "mask_3d"], ["output"]),
+        n("ReduceSum", ["output", "axis_seq"], ["summed"], keepdims=0),
+        n("ReduceSum", ["mask_f", "axis_seq"], ["count"], keepdims=1),
+        n("Max", ["count", "one"], ["count_safe"]),
+        n("Div", ["summed", "count_safe"], ["mean"]),
+        n("MatMul", ["mean", "pooler_w"], ["pool_mm"]),
+        n("Add", ["pool_mm", "pooler_b"], ["pool_pre"]),
+        n("Tanh", ["pool_pre"], ["pooled_output"]),
+    ]
+    initializers = [
+        _weights(rng, "word_embeddings", (VOCAB_SIZE, HIDDEN)),
+        _weights(rng, "position_embeddings", (SEQ_LEN, HIDDEN)),
+        _weights(rng, "dense_w", (HIDDEN, HIDDEN)),
+        _weights(rng, "dense_b", (HIDDEN,)),
+        _weights(rng, "pooler_w", (HIDDEN, HIDDEN)),
+        _weights(rng, "pooler_b", (HIDDEN,)),
+        _const("axis_last", [-1], np.int64),
+        _const("axis_seq", [1], np.int64),
+        _const("one", [1.0], np.float32),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "text_classifier",
+        [
+            helper.make_tensor_value_info("token_ids", i32, ["batch", SEQ_LEN]),
+            helper.make_tensor_value_info("attn_mask", i32, ["batch", SEQ_LEN]),
+        ],
+        [
+            helper.make_tensor_value_info("output", f32, ["batch", SEQ_LEN, HIDDEN]),
+            helper.make_tensor_value_info("pooled_output", f32, ["batch", HIDDEN]),
+        ],
+        initializers,
+    )
+    return _model(graph)
+
+
+def image_classifier_onnx(seed: int = 1) -> onnx.ModelProto:
+    """Two strided 3x3 convolutions with ReLU, global average pooling, a dense classifier."""
+    rng = np.random.default_rng(seed)
+    n = helper.make_node
+    conv: dict[str, Any] = {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}
+    nodes = [
+        n("Conv", ["input", "conv1_w", "conv1_b"], ["c1"], **conv),
+        n("Relu", ["c1"], ["r1"]),
+        n("Conv", ["r1", "conv2_w", "conv2_b"], ["c2"], **conv),
+        n("Relu", ["c2"], ["r2"]),
+        n("GlobalAveragePool", ["r2"], ["gap"]),
+        n("Flatten", ["gap"], ["features"], axis=1),
+        n("Gemm", ["features", "fc_w", "fc_b"], ["logits"], transB=1),
+    ]
+    initializers = [
+        _weights(rng, "conv1_w", (8, 3, 3, 3)),
+        _weights(rng, "conv1_b", (8,)),
+        _weights(rng, "conv2_w", (16, 8, 3, 3)),
+        _weights(rng, "conv2_b", (16,)),
+        _weights(rng, "fc_w", (NUM_CLASSES, 16)),
+        _weights(rng, "fc_b", (NUM_CLASSES,)),
+    ]
+    f32 = TensorProto.FLOAT
+    graph = helper.make_graph(
+        nodes,
+        "image_classifier",
+        [helper.make_tensor_value_info("input", f32, ["batch", 3, 224, 224])],
+        [helper.make_tensor_value_info("logits", f32, ["batch", NUM_CLASSES])],
+        initializers,
+    )
+    return _model(graph)
+
+
+def _tensor(message: Any, name: str, dtype: str, dims: list[int]) -> None:
+    tensor = message.add()
+    tensor.name = name
+    tensor.data_type = _pb_type(dtype)
+    tensor.dims.extend(dims)
+
+
+def _pb_type(dtype: str) -> int:
+    from tritonclient.grpc import model_config_pb2
+
+    return int(model_config_pb2.DataType.Value(f"TYPE_{dtype}"))
+
+
+def text_classifier_config() -> Any:
+    config = new_config()
+    config.name = "text_classifier"
+    config.backend = "onnxruntime"
+    config.max_batch_size = 8
+    _tensor(config.input, "token_ids", "INT32", [SEQ_LEN])
+    _tensor(config.input, "attn_mask", "INT32", [SEQ_LEN])
+    _tensor(config.output, "output", "FP32", [SEQ_LEN, HIDDEN])
+    _tensor(config.output, "pooled_output", "FP32", [HIDDEN])
+    config.dynamic_batching.preferred_batch_size.extend([4, 8])
+    config.dynamic_batching.max_queue_delay_microseconds = 100
+    return config
+
+
+def image_classifier_config() -> Any:
+    config = new_config()
+    config.name = "image_classifier"
+    config.backend = "onnxruntime"
+    config.max_batch_size = 16
+    _tensor(config.input, "input", "FP32", [3, 224, 224])
+    _tensor(config.output, "logits", "FP32", [NUM_CLASSES])
+    config.dynamic_batching.max_queue_delay_microseconds = 100
+    return config
+
+
+def tokenizer_config() -> Any:
+    config = new_config()
+    config.name = "tokenizer"
+    config.backend = "python"
+    config.max_batch_size = 8
+    _tensor(config.input, "text", "STRING", [1])
+    _tensor(config.output, "token_ids", "INT32", [SEQ_LEN])
+    _tensor(config.output, "attn_mask", "INT32", [SEQ_LEN])
+    config.dynamic_batching.SetInParent()
+    group = config.instance_group.add()
+    group.count = 1
+    group.kind = group.KIND_CPU
+    return config
+
+
+def text_pipeline_config() -> Any:
+    config = new_config()
+    config.name = "text_pipeline"
+    config.platform = "ensemble"
+    config.max_batch_size = 8
+    _tensor(config.input, "text", "STRING", [1])
+    _tensor(config.output, "output", "FP32", [SEQ_LEN, HIDDEN])
+    _tensor(config.output, "pooled_output", "FP32", [HIDDEN])
+    tokenize = config.ensemble_scheduling.step.add()
+    tokenize.model_name = "tokenizer"
+    tokenize.model_version = -1
+    tokenize.input_map["text"] = "text"
+    tokenize.output_map["token_ids"] = "token_ids"
+    tokenize.output_map["attn_mask"] = "attn_mask"
+    classify = config.ensemble_scheduling.step.add()
+    classify.model_name = "text_classifier"
+    classify.model_version = -1
+    classify.input_map["token_ids"] = "token_ids"
+    classify.input_map["attn_mask"] = "attn_mask"
+    classify.output_map["output"] = "output"
+    classify.output_map["pooled_output"] = "pooled_output"
+    return config
+
+
+def _write(path: Path, data: bytes, written: list[Path]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    written.append(path)
+
+
+def _model_dir(
+    out: Path, config: Any, version_file: str | None, data: bytes, written: list[Path]
+) -> None:
+    model_dir = out / config.name
+    if model_dir.exists():
+        shutil.rmtree(model_dir)  # a stale file from an older run must not survive
+    _write(model_dir / CONFIG_NAME, dump_config(config).encode(), written)
+    (model_dir / "1").mkdir(parents=True)
+    if version_file is not None:
+        _write(model_dir / "1" / version_file, data, written)
+
+
+MODELS: dict[str, tuple[Callable[[], Any], str | None, Callable[[], bytes]]] = {
+    "text_classifier": (
+        text_classifier_config,
+        "model.onnx",
+        lambda: text_classifier_onnx().SerializeToString(),
+    ),
+    "image_classifier": (
+        image_classifier_config,
+        "model.onnx",
+        lambda: image_classifier_onnx().SerializeToString(),
+    ),
+    "tokenizer": (tokenizer_config, "model.py", TOKENIZER_SOURCE.read_bytes),
+    "text_pipeline": (text_pipeline_config, None, lambda: b""),  # ensembles: empty version dir
+}
+
+
+def generate(out: Path) -> list[Path]:
+    """Write the four sample models under ``out``; returns the files written, sorted."""
+    written: list[Path] = []
+    for make_config, version_file, make_data in MODELS.values():
+        _model_dir(out, make_config(), version_file, make_data(), written)
+    return sorted(written)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="repository directory")
+    args = parser.parse_args(argv)
+    files = generate(args.out)
+    print(f"wrote {len(files)} files for {len(MODELS)} models under {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

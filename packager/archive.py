@@ -1,0 +1,241 @@
+"""Deterministic, fast ``.tar.gz`` archives whose unchanged large files are compressed once.
+
+A gzip file may be several members back to back (RFC 1952) and every reader (GNU tar, Python's
+``tarfile``/``gzip``, SageMaker) reads them as one stream. So a large file's tar data is
+compressed once, in parallel chunks, into a spool, and every copy's archive reuses those bytes;
+only the small per-copy parts (tar headers, the renamed ``config.pbtxt``) are compressed per copy.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import tarfile
+from collections import deque
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from isal import igzip
+
+from packager.errors import UnsafeInputError
+
+BLOCK = 512
+CHUNK = 16 * 1024 * 1024  # a large file is compressed as independent members of this size
+LARGE = 1024 * 1024  # files from this size on are compressed once and shared across copies
+DEFAULT_LEVEL = 2  # ISA-L levels are 0-3; 2 is within a few percent of gzip -6 on weights
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A regular file of a model directory: its path relative to the model and on disk."""
+
+    rel: str
+    path: Path
+    size: int
+    executable: bool
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One archive entry: a directory, a file from disk, or bytes (the rewritten config)."""
+
+    arcname: str
+    source: SourceFile | None = None
+    data: bytes | None = None
+    executable: bool = False
+
+    @property
+    def is_dir(self) -> bool:
+        return self.source is None and self.data is None
+
+
+def scan_model_dir(root: Path, skip: Sequence[str] = ()) -> tuple[list[str], list[SourceFile]]:
+    """Directories and regular files under ``root``, sorted; refuses anything else.
+
+    Symlinks (whether they stay inside the tree or not), fifos, sockets and devices raise
+    UnsafeInputError naming every offending path, so nothing unsafe ever enters an archive.
+    """
+    dirs: list[str] = []
+    files: list[SourceFile] = []
+    problems: list[str] = []
+    for current, subdirs, names in os.walk(root, followlinks=False):
+        base = Path(current)
+        for name in sorted(subdirs + names):
+            path = base / name
+            rel = path.relative_to(root).as_posix()
+            info = path.lstat()
+            if stat.S_ISLNK(info.st_mode):
+                problems.append(f"{path} is a symbolic link (to {os.readlink(path)})")
+            elif stat.S_ISDIR(info.st_mode):
+                dirs.append(rel)
+            elif stat.S_ISREG(info.st_mode):
+                if rel not in skip:
+                    executable = bool(info.st_mode & 0o111)
+                    files.append(SourceFile(rel, path, info.st_size, executable))
+            else:
+                problems.append(f"{path} is not a regular file or directory")
+        subdirs[:] = [d for d in subdirs if not (base / d).is_symlink()]
+    if problems:
+        raise UnsafeInputError(
+            f"{root}: {len(problems)} entr{'y' if len(problems) == 1 else 'ies'} cannot be "
+            "packaged:\n  " + "\n  ".join(problems),
+            hint="replace links with the files themselves and remove special files",
+        )
+    return sorted(dirs), sorted(files, key=lambda f: f.rel)
+
+
+def _header(arcname: str, size: int, is_dir: bool, executable: bool) -> bytes:
+    info = tarfile.TarInfo(arcname + ("/" if is_dir else ""))
+    info.type = tarfile.DIRTYPE if is_dir else tarfile.REGTYPE
+    info.mode = 0o755 if is_dir or executable else 0o644
+    info.size = 0 if is_dir else size
+    info.mtime = 0
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    return info.tobuf(format=tarfile.PAX_FORMAT, encoding="utf-8", errors="strict")
+
+
+def _padding(size: int) -> bytes:
+    return b"\0" * (-size % BLOCK)
+
+
+@dataclass(frozen=True)
+class _Segment:
+    """Compressed bytes already written to an open file: ``length`` bytes from ``offset``."""
+
+    fd: int
+    offset: int
+    length: int
+
+
+class ArchiveWriter:
+    """Writes archives; a large file is compressed into the first archive that holds it and
+    later archives copy those bytes from there, inside the kernel where it can."""
+
+    def __init__(self, level: int = DEFAULT_LEVEL, threads: int | None = None) -> None:
+        self.level = level
+        self._workers = threads or min(8, os.cpu_count() or 2)
+        self._pool = ThreadPoolExecutor(max_workers=self._workers)
+        self._segments: dict[tuple[str, int, int], list[_Segment]] = {}
+        self._open: list[BinaryIO] = []
+
+    def close(self) -> None:
+        self._pool.shutdown()
+        for handle in self._open:
+            handle.close()
+        self._open.clear()
+
+    def __enter__(self) -> ArchiveWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _member(self, data: bytes) -> bytes:
+        return igzip.compress(data, self.level, mtime=0)
+
+    def _chunks(self, source: SourceFile) -> Iterator[bytes]:
+        with source.path.open("rb") as handle:
+            remaining = source.size
+            while remaining > 0:
+                chunk = handle.read(min(CHUNK, remaining))
+                if not chunk:
+                    raise UnsafeInputError(
+                        f"{source.path} shrank while it was being packaged",
+                        hint="do not modify the repository while `tdk package` runs",
+                    )
+                remaining -= len(chunk)
+                yield chunk if remaining else chunk + _padding(source.size)
+
+    def _compress_into(self, source: SourceFile, out: BinaryIO) -> list[_Segment]:
+        """Compress ``source`` chunk by chunk (in parallel, bounded window) into ``out``."""
+        segments: list[_Segment] = []
+        window: deque[Future[bytes]] = deque()
+
+        def drain_one() -> None:
+            member = window.popleft().result()
+            segments.append(_Segment(out.fileno(), out.tell(), len(member)))
+            out.write(member)
+
+        for chunk in self._chunks(source):
+            window.append(self._pool.submit(self._member, chunk))
+            if len(window) > self._workers:
+                drain_one()
+        while window:
+            drain_one()
+        out.flush()
+        return segments
+
+    def _large(self, source: SourceFile, out: BinaryIO) -> int:
+        info = source.path.stat()
+        key = (str(source.path), info.st_size, info.st_mtime_ns)
+        segments = self._segments.get(key)
+        if segments is None:
+            self._segments[key] = segments = self._compress_into(source, out)
+            return sum(segment.length for segment in segments)
+        out.flush()
+        for segment in segments:
+            copy_range(segment.fd, out.fileno(), segment.offset, segment.length)
+        out.seek(0, io.SEEK_END)
+        return sum(segment.length for segment in segments)
+
+    def write(self, entries: Sequence[Entry], dest: Path) -> int:
+        """Write the archive of ``entries`` (already sorted) to ``dest``; returns its size.
+
+        ``dest`` stays open until ``close`` when later archives reuse bytes written to it, so
+        it may be renamed (same inode) but must not be rewritten before then.
+        """
+        out = dest.open("w+b")
+        small = bytearray()
+        for entry in entries:
+            if entry.is_dir:
+                small += _header(entry.arcname, 0, True, False)
+            elif entry.data is not None:
+                small += _header(entry.arcname, len(entry.data), False, entry.executable)
+                small += entry.data + _padding(len(entry.data))
+            else:
+                assert entry.source is not None
+                source = entry.source
+                small += _header(entry.arcname, source.size, False, source.executable)
+                if source.size >= LARGE:
+                    out.write(self._member(bytes(small)))
+                    small.clear()
+                    self._large(source, out)
+                else:
+                    small += _read_exact(source) + _padding(source.size)
+        small += b"\0" * (2 * BLOCK)
+        out.write(self._member(bytes(small)))
+        out.flush()
+        size = out.tell()
+        self._open.append(out)
+        return size
+
+
+def _read_exact(source: SourceFile) -> bytes:
+    data = source.path.read_bytes()
+    if len(data) != source.size:
+        raise UnsafeInputError(
+            f"{source.path} changed size while it was being packaged",
+            hint="do not modify the repository while `tdk package` runs",
+        )
+    return data
+
+
+def copy_range(src_fd: int, dst_fd: int, offset: int, length: int) -> None:
+    """Append ``length`` bytes of ``src_fd`` at ``offset`` to ``dst_fd``, in-kernel if it can."""
+    end = offset + length
+    try:
+        while offset < end:
+            copied = os.copy_file_range(src_fd, dst_fd, end - offset, offset)
+            if copied == 0:
+                raise OSError("copy_file_range copied nothing")
+            offset += copied
+    except OSError:
+        while offset < end:  # other filesystems or kernels: plain reads and writes
+            data = os.pread(src_fd, min(CHUNK, end - offset), offset)
+            os.write(dst_fd, data)
+            offset += len(data)

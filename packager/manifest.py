@@ -1,0 +1,130 @@
+"""``manifest.json``: the contract of a release, written last (no manifest, no release)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from packager.errors import TdkError
+
+FORMAT_VERSION = 1
+MANIFEST_NAME = "manifest.json"
+ARCHIVE_PREFIX = "mme/"
+REPOSITORY_PREFIX = "repository/"
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """One input or output as Triton declares it (dims exclude the batch dimension)."""
+
+    name: str
+    datatype: str  # Triton's name: "FP32", "INT32", "BYTES", ...
+    dims: tuple[int, ...]
+    optional: bool = False
+
+
+@dataclass(frozen=True)
+class ManifestModel:
+    """One model copy in a release: what SageMaker calls a TargetModel."""
+
+    target_model: str  # "<name>.tar.gz", the archive name clients send
+    name: str  # the Triton model name inside the archive (the one served)
+    source: str  # the model's name in the source repository
+    copy: int  # copy index, from 0
+    sha256: str  # of the archive bytes
+    size: int  # archive size in bytes
+    archive: str  # key relative to the release: "mme/<name>.tar.gz"
+    backend: str  # "onnxruntime", "python", "tensorrt", "ensemble", ...
+    platform: str  # config's platform, "" when unset
+    max_batch_size: int
+    inputs: tuple[TensorSpec, ...]
+    outputs: tuple[TensorSpec, ...]
+    # Triton models inside the archive, composing models first, the served model last.
+    contains: tuple[str, ...] = ()
+    # repository/ keys of every file, for Kubernetes targets: relative path -> sha256.
+    files: dict[str, str] = field(default_factory=dict)
+
+    def input(self, name: str) -> TensorSpec | None:
+        return next((spec for spec in self.inputs if spec.name == name), None)
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """The list of model copies in a release plus provenance."""
+
+    models: tuple[ManifestModel, ...]
+    created_at: str
+    tool_version: str
+    format_version: int = FORMAT_VERSION
+
+    def by_target_model(self, target_model: str) -> ManifestModel:
+        """The entry whose archive name is ``target_model``, or a TdkError listing the choices."""
+        for model in self.models:
+            if model.target_model == target_model:
+                return model
+        choices = ", ".join(m.target_model for m in self.models[:10])
+        more = "" if len(self.models) <= 10 else f" (and {len(self.models) - 10} more)"
+        raise TdkError(
+            f"TargetModel {target_model!r} is not in this release",
+            hint=f"use one of: {choices}{more}",
+        )
+
+    def by_name(self, name: str) -> ManifestModel:
+        """The entry whose Triton model name is ``name`` (Kubernetes targets address models so)."""
+        for model in self.models:
+            if model.name == name:
+                return model
+        raise TdkError(f"model {name!r} is not in this release", hint="run `tdk package` again")
+
+    def to_json(self) -> str:
+        payload = {
+            "format_version": self.format_version,
+            "created_at": self.created_at,
+            "tool_version": self.tool_version,
+            "models": [asdict(model) for model in self.models],
+        }
+        return json.dumps(payload, indent=2, sort_keys=True) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str | bytes, source: str = MANIFEST_NAME) -> Manifest:
+        """Parse a manifest; a wrong format or missing field is a TdkError naming ``source``."""
+        try:
+            payload = json.loads(text)
+            version = payload["format_version"]
+            if version != FORMAT_VERSION:
+                raise TdkError(
+                    f"{source}: format_version {version} is not supported (expected "
+                    f"{FORMAT_VERSION})",
+                    hint="re-package the release with this version of tdk",
+                )
+            models = tuple(_model_from_dict(item) for item in payload["models"])
+            return cls(
+                models=models,
+                created_at=payload["created_at"],
+                tool_version=payload["tool_version"],
+                format_version=version,
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise TdkError(
+                f"{source}: not a tdk manifest ({exc.__class__.__name__}: {exc})",
+                hint="point --store at a release written by `tdk package --dest`",
+            ) from exc
+
+
+def _spec(item: dict[str, Any]) -> TensorSpec:
+    return TensorSpec(
+        name=item["name"],
+        datatype=item["datatype"],
+        dims=tuple(int(d) for d in item["dims"]),
+        optional=bool(item.get("optional", False)),
+    )
+
+
+def _model_from_dict(item: dict[str, Any]) -> ManifestModel:
+    fields = dict(item)
+    fields["inputs"] = tuple(_spec(spec) for spec in item["inputs"])
+    fields["outputs"] = tuple(_spec(spec) for spec in item["outputs"])
+    fields["contains"] = tuple(item.get("contains", ()))
+    fields["files"] = dict(item.get("files", {}))
+    return ManifestModel(**fields)

@@ -1,0 +1,284 @@
+"""``tdk package``: validate, plan copies, build archives, publish them and write the manifest.
+
+Everything that can fail on the input (validation, unsafe files, names) is checked before the
+first byte is published; the manifest is removed before objects change and written last, so an
+interrupted publish leaves a release that is visibly incomplete and never served.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from packager import __version__
+from packager.archive import DEFAULT_LEVEL, ArchiveWriter, Entry, SourceFile, scan_model_dir
+from packager.config import CONFIG_NAME, backend_of, datatype_name, dump_config
+from packager.errors import StoreError, TdkError
+from packager.manifest import (
+    ARCHIVE_PREFIX,
+    MANIFEST_NAME,
+    REPOSITORY_PREFIX,
+    Manifest,
+    ManifestModel,
+    TensorSpec,
+)
+from packager.rename import DEFAULT_TEMPLATE, CopyPlan, Member, plan_copies
+from packager.repository import ModelDir, discover
+from packager.stores import Store, sha256_file
+
+Progress = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class Upload:
+    """One object of the release: a staged file or in-memory bytes, and its sha256."""
+
+    key: str
+    sha256: str
+    size: int
+    path: Path | None = None
+    data: bytes | None = None
+    move: bool = False
+
+
+@dataclass
+class PublishResult:
+    manifest: Manifest
+    url: str
+    uploaded: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    uploaded_bytes: int = 0
+    stale: list[str] = field(default_factory=list)
+    manifest_written: bool = False
+
+
+def load_models(repos: list[Path]) -> list[ModelDir]:
+    """Discover the models of every repository given, refusing the same name twice."""
+    models: list[ModelDir] = []
+    for repo in repos:
+        models.extend(discover(repo))
+    seen: dict[str, ModelDir] = {}
+    for model in models:
+        other = seen.setdefault(model.name, model)
+        if other is not model:
+            raise TdkError(
+                f"model name {model.name!r} is defined twice: {other.config_path} and "
+                f"{model.config_path}",
+                hint="rename one of them (directory and `name:`)",
+            )
+    return models
+
+
+def _tensor_specs(tensors: object) -> tuple[TensorSpec, ...]:
+    return tuple(
+        TensorSpec(
+            t.name,
+            datatype_name(t.data_type),
+            tuple(int(d) for d in t.dims),
+            bool(getattr(t, "optional", False)),
+        )
+        for t in tensors  # type: ignore[attr-defined]
+    )
+
+
+class _Release:
+    """The staged objects of one release and how to build its manifest entries."""
+
+    def __init__(self, stage: Path, level: int) -> None:
+        self.stage = stage
+        self.level = level
+        self.scans: dict[Path, tuple[list[str], list[SourceFile]]] = {}
+        self.source_sha: dict[Path, str] = {}
+        self.uploads: dict[str, Upload] = {}
+
+    def scan(self, model: ModelDir) -> tuple[list[str], list[SourceFile]]:
+        if model.path not in self.scans:
+            self.scans[model.path] = scan_model_dir(model.path, skip=(CONFIG_NAME,))
+        return self.scans[model.path]
+
+    def sha_of(self, source: SourceFile) -> str:
+        if source.path not in self.source_sha:
+            self.source_sha[source.path] = sha256_file(source.path)
+        return self.source_sha[source.path]
+
+    def entries(self, member: Member) -> list[Entry]:
+        dirs, files = self.scan(member.source)
+        config = dump_config(member.config).encode()
+        entries = [Entry(member.name), Entry(f"{member.name}/{CONFIG_NAME}", data=config)]
+        entries += [Entry(f"{member.name}/{d}") for d in dirs]
+        entries += [Entry(f"{member.name}/{f.rel}", source=f) for f in files]
+        return entries
+
+    def add_repository(self, member: Member) -> dict[str, str]:
+        """Stage ``repository/<name>/...`` of ``member``; returns relative path -> sha256."""
+        files: dict[str, str] = {}
+        config = dump_config(member.config).encode()
+        key = f"{REPOSITORY_PREFIX}{member.name}/{CONFIG_NAME}"
+        sha = hashlib.sha256(config).hexdigest()
+        self.uploads[key] = Upload(key, sha, len(config), data=config)
+        files[f"{member.name}/{CONFIG_NAME}"] = sha
+        for source in self.scan(member.source)[1]:
+            key = f"{REPOSITORY_PREFIX}{member.name}/{source.rel}"
+            sha = self.sha_of(source)
+            self.uploads[key] = Upload(key, sha, source.size, path=source.path)
+            files[f"{member.name}/{source.rel}"] = sha
+        return files
+
+    def add_copy(
+        self, plan: CopyPlan, writer: ArchiveWriter, hasher: ThreadPoolExecutor
+    ) -> Callable[[], ManifestModel]:
+        """Stage the copy's archive; returns a function giving its manifest entry once hashed."""
+        entries = sorted(
+            (e for member in plan.members for e in self.entries(member)), key=lambda e: e.arcname
+        )
+        path = self.stage / plan.target_model
+        writer.write(entries, path)
+        files: dict[str, str] = {}
+        for member in plan.members:
+            files.update(self.add_repository(member))
+        digest = hasher.submit(sha256_file, path)  # overlaps with writing the next archive
+        return lambda: self._entry(plan, path, digest.result(), files)
+
+    def _entry(self, plan: CopyPlan, path: Path, sha: str, files: dict[str, str]) -> ManifestModel:
+        key, size = f"{ARCHIVE_PREFIX}{plan.target_model}", path.stat().st_size
+        self.uploads[key] = Upload(key, sha, size, path=path, move=True)
+        config = plan.served.config
+        return ManifestModel(
+            target_model=plan.target_model,
+            name=plan.name,
+            source=plan.source.name,
+            copy=plan.index,
+            sha256=sha,
+            size=size,
+            archive=key,
+            backend=backend_of(config),
+            platform=str(config.platform),
+            max_batch_size=int(config.max_batch_size),
+            inputs=_tensor_specs(config.input),
+            outputs=_tensor_specs(config.output),
+            contains=tuple(member.name for member in plan.members),
+            files=files,
+        )
+
+
+@contextmanager
+def _staging(store: Store) -> Iterator[Path]:
+    root = store.staging_root()
+    path = Path(tempfile.mkdtemp(prefix=".tdk-staging-", dir=root))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def build_release(
+    models: list[ModelDir],
+    plans: list[CopyPlan],
+    stage: Path,
+    level: int = DEFAULT_LEVEL,
+) -> tuple[list[ManifestModel], list[Upload]]:
+    """Stage every archive and repository file of ``plans`` under ``stage``."""
+    release = _Release(stage, level)
+    with ArchiveWriter(level=level) as writer, ThreadPoolExecutor(max_workers=2) as hasher:
+        pending = [release.add_copy(plan, writer, hasher) for plan in plans]
+        entries = [finish() for finish in pending]
+    return entries, sorted(release.uploads.values(), key=lambda u: u.key)
+
+
+def _upload(store: Store, uploads: list[Upload], progress: Progress) -> list[str]:
+    """Upload each distinct content once, then copy it inside the store for its duplicates."""
+    first: dict[str, Upload] = {}
+    for upload in uploads:
+        first.setdefault(upload.sha256, upload)
+
+    def put(upload: Upload) -> str:
+        if upload.data is not None:
+            store.put_bytes(upload.key, upload.data)
+            progress(upload.size)
+        else:
+            assert upload.path is not None
+            store.put_file(upload.key, upload.path, upload.sha256, progress, move=upload.move)
+        return upload.key
+
+    def duplicate(upload: Upload) -> str:
+        store.copy(first[upload.sha256].key, upload.key, upload.sha256)
+        progress(upload.size)
+        return upload.key
+
+    originals = list(first.values())
+    duplicates = [u for u in uploads if first[u.sha256] is not u]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        done = list(pool.map(put, originals))
+        done += list(pool.map(duplicate, duplicates))
+    return done
+
+
+def _unchanged_manifest(store: Store, manifest: Manifest) -> bool:
+    try:
+        current = Manifest.from_json(store.get_bytes(MANIFEST_NAME))
+    except TdkError:
+        return False
+    return current.models == manifest.models
+
+
+def publish(
+    repos: list[Path],
+    dest: Store,
+    copies: int,
+    template: str = DEFAULT_TEMPLATE,
+    share_composing: bool = False,
+    level: int = DEFAULT_LEVEL,
+    prune: bool = False,
+    progress: Callable[[int], Progress] | None = None,
+) -> PublishResult:
+    """Package ``repos`` into ``copies`` renamed copies each and publish them to ``dest``.
+
+    ``progress(total_bytes)`` is called once the bytes to upload are known and returns the
+    per-chunk callback.
+    """
+    from packager.validate import require_valid
+
+    models = load_models(repos)
+    require_valid(models)
+    plans = plan_copies(models, copies, template, share_composing)
+    with _staging(dest) as stage:
+        entries, uploads = build_release(models, plans, stage, level)
+        manifest = Manifest(
+            models=tuple(entries),
+            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            tool_version=__version__,
+        )
+        result = PublishResult(manifest=manifest, url=dest.url)
+        todo = [u for u in uploads if dest.sha256_of(u.key) != u.sha256]
+        pending_keys = {u.key for u in todo}
+        result.skipped = [u.key for u in uploads if u.key not in pending_keys]
+        expected = {u.key for u in uploads}
+        existing = dest.list_keys(ARCHIVE_PREFIX) + dest.list_keys(REPOSITORY_PREFIX)
+        result.stale = [key for key in existing if key not in expected]
+        if not todo and not (prune and result.stale) and _unchanged_manifest(dest, manifest):
+            return result
+        total = sum(u.size for u in todo)
+        callback = progress(total) if progress else (lambda _: None)
+        dest.delete(MANIFEST_NAME)  # the release is incomplete from here until the end
+        try:
+            result.uploaded = _upload(dest, todo, callback)
+        except StoreError as exc:
+            raise StoreError(
+                f"publishing to {dest.url} failed; no manifest was written, so the release "
+                f"is incomplete and will not be served: {exc.message}",
+                hint=exc.hint,
+            ) from exc
+        result.uploaded_bytes = total
+        if prune:
+            for key in result.stale:
+                dest.delete(key)
+        dest.put_bytes(MANIFEST_NAME, manifest.to_json().encode(), "application/json")
+        result.manifest_written = True
+        return result

@@ -1,0 +1,181 @@
+"""Plan N uniquely renamed copies of a release: directory, ``name:`` and ensemble steps.
+
+Copy ``i`` of a model is named from a template (default ``{model}-{i}``). An ensemble copy
+carries its composing models inside its archive (SageMaker MME loads one archive per
+TargetModel), renamed ``<ensemble copy>.<composing model>`` so that no two archives ever hold
+the same Triton model name; with ``share_composing`` they keep their source names instead and
+every ensemble copy uses the one shared copy.
+"""
+
+from __future__ import annotations
+
+import copy as copylib
+import string
+from dataclasses import dataclass
+from typing import Any
+
+from packager.errors import UsageError, ValidationFailed
+from packager.names import name_problem
+from packager.repository import ModelDir
+
+DEFAULT_TEMPLATE = "{model}-{i}"
+
+
+@dataclass(frozen=True)
+class Member:
+    """One Triton model inside a copy's archive: its new name, source and rewritten config."""
+
+    name: str
+    source: ModelDir
+    config: Any  # inference.ModelConfig with name and ensemble steps rewritten
+
+
+@dataclass(frozen=True)
+class CopyPlan:
+    """One TargetModel of the release: the served model and everything its archive holds."""
+
+    name: str
+    source: ModelDir
+    index: int
+    members: tuple[Member, ...]  # composing models first, the served model last
+
+    @property
+    def target_model(self) -> str:
+        return f"{self.name}.tar.gz"
+
+    @property
+    def served(self) -> Member:
+        return self.members[-1]
+
+
+def check_template(template: str) -> None:
+    """The template must use ``{i}`` (or copies collide) and only ``{model}`` / ``{i}``."""
+    fields = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+    unknown = fields - {"model", "i"}
+    if unknown or "i" not in fields:
+        raise UsageError(
+            f"--name-template {template!r}: "
+            + (
+                f"unknown field(s) {sorted(unknown)}"
+                if unknown
+                else "has no {i}, so copies collide"
+            ),
+            hint='use "{model}" and "{i}", e.g. "{model}-{i}"',
+        )
+
+
+def plan_copies(
+    models: list[ModelDir],
+    copies: int,
+    template: str = DEFAULT_TEMPLATE,
+    share_composing: bool = False,
+) -> list[CopyPlan]:
+    """``copies`` copies of every model; raises ValidationFailed on bad or colliding names."""
+    if copies < 1:
+        raise UsageError(f"--copies {copies}: must be at least 1", hint="use --copies 1 or more")
+    check_template(template)
+    by_name = {model.name: model for model in models}
+    plans = [
+        _plan_one(model, index, template, by_name, share_composing)
+        for model in models
+        for index in range(copies)
+    ]
+    _refuse_collisions(plans)
+    return plans
+
+
+def _plan_one(
+    model: ModelDir,
+    index: int,
+    template: str,
+    by_name: dict[str, ModelDir],
+    share_composing: bool,
+) -> CopyPlan:
+    name = template.format(model=model.name, i=index)
+    members: list[Member] = []
+    if model.is_ensemble:
+        renames = {}
+        for composing in _composing(model, by_name):
+            new = composing.name if share_composing else f"{name}.{composing.name}"
+            renames[composing.name] = new
+            members.append(Member(new, composing, _renamed(composing.config, new, {})))
+        served = Member(name, model, _renamed(model.config, name, renames))
+    else:
+        served = Member(name, model, _renamed(model.config, name, {}))
+    return CopyPlan(name=name, source=model, index=index, members=(*members, served))
+
+
+def _composing(ensemble: ModelDir, by_name: dict[str, ModelDir]) -> list[ModelDir]:
+    """Composing models of ``ensemble``, nested ensembles expanded, dependencies first."""
+    ordered: list[ModelDir] = []
+
+    def visit(model: ModelDir, trail: tuple[str, ...]) -> None:
+        for step in model.config.ensemble_scheduling.step:
+            if step.model_name in trail:
+                raise UsageError(
+                    f"{model.config_path}: ensemble_scheduling.step model_name "
+                    f"{step.model_name!r} forms a cycle ({' -> '.join((*trail, step.model_name))})",
+                    hint="remove the cycle; run `tdk validate` for details",
+                )
+            target = by_name.get(step.model_name)
+            if target is None:
+                raise UsageError(
+                    f"{model.config_path}: ensemble_scheduling.step model_name "
+                    f"{step.model_name!r} is not in the repositories given",
+                    hint="add the repository that holds it to the command line",
+                )
+            if target.is_ensemble:
+                visit(target, (*trail, target.name))
+            if all(existing.name != target.name for existing in ordered):
+                ordered.append(target)
+
+    visit(ensemble, (ensemble.name,))
+    return ordered
+
+
+def _renamed(config: Any, name: str, renames: dict[str, str]) -> Any:
+    """A copy of ``config`` with ``name`` set and ensemble step references rewritten."""
+    new = copylib.deepcopy(config)
+    new.name = name
+    for step in new.ensemble_scheduling.step:
+        step.model_name = renames.get(step.model_name, step.model_name)
+    return new
+
+
+def _refuse_collisions(plans: list[CopyPlan]) -> None:
+    """Each Triton name must be one model: same name twice is an error unless it is shared."""
+    from packager.validate_findings import Finding
+
+    seen: dict[str, Member] = {}
+    findings: list[Finding] = []
+    for plan in plans:
+        for member in plan.members:
+            problem = name_problem(member.name)
+            if problem:
+                findings.append(
+                    Finding(
+                        file=str(member.source.config_path),
+                        field="name",
+                        message=f"copy name {member.name!r} {problem}",
+                        fix="rename the model or change --name-template",
+                        model=member.source.name,
+                    )
+                )
+            previous = seen.setdefault(member.name, member)
+            if previous.source.path != member.source.path:
+                findings.append(
+                    Finding(
+                        file=str(member.source.config_path),
+                        field="name",
+                        message=f"copy name {member.name!r} is also produced by "
+                        f"{previous.source.config_path}",
+                        fix="choose a --name-template that keeps copies of different models apart",
+                        model=member.source.name,
+                    )
+                )
+    if findings:
+        raise ValidationFailed(
+            f"{len(findings)} naming problem(s) in the planned copies",
+            findings,
+            hint="fix the names above; nothing was published",
+        )

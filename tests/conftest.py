@@ -1,0 +1,116 @@
+"""Fixtures shared by every test area."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def load_generator() -> ModuleType:
+    """``model_repos/generate.py`` as a module (model_repos/ is a script folder, not a package)."""
+    name = "tdk_model_repos_generate"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, ROOT / "model_repos" / "generate.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+@pytest.fixture(scope="session")
+def model_repos_generate() -> ModuleType:
+    """The sample repository generator module (``generate(out) -> list[Path]``)."""
+    return load_generator()
+
+
+@pytest.fixture(scope="session")
+def sample_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample repository (text_classifier, image_classifier, tokenizer, text_pipeline),
+    generated once per session. Treat it as read-only: copy it before changing anything."""
+    out = tmp_path_factory.mktemp("samples") / "repo"
+    load_generator().generate(out)
+    return out
+
+
+@pytest.fixture
+def repo(sample_repo: Path, tmp_path: Path) -> Path:
+    """A private, writable copy of the sample repository."""
+    import shutil
+
+    return Path(shutil.copytree(sample_repo, tmp_path / "repo"))
+
+
+@pytest.fixture
+def edit_config(repo: Path) -> Callable[..., Path]:
+    """``edit_config(model, change)``: apply ``change(config)`` to repo/<model>/config.pbtxt
+    through the ModelConfig protobuf and write it back; returns the config path."""
+    from packager.config import dump_config, load_config
+
+    def edit(model: str, change: Callable[[Any], object]) -> Path:
+        path = repo / model / "config.pbtxt"
+        config = load_config(path)
+        change(config)
+        path.write_text(dump_config(config), encoding="utf-8")
+        return path
+
+    return edit
+
+
+@pytest.fixture(scope="session")
+def moto_endpoint() -> Iterator[str]:
+    """moto's threaded server on 127.0.0.1 (a free port): real HTTP for boto3 code under test.
+
+    Sets fake credentials and a region for the whole session so no real AWS is ever reached.
+    """
+    from moto.server import ThreadedMotoServer
+
+    os.environ.update(
+        AWS_ACCESS_KEY_ID="testing",
+        AWS_SECRET_ACCESS_KEY="testing",
+        AWS_SESSION_TOKEN="testing",
+        AWS_DEFAULT_REGION="us-east-1",
+    )
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    port = server._server.server_port  # type: ignore[union-attr]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def gcs_emulator() -> Iterator[str]:
+    """gcp-storage-emulator on 127.0.0.1 (in memory); STORAGE_EMULATOR_HOST points at it."""
+    from gcp_storage_emulator.server import create_server
+
+    port = _free_port()
+    server = create_server("127.0.0.1", port, in_memory=True)
+    server.start()
+    previous = os.environ.get("STORAGE_EMULATOR_HOST")
+    os.environ["STORAGE_EMULATOR_HOST"] = f"http://127.0.0.1:{port}"
+    try:
+        yield os.environ["STORAGE_EMULATOR_HOST"]
+    finally:
+        server.stop()
+        if previous is None:
+            os.environ.pop("STORAGE_EMULATOR_HOST", None)
+        else:
+            os.environ["STORAGE_EMULATOR_HOST"] = previous
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

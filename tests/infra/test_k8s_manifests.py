@@ -1,0 +1,158 @@
+"""The pure Kubernetes builders: strict schema validation and the placement/scaling policies."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import kubernetes_validate
+import pytest
+
+from infra.k8s import manifests, promql
+from infra.k8s.spec import (
+    POOL_LABEL,
+    PrometheusSource,
+    Resources,
+    Scaling,
+    TritonServiceSpec,
+)
+
+K8S_VERSION = "1.33"  # pinned: GKE and EKS both serve 1.33 in their regular channels
+CUSTOM_KINDS = {"ScaledObject", "TriggerAuthentication", "PodMonitoring"}
+
+
+def make_spec(**changes: object) -> TritonServiceSpec:
+    spec = TritonServiceSpec(
+        name="triton",
+        namespace="inference",
+        cloud="gke",
+        kind="gpu",
+        image="nvcr.io/nvidia/tritonserver:24.10-py3",
+        model_repository="gs://bucket/releases/r1/repository",
+        resources=Resources(cpu="4", memory="16Gi", cpu_limit="4", memory_limit="16Gi", gpus=1),
+        scaling=Scaling(
+            min_replicas=1,
+            max_replicas=4,
+            queue_ratio_target=0.5,
+            polling_seconds=15,
+            cooldown_seconds=300,
+        ),
+        prometheus=PrometheusSource(
+            "https://monitoring.googleapis.com/v1/projects/p/location/global/prometheus", "gcp"
+        ),
+        exposure="cluster-ip",
+        startup_budget_seconds=900,
+        identity_annotations={"iam.gke.io/gcp-service-account": "t@p.iam.gserviceaccount.com"},
+    )
+    return dataclasses.replace(spec, **changes)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("cloud", ["gke", "eks"])
+@pytest.mark.parametrize("kind", ["gpu", "cpu"])
+@pytest.mark.parametrize("exposure", ["cluster-ip", "internal-lb", "external-lb"])
+def test_core_manifests_pass_strict_validation(cloud: str, kind: str, exposure: str) -> None:
+    spec = make_spec(cloud=cloud, kind=kind, exposure=exposure)
+    for manifest in [manifests.namespace(spec), *manifests.workload_manifests(spec)]:
+        if manifest["kind"] in CUSTOM_KINDS:
+            continue
+        assert kubernetes_validate.validate(manifest, K8S_VERSION, strict=True) == K8S_VERSION
+
+
+def test_strict_validation_rejects_a_misspelt_field() -> None:
+    broken = manifests.deployment(make_spec())
+    broken["spec"]["template"]["spec"]["containers"][0]["startupprobe"] = {}
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(broken, K8S_VERSION, strict=True)
+
+
+def test_gpu_pod_requests_one_gpu_on_the_gpu_pool_with_probes() -> None:
+    spec = make_spec()
+    pod = manifests.deployment(spec)["spec"]["template"]["spec"]
+    triton = pod["containers"][0]
+    assert triton["resources"]["limits"]["nvidia.com/gpu"] == 1
+    assert triton["resources"]["requests"]["nvidia.com/gpu"] == 1
+    assert pod["nodeSelector"] == {POOL_LABEL: "gpu"}
+    assert pod["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+    ]
+    assert triton["readinessProbe"]["httpGet"]["path"] == "/v2/health/ready"
+    startup = triton["startupProbe"]
+    assert startup["failureThreshold"] * startup["periodSeconds"] >= 900
+    assert "--model-repository=gs://bucket/releases/r1/repository" in triton["args"]
+    assert "--strict-readiness=true" in triton["args"]
+
+
+def test_cpu_pod_prefers_gpu_nodes_and_tolerates_their_taint_without_requiring_them() -> None:
+    pod = manifests.deployment(make_spec(kind="cpu"))["spec"]["template"]["spec"]
+    triton = pod["containers"][0]
+    assert "nvidia.com/gpu" not in triton["resources"]["limits"]
+    assert "nodeSelector" not in pod
+    node_affinity = pod["affinity"]["nodeAffinity"]
+    assert "requiredDuringSchedulingIgnoredDuringExecution" not in node_affinity
+    (preferred,) = node_affinity["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert preferred["preference"]["matchExpressions"][0]["key"] == POOL_LABEL
+    assert pod["tolerations"][0]["key"] == "nvidia.com/gpu"
+
+
+def test_rollout_replaces_pods_one_by_one_and_pdb_allows_one_down() -> None:
+    spec = make_spec()
+    strategy = manifests.deployment(spec)["spec"]["strategy"]["rollingUpdate"]
+    assert strategy == {"maxSurge": 1, "maxUnavailable": 0}
+    assert manifests.pod_disruption_budget(spec)["spec"]["maxUnavailable"] == 1
+
+
+def test_service_is_cluster_internal_by_default_and_internal_lb_is_annotated() -> None:
+    assert manifests.service(make_spec())["spec"]["type"] == "ClusterIP"
+    eks = manifests.service(make_spec(cloud="eks", exposure="internal-lb"))
+    assert eks["spec"]["type"] == "LoadBalancer"
+    assert eks["metadata"]["annotations"]["service.beta.kubernetes.io/aws-load-balancer-internal"]
+    gke = manifests.service(make_spec(exposure="internal-lb"))
+    assert gke["metadata"]["annotations"] == {"networking.gke.io/load-balancer-type": "Internal"}
+
+
+EXPECTED_QUERY = (
+    '((sum(rate(nv_inference_queue_duration_us{namespace="inference",job="triton"}[2m])))'
+    ' / clamp_min(sum(rate(nv_inference_compute_infer_duration_us{namespace="inference",'
+    'job="triton"}[2m])), 1)) or vector(0)'
+)
+
+
+def test_scaled_object_scales_on_the_exact_queue_to_compute_ratio() -> None:
+    scaled = manifests.scaled_object(make_spec())
+    assert scaled["apiVersion"] == "keda.sh/v1alpha1"
+    body = scaled["spec"]
+    assert body["scaleTargetRef"]["name"] == "triton"
+    assert (body["minReplicaCount"], body["maxReplicaCount"]) == (1, 4)
+    (trigger,) = body["triggers"]
+    assert trigger["type"] == "prometheus"
+    assert trigger["metricType"] == "Value"
+    assert trigger["metadata"]["query"] == EXPECTED_QUERY
+    assert trigger["metadata"]["threshold"] == "0.5"
+    assert "awsRegion" not in trigger["metadata"]
+    assert trigger["authenticationRef"] == {"name": "triton"}
+    # KEDA requires every metadata value to be a string
+    assert all(isinstance(v, str) for v in trigger["metadata"].values())
+
+
+def test_eks_scaled_object_signs_requests_for_amp() -> None:
+    spec = make_spec(cloud="eks", prometheus=PrometheusSource("https://aps", "aws", "us-east-1"))
+    (trigger,) = manifests.scaled_object(spec)["spec"]["triggers"]
+    assert trigger["metadata"]["awsRegion"] == "us-east-1"
+    auth = manifests.trigger_authentication(spec)
+    assert auth["spec"] == {"podIdentity": {"provider": "aws"}}
+    kinds = [m["kind"] for m in manifests.workload_manifests(spec)]
+    assert "PodMonitoring" not in kinds
+
+
+def test_pod_monitoring_scrapes_the_metrics_port_of_the_workload() -> None:
+    spec = make_spec()
+    monitor = manifests.pod_monitoring(spec)
+    assert monitor["spec"]["selector"]["matchLabels"] == spec.selector
+    assert monitor["spec"]["endpoints"][0]["port"] == "metrics"
+    ports = manifests.container(spec)["ports"]
+    assert {"name": "metrics", "containerPort": 8002, "protocol": "TCP"} in ports
+
+
+def test_figures_cover_the_dashboard() -> None:
+    figures = promql.figures("inference", "triton")
+    assert set(figures) >= {"Requests / s", "p99 latency (ms)", "Queue / compute ratio"}
+    assert 'quantile="0.99"' in figures["p99 latency (ms)"]

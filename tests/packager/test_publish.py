@@ -1,0 +1,157 @@
+"""Publishing to a file:// store: layout, manifest last, idempotence, nothing half-written."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from packager.errors import StoreError, TdkError, UnsafeInputError, UsageError
+from packager.manifest import Manifest
+from packager.publish import publish
+from packager.stores import FileStore, open_store
+
+
+def _repo_copy(sample_repo: Path, tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    shutil.copytree(sample_repo, repo)
+    return repo
+
+
+def test_release_layout_and_manifest(sample_repo: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "release"
+    result = publish([sample_repo], open_store(f"file://{dest}"), copies=2)
+    manifest = Manifest.from_json((dest / "manifest.json").read_text())
+    assert result.manifest_written
+    assert len(manifest.models) == 8  # 4 models x 2 copies
+    entry = manifest.by_target_model("text_classifier-1.tar.gz")
+    archive = dest / entry.archive
+    assert hashlib.sha256(archive.read_bytes()).hexdigest() == entry.sha256
+    assert archive.stat().st_size == entry.size
+    assert entry.backend == "onnxruntime" and entry.max_batch_size >= 8
+    assert [(s.name, s.datatype, s.dims) for s in entry.inputs] == [
+        ("token_ids", "INT32", (128,)),
+        ("attn_mask", "INT32", (128,)),
+    ]
+    with tarfile.open(archive) as tar:
+        assert all(n.startswith("text_classifier-1") for n in tar.getnames())
+    for rel, sha in entry.files.items():
+        assert hashlib.sha256((dest / "repository" / rel).read_bytes()).hexdigest() == sha
+    config = (dest / "repository" / "text_classifier-1" / "config.pbtxt").read_text()
+    assert 'name: "text_classifier-1"' in config
+    pipeline = manifest.by_target_model("text_pipeline-0.tar.gz")
+    assert pipeline.contains[-1] == "text_pipeline-0"
+    assert (dest / "repository" / "text_pipeline-0.tokenizer" / "1" / "model.py").is_file()
+
+
+def test_republishing_unchanged_release_uploads_nothing(sample_repo: Path, tmp_path: Path) -> None:
+    url = f"file://{tmp_path / 'release'}"
+    first = publish([sample_repo], open_store(url), copies=2)
+    manifest_bytes = (tmp_path / "release" / "manifest.json").read_bytes()
+    second = publish([sample_repo], open_store(url), copies=2)
+    assert first.uploaded_bytes > 0
+    assert second.uploaded == [] and second.uploaded_bytes == 0
+    assert (tmp_path / "release" / "manifest.json").read_bytes() == manifest_bytes
+
+
+def test_changed_model_uploads_only_what_changed(sample_repo: Path, tmp_path: Path) -> None:
+    repo = _repo_copy(sample_repo, tmp_path)
+    url = f"file://{tmp_path / 'release'}"
+    publish([repo], open_store(url), copies=1)
+    model_py = repo / "tokenizer" / "1" / "model.py"
+    model_py.write_text(model_py.read_text() + "\n# changed\n")
+    result = publish([repo], open_store(url), copies=1)
+    assert "mme/tokenizer-0.tar.gz" in result.uploaded
+    assert "repository/tokenizer-0/1/model.py" in result.uploaded
+    assert "mme/image_classifier-0.tar.gz" not in result.uploaded
+
+
+def test_stale_objects_are_reported_and_pruned(sample_repo: Path, tmp_path: Path) -> None:
+    url = f"file://{tmp_path / 'release'}"
+    publish([sample_repo], open_store(url), copies=2)
+    result = publish([sample_repo], open_store(url), copies=1)
+    assert "mme/text_classifier-1.tar.gz" in result.stale
+    assert (tmp_path / "release" / "mme" / "text_classifier-1.tar.gz").exists()
+    publish([sample_repo], open_store(url), copies=1, prune=True)
+    assert not (tmp_path / "release" / "mme" / "text_classifier-1.tar.gz").exists()
+
+
+def _assert_nothing_published(dest: Path) -> None:
+    assert not (dest / "manifest.json").exists()
+    assert not (dest / "mme").exists()
+    assert not list(dest.glob(".tdk-staging-*"))
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo", "bad_config", "empty"])
+def test_hostile_or_broken_input_publishes_nothing(
+    sample_repo: Path, tmp_path: Path, kind: str
+) -> None:
+    import os
+
+    repo = _repo_copy(sample_repo, tmp_path)
+    if kind == "symlink":
+        (repo / "tokenizer" / "1" / "escape").symlink_to("/etc/passwd")
+    elif kind == "fifo":
+        os.mkfifo(repo / "tokenizer" / "1" / "pipe")
+    elif kind == "bad_config":
+        (repo / "tokenizer" / "config.pbtxt").write_text("name: [unterminated\n")
+    else:
+        shutil.rmtree(repo)
+        repo.mkdir()
+    dest = tmp_path / "release"
+    dest.mkdir()
+    expected = {
+        "symlink": UnsafeInputError,
+        "fifo": UnsafeInputError,
+        "bad_config": TdkError,
+        "empty": UsageError,
+    }[kind]
+    with pytest.raises(expected):
+        publish([repo], open_store(f"file://{dest}"), copies=2)
+    _assert_nothing_published(dest)
+
+
+class _FailingStore(FileStore):
+    """A file store whose third upload fails, like a network drop mid-release."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(f"file://{root}", root)
+        self.calls = 0
+
+    def put_file(self, key, path, sha256, progress=lambda _: None, move=False):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        if self.calls == 3:
+            raise StoreError(f"cannot upload {self.describe(key)}: connection reset")
+        super().put_file(key, path, sha256, progress, move)
+
+
+def test_failed_upload_leaves_no_manifest(sample_repo: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "release"
+    publish([sample_repo], open_store(f"file://{dest}"), copies=1)
+    assert (dest / "manifest.json").exists()
+    repo = _repo_copy(sample_repo, tmp_path)
+    for model in ("tokenizer", "text_classifier", "image_classifier"):
+        for path in (repo / model / "1").iterdir():
+            path.write_bytes(path.read_bytes() + b"\n")
+    with pytest.raises(StoreError) as info:
+        publish([repo], _FailingStore(dest), copies=1)
+    assert "no manifest was written" in info.value.message
+    assert not (dest / "manifest.json").exists()
+    assert not list(dest.glob(".tdk-staging-*"))
+
+
+def test_manifest_is_valid_json_with_format_version(sample_repo: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "release"
+    publish([sample_repo], open_store(f"file://{dest}"), copies=1)
+    payload = json.loads((dest / "manifest.json").read_text())
+    assert payload["format_version"] == 1
+    assert {m["target_model"] for m in payload["models"]} == {
+        "text_classifier-0.tar.gz",
+        "image_classifier-0.tar.gz",
+        "tokenizer-0.tar.gz",
+        "text_pipeline-0.tar.gz",
+    }

@@ -1,0 +1,97 @@
+"""S3 (moto's threaded server) and GCS (gcp-storage-emulator) stores, through our own API."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from packager.errors import StoreError
+from packager.manifest import Manifest
+from packager.publish import publish
+from packager.store_s3 import PART_SIZE
+from packager.stores import Store, open_store
+
+
+@pytest.fixture
+def s3_url(moto_endpoint: str) -> str:
+    import boto3
+
+    s3 = boto3.client("s3", endpoint_url=moto_endpoint)
+    name = f"tdk-{os.urandom(4).hex()}"
+    s3.create_bucket(Bucket=name)
+    return f"s3://{name}/releases/r1"
+
+
+@pytest.fixture
+def gs_url(gcs_emulator: str) -> str:
+    from google.auth.credentials import AnonymousCredentials
+    from google.cloud import storage
+
+    client = storage.Client(project="test", credentials=AnonymousCredentials())
+    name = f"tdk-{os.urandom(4).hex()}"
+    client.create_bucket(name)
+    return f"gs://{name}/releases/r1"
+
+
+def _roundtrip(store: Store, tmp_path: Path) -> None:
+    big = tmp_path / "big.bin"
+    big.write_bytes(os.urandom(PART_SIZE + 1234))  # multipart on S3, chunked on GCS
+    sha = hashlib.sha256(big.read_bytes()).hexdigest()
+    seen: list[int] = []
+    assert store.sha256_of("mme/big.bin") is None
+    store.put_file("mme/big.bin", big, sha, seen.append)
+    assert sum(seen) == big.stat().st_size
+    assert store.sha256_of("mme/big.bin") == sha
+    out = tmp_path / "out" / "big.bin"
+    store.download("mme/big.bin", out)
+    assert out.read_bytes() == big.read_bytes()
+    store.put_bytes("manifest.json", b"{}")
+    assert store.get_bytes("manifest.json") == b"{}"
+    assert store.list_keys("mme/") == ["mme/big.bin"]
+    store.delete("mme/big.bin")
+    store.delete("mme/big.bin")  # absent is fine
+    assert store.sha256_of("mme/big.bin") is None
+    with pytest.raises(StoreError) as info:
+        store.get_bytes("missing.json")
+    assert store.url in info.value.message
+
+
+def test_s3_store_roundtrip(s3_url: str, moto_endpoint: str, tmp_path: Path) -> None:
+    _roundtrip(open_store(s3_url, endpoint_url=moto_endpoint), tmp_path)
+
+
+def test_gcs_store_roundtrip(gs_url: str, tmp_path: Path) -> None:
+    _roundtrip(open_store(gs_url), tmp_path)
+
+
+@pytest.mark.parametrize("which", ["s3", "gs"])
+def test_publish_to_cloud_store_and_republish(
+    which: str, request: pytest.FixtureRequest, sample_repo: Path, moto_endpoint: str
+) -> None:
+    url = request.getfixturevalue(f"{which}_url")
+    endpoint = moto_endpoint if which == "s3" else None
+    first = publish([sample_repo], open_store(url, endpoint_url=endpoint), copies=2)
+    store = open_store(url, endpoint_url=endpoint)
+    manifest = Manifest.from_json(store.get_bytes("manifest.json"))
+    assert len(manifest.models) == 8
+    entry = manifest.by_target_model("image_classifier-1.tar.gz")
+    assert store.sha256_of(entry.archive) == entry.sha256
+    assert first.uploaded_bytes > 0
+    second = publish([sample_repo], open_store(url, endpoint_url=endpoint), copies=2)
+    assert second.uploaded == [] and second.uploaded_bytes == 0
+
+
+def test_unreachable_s3_endpoint_names_the_store(moto_endpoint: str, tmp_path: Path) -> None:
+    store = open_store("s3://bucket/x", endpoint_url="http://127.0.0.1:9")
+    with pytest.raises(StoreError) as info:
+        store.get_bytes("manifest.json")
+    assert "s3://bucket/x/manifest.json" in info.value.message
+
+
+def test_unknown_scheme_is_refused() -> None:
+    with pytest.raises(StoreError) as info:
+        open_store("ftp://host/x")
+    assert "file://" in (info.value.hint or "")
