@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,26 +12,11 @@ from typing import Any
 from rich.console import Console
 from rich.progress import (
     BarColumn,
-    DownloadColumn,
     Progress,
     TextColumn,
     TimeRemainingColumn,
-    TransferSpeedColumn,
 )
 from rich.table import Table
-
-
-class ProgressSink:
-    """What long-running library code reports to: ``advance(n)`` in units of ``total``."""
-
-    def start(self, description: str, total: int) -> None:
-        """Begin a task of ``total`` units (bytes for transfers)."""
-
-    def advance(self, amount: int) -> None:
-        """Record ``amount`` units of progress; must be thread-safe."""
-
-    def finish(self) -> None:
-        """End the current task."""
 
 
 @dataclass
@@ -64,30 +49,24 @@ class Output:
         self.console.print(table)
 
     @contextmanager
-    def progress(
-        self, description: str, total: int, transfer: bool = False
-    ) -> Iterator[ProgressSink]:
-        """A progress bar on stderr (none in JSON mode or when stderr is not a terminal)."""
+    def progress(self) -> Iterator[Callable[[str, int], Callable[[int], None]]]:
+        """Progress bars on stderr: yields ``start(description, total)`` -> ``advance(n)``.
+
+        Silent in JSON mode and when stderr is not a terminal.
+        """
         if self.json_mode or not self.err.is_terminal:
-            yield ProgressSink()
+            yield lambda description, total: lambda amount: None
             return
-        columns: list[Any] = [TextColumn("{task.description}"), BarColumn()]
-        if transfer:
-            columns += [DownloadColumn(), TransferSpeedColumn()]
-        else:
-            columns += [TextColumn("{task.completed}/{task.total}")]
-        columns.append(TimeRemainingColumn())
+        columns = (
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed}/{task.total}"),
+            TimeRemainingColumn(),
+        )
         with Progress(*columns, console=self.err, transient=True) as bar:
-            yield _RichSink(bar, bar.add_task(description, total=total))
 
+            def start(description: str, total: int) -> Callable[[int], None]:
+                task = bar.add_task(description, total=total)
+                return lambda amount: bar.advance(task, amount)
 
-class _RichSink(ProgressSink):
-    def __init__(self, bar: Progress, task: Any) -> None:
-        self._bar = bar
-        self._task = task
-
-    def start(self, description: str, total: int) -> None:
-        self._bar.update(self._task, description=description, total=total, completed=0)
-
-    def advance(self, amount: int) -> None:
-        self._bar.advance(self._task, amount)
+            yield start

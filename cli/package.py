@@ -42,21 +42,9 @@ def package(
     """Validate, rename, archive and publish REPOS to --dest; the manifest is written last."""
     out = Output(json_mode=json)
     store = open_store(dest, endpoint_url=endpoint_url)
-    with out.progress("publishing", total=0, transfer=True) as sink:
-
-        def start(total: int) -> object:
-            sink.start(f"publishing to {store.url}", total)
-            return sink.advance
-
+    with out.progress() as phase:
         result = publish(
-            repos,
-            store,
-            copies,
-            name_template,
-            share_composing,
-            level,
-            prune,
-            progress=start,  # type: ignore[arg-type]
+            repos, store, copies, name_template, share_composing, level, prune, phase=phase
         )
     models = result.manifest.models
     if json:

@@ -141,6 +141,15 @@ class ReleaseLocation:
         return f"{self.prefix}/{relative}" if self.prefix else relative
 
 
+PREFIX_RULE = "the path may hold only A-Z a-z 0-9 . _ = + - segments, without . or .."
+
+
+def valid_prefix(prefix: str) -> bool:
+    """An object-key prefix of safe ``/``-separated segments (empty is the bucket root)."""
+    parts = prefix.split("/") if prefix else []
+    return all(_PREFIX_PART.match(part) and part not in (".", "..") for part in parts)
+
+
 def parse_release_url(key: str, url: str, schemes: Iterable[str]) -> ReleaseLocation:
     """Parse and check a release URL written by ``tdk package --dest``."""
     valid = list(schemes)
@@ -153,10 +162,8 @@ def parse_release_url(key: str, url: str, schemes: Iterable[str]) -> ReleaseLoca
         problem = f"its scheme must be one of {', '.join(s + '://' for s in valid)}"
     elif not _BUCKET.match(bucket) or ".." in bucket:
         problem = f"{bucket!r} is not a valid bucket name (3-63 of a-z 0-9 . _ -)"
-    elif any(c in url for c in "?#") or not all(
-        _PREFIX_PART.match(part) and part not in (".", "..") for part in prefix.split("/") if prefix
-    ):
-        problem = "the path may hold only A-Z a-z 0-9 . _ = + - segments, without . or .."
+    elif any(c in url for c in "?#") or not valid_prefix(prefix):
+        problem = PREFIX_RULE
     if problem:
         raise ConfigError(f"{qualify(key)} is {url!r}: {problem}", hint=_set_hint(key, example))
     return ReleaseLocation(scheme, bucket, prefix)

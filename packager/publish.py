@@ -34,6 +34,12 @@ from packager.repository import ModelDir, discover
 from packager.stores import Store, sha256_file
 
 Progress = Callable[[int], None]
+# ``phase(description, total)`` starts a reported phase and returns its advance callback.
+Phase = Callable[[str, int], Progress]
+
+
+def _quiet(description: str, total: int) -> Progress:
+    return lambda _: None
 
 
 @dataclass(frozen=True)
@@ -183,11 +189,16 @@ def build_release(
     plans: list[CopyPlan],
     stage: Path,
     level: int = DEFAULT_LEVEL,
+    phase: Phase = _quiet,
 ) -> tuple[list[ManifestModel], list[Upload]]:
     """Stage every archive and repository file of ``plans`` under ``stage``."""
     release = _Release(stage, level)
+    advance = phase("packaging", len(plans))
     with ArchiveWriter(level=level) as writer, ThreadPoolExecutor(max_workers=2) as hasher:
-        pending = [release.add_copy(plan, writer, hasher) for plan in plans]
+        pending = []
+        for plan in plans:
+            pending.append(release.add_copy(plan, writer, hasher))
+            advance(1)
         entries = [finish() for finish in pending]
     return entries, sorted(release.uploads.values(), key=lambda u: u.key)
 
@@ -236,20 +247,16 @@ def publish(
     share_composing: bool = False,
     level: int = DEFAULT_LEVEL,
     prune: bool = False,
-    progress: Callable[[int], Progress] | None = None,
+    phase: Phase = _quiet,
 ) -> PublishResult:
-    """Package ``repos`` into ``copies`` renamed copies each and publish them to ``dest``.
-
-    ``progress(total_bytes)`` is called once the bytes to upload are known and returns the
-    per-chunk callback.
-    """
+    """Package ``repos`` into ``copies`` renamed copies each and publish them to ``dest``."""
     from packager.validate import require_valid
 
     models = load_models(repos)
     require_valid(models)
     plans = plan_copies(models, copies, template, share_composing)
     with _staging(dest) as stage:
-        entries, uploads = build_release(models, plans, stage, level)
+        entries, uploads = build_release(models, plans, stage, level, phase)
         manifest = Manifest(
             models=tuple(entries),
             created_at=datetime.now(UTC).isoformat(timespec="seconds"),
@@ -265,7 +272,7 @@ def publish(
         if not todo and not (prune and result.stale) and _unchanged_manifest(dest, manifest):
             return result
         total = sum(u.size for u in todo)
-        callback = progress(total) if progress else (lambda _: None)
+        callback = phase(f"uploading to {dest.url}", total)
         dest.delete(MANIFEST_NAME)  # the release is incomplete from here until the end
         try:
             result.uploaded = _upload(dest, todo, callback)

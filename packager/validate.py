@@ -90,7 +90,10 @@ def _model_paths(path: Path, findings: list[Finding]) -> list[Path]:
         )
     if is_model_dir(path):
         return [path]
-    children = sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
+    # Hidden directories (.git, .ipynb_checkpoints) are skipped unless they hold a config.
+    children = sorted(
+        p for p in path.iterdir() if p.is_dir() and (is_model_dir(p) or not p.name.startswith("."))
+    )
     if _looks_like_model(path):
         children = [path]
     if not children:

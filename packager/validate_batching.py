@@ -87,9 +87,15 @@ def check_sequence_batching(config: Any, sink: Sink) -> None:
             "sequence batching without control inputs: the model never sees START/READY/END",
             "add control_input entries for CONTROL_SEQUENCE_START and CONTROL_SEQUENCE_READY",
         )
+    _check_control_inputs(batcher, {t.name for t in config.input}, sink)
+    _check_strategy(batcher, config.max_batch_size, sink)
+    _check_states(batcher, sink)
+
+
+def _check_control_inputs(batcher: Any, inputs: set[str], sink: Sink) -> None:
+    field = "sequence_batching.control_input"
     names: set[str] = set()
     kinds: set[int] = set()
-    inputs = {t.name for t in config.input}
     for index, control_input in enumerate(batcher.control_input):
         where = f"{field}[{index}]"
         if not control_input.name:
@@ -111,16 +117,22 @@ def check_sequence_batching(config: Any, sink: Sink) -> None:
                 )
             kinds.add(control.kind)
             _check_control(control, where + ".control", sink)
+
+
+def _check_strategy(batcher: Any, max_batch_size: int, sink: Sink) -> None:
     if batcher.HasField("oldest"):
         sizes = batcher.oldest.preferred_batch_size
         field = "sequence_batching.oldest.preferred_batch_size"
-        _check_preferred(sizes, config.max_batch_size, field, sink)
+        _check_preferred(sizes, max_batch_size, field, sink)
     if batcher.HasField("direct") and not 0 <= batcher.direct.minimum_slot_utilization <= 1:
         sink.error(
             "sequence_batching.direct.minimum_slot_utilization",
             f"minimum_slot_utilization {batcher.direct.minimum_slot_utilization} is outside 0..1",
             "use a value in (0.0, 1.0]",
         )
+
+
+def _check_states(batcher: Any, sink: Sink) -> None:
     for index, state in enumerate(batcher.state):
         where = f"sequence_batching.state[{index}]"
         if not state.input_name or not state.output_name:

@@ -131,21 +131,8 @@ def _compare_tensor(
                 "set max_batch_size: 0 or export the model with a batch dimension",
             )
             return
-        batch, onnx_dims = onnx_dims[0], onnx_dims[1:]
-        if isinstance(batch, int) and batch != 1:
-            sink.error(
-                field + ".dims",
-                f"the ONNX batch dimension is fixed at {batch}; max_batch_size "
-                f"{max_batch_size} needs a dynamic one",
-                "export with a dynamic first axis (e.g. dynamic_axes={name: {0: 'batch'}}) "
-                "or set max_batch_size: 0 and dims with the batch",
-            )
-        elif batch == 1 and max_batch_size > 1:
-            sink.error(
-                field + ".dims",
-                f"the ONNX batch dimension is fixed at 1 but max_batch_size is {max_batch_size}",
-                "export with a dynamic first axis, or set max_batch_size: 1",
-            )
+        _check_batch_dim(onnx_dims[0], max_batch_size, field, sink)
+        onnx_dims = onnx_dims[1:]
     if len(onnx_dims) != len(shape):
         sink.error(
             field + ".dims",
@@ -160,6 +147,23 @@ def _compare_tensor(
                 f"dimension {position} is {want} in the config but {have} in the ONNX graph",
                 f"set it to {have}" + (" (the graph fixes it)" if want == WILDCARD else ""),
             )
+
+
+def _check_batch_dim(batch: Any, max_batch_size: int, field: str, sink: Sink) -> None:
+    if isinstance(batch, int) and batch != 1:
+        sink.error(
+            field + ".dims",
+            f"the ONNX batch dimension is fixed at {batch}; max_batch_size "
+            f"{max_batch_size} needs a dynamic one",
+            "export with a dynamic first axis (e.g. dynamic_axes={name: {0: 'batch'}}) "
+            "or set max_batch_size: 0 and dims with the batch",
+        )
+    elif batch == 1 and max_batch_size > 1:
+        sink.error(
+            field + ".dims",
+            f"the ONNX batch dimension is fixed at 1 but max_batch_size is {max_batch_size}",
+            "export with a dynamic first axis, or set max_batch_size: 1",
+        )
 
 
 def _show(dims: list[Any]) -> str:

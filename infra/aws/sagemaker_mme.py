@@ -30,8 +30,6 @@ from infra.aws.sagemaker_scaling import ScalingSettings, scalable_target, scalin
 from infra.config import ReleaseLocation
 
 TYPE_TOKEN = "tdk:aws:SageMakerMme"
-#: the release root inside a bucket the stack creates
-CREATED_RELEASE_PREFIX = "release"
 
 
 @dataclass
@@ -42,13 +40,14 @@ class SageMakerMmeArgs:
     region: str
     image_uri: str
     instance: InstanceKind
-    #: None: create a private release bucket and serve ``s3://<it>/release``
+    #: None: create a private release bucket and serve ``s3://<it>/<created_release_prefix>``
     release: ReleaseLocation | None
     environment: dict[str, str]
     scaling: ScalingSettings
     thresholds: AlarmThresholds
     rollout: Rollout
     alarm_email: str | None
+    created_release_prefix: str
 
 
 class SageMakerMme(pulumi.ComponentResource):
@@ -137,7 +136,7 @@ class SageMakerMme(pulumi.ComponentResource):
         if args.release is not None:
             return pulumi.Output.from_input(args.release)
         bucket = declare_release_bucket(name, self)
-        return bucket.bucket.apply(lambda b: ReleaseLocation("s3", b, CREATED_RELEASE_PREFIX))
+        return bucket.bucket.apply(lambda b: ReleaseLocation("s3", b, args.created_release_prefix))
 
     def _alarms(
         self, name: str, args: SageMakerMmeArgs, child: pulumi.ResourceOptions

@@ -18,12 +18,12 @@ from infra.aws.sagemaker_instances import (
 from infra.aws.sagemaker_monitoring import AlarmThresholds
 from infra.aws.sagemaker_rollout import STRATEGIES, Rollout
 from infra.aws.sagemaker_scaling import ScalingSettings
-from infra.config import ConfigReader, StackConfig, check_capacity
+from infra.config import PREFIX_RULE, ConfigReader, StackConfig, check_capacity, valid_prefix
 from infra.targets.base import Refusal, Target
 from packager.errors import ConfigError
 
-#: the archive the sample release ships first; only an example in the printed command
-EXAMPLE_TARGET_MODEL = "text_classifier-0.tar.gz"
+#: a sample-release archive with a text (BYTES) input: the example in the printed command
+EXAMPLE_TARGET_MODEL = "text_pipeline-0.tar.gz"
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,8 @@ class SageMakerConfig:
     thresholds: AlarmThresholds
     rollout: Rollout
     alarm_email: str | None
+    #: release root inside the bucket the stack creates (used when common.release is None)
+    created_release_prefix: str
 
 
 def _scaling(reader: ConfigReader) -> ScalingSettings:
@@ -88,6 +90,16 @@ def _email(reader: ConfigReader) -> str | None:
     return email
 
 
+def _created_prefix(reader: ConfigReader) -> str:
+    prefix = reader.string("sagemakerReleasePrefix").strip("/")
+    if not prefix or not valid_prefix(prefix):
+        raise ConfigError(
+            f"triton-deploy-kit:sagemakerReleasePrefix is {prefix!r}: {PREFIX_RULE}, not empty",
+            hint="set it to e.g. releases/r2",
+        )
+    return prefix
+
+
 class SageMakerTarget(Target[SageMakerConfig]):
     """SageMaker MME running the SageMaker Triton image, releases read from S3."""
 
@@ -125,6 +137,7 @@ class SageMakerTarget(Target[SageMakerConfig]):
                 wait_seconds=reader.integer("sagemakerRolloutWaitSeconds", minimum=0, maximum=3600),
             ),
             alarm_email=_email(reader),
+            created_release_prefix=_created_prefix(reader),
         )
 
     def declare(self, config: SageMakerConfig) -> Mapping[str, Any]:
@@ -145,6 +158,7 @@ class SageMakerTarget(Target[SageMakerConfig]):
                 thresholds=config.thresholds,
                 rollout=config.rollout,
                 alarm_email=config.alarm_email,
+                created_release_prefix=config.created_release_prefix,
             ),
         )
         outputs: dict[str, Any] = {

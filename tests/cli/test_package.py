@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from cli.main import app
 
-runner = CliRunner()
+runner = CliRunner(env={"COLUMNS": "200"})
 
 
 def test_package_json_report(sample_repo: Path, tmp_path: Path) -> None:

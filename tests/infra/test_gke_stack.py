@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 from packager.errors import ConfigError
-
-from .conftest import StackRun
+from tests.infra.pulumi_harness import StackRun, run_stack
 
 EXPECTED_RATIO = (
     '((sum(rate(nv_inference_queue_duration_us{namespace="triton",job="tdk-gke-dev"}[2m])))'
@@ -21,7 +20,6 @@ EXPECTED_RATIO = (
 
 @pytest.fixture(scope="module")
 def gke() -> StackRun:
-    from .conftest import run_stack
 
     return run_stack("gke-dev")
 
@@ -52,7 +50,6 @@ def test_gpu_pool_has_accelerator_driver_autoscaling_to_zero_and_taint(gke: Stac
 
 
 def test_spot_is_configurable() -> None:
-    from .conftest import run_stack
 
     run = run_stack("gke-dev", overrides={"gkeSpot": True})
     pools = {r.name: r.inputs for r in run.of_type("gcp:container/nodePool:NodePool")}

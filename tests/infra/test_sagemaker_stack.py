@@ -72,7 +72,12 @@ def test_created_bucket_is_private_encrypted_versioned(dev: Any) -> None:
     block = dev.one("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock").inputs
     assert all(
         block[k] is True
-        for k in ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets")
+        for k in (
+            "blockPublicAcls",
+            "blockPublicPolicy",
+            "ignorePublicAcls",
+            "restrictPublicBuckets",
+        )
     )
     versioning = dev.one("aws:s3/bucketVersioning:BucketVersioning").inputs
     assert versioning["versioningConfiguration"]["status"] == "Enabled"
@@ -84,7 +89,19 @@ def test_created_bucket_is_private_encrypted_versioned(dev: Any) -> None:
     assert "acl" not in bucket and "policy" not in bucket
     policy = json.loads(dev.one("aws:s3/bucketPolicy:BucketPolicy").inputs["policy"])
     assert [s["Effect"] for s in policy["Statement"]] == ["Deny"]
-    assert dev.outputs["releaseUrl"].startswith("s3://tdk-sagemaker-dev-releases-")
+    assert re.fullmatch(
+        r"s3://tdk-sagemaker-dev-releases-[^/]+/releases/r1", dev.outputs["releaseUrl"]
+    )
+
+
+def test_new_release_prefix_changes_only_the_model_data(stack_runner: Callable[..., Any]) -> None:
+    run = stack_runner(STACK, {"sagemakerReleasePrefix": "releases/r2"})
+    [bucket] = run.of_type(BUCKET)
+    assert bucket.name == "tdk-sagemaker-dev-releases"  # same bucket, not a new one
+    url = run.one(MODEL).inputs["primaryContainer"]["modelDataUrl"]
+    assert url.endswith("/releases/r2/mme/")
+    statements = _policy_statements(run)
+    assert any(str(s["Resource"]).endswith("/releases/r2/mme/*") for s in statements)
 
 
 def test_role_reads_only_the_release_prefix(existing_release: Any) -> None:
@@ -99,7 +116,9 @@ def test_role_reads_only_the_release_prefix(existing_release: Any) -> None:
         "releases/v7/mme/*",
     ]
     for statement in statements:
-        actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        actions = (
+            statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        )
         assert not any(a in ("*", "s3:*") or a.endswith(":*") for a in actions)
         if any(a.startswith("s3:") for a in actions):
             assert statement["Resource"] != "*"
@@ -179,6 +198,9 @@ def test_cpu_instance_gets_the_cpu_image_and_no_gpu_alarm(stack_runner: Callable
         ({"releaseUrl": "https://bucket/x"}, "s3://"),
         ({"sagemakerMinInstances": 3, "sagemakerMaxInstances": 2}, "greater than"),
         ({"target": "azure"}, "valid choices: sagemaker, gke, eks"),
+        ({"sagemakerReleasePrefix": "a/../b"}, "without . or .."),
+        ({"sagemakerRolloutStrategy": "YOLO"}, "ALL_AT_ONCE, CANARY, LINEAR"),
+        ({"sagemakerTritonVersion": "9.99"}, "24.09"),
     ],
 )
 def test_bad_config_fails_before_any_resource(

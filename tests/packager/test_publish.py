@@ -135,8 +135,7 @@ def test_failed_upload_leaves_no_manifest(sample_repo: Path, tmp_path: Path) -> 
     assert (dest / "manifest.json").exists()
     repo = _repo_copy(sample_repo, tmp_path)
     for model in ("tokenizer", "text_classifier", "image_classifier"):
-        for path in (repo / model / "1").iterdir():
-            path.write_bytes(path.read_bytes() + b"\n")
+        (repo / model / "1" / "labels.txt").write_text(f"labels of {model}\n")
     with pytest.raises(StoreError) as info:
         publish([repo], _FailingStore(dest), copies=1)
     assert "no manifest was written" in info.value.message

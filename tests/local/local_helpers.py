@@ -1,10 +1,17 @@
-"""Build a small release (archives + manifest.json) the way `tdk package` lays it out."""
+"""Helpers: a small release laid out as `tdk package` writes it, and a running endpoint."""
 
 from __future__ import annotations
 
 import hashlib
 import io
+import json
+import os
+import signal
+import subprocess
+import sys
 import tarfile
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +37,11 @@ def _add_dir(tar: tarfile.TarFile, source: Path, name: str, config: Any) -> None
             info.type, info.mode = tarfile.DIRTYPE, 0o755
             tar.addfile(info)
             continue
-        data = dump_config(config).encode() if path.name == CONFIG_NAME and path.parent == source else path.read_bytes()
+        data = (
+            dump_config(config).encode()
+            if path.name == CONFIG_NAME and path.parent == source
+            else path.read_bytes()
+        )
         info = tarfile.TarInfo(arcname)
         info.size, info.mode = len(data), 0o644
         tar.addfile(info, io.BytesIO(data))
@@ -78,6 +89,81 @@ def make_release(repo: Path, dest: Path, copies: int, only: tuple[str, ...] = ()
                     contains=tuple(m[1] for m in members) if len(members) > 1 else (),
                 )
             )
-    manifest = Manifest(models=tuple(entries), created_at="2026-01-01T00:00:00+00:00", tool_version="test")
+    manifest = Manifest(
+        models=tuple(entries), created_at="2026-01-01T00:00:00+00:00", tool_version="test"
+    )
     (dest / "manifest.json").write_text(manifest.to_json())
     return manifest
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class Endpoint:
+    """A running `python -m infra.local.serve` child."""
+
+    proc: subprocess.Popen[bytes]
+    url: str
+    store: Path
+    manifest: Manifest
+    state_dir: Path
+    log: Path
+
+    def client(self, attempts: int = 1) -> Any:
+        import boto3
+        from botocore.config import Config
+
+        return boto3.client(
+            "sagemaker-runtime",
+            endpoint_url=self.url,
+            region_name="us-east-1",
+            aws_access_key_id="test",
+            aws_secret_access_key="test",
+            config=Config(
+                retries={"max_attempts": attempts, "mode": "standard"}, max_pool_connections=64
+            ),
+        )
+
+    def status(self) -> dict[str, Any]:
+        import urllib.request
+
+        with urllib.request.urlopen(f"{self.url}/tdk/status", timeout=10) as response:
+            return dict(json.loads(response.read()))
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def start_endpoint(store: Path, state_dir: Path, *args: str, name: str = "local") -> Endpoint:
+    """Start an endpoint on a free port and wait for its state file."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, TDK_STATE_DIR=str(state_dir))
+    log = state_dir / f"serve-{name}.log"
+    command = [sys.executable, "-m", "infra.local.serve", "--store", str(store), "--name", name]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [*command, "--port", "0", *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=ROOT,
+        )
+    state_file = state_dir / f"local-{name}.json"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if state_file.exists():
+            state = json.loads(state_file.read_text())
+            manifest = Manifest.from_json((store / "manifest.json").read_text())
+            return Endpoint(proc, state["url"], store, manifest, state_dir, log)
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError(f"endpoint did not start:\n{log.read_text()}")

@@ -1,0 +1,271 @@
+"""Pure data for the EKS target: GPU offers, IAM policy documents, node groups, kubeconfig."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from infra.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
+from infra.k8s.spec import GPU_POOL, GPU_TAINT_KEY, GPU_TAINT_VALUE, POOL_LABEL
+
+#: GPU instance families the kit deploys on (NVIDIA-accelerated AL2023 AMI), and why.
+GPU_FAMILIES: dict[str, str] = {
+    "g4dn": "NVIDIA T4 16 GB: lowest cost per inference",
+    "g5": "NVIDIA A10G 24 GB: the general-purpose inference GPU",
+    "g6": "NVIDIA L4 24 GB: T4 successor, best perf/W",
+    "g6e": "NVIDIA L40S 48 GB: large models on one GPU",
+    "p4d": "8x NVIDIA A100 40 GB",
+    "p5": "8x NVIDIA H100 80 GB",
+}
+
+#: Families EC2 offers that the kit refuses, with the reason shown to the user.
+REFUSED_FAMILIES: dict[str, str] = {
+    "inf1": "AWS Inferentia: no CUDA, Triton's GPU backends cannot run (this is what we leave)",
+    "inf2": "AWS Inferentia2: no CUDA, Triton's GPU backends cannot run",
+    "trn1": "AWS Trainium: no CUDA",
+    "g4ad": "AMD Radeon GPUs: no CUDA",
+    "g5g": "Graviton (arm64) with T4G: no NVIDIA-accelerated x86_64 AMI, arm64 Triton image",
+    "p3": "V100: TensorRT 10 in current Triton images targets Turing (T4) and newer",
+}
+
+GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"  # drivers + container toolkit preinstalled
+SYSTEM_AMI_TYPE = "AL2023_x86_64_STANDARD"
+_INSTANCE = re.compile(r"^([a-z0-9]+)\.([a-z0-9]+)$")
+_MULTI_GPU = {"12xlarge": 4, "24xlarge": 4, "48xlarge": 8, "metal": 8}
+
+DEVICE_PLUGIN_CHART = "nvidia-device-plugin"
+DEVICE_PLUGIN_REPO = "https://nvidia.github.io/k8s-device-plugin"
+DEVICE_PLUGIN_VERSION = "0.17.0"
+AUTOSCALER_CHART = "cluster-autoscaler"
+AUTOSCALER_REPO = "https://kubernetes.github.io/autoscaler"
+AUTOSCALER_VERSION = "9.43.2"
+AUTOSCALER_SA = "cluster-autoscaler"
+
+
+def split_instance(instance_type: str) -> tuple[str, str] | None:
+    """``g5.xlarge`` -> ("g5", "xlarge"); None when it is not an EC2 instance type."""
+    match = _INSTANCE.match(instance_type)
+    return (match.group(1), match.group(2)) if match else None
+
+
+def gpus_of(instance_type: str) -> int:
+    """GPUs in an instance of a supported family (p4d/p5 carry 8)."""
+    family, size = split_instance(instance_type) or ("", "")
+    if family in ("p4d", "p5"):
+        return 8
+    return _MULTI_GPU.get(size, 1)
+
+
+def _doc(*statements: dict[str, Any]) -> str:
+    return json.dumps({"Version": "2012-10-17", "Statement": list(statements)})
+
+
+def service_trust_policy(service: str) -> str:
+    """Trust policy letting an AWS service (eks, ec2) assume the role."""
+    return _doc({"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"})
+
+
+def irsa_trust_policy(oidc_arn: str, issuer_url: str, namespace: str, service_account: str) -> str:
+    """Only ``system:serviceaccount:<namespace>:<service_account>`` may assume the role (IRSA)."""
+    issuer = issuer_url.removeprefix("https://")
+    return _doc(
+        {
+            "Effect": "Allow",
+            "Principal": {"Federated": oidc_arn},
+            "Action": "sts:AssumeRoleWithWebIdentity",
+            "Condition": {
+                "StringEquals": {
+                    f"{issuer}:sub": f"system:serviceaccount:{namespace}:{service_account}",
+                    f"{issuer}:aud": "sts.amazonaws.com",
+                }
+            },
+        }
+    )
+
+
+def release_read_policy(bucket: str, prefix: str) -> str:
+    """GetObject under the release prefix; ListBucket only for keys under it."""
+    scope = f"{prefix}/" if prefix else ""
+    return _doc(
+        {
+            "Sid": "ReadRelease",
+            "Effect": "Allow",
+            "Action": "s3:GetObject",
+            "Resource": f"arn:aws:s3:::{bucket}/{scope}*",
+        },
+        {
+            "Sid": "ListRelease",
+            "Effect": "Allow",
+            "Action": "s3:ListBucket",
+            "Resource": f"arn:aws:s3:::{bucket}",
+            "Condition": {"StringLike": {"s3:prefix": [f"{scope}*", prefix] if prefix else ["*"]}},
+        },
+    )
+
+
+def amp_query_policy(workspace_arn: str) -> str:
+    """KEDA's operator may query one AMP workspace, nothing else."""
+    return _doc(
+        {
+            "Sid": "QueryTritonMetrics",
+            "Effect": "Allow",
+            "Action": [
+                "aps:QueryMetrics",
+                "aps:GetSeries",
+                "aps:GetLabels",
+                "aps:GetMetricMetadata",
+            ],
+            "Resource": workspace_arn,
+        }
+    )
+
+
+def autoscaler_policy(cluster_name: str) -> str:
+    """Cluster Autoscaler may resize only this cluster's Auto Scaling groups."""
+    return _doc(
+        {
+            "Sid": "Describe",
+            "Effect": "Allow",
+            "Action": [
+                "autoscaling:DescribeAutoScalingGroups",
+                "autoscaling:DescribeAutoScalingInstances",
+                "autoscaling:DescribeLaunchConfigurations",
+                "autoscaling:DescribeScalingActivities",
+                "autoscaling:DescribeTags",
+                "ec2:DescribeImages",
+                "ec2:DescribeInstanceTypes",
+                "ec2:DescribeLaunchTemplateVersions",
+                "ec2:GetInstanceTypesFromInstanceRequirements",
+                "eks:DescribeNodegroup",
+            ],
+            "Resource": "*",
+        },
+        {
+            "Sid": "ResizeOwnGroups",
+            "Effect": "Allow",
+            "Action": [
+                "autoscaling:SetDesiredCapacity",
+                "autoscaling:TerminateInstanceInAutoScalingGroup",
+            ],
+            "Resource": "*",
+            "Condition": {
+                "StringEquals": {
+                    f"aws:ResourceTag/k8s.io/cluster-autoscaler/{cluster_name}": "owned"
+                }
+            },
+        },
+    )
+
+
+def gpu_node_group_args(
+    instance_type: str, min_nodes: int, max_nodes: int, spot: bool
+) -> dict[str, Any]:
+    """``aws.eks.NodeGroup`` arguments of the GPU group: NVIDIA AMI, bounds, taint, labels."""
+    return {
+        "ami_type": GPU_AMI_TYPE,
+        "instance_types": [instance_type],
+        "capacity_type": "SPOT" if spot else "ON_DEMAND",
+        "disk_size": 200,
+        "scaling_config": {
+            "min_size": min_nodes,
+            "max_size": max_nodes,
+            "desired_size": min_nodes,
+        },
+        "update_config": {"max_unavailable": 1},
+        "labels": {POOL_LABEL: GPU_POOL, "nvidia.com/gpu.present": "true"},
+        "taints": [{"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": "NO_SCHEDULE"}],
+    }
+
+
+def system_node_group_args(instance_type: str, max_nodes: int) -> dict[str, Any]:
+    """The untainted CPU group for KEDA, the autoscaler and CPU workloads that spill over."""
+    return {
+        "ami_type": SYSTEM_AMI_TYPE,
+        "instance_types": [instance_type],
+        "capacity_type": "ON_DEMAND",
+        "scaling_config": {"min_size": 1, "max_size": max_nodes, "desired_size": 2},
+        "update_config": {"max_unavailable": 1},
+    }
+
+
+def device_plugin_values() -> dict[str, Any]:
+    """The NVIDIA device plugin runs only on the GPU nodes and tolerates their taint."""
+    return {
+        "nodeSelector": {POOL_LABEL: GPU_POOL},
+        "tolerations": [{"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}],
+    }
+
+
+def autoscaler_values(cluster_name: str, region: str, role_arn: Any) -> dict[str, Any]:
+    """Cluster Autoscaler discovers the node groups by tag and runs as its IRSA role."""
+    return {
+        "autoDiscovery": {"clusterName": cluster_name},
+        "awsRegion": region,
+        "rbac": {
+            "serviceAccount": {
+                "name": AUTOSCALER_SA,
+                "annotations": {"eks.amazonaws.com/role-arn": role_arn},
+            }
+        },
+        "extraArgs": {"balance-similar-node-groups": True, "skip-nodes-with-system-pods": False},
+    }
+
+
+def keda_service_account() -> tuple[str, str]:
+    return KEDA_NAMESPACE, KEDA_OPERATOR_SA
+
+
+def triton_role_name(name: str) -> str:
+    """IAM role name of the Triton pods (fixed, so ``tdk render`` can name its ARN)."""
+    return f"{name}-triton-release-reader"
+
+
+def role_arn(account_id: str, role_name: str) -> str:
+    return f"arn:aws:iam::{account_id}:role/{role_name}"
+
+
+def amp_query_url(region: str, workspace_id: str) -> str:
+    """AMP's Prometheus-compatible query endpoint (KEDA appends /api/v1/query)."""
+    return f"https://aps-workspaces.{region}.amazonaws.com/workspaces/{workspace_id}"
+
+
+def kubeconfig(cluster_name: str, endpoint: str, ca_data: str, region: str) -> str:
+    """A kubeconfig that gets short-lived tokens from ``aws eks get-token`` (no keys stored)."""
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {
+                    "name": cluster_name,
+                    "cluster": {"server": endpoint, "certificate-authority-data": ca_data},
+                }
+            ],
+            "contexts": [
+                {"name": cluster_name, "context": {"cluster": cluster_name, "user": cluster_name}}
+            ],
+            "current-context": cluster_name,
+            "users": [
+                {
+                    "name": cluster_name,
+                    "user": {
+                        "exec": {
+                            "apiVersion": "client.authentication.k8s.io/v1beta1",
+                            "command": "aws",
+                            "args": [
+                                "eks",
+                                "get-token",
+                                "--cluster-name",
+                                cluster_name,
+                                "--region",
+                                region,
+                                "--output",
+                                "json",
+                            ],
+                        }
+                    },
+                }
+            ],
+        }
+    )

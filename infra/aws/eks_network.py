@@ -1,0 +1,93 @@
+"""The EKS VPC: public subnets for load balancers and NAT, private subnets for every node."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pulumi
+import pulumi_aws as aws
+
+VPC_CIDR = "10.0.0.0/16"
+PUBLIC_CIDRS = ("10.0.0.0/20", "10.0.16.0/20", "10.0.32.0/20")
+PRIVATE_CIDRS = ("10.0.64.0/18", "10.0.128.0/18", "10.0.192.0/18")
+
+
+def subnet_tags(cluster_name: str, public: bool) -> dict[str, str]:
+    """Tags EKS and the load balancer controller use to place public/internal load balancers."""
+    role = "kubernetes.io/role/elb" if public else "kubernetes.io/role/internal-elb"
+    return {role: "1", f"kubernetes.io/cluster/{cluster_name}": "shared"}
+
+
+class EksNetwork(pulumi.ComponentResource):
+    """VPC, one public and one private subnet per zone, an internet gateway and a NAT gateway."""
+
+    def __init__(
+        self,
+        name: str,
+        cluster_name: str,
+        zones: Sequence[str],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("tdk:aws:EksNetwork", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        vpc = aws.ec2.Vpc(
+            f"{name}-vpc",
+            cidr_block=VPC_CIDR,
+            enable_dns_hostnames=True,
+            enable_dns_support=True,
+            tags={"Name": name},
+            opts=child,
+        )
+        igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, opts=child)
+        public_rt = aws.ec2.RouteTable(
+            f"{name}-public",
+            vpc_id=vpc.id,
+            routes=[{"cidr_block": "0.0.0.0/0", "gateway_id": igw.id}],
+            opts=child,
+        )
+        self.public_subnet_ids: list[pulumi.Output[str]] = []
+        self.private_subnet_ids: list[pulumi.Output[str]] = []
+        for index, zone in enumerate(zones):
+            public = aws.ec2.Subnet(
+                f"{name}-public-{zone}",
+                vpc_id=vpc.id,
+                cidr_block=PUBLIC_CIDRS[index],
+                availability_zone=zone,
+                tags=subnet_tags(cluster_name, public=True),
+                opts=child,
+            )
+            aws.ec2.RouteTableAssociation(
+                f"{name}-public-{zone}",
+                subnet_id=public.id,
+                route_table_id=public_rt.id,
+                opts=child,
+            )
+            self.public_subnet_ids.append(public.id)
+        eip = aws.ec2.Eip(f"{name}-nat", domain="vpc", opts=child)
+        nat = aws.ec2.NatGateway(
+            f"{name}-nat", allocation_id=eip.id, subnet_id=self.public_subnet_ids[0], opts=child
+        )
+        private_rt = aws.ec2.RouteTable(
+            f"{name}-private",
+            vpc_id=vpc.id,
+            routes=[{"cidr_block": "0.0.0.0/0", "nat_gateway_id": nat.id}],
+            opts=child,
+        )
+        for index, zone in enumerate(zones):
+            private = aws.ec2.Subnet(
+                f"{name}-private-{zone}",
+                vpc_id=vpc.id,
+                cidr_block=PRIVATE_CIDRS[index],
+                availability_zone=zone,
+                tags=subnet_tags(cluster_name, public=False),
+                opts=child,
+            )
+            aws.ec2.RouteTableAssociation(
+                f"{name}-private-{zone}",
+                subnet_id=private.id,
+                route_table_id=private_rt.id,
+                opts=child,
+            )
+            self.private_subnet_ids.append(private.id)
+        self.vpc_id = vpc.id
+        self.register_outputs({"vpcId": vpc.id, "privateSubnetIds": self.private_subnet_ids})

@@ -1,0 +1,173 @@
+"""``tdk render k8s``: the committed stack files rendered to YAML that strict validation accepts."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from cli.main import app
+
+ROOT = Path(__file__).resolve().parents[2]
+K8S_VERSION = "1.33"  # the pinned Kubernetes version every manifest is validated against
+runner = CliRunner()
+
+
+def _render(tmp_path: Path, stack: str, *extra: str) -> dict:
+    out = tmp_path / stack
+    result = runner.invoke(
+        app,
+        [
+            "render",
+            "k8s",
+            "--stack",
+            stack,
+            "--out",
+            str(out),
+            "--project-dir",
+            str(ROOT),
+            "--json",
+            *extra,
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def _validate_cli(paths: list[str]) -> subprocess.CompletedProcess[str]:
+    tool = Path(sys.executable).with_name("kubernetes-validate")
+    return subprocess.run(
+        [str(tool), "--strict", "-k", K8S_VERSION, "--no-warn", *paths],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("stack", ["gke-dev", "eks-dev"])
+def test_rendered_manifests_pass_kubernetes_validate_strict(tmp_path: Path, stack: str) -> None:
+    listing = _render(tmp_path, stack)
+    paths = [f["path"] for f in listing["files"]]
+    assert all(Path(p).is_file() for p in paths)
+    result = _validate_cli(paths)
+    assert result.returncode == 0, result.stdout + result.stderr
+    core = [
+        f
+        for f in listing["files"]
+        if "." not in f["kind"]
+        and f["kind"]
+        in {"Namespace", "ServiceAccount", "Deployment", "Service", "PodDisruptionBudget"}
+    ]
+    assert result.stdout.count("passed") >= len(core) == 5
+
+
+def test_validation_catches_a_broken_rendered_file(tmp_path: Path) -> None:
+    listing = _render(tmp_path, "gke-dev")
+    deployment = next(f["path"] for f in listing["files"] if f["kind"] == "Deployment")
+    doc = yaml.safe_load(Path(deployment).read_text())
+    doc["spec"]["replica"] = 2
+    Path(deployment).write_text(yaml.safe_dump(doc))
+    assert _validate_cli([deployment]).returncode != 0
+
+
+def test_gke_render_lists_files_in_apply_order_without_placeholders(tmp_path: Path) -> None:
+    listing = _render(tmp_path, "gke-dev")
+    kinds = [f["kind"] for f in listing["files"]]
+    assert kinds == [
+        "Namespace",
+        "ServiceAccount",
+        "Deployment",
+        "Service",
+        "PodDisruptionBudget",
+        "TriggerAuthentication",
+        "ScaledObject",
+        "PodMonitoring",
+    ]
+    assert listing["target"] == "gke" and listing["placeholders"] == []
+    scaled = yaml.safe_load(Path(listing["files"][6]["path"]).read_text())
+    query = scaled["spec"]["triggers"][0]["metadata"]["query"]
+    assert query.startswith('((sum(rate(nv_inference_queue_duration_us{namespace="triton"')
+
+
+def test_render_is_the_same_workload_pulumi_applies(tmp_path: Path) -> None:
+    from tests.infra.pulumi_harness import run_stack
+
+    listing = _render(tmp_path, "gke-dev")
+    rendered = yaml.safe_load(Path(listing["files"][2]["path"]).read_text())
+    declared = run_stack("gke-dev").one("kubernetes:apps/v1:Deployment").inputs
+    assert json.loads(json.dumps(declared["spec"])) == json.loads(
+        json.dumps(rendered["spec"]), parse_int=float
+    )
+
+
+def test_eks_placeholders_filled_from_stack_outputs(tmp_path: Path) -> None:
+    listing = _render(tmp_path, "eks-dev")
+    assert listing["placeholders"] == ["tritonRoleArn", "ampWorkspaceId"]
+    outputs = tmp_path / "outputs.json"
+    arn = "arn:aws:iam::123456789012:role/tdk-eks-dev-triton-release-reader"
+    outputs.write_text(json.dumps({"tritonRoleArn": arn, "ampWorkspaceId": "ws-1234"}))
+    filled = _render(tmp_path, "eks-dev", "--outputs", str(outputs))
+    assert filled["placeholders"] == []
+    sa = yaml.safe_load(Path(filled["files"][1]["path"]).read_text())
+    assert sa["metadata"]["annotations"] == {"eks.amazonaws.com/role-arn": arn}
+    scaled = yaml.safe_load(Path(filled["files"][6]["path"]).read_text())
+    address = scaled["spec"]["triggers"][0]["metadata"]["serverAddress"]
+    assert address == "https://aps-workspaces.us-east-1.amazonaws.com/workspaces/ws-1234"
+
+
+def test_non_kubernetes_stack_is_refused_with_a_hint(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app,
+        [
+            "render",
+            "k8s",
+            "--stack",
+            "sagemaker-dev",
+            "--out",
+            str(tmp_path),
+            "--project-dir",
+            str(ROOT),
+        ],
+    )
+    assert result.exit_code == 2
+    assert "only gke and eks stacks" in result.output and "--stack gke-dev" in result.output
+
+
+def test_invalid_stack_config_fails_like_pulumi_up(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(ROOT / "Pulumi.yaml", project / "Pulumi.yaml")
+    stack = yaml.safe_load((ROOT / "Pulumi.gke-dev.yaml").read_text())
+    stack["config"]["triton-deploy-kit:gkeGpuType"] = "nvidia-tesla-k80"
+    (project / "Pulumi.bad.yaml").write_text(yaml.safe_dump(stack))
+    result = runner.invoke(
+        app,
+        [
+            "render",
+            "k8s",
+            "--stack",
+            "bad",
+            "--out",
+            str(tmp_path / "o"),
+            "--project-dir",
+            str(project),
+        ],
+    )
+    assert result.exit_code == 1
+    assert "retired by Google Cloud" in result.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_missing_stack_file_names_it(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app,
+        ["render", "k8s", "--stack", "nope", "--out", str(tmp_path), "--project-dir", str(ROOT)],
+    )
+    assert result.exit_code == 2
+    assert "Pulumi.nope.yaml does not exist" in result.output

@@ -1,0 +1,84 @@
+"""32 concurrent boto3 clients across 5 models with K = 2: every request answered 200."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from botocore.exceptions import ClientError
+
+from infra.clients.inputs import example_inputs
+from infra.clients.sagemaker_runtime import SageMakerRuntimeTarget
+from tests.local.local_helpers import Endpoint
+
+pytestmark = pytest.mark.e2e
+
+CLIENTS = 32
+REQUESTS = int(os.environ.get("TDK_STRESS_REQUESTS", "500"))
+MODELS = (
+    "tokenizer-0.tar.gz",
+    "tokenizer-1.tar.gz",
+    "tokenizer-2.tar.gz",
+    "text_classifier-0.tar.gz",
+    "text_classifier-1.tar.gz",
+)
+
+
+@pytest.fixture(scope="module")
+def endpoint(release: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoint]:
+    from tests.local.local_helpers import start_endpoint
+
+    running = start_endpoint(
+        release,
+        tmp_path_factory.mktemp("state"),
+        "--max-loaded-models",
+        "2",
+        "--capacity-timeout",
+        "120",
+    )
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def test_32_clients_5_models_k2_all_answered(endpoint: Endpoint) -> None:
+    client = endpoint.client()
+    target = SageMakerRuntimeTarget("local", endpoint_url=endpoint.url, local=True)
+    models = [endpoint.manifest.by_target_model(name) for name in MODELS]
+    requests = [target.prepare(model, example_inputs(model)) for model in models]
+
+    def run(worker: int) -> Counter[str]:
+        counts: Counter[str] = Counter()
+        for i in range(REQUESTS):
+            index = (worker + i // 50) % len(models)  # each client moves on every 50 requests
+            try:
+                response = client.invoke_endpoint(
+                    EndpointName="local",
+                    TargetModel=models[index].target_model,
+                    Body=requests[index].body,
+                    ContentType=requests[index].content_type,
+                )
+                response["Body"].read()
+                counts[str(response["ResponseMetadata"]["HTTPStatusCode"])] += 1
+            except ClientError as exc:
+                counts[exc.response["Error"]["Code"]] += 1
+        return counts
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(CLIENTS) as pool:
+        totals = sum(pool.map(run, range(CLIENTS)), Counter())
+    elapsed = time.monotonic() - started
+    status = endpoint.status()
+    print(
+        f"\n{CLIENTS}x{REQUESTS} requests in {elapsed:.1f} s; unloads {status['metrics']['ModelUnloads']}"
+    )
+    assert totals == Counter({"200": CLIENTS * REQUESTS})
+    assert status["metrics"]["LoadedModelCount"] <= 2
+    assert status["metrics"]["ModelUnloads"] >= 3
+    target.close()
