@@ -18,7 +18,7 @@ EndpointNameOpt = Annotated[str, typer.Option("--endpoint", help="SageMaker endp
 
 
 def _describe(endpoint: str, region: str | None) -> Any:
-    from infra.clients.cloudwatch import aws_client
+    from infra.clients.aws_session import aws_client
     from infra.clients.sagemaker_endpoint import describe
 
     sagemaker = aws_client("sagemaker", region)

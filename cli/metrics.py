@@ -53,7 +53,8 @@ def metrics(
     json_mode: JsonOpt = False,
 ) -> None:
     """Invocations, latency, errors, model cache and utilisation over a window (CloudWatch)."""
-    from infra.clients.cloudwatch import aws_client, endpoint_figures
+    from infra.clients.aws_session import aws_client
+    from infra.clients.cloudwatch import endpoint_figures
 
     out = Output(json_mode=json_mode)
     window = parse_since(since)

@@ -73,7 +73,8 @@ def declare_eks(config: EksConfig) -> dict[str, Any]:
         policy=b.release_read_policy(config.release.bucket, config.release.prefix),
         opts=pulumi.ResourceOptions(parent=cluster),
     )
-    spec = triton_spec(config, reader.arn, monitoring.workspace.id)
+    prometheus_url = monitoring.workspace.id.apply(lambda ws: b.amp_query_url(config.region, ws))
+    spec = triton_spec(config, reader.arn, prometheus_url)
     TritonService(
         f"{name}-triton",
         TritonServiceArgs(

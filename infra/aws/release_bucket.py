@@ -8,6 +8,15 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+#: S3 bucket name prefixes are at most 37 characters (the provider appends a unique suffix)
+MAX_BUCKET_PREFIX = 37
+
+
+def bucket_prefix(name: str) -> str:
+    """``<name>-releases-`` cut to the 37 characters S3 allows for a prefix."""
+    suffix = "-releases-"
+    return f"{name[: MAX_BUCKET_PREFIX - len(suffix)].rstrip('-')}{suffix}"
+
 
 def tls_only_policy(bucket_arn: str) -> dict[str, Any]:
     """Deny every request that does not use TLS."""
@@ -29,7 +38,7 @@ def tls_only_policy(bucket_arn: str) -> dict[str, Any]:
 def declare_release_bucket(name: str, parent: pulumi.Resource) -> aws.s3.Bucket:
     """The bucket plus its public access block, versioning, SSE and ownership controls."""
     opts = pulumi.ResourceOptions(parent=parent)
-    bucket = aws.s3.Bucket(f"{name}-releases", bucket_prefix=f"{name}-releases-", opts=opts)
+    bucket = aws.s3.Bucket(f"{name}-releases", bucket_prefix=bucket_prefix(name), opts=opts)
     child = pulumi.ResourceOptions(parent=parent, depends_on=[bucket])
     block = aws.s3.BucketPublicAccessBlock(
         f"{name}-releases",

@@ -14,8 +14,9 @@ class TritonKnobs:
     """The Triton settings the SageMaker image reads from its environment."""
 
     log_verbose: int
-    #: SageMaker frontend threads; 0 leaves the image's own default
+    #: SageMaker frontend threads and buffer-copy threads; 0 leaves the image's own default
     thread_count: int
+    buffer_manager_threads: int
     #: Python backend shared memory per model instance, and its growth step
     shm_default_bytes: int
     shm_growth_bytes: int
@@ -32,6 +33,8 @@ def container_environment(knobs: TritonKnobs) -> dict[str, str]:
     }
     if knobs.thread_count > 0:
         env["SAGEMAKER_TRITON_THREAD_COUNT"] = str(knobs.thread_count)
+    if knobs.buffer_manager_threads > 0:
+        env["SAGEMAKER_TRITON_BUFFER_MANAGER_THREAD_COUNT"] = str(knobs.buffer_manager_threads)
     if knobs.model_load_gpu_limit is not None:
         env["SAGEMAKER_TRITON_MODEL_LOAD_GPU_LIMIT"] = f"{knobs.model_load_gpu_limit:g}"
     return env

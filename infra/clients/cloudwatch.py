@@ -1,53 +1,18 @@
-"""Read a SageMaker MME's figures from CloudWatch (``get_metric_data``) and its state.
+"""Read a SageMaker MME's figures from CloudWatch (``get_metric_data``).
 
 The figures are the dashboard's (``infra.aws.sagemaker_metrics.METRICS``), each aggregated
-over one window. boto3 is imported lazily; errors become ``EndpointError`` with a hint.
+over one window; errors become ``EndpointError`` with a hint.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from infra.aws.sagemaker_metrics import METRICS, VARIANT_NAME, MetricSpec, dimensions
-from packager.errors import EndpointError
-
-
-def aws_client(service: str, region: str | None) -> Any:
-    """A boto3 client (``AWS_ENDPOINT_URL[_<SERVICE>]`` redirects it, as boto3 documents)."""
-    import boto3
-
-    return boto3.session.Session(region_name=region).client(service)  # type: ignore[call-overload]
-
-
-@contextmanager
-def aws_errors(what: str) -> Iterator[None]:
-    """Turn botocore's errors into EndpointError naming ``what`` and the fix."""
-    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
-
-    try:
-        yield
-    except NoRegionError:
-        raise EndpointError(
-            f"cannot {what}: no AWS region", hint="pass --region or set AWS_REGION"
-        ) from None
-    except NoCredentialsError:
-        raise EndpointError(
-            f"cannot {what}: no AWS credentials",
-            hint="configure credentials (aws configure, AWS_PROFILE or an instance role)",
-        ) from None
-    except ClientError as exc:
-        error = exc.response.get("Error", {})
-        raise EndpointError(
-            f"cannot {what}: {error.get('Code', 'error')}: {error.get('Message', exc)}",
-            hint="check the endpoint name, the region and your IAM permissions",
-        ) from None
-    except BotoCoreError as exc:
-        raise EndpointError(f"cannot {what}: {exc}", hint="check the network and region") from None
+from infra.clients.aws_session import aws_errors
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from infra.aws.sagemaker_scaling import SCALABLE_DIMENSION, SERVICE_NAMESPACE, resource_id
-from infra.clients.cloudwatch import aws_errors
+from infra.clients.aws_session import aws_errors
 from packager.errors import EndpointError
 
 #: states an endpoint only leaves through a new update or a delete

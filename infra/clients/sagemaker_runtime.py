@@ -39,7 +39,7 @@ class SageMakerRuntimeTarget(InferenceTarget):
         self.kind = "local" if local else "sagemaker"
         options: dict[str, Any] = {"max_pool_connections": pool_size}
         if max_attempts is not None:
-            options["retries"] = {"max_attempts": max_attempts, "mode": "standard"}
+            options["retries"] = {"total_max_attempts": max_attempts, "mode": "standard"}
         kwargs: dict[str, Any] = {"endpoint_url": endpoint_url, "config": Config(**options)}
         if local:
             session = boto3.session.Session()

@@ -148,6 +148,7 @@ class GpuCluster(pulumi.ComponentResource):
         }
         return gcp.container.Cluster(
             f"{name}-gke",
+            name=args.name,
             project=args.project,
             location=args.region,
             network=self.network.id,

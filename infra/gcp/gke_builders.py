@@ -199,6 +199,8 @@ def gpu_node_pool_args(pool: GpuPool, node_service_account: Any) -> dict[str, An
     """``gcp.container.NodePool`` arguments: accelerator with managed driver install,
     autoscaling down to zero, optional spot, the GPU taint and pool label."""
     args: dict[str, Any] = {
+        # per zone; 0 keeps a scale-to-zero pool from starting (and billing) GPU nodes
+        "initial_node_count": 0 if pool.min_nodes == 0 else 1,
         "autoscaling": {
             "total_min_node_count": pool.min_nodes,
             "total_max_node_count": pool.max_nodes,

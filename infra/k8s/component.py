@@ -38,7 +38,7 @@ class TritonService(pulumi.ComponentResource):
             created.append(_apply(f"{name}-ns", manifests.namespace(spec), base))
         core = pulumi.ResourceOptions.merge(base, pulumi.ResourceOptions(depends_on=created))
         self.service_account = _apply(f"{name}-sa", manifests.service_account(spec), core)
-        # KEDA owns the replica count once the ScaledObject exists.
+        # KEDA's HPA owns the replica count (the manifest leaves it out; never reset it).
         self.deployment = _apply(
             f"{name}-deploy",
             manifests.deployment(spec),

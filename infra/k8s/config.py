@@ -19,8 +19,8 @@ from infra.k8s.spec import (
 from packager.errors import ConfigError
 
 KINDS: tuple[str, ...] = ("gpu", "cpu")
-_DNS_LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
 EXPOSURES: tuple[str, ...] = ("cluster-ip", "internal-lb", "external-lb")
+_DNS_LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
 
 
 @dataclass(frozen=True)

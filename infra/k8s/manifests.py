@@ -150,7 +150,11 @@ def placement(spec: TritonServiceSpec) -> dict[str, Any]:
 
 
 def deployment(spec: TritonServiceSpec) -> Manifest:
-    """Triton pods; a new release rolls one pod at a time, each ready once its models load."""
+    """Triton pods; a new release rolls one pod at a time, each ready once its models load.
+
+    ``replicas`` is left out: KEDA's HPA owns it (a GitOps sync or ``pulumi up`` would
+    otherwise reset it on every apply).
+    """
     pod_spec: dict[str, Any] = {
         "serviceAccountName": spec.name,
         "automountServiceAccountToken": True,  # projected token for Workload Identity / IRSA
@@ -173,7 +177,6 @@ def deployment(spec: TritonServiceSpec) -> Manifest:
         "kind": "Deployment",
         "metadata": _metadata(spec),
         "spec": {
-            "replicas": spec.scaling.min_replicas,
             "revisionHistoryLimit": 5,
             "selector": {"matchLabels": spec.selector},
             "strategy": {
@@ -254,6 +257,15 @@ def scaled_object(spec: TritonServiceSpec) -> Manifest:
             "maxReplicaCount": scaling.max_replicas,
             "pollingInterval": scaling.polling_seconds,
             "cooldownPeriod": scaling.cooldown_seconds,
+            # cooldownPeriod only governs scaling to zero; between min and max the HPA's
+            # scale-down stabilisation window is what keeps GPU pods from flapping.
+            "advanced": {
+                "horizontalPodAutoscalerConfig": {
+                    "behavior": {
+                        "scaleDown": {"stabilizationWindowSeconds": scaling.cooldown_seconds}
+                    }
+                }
+            },
             "triggers": [
                 {
                     "type": "prometheus",

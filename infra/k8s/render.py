@@ -104,10 +104,13 @@ def render_stack(
         spec = gke_spec(config)
         extra: list[Manifest] = []
     else:
+        from infra.aws.eks_builders import amp_query_url
         from infra.aws.eks_monitoring import scraper_rbac
         from infra.targets.eks import triton_spec as eks_spec
 
-        spec = eks_spec(config, value("tritonRoleArn"), value("ampWorkspaceId"))
+        region = reader.string("aws:region")
+        prometheus_url = amp_query_url(region, value("ampWorkspaceId"))
+        spec = eks_spec(config, value("tritonRoleArn"), prometheus_url)
         extra = scraper_rbac()
     rendered = [manifests.namespace(spec), *manifests.workload_manifests(spec), *extra]
     return Rendered(stack, target_name, rendered, placeholders)
@@ -119,8 +122,16 @@ def file_name(index: int, manifest: Manifest) -> str:
 
 
 def write_manifests(rendered: Rendered, out_dir: Path) -> list[Path]:
-    """One YAML document per file under ``out_dir``, numbered in apply order."""
+    """One YAML document per file under ``out_dir``, numbered in apply order.
+
+    Files an earlier render wrote (``NN-kind-name.yaml``) that this one does not are removed,
+    so a GitOps tree never keeps a manifest the stack no longer has.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
+    wanted = {file_name(i, m) for i, m in enumerate(rendered.manifests)}
+    for stale in out_dir.glob("[0-9][0-9]-*.yaml"):
+        if stale.name not in wanted:
+            stale.unlink()
     paths = []
     for index, manifest in enumerate(rendered.manifests):
         path = out_dir / file_name(index, manifest)

@@ -115,20 +115,18 @@ class EksTarget(Target[EksConfig]):
         return declare_eks(config)
 
 
-def triton_spec(config: EksConfig, role_arn: Any, workspace_id: Any) -> TritonServiceSpec:
-    """The Triton workload of an eks stack; ``role_arn``/``workspace_id`` may be outputs."""
-    server = cast(
-        str,
-        workspace_id.apply(lambda ws: b.amp_query_url(config.region, ws))
-        if hasattr(workspace_id, "apply")
-        else b.amp_query_url(config.region, workspace_id),
-    )
+def triton_spec(config: EksConfig, role_arn: Any, prometheus_url: Any) -> TritonServiceSpec:
+    """The Triton workload of an eks stack.
+
+    ``role_arn`` (Triton's IRSA role) and ``prometheus_url`` (the AMP query endpoint) are Pulumi
+    outputs under ``pulumi up`` and strings under ``tdk render k8s``.
+    """
     return workload_spec(
         config.workload,
         name=config.common.name,
         cloud="eks",
         model_repository=f"{config.release.url}/repository",
-        prometheus=PrometheusSource(server, "aws", config.region),
+        prometheus=PrometheusSource(cast(str, prometheus_url), "aws", config.region),
         identity_annotations={"eks.amazonaws.com/role-arn": role_arn},
         env={"AWS_REGION": config.region, "AWS_DEFAULT_REGION": config.region},
     )

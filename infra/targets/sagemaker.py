@@ -18,7 +18,14 @@ from infra.aws.sagemaker_instances import (
 from infra.aws.sagemaker_monitoring import AlarmThresholds
 from infra.aws.sagemaker_rollout import STRATEGIES, Rollout
 from infra.aws.sagemaker_scaling import ScalingSettings
-from infra.config import PREFIX_RULE, ConfigReader, StackConfig, check_capacity, valid_prefix
+from infra.config import (
+    PREFIX_RULE,
+    ConfigReader,
+    StackConfig,
+    check_capacity,
+    qualify,
+    valid_prefix,
+)
 from infra.targets.base import Refusal, Target
 from packager.errors import ConfigError
 
@@ -74,6 +81,7 @@ def _knobs(reader: ConfigReader, instance: InstanceKind) -> TritonKnobs:
     return TritonKnobs(
         log_verbose=reader.integer("sagemakerTritonLogVerbose", minimum=0),
         thread_count=reader.integer("sagemakerTritonThreadCount", minimum=0),
+        buffer_manager_threads=reader.integer("sagemakerTritonBufferManagerThreads", minimum=0),
         shm_default_bytes=reader.integer("sagemakerTritonShmDefaultBytes", minimum=1 << 20),
         shm_growth_bytes=reader.integer("sagemakerTritonShmGrowthBytes", minimum=1 << 16),
         model_load_gpu_limit=limit if instance.gpus else None,
@@ -84,7 +92,7 @@ def _email(reader: ConfigReader) -> str | None:
     email = reader.optional_string("sagemakerAlarmEmail")
     if email is not None and ("@" not in email or " " in email):
         raise ConfigError(
-            f"triton-deploy-kit:sagemakerAlarmEmail is {email!r}, not an email address",
+            f"{qualify('sagemakerAlarmEmail')} is {email!r}, not an email address",
             hint='set it to an address, or to "" for no SNS topic',
         )
     return email
@@ -94,7 +102,7 @@ def _created_prefix(reader: ConfigReader) -> str:
     prefix = reader.string("sagemakerReleasePrefix").strip("/")
     if not prefix or not valid_prefix(prefix):
         raise ConfigError(
-            f"triton-deploy-kit:sagemakerReleasePrefix is {prefix!r}: {PREFIX_RULE}, not empty",
+            f"{qualify('sagemakerReleasePrefix')} is {prefix!r}: {PREFIX_RULE}, not empty",
             hint="set it to e.g. releases/r2",
         )
     return prefix

@@ -75,3 +75,12 @@ def test_wait_fails_fast_on_failed_and_at_the_timeout() -> None:
     stuck = EndpointState("ep", "Creating", None, "cfg", "")
     with pytest.raises(EndpointError, match="still Creating after 0 s"):
         wait_until_in_service(lambda: stuck, 0, 0, sleep=lambda _: None)
+
+
+def test_status_without_a_region_names_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("AWS_DEFAULT_REGION", "AWS_REGION", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    result = CliRunner().invoke(app, ["endpoint", "status", "--endpoint", "tdk-ep"])
+    assert result.exit_code == 1
+    assert "no AWS region" in result.output and "--region" in result.output

@@ -108,7 +108,7 @@ def test_render_is_the_same_workload_pulumi_applies(tmp_path: Path) -> None:
 
 def test_eks_placeholders_filled_from_stack_outputs(tmp_path: Path) -> None:
     listing = _render(tmp_path, "eks-dev")
-    assert listing["placeholders"] == ["tritonRoleArn", "ampWorkspaceId"]
+    assert sorted(listing["placeholders"]) == ["ampWorkspaceId", "tritonRoleArn"]
     outputs = tmp_path / "outputs.json"
     arn = "arn:aws:iam::123456789012:role/tdk-eks-dev-triton-release-reader"
     outputs.write_text(json.dumps({"tritonRoleArn": arn, "ampWorkspaceId": "ws-1234"}))
@@ -171,3 +171,13 @@ def test_missing_stack_file_names_it(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2
     assert "Pulumi.nope.yaml does not exist" in result.output
+
+
+def test_rerender_removes_files_the_stack_no_longer_has(tmp_path: Path) -> None:
+    out = tmp_path / "gke-dev"
+    out.mkdir()
+    (out / "09-configmap-old.yaml").write_text("kind: ConfigMap\n")
+    (out / "notes.md").write_text("kept\n")
+    listing = _render(tmp_path, "gke-dev")
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted([Path(f["path"]).name for f in listing["files"]] + ["notes.md"])

@@ -41,6 +41,7 @@ def test_gpu_pool_has_accelerator_driver_autoscaling_to_zero_and_taint(gke: Stac
     assert accelerator["gpuDriverInstallationConfig"] == {"gpuDriverVersion": "LATEST"}
     assert gpu["nodeConfig"]["machineType"] == "g2-standard-8"
     assert gpu["autoscaling"]["totalMinNodeCount"] == 0
+    assert gpu["initialNodeCount"] == 0
     assert gpu["autoscaling"]["totalMaxNodeCount"] == 2
     assert gpu["nodeConfig"]["taints"] == [
         {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}
@@ -150,3 +151,14 @@ def test_bad_config_fails_before_any_resource(
     with pytest.raises(ConfigError) as caught:
         stack_runner("gke-dev", overrides=overrides)
     assert message in str(caught.value)
+
+
+def test_cpu_workload_rides_on_gpu_nodes_spare_cpus() -> None:
+    run = run_stack("gke-dev", overrides={"k8sWorkloadKind": "cpu"})
+    pod = run.one("kubernetes:apps/v1:Deployment").inputs["spec"]["template"]["spec"]
+    assert "nvidia.com/gpu" not in pod["containers"][0]["resources"]["limits"]
+    assert "nodeSelector" not in pod
+    preferred = pod["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert preferred[0]["preference"]["matchExpressions"][0]["values"] == ["gpu"]
+    assert pod["tolerations"][0]["key"] == "nvidia.com/gpu"
+    assert "--allow-gpu-metrics=false" in pod["containers"][0]["args"]

@@ -95,6 +95,7 @@ def test_cpu_pod_prefers_gpu_nodes_and_tolerates_their_taint_without_requiring_t
 
 def test_rollout_replaces_pods_one_by_one_and_pdb_allows_one_down() -> None:
     spec = make_spec()
+    assert "replicas" not in manifests.deployment(spec)["spec"]  # owned by KEDA's HPA
     strategy = manifests.deployment(spec)["spec"]["strategy"]["rollingUpdate"]
     assert strategy == {"maxSurge": 1, "maxUnavailable": 0}
     assert manifests.pod_disruption_budget(spec)["spec"]["maxUnavailable"] == 1
@@ -122,6 +123,8 @@ def test_scaled_object_scales_on_the_exact_queue_to_compute_ratio() -> None:
     body = scaled["spec"]
     assert body["scaleTargetRef"]["name"] == "triton"
     assert (body["minReplicaCount"], body["maxReplicaCount"]) == (1, 4)
+    behavior = body["advanced"]["horizontalPodAutoscalerConfig"]["behavior"]
+    assert behavior["scaleDown"]["stabilizationWindowSeconds"] == 300
     (trigger,) = body["triggers"]
     assert trigger["type"] == "prometheus"
     assert trigger["metricType"] == "Value"

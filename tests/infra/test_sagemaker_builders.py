@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from infra.aws.release_bucket import bucket_prefix
 from infra.aws.sagemaker_env import TritonKnobs, container_environment
 from infra.aws.sagemaker_iam import execution_policy, image_repository_arn
 from infra.aws.sagemaker_instances import classify_instance, single_gpu_types
@@ -61,6 +62,13 @@ def test_execution_policy_at_bucket_root_and_in_china() -> None:
     assert by_sid["WriteEndpointLogs"]["Resource"][0].endswith("/aws/sagemaker/Endpoints/ep")
 
 
+@pytest.mark.parametrize("name", ["tdk", "tdk-sagemaker-dev", "a" * 26 + "-" + "b" * 13])
+def test_bucket_prefix_fits_s3(name: str) -> None:
+    prefix = bucket_prefix(name)
+    assert len(prefix) <= 37 and prefix.endswith("-releases-")
+    assert prefix[0].isalnum() and "--" not in prefix
+
+
 def test_image_repository_arn() -> None:
     uri = "763104351884.dkr.ecr.us-west-2.amazonaws.com/sagemaker-tritonserver:24.09-py3-cpu"
     assert image_repository_arn(uri) == (
@@ -69,12 +77,14 @@ def test_image_repository_arn() -> None:
 
 
 def test_container_environment_skips_unset_knobs() -> None:
-    gpu = container_environment(TritonKnobs(2, 8, 1 << 24, 1 << 20, 0.75))
+    gpu = container_environment(TritonKnobs(2, 8, 4, 1 << 24, 1 << 20, 0.75))
     assert gpu["SAGEMAKER_TRITON_LOG_VERBOSE"] == "2"
     assert gpu["SAGEMAKER_TRITON_THREAD_COUNT"] == "8"
+    assert gpu["SAGEMAKER_TRITON_BUFFER_MANAGER_THREAD_COUNT"] == "4"
     assert gpu["SAGEMAKER_TRITON_MODEL_LOAD_GPU_LIMIT"] == "0.75"
-    cpu = container_environment(TritonKnobs(0, 0, 1 << 24, 1 << 20, None))
+    cpu = container_environment(TritonKnobs(0, 0, 0, 1 << 24, 1 << 20, None))
     assert "SAGEMAKER_TRITON_THREAD_COUNT" not in cpu
+    assert "SAGEMAKER_TRITON_BUFFER_MANAGER_THREAD_COUNT" not in cpu
     assert "SAGEMAKER_TRITON_MODEL_LOAD_GPU_LIMIT" not in cpu
     assert all(isinstance(v, str) for v in cpu.values())
 

@@ -201,6 +201,8 @@ def test_cpu_instance_gets_the_cpu_image_and_no_gpu_alarm(stack_runner: Callable
         ({"sagemakerReleasePrefix": "a/../b"}, "without . or .."),
         ({"sagemakerRolloutStrategy": "YOLO"}, "ALL_AT_ONCE, CANARY, LINEAR"),
         ({"sagemakerTritonVersion": "9.99"}, "24.09"),
+        ({"sagemakerAlarmEmail": "oncall"}, "not an email address"),
+        ({"sagemakerMinInstances": 0}, "must be >= 1"),
     ],
 )
 def test_bad_config_fails_before_any_resource(

@@ -121,7 +121,8 @@ class Endpoint:
             aws_access_key_id="test",
             aws_secret_access_key="test",
             config=Config(
-                retries={"max_attempts": attempts, "mode": "standard"}, max_pool_connections=64
+                retries={"total_max_attempts": attempts, "mode": "standard"},
+                max_pool_connections=64,
             ),
         )
 
@@ -156,6 +157,7 @@ def start_endpoint(store: Path, state_dir: Path, *args: str, name: str = "local"
             cwd=ROOT,
         )
     state_file = state_dir / f"local-{name}.json"
+    state_file.unlink(missing_ok=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if state_file.exists():
@@ -167,3 +169,40 @@ def start_endpoint(store: Path, state_dir: Path, *args: str, name: str = "local"
         time.sleep(0.05)
     proc.kill()
     raise AssertionError(f"endpoint did not start:\n{log.read_text()}")
+
+
+PYTHON_CONFIG = """name: "{name}"
+backend: "python"
+max_batch_size: 0
+input {{ name: "x" data_type: TYPE_FP32 dims: [ 1 ] }}
+output {{ name: "y" data_type: TYPE_FP32 dims: [ 1 ] }}
+instance_group {{ kind: KIND_CPU count: 1 }}
+"""
+
+PYTHON_MODEL = """import time
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def initialize(self, args):
+        {initialize}
+
+    def execute(self, requests):
+        responses = []
+        for request in requests:
+            x = pb_utils.get_input_tensor_by_name(request, "x").as_numpy()
+            time.sleep(float(x[0]))
+            y = pb_utils.Tensor("y", (x * 2).astype(np.float32))
+            responses.append(pb_utils.InferenceResponse(output_tensors=[y]))
+        return responses
+"""
+
+
+def write_python_model(repo: Path, name: str, initialize: str = "pass") -> Path:
+    """A tiny Python-backend model: ``y = 2 * x`` after sleeping ``x`` seconds."""
+    model = repo / name
+    (model / "1").mkdir(parents=True, exist_ok=True)
+    (model / "config.pbtxt").write_text(PYTHON_CONFIG.format(name=name))
+    (model / "1" / "model.py").write_text(PYTHON_MODEL.format(initialize=initialize))
+    return model

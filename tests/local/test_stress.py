@@ -75,9 +75,8 @@ def test_32_clients_5_models_k2_all_answered(endpoint: Endpoint) -> None:
         totals = sum(pool.map(run, range(CLIENTS)), Counter())
     elapsed = time.monotonic() - started
     status = endpoint.status()
-    print(
-        f"\n{CLIENTS}x{REQUESTS} requests in {elapsed:.1f} s; unloads {status['metrics']['ModelUnloads']}"
-    )
+    unloads = status["metrics"]["ModelUnloads"]
+    print(f"\n{CLIENTS}x{REQUESTS} requests in {elapsed:.1f} s; {unloads} unloads")
     assert totals == Counter({"200": CLIENTS * REQUESTS})
     assert status["metrics"]["LoadedModelCount"] <= 2
     assert status["metrics"]["ModelUnloads"] >= 3

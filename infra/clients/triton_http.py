@@ -1,0 +1,173 @@
+"""``--target k8s``: Triton's own KServe v2 API over HTTP (binary codec) or gRPC.
+
+On Kubernetes, Triton loads the release's ``repository/`` tree, so a model is addressed by its
+Triton name; the CLI maps ``--target-model`` (the archive name) to it through the manifest and
+this target sends to ``/v2/models/<name>/infer``.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from infra.clients.base import InferenceTarget, PreparedRequest, RawResponse, check_inputs
+from packager.errors import EndpointError, UsageError
+from packager.manifest import ManifestModel
+
+HEADER_LENGTH = "Inference-Header-Content-Length"
+
+
+@dataclass(frozen=True)
+class GrpcRequest(PreparedRequest):
+    """A request for the gRPC path: the checked arrays (gRPC has its own protobuf codec)."""
+
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GrpcResponse(RawResponse):
+    """What the gRPC path decoded already."""
+
+    outputs: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+def _split(url: str, grpc: bool) -> tuple[str, str, int, str]:
+    """scheme, host, port, path prefix of ``url`` (gRPC accepts a bare ``host:port``)."""
+    if grpc and "://" not in url:
+        url = f"grpc://{url}"
+    parts = urlsplit(url)
+    allowed = ("grpc", "http", "https") if grpc else ("http", "https")
+    if parts.scheme not in allowed or not parts.hostname:
+        raise UsageError(
+            f"--url {url!r} is not a Triton {'gRPC' if grpc else 'HTTP'} address",
+            hint="e.g. --url http://127.0.0.1:8000 (HTTP) or --grpc --url 127.0.0.1:8001",
+        )
+    default = 443 if parts.scheme == "https" else (8001 if grpc else 8000)
+    return parts.scheme, parts.hostname, parts.port or default, parts.path.rstrip("/")
+
+
+class TritonHttpTarget(InferenceTarget):
+    """Triton's HTTP inference API (keep-alive connection), or its gRPC API with ``grpc``."""
+
+    kind = "k8s"
+
+    def __init__(self, url: str, grpc: bool = False, timeout: float = 60.0) -> None:
+        self.url = url
+        self.grpc = grpc
+        self.timeout = timeout
+        self._scheme, self._host, self._port, self._prefix = _split(url, grpc)
+        self._conn: http.client.HTTPConnection | None = None
+        self._grpc_client: Any = None
+
+    # -- HTTP ------------------------------------------------------------------------------
+
+    def _connection(self) -> http.client.HTTPConnection:
+        if self._conn is None:
+            factory = (
+                http.client.HTTPSConnection
+                if self._scheme == "https"
+                else http.client.HTTPConnection
+            )
+            self._conn = factory(self._host, self._port, timeout=self.timeout)
+        return self._conn
+
+    def _post(self, path: str, body: bytes, headers: dict[str, str]) -> http.client.HTTPResponse:
+        for attempt in (1, 2):  # a kept-alive connection the server closed is retried once
+            conn = self._connection()
+            try:
+                conn.request("POST", path, body=body, headers=headers)
+                return conn.getresponse()
+            except (ConnectionError, http.client.HTTPException, OSError) as exc:
+                self.close()
+                if attempt == 2 or isinstance(exc, TimeoutError):
+                    raise EndpointError(
+                        f"cannot reach Triton at {self.url}: {exc.__class__.__name__}: {exc}",
+                        hint="check --url and that the Service is reachable (kubectl "
+                        "port-forward svc/<name> 8000:8000)",
+                    ) from exc
+        raise AssertionError("unreachable")
+
+    def send(self, model: ManifestModel, request: PreparedRequest) -> RawResponse:
+        if self.grpc:
+            return self._send_grpc(model, request)
+        headers = {"Content-Type": "application/octet-stream"}
+        if request.header_length is not None:
+            headers[HEADER_LENGTH] = str(request.header_length)
+        else:
+            headers["Content-Type"] = "application/json"
+        path = f"{self._prefix}/v2/models/{model.name}/infer"
+        response = self._post(path, request.body, headers)
+        body = response.read()
+        if response.status != 200:
+            raise EndpointError(
+                f"Triton at {self.url} refused {model.name} ({model.target_model}): "
+                f"HTTP {response.status}: {_error_text(body)}",
+                hint="check the model is in the release the cluster serves (GET /v2/models/"
+                f"{model.name}/ready) and the inputs match the manifest",
+            )
+        length = response.getheader(HEADER_LENGTH)
+        return RawResponse(
+            body, int(length) if length else None, response.getheader("Content-Type", "")
+        )
+
+    # -- gRPC ------------------------------------------------------------------------------
+
+    def prepare(self, model: ManifestModel, inputs: Any, binary: bool = True) -> PreparedRequest:
+        if not self.grpc:
+            return super().prepare(model, inputs, binary)
+        return GrpcRequest(b"", None, arrays=check_inputs(model, inputs))
+
+    def _send_grpc(self, model: ManifestModel, request: PreparedRequest) -> RawResponse:
+        import tritonclient.grpc as grpcclient
+        from tritonclient.utils import InferenceServerException, np_to_triton_dtype
+
+        arrays = request.arrays if isinstance(request, GrpcRequest) else {}
+        if self._grpc_client is None:
+            self._grpc_client = grpcclient.InferenceServerClient(f"{self._host}:{self._port}")
+        inputs = []
+        for name, array in arrays.items():
+            item = grpcclient.InferInput(name, list(array.shape), np_to_triton_dtype(array.dtype))
+            item.set_data_from_numpy(array)
+            inputs.append(item)
+        outputs = [grpcclient.InferRequestedOutput(spec.name) for spec in model.outputs]
+        try:
+            result = self._grpc_client.infer(
+                model.name, inputs, outputs=outputs, client_timeout=self.timeout
+            )
+        except InferenceServerException as exc:
+            raise EndpointError(
+                f"Triton at {self.url} (gRPC) refused {model.name} ({model.target_model}): "
+                f"{exc.message()}",
+                hint="check --url points at the gRPC port (8001) and the model is loaded",
+            ) from exc
+        decoded = {
+            spec.name: value
+            for spec in model.outputs
+            if (value := result.as_numpy(spec.name)) is not None
+        }
+        return GrpcResponse(b"", None, "application/grpc", outputs=decoded)
+
+    def decode(self, model: ManifestModel, response: RawResponse) -> dict[str, np.ndarray]:
+        if isinstance(response, GrpcResponse):
+            return dict(response.outputs)
+        return super().decode(model, response)
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        if self._grpc_client is not None:
+            self._grpc_client.close()
+            self._grpc_client = None
+
+
+def _error_text(body: bytes) -> str:
+    try:
+        return str(json.loads(body)["error"])
+    except (ValueError, KeyError, TypeError):
+        return body[:300].decode("utf-8", "replace")
