@@ -167,6 +167,11 @@ def stop_endpoint(name: str, timeout: float = 30.0) -> int:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
+            if os.waitpid(state.pid, os.WNOHANG)[0] == state.pid:
+                break  # it was our own child (started by `up --detach` in this process)
+        except ChildProcessError:
+            pass
+        try:
             os.kill(state.pid, 0)
         except ProcessLookupError:
             break

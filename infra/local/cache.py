@@ -170,3 +170,47 @@ def remove_dirs(repository: Path, names: tuple[str, ...]) -> None:
     """Delete model directories from the repository (disk cache eviction)."""
     for name in names:
         shutil.rmtree(repository / name, ignore_errors=True)
+
+
+class DiskCache:
+    """Which TargetModels are extracted in the repository, their sizes, and shared directories."""
+
+    def __init__(self, repository: Path, limit: int) -> None:
+        self.repository = repository
+        self.limit = limit
+        self.sizes: dict[str, int] = {}  # TargetModel -> bytes extracted
+        self.users: dict[str, set[str]] = {}  # model directory -> TargetModels using it
+
+    def has(self, entry: ManifestModel) -> bool:
+        return entry.target_model in self.sizes
+
+    def shared(self) -> frozenset[str]:
+        """Directories already on disk (another archive's composing models): kept as they are."""
+        return frozenset(name for name, users in self.users.items() if users)
+
+    def add(self, entry: ManifestModel, result: Extracted) -> None:
+        self.sizes[entry.target_model] = result.size
+        for name in result.dirs:
+            self.users.setdefault(name, set()).add(entry.target_model)
+
+    def drop(self, entry: ManifestModel) -> None:
+        """Delete the model's directories that no other extracted TargetModel uses."""
+        self.sizes.pop(entry.target_model, None)
+        gone: list[str] = []
+        for name in model_dirs(entry):
+            users = self.users.get(name, set())
+            users.discard(entry.target_model)
+            if not users:
+                gone.append(name)
+                self.users.pop(name, None)
+        remove_dirs(self.repository, tuple(gone))
+
+    def trim(self, evictable: list[ManifestModel]) -> None:
+        """Drop ``evictable`` models (not loaded, least recently used first) until under limit."""
+        total = sum(self.sizes.values())
+        for entry in evictable:
+            if total <= self.limit:
+                return
+            if self.has(entry):
+                total -= self.sizes[entry.target_model]
+                self.drop(entry)

@@ -2,8 +2,9 @@
 
 All state lives on the front's event loop (no locks): a model is ``loaded`` in Triton or not,
 holds a capacity slot while loading or loaded, and counts requests in flight. Beyond
-``max_loaded`` slots the least recently used model is drained and unloaded — never while a
-request for it is in flight.
+``max_loaded`` slots the least recently used idle model is unloaded; when every loaded model is
+busy, the one loaded longest ago is drained (new requests for it wait) once it has been resident
+``min_residency`` seconds, then unloaded — never while a request for it is in flight.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from packager.stores import Store, open_store
 
 log = logging.getLogger("tdk.local")
 SAGEMAKER_PAYLOAD_LIMIT = 6 * 1024 * 1024
+IDLE_GRACE = 0.2  # seconds without requests before a loaded model counts as idle
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,7 @@ class Settings:
     cache_bytes: int = 20 * 1024**3
     max_body: int = SAGEMAKER_PAYLOAD_LIMIT
     capacity_timeout: float = 60.0
+    min_residency: float = 2.0
     store_endpoint_url: str | None = None
 
 
@@ -53,8 +56,7 @@ class ModelState:
     evicting: bool = False
     inflight: int = 0
     last_used: float = 0.0
-    on_disk: bool = False
-    disk_bytes: int = 0
+    loaded_at: float = 0.0
     loading: asyncio.Future[None] | None = field(default=None, repr=False)
 
 
@@ -68,7 +70,7 @@ class ModelManager:
         self.repository = settings.workdir / "repository"
         self.models: dict[str, ModelState] = {}
         self.slots: set[str] = set()  # TargetModels loading or loaded
-        self.dir_users: dict[str, set[str]] = {}  # model dir -> TargetModels on disk using it
+        self.disk = cache.DiskCache(self.repository, settings.cache_bytes)
         self.triton = TritonProcess(runtime, self.repository, settings.workdir)
         self.pool = UpstreamPool("127.0.0.1", 0)
         self.ready = asyncio.Event()
@@ -188,7 +190,7 @@ class ModelManager:
                 return
             await self._reserve_slot(state)
             try:
-                if not state.on_disk:
+                if not self.disk.has(state.entry):
                     await self._install(state)
                 await self._triton_load(state)
             except BaseException:
@@ -196,6 +198,7 @@ class ModelManager:
                 self._notify()
                 raise
             state.loaded = True
+            state.loaded_at = time.monotonic()
         finally:
             state.loading = None
 
@@ -209,7 +212,7 @@ class ModelManager:
                 self.repository,
                 self.settings.workdir / "staging",
                 self.settings.cache_bytes,
-                skip=frozenset(name for name, users in self.dir_users.items() if users),
+                skip=self.disk.shared(),
             )
         except StoreError as exc:
             self.metrics.count("ModelLoadFailures", entry.target_model)
@@ -218,11 +221,9 @@ class ModelManager:
             self.metrics.count("ModelLoadFailures", entry.target_model)
             raise model_error(f"{entry.target_model} refused: {exc.message}") from exc
         self.metrics.observe("ModelDownloadingTime", result.download_s)
-        for name in result.dirs:
-            self.dir_users.setdefault(name, set()).add(entry.target_model)
-        state.on_disk = True
-        state.disk_bytes = result.size
-        self._trim_disk()
+        self.disk.add(entry, result)
+        idle = [s for s in self.models.values() if s.entry.target_model not in self.slots]
+        self.disk.trim([s.entry for s in sorted(idle, key=lambda s: s.last_used)])
 
     async def _triton_load(self, state: ModelState) -> None:
         name = state.entry.name
@@ -236,7 +237,7 @@ class ModelManager:
         if response.status != 200:
             message = _triton_message(response.body)
             self.metrics.count("ModelLoadFailures", state.entry.target_model)
-            self._drop_from_disk(state)
+            self.disk.drop(state.entry)
             raise model_error(
                 f"Triton could not load {state.entry.target_model}: {message}",
                 original_status=response.status,
@@ -249,21 +250,36 @@ class ModelManager:
     async def _reserve_slot(self, state: ModelState) -> None:
         deadline = time.monotonic() + self.settings.capacity_timeout
         while len(self.slots) >= self.settings.max_loaded:
-            victim = self._victim()
+            now = time.monotonic()
+            victim = self._victim(now)
             if victim is not None:
                 await self._evict(victim, deadline)
             else:
-                await self._wait_change(deadline)
+                await self._wait_change(deadline, wake=self._next_expiry(now))
         self.slots.add(state.entry.target_model)
 
-    def _victim(self) -> ModelState | None:
-        """The loaded model to unload next: idle ones first, least recently used first."""
-        candidates = [
+    def _resident(self) -> list[ModelState]:
+        return [
             s
             for s in self.models.values()
             if s.loaded and not s.evicting and s.entry.target_model in self.slots
         ]
-        return min(candidates, key=lambda s: (s.inflight > 0, s.last_used), default=None)
+
+    def _victim(self, now: float) -> ModelState | None:
+        """The model to unload next: the least recently used one that is idle (nothing in flight
+        for ``IDLE_GRACE`` s); else the one loaded longest ago once it has been resident
+        ``min_residency`` s, so that swaps under contention cannot thrash."""
+        idle = [s for s in self._resident() if s.inflight == 0 and now - s.last_used >= IDLE_GRACE]
+        if idle:
+            return min(idle, key=lambda s: s.last_used)
+        ripe = [s for s in self._resident() if now - s.loaded_at >= self.settings.min_residency]
+        return min(ripe, key=lambda s: s.loaded_at, default=None)
+
+    def _next_expiry(self, now: float) -> float | None:
+        resident = self._resident()
+        expiries = [s.loaded_at + self.settings.min_residency for s in resident]
+        expiries += [s.last_used + IDLE_GRACE for s in resident if s.inflight == 0]
+        return min(expiries, default=None)
 
     async def _evict(self, victim: ModelState, deadline: float) -> None:
         """Drain ``victim`` (new requests for it wait), then unload it."""
@@ -276,13 +292,17 @@ class ModelManager:
             victim.evicting = False
             self._notify()
 
-    async def _wait_change(self, deadline: float) -> None:
-        remaining = deadline - time.monotonic()
+    async def _wait_change(self, deadline: float, wake: float | None = None) -> None:
+        """Wait for a slot or in-flight count to change, until ``wake`` at the latest."""
+        now = time.monotonic()
+        remaining = deadline - now
         if remaining <= 0:
             raise not_ready(
                 f"all {self.settings.max_loaded} loaded models are busy; no capacity to load "
                 "another within the capacity timeout"
             )
+        if wake is not None:
+            remaining = max(0.001, min(remaining, wake - now))
         event = self._changed
         self._waiting += 1
         try:
@@ -336,38 +356,6 @@ class ModelManager:
                     self.metrics.observe("ModelUnloadingTime", time.monotonic() - started)
                     return
                 await asyncio.sleep(0.02)
-
-    # -- disk cache -------------------------------------------------------------------------
-
-    def _trim_disk(self) -> None:
-        """Evict extracted models that are not loaded, least recently used first."""
-        total = sum(s.disk_bytes for s in self.models.values() if s.on_disk)
-        idle = sorted(
-            (
-                s
-                for s in self.models.values()
-                if s.on_disk and s.entry.target_model not in self.slots
-            ),
-            key=lambda s: s.last_used,
-        )
-        for state in idle:
-            if total <= self.settings.cache_bytes:
-                break
-            total -= state.disk_bytes
-            self._drop_from_disk(state)
-
-    def _drop_from_disk(self, state: ModelState) -> None:
-        target = state.entry.target_model
-        gone: list[str] = []
-        for name in cache.model_dirs(state.entry):
-            users = self.dir_users.get(name, set())
-            users.discard(target)
-            if not users:
-                gone.append(name)
-                self.dir_users.pop(name, None)
-        cache.remove_dirs(self.repository, tuple(gone))
-        state.on_disk = False
-        state.disk_bytes = 0
 
     # -- reporting --------------------------------------------------------------------------
 

@@ -133,6 +133,9 @@ def run(
         log_level="warning",
         timeout_keep_alive=75,
         backlog=1024,
+        proxy_headers=False,
+        server_header=False,
+        date_header=False,
     )
     try:
         uvicorn.Server(config).run(sockets=[sock])
@@ -187,6 +190,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, int, Path | Non
     parser.add_argument("--cache-bytes", type=int, default=20 * 1024**3)
     parser.add_argument("--max-body-bytes", type=int, default=SAGEMAKER_PAYLOAD_LIMIT)
     parser.add_argument("--capacity-timeout", type=float, default=60.0)
+    parser.add_argument("--min-residency", type=float, default=2.0)
     parser.add_argument("--workdir", default=None)
     parser.add_argument("--store-endpoint-url", default=None)
     parser.add_argument("--log", default=None)
@@ -200,6 +204,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, int, Path | Non
         cache_bytes=ns.cache_bytes,
         max_body=ns.max_body_bytes,
         capacity_timeout=ns.capacity_timeout,
+        min_residency=ns.min_residency,
         store_endpoint_url=ns.store_endpoint_url,
     )
     return settings, ns.port, Path(ns.log) if ns.log else None

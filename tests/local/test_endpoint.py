@@ -30,7 +30,7 @@ def target(endpoint: Endpoint) -> Iterator[SageMakerRuntimeTarget]:
 def _error(call: Any) -> tuple[str, int, dict[str, Any]]:
     with pytest.raises(ClientError) as info:
         call()
-    response = info.value.response
+    response: dict[str, Any] = dict(info.value.response)
     return response["Error"]["Code"], response["ResponseMetadata"]["HTTPStatusCode"], response
 
 

@@ -1,0 +1,280 @@
+"""The local endpoint's own cost, measured against its baseline: Triton's HTTP API directly.
+
+Both paths use the same HTTP client (``http.client`` keep-alive) and the same binary+json body,
+so the difference is the front's. Run: ``.venv/bin/python bench/invoke.py [--json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from infra.clients import loadgen  # noqa: E402
+from infra.clients.base import (  # noqa: E402
+    InferenceTarget,
+    PreparedRequest,
+    RawResponse,
+    header_length_from_content_type,
+)
+from infra.clients.inputs import example_inputs  # noqa: E402
+from packager.manifest import ManifestModel  # noqa: E402
+
+BINARY = "application/vnd.sagemaker-triton.binary+json"
+
+
+class Path_:
+    """One way to reach a model: the front (SageMaker API) or Triton directly (KServe v2)."""
+
+    def __init__(self, port: int, front: bool) -> None:
+        self.port = port
+        self.front = front
+        self.conn = http.client.HTTPConnection("127.0.0.1", port)
+
+    def post(self, model: ManifestModel, request: PreparedRequest) -> RawResponse:
+        if self.front:
+            path = "/endpoints/local/invocations"
+            headers = {
+                "Content-Type": request.content_type,
+                "X-Amzn-SageMaker-Target-Model": model.target_model,
+            }
+        else:
+            path = f"/v2/models/{model.name}/infer"
+            headers = {"Content-Type": "application/octet-stream"}
+            if request.header_length is not None:
+                headers["Inference-Header-Content-Length"] = str(request.header_length)
+        self.conn.request("POST", path, request.body, headers)
+        response = self.conn.getresponse()
+        body = response.read()
+        if response.status != 200:
+            raise RuntimeError(f"{response.status}: {body[:300]!r}")
+        length = response.getheader("Inference-Header-Content-Length")
+        if length is None:
+            length_int = header_length_from_content_type(response.getheader("Content-Type", ""))
+        else:
+            length_int = int(length)
+        return RawResponse(body, length_int)
+
+
+class FrontTarget(InferenceTarget):
+    """An InferenceTarget over ``Path_`` (for the binary-vs-JSON codec comparison)."""
+
+    def __init__(self, port: int) -> None:
+        self.path = Path_(port, front=True)
+
+    def send(self, model: ManifestModel, request: PreparedRequest) -> RawResponse:
+        return self.path.post(model, request)
+
+
+def p50_ms(fn: Any, count: int) -> float:
+    times = []
+    for _ in range(count):
+        started = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+def interleaved_p50(front: Any, direct: Any, rounds: int, count: int) -> tuple[float, float]:
+    """Alternate blocks of front and direct requests so drift on a shared machine cancels."""
+    f_times: list[float] = []
+    d_times: list[float] = []
+    for _ in range(rounds):
+        for fn, times in ((front, f_times), (direct, d_times)):
+            for _ in range(count):
+                started = time.perf_counter()
+                fn()
+                times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(f_times), statistics.median(d_times)
+
+
+def rps(make: Any, concurrency: int, seconds: float) -> float:
+    local = {}
+
+    def send() -> object:
+        import threading
+
+        ident = threading.get_ident()
+        if ident not in local:
+            local[ident] = make()
+        return local[ident]()
+
+    return loadgen.closed_loop(send, concurrency, seconds).throughput
+
+
+def start_endpoint(store: Path, state: Path) -> tuple[subprocess.Popen[bytes], str]:
+    env = dict(os.environ, TDK_STATE_DIR=str(state))
+    args = ["--store", str(store), "--port", "0", "--max-loaded-models", "16"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "infra.local.serve", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    state_file = state / "local-local.json"
+    for _ in range(600):
+        if state_file.exists():
+            return proc, json.loads(state_file.read_text())["url"]
+        time.sleep(0.1)
+    proc.kill()
+    raise SystemExit("the local endpoint did not start")
+
+
+def status(url: str) -> dict[str, Any]:
+    with urllib.request.urlopen(f"{url}/tdk/status") as response:
+        return dict(json.loads(response.read()))
+
+
+def make_release(work: Path) -> Path:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("generate", ROOT / "model_repos" / "generate.py")
+    assert spec is not None and spec.loader is not None
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    generator.generate(work / "repo")
+    from packager.publish import publish
+    from packager.stores import open_store
+
+    publish([work / "repo"], open_store(str(work / "store")), copies=3)
+    return work / "store"
+
+
+def cold_and_raw(url: str, manifest: Any, workdir: Path) -> dict[str, float]:
+    """First invoke of never-loaded copies vs Triton's load of the same extracted model."""
+    from packager.config import dump_config, load_config
+
+    front_port = int(url.rsplit(":", 1)[1])
+    triton = Path_(status(url)["triton_http_port"], front=False)
+    colds, raws, downloads = [], [], []
+    for index in (1, 2):
+        model = manifest.by_target_model(f"text_classifier-{index}.tar.gz")
+        request = FrontTarget(front_port).prepare(model, example_inputs(model))
+        before = status(url)["metrics"]["ModelDownloadingTime"]
+        started = time.perf_counter()
+        Path_(front_port, front=True).post(model, request)
+        colds.append((time.perf_counter() - started) * 1000)
+        after = status(url)["metrics"]["ModelDownloadingTime"]
+        downloads.append((after["avg"] * after["count"] - before["avg"] * before["count"]) / 1000)
+        repository = workdir / "local-local" / "repository"
+        raw = f"raw-{index}"
+        shutil.copytree(repository / model.name, repository / raw)
+        config = load_config(repository / raw / "config.pbtxt")
+        config.name = raw
+        (repository / raw / "config.pbtxt").write_text(dump_config(config))
+        started = time.perf_counter()
+        triton.conn.request("POST", f"/v2/repository/models/{raw}/load", b"")
+        response = triton.conn.getresponse()
+        response.read()
+        raws.append((time.perf_counter() - started) * 1000)
+        assert response.status == 200, response.status
+        triton.conn.request("POST", f"/v2/repository/models/{raw}/unload", b"")
+        triton.conn.getresponse().read()
+    return {
+        "cold_ms": statistics.median(colds),
+        "raw_load_ms": statistics.median(raws),
+        "download_ms": statistics.median(downloads),
+    }
+
+
+def measure(url: str, manifest: Any) -> dict[str, float]:
+    from infra.clients.sagemaker_runtime import SageMakerRuntimeTarget
+
+    front_port = int(url.rsplit(":", 1)[1])
+    triton_port = status(url)["triton_http_port"]
+    text = manifest.by_target_model("text_classifier-0.tar.gz")
+    image = manifest.by_target_model("image_classifier-0.tar.gz")
+    target = FrontTarget(front_port)
+    text_req = target.prepare(text, example_inputs(text))
+    image_req = target.prepare(image, example_inputs(image))
+    front, direct = Path_(front_port, front=True), Path_(triton_port, front=False)
+    figures: dict[str, float] = {"image_body_bytes": len(image_req.body)}
+    for model, request in ((text, text_req), (image, image_req)):
+        for _ in range(30):  # warm: loaded, sessions and connections hot
+            front.post(model, request)
+            direct.post(model, request)
+    figures["front_p50_ms"], figures["direct_p50_ms"] = interleaved_p50(
+        lambda: front.post(text, text_req), lambda: direct.post(text, text_req), 5, 200
+    )
+    figures["front_p50_ms_image"], figures["direct_p50_ms_image"] = interleaved_p50(
+        lambda: front.post(image, image_req), lambda: direct.post(image, image_req), 5, 60
+    )
+    for name, port, is_front in (("front", front_port, True), ("direct", triton_port, False)):
+        figures[f"{name}_rps_c8"] = rps(
+            lambda p=port, f=is_front: lambda c=Path_(p, front=f): c.post(image, image_req), 8, 4.0
+        )
+    boto3 = SageMakerRuntimeTarget("local", endpoint_url=url, local=True)
+    boto3.send(text, text_req)
+    figures["boto3_p50_ms"] = p50_ms(lambda: boto3.send(text, text_req), 300)
+    arrays = example_inputs(image)
+
+    def round_trip(binary: bool) -> None:
+        target.decode(image, target.send(image, target.prepare(image, arrays, binary=binary)))
+
+    binary_ms = p50_ms(lambda: round_trip(True), 40)
+    json_ms = p50_ms(lambda: round_trip(False), 8)
+    figures.update(binary_round_trip_ms=binary_ms, json_round_trip_ms=json_ms)
+    figures["binary_vs_json_speedup"] = json_ms / binary_ms
+    return figures
+
+
+def targets(f: dict[str, float]) -> dict[str, bool]:
+    return {
+        "front_p50_ms - direct_p50_ms <= 1.0": f["front_p50_ms"] - f["direct_p50_ms"] <= 1.0,
+        "front_p50_ms_image - direct_p50_ms_image <= 1.5": f["front_p50_ms_image"]
+        - f["direct_p50_ms_image"]
+        <= 1.5,
+        "front_rps_c8 >= 0.8 * direct_rps_c8": f["front_rps_c8"] >= 0.8 * f["direct_rps_c8"],
+        "binary_vs_json_speedup >= 20": f["binary_vs_json_speedup"] >= 20,
+        "cold_ms <= 1.3 * raw_load_ms + download_ms": f["cold_ms"]
+        <= 1.3 * f["raw_load_ms"] + f["download_ms"],
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+    from packager.manifest import Manifest
+
+    work = Path(tempfile.mkdtemp(prefix="tdk-bench-"))
+    proc = None
+    try:
+        store = make_release(work)
+        manifest = Manifest.from_json((store / "manifest.json").read_text())
+        proc, url = start_endpoint(store, work / "state")
+        figures = cold_and_raw(url, manifest, work / "state")
+        figures.update(measure(url, manifest))
+    finally:
+        if proc is not None:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(30)
+        shutil.rmtree(work, ignore_errors=True)
+    rounded = {key: round(value, 3) for key, value in figures.items()}
+    report = {"baseline": "Triton HTTP API direct, same client and body", **rounded}
+    report["targets_met"] = targets(figures)
+    if args.json:
+        print(json.dumps(report))
+    else:
+        for key, value in report.items():
+            print(f"{key:50s} {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
