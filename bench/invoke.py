@@ -119,6 +119,7 @@ def rps(make: Any, concurrency: int, seconds: float) -> float:
 def start_endpoint(store: Path, state: Path) -> tuple[subprocess.Popen[bytes], str]:
     env = dict(os.environ, TDK_STATE_DIR=str(state))
     args = ["--store", str(store), "--port", "0", "--max-loaded-models", "16"]
+    args += ["--server", os.environ.get("TDK_BENCH_SERVER", "uvicorn")]
     proc = subprocess.Popen(
         [sys.executable, "-m", "infra.local.serve", *args],
         cwd=ROOT,

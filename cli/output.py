@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -18,14 +19,22 @@ from rich.progress import (
 )
 from rich.table import Table
 
+PIPE_WIDTH = 140  # tables piped to a file or CI log keep their columns instead of 80
+
+
+def _console(stderr: bool) -> Console:
+    stream = sys.stderr if stderr else sys.stdout
+    interactive = stream.isatty() or "COLUMNS" in os.environ
+    return Console(stderr=stderr, width=None if interactive else PIPE_WIDTH)
+
 
 @dataclass
 class Output:
     """Human output (tables, progress) unless ``json_mode``, then one JSON document."""
 
     json_mode: bool = False
-    console: Console = field(default_factory=lambda: Console(stderr=False))
-    err: Console = field(default_factory=lambda: Console(stderr=True))
+    console: Console = field(default_factory=lambda: _console(stderr=False))
+    err: Console = field(default_factory=lambda: _console(stderr=True))
 
     def json(self, payload: Any) -> None:
         """Print ``payload`` as JSON on stdout (always, whatever the mode)."""

@@ -37,6 +37,8 @@ def expected_file(model: ModelDir) -> str | None:
         return None
     default = PLATFORM_FILES.get(config.platform) or BACKEND_FILES.get(model.backend)
     if config.default_model_filename:
+        if not _plain_name(str(config.default_model_filename)):
+            return None  # reported by check_layout; never resolve a path outside the model
         is_dir = default is not None and default.endswith("/")
         return str(config.default_model_filename) + ("/" if is_dir else "")
     return default
@@ -61,7 +63,24 @@ def check_layout(model: ModelDir, sink: Sink) -> None:
     _check_names(model, sink)
     _check_backend(model, sink)
     _check_versions(model, sink)
+    _check_default_filename(model, sink)
     _check_model_files(model, sink)
+
+
+def _plain_name(name: str) -> bool:
+    return "/" not in name and "\\" not in name and name not in (".", "..")
+
+
+def _check_default_filename(model: ModelDir, sink: Sink) -> None:
+    """``default_model_filename`` must name an entry of the version directory, not a path."""
+    name = str(model.config.default_model_filename)
+    if name and not _plain_name(name):
+        sink.error(
+            "default_model_filename",
+            f"{name!r} is a path; Triton looks for it inside each version directory, and a "
+            "path could point outside the model",
+            'give only the file or directory name, e.g. default_model_filename: "model.onnx"',
+        )
 
 
 def _check_names(model: ModelDir, sink: Sink) -> None:

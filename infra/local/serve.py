@@ -26,6 +26,8 @@ from infra.local.runtime import find_runtime
 from packager.errors import TdkError
 
 STATE_ENV = "TDK_STATE_DIR"
+SERVERS = ("uvicorn", "granian")
+DEFAULT_SERVER = "uvicorn"
 
 
 @dataclass(frozen=True)
@@ -101,10 +103,9 @@ def run(
     port: int,
     log_path: Path | None = None,
     announce: Callable[[str], None] | None = None,
+    server: str = DEFAULT_SERVER,
 ) -> None:
     """Serve in this process until SIGINT/SIGTERM; the state file lives while it runs."""
-    import uvicorn
-
     runtime = find_runtime()
     sock = bind(port)
     actual = int(sock.getsockname()[1])
@@ -124,6 +125,21 @@ def run(
             announce(state.url)
 
     front = Front(ModelManager(settings, runtime), on_ready=ready)
+    try:
+        if server == "granian":
+            _serve_granian(front, sock)
+        else:
+            _serve_uvicorn(front, sock)
+    finally:
+        with contextlib.suppress(OSError):
+            current = json.loads(state_path(settings.name).read_text())
+            if current.get("pid") == os.getpid():
+                state_path(settings.name).unlink()
+
+
+def _serve_uvicorn(front: Front, sock: socket.socket) -> None:
+    import uvicorn
+
     config = uvicorn.Config(
         front,
         loop="uvloop",
@@ -137,13 +153,42 @@ def run(
         server_header=False,
         date_header=False,
     )
-    try:
-        uvicorn.Server(config).run(sockets=[sock])
-    finally:
-        with contextlib.suppress(OSError):
-            current = json.loads(state_path(settings.name).read_text())
-            if current.get("pid") == os.getpid():
-                state_path(settings.name).unlink()
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def _serve_granian(front: Front, sock: socket.socket) -> None:
+    import asyncio
+    import signal
+
+    import uvloop
+    from granian.constants import HTTPModes, Interfaces
+    from granian.http import HTTP1Settings
+    from granian.log import LogLevels
+    from granian.server.embed import Server
+
+    port = int(sock.getsockname()[1])
+    sock.close()  # granian binds its own socket (SO_REUSEPORT) on the port checked above
+    server = Server(
+        front,
+        address="127.0.0.1",
+        port=port,
+        interface=Interfaces.ASGI,
+        http=HTTPModes.http1,
+        websockets=False,
+        backlog=1024,
+        log_access=False,
+        log_level=LogLevels.warning,
+        runtime_threads=1,
+        http1_settings=HTTP1Settings(keep_alive=True, max_buffer_size=1024 * 1024),
+    )
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, server.stop)
+        await server.serve()
+
+    uvloop.run(main())
 
 
 def spawn(args: list[str], name: str, timeout: float = 120.0) -> EndpointState:
@@ -182,6 +227,13 @@ def spawn(args: list[str], name: str, timeout: float = 120.0) -> EndpointState:
 
 
 def parse_args(argv: list[str] | None = None) -> tuple[Settings, int, Path | None]:
+    """Settings, port and log path from ``python -m infra.local.serve`` arguments."""
+    settings, port, log_path, _ = parse_options(argv)
+    return settings, port, log_path
+
+
+def parse_options(argv: list[str] | None = None) -> tuple[Settings, int, Path | None, str]:
+    """``parse_args`` plus the chosen ASGI server (``--server``)."""
     parser = argparse.ArgumentParser(prog="python -m infra.local.serve")
     parser.add_argument("--store", required=True)
     parser.add_argument("--name", default="local")
@@ -194,6 +246,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, int, Path | Non
     parser.add_argument("--workdir", default=None)
     parser.add_argument("--store-endpoint-url", default=None)
     parser.add_argument("--log", default=None)
+    parser.add_argument("--server", choices=SERVERS, default=DEFAULT_SERVER)
     ns = parser.parse_args(argv)
     workdir = Path(ns.workdir) if ns.workdir else state_dir() / f"local-{ns.name}"
     settings = Settings(
@@ -207,14 +260,14 @@ def parse_args(argv: list[str] | None = None) -> tuple[Settings, int, Path | Non
         min_residency=ns.min_residency,
         store_endpoint_url=ns.store_endpoint_url,
     )
-    return settings, ns.port, Path(ns.log) if ns.log else None
+    return settings, ns.port, Path(ns.log) if ns.log else None, ns.server
 
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    settings, port, log_path = parse_args(argv)
+    settings, port, log_path, server = parse_options(argv)
     try:
-        run(settings, port, log_path)
+        run(settings, port, log_path, server=server)
     except TdkError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -66,6 +66,13 @@ def test_default_model_filename_pointing_nowhere(repo: Path, edit_config: Edit) 
     assert "'cnn.onnx'" in finding.message
 
 
+@pytest.mark.parametrize("bad", ["../image_classifier/1/model.onnx", "/etc/passwd", ".."])
+def test_default_model_filename_must_not_be_a_path(repo: Path, edit_config: Edit, bad: str) -> None:
+    edit_config("text_classifier", lambda c: setattr(c, "default_model_filename", bad))
+    (finding,) = validate_paths([repo])
+    assert finding.field == "default_model_filename" and "is a path" in finding.message
+
+
 def test_onnx_model_directory_form_passes(repo: Path) -> None:
     version = repo / "image_classifier" / "1"
     onnx_bytes = (version / "model.onnx").read_bytes()
