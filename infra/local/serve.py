@@ -1,5 +1,9 @@
 """Run a local endpoint: uvicorn (httptools + uvloop) on 127.0.0.1, plus its state file.
 
+The HTTP protocol is uvicorn's httptools one with one change on the hot path: a request body
+chunk is handed to the app as the parser's own ``bytes`` instead of being appended to a
+``bytearray`` and copied out again (two fewer copies of a 600 KB body; measured in bench).
+
 ``python -m infra.local.serve`` is what ``tdk local up --detach`` starts in the background;
 the state file (pid, port, store) under ``$TDK_STATE_DIR`` (default ``~/.cache/tdk``) is how
 ``tdk local status`` and ``tdk local down`` find it.
@@ -8,6 +12,7 @@ the state file (pid, port, store) under ``$TDK_STATE_DIR`` (default ``~/.cache/t
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import json
 import logging
@@ -26,8 +31,6 @@ from infra.local.runtime import find_runtime
 from packager.errors import TdkError
 
 STATE_ENV = "TDK_STATE_DIR"
-SERVERS = ("uvicorn", "granian")
-DEFAULT_SERVER = "uvicorn"
 
 
 @dataclass(frozen=True)
@@ -103,9 +106,10 @@ def run(
     port: int,
     log_path: Path | None = None,
     announce: Callable[[str], None] | None = None,
-    server: str = DEFAULT_SERVER,
 ) -> None:
     """Serve in this process until SIGINT/SIGTERM; the state file lives while it runs."""
+    import uvicorn
+
     runtime = find_runtime()
     sock = bind(port)
     actual = int(sock.getsockname()[1])
@@ -125,25 +129,10 @@ def run(
             announce(state.url)
 
     front = Front(ModelManager(settings, runtime), on_ready=ready)
-    try:
-        if server == "granian":
-            _serve_granian(front, sock)
-        else:
-            _serve_uvicorn(front, sock)
-    finally:
-        with contextlib.suppress(OSError):
-            current = json.loads(state_path(settings.name).read_text())
-            if current.get("pid") == os.getpid():
-                state_path(settings.name).unlink()
-
-
-def _serve_uvicorn(front: Front, sock: socket.socket) -> None:
-    import uvicorn
-
     config = uvicorn.Config(
         front,
         loop="uvloop",
-        http="httptools",
+        http=_protocol_class(),
         lifespan="on",
         access_log=False,
         log_level="warning",
@@ -153,42 +142,33 @@ def _serve_uvicorn(front: Front, sock: socket.socket) -> None:
         server_header=False,
         date_header=False,
     )
-    uvicorn.Server(config).run(sockets=[sock])
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        with contextlib.suppress(OSError):
+            current = json.loads(state_path(settings.name).read_text())
+            if current.get("pid") == os.getpid():
+                state_path(settings.name).unlink()
 
 
-def _serve_granian(front: Front, sock: socket.socket) -> None:
-    import asyncio
-    import signal
+def _protocol_class() -> type[asyncio.Protocol]:
+    """uvicorn's httptools protocol, passing body chunks to ``receive()`` without copying."""
+    from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-    import uvloop
-    from granian.constants import HTTPModes, Interfaces
-    from granian.http import HTTP1Settings
-    from granian.log import LogLevels
-    from granian.server.embed import Server
+    class Protocol(HttpToolsProtocol):
+        def on_body(self, body: bytes) -> None:
+            cycle = self.cycle
+            if cycle.body or cycle.response_complete or self.parser.should_upgrade():
+                super().on_body(body)  # rare: appends to what receive() has not taken yet
+                return
+            # receive() sends bytes(cycle.body): no copy when it already is bytes
+            cycle.body = body  # type: ignore[assignment]
+            if len(body) > HIGH_WATER_LIMIT:
+                self.flow.pause_reading()
+            cycle.message_event.set()
 
-    port = int(sock.getsockname()[1])
-    sock.close()  # granian binds its own socket (SO_REUSEPORT) on the port checked above
-    server = Server(
-        front,
-        address="127.0.0.1",
-        port=port,
-        interface=Interfaces.ASGI,
-        http=HTTPModes.http1,
-        websockets=False,
-        backlog=1024,
-        log_access=False,
-        log_level=LogLevels.warning,
-        runtime_threads=1,
-        http1_settings=HTTP1Settings(keep_alive=True, max_buffer_size=1024 * 1024),
-    )
-
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, server.stop)
-        await server.serve()
-
-    uvloop.run(main())
+    return Protocol
 
 
 def spawn(args: list[str], name: str, timeout: float = 120.0) -> EndpointState:
@@ -227,13 +207,6 @@ def spawn(args: list[str], name: str, timeout: float = 120.0) -> EndpointState:
 
 
 def parse_args(argv: list[str] | None = None) -> tuple[Settings, int, Path | None]:
-    """Settings, port and log path from ``python -m infra.local.serve`` arguments."""
-    settings, port, log_path, _ = parse_options(argv)
-    return settings, port, log_path
-
-
-def parse_options(argv: list[str] | None = None) -> tuple[Settings, int, Path | None, str]:
-    """``parse_args`` plus the chosen ASGI server (``--server``)."""
     parser = argparse.ArgumentParser(prog="python -m infra.local.serve")
     parser.add_argument("--store", required=True)
     parser.add_argument("--name", default="local")
@@ -246,7 +219,6 @@ def parse_options(argv: list[str] | None = None) -> tuple[Settings, int, Path | 
     parser.add_argument("--workdir", default=None)
     parser.add_argument("--store-endpoint-url", default=None)
     parser.add_argument("--log", default=None)
-    parser.add_argument("--server", choices=SERVERS, default=DEFAULT_SERVER)
     ns = parser.parse_args(argv)
     workdir = Path(ns.workdir) if ns.workdir else state_dir() / f"local-{ns.name}"
     settings = Settings(
@@ -260,14 +232,14 @@ def parse_options(argv: list[str] | None = None) -> tuple[Settings, int, Path | 
         min_residency=ns.min_residency,
         store_endpoint_url=ns.store_endpoint_url,
     )
-    return settings, ns.port, Path(ns.log) if ns.log else None, ns.server
+    return settings, ns.port, Path(ns.log) if ns.log else None
 
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    settings, port, log_path, server = parse_options(argv)
+    settings, port, log_path = parse_args(argv)
     try:
-        run(settings, port, log_path, server=server)
+        run(settings, port, log_path)
     except TdkError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -1,7 +1,8 @@
 """A minimal pooled HTTP/1.1 client to Triton over asyncio + httptools (the front's hot path).
 
 Request bodies are streamed chunk by chunk as the front receives them (no buffering or
-re-copying of a large body); responses (small inference outputs) are collected whole.
+re-copying of a large body; the request head goes out with the first chunk, so Triton sees
+one segment fewer); responses (small inference outputs) are collected whole.
 """
 
 from __future__ import annotations
@@ -79,6 +80,23 @@ class _Connection(asyncio.Protocol):
             self.transport.close()
 
 
+async def _write_stream(
+    conn: _Connection, transport: asyncio.Transport, head: bytes, body: AsyncIterator[bytes]
+) -> None:
+    """Write the head with the first chunk (one send), then each chunk as it arrives."""
+    pending: bytes | None = head
+    async for chunk in body:
+        if conn.closed:
+            return
+        if pending is not None:
+            transport.writelines([pending, chunk])
+            pending = None
+        else:
+            transport.write(chunk)
+    if pending is not None and not conn.closed:
+        transport.write(pending)
+
+
 class UpstreamPool:
     """Keep-alive connections to one Triton HTTP listener."""
 
@@ -135,13 +153,9 @@ class UpstreamPool:
         assert transport is not None
         try:
             if isinstance(body, bytes):
-                transport.write(b"".join(head) + body)
+                transport.writelines([b"".join(head), body])
             else:
-                transport.write(b"".join(head))
-                async for chunk in body:
-                    if conn.closed:
-                        break
-                    transport.write(chunk)
+                await _write_stream(conn, transport, b"".join(head), body)
             response = await waiter
         except BaseException:
             conn.close()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import http.client
 import os
 import shutil
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +15,7 @@ import numpy as np
 import pytest
 from botocore.exceptions import ClientError
 
+from infra.clients.base import RawResponse, header_length_from_content_type
 from infra.clients.inputs import example_inputs
 from infra.clients.sagemaker_runtime import SageMakerRuntimeTarget
 from tests.local.local_helpers import Endpoint
@@ -68,6 +71,46 @@ def test_outputs_equal_onnxruntime(
         assert set(got) == set(expected)
         for key, value in expected.items():
             np.testing.assert_allclose(got[key], value, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["slow-pieces", "chunked"])
+def test_body_in_pieces_or_chunked_gives_the_same_outputs(
+    endpoint: Endpoint, target: SageMakerRuntimeTarget, mode: str
+) -> None:
+    """Many small body reads (the server's receive path) and chunked bodies stay byte-exact."""
+    model = endpoint.manifest.by_target_model("image_classifier-0.tar.gz")
+    inputs = example_inputs(model, batch=2, seed=3)
+    expected = target.infer(model, inputs)
+    request = target.prepare(model, inputs)
+    parts = [request.body[i : i + 7001] for i in range(0, len(request.body), 7001)]
+    headers = {
+        "Content-Type": request.content_type,
+        "X-Amzn-SageMaker-Target-Model": model.target_model,
+    }
+    port = int(endpoint.url.rsplit(":", 1)[1])
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    path = "/endpoints/local/invocations"
+    if mode == "chunked":
+        conn.request("POST", path, body=iter(parts), headers=headers, encode_chunked=True)
+    else:
+        conn.putrequest("POST", path)
+        for name, text in headers.items():
+            conn.putheader(name, text)
+        conn.putheader("Content-Length", str(len(request.body)))
+        conn.endheaders()
+        for index, part in enumerate(parts):
+            conn.send(part)
+            if index % 8 == 0:
+                time.sleep(0.002)
+    response = conn.getresponse()
+    body = response.read()
+    conn.close()
+    assert response.status == 200, body[:300]
+    length = header_length_from_content_type(response.getheader("Content-Type", ""))
+    got = target.decode(model, RawResponse(body, length))
+    assert set(got) == set(expected)
+    for key, value in expected.items():
+        np.testing.assert_array_equal(got[key], value)
 
 
 def test_ensemble_equals_tokenizer_then_onnxruntime(
