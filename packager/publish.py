@@ -97,9 +97,8 @@ def _tensor_specs(tensors: object) -> tuple[TensorSpec, ...]:
 class _Release:
     """The staged objects of one release and how to build its manifest entries."""
 
-    def __init__(self, stage: Path, level: int) -> None:
+    def __init__(self, stage: Path) -> None:
         self.stage = stage
-        self.level = level
         self.scans: dict[Path, tuple[list[str], list[SourceFile]]] = {}
         self.source_sha: dict[Path, str] = {}
         self.uploads: dict[str, Upload] = {}
@@ -185,14 +184,13 @@ def _staging(store: Store) -> Iterator[Path]:
 
 
 def build_release(
-    models: list[ModelDir],
     plans: list[CopyPlan],
     stage: Path,
     level: int = DEFAULT_LEVEL,
     phase: Phase = _quiet,
 ) -> tuple[list[ManifestModel], list[Upload]]:
     """Stage every archive and repository file of ``plans`` under ``stage``."""
-    release = _Release(stage, level)
+    release = _Release(stage)
     advance = phase("packaging", len(plans))
     with ArchiveWriter(level=level) as writer, ThreadPoolExecutor(max_workers=2) as hasher:
         pending = []
@@ -256,7 +254,7 @@ def publish(
     require_valid(models)
     plans = plan_copies(models, copies, template, share_composing)
     with _staging(dest) as stage:
-        entries, uploads = build_release(models, plans, stage, level, phase)
+        entries, uploads = build_release(plans, stage, level, phase)
         manifest = Manifest(
             models=tuple(entries),
             created_at=datetime.now(UTC).isoformat(timespec="seconds"),

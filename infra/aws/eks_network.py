@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -45,24 +46,10 @@ class EksNetwork(pulumi.ComponentResource):
             routes=[{"cidr_block": "0.0.0.0/0", "gateway_id": igw.id}],
             opts=child,
         )
-        self.public_subnet_ids: list[pulumi.Output[str]] = []
-        self.private_subnet_ids: list[pulumi.Output[str]] = []
-        for index, zone in enumerate(zones):
-            public = aws.ec2.Subnet(
-                f"{name}-public-{zone}",
-                vpc_id=vpc.id,
-                cidr_block=PUBLIC_CIDRS[index],
-                availability_zone=zone,
-                tags=subnet_tags(cluster_name, public=True),
-                opts=child,
-            )
-            aws.ec2.RouteTableAssociation(
-                f"{name}-public-{zone}",
-                subnet_id=public.id,
-                route_table_id=public_rt.id,
-                opts=child,
-            )
-            self.public_subnet_ids.append(public.id)
+        self.public_subnet_ids = [
+            self._subnet(name, cluster_name, "public", zone, PUBLIC_CIDRS[i], vpc, public_rt, child)
+            for i, zone in enumerate(zones)
+        ]
         eip = aws.ec2.Eip(f"{name}-nat", domain="vpc", opts=child)
         nat = aws.ec2.NatGateway(
             f"{name}-nat", allocation_id=eip.id, subnet_id=self.public_subnet_ids[0], opts=child
@@ -73,21 +60,36 @@ class EksNetwork(pulumi.ComponentResource):
             routes=[{"cidr_block": "0.0.0.0/0", "nat_gateway_id": nat.id}],
             opts=child,
         )
-        for index, zone in enumerate(zones):
-            private = aws.ec2.Subnet(
-                f"{name}-private-{zone}",
-                vpc_id=vpc.id,
-                cidr_block=PRIVATE_CIDRS[index],
-                availability_zone=zone,
-                tags=subnet_tags(cluster_name, public=False),
-                opts=child,
+        self.private_subnet_ids = [
+            self._subnet(
+                name, cluster_name, "private", zone, PRIVATE_CIDRS[i], vpc, private_rt, child
             )
-            aws.ec2.RouteTableAssociation(
-                f"{name}-private-{zone}",
-                subnet_id=private.id,
-                route_table_id=private_rt.id,
-                opts=child,
-            )
-            self.private_subnet_ids.append(private.id)
+            for i, zone in enumerate(zones)
+        ]
         self.vpc_id = vpc.id
         self.register_outputs({"vpcId": vpc.id, "privateSubnetIds": self.private_subnet_ids})
+
+    @staticmethod
+    def _subnet(
+        name: str,
+        cluster_name: str,
+        kind: str,
+        zone: str,
+        cidr: str,
+        vpc: Any,
+        route_table: Any,
+        child: pulumi.ResourceOptions,
+    ) -> pulumi.Output[str]:
+        """One subnet of ``kind`` (public/private) in ``zone``, tagged and routed."""
+        subnet = aws.ec2.Subnet(
+            f"{name}-{kind}-{zone}",
+            vpc_id=vpc.id,
+            cidr_block=cidr,
+            availability_zone=zone,
+            tags=subnet_tags(cluster_name, public=kind == "public"),
+            opts=child,
+        )
+        aws.ec2.RouteTableAssociation(
+            f"{name}-{kind}-{zone}", subnet_id=subnet.id, route_table_id=route_table.id, opts=child
+        )
+        return subnet.id
