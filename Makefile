@@ -21,12 +21,12 @@ $(VENV)/.installed: pyproject.toml
 
 # The Triton runtime: its own venv because nvidia-pytriton pins numpy<2 (see ENVIRONMENT.md).
 # Its Python-backend stub links the system libpython3.11.
-$(RUNTIME)/.installed: infra/local/runtime-requirements.txt
+$(RUNTIME)/.installed: infra/targets/local/runtime-requirements.txt
 	@ldconfig -p | grep -q 'libpython3.11.so.1.0' || { \
 	  echo "installing libpython3.11 (needed by Triton's Python backend stub)"; \
 	  apt-get update -qq && apt-get install -y -qq libpython3.11 >/dev/null; }
 	test -x $(RUNTIME)/bin/python || $(PYTHON) -m venv $(RUNTIME)
-	$(RUNTIME)/bin/python -m pip install -q -r infra/local/runtime-requirements.txt
+	$(RUNTIME)/bin/python -m pip install -q -r infra/targets/local/runtime-requirements.txt
 	touch $@
 
 models: $(SAMPLES)/.generated

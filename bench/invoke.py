@@ -24,7 +24,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from infra.clients import loadgen  # noqa: E402
 from infra.clients.base import (  # noqa: E402
     InferenceTarget,
     PreparedRequest,
@@ -32,6 +31,7 @@ from infra.clients.base import (  # noqa: E402
     header_length_from_content_type,
 )
 from infra.clients.inputs import example_inputs  # noqa: E402
+from infra.perf import loadgen  # noqa: E402
 from packager.manifest import ManifestModel  # noqa: E402
 
 BINARY = "application/vnd.sagemaker-triton.binary+json"
@@ -130,7 +130,7 @@ def start_endpoint(store: Path, state: Path) -> tuple[subprocess.Popen[bytes], s
     env = dict(os.environ, TDK_STATE_DIR=str(state))
     args = ["--store", str(store), "--port", "0", "--max-loaded-models", "16"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "infra.local.serve", *args],
+        [sys.executable, "-m", "infra.targets.local.serve", *args],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -203,7 +203,7 @@ def cold_and_raw(url: str, manifest: Any, workdir: Path) -> dict[str, float]:
 
 
 def measure(url: str, manifest: Any) -> dict[str, float]:
-    from infra.clients.sagemaker_runtime import SageMakerRuntimeTarget
+    from infra.targets.sagemaker.runtime import SageMakerRuntimeTarget
 
     front_port = int(url.rsplit(":", 1)[1])
     triton_port = status(url)["triton_http_port"]

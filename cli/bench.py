@@ -24,7 +24,7 @@ from cli.invoke import (
     resolve_model,
 )
 from cli.output import Output
-from packager.errors import UsageError
+from tdk.errors import UsageError
 
 
 class Arrival(StrEnum):
@@ -75,8 +75,8 @@ def bench(
     json: JsonOpt = False,
 ) -> None:
     """Throughput, p50/p90/p99 latency and errors; the first request is reported as cold."""
-    from infra.clients import loadgen
     from infra.clients.inputs import example_inputs
+    from infra.perf import loadgen
 
     out = Output(json_mode=json)
     client, manifest = open_target(target, endpoint, store, url, grpc, region, endpoint_url)

@@ -19,7 +19,7 @@ EndpointNameOpt = Annotated[str, typer.Option("--endpoint", help="SageMaker endp
 
 def _describe(endpoint: str, region: str | None) -> Any:
     from infra.clients.aws_session import aws_client
-    from infra.clients.sagemaker_endpoint import describe
+    from infra.targets.sagemaker.endpoint import describe
 
     sagemaker = aws_client("sagemaker", region)
     autoscaling = aws_client("application-autoscaling", region)
@@ -61,7 +61,7 @@ def wait(
     json_mode: JsonOpt = False,
 ) -> None:
     """Wait until the endpoint is InService; fail on Failed, on a rollback, or at the timeout."""
-    from infra.clients.sagemaker_endpoint import wait_until_in_service
+    from infra.targets.sagemaker.endpoint import wait_until_in_service
 
     out = Output(json_mode=json_mode)
     state = wait_until_in_service(

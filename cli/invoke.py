@@ -12,8 +12,8 @@ import typer
 from cli.common import EndpointUrlOpt, JsonOpt, RegionOpt
 from cli.output import Output
 from infra.clients.base import InferenceTarget
-from packager.errors import UsageError
 from packager.manifest import MANIFEST_NAME, Manifest, ManifestModel
+from tdk.errors import UsageError
 
 
 class TargetKind(StrEnum):
@@ -80,8 +80,8 @@ def open_target(
 ) -> tuple[InferenceTarget, Manifest]:
     """The target to send to and the manifest that describes its models."""
     if kind is TargetKind.local:
-        from infra.clients.sagemaker_runtime import SageMakerRuntimeTarget
-        from infra.local.serve import read_state
+        from infra.targets.local.serve import read_state
+        from infra.targets.sagemaker.runtime import SageMakerRuntimeTarget
 
         state = read_state(endpoint)
         if state is None:
@@ -95,7 +95,7 @@ def open_target(
         raise UsageError(f"--target {kind.value} needs --store", hint="pass the release URL")
     manifest = load_manifest(store, store_endpoint_url)
     if kind is TargetKind.sagemaker:
-        from infra.clients.sagemaker_runtime import SageMakerRuntimeTarget
+        from infra.targets.sagemaker.runtime import SageMakerRuntimeTarget
 
         return SageMakerRuntimeTarget(endpoint, region=region), manifest
     if url is None:

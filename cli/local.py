@@ -15,7 +15,7 @@ import typer
 
 from cli.common import EndpointUrlOpt, JsonOpt, StoreOpt
 from cli.output import Output
-from packager.errors import TdkError, UsageError
+from tdk.errors import TdkError, UsageError
 
 app = typer.Typer(
     help="Run a SageMaker multi-model endpoint on this machine.", no_args_is_help=True
@@ -78,8 +78,8 @@ def up(
     json: JsonOpt = False,
 ) -> None:
     """Start the endpoint: boto3 `sagemaker-runtime` with endpoint_url=http://127.0.0.1:PORT."""
-    from infra.local import serve
-    from infra.local.runtime import find_runtime
+    from infra.targets.local import serve
+    from infra.targets.local.runtime import find_runtime
 
     out = Output(json_mode=json)
     find_runtime()
@@ -106,7 +106,7 @@ def up(
 
 
 def _running(name: str) -> Any:
-    from infra.local.serve import read_state
+    from infra.targets.local.serve import read_state
 
     state = read_state(name)
     if state is None:
@@ -160,7 +160,7 @@ def status(name: NameOpt = "local", json: JsonOpt = False) -> None:
 
 def stop_endpoint(name: str, timeout: float = 30.0) -> int:
     """SIGTERM the endpoint (it stops Triton), SIGKILL after ``timeout``; its pid."""
-    from infra.local.serve import state_path
+    from infra.targets.local.serve import state_path
 
     state = _running(name)
     os.kill(state.pid, signal.SIGTERM)
@@ -196,7 +196,7 @@ def down(name: NameOpt = "local", json: JsonOpt = False) -> None:
 @app.command("check")
 def check(store: StoreOpt, endpoint_url: EndpointUrlOpt = None, json: JsonOpt = False) -> None:
     """Load every model of a release once on the local Triton; non-zero exit if any fails."""
-    from infra.local.check import check_release
+    from infra.targets.local.check import check_release
 
     out = Output(json_mode=json)
     results = check_release(
@@ -225,7 +225,7 @@ def demo(
     json: JsonOpt = False,
 ) -> None:
     """Start an endpoint, invoke every TargetModel (cold, warm, LRU), print figures, stop it."""
-    from infra.local import serve
+    from infra.targets.local import serve
 
     out = Output(json_mode=json)
     name = "demo"
@@ -252,7 +252,7 @@ def _demo_rows(state: Any, warm: int, out: Output) -> list[dict[str, Any]]:
 
     from cli.invoke import load_manifest
     from infra.clients.inputs import example_inputs, summarize
-    from infra.clients.sagemaker_runtime import SageMakerRuntimeTarget
+    from infra.targets.sagemaker.runtime import SageMakerRuntimeTarget
 
     manifest = load_manifest(state.store)
     target = SageMakerRuntimeTarget(state.name, endpoint_url=state.url, local=True)

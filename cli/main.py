@@ -10,7 +10,7 @@ from typer.core import TyperGroup
 
 from cli import bench, endpoint, invoke, local, metrics, package, render, validate
 from packager import __version__
-from packager.errors import TdkError
+from tdk.errors import TdkError
 
 
 class _TdkGroup(TyperGroup):

@@ -11,7 +11,7 @@ import typer
 
 from cli.common import JsonOpt, RegionOpt
 from cli.output import Output
-from packager.errors import UsageError
+from tdk.errors import UsageError
 
 _SINCE = re.compile(r"^([1-9][0-9]*)([smhd])$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -54,7 +54,7 @@ def metrics(
 ) -> None:
     """Invocations, latency, errors, model cache and utilisation over a window (CloudWatch)."""
     from infra.clients.aws_session import aws_client
-    from infra.clients.cloudwatch import endpoint_figures
+    from infra.targets.sagemaker.cloudwatch import endpoint_figures
 
     out = Output(json_mode=json_mode)
     window = parse_since(since)

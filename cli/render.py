@@ -10,7 +10,7 @@ import typer
 
 from cli.common import JsonOpt
 from cli.output import Output
-from packager.errors import UsageError
+from tdk.errors import UsageError
 
 app = typer.Typer(help="Write deployable artifacts without deploying them.", no_args_is_help=True)
 

@@ -23,7 +23,7 @@ def validate(paths: PathsArg, json: JsonOpt = False) -> None:
 
     Exit 0 when valid (warnings allowed), 1 when any model is invalid, 2 for usage errors.
     """
-    from packager.validate import has_errors, validate_paths
+    from packager.validate.runner import has_errors, validate_paths
 
     out = Output(json_mode=json)
     findings = validate_paths(paths)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from packager.errors import ConfigError
+from tdk.errors import ConfigError
 
 PROJECT = "triton-deploy-kit"
 

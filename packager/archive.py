@@ -21,7 +21,7 @@ from typing import BinaryIO
 
 from isal import igzip
 
-from packager.errors import UnsafeInputError
+from tdk.errors import UnsafeInputError
 
 BLOCK = 512
 CHUNK = 16 * 1024 * 1024  # a large file is compressed as independent members of this size

@@ -8,7 +8,7 @@ from typing import Any
 from google.protobuf import text_format
 from google.protobuf.message import Message
 
-from packager.errors import ConfigError
+from tdk.errors import ConfigError
 
 CONFIG_NAME = "config.pbtxt"
 

@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from packager.errors import TdkError
+from tdk.errors import TdkError
 
 FORMAT_VERSION = 1
 MANIFEST_NAME = "manifest.json"

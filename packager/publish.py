@@ -20,7 +20,6 @@ from pathlib import Path
 from packager import __version__
 from packager.archive import DEFAULT_LEVEL, ArchiveWriter, Entry, SourceFile, scan_model_dir
 from packager.config import CONFIG_NAME, backend_of, datatype_name, dump_config
-from packager.errors import StoreError, TdkError
 from packager.manifest import (
     ARCHIVE_PREFIX,
     MANIFEST_NAME,
@@ -32,6 +31,7 @@ from packager.manifest import (
 from packager.rename import DEFAULT_TEMPLATE, CopyPlan, Member, plan_copies
 from packager.repository import ModelDir, discover
 from packager.stores import Store, sha256_file
+from tdk.errors import StoreError, TdkError
 
 Progress = Callable[[int], None]
 # ``phase(description, total)`` starts a reported phase and returns its advance callback.
@@ -248,7 +248,7 @@ def publish(
     phase: Phase = _quiet,
 ) -> PublishResult:
     """Package ``repos`` into ``copies`` renamed copies each and publish them to ``dest``."""
-    from packager.validate import require_valid
+    from packager.validate.runner import require_valid
 
     models = load_models(repos)
     require_valid(models)

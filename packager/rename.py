@@ -14,9 +14,9 @@ import string
 from dataclasses import dataclass
 from typing import Any
 
-from packager.errors import UsageError, ValidationFailed
 from packager.names import name_problem
 from packager.repository import ModelDir
+from tdk.errors import UsageError, ValidationFailed
 
 DEFAULT_TEMPLATE = "{model}-{i}"
 
@@ -144,7 +144,7 @@ def _renamed(config: Any, name: str, renames: dict[str, str]) -> Any:
 
 def _refuse_collisions(plans: list[CopyPlan]) -> None:
     """Each Triton name must be one model: same name twice is an error unless it is shared."""
-    from packager.validate_findings import Finding
+    from packager.validate.findings import Finding
 
     seen: dict[str, Member] = {}
     findings: list[Finding] = []

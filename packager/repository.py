@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from packager.config import CONFIG_NAME, backend_of, load_config
-from packager.errors import UsageError
+from tdk.errors import UsageError
 
 
 @dataclass

@@ -1,1 +1,1 @@
-"""Inference targets: one small contract (base.py), one module per way of reaching Triton."""
+"""Clients shared by the targets: the request codec, input parsing, Triton over HTTP."""

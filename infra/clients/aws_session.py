@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from packager.errors import EndpointError
+from tdk.errors import EndpointError
 
 
 def aws_client(service: str, region: str | None) -> Any:

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from packager.errors import EndpointError, UsageError
 from packager.manifest import ManifestModel, TensorSpec
+from tdk.errors import EndpointError, UsageError
 
 BINARY_CONTENT_TYPE = "application/vnd.sagemaker-triton.binary+json"
 JSON_CONTENT_TYPE = "application/json"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from packager.errors import UsageError
 from packager.manifest import ManifestModel, TensorSpec
+from tdk.errors import UsageError
 
 SAMPLE_TEXT = "the quick brown fox jumps over the lazy dog"
 

@@ -16,8 +16,8 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from infra.clients.base import InferenceTarget, PreparedRequest, RawResponse, check_inputs
-from packager.errors import EndpointError, UsageError
 from packager.manifest import ManifestModel
+from tdk.errors import EndpointError, UsageError
 
 HEADER_LENGTH = "Inference-Header-Content-Length"
 

@@ -16,7 +16,7 @@ from infra.k8s.spec import (
     TritonServiceSpec,
     WorkloadKind,
 )
-from packager.errors import ConfigError
+from tdk.errors import ConfigError
 
 KINDS: tuple[str, ...] = ("gpu", "cpu")
 EXPOSURES: tuple[str, ...] = ("cluster-ip", "internal-lb", "external-lb")

@@ -19,7 +19,7 @@ import yaml
 from infra.config import ConfigReader, ConfigSource, qualify, read_stack_config
 from infra.k8s import manifests
 from infra.k8s.manifests import Manifest
-from packager.errors import UsageError
+from tdk.errors import UsageError
 
 K8S_TARGETS = ("gke", "eks")
 
@@ -99,14 +99,14 @@ def render_stack(
         return "${" + name + "}"
 
     if target_name == "gke":
-        from infra.targets.gke import triton_spec as gke_spec
+        from infra.targets.gke.config import triton_spec as gke_spec
 
         spec = gke_spec(config)
         extra: list[Manifest] = []
     else:
-        from infra.aws.eks_builders import amp_query_url
-        from infra.aws.eks_monitoring import scraper_rbac
-        from infra.targets.eks import triton_spec as eks_spec
+        from infra.targets.eks.builders import amp_query_url
+        from infra.targets.eks.config import triton_spec as eks_spec
+        from infra.targets.eks.monitoring import scraper_rbac
 
         region = reader.string("aws:region")
         prometheus_url = amp_query_url(region, value("ampWorkspaceId"))

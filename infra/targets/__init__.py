@@ -9,9 +9,9 @@ from infra.targets.base import Target
 
 #: ``triton-deploy-kit:target`` value -> module whose ``TARGET`` attribute is the Target
 MODULES: dict[str, str] = {
-    "sagemaker": "infra.targets.sagemaker",
-    "gke": "infra.targets.gke",
-    "eks": "infra.targets.eks",
+    "sagemaker": "infra.targets.sagemaker.target",
+    "gke": "infra.targets.gke.target",
+    "eks": "infra.targets.eks.target",
 }
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from infra.config import ConfigReader, ReleaseLocation, StackConfig, qualify
-from packager.errors import ConfigError
+from tdk.errors import ConfigError
 
 
 def require_release(common: StackConfig, scheme: str) -> ReleaseLocation:

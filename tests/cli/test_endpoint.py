@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from infra.clients.sagemaker_endpoint import EndpointState, wait_until_in_service
-from packager.errors import EndpointError
+from infra.targets.sagemaker.endpoint import EndpointState, wait_until_in_service
+from tdk.errors import EndpointError
 from tests.cli.sagemaker_moto import create_mme_endpoint, moto_aws
 
 

@@ -16,8 +16,8 @@ from infra.clients.base import (
     header_length_from_content_type,
 )
 from infra.clients.inputs import example_inputs, parse_input, text_inputs
-from packager.errors import UsageError
 from packager.manifest import ManifestModel, TensorSpec
+from tdk.errors import UsageError
 
 MODEL = ManifestModel(
     target_model="text-0.tar.gz", name="text-0", source="text", copy=0, sha256="", size=0,

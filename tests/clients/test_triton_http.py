@@ -16,9 +16,9 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from infra.clients.triton_http import TritonHttpTarget
-from infra.local.runtime import RuntimeMissing, TritonProcess, find_runtime
-from packager.errors import EndpointError, UsageError
+from infra.targets.local.runtime import RuntimeMissing, TritonProcess, find_runtime
 from packager.manifest import Manifest
+from tdk.errors import EndpointError, UsageError
 
 runner = CliRunner()
 

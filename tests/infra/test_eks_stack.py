@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from infra.aws import eks_builders
-from packager.errors import ConfigError
+from infra.targets.eks import builders as eks_builders
+from tdk.errors import ConfigError
 from tests.infra.pulumi_harness import StackRun, run_stack
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from packager.errors import ConfigError
+from tdk.errors import ConfigError
 from tests.infra.pulumi_harness import StackRun, run_stack
 
 EXPECTED_RATIO = (

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from infra.aws import eks_builders as eks
-from infra.gcp import gke_builders as gke
+from infra.targets.eks import builders as eks
+from infra.targets.gke import builders as gke
 
 
 def test_release_read_policy_without_prefix_covers_the_bucket_only() -> None:

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from infra.config import ConfigReader, read_stack_config
-from infra.targets.sagemaker import TARGET
+from infra.targets.sagemaker.target import TARGET
 from tests.infra.pulumi_harness import PROJECT, ROOT, stack_config
 
 PY_TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "integer": (int,), "boolean": (bool,)}

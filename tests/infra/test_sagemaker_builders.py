@@ -7,17 +7,17 @@ import json
 
 import pytest
 
-from infra.aws.release_bucket import bucket_prefix
-from infra.aws.sagemaker_env import TritonKnobs, container_environment
-from infra.aws.sagemaker_iam import execution_policy, image_repository_arn
-from infra.aws.sagemaker_instances import classify_instance, single_gpu_types
-from infra.aws.sagemaker_metrics import METRICS
-from infra.aws.sagemaker_monitoring import AlarmThresholds, alarm_specs, dashboard_body
-from infra.aws.sagemaker_rollout import Rollout, deployment_config
-from infra.aws.sagemaker_scaling import ScalingSettings, scaling_policies
 from infra.config import ConfigReader, ReleaseLocation, parse_release_url
-from infra.targets.sagemaker import TARGET
-from packager.errors import ConfigError
+from infra.targets.sagemaker.env import TritonKnobs, container_environment
+from infra.targets.sagemaker.iam import execution_policy, image_repository_arn
+from infra.targets.sagemaker.instances import classify_instance, single_gpu_types
+from infra.targets.sagemaker.metrics import METRICS
+from infra.targets.sagemaker.monitoring import AlarmThresholds, alarm_specs, dashboard_body
+from infra.targets.sagemaker.release_bucket import bucket_prefix
+from infra.targets.sagemaker.rollout import Rollout, deployment_config
+from infra.targets.sagemaker.scaling import ScalingSettings, scaling_policies
+from infra.targets.sagemaker.target import TARGET
+from tdk.errors import ConfigError
 
 THRESHOLDS = AlarmThresholds(
     latency_slo_ms=250, error_rate_percent=1, gpu_memory_percent=90, disk_percent=80,

@@ -15,9 +15,9 @@ from typing import Any
 import pulumi_aws as aws
 import pytest
 
-from infra.aws.sagemaker_monitoring import AlarmThresholds, alarm_specs
-from infra.aws.sagemaker_rollout import Rollout, deployment_config
-from infra.aws.sagemaker_scaling import ScalingSettings, scalable_target, scaling_policies
+from infra.targets.sagemaker.monitoring import AlarmThresholds, alarm_specs
+from infra.targets.sagemaker.rollout import Rollout, deployment_config
+from infra.targets.sagemaker.scaling import ScalingSettings, scalable_target, scaling_policies
 
 _ARGS_CLASS = re.compile(r"ForwardRef\('(\w+Args)'\)")
 

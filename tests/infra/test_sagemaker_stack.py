@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from packager.errors import ConfigError
+from tdk.errors import ConfigError
 
 MODEL = "aws:sagemaker/model:Model"
 ENDPOINT = "aws:sagemaker/endpoint:Endpoint"

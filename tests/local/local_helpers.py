@@ -101,7 +101,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @dataclass
 class Endpoint:
-    """A running `python -m infra.local.serve` child."""
+    """A running `python -m infra.targets.local.serve` child."""
 
     proc: subprocess.Popen[bytes]
     url: str
@@ -147,7 +147,15 @@ def start_endpoint(store: Path, state_dir: Path, *args: str, name: str = "local"
     state_dir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, TDK_STATE_DIR=str(state_dir))
     log = state_dir / f"serve-{name}.log"
-    command = [sys.executable, "-m", "infra.local.serve", "--store", str(store), "--name", name]
+    command = [
+        sys.executable,
+        "-m",
+        "infra.targets.local.serve",
+        "--store",
+        str(store),
+        "--name",
+        name,
+    ]
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [*command, "--port", "0", *args],

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from infra.local.adapter import BackendUnavailable, adapt_model_dir
-from infra.local.cache import ArchiveRejected, extract_safely, fetch_verified, install
+from infra.targets.local.adapter import BackendUnavailable, adapt_model_dir
+from infra.targets.local.cache import ArchiveRejected, extract_safely, fetch_verified, install
 from packager.config import load_config
-from packager.errors import UnsafeInputError
 from packager.manifest import Manifest, ManifestModel
 from packager.stores import open_store
+from tdk.errors import UnsafeInputError
 from tests.local.local_helpers import make_release
 
 
@@ -125,7 +125,7 @@ def test_gpu_instance_groups_run_on_cpu(tmp_path: Path) -> None:
 
 
 def test_disk_cache_is_bounded_and_keeps_shared_directories(tmp_path: Path) -> None:
-    from infra.local.cache import DiskCache, Extracted
+    from infra.targets.local.cache import DiskCache, Extracted
 
     cache = DiskCache(tmp_path, limit=250)
     entries = [replace(_entry(f"m{i}"), contains=("shared", f"m{i}")) for i in range(3)]

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from infra.clients.sagemaker_runtime import SageMakerRuntimeTarget
+from infra.targets.sagemaker.runtime import SageMakerRuntimeTarget
 from tests.local.local_helpers import Endpoint, make_release, start_endpoint, write_python_model
 
 pytestmark = pytest.mark.e2e

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from packager.archive import LARGE, ArchiveWriter, Entry, scan_model_dir
-from packager.errors import UnsafeInputError
+from tdk.errors import UnsafeInputError
 
 
 def _model(tmp_path: Path, weight_size: int = 3 * LARGE + 123) -> Path:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from packager.errors import StoreError, TdkError, UnsafeInputError, UsageError
 from packager.manifest import Manifest
 from packager.publish import publish
 from packager.stores import FileStore, open_store
+from tdk.errors import StoreError, TdkError, UnsafeInputError, UsageError
 
 
 def _repo_copy(sample_repo: Path, tmp_path: Path) -> Path:

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from packager.config import dump_config, load_config, parse_config
-from packager.errors import UsageError, ValidationFailed
 from packager.rename import plan_copies
 from packager.repository import discover
+from tdk.errors import UsageError, ValidationFailed
 
 
 def test_config_round_trip(sample_repo: Path) -> None:

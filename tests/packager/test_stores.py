@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from packager.errors import StoreError
 from packager.manifest import Manifest
 from packager.publish import publish
-from packager.store_s3 import PART_SIZE
 from packager.stores import Store, open_store
+from packager.stores.s3 import PART_SIZE
+from tdk.errors import StoreError
 
 
 @pytest.fixture

@@ -12,9 +12,9 @@ from tritonclient.grpc import model_config_pb2 as pb
 from typer.testing import CliRunner
 
 from cli.main import app
-from packager.errors import ValidationFailed
 from packager.repository import discover
-from packager.validate import require_valid
+from packager.validate.runner import require_valid
+from tdk.errors import ValidationFailed
 
 Edit = Callable[[str, Callable[[Any], object]], Path]
 

@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 import pytest
 from tritonclient.grpc import model_config_pb2 as pb
 
-from packager.validate import validate_paths
+from packager.validate.runner import validate_paths
 
 Change = Callable[[Any], object]
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from tritonclient.grpc import model_config_pb2 as pb
 
-from packager.validate import Finding, validate_paths
+from packager.validate.runner import Finding, validate_paths
 
 Edit = Callable[[str, Callable[[Any], object]], Path]
 PIPELINE = "text_pipeline"

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from packager.errors import UsageError
-from packager.validate import Finding, validate_paths
+from packager.validate.runner import Finding, validate_paths
+from tdk.errors import UsageError
 
 Edit = Callable[[str, Callable[[Any], object]], Path]
 

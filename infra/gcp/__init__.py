@@ -1,1 +1,0 @@
-"""Google Cloud: the GKE GPU cluster, its identities and its Cloud Monitoring resources."""

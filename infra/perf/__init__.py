@@ -1,0 +1,1 @@
+"""Measurement and planning: load generation, benchmarks, tuning, capacity and cost."""

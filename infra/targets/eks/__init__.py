@@ -1,0 +1,1 @@
+"""The EKS target: config, builders, Pulumi components, client."""

@@ -1,0 +1,101 @@
+"""Declares an eks stack: cluster, monitoring, KEDA, release reader role, Triton workload."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pulumi
+import pulumi_aws as aws
+
+from infra.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA, keda_release
+from infra.k8s.component import TritonService, TritonServiceArgs
+from infra.targets.eks import builders as b
+from infra.targets.eks.cluster import GpuCluster, GpuClusterArgs
+from infra.targets.eks.monitoring import EksMonitoring, EksMonitoringArgs
+
+if TYPE_CHECKING:
+    from infra.targets.eks.config import EksConfig
+
+
+def declare_eks(config: EksConfig) -> dict[str, Any]:
+    """Every resource of the stack, children of its components; the stack outputs."""
+    from infra.targets.eks.config import triton_spec
+
+    name = config.common.name
+    cluster = GpuCluster(
+        name,
+        GpuClusterArgs(
+            name=name,
+            region=config.region,
+            zones=config.zones,
+            kubernetes_version=config.kubernetes_version,
+            gpu_instance_type=config.gpu_instance_type,
+            gpu_min_nodes=config.gpu_min_nodes,
+            gpu_max_nodes=config.gpu_max_nodes,
+            spot=config.spot,
+            system_instance_type=config.system_instance_type,
+            system_max_nodes=config.system_max_nodes,
+            public_access_cidrs=config.public_access_cidrs,
+        ),
+    )
+    workload = config.workload
+    monitoring = EksMonitoring(
+        f"{name}-monitoring",
+        EksMonitoringArgs(
+            name=name,
+            region=config.region,
+            namespace=workload.namespace,
+            job=name,
+            min_replicas=workload.scaling.min_replicas,
+            alerts=workload.alerts,
+        ),
+        cluster=cluster,
+    )
+    keda_role = cluster.irsa_role(f"{name}-keda", KEDA_NAMESPACE, KEDA_OPERATOR_SA)
+    aws.iam.RolePolicy(
+        f"{name}-keda-amp-query",
+        role=keda_role.id,
+        policy=monitoring.workspace.arn.apply(b.amp_query_policy),
+        opts=pulumi.ResourceOptions(parent=cluster),
+    )
+    keda = keda_release(
+        f"{name}-keda",
+        "aws",
+        keda_role.arn,
+        pulumi.ResourceOptions(parent=cluster, provider=cluster.provider),
+    )
+    reader = cluster.irsa_role(
+        f"{name}-release-reader", workload.namespace, name, role_name=b.triton_role_name(name)
+    )
+    read_policy = aws.iam.RolePolicy(
+        f"{name}-release-read",
+        role=reader.id,
+        policy=b.release_read_policy(config.release.bucket, config.release.prefix),
+        opts=pulumi.ResourceOptions(parent=cluster),
+    )
+    prometheus_url = monitoring.workspace.id.apply(lambda ws: b.amp_query_url(config.region, ws))
+    spec = triton_spec(config, reader.arn, prometheus_url)
+    TritonService(
+        f"{name}-triton",
+        TritonServiceArgs(
+            spec=spec,
+            provider=cluster.provider,
+            depends_on=[keda, cluster.device_plugin],
+        ),
+        opts=pulumi.ResourceOptions(depends_on=[read_policy]),
+    )
+    return {
+        "clusterName": cluster.cluster.name,
+        "region": config.region,
+        "kubeconfig": cluster.kubeconfig,
+        "namespace": spec.namespace,
+        "serviceName": spec.name,
+        "tritonRoleArn": reader.arn,
+        "ampWorkspaceId": monitoring.workspace.id,
+        "dashboardUrl": monitoring.dashboard_url,
+        "portForward": f"kubectl -n {spec.namespace} port-forward svc/{spec.name} 8000:8000",
+        "invokeCommand": (
+            f"tdk invoke --target k8s --url http://127.0.0.1:8000 --store {config.release.url} "
+            "--target-model <name>.tar.gz --input ..."
+        ),
+    }

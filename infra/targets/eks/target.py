@@ -1,0 +1,98 @@
+"""The ``eks`` target: EKS with a managed GPU node group running the shared Triton workload."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar
+
+from infra.config import ConfigReader, StackConfig, check_capacity, qualify
+from infra.k8s.config import read_workload_config
+from infra.targets.base import Refusal, Target
+from infra.targets.eks import builders as b
+from infra.targets.eks.config import EksConfig
+from infra.targets.k8s_common import csv, require_release
+from tdk.errors import ConfigError
+
+_REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
+KUBERNETES_VERSIONS: tuple[str, ...] = ("1.31", "1.32", "1.33", "1.34")
+
+
+def _region(reader: ConfigReader) -> str:
+    region = reader.string("aws:region")
+    if not _REGION.match(region):
+        raise ConfigError(
+            f"aws:region is {region!r}, not an AWS region (like us-east-1)",
+            hint="`pulumi config set aws:region us-east-1`",
+        )
+    return region
+
+
+def _zones(reader: ConfigReader, region: str) -> tuple[str, ...]:
+    zones = csv(reader, "eksAvailabilityZones") or (f"{region}a", f"{region}b")
+    if len(zones) < 2 or len(zones) > 3 or not all(z.startswith(region) for z in zones):
+        raise ConfigError(
+            f"{qualify('eksAvailabilityZones')} is {','.join(zones)!r}: EKS needs 2 or 3 zones "
+            f"of {region}",
+            hint=f"`pulumi config set {qualify('eksAvailabilityZones')} {region}a,{region}b`",
+        )
+    return zones
+
+
+class EksTarget(Target[EksConfig]):
+    """EKS: cluster, GPU node group, Triton workload, KEDA, AMP, CloudWatch."""
+
+    name: ClassVar[str] = "eks"
+    release_schemes: ClassVar[tuple[str, ...]] = ("s3",)
+
+    def refusals(self) -> Iterable[Refusal]:
+        return [Refusal("eksGpuInstanceType", f, why) for f, why in b.REFUSED_FAMILIES.items()]
+
+    def _gpu_instance(self, reader: ConfigReader) -> str:
+        instance = reader.string("eksGpuInstanceType")
+        family, _ = b.split_instance(instance) or (instance, "")
+        families = [f"{f}.*" for f in b.GPU_FAMILIES]
+        if family not in b.GPU_FAMILIES:
+            key = "eksGpuInstanceType"
+            for refusal in self.refusals():
+                if refusal.value == family:
+                    self.check(key, refusal.value, families)
+            self.check(key, instance, families)
+        return instance
+
+    def read_config(self, reader: ConfigReader, common: StackConfig) -> EksConfig:
+        region = _region(reader)
+        instance = self._gpu_instance(reader)
+        low = reader.integer("eksGpuNodesMin", minimum=0)
+        high = reader.integer("eksGpuNodesMax", minimum=1)
+        check_capacity("eksGpuNodesMin", low, "eksGpuNodesMax", high)
+        workload = read_workload_config(reader)
+        if workload.kind == "gpu" and workload.gpus_per_pod > b.gpus_of(instance):
+            raise ConfigError(
+                f"{qualify('k8sGpusPerPod')} ({workload.gpus_per_pod}) exceeds the "
+                f"{b.gpus_of(instance)} GPU(s) of {instance}: no node could run a pod",
+                hint=f"lower {qualify('k8sGpusPerPod')} or pick a larger instance",
+            )
+        return EksConfig(
+            common=common,
+            release=require_release(common, "s3"),
+            region=region,
+            zones=_zones(reader, region),
+            kubernetes_version=reader.choice("eksKubernetesVersion", KUBERNETES_VERSIONS),
+            gpu_instance_type=instance,
+            gpu_min_nodes=low,
+            gpu_max_nodes=high,
+            spot=reader.boolean("eksSpot"),
+            system_instance_type=reader.string("eksSystemInstanceType"),
+            system_max_nodes=reader.integer("eksSystemNodesMax", minimum=1),
+            public_access_cidrs=csv(reader, "eksPublicAccessCidrs"),
+            workload=workload,
+        )
+
+    def declare(self, config: EksConfig) -> Mapping[str, Any]:
+        from infra.targets.eks.stack import declare_eks
+
+        return declare_eks(config)
+
+
+TARGET = EksTarget()

@@ -1,0 +1,1 @@
+"""The GKE target: config, builders, Pulumi components, client."""

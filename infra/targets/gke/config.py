@@ -1,0 +1,42 @@
+"""The validated, frozen config of a gke stack (no Pulumi, no cloud SDK)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from infra.config import ReleaseLocation, StackConfig
+from infra.k8s.config import WorkloadConfig, workload_spec
+from infra.k8s.spec import PrometheusSource, TritonServiceSpec
+from infra.targets.gke import builders as b
+
+
+@dataclass(frozen=True)
+class GkeConfig:
+    """The validated config of a gke stack."""
+
+    common: StackConfig
+    release: ReleaseLocation
+    project: str
+    region: str
+    gpu_pool: b.GpuPool
+    release_channel: str
+    system_machine_type: str
+    system_max_nodes: int
+    master_cidr: str
+    authorized_networks: tuple[str, ...]
+    workload: WorkloadConfig
+
+
+def triton_spec(config: GkeConfig) -> TritonServiceSpec:
+    """The Triton workload of a gke stack (Pulumi applies it; ``tdk render k8s`` writes it)."""
+    name = config.common.name
+    email = b.service_account_email(b.triton_account_id(name), config.project)
+    return workload_spec(
+        config.workload,
+        name=name,
+        cloud="gke",
+        model_repository=f"{config.release.url}/repository",
+        prometheus=PrometheusSource(b.managed_prometheus_url(config.project), "gcp"),
+        identity_annotations={"iam.gke.io/gcp-service-account": email},
+        env={},
+    )

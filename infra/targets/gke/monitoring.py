@@ -1,0 +1,126 @@
+"""Per-workload Google Cloud resources: the identity that reads a release, and monitoring."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_gcp as gcp
+
+from infra.config import ReleaseLocation
+from infra.k8s.alerts import alert_rules
+from infra.k8s.config import AlertThresholds
+from infra.targets.gke import builders as b
+
+
+@dataclass
+class ReleaseReaderArgs:
+    """Who reads (the Kubernetes ServiceAccount) and what (the release prefix)."""
+
+    name: str
+    project: str
+    release: ReleaseLocation
+    namespace: str
+    service_account: str
+
+
+class ReleaseReader(pulumi.ComponentResource):
+    """A Google service account that may read only the release prefix, usable only by one
+    Kubernetes ServiceAccount through Workload Identity (no keys are ever created)."""
+
+    def __init__(
+        self,
+        name: str,
+        args: ReleaseReaderArgs,
+        cluster: pulumi.Resource,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("tdk:gcp:ReleaseReader", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        self.account = gcp.serviceaccount.Account(
+            f"{name}-gsa",
+            account_id=b.triton_account_id(args.name),
+            display_name=f"{args.name} Triton (reads {args.release.url})",
+            project=args.project,
+            opts=child,
+        )
+        self.email = b.service_account_email(b.triton_account_id(args.name), args.project)
+        gcp.storage.BucketIAMMember(
+            f"{name}-release-read",
+            bucket=args.release.bucket,
+            role="roles/storage.objectViewer",
+            member=f"serviceAccount:{self.email}",
+            condition=gcp.storage.BucketIAMMemberConditionArgs(
+                **b.release_read_condition(args.release.bucket, args.release.prefix)
+            ),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.account]),
+        )
+        gcp.serviceaccount.IAMMember(
+            f"{name}-wi",
+            service_account_id=self.account.name,
+            role="roles/iam.workloadIdentityUser",
+            member=b.workload_identity_member(args.project, args.namespace, args.service_account),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[cluster]),
+        )
+        self.register_outputs({"email": self.email})
+
+
+@dataclass
+class MonitoringArgs:
+    """The workload whose Triton metrics are charted and alerted on."""
+
+    name: str
+    project: str
+    namespace: str
+    job: str
+    alerts: AlertThresholds
+
+
+class Monitoring(pulumi.ComponentResource):
+    """Cloud Monitoring dashboard and PromQL alert policies over Managed Prometheus data."""
+
+    def __init__(
+        self, name: str, args: MonitoringArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("tdk:gcp:Monitoring", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        self.dashboard = gcp.monitoring.Dashboard(
+            f"{name}-dashboard",
+            dashboard_json=b.dashboard_json(f"{args.name} Triton", args.namespace, args.job),
+            project=args.project,
+            opts=child,
+        )
+        channels: list[pulumi.Output[str]] = []
+        if args.alerts.email:
+            channel = gcp.monitoring.NotificationChannel(
+                f"{name}-email",
+                type="email",
+                display_name=f"{args.name} alerts",
+                labels={"email_address": args.alerts.email},
+                project=args.project,
+                opts=child,
+            )
+            channels.append(channel.id)
+        rules = alert_rules(
+            args.namespace,
+            args.job,
+            args.alerts.latency_slo_ms,
+            args.alerts.error_rate_percent,
+            args.alerts.queue_ratio,
+        )
+        self.policies = [
+            gcp.monitoring.AlertPolicy(
+                f"{name}-{rule.name}",
+                project=args.project,
+                **b.alert_policy_args(rule, list(channels)),
+                opts=child,
+            )
+            for rule in rules
+        ]
+        self.dashboard_url = self.dashboard.id.apply(
+            lambda d: (
+                f"https://console.cloud.google.com/monitoring/dashboards/builder/"
+                f"{d.split('/')[-1]}?project={args.project}"
+            )
+        )
+        self.register_outputs({"dashboardUrl": self.dashboard_url})

@@ -1,0 +1,81 @@
+"""Declares a gke stack: cluster, release reader, Triton workload, monitoring; returns outputs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pulumi
+
+from infra.k8s.component import TritonService, TritonServiceArgs
+from infra.targets.gke.cluster import GpuCluster, GpuClusterArgs
+from infra.targets.gke.monitoring import (
+    Monitoring,
+    MonitoringArgs,
+    ReleaseReader,
+    ReleaseReaderArgs,
+)
+
+if TYPE_CHECKING:
+    from infra.targets.gke.config import GkeConfig
+
+
+def declare_gke(config: GkeConfig) -> dict[str, Any]:
+    """Every resource of the stack, children of four components; the stack outputs."""
+    from infra.targets.gke.config import triton_spec
+
+    name = config.common.name
+    spec = triton_spec(config)
+    cluster = GpuCluster(
+        name,
+        GpuClusterArgs(
+            name=name,
+            project=config.project,
+            region=config.region,
+            gpu_pool=config.gpu_pool,
+            release_channel=config.release_channel,
+            system_machine_type=config.system_machine_type,
+            system_max_nodes=config.system_max_nodes,
+            master_cidr=config.master_cidr,
+            authorized_networks=config.authorized_networks,
+        ),
+    )
+    reader = ReleaseReader(
+        f"{name}-release",
+        ReleaseReaderArgs(
+            name=name,
+            project=config.project,
+            release=config.release,
+            namespace=spec.namespace,
+            service_account=spec.name,
+        ),
+        cluster=cluster.cluster,
+    )
+    TritonService(
+        f"{name}-triton",
+        TritonServiceArgs(spec=spec, provider=cluster.provider, depends_on=[cluster.keda]),
+        opts=pulumi.ResourceOptions(depends_on=[reader]),
+    )
+    monitoring = Monitoring(
+        f"{name}-monitoring",
+        MonitoringArgs(
+            name=name,
+            project=config.project,
+            namespace=spec.namespace,
+            job=spec.name,
+            alerts=config.workload.alerts,
+        ),
+    )
+    return {
+        "clusterName": cluster.cluster.name,
+        "region": config.region,
+        "kubeconfig": cluster.kubeconfig,
+        "namespace": spec.namespace,
+        "serviceName": spec.name,
+        "tritonServiceAccount": reader.email,
+        "dashboardUrl": monitoring.dashboard_url,
+        "portForward": f"kubectl -n {spec.namespace} port-forward svc/{spec.name} 8000:8000",
+        "invokeCommand": (
+            f"tdk invoke --target k8s --url http://127.0.0.1:8000 --store {config.release.url} "
+            "--target-model <name>.tar.gz --input ..."
+        ),
+    }

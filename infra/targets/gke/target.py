@@ -1,0 +1,110 @@
+"""The ``gke`` target: a private GKE cluster with a GPU pool running the shared Triton workload."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar
+
+from infra.config import ConfigReader, StackConfig, check_capacity, qualify
+from infra.k8s.config import read_workload_config
+from infra.targets.base import Refusal, Target
+from infra.targets.gke import builders as b
+from infra.targets.gke.config import GkeConfig
+from infra.targets.k8s_common import csv, require_release
+from tdk.errors import ConfigError
+
+_REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+$")
+_PROJECT = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
+_CIDR = re.compile(r"^\d{1,3}(\.\d{1,3}){3}/\d{1,2}$")
+
+
+def _project_region(reader: ConfigReader) -> tuple[str, str]:
+    project = reader.string("gcp:project")
+    region = reader.string("gcp:region")
+    if not _PROJECT.match(project):
+        raise ConfigError(
+            f"gcp:project is {project!r}, not a Google Cloud project id",
+            hint="`pulumi config set gcp:project <your-project-id>`",
+        )
+    if not _REGION.match(region):
+        raise ConfigError(
+            f"gcp:region is {region!r}, not a region (like us-central1)",
+            hint="`pulumi config set gcp:region us-central1`",
+        )
+    return project, region
+
+
+def _cidrs(reader: ConfigReader, key: str) -> tuple[str, ...]:
+    values = csv(reader, key)
+    for value in values:
+        if not _CIDR.match(value):
+            raise ConfigError(
+                f"{qualify(key)} holds {value!r}, not an IPv4 CIDR",
+                hint=f"`pulumi config set {qualify(key)} 203.0.113.0/24,198.51.100.7/32`",
+            )
+    return values
+
+
+class GkeTarget(Target[GkeConfig]):
+    """GKE: cluster, GPU pool, Triton workload, KEDA, Managed Prometheus, dashboards, alerts."""
+
+    name: ClassVar[str] = "gke"
+    release_schemes: ClassVar[tuple[str, ...]] = ("gs",)
+
+    def refusals(self) -> Iterable[Refusal]:
+        return [Refusal("gkeGpuType", k, why) for k, why in b.REFUSED_ACCELERATORS.items()]
+
+    def read_config(self, reader: ConfigReader, common: StackConfig) -> GkeConfig:
+        project, region = _project_region(reader)
+        accelerator = self.check("gkeGpuType", reader.string("gkeGpuType"), b.ACCELERATORS)
+        machine = reader.string("gkeMachineType")
+        family = b.ACCELERATORS[accelerator].machine_prefix
+        if not machine.startswith(family):
+            raise ConfigError(
+                f"{qualify('gkeMachineType')} is {machine!r}, but {accelerator} attaches only "
+                f"to {family}* machine types",
+                hint=f"`pulumi config set {qualify('gkeMachineType')} {family}...`",
+            )
+        low = reader.integer("gkeGpuNodesMin", minimum=0)
+        high = reader.integer("gkeGpuNodesMax", minimum=1)
+        check_capacity("gkeGpuNodesMin", low, "gkeGpuNodesMax", high)
+        workload = read_workload_config(reader)
+        gpus_per_node = reader.integer("gkeGpusPerNode", minimum=1, maximum=8)
+        if workload.kind == "gpu" and workload.gpus_per_pod > gpus_per_node:
+            raise ConfigError(
+                f"{qualify('k8sGpusPerPod')} ({workload.gpus_per_pod}) exceeds "
+                f"{qualify('gkeGpusPerNode')} ({gpus_per_node}): no node could run a pod",
+                hint=f"set {qualify('k8sGpusPerPod')} <= {qualify('gkeGpusPerNode')}",
+            )
+        pool = b.GpuPool(
+            accelerator=accelerator,
+            machine_type=machine,
+            gpus_per_node=gpus_per_node,
+            min_nodes=low,
+            max_nodes=high,
+            spot=reader.boolean("gkeSpot"),
+            driver_version=reader.choice("gkeGpuDriverVersion", b.GPU_DRIVER_VERSIONS),
+            zones=csv(reader, "gkeNodeZones"),
+        )
+        return GkeConfig(
+            common=common,
+            release=require_release(common, "gs"),
+            project=project,
+            region=region,
+            gpu_pool=pool,
+            release_channel=reader.choice("gkeReleaseChannel", b.RELEASE_CHANNELS),
+            system_machine_type=reader.string("gkeSystemMachineType"),
+            system_max_nodes=reader.integer("gkeSystemNodesMax", minimum=1),
+            master_cidr=reader.string("gkeMasterCidr"),
+            authorized_networks=_cidrs(reader, "gkeAuthorizedNetworks"),
+            workload=workload,
+        )
+
+    def declare(self, config: GkeConfig) -> Mapping[str, Any]:
+        from infra.targets.gke.stack import declare_gke
+
+        return declare_gke(config)
+
+
+TARGET = GkeTarget()

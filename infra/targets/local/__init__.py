@@ -1,0 +1,1 @@
+"""The local endpoint: a real Triton behind a SageMaker-runtime-compatible front."""

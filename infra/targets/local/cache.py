@@ -1,0 +1,216 @@
+"""Fetch a TargetModel's archive, verify its sha256 against the manifest, extract it safely.
+
+Extraction accepts only regular files and directories under the model directories the
+manifest names: no links, devices, absolute paths or ``..``. A corrupted archive is deleted,
+never cached.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tarfile
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from infra.targets.local.adapter import adapt_model_dir
+from packager.manifest import ManifestModel
+from packager.stores import Store, sha256_file
+from tdk.errors import TdkError, UnsafeInputError
+
+COPY_CHUNK = 1024 * 1024
+
+
+class ArchiveRejected(TdkError):
+    """The archive does not match the manifest or holds something unsafe."""
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """Model directories an archive put into the repository, and what it cost."""
+
+    dirs: tuple[str, ...]
+    size: int  # bytes on disk
+    download_s: float
+    extract_s: float
+
+
+def model_dirs(entry: ManifestModel) -> tuple[str, ...]:
+    """The top-level directories an archive holds: composing models first, the served one last."""
+    return entry.contains if entry.contains else (entry.name,)
+
+
+def fetch_verified(store: Store, entry: ManifestModel, downloads: Path) -> Path:
+    """Download the archive and check size and sha256; a mismatch deletes it and raises."""
+    downloads.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f"{entry.name}.", suffix=".tar.gz", dir=downloads)
+    os.close(fd)
+    path = Path(name)
+    try:
+        store.download(entry.archive, path)
+        size = path.stat().st_size
+        digest = sha256_file(path)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    if digest != entry.sha256 or size != entry.size:
+        path.unlink(missing_ok=True)
+        raise ArchiveRejected(
+            f"{store.describe(entry.archive)}: sha256 {digest[:16]}… ({size} bytes) does not "
+            f"match the manifest's {entry.sha256[:16]}… ({entry.size} bytes); refused, not cached",
+            hint="the archive was modified after packaging: run `tdk package` again",
+        )
+    return path
+
+
+def _member_path(member: tarfile.TarInfo, allowed: set[str], source: str) -> PurePosixPath:
+    name = member.name
+    path = PurePosixPath(name)
+    if (
+        not name
+        or name.startswith(("/", "\\"))
+        or "\\" in name
+        or any(part in ("..", "") for part in name.rstrip("/").split("/"))
+        or path.is_absolute()
+    ):
+        raise UnsafeInputError(
+            f"{source}: unsafe path {name!r} in archive",
+            hint="archives must hold relative paths without '..' (re-package with tdk)",
+        )
+    if not (member.isfile() or member.isdir()):
+        raise UnsafeInputError(
+            f"{source}: {name!r} is a link or special file; only files and directories are allowed",
+            hint="replace links with real files and re-package",
+        )
+    if path.parts[0] not in allowed:
+        raise UnsafeInputError(
+            f"{source}: {name!r} is outside the model directories {sorted(allowed)}",
+            hint="the archive does not match its manifest entry: re-package",
+        )
+    return path
+
+
+def extract_safely(archive: Path, dest: Path, entry: ManifestModel, max_bytes: int) -> int:
+    """Extract ``archive`` into the empty directory ``dest``; returns the bytes written."""
+    allowed = set(model_dirs(entry))
+    written = 0
+    try:
+        with tarfile.open(archive, mode="r:gz") as tar:
+            for member in tar:
+                relative = _member_path(member, allowed, entry.target_model)
+                target = dest.joinpath(*relative.parts)
+                if member.isdir():
+                    target.mkdir(parents=True, exist_ok=True)
+                    continue
+                written += member.size
+                if written > max_bytes:
+                    raise ArchiveRejected(
+                        f"{entry.target_model}: extracts to more than {max_bytes} bytes",
+                        hint="raise the endpoint's disk cache size (--cache-bytes)",
+                    )
+                target.parent.mkdir(parents=True, exist_ok=True)
+                source = tar.extractfile(member)
+                assert source is not None
+                with source, target.open("wb") as out:
+                    shutil.copyfileobj(source, out, COPY_CHUNK)
+                os.chmod(target, 0o755 if member.mode & 0o111 else 0o644)
+    except (tarfile.TarError, EOFError, OSError) as exc:
+        raise ArchiveRejected(
+            f"{entry.target_model}: not a readable gzip tar ({exc.__class__.__name__}: {exc})",
+            hint="re-package the release with `tdk package`",
+        ) from exc
+    missing = [name for name in allowed if not (dest / name / "config.pbtxt").is_file()]
+    if missing:
+        raise ArchiveRejected(
+            f"{entry.target_model}: no config.pbtxt for {', '.join(sorted(missing))}",
+            hint="the archive does not match its manifest entry: re-package",
+        )
+    return written
+
+
+def install(
+    store: Store,
+    entry: ManifestModel,
+    repository: Path,
+    work: Path,
+    max_bytes: int,
+    skip: frozenset[str] = frozenset(),
+) -> Extracted:
+    """Fetch, verify and extract into a staging dir, then move model dirs into ``repository``.
+
+    Directories in ``skip`` (composing models shared with a model already on disk) are kept.
+    """
+    started = time.monotonic()
+    archive = fetch_verified(store, entry, work / "downloads")
+    downloaded = time.monotonic()
+    staging = Path(tempfile.mkdtemp(prefix=f"{entry.name}.", dir=work))
+    try:
+        size = extract_safely(archive, staging, entry, max_bytes)
+        for name in model_dirs(entry):
+            if name in skip:
+                continue
+            adapt_model_dir(staging / name)
+            target = repository / name
+            shutil.rmtree(target, ignore_errors=True)
+            os.replace(staging / name, target)
+    finally:
+        archive.unlink(missing_ok=True)
+        shutil.rmtree(staging, ignore_errors=True)
+    return Extracted(
+        dirs=model_dirs(entry),
+        size=size,
+        download_s=downloaded - started,
+        extract_s=time.monotonic() - downloaded,
+    )
+
+
+def remove_dirs(repository: Path, names: tuple[str, ...]) -> None:
+    """Delete model directories from the repository (disk cache eviction)."""
+    for name in names:
+        shutil.rmtree(repository / name, ignore_errors=True)
+
+
+class DiskCache:
+    """Which TargetModels are extracted in the repository, their sizes, and shared directories."""
+
+    def __init__(self, repository: Path, limit: int) -> None:
+        self.repository = repository
+        self.limit = limit
+        self.sizes: dict[str, int] = {}  # TargetModel -> bytes extracted
+        self.users: dict[str, set[str]] = {}  # model directory -> TargetModels using it
+
+    def has(self, entry: ManifestModel) -> bool:
+        return entry.target_model in self.sizes
+
+    def shared(self) -> frozenset[str]:
+        """Directories already on disk (another archive's composing models): kept as they are."""
+        return frozenset(name for name, users in self.users.items() if users)
+
+    def add(self, entry: ManifestModel, result: Extracted) -> None:
+        self.sizes[entry.target_model] = result.size
+        for name in result.dirs:
+            self.users.setdefault(name, set()).add(entry.target_model)
+
+    def drop(self, entry: ManifestModel) -> None:
+        """Delete the model's directories that no other extracted TargetModel uses."""
+        self.sizes.pop(entry.target_model, None)
+        gone: list[str] = []
+        for name in model_dirs(entry):
+            users = self.users.get(name, set())
+            users.discard(entry.target_model)
+            if not users:
+                gone.append(name)
+                self.users.pop(name, None)
+        remove_dirs(self.repository, tuple(gone))
+
+    def trim(self, evictable: list[ManifestModel]) -> None:
+        """Drop ``evictable`` models (not loaded, least recently used first) until under limit."""
+        total = sum(self.sizes.values())
+        for entry in evictable:
+            if total <= self.limit:
+                return
+            if self.has(entry):
+                total -= self.sizes[entry.target_model]
+                self.drop(entry)

@@ -1,0 +1,391 @@
+"""What SageMaker MME does for Triton: load on first request, single-flight, LRU, restart.
+
+All state lives on the front's event loop (no locks): a model is ``loaded`` in Triton or not,
+holds a capacity slot while loading or loaded, and counts requests in flight. Beyond
+``max_loaded`` slots the least recently used idle model is unloaded; when every loaded model is
+busy, the one loaded longest ago is drained (new requests for it wait) once it has been resident
+``min_residency`` seconds, then unloaded — never while a request for it is in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from infra.targets.local import cache
+from infra.targets.local.errors import ApiError, model_error, not_ready, unavailable, validation
+from infra.targets.local.metrics import Metrics
+from infra.targets.local.runtime import Runtime, TritonProcess
+from infra.targets.local.upstream import UpstreamError, UpstreamPool
+from packager.manifest import MANIFEST_NAME, Manifest, ManifestModel
+from packager.stores import Store, open_store
+from tdk.errors import StoreError, TdkError
+
+log = logging.getLogger("tdk.local")
+SAGEMAKER_PAYLOAD_LIMIT = 6 * 1024 * 1024
+IDLE_GRACE = 0.2  # seconds without requests before a loaded model counts as idle
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How one local endpoint runs."""
+
+    store_url: str
+    workdir: Path
+    name: str = "local"
+    max_loaded: int = 8
+    cache_bytes: int = 20 * 1024**3
+    max_body: int = SAGEMAKER_PAYLOAD_LIMIT
+    capacity_timeout: float = 60.0
+    min_residency: float = 2.0
+    store_endpoint_url: str | None = None
+
+
+@dataclass
+class ModelState:
+    """One TargetModel's life on this endpoint."""
+
+    entry: ManifestModel
+    loaded: bool = False
+    evicting: bool = False
+    inflight: int = 0
+    last_used: float = 0.0
+    loaded_at: float = 0.0
+    loading: asyncio.Future[None] | None = field(default=None, repr=False)
+
+
+class ModelManager:
+    """Owns the Triton child, the model repository on disk and the capacity slots."""
+
+    def __init__(self, settings: Settings, runtime: Runtime) -> None:
+        self.settings = settings
+        self.runtime = runtime
+        self.metrics = Metrics()
+        self.repository = settings.workdir / "repository"
+        self.models: dict[str, ModelState] = {}
+        self.slots: set[str] = set()  # TargetModels loading or loaded
+        self.disk = cache.DiskCache(self.repository, settings.cache_bytes)
+        self.triton = TritonProcess(runtime, self.repository, settings.workdir)
+        self.pool = UpstreamPool("127.0.0.1", 0)
+        self.ready = asyncio.Event()
+        self.restarts = 0
+        self._changed = asyncio.Event()
+        self._waiting = 0
+        self._stopping = False
+        self._watcher: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[None]] = set()
+        self.store: Store = open_store(settings.store_url, settings.store_endpoint_url)
+        self.manifest: Manifest | None = None
+
+    async def start(self) -> None:
+        """Read the manifest, reset the repository, start Triton and watch it."""
+        raw = await asyncio.to_thread(self.store.get_bytes, MANIFEST_NAME)
+        self.manifest = Manifest.from_json(raw, self.store.describe(MANIFEST_NAME))
+        self.models = {m.target_model: ModelState(m) for m in self.manifest.models}
+        shutil.rmtree(self.repository, ignore_errors=True)
+        shutil.rmtree(self.settings.workdir / "staging", ignore_errors=True)
+        self.repository.mkdir(parents=True)
+        await self._start_triton()
+        self._watcher = asyncio.create_task(self._watch())
+
+    async def _start_triton(self) -> None:
+        self.triton = TritonProcess(self.runtime, self.repository, self.settings.workdir)
+        await self.triton.start()
+        self.pool.close()
+        self.pool = UpstreamPool("127.0.0.1", self.triton.http_port)
+        self.ready.set()
+
+    async def stop(self) -> None:
+        self._stopping = True
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watcher
+        self.pool.close()
+        await self.triton.stop()
+
+    async def _watch(self) -> None:
+        """Triton died: forget what was loaded, restart it; models reload on demand."""
+        while not self._stopping:
+            code = await self.triton.wait()
+            if self._stopping:
+                return
+            self.ready.clear()
+            log.error("Triton exited with code %s; restarting\n%s", code, self.triton.log_tail(5))
+            for state in self.models.values():
+                state.loaded = False
+            self.slots.clear()
+            self._notify()
+            delay = 0.5
+            while not self._stopping:
+                try:
+                    await self._start_triton()
+                    self.restarts += 1
+                    break
+                except TdkError as exc:
+                    log.error("Triton restart failed: %s", exc)
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 10.0)
+
+    # -- requests ---------------------------------------------------------------------------
+
+    def state_of(self, target_model: str) -> ModelState:
+        """The TargetModel's state; ValidationError when it is not a name in the manifest."""
+        state = self.models.get(target_model)
+        if state is None:
+            shown = target_model if len(target_model) < 200 else target_model[:200] + "…"
+            raise validation(
+                f"TargetModel {shown!r} is not in the release at {self.settings.store_url}"
+            )
+        return state
+
+    async def acquire(self, target_model: str) -> ModelState:
+        """Make sure the model is loaded and count one request in flight for it."""
+        state = self.state_of(target_model)
+        hit = state.loaded and not state.evicting and self.ready.is_set()
+        if not hit:
+            started = time.monotonic()
+            await self._ensure_loaded(state)
+            self.metrics.observe("ModelLoadingWaitTime", time.monotonic() - started)
+        else:
+            self.metrics.count("ModelCacheHit", target_model)
+        state.inflight += 1
+        state.last_used = time.monotonic()
+        return state
+
+    def release(self, state: ModelState) -> None:
+        state.inflight -= 1
+        if state.inflight == 0 and self._waiting:
+            self._notify()
+
+    async def _ensure_loaded(self, state: ModelState) -> None:
+        while not (state.loaded and not state.evicting and self.ready.is_set()):
+            if not self.ready.is_set():
+                await self._wait_ready()
+                continue
+            if state.loading is None:
+                state.loading = asyncio.ensure_future(self._load(state))
+            await asyncio.shield(state.loading)
+
+    async def _wait_ready(self) -> None:
+        try:
+            await asyncio.wait_for(self.ready.wait(), self.settings.capacity_timeout)
+        except TimeoutError:
+            raise unavailable("the local Triton runtime is restarting; retry shortly") from None
+
+    # -- loading ----------------------------------------------------------------------------
+
+    async def _load(self, state: ModelState) -> None:
+        target = state.entry.target_model
+        try:
+            while state.evicting:
+                await self._wait_change(time.monotonic() + self.settings.capacity_timeout)
+            if state.loaded:
+                return
+            await self._reserve_slot(state)
+            try:
+                if not self.disk.has(state.entry):
+                    await self._install(state)
+                await self._triton_load(state)
+            except BaseException:
+                self.slots.discard(target)
+                self._notify()
+                raise
+            state.loaded = True
+            state.loaded_at = time.monotonic()
+        finally:
+            state.loading = None
+
+    async def _install(self, state: ModelState) -> None:
+        entry = state.entry
+        try:
+            result = await asyncio.to_thread(
+                cache.install,
+                self.store,
+                entry,
+                self.repository,
+                self.settings.workdir / "staging",
+                self.settings.cache_bytes,
+                skip=self.disk.shared(),
+            )
+        except StoreError as exc:
+            self.metrics.count("ModelLoadFailures", entry.target_model)
+            raise model_error(f"cannot fetch {entry.target_model}: {exc.message}") from exc
+        except TdkError as exc:
+            self.metrics.count("ModelLoadFailures", entry.target_model)
+            raise model_error(f"{entry.target_model} refused: {exc.message}") from exc
+        self.metrics.observe("ModelDownloadingTime", result.download_s)
+        self.disk.add(entry, result)
+        idle = [s for s in self.models.values() if s.entry.target_model not in self.slots]
+        self.disk.trim([s.entry for s in sorted(idle, key=lambda s: s.last_used)])
+
+    async def _triton_load(self, state: ModelState) -> None:
+        name = state.entry.name
+        started = time.monotonic()
+        try:
+            response = await self.pool.request("POST", f"/v2/repository/models/{name}/load")
+        except UpstreamError as exc:
+            raise unavailable(
+                f"the local Triton runtime failed while loading {name}: {exc}"
+            ) from exc
+        if response.status != 200:
+            message = _triton_message(response.body)
+            self.metrics.count("ModelLoadFailures", state.entry.target_model)
+            self.disk.drop(state.entry)
+            raise model_error(
+                f"Triton could not load {state.entry.target_model}: {message}",
+                original_status=response.status,
+                original_message=message,
+            )
+        self.metrics.observe("ModelLoadingTime", time.monotonic() - started)
+
+    # -- capacity ---------------------------------------------------------------------------
+
+    async def _reserve_slot(self, state: ModelState) -> None:
+        deadline = time.monotonic() + self.settings.capacity_timeout
+        while len(self.slots) >= self.settings.max_loaded:
+            now = time.monotonic()
+            victim = self._victim(now)
+            if victim is not None:
+                await self._evict(victim, deadline)
+            else:
+                await self._wait_change(deadline, wake=self._next_expiry(now))
+        self.slots.add(state.entry.target_model)
+
+    def _resident(self) -> list[ModelState]:
+        return [
+            s
+            for s in self.models.values()
+            if s.loaded and not s.evicting and s.entry.target_model in self.slots
+        ]
+
+    def _victim(self, now: float) -> ModelState | None:
+        """The model to unload next: the least recently used one that is idle (nothing in flight
+        for ``IDLE_GRACE`` s); else the one loaded longest ago once it has been resident
+        ``min_residency`` s, so that swaps under contention cannot thrash."""
+        idle = [s for s in self._resident() if s.inflight == 0 and now - s.last_used >= IDLE_GRACE]
+        if idle:
+            return min(idle, key=lambda s: s.last_used)
+        ripe = [s for s in self._resident() if now - s.loaded_at >= self.settings.min_residency]
+        return min(ripe, key=lambda s: s.loaded_at, default=None)
+
+    def _next_expiry(self, now: float) -> float | None:
+        resident = self._resident()
+        expiries = [s.loaded_at + self.settings.min_residency for s in resident]
+        expiries += [s.last_used + IDLE_GRACE for s in resident if s.inflight == 0]
+        return min(expiries, default=None)
+
+    async def _evict(self, victim: ModelState, deadline: float) -> None:
+        """Drain ``victim`` (new requests for it wait), then unload it."""
+        victim.evicting = True
+        try:
+            while victim.inflight > 0:
+                await self._wait_change(deadline)
+            await self._unload(victim)
+        finally:
+            victim.evicting = False
+            self._notify()
+
+    async def _wait_change(self, deadline: float, wake: float | None = None) -> None:
+        """Wait for a slot or in-flight count to change, until ``wake`` at the latest."""
+        now = time.monotonic()
+        remaining = deadline - now
+        if remaining <= 0:
+            raise not_ready(
+                f"all {self.settings.max_loaded} loaded models are busy; no capacity to load "
+                "another within the capacity timeout"
+            )
+        if wake is not None:
+            remaining = max(0.001, min(remaining, wake - now))
+        event = self._changed
+        self._waiting += 1
+        try:
+            await asyncio.wait_for(event.wait(), remaining)
+        except TimeoutError:
+            pass
+        finally:
+            self._waiting -= 1
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    async def _unload(self, victim: ModelState) -> None:
+        """Unload the served model, then composing models no other loaded model uses."""
+        started = time.monotonic()
+        victim.loaded = False
+        target = victim.entry.target_model
+        self.slots.discard(target)
+        in_use = {
+            name
+            for other in self.models.values()
+            if other is not victim and other.entry.target_model in self.slots
+            for name in cache.model_dirs(other.entry)
+        }
+        names = [victim.entry.name]
+        names += [n for n in reversed(cache.model_dirs(victim.entry)) if n not in in_use]
+        try:
+            for name in dict.fromkeys(names):
+                await self.pool.request("POST", f"/v2/repository/models/{name}/unload")
+        except UpstreamError:
+            return  # Triton died: the watcher resets everything
+        self.metrics.count("ModelUnloads", target)
+        # Triton finishes the unload (the Python stub exits) in the background; the slot is
+        # free now, the time until Triton reports it gone is ModelUnloadingTime.
+        task = asyncio.create_task(self._wait_unloaded(set(names), started))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _wait_unloaded(self, names: set[str], started: float, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        with contextlib.suppress(UpstreamError, ValueError):
+            while time.monotonic() < deadline:
+                response = await self.pool.request("POST", "/v2/repository/index", b"{}")
+                busy = [
+                    item
+                    for item in json.loads(response.body or b"[]")
+                    if item.get("name") in names and item.get("state") in ("READY", "UNLOADING")
+                ]
+                if not busy:
+                    self.metrics.observe("ModelUnloadingTime", time.monotonic() - started)
+                    return
+                await asyncio.sleep(0.02)
+
+    # -- reporting --------------------------------------------------------------------------
+
+    def loaded_count(self) -> int:
+        return sum(1 for s in self.models.values() if s.loaded)
+
+    def status(self) -> dict[str, object]:
+        """What ``tdk local status`` shows."""
+        return {
+            "name": self.settings.name,
+            "store": self.settings.store_url,
+            "max_loaded_models": self.settings.max_loaded,
+            "triton_pid": self.triton.pid,
+            "triton_http_port": self.triton.http_port,
+            "triton_restarts": self.restarts,
+            "models": len(self.models),
+            "loaded": [
+                s.entry.target_model
+                for s in sorted(self.models.values(), key=lambda s: -s.last_used)
+                if s.loaded
+            ],
+            "metrics": self.metrics.snapshot(self.loaded_count()),
+        }
+
+
+def _triton_message(body: bytes) -> str:
+    try:
+        return str(json.loads(body)["error"])
+    except (ValueError, KeyError, TypeError):
+        return body.decode("utf-8", "replace")[:2000]
+
+
+__all__ = ["ApiError", "ModelManager", "ModelState", "Settings"]

@@ -1,0 +1,226 @@
+"""The Triton runtime: the ``nvidia-pytriton`` wheel's server started as a loopback-only child.
+
+Nothing inside the runtime's site-packages is modified: a private backend directory of symlinks
+points Triton at the wheel's Python backend, and the runtime venv's ``bin`` goes first on ``PATH``
+so the Python backend stub imports that venv's numpy and onnxruntime.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import os
+import signal
+import socket
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tdk.errors import TdkError
+
+RUNTIME_ENV = "TDK_TRITON_RUNTIME"
+REPO_ROOT = Path(__file__).resolve().parents[3]
+_PR_SET_PDEATHSIG = 1
+
+
+class RuntimeMissing(TdkError):
+    """The Triton runtime virtualenv is absent or incomplete."""
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """Paths inside the runtime venv that starting Triton needs."""
+
+    venv: Path
+    server: Path  # .../pytriton/tritonserver/bin/tritonserver
+    libs: Path  # .../nvidia_pytriton.libs
+    python_backend: Path  # .../tritonserver/backends/python
+    stub: Path  # .../python_backend_stubs/3.x/triton_python_backend_stub
+
+    @property
+    def bin(self) -> Path:
+        return self.venv / "bin"
+
+
+def find_runtime(venv: Path | None = None) -> Runtime:
+    """The runtime venv: ``$TDK_TRITON_RUNTIME``, else ``<repo>/.venv-triton``; checked whole."""
+    if venv is None:
+        configured = os.environ.get(RUNTIME_ENV)
+        venv = Path(configured).expanduser() if configured else REPO_ROOT / ".venv-triton"
+    hint = f"run `make setup` (or point {RUNTIME_ENV} at a venv with nvidia-pytriton==0.7.0)"
+    site = sorted(venv.glob("lib/python3.*/site-packages"))
+    if not site:
+        raise RuntimeMissing(f"no Triton runtime virtualenv at {venv}", hint=hint)
+    packages = site[-1]
+    version = packages.parent.name.removeprefix("python")  # "3.11"
+    root = packages / "pytriton" / "tritonserver"
+    runtime = Runtime(
+        venv=venv,
+        server=root / "bin" / "tritonserver",
+        libs=packages / "nvidia_pytriton.libs",
+        python_backend=root / "backends" / "python",
+        stub=root / "python_backend_stubs" / version / "triton_python_backend_stub",
+    )
+    for path in (runtime.server, runtime.libs, runtime.python_backend, runtime.stub):
+        if not path.exists():
+            raise RuntimeMissing(
+                f"{venv}: the Triton runtime is incomplete ({path} is missing)", hint=hint
+            )
+    return runtime
+
+
+def backend_dir(runtime: Runtime, workdir: Path) -> Path:
+    """A private ``--backend-directory`` whose ``python/`` links to the wheel's Python backend."""
+    backends = workdir / "backends"
+    python = backends / "python"
+    python.mkdir(parents=True, exist_ok=True)
+    links = {
+        "libtriton_python.so": runtime.python_backend / "libtriton_python.so",
+        "triton_python_backend_utils.py": runtime.python_backend / "triton_python_backend_utils.py",
+        "triton_python_backend_stub": runtime.stub,
+    }
+    for name, target in links.items():
+        link = python / name
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(target)
+    return backends
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 that is free right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _die_with_parent() -> None:
+    # Runs in the child before exec: Triton gets SIGKILL if the front dies without cleaning up.
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+class TritonProcess:
+    """One Triton server child: explicit model control, every listener on 127.0.0.1."""
+
+    def __init__(self, runtime: Runtime, repository: Path, workdir: Path) -> None:
+        self.runtime = runtime
+        self.repository = repository
+        self.workdir = workdir
+        self.log_path = workdir / "triton.log"
+        self.http_port = 0
+        self.proc: asyncio.subprocess.Process | None = None
+
+    @property
+    def http_url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}"
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
+
+    def command(self, http: int, grpc: int, metrics: int) -> list[str]:
+        backends = backend_dir(self.runtime, self.workdir)
+        return [
+            str(self.runtime.server),
+            f"--model-repository={self.repository}",
+            "--model-control-mode=explicit",
+            f"--backend-directory={backends}",
+            "--http-address=127.0.0.1",
+            f"--http-port={http}",
+            "--grpc-address=127.0.0.1",
+            f"--grpc-port={grpc}",
+            "--metrics-address=127.0.0.1",
+            f"--metrics-port={metrics}",
+            "--allow-sagemaker=false",
+            "--allow-vertex-ai=false",
+            "--allow-gpu-metrics=false",
+            "--strict-readiness=false",
+            "--exit-timeout-secs=5",
+            "--log-verbose=0",
+        ]
+
+    def environment(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["PATH"] = f"{self.runtime.bin}{os.pathsep}{env.get('PATH', '')}"
+        libs = [str(self.runtime.libs), env.get("LD_LIBRARY_PATH", "")]
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(part for part in libs if part)
+        env["VIRTUAL_ENV"] = str(self.runtime.venv)
+        env.pop("PYTHONPATH", None)
+        env.pop("PYTHONHOME", None)
+        return env
+
+    async def start(self, timeout: float = 60.0) -> None:
+        """Start Triton on fresh ports and wait until its HTTP health endpoint answers."""
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.http_port = free_port()
+        command = self.command(self.http_port, free_port(), free_port())
+        with self.log_path.open("ab") as log:
+            self.proc = await asyncio.create_subprocess_exec(
+                *command,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=log,
+                stderr=asyncio.subprocess.STDOUT,
+                env=self.environment(),
+                cwd=str(self.workdir),
+                preexec_fn=_die_with_parent,
+            )
+        await self._wait_live(timeout)
+
+    async def _wait_live(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc is None or self.proc.returncode is not None:
+                raise TdkError(
+                    f"Triton exited while starting: {self.log_tail()}",
+                    hint=f"see {self.log_path}",
+                )
+            if await _http_live(self.http_port):
+                return
+            await asyncio.sleep(0.05)
+        await self.stop()
+        raise TdkError(f"Triton did not start within {timeout:.0f} s", hint=f"see {self.log_path}")
+
+    async def wait(self) -> int:
+        """Wait for the process to exit; its return code."""
+        assert self.proc is not None
+        return await self.proc.wait()
+
+    async def stop(self, grace: float = 10.0) -> None:
+        """SIGTERM, then SIGKILL after ``grace`` seconds."""
+        proc = self.proc
+        if proc is None or proc.returncode is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            proc.terminate()
+        try:
+            await asyncio.wait_for(proc.wait(), grace)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
+
+    def log_tail(self, lines: int = 15) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace").splitlines()
+        except OSError:
+            return "(no log)"
+        return "\n".join(text[-lines:])
+
+
+async def _http_live(port: int) -> bool:
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    except OSError:
+        return False
+    try:
+        writer.write(
+            b"GET /v2/health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+        )
+        status = await asyncio.wait_for(reader.readline(), 2.0)
+        return b" 200 " in status
+    except (OSError, TimeoutError):
+        return False
+    finally:
+        writer.close()

@@ -1,0 +1,1 @@
+"""The SageMaker multi-model endpoint target: config, builders, Pulumi components, client."""

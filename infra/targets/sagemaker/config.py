@@ -1,0 +1,33 @@
+"""The validated, frozen config of a sagemaker stack (no Pulumi, no cloud SDK)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from infra.config import (
+    StackConfig,
+)
+from infra.targets.sagemaker.env import TritonKnobs
+from infra.targets.sagemaker.instances import (
+    InstanceKind,
+)
+from infra.targets.sagemaker.monitoring import AlarmThresholds
+from infra.targets.sagemaker.rollout import Rollout
+from infra.targets.sagemaker.scaling import ScalingSettings
+
+
+@dataclass(frozen=True)
+class SageMakerConfig:
+    """The validated config of a sagemaker stack."""
+
+    common: StackConfig
+    region: str
+    instance: InstanceKind
+    triton_version: str
+    knobs: TritonKnobs
+    scaling: ScalingSettings
+    thresholds: AlarmThresholds
+    rollout: Rollout
+    alarm_email: str | None
+    #: release root inside the bucket the stack creates (used when common.release is None)
+    created_release_prefix: str

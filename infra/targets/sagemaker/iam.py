@@ -1,0 +1,99 @@
+"""IAM policy documents for the MME execution role: read the release, pull, log, measure.
+
+Object reads are scoped to the release's ``mme/`` prefix; the two actions AWS cannot scope
+to a resource (``ecr:GetAuthorizationToken``, ``cloudwatch:PutMetricData``) are the only
+``"*"`` resources, the latter narrowed to SageMaker's namespaces by condition.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from infra.config import ReleaseLocation
+from infra.targets.sagemaker.instances import partition
+
+Document = dict[str, Any]
+
+
+def assume_role_policy() -> Document:
+    """Only SageMaker may assume the execution role."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": "sagemaker.amazonaws.com"},
+                "Action": "sts:AssumeRole",
+            }
+        ],
+    }
+
+
+def image_repository_arn(image_uri: str) -> str:
+    """``<acct>.dkr.ecr.<region>.amazonaws.com[.cn]/<repo>:<tag>`` -> the repository ARN."""
+    host, _, path = image_uri.partition("/")
+    account, _, rest = host.partition(".dkr.ecr.")
+    region = rest.split(".", 1)[0]
+    repository = path.split(":", 1)[0].split("@", 1)[0]
+    return f"arn:{partition(region)}:ecr:{region}:{account}:repository/{repository}"
+
+
+def execution_policy(
+    release: ReleaseLocation, image_uri: str, region: str, endpoint_name: str
+) -> Document:
+    """Least privilege for the Model: GetObject/ListBucket on ``<release>/mme/`` only."""
+    arn = partition(region)
+    mme = release.key("mme/")
+    log_group = f"arn:{arn}:logs:{region}:*:log-group:/aws/sagemaker/Endpoints/{endpoint_name}"
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "ReadReleaseArchives",
+                "Effect": "Allow",
+                "Action": "s3:GetObject",
+                "Resource": f"arn:{arn}:s3:::{release.bucket}/{mme}*",
+            },
+            {
+                "Sid": "ListReleaseArchives",
+                "Effect": "Allow",
+                "Action": "s3:ListBucket",
+                "Resource": f"arn:{arn}:s3:::{release.bucket}",
+                "Condition": {"StringLike": {"s3:prefix": [mme, f"{mme}*"]}},
+            },
+            {
+                "Sid": "PullTritonImage",
+                "Effect": "Allow",
+                "Action": [
+                    "ecr:BatchCheckLayerAvailability",
+                    "ecr:BatchGetImage",
+                    "ecr:GetDownloadUrlForLayer",
+                ],
+                "Resource": image_repository_arn(image_uri),
+            },
+            {
+                "Sid": "EcrLoginCannotBeScoped",
+                "Effect": "Allow",
+                "Action": "ecr:GetAuthorizationToken",
+                "Resource": "*",
+            },
+            {
+                "Sid": "WriteEndpointLogs",
+                "Effect": "Allow",
+                "Action": [
+                    "logs:CreateLogGroup",
+                    "logs:CreateLogStream",
+                    "logs:DescribeLogStreams",
+                    "logs:PutLogEvents",
+                ],
+                "Resource": [log_group, f"{log_group}:*"],
+            },
+            {
+                "Sid": "PutSageMakerMetrics",
+                "Effect": "Allow",
+                "Action": "cloudwatch:PutMetricData",
+                "Resource": "*",
+                "Condition": {"StringLike": {"cloudwatch:namespace": "/aws/sagemaker/*"}},
+            },
+        ],
+    }

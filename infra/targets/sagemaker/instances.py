@@ -1,0 +1,145 @@
+"""Where SageMaker MME can run Triton: instance types and regions, as data with reasons.
+
+SageMaker multi-model endpoints run the Triton image on single-GPU instances and on CPU
+instances (AWS "Supported algorithms, frameworks, and instances for multi-model endpoints").
+The image itself, and the regions it is published in, come from the SageMaker SDK's image
+registry (``sagemaker-tritonserver``), never from a hand-written account table. Pure and
+offline: nothing here calls AWS.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from infra.config import check_choice, qualify
+from tdk.errors import ConfigError
+
+FRAMEWORK = "sagemaker-tritonserver"
+
+#: GPU families SageMaker lists for multi-model endpoints: size -> number of GPUs
+GPU_FAMILIES: dict[str, dict[str, int]] = {
+    "g4dn": {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 1, "12xlarge": 4},
+    "g5": {
+        "xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 1,
+        "12xlarge": 4, "24xlarge": 4, "48xlarge": 8,
+    },
+    "p3": {"2xlarge": 1, "8xlarge": 4, "16xlarge": 8},
+}  # fmt: skip
+
+#: x86-64 CPU families (multi-model endpoints support every CPU instance type)
+CPU_FAMILIES: tuple[str, ...] = (
+    "t2", "t3", "m4", "m5", "m5d", "m6i", "m7i",
+    "c4", "c5", "c5d", "c6i", "c7i", "r5", "r5d", "r6i", "r7i",
+)  # fmt: skip
+
+#: families that exist on SageMaker but cannot host this image as an MME, and why
+REFUSED_FAMILIES: dict[str, str] = {
+    "p2": "NVIDIA K80 GPUs are too old for current Triton images",
+    **{
+        f: "not a GPU instance SageMaker supports for multi-model endpoints"
+        for f in ("g6", "g6e", "g4ad", "p4d", "p4de", "p5", "p5e")
+    },
+    **{
+        f: "AWS Inferentia/Trainium accelerators cannot run the Triton GPU or CPU image"
+        for f in ("inf1", "inf2", "trn1", "trn1n")
+    },
+    **{
+        f: "Graviton (arm64) instances cannot run the x86-64 Triton image"
+        for f in ("c6g", "c6gn", "c7g", "m6g", "m7g", "r6g", "r7g", "t4g")
+    },
+}
+
+_TYPE = re.compile(r"^ml\.([a-z0-9]+)\.([a-z0-9]+)$")
+_CPU_SIZE = re.compile(r"^(medium|large|xlarge|[0-9]+xlarge)$")
+
+
+@dataclass(frozen=True)
+class InstanceKind:
+    """What an accepted instance type is: ``gpu`` or ``cpu``, and its GPU count."""
+
+    instance_type: str
+    processor: str
+    gpus: int
+
+
+def single_gpu_types() -> list[str]:
+    """Every GPU instance type Triton MME accepts, for error messages and docs."""
+    return [
+        f"ml.{family}.{size}"
+        for family, sizes in GPU_FAMILIES.items()
+        for size, gpus in sizes.items()
+        if gpus == 1
+    ]
+
+
+def valid_choices() -> list[str]:
+    return [*single_gpu_types(), f"x86 CPU types ml.<{'|'.join(CPU_FAMILIES)}>.<size>"]
+
+
+def classify_instance(key: str, instance_type: str) -> InstanceKind:
+    """Accept a single-GPU or x86 CPU type; ConfigError with the reason and the valid choices."""
+    match = _TYPE.match(instance_type)
+    family, size = match.groups() if match else ("", "")
+    if family in GPU_FAMILIES and size in GPU_FAMILIES[family]:
+        gpus = GPU_FAMILIES[family][size]
+        if gpus == 1:
+            return InstanceKind(instance_type, "gpu", 1)
+        why = f"it has {gpus} GPUs; Triton on SageMaker MME supports single-GPU instances only"
+    elif family in CPU_FAMILIES and _CPU_SIZE.match(size):
+        return InstanceKind(instance_type, "cpu", 0)
+    elif family in REFUSED_FAMILIES:
+        why = REFUSED_FAMILIES[family]
+    else:
+        why = "unknown instance type"
+    check_choice(key, instance_type, valid_choices(), why=why)
+    raise AssertionError("unreachable: check_choice raised")  # pragma: no cover
+
+
+def _framework_config() -> dict[str, Any]:
+    from sagemaker.core import image_uris
+
+    config: dict[str, Any] = image_uris.config_for_framework(FRAMEWORK)
+    return config
+
+
+def image_versions() -> list[str]:
+    """Triton image versions the installed SageMaker SDK knows."""
+    return list(_framework_config()["versions"])
+
+
+def image_regions(version: str) -> list[str]:
+    """Regions where the SageMaker Triton image ``version`` is published."""
+    return sorted(_framework_config()["versions"][version]["registries"])
+
+
+def check_image(version_key: str, version: str, region_key: str, region: str) -> None:
+    """The version must be known and published in the region; errors list the choices."""
+    check_choice(version_key, version, image_versions(), why="unknown Triton image version")
+    check_choice(region_key, region, image_regions(version), why=f"no Triton {version} image there")
+
+
+def triton_image(region: str, version: str, kind: InstanceKind) -> str:
+    """The ECR URI of the SageMaker Triton image for this region, version and processor."""
+    from sagemaker.core import image_uris
+
+    try:
+        uri: str = image_uris.retrieve(
+            FRAMEWORK, region=region, version=version, instance_type=kind.instance_type
+        )
+    except ValueError as exc:
+        raise ConfigError(
+            f"no SageMaker Triton image for {region} {version} {kind.instance_type}: {exc}",
+            hint=f"pick another {qualify('sagemakerTritonVersion')} or region",
+        ) from exc
+    return uri
+
+
+def partition(region: str) -> str:
+    """The ARN partition of a region (aws, aws-cn, aws-us-gov)."""
+    if region.startswith("cn-"):
+        return "aws-cn"
+    if region.startswith("us-gov-"):
+        return "aws-us-gov"
+    return "aws"

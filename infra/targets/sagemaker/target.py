@@ -1,0 +1,181 @@
+"""The ``sagemaker`` target: a Triton multi-model endpoint (``tdk:aws:SageMakerMme``)."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar
+
+from infra.config import (
+    PREFIX_RULE,
+    ConfigReader,
+    StackConfig,
+    check_capacity,
+    qualify,
+    valid_prefix,
+)
+from infra.targets.base import Refusal, Target
+from infra.targets.sagemaker.config import SageMakerConfig
+from infra.targets.sagemaker.env import TritonKnobs, container_environment
+from infra.targets.sagemaker.instances import (
+    GPU_FAMILIES,
+    REFUSED_FAMILIES,
+    InstanceKind,
+    check_image,
+    classify_instance,
+)
+from infra.targets.sagemaker.monitoring import AlarmThresholds
+from infra.targets.sagemaker.rollout import STRATEGIES, Rollout
+from infra.targets.sagemaker.scaling import ScalingSettings
+from tdk.errors import ConfigError
+
+#: a sample-release archive with a text (BYTES) input: the example in the printed command
+EXAMPLE_TARGET_MODEL = "text_pipeline-0.tar.gz"
+
+
+def _scaling(reader: ConfigReader) -> ScalingSettings:
+    low = reader.integer("sagemakerMinInstances", minimum=1)
+    high = reader.integer("sagemakerMaxInstances", minimum=1)
+    check_capacity("sagemakerMinInstances", low, "sagemakerMaxInstances", high)
+    on_gpu = reader.boolean("sagemakerScaleOnGpu")
+    gpu_target = reader.integer("sagemakerGpuUtilizationTarget", minimum=1, maximum=100)
+    return ScalingSettings(
+        min_instances=low,
+        max_instances=high,
+        invocations_per_instance=reader.integer("sagemakerInvocationsPerInstance", minimum=1),
+        gpu_utilization_target=gpu_target if on_gpu else None,
+        scale_in_cooldown=reader.integer("sagemakerScaleInCooldownSeconds", minimum=0),
+        scale_out_cooldown=reader.integer("sagemakerScaleOutCooldownSeconds", minimum=0),
+    )
+
+
+def _thresholds(reader: ConfigReader) -> AlarmThresholds:
+    return AlarmThresholds(
+        latency_slo_ms=reader.integer("sagemakerLatencySloMs", minimum=1),
+        error_rate_percent=reader.integer("sagemakerErrorRatePercent", minimum=0, maximum=100),
+        gpu_memory_percent=reader.integer("sagemakerGpuMemoryAlarmPercent", minimum=1, maximum=100),
+        disk_percent=reader.integer("sagemakerDiskAlarmPercent", minimum=1, maximum=100),
+        cache_hit_percent=reader.integer("sagemakerCacheHitAlarmPercent", minimum=0, maximum=100),
+    )
+
+
+def _knobs(reader: ConfigReader, instance: InstanceKind) -> TritonKnobs:
+    limit = reader.number("sagemakerTritonModelLoadGpuLimit", minimum=0.05, maximum=1.0)
+    return TritonKnobs(
+        log_verbose=reader.integer("sagemakerTritonLogVerbose", minimum=0),
+        thread_count=reader.integer("sagemakerTritonThreadCount", minimum=0),
+        buffer_manager_threads=reader.integer("sagemakerTritonBufferManagerThreads", minimum=0),
+        shm_default_bytes=reader.integer("sagemakerTritonShmDefaultBytes", minimum=1 << 20),
+        shm_growth_bytes=reader.integer("sagemakerTritonShmGrowthBytes", minimum=1 << 16),
+        model_load_gpu_limit=limit if instance.gpus else None,
+    )
+
+
+def _email(reader: ConfigReader) -> str | None:
+    email = reader.optional_string("sagemakerAlarmEmail")
+    if email is not None and ("@" not in email or " " in email):
+        raise ConfigError(
+            f"{qualify('sagemakerAlarmEmail')} is {email!r}, not an email address",
+            hint='set it to an address, or to "" for no SNS topic',
+        )
+    return email
+
+
+def _created_prefix(reader: ConfigReader) -> str:
+    prefix = reader.string("sagemakerReleasePrefix").strip("/")
+    if not prefix or not valid_prefix(prefix):
+        raise ConfigError(
+            f"{qualify('sagemakerReleasePrefix')} is {prefix!r}: {PREFIX_RULE}, not empty",
+            hint="set it to e.g. releases/r2",
+        )
+    return prefix
+
+
+class SageMakerTarget(Target[SageMakerConfig]):
+    """SageMaker MME running the SageMaker Triton image, releases read from S3."""
+
+    name: ClassVar[str] = "sagemaker"
+    release_schemes: ClassVar[tuple[str, ...]] = ("s3",)
+
+    def refusals(self) -> Iterable[Refusal]:
+        for family, sizes in GPU_FAMILIES.items():
+            for size, gpus in sizes.items():
+                if gpus > 1:
+                    reason = f"{gpus} GPUs; Triton MME runs on single-GPU instances only"
+                    yield Refusal("sagemakerInstanceType", f"ml.{family}.{size}", reason)
+        for family, reason in REFUSED_FAMILIES.items():
+            yield Refusal("sagemakerInstanceType", f"ml.{family}.*", reason)
+
+    def read_config(self, reader: ConfigReader, common: StackConfig) -> SageMakerConfig:
+        region = reader.string("aws:region")
+        version = reader.string("sagemakerTritonVersion")
+        check_image("sagemakerTritonVersion", version, "aws:region", region)
+        instance = classify_instance(
+            "sagemakerInstanceType", reader.string("sagemakerInstanceType")
+        )
+        step = reader.integer("sagemakerRolloutStepPercent", minimum=1, maximum=100)
+        return SageMakerConfig(
+            common=common,
+            region=region,
+            instance=instance,
+            triton_version=version,
+            knobs=_knobs(reader, instance),
+            scaling=_scaling(reader),
+            thresholds=_thresholds(reader),
+            rollout=Rollout(
+                strategy=reader.choice("sagemakerRolloutStrategy", STRATEGIES),
+                step_percent=step,
+                wait_seconds=reader.integer("sagemakerRolloutWaitSeconds", minimum=0, maximum=3600),
+            ),
+            alarm_email=_email(reader),
+            created_release_prefix=_created_prefix(reader),
+        )
+
+    def declare(self, config: SageMakerConfig) -> Mapping[str, Any]:
+        from infra.targets.sagemaker.instances import triton_image
+        from infra.targets.sagemaker.mme import SageMakerMme, SageMakerMmeArgs
+
+        endpoint = config.common.name
+        mme = SageMakerMme(
+            endpoint,
+            SageMakerMmeArgs(
+                endpoint_name=endpoint,
+                region=config.region,
+                image_uri=triton_image(config.region, config.triton_version, config.instance),
+                instance=config.instance,
+                release=config.common.release,
+                environment=container_environment(config.knobs),
+                scaling=config.scaling,
+                thresholds=config.thresholds,
+                rollout=config.rollout,
+                alarm_email=config.alarm_email,
+                created_release_prefix=config.created_release_prefix,
+            ),
+        )
+        outputs: dict[str, Any] = {
+            "endpointName": mme.endpoint_name,
+            "region": config.region,
+            "releaseUrl": mme.release_url,
+            "dashboardUrl": mme.dashboard_url,
+            "roleArn": mme.role_arn,
+            "invokeCommand": mme.release_url.apply(
+                lambda url: invoke_command(endpoint, config.region, url)
+            ),
+        }
+        if mme.alarm_topic_arn is not None:
+            outputs["alarmTopicArn"] = mme.alarm_topic_arn
+        return outputs
+
+
+def invoke_command(endpoint: str, region: str, release_url: str) -> str:
+    """The exact ``tdk invoke`` line for this endpoint (the sample model as the example)."""
+    return shlex.join(
+        [
+            "tdk", "invoke", "--target", "sagemaker", "--endpoint", endpoint,
+            "--region", region, "--store", release_url,
+            "--target-model", EXAMPLE_TARGET_MODEL, "--text", "a short test sentence",
+        ]
+    )  # fmt: skip
+
+
+TARGET = SageMakerTarget()

@@ -1,0 +1,34 @@
+"""Release stores: ``file://``, ``s3://`` and ``gs://`` behind one small contract (``base``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlparse
+
+from packager.stores.base import Progress, Store, sha256_file
+from packager.stores.file import FileStore
+from tdk.errors import StoreError
+
+__all__ = ["FileStore", "Progress", "Store", "open_store", "sha256_file"]
+
+
+def open_store(url: str, endpoint_url: str | None = None) -> Store:
+    """The store for a release URL: ``file://``, a plain path, ``s3://bucket/prefix`` or ``gs://``."""
+    parsed = urlparse(url)
+    if parsed.scheme in ("", "file"):
+        path = Path(parsed.path if parsed.scheme == "file" else url).expanduser().resolve()
+        if parsed.scheme == "file" and parsed.netloc not in ("", "localhost"):
+            raise StoreError(f"{url}: file:// URLs name a local path", hint="use file:///abs/path")
+        return FileStore(f"file://{path}", path)
+    if parsed.scheme == "s3":
+        from packager.stores.s3 import S3Store
+
+        return S3Store(url, parsed.netloc, parsed.path.strip("/"), endpoint_url=endpoint_url)
+    if parsed.scheme == "gs":
+        from packager.stores.gcs import GcsStore
+
+        return GcsStore(url, parsed.netloc, parsed.path.strip("/"))
+    raise StoreError(
+        f"{url}: unsupported store scheme {parsed.scheme!r}",
+        hint="use file:///path, s3://bucket/prefix or gs://bucket/prefix",
+    )

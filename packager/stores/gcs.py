@@ -1,0 +1,152 @@
+"""``gs://bucket/prefix`` releases through google-cloud-storage (resumable uploads)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import IO, Any
+
+from packager.stores.base import Progress, Store, _noop
+from tdk.errors import StoreError
+
+SHA_META = "sha256"
+CHUNK_SIZE = 16 * 1024 * 1024  # resumable upload chunk (a multiple of 256 KiB)
+
+
+class _CountingReader:
+    """A file wrapper that reports bytes read, for upload progress."""
+
+    def __init__(self, handle: IO[bytes], progress: Progress) -> None:
+        self._handle = handle
+        self._progress = progress
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._handle.read(size)
+        self._progress(len(data))
+        return data
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._handle, name)
+
+
+class GcsStore(Store):
+    """A release under a Google Cloud Storage prefix (``STORAGE_EMULATOR_HOST`` honoured)."""
+
+    def __init__(self, url: str, bucket: str, prefix: str) -> None:
+        super().__init__(url)
+        if not bucket:
+            raise StoreError(f"{url}: no bucket in the URL", hint="use gs://bucket/prefix")
+        from google.cloud import storage
+
+        self.prefix = prefix
+        try:
+            if os.environ.get("STORAGE_EMULATOR_HOST"):
+                from google.auth.credentials import AnonymousCredentials
+
+                client = storage.Client(project="tdk-emulator", credentials=AnonymousCredentials())
+            else:
+                client = storage.Client()
+        except Exception as exc:  # google.auth raises several unrelated types
+            raise StoreError(
+                f"{url}: cannot create a Cloud Storage client: {exc}",
+                hint="run `gcloud auth application-default login` or set "
+                "GOOGLE_APPLICATION_CREDENTIALS",
+            ) from exc
+        self.client: Any = client
+        self.bucket: Any = client.bucket(bucket)
+
+    def _name(self, key: str) -> str:
+        return f"{self.prefix}/{key}" if self.prefix else key
+
+    def _call(self, action: str, key: str, fn: Any) -> Any:
+        from google.api_core import exceptions as gexc
+
+        try:
+            return fn()
+        except (gexc.GoogleAPIError, OSError, ValueError) as exc:
+            raise self._error(action, key, exc) from exc
+
+    def sha256_of(self, key: str) -> str | None:
+        blob = self._call("inspect", key, lambda: self.bucket.get_blob(self._name(key)))
+        if blob is None:
+            return None
+        value = (blob.metadata or {}).get(SHA_META)
+        return str(value) if value else None
+
+    def put_file(
+        self, key: str, path: Path, sha256: str, progress: Progress = _noop, move: bool = False
+    ) -> None:
+        blob = self.bucket.blob(self._name(key), chunk_size=CHUNK_SIZE)
+        blob.metadata = {SHA_META: sha256}
+
+        def upload() -> None:
+            with path.open("rb") as handle:
+                # A resumable upload's object appears only once the last chunk is committed.
+                blob.upload_from_file(
+                    _CountingReader(handle, progress),
+                    size=path.stat().st_size,
+                    content_type="application/gzip" if key.endswith(".gz") else None,
+                    checksum="crc32c",
+                )
+
+        self._call("upload", key, upload)
+
+    def copy(self, source_key: str, key: str, sha256: str) -> None:
+        def rewrite() -> None:
+            # The rewrite API copies inside Cloud Storage, in several calls for large objects.
+            source = self.bucket.blob(self._name(source_key))
+            target = self.bucket.blob(self._name(key))
+            token, _, _ = target.rewrite(source)
+            while token is not None:
+                token, _, _ = target.rewrite(source, token=token)
+            target.metadata = {SHA_META: sha256}
+            target.patch()
+
+        self._call("copy to", key, rewrite)
+
+    def put_bytes(
+        self, key: str, data: bytes, content_type: str = "application/octet-stream"
+    ) -> None:
+        import hashlib
+
+        blob = self.bucket.blob(self._name(key))
+        blob.metadata = {SHA_META: hashlib.sha256(data).hexdigest()}
+        self._call("write", key, lambda: blob.upload_from_string(data, content_type=content_type))
+
+    def get_bytes(self, key: str) -> bytes:
+        blob = self.bucket.blob(self._name(key))
+        return bytes(self._call("read", key, blob.download_as_bytes))
+
+    def download(self, key: str, dest: Path, progress: Progress = _noop) -> None:
+        tmp = dest.with_name(dest.name + ".part")
+        blob = self.bucket.blob(self._name(key), chunk_size=CHUNK_SIZE)
+
+        def fetch() -> None:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            blob.download_to_filename(str(tmp))
+            progress(tmp.stat().st_size)
+            os.replace(tmp, dest)
+
+        try:
+            self._call("download", key, fetch)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    def delete(self, key: str) -> None:
+        from google.api_core import exceptions as gexc
+
+        try:
+            self.bucket.blob(self._name(key)).delete()
+        except gexc.NotFound:
+            return
+        except (gexc.GoogleAPIError, OSError) as exc:
+            raise self._error("delete", key, exc) from exc
+
+    def list_keys(self, prefix: str) -> list[str]:
+        root = self._name("")
+        blobs = self._call(
+            "list",
+            prefix,
+            lambda: list(self.client.list_blobs(self.bucket, prefix=self._name(prefix))),
+        )
+        return sorted(blob.name[len(root) :] for blob in blobs)

@@ -1,0 +1,1 @@
+"""Validation of Triton model repositories against the rules Triton applies at load time."""

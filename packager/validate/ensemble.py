@@ -1,0 +1,262 @@
+"""Ensemble rules: steps name present models, maps connect, data flows without cycles,
+and data types and shapes agree between the steps."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from packager.config import datatype_name
+from packager.repository import ModelDir
+from packager.validate.findings import WILDCARD, Sink
+
+
+@dataclass(frozen=True)
+class Spec:
+    """An ensemble tensor as one side declares it: dtype and full shape (batch dim as -1)."""
+
+    dtype: int
+    shape: tuple[int, ...]
+    origin: str
+
+    def describe(self) -> str:
+        return f"{datatype_name(self.dtype)} {list(self.shape)} ({self.origin})"
+
+
+def _spec(tensor: Any, batching: bool, origin: str) -> Spec:
+    return Spec(int(tensor.data_type), (WILDCARD,) * batching + tuple(tensor.dims), origin)
+
+
+def _agree(a: Spec, b: Spec) -> bool:
+    if a.dtype != b.dtype or len(a.shape) != len(b.shape):
+        return False
+    return all(x == y or WILDCARD in (x, y) for x, y in zip(a.shape, b.shape, strict=True))
+
+
+def check_ensembles(models: Sequence[ModelDir], sinks: dict[Path, Sink]) -> None:
+    """Check every ensemble among ``models`` against the other models given."""
+    by_name: dict[str, ModelDir] = {}
+    for model in models:
+        by_name.setdefault(model.name, model)
+    for model in models:
+        if model.is_ensemble:
+            _Ensemble(model, by_name, sinks[model.path]).check()
+    _check_nesting(models, by_name, sinks)
+
+
+class _Ensemble:
+    """The data flow of one ensemble: who produces and who consumes each ensemble tensor."""
+
+    def __init__(self, model: ModelDir, by_name: dict[str, ModelDir], sink: Sink) -> None:
+        self.model, self.by_name, self.sink = model, by_name, sink
+        self.config = model.config
+        self.steps = list(self.config.ensemble_scheduling.step)
+        batching = self.config.max_batch_size > 0
+        self.produced: dict[str, Spec | None] = {
+            t.name: _spec(t, batching, "ensemble input") for t in self.config.input
+        }
+        self.step_outputs: set[str] = set()
+
+    def check(self) -> None:
+        if not self.steps:
+            self.sink.error(
+                "ensemble_scheduling.step",
+                "the ensemble has no steps",
+                "add at least one step naming a model and its input_map/output_map",
+            )
+            return
+        for index, step in enumerate(self.steps):
+            self._check_step(index, step)
+        for index, step in enumerate(self.steps):
+            self._check_inputs(index, step)
+        self._check_flow()
+
+    def _where(self, index: int, step: Any) -> str:
+        return f"ensemble_scheduling.step[{index}] ({step.model_name})"
+
+    def _target(self, step: Any) -> ModelDir | None:
+        return self.by_name.get(step.model_name)
+
+    def _check_step(self, index: int, step: Any) -> None:
+        where, target = self._where(index, step), self._target(step)
+        if not step.model_name:
+            self.sink.error(where + ".model_name", "step has no model_name", "name a model")
+        elif target is None:
+            self.sink.error(
+                where + ".model_name",
+                f"model {step.model_name!r} is not in the repositories given",
+                "add the model's directory to the repository, or fix model_name",
+            )
+        else:
+            self._check_target(where, step, target)
+        for field in ("input_map", "output_map"):
+            if not getattr(step, field):
+                self.sink.error(
+                    f"{where}.{field}", f"{field} is empty", f"map the step's tensors in {field}"
+                )
+        outputs = {t.name: t for t in target.config.output} if target else {}
+        batching = bool(target and target.config.max_batch_size > 0)
+        for key in sorted(step.output_map):
+            value = step.output_map[key]
+            if target and key not in outputs:
+                self.sink.error(
+                    f"{where}.output_map[{key}]",
+                    f"{step.model_name!r} has no output {key!r}",
+                    f"use one of its outputs: {sorted(outputs)}",
+                )
+            if value in self.produced:
+                self.sink.error(
+                    f"{where}.output_map[{key}]",
+                    f"ensemble tensor {value!r} is already produced by "
+                    f"{self._origin(value)}; a tensor must have one producer",
+                    "map this output to a new ensemble tensor name",
+                )
+                continue
+            spec = outputs.get(key)
+            origin = f"output {key!r} of {step.model_name!r}"
+            self.produced[value] = _spec(spec, batching, origin) if spec is not None else None
+            self.step_outputs.add(value)
+
+    def _origin(self, tensor: str) -> str:
+        spec = self.produced.get(tensor)
+        return spec.origin if spec else "another step"
+
+    def _check_target(self, where: str, step: Any, target: ModelDir) -> None:
+        version = step.model_version
+        if version != -1 and str(version) not in {str(int(v)) for v in target.versions()}:
+            self.sink.error(
+                where + ".model_version",
+                f"{step.model_name!r} has no version {version} (has {target.versions()})",
+                "use model_version: -1 (latest) or an existing version",
+            )
+        ensemble_batch, step_batch = self.config.max_batch_size, target.config.max_batch_size
+        if step_batch < ensemble_batch:
+            self.sink.error(
+                where,
+                f"the ensemble allows batches of {ensemble_batch} but {step.model_name!r} "
+                f"only {step_batch}",
+                f"lower the ensemble's max_batch_size to {step_batch} or raise the model's",
+            )
+
+    def _check_inputs(self, index: int, step: Any) -> None:
+        where, target = self._where(index, step), self._target(step)
+        inputs = {t.name: t for t in target.config.input} if target else {}
+        batching = bool(target and target.config.max_batch_size > 0)
+        for key in sorted(step.input_map):
+            value, field = step.input_map[key], f"{where}.input_map[{key}]"
+            if target and key not in inputs:
+                self.sink.error(
+                    field,
+                    f"{step.model_name!r} has no input {key!r}",
+                    f"use one of its inputs: {sorted(inputs)}",
+                )
+            if value not in self.produced:
+                self.sink.error(
+                    field,
+                    f"ensemble tensor {value!r} is neither an ensemble input nor any step's output",
+                    "map it from an ensemble input or a step's output_map value",
+                )
+                continue
+            source = self.produced[value]
+            if source is not None and key in inputs:
+                self._compare(field, source, _spec(inputs[key], batching, f"input {key!r}"))
+        for name, tensor in sorted(inputs.items()):
+            if name not in step.input_map and not tensor.optional:
+                self.sink.error(
+                    f"{where}.input_map",
+                    f"required input {name!r} of {step.model_name!r} is not mapped",
+                    f"add input_map {{ key: {name!r} value: <ensemble tensor> }}",
+                )
+
+    def _compare(self, field: str, source: Spec, sink_spec: Spec) -> None:
+        if not _agree(source, sink_spec):
+            self.sink.error(
+                field,
+                f"{source.describe()} does not match {sink_spec.describe()}",
+                "make the data types and dims agree between the two sides",
+            )
+
+    def _check_flow(self) -> None:
+        consumed = {v for step in self.steps for v in step.input_map.values()}
+        outputs = {t.name for t in self.config.output}
+        for tensor in self.config.input:
+            if tensor.name not in consumed:
+                self.sink.error(
+                    f"input ({tensor.name})",
+                    f"ensemble input {tensor.name!r} is not used by any step",
+                    "map it in a step's input_map or remove the input",
+                )
+        for tensor in sorted(self.step_outputs - consumed - outputs):
+            self.sink.error(
+                "ensemble_scheduling.step.output_map",
+                f"ensemble tensor {tensor!r} is produced but never used; Triton rejects this",
+                "consume it in a later step, declare it as an ensemble output, or drop it",
+            )
+        batching = self.config.max_batch_size > 0
+        for index, tensor in enumerate(self.config.output):
+            field = f"output[{index}] ({tensor.name})"
+            if tensor.name not in self.step_outputs:
+                self.sink.error(
+                    field,
+                    f"ensemble output {tensor.name!r} is not produced by any step",
+                    "map a step output to it in output_map",
+                )
+                continue
+            source = self.produced[tensor.name]
+            if source is not None:
+                self._compare(field, source, _spec(tensor, batching, "ensemble output"))
+        self._check_cycles()
+
+    def _check_cycles(self) -> None:
+        ready = {t.name for t in self.config.input}
+        pending = dict(enumerate(self.steps))
+        progress = True
+        while pending and progress:
+            runnable = [i for i, s in pending.items() if set(s.input_map.values()) <= ready]
+            for index in runnable:
+                ready.update(pending.pop(index).output_map.values())
+            progress = bool(runnable)
+        stuck = [i for i, s in pending.items() if set(s.input_map.values()) <= set(self.produced)]
+        if stuck:
+            names = ", ".join(f"step[{i}] ({self.steps[i].model_name})" for i in stuck)
+            self.sink.error(
+                "ensemble_scheduling.step",
+                f"{names} can never run: their inputs depend on each other's outputs (a cycle)",
+                "break the cycle so every step's inputs come from ensemble inputs or earlier steps",
+            )
+
+
+def _check_nesting(
+    models: Sequence[ModelDir], by_name: dict[str, ModelDir], sinks: dict[Path, Sink]
+) -> None:
+    """An ensemble may contain ensembles, but never itself (directly or through others)."""
+    graph = {
+        m.name: [s.model_name for s in m.config.ensemble_scheduling.step]
+        for m in by_name.values()
+        if m.is_ensemble
+    }
+    for model in models:
+        if not model.is_ensemble:
+            continue
+        trail = _find_cycle(model.name, graph, (model.name,))
+        if trail:
+            sinks[model.path].error(
+                "ensemble_scheduling.step.model_name",
+                f"ensemble {model.name!r} contains itself: {' -> '.join(trail)}",
+                "remove the step that leads back to this ensemble",
+            )
+
+
+def _find_cycle(
+    name: str, graph: dict[str, list[str]], trail: tuple[str, ...]
+) -> tuple[str, ...] | None:
+    for child in graph.get(name, []):
+        if child == trail[0]:
+            return (*trail, child)
+        if child in graph and child not in trail:
+            found = _find_cycle(child, graph, (*trail, child))
+            if found:
+                return found
+    return None

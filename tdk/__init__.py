@@ -1,0 +1,1 @@
+"""What every layer of the kit shares: the one exception family."""
