@@ -8,9 +8,16 @@ SAMPLES := model_repos/samples
 RELEASE := build/release
 PYTEST_ARGS ?=
 
-.PHONY: setup models demo test lint typecheck pytest bench bench-package bench-invoke clean
+.PHONY: setup prometheus models demo test lint typecheck pytest bench bench-package bench-invoke bench-validate bench-churn bench-tune clean
 
-setup: $(VENV)/.installed $(RUNTIME)/.installed
+setup: $(VENV)/.installed $(RUNTIME)/.installed prometheus
+
+# promtool and prometheus (Debian package prometheus): alert-rule unit tests and the real
+# Prometheus that scrapes the local Triton in tests/prom. No service is started.
+prometheus:
+	@command -v promtool >/dev/null && command -v prometheus >/dev/null || { \
+	  echo "installing prometheus and promtool (Debian package prometheus)"; \
+	  apt-get update -qq && apt-get install -y -qq prometheus >/dev/null; }
 
 # The kit's own environment (CLI, packager, Pulumi programs, test tools).
 $(VENV)/.installed: pyproject.toml
@@ -44,22 +51,32 @@ demo: setup models
 lint: $(VENV)/.installed
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 
 typecheck: $(VENV)/.installed
-	$(BIN)/mypy packager cli infra bench model_repos/generate.py
+	$(BIN)/mypy tdk packager cli infra bench model_repos/generate.py
 
 pytest: setup
 	$(BIN)/pytest -q $(PYTEST_ARGS)
 
 test: setup lint typecheck pytest
 
-bench: bench-package bench-invoke
+bench: bench-package bench-invoke bench-validate bench-churn bench-tune
 
 bench-package: setup
 	$(BIN)/python bench/package.py
 
 bench-invoke: setup models
 	$(BIN)/python bench/invoke.py
+
+bench-validate: setup
+	$(BIN)/python bench/validate.py
+
+bench-churn: setup
+	$(BIN)/python bench/churn.py --runs 3
+
+bench-tune: setup models
+	$(BIN)/python bench/tune.py
 
 clean:
 	rm -rf build $(SAMPLES) .mypy_cache .ruff_cache .pytest_cache

@@ -7,7 +7,6 @@ so the difference is the front's. Run: ``.venv/bin/python bench/invoke.py [--jso
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import os
 import shutil
@@ -31,6 +30,8 @@ from infra.clients.base import (  # noqa: E402
     header_length_from_content_type,
 )
 from infra.clients.inputs import example_inputs  # noqa: E402
+from infra.clients.triton_errors import triton_error_text  # noqa: E402
+from infra.clients.triton_http import TritonHttpTarget  # noqa: E402
 from infra.perf import loadgen  # noqa: E402
 from packager.manifest import ManifestModel  # noqa: E402
 
@@ -38,12 +39,13 @@ BINARY = "application/vnd.sagemaker-triton.binary+json"
 
 
 class Path_:
-    """One way to reach a model: the front (SageMaker API) or Triton directly (KServe v2)."""
+    """One way to reach a model: the front (SageMaker API) or Triton directly (KServe v2), both
+    through the kit's one synchronous HTTP client (keep-alive ``http.client``)."""
 
     def __init__(self, port: int, front: bool) -> None:
         self.port = port
         self.front = front
-        self.conn = http.client.HTTPConnection("127.0.0.1", port)
+        self.client = TritonHttpTarget(f"http://127.0.0.1:{port}")
 
     def post(self, model: ManifestModel, request: PreparedRequest) -> RawResponse:
         if self.front:
@@ -57,11 +59,9 @@ class Path_:
             headers = {"Content-Type": "application/octet-stream"}
             if request.header_length is not None:
                 headers["Inference-Header-Content-Length"] = str(request.header_length)
-        self.conn.request("POST", path, request.body, headers)
-        response = self.conn.getresponse()
-        body = response.read()
-        if response.status != 200:
-            raise RuntimeError(f"{response.status}: {body[:300]!r}")
+        status, body, response = self.client.post(path, request.body, headers)
+        if status != 200:
+            raise RuntimeError(f"{status}: {triton_error_text(body, 300)}")
         length = response.getheader("Inference-Header-Content-Length")
         if length is None:
             length_int = header_length_from_content_type(response.getheader("Content-Type", ""))
@@ -188,13 +188,10 @@ def cold_and_raw(url: str, manifest: Any, workdir: Path) -> dict[str, float]:
         config.name = raw
         (repository / raw / "config.pbtxt").write_text(dump_config(config))
         started = time.perf_counter()
-        triton.conn.request("POST", f"/v2/repository/models/{raw}/load", b"")
-        response = triton.conn.getresponse()
-        response.read()
+        code, _, _ = triton.client.post(f"/v2/repository/models/{raw}/load", b"", {})
         raws.append((time.perf_counter() - started) * 1000)
-        assert response.status == 200, response.status
-        triton.conn.request("POST", f"/v2/repository/models/{raw}/unload", b"")
-        triton.conn.getresponse().read()
+        assert code == 200, code
+        triton.client.post(f"/v2/repository/models/{raw}/unload", b"", {})
     return {
         "cold_ms": statistics.median(colds),
         "raw_load_ms": statistics.median(raws),
@@ -202,7 +199,8 @@ def cold_and_raw(url: str, manifest: Any, workdir: Path) -> dict[str, float]:
     }
 
 
-def measure(url: str, manifest: Any) -> dict[str, float]:
+def measure(url: str, manifest: Any, scale: float = 1.0) -> dict[str, float]:
+    """The figures; ``scale`` < 1 shortens every loop (``--quick``: a smoke run, not figures)."""
     from infra.targets.sagemaker.runtime import SageMakerRuntimeTarget
 
     front_port = int(url.rsplit(":", 1)[1])
@@ -215,34 +213,41 @@ def measure(url: str, manifest: Any) -> dict[str, float]:
     front, direct = Path_(front_port, front=True), Path_(triton_port, front=False)
     figures: dict[str, float] = {"image_body_bytes": len(image_req.body)}
     for model, request in ((text, text_req), (image, image_req)):
-        for _ in range(30):  # warm: loaded, sessions and connections hot
+        for _ in range(_n(30, scale)):  # warm: loaded, sessions and connections hot
             front.post(model, request)
             direct.post(model, request)
     figures["front_p50_ms"], figures["direct_p50_ms"] = interleaved_p50(
-        lambda: front.post(text, text_req), lambda: direct.post(text, text_req), 5, 200
+        lambda: front.post(text, text_req), lambda: direct.post(text, text_req), 5, _n(200, scale)
     )
     figures["front_p50_ms_image"], figures["direct_p50_ms_image"] = interleaved_p50(
-        lambda: front.post(image, image_req), lambda: direct.post(image, image_req), 5, 60
+        lambda: front.post(image, image_req),
+        lambda: direct.post(image, image_req),
+        5,
+        _n(60, scale),
     )
     figures["front_rps_c8"], figures["direct_rps_c8"] = interleaved_rps(
         lambda: lambda c=Path_(front_port, front=True): c.post(image, image_req),
         lambda: lambda c=Path_(triton_port, front=False): c.post(image, image_req),
         rounds=3,
-        seconds=2.0,
+        seconds=2.0 * scale,
     )
     boto3 = SageMakerRuntimeTarget("local", endpoint_url=url, local=True)
     boto3.send(text, text_req)
-    figures["boto3_p50_ms"] = p50_ms(lambda: boto3.send(text, text_req), 300)
+    figures["boto3_p50_ms"] = p50_ms(lambda: boto3.send(text, text_req), _n(300, scale))
     arrays = example_inputs(image)
 
     def round_trip(binary: bool) -> None:
         target.decode(image, target.send(image, target.prepare(image, arrays, binary=binary)))
 
-    binary_ms = p50_ms(lambda: round_trip(True), 40)
-    json_ms = p50_ms(lambda: round_trip(False), 8)
+    binary_ms = p50_ms(lambda: round_trip(True), _n(40, scale))
+    json_ms = p50_ms(lambda: round_trip(False), _n(8, scale))
     figures.update(binary_round_trip_ms=binary_ms, json_round_trip_ms=json_ms)
     figures["binary_vs_json_speedup"] = json_ms / binary_ms
     return figures
+
+
+def _n(count: int, scale: float) -> int:
+    return max(3, int(count * scale))
 
 
 def targets(f: dict[str, float]) -> dict[str, bool]:
@@ -261,6 +266,7 @@ def targets(f: dict[str, float]) -> dict[str, bool]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--quick", action="store_true", help="short loops: a smoke run")
     args = parser.parse_args()
     from packager.manifest import Manifest
 
@@ -271,7 +277,7 @@ def main() -> int:
         manifest = Manifest.from_json((store / "manifest.json").read_text())
         proc, url = start_endpoint(store, work / "state")
         figures = cold_and_raw(url, manifest, work / "state")
-        figures.update(measure(url, manifest))
+        figures.update(measure(url, manifest, 0.05 if args.quick else 1.0))
     finally:
         if proc is not None:
             proc.send_signal(signal.SIGTERM)

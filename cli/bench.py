@@ -2,28 +2,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import StrEnum
-from typing import Annotated
+from functools import partial
+from typing import Annotated, Any
 
 import typer
 
-from cli.common import EndpointUrlOpt, JsonOpt, RegionOpt
-from cli.invoke import (
+from cli.common import (
     EndpointOpt,
+    EndpointUrlOpt,
     GrpcOpt,
     InputOpt,
     JsonBodyOpt,
+    JsonOpt,
     ManifestStoreOpt,
+    RegionOpt,
     TargetKind,
     TargetModelOpt,
     TargetOpt,
     TextOpt,
     UrlOpt,
-    gather_inputs,
-    open_target,
-    resolve_model,
 )
+from cli.invoke import gather_inputs, open_target, resolve_model
 from cli.output import Output
+from infra.clients.base import InferenceTarget
 from tdk.errors import UsageError
 
 
@@ -41,13 +44,22 @@ RateOpt = Annotated[
 ArrivalOpt = Annotated[Arrival, typer.Option("--arrival", help="Open loop: constant or poisson.")]
 DurationOpt = Annotated[float, typer.Option("--duration", min=0.1, help="Seconds per load level.")]
 BatchOpt = Annotated[int, typer.Option("--batch", min=1, help="Batch size of generated inputs.")]
+InstanceTypeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--instance-type", help="Record what the unit runs on (ml.g5.xlarge, g5.xlarge) for plan."
+    ),
+]
+GpuOpt = Annotated[
+    str | None, typer.Option("--gpu", help="Record the GPU kind of a k8s pod (nvidia-l4) for plan.")
+]
 
 
-def _levels(text: str) -> list[int]:
+def _levels(text: str) -> tuple[int, ...]:
     try:
-        levels = [int(part) for part in text.split(",") if part.strip()]
+        levels = tuple(int(part) for part in text.split(",") if part.strip())
     except ValueError:
-        levels = []
+        levels = ()
     if not levels or min(levels) < 1:
         raise UsageError(
             f"--concurrency {text!r}: expected positive integers", hint="e.g. -c 1,4,16"
@@ -72,45 +84,47 @@ def bench(
     json_body: JsonBodyOpt = False,
     region: RegionOpt = None,
     endpoint_url: EndpointUrlOpt = None,
+    instance_type: InstanceTypeOpt = None,
+    gpu: GpuOpt = None,
     json: JsonOpt = False,
 ) -> None:
     """Throughput, p50/p90/p99 latency and errors; the first request is reported as cold."""
     from infra.clients.inputs import example_inputs
-    from infra.perf import loadgen
+    from infra.perf.bench import Load, RunsOn, run_bench
 
     out = Output(json_mode=json)
+    load = Load(_levels(concurrency), rate, arrival is Arrival.poisson, duration)
     client, manifest = open_target(target, endpoint, store, url, grpc, region, endpoint_url)
-    model = resolve_model(manifest, target_model, target)
-    given = inputs or text is not None
-    arrays = gather_inputs(model, inputs, text) if given else example_inputs(model, batch)
-    request = client.prepare(model, arrays, binary=not json_body)
-
-    def send() -> object:
-        return client.send(model, request)
-
     try:
-        cold_ms, warm_ms = loadgen.cold_then_warm(send)
-        if rate is not None:
-            poisson = arrival is Arrival.poisson
-            results = [loadgen.open_loop(send, rate, duration, poisson=poisson)]
-        else:
-            results = [loadgen.closed_loop(send, level, duration) for level in _levels(concurrency)]
+        model = resolve_model(manifest, target_model, target)
+        given = inputs or text is not None
+        arrays = gather_inputs(model, inputs, text) if given else example_inputs(model, batch)
+        request = client.prepare(model, arrays, binary=not json_body)
+        make: Callable[[], InferenceTarget]
+        if target is TargetKind.k8s:  # one keep-alive connection per thread
+            from infra.clients.triton_http import TritonHttpTarget
+
+            make = partial(TritonHttpTarget, url or "", grpc)
+        else:  # boto3 clients are thread-safe and pool their connections
+            make = partial(_same, client)
+        record = run_bench(make, model, request, load, RunsOn(target.value, instance_type, gpu))
     finally:
         client.close()
-    summaries = [result.summary() for result in results]
     if json:
-        out.json(
-            {
-                "target": target.value,
-                "target_model": model.target_model,
-                "body_bytes": len(request.body),
-                "cold_ms": round(cold_ms, 3),
-                "first_warm_ms": round(warm_ms, 3),
-                "levels": summaries,
-            }
-        )
+        out.json(record)
         return
-    out.info(f"{model.target_model}: cold {cold_ms:.1f} ms, first warm {warm_ms:.2f} ms")
+    _table(out, record)
+
+
+def _same(client: InferenceTarget) -> InferenceTarget:
+    return client
+
+
+def _table(out: Output, record: dict[str, Any]) -> None:
+    out.info(
+        f"{record['target_model']}: cold {record['cold_ms']} ms, "
+        f"first warm {record['first_warm_ms']} ms"
+    )
     columns = ["mode", "level", "rps", "p50 ms", "p90 ms", "p99 ms", "ok", "errors"]
     rows = [
         (
@@ -123,6 +137,8 @@ def bench(
             s["ok"],
             ", ".join(f"{k}: {v}" for k, v in s["errors"].items()) or "0",
         )
-        for s in summaries
+        for s in record["levels"]
     ]
-    out.table(f"tdk bench ({target.value}, {len(request.body)} B body)", columns, rows)
+    runs_on = record["instance_type"] or record["gpu"] or "unrecorded unit"
+    title = f"tdk bench ({record['target']}, {runs_on}, {record['body_bytes']} B body)"
+    out.table(title, columns, rows)

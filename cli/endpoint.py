@@ -1,4 +1,8 @@
-"""``tdk endpoint status|wait``: a SageMaker endpoint's state, instance counts, last failure."""
+"""``tdk endpoint status|wait``: a deployment's state, for every target that can tell it.
+
+SageMaker: endpoint status, instance counts, last failure. gke/eks: Triton's readiness through
+``--url``. local: the endpoint's ``/ping``. What a target cannot do is refused with its reason.
+"""
 
 from __future__ import annotations
 
@@ -7,52 +11,66 @@ from typing import Annotated, Any
 import typer
 
 from cli.common import JsonOpt, RegionOpt
+from cli.locate import EndpointOpt, ProjectDirOpt, StackOpt, TargetName, TargetOpt, UrlOpt
 from cli.output import Output
 
 app = typer.Typer(
-    help="A SageMaker endpoint's state: status, instance counts, last failure.",
+    help="A deployment's state: status, readiness, instance counts, last failure.",
     no_args_is_help=True,
 )
 
-EndpointNameOpt = Annotated[str, typer.Option("--endpoint", help="SageMaker endpoint name.")]
 
+def _client(
+    target: TargetName,
+    endpoint: str | None,
+    region: str | None,
+    stack: str | None,
+    project_dir: str,
+    url: str | None,
+) -> Any:
+    from infra.targets.operations import Locator, load_client
 
-def _describe(endpoint: str, region: str | None) -> Any:
-    from infra.clients.aws_session import aws_client
-    from infra.targets.sagemaker.endpoint import describe
-
-    sagemaker = aws_client("sagemaker", region)
-    autoscaling = aws_client("application-autoscaling", region)
-    return lambda: describe(sagemaker, autoscaling, endpoint)
+    where = Locator(endpoint=endpoint, region=region, stack=stack, project_dir=project_dir, url=url)
+    return load_client(target.value, where)
 
 
 def _show(out: Output, state: Any) -> None:
     if out.json_mode:
         out.json(state.as_dict())
         return
-    out.info(f"[bold]{state.name}[/bold]: {state.status} (config {state.config_name})")
-    if state.failure_reason:
-        out.info(f"last failure: {state.failure_reason}")
-    out.table(
-        "variants",
-        ["variant", "instance type", "current", "desired", "min", "max"],
-        [
-            (v.name, v.instance_type, v.current_instances, v.desired_instances,
-             v.min_instances, v.max_instances)
-            for v in state.variants
-        ],
-    )  # fmt: skip
+    out.info(f"[bold]{state.name}[/bold] ({state.target}): {state.state}")
+    if state.failure:
+        out.info(f"last failure: {state.failure}")
+    for key, value in state.details.items():
+        if key != "variants":
+            out.info(f"{key}: {value}")
+    if state.rows:
+        columns = list(state.rows[0])
+        out.table("variants", columns, [[row[c] for c in columns] for row in state.rows])
 
 
 @app.command("status")
-def status(endpoint: EndpointNameOpt, region: RegionOpt = None, json_mode: JsonOpt = False) -> None:
-    """Status, instance counts (current/desired, autoscaling min/max) and the last failure."""
-    _show(Output(json_mode=json_mode), _describe(endpoint, region)())
+def status(
+    endpoint: EndpointOpt = None,
+    target: TargetOpt = TargetName.sagemaker,
+    stack: StackOpt = None,
+    url: UrlOpt = None,
+    project_dir: ProjectDirOpt = ".",
+    region: RegionOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """The deployment's state now (SageMaker: instance counts, autoscaling bounds, failure)."""
+    client = _client(target, endpoint, region, stack, project_dir, url)
+    _show(Output(json_mode=json_mode), client.status())
 
 
 @app.command("wait")
 def wait(
-    endpoint: EndpointNameOpt,
+    endpoint: EndpointOpt = None,
+    target: TargetOpt = TargetName.sagemaker,
+    stack: StackOpt = None,
+    url: UrlOpt = None,
+    project_dir: ProjectDirOpt = ".",
     region: RegionOpt = None,
     timeout: Annotated[
         float, typer.Option("--timeout", help="Seconds to wait before giving up.")
@@ -60,14 +78,8 @@ def wait(
     interval: Annotated[float, typer.Option("--interval", help="Seconds between polls.")] = 15,
     json_mode: JsonOpt = False,
 ) -> None:
-    """Wait until the endpoint is InService; fail on Failed, on a rollback, or at the timeout."""
-    from infra.targets.sagemaker.endpoint import wait_until_in_service
-
+    """Wait until the deployment serves; fail on Failed, on a rollback, or at the timeout."""
     out = Output(json_mode=json_mode)
-    state = wait_until_in_service(
-        _describe(endpoint, region),
-        timeout=timeout,
-        interval=interval,
-        on_change=lambda s: out.info(f"{s.name}: {s.status}"),
-    )
+    client = _client(target, endpoint, region, stack, project_dir, url)
+    state = client.wait(timeout, interval, lambda s: out.info(f"{s.name}: {s.state}"))
     _show(out, state)

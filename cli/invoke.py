@@ -3,55 +3,29 @@
 from __future__ import annotations
 
 import time
-from enum import StrEnum
-from typing import Annotated
+from typing import Any
 
 import numpy as np
-import typer
 
-from cli.common import EndpointUrlOpt, JsonOpt, RegionOpt
+from cli.common import (
+    EndpointOpt,
+    EndpointUrlOpt,
+    GrpcOpt,
+    InputOpt,
+    JsonBodyOpt,
+    JsonOpt,
+    ManifestStoreOpt,
+    RegionOpt,
+    TargetKind,
+    TargetModelOpt,
+    TargetOpt,
+    TextOpt,
+    UrlOpt,
+)
 from cli.output import Output
 from infra.clients.base import InferenceTarget
 from packager.manifest import MANIFEST_NAME, Manifest, ManifestModel
 from tdk.errors import UsageError
-
-
-class TargetKind(StrEnum):
-    local = "local"
-    sagemaker = "sagemaker"
-    k8s = "k8s"
-
-
-TargetOpt = Annotated[
-    TargetKind, typer.Option("--target", help="Where to send it: local, sagemaker or k8s.")
-]
-EndpointOpt = Annotated[
-    str, typer.Option("--endpoint", help="Endpoint name (local: the name given to `tdk local up`).")
-]
-TargetModelOpt = Annotated[
-    str,
-    typer.Option(
-        "--target-model", help="TargetModel (archive name, e.g. bert-0.tar.gz); k8s: model name."
-    ),
-]
-ManifestStoreOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--store", help="Release URL whose manifest gives the signature (local: the endpoint's)."
-    ),
-]
-UrlOpt = Annotated[
-    str | None, typer.Option("--url", help="k8s: Triton's HTTP (or gRPC with --grpc) address.")
-]
-GrpcOpt = Annotated[bool, typer.Option("--grpc", help="k8s: use Triton's gRPC API.")]
-JsonBodyOpt = Annotated[
-    bool, typer.Option("--json-body", help="Send a plain JSON body instead of binary+json.")
-]
-InputOpt = Annotated[
-    list[str] | None,
-    typer.Option("--input", "-i", help="NAME=@file.npy or NAME='<json>' (repeatable)."),
-]
-TextOpt = Annotated[str | None, typer.Option("--text", help="Value of the model's BYTES input.")]
 
 
 def load_manifest(store_url: str, endpoint_url: str | None = None) -> Manifest:
@@ -79,30 +53,55 @@ def open_target(
     store_endpoint_url: str | None = None,
 ) -> tuple[InferenceTarget, Manifest]:
     """The target to send to and the manifest that describes its models."""
-    if kind is TargetKind.local:
-        from infra.targets.local.serve import read_state
-        from infra.targets.sagemaker.runtime import SageMakerRuntimeTarget
+    manifest = target_manifest(kind, endpoint, store, store_endpoint_url)
+    return open_client(kind, endpoint, url, grpc, region), manifest
 
-        state = read_state(endpoint)
-        if state is None:
-            raise UsageError(
-                f"no local endpoint named {endpoint!r} is running",
-                hint="start one with `tdk local up --store URL --detach`",
-            )
-        manifest = load_manifest(store or state.store, store_endpoint_url)
-        return SageMakerRuntimeTarget(endpoint, endpoint_url=state.url, local=True), manifest
+
+def target_manifest(
+    kind: TargetKind, endpoint: str, store: str | None, store_endpoint_url: str | None = None
+) -> Manifest:
+    """The release manifest of the target (local: the running endpoint's release by default)."""
+    if kind is TargetKind.local:
+        store = store or _local_state(endpoint).store
     if store is None:
         raise UsageError(f"--target {kind.value} needs --store", hint="pass the release URL")
-    manifest = load_manifest(store, store_endpoint_url)
+    return load_manifest(store, store_endpoint_url)
+
+
+def open_client(
+    kind: TargetKind,
+    endpoint: str,
+    url: str | None = None,
+    grpc: bool = False,
+    region: str | None = None,
+) -> InferenceTarget:
+    """The client for the target (made after the request was checked against the manifest)."""
+    if kind is TargetKind.local:
+        from infra.targets.sagemaker.runtime import SageMakerRuntimeTarget
+
+        state = _local_state(endpoint)
+        return SageMakerRuntimeTarget(endpoint, endpoint_url=state.url, local=True)
     if kind is TargetKind.sagemaker:
         from infra.targets.sagemaker.runtime import SageMakerRuntimeTarget
 
-        return SageMakerRuntimeTarget(endpoint, region=region), manifest
+        return SageMakerRuntimeTarget(endpoint, region=region)
     if url is None:
         raise UsageError("--target k8s needs --url", hint="e.g. --url http://127.0.0.1:8000")
     from infra.clients.triton_http import TritonHttpTarget
 
-    return TritonHttpTarget(url, grpc), manifest
+    return TritonHttpTarget(url, grpc)
+
+
+def _local_state(endpoint: str) -> Any:
+    from infra.targets.local.serve import read_state
+
+    state = read_state(endpoint)
+    if state is None:
+        raise UsageError(
+            f"no local endpoint named {endpoint!r} is running",
+            hint="start one with `tdk local up --store URL --detach`",
+        )
+    return state
 
 
 def gather_inputs(
@@ -138,9 +137,10 @@ def invoke(
 ) -> None:
     """Send one inference request; outputs as a table or --json."""
     out = Output(json_mode=json)
-    client, manifest = open_target(target, endpoint, store, url, grpc, region, endpoint_url)
+    manifest = target_manifest(target, endpoint, store, endpoint_url)
     model = resolve_model(manifest, target_model, target)
     arrays = gather_inputs(model, inputs, text)
+    client = open_client(target, endpoint, url, grpc, region)
     try:
         request = client.prepare(model, arrays, binary=not json_body)
         started = time.perf_counter()

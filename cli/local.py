@@ -15,28 +15,23 @@ import typer
 
 from cli.common import EndpointUrlOpt, JsonOpt, StoreOpt
 from cli.output import Output
+from infra.targets.local.options import EndpointOptions, default_of, help_of
 from tdk.errors import TdkError, UsageError
 
 app = typer.Typer(
     help="Run a SageMaker multi-model endpoint on this machine.", no_args_is_help=True
 )
 
-NameOpt = Annotated[str, typer.Option("--name", help="Endpoint name clients put in the URL.")]
-PortOpt = Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0 picks a free one).")]
-MaxLoadedOpt = Annotated[
-    int,
-    typer.Option(
-        "--max-loaded-models", "-k", min=1, help="Models kept loaded; beyond, LRU unloads."
-    ),
-]
+NameOpt = Annotated[str, typer.Option("--name", help=help_of("name"))]
+PortOpt = Annotated[int, typer.Option("--port", help=help_of("port"))]
+MaxLoadedOpt = Annotated[int, typer.Option("--max-loaded-models", "-k", help=help_of("max_loaded"))]
 CacheOpt = Annotated[
-    float, typer.Option("--cache-gb", min=0.001, help="Disk cache bound for extracted models (GB).")
+    float, typer.Option("--cache-gb", help="Disk cache bound for extracted models (GB).")
 ]
-MaxBodyOpt = Annotated[
-    int,
-    typer.Option("--max-body-bytes", min=1, help="Request body limit (SageMaker real-time: 6 MB)."),
-]
+MaxBodyOpt = Annotated[int, typer.Option("--max-body-bytes", help=help_of("max_body"))]
+BodyTimeoutOpt = Annotated[float, typer.Option("--body-timeout", help=help_of("body_timeout"))]
 DetachOpt = Annotated[bool, typer.Option("--detach", "-d", help="Run in the background.")]
+GB = 1024**3
 
 TIMERS = (
     "ModelLatency",
@@ -49,7 +44,6 @@ TIMERS = (
 COUNTS = (
     "LoadedModelCount",
     "Invocations",
-    "ModelCacheHit",
     "ModelUnloads",
     "Invocation4XXErrors",
     "Invocation5XXErrors",
@@ -57,22 +51,15 @@ COUNTS = (
 )
 
 
-def _serve_args(
-    store: str, name: str, port: int, k: int, cache_gb: float, max_body: int, s3: str | None
-) -> list[str]:
-    args = ["--store", store, "--name", name, "--port", str(port), "--max-loaded-models", str(k)]
-    args += ["--cache-bytes", str(int(cache_gb * 1024**3)), "--max-body-bytes", str(max_body)]
-    return args + (["--store-endpoint-url", s3] if s3 else [])
-
-
 @app.command("up")
 def up(
     store: StoreOpt,
-    name: NameOpt = "local",
-    port: PortOpt = 8080,
-    max_loaded_models: MaxLoadedOpt = 8,
-    cache_gb: CacheOpt = 20.0,
-    max_body_bytes: MaxBodyOpt = 6 * 1024 * 1024,
+    name: NameOpt = default_of("name"),
+    port: PortOpt = default_of("port"),
+    max_loaded_models: MaxLoadedOpt = default_of("max_loaded"),
+    cache_gb: CacheOpt = default_of("cache_bytes") / GB,
+    max_body_bytes: MaxBodyOpt = default_of("max_body"),
+    body_timeout: BodyTimeoutOpt = default_of("body_timeout"),
     detach: DetachOpt = False,
     endpoint_url: EndpointUrlOpt = None,
     json: JsonOpt = False,
@@ -82,10 +69,19 @@ def up(
     from infra.targets.local.runtime import find_runtime
 
     out = Output(json_mode=json)
+    options = EndpointOptions(
+        store_url=store,
+        name=name,
+        port=port,
+        max_loaded=max_loaded_models,
+        cache_bytes=int(cache_gb * GB),
+        max_body=max_body_bytes,
+        body_timeout=body_timeout,
+        store_endpoint_url=endpoint_url,
+    )
     find_runtime()
-    args = _serve_args(store, name, port, max_loaded_models, cache_gb, max_body_bytes, endpoint_url)
     if detach:
-        state = serve.spawn(args, name)
+        state = serve.spawn(options)
         if json:
             out.json(asdict(state))
         else:
@@ -96,13 +92,10 @@ def up(
         raise UsageError(
             f"a local endpoint named {name!r} is already running", hint="`tdk local down`"
         )
-    settings, port, _ = serve.parse_args(args)
     out.info(
         f"starting local endpoint {name} on 127.0.0.1:{port or '(free port)'}; Ctrl-C stops it"
     )
-    serve.run(
-        settings, port, announce=lambda url: out.info(f"ready: {url}/endpoints/{name}/invocations")
-    )
+    serve.run(options, announce=lambda url: out.info(f"ready: {url}/endpoints/{name}/invocations"))
 
 
 def _running(name: str) -> Any:
@@ -131,6 +124,8 @@ def fetch_status(url: str) -> dict[str, Any]:
 def metric_rows(figures: dict[str, Any]) -> list[tuple[str, str]]:
     """SageMaker-named figures for a table: counts, then timers (ms: avg / p50 / max, count)."""
     rows = [(name, str(figures.get(name, 0))) for name in COUNTS]
+    samples = figures.get("ModelCacheHitSamples", 0)
+    rows.append(("ModelCacheHit", f"{figures.get('ModelCacheHit', 0.0):.3f}  (n={samples})"))
     for name in TIMERS:
         timer = figures.get(name) or {}
         if timer.get("count"):
@@ -231,8 +226,8 @@ def demo(
     name = "demo"
     if serve.read_state(name) is not None:
         stop_endpoint(name)
-    args = _serve_args(store, name, 0, max_loaded_models, 20.0, 6 * 1024 * 1024, None)
-    state = serve.spawn(args, name)
+    options = EndpointOptions(store_url=store, name=name, port=0, max_loaded=max_loaded_models)
+    state = serve.spawn(options)
     out.info(f"local endpoint {name} at {state.url} (K = {max_loaded_models}), store {state.store}")
     try:
         rows = _demo_rows(state, warm, out)

@@ -8,7 +8,7 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from cli import bench, endpoint, invoke, local, metrics, package, render, validate
+from cli import bench, endpoint, invoke, local, metrics, package, plan, render, tune, validate
 from packager import __version__
 from tdk.errors import TdkError
 
@@ -41,6 +41,8 @@ app.command("package")(package.package)
 app.command("invoke")(invoke.invoke)
 app.command("bench")(bench.bench)
 app.command("metrics")(metrics.metrics)
+app.command("tune")(tune.tune)
+app.command("plan")(plan.plan)
 app.add_typer(local.app, name="local")
 app.add_typer(endpoint.app, name="endpoint")
 app.add_typer(render.app, name="render")

@@ -1,15 +1,26 @@
-"""``tdk metrics``: a SageMaker MME's dashboard figures from CloudWatch, as a table or JSON."""
+"""``tdk metrics``: a deployment's dashboard figures, for every target, as a table or JSON.
+
+SageMaker from CloudWatch; gke/eks from the managed Prometheus (GMP, AMP) with the dashboards'
+PromQL; local from the endpoint's own SageMaker-named figures.
+"""
 
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
-from enum import StrEnum
+from datetime import timedelta
 from typing import Annotated
 
 import typer
 
 from cli.common import JsonOpt, RegionOpt
+from cli.locate import (
+    EndpointOpt,
+    ProjectDirOpt,
+    PrometheusUrlOpt,
+    StackOpt,
+    TargetOpt,
+    WorkspaceOpt,
+)
 from cli.output import Output
 from tdk.errors import UsageError
 
@@ -17,10 +28,6 @@ _SINCE = re.compile(r"^([1-9][0-9]*)([smhd])$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 #: CloudWatch keeps 1-minute datapoints for 15 days
 MAX_WINDOW = timedelta(days=15)
-
-
-class MetricsTarget(StrEnum):
-    sagemaker = "sagemaker"
 
 
 def parse_since(text: str) -> timedelta:
@@ -40,45 +47,59 @@ def parse_since(text: str) -> timedelta:
 def _format(value: float | None) -> str:
     if value is None:
         return "-"
-    return f"{value:,.0f}" if value.is_integer() else f"{value:,.2f}"
+    return f"{value:,.0f}" if value.is_integer() else f"{value:,.4g}"
 
 
 def metrics(
-    endpoint: Annotated[str, typer.Option("--endpoint", help="SageMaker endpoint name.")],
-    target: Annotated[
-        MetricsTarget, typer.Option("--target", help="Where the endpoint runs: sagemaker.")
-    ],
-    since: Annotated[str, typer.Option("--since", help="Window ending now: 30m, 1h, 2d.")] = "1h",
+    target: TargetOpt,
+    endpoint: EndpointOpt = None,
+    stack: StackOpt = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since",
+            help="Window ending now: 30m, 1h, 2d (sagemaker default 1h; gke/eks: the rate "
+            "window, default the dashboards' 2m; local keeps figures since start).",
+        ),
+    ] = None,
+    project_dir: ProjectDirOpt = ".",
+    prometheus_url: PrometheusUrlOpt = None,
+    workspace_id: WorkspaceOpt = None,
     region: RegionOpt = None,
     json_mode: JsonOpt = False,
 ) -> None:
-    """Invocations, latency, errors, model cache and utilisation over a window (CloudWatch)."""
-    from infra.clients.aws_session import aws_client
-    from infra.targets.sagemaker.cloudwatch import endpoint_figures
+    """Invocations, latency, errors, queueing and utilisation of a deployment."""
+    from infra.targets.operations import Locator, load_client
 
     out = Output(json_mode=json_mode)
-    window = parse_since(since)
-    end = datetime.now(UTC).replace(microsecond=0)
-    start = end - window
-    client = aws_client("cloudwatch", region)
-    figures = endpoint_figures(client, endpoint, start, end)
+    window = parse_since(since) if since else None
+    where = Locator(
+        endpoint=endpoint,
+        region=region,
+        stack=stack,
+        project_dir=project_dir,
+        prometheus_url=prometheus_url,
+        workspace_id=workspace_id,
+    )
+    client = load_client(target.value, where)
+    readings = client.metrics(window)
+    located = client.where()
     if json_mode:
         out.json(
             {
                 "target": target.value,
-                "endpoint": endpoint,
-                "region": client.meta.region_name,
-                "start": start.isoformat(),
-                "end": end.isoformat(),
-                "metrics": [figure.as_dict() for figure in figures],
+                **located,
+                "since": since,
+                "metrics": [r.as_dict() for r in readings],
             }
         )
         return
-    rows = [(f.spec.label, _format(f.value), f.spec.unit, f.datapoints) for f in figures]
+    rows = [(r.label, _format(r.value), r.unit) for r in readings]
+    place = ", ".join(f"{k} {v}" for k, v in located.items() if v)
     out.table(
-        f"{endpoint} ({client.meta.region_name}), last {since}",
-        ["metric", "value", "unit", "datapoints"],
+        f"{target.value}: {place}" + (f", last {since}" if since else ""),
+        ["metric", "value", "unit"],
         rows,
     )
-    if not any(f.datapoints for f in figures):
-        out.info("no datapoints yet: CloudWatch shows an endpoint's figures after its first calls")
+    if all(r.value is None for r in readings):
+        out.info("no data yet: figures appear after the first requests are served and scraped")

@@ -10,14 +10,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from rich import filesize
 from rich.console import Console
 from rich.progress import (
     BarColumn,
     Progress,
+    ProgressColumn,
+    Task,
     TextColumn,
     TimeRemainingColumn,
 )
 from rich.table import Table
+from rich.text import Text
 
 PIPE_WIDTH = 140  # tables piped to a file or CI log keep their columns instead of 80
 
@@ -26,6 +30,16 @@ def _console(stderr: bool) -> Console:
     stream = sys.stderr if stderr else sys.stdout
     interactive = stream.isatty() or "COLUMNS" in os.environ
     return Console(stderr=stderr, width=None if interactive else PIPE_WIDTH)
+
+
+class _Amount(ProgressColumn):
+    """``done/total``, in bytes (``12.0/48.3 MB``) for tasks started with ``unit="bytes"``."""
+
+    def render(self, task: Task) -> Text:
+        total = int(task.total or 0)
+        if task.fields.get("unit") == "bytes":
+            return Text(f"{filesize.decimal(int(task.completed))}/{filesize.decimal(total)}")
+        return Text(f"{int(task.completed)}/{total}")
 
 
 @dataclass
@@ -58,24 +72,20 @@ class Output:
         self.console.print(table)
 
     @contextmanager
-    def progress(self) -> Iterator[Callable[[str, int], Callable[[int], None]]]:
-        """Progress bars on stderr: yields ``start(description, total)`` -> ``advance(n)``.
+    def progress(self) -> Iterator[Callable[..., Callable[[int], None]]]:
+        """Progress bars on stderr: yields ``start(description, total, unit="")`` ->
+        ``advance(n)`` (thread-safe; uploads advance it from several threads).
 
         Silent in JSON mode and when stderr is not a terminal.
         """
         if self.json_mode or not self.err.is_terminal:
-            yield lambda description, total: lambda amount: None
+            yield lambda description, total, unit="": lambda amount: None
             return
-        columns = (
-            TextColumn("{task.description}"),
-            BarColumn(),
-            TextColumn("{task.completed}/{task.total}"),
-            TimeRemainingColumn(),
-        )
+        columns = (TextColumn("{task.description}"), BarColumn(), _Amount(), TimeRemainingColumn())
         with Progress(*columns, console=self.err, transient=True) as bar:
 
-            def start(description: str, total: int) -> Callable[[int], None]:
-                task = bar.add_task(description, total=total)
+            def start(description: str, total: int, unit: str = "") -> Callable[[int], None]:
+                task = bar.add_task(description, total=total, unit=unit)
                 return lambda amount: bar.advance(task, amount)
 
             yield start

@@ -10,6 +10,7 @@ import typer
 from cli.common import EndpointUrlOpt, JsonOpt
 from cli.output import Output
 from packager.archive import DEFAULT_LEVEL
+from packager.manifest import parse_trt_built_for
 from packager.publish import publish
 from packager.rename import DEFAULT_TEMPLATE
 from packager.stores import open_store
@@ -17,7 +18,12 @@ from packager.stores import open_store
 
 def package(
     repos: Annotated[list[Path], typer.Argument(help="Triton repositories or model directories.")],
-    dest: Annotated[str, typer.Option("--dest", help="Release URL: file://, s3:// or gs://.")],
+    dest: Annotated[
+        str,
+        typer.Option(
+            "--dest", help="Release URL, a directory or prefix of its own: file://, s3:// or gs://."
+        ),
+    ],
     copies: Annotated[int, typer.Option("--copies", min=1, help="Copies of each model.")] = 1,
     name_template: Annotated[
         str, typer.Option("--name-template", help="Copy names; fields {model} and {i} (from 0).")
@@ -34,19 +40,44 @@ def package(
         int, typer.Option("--level", min=0, max=3, help="Compression level (ISA-L, 0-3).")
     ] = DEFAULT_LEVEL,
     prune: Annotated[
-        bool, typer.Option("--prune", help="Delete objects of earlier releases not in this one.")
+        bool,
+        typer.Option(
+            "--prune",
+            help="Delete what earlier tdk releases wrote under --dest and this one no longer "
+            "has (known from the release's ledger and manifest; nothing else is touched).",
+        ),
     ] = False,
     endpoint_url: EndpointUrlOpt = None,
     json: JsonOpt = False,
+    trt_built_for: Annotated[
+        str,
+        typer.Option(
+            "--trt-built-for",
+            help="Record in the manifest what the TensorRT plans were built for: "
+            "<compute capability>:<TensorRT version>, e.g. 8.6:10.4.",
+        ),
+    ] = "",
 ) -> None:
     """Validate, rename, archive and publish REPOS to --dest; the manifest is written last."""
+    if trt_built_for:
+        parse_trt_built_for(trt_built_for)
     out = Output(json_mode=json)
     store = open_store(dest, endpoint_url=endpoint_url)
     with out.progress() as phase:
         result = publish(
-            repos, store, copies, name_template, share_composing, level, prune, phase=phase
+            repos,
+            store,
+            copies,
+            name_template,
+            share_composing,
+            level,
+            prune,
+            phase=phase,
+            trt_built_for=trt_built_for,
         )
     models = result.manifest.models
+    for warning in result.warnings:
+        out.warn(warning)
     if json:
         out.json(
             {
@@ -56,6 +87,8 @@ def package(
                 "uploaded_bytes": result.uploaded_bytes,
                 "skipped": len(result.skipped),
                 "stale": result.stale,
+                "cleaned": result.cleaned,
+                "warnings": result.warnings,
                 "models": [
                     {
                         "target_model": m.target_model,
@@ -78,6 +111,8 @@ def package(
         f"{_size(result.uploaded_bytes)}; {len(result.skipped)} unchanged"
         + ("" if result.manifest_written else "; manifest unchanged")
     )
+    if result.cleaned:
+        out.info(f"removed {len(result.cleaned)} leftover(s) of an interrupted earlier publish")
     if result.stale and not prune:
         out.warn(
             f"{len(result.stale)} object(s) of an earlier release remain under {result.url} "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json as jsonlib
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -50,6 +50,7 @@ def k8s(
         {"path": str(path), "kind": m["kind"], "name": m["metadata"]["name"]}
         for path, m in zip(paths, rendered.manifests, strict=True)
     ]
+    rules = _write_alert_rules(project_dir, stack, rendered.manifests, out)
     if json:
         printer.json(
             {
@@ -57,6 +58,7 @@ def k8s(
                 "target": rendered.target,
                 "out": str(out),
                 "files": files,
+                "alert_rules": str(rules),
                 "placeholders": rendered.placeholders,
             }
         )
@@ -64,12 +66,35 @@ def k8s(
         rows = [(Path(f["path"]).name, f["kind"], f["name"]) for f in files]
         title = f"tdk render k8s ({stack}, {rendered.target}) -> {out}"
         printer.table(title, ["file", "kind", "name"], rows)
+        printer.info(f"alert rules (Prometheus rule file, `promtool check rules`): {rules}")
     if rendered.placeholders:
         names = ", ".join("${" + p + "}" for p in rendered.placeholders)
         printer.warn(
             f"left {names} in the manifests: pass --outputs with `pulumi stack output -s {stack} "
             "--json`, or substitute them (envsubst) before applying"
         )
+
+
+def _write_alert_rules(
+    project_dir: Path, stack: str, rendered: list[dict[str, Any]], out: Path
+) -> Path:
+    """The stack's alert rules as a plain Prometheus rule file next to the manifests."""
+    from infra.config import ConfigReader, merged_stack_config
+    from infra.k8s.alerts import RULE_FILE, alert_rules, rules_yaml
+    from infra.k8s.config import read_workload_config
+
+    alerts = read_workload_config(ConfigReader(merged_stack_config(project_dir, stack).get)).alerts
+    [workload] = [m["metadata"] for m in rendered if m["kind"] == "Deployment"]
+    rules = alert_rules(
+        workload["namespace"],
+        workload["name"],
+        alerts.latency_slo_ms,
+        alerts.error_rate_percent,
+        alerts.queue_ratio,
+    )
+    path = out / RULE_FILE
+    path.write_text(rules_yaml(rules))
+    return path
 
 
 def _read_outputs(path: Path) -> dict[str, object]:

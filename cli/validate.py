@@ -2,46 +2,129 @@
 
 from __future__ import annotations
 
-import os
+import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.markup import escape
 
 from cli.common import JsonOpt
-from cli.output import Output
+
+if TYPE_CHECKING:
+    from packager.validate.findings import Finding
 
 PathsArg = Annotated[
     list[Path],
     typer.Argument(help="Triton repositories or single model directories.", metavar="PATH"),
 ]
+FormatOpt = Annotated[
+    str,
+    typer.Option(
+        "--format",
+        help="human (path:line:col: CODE message), json, sarif (SARIF 2.1.0) or github "
+        "(workflow annotations).",
+    ),
+]
+TargetOpt = Annotated[
+    str | None,
+    typer.Option("--target", help="Also check for a deploy target: sagemaker, gke, eks."),
+]
+InstanceOpt = Annotated[
+    str, typer.Option("--instance-type", help="Instance type (ml.g5.xlarge, g5.xlarge).")
+]
+GpuOpt = Annotated[str, typer.Option("--gpu", help="GKE accelerator type (nvidia-l4).")]
+ImageOpt = Annotated[
+    str, typer.Option("--image", help="Triton image or version (24.09); default 24.09.")
+]
+StackOpt = Annotated[
+    Path | None,
+    typer.Option("--stack", help="Read target, instance/GPU and image from Pulumi.<stack>.yaml."),
+]
+BuiltForOpt = Annotated[
+    str,
+    typer.Option(
+        "--trt-built-for",
+        help="What the TensorRT plans were built for, <compute capability>:<TensorRT>, e.g. "
+        "8.6:10.4 (default: the manifest of --release).",
+    ),
+]
+ReleaseOpt = Annotated[
+    str, typer.Option("--release", help="A release (file://, s3://, gs://) whose manifest to use.")
+]
+CopiesOpt = Annotated[
+    int, typer.Option("--copies", min=1, help="Copies `tdk package` will make (working set).")
+]
 
 
-def validate(paths: PathsArg, json: JsonOpt = False) -> None:
+def validate(
+    paths: PathsArg,
+    fmt: FormatOpt = "human",
+    json: JsonOpt = False,
+    target: TargetOpt = None,
+    instance_type: InstanceOpt = "",
+    gpu: GpuOpt = "",
+    image: ImageOpt = "",
+    stack: StackOpt = None,
+    copies: CopiesOpt = 1,
+    trt_built_for: BuiltForOpt = "",
+    release: ReleaseOpt = "",
+) -> None:
     """Check layout, config semantics, ensembles, ONNX graphs and names, as Triton would.
 
     Exit 0 when valid (warnings allowed), 1 when any model is invalid, 2 for usage errors.
     """
+    from packager import __version__
+    from packager.validate.report import FORMATS, render
     from packager.validate.runner import has_errors, validate_paths
+    from tdk.errors import UsageError
 
-    out = Output(json_mode=json)
+    fmt = "json" if json else fmt
+    if fmt not in FORMATS:
+        raise UsageError(f"--format {fmt!r} is not a format", hint=f"use one of {FORMATS}")
     findings = validate_paths(paths)
-    errors = sum(f.severity == "error" for f in findings)
-    if json:
-        out.json([f.to_dict() for f in findings])
-    elif findings:
-        cells = [(f.severity, f.model, _short(f.file), f.field, f.message, f.fix) for f in findings]
-        rows = [[escape(cell) for cell in row] for row in cells]  # "[text]" is not markup
-        out.table("tdk validate", ("severity", "model", "file", "field", "problem", "fix"), rows)
-        out.info(f"{errors} error(s), {len(findings) - errors} warning(s)")
-    else:
-        out.info(f"valid: no findings in {', '.join(str(p) for p in paths)}")
+    if target or stack:
+        built_for = trt_built_for or (_release_built_for(release) if release else "")
+        target_args = (target, instance_type, gpu, image, stack, copies, built_for)
+        findings = _with_target(findings, paths, *target_args)
+    sys.stdout.write(render(fmt, findings, __version__))
     if has_errors(findings):
         raise typer.Exit(1)
 
 
-def _short(file: str) -> str:
-    """``file`` relative to the working directory when it lies below it."""
-    relative = os.path.relpath(file)
-    return file if relative.startswith("..") else relative
+def _with_target(
+    local: list[Finding],
+    paths: list[Path],
+    target: str | None,
+    instance_type: str,
+    gpu: str,
+    image: str,
+    stack: Path | None,
+    copies: int,
+    built_for: str,
+) -> list[Finding]:
+    from infra.targets.checks import check_target, spec_from_stack, target_spec, working_set
+    from packager.repository import discover_all
+
+    spec = spec_from_stack(stack) if stack else target_spec(str(target), instance_type, gpu, image)
+    models = [m for path in paths for m in discover_all(path).models]
+    findings, fits = check_target(models, spec, built_for)
+    if spec.gpu is not None:  # the local-endpoint caveat about KIND_GPU does not apply
+        local = [f for f in local if f.code != "TDK213"]
+    for fit in fits:
+        gpu_part = f", {fit.gpu_copies} in GPU memory" if fit.gpu_copies is not None else ""
+        sys.stderr.write(
+            f"working set on {spec.label}: {fit.model} ({fit.weight_bytes / 1e6:.1f} MB) "
+            f"fits {fit.disk_copies} copies on disk{gpu_part}\n"
+        )
+    return local + findings + working_set(fits, copies)
+
+
+def _release_built_for(release: str) -> str:
+    """``trt_built_for`` recorded by ``tdk package`` in the release's manifest."""
+    from packager.manifest import MANIFEST_NAME, Manifest
+    from packager.stores import open_store
+
+    store = open_store(release)
+    return Manifest.from_json(
+        store.get_bytes(MANIFEST_NAME), f"{release}/{MANIFEST_NAME}"
+    ).trt_built_for

@@ -8,8 +8,18 @@ from __future__ import annotations
 
 import pulumi
 
-from infra.config import ConfigReader, pulumi_source, read_stack_config
+from infra.config import ConfigReader, ConfigSource, read_stack_config
 from infra.targets import MODULES, load_target
+
+
+def pulumi_source() -> ConfigSource:
+    """A ConfigSource over the running Pulumi program's config (any namespace)."""
+
+    def get(qualified: str) -> str | None:
+        namespace, _, name = qualified.partition(":")
+        return pulumi.Config(namespace).get(name)
+
+    return get
 
 
 def main() -> None:

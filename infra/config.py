@@ -7,11 +7,16 @@ raises ``ConfigError`` naming the key and the valid choices before any resource 
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from tdk.errors import ConfigError
+import yaml
+
+from tdk.errors import ConfigError, UsageError
 
 PROJECT = "triton-deploy-kit"
 
@@ -195,12 +200,48 @@ def read_stack_config(
     return StackConfig(target=target, name=name, release=release)
 
 
-def pulumi_source() -> ConfigSource:
-    """A ConfigSource over the running Pulumi program's config (any namespace)."""
-    import pulumi
+def _as_config_string(value: Any) -> str:
+    """A stack-file value as the Pulumi CLI hands it to the program (a string)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | dict):
+        return json.dumps(value)
+    return str(value)
 
-    def get(qualified: str) -> str | None:
-        namespace, _, name = qualified.partition(":")
-        return pulumi.Config(namespace).get(name)
 
-    return get
+def _load_yaml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise UsageError(
+            f"{path} does not exist",
+            hint="run from the project root (where Pulumi.yaml is) or pass --project-dir",
+        )
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{path}: not valid YAML ({exc})", hint="fix the file") from exc
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: expected a mapping at the top", hint="fix the file")
+    return data
+
+
+def merged_stack_config(
+    project_dir: Path, stack: str, overrides: Mapping[str, Any] | None = None
+) -> dict[str, str]:
+    """What the Pulumi CLI hands the program: each key's ``Pulumi.yaml`` default, then
+    ``Pulumi.<stack>.yaml`` over it, then ``overrides``; qualified key -> string.
+
+    The one merge ``tdk render`` and the mock tests both use.
+    """
+    project = _load_yaml(project_dir / "Pulumi.yaml")
+    values: dict[str, str] = {}
+    for key, decl in (project.get("config") or {}).items():
+        if isinstance(decl, dict) and ("default" in decl or "value" in decl):
+            values[qualify(key)] = _as_config_string(decl.get("default", decl.get("value")))
+        elif not isinstance(decl, dict):
+            values[qualify(key)] = _as_config_string(decl)
+    stack_file = _load_yaml(project_dir / f"Pulumi.{stack}.yaml")
+    for key, value in (stack_file.get("config") or {}).items():
+        values[qualify(key)] = _as_config_string(value)
+    for key, value in (overrides or {}).items():
+        values[qualify(key)] = _as_config_string(value)
+    return values

@@ -37,6 +37,7 @@ class SourceFile:
     path: Path
     size: int
     executable: bool
+    links: int = 1  # st_nlink: above 1, another name (maybe outside the repository) shares it
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ def scan_model_dir(root: Path, skip: Sequence[str] = ()) -> tuple[list[str], lis
             elif stat.S_ISREG(info.st_mode):
                 if rel not in skip:
                     executable = bool(info.st_mode & 0o111)
-                    files.append(SourceFile(rel, path, info.st_size, executable))
+                    files.append(SourceFile(rel, path, info.st_size, executable, info.st_nlink))
             else:
                 problems.append(f"{path} is not a regular file or directory")
         subdirs[:] = [d for d in subdirs if not (base / d).is_symlink()]
@@ -103,31 +104,42 @@ def _padding(size: int) -> bytes:
     return b"\0" * (-size % BLOCK)
 
 
+def hard_linked(files: Sequence[SourceFile]) -> list[str]:
+    """Warnings for files with more than one name: the other name may lie outside the
+    repository, and whatever is written through it changes what gets packaged."""
+    return [
+        f"{f.path} has {f.links} hard links: another name for it may lie outside the "
+        "repository, and what is written there is what gets packaged"
+        for f in files
+        if f.links > 1
+    ]
+
+
 @dataclass(frozen=True)
 class _Segment:
-    """Compressed bytes already written to an open file: ``length`` bytes from ``offset``."""
+    """Compressed bytes already written to an archive: ``length`` bytes from ``offset``."""
 
-    fd: int
+    path: Path
     offset: int
     length: int
 
 
 class ArchiveWriter:
     """Writes archives; a large file is compressed into the first archive that holds it and
-    later archives copy those bytes from there, inside the kernel where it can."""
+    later archives copy those bytes from there, inside the kernel where it can.
+
+    Every archive is closed once written, so open files stay bounded whatever the number of
+    archives; a later archive reopens the earlier one by path for the bytes it reuses.
+    """
 
     def __init__(self, level: int = DEFAULT_LEVEL, threads: int | None = None) -> None:
         self.level = level
         self._workers = threads or min(8, os.cpu_count() or 2)
         self._pool = ThreadPoolExecutor(max_workers=self._workers)
         self._segments: dict[tuple[str, int, int], list[_Segment]] = {}
-        self._open: list[BinaryIO] = []
 
     def close(self) -> None:
         self._pool.shutdown()
-        for handle in self._open:
-            handle.close()
-        self._open.clear()
 
     def __enter__(self) -> ArchiveWriter:
         return self
@@ -151,14 +163,14 @@ class ArchiveWriter:
                 remaining -= len(chunk)
                 yield chunk if remaining else chunk + _padding(source.size)
 
-    def _compress_into(self, source: SourceFile, out: BinaryIO) -> list[_Segment]:
+    def _compress_into(self, source: SourceFile, out: BinaryIO, dest: Path) -> list[_Segment]:
         """Compress ``source`` chunk by chunk (in parallel, bounded window) into ``out``."""
         segments: list[_Segment] = []
         window: deque[Future[bytes]] = deque()
 
         def drain_one() -> None:
             member = window.popleft().result()
-            segments.append(_Segment(out.fileno(), out.tell(), len(member)))
+            segments.append(_Segment(dest, out.tell(), len(member)))
             out.write(member)
 
         for chunk in self._chunks(source):
@@ -170,26 +182,30 @@ class ArchiveWriter:
         out.flush()
         return segments
 
-    def _large(self, source: SourceFile, out: BinaryIO) -> int:
+    def _large(self, source: SourceFile, out: BinaryIO, dest: Path) -> int:
         info = source.path.stat()
         key = (str(source.path), info.st_size, info.st_mtime_ns)
         segments = self._segments.get(key)
         if segments is None:
-            self._segments[key] = segments = self._compress_into(source, out)
+            self._segments[key] = segments = self._compress_into(source, out, dest)
             return sum(segment.length for segment in segments)
         out.flush()
-        for segment in segments:
-            copy_range(segment.fd, out.fileno(), segment.offset, segment.length)
+        with segments[0].path.open("rb") as earlier:  # one archive holds all of them
+            for segment in segments:
+                copy_range(earlier.fileno(), out.fileno(), segment.offset, segment.length)
         out.seek(0, io.SEEK_END)
         return sum(segment.length for segment in segments)
 
     def write(self, entries: Sequence[Entry], dest: Path) -> int:
         """Write the archive of ``entries`` (already sorted) to ``dest``; returns its size.
 
-        ``dest`` stays open until ``close`` when later archives reuse bytes written to it, so
-        it may be renamed (same inode) but must not be rewritten before then.
+        Later archives reuse bytes written to ``dest``, so it must stay at that path, unchanged,
+        until ``close``.
         """
-        out = dest.open("w+b")
+        with dest.open("w+b") as out:
+            return self._write(entries, out, dest)
+
+    def _write(self, entries: Sequence[Entry], out: BinaryIO, dest: Path) -> int:
         small = bytearray()
         for entry in entries:
             if entry.is_dir:
@@ -204,15 +220,13 @@ class ArchiveWriter:
                 if source.size >= LARGE:
                     out.write(self._member(bytes(small)))
                     small.clear()
-                    self._large(source, out)
+                    self._large(source, out, dest)
                 else:
                     small += _read_exact(source) + _padding(source.size)
         small += b"\0" * (2 * BLOCK)
         out.write(self._member(bytes(small)))
         out.flush()
-        size = out.tell()
-        self._open.append(out)
-        return size
+        return out.tell()
 
 
 def _read_exact(source: SourceFile) -> bytes:

@@ -77,3 +77,61 @@ PLATFORM_BACKENDS = {
     "openvino": "openvino",
     "ensemble": "ensemble",
 }
+
+
+def autocomplete_backend(config: Any, model_path: Path) -> Any:
+    """A copy of ``config`` with ``backend``, ``platform`` and ``default_model_filename`` filled
+    in as Triton does before it validates a config (core ``AutoCompleteBackendFields``): from
+    the platform, the default file name, or the files of the first version directory."""
+    done = new_config()
+    done.CopyFrom(config)
+    subdirs = sorted(p.name for p in model_path.iterdir() if p.is_dir())
+    first = model_path / subdirs[0] if subdirs else None
+    content = {p.name: p.is_dir() for p in first.iterdir()} if first else {}
+    if not done.name:
+        done.name = model_path.name
+    _complete_tensorflow(done, content, first is not None)
+    if done.platform.startswith("tensorflow_"):
+        return done
+    guess = not done.platform and not done.default_model_filename and first is not None
+    for backend, platform, filename, file_only in _AUTOCOMPLETE:
+        named = (platform and done.platform == platform) or done.default_model_filename == filename
+        found = guess and filename in content and not (file_only and content[filename])
+        if not done.backend and (named or found):
+            done.backend = backend
+        if done.backend == backend:
+            done.platform = done.platform or platform
+            done.default_model_filename = done.default_model_filename or filename
+            return done
+    if not (done.backend or done.platform or done.default_model_filename) and "." in done.name:
+        done.backend = done.name.split(".", 1)[1]  # Triton's custom-backend naming: x.<backend>
+        done.default_model_filename = f"model.{done.backend}"
+    return done
+
+
+# backend, platform it implies, model file name, whether a directory of that name does not count
+_AUTOCOMPLETE = (
+    ("tensorrt", "tensorrt_plan", "model.plan", True),
+    ("onnxruntime", "onnxruntime_onnx", "model.onnx", False),
+    ("openvino", "", "model.xml", False),
+    ("pytorch", "pytorch_libtorch", "model.pt", True),
+    ("python", "", "model.py", False),
+)
+
+
+def _complete_tensorflow(config: Any, content: dict[str, bool], has_version: bool) -> None:
+    if not config.platform and config.backend in ("", "tensorflow"):
+        if config.default_model_filename == "model.savedmodel":
+            config.platform = "tensorflow_savedmodel"
+        elif config.default_model_filename == "model.graphdef":
+            config.platform = "tensorflow_graphdef"
+        elif not config.default_model_filename and has_version:
+            if content.get("model.savedmodel") is True:
+                config.platform = "tensorflow_savedmodel"
+            if content.get("model.graphdef") is False:
+                config.platform = "tensorflow_graphdef"
+    if config.platform in ("tensorflow_savedmodel", "tensorflow_graphdef"):
+        config.backend = config.backend or "tensorflow"
+        saved = config.platform == "tensorflow_savedmodel"
+        default = "model.savedmodel" if saved else "model.graphdef"
+        config.default_model_filename = config.default_model_filename or default

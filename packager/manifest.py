@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from tdk.errors import TdkError
+from tdk.errors import TdkError, UsageError
 
 FORMAT_VERSION = 1
 MANIFEST_NAME = "manifest.json"
 ARCHIVE_PREFIX = "mme/"
 REPOSITORY_PREFIX = "repository/"
+LEDGER_NAME = "tdk-ledger.json"  # every key tdk releases wrote here and did not delete yet
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,9 @@ class Manifest:
     created_at: str
     tool_version: str
     format_version: int = FORMAT_VERSION
+    # what the release's TensorRT plans were built for, "<compute capability>:<TensorRT>"
+    # (e.g. "8.6:10.4"); a plan cannot tell it without a GPU. "" when not given.
+    trt_built_for: str = ""
 
     def by_target_model(self, target_model: str) -> ManifestModel:
         """The entry whose archive name is ``target_model``, or a TdkError listing the choices."""
@@ -77,6 +82,12 @@ class Manifest:
                 return model
         raise TdkError(f"model {name!r} is not in this release", hint="run `tdk package` again")
 
+    def keys(self) -> set[str]:
+        """Every store key of this release but the manifest: archives and repository files."""
+        keys = {model.archive for model in self.models}
+        keys.update(REPOSITORY_PREFIX + rel for model in self.models for rel in model.files)
+        return keys
+
     def to_json(self) -> str:
         payload = {
             "format_version": self.format_version,
@@ -84,6 +95,8 @@ class Manifest:
             "tool_version": self.tool_version,
             "models": [asdict(model) for model in self.models],
         }
+        if self.trt_built_for:
+            payload["trt_built_for"] = self.trt_built_for
         return json.dumps(payload, indent=2, sort_keys=True) + "\n"
 
     @classmethod
@@ -104,11 +117,58 @@ class Manifest:
                 created_at=payload["created_at"],
                 tool_version=payload["tool_version"],
                 format_version=version,
+                trt_built_for=str(payload.get("trt_built_for", "")),
             )
         except (ValueError, KeyError, TypeError) as exc:
             raise TdkError(
                 f"{source}: not a tdk manifest ({exc.__class__.__name__}: {exc})",
                 hint="point --store at a release written by `tdk package --dest`",
+            ) from exc
+
+
+_TRT_BUILT_FOR = re.compile(r"^(\d+)\.(\d+):(\d+)\.(\d+)$")
+
+
+def parse_trt_built_for(value: str) -> tuple[tuple[int, int], tuple[int, int]]:
+    """``"8.6:10.4"`` -> ((8, 6), (10, 4)): compute capability and TensorRT major.minor."""
+    match = _TRT_BUILT_FOR.match(value)
+    if not match:
+        raise UsageError(
+            f"--trt-built-for {value!r} is not <compute capability>:<TensorRT version>",
+            hint="e.g. --trt-built-for 8.6:10.4 for plans built on an A10G with TensorRT 10.4",
+        )
+    major, minor, trt_major, trt_minor = (int(g) for g in match.groups())
+    return (major, minor), (trt_major, trt_minor)
+
+
+@dataclass(frozen=True)
+class Ledger:
+    """The keys tdk wrote under a release root, so ``--prune`` deletes only those.
+
+    Written before a publish changes any object (with the keys it is about to write) and after
+    it ends, so even a publish cut off between the two leaves its keys recorded.
+    """
+
+    keys: frozenset[str]
+
+    def to_json(self) -> str:
+        payload = {"format_version": FORMAT_VERSION, "keys": sorted(self.keys)}
+        return json.dumps(payload, indent=1) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str | bytes, source: str = LEDGER_NAME) -> Ledger:
+        try:
+            payload = json.loads(text)
+            keys = payload["keys"]
+            if payload["format_version"] != FORMAT_VERSION or not isinstance(keys, list):
+                raise ValueError("unsupported format")
+            if not all(isinstance(key, str) for key in keys):
+                raise ValueError("keys must be strings")
+            return cls(frozenset(keys))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise TdkError(
+                f"{source}: not a tdk ledger ({exc.__class__.__name__}: {exc})",
+                hint=f"delete {source} if you wrote it; --prune then only knows the manifest",
             ) from exc
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from packager.config import CONFIG_NAME, backend_of, load_config
-from tdk.errors import UsageError
+from tdk.errors import ConfigError, UsageError, ValidationFailed
 
 
 @dataclass
@@ -48,11 +48,65 @@ def is_model_dir(path: Path) -> bool:
     return (path / CONFIG_NAME).is_file()
 
 
-def discover(path: Path) -> list[ModelDir]:
-    """The models under ``path``: a repository (children with config.pbtxt) or one model dir.
+@dataclass(frozen=True)
+class Unloadable:
+    """A directory that is a model but cannot be read: no config, or a config that fails."""
 
-    Raises UsageError when the path does not exist or holds no model.
+    path: Path  # the model directory
+    code: str  # the validate rule it breaks (TDK101 missing, TDK102 unparseable)
+    message: str
+    hint: str
+
+
+@dataclass
+class Discovery:
+    """What one repository (or model directory) holds: parsed models and unloadable ones."""
+
+    models: list[ModelDir] = field(default_factory=list)
+    unloadable: list[Unloadable] = field(default_factory=list)
+
+
+def discover_all(path: Path) -> Discovery:
+    """The one discovery routine (validate, package and the local endpoint use it).
+
+    ``path`` is a repository (its non-hidden child directories, and hidden ones that hold a
+    config, are models) or a single model directory (it holds a config or numeric version
+    directories). Raises UsageError when the path does not exist or holds no model.
     """
+    _require_directory(path)
+    if is_model_dir(path) or _looks_like_model(path):
+        candidates = [path]
+    else:
+        candidates = sorted(
+            p for p in path.iterdir() if p.is_dir() and (is_model_dir(p) or p.name[:1] != ".")
+        )
+    if not candidates:
+        raise UsageError(
+            f"{path}: empty repository, no model directory with a {CONFIG_NAME} found",
+            hint=f"a Triton repository holds <model>/{CONFIG_NAME} and <model>/<version>/...",
+        )
+    found = Discovery()
+    for candidate in candidates:
+        _load_into(candidate, found)
+    return found
+
+
+def discover(path: Path) -> list[ModelDir]:
+    """The models under ``path``; any unloadable model directory is a ValidationFailed, so
+    ``tdk package`` refuses exactly what ``tdk validate`` reports."""
+    found = discover_all(path)
+    if found.unloadable:
+        first = found.unloadable[0]
+        more = f" (and {len(found.unloadable) - 1} more)" if len(found.unloadable) > 1 else ""
+        raise ValidationFailed(
+            f"{first.message}{more}; nothing was published",
+            found.unloadable,
+            hint=first.hint + " (run `tdk validate PATH` for the full list)",
+        )
+    return found.models
+
+
+def _require_directory(path: Path) -> None:
     if not path.exists():
         raise UsageError(
             f"{path}: no such file or directory", hint="give a Triton repository or model directory"
@@ -61,13 +115,26 @@ def discover(path: Path) -> list[ModelDir]:
         raise UsageError(
             f"{path}: not a directory", hint="give a Triton repository or model directory"
         )
-    if is_model_dir(path):
-        return [ModelDir(path, load_config(path / CONFIG_NAME))]
-    children = sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
-    models = [ModelDir(p, load_config(p / CONFIG_NAME)) for p in children if is_model_dir(p)]
-    if not models:
-        raise UsageError(
-            f"{path}: empty repository, no model directory with a {CONFIG_NAME} found",
-            hint="a Triton repository holds <model>/config.pbtxt and <model>/<version>/...",
+
+
+def _looks_like_model(path: Path) -> bool:
+    """A directory with numeric children is a model directory (perhaps missing its config)."""
+    return any(p.is_dir() and p.name.isdigit() for p in path.iterdir())
+
+
+def _load_into(path: Path, found: Discovery) -> None:
+    if not is_model_dir(path):
+        found.unloadable.append(
+            Unloadable(
+                path,
+                "TDK101",
+                f"{path} has no {CONFIG_NAME}; tdk cannot package it and Triton cannot load it",
+                f"add {path / CONFIG_NAME} (name, backend, max_batch_size, input, output) "
+                "or move the directory out of the repository",
+            )
         )
-    return models
+        return
+    try:
+        found.models.append(ModelDir(path, load_config(path / CONFIG_NAME)))
+    except ConfigError as exc:
+        found.unloadable.append(Unloadable(path, "TDK102", exc.message, exc.hint))

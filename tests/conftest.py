@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import os
 import socket
 import sys
 from collections.abc import Callable, Iterator
@@ -68,19 +67,10 @@ def edit_config(repo: Path) -> Callable[..., Path]:
 
 
 @pytest.fixture(scope="session")
-def moto_endpoint() -> Iterator[str]:
-    """moto's threaded server on 127.0.0.1 (a free port): real HTTP for boto3 code under test.
-
-    Sets fake credentials and a region for the whole session so no real AWS is ever reached.
-    """
+def _moto_server() -> Iterator[str]:
+    """moto's threaded server on 127.0.0.1 (a free port), started once per session."""
     from moto.server import ThreadedMotoServer
 
-    os.environ.update(
-        AWS_ACCESS_KEY_ID="testing",
-        AWS_SECRET_ACCESS_KEY="testing",
-        AWS_SESSION_TOKEN="testing",
-        AWS_DEFAULT_REGION="us-east-1",
-    )
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     port = server._server.server_port  # type: ignore[union-attr]
@@ -90,24 +80,39 @@ def moto_endpoint() -> Iterator[str]:
         server.stop()
 
 
+@pytest.fixture
+def moto_endpoint(_moto_server: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """moto's server URL: real HTTP for boto3 code under test.
+
+    Fake credentials and a region are set for this test only (restored afterwards), so no real
+    AWS is ever reached and no other test sees them.
+    """
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_SESSION_TOKEN", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    return _moto_server
+
+
 @pytest.fixture(scope="session")
-def gcs_emulator() -> Iterator[str]:
-    """gcp-storage-emulator on 127.0.0.1 (in memory); STORAGE_EMULATOR_HOST points at it."""
+def _gcs_server() -> Iterator[str]:
+    """gcp-storage-emulator on 127.0.0.1 (in memory), started once per session."""
     from gcp_storage_emulator.server import create_server
 
     port = _free_port()
     server = create_server("127.0.0.1", port, in_memory=True)
     server.start()
-    previous = os.environ.get("STORAGE_EMULATOR_HOST")
-    os.environ["STORAGE_EMULATOR_HOST"] = f"http://127.0.0.1:{port}"
     try:
-        yield os.environ["STORAGE_EMULATOR_HOST"]
+        yield f"http://127.0.0.1:{port}"
     finally:
         server.stop()
-        if previous is None:
-            os.environ.pop("STORAGE_EMULATOR_HOST", None)
-        else:
-            os.environ["STORAGE_EMULATOR_HOST"] = previous
+
+
+@pytest.fixture
+def gcs_emulator(_gcs_server: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The emulator's URL; STORAGE_EMULATOR_HOST points at it for this test only."""
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", _gcs_server)
+    return _gcs_server
 
 
 def _free_port() -> int:

@@ -112,25 +112,9 @@ class InferenceTarget(abc.ABC):
         """Release connections (optional)."""
 
 
-_NUMPY_OF = {
-    "BOOL": np.bool_,
-    "UINT8": np.uint8,
-    "UINT16": np.uint16,
-    "UINT32": np.uint32,
-    "UINT64": np.uint64,
-    "INT8": np.int8,
-    "INT16": np.int16,
-    "INT32": np.int32,
-    "INT64": np.int64,
-    "FP16": np.float16,
-    "FP32": np.float32,
-    "FP64": np.float64,
-    "BYTES": np.object_,
-}
-
-
 def check_inputs(model: ManifestModel, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Inputs in manifest order, cast to the declared dtype; UsageError on a wrong signature."""
+    """Inputs in manifest order as the declared dtype; UsageError on a wrong signature or a
+    conversion that would change values."""
     known = {spec.name for spec in model.inputs}
     unknown = sorted(set(inputs) - known)
     if unknown:
@@ -171,8 +155,21 @@ def _check_one(model: ManifestModel, spec: TensorSpec, array: np.ndarray) -> np.
     return array
 
 
+def numpy_dtype(datatype: str) -> type | None:
+    """The numpy type of a Triton datatype (tritonclient's own table); None when it has none."""
+    from tritonclient.utils import triton_to_np_dtype
+
+    want: type | None = triton_to_np_dtype(datatype)
+    return want
+
+
 def _cast(model: ManifestModel, spec: TensorSpec, array: np.ndarray) -> np.ndarray:
-    want = _NUMPY_OF.get(spec.datatype)
+    """``array`` as the declared dtype: exact or lossless (e.g. int32 → INT64) only.
+
+    A lossy conversion (int64 or float64 data for an FP32 input) is refused: the data would not
+    be what the caller holds, so they convert it themselves.
+    """
+    want = numpy_dtype(spec.datatype)
     if want is None:
         raise UsageError(
             f"{model.target_model}: input {spec.name!r} has datatype {spec.datatype}, which "
@@ -186,13 +183,14 @@ def _cast(model: ManifestModel, spec: TensorSpec, array: np.ndarray) -> np.ndarr
             )
     elif array.dtype == want:
         return array
-    elif np.can_cast(array.dtype, want, casting="same_kind") or (
-        array.dtype.kind in "iub" and np.dtype(want).kind in "iuf"
-    ):
+    elif np.can_cast(array.dtype, want, casting="safe"):
         return array.astype(want)
     raise UsageError(
-        f"{model.target_model}: input {spec.name!r} is {array.dtype}, expected {spec.datatype}",
-        hint=f"convert the data ({_describe(spec, model)})",
+        f"{model.target_model}: input {spec.name!r} expects {spec.datatype} "
+        f"({np.dtype(want).name}) but the data is {array.dtype}; tdk does not convert it "
+        "silently (the values would change)",
+        hint=f"convert the data first, e.g. np.save(path, array.astype(np.{np.dtype(want).name}))"
+        f" ({_describe(spec, model)})",
     )
 
 

@@ -52,9 +52,32 @@ def parse_input(model: ManifestModel, option: str) -> tuple[str, np.ndarray]:
             raise UsageError(
                 f"--input {name}: not JSON: {exc}", hint="quote the JSON value"
             ) from exc
-        dtype = object if spec.datatype == "BYTES" else None
-        array = np.array(data, dtype=dtype)
+        array = _from_json(model, spec, data)
     return name, _with_batch(model, spec, array)
+
+
+def _from_json(model: ManifestModel, spec: TensorSpec, data: object) -> np.ndarray:
+    """JSON numbers carry no dtype: they become the declared one, when they fit it exactly."""
+    from infra.clients.base import numpy_dtype
+
+    want = numpy_dtype(spec.datatype)
+    if want is None or want is np.object_:
+        return np.array(data, dtype=object)
+    given = np.array(data)
+    if given.dtype.kind not in "biuf":
+        raise UsageError(
+            f"--input {spec.name}: {model.target_model} expects {spec.datatype} numbers, "
+            f"got {given.dtype} values",
+            hint=f"pass a JSON array of numbers, e.g. --input {spec.name}='[[1, 2, 3]]'",
+        )
+    array: np.ndarray = given.astype(want)
+    if np.dtype(want).kind in "biu" and not np.array_equal(array, given):
+        raise UsageError(
+            f"--input {spec.name}: {model.target_model} expects {spec.datatype}; the values "
+            "do not fit it (fractions or out of range)",
+            hint=f"pass whole numbers in the {spec.datatype} range",
+        )
+    return array
 
 
 def text_inputs(model: ManifestModel, text: str) -> dict[str, np.ndarray]:
@@ -72,20 +95,23 @@ def text_inputs(model: ManifestModel, text: str) -> dict[str, np.ndarray]:
 
 
 def example_inputs(model: ManifestModel, batch: int = 1, seed: int = 0) -> dict[str, np.ndarray]:
-    """Deterministic inputs matching the signature (bench, demo, `tdk local check`)."""
+    """Deterministic inputs of the declared dtypes (bench, demo, `tdk local check`)."""
+    from infra.clients.base import numpy_dtype
+
     rng = np.random.default_rng(seed)
     arrays: dict[str, np.ndarray] = {}
     for spec in model.inputs:
         dims = tuple(1 if d < 0 else d for d in spec.dims)
         shape = (batch, *dims) if model.max_batch_size > 0 else dims
+        want = numpy_dtype(spec.datatype) or np.float32
         if spec.datatype == "BYTES":
             arrays[spec.name] = np.full(shape, SAMPLE_TEXT.encode(), dtype=object)
         elif spec.datatype.startswith("FP"):
-            arrays[spec.name] = rng.standard_normal(shape).astype(np.float32)
+            arrays[spec.name] = rng.standard_normal(shape).astype(want)
         elif spec.datatype == "BOOL":
             arrays[spec.name] = np.ones(shape, dtype=np.bool_)
         else:
-            arrays[spec.name] = rng.integers(1, 100, size=shape).astype(np.int64)
+            arrays[spec.name] = rng.integers(1, 100, size=shape).astype(want)
     return arrays
 
 

@@ -8,7 +8,6 @@ this target sends to ``/v2/models/<name>/infer``.
 from __future__ import annotations
 
 import http.client
-import json
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -16,6 +15,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from infra.clients.base import InferenceTarget, PreparedRequest, RawResponse, check_inputs
+from infra.clients.triton_errors import triton_error_text
 from packager.manifest import ManifestModel
 from tdk.errors import EndpointError, UsageError
 
@@ -76,6 +76,14 @@ class TritonHttpTarget(InferenceTarget):
             self._conn = factory(self._host, self._port, timeout=self.timeout)
         return self._conn
 
+    def post(self, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes, Any]:
+        """One keep-alive POST to ``path`` under this URL: status, body, response headers.
+
+        The bench uses it for the front and for Triton alike, so both go through one client.
+        """
+        response = self._post(f"{self._prefix}{path}", body, headers)
+        return response.status, response.read(), response
+
     def _post(self, path: str, body: bytes, headers: dict[str, str]) -> http.client.HTTPResponse:
         for attempt in (1, 2):  # a kept-alive connection the server closed is retried once
             conn = self._connection()
@@ -106,7 +114,7 @@ class TritonHttpTarget(InferenceTarget):
         if response.status != 200:
             raise EndpointError(
                 f"Triton at {self.url} refused {model.name} ({model.target_model}): "
-                f"HTTP {response.status}: {_error_text(body)}",
+                f"HTTP {response.status}: {triton_error_text(body, 300)}",
                 hint="check the model is in the release the cluster serves (GET /v2/models/"
                 f"{model.name}/ready) and the inputs match the manifest",
             )
@@ -164,10 +172,3 @@ class TritonHttpTarget(InferenceTarget):
         if self._grpc_client is not None:
             self._grpc_client.close()
             self._grpc_client = None
-
-
-def _error_text(body: bytes) -> str:
-    try:
-        return str(json.loads(body)["error"])
-    except (ValueError, KeyError, TypeError):
-        return body[:300].decode("utf-8", "replace")

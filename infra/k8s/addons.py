@@ -31,19 +31,3 @@ def keda_values(provider: Literal["gcp", "aws"], identity: Any) -> dict[str, Any
             }
         },
     }
-
-
-def keda_release(name: str, provider: Literal["gcp", "aws"], identity: Any, opts: Any) -> Any:
-    """Declare the pinned KEDA Helm release (call from a component's constructor)."""
-    import pulumi_kubernetes as k8s
-
-    return k8s.helm.v3.Release(
-        name,
-        chart=KEDA_CHART,
-        version=KEDA_CHART_VERSION,
-        repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=KEDA_REPO),
-        namespace=KEDA_NAMESPACE,
-        create_namespace=True,
-        values=keda_values(provider, identity),
-        opts=opts,
-    )

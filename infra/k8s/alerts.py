@@ -1,10 +1,28 @@
-"""Alert rules on Triton's metrics, the same PromQL on GKE (Cloud Monitoring) and EKS (AMP)."""
+"""Alert rules on Triton's metrics, the same PromQL on GKE (Cloud Monitoring) and EKS (AMP).
+
+Each rule compares the bare figure (``idle_zero=False``): ``(x) or vector(0) > t`` would parse as
+``x or (vector(0) > t)`` and fire whenever ``x`` exists. ``rules_yaml`` writes the rules as a
+plain Prometheus rule file (``groups:`` format) for ``promtool`` and self-run Prometheus.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+import yaml
 
 from infra.k8s import promql
+
+#: the file ``tdk render k8s`` writes next to the manifests
+RULE_FILE = "alerts.rules.yaml"
+GROUP = "triton"
+#: minutes without any Triton series before the alert fires. "While pods run" is always, since
+#: k8sMinReplicas >= 1; kube-state-metrics is not on both clouds (the AMP scraper only scrapes
+#: what is installed), so no pod-count series can gate it. A Prometheus marks series stale on the
+#: first failed scrape; GMP (Monarch) has no staleness, so there it fires after the 5 m lookback
+#: plus this.
+ABSENT_MINUTES = 10
 
 
 @dataclass(frozen=True)
@@ -15,16 +33,24 @@ class AlertRule:
     query: str
     for_seconds: int
     documentation: str
+    severity: str = "warning"
 
 
 def alert_rules(
-    namespace: str, job: str, latency_slo_ms: int, error_rate_percent: float, queue_ratio: float
+    namespace: str,
+    job: str,
+    latency_slo_ms: int,
+    error_rate_percent: float,
+    queue_ratio: float,
+    absent_minutes: int = ABSENT_MINUTES,
 ) -> list[AlertRule]:
-    """Error rate, latency SLO and queue ratio alerts (the same PromQL on GKE and EKS)."""
+    """Error rate, latency SLO, queue ratio and missing-series alerts (same on GKE and EKS)."""
+    error_ratio = promql.error_ratio(namespace, job, idle_zero=False)
+    queue = promql.queue_compute_ratio(namespace, job, idle_zero=False)
     return [
         AlertRule(
             "triton-error-rate",
-            f"{promql.error_ratio(namespace, job)} > {error_rate_percent / 100:g}",
+            f"{error_ratio} > {error_rate_percent / 100:g}",
             300,
             f"More than {error_rate_percent:g}% of Triton requests failed for 5 minutes.",
         ),
@@ -36,9 +62,44 @@ def alert_rules(
         ),
         AlertRule(
             "triton-queue-ratio",
-            f"{promql.queue_compute_ratio(namespace, job)} > {queue_ratio:g}",
+            f"{queue} > {queue_ratio:g}",
             600,
             f"Requests queue {queue_ratio:g}x longer than they compute for 10 minutes: "
             "autoscaling is at its bound or GPU nodes cannot be added.",
         ),
+        AlertRule(
+            "triton-metrics-absent",
+            promql.series_absent(namespace, job),
+            absent_minutes * 60,
+            f"No Triton series from {namespace}/{job} for {absent_minutes} minutes although at "
+            "least one pod should run: the scraper cannot reach port 8002, or no pod starts. "
+            "KEDA reads 0 meanwhile and will not scale.",
+            severity="critical",
+        ),
     ]
+
+
+def rule_groups(rules: list[AlertRule]) -> dict[str, Any]:
+    """The rules as a Prometheus rule file document (``groups:``), as AMP and promtool read it."""
+    return {
+        "groups": [
+            {
+                "name": GROUP,
+                "rules": [
+                    {
+                        "alert": rule.name,
+                        "expr": rule.query,
+                        "for": f"{rule.for_seconds}s",
+                        "labels": {"severity": rule.severity},
+                        "annotations": {"summary": rule.documentation},
+                    }
+                    for rule in rules
+                ],
+            }
+        ]
+    }
+
+
+def rules_yaml(rules: list[AlertRule]) -> str:
+    """``rule_groups`` as YAML text."""
+    return yaml.safe_dump(rule_groups(rules), sort_keys=False, width=1000)

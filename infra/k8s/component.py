@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from infra.k8s import manifests
+from infra.k8s.addons import KEDA_CHART, KEDA_CHART_VERSION, KEDA_NAMESPACE, KEDA_REPO, keda_values
 from infra.k8s.manifests import Manifest
 from infra.k8s.spec import TritonServiceSpec
 
@@ -39,13 +40,17 @@ class TritonService(pulumi.ComponentResource):
         core = pulumi.ResourceOptions.merge(base, pulumi.ResourceOptions(depends_on=created))
         self.service_account = _apply(f"{name}-sa", manifests.service_account(spec), core)
         # KEDA's HPA owns the replica count (the manifest leaves it out; never reset it).
+        # Ready may need a GPU node from zero first: wait for that, not the 10-minute default.
+        wait = f"{spec.rollout_timeout_seconds}s"
         self.deployment = _apply(
             f"{name}-deploy",
             manifests.deployment(spec),
             pulumi.ResourceOptions.merge(
                 core,
                 pulumi.ResourceOptions(
-                    depends_on=[self.service_account], ignore_changes=["spec.replicas"]
+                    depends_on=[self.service_account],
+                    ignore_changes=["spec.replicas"],
+                    custom_timeouts=pulumi.CustomTimeouts(create=wait, update=wait),
                 ),
             ),
         )
@@ -99,5 +104,20 @@ def _apply(name: str, manifest: Manifest, opts: pulumi.ResourceOptions) -> Any:
         kind=kind,
         metadata=metadata,
         spec=manifest["spec"],
+        opts=opts,
+    )
+
+
+def keda_release(name: str, provider: Literal["gcp", "aws"], identity: Any, opts: Any) -> Any:
+    """Declare the pinned KEDA Helm release (call from a component's constructor)."""
+    return k8s.helm.v3.Release(
+        name,
+        name=KEDA_CHART,  # fixed (one per cluster), not auto-named past Helm's 53 characters
+        chart=KEDA_CHART,
+        version=KEDA_CHART_VERSION,
+        repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=KEDA_REPO),
+        namespace=KEDA_NAMESPACE,
+        create_namespace=True,
+        values=keda_values(provider, identity),
         opts=opts,
     )

@@ -9,6 +9,7 @@ from typing import Any, cast
 
 from infra.config import ConfigReader, check_capacity, qualify
 from infra.k8s.spec import (
+    ModelSync,
     PrometheusSource,
     Resources,
     Scaling,
@@ -92,6 +93,7 @@ def workload_spec(
     prometheus: PrometheusSource,
     identity_annotations: Mapping[str, Any],
     env: Mapping[str, str],
+    model_sync: ModelSync | None = None,
 ) -> TritonServiceSpec:
     """The plain spec the manifests are built from (Pulumi and ``tdk render`` alike)."""
     gpus = config.gpus_per_pod if config.kind == "gpu" else 0
@@ -116,6 +118,7 @@ def workload_spec(
         identity_annotations=dict(identity_annotations),
         env=dict(env),
         log_verbose=config.log_verbose,
+        model_sync=model_sync,
     )
 
 

@@ -17,6 +17,7 @@ from infra.k8s.spec import (
     HTTP_PORT,
     METRICS_PORT,
     POOL_LABEL,
+    ModelSync,
     TritonServiceSpec,
 )
 
@@ -71,7 +72,7 @@ def triton_args(spec: TritonServiceSpec) -> list[str]:
     """``tritonserver`` command line: load every model of the release, ready only when loaded."""
     return [
         "tritonserver",
-        f"--model-repository={spec.model_repository}",
+        f"--model-repository={spec.repository_path}",
         "--model-control-mode=none",
         "--strict-readiness=true",
         "--exit-on-error=true",
@@ -125,7 +126,38 @@ def container(spec: TritonServiceSpec) -> dict[str, Any]:
             "allowPrivilegeEscalation": False,
             "capabilities": {"drop": ["ALL"]},
         },
-        "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}],
+        "volumeMounts": [
+            {"name": "dshm", "mountPath": "/dev/shm"},
+            *(
+                [{"name": "models", "mountPath": spec.model_sync.path, "readOnly": True}]
+                if spec.model_sync
+                else []
+            ),
+        ],
+    }
+
+
+def model_sync_container(spec: TritonServiceSpec, sync: ModelSync) -> dict[str, Any]:
+    """Init container: ``aws s3 sync`` of the release's repository into the pod's volume, as
+    the pod's IRSA role (the AWS CLI reads the projected web-identity token)."""
+    return {
+        "name": "sync-models",
+        "image": sync.image,
+        "imagePullPolicy": "IfNotPresent",
+        "command": ["aws", "s3", "sync", sync.source, sync.path, "--only-show-errors"],
+        "env": [
+            {"name": "HOME", "value": "/tmp"},  # the CLI's cache; the pod runs as non-root
+            *({"name": key, "value": value} for key, value in sorted(spec.env.items())),
+        ],
+        "resources": {
+            "requests": {"cpu": "500m", "memory": "512Mi"},
+            "limits": {"cpu": "2", "memory": "1Gi"},
+        },
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"]},
+        },
+        "volumeMounts": [{"name": "models", "mountPath": sync.path}],
     }
 
 
@@ -161,7 +193,10 @@ def deployment(spec: TritonServiceSpec) -> Manifest:
         "terminationGracePeriodSeconds": 60,
         "securityContext": {"runAsNonRoot": True, "runAsUser": 1000, "fsGroup": 1000},
         "containers": [container(spec)],
-        "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}}],
+        "volumes": [
+            {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}},
+            *([{"name": "models", "emptyDir": {}}] if spec.model_sync else []),
+        ],
         "topologySpreadConstraints": [
             {
                 "maxSkew": 1,
@@ -172,6 +207,8 @@ def deployment(spec: TritonServiceSpec) -> Manifest:
         ],
         **placement(spec),
     }
+    if spec.model_sync:
+        pod_spec["initContainers"] = [model_sync_container(spec, spec.model_sync)]
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",

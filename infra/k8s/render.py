@@ -8,7 +8,6 @@ Values only a deployment knows (the EKS role ARN, the AMP workspace) come from
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,12 +15,8 @@ from typing import Any
 
 import yaml
 
-from infra.config import ConfigReader, ConfigSource, qualify, read_stack_config
-from infra.k8s import manifests
+from infra.config import ConfigReader, merged_stack_config, read_stack_config
 from infra.k8s.manifests import Manifest
-from tdk.errors import UsageError
-
-K8S_TARGETS = ("gke", "eks")
 
 
 @dataclass(frozen=True)
@@ -34,86 +29,27 @@ class Rendered:
     placeholders: list[str] = field(default_factory=list)
 
 
-def _as_string(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list | dict):
-        return json.dumps(value)
-    return str(value)
-
-
-def _load_yaml(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise UsageError(
-            f"{path} does not exist",
-            hint="run from the project root (where Pulumi.yaml is) or pass --project-dir",
-        )
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise UsageError(f"{path}: not valid YAML ({exc})", hint="fix the file") from exc
-    if not isinstance(data, dict):
-        raise UsageError(f"{path}: expected a mapping at the top", hint="fix the file")
-    return data
-
-
-def stack_source(project_dir: Path, stack: str) -> ConfigSource:
-    """Pulumi.yaml defaults overlaid with Pulumi.<stack>.yaml, as qualified key -> string."""
-    project = _load_yaml(project_dir / "Pulumi.yaml")
-    values: dict[str, str] = {}
-    for key, decl in (project.get("config") or {}).items():
-        if isinstance(decl, dict) and ("default" in decl or "value" in decl):
-            values[qualify(key)] = _as_string(decl.get("default", decl.get("value")))
-        elif not isinstance(decl, dict):
-            values[qualify(key)] = _as_string(decl)
-    stack_file = _load_yaml(project_dir / f"Pulumi.{stack}.yaml")
-    for key, value in (stack_file.get("config") or {}).items():
-        values[qualify(key)] = _as_string(value)
-    return values.get
-
-
 def render_stack(
     project_dir: Path, stack: str, outputs: Mapping[str, Any] | None = None
 ) -> Rendered:
-    """The manifests of ``stack`` (a gke or eks stack), validated like ``pulumi up`` would."""
-    from infra.targets import load_target
+    """The manifests of ``stack``, validated like ``pulumi up`` would; the target renders them
+    (a target without a Kubernetes workload refuses, naming why)."""
+    from infra.targets import MODULES, load_target
 
-    reader = ConfigReader(stack_source(project_dir, stack))
-    target_name = reader.string("target")
-    if target_name not in K8S_TARGETS:
-        raise UsageError(
-            f"stack {stack!r} deploys to {target_name!r}; only gke and eks stacks have "
-            "Kubernetes manifests",
-            hint="pass --stack gke-dev or --stack eks-dev",
-        )
-    target = load_target(target_name)
+    reader = ConfigReader(merged_stack_config(project_dir, stack).get)
+    target = load_target(reader.choice("target", MODULES))
     common = read_stack_config(reader, target.name, target.release_schemes)
     config = target.read_config(reader, common)
     known = dict(outputs or {})
     placeholders: list[str] = []
 
-    def value(name: str) -> str:
+    def output(name: str) -> str:
         if name in known:
             return str(known[name])
         placeholders.append(name)
         return "${" + name + "}"
 
-    if target_name == "gke":
-        from infra.targets.gke.config import triton_spec as gke_spec
-
-        spec = gke_spec(config)
-        extra: list[Manifest] = []
-    else:
-        from infra.targets.eks.builders import amp_query_url
-        from infra.targets.eks.config import triton_spec as eks_spec
-        from infra.targets.eks.monitoring import scraper_rbac
-
-        region = reader.string("aws:region")
-        prometheus_url = amp_query_url(region, value("ampWorkspaceId"))
-        spec = eks_spec(config, value("tritonRoleArn"), prometheus_url)
-        extra = scraper_rbac()
-    rendered = [manifests.namespace(spec), *manifests.workload_manifests(spec), *extra]
-    return Rendered(stack, target_name, rendered, placeholders)
+    return Rendered(stack, target.name, target.render(config, output), placeholders)
 
 
 def file_name(index: int, manifest: Manifest) -> str:

@@ -18,6 +18,10 @@ GPU_TAINT_KEY = "nvidia.com/gpu"
 GPU_TAINT_VALUE = "present"
 GPU_TAINT_EFFECT = "NoSchedule"
 
+#: Worst case for a node to join a GPU pool scaled to zero: the VM boots, the NVIDIA driver
+#: installs, the ~10 GB Triton image is pulled. The pod's own startup budget comes on top.
+NODE_STARTUP_BUDGET_SECONDS = 900
+
 HTTP_PORT = 8000
 GRPC_PORT = 8001
 METRICS_PORT = 8002
@@ -45,6 +49,22 @@ class PrometheusSource:
     server_address: str
     provider: Literal["gcp", "aws"]
     aws_region: str = ""
+
+
+@dataclass(frozen=True)
+class ModelSync:
+    """Copy the release's repository into the pod before Triton starts, with the cloud's CLI
+    (an init container), instead of Triton reading the object store itself.
+
+    Used on EKS: Triton 24.09's S3 client calls HeadBucket before listing, which a role scoped
+    to the release prefix may not do, and Triton does not document IRSA; the AWS CLI does.
+    """
+
+    image: str
+    #: ``s3://bucket/prefix/repository``
+    source: str
+    #: where the copy lives in the pod (an emptyDir), and what Triton loads
+    path: str = "/models"
 
 
 @dataclass(frozen=True)
@@ -80,6 +100,18 @@ class TritonServiceSpec:
     identity_annotations: Mapping[str, Any] = field(default_factory=dict)
     env: Mapping[str, str] = field(default_factory=dict)
     log_verbose: int = 0
+    model_sync: ModelSync | None = None
+
+    @property
+    def repository_path(self) -> str:
+        """What Triton's ``--model-repository`` names: the synced copy, or the store URL."""
+        return self.model_sync.path if self.model_sync else self.model_repository
+
+    @property
+    def rollout_timeout_seconds(self) -> int:
+        """How long ``pulumi up`` waits for the Deployment to be Ready (pulumi-kubernetes
+        gives up after 10 minutes by default): a new node, then the pod's startup budget."""
+        return NODE_STARTUP_BUDGET_SECONDS + self.startup_budget_seconds
 
     @property
     def labels(self) -> dict[str, str]:

@@ -1,34 +1,47 @@
 """The contract every deployment target keeps (SageMaker MME, GKE, EKS).
 
 A target says what it is (``name``), where it can read releases from (``release_schemes``),
-what it cannot do (``refusals``: data with a reason, checked while its config is read, before
-any resource is declared), how to read its own config keys, and how to declare its resources.
+what it cannot do (``refusals``: data with a reason and a valid value to use instead, enforced
+by this base class while the config is read, before any resource is declared), how to read its
+own config keys, how to declare its resources, and how ``tdk render k8s`` renders it.
 """
 
 from __future__ import annotations
 
 import abc
 import fnmatch
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
-from infra.config import ConfigReader, StackConfig, check_choice
+from infra.config import ConfigReader, StackConfig, qualify
+from infra.targets.names import check_name
+from tdk.errors import ConfigError, UsageError
 
 ConfigT = TypeVar("ConfigT")
+
+#: a sample-release archive with a text (BYTES) input: the example in printed invoke commands
+EXAMPLE_TARGET_MODEL = "text_pipeline-0.tar.gz"
+#: the Triton model name of that archive (what ``--target-model`` names on Kubernetes)
+EXAMPLE_MODEL_NAME = EXAMPLE_TARGET_MODEL.removesuffix(".tar.gz")
+
+#: stack output name -> its value (or a ``${name}`` placeholder under ``tdk render``)
+OutputValue = Callable[[str], str]
+Manifest = dict[str, Any]
 
 
 @dataclass(frozen=True)
 class Refusal:
-    """Something a target cannot do: the config key, the refused values, and why.
-
-    ``value`` is a glob (``ml.inf2.*``); ``read_config`` must refuse every match, naming the
-    reason, so what a target cannot do stays data that tests and docs can list.
-    """
+    """Something a target cannot do: the config key, the refused values (a glob), why, and a
+    valid value to use instead (the hint offers it)."""
 
     key: str
     value: str
     reason: str
+    instead: str
+
+    def matches(self, value: str) -> bool:
+        return fnmatch.fnmatchcase(value, self.value)
 
 
 class Target(abc.ABC, Generic[ConfigT]):
@@ -38,20 +51,45 @@ class Target(abc.ABC, Generic[ConfigT]):
     name: ClassVar[str]
     #: URL schemes of the release stores this target's runtime can read (``s3``, ``gs``)
     release_schemes: ClassVar[tuple[str, ...]]
+    #: why ``tdk render k8s`` has nothing to render for this target (None: it renders)
+    cannot_render: ClassVar[str | None] = "it runs no Kubernetes workload"
 
     def refusals(self) -> Iterable[Refusal]:
         """Values this target refuses outright, each with its reason (none by default)."""
         return ()
 
-    def check(self, key: str, value: str, choices: Iterable[str]) -> str:
-        """``value`` unless refused or not among ``choices``; the error says why and lists them."""
+    def read_config(self, reader: ConfigReader, common: StackConfig) -> ConfigT:
+        """Refuse what the target cannot do and a ``name`` whose derived cloud names would not
+        fit, then read the target's keys into its frozen config."""
+        self.enforce_refusals(reader)
+        check_name(self.name, common.name)
+        return self.parse_config(reader, common)
+
+    def enforce_refusals(self, reader: ConfigReader) -> None:
+        """ConfigError naming the key, the reason and a valid value, for the first refusal
+        whose glob the configured value matches."""
         for refusal in self.refusals():
-            if refusal.key == key and fnmatch.fnmatchcase(value, refusal.value):
-                return check_choice(key, value, choices, why=refusal.reason)
-        return check_choice(key, value, choices)
+            value = reader.string(refusal.key)
+            if refusal.matches(value):
+                key = qualify(refusal.key)
+                raise ConfigError(
+                    f"{key} is {value!r}, which the {self.name} target refuses: {refusal.reason}",
+                    hint=f"use a supported value, e.g. `pulumi config set {key} {refusal.instead}`",
+                )
+
+    def render(self, config: ConfigT, output: OutputValue) -> list[Manifest]:
+        """The Kubernetes manifests ``tdk render k8s`` writes, in apply order.
+
+        ``output(name)`` gives a stack output only a deployment knows (or a placeholder).
+        """
+        del config, output
+        raise UsageError(
+            f"the {self.name} target has no Kubernetes manifests: {self.cannot_render}",
+            hint="render a gke or eks stack (e.g. --stack gke-dev)",
+        )
 
     @abc.abstractmethod
-    def read_config(self, reader: ConfigReader, common: StackConfig) -> ConfigT:
+    def parse_config(self, reader: ConfigReader, common: StackConfig) -> ConfigT:
         """Read and validate this target's keys into its frozen config (ConfigError if bad)."""
 
     @abc.abstractmethod

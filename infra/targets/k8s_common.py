@@ -1,9 +1,41 @@
-"""What the GKE and EKS targets share: a release is required, and how names are derived."""
+"""What the GKE and EKS targets share: a release is required, rendering, the invoke command."""
 
 from __future__ import annotations
 
+import abc
+import shlex
+from typing import ClassVar, TypeVar
+
 from infra.config import ConfigReader, ReleaseLocation, StackConfig, qualify
+from infra.k8s import manifests
+from infra.k8s.spec import HTTP_PORT, TritonServiceSpec
+from infra.targets.base import EXAMPLE_TARGET_MODEL, Manifest, OutputValue, Target
 from tdk.errors import ConfigError
+
+ConfigT = TypeVar("ConfigT")
+
+
+class KubernetesTarget(Target[ConfigT]):
+    """A target that runs the shared Triton workload on a cluster: it renders manifests."""
+
+    cannot_render: ClassVar[str | None] = None
+
+    @abc.abstractmethod
+    def workload_spec(self, config: ConfigT, output: OutputValue) -> TritonServiceSpec:
+        """The Triton workload of this stack (deployment-only values come from ``output``)."""
+
+    def cluster_manifests(self, config: ConfigT) -> list[Manifest]:
+        """Cluster-scoped objects the target adds to the workload's (none by default)."""
+        del config
+        return []
+
+    def render(self, config: ConfigT, output: OutputValue) -> list[Manifest]:
+        spec = self.workload_spec(config, output)
+        return [
+            manifests.namespace(spec),
+            *manifests.workload_manifests(spec),
+            *self.cluster_manifests(config),
+        ]
 
 
 def require_release(common: StackConfig, scheme: str) -> ReleaseLocation:
@@ -22,3 +54,29 @@ def csv(reader: ConfigReader, key: str) -> tuple[str, ...]:
     """A comma-separated list key ("" is the empty list)."""
     raw = reader.optional_string(key) or ""
     return tuple(item.strip() for item in raw.split(",") if item.strip())
+
+
+def port_forward_command(namespace: str, service: str) -> str:
+    """``kubectl port-forward`` to Triton's HTTP port on 127.0.0.1."""
+    return shlex.join(
+        ["kubectl", "-n", namespace, "port-forward", f"svc/{service}", f"{HTTP_PORT}:{HTTP_PORT}"]
+    )
+
+
+def invoke_command(namespace: str, service: str, release_url: str) -> str:
+    """A complete, pasteable command: port-forward in the background, wait until Triton
+    answers ready through it, then ``tdk invoke``.
+
+    The model is the sample release's text model (``EXAMPLE_TARGET_MODEL``, as on SageMaker):
+    stack outputs are computed at ``pulumi up`` without reading the store, so the release's
+    own manifest is not consulted; ``tdk invoke`` checks the name against it.
+    """
+    url = f"http://127.0.0.1:{HTTP_PORT}"
+    invoke = shlex.join(
+        [
+            "tdk", "invoke", "--target", "k8s", "--url", url, "--store", release_url,
+            "--target-model", EXAMPLE_TARGET_MODEL, "--text", "a short test sentence",
+        ]
+    )  # fmt: skip
+    ready = f"until curl -sf {url}/v2/health/ready; do sleep 1; done"
+    return f"{port_forward_command(namespace, service)} >/dev/null & {ready}; {invoke}"

@@ -7,7 +7,7 @@ from urllib.parse import urlparse
 
 from packager.stores.base import Progress, Store, sha256_file
 from packager.stores.file import FileStore
-from tdk.errors import StoreError
+from tdk.errors import StoreError, UsageError
 
 __all__ = ["FileStore", "Progress", "Store", "open_store", "sha256_file"]
 
@@ -16,10 +16,22 @@ def open_store(url: str, endpoint_url: str | None = None) -> Store:
     """The store for a release URL: ``file://``, a plain path, ``s3://bucket/prefix`` or ``gs://``."""
     parsed = urlparse(url)
     if parsed.scheme in ("", "file"):
-        path = Path(parsed.path if parsed.scheme == "file" else url).expanduser().resolve()
         if parsed.scheme == "file" and parsed.netloc not in ("", "localhost"):
             raise StoreError(f"{url}: file:// URLs name a local path", hint="use file:///abs/path")
+        raw = parsed.path if parsed.scheme == "file" else url
+        if not raw.strip():
+            # An unset shell variable (file://$DEST) would otherwise mean the current directory.
+            raise UsageError(
+                f"the store URL {url!r} names no directory",
+                hint="give a path: file:///abs/path (is a shell variable in it unset?)",
+            )
+        path = Path(raw).expanduser().resolve()
         return FileStore(f"file://{path}", path)
+    if parsed.scheme in ("s3", "gs") and not parsed.netloc:
+        raise UsageError(
+            f"the store URL {url!r} names no bucket",
+            hint=f"use {parsed.scheme}://bucket/prefix (is a shell variable in it unset?)",
+        )
     if parsed.scheme == "s3":
         from packager.stores.s3 import S3Store
 

@@ -7,14 +7,22 @@ publisher skips objects that already match and a reader verifies what it fetched
 from __future__ import annotations
 
 import abc
+import contextlib
+import errno
+import fcntl
 import hashlib
-from collections.abc import Callable
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from tdk.errors import StoreError
 
 Progress = Callable[[int], None]
 CHUNK = 8 * 1024 * 1024
+STAGING_PREFIX = "tdk-staging-"  # a publish's private work dir, locked while it runs
 
 
 def _noop(_: int) -> None:
@@ -51,8 +59,24 @@ class Store(abc.ABC):
         ``move`` says the caller no longer needs ``path``: a store may rename it into place.
         """
 
-    def staging_root(self) -> Path | None:
-        """Where to build files that will be put here (same filesystem for FileStore)."""
+    @contextmanager
+    def staging(self) -> Iterator[Path]:
+        """A private directory to build the release in, removed at the end.
+
+        It is locked while in use, so ``clean_leftovers`` of a later publish removes it only
+        once its process is gone (killed or crashed). Cloud stores build in the system's
+        temporary directory.
+        """
+        with locked_workdir(Path(tempfile.gettempdir()) / "tdk-staging", self.url) as path:
+            yield path
+
+    def clean_leftovers(self, owned: set[str]) -> list[str]:
+        """Remove what an interrupted publish of ours left (never anything else); ``owned``
+        is every key a tdk release wrote here. Returns what was removed."""
+        return remove_unlocked(Path(tempfile.gettempdir()) / "tdk-staging")
+
+    def unsafe_root(self, prune: bool) -> str | None:
+        """Why this release root must not be published to (with ``prune``), or None."""
         return None
 
     @abc.abstractmethod
@@ -82,7 +106,97 @@ class Store(abc.ABC):
         """Keys under ``prefix`` (relative to the release root), sorted."""
 
     def _error(self, action: str, key: str, exc: BaseException) -> StoreError:
+        if isinstance(exc, OSError) and exc.errno in _HINTS:
+            return StoreError(
+                f"cannot {action} {self.describe(key)}: {exc.strerror} ({exc.filename})",
+                hint=_HINTS[exc.errno],
+            )
         return StoreError(
             f"cannot {action} {self.describe(key)}: {exc.__class__.__name__}: {exc}",
             hint="check the store URL, that it is reachable, and your credentials",
         )
+
+
+_HINTS = {
+    errno.EACCES: "choose a destination you can write to, or fix its permissions",
+    errno.EPERM: "choose a destination you can write to, or fix its permissions",
+    errno.EROFS: "the filesystem is read-only: choose another destination",
+    errno.ENOTDIR: "a part of the destination path is a file: choose a directory",
+    errno.EEXIST: "the destination is a file: choose a directory",
+    errno.ENOSPC: "the disk is full: free space or choose another destination",
+}
+
+
+@contextmanager
+def locked_workdir(parent: Path, owner: str) -> Iterator[Path]:
+    """A fresh ``parent/tdk-staging-*`` directory holding an exclusive ``flock`` until exit.
+
+    The lock dies with the process, so a directory whose lock can be taken is a leftover.
+    """
+    path, fd = _locked_new_workdir(parent, owner)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            parent.rmdir()  # only when empty: no other publish is running there
+
+
+def _locked_new_workdir(parent: Path, owner: str) -> tuple[Path, int]:
+    # Another publish's ``remove_unlocked`` may lock and remove the directory between its
+    # creation and our lock: the lock waits for that removal to end, then we start again.
+    for _ in range(3):
+        path = _make_workdir(parent, owner)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        except FileNotFoundError:
+            continue
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        if path.is_dir():
+            return path, fd
+        os.close(fd)
+    raise StoreError(f"cannot create a staging directory in {parent}", hint="retry the publish")
+
+
+def _make_workdir(parent: Path, owner: str) -> Path:
+    for attempt in range(3):  # another publish may remove ``parent`` between mkdir and mkdtemp
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+            return Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=parent))
+        except FileNotFoundError:
+            if attempt < 2:
+                continue
+            raise StoreError(
+                f"cannot write to {owner}: {parent} cannot be created",
+                hint="check the destination path: a directory in it cannot be created there",
+            ) from None
+        except OSError as exc:
+            raise StoreError(
+                f"cannot write to {owner}: {exc.strerror} ({exc.filename or parent})",
+                hint=_HINTS.get(exc.errno or 0, "choose a directory you can write to"),
+            ) from exc
+    raise AssertionError("unreachable")
+
+
+def remove_unlocked(parent: Path) -> list[str]:
+    """Remove the ``tdk-staging-*`` directories under ``parent`` whose process is gone."""
+    removed: list[str] = []
+    if not parent.is_dir():
+        return removed
+    for path in sorted(parent.glob(STAGING_PREFIX + "*")):
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue  # a running publish holds it
+        try:
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(str(path))
+        finally:
+            os.close(fd)
+    return removed

@@ -1,15 +1,34 @@
-"""The ``file://`` store: a directory on a local filesystem, written atomically."""
+"""The ``file://`` store: a directory on a local filesystem, written atomically.
+
+Files are built in ``<root>/.tdk-staging/`` (same filesystem, outside ``mme/`` and
+``repository/``) and renamed into place, so a killed publish never leaves a partial file where
+Triton or an endpoint would read it; the next publish removes what it left.
+"""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from packager.archive import copy_range
-from packager.stores.base import Progress, Store, _noop, sha256_file
+from packager.stores.base import (
+    Progress,
+    Store,
+    _noop,
+    locked_workdir,
+    remove_unlocked,
+    sha256_file,
+)
+
+STAGING_DIR = ".tdk-staging"
+# What tdk before 0.2 left when killed: staging trees at the root, mkstemp files next to targets.
+_LEGACY_DIR = re.compile(r"^\.tdk-staging-[a-z0-9_]{8}$")
+_LEGACY_FILE = re.compile(r"^\.tdk-[a-z0-9_]{8}$")
 
 
 class FileStore(Store):
@@ -18,19 +37,56 @@ class FileStore(Store):
     def __init__(self, url: str, root: Path) -> None:
         super().__init__(url)
         self.root = root
+        self._work: Path | None = None
 
     def _path(self, key: str) -> Path:
         return self.root.joinpath(*key.split("/"))
+
+    def unsafe_root(self, prune: bool) -> str | None:
+        if self.root == Path(self.root.anchor):
+            return "it is the root of the filesystem"
+        if self.root == Path.home().resolve():
+            return "it is your home directory"
+        return None
 
     def sha256_of(self, key: str) -> str | None:
         path = self._path(key)
         return sha256_file(path) if path.is_file() else None
 
+    @contextmanager
+    def staging(self) -> Iterator[Path]:
+        with locked_workdir(self.root / STAGING_DIR, self.url) as work:
+            self._work = work
+            try:
+                yield work
+            finally:
+                self._work = None
+
+    def clean_leftovers(self, owned: set[str]) -> list[str]:
+        removed = remove_unlocked(self.root / STAGING_DIR)
+        if not self.root.is_dir():
+            return removed
+        for path in self.root.iterdir():
+            if path.is_dir() and not path.is_symlink() and _LEGACY_DIR.match(path.name):
+                shutil.rmtree(path, ignore_errors=True)
+                removed.append(str(path))
+        for top in (self.root, self._path("mme"), self._path("repository")):
+            found = top.rglob(".tdk-*") if top != self.root else top.glob(".tdk-*")
+            for path in sorted(found):
+                if _LEGACY_FILE.match(path.name) and path.is_file() and not path.is_symlink():
+                    path.unlink(missing_ok=True)
+                    removed.append(str(path))
+        return removed
+
     def _atomic_write(self, key: str, write: Callable[[Path], None]) -> None:
+        if self._work is None:
+            with self.staging():
+                self._atomic_write(key, write)
+            return
         target = self._path(key)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tdk-", dir=target.parent)
+            fd, tmp = tempfile.mkstemp(prefix="part-", dir=self._work)
             os.close(fd)
             try:
                 write(Path(tmp))
@@ -41,10 +97,6 @@ class FileStore(Store):
                     os.unlink(tmp)
         except OSError as exc:
             raise self._error("write", key, exc) from exc
-
-    def staging_root(self) -> Path | None:
-        self.root.mkdir(parents=True, exist_ok=True)
-        return self.root
 
     def put_file(
         self, key: str, path: Path, sha256: str, progress: Progress = _noop, move: bool = False
@@ -95,10 +147,20 @@ class FileStore(Store):
             raise self._error("read", key, exc) from exc
 
     def delete(self, key: str) -> None:
+        """Remove ``key`` and the directories it leaves empty: an empty model directory in
+        ``repository/`` is a model Triton would try (and fail) to load."""
+        path = self._path(key)
         try:
-            self._path(key).unlink(missing_ok=True)
+            path.unlink(missing_ok=True)
         except OSError as exc:
             raise self._error("delete", key, exc) from exc
+        for parent in path.parents:
+            if parent == self.root or not parent.is_relative_to(self.root):
+                break
+            try:
+                parent.rmdir()
+            except OSError:
+                break  # not empty (or not ours to remove)
 
     def list_keys(self, prefix: str) -> list[str]:
         base = self._path(prefix)

@@ -55,6 +55,11 @@ class GcsStore(Store):
         self.client: Any = client
         self.bucket: Any = client.bucket(bucket)
 
+    def unsafe_root(self, prune: bool) -> str | None:
+        if prune and not self.prefix:
+            return "it is a whole bucket, and --prune would act on all of it"
+        return None
+
     def _name(self, key: str) -> str:
         return f"{self.prefix}/{key}" if self.prefix else key
 

@@ -1,19 +1,64 @@
-"""``s3://bucket/prefix`` releases through boto3: multipart, parallel parts, SHA-256 checksums."""
+"""``s3://bucket/prefix`` releases through boto3: multipart, parallel parts, SHA-256 checksums.
+
+Every call has connect/read timeouts and botocore's bounded "standard" retries, so an endpoint
+that stalls ends in a StoreError, never a hang. A multipart upload that fails is aborted by
+s3transfer when the endpoint still answers; one left by a killed or cut-off publish is aborted
+by the next publish (``clean_leftovers``), which aborts only uploads to keys of our releases.
+"""
 
 from __future__ import annotations
 
 import base64
 import hashlib
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from packager.stores.base import Progress, Store, _noop
-from tdk.errors import StoreError
+from tdk.errors import ConfigError, StoreError
 
-PART_SIZE = 16 * 1024 * 1024
+MIB = 1024 * 1024
+PART_SIZE = 16 * MIB
+MIN_PART_SIZE = 5 * MIB  # S3's smallest part (all but the last)
 CONCURRENCY = 8
 SHA_META = "sha256"  # object metadata key: the hex sha256 of the whole object
+_Number = TypeVar("_Number", int, float)
+
+
+@dataclass(frozen=True)
+class S3Settings:
+    """Network limits of the S3 client; each can be overridden by its environment variable."""
+
+    connect_timeout: float = 10.0  # TDK_S3_CONNECT_TIMEOUT, seconds
+    read_timeout: float = 30.0  # TDK_S3_READ_TIMEOUT, seconds without a byte from the server
+    max_attempts: int = 4  # TDK_S3_MAX_ATTEMPTS, first try included
+    part_size: int = PART_SIZE  # TDK_S3_PART_SIZE, bytes, at least 5 MiB
+
+    @classmethod
+    def from_env(cls) -> S3Settings:
+        return cls(
+            connect_timeout=_env("TDK_S3_CONNECT_TIMEOUT", float, cls.connect_timeout, 0.1),
+            read_timeout=_env("TDK_S3_READ_TIMEOUT", float, cls.read_timeout, 0.1),
+            max_attempts=_env("TDK_S3_MAX_ATTEMPTS", int, cls.max_attempts, 1),
+            part_size=_env("TDK_S3_PART_SIZE", int, cls.part_size, MIN_PART_SIZE),
+        )
+
+
+def _env(name: str, kind: type[_Number], default: _Number, least: _Number) -> _Number:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        value = None
+    if value is None or value < least:
+        raise ConfigError(
+            f"environment variable {name}={raw!r} is not a {kind.__name__} of at least {least}",
+            hint=f"unset {name} or set it to a number >= {least}",
+        )
+    return value
 
 
 class S3Store(Store):
@@ -28,10 +73,55 @@ class S3Store(Store):
 
         self.bucket = bucket
         self.prefix = prefix
+        self.settings = settings = S3Settings.from_env()
         config = Config(
-            retries={"max_attempts": 5, "mode": "standard"}, max_pool_connections=2 * CONCURRENCY
+            retries={"total_max_attempts": settings.max_attempts, "mode": "standard"},
+            connect_timeout=settings.connect_timeout,
+            read_timeout=settings.read_timeout,
+            max_pool_connections=2 * CONCURRENCY,
         )
         self.client: Any = boto3.client("s3", endpoint_url=endpoint_url, config=config)
+
+    def unsafe_root(self, prune: bool) -> str | None:
+        if prune and not self.prefix:
+            return "it is a whole bucket, and --prune would act on all of it"
+        return None
+
+    def clean_leftovers(self, owned: set[str]) -> list[str]:
+        """Abort incomplete multipart uploads to keys of our releases (a cut-off publish)."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        root = self._key("")
+        aborted = super().clean_leftovers(owned)
+        try:
+            pages = self.client.get_paginator("list_multipart_uploads").paginate(
+                Bucket=self.bucket, Prefix=root
+            )
+            for page in pages:
+                for upload in page.get("Uploads", []):
+                    key = upload["Key"][len(root) :]
+                    if key in owned:
+                        self.client.abort_multipart_upload(
+                            Bucket=self.bucket, Key=upload["Key"], UploadId=upload["UploadId"]
+                        )
+                        aborted.append(self.describe(key))
+        except (BotoCoreError, ClientError) as exc:
+            raise self._error("clean incomplete uploads under", "", exc) from exc
+        return aborted
+
+    def _error(self, action: str, key: str, exc: BaseException) -> StoreError:
+        from botocore.exceptions import ConnectTimeoutError, ReadTimeoutError
+
+        if not isinstance(exc, ConnectTimeoutError | ReadTimeoutError):
+            return super()._error(action, key, exc)
+        limits = self.settings
+        return StoreError(
+            f"cannot {action} {self.describe(key)}: {exc} (no answer in {limits.max_attempts} "
+            f"attempt(s) of {limits.connect_timeout:g} s to connect / {limits.read_timeout:g} s "
+            "to read)",
+            hint="check that the endpoint is up and reachable; TDK_S3_CONNECT_TIMEOUT, "
+            "TDK_S3_READ_TIMEOUT and TDK_S3_MAX_ATTEMPTS set these limits",
+        )
 
     def _key(self, key: str) -> str:
         return f"{self.prefix}/{key}" if self.prefix else key
@@ -40,8 +130,8 @@ class S3Store(Store):
         from boto3.s3.transfer import TransferConfig
 
         return TransferConfig(
-            multipart_threshold=PART_SIZE,
-            multipart_chunksize=PART_SIZE,
+            multipart_threshold=self.settings.part_size,
+            multipart_chunksize=self.settings.part_size,
             max_concurrency=CONCURRENCY,
             use_threads=True,
         )

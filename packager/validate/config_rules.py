@@ -12,6 +12,7 @@ from packager.validate.batching import (
     check_batch_io,
     check_dynamic_batching,
     check_sequence_batching,
+    fed_inputs,
 )
 from packager.validate.findings import WILDCARD, Sink, dims_problem
 
@@ -25,6 +26,7 @@ def check_config(model: ModelDir, sink: Sink) -> None:
     config = model.config
     if config.max_batch_size < 0:
         sink.error(
+            "TDK201",
             "max_batch_size",
             f"max_batch_size is {config.max_batch_size}; it must be >= 0",
             "set 0 for a model without a batch dimension, or the largest batch it accepts",
@@ -39,6 +41,16 @@ def check_config(model: ModelDir, sink: Sink) -> None:
     check_batch_io(config, sink)
     _check_warmup(config, sink)
     _check_scheduling(model, sink)
+    if config.response_cache.enable and (
+        config.model_transaction_policy.decoupled or config.HasField("sequence_batching")
+    ):
+        kind = "decoupled" if config.model_transaction_policy.decoupled else "sequence-batched"
+        sink.error(
+            "TDK221",
+            "response_cache.enable",
+            f"the response cache does not support {kind} models; Triton refuses the config",
+            "set response_cache { enable: false }",
+        )
 
 
 def _check_tensors(tensors: Iterable[Any], kind: str, max_batch_size: int, sink: Sink) -> None:
@@ -47,10 +59,14 @@ def _check_tensors(tensors: Iterable[Any], kind: str, max_batch_size: int, sink:
         where = f"{kind}[{index}]" + (f" ({tensor.name})" if tensor.name else "")
         if not tensor.name:
             sink.error(
-                f"{where}.name", f"{kind} {index} has no name", f"give {kind} {index} a name"
+                "TDK202",
+                f"{where}.name",
+                f"{kind} {index} has no name",
+                f"give {kind} {index} a name",
             )
         elif tensor.name in seen:
             sink.error(
+                "TDK203",
                 f"{where}.name",
                 f"{kind} name {tensor.name!r} is declared twice",
                 f"rename or remove one of the {kind}s named {tensor.name!r}",
@@ -58,19 +74,23 @@ def _check_tensors(tensors: Iterable[Any], kind: str, max_batch_size: int, sink:
         seen.add(tensor.name)
         if tensor.data_type == 0:
             sink.error(
+                "TDK204",
                 f"{where}.data_type",
                 "data_type is missing or TYPE_INVALID",
                 "set data_type, e.g. TYPE_FP32, TYPE_INT32 or TYPE_STRING",
             )
         if not tensor.dims:
             sink.error(
+                "TDK205",
                 f"{where}.dims",
                 "dims is empty; Triton requires at least one dimension",
                 "use dims: [ 1 ] with reshape: { shape: [ ] } for a scalar per batch item",
             )
         problem = dims_problem(tensor.dims)
         if problem:
-            sink.error(f"{where}.dims", f"dims {list(tensor.dims)} {problem}", "fix the dims")
+            sink.error(
+                "TDK206", f"{where}.dims", f"dims {list(tensor.dims)} {problem}", "fix the dims"
+            )
         if tensor.HasField("reshape"):
             _check_reshape(tensor, where, max_batch_size, sink)
 
@@ -92,6 +112,7 @@ def _check_reshape(tensor: Any, where: str, max_batch_size: int, sink: Sink) -> 
     field = f"{where}.reshape.shape"
     if not shape and max_batch_size == 0:
         sink.error(
+            "TDK207",
             field,
             "an empty reshape on a model with max_batch_size 0 would make the tensor empty",
             "give reshape a shape or enable batching",
@@ -99,12 +120,13 @@ def _check_reshape(tensor: Any, where: str, max_batch_size: int, sink: Sink) -> 
         return
     problem = dims_problem(shape)
     if problem:
-        sink.error(field, f"reshape {shape} {problem}", "fix the reshape")
+        sink.error("TDK207", field, f"reshape {shape} {problem}", "fix the reshape")
         return
     if not shape and math.prod(dims) == 1:
         return  # [1] -> [] (scalar) is allowed
     if _segments(dims) != _segments(shape):
         sink.error(
+            "TDK207",
             field,
             f"reshape {shape} does not hold the same elements as dims {dims} "
             f"({_count(dims)} vs {_count(shape)})",
@@ -121,6 +143,7 @@ def _check_inputs_only(config: Any, sink: Sink) -> None:
         where = f"input[{index}] ({tensor.name})"
         if tensor.format in (1, 2) and len(tensor.dims) != 3:  # FORMAT_NHWC, FORMAT_NCHW
             sink.error(
+                "TDK208",
                 f"{where}.format",
                 f"format NHWC/NCHW requires 3 dims, got {list(tensor.dims)}",
                 "give 3 dims or drop `format`",
@@ -129,6 +152,7 @@ def _check_inputs_only(config: Any, sink: Sink) -> None:
         for index, tensor in enumerate(tensors):
             if tensor.is_shape_tensor and config.platform != "tensorrt_plan":
                 sink.error(
+                    "TDK209",
                     f"{kind}[{index}] ({tensor.name}).is_shape_tensor",
                     "shape tensors are only supported by TensorRT models",
                     "remove is_shape_tensor",
@@ -140,6 +164,7 @@ def _check_labels(model: ModelDir, sink: Sink) -> None:
         label = tensor.label_filename
         if label and not (model.path / label).is_file():
             sink.error(
+                "TDK210",
                 f"output[{index}] ({tensor.name}).label_filename",
                 f"label file {label!r} does not exist in {model.path}",
                 f"add {model.path / label} or remove label_filename",
@@ -152,23 +177,34 @@ def _check_instance_groups(model: ModelDir, sink: Sink) -> None:
         where = f"instance_group[{index}]"
         kind = type(group).Kind.Name(group.kind)
         if group.count < 0:
-            sink.error(where + ".count", f"count is {group.count}", "set count >= 1")
+            sink.warning(
+                "TDK211",
+                where + ".count",
+                f"count is {group.count}; Triton replaces a count below 1 with the backend's "
+                "default instance count",
+                "set the count you mean (>= 1), or leave it out",
+            )
         if group.gpus and kind in ("KIND_CPU", "KIND_MODEL"):
             sink.error(
+                "TDK212",
                 where + ".gpus",
                 f"{kind} instance group lists GPUs {list(group.gpus)}",
                 "remove `gpus` or use KIND_GPU",
             )
         if any(gpu < 0 for gpu in group.gpus):
-            sink.error(where + ".gpus", f"negative GPU id in {list(group.gpus)}", "use ids >= 0")
+            sink.error(
+                "TDK212", where + ".gpus", f"negative GPU id in {list(group.gpus)}", "use ids >= 0"
+            )
         if kind == "KIND_GPU":
             sink.warning(
+                "TDK213",
                 where + ".kind",
                 "KIND_GPU needs a GPU: the model cannot load on a CPU-only host (local endpoint)",
                 "deploy to a GPU instance, or use KIND_AUTO to fall back to CPU",
             )
         if group.profile and config.platform != "tensorrt_plan" and model.backend != "tensorrt":
             sink.error(
+                "TDK214",
                 where + ".profile",
                 "`profile` is only supported by TensorRT models",
                 "remove `profile`",
@@ -176,6 +212,7 @@ def _check_instance_groups(model: ModelDir, sink: Sink) -> None:
         for profile in group.profile:
             if not profile.isdigit():
                 sink.error(
+                    "TDK214",
                     where + ".profile",
                     f"profile {profile!r} is not a non-negative integer",
                     'use the optimization profile index, e.g. "0"',
@@ -188,22 +225,33 @@ def _check_warmup(config: Any, sink: Sink) -> None:
         where = f"model_warmup[{index}]"
         if config.max_batch_size and warmup.batch_size > config.max_batch_size:
             sink.error(
+                "TDK215",
                 where + ".batch_size",
                 f"warmup batch_size {warmup.batch_size} exceeds max_batch_size",
                 f"use a batch_size <= {config.max_batch_size}",
             )
         for name in sorted(warmup.inputs):
             sample = warmup.inputs[name]
+            if name in fed_inputs(config):
+                continue  # Triton adds it to the warmup request as an override (control) input
             if name not in declared:
-                sink.error(where + f".inputs[{name}]", f"{name!r} is not a model input", "fix it")
+                sink.warning(
+                    "TDK216",
+                    where + f".inputs[{name}]",
+                    f"{name!r} is neither a model input nor a control, state or batch input; "
+                    "Triton passes it to the backend, which may refuse the warmup",
+                    f"use one of {sorted(declared)}",
+                )
             elif sample.data_type != declared[name].data_type:
                 sink.error(
+                    "TDK216",
                     where + f".inputs[{name}].data_type",
                     "warmup data_type differs from the input's data_type",
                     f"use {datatype_name(declared[name].data_type)}",
                 )
             if any(d < 1 for d in sample.dims):
                 sink.error(
+                    "TDK217",
                     where + f".inputs[{name}].dims",
                     f"warmup dims {list(sample.dims)} must be concrete (no -1 or 0)",
                     "give the exact shape of the warmup sample",
@@ -215,17 +263,23 @@ def _check_scheduling(model: ModelDir, sink: Sink) -> None:
     if model.is_ensemble:
         if not config.HasField("ensemble_scheduling"):
             sink.error(
+                "TDK218",
                 "ensemble_scheduling",
                 "platform is ensemble but ensemble_scheduling is missing",
                 "add ensemble_scheduling { step [...] }",
             )
         for field in ("instance_group", "model_warmup"):
             if len(getattr(config, field)):
-                sink.error(field, f"{field} is not allowed on an ensemble", f"remove {field}")
+                sink.error(
+                    "TDK219", field, f"{field} is not allowed on an ensemble", f"remove {field}"
+                )
         if config.HasField("optimization"):
-            sink.error("optimization", "optimization is not allowed on an ensemble", "remove it")
+            sink.error(
+                "TDK219", "optimization", "optimization is not allowed on an ensemble", "remove it"
+            )
     elif config.HasField("ensemble_scheduling"):
         sink.error(
+            "TDK220",
             "ensemble_scheduling",
             f"ensemble_scheduling on a model whose platform is {config.platform!r}",
             'set platform: "ensemble" or remove ensemble_scheduling',

@@ -15,9 +15,11 @@ from packager.validate.findings import WILDCARD, Sink
 
 @dataclass(frozen=True)
 class Spec:
-    """An ensemble tensor as one side declares it: dtype and full shape (batch dim as -1)."""
+    """An ensemble tensor as one side declares it: dtype, dims, and the full shape (with the
+    batch dimension as -1 when that side batches)."""
 
     dtype: int
+    dims: tuple[int, ...]
     shape: tuple[int, ...]
     origin: str
 
@@ -25,14 +27,20 @@ class Spec:
         return f"{datatype_name(self.dtype)} {list(self.shape)} ({self.origin})"
 
 
-def _spec(tensor: Any, batching: bool, origin: str) -> Spec:
-    return Spec(int(tensor.data_type), (WILDCARD,) * batching + tuple(tensor.dims), origin)
+def _spec(tensor: Any, batching: bool, origin: str, own: bool = False) -> Spec:
+    """``own``: the ensemble's own input/output, whose reshape (if any) Triton uses."""
+    dims = tuple(tensor.reshape.shape if own and tensor.HasField("reshape") else tensor.dims)
+    return Spec(int(tensor.data_type), dims, (WILDCARD,) * batching + dims, origin)
+
+
+def _wild_equal(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    return len(a) == len(b) and all(x == y or WILDCARD in (x, y) for x, y in zip(a, b, strict=True))
 
 
 def _agree(a: Spec, b: Spec) -> bool:
-    if a.dtype != b.dtype or len(a.shape) != len(b.shape):
-        return False
-    return all(x == y or WILDCARD in (x, y) for x, y in zip(a.shape, b.shape, strict=True))
+    """Core ValidateTensorConsistency: same dtype; dims or full shapes equal up to -1 (so a
+    non-batching [-1, 4] meets a batching [4], and so does a non-batching [4])."""
+    return a.dtype == b.dtype and (_wild_equal(a.dims, b.dims) or _wild_equal(a.shape, b.shape))
 
 
 def check_ensembles(models: Sequence[ModelDir], sinks: dict[Path, Sink]) -> None:
@@ -55,13 +63,14 @@ class _Ensemble:
         self.steps = list(self.config.ensemble_scheduling.step)
         batching = self.config.max_batch_size > 0
         self.produced: dict[str, Spec | None] = {
-            t.name: _spec(t, batching, "ensemble input") for t in self.config.input
+            t.name: _spec(t, batching, "ensemble input", own=True) for t in self.config.input
         }
         self.step_outputs: set[str] = set()
 
     def check(self) -> None:
         if not self.steps:
             self.sink.error(
+                "TDK401",
                 "ensemble_scheduling.step",
                 "the ensemble has no steps",
                 "add at least one step naming a model and its input_map/output_map",
@@ -82,9 +91,12 @@ class _Ensemble:
     def _check_step(self, index: int, step: Any) -> None:
         where, target = self._where(index, step), self._target(step)
         if not step.model_name:
-            self.sink.error(where + ".model_name", "step has no model_name", "name a model")
+            self.sink.error(
+                "TDK402", where + ".model_name", "step has no model_name", "name a model"
+            )
         elif target is None:
             self.sink.error(
+                "TDK402",
                 where + ".model_name",
                 f"model {step.model_name!r} is not in the repositories given",
                 "add the model's directory to the repository, or fix model_name",
@@ -94,7 +106,10 @@ class _Ensemble:
         for field in ("input_map", "output_map"):
             if not getattr(step, field):
                 self.sink.error(
-                    f"{where}.{field}", f"{field} is empty", f"map the step's tensors in {field}"
+                    "TDK403",
+                    f"{where}.{field}",
+                    f"{field} is empty",
+                    f"map the step's tensors in {field}",
                 )
         outputs = {t.name: t for t in target.config.output} if target else {}
         batching = bool(target and target.config.max_batch_size > 0)
@@ -102,12 +117,14 @@ class _Ensemble:
             value = step.output_map[key]
             if target and key not in outputs:
                 self.sink.error(
+                    "TDK404",
                     f"{where}.output_map[{key}]",
                     f"{step.model_name!r} has no output {key!r}",
                     f"use one of its outputs: {sorted(outputs)}",
                 )
             if value in self.produced:
                 self.sink.error(
+                    "TDK405",
                     f"{where}.output_map[{key}]",
                     f"ensemble tensor {value!r} is already produced by "
                     f"{self._origin(value)}; a tensor must have one producer",
@@ -127,13 +144,16 @@ class _Ensemble:
         version = step.model_version
         if version != -1 and str(version) not in {str(int(v)) for v in target.versions()}:
             self.sink.error(
+                "TDK406",
                 where + ".model_version",
                 f"{step.model_name!r} has no version {version} (has {target.versions()})",
                 "use model_version: -1 (latest) or an existing version",
             )
         ensemble_batch, step_batch = self.config.max_batch_size, target.config.max_batch_size
-        if step_batch < ensemble_batch:
+        # a batching ensemble may contain non-batching models (max_batch_size 0)
+        if step_batch != 0 and step_batch < ensemble_batch:
             self.sink.error(
+                "TDK407",
                 where,
                 f"the ensemble allows batches of {ensemble_batch} but {step.model_name!r} "
                 f"only {step_batch}",
@@ -148,12 +168,14 @@ class _Ensemble:
             value, field = step.input_map[key], f"{where}.input_map[{key}]"
             if target and key not in inputs:
                 self.sink.error(
+                    "TDK408",
                     field,
                     f"{step.model_name!r} has no input {key!r}",
                     f"use one of its inputs: {sorted(inputs)}",
                 )
             if value not in self.produced:
                 self.sink.error(
+                    "TDK409",
                     field,
                     f"ensemble tensor {value!r} is neither an ensemble input nor any step's output",
                     "map it from an ensemble input or a step's output_map value",
@@ -165,6 +187,7 @@ class _Ensemble:
         for name, tensor in sorted(inputs.items()):
             if name not in step.input_map and not tensor.optional:
                 self.sink.error(
+                    "TDK410",
                     f"{where}.input_map",
                     f"required input {name!r} of {step.model_name!r} is not mapped",
                     f"add input_map {{ key: {name!r} value: <ensemble tensor> }}",
@@ -173,6 +196,7 @@ class _Ensemble:
     def _compare(self, field: str, source: Spec, sink_spec: Spec) -> None:
         if not _agree(source, sink_spec):
             self.sink.error(
+                "TDK411",
                 field,
                 f"{source.describe()} does not match {sink_spec.describe()}",
                 "make the data types and dims agree between the two sides",
@@ -184,21 +208,26 @@ class _Ensemble:
         for tensor in self.config.input:
             if tensor.name not in consumed:
                 self.sink.error(
+                    "TDK412",
                     f"input ({tensor.name})",
                     f"ensemble input {tensor.name!r} is not used by any step",
                     "map it in a step's input_map or remove the input",
                 )
         for tensor in sorted(self.step_outputs - consumed - outputs):
             self.sink.error(
+                "TDK413",
                 "ensemble_scheduling.step.output_map",
                 f"ensemble tensor {tensor!r} is produced but never used; Triton rejects this",
                 "consume it in a later step, declare it as an ensemble output, or drop it",
             )
         batching = self.config.max_batch_size > 0
+        # an ensemble input that a step consumes may also be returned as an output
+        passthrough = {t.name for t in self.config.input} & consumed
         for index, tensor in enumerate(self.config.output):
             field = f"output[{index}] ({tensor.name})"
-            if tensor.name not in self.step_outputs:
+            if tensor.name not in self.step_outputs | passthrough:
                 self.sink.error(
+                    "TDK414",
                     field,
                     f"ensemble output {tensor.name!r} is not produced by any step",
                     "map a step output to it in output_map",
@@ -206,22 +235,41 @@ class _Ensemble:
                 continue
             source = self.produced[tensor.name]
             if source is not None:
-                self._compare(field, source, _spec(tensor, batching, "ensemble output"))
+                self._compare(field, source, _spec(tensor, batching, "ensemble output", own=True))
         self._check_cycles()
 
     def _check_cycles(self) -> None:
-        ready = {t.name for t in self.config.input}
+        """Run the steps in data-flow order, as Triton does, labelling each tensor with the
+        decoupled step it descends from: a step fed from two decoupled branches is refused."""
+        labels = {t.name: 0 for t in self.config.input}
         pending = dict(enumerate(self.steps))
-        progress = True
+        progress, decoupled = True, 0
         while pending and progress:
-            runnable = [i for i, s in pending.items() if set(s.input_map.values()) <= ready]
+            runnable = [i for i, s in pending.items() if set(s.input_map.values()) <= set(labels)]
             for index in runnable:
-                ready.update(pending.pop(index).output_map.values())
+                step = pending.pop(index)
+                origins = {labels[v] for v in step.input_map.values()}
+                if len(origins) > 1:
+                    self.sink.error(
+                        "TDK417",
+                        self._where(index, step),
+                        f"step {step.model_name!r} receives inputs that originate from different "
+                        "decoupled models; Triton refuses the ensemble",
+                        "feed the step from one decoupled branch (or make the models "
+                        "non-decoupled)",
+                    )
+                target = self._target(step)
+                label = min(origins, default=0)
+                if target is not None and target.config.model_transaction_policy.decoupled:
+                    decoupled += 1
+                    label = decoupled
+                labels.update(dict.fromkeys(step.output_map.values(), label))
             progress = bool(runnable)
         stuck = [i for i, s in pending.items() if set(s.input_map.values()) <= set(self.produced)]
         if stuck:
             names = ", ".join(f"step[{i}] ({self.steps[i].model_name})" for i in stuck)
             self.sink.error(
+                "TDK415",
                 "ensemble_scheduling.step",
                 f"{names} can never run: their inputs depend on each other's outputs (a cycle)",
                 "break the cycle so every step's inputs come from ensemble inputs or earlier steps",
@@ -243,6 +291,7 @@ def _check_nesting(
         trail = _find_cycle(model.name, graph, (model.name,))
         if trail:
             sinks[model.path].error(
+                "TDK416",
                 "ensemble_scheduling.step.model_name",
                 f"ensemble {model.name!r} contains itself: {' -> '.join(trail)}",
                 "remove the step that leads back to this ensemble",

@@ -1,13 +1,12 @@
-"""What ``tdk validate`` reports: one Finding per problem, naming file, field, problem and fix.
-
-Also the small helpers every ``validate_*`` module shares."""
+"""What ``tdk validate`` reports: one Finding per problem, naming file, position, rule, problem
+and fix. Also the small helpers every rule module shares."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 Severity = Literal["error", "warning"]
 WILDCARD = -1  # Triton's variable-size dimension
@@ -15,7 +14,11 @@ WILDCARD = -1  # Triton's variable-size dimension
 
 @dataclass(frozen=True)
 class Finding:
-    """One problem in one model: ``error`` stops Triton (or tdk) from serving it."""
+    """One problem in one model: ``error`` stops Triton (or tdk) from serving it.
+
+    ``field`` is the config field path (``input[0] (x).dims``); ``line``/``col`` (1-based) are
+    where that field sits in ``file`` when it is a ``config.pbtxt``, else 0.
+    """
 
     file: str
     field: str
@@ -23,12 +26,19 @@ class Finding:
     fix: str
     severity: Severity = "error"
     model: str = ""
+    code: str = ""
+    line: int = 0
+    col: int = 0
 
-    def to_dict(self) -> dict[str, str]:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def at(self, line: int, col: int) -> Finding:
+        return replace(self, line=line, col=col)
+
     def __str__(self) -> str:
-        return f"{self.severity}: {self.file}: {self.field}: {self.message} (fix: {self.fix})"
+        where = f"{self.file}:{self.line}:{self.col}" if self.line else self.file
+        return f"{where}: {self.code} {self.field}: {self.message} (fix: {self.fix})"
 
 
 @dataclass
@@ -39,21 +49,25 @@ class Sink:
     file: Path
     found: list[Finding] = field(default_factory=list)
 
-    def error(self, field: str, message: str, fix: str, file: Path | None = None) -> None:
-        self._add("error", field, message, fix, file)
+    def error(
+        self, code: str, field: str, message: str, fix: str, file: Path | None = None
+    ) -> None:
+        self._add("error", code, field, message, fix, file)
 
-    def warning(self, field: str, message: str, fix: str, file: Path | None = None) -> None:
-        self._add("warning", field, message, fix, file)
+    def warning(
+        self, code: str, field: str, message: str, fix: str, file: Path | None = None
+    ) -> None:
+        self._add("warning", code, field, message, fix, file)
 
     def _add(
-        self, severity: Severity, field: str, message: str, fix: str, file: Path | None
+        self, severity: Severity, code: str, field: str, message: str, fix: str, file: Path | None
     ) -> None:
         self.found.append(
-            Finding(str(file or self.file), field, message, fix, severity, self.model)
+            Finding(str(file or self.file), field, message, fix, severity, self.model, code)
         )
 
 
-def has_errors(findings: list[Finding]) -> bool:
+def has_errors(findings: Sequence[Finding]) -> bool:
     return any(f.severity == "error" for f in findings)
 
 

@@ -8,6 +8,7 @@ from packager.config import PLATFORM_BACKENDS
 from packager.names import name_problem
 from packager.repository import ModelDir
 from packager.validate.findings import Sink
+from tdk.errors import UnsafeInputError
 
 # The file (or directory, ending in "/") Triton's backends load from a version directory.
 PLATFORM_FILES = {
@@ -65,6 +66,17 @@ def check_layout(model: ModelDir, sink: Sink) -> None:
     _check_versions(model, sink)
     _check_default_filename(model, sink)
     _check_model_files(model, sink)
+    _check_entries(model, sink)
+
+
+def _check_entries(model: ModelDir, sink: Sink) -> None:
+    """What ``tdk package`` refuses (links, fifos, devices) with the very same message."""
+    from packager.archive import scan_model_dir  # lazy: archive pulls in the gzip engine
+
+    try:
+        scan_model_dir(model.path)
+    except UnsafeInputError as exc:
+        sink.error("TDK114", "model directory", exc.message, exc.hint, file=model.path)
 
 
 def _plain_name(name: str) -> bool:
@@ -76,6 +88,7 @@ def _check_default_filename(model: ModelDir, sink: Sink) -> None:
     name = str(model.config.default_model_filename)
     if name and not _plain_name(name):
         sink.error(
+            "TDK112",
             "default_model_filename",
             f"{name!r} is a path; Triton looks for it inside each version directory, and a "
             "path could point outside the model",
@@ -87,6 +100,7 @@ def _check_names(model: ModelDir, sink: Sink) -> None:
     config_name = str(model.config.name)
     if config_name and config_name != model.dir_name:
         sink.error(
+            "TDK103",
             "name",
             f"name {config_name!r} differs from the directory name {model.dir_name!r}; "
             "Triton refuses to load the model",
@@ -96,40 +110,61 @@ def _check_names(model: ModelDir, sink: Sink) -> None:
         problem = name_problem(value) if value else None
         if problem:
             sink.error(
+                "TDK104",
                 "name",
                 f"{label} {value!r} {problem} (SageMaker TargetModel and Triton name rules)",
                 "use only letters, digits, '.', '_' and '-', starting with a letter, digit or '_'",
             )
 
 
+# Backends whose platform Triton checks (core GetBackendType); any platform goes with others.
+TYPED_BACKENDS = frozenset({"tensorflow", "tensorrt", "onnxruntime", "pytorch"})
+
+
 def _check_backend(model: ModelDir, sink: Sink) -> None:
+    """On the autocompleted config, as core ValidateModelConfig checks backend and platform."""
     config = model.config
     platform, backend = str(config.platform), str(config.backend)
-    if platform and platform not in PLATFORM_BACKENDS:
+    if platform == "ensemble" and backend:
         sink.error(
-            "platform",
-            f"unknown platform {platform!r}",
-            f"use one of {', '.join(sorted(PLATFORM_BACKENDS))}, or set `backend` instead",
-        )
-    elif platform and backend and PLATFORM_BACKENDS[platform] != backend:
-        sink.error(
+            "TDK107",
             "backend",
-            f"backend {backend!r} does not match platform {platform!r} "
-            f"(which runs on {PLATFORM_BACKENDS[platform]!r})",
+            f"an ensemble must have an empty backend, got {backend!r}",
+            "remove `backend` from the ensemble's config",
+        )
+    elif platform and not backend and platform != "ensemble":
+        sink.error(
+            "TDK106",
+            "platform",
+            f"platform {platform!r} names no backend Triton knows (and `backend` is not set)",
+            f"use one of {', '.join(sorted(PLATFORM_TYPES))}, or set `backend`",
+        )
+    elif backend in TYPED_BACKENDS and PLATFORM_TYPES.get(platform) != backend:
+        sink.error(
+            "TDK107",
+            "backend",
+            f"backend {backend!r} does not match platform {platform!r}",
             "remove one of `platform` and `backend`, or make them agree",
         )
     if not platform and not backend:
         sink.error(
+            "TDK108",
             "backend",
-            "neither `backend` nor `platform` is set; tdk cannot tell how the model is served",
+            "neither `backend` nor `platform` is set and Triton cannot infer them from the files "
+            "of the first version directory (model.onnx, model.plan, model.pt, model.py, ...)",
             'set backend (e.g. backend: "onnxruntime", "python", "tensorrt")',
         )
+
+
+# Triton's platforms and the backend each runs on (core GetBackendTypeFromPlatform).
+PLATFORM_TYPES = {p: b for p, b in PLATFORM_BACKENDS.items() if b in TYPED_BACKENDS}
 
 
 def _check_versions(model: ModelDir, sink: Sink) -> None:
     versions = model.versions()
     if not versions:
         sink.error(
+            "TDK109",
             "version directories",
             f"{model.path} has no numeric version directory; Triton finds nothing to load",
             f"put the model files in {model.path / '1'}/",
@@ -138,6 +173,7 @@ def _check_versions(model: ModelDir, sink: Sink) -> None:
     for child in sorted(model.path.iterdir()):
         if child.is_dir() and not child.name.isdigit() and not child.name.startswith("."):
             sink.warning(
+                "TDK110",
                 "version directories",
                 f"{child.name!r} is not a numeric version directory; Triton ignores it",
                 f"rename it to a number (e.g. {model.path / '1'}) or remove it",
@@ -148,6 +184,7 @@ def _check_versions(model: ModelDir, sink: Sink) -> None:
         for version in policy.specific.versions:
             if str(version) not in {str(int(v)) for v in versions}:
                 sink.error(
+                    "TDK111",
                     "version_policy.specific.versions",
                     f"version {version} is listed but {model.path / str(version)} does not exist",
                     f"create {model.path / str(version)}/ or remove {version} from the list",
@@ -163,6 +200,14 @@ def _check_model_files(model: ModelDir, sink: Sink) -> None:
     for version in model.versions():
         path = model.path / version / name
         if _present(path, expected, model.backend):
+            if path.is_file() and path.stat().st_size == 0:
+                sink.error(
+                    "TDK115",
+                    "model file",
+                    f"{path} is empty (0 bytes); no backend can load it",
+                    "re-export the model, or copy the complete file again",
+                    file=path,
+                )
             continue
         kind = "directory" if expected.endswith("/") else "file"
         message = f"version {version} has no model {kind} {name!r}"
@@ -172,9 +217,10 @@ def _check_model_files(model: ModelDir, sink: Sink) -> None:
             + " or set default_model_filename to the file's name"
         )
         if version in served:
-            sink.error("default_model_filename", message, hint, file=path)
+            sink.error("TDK113", "default_model_filename", message, hint, file=path)
         else:
             sink.warning(
+                "TDK113",
                 "default_model_filename",
                 message + " (not served by the version_policy)",
                 hint,

@@ -7,17 +7,19 @@ Rules live in one module per area: ``validate_layout`` (directories, model files
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from packager.config import CONFIG_NAME, load_config
-from packager.repository import ModelDir, is_model_dir
+from packager.config import CONFIG_NAME, autocomplete_backend
+from packager.repository import ModelDir, Unloadable, discover_all
 from packager.validate.config_rules import check_config
 from packager.validate.ensemble import check_ensembles
 from packager.validate.findings import Finding, Severity, Sink, has_errors
 from packager.validate.layout import check_layout
+from packager.validate.locate import Locations
 from packager.validate.onnx_graph import check_onnx
-from tdk.errors import ConfigError, UsageError, ValidationFailed
+from tdk.errors import UnsafeInputError, UsageError, ValidationFailed
 
 __all__ = [
     "Finding",
@@ -32,7 +34,7 @@ __all__ = [
 def validate_paths(paths: Sequence[Path]) -> list[Finding]:
     """Findings for every model under ``paths`` (repositories or model directories).
 
-    Unreadable configs and directories without ``config.pbtxt`` are findings, not exceptions;
+    Directories without ``config.pbtxt`` and unreadable configs are findings, not exceptions;
     a path that does not exist or holds nothing is a UsageError.
     """
     if not paths:
@@ -41,18 +43,22 @@ def validate_paths(paths: Sequence[Path]) -> list[Finding]:
     findings: list[Finding] = []
     seen: set[Path] = set()
     for path in paths:
-        for model_path in _model_paths(path, findings):
-            if model_path.resolve() in seen:
-                continue
-            seen.add(model_path.resolve())
-            model = _load(model_path, findings)
-            if model is not None:
+        found = discover_all(path)
+        for model in found.models:
+            if model.path.resolve() not in seen:
+                seen.add(model.path.resolve())
                 models.append(model)
+        findings.extend(_unloadable_finding(u) for u in found.unloadable)
     return findings + validate_models(models)
 
 
 def validate_models(models: Sequence[ModelDir]) -> list[Finding]:
-    """Findings for already-parsed models; ensembles are checked against the others given."""
+    """Findings for already-parsed models; ensembles are checked against the others given.
+
+    Rules see each config as Triton does: with backend, platform and model file name filled in
+    from the model's files first (a config without `backend` is valid when Triton infers it).
+    """
+    models = [ModelDir(m.path, autocomplete_backend(m.config, m.path)) for m in models]
     sinks = {m.path: Sink(m.name, m.config_path) for m in models}
     for model in models:
         sink = sinks[model.path]
@@ -61,7 +67,8 @@ def validate_models(models: Sequence[ModelDir]) -> list[Finding]:
         check_onnx(model, sink)
     check_ensembles(models, sinks)
     _check_duplicates(models, sinks)
-    return [finding for model in models for finding in sinks[model.path].found]
+    findings = [finding for model in models for finding in sinks[model.path].found]
+    return _locate(findings, models)
 
 
 def require_valid(models: Sequence[ModelDir] | Sequence[Path]) -> None:
@@ -70,6 +77,9 @@ def require_valid(models: Sequence[ModelDir] | Sequence[Path]) -> None:
     dirs = [m for m in models if isinstance(m, ModelDir)]
     findings = (validate_paths(paths) if paths else []) + validate_models(dirs)
     errors = [f for f in findings if f.severity == "error"]
+    unsafe = [f for f in errors if f.code == "TDK114"]
+    if unsafe:  # links and special files keep their own error class, same text as validate
+        raise UnsafeInputError(unsafe[0].message, hint=unsafe[0].fix)
     if errors:
         shown = "\n".join(f"  {f}" for f in errors[:5])
         more = f"\n  ... and {len(errors) - 5} more" if len(errors) > 5 else ""
@@ -80,63 +90,45 @@ def require_valid(models: Sequence[ModelDir] | Sequence[Path]) -> None:
         )
 
 
-def _model_paths(path: Path, findings: list[Finding]) -> list[Path]:
-    """Model directories under ``path``; directories that lack a config become findings."""
-    if not path.exists():
-        raise UsageError(f"{path}: no such file or directory", hint="check the path")
-    if not path.is_dir():
-        raise UsageError(
-            f"{path}: not a directory", hint="give a Triton repository or model directory"
-        )
-    if is_model_dir(path):
-        return [path]
-    # Hidden directories (.git, .ipynb_checkpoints) are skipped unless they hold a config.
-    children = sorted(
-        p for p in path.iterdir() if p.is_dir() and (is_model_dir(p) or not p.name.startswith("."))
+def _unloadable_finding(unloadable: Unloadable) -> Finding:
+    return Finding(
+        file=str(unloadable.path / CONFIG_NAME),
+        field="config.pbtxt",
+        message=unloadable.message,
+        fix=unloadable.hint,
+        model=unloadable.path.name,
+        code=unloadable.code,
+        line=_error_position(unloadable.message)[0],
+        col=_error_position(unloadable.message)[1],
     )
-    if _looks_like_model(path):
-        children = [path]
-    if not children:
-        raise UsageError(
-            f"{path}: empty repository, no model directory found",
-            hint=f"a Triton repository holds <model>/{CONFIG_NAME} and <model>/<version>/...",
-        )
-    models = [child for child in children if is_model_dir(child)]
-    for child in children:
-        if not is_model_dir(child):
-            findings.append(
-                Finding(
-                    file=str(child / CONFIG_NAME),
-                    field="config.pbtxt",
-                    message=f"{child} has no {CONFIG_NAME}; tdk cannot package it and "
-                    "SageMaker's Triton container cannot load it",
-                    fix=f"add {child / CONFIG_NAME} (name, backend, max_batch_size, input, "
-                    "output) or move the directory out of the repository",
-                    model=child.name,
-                )
-            )
-    return models
 
 
-def _looks_like_model(path: Path) -> bool:
-    """A directory with numeric children is a model directory missing its config."""
-    return any(p.is_dir() and p.name.isdigit() for p in path.iterdir())
+def _error_position(message: str) -> tuple[int, int]:
+    """Where text_format's ParseError points (``...: 3:5 : ...``); 1:1 when it names nothing."""
+    match = re.search(r"(\d+):(\d+) : ", message)
+    return (int(match.group(1)), int(match.group(2))) if match else (1, 1)
 
 
-def _load(path: Path, findings: list[Finding]) -> ModelDir | None:
+def _locate(findings: list[Finding], models: Sequence[ModelDir]) -> list[Finding]:
+    """Give every finding that points at a config.pbtxt the line and column of its field."""
+    texts = {str(m.config_path): m.config_path for m in models}
+    located: dict[str, Locations] = {}
+    result = []
+    for finding in findings:
+        path = texts.get(finding.file)
+        if path is not None and not finding.line:
+            if finding.file not in located:
+                located[finding.file] = Locations(_read(path))
+            finding = finding.at(*located[finding.file].find(finding.field))
+        result.append(finding)
+    return result
+
+
+def _read(path: Path) -> str:
     try:
-        return ModelDir(path, load_config(path / CONFIG_NAME))
-    except ConfigError as exc:
-        findings.append(
-            Finding(
-                file=str(path / CONFIG_NAME),
-                field="config.pbtxt",
-                message=exc.message,
-                fix=exc.hint,
-                model=path.name,
-            )
-        )
-        return None
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def _check_duplicates(models: Iterable[ModelDir], sinks: dict[Path, Sink]) -> None:
@@ -145,6 +137,7 @@ def _check_duplicates(models: Iterable[ModelDir], sinks: dict[Path, Sink]) -> No
         other = first.setdefault(model.name, model)
         if other is not model:
             sinks[model.path].error(
+                "TDK105",
                 "name",
                 f"model name {model.name!r} is also used by {other.path}; Triton refuses a "
                 "name that appears in more than one repository",

@@ -1,9 +1,11 @@
-"""``tdk endpoint status|wait`` against moto's SageMaker, through the real CLI."""
+"""``tdk endpoint status|wait``: SageMaker against moto, local against a real local endpoint
+(gke/eks against a real Triton: tests/prom/test_live.py), through the real CLI."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -12,6 +14,7 @@ from cli.main import app
 from infra.targets.sagemaker.endpoint import EndpointState, wait_until_in_service
 from tdk.errors import EndpointError
 from tests.cli.sagemaker_moto import create_mme_endpoint, moto_aws
+from tests.local.local_helpers import make_release, start_endpoint
 
 
 @pytest.fixture(scope="module")
@@ -84,3 +87,27 @@ def test_status_without_a_region_names_the_fix(monkeypatch: pytest.MonkeyPatch) 
     result = CliRunner().invoke(app, ["endpoint", "status", "--endpoint", "tdk-ep"])
     assert result.exit_code == 1
     assert "no AWS region" in result.output and "--region" in result.output
+
+
+def test_local_status_and_wait_through_the_same_contract(
+    sample_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_release(sample_repo, tmp_path / "store", copies=1, only=("text_classifier",))
+    running = start_endpoint(tmp_path / "store", tmp_path / "state", name="ops")
+    monkeypatch.setenv("TDK_STATE_DIR", str(tmp_path / "state"))
+    args = ["--target", "local", "--endpoint", "ops"]
+    try:
+        waited = CliRunner().invoke(
+            app, ["endpoint", "wait", *args, "--timeout", "30", "--interval", "0.1"]
+        )
+        assert waited.exit_code == 0, waited.output
+        assert "ops: InService" in waited.stdout
+        shown = CliRunner().invoke(app, ["endpoint", "status", *args, "--json"])
+        assert shown.exit_code == 0, shown.output
+        state = json.loads(shown.stdout)
+        assert (state["status"], state["ready"], state["url"]) == ("InService", True, running.url)
+        assert state["models"] == 1
+    finally:
+        running.stop()
+    gone = CliRunner().invoke(app, ["endpoint", "status", *args])
+    assert gone.exit_code == 2 and "no local endpoint named 'ops'" in gone.output

@@ -1,10 +1,12 @@
-"""``tdk metrics --target sagemaker`` against moto's CloudWatch, through the real CLI."""
+"""``tdk metrics``: sagemaker against moto's CloudWatch, local against a real local endpoint
+(gke/eks against a real Prometheus: tests/prom/test_live.py), through the real CLI."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -13,7 +15,9 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from cli.metrics import parse_since
+from infra.targets.local.runtime import RuntimeMissing, find_runtime
 from tests.cli.sagemaker_moto import REGION, moto_aws
+from tests.local.local_helpers import Endpoint, make_release, start_endpoint
 
 ENDPOINT = "tdk-metrics-ep"
 
@@ -110,3 +114,62 @@ def test_parse_since_refuses(text: str) -> None:
     )
     assert result.exit_code == 2
     assert "--since" in result.output
+
+
+@pytest.fixture(scope="module")
+def local_endpoint(
+    sample_repo: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Endpoint]:
+    try:
+        find_runtime()
+    except RuntimeMissing as exc:  # pragma: no cover - only without `make setup`
+        pytest.fail(f"{exc}: run `make setup`", pytrace=False)
+    store = tmp_path_factory.mktemp("store")
+    make_release(sample_repo, store, copies=1, only=("text_classifier",))
+    running = start_endpoint(store, tmp_path_factory.mktemp("state"), name="metrics")
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def test_local_metrics_are_sagemakers_figures_with_the_cache_hit_rate(
+    local_endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from infra.clients.inputs import example_inputs
+    from infra.targets.operations import Locator, load_client
+
+    monkeypatch.setenv("TDK_STATE_DIR", str(local_endpoint.state_dir))
+    client = load_client("local", Locator(endpoint="metrics"))
+    model = local_endpoint.manifest.by_target_model("text_classifier-0.tar.gz")
+    target = client.invoke()  # the contract's invoke: SageMaker runtime API of the front
+    try:
+        for _ in range(4):  # one load (miss), three hits
+            target.infer(model, example_inputs(model))
+    finally:
+        target.close()
+    args = ["metrics", "--target", "local", "--endpoint", "metrics", "--json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    figures = {m["key"]: m for m in report["metrics"]}
+    assert report["url"] == local_endpoint.url
+    assert figures["invocations"]["value"] == 4
+    assert figures["cache_hit_rate"]["value"] == pytest.approx(75.0)  # a %, as SageMaker has it
+    assert figures["loaded_models"]["value"] == 1
+    assert figures["model_latency_p99"]["unit"] == "ms"
+    assert 0 < figures["model_latency_p50"]["value"] <= figures["model_latency_p99"]["value"]
+    assert figures["errors_5xx"]["value"] == 0
+    table = CliRunner().invoke(app, ["metrics", "--target", "local", "--endpoint", "metrics"])
+    assert table.exit_code == 0 and "Model cache hit rate" in table.stdout
+    windowed = CliRunner().invoke(app, [*args, "--since", "1h"])
+    assert windowed.exit_code == 2 and "since it started" in windowed.output
+
+
+def test_local_metrics_without_a_running_endpoint_names_the_fix(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("TDK_STATE_DIR", str(tmp_path))
+    result = CliRunner().invoke(app, ["metrics", "--target", "local"])
+    assert result.exit_code == 2
+    assert "no local endpoint named 'local'" in result.output and "tdk local up" in result.output

@@ -73,3 +73,35 @@ def test_invalid_model_exits_one_with_findings(sample_repo: Path, tmp_path: Path
     assert result.exit_code == 1
     assert "max_batch_size" in result.output
     assert not (tmp_path / "r").exists() or not (tmp_path / "r" / "manifest.json").exists()
+
+
+def test_upload_progress_is_shown_in_bytes_on_a_terminal() -> None:
+    import io
+
+    from rich.console import Console
+
+    from cli.output import Output
+
+    stream = io.StringIO()
+    out = Output(err=Console(file=stream, force_terminal=True, width=120))
+    with out.progress() as start:
+        advance = start("uploading to s3://b/r", 3_000_000, "bytes")
+        advance(1_000_000)
+        start("packaging", 4)(2)
+    text = stream.getvalue()
+    assert "uploading to s3://b/r" in text and "1.0 MB/3.0 MB" in text
+    assert "2/4" in text
+
+
+def test_progress_is_silent_in_json_mode() -> None:
+    import io
+
+    from rich.console import Console
+
+    from cli.output import Output
+
+    stream = io.StringIO()
+    out = Output(json_mode=True, err=Console(file=stream, force_terminal=True))
+    with out.progress() as start:
+        start("uploading", 10, "bytes")(5)
+    assert stream.getvalue() == ""

@@ -13,6 +13,7 @@ import yaml
 from typer.testing import CliRunner
 
 from cli.main import app
+from infra.k8s import promql
 
 ROOT = Path(__file__).resolve().parents[2]
 K8S_VERSION = "1.33"  # the pinned Kubernetes version every manifest is validated against
@@ -92,7 +93,7 @@ def test_gke_render_lists_files_in_apply_order_without_placeholders(tmp_path: Pa
     assert listing["target"] == "gke" and listing["placeholders"] == []
     scaled = yaml.safe_load(Path(listing["files"][6]["path"]).read_text())
     query = scaled["spec"]["triggers"][0]["metadata"]["query"]
-    assert query.startswith('((sum(rate(nv_inference_queue_duration_us{namespace="triton"')
+    assert query == promql.queue_compute_ratio("triton", "tdk-gke-dev")
 
 
 def test_render_is_the_same_workload_pulumi_applies(tmp_path: Path) -> None:
@@ -136,7 +137,9 @@ def test_non_kubernetes_stack_is_refused_with_a_hint(tmp_path: Path) -> None:
         ],
     )
     assert result.exit_code == 2
-    assert "only gke and eks stacks" in result.output and "--stack gke-dev" in result.output
+    assert "sagemaker target has no Kubernetes manifests" in result.output
+    assert "SageMaker runs the Triton container itself" in result.output
+    assert "--stack gke-dev" in result.output
 
 
 def test_invalid_stack_config_fails_like_pulumi_up(tmp_path: Path) -> None:
@@ -180,4 +183,20 @@ def test_rerender_removes_files_the_stack_no_longer_has(tmp_path: Path) -> None:
     (out / "notes.md").write_text("kept\n")
     listing = _render(tmp_path, "gke-dev")
     names = sorted(p.name for p in out.iterdir())
-    assert names == sorted([Path(f["path"]).name for f in listing["files"]] + ["notes.md"])
+    written = [Path(f["path"]).name for f in listing["files"]] + ["alerts.rules.yaml"]
+    assert names == sorted([*written, "notes.md"])
+
+
+@pytest.mark.parametrize("stack", ["gke-dev", "eks-dev"])
+def test_render_never_imports_pulumi_or_a_cloud_sdk(tmp_path: Path, stack: str) -> None:
+    """Rendering needs only pure builders: run it with those packages unimportable."""
+    helper = Path(__file__).with_name("run_without_pulumi.py")
+    out = tmp_path / stack
+    result = subprocess.run(
+        [sys.executable, str(helper), "render", "k8s", "--stack", stack, "--out", str(out),
+         "--project-dir", str(ROOT), "--json"],
+        capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "blocked import" not in result.stderr
+    assert json.loads(result.stdout)["files"]

@@ -8,29 +8,45 @@ overrides), then runs ``runpy.run_path("infra", run_name="__main__")`` with
 
 from __future__ import annotations
 
-import json
+import asyncio
 import runpy
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pulumi
-import yaml
 from pulumi.runtime import settings as pulumi_settings
+from pulumi.runtime.mocks import MockMonitor
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
+
+from infra.config import merged_stack_config
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = "triton-deploy-kit"
 
 
 @dataclass(frozen=True)
+class Options:
+    """What the engine receives besides inputs: the resource options tests check."""
+
+    urn: str = ""
+    #: URNs this resource waits for (explicit depends_on, component dependencies expanded)
+    dependencies: tuple[str, ...] = ()
+    ignore_changes: tuple[str, ...] = ()
+    #: customTimeouts as sent to the engine ("" when unset)
+    create_timeout: str = ""
+    update_timeout: str = ""
+
+
+@dataclass(frozen=True)
 class Declared:
-    """One resource the program declared: its type token, name and resolved inputs."""
+    """One resource the program declared: its type token, name, resolved inputs, options."""
 
     type: str
     name: str
     inputs: dict[str, Any]
+    options: Options = field(default_factory=Options)
 
 
 @dataclass
@@ -53,53 +69,78 @@ class StackRun:
     def types(self) -> set[str]:
         return {r.type for r in self.resources}
 
-
-def _as_config_string(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, dict)):
-        return json.dumps(value)
-    return str(value)
+    def named(self, name: str) -> Declared:
+        found = [r for r in self.resources if r.name == name]
+        assert len(found) == 1, f"expected one resource named {name}, got {len(found)}"
+        return found[0]
 
 
 def stack_config(stack_name: str, overrides: dict[str, Any] | None = None) -> dict[str, str]:
     """Pulumi.yaml defaults, then the stack file, then ``overrides`` (keys may be unqualified)."""
+    return merged_stack_config(ROOT, stack_name, overrides)
 
-    def qualify(key: str) -> str:
-        return key if ":" in key else f"{PROJECT}:{key}"
 
-    project = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
-    config: dict[str, str] = {}
-    for key, decl in (project.get("config") or {}).items():
-        if isinstance(decl, dict) and ("default" in decl or "value" in decl):
-            config[qualify(key)] = _as_config_string(decl.get("default", decl.get("value")))
-        elif not isinstance(decl, dict):
-            config[qualify(key)] = _as_config_string(decl)
-    stack = yaml.safe_load((ROOT / f"Pulumi.{stack_name}.yaml").read_text())
-    for key, value in ((stack or {}).get("config") or {}).items():
-        config[qualify(key)] = _as_config_string(value)
-    for key, value in (overrides or {}).items():
-        config[qualify(key)] = _as_config_string(value)
-    return config
+class _Monitor(MockMonitor):
+    """The mock engine, also keeping each registration's options for ``Declared.options``."""
+
+    def __init__(self, recorder: _Recorder) -> None:
+        super().__init__(recorder)
+        self.recorder = recorder
+
+    def RegisterResource(self, request: Any) -> Any:
+        response = super().RegisterResource(request)
+        timeouts = request.customTimeouts
+        self.recorder.options[(request.type, request.name)] = Options(
+            urn=response.urn,
+            dependencies=tuple(request.dependencies),
+            ignore_changes=tuple(request.ignoreChanges),
+            create_timeout=timeouts.create if timeouts else "",
+            update_timeout=timeouts.update if timeouts else "",
+        )
+        return response
 
 
 class _Recorder(pulumi.runtime.Mocks):
     """Records every resource; echoes inputs back with an id, an ARN and a name."""
 
     def __init__(self) -> None:
-        self.resources: list[Declared] = []
+        self.declared: list[tuple[str, str, dict[str, Any]]] = []
+        self.options: dict[tuple[str, str], Options] = {}
+
+    @property
+    def resources(self) -> list[Declared]:
+        return [
+            Declared(typ, name, inputs, self.options.get((typ, name), Options()))
+            for typ, name, inputs in self.declared
+        ]
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
-        self.resources.append(Declared(args.typ, args.name, dict(args.inputs)))
+        self.declared.append((args.typ, args.name, dict(args.inputs)))
         state = dict(args.inputs)
         state.setdefault("name", args.name)
         state.setdefault("arn", f"arn:aws:mock:::{args.typ.split(':')[-1].lower()}/{args.name}")
         if args.typ == "aws:s3/bucket:Bucket":
             state.setdefault("bucket", f"{args.name}-0123456")
+        if args.typ == "aws:eks/cluster:Cluster":  # what EKS creates and reports
+            state["vpcConfig"] = {**state["vpcConfig"], "clusterSecurityGroupId": "sg-eks-cluster"}
         return f"{args.name}-id", state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[Any]]:
+        if args.token == "gcp:organizations/getProject:getProject":  # a read, no side effect
+            return {"projectId": args.args.get("projectId"), "number": "123456789012"}, []
         raise AssertionError(f"the program made a provider call at declaration time: {args.token}")
+
+
+def _ensure_event_loop() -> None:
+    """Pulumi's mocks run on the thread's current event loop; a test before this one may have
+    closed it or left none (``asyncio.run`` does), so the order of tests must not matter."""
+    try:
+        loop = asyncio.get_event_loop_policy().get_event_loop()
+        if not loop.is_closed():
+            return
+    except RuntimeError:
+        pass
+    asyncio.set_event_loop(asyncio.new_event_loop())
 
 
 def run_stack(
@@ -110,9 +151,12 @@ def run_stack(
     With ``expect_error`` the program must raise: the error and whatever was declared before
     it come back in the StackRun instead of propagating.
     """
+    _ensure_event_loop()
     recorder = _Recorder()
     pulumi_settings.ROOT.set(None)
-    pulumi.runtime.set_mocks(recorder, project=PROJECT, stack=stack_name, preview=False)
+    pulumi.runtime.set_mocks(
+        recorder, project=PROJECT, stack=stack_name, preview=False, monitor=_Monitor(recorder)
+    )
     pulumi.runtime.set_all_config(stack_config(stack_name, overrides))
     outputs: dict[str, Any] = {}
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+from infra.k8s.alerts import alert_rules
 from infra.targets.eks import builders as eks_builders
 from tdk.errors import ConfigError
 from tests.infra.pulumi_harness import StackRun, run_stack
@@ -98,7 +99,7 @@ def test_workload_scales_on_amp_with_sigv4_and_serves_the_release(eks: StackRun)
     assert auth["spec"] == {"podIdentity": {"provider": "aws"}}
     pod = eks.one("kubernetes:apps/v1:Deployment").inputs["spec"]["template"]["spec"]
     triton = pod["containers"][0]
-    assert "--model-repository=s3://my-tdk-releases/releases/v1/repository" in triton["args"]
+    assert "--model-repository=/models" in triton["args"]
     assert {"name": "AWS_REGION", "value": "us-east-1"} in triton["env"]
     assert triton["resources"]["limits"]["nvidia.com/gpu"] == 1
     sa = eks.one("kubernetes:core/v1:ServiceAccount").inputs
@@ -115,9 +116,10 @@ def test_monitoring_amp_scraper_rules_cloudwatch_dashboard_and_alarms(eks: Stack
         "target_label": "namespace",
     } in relabels
     rules = yaml.safe_load(eks.one("aws:amp/ruleGroupNamespace:RuleGroupNamespace").inputs["data"])
-    names = {rule["alert"] for rule in rules["groups"][0]["rules"]}
-    assert names == {"triton-error-rate", "triton-latency-slo", "triton-queue-ratio"}
-    assert eks.one("aws:eks/accessEntry:AccessEntry").inputs["userName"] == "aps-collector-user"
+    # every rule the shared alert_rules() returns is deployed, with its exact PromQL
+    deployed = {rule["alert"]: rule["expr"] for rule in rules["groups"][0]["rules"]}
+    expected = alert_rules("triton", "tdk-eks-dev", 500, 2.0, 2.0)
+    assert deployed == {rule.name: rule.query for rule in expected}
     addon = eks.one("aws:eks/addon:Addon").inputs
     assert addon["addonName"] == "amazon-cloudwatch-observability"
     body = json.loads(eks.one("aws:cloudwatch/dashboard:Dashboard").inputs["dashboardBody"])
@@ -135,7 +137,7 @@ def test_monitoring_amp_scraper_rules_cloudwatch_dashboard_and_alarms(eks: Stack
     [
         ({"eksGpuInstanceType": "inf2.xlarge"}, "Inferentia2: no CUDA"),
         ({"eksGpuInstanceType": "g5g.xlarge"}, "Graviton"),
-        ({"eksGpuInstanceType": "m5.large"}, "valid choices: g4dn.*, g5.*, g6.*"),
+        ({"eksGpuInstanceType": "m5.large"}, "supported families: g4dn.<size>, g5.<size>"),
         ({"eksGpuNodesMin": 4, "eksGpuNodesMax": 2}, "eksGpuNodesMin (4) is greater than"),
         ({"releaseUrl": "gs://bucket/releases/v1"}, "scheme must be one of s3://"),
         ({"k8sGpusPerPod": 2}, "exceeds the 1 GPU(s) of g5.xlarge"),
@@ -156,3 +158,80 @@ def test_multi_gpu_instances_allow_more_gpus_per_pod() -> None:
     run = run_stack("eks-dev", overrides={"eksGpuInstanceType": "g5.12xlarge", "k8sGpusPerPod": 4})
     pod = run.one("kubernetes:apps/v1:Deployment").inputs["spec"]["template"]["spec"]
     assert pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == 4
+
+
+@pytest.mark.parametrize("system_max", [1, 2, 3])
+def test_system_group_desired_size_stays_within_its_bounds(system_max: int) -> None:
+    """CreateNodegroup rejects desired outside min..max (desired 2 with max 1 used to fail)."""
+    run = run_stack("eks-dev", overrides={"eksSystemNodesMax": system_max})
+    scaling = run.named("tdk-eks-dev-system").inputs["scalingConfig"]
+    assert scaling["minSize"] <= scaling["desiredSize"] <= scaling["maxSize"] == system_max
+
+
+def test_pulumi_up_never_resets_the_autoscaled_desired_sizes(eks: StackRun) -> None:
+    for group in eks.of_type("aws:eks/nodeGroup:NodeGroup"):
+        assert "scalingConfig.desiredSize" in group.options.ignore_changes, group.name
+
+
+@pytest.mark.parametrize(
+    ("instance", "accelerator"),
+    [("g4dn.xlarge", "nvidia-tesla-t4"), ("g5.xlarge", "nvidia-a10g"), ("g6.xlarge", "nvidia-l4")],
+)
+def test_gpu_nodes_carry_the_cluster_autoscaler_gpu_label(instance: str, accelerator: str) -> None:
+    run = run_stack("eks-dev", overrides={"eksGpuInstanceType": instance})
+    labels = run.named("tdk-eks-dev-gpu").inputs["labels"]
+    assert labels["k8s.amazonaws.com/accelerator"] == accelerator
+
+
+def test_every_gpu_family_has_an_accelerator_label() -> None:
+    assert set(eks_builders.ACCELERATOR_OF_FAMILY) == set(eks_builders.GPU_FAMILIES)
+
+
+@pytest.mark.parametrize("version", ["1.31", "1.32", "1.33", "1.34"])
+def test_cluster_autoscaler_minor_matches_the_kubernetes_minor(version: str) -> None:
+    run = run_stack("eks-dev", overrides={"eksKubernetesVersion": version})
+    charts = {r.inputs["chart"]: r.inputs for r in run.of_type("kubernetes:helm.sh/v3:Release")}
+    tag = charts["cluster-autoscaler"]["values"]["image"]["tag"]
+    assert tag.startswith(f"v{version}."), tag
+
+
+def test_triton_deployment_waits_for_a_gpu_node_from_zero_and_the_startup_budget() -> None:
+    """pulumi-kubernetes fails a Deployment not Ready after 10 minutes unless customTimeouts
+    say otherwise; a pool at zero needs a node first (15 min budget), then the pod's budget."""
+    run = run_stack("eks-dev", overrides={"k8sStartupBudgetSeconds": 1800})
+    options = run.one("kubernetes:apps/v1:Deployment").options
+    assert options.create_timeout == options.update_timeout == f"{900 + 1800}s"
+
+
+def test_amp_scraper_follows_the_documented_managed_collector_setup(eks: StackRun) -> None:
+    """AMP creates the scraper's access entry itself (a second one is a 409 on create); the
+    scraper's ENIs sit in the cluster's private subnets with the cluster security group, which
+    reaches Triton's metrics port on the nodes; the stack grants only the RBAC."""
+    assert not eks.of_type("aws:eks/accessEntry:AccessEntry")
+    source = eks.one("aws:amp/scraper:Scraper").inputs["source"]["eks"]
+    assert source["securityGroupIds"] == ["sg-eks-cluster"]
+    assert len(source["subnetIds"]) >= 2
+    cluster = eks.one("aws:eks/cluster:Cluster").inputs["vpcConfig"]
+    assert cluster["endpointPrivateAccess"] is True  # AMP requires private endpoint access
+    binding = eks.one("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding").inputs
+    assert binding["subjects"][0]["name"] == "aps-collector-user"
+
+
+def test_release_is_copied_into_the_pod_by_the_aws_cli_not_read_by_triton(eks: StackRun) -> None:
+    """Triton 24.09's S3 client calls HeadBucket (needs s3:ListBucket without a prefix, which
+    the release-scoped role lacks) and Triton does not document IRSA; the AWS CLI init
+    container syncs <release>/repository as the pod's IRSA role, Triton loads local files."""
+    pod = eks.one("kubernetes:apps/v1:Deployment").inputs["spec"]["template"]["spec"]
+    (sync,) = pod["initContainers"]
+    assert sync["image"].startswith("public.ecr.aws/aws-cli/aws-cli:")
+    assert sync["command"][:5] == [
+        "aws", "s3", "sync", "s3://my-tdk-releases/releases/v1/repository", "/models"
+    ]  # fmt: skip
+    assert {"name": "models", "mountPath": "/models"} in sync["volumeMounts"]
+    triton = pod["containers"][0]
+    assert {"name": "models", "mountPath": "/models", "readOnly": True} in triton["volumeMounts"]
+    assert {"name": "models", "emptyDir": {}} in pod["volumes"]
+    # the role lets `aws s3 sync` list under the prefix and read the objects, nothing else
+    policy = _policies(eks)["tdk-eks-dev-release-read"]["Statement"]
+    listing = next(s for s in policy if s["Action"] == "s3:ListBucket")
+    assert listing["Condition"]["StringLike"]["s3:prefix"] == ["releases/v1/*", "releases/v1"]

@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
+from infra.k8s import promql
+from infra.k8s.alerts import alert_rules
 from tdk.errors import ConfigError
 from tests.infra.pulumi_harness import StackRun, run_stack
 
-EXPECTED_RATIO = (
-    '((sum(rate(nv_inference_queue_duration_us{namespace="triton",job="tdk-gke-dev"}[2m])))'
-    ' / clamp_min(sum(rate(nv_inference_compute_infer_duration_us{namespace="triton",'
-    'job="tdk-gke-dev"}[2m])), 1)) or vector(0)'
-)
+# The query's meaning is proven against a real Prometheus scraping a real Triton
+# (tests/prom/test_live.py); here only that the stack deploys that query.
+EXPECTED_RATIO = promql.queue_compute_ratio("triton", "tdk-gke-dev")
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +33,7 @@ def test_cluster_is_private_with_workload_identity_and_managed_prometheus(gke: S
     assert gke.one("gcp:compute/routerNat:RouterNat")  # private nodes pull images through NAT
 
 
-def test_gpu_pool_has_accelerator_driver_autoscaling_to_zero_and_taint(gke: StackRun) -> None:
+def test_gpu_pool_has_accelerator_driver_autoscaling_to_zero(gke: StackRun) -> None:
     pools = {r.name: r.inputs for r in gke.of_type("gcp:container/nodePool:NodePool")}
     gpu = pools["tdk-gke-dev-gpu"]
     (accelerator,) = gpu["nodeConfig"]["guestAccelerators"]
@@ -43,11 +43,21 @@ def test_gpu_pool_has_accelerator_driver_autoscaling_to_zero_and_taint(gke: Stac
     assert gpu["autoscaling"]["totalMinNodeCount"] == 0
     assert gpu["initialNodeCount"] == 0
     assert gpu["autoscaling"]["totalMaxNodeCount"] == 2
-    assert gpu["nodeConfig"]["taints"] == [
-        {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"}
-    ]
     assert gpu["nodeConfig"]["workloadMetadataConfig"] == {"mode": "GKE_METADATA"}
-    assert "taints" not in pools["tdk-gke-dev-system"]["nodeConfig"]
+
+
+def test_gpu_taint_is_left_to_gke_and_tolerated_by_triton(gke: StackRun) -> None:
+    """GKE taints GPU nodes nvidia.com/gpu=present:NoSchedule itself once a non-GPU pool
+    exists; a second declaration of that key fails the pool. Pods keep the toleration."""
+    pools = {r.name: r for r in gke.of_type("gcp:container/nodePool:NodePool")}
+    gpu, system = pools["tdk-gke-dev-gpu"], pools["tdk-gke-dev-system"]
+    assert not gpu.inputs["nodeConfig"].get("taints")
+    assert not system.inputs["nodeConfig"].get("taints")
+    assert system.options.urn in gpu.options.dependencies
+    pod = gke.one("kubernetes:apps/v1:Deployment").inputs["spec"]["template"]["spec"]
+    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod[
+        "tolerations"
+    ]
 
 
 def test_spot_is_configurable() -> None:
@@ -120,7 +130,12 @@ def test_monitoring_dashboard_and_alert_policies(gke: StackRun) -> None:
         r.inputs["displayName"]: r.inputs
         for r in gke.of_type("gcp:monitoring/alertPolicy:AlertPolicy")
     }
-    assert set(policies) == {"triton-error-rate", "triton-latency-slo", "triton-queue-ratio"}
+    # every rule the shared alert_rules() returns is deployed, with its exact PromQL
+    expected = alert_rules("triton", "tdk-gke-dev", 500, 2.0, 2.0)
+    assert {p: c["conditions"][0]["conditionPrometheusQueryLanguage"]["query"]
+            for p, c in policies.items()} == {r.name: r.query for r in expected}  # fmt: skip
+    assert {"triton-error-rate", "triton-latency-slo", "triton-queue-ratio"} <= set(policies)
+    assert "triton-metrics-absent" in policies
     latency = policies["triton-latency-slo"]["conditions"][0]["conditionPrometheusQueryLanguage"]
     assert latency["query"].endswith("> 500")
 
@@ -162,3 +177,33 @@ def test_cpu_workload_rides_on_gpu_nodes_spare_cpus() -> None:
     assert preferred[0]["preference"]["matchExpressions"][0]["values"] == ["gpu"]
     assert pod["tolerations"][0]["key"] == "nvidia.com/gpu"
     assert "--allow-gpu-metrics=false" in pod["containers"][0]["args"]
+
+
+def _waits_for(run: StackRun, resource: Any) -> set[str]:
+    """URNs ``resource`` waits for, directly or through what it waits for."""
+    by_urn = {r.options.urn: r for r in run.resources}
+    seen: set[str] = set()
+    todo = list(resource.options.dependencies)
+    while todo:
+        urn = todo.pop()
+        if urn not in seen:
+            seen.add(urn)
+            if urn in by_urn:
+                todo.extend(by_urn[urn].options.dependencies)
+    return seen
+
+
+def test_every_google_api_the_stack_uses_is_enabled_first(gke: StackRun) -> None:
+    services = gke.of_type("gcp:projects/service:Service")
+    enabled = {s.inputs["service"] for s in services}
+    assert enabled >= {
+        "container.googleapis.com", "compute.googleapis.com", "iam.googleapis.com",
+        "monitoring.googleapis.com", "cloudresourcemanager.googleapis.com",
+        "iamcredentials.googleapis.com",
+    }  # fmt: skip
+    assert all(s.inputs["disableOnDestroy"] is False for s in services)
+    service_urns = {s.options.urn for s in services}
+    for resource in gke.resources:
+        if resource.type.startswith("gcp:") and resource.type != "gcp:projects/service:Service":
+            missing = service_urns - _waits_for(gke, resource)
+            assert not missing, f"{resource.name} does not wait for {sorted(missing)}"

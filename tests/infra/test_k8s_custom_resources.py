@@ -1,6 +1,12 @@
 """The custom resources kubernetes-validate has no schema for (KEDA, Managed Prometheus),
-checked strictly against the fields their CRDs document (KEDA 2.16, monitoring.googleapis.com/v1).
+checked strictly against their CRDs' openAPIV3Schema.
 
+The CRDs ship only in the Helm charts (no PyPI package carries them), so the schemas here are
+hand-written, field for field from the CRDs of the pinned versions: kedacore/charts v2.16.1
+(keda/templates/crds/crd-scaledobjects.yaml, crd-triggerauthentications.yaml) and
+GoogleCloudPlatform/prometheus-engine (charts/operator/crds/monitoring.googleapis.com_
+podmonitorings.yaml). Every property those CRDs declare at the levels we write is listed;
+where we are stricter (metricType enum, positive polling) it is a documented constraint.
 Unknown fields fail (``additionalProperties: false``), as the API server's structural schema
 pruning would silently drop them.
 """
@@ -34,6 +40,15 @@ METADATA = {
     "properties": {"name": {"type": "string"}, "namespace": {"type": "string"}},
 }
 
+#: autoscaling/v2 HPAScalingRules, as the ScaledObject CRD embeds it
+HPA_RULES = _object(
+    {
+        "policies": {"type": "array"},
+        "selectPolicy": {"type": "string"},
+        "stabilizationWindowSeconds": {"type": "integer", "minimum": 0, "maximum": 3600},
+    }
+)
+
 SCALED_OBJECT = _object(
     {
         "apiVersion": {"const": "keda.sh/v1alpha1"},
@@ -57,7 +72,23 @@ SCALED_OBJECT = _object(
                 "minReplicaCount": {"type": "integer", "minimum": 0},
                 "maxReplicaCount": {"type": "integer", "minimum": 1},
                 "fallback": {"type": "object"},
-                "advanced": {"type": "object"},
+                "advanced": _object(
+                    {
+                        "horizontalPodAutoscalerConfig": _object(
+                            {
+                                "name": {"type": "string"},
+                                "behavior": _object(
+                                    {
+                                        "scaleUp": HPA_RULES,
+                                        "scaleDown": HPA_RULES,
+                                    }
+                                ),
+                            }
+                        ),
+                        "restoreToOriginalReplicaCount": {"type": "boolean"},
+                        "scalingModifiers": {"type": "object"},
+                    }
+                ),
                 "triggers": {
                     "type": "array",
                     "minItems": 1,
@@ -93,6 +124,8 @@ TRIGGER_AUTHENTICATION = _object(
                     {
                         "provider": {"enum": ["none", "azure-workload", "aws", "aws-eks", "gcp"]},
                         "identityId": {"type": "string"},
+                        "identityAuthorityHost": {"type": "string"},
+                        "identityTenantId": {"type": "string"},
                         "roleArn": {"type": "string"},
                         "identityOwner": {"enum": ["keda", "workload"]},
                     },
@@ -100,6 +133,11 @@ TRIGGER_AUTHENTICATION = _object(
                 ),
                 "secretTargetRef": {"type": "array"},
                 "env": {"type": "array"},
+                "configMapTargetRef": {"type": "array"},
+                "awsSecretManager": {"type": "object"},
+                "azureKeyVault": {"type": "object"},
+                "gcpSecretManager": {"type": "object"},
+                "hashiCorpVault": {"type": "object"},
             }
         ),
     },
@@ -128,8 +166,13 @@ POD_MONITORING = _object(
                             "timeout": {"type": "string"},
                             "params": {"type": "object"},
                             "metricRelabeling": {"type": "array"},
+                            "authorization": {"type": "object"},
+                            "basicAuth": {"type": "object"},
+                            "oauth2": {"type": "object"},
+                            "proxyUrl": {"type": "string"},
+                            "tls": {"type": "object"},
                         },
-                        ("port",),
+                        ("interval", "port"),
                     ),
                 },
                 "targetLabels": {"type": "object"},
@@ -171,3 +214,22 @@ def test_a_misplaced_keda_field_is_rejected() -> None:
     scaled["spec"]["triggers"][0]["metadata"]["threshold"] = 0.5  # KEDA wants strings
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(scaled, SCALED_OBJECT)
+
+
+def test_a_misspelt_hpa_behavior_field_is_rejected() -> None:
+    """``advanced`` is checked as deep as we write it (stabilizationWindowSeconds)."""
+    scaled = manifests.scaled_object(make_spec())
+    behavior = scaled["spec"]["advanced"]["horizontalPodAutoscalerConfig"]["behavior"]
+    behavior["scaleDown"]["stabilizationWindow"] = behavior["scaleDown"].pop(
+        "stabilizationWindowSeconds"
+    )
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(scaled, SCALED_OBJECT)
+
+
+def test_pod_monitoring_endpoints_name_their_interval() -> None:
+    """The PodMonitoring CRD requires ``interval`` on every endpoint."""
+    monitoring = manifests.pod_monitoring(make_spec(cloud="gke"))
+    del monitoring["spec"]["endpoints"][0]["interval"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(monitoring, POD_MONITORING)

@@ -71,3 +71,24 @@ def test_sagemaker_reads_every_sagemaker_key() -> None:
     TARGET.read_config(reader, read_stack_config(reader, "sagemaker", ("s3",)))
     sagemaker_keys = {f"{PROJECT}:{k}" for k in _declared() if k.startswith("sagemaker")}
     assert sagemaker_keys <= read, f"declared but never read: {sorted(sagemaker_keys - read)}"
+
+
+def test_every_declared_key_is_read_by_some_target() -> None:
+    """A key declared in Pulumi.yaml that no target reads is a setting that silently does
+    nothing (the keys of every target, shared and common ones included)."""
+    from infra.targets import MODULES, load_target
+
+    read: set[str] = set()
+    for name in MODULES:
+        values = stack_config(f"{name}-dev")
+
+        def source(key: str, values: dict[str, str] = values) -> str | None:
+            read.add(key)
+            return values.get(key)
+
+        target = load_target(name)
+        reader = ConfigReader(source)
+        reader.string("target")
+        target.read_config(reader, read_stack_config(reader, name, target.release_schemes))
+    declared = {f"{PROJECT}:{key}" for key in _declared()}
+    assert declared <= read, f"declared but never read: {sorted(declared - read)}"

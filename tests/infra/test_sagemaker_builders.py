@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import json
 
 import pytest
@@ -16,7 +15,6 @@ from infra.targets.sagemaker.monitoring import AlarmThresholds, alarm_specs, das
 from infra.targets.sagemaker.release_bucket import bucket_prefix
 from infra.targets.sagemaker.rollout import Rollout, deployment_config
 from infra.targets.sagemaker.scaling import ScalingSettings, scaling_policies
-from infra.targets.sagemaker.target import TARGET
 from tdk.errors import ConfigError
 
 THRESHOLDS = AlarmThresholds(
@@ -98,29 +96,13 @@ def test_accepted_instance_types(instance_type: str, processor: str) -> None:
     assert classify_instance("sagemakerInstanceType", instance_type).processor == processor
 
 
-@pytest.mark.parametrize(
-    ("instance_type", "reason"),
-    [("ml.g5.48xlarge", "8 GPUs"), ("ml.inf2.xlarge", "Inferentia"),
-     ("ml.c7g.xlarge", "Graviton"), ("ml.g6.xlarge", "not a GPU instance SageMaker supports"),
-     ("ml.zz9.huge", "unknown instance type"), ("g4dn.xlarge", "unknown instance type")],
-)  # fmt: skip
-def test_refused_instance_types_say_why_and_list_choices(instance_type: str, reason: str) -> None:
+@pytest.mark.parametrize("instance_type", ["ml.zz9.huge", "g4dn.xlarge", "ml.g5.12xlarge"])
+def test_unknown_instance_types_list_the_choices(instance_type: str) -> None:
     with pytest.raises(ConfigError) as info:
         classify_instance("sagemakerInstanceType", instance_type)
     message = info.value.message
-    assert reason in message
     assert "triton-deploy-kit:sagemakerInstanceType" in message
     assert all(choice in message for choice in single_gpu_types())
-
-
-def test_every_declared_refusal_is_enforced() -> None:
-    refusals = list(TARGET.refusals())
-    assert len(refusals) > 10
-    for refusal in refusals:
-        example = refusal.value.replace("*", "2xlarge")
-        assert fnmatch.fnmatchcase(example, refusal.value)
-        with pytest.raises(ConfigError, match="not supported"):
-            classify_instance(refusal.key, example)
 
 
 def test_scaling_policies_and_rollout_variants() -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tdk.errors import ConfigError
+from tests.infra.pulumi_harness import run_stack
 
 MODEL = "aws:sagemaker/model:Model"
 ENDPOINT = "aws:sagemaker/endpoint:Endpoint"
@@ -212,3 +213,32 @@ def test_bad_config_fails_before_any_resource(
     assert isinstance(run.error, ConfigError)
     assert expected in str(run.error)
     assert run.resources == []
+
+
+@pytest.mark.parametrize(
+    ("strategy", "step", "field"),
+    [("CANARY", 51, "CanarySize"), ("LINEAR", 9, "LinearStepSize"),
+     ("LINEAR", 60, "LinearStepSize")],
+)  # fmt: skip
+def test_rollout_steps_outside_sagemakers_bounds_are_refused_up_front(
+    strategy: str, step: int, field: str
+) -> None:
+    run = run_stack(
+        "sagemaker-dev",
+        overrides={"sagemakerRolloutStrategy": strategy, "sagemakerRolloutStepPercent": step},
+        expect_error=True,
+    )
+    assert isinstance(run.error, ConfigError)
+    assert field in run.error.message and "sagemakerRolloutStepPercent" in run.error.message
+    assert not run.resources
+
+
+@pytest.mark.parametrize(
+    ("strategy", "step"), [("CANARY", 50), ("LINEAR", 10), ("LINEAR", 50), ("ALL_AT_ONCE", 100)]
+)
+def test_rollout_steps_at_sagemakers_bounds_are_accepted(strategy: str, step: int) -> None:
+    run = run_stack(
+        "sagemaker-dev",
+        overrides={"sagemakerRolloutStrategy": strategy, "sagemakerRolloutStepPercent": step},
+    )
+    assert run.of_type("aws:sagemaker/endpoint:Endpoint")

@@ -29,9 +29,17 @@ def release(sample_repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
 
 @pytest.fixture(scope="module")
 def endpoint(release: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoint]:
-    """One endpoint (K = 2) per test module."""
+    """One endpoint (K = 2) per test module. A long ``--min-residency`` keeps the sequential
+    tests' evictions pure LRU (a busy model is never drained for them, however slow a load)."""
     _runtime_or_skip()
-    running = start_endpoint(release, tmp_path_factory.mktemp("state"), "--max-loaded-models", "2")
+    running = start_endpoint(
+        release,
+        tmp_path_factory.mktemp("state"),
+        "--max-loaded-models",
+        "2",
+        "--min-residency",
+        "60",
+    )
     try:
         yield running
     finally:

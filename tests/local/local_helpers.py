@@ -187,19 +187,23 @@ output {{ name: "y" data_type: TYPE_FP32 dims: [ 1 ] }}
 instance_group {{ kind: KIND_CPU count: 1 }}
 """
 
-PYTHON_MODEL = """import time
+PYTHON_MODEL = """import os
+import time
 import numpy as np
 import triton_python_backend_utils as pb_utils
 
 
 class TritonPythonModel:
     def initialize(self, args):
+        self.executing = os.path.join(args["model_repository"], "executing")
         {initialize}
 
     def execute(self, requests):
         responses = []
         for request in requests:
             x = pb_utils.get_input_tensor_by_name(request, "x").as_numpy()
+            with open(self.executing, "w") as marker:  # tests poll for it
+                marker.write(str(os.getpid()))
             time.sleep(float(x[0]))
             y = pb_utils.Tensor("y", (x * 2).astype(np.float32))
             responses.append(pb_utils.InferenceResponse(output_tensors=[y]))
@@ -208,9 +212,48 @@ class TritonPythonModel:
 
 
 def write_python_model(repo: Path, name: str, initialize: str = "pass") -> Path:
-    """A tiny Python-backend model: ``y = 2 * x`` after sleeping ``x`` seconds."""
+    """A tiny Python-backend model: ``y = 2 * x`` after sleeping ``x`` seconds; it writes
+    ``<model dir>/executing`` (its stub's pid) when a request starts executing."""
     model = repo / name
     (model / "1").mkdir(parents=True, exist_ok=True)
     (model / "config.pbtxt").write_text(PYTHON_CONFIG.format(name=name))
     (model / "1" / "model.py").write_text(PYTHON_MODEL.format(initialize=initialize))
     return model
+
+
+def children(pid: int) -> set[int]:
+    """Every live descendant of ``pid`` (from /proc)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def alive(pid: int) -> bool:
+    """``pid`` exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def wait_for(condition: Any, timeout: float, what: str) -> Any:
+    """Poll ``condition()`` until truthy; AssertionError naming ``what`` after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")

@@ -10,8 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from infra.targets.local import adapter
 from infra.targets.local.adapter import BackendUnavailable, adapt_model_dir
-from infra.targets.local.cache import ArchiveRejected, extract_safely, fetch_verified, install
+from infra.targets.local.cache import (
+    ArchiveRejected,
+    extract_safely,
+    fetch_verified,
+    install,
+    remove_dirs,
+)
 from packager.config import load_config
 from packager.manifest import Manifest, ManifestModel
 from packager.stores import open_store
@@ -104,6 +111,30 @@ def test_install_adapts_onnxruntime_with_identical_io(sample_repo: Path, tmp_pat
     assert adapted.dynamic_batching == original.dynamic_batching
     version = repository / "text_classifier-0" / "1"
     assert (version / "model.onnx").is_file() and (version / "model.py").is_file()
+    # model.py is the adapter module ruff/mypy/tests see, and reads the parameter adapter sets
+    module = Path(adapter.__file__).with_name("onnx_adapter_model.py")
+    assert (version / "model.py").read_bytes() == module.read_bytes()
+    assert f'FILENAME_PARAMETER = "{adapter.ONNX_FILENAME_PARAMETER}"' in module.read_text()
+    assert adapted.parameters[adapter.ONNX_FILENAME_PARAMETER].string_value == "model.onnx"
+
+
+def test_manifest_names_cannot_reach_outside_the_repository(tmp_path: Path) -> None:
+    """Every deletion is checked: a hostile model name never removes anything outside."""
+    from infra.targets.local import workdir
+    from tdk.errors import UnsafeInputError
+
+    repository = tmp_path / "work" / "repository"
+    repository.mkdir(parents=True)
+    outside = tmp_path / "precious"
+    outside.mkdir()
+    (outside / "data.txt").write_text("keep")
+    (repository / "link").symlink_to(outside)
+    for name in ("../../precious", "link", ".", ""):
+        with pytest.raises(UnsafeInputError, match="not inside the endpoint's work dir"):
+            remove_dirs(repository, (name,))
+    assert (outside / "data.txt").read_text() == "keep"
+    with pytest.raises(UnsafeInputError):
+        workdir.remove(tmp_path / "work", tmp_path / "work")
 
 
 def test_tensorrt_needs_a_gpu_runtime(tmp_path: Path) -> None:

@@ -46,7 +46,8 @@ def test_up_status_invoke_down(release: Path, state_dir: Path) -> None:
         assert document["endpoint"]["url"] == url
         assert document["loaded"] == ["tokenizer-0.tar.gz"]
         assert document["metrics"]["Invocations"] == 2
-        assert document["metrics"]["ModelCacheHit"] == 1
+        assert document["metrics"]["ModelCacheHit"] == 0.5  # a ratio, as SageMaker reports it
+        assert document["metrics"]["ModelCacheHitSamples"] == 2
         bench = ["bench", "--target-model", "tokenizer-0.tar.gz", "-c", "1,2", "--duration", "0.5"]
         measured = runner.invoke(app, [*bench, "--json"])
         assert measured.exit_code == 0, measured.output
@@ -90,3 +91,20 @@ def test_missing_runtime_says_make_setup(
     result = runner.invoke(app, ["local", "up", "--store", str(tmp_path), "-d"])
     assert result.exit_code == 1
     assert "make setup" in result.output
+
+
+def test_demo_runs_on_a_small_release(tmp_path: Path, state_dir: Path, sample_repo: Path) -> None:
+    """What `make demo` runs: every TargetModel cold then warm, LRU visible, endpoint stopped."""
+    make_release(sample_repo, tmp_path / "store", copies=2, only=("tokenizer",))
+    args = ["local", "demo", "--store", str(tmp_path / "store"), "-k", "1", "--warm", "2"]
+    result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout[result.stdout.index("{\n") :])
+    rows = {row["target_model"]: row for row in document["models"]}
+    assert set(rows) == {"tokenizer-0.tar.gz", "tokenizer-1.tar.gz"}
+    assert rows["tokenizer-1.tar.gz"]["lru_unloaded"] == "tokenizer-0.tar.gz"  # K = 1
+    assert all(row["outputs"].startswith("token_ids [1, 128]") for row in rows.values())
+    metrics = document["metrics"]
+    assert metrics["Invocations"] == 2 * 3 and metrics["ModelUnloads"] == 1
+    assert metrics["ModelCacheHit"] == 4 / 6  # 2 cold + 4 warm requests
+    assert runner.invoke(app, ["local", "status", "--name", "demo"]).exit_code == 2  # stopped

@@ -52,8 +52,12 @@ def test_first_request_loads_second_hits(
     assert after_first["metrics"]["ModelDownloadingTime"]["count"] >= 1
     target.infer(model, example_inputs(model))
     after_second = endpoint.status()["metrics"]
-    assert after_second["ModelCacheHit"] == after_first["metrics"]["ModelCacheHit"] + 1
     assert after_second["Invocations"] == before["Invocations"] + 2
+    # SageMaker's ModelCacheHit: a 0/1 sample per request, reported as the ratio (average)
+    samples = before["ModelCacheHitSamples"]
+    hits = round(before["ModelCacheHit"] * samples)
+    assert after_second["ModelCacheHitSamples"] == samples + 2
+    assert after_second["ModelCacheHit"] == (hits + 1) / (samples + 2)
 
 
 @pytest.mark.parametrize("binary", [True, False], ids=["binary+json", "json"])
@@ -200,7 +204,7 @@ def test_metrics_endpoint_is_prometheus_text(
         assert response.headers["Content-Type"].startswith("text/plain")
         text = response.read().decode()
     assert "# TYPE tdk_loaded_model_count gauge" in text
-    assert 'tdk_invocations_total{target_model="tokenizer-0.tar.gz"}' in text
+    assert 'tdk_target_model_invocations_total{target_model="tokenizer-0.tar.gz"}' in text
     for name in (
         "model_latency",
         "model_loading_wait_time",
@@ -208,7 +212,8 @@ def test_metrics_endpoint_is_prometheus_text(
         "model_unloading_time",
     ):
         assert f"tdk_{name}_microseconds_count" in text
-    assert "tdk_model_cache_hit_total" in text and "tdk_invocation4xx_errors_total" in text
+    assert "tdk_model_cache_hit_count" in text and "tdk_invocation4xx_errors_total" in text
+    assert "tdk_model_cache_hit_sum" in text
 
 
 def _listening_inodes_loopback_only(pid: int) -> list[str]:

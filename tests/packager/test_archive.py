@@ -107,3 +107,30 @@ def test_sha_is_stable_across_writers(tmp_path: Path) -> None:
             writer.write(_entries(model, "bert-0"), path)
             digests.add(hashlib.sha256(path.read_bytes()).hexdigest())
     assert len(digests) == 1
+
+
+def test_package_keeps_open_files_bounded_whatever_the_copy_count(
+    sample_repo: Path, tmp_path: Path
+) -> None:
+    """300 copies under a 64-file limit: every archive is closed once written (it used to keep
+    one open file per archive and die with EMFILE and a traceback)."""
+    import resource
+    import sys
+
+    def low_limit() -> None:
+        _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))
+
+    dest = tmp_path / "release"
+    tdk = Path(sys.executable).parent / "tdk"
+    model = sample_repo / "tokenizer"
+    done = subprocess.run(
+        [str(tdk), "package", str(model), "--copies", "300", "--dest", f"file://{dest}", "--json"],
+        preexec_fn=low_limit,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len(list((dest / "mme").glob("*.tar.gz"))) == 300
+    assert (dest / "manifest.json").is_file()

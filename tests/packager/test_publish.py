@@ -6,6 +6,7 @@ import hashlib
 import json
 import shutil
 import tarfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,8 @@ def test_stale_objects_are_reported_and_pruned(sample_repo: Path, tmp_path: Path
     assert (tmp_path / "release" / "mme" / "text_classifier-1.tar.gz").exists()
     publish([sample_repo], open_store(url), copies=1, prune=True)
     assert not (tmp_path / "release" / "mme" / "text_classifier-1.tar.gz").exists()
+    # No empty model directory is left for Triton to try to load.
+    assert not (tmp_path / "release" / "repository" / "text_classifier-1").exists()
 
 
 def _assert_nothing_published(dest: Path) -> None:
@@ -154,3 +157,72 @@ def test_manifest_is_valid_json_with_format_version(sample_repo: Path, tmp_path:
         "tokenizer-0.tar.gz",
         "text_pipeline-0.tar.gz",
     }
+
+
+def test_prune_removes_what_an_interrupted_publish_wrote(sample_repo: Path, tmp_path: Path) -> None:
+    """The ledger records a publish's keys before it writes any, so objects of a publish cut
+    off before its manifest are still known to be ours and pruned later."""
+    dest = tmp_path / "release"
+    publish([sample_repo], open_store(f"file://{dest}"), copies=1)
+    with pytest.raises(StoreError):
+        publish([sample_repo], _FailingStore(dest), copies=3)
+    assert not (dest / "manifest.json").exists()
+    written = {p.name for p in (dest / "mme").iterdir()}
+    assert written - {f"{m}-0.tar.gz" for m in _MODELS}, "the failed publish wrote no archive"
+    result = publish([sample_repo], open_store(f"file://{dest}"), copies=1, prune=True)
+    assert sorted(p.name for p in (dest / "mme").iterdir()) == sorted(
+        f"{m}-0.tar.gz" for m in _MODELS
+    )
+    assert set(result.stale) >= {f"mme/{name}" for name in written if "-0." not in name}
+    assert not [
+        p for p in (dest / "repository").iterdir() if not p.name.split(".")[0].endswith("-0")
+    ]
+
+
+_MODELS = ("image_classifier", "text_classifier", "text_pipeline", "tokenizer")
+
+
+def test_unreadable_ledger_is_a_clear_error_and_nothing_is_deleted(
+    sample_repo: Path, tmp_path: Path
+) -> None:
+    dest = tmp_path / "release"
+    publish([sample_repo], open_store(f"file://{dest}"), copies=2)
+    (dest / "tdk-ledger.json").write_text("not json")
+    before = sorted(p.relative_to(dest) for p in dest.rglob("*"))
+    with pytest.raises(TdkError) as info:
+        publish([sample_repo], open_store(f"file://{dest}"), copies=1, prune=True)
+    assert "not a tdk ledger" in info.value.message and "tdk-ledger.json" in info.value.message
+    assert sorted(p.relative_to(dest) for p in dest.rglob("*")) == before
+
+
+def test_release_without_ledger_prunes_by_its_manifest(sample_repo: Path, tmp_path: Path) -> None:
+    """Releases written before the ledger existed: the manifest says what is ours."""
+    dest = tmp_path / "release"
+    publish([sample_repo], open_store(f"file://{dest}"), copies=2)
+    (dest / "tdk-ledger.json").unlink()
+    publish([sample_repo], open_store(f"file://{dest}"), copies=1, prune=True)
+    assert not (dest / "mme" / "tokenizer-1.tar.gz").exists()
+    assert (dest / "mme" / "tokenizer-0.tar.gz").exists()
+
+
+def test_publish_reports_every_phase_and_every_uploaded_byte(
+    sample_repo: Path, tmp_path: Path
+) -> None:
+    started: list[tuple[str, int, str]] = []
+    done: dict[str, int] = {}
+
+    def phase(description: str, total: int, unit: str = "") -> Callable[[int], None]:
+        started.append((description, total, unit))
+        done[description] = 0
+
+        def advance(amount: int) -> None:
+            done[description] += amount
+
+        return advance
+
+    url = f"file://{tmp_path / 'release'}"
+    result = publish([sample_repo], open_store(url), copies=2, phase=phase)
+    kinds = [(d.split(" ")[0], unit) for d, _, unit in started]
+    assert kinds == [("packaging", ""), ("comparing", ""), ("uploading", "bytes")]
+    assert all(done[d] == total for d, total, _ in started)
+    assert started[2][1] == result.uploaded_bytes > 0

@@ -95,3 +95,38 @@ def test_unknown_scheme_is_refused() -> None:
     with pytest.raises(StoreError) as info:
         open_store("ftp://host/x")
     assert "file://" in (info.value.hint or "")
+
+
+@pytest.mark.parametrize("which", ["s3", "gs"])
+def test_prune_on_cloud_store_deletes_only_keys_of_our_releases(
+    which: str, request: pytest.FixtureRequest, sample_repo: Path, moto_endpoint: str
+) -> None:
+    url = request.getfixturevalue(f"{which}_url")
+    endpoint = moto_endpoint if which == "s3" else None
+    publish([sample_repo], open_store(url, endpoint_url=endpoint), copies=2)
+    store = open_store(url, endpoint_url=endpoint)
+    store.put_bytes("mme/uploaded-by-hand.tar.gz", b"mine")  # an object no tdk release wrote
+    result = publish([sample_repo], open_store(url, endpoint_url=endpoint), copies=1, prune=True)
+    assert "mme/text_classifier-1.tar.gz" in result.stale
+    assert store.sha256_of("mme/text_classifier-1.tar.gz") is None
+    assert store.get_bytes("mme/uploaded-by-hand.tar.gz") == b"mine"
+    assert "mme/uploaded-by-hand.tar.gz" not in result.stale
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("TDK_S3_PART_SIZE", "1024"),
+        ("TDK_S3_READ_TIMEOUT", "soon"),
+        ("TDK_S3_MAX_ATTEMPTS", "0"),
+    ],
+)
+def test_bad_s3_setting_names_the_variable(
+    name: str, value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tdk.errors import ConfigError
+
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError) as info:
+        open_store("s3://bucket/x", endpoint_url="http://127.0.0.1:9")
+    assert name in info.value.message and value in info.value.message

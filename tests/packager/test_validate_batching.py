@@ -206,10 +206,18 @@ RULES: dict[str, Rule] = {
     ),
     "sequence-control-name-unique": Rule(
         "tokenizer",
+        _sequence(("S", START), ("S", READY)),
+        _sequence(("START", START), ("READY", READY)),
+        "sequence_batching.control_input[1].name",
+        "more than one control entry",
+    ),
+    "sequence-control-name-is-input": Rule(
+        "tokenizer",
         _sequence(("text", START)),
         _sequence(("START", START)),
         "sequence_batching.control_input[0].name",
-        "used twice",
+        "also declared as a model input",
+        "warning",
     ),
     "sequence-without-controls": Rule(
         "tokenizer",
@@ -279,6 +287,7 @@ RULES: dict[str, Rule] = {
         _batch_input(COUNT, ["text_count"], ["text"], pb.TYPE_INT32),
         "batch_input[0].target_name",
         "also a model input",
+        "warning",  # core ValidateBatchIO does not check target names
     ),
     "batch-output-target": Rule(
         "tokenizer",

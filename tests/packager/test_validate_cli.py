@@ -47,7 +47,17 @@ def test_json_lists_every_finding(runner: CliRunner, repo: Path, edit_config: Ed
     assert result.exit_code == 1
     findings = json.loads(result.stdout)
     assert isinstance(findings, list) and findings
-    assert set(findings[0]) == {"file", "field", "message", "fix", "severity", "model"}
+    assert set(findings[0]) == {
+        "file",
+        "field",
+        "message",
+        "fix",
+        "severity",
+        "model",
+        "code",
+        "line",
+        "col",
+    }
     assert any(f["field"] == "max_batch_size" and f["model"] == "text_classifier" for f in findings)
 
 

@@ -166,6 +166,7 @@ RULES: dict[str, Rule] = {
         _group(pb.ModelInstanceGroup.KIND_CPU, count=2),
         "instance_group[0].count",
         "count is -1",
+        "warning",  # Triton replaces it with the default count (core NormalizeInstanceGroup)
     ),
     "instance-cpu-with-gpus": Rule(
         "image_classifier",

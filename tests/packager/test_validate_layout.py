@@ -199,7 +199,10 @@ def _platform_only(config: Any, platform: str) -> None:
 @pytest.mark.parametrize(
     ("change", "field"),
     [
-        (lambda c: c.ClearField("backend"), "backend"),
+        (
+            lambda c: (c.ClearField("backend"), setattr(c, "default_model_filename", "w.bin")),
+            "backend",
+        ),
         (lambda c: setattr(c, "platform", "tensorrt_plan"), "backend"),
         (lambda c: _platform_only(c, "caffe2"), "platform"),
     ],
@@ -210,6 +213,12 @@ def test_backend_and_platform_rules(
 ) -> None:
     edit_config("image_classifier", change)
     assert only(validate_paths([repo]), field)
+
+
+def test_backend_inferred_from_the_model_file_passes(repo: Path, edit_config: Edit) -> None:
+    """Triton fills in `backend` from model.onnx in the first version directory."""
+    edit_config("image_classifier", lambda c: c.ClearField("backend"))
+    assert validate_paths([repo]) == []
 
 
 def test_platform_alone_or_agreeing_with_backend_passes(repo: Path, edit_config: Edit) -> None:

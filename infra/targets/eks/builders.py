@@ -29,6 +29,18 @@ REFUSED_FAMILIES: dict[str, str] = {
     "p3": "V100: TensorRT 10 in current Triton images targets Turing (T4) and newer",
 }
 
+#: Cluster Autoscaler's GPU node label (its AWS provider's ``GPULabel``): with it, CA treats a
+#: new node as a GPU node still bringing its GPU online instead of adding another one.
+ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
+ACCELERATOR_OF_FAMILY: dict[str, str] = {
+    "g4dn": "nvidia-tesla-t4",
+    "g5": "nvidia-a10g",
+    "g6": "nvidia-l4",
+    "g6e": "nvidia-l40s",
+    "p4d": "nvidia-tesla-a100",
+    "p5": "nvidia-h100",
+}
+
 GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"  # drivers + container toolkit preinstalled
 SYSTEM_AMI_TYPE = "AL2023_x86_64_STANDARD"
 _INSTANCE = re.compile(r"^([a-z0-9]+)\.([a-z0-9]+)$")
@@ -39,8 +51,18 @@ DEVICE_PLUGIN_REPO = "https://nvidia.github.io/k8s-device-plugin"
 DEVICE_PLUGIN_VERSION = "0.17.0"
 AUTOSCALER_CHART = "cluster-autoscaler"
 AUTOSCALER_REPO = "https://kubernetes.github.io/autoscaler"
-AUTOSCALER_VERSION = "9.43.2"
+AUTOSCALER_VERSION = "9.50.1"
 AUTOSCALER_SA = "cluster-autoscaler"
+#: Cluster Autoscaler's minor must match the cluster's Kubernetes minor (its README), so the
+#: image follows ``eksKubernetesVersion``; tags of kubernetes/autoscaler releases.
+AUTOSCALER_IMAGE_TAGS: dict[str, str] = {
+    "1.31": "v1.31.5",
+    "1.32": "v1.32.7",
+    "1.33": "v1.33.6",
+    "1.34": "v1.34.5",
+}
+#: the system group starts with this many nodes (KEDA, CoreDNS, the autoscaler), within max
+SYSTEM_DESIRED_NODES = 2
 
 
 def split_instance(instance_type: str) -> tuple[str, str] | None:
@@ -173,7 +195,11 @@ def gpu_node_group_args(
             "desired_size": min_nodes,
         },
         "update_config": {"max_unavailable": 1},
-        "labels": {POOL_LABEL: GPU_POOL, "nvidia.com/gpu.present": "true"},
+        "labels": {
+            POOL_LABEL: GPU_POOL,
+            "nvidia.com/gpu.present": "true",
+            ACCELERATOR_LABEL: ACCELERATOR_OF_FAMILY[(split_instance(instance_type) or ("",))[0]],
+        },
         "taints": [{"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": "NO_SCHEDULE"}],
     }
 
@@ -184,7 +210,12 @@ def system_node_group_args(instance_type: str, max_nodes: int) -> dict[str, Any]
         "ami_type": SYSTEM_AMI_TYPE,
         "instance_types": [instance_type],
         "capacity_type": "ON_DEMAND",
-        "scaling_config": {"min_size": 1, "max_size": max_nodes, "desired_size": 2},
+        # CreateNodegroup requires min <= desired <= max
+        "scaling_config": {
+            "min_size": 1,
+            "max_size": max_nodes,
+            "desired_size": min(SYSTEM_DESIRED_NODES, max_nodes),
+        },
         "update_config": {"max_unavailable": 1},
     }
 
@@ -197,9 +228,13 @@ def device_plugin_values() -> dict[str, Any]:
     }
 
 
-def autoscaler_values(cluster_name: str, region: str, role_arn: Any) -> dict[str, Any]:
-    """Cluster Autoscaler discovers the node groups by tag and runs as its IRSA role."""
+def autoscaler_values(
+    cluster_name: str, region: str, role_arn: Any, kubernetes_version: str
+) -> dict[str, Any]:
+    """Cluster Autoscaler discovers the node groups by tag, runs as its IRSA role, and runs
+    the release whose minor matches the cluster's Kubernetes version."""
     return {
+        "image": {"tag": AUTOSCALER_IMAGE_TAGS[kubernetes_version]},
         "autoDiscovery": {"clusterName": cluster_name},
         "awsRegion": region,
         "rbac": {
@@ -228,6 +263,19 @@ def role_arn(account_id: str, role_name: str) -> str:
 def amp_query_url(region: str, workspace_id: str) -> str:
     """AMP's Prometheus-compatible query endpoint (KEDA appends /api/v1/query)."""
     return f"https://aps-workspaces.{region}.amazonaws.com/workspaces/{workspace_id}"
+
+
+def control_plane_log_group(cluster_name: str) -> str:
+    """Where EKS sends the control-plane logs of ``cluster_name``."""
+    return f"/aws/eks/{cluster_name}/cluster"
+
+
+#: the log groups the CloudWatch observability add-on (Container Insights) writes to
+CONTAINER_INSIGHTS_LOGS = ("performance", "application", "dataplane", "host")
+
+
+def container_insights_log_groups(cluster_name: str) -> list[str]:
+    return [f"/aws/containerinsights/{cluster_name}/{kind}" for kind in CONTAINER_INSIGHTS_LOGS]
 
 
 def kubeconfig(cluster_name: str, endpoint: str, ca_data: str, region: str) -> str:

@@ -37,6 +37,7 @@ class GpuClusterArgs:
     system_instance_type: str
     system_max_nodes: int
     public_access_cidrs: Sequence[str]
+    log_retention_days: int
 
 
 class GpuCluster(pulumi.ComponentResource):
@@ -49,9 +50,16 @@ class GpuCluster(pulumi.ComponentResource):
         super().__init__("tdk:aws:GpuCluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.args = args
-        self.network = EksNetwork(f"{name}-net", args.name, args.zones, opts=child)
+        self.network = EksNetwork(f"{name}-net", args.name, args.region, args.zones, opts=child)
         cluster_role = _role(f"{name}-cluster", b.service_trust_policy("eks.amazonaws.com"), child)
         _attach(f"{name}-cluster", cluster_role, CLUSTER_POLICIES, child)
+        # EKS writes control-plane logs here; declared first so it has a retention
+        control_plane_logs = aws.cloudwatch.LogGroup(
+            f"{name}-control-plane-logs",
+            name=b.control_plane_log_group(args.name),
+            retention_in_days=args.log_retention_days,
+            opts=child,
+        )
         self.cluster = aws.eks.Cluster(
             f"{name}-eks",
             name=args.name,
@@ -61,14 +69,18 @@ class GpuCluster(pulumi.ComponentResource):
                 "subnet_ids": [*self.network.private_subnet_ids, *self.network.public_subnet_ids],
                 "endpoint_private_access": True,
                 "endpoint_public_access": True,
-                "public_access_cidrs": list(args.public_access_cidrs) or ["0.0.0.0/0"],
+                "public_access_cidrs": list(args.public_access_cidrs),
             },
             access_config={
                 "authentication_mode": "API",
                 "bootstrap_cluster_creator_admin_permissions": True,
             },
             enabled_cluster_log_types=["api", "audit", "authenticator"],
-            opts=child,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[control_plane_logs]),
+        )
+        #: the security group EKS creates for the control plane and managed nodes
+        self.security_group_id: pulumi.Output[str] = self.cluster.vpc_config.apply(
+            lambda vpc: vpc.cluster_security_group_id or ""
         )
         self.issuer_url: pulumi.Output[str] = self.cluster.identities.apply(
             lambda ids: (ids[0].oidcs[0].issuer or "") if ids and ids[0].oidcs else ""
@@ -109,7 +121,10 @@ class GpuCluster(pulumi.ComponentResource):
     def _node_groups(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions) -> None:
         node_role = _role(f"{name}-nodes", b.service_trust_policy("ec2.amazonaws.com"), opts)
         attachments = _attach(f"{name}-nodes", node_role, NODE_POLICIES, opts)
-        after = pulumi.ResourceOptions(parent=self, depends_on=attachments)
+        # The Cluster Autoscaler owns the desired sizes once the groups exist: never reset them.
+        after = pulumi.ResourceOptions(
+            parent=self, depends_on=attachments, ignore_changes=["scalingConfig.desiredSize"]
+        )
         common: dict[str, Any] = {
             "cluster_name": self.cluster.name,
             "node_role_arn": node_role.arn,
@@ -121,22 +136,20 @@ class GpuCluster(pulumi.ComponentResource):
             **b.system_node_group_args(args.system_instance_type, args.system_max_nodes),
             opts=after,
         )
-        # The autoscaler owns the desired size once the group exists.
         self.gpu_group = aws.eks.NodeGroup(
             f"{name}-gpu",
             **common,
             **b.gpu_node_group_args(
                 args.gpu_instance_type, args.gpu_min_nodes, args.gpu_max_nodes, args.spot
             ),
-            opts=pulumi.ResourceOptions.merge(
-                after, pulumi.ResourceOptions(ignore_changes=["scalingConfig.desiredSize"])
-            ),
+            opts=after,
         )
 
     def _addons(self, name: str, args: GpuClusterArgs) -> None:
         on_cluster = pulumi.ResourceOptions(parent=self, provider=self.provider)
         self.device_plugin = k8s.helm.v3.Release(
             f"{name}-nvidia-device-plugin",
+            name=b.DEVICE_PLUGIN_CHART,  # fixed: an auto-name could pass Helm's 53 characters
             chart=b.DEVICE_PLUGIN_CHART,
             version=b.DEVICE_PLUGIN_VERSION,
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=b.DEVICE_PLUGIN_REPO),
@@ -153,11 +166,14 @@ class GpuCluster(pulumi.ComponentResource):
         )
         self.autoscaler = k8s.helm.v3.Release(
             f"{name}-cluster-autoscaler",
+            name=b.AUTOSCALER_CHART,
             chart=b.AUTOSCALER_CHART,
             version=b.AUTOSCALER_VERSION,
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=b.AUTOSCALER_REPO),
             namespace="kube-system",
-            values=b.autoscaler_values(args.name, args.region, autoscaler_role.arn),
+            values=b.autoscaler_values(
+                args.name, args.region, autoscaler_role.arn, args.kubernetes_version
+            ),
             opts=on_cluster,
         )
 

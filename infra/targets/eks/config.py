@@ -7,7 +7,8 @@ from typing import Any, cast
 
 from infra.config import ReleaseLocation, StackConfig
 from infra.k8s.config import WorkloadConfig, workload_spec
-from infra.k8s.spec import PrometheusSource, TritonServiceSpec
+from infra.k8s.spec import ModelSync, PrometheusSource, TritonServiceSpec
+from infra.targets.guardrails import Budget
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,10 @@ class EksConfig:
     system_max_nodes: int
     public_access_cidrs: tuple[str, ...]
     workload: WorkloadConfig
+    budget: Budget | None
+    log_retention_days: int
+    #: the AWS CLI image that copies the release into each pod (see ``ModelSync``)
+    model_sync_image: str
 
 
 def triton_spec(config: EksConfig, role_arn: Any, prometheus_url: Any) -> TritonServiceSpec:
@@ -35,11 +40,13 @@ def triton_spec(config: EksConfig, role_arn: Any, prometheus_url: Any) -> Triton
     ``role_arn`` (Triton's IRSA role) and ``prometheus_url`` (the AMP query endpoint) are Pulumi
     outputs under ``pulumi up`` and strings under ``tdk render k8s``.
     """
+    repository = f"{config.release.url}/repository"
     return workload_spec(
         config.workload,
         name=config.common.name,
         cloud="eks",
-        model_repository=f"{config.release.url}/repository",
+        model_repository=repository,
+        model_sync=ModelSync(config.model_sync_image, repository),
         prometheus=PrometheusSource(cast(str, prometheus_url), "aws", config.region),
         identity_annotations={"eks.amazonaws.com/role-arn": role_arn},
         env={"AWS_REGION": config.region, "AWS_DEFAULT_REGION": config.region},

@@ -16,214 +16,20 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
-import yaml
 
-from infra.k8s import promql
-from infra.k8s.alerts import AlertRule, alert_rules
+from infra.k8s.alerts import alert_rules, rules_yaml
 from infra.k8s.config import AlertThresholds
-
-SCRAPER_USER = "aps-collector-user"
-CW_NAMESPACE = "amazon-cloudwatch"
-CW_AGENT_SA = "cloudwatch-agent"
-
-
-def scrape_configuration(scrape_seconds: int = 30) -> str:
-    """Prometheus scrape config: Triton pods' ``metrics`` port, labelled namespace/pod/job."""
-    meta = "__meta_kubernetes_pod_"
-    config = {
-        "global": {"scrape_interval": f"{scrape_seconds}s"},
-        "scrape_configs": [
-            {
-                "job_name": "triton",
-                "kubernetes_sd_configs": [{"role": "pod"}],
-                "relabel_configs": [
-                    {
-                        "source_labels": [f"{meta}label_app_kubernetes_io_name"],
-                        "action": "keep",
-                        "regex": "triton",
-                    },
-                    {
-                        "source_labels": [f"{meta}container_port_name"],
-                        "action": "keep",
-                        "regex": "metrics",
-                    },
-                    {"source_labels": ["__meta_kubernetes_namespace"], "target_label": "namespace"},
-                    {"source_labels": [f"{meta}name"], "target_label": "pod"},
-                    {
-                        "source_labels": [f"{meta}label_app_kubernetes_io_instance"],
-                        "target_label": "job",
-                    },
-                ],
-            }
-        ],
-    }
-    return yaml.safe_dump(config, sort_keys=False)
-
-
-def scraper_rbac() -> list[dict[str, Any]]:
-    """What the AMP managed scraper may read in the cluster (discovery and /metrics only)."""
-    return [
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRole",
-            "metadata": {"name": "aps-collector-role"},
-            "rules": [
-                {
-                    "apiGroups": [""],
-                    "resources": [
-                        "nodes",
-                        "nodes/proxy",
-                        "nodes/metrics",
-                        "services",
-                        "endpoints",
-                        "pods",
-                    ],
-                    "verbs": ["get", "list", "watch"],
-                },
-                {"nonResourceURLs": ["/metrics"], "verbs": ["get"]},
-            ],
-        },
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRoleBinding",
-            "metadata": {"name": "aps-collector-user-role-binding"},
-            "subjects": [
-                {"kind": "User", "name": SCRAPER_USER, "apiGroup": "rbac.authorization.k8s.io"}
-            ],
-            "roleRef": {
-                "kind": "ClusterRole",
-                "name": "aps-collector-role",
-                "apiGroup": "rbac.authorization.k8s.io",
-            },
-        },
-    ]
-
-
-def rule_groups_yaml(rules: list[AlertRule]) -> str:
-    """AMP rule-group namespace data: the shared alert rules as Prometheus alerting rules."""
-    return yaml.safe_dump(
-        {
-            "groups": [
-                {
-                    "name": "triton",
-                    "rules": [
-                        {
-                            "alert": rule.name,
-                            "expr": rule.query,
-                            "for": f"{rule.for_seconds}s",
-                            "annotations": {"summary": rule.documentation},
-                        }
-                        for rule in rules
-                    ],
-                }
-            ]
-        },
-        sort_keys=False,
-    )
-
-
-def alertmanager_yaml(topic_arn: str, region: str) -> str:
-    """Route every AMP alert to the stack's SNS topic (signed with SigV4)."""
-    config = {
-        "route": {"receiver": "sns"},
-        "receivers": [
-            {"name": "sns", "sns_configs": [{"topic_arn": topic_arn, "sigv4": {"region": region}}]}
-        ],
-    }
-    return yaml.safe_dump({"alertmanager_config": yaml.safe_dump(config, sort_keys=False)})
-
-
-def _metric(name: str, cluster: str, **dims: str) -> list[Any]:
-    row: list[Any] = ["ContainerInsights", name, "ClusterName", cluster]
-    for key, value in dims.items():
-        row += [key, value]
-    return row
-
-
-def dashboard_json(cluster: str, namespace: str, region: str, workspace_id: str) -> str:
-    """CloudWatch dashboard: GPU utilisation and memory, running Triton pods, nodes, CPU; plus
-    the PromQL of the Triton figures KEDA and the AMP alert rules evaluate."""
-    charts = [
-        ("GPU utilization (%)", _metric("node_gpu_utilization", cluster)),
-        ("GPU memory utilization (%)", _metric("node_gpu_memory_utilization", cluster)),
-        (
-            "Triton pods running (replicas)",
-            _metric("namespace_number_of_running_pods", cluster, Namespace=namespace),
-        ),
-        ("Nodes", _metric("cluster_node_count", cluster)),
-        ("Pod CPU utilization (%)", _metric("pod_cpu_utilization", cluster, Namespace=namespace)),
-        ("Failed nodes", _metric("cluster_failed_node_count", cluster)),
-    ]
-    widgets: list[dict[str, Any]] = [
-        {
-            "type": "metric",
-            "x": (index % 2) * 12,
-            "y": (index // 2) * 6,
-            "width": 12,
-            "height": 6,
-            "properties": {
-                "title": title,
-                "region": region,
-                "metrics": [metric],
-                "stat": "Average",
-                "period": 60,
-                "view": "timeSeries",
-            },
-        }
-        for index, (title, metric) in enumerate(charts)
-    ]
-    lines = [f"**{t}**: `{q}`" for t, q in promql.figures(namespace, "<workload>").items()]
-    widgets.append(
-        {
-            "type": "text",
-            "x": 0,
-            "y": 18,
-            "width": 24,
-            "height": 6,
-            "properties": {
-                "markdown": f"### Triton figures (AMP workspace {workspace_id})\n\n"
-                + "\n\n".join(lines)
-            },
-        }
-    )
-    return json.dumps({"widgets": widgets})
-
-
-def alarm_args(cluster: str, namespace: str, min_replicas: int) -> list[dict[str, Any]]:
-    """CloudWatch alarms on the cluster: Triton below its minimum, GPUs saturated, node failure."""
-    base = {"namespace": "ContainerInsights", "statistic": "Average", "period": 60}
-    return [
-        {
-            **base,
-            "name": "triton-pods-below-minimum",
-            "metric_name": "namespace_number_of_running_pods",
-            "dimensions": {"ClusterName": cluster, "Namespace": namespace},
-            "comparison_operator": "LessThanThreshold",
-            "threshold": min_replicas,
-            "evaluation_periods": 10,
-            "treat_missing_data": "breaching",
-        },
-        {
-            **base,
-            "name": "gpu-saturated",
-            "metric_name": "node_gpu_utilization",
-            "dimensions": {"ClusterName": cluster},
-            "comparison_operator": "GreaterThanThreshold",
-            "threshold": 90,
-            "evaluation_periods": 15,
-            "treat_missing_data": "notBreaching",
-        },
-        {
-            **base,
-            "name": "failed-nodes",
-            "metric_name": "cluster_failed_node_count",
-            "dimensions": {"ClusterName": cluster},
-            "comparison_operator": "GreaterThanThreshold",
-            "threshold": 0,
-            "evaluation_periods": 5,
-            "treat_missing_data": "notBreaching",
-        },
-    ]
+from infra.targets.eks.builders import container_insights_log_groups
+from infra.targets.eks.observability import (
+    CW_AGENT_SA,
+    CW_NAMESPACE,
+    alarm_args,
+    alertmanager_yaml,
+    dashboard_json,
+    scrape_configuration,
+    scraper_rbac,
+)
+from infra.targets.guardrails import Budget, aws_budget_args
 
 
 @dataclass
@@ -236,6 +42,8 @@ class EksMonitoringArgs:
     job: str
     min_replicas: int
     alerts: AlertThresholds
+    budget: Budget | None
+    log_retention_days: int
 
 
 class EksMonitoring(pulumi.ComponentResource):
@@ -273,7 +81,7 @@ class EksMonitoring(pulumi.ComponentResource):
         aws.amp.RuleGroupNamespace(
             f"{name}-rules",
             workspace_id=self.workspace.id,
-            data=rule_groups_yaml(rules),
+            data=rules_yaml(rules),
             opts=child,
         )
         aws.amp.AlertManagerDefinition(
@@ -283,26 +91,29 @@ class EksMonitoring(pulumi.ComponentResource):
             opts=child,
         )
         self._cloudwatch(name, args, cluster, child)
+        if args.budget is not None:
+            aws.budgets.Budget(
+                f"{name}-budget", **aws_budget_args(args.name, args.budget), opts=child
+            )
         self.register_outputs({"workspaceId": self.workspace.id})
 
     def _scraper(self, name: str, cluster: Any, opts: pulumi.ResourceOptions) -> None:
-        scraper = aws.amp.Scraper(
+        """The managed scraper, as AMP's collector guide sets it up: ENIs in the cluster's
+        private subnets with the cluster security group (which admits traffic from itself, so
+        the nodes' Triton metrics port 8002 is reachable). AMP creates the scraper's EKS
+        access entry for ``aps-collector-user`` itself (declaring one too is a 409); the
+        stack declares only the RBAC that user needs."""
+        aws.amp.Scraper(
             f"{name}-scraper",
             source={
                 "eks": {
                     "cluster_arn": cluster.cluster.arn,
                     "subnet_ids": cluster.network.private_subnet_ids,
+                    "security_group_ids": [cluster.security_group_id],
                 }
             },
             destination={"amp": {"workspace_arn": self.workspace.arn}},
             scrape_configuration=scrape_configuration(),
-            opts=opts,
-        )
-        aws.eks.AccessEntry(
-            f"{name}-scraper",
-            cluster_name=cluster.cluster.name,
-            principal_arn=scraper.role_arn,
-            user_name=SCRAPER_USER,
             opts=opts,
         )
         on_cluster = pulumi.ResourceOptions(parent=self, provider=cluster.provider)
@@ -355,13 +166,24 @@ class EksMonitoring(pulumi.ComponentResource):
             policy_arn="arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy",
             opts=opts,
         )
+        # the add-on's log groups, declared first so they have a retention
+        log_groups = [
+            aws.cloudwatch.LogGroup(
+                f"{name}-{group.rsplit('/', 1)[-1]}-logs",
+                name=group,
+                retention_in_days=args.log_retention_days,
+                opts=opts,
+            )
+            for group in container_insights_log_groups(args.name)
+        ]
         aws.eks.Addon(
             f"{name}-container-insights",
             cluster_name=cluster.cluster.name,
             addon_name="amazon-cloudwatch-observability",
             service_account_role_arn=agent_role.arn,
             opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[attach, cluster.system_group, cluster.gpu_group]
+                parent=self,
+                depends_on=[attach, cluster.system_group, cluster.gpu_group, *log_groups],
             ),
         )
         self.dashboard = aws.cloudwatch.Dashboard(

@@ -1,4 +1,5 @@
-"""The EKS VPC: public subnets for load balancers and NAT, private subnets for every node."""
+"""The EKS VPC: public subnets for load balancers and NAT, private subnets for every node, and
+an S3 gateway endpoint."""
 
 from __future__ import annotations
 
@@ -20,12 +21,14 @@ def subnet_tags(cluster_name: str, public: bool) -> dict[str, str]:
 
 
 class EksNetwork(pulumi.ComponentResource):
-    """VPC, one public and one private subnet per zone, an internet gateway and a NAT gateway."""
+    """VPC, one public and one private subnet per zone, an internet gateway, a NAT gateway and
+    an S3 gateway endpoint on both route tables."""
 
     def __init__(
         self,
         name: str,
         cluster_name: str,
+        region: str,
         zones: Sequence[str],
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
@@ -66,6 +69,16 @@ class EksNetwork(pulumi.ComponentResource):
             )
             for i, zone in enumerate(zones)
         ]
+        # S3 traffic (model downloads, image layers) stays on AWS's network instead of going
+        # through the single NAT gateway (its zone, its per-GB charge)
+        aws.ec2.VpcEndpoint(
+            f"{name}-s3",
+            vpc_id=vpc.id,
+            service_name=f"com.amazonaws.{region}.s3",
+            vpc_endpoint_type="Gateway",
+            route_table_ids=[private_rt.id, public_rt.id],
+            opts=child,
+        )
         self.vpc_id = vpc.id
         self.register_outputs({"vpcId": vpc.id, "privateSubnetIds": self.private_subnet_ids})
 

@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING, Any
 import pulumi
 import pulumi_aws as aws
 
-from infra.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA, keda_release
-from infra.k8s.component import TritonService, TritonServiceArgs
+from infra.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
+from infra.k8s.component import TritonService, TritonServiceArgs, keda_release
 from infra.targets.eks import builders as b
 from infra.targets.eks.cluster import GpuCluster, GpuClusterArgs
 from infra.targets.eks.monitoring import EksMonitoring, EksMonitoringArgs
+from infra.targets.k8s_common import invoke_command, port_forward_command
 
 if TYPE_CHECKING:
     from infra.targets.eks.config import EksConfig
@@ -36,6 +37,7 @@ def declare_eks(config: EksConfig) -> dict[str, Any]:
             system_instance_type=config.system_instance_type,
             system_max_nodes=config.system_max_nodes,
             public_access_cidrs=config.public_access_cidrs,
+            log_retention_days=config.log_retention_days,
         ),
     )
     workload = config.workload
@@ -48,6 +50,8 @@ def declare_eks(config: EksConfig) -> dict[str, Any]:
             job=name,
             min_replicas=workload.scaling.min_replicas,
             alerts=workload.alerts,
+            budget=config.budget,
+            log_retention_days=config.log_retention_days,
         ),
         cluster=cluster,
     )
@@ -93,9 +97,6 @@ def declare_eks(config: EksConfig) -> dict[str, Any]:
         "tritonRoleArn": reader.arn,
         "ampWorkspaceId": monitoring.workspace.id,
         "dashboardUrl": monitoring.dashboard_url,
-        "portForward": f"kubectl -n {spec.namespace} port-forward svc/{spec.name} 8000:8000",
-        "invokeCommand": (
-            f"tdk invoke --target k8s --url http://127.0.0.1:8000 --store {config.release.url} "
-            "--target-model <name>.tar.gz --input ..."
-        ),
+        "portForward": port_forward_command(spec.namespace, spec.name),
+        "invokeCommand": invoke_command(spec.namespace, spec.name, config.release.url),
     }

@@ -8,10 +8,13 @@ from typing import Any, ClassVar
 
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
 from infra.k8s.config import read_workload_config
-from infra.targets.base import Refusal, Target
+from infra.k8s.spec import TritonServiceSpec
+from infra.targets.base import Manifest, OutputValue, Refusal
 from infra.targets.eks import builders as b
-from infra.targets.eks.config import EksConfig
-from infra.targets.k8s_common import csv, require_release
+from infra.targets.eks.config import EksConfig, triton_spec
+from infra.targets.eks.observability import scraper_rbac
+from infra.targets.guardrails import read_api_cidrs, read_budget, read_log_retention
+from infra.targets.k8s_common import KubernetesTarget, csv, require_release
 from tdk.errors import ConfigError
 
 _REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
@@ -39,30 +42,39 @@ def _zones(reader: ConfigReader, region: str) -> tuple[str, ...]:
     return zones
 
 
-class EksTarget(Target[EksConfig]):
+#: a GPU instance type the hints offer (the Pulumi.yaml default)
+SUGGESTED_GPU_INSTANCE = "g5.xlarge"
+
+
+def _gpu_instance(reader: ConfigReader) -> str:
+    """An instance type of a supported GPU family (refused families never get here)."""
+    instance = reader.string("eksGpuInstanceType")
+    family, _ = b.split_instance(instance) or ("", "")
+    if family not in b.GPU_FAMILIES:
+        key = qualify("eksGpuInstanceType")
+        raise ConfigError(
+            f"{key} is {instance!r}, not an instance type of a supported GPU family; "
+            f"supported families: {', '.join(f + '.<size>' for f in b.GPU_FAMILIES)}",
+            hint=f"`pulumi config set {key} {SUGGESTED_GPU_INSTANCE}`",
+        )
+    return instance
+
+
+class EksTarget(KubernetesTarget[EksConfig]):
     """EKS: cluster, GPU node group, Triton workload, KEDA, AMP, CloudWatch."""
 
     name: ClassVar[str] = "eks"
     release_schemes: ClassVar[tuple[str, ...]] = ("s3",)
 
     def refusals(self) -> Iterable[Refusal]:
-        return [Refusal("eksGpuInstanceType", f, why) for f, why in b.REFUSED_FAMILIES.items()]
+        return [
+            Refusal("eksGpuInstanceType", f"{family}.*", why, SUGGESTED_GPU_INSTANCE)
+            for family, why in b.REFUSED_FAMILIES.items()
+        ]
 
-    def _gpu_instance(self, reader: ConfigReader) -> str:
-        instance = reader.string("eksGpuInstanceType")
-        family, _ = b.split_instance(instance) or (instance, "")
-        families = [f"{f}.*" for f in b.GPU_FAMILIES]
-        if family not in b.GPU_FAMILIES:
-            key = "eksGpuInstanceType"
-            for refusal in self.refusals():
-                if refusal.value == family:
-                    self.check(key, refusal.value, families)
-            self.check(key, instance, families)
-        return instance
-
-    def read_config(self, reader: ConfigReader, common: StackConfig) -> EksConfig:
+    def parse_config(self, reader: ConfigReader, common: StackConfig) -> EksConfig:
         region = _region(reader)
-        instance = self._gpu_instance(reader)
+        instance = _gpu_instance(reader)
         low = reader.integer("eksGpuNodesMin", minimum=0)
         high = reader.integer("eksGpuNodesMax", minimum=1)
         check_capacity("eksGpuNodesMin", low, "eksGpuNodesMax", high)
@@ -85,14 +97,26 @@ class EksTarget(Target[EksConfig]):
             spot=reader.boolean("eksSpot"),
             system_instance_type=reader.string("eksSystemInstanceType"),
             system_max_nodes=reader.integer("eksSystemNodesMax", minimum=1),
-            public_access_cidrs=csv(reader, "eksPublicAccessCidrs"),
+            public_access_cidrs=read_api_cidrs(reader, "eksPublicAccessCidrs"),
             workload=workload,
+            budget=read_budget(reader, email_required=True),
+            log_retention_days=read_log_retention(reader),
+            model_sync_image=reader.string("eksModelSyncImage"),
         )
 
     def declare(self, config: EksConfig) -> Mapping[str, Any]:
         from infra.targets.eks.stack import declare_eks
 
         return declare_eks(config)
+
+    def workload_spec(self, config: EksConfig, output: OutputValue) -> TritonServiceSpec:
+        prometheus_url = b.amp_query_url(config.region, output("ampWorkspaceId"))
+        return triton_spec(config, output("tritonRoleArn"), prometheus_url)
+
+    def cluster_manifests(self, config: EksConfig) -> list[Manifest]:
+        """The AMP scraper's ClusterRole and binding (AMP maps its role to that user)."""
+        del config
+        return scraper_rbac()
 
 
 TARGET = EksTarget()

@@ -10,7 +10,7 @@ from typing import Any
 from infra.k8s import promql
 from infra.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
 from infra.k8s.alerts import AlertRule
-from infra.k8s.spec import GPU_POOL, GPU_TAINT_KEY, GPU_TAINT_VALUE, POOL_LABEL
+from infra.k8s.spec import GPU_POOL, POOL_LABEL
 
 
 @dataclass(frozen=True)
@@ -39,21 +39,37 @@ REFUSED_ACCELERATORS: dict[str, str] = {
     "nvidia-tesla-v100": _OLD,
 }
 
+#: Google APIs the stack calls, enabled by the stack itself (never disabled on destroy: other
+#: workloads of the project may use them). What needs each one:
+REQUIRED_SERVICES: dict[str, str] = {
+    "cloudresourcemanager.googleapis.com": "project IAM bindings",
+    "compute.googleapis.com": "VPC, subnet, router, Cloud NAT, node VMs",
+    "container.googleapis.com": "the GKE cluster and node pools",
+    "iam.googleapis.com": "service accounts and their bindings",
+    "iamcredentials.googleapis.com": "Workload Identity tokens of Triton and KEDA",
+    "logging.googleapis.com": "cluster and workload logs",
+    "monitoring.googleapis.com": "Managed Prometheus, dashboard, alert policies",
+    "storage.googleapis.com": "the release bucket's IAM binding and model downloads",
+}
+#: enabled only when a billing budget is declared (gkeBillingAccount set)
+BUDGET_SERVICE = "billingbudgets.googleapis.com"
+
 RELEASE_CHANNELS: tuple[str, ...] = ("RAPID", "REGULAR", "STABLE")
 GPU_DRIVER_VERSIONS: tuple[str, ...] = ("DEFAULT", "LATEST")
 
 
 def triton_account_id(name: str) -> str:
-    """Account id (6-30 chars) of the Google service account Triton pods act as."""
-    return f"{name[:23]}-triton"
+    """Account id of the Google service account Triton pods act as (6-30 characters: the
+    name table in ``infra/targets/names.py`` refuses a ``name`` too long for it, up front)."""
+    return f"{name}-triton"
 
 
 def keda_account_id(name: str) -> str:
-    return f"{name[:25]}-keda"
+    return f"{name}-keda"
 
 
 def node_account_id(name: str) -> str:
-    return f"{name[:24]}-nodes"
+    return f"{name}-nodes"
 
 
 def service_account_email(account_id: str, project: str) -> str:
@@ -93,11 +109,6 @@ def release_read_condition(bucket: str, prefix: str) -> dict[str, str]:
 
 def gpu_node_labels() -> dict[str, str]:
     return {POOL_LABEL: GPU_POOL}
-
-
-def gpu_node_taints() -> list[dict[str, str]]:
-    """GPU nodes refuse every pod that does not tolerate ``nvidia.com/gpu=present``."""
-    return [{"key": GPU_TAINT_KEY, "value": GPU_TAINT_VALUE, "effect": "NO_SCHEDULE"}]
 
 
 def kubeconfig(cluster_name: str, endpoint: str, ca_certificate: str) -> str:
@@ -162,7 +173,7 @@ def alert_policy_args(rule: AlertRule, channels: list[Any]) -> dict[str, Any]:
     return {
         "display_name": rule.name,
         "combiner": "OR",
-        "severity": "WARNING",
+        "severity": rule.severity.upper(),  # CRITICAL | ERROR | WARNING, as in Prometheus
         "conditions": [
             {
                 "display_name": rule.name,
@@ -197,7 +208,7 @@ NODE_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 
 def gpu_node_pool_args(pool: GpuPool, node_service_account: Any) -> dict[str, Any]:
     """``gcp.container.NodePool`` arguments: accelerator with managed driver install,
-    autoscaling down to zero, optional spot, the GPU taint and pool label."""
+    autoscaling down to zero, optional spot, the pool label (GKE adds the GPU taint)."""
     args: dict[str, Any] = {
         # per zone; 0 keeps a scale-to-zero pool from starting (and billing) GPU nodes
         "initial_node_count": 0 if pool.min_nodes == 0 else 1,
@@ -213,7 +224,8 @@ def gpu_node_pool_args(pool: GpuPool, node_service_account: Any) -> dict[str, An
             "service_account": node_service_account,
             "oauth_scopes": NODE_SCOPES,
             "labels": gpu_node_labels(),
-            "taints": gpu_node_taints(),
+            # no taints: GKE taints GPU nodes nvidia.com/gpu=present:NoSchedule itself (when
+            # the cluster has a non-GPU pool), and declaring it again fails the pool
             "guest_accelerators": [
                 {
                     "type": pool.accelerator,

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from infra.k8s.addons import keda_release
+from infra.k8s.component import keda_release
 from infra.targets.gke import builders as b
 
 
@@ -27,6 +27,8 @@ class GpuClusterArgs:
     system_max_nodes: int
     master_cidr: str
     authorized_networks: Sequence[str]
+    #: the enabled Google APIs: every resource of the cluster waits for them
+    services: Sequence[pulumi.Resource] = field(default_factory=list)
 
 
 class GpuCluster(pulumi.ComponentResource):
@@ -38,13 +40,16 @@ class GpuCluster(pulumi.ComponentResource):
     ) -> None:
         super().__init__("tdk:gcp:GpuCluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        self._network(name, args, child)
+        # resources that reference nothing else of the stack wait for the APIs explicitly;
+        # every other one waits for them through its inputs
+        root = pulumi.ResourceOptions(parent=self, depends_on=list(args.services))
+        self._network(name, args, root)
         nodes_sa = gcp.serviceaccount.Account(
             f"{name}-nodes",
             account_id=b.node_account_id(args.name),
             display_name=f"{args.name} GKE nodes",
             project=args.project,
-            opts=child,
+            opts=root,
         )
         nodes_email = b.service_account_email(b.node_account_id(args.name), args.project)
         for role in b.NODE_ROLES:
@@ -71,7 +76,8 @@ class GpuCluster(pulumi.ComponentResource):
             cluster=cluster_id,
             location=args.region,
             **b.gpu_node_pool_args(args.gpu_pool, nodes_sa.email),
-            opts=child,
+            # after the CPU pool: GKE taints a GPU pool only when a non-GPU pool exists
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_pool]),
         )
         kubeconfig: pulumi.Output[str] = pulumi.Output.all(
             self.cluster.name,
@@ -87,7 +93,7 @@ class GpuCluster(pulumi.ComponentResource):
             kubeconfig=self.kubeconfig,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_pool]),
         )
-        self.keda = self._keda(name, args, child)
+        self.keda = self._keda(name, args, root)
         self.register_outputs({"clusterName": self.cluster.name, "kubeconfig": self.kubeconfig})
 
     def _network(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions) -> None:

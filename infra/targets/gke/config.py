@@ -8,6 +8,7 @@ from infra.config import ReleaseLocation, StackConfig
 from infra.k8s.config import WorkloadConfig, workload_spec
 from infra.k8s.spec import PrometheusSource, TritonServiceSpec
 from infra.targets.gke import builders as b
+from infra.targets.guardrails import Budget
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,9 @@ class GkeConfig:
     master_cidr: str
     authorized_networks: tuple[str, ...]
     workload: WorkloadConfig
+    budget: Budget | None
+    #: Cloud Billing account of the project; None: no billing budget is declared
+    billing_account: str | None
 
 
 def triton_spec(config: GkeConfig) -> TritonServiceSpec:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_gcp as gcp
@@ -11,6 +12,7 @@ from infra.config import ReleaseLocation
 from infra.k8s.alerts import alert_rules
 from infra.k8s.config import AlertThresholds
 from infra.targets.gke import builders as b
+from infra.targets.guardrails import Budget, gcp_budget_args
 
 
 @dataclass
@@ -22,6 +24,8 @@ class ReleaseReaderArgs:
     release: ReleaseLocation
     namespace: str
     service_account: str
+    #: the enabled Google APIs, waited for
+    services: Sequence[pulumi.Resource] = field(default_factory=list)
 
 
 class ReleaseReader(pulumi.ComponentResource):
@@ -36,7 +40,7 @@ class ReleaseReader(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("tdk:gcp:ReleaseReader", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        child = pulumi.ResourceOptions(parent=self, depends_on=list(args.services))
         self.account = gcp.serviceaccount.Account(
             f"{name}-gsa",
             account_id=b.triton_account_id(args.name),
@@ -74,6 +78,11 @@ class MonitoringArgs:
     namespace: str
     job: str
     alerts: AlertThresholds
+    #: the enabled Google APIs, waited for
+    services: Sequence[pulumi.Resource] = field(default_factory=list)
+    #: a billing budget for the project (declared only with a billing account)
+    budget: Budget | None = None
+    billing_account: str | None = None
 
 
 class Monitoring(pulumi.ComponentResource):
@@ -83,7 +92,7 @@ class Monitoring(pulumi.ComponentResource):
         self, name: str, args: MonitoringArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("tdk:gcp:Monitoring", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        child = pulumi.ResourceOptions(parent=self, depends_on=list(args.services))
         self.dashboard = gcp.monitoring.Dashboard(
             f"{name}-dashboard",
             dashboard_json=b.dashboard_json(f"{args.name} Triton", args.namespace, args.job),
@@ -117,6 +126,19 @@ class Monitoring(pulumi.ComponentResource):
             )
             for rule in rules
         ]
+        if args.budget is not None and args.billing_account is not None:
+            project = gcp.organizations.get_project_output(project_id=args.project)
+            gcp.billing.Budget(
+                f"{name}-budget",
+                **gcp_budget_args(
+                    args.name,
+                    args.budget,
+                    args.billing_account,
+                    project.number.apply(lambda number: f"projects/{number}"),
+                    list(channels),
+                ),
+                opts=child,
+            )
         self.dashboard_url = self.dashboard.id.apply(
             lambda d: (
                 f"https://console.cloud.google.com/monitoring/dashboards/builder/"

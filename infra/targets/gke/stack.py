@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import pulumi
 
 from infra.k8s.component import TritonService, TritonServiceArgs
+from infra.targets.gke import builders as b
 from infra.targets.gke.cluster import GpuCluster, GpuClusterArgs
 from infra.targets.gke.monitoring import (
     Monitoring,
@@ -14,6 +15,8 @@ from infra.targets.gke.monitoring import (
     ReleaseReader,
     ReleaseReaderArgs,
 )
+from infra.targets.gke.services import ProjectServices
+from infra.targets.k8s_common import invoke_command, port_forward_command
 
 if TYPE_CHECKING:
     from infra.targets.gke.config import GkeConfig
@@ -25,6 +28,9 @@ def declare_gke(config: GkeConfig) -> dict[str, Any]:
 
     name = config.common.name
     spec = triton_spec(config)
+    budget = config.budget if config.billing_account else None
+    apis = [*b.REQUIRED_SERVICES, *([b.BUDGET_SERVICE] if budget else [])]
+    services = ProjectServices(f"{name}-apis", config.project, apis)
     cluster = GpuCluster(
         name,
         GpuClusterArgs(
@@ -37,6 +43,7 @@ def declare_gke(config: GkeConfig) -> dict[str, Any]:
             system_max_nodes=config.system_max_nodes,
             master_cidr=config.master_cidr,
             authorized_networks=config.authorized_networks,
+            services=services.resources,
         ),
     )
     reader = ReleaseReader(
@@ -47,6 +54,7 @@ def declare_gke(config: GkeConfig) -> dict[str, Any]:
             release=config.release,
             namespace=spec.namespace,
             service_account=spec.name,
+            services=services.resources,
         ),
         cluster=cluster.cluster,
     )
@@ -63,6 +71,9 @@ def declare_gke(config: GkeConfig) -> dict[str, Any]:
             namespace=spec.namespace,
             job=spec.name,
             alerts=config.workload.alerts,
+            services=services.resources,
+            budget=budget,
+            billing_account=config.billing_account,
         ),
     )
     return {
@@ -73,9 +84,6 @@ def declare_gke(config: GkeConfig) -> dict[str, Any]:
         "serviceName": spec.name,
         "tritonServiceAccount": reader.email,
         "dashboardUrl": monitoring.dashboard_url,
-        "portForward": f"kubectl -n {spec.namespace} port-forward svc/{spec.name} 8000:8000",
-        "invokeCommand": (
-            f"tdk invoke --target k8s --url http://127.0.0.1:8000 --store {config.release.url} "
-            "--target-model <name>.tar.gz --input ..."
-        ),
+        "portForward": port_forward_command(spec.namespace, spec.name),
+        "invokeCommand": invoke_command(spec.namespace, spec.name, config.release.url),
     }

@@ -8,15 +8,17 @@ from typing import Any, ClassVar
 
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
 from infra.k8s.config import read_workload_config
-from infra.targets.base import Refusal, Target
+from infra.k8s.spec import TritonServiceSpec
+from infra.targets.base import OutputValue, Refusal
 from infra.targets.gke import builders as b
-from infra.targets.gke.config import GkeConfig
-from infra.targets.k8s_common import csv, require_release
+from infra.targets.gke.config import GkeConfig, triton_spec
+from infra.targets.guardrails import read_api_cidrs, read_budget
+from infra.targets.k8s_common import KubernetesTarget, csv, require_release
 from tdk.errors import ConfigError
 
 _REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+$")
 _PROJECT = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
-_CIDR = re.compile(r"^\d{1,3}(\.\d{1,3}){3}/\d{1,2}$")
+_BILLING_ACCOUNT = re.compile(r"^[0-9A-F]{6}-[0-9A-F]{6}-[0-9A-F]{6}$")
 
 
 def _project_region(reader: ConfigReader) -> tuple[str, str]:
@@ -35,29 +37,35 @@ def _project_region(reader: ConfigReader) -> tuple[str, str]:
     return project, region
 
 
-def _cidrs(reader: ConfigReader, key: str) -> tuple[str, ...]:
-    values = csv(reader, key)
-    for value in values:
-        if not _CIDR.match(value):
-            raise ConfigError(
-                f"{qualify(key)} holds {value!r}, not an IPv4 CIDR",
-                hint=f"`pulumi config set {qualify(key)} 203.0.113.0/24,198.51.100.7/32`",
-            )
-    return values
+def _billing_account(reader: ConfigReader) -> str | None:
+    account = reader.optional_string("gkeBillingAccount")
+    if account is not None and not _BILLING_ACCOUNT.match(account):
+        raise ConfigError(
+            f"{qualify('gkeBillingAccount')} is {account!r}, not a Cloud Billing account id",
+            hint="use the form 012345-6789AB-CDEF01 (`gcloud billing accounts list`), or empty",
+        )
+    return account
 
 
-class GkeTarget(Target[GkeConfig]):
+#: the accelerator the hints offer (the Pulumi.yaml default)
+SUGGESTED_ACCELERATOR = "nvidia-l4"
+
+
+class GkeTarget(KubernetesTarget[GkeConfig]):
     """GKE: cluster, GPU pool, Triton workload, KEDA, Managed Prometheus, dashboards, alerts."""
 
     name: ClassVar[str] = "gke"
     release_schemes: ClassVar[tuple[str, ...]] = ("gs",)
 
     def refusals(self) -> Iterable[Refusal]:
-        return [Refusal("gkeGpuType", k, why) for k, why in b.REFUSED_ACCELERATORS.items()]
+        return [
+            Refusal("gkeGpuType", accelerator, why, SUGGESTED_ACCELERATOR)
+            for accelerator, why in b.REFUSED_ACCELERATORS.items()
+        ]
 
-    def read_config(self, reader: ConfigReader, common: StackConfig) -> GkeConfig:
+    def parse_config(self, reader: ConfigReader, common: StackConfig) -> GkeConfig:
         project, region = _project_region(reader)
-        accelerator = self.check("gkeGpuType", reader.string("gkeGpuType"), b.ACCELERATORS)
+        accelerator = reader.choice("gkeGpuType", b.ACCELERATORS)
         machine = reader.string("gkeMachineType")
         family = b.ACCELERATORS[accelerator].machine_prefix
         if not machine.startswith(family):
@@ -97,14 +105,20 @@ class GkeTarget(Target[GkeConfig]):
             system_machine_type=reader.string("gkeSystemMachineType"),
             system_max_nodes=reader.integer("gkeSystemNodesMax", minimum=1),
             master_cidr=reader.string("gkeMasterCidr"),
-            authorized_networks=_cidrs(reader, "gkeAuthorizedNetworks"),
+            authorized_networks=read_api_cidrs(reader, "gkeAuthorizedNetworks"),
             workload=workload,
+            budget=read_budget(reader, email_required=False),
+            billing_account=_billing_account(reader),
         )
 
     def declare(self, config: GkeConfig) -> Mapping[str, Any]:
         from infra.targets.gke.stack import declare_gke
 
         return declare_gke(config)
+
+    def workload_spec(self, config: GkeConfig, output: OutputValue) -> TritonServiceSpec:
+        del output  # every value of a gke workload is known from its config
+        return triton_spec(config)
 
 
 TARGET = GkeTarget()

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from infra.targets.local import workdir
 from infra.targets.local.adapter import adapt_model_dir
 from packager.manifest import ManifestModel
 from packager.stores import Store, sha256_file
@@ -152,8 +153,8 @@ def install(
             if name in skip:
                 continue
             adapt_model_dir(staging / name)
-            target = repository / name
-            shutil.rmtree(target, ignore_errors=True)
+            target = workdir.inside(repository, repository / name)
+            workdir.remove(repository, target)
             os.replace(staging / name, target)
     finally:
         archive.unlink(missing_ok=True)
@@ -169,7 +170,7 @@ def install(
 def remove_dirs(repository: Path, names: tuple[str, ...]) -> None:
     """Delete model directories from the repository (disk cache eviction)."""
     for name in names:
-        shutil.rmtree(repository / name, ignore_errors=True)
+        workdir.remove(repository, repository / name)
 
 
 class DiskCache:

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from infra.targets.local.errors import ApiError
-from infra.targets.local.manager import ModelManager, Settings
+from infra.targets.local.manager import ModelManager
+from infra.targets.local.options import EndpointOptions
 from infra.targets.local.runtime import find_runtime
 
 
@@ -30,7 +31,9 @@ class CheckResult:
     error: str = ""
 
 
-async def _check(settings: Settings, report: Callable[[CheckResult], None]) -> list[CheckResult]:
+async def _check(
+    settings: EndpointOptions, report: Callable[[CheckResult], None]
+) -> list[CheckResult]:
     manager = ModelManager(settings, find_runtime())
     await manager.start()
     results: list[CheckResult] = []
@@ -66,9 +69,9 @@ def check_release(
     """Load each model of the release (one at a time) and report how each went."""
     find_runtime()  # a missing runtime is a clear error before anything is fetched
     workdir = Path(tempfile.mkdtemp(prefix="tdk-check-"))
-    settings = Settings(
+    settings = EndpointOptions(
         store_url=store_url,
-        workdir=workdir,
+        workdir=str(workdir),
         name="check",
         max_loaded=1,
         store_endpoint_url=store_endpoint_url,

@@ -15,8 +15,10 @@ class ApiError(Exception):
         message: str,
         original_status: int | None = None,
         original_message: str | None = None,
+        close: bool = False,
     ) -> None:
         super().__init__(message)
+        self.close = close  # answer with ``Connection: close`` (the request was not read whole)
         self.status = status
         self.code = code
         self.message = message

@@ -1,21 +1,25 @@
 """The SageMaker Runtime front: a raw ASGI app in front of the local Triton.
 
 ``POST /endpoints/{name}/invocations`` with ``X-Amzn-SageMaker-Target-Model`` is InvokeEndpoint,
-so ``boto3.client("sagemaker-runtime", endpoint_url=...)`` works against it unchanged. Bodies are
-streamed to Triton's ``/v2/models/<name>/infer`` as they arrive; errors carry SageMaker's codes.
+so ``boto3.client("sagemaker-runtime", endpoint_url=...)`` works against it unchanged. The whole
+body (at most the payload limit, within the body timeout) is read before a model slot is taken,
+then sent to Triton's ``/v2/models/<name>/infer``; errors carry SageMaker's codes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from infra.clients.triton_errors import triton_error_text
 from infra.targets.local.errors import ApiError, internal, model_error, unavailable, validation
 from infra.targets.local.manager import ModelManager
-from infra.targets.local.upstream import UpstreamError
+from infra.targets.local.metrics import CONTENT_TYPE
+from infra.targets.local.upstream import UpstreamError, UpstreamResponse
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -33,18 +37,6 @@ class ClientGone(Exception):
     """The caller disconnected before sending its whole body."""
 
 
-def _header_size(content_type: str) -> str | None:
-    """``json-header-size=N`` of a binary+json content type (as a string), else None."""
-    kind, _, params = content_type.partition(";")
-    if kind.strip().lower() != BINARY_TYPE:
-        return None
-    for part in params.split(";"):
-        key, _, value = part.partition("=")
-        if key.strip().lower() == "json-header-size" and value.strip().isdigit():
-            return value.strip()
-    return None
-
-
 class Front:
     """ASGI application; ``on_ready`` runs once Triton is up (writes the state file)."""
 
@@ -54,6 +46,7 @@ class Front:
         self.max_body = manager.settings.max_body
         self.on_ready = on_ready
         self.started = time.time()
+        self.startup_error: Exception | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -71,6 +64,7 @@ class Front:
                     if self.on_ready is not None:
                         self.on_ready()
                 except Exception as exc:
+                    self.startup_error = exc
                     await self.manager.stop()
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
                     return
@@ -94,10 +88,8 @@ class Front:
             ok = self.manager.ready.is_set()
             await _respond(send, 200 if ok else 503, b"", [])
         elif method == "GET" and path == "/metrics":
-            text = self.manager.metrics.prometheus(self.manager.loaded_count())
-            await _respond(
-                send, 200, text.encode(), [(b"content-type", b"text/plain; version=0.0.4")]
-            )
+            text = self.manager.metrics.prometheus(self.manager.loaded_count)
+            await _respond(send, 200, text, [(b"content-type", CONTENT_TYPE.encode())])
         elif method == "GET" and path == "/tdk/status":
             status = self.manager.status() | {"started_at": self.started}
             await _respond(send, 200, json.dumps(status).encode(), [_JSON])
@@ -107,7 +99,7 @@ class Front:
             )
 
     async def invoke(self, scope: Scope, receive: Receive, send: Send, endpoint: str) -> None:
-        """InvokeEndpoint: resolve and load the TargetModel, stream the body to Triton."""
+        """InvokeEndpoint: read the body, then resolve and load the TargetModel and call Triton."""
         started = time.perf_counter()
         metrics = self.manager.metrics
         target = content_type = None
@@ -118,7 +110,7 @@ class Front:
             elif key == b"content-type":
                 content_type = value.decode("latin-1")
             elif key == b"content-length":
-                length = int(value)
+                length = int(value) if value.isdigit() else -1
         try:
             response = await self._forward(endpoint, target, content_type, length, receive)
         except ApiError as exc:
@@ -147,47 +139,21 @@ class Front:
         length: int | None,
         receive: Receive,
     ) -> tuple[int, bytes, list[tuple[bytes, bytes]], float]:
-        if endpoint != self.name:
-            raise validation(f"Endpoint {endpoint} not found (this local endpoint is {self.name})")
-        if not target:
-            raise validation(
-                "the X-Amzn-SageMaker-Target-Model header is required by a multi-model endpoint"
-            )
-        if length is not None and length > self.max_body:
-            raise ApiError(
-                413,
-                "ValidationError",
-                f"request body of {length} bytes exceeds the {self.max_body}-byte payload limit",
-            )
+        target = self._check_head(endpoint, target, length)
+        # The whole body arrives before a model slot is taken: a slow client pins nothing.
+        body = await read_body(receive, self.max_body, self.manager.settings.body_timeout)
+        extra: tuple[tuple[str, str], ...] = ()
+        size = json_header_size(content_type or "", len(body))
+        if size is not None:
+            extra = (("Inference-Header-Content-Length", str(size)),)
         state = await self.manager.acquire(target)
         self.manager.metrics.count("Invocations", target)
-        extra: tuple[tuple[str, str], ...] = ()
-        size = _header_size(content_type or "")
-        if size is not None:
-            extra = (("Inference-Header-Content-Length", size),)
+        model_started = time.perf_counter()
         try:
-            if length is None:
-                body: bytes | AsyncIterator[bytes] = await _read_all(receive, self.max_body)
-            else:
-                body = _stream(receive, length)
-            model_started = time.perf_counter()
-            upstream = await self.manager.pool.request(
-                "POST", f"/v2/models/{state.entry.name}/infer", body, length, extra
-            )
-            model_s = time.perf_counter() - model_started
-        except UpstreamError as exc:
-            raise unavailable(
-                f"the local Triton runtime failed ({exc}); it is being restarted"
-            ) from exc
+            upstream = await self._call_model(target, state.entry.name, body, extra)
         finally:
             self.manager.release(state)
-        if upstream.status != 200:
-            message = _triton_error(upstream.body)
-            raise model_error(
-                f"Received client error ({upstream.status}) from model {target}: {message}",
-                original_status=upstream.status,
-                original_message=message,
-            )
+        model_s = time.perf_counter() - model_started
         header_length = upstream.headers.get("inference-header-content-length")
         if header_length is not None:
             kind = f"{BINARY_TYPE};json-header-size={header_length}".encode()
@@ -195,44 +161,104 @@ class Front:
             kind = upstream.headers.get("content-type", "application/json").encode("latin-1")
         return 200, upstream.body, [(b"content-type", kind), _VARIANT], model_s
 
+    def _check_head(self, endpoint: str, target: str | None, length: int | None) -> str:
+        """What the request line and headers alone decide; the TargetModel when all is well."""
+        if endpoint != self.name:
+            raise validation(f"Endpoint {endpoint} not found (this local endpoint is {self.name})")
+        if not target:
+            raise validation(
+                "the X-Amzn-SageMaker-Target-Model header is required by a multi-model endpoint"
+            )
+        self.manager.state_of(target)  # an unknown TargetModel is refused before the body
+        if length is not None and length < 0:
+            raise validation("the Content-Length header is not a number of bytes")
+        if length is not None and length > self.max_body:
+            raise too_large(f"request body of {length} bytes", self.max_body)
+        return target
 
-async def _stream(receive: Receive, length: int) -> AsyncIterator[bytes]:
-    received = 0
-    while received < length:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise ClientGone
-        chunk = message.get("body", b"")
-        received += len(chunk)
-        if chunk:
-            yield chunk
-        if not message.get("more_body", False):
-            break
+    async def _call_model(
+        self, target: str, name: str, body: bytes, extra: tuple[tuple[str, str], ...]
+    ) -> UpstreamResponse:
+        """Triton's ``/v2/models/<name>/infer``, within the invocation timeout; 200 or raises."""
+        timeout = self.manager.settings.invocation_timeout
+        try:
+            async with asyncio.timeout(timeout):
+                upstream = await self.manager.pool.request(
+                    "POST", f"/v2/models/{name}/infer", body, None, extra
+                )
+        except TimeoutError:
+            raise model_error(
+                f"{target} did not answer within the {timeout:g} s invocation timeout"
+            ) from None
+        except UpstreamError as exc:
+            raise unavailable(
+                f"the local Triton runtime failed ({exc}); it is being restarted"
+            ) from exc
+        if upstream.status != 200:
+            message = triton_error_text(upstream.body)
+            raise model_error(
+                f"Received client error ({upstream.status}) from model {target}: {message}",
+                original_status=upstream.status,
+                original_message=message,
+            )
+        return upstream
 
 
-async def _read_all(receive: Receive, limit: int) -> bytes:
+def json_header_size(content_type: str, body_length: int) -> int | None:
+    """``json-header-size=N`` of a binary+json content type; None for other content types.
+
+    A binary+json body without a valid N (missing, not a number, < 1, beyond the body) is a
+    ValidationError naming the parameter, not something Triton fails on later.
+    """
+    kind, _, params = content_type.partition(";")
+    if kind.strip().lower() != BINARY_TYPE:
+        return None
+    raw = None
+    for part in params.split(";"):
+        key, _, value = part.partition("=")
+        if key.strip().lower() == "json-header-size":
+            raw = value.strip()
+    hint = f"expected 1..{body_length}, the byte length of the JSON header at the body's start"
+    if raw is None:
+        raise validation(f"Content-Type {BINARY_TYPE} needs json-header-size=N ({hint})")
+    if not raw.isdigit() or not 0 < int(raw) <= body_length:
+        raise validation(f"Content-Type parameter json-header-size={raw!r} is invalid ({hint})")
+    return int(raw)
+
+
+async def read_body(receive: Receive, limit: int, timeout: float) -> bytes:
+    """The whole request body, at most ``limit`` bytes, within ``timeout`` seconds."""
     chunks: list[bytes] = []
     size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise ClientGone
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            raise ApiError(
-                413, "ValidationError", f"request body exceeds the {limit}-byte payload limit"
-            )
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
-
-
-def _triton_error(body: bytes) -> str:
     try:
-        return str(json.loads(body)["error"])
-    except (ValueError, KeyError, TypeError):
-        return body.decode("utf-8", "replace")[:2000]
+        async with asyncio.timeout(timeout):
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    raise ClientGone
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > limit:
+                    raise too_large("request body", limit)
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    except TimeoutError:
+        raise ApiError(
+            408,
+            "RequestTimeout",
+            f"the request body did not arrive within {timeout:g} s ({size} bytes received)",
+            close=True,
+        ) from None
+
+
+def too_large(what: str, limit: int) -> ApiError:
+    """413 for a body beyond the payload limit (the server discards the rest of it)."""
+    return ApiError(
+        413,
+        "ValidationError",
+        f"{what} exceeds the {limit}-byte payload limit (InvokeEndpoint accepts at most 6 MB)",
+    )
 
 
 async def _respond(
@@ -245,4 +271,6 @@ async def _respond(
 
 async def _error(send: Send, exc: ApiError) -> None:
     headers = [(b"x-amzn-errortype", exc.code.encode()), _JSON]
+    if exc.close:
+        headers.append((b"connection", b"close"))
     await _respond(send, exc.status, exc.body(), headers)

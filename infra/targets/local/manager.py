@@ -13,14 +13,14 @@ import asyncio
 import contextlib
 import json
 import logging
-import shutil
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from infra.targets.local import cache
+from infra.clients.triton_errors import triton_error_text
+from infra.targets.local import cache, workdir
 from infra.targets.local.errors import ApiError, model_error, not_ready, unavailable, validation
 from infra.targets.local.metrics import Metrics
+from infra.targets.local.options import EndpointOptions
 from infra.targets.local.runtime import Runtime, TritonProcess
 from infra.targets.local.upstream import UpstreamError, UpstreamPool
 from packager.manifest import MANIFEST_NAME, Manifest, ManifestModel
@@ -28,23 +28,7 @@ from packager.stores import Store, open_store
 from tdk.errors import StoreError, TdkError
 
 log = logging.getLogger("tdk.local")
-SAGEMAKER_PAYLOAD_LIMIT = 6 * 1024 * 1024
 IDLE_GRACE = 0.2  # seconds without requests before a loaded model counts as idle
-
-
-@dataclass(frozen=True)
-class Settings:
-    """How one local endpoint runs."""
-
-    store_url: str
-    workdir: Path
-    name: str = "local"
-    max_loaded: int = 8
-    cache_bytes: int = 20 * 1024**3
-    max_body: int = SAGEMAKER_PAYLOAD_LIMIT
-    capacity_timeout: float = 60.0
-    min_residency: float = 2.0
-    store_endpoint_url: str | None = None
 
 
 @dataclass
@@ -63,15 +47,16 @@ class ModelState:
 class ModelManager:
     """Owns the Triton child, the model repository on disk and the capacity slots."""
 
-    def __init__(self, settings: Settings, runtime: Runtime) -> None:
+    def __init__(self, settings: EndpointOptions, runtime: Runtime) -> None:
         self.settings = settings
         self.runtime = runtime
         self.metrics = Metrics()
-        self.repository = settings.workdir / "repository"
+        self.workdir = settings.workdir_path
+        self.repository = self.workdir / "repository"
         self.models: dict[str, ModelState] = {}
         self.slots: set[str] = set()  # TargetModels loading or loaded
         self.disk = cache.DiskCache(self.repository, settings.cache_bytes)
-        self.triton = TritonProcess(runtime, self.repository, settings.workdir)
+        self.triton = TritonProcess(runtime, self.repository, self.workdir)
         self.pool = UpstreamPool("127.0.0.1", 0)
         self.ready = asyncio.Event()
         self.restarts = 0
@@ -88,14 +73,19 @@ class ModelManager:
         raw = await asyncio.to_thread(self.store.get_bytes, MANIFEST_NAME)
         self.manifest = Manifest.from_json(raw, self.store.describe(MANIFEST_NAME))
         self.models = {m.target_model: ModelState(m) for m in self.manifest.models}
-        shutil.rmtree(self.repository, ignore_errors=True)
-        shutil.rmtree(self.settings.workdir / "staging", ignore_errors=True)
+        self.metrics.known = frozenset(self.models)
+        root = workdir.claim(self.workdir, adopt=not self.settings.workdir)
+        self.workdir = root
+        self.repository = root / "repository"
+        self.disk = cache.DiskCache(self.repository, self.settings.cache_bytes)
+        workdir.remove(root, self.repository)
+        workdir.remove(root, root / "staging")
         self.repository.mkdir(parents=True)
         await self._start_triton()
         self._watcher = asyncio.create_task(self._watch())
 
     async def _start_triton(self) -> None:
-        self.triton = TritonProcess(self.runtime, self.repository, self.settings.workdir)
+        self.triton = TritonProcess(self.runtime, self.repository, self.workdir)
         await self.triton.start()
         self.pool.close()
         self.pool = UpstreamPool("127.0.0.1", self.triton.http_port)
@@ -149,12 +139,11 @@ class ModelManager:
         """Make sure the model is loaded and count one request in flight for it."""
         state = self.state_of(target_model)
         hit = state.loaded and not state.evicting and self.ready.is_set()
+        self.metrics.cache_lookup(hit)
         if not hit:
             started = time.monotonic()
             await self._ensure_loaded(state)
             self.metrics.observe("ModelLoadingWaitTime", time.monotonic() - started)
-        else:
-            self.metrics.count("ModelCacheHit", target_model)
         state.inflight += 1
         state.last_used = time.monotonic()
         return state
@@ -210,7 +199,7 @@ class ModelManager:
                 self.store,
                 entry,
                 self.repository,
-                self.settings.workdir / "staging",
+                self.workdir / "staging",
                 self.settings.cache_bytes,
                 skip=self.disk.shared(),
             )
@@ -235,7 +224,7 @@ class ModelManager:
                 f"the local Triton runtime failed while loading {name}: {exc}"
             ) from exc
         if response.status != 200:
-            message = _triton_message(response.body)
+            message = triton_error_text(response.body)
             self.metrics.count("ModelLoadFailures", state.entry.target_model)
             self.disk.drop(state.entry)
             raise model_error(
@@ -269,10 +258,11 @@ class ModelManager:
         """The model to unload next: the least recently used one that is idle (nothing in flight
         for ``IDLE_GRACE`` s); else the one loaded longest ago once it has been resident
         ``min_residency`` s, so that swaps under contention cannot thrash."""
-        idle = [s for s in self._resident() if s.inflight == 0 and now - s.last_used >= IDLE_GRACE]
+        resident = self._resident()
+        idle = [s for s in resident if s.inflight == 0 and now - s.last_used >= IDLE_GRACE]
         if idle:
             return min(idle, key=lambda s: s.last_used)
-        ripe = [s for s in self._resident() if now - s.loaded_at >= self.settings.min_residency]
+        ripe = [s for s in resident if now - s.loaded_at >= self.settings.min_residency]
         return min(ripe, key=lambda s: s.loaded_at, default=None)
 
     def _next_expiry(self, now: float) -> float | None:
@@ -370,6 +360,7 @@ class ModelManager:
             "max_loaded_models": self.settings.max_loaded,
             "triton_pid": self.triton.pid,
             "triton_http_port": self.triton.http_port,
+            "triton_grpc_port": self.triton.grpc_port,
             "triton_restarts": self.restarts,
             "models": len(self.models),
             "loaded": [
@@ -381,11 +372,4 @@ class ModelManager:
         }
 
 
-def _triton_message(body: bytes) -> str:
-    try:
-        return str(json.loads(body)["error"])
-    except (ValueError, KeyError, TypeError):
-        return body.decode("utf-8", "replace")[:2000]
-
-
-__all__ = ["ApiError", "ModelManager", "ModelState", "Settings"]
+__all__ = ["ApiError", "ModelManager", "ModelState"]

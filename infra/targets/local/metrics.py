@@ -1,19 +1,30 @@
 """The figures SageMaker puts in CloudWatch for a multi-model endpoint, kept by the front.
 
-Same names and units as SageMaker (times in microseconds); exported as a JSON snapshot for
-``tdk local status`` and as Prometheus text for ``GET /metrics``.
+Same names and units as SageMaker (times in microseconds). ``ModelCacheHit`` is what SageMaker
+reports: one sample per request, 1 when the model was already loaded and 0 otherwise, so its
+average is the hit ratio. Exported as a JSON snapshot for ``tdk local status`` and, through
+``prometheus_client``, as Prometheus text for ``GET /metrics``. Per-TargetModel labels exist only
+for the release's models: an unknown TargetModel is counted in the endpoint-wide totals only, so
+no request can grow ``/metrics``.
 """
 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    Metric,
+    SummaryMetricFamily,
+)
+
 COUNTERS = (
     "Invocations",
-    "ModelCacheHit",
     "Invocation4XXErrors",
     "Invocation5XXErrors",
     "ModelLoadFailures",
@@ -27,6 +38,8 @@ TIMERS = (
     "ModelLoadingTime",
     "ModelUnloadingTime",
 )
+QUANTILES = (0.5, 0.9, 0.99)
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 _SAMPLES = 4096  # recent observations kept per timer for percentiles
 
 
@@ -64,60 +77,109 @@ class Timer:
 
 
 @dataclass
-class Metrics:
-    """Endpoint-wide counters and timers, plus per-TargetModel invocation counts."""
+class CacheHits:
+    """SageMaker's ModelCacheHit: one 0/1 sample per request; the average is the ratio."""
 
+    hits: int = 0
+    samples: int = 0
+
+    def record(self, hit: bool) -> None:
+        self.samples += 1
+        self.hits += int(hit)
+
+    @property
+    def ratio(self) -> float:
+        return self.hits / self.samples if self.samples else 0.0
+
+
+@dataclass
+class Metrics:
+    """Endpoint-wide counters and timers, plus per-TargetModel counts for ``known`` models."""
+
+    known: frozenset[str] = frozenset()
     counters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
     timers: dict[str, Timer] = field(default_factory=lambda: {name: Timer() for name in TIMERS})
-    per_model: dict[str, dict[str, int]] = field(
-        default_factory=lambda: defaultdict(lambda: defaultdict(int))
-    )
+    cache: CacheHits = field(default_factory=CacheHits)
+    per_model: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def count(self, name: str, target_model: str | None = None, amount: int = 1) -> None:
         self.counters[name] += amount
-        if target_model is not None:
-            self.per_model[target_model][name] += amount
+        if target_model is not None and target_model in self.known:
+            values = self.per_model.setdefault(target_model, {})
+            values[name] = values.get(name, 0) + amount
+
+    def cache_lookup(self, hit: bool) -> None:
+        self.cache.record(hit)
 
     def observe(self, name: str, seconds: float) -> None:
         self.timers[name].observe(seconds * 1e6)
 
     def snapshot(self, loaded: int) -> dict[str, Any]:
-        """SageMaker-named figures: counters as integers, timers as summaries in microseconds."""
+        """SageMaker-named figures: counts, the cache-hit ratio, timer summaries (µs)."""
         figures: dict[str, Any] = {"LoadedModelCount": loaded}
         figures.update(self.counters)
+        figures["ModelCacheHit"] = self.cache.ratio
+        figures["ModelCacheHitSamples"] = self.cache.samples
         figures.update({name: timer.summary() for name, timer in self.timers.items()})
         figures["PerTargetModel"] = {
             name: dict(values) for name, values in sorted(self.per_model.items())
         }
         return figures
 
-    def prometheus(self, loaded: int) -> str:
-        """Prometheus text exposition (version 0.0.4)."""
-        lines = [
-            "# HELP tdk_loaded_model_count Models loaded in Triton (SageMaker LoadedModelCount).",
-            "# TYPE tdk_loaded_model_count gauge",
-            f"tdk_loaded_model_count {loaded}",
-        ]
-        for name, value in self.counters.items():
-            metric = f"tdk_{_snake(name)}_total"
-            lines += [f"# HELP {metric} SageMaker {name}.", f"# TYPE {metric} counter"]
-            lines.append(f"{metric} {value}")
-            for target, values in sorted(self.per_model.items()):
+    def prometheus(self, loaded: Callable[[], int]) -> bytes:
+        """Prometheus text exposition of the current figures (``prometheus_client``)."""
+        registry = CollectorRegistry(auto_describe=False)
+        registry.register(_Collector(self, loaded))
+        return generate_latest(registry)
+
+
+class _Collector:
+    """Reads ``Metrics`` at scrape time (nothing is recorded twice)."""
+
+    def __init__(self, metrics: Metrics, loaded: Callable[[], int]) -> None:
+        self.metrics = metrics
+        self.loaded = loaded
+
+    def collect(self) -> Iterator[Metric]:
+        metrics = self.metrics
+        yield GaugeMetricFamily(
+            "tdk_loaded_model_count",
+            "Models loaded in Triton (SageMaker LoadedModelCount).",
+            value=self.loaded(),
+        )
+        for name in COUNTERS:
+            snake = _snake(name)
+            yield CounterMetricFamily(
+                f"tdk_{snake}", f"SageMaker {name}.", value=metrics.counters[name]
+            )
+            per_model = CounterMetricFamily(
+                f"tdk_target_model_{snake}",
+                f"SageMaker {name} per TargetModel of the release.",
+                labels=["target_model"],
+            )
+            for target, values in sorted(metrics.per_model.items()):
                 if name in values:
-                    lines.append(f'{metric}{{target_model="{_escape(target)}"}} {values[name]}')
-        for name, timer in self.timers.items():
-            metric = f"tdk_{_snake(name)}_microseconds"
-            lines += [f"# HELP {metric} SageMaker {name}.", f"# TYPE {metric} summary"]
-            for q in (0.5, 0.9, 0.99):
-                lines.append(f'{metric}{{quantile="{q}"}} {timer.percentile(q):.1f}')
-            lines.append(f"{metric}_sum {timer.total:.1f}")
-            lines.append(f"{metric}_count {timer.count}")
-        return "\n".join(lines) + "\n"
+                    per_model.add_metric([target], values[name])
+            yield per_model
+        yield SummaryMetricFamily(
+            "tdk_model_cache_hit",
+            "SageMaker ModelCacheHit: 1 per request whose model was loaded; average = ratio.",
+            count_value=metrics.cache.samples,
+            sum_value=metrics.cache.hits,
+        )
+        yield from _timers(metrics.timers.items())
+
+
+def _timers(timers: Iterable[tuple[str, Timer]]) -> Iterator[Metric]:
+    for name, timer in timers:
+        metric = f"tdk_{_snake(name)}_microseconds"
+        family = SummaryMetricFamily(
+            metric, f"SageMaker {name}.", count_value=timer.count, sum_value=timer.total
+        )
+        for q in QUANTILES:
+            family.add_sample(metric, {"quantile": str(q)}, timer.percentile(q))
+        yield family
 
 
 def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z][a-z])", "_", name).lower()
-
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")

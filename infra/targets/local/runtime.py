@@ -110,6 +110,7 @@ class TritonProcess:
         self.workdir = workdir
         self.log_path = workdir / "triton.log"
         self.http_port = 0
+        self.grpc_port = 0
         self.proc: asyncio.subprocess.Process | None = None
 
     @property
@@ -154,8 +155,8 @@ class TritonProcess:
     async def start(self, timeout: float = 60.0) -> None:
         """Start Triton on fresh ports and wait until its HTTP health endpoint answers."""
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.http_port = free_port()
-        command = self.command(self.http_port, free_port(), free_port())
+        self.http_port, self.grpc_port = free_port(), free_port()
+        command = self.command(self.http_port, self.grpc_port, free_port())
         with self.log_path.open("ab") as log:
             self.proc = await asyncio.create_subprocess_exec(
                 *command,

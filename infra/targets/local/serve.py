@@ -11,7 +11,6 @@ the state file (pid, port, store) under ``$TDK_STATE_DIR`` (default ``~/.cache/t
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import json
@@ -26,11 +25,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from infra.targets.local.front import Front
-from infra.targets.local.manager import SAGEMAKER_PAYLOAD_LIMIT, ModelManager, Settings
+from infra.targets.local.manager import ModelManager
+from infra.targets.local.options import EndpointOptions, check_name, state_dir
 from infra.targets.local.runtime import find_runtime
 from tdk.errors import TdkError
-
-STATE_ENV = "TDK_STATE_DIR"
 
 
 @dataclass(frozen=True)
@@ -46,12 +44,12 @@ class EndpointState:
     log: str
 
 
-def state_dir() -> Path:
-    return Path(os.environ.get(STATE_ENV) or Path.home() / ".cache" / "tdk").expanduser()
+PROG = "python -m infra.targets.local.serve"
 
 
 def state_path(name: str) -> Path:
-    return state_dir() / f"local-{name}.json"
+    """``<state dir>/local-<name>.json``; the name is checked, so the path stays in the dir."""
+    return state_dir() / f"local-{check_name(name)}.json"
 
 
 def read_state(name: str) -> EndpointState | None:
@@ -102,8 +100,7 @@ def bind(port: int) -> socket.socket:
 
 
 def run(
-    settings: Settings,
-    port: int,
+    settings: EndpointOptions,
     log_path: Path | None = None,
     announce: Callable[[str], None] | None = None,
 ) -> None:
@@ -111,7 +108,7 @@ def run(
     import uvicorn
 
     runtime = find_runtime()
-    sock = bind(port)
+    sock = bind(settings.port)
     actual = int(sock.getsockname()[1])
     state = EndpointState(
         name=settings.name,
@@ -119,7 +116,7 @@ def run(
         port=actual,
         url=f"http://127.0.0.1:{actual}",
         store=settings.store_url,
-        workdir=str(settings.workdir),
+        workdir=str(settings.workdir_path),
         log=str(log_path or ""),
     )
 
@@ -136,14 +133,23 @@ def run(
         lifespan="on",
         access_log=False,
         log_level="warning",
-        timeout_keep_alive=75,
+        timeout_keep_alive=max(1, round(settings.keep_alive)),
         backlog=1024,
         proxy_headers=False,
         server_header=False,
         date_header=False,
     )
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        try:
+            uvicorn.Server(config).run(sockets=[sock])
+        except SystemExit:  # uvicorn exits 3 when the lifespan startup failed
+            if front.startup_error is None:
+                raise
+        failure = front.startup_error
+        if isinstance(failure, TdkError):
+            raise failure
+        if failure is not None:
+            raise TdkError(f"the local endpoint failed to start: {failure}", hint="see its log")
     finally:
         with contextlib.suppress(OSError):
             current = json.loads(state_path(settings.name).read_text())
@@ -171,8 +177,10 @@ def _protocol_class() -> type[asyncio.Protocol]:
     return Protocol
 
 
-def spawn(args: list[str], name: str, timeout: float = 120.0) -> EndpointState:
-    """Start ``python -m infra.targets.local.serve ARGS`` in the background; wait for its state."""
+def spawn(options: EndpointOptions, timeout: float = 120.0) -> EndpointState:
+    """Start ``python -m infra.targets.local.serve`` in the background; wait for its state."""
+    name = options.name
+    args = options.to_argv()
     if read_state(name) is not None:
         raise TdkError(
             f"a local endpoint named {name!r} is already running", hint="run `tdk local down`"
@@ -206,43 +214,16 @@ def spawn(args: list[str], name: str, timeout: float = 120.0) -> EndpointState:
     )
 
 
-def parse_args(argv: list[str] | None = None) -> tuple[Settings, int, Path | None]:
-    parser = argparse.ArgumentParser(prog="python -m infra.targets.local.serve")
-    parser.add_argument("--store", required=True)
-    parser.add_argument("--name", default="local")
-    parser.add_argument("--port", type=int, default=8080)
-    parser.add_argument("--max-loaded-models", type=int, default=8)
-    parser.add_argument("--cache-bytes", type=int, default=20 * 1024**3)
-    parser.add_argument("--max-body-bytes", type=int, default=SAGEMAKER_PAYLOAD_LIMIT)
-    parser.add_argument("--capacity-timeout", type=float, default=60.0)
-    parser.add_argument("--min-residency", type=float, default=2.0)
-    parser.add_argument("--workdir", default=None)
-    parser.add_argument("--store-endpoint-url", default=None)
-    parser.add_argument("--log", default=None)
-    ns = parser.parse_args(argv)
-    workdir = Path(ns.workdir) if ns.workdir else state_dir() / f"local-{ns.name}"
-    settings = Settings(
-        store_url=ns.store,
-        workdir=workdir,
-        name=ns.name,
-        max_loaded=ns.max_loaded_models,
-        cache_bytes=ns.cache_bytes,
-        max_body=ns.max_body_bytes,
-        capacity_timeout=ns.capacity_timeout,
-        min_residency=ns.min_residency,
-        store_endpoint_url=ns.store_endpoint_url,
-    )
-    return settings, ns.port, Path(ns.log) if ns.log else None
-
-
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
-    settings, port, log_path = parse_args(argv)
     try:
-        run(settings, port, log_path)
+        options, ns = EndpointOptions.from_argv(sys.argv[1:] if argv is None else argv, PROG)
+        run(options, Path(ns.log) if ns.log else None)
     except TdkError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        print(f"error: {exc.message}", file=sys.stderr)
+        if exc.hint:
+            print(f"hint: {exc.hint}", file=sys.stderr)
+        return exc.exit_code
     return 0
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from infra.config import (
     StackConfig,
 )
+from infra.targets.guardrails import Budget
 from infra.targets.sagemaker.env import TritonKnobs
 from infra.targets.sagemaker.instances import (
     InstanceKind,
@@ -31,3 +32,5 @@ class SageMakerConfig:
     alarm_email: str | None
     #: release root inside the bucket the stack creates (used when common.release is None)
     created_release_prefix: str
+    budget: Budget | None
+    log_retention_days: int

@@ -38,13 +38,18 @@ def image_repository_arn(image_uri: str) -> str:
     return f"arn:{partition(region)}:ecr:{region}:{account}:repository/{repository}"
 
 
+def endpoint_log_group(endpoint_name: str) -> str:
+    """The log group SageMaker writes an endpoint's container logs to."""
+    return f"/aws/sagemaker/Endpoints/{endpoint_name}"
+
+
 def execution_policy(
     release: ReleaseLocation, image_uri: str, region: str, endpoint_name: str
 ) -> Document:
     """Least privilege for the Model: GetObject/ListBucket on ``<release>/mme/`` only."""
     arn = partition(region)
     mme = release.key("mme/")
-    log_group = f"arn:{arn}:logs:{region}:*:log-group:/aws/sagemaker/Endpoints/{endpoint_name}"
+    log_group = f"arn:{arn}:logs:{region}:*:log-group:{endpoint_log_group(endpoint_name)}"
     return {
         "Version": "2012-10-17",
         "Statement": [

@@ -14,19 +14,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra.config import check_choice, qualify
+from infra.targets import facts
 from tdk.errors import ConfigError
 
 FRAMEWORK = "sagemaker-tritonserver"
 
 #: GPU families SageMaker lists for multi-model endpoints: size -> number of GPUs
 GPU_FAMILIES: dict[str, dict[str, int]] = {
-    "g4dn": {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 1, "12xlarge": 4},
-    "g5": {
-        "xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 1,
-        "12xlarge": 4, "24xlarge": 4, "48xlarge": 8,
-    },
-    "p3": {"2xlarge": 1, "8xlarge": 4, "16xlarge": 8},
-}  # fmt: skip
+    family: dict(facts.EC2_GPU_FAMILIES[family].gpus) for family in ("g4dn", "g5", "p3")
+}  # GPUs per size, from the one table of target facts
 
 #: x86-64 CPU families (multi-model endpoints support every CPU instance type)
 CPU_FAMILIES: tuple[str, ...] = (
@@ -79,21 +75,18 @@ def valid_choices() -> list[str]:
 
 
 def classify_instance(key: str, instance_type: str) -> InstanceKind:
-    """Accept a single-GPU or x86 CPU type; ConfigError with the reason and the valid choices."""
+    """Accept a single-GPU or x86 CPU type; anything else is a ConfigError listing the choices.
+
+    Refused types (multi-GPU, Inferentia, Graviton...) never get here: the target's
+    ``refusals()`` are enforced first, by the Target base class, with their reasons.
+    """
     match = _TYPE.match(instance_type)
     family, size = match.groups() if match else ("", "")
-    if family in GPU_FAMILIES and size in GPU_FAMILIES[family]:
-        gpus = GPU_FAMILIES[family][size]
-        if gpus == 1:
-            return InstanceKind(instance_type, "gpu", 1)
-        why = f"it has {gpus} GPUs; Triton on SageMaker MME supports single-GPU instances only"
-    elif family in CPU_FAMILIES and _CPU_SIZE.match(size):
+    if GPU_FAMILIES.get(family, {}).get(size) == 1:
+        return InstanceKind(instance_type, "gpu", 1)
+    if family in CPU_FAMILIES and _CPU_SIZE.match(size):
         return InstanceKind(instance_type, "cpu", 0)
-    elif family in REFUSED_FAMILIES:
-        why = REFUSED_FAMILIES[family]
-    else:
-        why = "unknown instance type"
-    check_choice(key, instance_type, valid_choices(), why=why)
+    check_choice(key, instance_type, valid_choices(), why="unknown instance type")
     raise AssertionError("unreachable: check_choice raised")  # pragma: no cover
 
 

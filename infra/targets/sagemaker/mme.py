@@ -15,7 +15,12 @@ import pulumi
 import pulumi_aws as aws
 
 from infra.config import ReleaseLocation
-from infra.targets.sagemaker.iam import assume_role_policy, execution_policy
+from infra.targets.guardrails import Budget, aws_budget_args
+from infra.targets.sagemaker.iam import (
+    assume_role_policy,
+    endpoint_log_group,
+    execution_policy,
+)
 from infra.targets.sagemaker.instances import InstanceKind
 from infra.targets.sagemaker.metrics import VARIANT_NAME
 from infra.targets.sagemaker.monitoring import (
@@ -48,6 +53,8 @@ class SageMakerMmeArgs:
     rollout: Rollout
     alarm_email: str | None
     created_release_prefix: str
+    budget: Budget | None
+    log_retention_days: int
 
 
 class SageMakerMme(pulumi.ComponentResource):
@@ -96,6 +103,18 @@ class SageMakerMme(pulumi.ComponentResource):
             opts=child,
         )
         alarms, topic = self._alarms(name, args, child)
+        # Declared before the endpoint so SageMaker writes into a group with retention
+        # (it would otherwise create one that keeps logs forever).
+        logs = aws.cloudwatch.LogGroup(
+            f"{name}-logs",
+            name=endpoint_log_group(args.endpoint_name),
+            retention_in_days=args.log_retention_days,
+            opts=child,
+        )
+        if args.budget is not None:
+            aws.budgets.Budget(
+                f"{name}-budget", **aws_budget_args(args.endpoint_name, args.budget), opts=child
+            )
         endpoint = aws.sagemaker.Endpoint(
             name,
             name=args.endpoint_name,
@@ -105,7 +124,7 @@ class SageMakerMme(pulumi.ComponentResource):
                     args.rollout, [alarm.name for spec, alarm in alarms if spec.rollback]
                 )
             ),
-            opts=child,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[logs]),
         )
         self._scaling(name, args, endpoint)
         dashboard = aws.cloudwatch.Dashboard(

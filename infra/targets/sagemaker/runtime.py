@@ -68,7 +68,7 @@ class SageMakerRuntimeTarget(InferenceTarget):
             status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0))
             raise InvokeFailed(
                 f"{where} refused {model.target_model}: {code}: {error.get('Message', exc)}",
-                hint=_hint(code, self.kind),
+                hint=_hint(code, self.kind, status),
                 code=code,
                 status=status,
             ) from exc
@@ -87,7 +87,15 @@ class SageMakerRuntimeTarget(InferenceTarget):
         self.client.close()
 
 
-def _hint(code: str, kind: str) -> str:
+PAYLOAD_HINT = (
+    "InvokeEndpoint accepts at most 6 MB per request: send a smaller batch, use the binary "
+    "codec (drop --json-body), or use SageMaker asynchronous inference for larger payloads"
+)
+
+
+def _hint(code: str, kind: str, status: int = 0) -> str:
+    if status == 413:
+        return PAYLOAD_HINT
     hints = {
         "ValidationError": "check --endpoint and --target-model against the release manifest",
         "ModelError": "the model failed to load or run; Triton's message is above",

@@ -14,7 +14,8 @@ from infra.config import (
     qualify,
     valid_prefix,
 )
-from infra.targets.base import Refusal, Target
+from infra.targets.base import EXAMPLE_TARGET_MODEL, Refusal, Target
+from infra.targets.guardrails import read_budget, read_log_retention
 from infra.targets.sagemaker.config import SageMakerConfig
 from infra.targets.sagemaker.env import TritonKnobs, container_environment
 from infra.targets.sagemaker.instances import (
@@ -25,12 +26,12 @@ from infra.targets.sagemaker.instances import (
     classify_instance,
 )
 from infra.targets.sagemaker.monitoring import AlarmThresholds
-from infra.targets.sagemaker.rollout import STRATEGIES, Rollout
+from infra.targets.sagemaker.rollout import STRATEGIES, Rollout, check_rollout
 from infra.targets.sagemaker.scaling import ScalingSettings
 from tdk.errors import ConfigError
 
-#: a sample-release archive with a text (BYTES) input: the example in the printed command
-EXAMPLE_TARGET_MODEL = "text_pipeline-0.tar.gz"
+#: the instance type the hints offer (the Pulumi.yaml default)
+SUGGESTED_INSTANCE = "ml.g4dn.xlarge"
 
 
 def _scaling(reader: ConfigReader) -> ScalingSettings:
@@ -96,17 +97,22 @@ class SageMakerTarget(Target[SageMakerConfig]):
 
     name: ClassVar[str] = "sagemaker"
     release_schemes: ClassVar[tuple[str, ...]] = ("s3",)
+    cannot_render: ClassVar[str | None] = (
+        "SageMaker runs the Triton container itself; there is no cluster to apply manifests to"
+    )
 
     def refusals(self) -> Iterable[Refusal]:
         for family, sizes in GPU_FAMILIES.items():
             for size, gpus in sizes.items():
                 if gpus > 1:
                     reason = f"{gpus} GPUs; Triton MME runs on single-GPU instances only"
-                    yield Refusal("sagemakerInstanceType", f"ml.{family}.{size}", reason)
+                    yield Refusal(
+                        "sagemakerInstanceType", f"ml.{family}.{size}", reason, SUGGESTED_INSTANCE
+                    )
         for family, reason in REFUSED_FAMILIES.items():
-            yield Refusal("sagemakerInstanceType", f"ml.{family}.*", reason)
+            yield Refusal("sagemakerInstanceType", f"ml.{family}.*", reason, SUGGESTED_INSTANCE)
 
-    def read_config(self, reader: ConfigReader, common: StackConfig) -> SageMakerConfig:
+    def parse_config(self, reader: ConfigReader, common: StackConfig) -> SageMakerConfig:
         region = reader.string("aws:region")
         version = reader.string("sagemakerTritonVersion")
         check_image("sagemakerTritonVersion", version, "aws:region", region)
@@ -114,6 +120,8 @@ class SageMakerTarget(Target[SageMakerConfig]):
             "sagemakerInstanceType", reader.string("sagemakerInstanceType")
         )
         step = reader.integer("sagemakerRolloutStepPercent", minimum=1, maximum=100)
+        strategy = reader.choice("sagemakerRolloutStrategy", STRATEGIES)
+        check_rollout(strategy, step)
         return SageMakerConfig(
             common=common,
             region=region,
@@ -123,12 +131,14 @@ class SageMakerTarget(Target[SageMakerConfig]):
             scaling=_scaling(reader),
             thresholds=_thresholds(reader),
             rollout=Rollout(
-                strategy=reader.choice("sagemakerRolloutStrategy", STRATEGIES),
+                strategy=strategy,
                 step_percent=step,
                 wait_seconds=reader.integer("sagemakerRolloutWaitSeconds", minimum=0, maximum=3600),
             ),
             alarm_email=_email(reader),
             created_release_prefix=_created_prefix(reader),
+            budget=read_budget(reader, email_required=True),
+            log_retention_days=read_log_retention(reader),
         )
 
     def declare(self, config: SageMakerConfig) -> Mapping[str, Any]:
@@ -150,6 +160,8 @@ class SageMakerTarget(Target[SageMakerConfig]):
                 rollout=config.rollout,
                 alarm_email=config.alarm_email,
                 created_release_prefix=config.created_release_prefix,
+                budget=config.budget,
+                log_retention_days=config.log_retention_days,
             ),
         )
         outputs: dict[str, Any] = {

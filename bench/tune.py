@@ -1,0 +1,183 @@
+"""``tdk tune`` on the sample image model (CPU), against its shipped config as the baseline.
+
+One local Triton serves every configuration. The full grid and the quick hill climb run in the
+same process; then the shipped and the tuned config are re-measured in alternating rounds (so
+drift on a shared machine hits both alike) and the medians of their best throughput within the
+budget are reported. Run: ``.venv/bin/python bench/tune.py [--json] [--quick]``; the last line
+of ``--json`` is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from infra.perf.space import Knobs, Space, apply_knobs, shipped_knobs  # noqa: E402
+from infra.perf.tune import (  # noqa: E402
+    Point,
+    Search,
+    Settings,
+    full_search,
+    measure_with,
+    quick_search,
+    sweep,
+)
+from packager.config import CONFIG_NAME, load_config  # noqa: E402
+
+GOAL_SPEEDUP = 1.5
+GOAL_QUICK_SHARE = 0.9  # quick reaches 90% of full's best
+GOAL_QUICK_COST = 1 / 3  # with at most a third of full's measurements
+
+
+def _generate(work: Path) -> Path:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("generate", ROOT / "model_repos" / "generate.py")
+    assert spec is not None and spec.loader is not None
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    generator.generate(work / "repo")
+    return work / "repo" / "image_classifier"
+
+
+def _rps(point: Point | None) -> float:
+    return round(point.throughput_rps, 2) if point else 0.0
+
+
+@dataclass
+class Measured:
+    full: Search
+    quick: Search
+    tuned: Knobs
+    rounds: dict[Knobs, list[float]]
+    full_s: float
+    quick_s: float
+
+
+def _space(quick: bool) -> tuple[Space, tuple[int, ...]]:
+    if quick:
+        return Space(instances=(1, 2), max_batch_size=(8,), max_queue_delay_us=(0,)), (1, 2)
+    return Space(), (1, 2, 4, 8, 16)
+
+
+def _measure_all(args: argparse.Namespace, model_dir: Path, work: Path) -> Measured:
+    """Full grid, quick climb, then alternating re-measurement of shipped vs tuned."""
+    from infra.clients.inputs import example_inputs
+    from infra.perf.server import LocalTriton, PerThreadSender
+    from infra.perf.tuner import model_of
+    from packager.config import CONFIG_NAME, load_config
+
+    space, levels = _space(args.quick)
+    settings = Settings(args.budget_ms, levels, args.duration)
+    shipped = shipped_knobs(load_config(model_dir / CONFIG_NAME))
+    with LocalTriton(model_dir, work / "triton") as triton:
+        model = model_of(triton.base_config)
+        sender = PerThreadSender(triton.url, model, example_inputs(model, 1))
+
+        def prepare(knobs: Knobs) -> None:
+            sender.close()
+            triton.load(apply_knobs(triton.base_config, knobs))
+
+        measure = measure_with(lambda knobs: sender, settings)
+
+        def progress(done: int, total: int, best: Point | None) -> None:
+            print(f"  {done}/{total} configs, best {_rps(best)} rps", file=sys.stderr)
+
+        started = time.monotonic()
+        full = Search(settings)
+        full_search(full, space, prepare, measure, progress)
+        full_s, started = time.monotonic() - started, time.monotonic()
+        quick = Search(settings)
+        quick_search(quick, space, shipped, prepare, measure, progress)
+        quick_s = time.monotonic() - started
+        best = full.best()
+        if best is None:
+            raise SystemExit(f"nothing met p99 <= {args.budget_ms} ms: raise --budget-ms")
+
+        def best_of(knobs: Knobs) -> float:
+            search = Search(settings)
+            sweep(search, knobs, prepare, measure, early_stop=False)
+            return _rps(search.best())
+
+        rounds: dict[Knobs, list[float]] = {shipped: [], best.knobs: []}
+        for _ in range(args.rounds):
+            for knobs in rounds:
+                rounds[knobs].append(best_of(knobs))
+        sender.close()
+    return Measured(full, quick, best.knobs, rounds, full_s, quick_s)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="tdk-bench-tune-") as tmp:
+        work = Path(tmp)
+        model_dir = _generate(work)
+        shipped = shipped_knobs(load_config(model_dir / CONFIG_NAME))
+        m = _measure_all(args, model_dir, work)
+    default_rps = statistics.median(m.rounds[shipped])
+    tuned_rps = statistics.median(m.rounds[m.tuned])
+    quick_best, full_best = _rps(m.quick.best()), _rps(m.full.best())
+    quick_n, full_n = len(m.quick.points), len(m.full.points)
+    return {
+        "model": "image_classifier (model_repos/generate.py), CPU",
+        "baseline": "the shipped config.pbtxt, same Triton, same run",
+        "latency_budget_ms": args.budget_ms,
+        "duration_s": args.duration,
+        "cpus": os.cpu_count(),
+        "load_average_1m": round(os.getloadavg()[0], 2),
+        "shipped_config": shipped.label(),
+        "tuned_config": m.tuned.label(),
+        "default_rps": default_rps,
+        "tuned_rps": tuned_rps,
+        "default_rps_rounds": m.rounds[shipped],
+        "tuned_rps_rounds": m.rounds[m.tuned],
+        "speedup": round(tuned_rps / default_rps, 3) if default_rps else None,
+        "full_measurements": full_n,
+        "quick_measurements": quick_n,
+        "full_best_rps": full_best,
+        "quick_best_rps": quick_best,
+        "quick_vs_full": round(quick_best / full_best, 3) if full_best else None,
+        "quick_share_of_measurements": round(quick_n / full_n, 3) if full_n else None,
+        "full_s": round(m.full_s, 1),
+        "quick_s": round(m.quick_s, 1),
+        "goals_met": {
+            f"tuned_rps >= {GOAL_SPEEDUP} * default_rps": tuned_rps >= GOAL_SPEEDUP * default_rps,
+            "quick_best_rps >= 0.9 * full_best_rps": quick_best >= GOAL_QUICK_SHARE * full_best,
+            "quick_measurements <= full_measurements / 3": quick_n <= GOAL_QUICK_COST * full_n,
+        },
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="last line: one JSON object")
+    parser.add_argument("--quick", action="store_true", help="tiny space, short levels (smoke)")
+    parser.add_argument("--budget-ms", type=float, default=50.0, help="p99 latency budget")
+    parser.add_argument("--duration", type=float, default=None, help="seconds per level")
+    parser.add_argument("--rounds", type=int, default=None, help="re-measure rounds")
+    args = parser.parse_args()
+    if args.duration is None:
+        args.duration = 0.2 if args.quick else 0.5
+    if args.rounds is None:
+        args.rounds = 1 if args.quick else 3
+    report = run(args)
+    if args.json:
+        print(json.dumps(report))
+    else:
+        for key, value in report.items():
+            print(f"{key:>30}: {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,216 @@
+"""``tdk plan MEASUREMENT``: serving units, instances and cost for a traffic profile, against a
+baseline; optionally write the stack's scaling keys."""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.markup import escape
+
+from cli.common import JsonOpt
+from cli.output import Output
+from tdk.errors import UsageError
+
+if TYPE_CHECKING:
+    from infra.perf.plan import PlanReport
+    from infra.perf.stackfile import StackFile
+
+MeasurementArg = Annotated[
+    Path, typer.Argument(help="`tdk bench --json` or `tdk tune --json` output of one unit.")
+]
+
+
+def _decimal(option: str, text: str | None) -> Decimal | None:
+    if text is None:
+        return None
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise UsageError(f"{option} {text!r} is not a number", hint=f"e.g. {option} 100") from None
+    if not value.is_finite() or value < 0:
+        raise UsageError(f"{option} {text!r} must be >= 0", hint=f"e.g. {option} 100")
+    return value
+
+
+def plan(
+    measurement: MeasurementArg,
+    peak_rps: Annotated[
+        str | None, typer.Option("--peak-rps", help="Peak inferences/s [the traffic maximum].")
+    ] = None,
+    traffic: Annotated[
+        Path | None, typer.Option("--traffic", help="CSV of time,rps (one row per interval).")
+    ] = None,
+    slo_ms: Annotated[str | None, typer.Option("--slo-ms", help="p99 the unit must meet.")] = None,
+    target: Annotated[
+        str | None, typer.Option("--target", help="sagemaker, eks or gke (default: the input's).")
+    ] = None,
+    instance_types: Annotated[
+        list[str] | None,
+        typer.Option("--instance-type", help="Candidate TYPE or TYPE:RPS (repeatable)."),
+    ] = None,
+    region: Annotated[str | None, typer.Option("--region", help="Price region.")] = None,
+    gpus_per_node: Annotated[int, typer.Option("--gpus-per-node", min=1, help="GKE.")] = 1,
+    baseline: Annotated[
+        str | None, typer.Option("--baseline", help='What runs today: "inf2.xlarge:2756rps:0.76".')
+    ] = None,
+    safety_factor: Annotated[
+        str, typer.Option("--safety-factor", help="Share of a unit's capacity to plan for.")
+    ] = "0.5",
+    prices: Annotated[Path | None, typer.Option("--prices", help="Price table override.")] = None,
+    plot: Annotated[Path | None, typer.Option("--plot", help="PNG: cost per hour.")] = None,
+    write_stack: Annotated[
+        Path | None, typer.Option("--write-stack", help="Pulumi.<stack>.yaml to update.")
+    ] = None,
+    json: JsonOpt = False,
+) -> None:
+    """Cost per hour and per million inferences of each candidate; scaling keys for a stack."""
+    from infra.perf import candidates as cands
+    from infra.perf.measurement import load_measurement
+    from infra.perf.plan import plan as make_plan
+    from infra.perf.plan import read_traffic
+    from infra.perf.prices import load_prices
+
+    out = Output(json_mode=json)
+    unit = load_measurement(measurement)
+    capacity = unit.capacity(_decimal("--slo-ms", slo_ms))
+    stack, stack_spec = _stack(write_stack)
+    if stack_spec is not None:
+        target, region, stack_type, gpus_per_node = _merge(target, region, stack_spec)
+        instance_types = [*(instance_types or _defaults(target, None)), stack_type]
+    target = target or (unit.target if unit.target in cands.TARGETS else "sagemaker")
+    if target not in cands.TARGETS:
+        raise UsageError(
+            f"--target {target!r}: expected sagemaker, eks or gke", hint="--target eks"
+        )
+    region = region or cands.DEFAULT_REGION[target]
+    table = load_prices(prices)
+    measured_on = unit.instance_type or unit.gpu
+    specs = list(dict.fromkeys(instance_types or _defaults(target, measured_on)))
+    options = [
+        cands.candidate(
+            target, s, region, table, capacity.throughput_rps, measured_on, gpus_per_node
+        )
+        for s in specs
+    ]
+    if baseline is not None:
+        options.append(cands.baseline(baseline, region, table))
+    report = make_plan(
+        read_traffic(traffic) if traffic else [],
+        _decimal("--peak-rps", peak_rps),
+        options,
+        _decimal("--safety-factor", safety_factor) or Decimal(0),
+        table.date,
+    )
+    diff = _write_stack(stack, target, report, stack_spec) if stack else None
+    if plot is not None:
+        from infra.perf.plot import cost_plot
+
+        cost_plot(report, plot)
+    _show(out, report, capacity.throughput_rps, region, diff, plot, json)
+
+
+def _defaults(target: str, measured_on: str | None) -> list[str]:
+    from infra.perf.candidates import DEFAULTS
+
+    defaults = list(DEFAULTS[target])
+    if (
+        measured_on
+        and ("+" in measured_on) == (target == "gke")
+        and measured_on.startswith("ml.") == (target == "sagemaker")
+    ):
+        defaults.insert(0, measured_on)
+    return defaults
+
+
+def _stack(path: Path | None) -> tuple[StackFile | None, tuple[str, str, str, int] | None]:
+    if path is None:
+        return None, None
+    from infra.perf.scaling import stack_path_ok, stack_unit
+    from infra.perf.stackfile import load_stack
+
+    stack_path_ok(path)
+    stack = load_stack(path)
+    return stack, stack_unit(stack)
+
+
+def _merge(
+    target: str | None, region: str | None, spec: tuple[str, str, str, int]
+) -> tuple[str, str, str, int]:
+    stack_target, stack_region, stack_type, gpus = spec
+    if target is not None and target != stack_target:
+        raise UsageError(
+            f"--target {target} but the stack deploys {stack_target}",
+            hint="drop --target, or pass the stack file of that target",
+        )
+    return stack_target, region or stack_region, stack_type, gpus
+
+
+def _write_stack(
+    stack: StackFile, target: str, report: PlanReport, spec: tuple[str, str, str, int] | None
+) -> str:
+    from infra.perf.scaling import scaling_updates
+
+    assert spec is not None
+    option = next(o for o in report.options if o.name == spec[2])
+    for key, value in scaling_updates(target, report, option).items():
+        stack.set(key, value)
+    diff = stack.diff()
+    stack.write()
+    return diff
+
+
+def _show(
+    out: Output,
+    report: PlanReport,
+    unit_rps: Decimal,
+    region: str,
+    diff: str | None,
+    plot: Path | None,
+    json: bool,
+) -> None:
+    rows = [report.row(option) for option in report.options]
+    if json:
+        out.json(
+            {
+                "price_date": report.price_date,
+                "region": region,
+                "measured_unit_rps": str(unit_rps),
+                "safety_factor": str(report.safety),
+                "peak_rps": str(report.peak.rps),
+                "trough_rps": str(report.trough.rps),
+                "average_rps": str(report.average_rps),
+                "options": rows,
+                "stack_diff": diff,
+                "plot": str(plot) if plot else None,
+            }
+        )
+        return
+    out.info(
+        f"unit: {unit_rps} rps within the SLO; planning at {report.safety} of it; "
+        f"peak {report.peak.rps} rps, trough {report.trough.rps} rps, "
+        f"average {report.average_rps:.2f} rps"
+    )
+    columns = ["option", "unit rps", "units peak/trough", "instances peak/trough"]
+    columns += ["$/h peak", "$/h avg", "$ per 1M"]
+    table = [
+        (
+            escape(str(r["name"])),
+            f"{r['unit_rps']}{'' if r['unit_rps_measured'] else ' (assumed)'}",
+            f"{r['peak_units']}/{r['trough_units']}",
+            f"{r['peak_instances']}/{r['trough_instances']}",
+            r["peak_usd_per_hour"],
+            r["average_usd_per_hour"],
+            r["usd_per_million"],
+        )
+        for r in rows
+    ]
+    out.table(f"tdk plan ({region}, on-demand prices of {report.price_date})", columns, table)
+    if diff is not None:
+        out.console.print(
+            escape(diff) if diff else "stack file already up to date", highlight=False
+        )
+    if plot is not None:
+        out.info(f"plot: {plot}")

@@ -1,0 +1,122 @@
+"""What one serving unit sustains, read from ``tdk bench --json`` or ``tdk tune --json``.
+
+A serving unit is what the measurement ran on: one SageMaker instance, one GPU pod, or the
+local Triton for a tune. Its capacity is the highest throughput whose p99 met the SLO.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+from tdk.errors import UsageError
+
+
+@dataclass(frozen=True)
+class Level:
+    """One measured load level."""
+
+    concurrency: Decimal
+    throughput_rps: Decimal
+    p50_ms: Decimal
+    p90_ms: Decimal
+    p99_ms: Decimal
+    errors: int
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A measured serving unit: where it ran and its load levels."""
+
+    source: str
+    kind: str  # "bench" or "tune"
+    target: str  # "local", "sagemaker", "k8s"
+    instance_type: str | None
+    gpu: str | None
+    target_model: str
+    levels: tuple[Level, ...]
+    slo_ms: Decimal | None  # tune: its latency budget
+
+    def capacity(self, slo_ms: Decimal | None) -> Level:
+        """The highest-throughput error-free level with p99 <= the SLO."""
+        slo = slo_ms if slo_ms is not None else self.slo_ms
+        if slo is None:
+            raise UsageError(
+                f"{self.source}: a bench measurement needs --slo-ms to pick the usable level",
+                hint="e.g. --slo-ms 100 (the p99 your service must meet)",
+            )
+        fits = [lv for lv in self.levels if lv.errors == 0 and lv.p99_ms <= slo]
+        if not fits:
+            raise UsageError(
+                f"{self.source}: no measured level has p99 <= {slo} ms",
+                hint="bench at lower concurrency, or raise --slo-ms",
+            )
+        return max(fits, key=lambda lv: (lv.throughput_rps, -lv.p99_ms))
+
+
+def _decimal(value: Any, where: str) -> Decimal:
+    try:
+        number = Decimal(str(value))
+    except (InvalidOperation, ValueError) as exc:
+        raise UsageError(f"{where}: {value!r} is not a number", hint="re-run tdk bench") from exc
+    if not number.is_finite() or number < 0:
+        raise UsageError(f"{where}: {value!r} is not a non-negative number", hint="re-run it")
+    return number
+
+
+def _level(item: dict[str, Any], where: str) -> Level:
+    errors = item.get("errors", 0)
+    count = sum(errors.values()) if isinstance(errors, dict) else int(errors)
+    level = item.get("concurrency", item.get("level", 0))
+    return Level(
+        _decimal(level, f"{where}.concurrency"),
+        _decimal(item["throughput_rps"], f"{where}.throughput_rps"),
+        _decimal(item["p50_ms"], f"{where}.p50_ms"),
+        _decimal(item["p90_ms"], f"{where}.p90_ms"),
+        _decimal(item["p99_ms"], f"{where}.p99_ms"),
+        count,
+    )
+
+
+def load_measurement(path: Path) -> Measurement:
+    """Parse a ``tdk bench --json`` or ``tdk tune --json`` document."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}", hint="check the path") from exc
+    except ValueError as exc:
+        raise UsageError(
+            f"{path} is not JSON: {exc}", hint="save `tdk bench --json > FILE` output"
+        ) from exc
+    try:
+        if "levels" in data:
+            levels = [_level(item, f"{path}: levels[{i}]") for i, item in enumerate(data["levels"])]
+            return Measurement(
+                str(path),
+                "bench",
+                str(data["target"]),
+                data.get("instance_type"),
+                data.get("gpu"),
+                str(data["target_model"]),
+                tuple(levels),
+                None,
+            )
+        points = [_level(item, f"{path}: points[{i}]") for i, item in enumerate(data["points"])]
+        return Measurement(
+            str(path),
+            "tune",
+            str(data.get("target", "local")),
+            data.get("instance_type"),
+            data.get("gpu"),
+            str(data["model"]),
+            tuple(points),
+            _decimal(data["latency_budget_ms"], f"{path}: latency_budget_ms"),
+        )
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise UsageError(
+            f"{path} is not a tdk bench/tune measurement (missing {exc})",
+            hint="give the output of `tdk bench --json` or `tdk tune --json`",
+        ) from exc

@@ -1,0 +1,129 @@
+"""One local Triton (the kit's runtime) holding one model whose config tune rewrites and reloads.
+
+The model directory is copied into a private repository and adapted for the local runtime
+(``adapt_model_dir``: ONNX on the Python backend, CPU instances), so the user's files are
+never touched. Every start is paired with a stop: ``with LocalTriton(...)`` always stops it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import json
+import shutil
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from packager.config import CONFIG_NAME, dump_config, load_config
+from packager.manifest import ManifestModel
+from tdk.errors import EndpointError
+
+LOAD_TIMEOUT_S = 300.0
+
+
+class LocalTriton:
+    """Triton on 127.0.0.1 serving ``model_dir`` (copied under ``workdir``) in explicit mode."""
+
+    def __init__(self, model_dir: Path, workdir: Path) -> None:
+        from infra.targets.local.adapter import adapt_model_dir
+        from infra.targets.local.runtime import TritonProcess, find_runtime
+
+        self.workdir = workdir
+        self.repository = workdir / "repository"
+        self.name = load_config(model_dir / CONFIG_NAME).name or model_dir.name
+        self.model_dir = self.repository / self.name
+        shutil.copytree(model_dir, self.model_dir, symlinks=False)
+        adapt_model_dir(self.model_dir)
+        #: the config as the local runtime serves it (backend adapted); knobs are applied to it
+        self.base_config = load_config(self.model_dir / CONFIG_NAME)
+        self._loop = asyncio.new_event_loop()
+        self._triton = TritonProcess(find_runtime(), self.repository, workdir / "triton")
+
+    @property
+    def url(self) -> str:
+        return self._triton.http_url
+
+    @property
+    def pid(self) -> int | None:
+        return self._triton.pid
+
+    def __enter__(self) -> LocalTriton:
+        try:
+            self._loop.run_until_complete(self._triton.start())
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop Triton (SIGTERM, then SIGKILL) and close the private event loop."""
+        if self._loop.is_closed():
+            return
+        try:
+            self._loop.run_until_complete(self._triton.stop(grace=10.0))
+        finally:
+            self._loop.close()
+
+    def load(self, config: Any) -> None:
+        """Write ``config`` into the private repository and (re)load the model with it."""
+        (self.model_dir / CONFIG_NAME).write_text(dump_config(config), encoding="utf-8")
+        conn = http.client.HTTPConnection("127.0.0.1", self._triton.http_port, LOAD_TIMEOUT_S)
+        try:
+            conn.request("POST", f"/v2/repository/models/{self.name}/load", body=b"{}")
+            response = conn.getresponse()
+            body = response.read()
+        except (OSError, http.client.HTTPException) as exc:
+            raise EndpointError(
+                f"the local Triton failed while loading {self.name}: {exc}",
+                hint=f"see {self._triton.log_path}",
+            ) from exc
+        finally:
+            conn.close()
+        if response.status != 200:
+            raise EndpointError(
+                f"Triton could not load {self.name} with the tried config: {_error(body)}",
+                hint=f"see {self._triton.log_path}",
+            )
+
+
+def _error(body: bytes) -> str:
+    try:
+        return str(json.loads(body)["error"])
+    except (ValueError, KeyError, TypeError):
+        return body[:300].decode("utf-8", "replace")
+
+
+class PerThreadSender:
+    """A ``send()`` for the load generator: each thread gets its own keep-alive client."""
+
+    def __init__(self, url: str, model: ManifestModel, arrays: dict[str, Any]) -> None:
+        from infra.clients.triton_http import TritonHttpTarget
+
+        self._make: Callable[[], TritonHttpTarget] = lambda: TritonHttpTarget(url)
+        self._local = threading.local()
+        self._clients: list[TritonHttpTarget] = []
+        self._lock = threading.Lock()
+        self.model = model
+        self.request = self._make().prepare(model, arrays)
+
+    def __call__(self) -> object:
+        client = getattr(self._local, "client", None)
+        if client is None:
+            client = self._local.client = self._make()
+            with self._lock:
+                self._clients.append(client)
+        return client.send(self.model, self.request)
+
+    def close(self) -> None:
+        with self._lock:
+            clients, self._clients = self._clients, []
+        for client in clients:
+            client.close()

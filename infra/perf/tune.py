@@ -1,0 +1,189 @@
+"""``tdk tune``: measure configurations of one model and pick the fastest within a latency budget.
+
+Each configuration is loaded into one local Triton and driven by the closed-loop load generator
+at rising concurrency. ``full`` measures the whole grid at every concurrency; ``quick`` climbs
+from the shipped configuration one knob at a time and stops a sweep once p99 leaves the budget
+or throughput stops growing (Model Analyzer's quick mode does the same). The objective is the
+highest throughput whose p99 is within the budget, with no errors.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from infra.perf import loadgen
+from infra.perf.space import Knobs, Space
+
+SATURATION_GAIN = 1.05  # quick: a level that adds under 5% throughput ends the sweep
+CLIMB_GAIN = 1.02  # quick: a neighbour must beat the current best by 2% to move there
+
+
+@dataclass(frozen=True)
+class Point:
+    """One load level of one configuration."""
+
+    knobs: Knobs
+    concurrency: int
+    throughput_rps: float
+    p50_ms: float
+    p90_ms: float
+    p99_ms: float
+    errors: int
+
+    def within(self, budget_ms: float) -> bool:
+        return self.errors == 0 and self.ok() and self.p99_ms <= budget_ms
+
+    def ok(self) -> bool:
+        return self.throughput_rps > 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "config": self.knobs.to_dict(),
+            "label": self.knobs.label(),
+            "concurrency": self.concurrency,
+            "throughput_rps": round(self.throughput_rps, 2),
+            "p50_ms": round(self.p50_ms, 3),
+            "p90_ms": round(self.p90_ms, 3),
+            "p99_ms": round(self.p99_ms, 3),
+            "errors": self.errors,
+        }
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How long and how hard each configuration is driven."""
+
+    budget_ms: float
+    concurrency: tuple[int, ...] = (1, 2, 4, 8, 16)
+    duration_s: float = 1.0
+    warmup_requests: int = 4
+
+
+#: measures one configuration at one concurrency (tests and the CLI give a real one)
+Measure = Callable[[Knobs, int], Point]
+#: loads a configuration before its sweep
+Prepare = Callable[[Knobs], None]
+#: told after every configuration: (configs done, configs planned, best point so far)
+Progress = Callable[[int, int, "Point | None"], None]
+
+
+@dataclass
+class Search:
+    """Everything measured so far; survives a Ctrl-C so the best so far can be reported."""
+
+    settings: Settings
+    points: list[Point] = field(default_factory=list)
+    configs_done: int = 0
+    started: float = field(default_factory=time.monotonic)
+    interrupted: bool = False
+
+    def best(self, knobs: Knobs | None = None) -> Point | None:
+        """The highest-throughput point within the budget (of ``knobs`` only, if given)."""
+        budget = self.settings.budget_ms
+        fits = [p for p in self.points if p.within(budget) and (knobs is None or p.knobs == knobs)]
+        return max(fits, key=lambda p: (p.throughput_rps, -p.p99_ms), default=None)
+
+    def score(self, knobs: Knobs) -> float:
+        best = self.best(knobs)
+        return best.throughput_rps if best else 0.0
+
+    @property
+    def elapsed_s(self) -> float:
+        return time.monotonic() - self.started
+
+
+def sweep(
+    search: Search, knobs: Knobs, prepare: Prepare, measure: Measure, early_stop: bool
+) -> None:
+    """Load ``knobs`` and measure it at each concurrency (stopping early in quick mode)."""
+    prepare(knobs)
+    best = 0.0
+    for level in search.settings.concurrency:
+        point = measure(knobs, level)
+        search.points.append(point)
+        if not early_stop:
+            continue
+        if not point.within(search.settings.budget_ms):
+            break
+        if point.throughput_rps < best * SATURATION_GAIN:
+            break
+        best = max(best, point.throughput_rps)
+    search.configs_done += 1
+
+
+def full_search(
+    search: Search, space: Space, prepare: Prepare, measure: Measure, progress: Progress
+) -> None:
+    """Every configuration of the grid at every concurrency."""
+    grid = space.grid()
+    for knobs in grid:
+        sweep(search, knobs, prepare, measure, early_stop=False)
+        progress(search.configs_done, len(grid), search.best())
+
+
+def quick_search(
+    search: Search,
+    space: Space,
+    start: Knobs,
+    prepare: Prepare,
+    measure: Measure,
+    progress: Progress,
+) -> None:
+    """First-improvement hill climb over the grid, one knob step at a time, from ``start``."""
+    total = len(space.grid())
+    seen: dict[Knobs, float] = {}
+
+    def visit(index: tuple[int, ...]) -> float:
+        knobs = space.knobs(index)
+        if knobs not in seen:
+            sweep(search, knobs, prepare, measure, early_stop=True)
+            seen[knobs] = search.score(knobs)
+            progress(search.configs_done, total, search.best())
+        return seen[knobs]
+
+    current = space.nearest(start)
+    current_score = visit(current)
+    moved = True
+    while moved:
+        moved = False
+        for candidate in space.neighbours(current):
+            score = visit(candidate)
+            if score > current_score * CLIMB_GAIN:
+                current, current_score, moved = candidate, score, True
+                break
+
+
+def pareto_front(points: Sequence[Point]) -> list[Point]:
+    """Points no other point beats on both throughput (higher) and p99 (lower), by p99."""
+    good = [p for p in points if p.errors == 0 and p.ok()]
+    front: list[Point] = []
+    for point in sorted(good, key=lambda p: (p.p99_ms, -p.throughput_rps)):
+        if not front or point.throughput_rps > front[-1].throughput_rps:
+            front.append(point)
+    return front
+
+
+def measure_with(
+    send_for: Callable[[Knobs], loadgen.Send], settings: Settings
+) -> Callable[[Knobs, int], Point]:
+    """A ``Measure`` driving the closed-loop load generator through ``send_for(knobs)``."""
+
+    def measure(knobs: Knobs, concurrency: int) -> Point:
+        send = send_for(knobs)
+        for _ in range(settings.warmup_requests):
+            send()
+        result = loadgen.closed_loop(send, concurrency, settings.duration_s)
+        return Point(
+            knobs,
+            concurrency,
+            result.throughput,
+            result.percentile(0.50),
+            result.percentile(0.90),
+            result.percentile(0.99),
+            sum(result.errors.values()),
+        )
+
+    return measure

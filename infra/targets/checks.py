@@ -1,0 +1,294 @@
+"""``tdk validate --target``: what only the deploy target can tell about a repository.
+
+Backends the target's Triton image provides, SageMaker MME limits (Python-backend shared
+memory, instance disk), weights against GPU memory (how many copies stay loaded at once), and
+TensorRT plans against the target GPU. Facts come from ``infra.targets.facts``; no cloud SDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from infra.targets import facts
+from packager.config import autocomplete_backend
+from packager.manifest import parse_trt_built_for
+from packager.repository import ModelDir
+from packager.validate.findings import Finding, Sink
+from packager.validate.rules import Rule, register
+from tdk.errors import UsageError
+
+_FACTS = "infra/targets/facts.py"
+TARGET_RULES = [
+    Rule("TDK901", "backend-not-in-image", "error", "the target's Triton image has no such "
+         "backend; the model fails to load", "pick another target or backend", _FACTS),
+    Rule("TDK902", "weights-exceed-disk", "error", "the model's files do not fit the instance "
+         "disk SageMaker downloads them to", "use an instance with a larger disk", _FACTS),
+    Rule("TDK903", "python-shm", "error", "each Python-backend instance takes "
+         "shm-default-byte-size of /dev/shm (16 MiB of 64 MiB on SageMaker): 'Stub is "
+         "unhealthy' / shared memory errors", "lower instance_group count", _FACTS),
+    Rule("TDK904", "weights-exceed-gpu", "error", "the weights alone exceed the GPU memory",
+         "use a larger GPU or a smaller model", _FACTS),
+    Rule("TDK905", "mme-working-set", "warning", "fewer copies fit loaded at once than the "
+         "release holds: SageMaker MME unloads (LRU) and reloads them", "raise instance "
+         "count, GPU size, or expect load latency", _FACTS),
+    Rule("TDK906", "tensorrt-plan-target", "warning", "a plan runs only on the GPU compute "
+         "capability and TensorRT version it was built for", "build the plan on the target "
+         "GPU with the image's TensorRT; record it with --trt-built-for", _FACTS),
+    Rule("TDK907", "tensorrt-built-for-other", "warning", "the plans were recorded as built "
+         "for another compute capability or TensorRT version than the target's: Triton "
+         "fails to deserialize them", "rebuild the plans for the target", _FACTS),
+    Rule("TDK908", "gpu-instances-on-cpu", "error", "a KIND_GPU instance group on an instance "
+         "without a GPU: 'has kind KIND_GPU but no GPUs are available'", "use KIND_AUTO or "
+         "KIND_CPU, or a GPU instance type", _FACTS),
+]  # fmt: skip
+register(TARGET_RULES)
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """What a deploy target offers a model: GPU (None on CPU), disk, image, MME or not."""
+
+    target: str
+    label: str
+    gpu: facts.Gpu | None
+    disk_gb: int
+    image: facts.Image
+    mme: bool
+
+
+def target_spec(target: str, instance_type: str = "", gpu: str = "", image: str = "") -> TargetSpec:
+    """Resolve ``--target`` options to facts; unknown values are a UsageError naming choices."""
+    version = facts.image_version(image) if image else "24.09"
+    found = facts.IMAGES.get(version)
+    if found is None:
+        raise UsageError(
+            f"Triton image {image!r} (version {version}) is not in tdk's table of image facts",
+            hint=f"use one of {', '.join(sorted(facts.IMAGES))} (infra/targets/facts.py)",
+        )
+    if target == "gke":
+        kind = facts.GKE_ACCELERATORS.get(gpu)
+        if kind is None:
+            raise UsageError(
+                f"--gpu {gpu!r} is not a GKE accelerator tdk knows",
+                hint=f"use one of {', '.join(sorted(facts.GKE_ACCELERATORS))}",
+            )
+        return TargetSpec("gke", gpu, facts.GPUS[kind], 0, found, mme=False)
+    if target not in ("sagemaker", "eks"):
+        raise UsageError(
+            f"--target {target!r} is not a deploy target", hint="use sagemaker, gke or eks"
+        )
+    family, size = facts.ec2_family(instance_type)
+    offer = facts.EC2_GPU_FAMILIES.get(family)
+    if offer is None or size not in offer.gpus:
+        if target == "sagemaker" and instance_type.startswith("ml.") and family[:1] in "cmrt":
+            return TargetSpec(target, instance_type, None, facts.SAGEMAKER_DEFAULT_VOLUME_GB,
+                              found, mme=True)  # fmt: skip
+        choices = [f"{f}.{s}" for f, o in facts.EC2_GPU_FAMILIES.items() for s in o.gpus]
+        prefix = "ml." if target == "sagemaker" else ""
+        raise UsageError(
+            f"--instance-type {instance_type!r} is not a GPU instance type tdk knows",
+            hint=f"use one of {', '.join(prefix + c for c in choices[:8])}, ...",
+        )
+    disk = offer.disk_gb[size] or facts.SAGEMAKER_DEFAULT_VOLUME_GB
+    return TargetSpec(
+        target, instance_type, facts.GPUS[offer.gpu], disk, found, mme=target == "sagemaker"
+    )
+
+
+def spec_from_stack(stack_file: Path) -> TargetSpec:
+    """Read target, instance type / GPU and image from a committed ``Pulumi.<stack>.yaml``."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(stack_file.read_text(encoding="utf-8")) or {}
+        project = yaml.safe_load((stack_file.parent / "Pulumi.yaml").read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise UsageError(
+            f"{stack_file}: cannot read the stack file ({exc})",
+            hint="give a committed Pulumi.<stack>.yaml next to Pulumi.yaml",
+        ) from exc
+    config: dict[str, Any] = {
+        key: spec.get("default") for key, spec in (project.get("config") or {}).items()
+    }
+    config.update(
+        {key.partition(":")[2]: value for key, value in (data.get("config") or {}).items()}
+    )
+    target = str(config.get("target") or "")
+    if target == "sagemaker":
+        return target_spec(
+            target,
+            str(config.get("sagemakerInstanceType")),
+            image=str(config.get("sagemakerTritonVersion")),
+        )
+    if target == "gke":
+        return target_spec(target, gpu=str(config.get("gkeGpuType")),
+                           image=str(config.get("k8sTritonImage")))  # fmt: skip
+    return target_spec(target, str(config.get("eksGpuInstanceType")),
+                       image=str(config.get("k8sTritonImage")))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Fit:
+    """How many copies of a model fit loaded at once on one instance of the target."""
+
+    model: str
+    config_path: str
+    weight_bytes: int
+    gpu_copies: int | None  # None on a CPU instance
+    disk_copies: int
+
+
+def check_target(
+    models: Sequence[ModelDir], spec: TargetSpec, trt_built_for: str = ""
+) -> tuple[list[Finding], list[Fit]]:
+    """Findings for ``models`` on ``spec``, and the working set each model allows.
+
+    ``trt_built_for`` (``"8.6:10.4"``, from ``--trt-built-for`` or a release's manifest) says
+    what the TensorRT plans were built for; it is compared with the target's GPU and image.
+    """
+    models = [ModelDir(m.path, autocomplete_backend(m.config, m.path)) for m in models]
+    sinks = {m.path: Sink(m.name, m.config_path) for m in models}
+    fits = []
+    for model in models:
+        sink = sinks[model.path]
+        _check_backend(model, spec, sink)
+        if model.backend == "tensorrt" and spec.gpu:
+            _check_plan(spec, trt_built_for, sink)
+        _check_python_shm(model, spec, sink)
+        if spec.gpu is None:
+            _check_gpu_groups(model, spec, sink)
+        fits.append(_check_fit(model, spec, sink))
+    return [f for m in models for f in sinks[m.path].found], fits
+
+
+def _check_backend(model: ModelDir, spec: TargetSpec, sink: Sink) -> None:
+    backends = spec.image.gpu_backends if spec.gpu else spec.image.cpu_backends
+    where = "GPU" if spec.gpu else "CPU"
+    if model.backend not in backends:
+        sink.error(
+            "TDK901",
+            "backend",
+            f"backend {model.backend!r} is not in the Triton {spec.image.version} {where} image "
+            f"of {spec.target} ({spec.label})",
+            f"use one of {', '.join(sorted(backends))}, or a target whose image has it",
+        )
+
+
+def _check_plan(spec: TargetSpec, built_for: str, sink: Sink) -> None:
+    assert spec.gpu is not None
+    gpu, trt = spec.gpu, spec.image.tensorrt
+    want = f"compute capability {gpu.compute[0]}.{gpu.compute[1]}, TensorRT {trt[0]}.{trt[1]}"
+    if not built_for:
+        sink.warning(
+            "TDK906",
+            "backend",
+            f"{spec.label} runs {gpu.kind} ({want}, Triton {spec.image.version}); a plan built "
+            "for anything else fails to load, and a plan does not say what it was built for",
+            f"build the plan on a {gpu.kind} with the Triton {spec.image.version} image and "
+            "record it: tdk package --trt-built-for "
+            f"{gpu.compute[0]}.{gpu.compute[1]}:{trt[0]}.{trt[1]}",
+        )
+        return
+    compute, version = parse_trt_built_for(built_for)
+    if compute != gpu.compute or version != trt:
+        sink.warning(
+            "TDK907",
+            "backend",
+            f"the plans were built for compute capability {compute[0]}.{compute[1]} and "
+            f"TensorRT {version[0]}.{version[1]}, but {spec.label} has {gpu.kind} ({want})",
+            f"rebuild the plans on a {gpu.kind} with the Triton {spec.image.version} image",
+        )
+
+
+def _check_gpu_groups(model: ModelDir, spec: TargetSpec, sink: Sink) -> None:
+    for index, group in enumerate(model.config.instance_group):
+        if type(group).Kind.Name(group.kind) == "KIND_GPU":
+            sink.error(
+                "TDK908",
+                f"instance_group[{index}].kind",
+                f"KIND_GPU on {spec.label}, which has no GPU: Triton refuses to load the model",
+                "use KIND_AUTO (GPU when there is one) or KIND_CPU, or a GPU instance type",
+            )
+
+
+def _check_python_shm(model: ModelDir, spec: TargetSpec, sink: Sink) -> None:
+    if not spec.mme or model.backend != "python":
+        return
+    instances = sum(max(g.count, 1) for g in model.config.instance_group) or 1
+    need = instances * facts.SAGEMAKER_PYTHON_SHM_DEFAULT
+    if need > facts.SAGEMAKER_SHM_BYTES:
+        sink.error(
+            "TDK903",
+            "instance_group",
+            f"{instances} Python-backend instances need {need // facts.MIB} MiB of /dev/shm; "
+            f"the SageMaker container has {facts.SAGEMAKER_SHM_BYTES // facts.MIB} MiB "
+            '("Stub is unhealthy" / shared memory errors at load)',
+            f"use at most {facts.SAGEMAKER_SHM_BYTES // facts.SAGEMAKER_PYTHON_SHM_DEFAULT} "
+            "instances, or lower sagemakerTritonShmDefaultBytes",
+        )
+
+
+def _weights(model: ModelDir) -> int:
+    return sum(
+        p.stat().st_size for p in model.path.rglob("*") if p.is_file() and not p.is_symlink()
+    )
+
+
+def _check_fit(model: ModelDir, spec: TargetSpec, sink: Sink) -> Fit:
+    weights = max(_weights(model), 1)
+    disk = spec.disk_gb * 10**9
+    disk_copies = disk // weights if disk else 0
+    if disk and weights > disk:
+        sink.error(
+            "TDK902",
+            "model directory",
+            f"the model's files take {weights / 10**9:.1f} GB; {spec.label} has {spec.disk_gb} GB",
+            "use an instance type with a larger disk",
+            file=model.path,
+        )
+    gpu_copies = None
+    if spec.gpu is not None:
+        memory = spec.gpu.memory_gib * facts.GIB
+        gpu_copies = int(memory // weights)
+        if gpu_copies == 0:
+            sink.error(
+                "TDK904",
+                "model directory",
+                f"the weights take {weights / facts.GIB:.1f} GiB; the {spec.gpu.kind} has "
+                f"{spec.gpu.memory_gib} GiB",
+                "use a GPU with more memory or a smaller model",
+                file=model.path,
+            )
+    return Fit(model.name, str(model.config_path), weights, gpu_copies, int(disk_copies))
+
+
+def working_set(fits: Sequence[Fit], copies: int) -> list[Finding]:
+    """TDK905 when ``copies`` of a model would not all stay loaded on one instance."""
+    found = []
+    for fit in fits:
+        limit = fit.gpu_copies if fit.gpu_copies is not None else fit.disk_copies
+        if limit and copies > limit:
+            found.append(
+                Finding(
+                    file=fit.config_path,
+                    field="name",
+                    message=f"{copies} copies of {fit.model!r} are packaged but {limit} fit "
+                    "loaded at once: the MME unloads and reloads them (LRU)",
+                    fix="add instances, use a larger GPU, or package fewer copies",
+                    severity="warning",
+                    model=fit.model,
+                    code="TDK905",
+                )
+            )
+    return found
+
+
+if __name__ == "__main__":  # python -m infra.targets.checks > docs/rules.md
+    import sys
+
+    from packager.validate.rules import RULES, render_markdown
+
+    sys.stdout.write(render_markdown(list(RULES.values())))

@@ -1,0 +1,151 @@
+"""Target facts in one table: GPU kinds, instance types, and what each Triton image provides.
+
+Pure data (no cloud SDK). ``tdk validate --target`` checks models against it, and the target
+tables in ``infra/targets/<target>/`` (SageMaker and EKS instance families, GKE accelerators)
+are checked against it by tests, so the two cannot drift.
+
+Sources:
+- GPU memory and compute capability: NVIDIA's CUDA GPU list (developer.nvidia.com/cuda-gpus)
+  and the data sheets of T4, A10G, L4, L40S, A100, H100, V100.
+- EC2 / SageMaker instance GPUs, GPU count and instance-store NVMe size: the EC2 accelerated
+  computing instance type pages (aws.amazon.com/ec2/instance-types/g4, g5, g6, p3, p4, p5) and
+  SageMaker's "Instance storage volumes" page (instances with NVMe use it as model storage).
+- GKE accelerators: cloud.google.com/compute/docs/gpus.
+- Python-backend shared memory: the SageMaker ``serve`` script of triton-inference-server/server
+  (docker/sagemaker/serve: shm-default-byte-size 16 MiB unless
+  SAGEMAKER_TRITON_SHM_DEFAULT_BYTE_SIZE)
+  and the Docker default /dev/shm of 64 MiB, which SageMaker endpoints cannot change
+  (aws/sagemaker-python-sdk#2801, aws/amazon-sagemaker-examples#3506).
+- Image backends: the backends directory of NVIDIA's tritonserver:<yy.mm>-py3 images and the
+  SageMaker Triton images built from them (GPU image; the CPU image lacks TensorRT and DALI).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MIB = 1024 * 1024
+GIB = 1024 * MIB
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """One GPU kind: memory and CUDA compute capability (major, minor)."""
+
+    kind: str
+    memory_gib: int
+    compute: tuple[int, int]
+
+
+GPUS: dict[str, Gpu] = {
+    g.kind: g
+    for g in (
+        Gpu("T4", 16, (7, 5)),
+        Gpu("A10G", 24, (8, 6)),
+        Gpu("L4", 24, (8, 9)),
+        Gpu("L40S", 48, (8, 9)),
+        Gpu("A100-40GB", 40, (8, 0)),
+        Gpu("A100-80GB", 80, (8, 0)),
+        Gpu("H100", 80, (9, 0)),
+        Gpu("V100", 16, (7, 0)),
+    )
+}
+
+
+@dataclass(frozen=True)
+class InstanceFamily:
+    """An EC2 GPU family: its GPU, GPUs per size, and the instance-store NVMe per size (GB)."""
+
+    gpu: str
+    gpus: dict[str, int]
+    disk_gb: dict[str, int]
+
+
+EC2_GPU_FAMILIES: dict[str, InstanceFamily] = {
+    "g4dn": InstanceFamily(
+        "T4",
+        {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 1, "12xlarge": 4},
+        {"xlarge": 125, "2xlarge": 225, "4xlarge": 225, "8xlarge": 900, "16xlarge": 900,
+         "12xlarge": 900},
+    ),
+    "g5": InstanceFamily(
+        "A10G",
+        {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 1,
+         "12xlarge": 4, "24xlarge": 4, "48xlarge": 8},
+        {"xlarge": 250, "2xlarge": 450, "4xlarge": 600, "8xlarge": 900, "16xlarge": 1900,
+         "12xlarge": 3800, "24xlarge": 3800, "48xlarge": 7600},
+    ),
+    "g6": InstanceFamily(
+        "L4",
+        {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 1,
+         "12xlarge": 4, "24xlarge": 4, "48xlarge": 8},
+        {"xlarge": 250, "2xlarge": 450, "4xlarge": 600, "8xlarge": 450, "16xlarge": 940,
+         "12xlarge": 3760, "24xlarge": 3760, "48xlarge": 7520},
+    ),
+    "g6e": InstanceFamily("L40S", {"xlarge": 1, "2xlarge": 1, "12xlarge": 4, "48xlarge": 8},
+                          {"xlarge": 250, "2xlarge": 450, "12xlarge": 3800, "48xlarge": 7600}),
+    "p3": InstanceFamily("V100", {"2xlarge": 1, "8xlarge": 4, "16xlarge": 8},
+                         {"2xlarge": 0, "8xlarge": 0, "16xlarge": 0}),
+    "p4d": InstanceFamily("A100-40GB", {"24xlarge": 8}, {"24xlarge": 8000}),
+    "p5": InstanceFamily("H100", {"48xlarge": 8}, {"48xlarge": 30400}),
+}  # fmt: skip
+
+#: GKE accelerator type -> GPU kind
+GKE_ACCELERATORS: dict[str, str] = {
+    "nvidia-tesla-t4": "T4",
+    "nvidia-l4": "L4",
+    "nvidia-tesla-a100": "A100-40GB",
+    "nvidia-a100-80gb": "A100-80GB",
+    "nvidia-h100-80gb": "H100",
+    "nvidia-tesla-v100": "V100",
+}
+
+#: /dev/shm of a SageMaker endpoint container (Docker's default; not configurable there)
+SAGEMAKER_SHM_BYTES = 64 * MIB
+#: shm-default-byte-size the SageMaker serve script gives each Python-backend instance
+SAGEMAKER_PYTHON_SHM_DEFAULT = 16 * MIB
+#: EBS volume SageMaker attaches to instances without NVMe instance store (ModelDataUrl limit)
+SAGEMAKER_DEFAULT_VOLUME_GB = 30
+
+_GPU_BACKENDS = frozenset(
+    {"tensorrt", "onnxruntime", "pytorch", "tensorflow", "python", "openvino", "fil", "dali",
+     "ensemble", "identity", "repeat", "square"}
+)  # fmt: skip
+_CPU_BACKENDS = _GPU_BACKENDS - {"tensorrt", "dali"}
+
+
+@dataclass(frozen=True)
+class Image:
+    """A Triton image version: the Triton release, its TensorRT, and its backends."""
+
+    version: str
+    triton: str
+    tensorrt: tuple[int, int]
+    gpu_backends: frozenset[str] = _GPU_BACKENDS
+    cpu_backends: frozenset[str] = _CPU_BACKENDS
+
+
+IMAGES: dict[str, Image] = {
+    i.version: i
+    for i in (
+        Image("23.12", "2.41.0", (8, 6)),
+        Image("24.01", "2.42.0", (8, 6)),
+        Image("24.03", "2.44.0", (8, 6)),
+        Image("24.05", "2.46.0", (10, 0)),
+        Image("24.09", "2.50.0", (10, 4)),
+        Image("25.04", "2.57.0", (10, 9)),
+        Image("25.09", "2.62.0", (10, 13)),
+    )
+}
+
+
+def ec2_family(instance_type: str) -> tuple[str, str]:
+    """``ml.g5.xlarge`` or ``g5.xlarge`` -> (``g5``, ``xlarge``)."""
+    parts = instance_type.removeprefix("ml.").split(".")
+    return (parts[0], parts[1]) if len(parts) == 2 else (instance_type, "")
+
+
+def image_version(image: str) -> str:
+    """``nvcr.io/nvidia/tritonserver:24.09-py3`` or ``24.09`` -> ``24.09``."""
+    tag = image.rpartition(":")[2] if ":" in image else image
+    return tag.split("-")[0]

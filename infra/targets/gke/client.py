@@ -1,0 +1,30 @@
+"""Operations on a deployed gke stack: figures from Google Managed Prometheus, Triton readiness."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from infra.clients.prometheus import GoogleBearer, NoAuth, PrometheusClient
+from infra.targets.gke.builders import managed_prometheus_url
+from infra.targets.k8s_client import KubernetesClient, stack_config
+from infra.targets.operations import Locator
+
+
+class GkeClient(KubernetesClient):
+    """A gke workload; metrics through GMP's Prometheus-compatible query API."""
+
+    target = "gke"
+
+
+def gmp_client(project: str, credentials: Any | None = None) -> PrometheusClient:
+    """GMP's query API for ``project`` with Google credentials (ADC when None)."""
+    return PrometheusClient(managed_prometheus_url(project), GoogleBearer(credentials))
+
+
+def from_locator(where: Locator) -> GkeClient:
+    config = stack_config(where, "gke")
+    if where.prometheus_url:
+        prometheus = PrometheusClient(where.prometheus_url, NoAuth())
+    else:
+        prometheus = gmp_client(config.project)
+    return GkeClient(config.workload.namespace, config.common.name, prometheus, where.url)

@@ -1,0 +1,111 @@
+"""What the GKE and EKS operation clients share: PromQL figures, Triton readiness, invoke.
+
+Metrics come from the cluster's managed Prometheus (the same ``promql.figures`` the dashboards
+chart); status and wait ask Triton's ``/v2/health/ready`` through a URL the user can reach (a
+load balancer, or ``kubectl port-forward``), since the kit holds no Kubernetes API client.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from infra.clients.base import InferenceTarget
+from infra.clients.prometheus import PrometheusClient
+from infra.k8s import promql
+from infra.targets.operations import (
+    Locator,
+    OnChange,
+    Reading,
+    Status,
+    TargetClient,
+    http_probe,
+    poll_until_ready,
+)
+from tdk.errors import UsageError
+
+READY_PATH = "/v2/health/ready"
+
+
+def prom_duration(window: timedelta) -> str:
+    """A PromQL range duration (``90s``), at least 1 m so rates see two scrapes."""
+    return f"{max(int(window.total_seconds()), 60)}s"
+
+
+def stack_config(where: Locator, target: str) -> Any:
+    """The validated config of the committed ``--stack`` (a ``target`` stack)."""
+    from infra.config import ConfigReader, merged_stack_config, read_stack_config
+    from infra.targets import load_target
+
+    stack = where.need(
+        "stack", target, "--stack", f"pass the {target} stack, e.g. --stack {target}-dev"
+    )
+    reader = ConfigReader(merged_stack_config(Path(where.project_dir), stack).get)
+    found = reader.string("target")
+    if found != target:
+        raise UsageError(
+            f"stack {stack!r} deploys to {found!r}, not {target}",
+            hint=f"pass --target {found}, or a {target} stack",
+        )
+    deploy = load_target(target)
+    return deploy.read_config(reader, read_stack_config(reader, target, deploy.release_schemes))
+
+
+class KubernetesClient(TargetClient, partial=True):
+    """A Triton workload (``namespace``/``job``) read through a Prometheus query API."""
+
+    def __init__(
+        self, namespace: str, job: str, prometheus: PrometheusClient, url: str | None
+    ) -> None:
+        self.namespace = namespace
+        self.job = job
+        self.prometheus = prometheus
+        self.url = url.rstrip("/") if url else None
+
+    def where(self) -> dict[str, str | None]:
+        return {
+            "endpoint": self.job,
+            "namespace": self.namespace,
+            "prometheus": self.prometheus.base_url,
+            "url": self.url,
+        }
+
+    def _triton_url(self) -> str:
+        if not self.url:
+            raise UsageError(
+                f"--target {self.target} needs --url, Triton's HTTP address",
+                hint=f"run `kubectl port-forward -n {self.namespace} svc/{self.job} 8000:8000` "
+                "and pass --url http://127.0.0.1:8000",
+            )
+        return self.url
+
+    def invoke(self) -> InferenceTarget:
+        from infra.clients.triton_http import TritonHttpTarget
+
+        return TritonHttpTarget(self._triton_url())
+
+    def metrics(self, window: timedelta | None) -> list[Reading]:
+        span = prom_duration(window) if window is not None else promql.WINDOW
+        readings = []
+        for title, query in promql.figures(self.namespace, self.job, span).items():
+            key = re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_")
+            value = self.prometheus.value(query)
+            unit = promql.UNITS[title]
+            readings.append(Reading(key, title, value, unit, query))
+        return readings
+
+    def status(self) -> Status:
+        url = self._triton_url()
+        details = {"url": url, "namespace": self.namespace, "workload": self.job}
+        code = http_probe(f"{url}{READY_PATH}")
+        if isinstance(code, OSError):
+            return Status(self.target, self.job, "Unreachable", False, str(code), details)
+        if code == 200:
+            return Status(self.target, self.job, "Ready", True, None, details)
+        failure = f"{READY_PATH} answered {code}: models still loading, or one failed"
+        return Status(self.target, self.job, "NotReady", False, failure, details)
+
+    def wait(self, timeout: float, interval: float, on_change: OnChange) -> Status:
+        return poll_until_ready(self.status, timeout, interval, on_change)

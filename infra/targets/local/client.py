@@ -1,0 +1,126 @@
+"""Operations on a running local endpoint: invoke through its SageMaker-compatible front,
+figures from its ``/tdk/status`` (SageMaker's names and units), readiness from ``/ping``."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from datetime import timedelta
+from typing import Any
+
+from infra.clients.base import InferenceTarget
+from infra.targets.operations import (
+    Locator,
+    OnChange,
+    Reading,
+    Status,
+    TargetClient,
+    http_probe,
+    poll_until_ready,
+)
+from infra.targets.sagemaker.metrics import BY_KEY
+from tdk.errors import EndpointError, UsageError
+
+#: figure key -> (SageMaker figure name, statistic): counters read as they are, timers in µs
+FIGURES: tuple[tuple[str, str, str], ...] = (
+    ("invocations", "Invocations", "count"),
+    ("model_latency_p50", "ModelLatency", "p50"),
+    ("model_latency_p99", "ModelLatency", "p99"),
+    ("overhead_latency", "OverheadLatency", "avg"),
+    ("errors_4xx", "Invocation4XXErrors", "count"),
+    ("errors_5xx", "Invocation5XXErrors", "count"),
+    ("loaded_models", "LoadedModelCount", "count"),
+    ("cache_hit_rate", "ModelCacheHit", "ratio"),
+    ("model_loading_wait", "ModelLoadingWaitTime", "avg"),
+    ("model_downloading", "ModelDownloadingTime", "avg"),
+)
+
+
+def _value(snapshot: dict[str, Any], name: str, stat: str) -> float | None:
+    figure = snapshot.get(name)
+    if stat == "count":
+        return float(figure) if figure is not None else None
+    if stat == "ratio":  # the endpoint's ModelCacheHit is already the 0..1 share of hits
+        samples = snapshot.get(f"{name}Samples") or 0
+        return 100.0 * float(figure) if samples and figure is not None else None
+    if not isinstance(figure, dict) or not figure.get("count"):
+        return None
+    return float(figure[stat]) / 1000  # µs -> ms
+
+
+def readings(snapshot: dict[str, Any]) -> list[Reading]:
+    """The local endpoint's SageMaker-named snapshot as the shared figures (since it started)."""
+    return [
+        Reading(
+            key,
+            BY_KEY[key].label,
+            _value(snapshot, name, stat),
+            BY_KEY[key].unit,
+            f"/tdk/status {name}" + ("" if stat in ("count", "ratio") else f" {stat}"),
+        )
+        for key, name, stat in FIGURES
+    ]
+
+
+class LocalClient(TargetClient):
+    """A local endpoint found by its name (its state file says the URL)."""
+
+    target = "local"
+
+    def __init__(self, name: str, url: str) -> None:
+        self.name = name
+        self.url = url.rstrip("/")
+
+    def where(self) -> dict[str, str | None]:
+        return {"endpoint": self.name, "url": self.url}
+
+    def invoke(self) -> InferenceTarget:
+        from infra.targets.sagemaker.runtime import SageMakerRuntimeTarget
+
+        return SageMakerRuntimeTarget(self.name, endpoint_url=self.url, local=True)
+
+    def _document(self) -> dict[str, Any]:
+        try:
+            with urllib.request.urlopen(f"{self.url}/tdk/status", timeout=10) as response:
+                return dict(json.loads(response.read()))
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            raise EndpointError(
+                f"cannot read {self.url}/tdk/status: {exc}",
+                hint=f"check `tdk local status --name {self.name}` and the endpoint's log",
+            ) from None
+
+    def metrics(self, window: timedelta | None) -> list[Reading]:
+        if window is not None:
+            raise UsageError(
+                "the local endpoint keeps its figures since it started, not over a window",
+                hint="drop --since for --target local",
+            )
+        return readings(self._document()["metrics"])
+
+    def status(self) -> Status:
+        details: dict[str, Any] = {"url": self.url}
+        code = http_probe(f"{self.url}/ping")
+        if isinstance(code, OSError):
+            return Status(self.target, self.name, "Unreachable", False, str(code), details)
+        if code != 200:
+            return Status(self.target, self.name, "Starting", False, f"/ping answered {code}")
+        document = self._document()
+        details.update(loaded=document.get("loaded"), models=document.get("models"))
+        return Status(self.target, self.name, "InService", True, None, details)
+
+    def wait(self, timeout: float, interval: float, on_change: OnChange) -> Status:
+        return poll_until_ready(self.status, timeout, interval, on_change)
+
+
+def from_locator(where: Locator) -> LocalClient:
+    from infra.targets.local.serve import read_state
+
+    name = where.endpoint or "local"
+    state = read_state(name)
+    if state is None:
+        raise UsageError(
+            f"no local endpoint named {name!r} is running",
+            hint="start one with `tdk local up --store URL --detach` (or pass --endpoint NAME)",
+        )
+    return LocalClient(name, state.url)

@@ -1,0 +1,178 @@
+"""How one local endpoint runs: every option declared once, with its default, flag and help.
+
+``tdk local up``, ``python -m infra.targets.local.serve`` (what ``--detach`` starts) and the
+model manager all read this one dataclass; the background child gets it as argv built from the
+same field list (``to_argv`` / ``from_argv``), so no option is declared twice.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import MISSING, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from tdk.errors import UsageError
+
+STATE_ENV = "TDK_STATE_DIR"
+SAGEMAKER_PAYLOAD_LIMIT = 6 * 1024 * 1024  # InvokeEndpoint's request body limit
+SAGEMAKER_INVOCATION_TIMEOUT = 60.0  # seconds a SageMaker container has to answer
+# SageMaker's EndpointName rule (CreateEndpoint / InvokeEndpoint): 1-63 characters.
+ENDPOINT_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
+
+
+def _opt(flag: str, help: str, default: Any = MISSING, kind: type = str) -> Any:
+    return field(default=default, metadata={"flag": flag, "help": help, "type": kind})
+
+
+@dataclass(frozen=True)
+class EndpointOptions:
+    """One local endpoint's settings; invalid values raise UsageError naming the flag."""
+
+    store_url: str = _opt("--store", "Release URL written by `tdk package --dest`.")
+    name: str = _opt("--name", "Endpoint name clients put in the URL (SageMaker's rule).", "local")
+    port: int = _opt("--port", "Port on 127.0.0.1 (0 picks a free one).", 8080, int)
+    max_loaded: int = _opt(
+        "--max-loaded-models", "Models kept loaded; beyond, LRU unloads.", 8, int
+    )
+    cache_bytes: int = _opt(
+        "--cache-bytes", "Disk cache bound for extracted models (bytes).", 20 * 1024**3, int
+    )
+    max_body: int = _opt(
+        "--max-body-bytes",
+        "Request body limit (SageMaker real-time: 6 MB).",
+        SAGEMAKER_PAYLOAD_LIMIT,
+        int,
+    )
+    body_timeout: float = _opt(
+        "--body-timeout",
+        "Seconds a client has to send its whole request body.",
+        SAGEMAKER_INVOCATION_TIMEOUT,
+        float,
+    )
+    invocation_timeout: float = _opt(
+        "--invocation-timeout",
+        "Seconds the model has to answer (SageMaker: 60).",
+        SAGEMAKER_INVOCATION_TIMEOUT,
+        float,
+    )
+    capacity_timeout: float = _opt(
+        "--capacity-timeout", "Seconds a request waits for a model slot.", 60.0, float
+    )
+    min_residency: float = _opt(
+        "--min-residency", "Seconds a busy model stays loaded before it may be swapped.", 2.0, float
+    )
+    keep_alive: float = _opt(
+        "--keep-alive-timeout", "Seconds an idle client connection is kept open.", 5.0, float
+    )
+    workdir: str | None = _opt("--workdir", "Work directory (default: in the state dir).", None)
+    store_endpoint_url: str | None = _opt(
+        "--store-endpoint-url", "S3-compatible endpoint for s3:// stores.", None
+    )
+
+    def __post_init__(self) -> None:
+        check_name(self.name)
+        if not 0 <= self.port <= 65535:
+            raise UsageError(
+                f"--port {self.port} is not a TCP port", hint="use 1-65535, or 0 for a free port"
+            )
+        if not self.store_url:
+            raise UsageError(
+                "--store is empty", hint="pass the release URL (file://, s3://, gs://)"
+            )
+        for name in ("max_loaded", "cache_bytes", "max_body"):
+            self._positive(name, int(getattr(self, name)))
+        for name in ("body_timeout", "invocation_timeout", "capacity_timeout", "keep_alive"):
+            self._positive(name, float(getattr(self, name)))
+        if self.min_residency < 0:
+            raise UsageError("--min-residency must be >= 0", hint="e.g. --min-residency 2")
+
+    def _positive(self, name: str, value: float) -> None:
+        if not value > 0:
+            flag = flag_of(name)
+            raise UsageError(f"{flag} {value} must be > 0", hint=f"e.g. {flag} {default_of(name)}")
+
+    @property
+    def workdir_path(self) -> Path:
+        """Where the endpoint keeps its repository, staging area and Triton log."""
+        if self.workdir:
+            return Path(self.workdir).expanduser()
+        return state_dir() / f"local-{self.name}"
+
+    def with_port(self, port: int) -> EndpointOptions:
+        return replace(self, port=port)
+
+    def to_argv(self) -> list[str]:
+        """The flags that reproduce these options (defaults left out)."""
+        argv: list[str] = []
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if value is not None and (item.default is MISSING or value != item.default):
+                argv += [item.metadata["flag"], str(value)]
+        return argv
+
+    @classmethod
+    def parser(cls, prog: str) -> argparse.ArgumentParser:
+        parser = argparse.ArgumentParser(prog=prog)
+        for item in fields(cls):
+            meta = item.metadata
+            required = item.default is MISSING
+            parser.add_argument(
+                meta["flag"],
+                dest=item.name,
+                type=meta["type"],
+                required=required,
+                default=None if required else item.default,
+                help=meta["help"],
+            )
+        return parser
+
+    @classmethod
+    def from_argv(cls, argv: Sequence[str], prog: str = "tdk-local") -> tuple[EndpointOptions, Any]:
+        """Options from ``argv`` plus argparse's namespace for extra arguments of the caller."""
+        parser = cls.parser(prog)
+        parser.add_argument("--log", default=None)
+        ns = parser.parse_args(list(argv))
+        values = {item.name: getattr(ns, item.name) for item in fields(cls)}
+        return cls(**values), ns
+
+
+def default_of(name: str) -> Any:
+    """The declared default of one option (what the CLI shows)."""
+    for item in fields(EndpointOptions):
+        if item.name == name:
+            return item.default
+    raise KeyError(name)
+
+
+def flag_of(name: str) -> str:
+    for item in fields(EndpointOptions):
+        if item.name == name:
+            return str(item.metadata["flag"])
+    raise KeyError(name)
+
+
+def help_of(name: str) -> str:
+    for item in fields(EndpointOptions):
+        if item.name == name:
+            return str(item.metadata["help"])
+    raise KeyError(name)
+
+
+def state_dir() -> Path:
+    """Where endpoints keep their state files (``$TDK_STATE_DIR``, default ``~/.cache/tdk``)."""
+    return Path(os.environ.get(STATE_ENV) or Path.home() / ".cache" / "tdk").expanduser()
+
+
+def check_name(name: str) -> str:
+    """``name`` when it is a valid endpoint name (status/down/invoke look files up by it)."""
+    if not ENDPOINT_NAME.fullmatch(name):
+        raise UsageError(
+            f"--name {name!r} is not a valid endpoint name",
+            hint="use 1-63 letters, digits and inner hyphens (SageMaker's endpoint-name rule), "
+            "e.g. --name my-endpoint",
+        )
+    return name

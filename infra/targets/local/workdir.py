@@ -1,0 +1,55 @@
+"""The endpoint's work directory: the only place it ever deletes anything.
+
+Every removal goes through ``remove``, which resolves the path and refuses anything that is not
+strictly inside the work directory. A work directory the endpoint did not create (no marker file)
+and that holds something is refused as a whole, so ``--workdir ~`` cannot wipe ``~/repository``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from tdk.errors import ConfigError, UnsafeInputError
+
+MARKER = ".tdk-local-endpoint"
+
+
+def claim(root: Path, adopt: bool = False) -> Path:
+    """Create ``root`` (or accept one an endpoint created before); its resolved path.
+
+    ``adopt``: the directory is the endpoint's own default (``<state dir>/local-<name>``), taken
+    even without the marker (endpoints of earlier versions wrote none).
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    resolved = root.resolve()
+    marker = resolved / MARKER
+    if not adopt and not marker.is_file() and any(resolved.iterdir()):
+        raise ConfigError(
+            f"{resolved} is not empty and was not created by a tdk local endpoint",
+            hint="pass an empty or new --workdir (the endpoint deletes its repository/ and "
+            "staging/ there)",
+        )
+    marker.touch()
+    return resolved
+
+
+def inside(root: Path, path: Path) -> Path:
+    """``path`` resolved, when it lies strictly inside ``root``; UnsafeInputError otherwise."""
+    base = root.resolve()
+    target = path.resolve()
+    if target == base or not target.is_relative_to(base):
+        raise UnsafeInputError(
+            f"refusing to delete {path}: it is not inside the endpoint's work dir {base}",
+            hint="model names in the manifest must be plain names (re-package the release)",
+        )
+    return target
+
+
+def remove(root: Path, path: Path) -> None:
+    """Delete ``path`` (a tree or a file) after checking it is inside ``root``."""
+    target = inside(root, path)
+    if target.is_dir() and not target.is_symlink():
+        shutil.rmtree(target, ignore_errors=True)
+    else:
+        target.unlink(missing_ok=True)

@@ -1,0 +1,166 @@
+"""Every cloud name a stack derives from its ``name``, with the cloud's limit and pattern.
+
+Pure data. ``check_name`` refuses, while the config is read, a ``name`` whose longest derived
+name would not fit (or would not match its pattern), so a bad name never reaches the cloud. Where
+Pulumi auto-names a resource (no explicit name argument), it appends ``-`` and 7 random hex
+characters to the logical name: ``AUTONAME_SUFFIX`` counts them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from infra.config import qualify
+from tdk.errors import ConfigError
+
+#: Pulumi auto-naming: "<logical name>-" + 7 random hex characters
+AUTONAME_SUFFIX = 8
+_AUTONAME_SAMPLE = "-abc1234"
+
+
+@dataclass(frozen=True)
+class NameRule:
+    """A cloud's rule for one kind of name: the most characters and the full-match pattern."""
+
+    kind: str
+    limit: int
+    pattern: str
+
+    def accepts(self, value: str) -> bool:
+        return len(value) <= self.limit and re.fullmatch(self.pattern, value) is not None
+
+
+IAM_ROLE = NameRule("IAM role name", 64, r"[\w+=,.@-]+")
+SAGEMAKER = NameRule("SageMaker name", 63, r"[a-zA-Z0-9](-*[a-zA-Z0-9])*")
+CW_NAME = NameRule("CloudWatch dashboard/alarm name", 255, r"[A-Za-z0-9_-]+")
+SNS_TOPIC = NameRule("SNS topic name", 256, r"[A-Za-z0-9_-]+")
+APP_SCALING_POLICY = NameRule("Application Auto Scaling policy name", 256, r"[^:/]+")
+EKS_CLUSTER = NameRule("EKS cluster name", 100, r"[0-9A-Za-z][A-Za-z0-9_-]*")
+EKS_NODEGROUP = NameRule("EKS node group name", 63, r"[0-9A-Za-z][A-Za-z0-9_-]*")
+AMP_ALIAS = NameRule("AMP workspace alias", 100, r".+")
+LOG_GROUP = NameRule("CloudWatch Logs group name", 512, r"[\w#./-]+")
+BUDGET = NameRule("AWS Budgets budget name", 100, r"[^:\\]+")
+_RFC1035 = r"[a-z]([-a-z0-9]*[a-z0-9])?"
+GKE_CLUSTER = NameRule("GKE cluster name", 40, _RFC1035)
+GKE_NODE_POOL = NameRule("GKE node pool name", 40, _RFC1035)
+GCE = NameRule("Compute Engine resource name", 63, _RFC1035)
+GCP_SERVICE_ACCOUNT = NameRule("GCP service account id", 30, r"[a-z][-a-z0-9]{4,28}[a-z0-9]")
+K8S_SERVICE = NameRule(
+    "Kubernetes Service name (DNS-1035 label)", 63, r"[a-z]([-a-z0-9]*[a-z0-9])?"
+)
+HELM_RELEASE = NameRule("Helm release name", 53, r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+
+
+@dataclass(frozen=True)
+class DerivedName:
+    """One name a target derives: ``template`` with ``{name}``, its rule, and whether Pulumi
+    auto-names it (the random suffix then counts against the limit)."""
+
+    target: str
+    template: str
+    rule: NameRule
+    autonamed: bool
+
+    def render(self, name: str) -> str:
+        """The name as the cloud sees it (a sample suffix stands for Pulumi's random one)."""
+        return self.template.format(name=name) + (_AUTONAME_SAMPLE if self.autonamed else "")
+
+    @property
+    def max_name_length(self) -> int:
+        fixed = len(self.template.format(name="")) + (AUTONAME_SUFFIX if self.autonamed else 0)
+        return self.rule.limit - fixed
+
+
+def _names(target: str, rule: NameRule, autonamed: bool, *templates: str) -> list[DerivedName]:
+    return [DerivedName(target, t, rule, autonamed) for t in templates]
+
+
+# fmt: off
+DERIVED_NAMES: tuple[DerivedName, ...] = (
+    *_names("sagemaker", SAGEMAKER, False, "{name}"),  # the endpoint
+    *_names("sagemaker", SAGEMAKER, True, "{name}"),  # model, endpoint config
+    *_names("sagemaker", IAM_ROLE, True, "{name}"),
+    *_names(
+        "sagemaker",
+        CW_NAME,
+        False,
+        "{name}",
+        "{name}-5xx-rate",
+        "{name}-p99-latency",
+        "{name}-disk",
+        "{name}-cache-hit-rate",
+        "{name}-gpu-memory",
+    ),
+    *_names("sagemaker", SNS_TOPIC, True, "{name}-alarms"),
+    *_names("sagemaker", APP_SCALING_POLICY, True, "{name}-invocations", "{name}-gpu"),
+    *_names("sagemaker", LOG_GROUP, False, "/aws/sagemaker/Endpoints/{name}"),
+    *_names("sagemaker", BUDGET, False, "{name}-monthly"),
+    *_names("eks", EKS_CLUSTER, False, "{name}"),
+    *_names("eks", EKS_NODEGROUP, True, "{name}-system", "{name}-gpu"),
+    *_names("eks", IAM_ROLE, False, "{name}-triton-release-reader"),
+    *_names(
+        "eks",
+        IAM_ROLE,
+        True,
+        "{name}-cluster",
+        "{name}-nodes",
+        "{name}-autoscaler",
+        "{name}-keda",
+        "{name}-monitoring-cw-agent",
+    ),
+    *_names("eks", AMP_ALIAS, False, "{name}-triton"),
+    *_names(
+        "eks",
+        CW_NAME,
+        False,
+        "{name}-triton",
+        "{name}-triton-pods-below-minimum",
+        "{name}-gpu-saturated",
+        "{name}-failed-nodes",
+    ),
+    *_names("eks", SNS_TOPIC, True, "{name}-monitoring-alerts"),
+    *_names(
+        "eks",
+        LOG_GROUP,
+        False,
+        "/aws/eks/{name}/cluster",
+        "/aws/containerinsights/{name}/performance",
+        "/aws/containerinsights/{name}/application",
+        "/aws/containerinsights/{name}/dataplane",
+        "/aws/containerinsights/{name}/host",
+    ),
+    *_names("eks", BUDGET, False, "{name}-monthly"),
+    *_names("eks", K8S_SERVICE, False, "{name}"),
+    *_names("gke", GKE_CLUSTER, False, "{name}"),
+    *_names("gke", GKE_NODE_POOL, True, "{name}-system", "{name}-gpu"),
+    *_names("gke", GCE, True, "{name}-vpc", "{name}-nodes", "{name}-router", "{name}-nat"),
+    *_names("gke", GCP_SERVICE_ACCOUNT, False, "{name}-triton", "{name}-nodes", "{name}-keda"),
+    *_names("gke", K8S_SERVICE, False, "{name}"),
+)
+# fmt: on
+
+
+def derived_names(target: str) -> list[DerivedName]:
+    return [d for d in DERIVED_NAMES if d.target == target]
+
+
+def max_name_length(target: str) -> int:
+    """The longest ``name`` every derived name of ``target`` still fits."""
+    return min(d.max_name_length for d in derived_names(target))
+
+
+def check_name(target: str, name: str) -> None:
+    """ConfigError naming the derived name that ``name`` breaks, its limit and the fix."""
+    longest = max_name_length(target)
+    for derived in derived_names(target):
+        value = derived.render(name)
+        if not derived.rule.accepts(value):
+            raise ConfigError(
+                f"{qualify('name')} is {name!r}, but the {target} target derives the "
+                f"{derived.rule.kind} {derived.template!r} from it, which would be {value!r} "
+                f"({len(value)} characters): {derived.rule.kind}s take at most "
+                f"{derived.rule.limit} characters matching {derived.rule.pattern}",
+                hint=f"use a name of at most {longest} characters starting with a letter, e.g. "
+                f"`pulumi config set {qualify('name')} tdk-{target}`",
+            )

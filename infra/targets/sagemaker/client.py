@@ -1,0 +1,92 @@
+"""Operations on a SageMaker MME: InvokeEndpoint, CloudWatch figures, endpoint state and wait."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from infra.clients.base import InferenceTarget
+from infra.targets.operations import Locator, OnChange, Reading, Status, TargetClient
+from infra.targets.sagemaker.endpoint import READY_STATE, EndpointState
+
+#: the window ``tdk metrics`` reads when none is given
+DEFAULT_WINDOW = timedelta(hours=1)
+
+
+def as_status(state: EndpointState) -> Status:
+    """``describe``'s state in the shared shape (variants as rows)."""
+    details = state.as_dict()
+    for key in ("endpoint", "status", "failure_reason"):
+        details.pop(key)
+    return Status(
+        "sagemaker",
+        state.name,
+        state.status,
+        state.status == READY_STATE,
+        state.failure_reason,
+        details,
+        [vars(v) for v in state.variants],
+    )
+
+
+class SageMakerClient(TargetClient):
+    """One SageMaker endpoint by name, in ``region`` (the AWS SDK's default when None)."""
+
+    target = "sagemaker"
+
+    def __init__(self, endpoint: str, region: str | None) -> None:
+        self.endpoint = endpoint
+        self.region = region
+
+    def where(self) -> dict[str, str | None]:
+        return {"endpoint": self.endpoint, "region": self.region}
+
+    def invoke(self) -> InferenceTarget:
+        from infra.targets.sagemaker.runtime import SageMakerRuntimeTarget
+
+        return SageMakerRuntimeTarget(self.endpoint, region=self.region)
+
+    def metrics(self, window: timedelta | None) -> list[Reading]:
+        from infra.clients.aws_session import aws_client
+        from infra.targets.sagemaker.cloudwatch import endpoint_figures
+
+        end = datetime.now(UTC).replace(microsecond=0)
+        start = end - (window or DEFAULT_WINDOW)
+        client = aws_client("cloudwatch", self.region)
+        self.region = client.meta.region_name
+        return [
+            Reading(
+                f.spec.key,
+                f.spec.label,
+                f.value,
+                f.spec.unit,
+                f"{f.spec.namespace} {f.spec.name} ({f.spec.stat})",
+                f.datapoints,
+            )
+            for f in endpoint_figures(client, self.endpoint, start, end)
+        ]
+
+    def _describe(self) -> EndpointState:
+        from infra.clients.aws_session import aws_client
+        from infra.targets.sagemaker.endpoint import describe
+
+        sagemaker = aws_client("sagemaker", self.region)
+        autoscaling = aws_client("application-autoscaling", self.region)
+        return describe(sagemaker, autoscaling, self.endpoint)
+
+    def status(self) -> Status:
+        return as_status(self._describe())
+
+    def wait(self, timeout: float, interval: float, on_change: OnChange) -> Status:
+        from infra.targets.sagemaker.endpoint import wait_until_in_service
+
+        state = wait_until_in_service(
+            self._describe, timeout, interval, on_change=lambda s: on_change(as_status(s))
+        )
+        return as_status(state)
+
+
+def from_locator(where: Locator) -> SageMakerClient:
+    endpoint = where.need(
+        "endpoint", "sagemaker", "--endpoint", "pass the SageMaker endpoint's name"
+    )
+    return SageMakerClient(endpoint, where.region)

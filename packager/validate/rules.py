@@ -1,0 +1,316 @@
+"""The rule registry: one stable code per check ``tdk validate`` makes, what Triton does at
+load time, the fix, and the Triton document or source file the rule comes from.
+
+``docs/rules.md`` is generated from this table and the deploy-target rules of
+``infra.targets.checks`` (``python -m infra.targets.checks > docs/rules.md``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from packager.validate.findings import Severity
+
+_DOCS = "https://github.com/triton-inference-server/server/blob/main/docs/user_guide/"
+_CORE = "https://github.com/triton-inference-server/core/blob/main/src/"
+ORT_SRC = (
+    "https://github.com/triton-inference-server/onnxruntime_backend/blob/main/src/onnxruntime.cc"
+)
+CONFIG_DOC = _DOCS + "model_configuration.md"
+REPO_DOC = _DOCS + "model_repository.md"
+BATCHER_DOC = _DOCS + "batcher.md"
+ENSEMBLE_DOC = _DOCS + "ensemble_models.md"
+CONFIG_SRC = _CORE + "model_config_utils.cc"
+ENSEMBLE_SRC = _CORE + "ensemble_scheduler/ensemble_utils.cc"
+SAGEMAKER_DOC = "https://docs.aws.amazon.com/sagemaker/latest/dg/multi-model-endpoints.html"
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    severity: Severity
+    triton: str  # what Triton (or tdk/SageMaker) does at load time
+    fix: str
+    source: str  # the document or source file the rule comes from
+
+
+# code, name, severity, what Triton does at load time, the fix, where the rule comes from
+# fmt: off
+_TABLE: list[tuple[str, str, str, str, str, str]] = [
+    ("TDK101", "config-missing", "error",
+     "a model directory without config.pbtxt is not loaded (tdk package refuses it)",
+     "add config.pbtxt or move the directory out", REPO_DOC),
+    ("TDK102", "config-unparseable", "error",
+     "the config is not a valid ModelConfig text proto; the load fails",
+     "fix the field at the reported line", CONFIG_DOC),
+    ("TDK103", "name-mismatch", "error",
+     "`name:` must equal the directory name",
+     "rename the directory or the `name:`", REPO_DOC),
+    ("TDK104", "name-invalid", "error",
+     "names must be valid SageMaker TargetModels and Triton names ([A-Za-z0-9._-])",
+     "rename the model", SAGEMAKER_DOC),
+    ("TDK105", "name-duplicate", "error",
+     "a model name appearing in two repositories is refused",
+     "rename one of them", REPO_DOC),
+    ("TDK106", "platform-unknown", "error",
+     "a platform without `backend` must be one Triton maps to a backend",
+     "use a known platform or set `backend`", CONFIG_DOC),
+    ("TDK107", "backend-platform-mismatch", "error",
+     "TensorRT/ONNX Runtime/PyTorch/TensorFlow backends must agree with `platform`; "
+     "an ensemble has no backend",
+     "remove one of them or make them agree", CONFIG_SRC),
+    ("TDK108", "backend-missing", "error",
+     "without backend or platform nothing can serve the model",
+     "set `backend`", CONFIG_DOC),
+    ("TDK109", "version-missing", "error",
+     "no numeric version directory: nothing is loaded",
+     "put the model files in <model>/1/", REPO_DOC),
+    ("TDK110", "version-not-numeric", "warning",
+     "non-numeric subdirectories are ignored",
+     "rename or remove them", REPO_DOC),
+    ("TDK111", "version-policy-missing", "error",
+     "a version named by version_policy.specific must exist",
+     "create the version or drop it from the policy", REPO_DOC),
+    ("TDK112", "default-filename-path", "error",
+     "default_model_filename is looked up inside each version directory; a path is refused",
+     "give only the file name", CONFIG_DOC),
+    ("TDK113", "model-file-missing", "error",
+     "a served version without the backend's model file fails to load",
+     "add the file or set default_model_filename", REPO_DOC),
+    ("TDK114", "unsafe-entry", "error",
+     "symlinks, fifos and devices never enter a package (tdk package refuses them)",
+     "replace links with files, remove special files", "docs/validate.md"),
+    ("TDK115", "model-file-empty", "error",
+     "an empty model file cannot be loaded by any backend",
+     "re-export the model", REPO_DOC),
+    ("TDK201", "max-batch-size-negative", "error",
+     "max_batch_size must be >= 0",
+     "set 0 or the largest batch", CONFIG_DOC),
+    ("TDK202", "tensor-name-missing", "error",
+     "every input and output needs a name",
+     "name the tensor", CONFIG_SRC),
+    ("TDK203", "tensor-name-duplicate", "error",
+     "a tensor name may be declared once",
+     "rename or remove the duplicate", CONFIG_SRC),
+    ("TDK204", "data-type-invalid", "error",
+     "TYPE_INVALID is refused",
+     "set data_type", CONFIG_SRC),
+    ("TDK205", "dims-empty", "error",
+     "dims must have at least one dimension",
+     "use dims [1] with reshape { shape: [] }", CONFIG_DOC),
+    ("TDK206", "dims-invalid", "error",
+     "each dimension must be >= 1 or -1",
+     "fix the dims", CONFIG_SRC),
+    ("TDK207", "reshape-invalid", "error",
+     "reshape must hold the same elements as dims",
+     "make the element counts agree", CONFIG_DOC),
+    ("TDK208", "format-dims", "error",
+     "FORMAT_NHWC/NCHW need exactly 3 dims",
+     "give 3 dims or drop format", CONFIG_SRC),
+    ("TDK209", "shape-tensor-not-tensorrt", "error",
+     "is_shape_tensor is only for TensorRT",
+     "remove is_shape_tensor", CONFIG_SRC),
+    ("TDK210", "label-file-missing", "error",
+     "label_filename must exist in the model directory",
+     "add the file or remove label_filename", CONFIG_DOC),
+    ("TDK211", "instance-count-negative", "warning",
+     "a count below 1 is replaced by the backend's default instance count",
+     "set the count you mean (>= 1)", CONFIG_SRC),
+    ("TDK212", "instance-gpus-invalid", "error",
+     "gpus only on KIND_GPU groups, ids >= 0",
+     "remove gpus or use KIND_GPU", CONFIG_SRC),
+    ("TDK213", "instance-kind-gpu", "warning",
+     "KIND_GPU cannot load on a CPU-only host",
+     "deploy to a GPU, or use KIND_AUTO", CONFIG_DOC),
+    ("TDK214", "instance-profile", "error",
+     "`profile` is TensorRT only and must be an index",
+     "remove profile or give an index", CONFIG_SRC),
+    ("TDK215", "warmup-batch-size", "error",
+     "warmup batch_size must be <= max_batch_size",
+     "lower batch_size", CONFIG_SRC),
+    ("TDK216", "warmup-input", "error",
+     "warmup inputs must be model inputs of the same data_type",
+     "fix the warmup input", CONFIG_SRC),
+    ("TDK217", "warmup-dims", "error",
+     "warmup dims must be concrete",
+     "give the exact shape", CONFIG_SRC),
+    ("TDK218", "ensemble-scheduling-missing", "error",
+     "platform ensemble needs ensemble_scheduling",
+     "add ensemble_scheduling { step [...] }", CONFIG_SRC),
+    ("TDK219", "ensemble-forbidden-field", "error",
+     "ensembles take no instance_group, model_warmup or optimization",
+     "remove the field", CONFIG_SRC),
+    ("TDK220", "ensemble-scheduling-not-ensemble", "error",
+     "ensemble_scheduling needs platform ensemble",
+     "set platform: \"ensemble\"", CONFIG_SRC),
+    ("TDK221", "response-cache-unsupported", "error",
+     "the response cache does not support decoupled or sequence-batched models",
+     "disable response_cache", CONFIG_SRC),
+    ("TDK301", "preferred-batch-size", "error",
+     "preferred batch sizes must lie in 1..max_batch_size",
+     "fix the sizes", CONFIG_SRC),
+    ("TDK302", "dynamic-batching-without-batching", "warning",
+     "with max_batch_size 0 the dynamic batcher never batches",
+     "set max_batch_size > 0 or remove it", BATCHER_DOC),
+    ("TDK303", "priority-settings-ignored", "warning",
+     "priority settings are ignored without priority_levels",
+     "set priority_levels", CONFIG_SRC),
+    ("TDK304", "priority-level-range", "error",
+     "priority levels must lie in 1..priority_levels",
+     "fix the level", CONFIG_SRC),
+    ("TDK305", "preserve-ordering", "error",
+     "preserve_ordering allows one level and no DELAY",
+     "drop preserve_ordering or the extra levels", CONFIG_SRC),
+    ("TDK306", "sequence-without-controls", "warning",
+     "the model never sees START/READY/END",
+     "add control_input entries", BATCHER_DOC),
+    ("TDK307", "control-input-name", "error",
+     "control tensors need unique names that are not model inputs",
+     "rename the control tensor", CONFIG_SRC),
+    ("TDK308", "control-kind-duplicate", "error",
+     "each control kind may be given once",
+     "keep one control per kind", CONFIG_SRC),
+    ("TDK309", "control-values", "error",
+     "boolean controls need exactly one false/true pair; CORRID takes a data_type",
+     "fix the control", CONFIG_SRC),
+    ("TDK310", "corrid-data-type", "error",
+     "CONTROL_SEQUENCE_CORRID takes an integer or string type",
+     "use TYPE_UINT64 or TYPE_STRING", CONFIG_SRC),
+    ("TDK311", "direct-slot-utilization", "error",
+     "minimum_slot_utilization must be in 0..1",
+     "fix the value", CONFIG_SRC),
+    ("TDK312", "state-invalid", "error",
+     "a state needs input_name, output_name, data_type and valid dims",
+     "complete the state", BATCHER_DOC),
+    ("TDK313", "batch-io-without-batching", "warning",
+     "batch_input/batch_output need batching",
+     "set max_batch_size > 0", CONFIG_DOC),
+    ("TDK314", "batch-input-data-type", "error",
+     "batch inputs are TYPE_INT32 or TYPE_FP32",
+     "fix data_type", CONFIG_SRC),
+    ("TDK315", "batch-input-target", "warning",
+     "backends count one model input per batch input; its target should not be a model input",
+     "fix target_name", CONFIG_SRC),
+    ("TDK316", "batch-output-target", "error",
+     "batch output targets must be model outputs, once each",
+     "fix target_name", CONFIG_SRC),
+    ("TDK317", "batch-source-input", "error",
+     "batch I/O needs exactly one source_input that is a model input",
+     "fix source_input", CONFIG_SRC),
+    ("TDK401", "ensemble-no-steps", "error",
+     "an ensemble needs at least one step",
+     "add steps", ENSEMBLE_DOC),
+    ("TDK402", "step-model-missing", "error",
+     "each step's model must be in the repository",
+     "add the model or fix model_name", ENSEMBLE_DOC),
+    ("TDK403", "step-map-empty", "error",
+     "input_map and output_map must not be empty",
+     "map the step's tensors", ENSEMBLE_SRC),
+    ("TDK404", "step-output-unknown", "error",
+     "output_map keys must be the model's outputs",
+     "use an output of the model", ENSEMBLE_SRC),
+    ("TDK405", "tensor-two-producers", "error",
+     "an ensemble tensor has one producer",
+     "map to a new tensor name", ENSEMBLE_SRC),
+    ("TDK406", "step-version-missing", "error",
+     "model_version must exist (or be -1)",
+     "use -1 or an existing version", ENSEMBLE_SRC),
+    ("TDK407", "step-batch-size", "error",
+     "a batching step must allow the ensemble's batch size",
+     "lower the ensemble's max_batch_size", ENSEMBLE_SRC),
+    ("TDK408", "step-input-unknown", "error",
+     "input_map keys must be the model's inputs",
+     "use an input of the model", ENSEMBLE_SRC),
+    ("TDK409", "tensor-not-produced", "error",
+     "a step input must come from an ensemble input or an earlier step",
+     "map it from a producer", ENSEMBLE_SRC),
+    ("TDK410", "step-input-unmapped", "error",
+     "every required step input must be mapped",
+     "add it to input_map", ENSEMBLE_SRC),
+    ("TDK411", "tensor-mismatch", "error",
+     "both sides of an ensemble tensor agree on type and shape",
+     "make data types and dims agree", ENSEMBLE_SRC),
+    ("TDK412", "ensemble-input-unused", "error",
+     "every ensemble input must feed a step",
+     "map it or remove it", ENSEMBLE_SRC),
+    ("TDK413", "tensor-unused", "error",
+     "a produced tensor must be consumed or be an output",
+     "consume it or drop it", ENSEMBLE_SRC),
+    ("TDK414", "ensemble-output-not-produced", "error",
+     "every ensemble output needs a producer",
+     "map a step output to it", ENSEMBLE_SRC),
+    ("TDK415", "step-cycle", "error",
+     "steps cannot depend on each other's outputs",
+     "break the cycle", ENSEMBLE_SRC),
+    ("TDK416", "ensemble-contains-itself", "error",
+     "an ensemble cannot contain itself",
+     "remove the step", ENSEMBLE_SRC),
+    ("TDK417", "decoupled-inputs-mixed", "error",
+     "a step cannot take inputs that originate from different decoupled steps",
+     "feed the step from one decoupled branch", ENSEMBLE_SRC),
+    ("TDK501", "onnx-unreadable", "error",
+     "the ONNX file cannot be parsed",
+     "re-export the model", ORT_SRC),
+    ("TDK502", "onnx-tensor-missing", "error",
+     "config tensors must exist in the graph",
+     "rename to a graph tensor", ORT_SRC),
+    ("TDK503", "onnx-input-undeclared", "error",
+     "every graph input must be a config input, control tensor, state or batch input",
+     "declare it", ORT_SRC),
+    ("TDK504", "onnx-data-type", "error",
+     "config data_type must equal the graph's",
+     "fix data_type", ORT_SRC),
+    ("TDK505", "onnx-rank", "error",
+     "config rank (plus batch) must equal the graph's",
+     "fix dims", ORT_SRC),
+    ("TDK506", "onnx-dim", "error",
+     "fixed graph dimensions must match the config",
+     "fix dims", ORT_SRC),
+    ("TDK507", "onnx-batch-dim", "error",
+     "batching needs a dynamic first graph dimension",
+     "export with a dynamic batch axis", ORT_SRC),
+    ("TDK508", "onnx-optional-batching", "error",
+     "optional inputs are not supported for models that batch",
+     "set max_batch_size 0 or make the input required", ORT_SRC),
+    ("TDK509", "onnx-ragged-shape", "error",
+     "a ragged input must be [-1] in the graph",
+     "export the input as a 1-D dynamic tensor", ORT_SRC),
+    ("TDK510", "onnx-fed-input-missing", "error",
+     "control, state and batch inputs count as graph inputs; a graph without them is refused",
+     "export the graph with the input", ORT_SRC),
+]
+# fmt: on
+_RULES = [Rule(c, n, s, t, f, src) for c, n, s, t, f, src in _TABLE]  # type: ignore[arg-type]
+
+RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}
+assert len(RULES) == len(_RULES), "duplicate rule code"
+
+
+def register(rules: list[Rule]) -> None:
+    """Add rules defined outside the packager (the deploy-target checks of ``infra``)."""
+    for rule in rules:
+        if rule.code in RULES and RULES[rule.code] != rule:
+            raise ValueError(f"rule code {rule.code} is already taken")
+        RULES[rule.code] = rule
+
+
+def render_markdown(rules: list[Rule]) -> str:
+    """``docs/rules.md``: every rule, generated so it cannot drift from the checks."""
+    lines = [
+        "# `tdk validate` rules",
+        "",
+        "Generated from the rule registry (`python -m infra.targets.checks > docs/rules.md`); "
+        "do not edit by hand. A test fails when it is stale.",
+        "",
+        "| code | name | severity | what Triton does at load time | fix | source |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for rule in sorted(rules, key=lambda r: r.code):
+        source = rule.source
+        if not source.startswith("http"):  # a file of this repository, linked from docs/
+            source = source.removeprefix("docs/") if source.startswith("docs/") else "../" + source
+        link = f"[{'doc' if rule.source.startswith('http') else rule.source}]({source})"
+        lines.append(
+            f"| {rule.code} | {rule.name} | {rule.severity} | {rule.triton} | {rule.fix} | {link} |"
+        )
+    return "\n".join(lines) + "\n"

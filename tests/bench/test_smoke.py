@@ -1,0 +1,65 @@
+"""Every benchmark script runs, in a small configuration, and its last line is one JSON object
+with the figures it promises. Add a row to SCRIPTS for each new ``bench/*.py``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.e2e
+
+#: script -> (arguments for a quick run, keys its JSON must carry)
+SCRIPTS: dict[str, tuple[list[str], set[str]]] = {
+    "churn.py": (
+        ["--clients", "2", "--requests", "10", "--runs", "1"],
+        {"req_per_s", "p99_s", "errors", "vs_baseline_req_per_s"},
+    ),
+    "validate.py": (
+        ["--models", "20", "--runs", "1"],
+        {"models", "validate_s", "models_per_s", "version_s", "version_over_python"},
+    ),
+    "package.py": (
+        ["--weight-mb", "2", "--copies", "2", "--repeat", "1"],
+        {"ours_s", "baseline_s", "speedup", "bytes_ratio", "republish_uploaded_bytes"},
+    ),
+    "invoke.py": (
+        ["--quick"],
+        {"front_p50_ms", "direct_p50_ms", "front_rps_c8", "direct_rps_c8", "targets_met"},
+    ),
+    "tune.py": (
+        ["--quick"],
+        {
+            "default_rps",
+            "tuned_rps",
+            "quick_measurements",
+            "full_measurements",
+            "quick_best_rps",
+            "full_best_rps",
+        },
+    ),
+}
+
+
+def test_every_bench_script_is_listed() -> None:
+    assert sorted(p.name for p in (ROOT / "bench").glob("*.py")) == sorted(SCRIPTS)
+
+
+@pytest.mark.parametrize("script", sorted(SCRIPTS))
+def test_bench_script_runs(script: str) -> None:
+    args, keys = SCRIPTS[script]
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), *args, "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert keys <= set(report), keys - set(report)

@@ -1,0 +1,82 @@
+"""Helpers for the endpoint and invoke hostile suites: tree snapshots and raw HTTP requests."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import socket
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+def snapshot(*roots: Path) -> dict[str, tuple[int, int]]:
+    """Every file under ``roots``: path -> (size, mtime_ns); to compare before and after."""
+    found: dict[str, tuple[int, int]] = {}
+    for root in roots:
+        for folder, _, files in os.walk(root):
+            for name in files:
+                path = Path(folder, name)
+                with_stat = path.lstat()
+                found[str(path)] = (with_stat.st_size, with_stat.st_mtime_ns)
+    return found
+
+
+def post(
+    url: str, headers: dict[str, str], body: bytes, path: str = "/endpoints/local/invocations"
+) -> tuple[int, dict[str, Any], dict[str, str]]:
+    """One POST; (status, JSON body or {}, lower-case headers)."""
+    host, port = url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=60)
+    try:
+        conn.request("POST", path, body, headers)
+        response = conn.getresponse()
+        raw = response.read()
+        document = json.loads(raw) if raw.startswith(b"{") else {}
+        return response.status, document, {k.lower(): v for k, v in response.getheaders()}
+    finally:
+        conn.close()
+
+
+def stalled_request(url: str, target_model: str, length: int, sent: int) -> socket.socket:
+    """A connection that sends the headers and ``sent`` of ``length`` body bytes, then stalls."""
+    host, port = url.removeprefix("http://").split(":")
+    sock = socket.create_connection((host, int(port)), timeout=60)
+    head = (
+        "POST /endpoints/local/invocations HTTP/1.1\r\n"
+        f"Host: {host}\r\nContent-Type: application/json\r\n"
+        f"X-Amzn-SageMaker-Target-Model: {target_model}\r\n"
+        f"Content-Length: {length}\r\n\r\n"
+    )
+    sock.sendall(head.encode() + b"{" * sent)
+    return sock
+
+
+def read_until_closed(sock: socket.socket, timeout: float) -> bytes:
+    """Everything the server sends until it closes the connection; AssertionError when it has
+    not closed it within ``timeout`` seconds."""
+    chunks = []
+    deadline = time.monotonic() + timeout
+    while (remaining := deadline - time.monotonic()) > 0:
+        sock.settimeout(remaining)
+        try:
+            chunk = sock.recv(65536)
+        except TimeoutError:
+            break
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+    raise AssertionError(f"the server kept the connection open for {timeout} s: {chunks!r}")
+
+
+def wait_for(condition: Callable[[], Any], timeout: float, what: str) -> Any:
+    """Poll ``condition`` until it returns something truthy; AssertionError after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")

@@ -1,0 +1,143 @@
+"""Hostile ``--dest`` values for ``tdk package``: one row per input, each with its exit code,
+a fragment of the message, and proof that nothing was written or deleted (the destination and
+the current directory, which holds the user's own files, are snapshotted before and after)."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cli.main import app
+from packager.publish import MAX_RELEASE_COPIES
+from tests.hostile.snapshot import changes, snapshot
+
+runner = CliRunner(env={"COLUMNS": "200"})
+
+
+@dataclass(frozen=True)
+class Row:
+    dest: str  # "{cwd}" and "{home}" are replaced
+    exit_code: int
+    fragment: str
+    args: tuple[str, ...] = ()
+
+
+ROWS = {
+    "empty": Row("", 2, "names no directory"),
+    "empty-prune": Row("", 2, "names no directory", ("--prune",)),
+    "blank": Row("   ", 2, "names no directory"),
+    "file-scheme-only": Row("file://", 2, "names no directory", ("--prune",)),
+    "filesystem-root": Row("file:///", 2, "root of the filesystem"),
+    "filesystem-root-prune": Row("file:///", 2, "root of the filesystem", ("--prune",)),
+    "home": Row("{home}", 2, "home directory", ("--prune",)),
+    "home-tilde": Row("~", 2, "home directory"),
+    "s3-no-bucket": Row("s3://", 2, "names no bucket"),
+    "gs-no-bucket": Row("gs://", 2, "names no bucket", ("--prune",)),
+    "s3-bucket-root-prune": Row("s3://bucket", 2, "whole bucket", ("--prune",)),
+    "s3-bucket-slash-prune": Row("s3://bucket/", 2, "whole bucket", ("--prune",)),
+    "gs-bucket-root-prune": Row("gs://bucket", 2, "whole bucket", ("--prune",)),
+    "dest-is-a-file": Row("file://{cwd}/notes.txt", 1, "choose a directory"),
+    "dest-under-a-file": Row("{cwd}/notes.txt/release", 1, "Not a directory"),
+    "dest-not-permitted": Row("file:///sys/tdk-release", 1, "choose a destination you can write"),
+    "dest-cannot-be-created": Row("file:///proc/tdk-release", 1, "cannot be created"),
+    "foreign-manifest-json": Row(".", 2, "not a tdk manifest", ("--prune",)),
+    "absurd-copies": Row(
+        "file://{cwd}/release",
+        2,
+        f"at most {MAX_RELEASE_COPIES}",
+        ("--copies", str(MAX_RELEASE_COPIES + 1)),
+    ),
+}
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A current directory full of the user's own files, some named like ours; $HOME in it."""
+    cwd = tmp_path / "work"
+    (cwd / "home").mkdir(parents=True)
+    (cwd / "home" / ".bashrc").write_text("# mine\n")
+    (cwd / "mme").mkdir(parents=True)
+    (cwd / "notes.txt").write_text("mine\n")
+    (cwd / "mme" / "keep.tar.gz").write_bytes(b"not from tdk")
+    (cwd / "repository" / "mine" / "1").mkdir(parents=True)
+    (cwd / "repository" / "mine" / "1" / "model.onnx").write_bytes(b"weights")
+    (cwd / "manifest.json").write_text("{}\n")
+    monkeypatch.chdir(cwd)
+    monkeypatch.setenv("HOME", str(cwd / "home"))
+    # Nothing may reach a real cloud: dead local endpoints for both SDKs.
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", "http://127.0.0.1:9")
+    monkeypatch.setenv("TDK_S3_ENDPOINT_URL", "http://127.0.0.1:9")
+    return cwd
+
+
+@pytest.mark.parametrize("name", sorted(ROWS))
+def test_hostile_destination_is_refused_before_anything_is_written(
+    name: str, workdir: Path, sample_repo: Path
+) -> None:
+    row = ROWS[name]
+    dest = row.dest.format(cwd=workdir, home=workdir / "home")
+    before = snapshot(workdir)
+    result = runner.invoke(
+        app, ["package", str(sample_repo / "tokenizer"), "--dest", dest, *row.args]
+    )
+    assert result.exit_code == row.exit_code, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert row.fragment in result.output
+    assert "hint:" in result.output
+    assert changes(before, snapshot(workdir)) == {"added": [], "removed": [], "changed": []}
+
+
+def test_prune_in_a_directory_of_user_files_deletes_only_what_tdk_wrote(
+    workdir: Path, sample_repo: Path
+) -> None:
+    """The original defect: publishing into the current directory with --prune deleted the
+    user's files. Now only objects a tdk release wrote (its ledger/manifest) are pruned."""
+    (workdir / "manifest.json").unlink()  # a foreign manifest.json is refused (a row above)
+    before = snapshot(workdir)
+    args = ["package", str(sample_repo / "tokenizer"), "--dest", "."]
+    first = runner.invoke(app, [*args, "--copies", "3", "--prune"])
+    assert first.exit_code == 0, first.output
+    ours = snapshot(workdir)
+    assert "mme/tokenizer-2.tar.gz" in ours
+    second = runner.invoke(app, [*args, "--copies", "1", "--prune"])
+    assert second.exit_code == 0, second.output
+    after = snapshot(workdir)
+    diff = changes(before, after)
+    assert diff["removed"] == [] and diff["changed"] == []
+    assert "mme/tokenizer-2.tar.gz" not in after and "mme/tokenizer-0.tar.gz" in after
+    for path in ("notes.txt", "mme/keep.tar.gz", "repository/mine/1/model.onnx"):
+        assert after[path] == before[path]
+    assert not [p for p in after if Path(p).name.startswith(".tdk")]
+
+
+def test_prune_never_deletes_files_the_user_added_to_a_release(
+    tmp_path: Path, sample_repo: Path
+) -> None:
+    dest = tmp_path / "release"
+    args = ["package", str(sample_repo), "--dest", f"file://{dest}"]
+    assert runner.invoke(app, [*args, "--copies", "2"]).exit_code == 0
+    (dest / "mme" / "hand-made.tar.gz").write_bytes(b"uploaded by hand")
+    (dest / "repository" / "text_classifier-1" / "1" / "extra.txt").write_text("mine")
+    assert runner.invoke(app, [*args, "--copies", "1"]).exit_code == 0  # stale, not pruned
+    pruned = runner.invoke(app, [*args, "--copies", "1", "--prune", "--json"])
+    assert pruned.exit_code == 0, pruned.output
+    assert (dest / "mme" / "hand-made.tar.gz").read_bytes() == b"uploaded by hand"
+    assert (dest / "repository" / "text_classifier-1" / "1" / "extra.txt").read_text() == "mine"
+    assert not (dest / "mme" / "text_classifier-1.tar.gz").exists()
+    assert not (dest / "repository" / "text_classifier-1" / "1" / "model.onnx").exists()
+
+
+def test_hard_link_to_a_file_outside_the_repository_is_warned_about(
+    tmp_path: Path, sample_repo: Path
+) -> None:
+    repo = Path(shutil.copytree(sample_repo / "tokenizer", tmp_path / "repo" / "tokenizer"))
+    outside = tmp_path / "outside.txt"
+    outside.write_text("secret\n")
+    (repo / "1" / "vocab.txt").hardlink_to(outside)
+    result = runner.invoke(app, ["package", str(repo), "--dest", f"file://{tmp_path / 'r'}"])
+    assert result.exit_code == 0, result.output
+    assert "vocab.txt has 2 hard links" in " ".join(result.output.split())

@@ -1,0 +1,240 @@
+"""``tdk plan`` is arithmetic: every figure below is computed by hand in the comments.
+
+The measured unit (a bench record) sustains 300 rps within a 50 ms SLO (the 380 rps level
+misses it); at the default safety factor 0.5 each unit is planned at 150 rps.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from cli.main import app
+
+ROOT = Path(__file__).resolve().parents[2]
+runner = CliRunner()
+
+PRICES = {
+    "date": "2026-01-02",
+    "sagemaker": {
+        "us-east-1": {
+            "ml.g4dn.xlarge": {"usd_per_hour": "0.7364", "source": "t"},
+            "ml.g5.xlarge": {"usd_per_hour": "1.408", "source": "t"},
+        }
+    },
+    "ec2": {
+        "us-east-1": {
+            "g5.xlarge": {"usd_per_hour": "1.006", "gpus": 1, "source": "t"},
+            "inf2.xlarge": {"usd_per_hour": "0.7582", "gpus": 1, "source": "t"},
+        }
+    },
+    "gce_machine": {"us-central1": {"g2-standard-8": {"usd_per_hour": "0.2936", "source": "t"}}},
+    "gce_gpu": {"us-central1": {"nvidia-l4": {"usd_per_hour": "0.56", "source": "t"}}},
+}
+
+
+def _level(concurrency: int, rps: float, p99: float) -> dict[str, Any]:
+    return {
+        "mode": "concurrency",
+        "level": concurrency,
+        "throughput_rps": rps,
+        "p50_ms": p99 / 2,
+        "p90_ms": p99 * 0.8,
+        "p99_ms": p99,
+        "errors": {},
+    }
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    bench = {
+        "target": "sagemaker",
+        "instance_type": "ml.g4dn.xlarge",
+        "gpu": None,
+        "target_model": "bert-0.tar.gz",
+        "levels": [_level(1, 100, 20), _level(4, 300, 45), _level(8, 380, 120)],
+    }
+    paths = {
+        "bench": tmp_path / "bench.json",
+        "prices": tmp_path / "prices.json",
+        "traffic": tmp_path / "traffic.csv",
+    }
+    paths["bench"].write_text(json.dumps(bench))
+    paths["prices"].write_text(json.dumps(PRICES))
+    paths["traffic"].write_text("time,rps\n00:00,90\n06:00,450\n12:00,1000\n18:00,301\n")
+    return paths
+
+
+def _plan(*args: str) -> dict[str, Any]:
+    result = runner.invoke(app, ["plan", *args, "--json"])
+    assert result.exit_code == 0, result.output
+    document: dict[str, Any] = json.loads(result.output)
+    return document
+
+
+def test_sagemaker_with_traffic_file_and_baseline(files: dict[str, Path]) -> None:
+    document = _plan(
+        str(files["bench"]),
+        "--slo-ms", "50",
+        "--instance-type", "ml.g4dn.xlarge",
+        "--traffic", str(files["traffic"]),
+        "--baseline", "inf2.xlarge:2756rps:0.76",
+        "--prices", str(files["prices"]),
+    )  # fmt: skip
+    assert document["price_date"] == "2026-01-02"
+    assert document["measured_unit_rps"] == "300"
+    assert document["average_rps"] == "460.25"  # (90 + 450 + 1000 + 301) / 4
+    sagemaker, baseline = document["options"]
+    # units per row: ceil(90/150)=1, ceil(450/150)=3, ceil(1000/150)=7, ceil(301/150)=3
+    assert sagemaker == {
+        "name": "ml.g4dn.xlarge",
+        "baseline": False,
+        "unit_rps": "300",
+        "unit_rps_measured": True,  # measured on that instance type
+        "units_per_instance": 1,
+        "usd_per_hour_each": "0.7364",
+        "peak_units": 7,
+        "trough_units": 1,
+        "peak_instances": 7,
+        "trough_instances": 1,
+        "peak_usd_per_hour": "5.15",  # 7 * 0.7364 = 5.1548
+        "average_usd_per_hour": "2.58",  # (1 + 3 + 7 + 3) * 0.7364 / 4 = 2.5774
+        "usd_per_million": "1.5556",  # 2.5774 / (460.25 * 3600) * 1e6 = 1.55555...
+    }
+    # baseline: 2756 rps at 0.5 -> 1378 per instance: one instance in every row
+    assert baseline["name"] == "inf2.xlarge (baseline)"
+    assert (baseline["peak_instances"], baseline["trough_instances"]) == (1, 1)
+    assert baseline["peak_usd_per_hour"] == baseline["average_usd_per_hour"] == "0.76"
+    assert baseline["usd_per_million"] == "0.4587"  # 0.76 / 1656900 * 1e6 = 0.45869...
+
+
+def test_eks_peak_only_trough_is_one_node(files: dict[str, Path]) -> None:
+    document = _plan(
+        str(files["bench"]),
+        "--slo-ms", "50",
+        "--target", "eks",
+        "--instance-type", "g5.xlarge",
+        "--peak-rps", "1000",
+        "--baseline", "inf2.xlarge:2756rps",  # price from the table: 0.7582
+        "--prices", str(files["prices"]),
+    )  # fmt: skip
+    eks, baseline = document["options"]
+    assert eks["unit_rps_measured"] is False  # measured on ml.g4dn.xlarge, assumed here
+    # peak: ceil(1000/150) = 7 pods on 7 one-GPU nodes; trough (no traffic): the 1-pod floor
+    assert (eks["peak_units"], eks["trough_units"]) == (7, 1)
+    assert (eks["peak_instances"], eks["trough_instances"]) == (7, 1)
+    assert eks["peak_usd_per_hour"] == eks["average_usd_per_hour"] == "7.04"  # 7 * 1.006
+    assert eks["usd_per_million"] == "1.9561"  # 7.042 / 3.6 = 1.95611...
+    assert baseline["usd_per_hour_each"] == "0.7582"
+    assert baseline["usd_per_million"] == "0.2106"  # 0.7582 / 3.6 = 0.21061...
+
+
+def test_gke_node_is_machine_plus_gpus(files: dict[str, Path]) -> None:
+    document = _plan(
+        str(files["bench"]),
+        "--slo-ms", "50",
+        "--target", "gke",
+        "--region", "us-central1",
+        "--instance-type", "g2-standard-8+nvidia-l4:200",  # 200 rps per pod: 100 planned
+        "--gpus-per-node", "2",
+        "--peak-rps", "1000",
+        "--prices", str(files["prices"]),
+    )  # fmt: skip
+    (gke,) = document["options"]
+    assert gke["usd_per_hour_each"] == "1.4136"  # 0.2936 + 2 * 0.56
+    # ceil(1000/100) = 10 pods, two per node -> 5 nodes; trough 1 pod -> 1 node
+    assert (gke["peak_units"], gke["peak_instances"]) == (10, 5)
+    assert (gke["trough_units"], gke["trough_instances"]) == (1, 1)
+    assert gke["peak_usd_per_hour"] == "7.07"  # 5 * 1.4136 = 7.068
+    assert gke["usd_per_million"] == "1.9633"  # 7.068 / 3.6 = 1.96333...
+
+
+def _stack(tmp_path: Path, name: str) -> Path:
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    return Path(shutil.copy(ROOT / name, tmp_path / name))
+
+
+def test_write_stack_sagemaker_keeps_comments_and_order(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    stack = _stack(tmp_path, "Pulumi.sagemaker-dev.yaml")
+    before = stack.read_text().splitlines()
+    result = runner.invoke(
+        app,
+        [
+            "plan", str(files["bench"]), "--slo-ms", "50",
+            "--traffic", str(files["traffic"]), "--prices", str(files["prices"]),
+            "--write-stack", str(stack),
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    after = stack.read_text().splitlines()
+    key = "triton-deploy-kit:"
+    # 300 rps * 0.5 * 60 = 9000 per minute; min = trough instances, max = peak instances
+    assert f"  {key}sagemakerInvocationsPerInstance: 9000" in after
+    assert f"  {key}sagemakerMinInstances: 1" in after
+    assert f"  {key}sagemakerMaxInstances: 7" in after
+    assert f"-  {key}sagemakerMaxInstances: 2" in result.output  # the diff is printed
+    untouched = [line for line in before if "sagemakerMaxInstances" not in line]
+    assert [line for line in after if line in untouched] == untouched  # comments, order kept
+    assert len(after) == len(before) + 1  # one key appended
+
+
+@pytest.mark.parametrize(
+    ("stack_name", "keys"),
+    [
+        ("Pulumi.eks-dev.yaml", ("eksGpuNodesMin", "eksGpuNodesMax")),
+        ("Pulumi.gke-dev.yaml", ("gkeGpuNodesMin", "gkeGpuNodesMax")),
+    ],
+)
+def test_write_stack_k8s_sets_nodes_and_keda_replicas(
+    files: dict[str, Path], tmp_path: Path, stack_name: str, keys: tuple[str, str]
+) -> None:
+    stack = _stack(tmp_path, stack_name)
+    rate = "g5.xlarge:300" if "eks" in stack_name else "g2-standard-8+nvidia-l4:300"
+    base = [str(files["bench"]), "--slo-ms", "50", "--prices", str(files["prices"])]
+    result = runner.invoke(
+        app,
+        ["plan", *base, "--peak-rps", "1000", "--instance-type", rate, "--write-stack", str(stack)],
+    )
+    assert result.exit_code == 0, result.output
+    text = stack.read_text()
+    # ceil(1000/150) = 7 pods on 7 one-GPU nodes at peak; 1 and 1 at the trough
+    for key, value in [(keys[0], 1), (keys[1], 7), ("k8sMinReplicas", 1), ("k8sMaxReplicas", 7)]:
+        assert f"  triton-deploy-kit:{key}: {value}\n" in text
+    assert text.startswith("# Triton on ")  # the header comment survives
+
+
+def test_bad_inputs_name_the_fix_and_write_nothing(files: dict[str, Path], tmp_path: Path) -> None:
+    stack = _stack(tmp_path, "Pulumi.sagemaker-dev.yaml")
+    original = stack.read_text()
+    files["traffic"].write_text("00:00,90\n06:00,lots\n")
+    cases = [
+        (["--traffic", str(files["traffic"])], "traffic.csv:2: rps 'lots' is not a number"),
+        (["--peak-rps", "10", "--slo-ms", "10"], "no measured level has p99 <= 10 ms"),
+        (["--peak-rps", "10", "--baseline", "inf2.xlarge"], "expected TYPE:RPSrps"),
+        (["--peak-rps", "10", "--instance-type", "ml.p9.huge"], "no sagemaker price for"),
+    ]
+    for extra, message in cases:
+        args = [str(files["bench"]), "--slo-ms", "50", *extra, "--write-stack", str(stack)]
+        result = runner.invoke(app, ["plan", *args, "--prices", str(files["prices"])])
+        assert result.exit_code == 2, result.output
+        assert message in result.output
+    assert stack.read_text() == original
+
+
+def test_bundled_prices_are_dated_and_sourced() -> None:
+    from infra.perf.prices import load_prices
+
+    table = load_prices()
+    assert table.date
+    for section in ("sagemaker", "ec2", "gce_machine", "gce_gpu"):
+        for region, entries in table.sections[section].items():
+            assert entries, (section, region)
+            assert all(p.source.startswith("https://") for p in entries.values())
+    assert table.lookup("ec2", "us-east-1", "inf2.xlarge").usd_per_hour > 0
