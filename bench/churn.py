@@ -30,6 +30,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from invoke import make_release  # noqa: E402  (bench/invoke.py: the same sample release)
+
 from infra.clients.inputs import example_inputs  # noqa: E402
 from infra.targets.sagemaker.runtime import SageMakerRuntimeTarget  # noqa: E402
 from packager.manifest import Manifest  # noqa: E402
@@ -42,21 +44,6 @@ MODELS = (
     "text_classifier-1.tar.gz",
 )
 SWITCH_EVERY = 50  # requests a client sends to one model before moving on
-
-
-def make_release(work: Path) -> Path:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("generate", ROOT / "model_repos" / "generate.py")
-    assert spec is not None and spec.loader is not None
-    generator = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generator)
-    generator.generate(work / "repo")
-    from packager.publish import publish
-    from packager.stores import open_store
-
-    publish([work / "repo"], open_store(str(work / "store")), copies=3)
-    return work / "store"
 
 
 def start_endpoint(root: Path, store: Path, state: Path, k: int) -> tuple[Any, str]:
