@@ -10,6 +10,7 @@ from infra.targets.base import Target
 #: ``triton-deploy-kit:target`` value -> module whose ``TARGET`` attribute is the Target
 MODULES: dict[str, str] = {
     "sagemaker": "infra.targets.sagemaker.target",
+    "sagemaker-ic": "infra.targets.sagemaker_ic.target",
     "gke": "infra.targets.gke.target",
     "eks": "infra.targets.eks.target",
 }

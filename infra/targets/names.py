@@ -96,6 +96,11 @@ DERIVED_NAMES: tuple[DerivedName, ...] = (
     *_names("sagemaker", APP_SCALING_POLICY, True, "{name}-invocations", "{name}-gpu"),
     *_names("sagemaker", LOG_GROUP, False, "/aws/sagemaker/Endpoints/{name}"),
     *_names("sagemaker", BUDGET, False, "{name}-monthly"),
+    *_names("sagemaker-ic", SAGEMAKER, True, "{name}"),  # endpoint, endpoint config
+    *_names("sagemaker-ic", IAM_ROLE, True, "{name}"),
+    *_names("sagemaker-ic", SNS_TOPIC, True, "{name}-alarms"),
+    *_names("sagemaker-ic", LOG_GROUP, False, "/aws/sagemaker/Endpoints/{name}"),
+    *_names("sagemaker-ic", BUDGET, False, "{name}-monthly"),
     *_names("eks", EKS_CLUSTER, False, "{name}"),
     *_names("eks", EKS_NODEGROUP, True, "{name}-system", "{name}-gpu"),
     *_names("eks", IAM_ROLE, False, "{name}-triton-release-reader"),

@@ -197,6 +197,7 @@ class Locator:
 #: ``--target`` value -> module whose ``from_locator(Locator)`` builds the client
 CLIENT_MODULES: dict[str, str] = {
     "sagemaker": "infra.targets.sagemaker.client",
+    "sagemaker-ic": "infra.targets.sagemaker_ic.client",
     "gke": "infra.targets.gke.client",
     "eks": "infra.targets.eks.client",
     "local": "infra.targets.local.client",

@@ -1,0 +1,1 @@
+"""The SageMaker inference components target: config, builders, Pulumi components, client."""

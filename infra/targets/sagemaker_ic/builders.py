@@ -1,0 +1,100 @@
+"""Pure builders of the sagemaker-ic stack: endpoint variant, model container, components.
+
+Arguments are plain data in the Pulumi providers' (snake_case) form; ``requests`` maps what
+the program declares to the SageMaker API's request shapes, which tests validate with botocore.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from infra.targets.sagemaker_ic.config import (
+    VARIANT_NAME,
+    ComponentSpec,
+    IcScaling,
+    Rolling,
+    Startup,
+)
+
+#: SageMaker Triton image: the directory under /opt/ml/model it serves in single-model mode
+#: (triton-inference-server/server docker/sagemaker/serve, checked 2026-11-24:
+#: https://github.com/triton-inference-server/server/blob/main/docker/sagemaker/serve)
+DEFAULT_MODEL_ENV = "SAGEMAKER_TRITON_DEFAULT_MODEL_NAME"
+#: RoutingStrategy enum (botocore sagemaker service-2.json, checked 2026-11-24)
+ROUTING = "LEAST_OUTSTANDING_REQUESTS"
+
+
+def endpoint_variant(instance_type: str, scaling: IcScaling, ami_version: str) -> dict[str, Any]:
+    """The one production variant: no model (components bring theirs), managed instance
+    scaling (min may be 0), least-outstanding-requests routing, the inference AMI."""
+    return {
+        "variant_name": VARIANT_NAME,
+        "instance_type": instance_type,
+        "initial_instance_count": scaling.initial_instances,
+        "managed_instance_scaling": {
+            "status": "ENABLED",
+            "min_instance_count": scaling.min_instances,
+            "max_instance_count": scaling.max_instances,
+        },
+        "routing_configs": [{"routing_strategy": ROUTING}],
+        "inference_ami_version": ami_version,
+    }
+
+
+def model_container(
+    image: str, release_url: str, spec: ComponentSpec, environment: dict[str, str]
+) -> dict[str, Any]:
+    """``aws.sagemaker.Model`` primary container: the Triton image on one copy's archive, which
+    is a one-model Triton repository (ensembles carry their composing models)."""
+    return {
+        "image": image,
+        "mode": "SingleModel",
+        "model_data_url": f"{release_url}/{spec.archive}",
+        "environment": {**environment, DEFAULT_MODEL_ENV: spec.copy},
+    }
+
+
+def deployment_config(rolling: Rolling, rollback_alarms: Sequence[Any]) -> dict[str, Any]:
+    """Rolling updates of a component, one batch of copies at a time, rolled back when one of
+    ``rollback_alarms`` fires (UpdateInferenceComponent DeploymentConfig)."""
+    batch = {"type": "COPY_COUNT", "value": rolling.batch_copies}
+    config: dict[str, Any] = {
+        "rolling_update_policy": {
+            "maximum_batch_size": batch,
+            "rollback_maximum_batch_size": batch,
+            "wait_interval_in_seconds": rolling.wait_seconds,
+        }
+    }
+    if rollback_alarms:
+        config["auto_rollback_configuration"] = {
+            "alarms": [{"alarm_name": name} for name in rollback_alarms]
+        }
+    return config
+
+
+def component_args(
+    spec: ComponentSpec, endpoint_name: Any, model_name: Any, startup: Startup
+) -> dict[str, Any]:
+    """``aws-native:sagemaker:InferenceComponent`` arguments, deployment config aside."""
+    needs = spec.needs
+    requirements: dict[str, Any] = {
+        "min_memory_required_in_mb": needs.memory_mb,
+        "number_of_cpu_cores_required": needs.cpu_cores,
+    }
+    if needs.accelerators:
+        requirements["number_of_accelerator_devices_required"] = float(needs.accelerators)
+    return {
+        "inference_component_name": spec.component,
+        "endpoint_name": endpoint_name,
+        "variant_name": VARIANT_NAME,
+        "specification": {
+            "model_name": model_name,
+            "compute_resource_requirements": requirements,
+            "startup_parameters": {
+                "model_data_download_timeout_in_seconds": startup.download_timeout,
+                "container_startup_health_check_timeout_in_seconds": startup.health_check_timeout,
+            },
+        },
+        "runtime_config": {"copy_count": spec.initial_copies},
+    }

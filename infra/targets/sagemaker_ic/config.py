@@ -1,0 +1,93 @@
+"""The validated, frozen config of a sagemaker-ic stack (no Pulumi, no cloud SDK)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from infra.config import StackConfig
+from infra.targets.guardrails import Budget
+from infra.targets.sagemaker_ic.sizing import IcInstance, Requirements
+
+#: the one production variant every component is placed on
+VARIANT_NAME = "AllTraffic"
+
+
+@dataclass(frozen=True)
+class ComponentSpec:
+    """One model copy served by one inference component."""
+
+    #: the model copy (Triton model name, archive ``mme/<copy>.tar.gz``)
+    copy: str
+    #: its inference component name (``names.component_name(copy)``)
+    component: str
+    size_bytes: int
+    needs: Requirements
+    min_copies: int
+    max_copies: int
+    initial_copies: int
+
+    @property
+    def archive(self) -> str:
+        return f"mme/{self.copy}.tar.gz"
+
+    @property
+    def scales_to_zero(self) -> bool:
+        return self.min_copies == 0
+
+
+@dataclass(frozen=True)
+class IcScaling:
+    """Instances (managed instance scaling) and per-copy target tracking."""
+
+    initial_instances: int
+    min_instances: int
+    max_instances: int
+    concurrent_requests_per_copy: int
+    scale_in_cooldown: int
+    scale_out_cooldown: int
+
+
+@dataclass(frozen=True)
+class Startup:
+    """StartupParameters of every component (seconds, 60-3600 each)."""
+
+    download_timeout: int
+    health_check_timeout: int
+
+
+@dataclass(frozen=True)
+class Rolling:
+    """RollingUpdatePolicy of component updates: copies per batch and bake time."""
+
+    batch_copies: int
+    wait_seconds: int
+
+
+@dataclass(frozen=True)
+class IcThresholds:
+    """Per-component alarm thresholds (the rollback alarms of component updates)."""
+
+    latency_slo_ms: int
+    error_rate_percent: int
+
+
+@dataclass(frozen=True)
+class SageMakerIcConfig:
+    """The validated config of a sagemaker-ic stack."""
+
+    common: StackConfig
+    region: str
+    instance: IcInstance
+    triton_version: str
+    inference_ami_version: str
+    #: Triton knobs of the SageMaker image (env), shared by every component's container
+    environment: dict[str, str]
+    components: tuple[ComponentSpec, ...]
+    scaling: IcScaling
+    startup: Startup
+    rolling: Rolling
+    thresholds: IcThresholds
+    alarm_email: str | None
+    created_release_prefix: str
+    budget: Budget | None
+    log_retention_days: int

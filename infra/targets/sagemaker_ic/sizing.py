@@ -1,0 +1,155 @@
+"""How much of an instance one copy of a model reserves: accelerators, CPU cores, memory (pure).
+
+An inference component reserves ``NumberOfAcceleratorDevicesRequired`` whole GPUs,
+``NumberOfCpuCoresRequired`` cores and ``MinMemoryRequiredInMb`` of host memory per copy;
+SageMaker places a copy only where all three are free. GPU kinds and counts come from the one
+table of facts (``infra.targets.facts``); host vCPUs and memory are below, with their sources.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from infra.config import check_choice
+from infra.targets import facts
+from tdk.errors import ConfigError
+
+#: EC2 accelerated-computing sizes: (vCPUs, host memory GiB). Sources, checked 2026-11-24:
+#: https://aws.amazon.com/ec2/instance-types/g4/ , /g5/ , /g6/ , /g6e/ , /p3/ , /p4/ , /p5/
+HOST: dict[str, dict[str, tuple[int, int]]] = {
+    "g4dn": {"xlarge": (4, 16), "2xlarge": (8, 32), "4xlarge": (16, 64), "8xlarge": (32, 128),
+             "12xlarge": (48, 192), "16xlarge": (64, 256)},
+    "g5": {"xlarge": (4, 16), "2xlarge": (8, 32), "4xlarge": (16, 64), "8xlarge": (32, 128),
+           "12xlarge": (48, 192), "16xlarge": (64, 256), "24xlarge": (96, 384),
+           "48xlarge": (192, 768)},
+    "g6": {"xlarge": (4, 16), "2xlarge": (8, 32), "4xlarge": (16, 64), "8xlarge": (32, 128),
+           "12xlarge": (48, 192), "16xlarge": (64, 256), "24xlarge": (96, 384),
+           "48xlarge": (192, 768)},
+    "g6e": {"xlarge": (4, 32), "2xlarge": (8, 64), "12xlarge": (48, 384), "48xlarge": (192, 1536)},
+    "p3": {"2xlarge": (8, 61), "8xlarge": (32, 244), "16xlarge": (64, 488)},
+    "p4d": {"24xlarge": (96, 1152)},
+    "p5": {"48xlarge": (192, 2048)},
+}  # fmt: skip
+
+#: Our planning assumptions (not AWS facts): the share of host memory and of each GPU's
+#: memory a copy may plan on (the rest is the platform's and the CUDA context's), how much
+#: larger than its .tar.gz a model is in GPU memory (weights plus activations and workspace)
+#: and in host memory while it loads, and Triton's own host memory per copy.
+USABLE_FRACTION = 0.9
+GPU_EXPANSION = 3.0
+HOST_EXPANSION = 2.0
+TRITON_HOST_MB = 1024
+MEMORY_STEP_MB = 256
+#: MinMemoryRequiredInMb >= 128 (botocore MemoryInMb shape, checked 2026-11-24)
+MIN_MEMORY_MB = 128
+
+
+@dataclass(frozen=True)
+class IcInstance:
+    """An instance type that can host inference components: its GPUs and host resources."""
+
+    instance_type: str
+    gpu: str
+    gpus: int
+    gpu_memory_mb: int
+    vcpus: int
+    memory_mb: int
+
+    @property
+    def usable_memory_mb(self) -> int:
+        return int(self.memory_mb * USABLE_FRACTION)
+
+
+def instance_types() -> list[str]:
+    """Every GPU instance type this target knows the facts of."""
+    return [
+        f"ml.{family}.{size}"
+        for family, sizes in HOST.items()
+        for size in sizes
+        if size in facts.EC2_GPU_FAMILIES[family].gpus
+    ]
+
+
+def ic_instance(key: str, instance_type: str) -> IcInstance:
+    """The facts of ``instance_type``; ConfigError listing the known types otherwise."""
+    check_choice(key, instance_type, instance_types(), why="no GPU/host facts for it")
+    family, size = facts.ec2_family(instance_type)
+    kind = facts.EC2_GPU_FAMILIES[family]
+    vcpus, memory_gib = HOST[family][size]
+    return IcInstance(
+        instance_type=instance_type,
+        gpu=kind.gpu,
+        gpus=kind.gpus[size],
+        gpu_memory_mb=facts.GPUS[kind.gpu].memory_gib * 1024,
+        vcpus=vcpus,
+        memory_mb=memory_gib * 1024,
+    )
+
+
+@dataclass(frozen=True)
+class Requirements:
+    """What one copy reserves (the API's ComputeResourceRequirements)."""
+
+    accelerators: int
+    cpu_cores: float
+    memory_mb: int
+
+
+def derived_accelerators(size_bytes: int, instance: IcInstance) -> int:
+    """Whole GPUs a copy needs: its GPU working set over each GPU's usable memory (>= 1)."""
+    working_mb = size_bytes * GPU_EXPANSION / facts.MIB
+    return max(1, math.ceil(working_mb / (instance.gpu_memory_mb * USABLE_FRACTION)))
+
+
+def derived_memory_mb(size_bytes: int) -> int:
+    """Host memory a copy needs while it loads and serves, rounded up to 256 MB steps."""
+    needed = size_bytes * HOST_EXPANSION / facts.MIB + TRITON_HOST_MB
+    return max(MIN_MEMORY_MB, math.ceil(needed / MEMORY_STEP_MB) * MEMORY_STEP_MB)
+
+
+def requirements(
+    where: str,
+    size_bytes: int,
+    instance: IcInstance,
+    accelerators: int | None = None,
+    memory_mb: int | None = None,
+    cpu_cores: float = 1.0,
+) -> Requirements:
+    """A copy's reservation (overrides win over derived values); ConfigError naming ``where``
+    when one copy cannot fit on one instance at all."""
+    need = Requirements(
+        accelerators if accelerators else derived_accelerators(size_bytes, instance),
+        cpu_cores,
+        memory_mb if memory_mb else derived_memory_mb(size_bytes),
+    )
+    problems = []
+    if need.accelerators > instance.gpus:
+        problems.append(
+            f"{need.accelerators} GPUs but {instance.instance_type} has {instance.gpus}"
+        )
+    if need.memory_mb > instance.usable_memory_mb:
+        problems.append(
+            f"{need.memory_mb} MB of host memory but {instance.instance_type} offers "
+            f"{instance.usable_memory_mb} MB"
+        )
+    if need.cpu_cores > instance.vcpus:
+        problems.append(
+            f"{need.cpu_cores:g} CPU cores but {instance.instance_type} has {instance.vcpus}"
+        )
+    if problems:
+        raise ConfigError(
+            f"{where}: one copy needs {'; '.join(problems)}",
+            hint="pick a larger sagemakerIcInstanceType, or override accelerators / memoryMb / "
+            "cpuCores for these copies in sagemakerIcModels",
+        )
+    return need
+
+
+def copies_per_instance(need: Requirements, instance: IcInstance) -> int:
+    """How many copies of one model fit on one instance (GPUs, cores and memory all)."""
+    return min(
+        instance.gpus // need.accelerators,
+        int(instance.vcpus // need.cpu_cores),
+        instance.usable_memory_mb // need.memory_mb,
+    )

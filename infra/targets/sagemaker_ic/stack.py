@@ -1,0 +1,245 @@
+"""``tdk:aws:SageMakerInferenceComponents``: an endpoint whose models are inference components.
+
+The endpoint's one variant has no model: each model copy gets its own ``aws.sagemaker.Model``
+(the Triton image on that copy's archive) and one ``aws-native:sagemaker:InferenceComponent``
+reserving GPUs, cores and memory per copy, copy-count autoscaling (to and from zero), rolling
+updates rolled back by the component's alarms, and a row on the dashboard.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_aws_native as aws_native
+
+from infra.config import ReleaseLocation
+from infra.targets.guardrails import aws_budget_args
+from infra.targets.sagemaker.iam import assume_role_policy, endpoint_log_group, execution_policy
+from infra.targets.sagemaker.instances import InstanceKind, triton_image
+from infra.targets.sagemaker.monitoring import dashboard_url
+from infra.targets.sagemaker.release_bucket import declare_release_bucket
+from infra.targets.sagemaker_ic import builders, monitoring, scaling
+from infra.targets.sagemaker_ic.config import ComponentSpec, SageMakerIcConfig
+
+TYPE_TOKEN = "tdk:aws:SageMakerInferenceComponents"
+
+
+def resource_name(stack: str, component: str) -> str:
+    """A Pulumi name for a per-component resource whose auto-name stays within 63 characters
+    (the provider appends 8): long names are cut and made unique by a hash."""
+    name = f"{stack}-{component}"
+    if len(name) <= 55:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:6]
+    return f"{name[:48].rstrip('-')}-{digest}"
+
+
+class SageMakerInferenceComponents(pulumi.ComponentResource):
+    """Role -> EndpointConfiguration (no model) -> Endpoint -> per copy: Model, component,
+    scaling, alarms; one dashboard."""
+
+    def __init__(
+        self, name: str, config: SageMakerIcConfig, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__(TYPE_TOKEN, name, None, opts)
+        self._name = name
+        self._config = config
+        endpoint_name = config.common.name
+        kind = InstanceKind(config.instance.instance_type, "gpu", config.instance.gpus)
+        self._image = triton_image(config.region, config.triton_version, kind)
+        release = self._release()
+        self.release_url: pulumi.Output[str] = release.apply(lambda r: r.url)
+        self._role, policy = self._role_and_policy(release, endpoint_name)
+        child = pulumi.ResourceOptions(parent=self)
+        endpoint_config = aws.sagemaker.EndpointConfiguration(
+            name,
+            execution_role_arn=self._role.arn,
+            production_variants=[
+                builders.endpoint_variant(
+                    config.instance.instance_type, config.scaling, config.inference_ami_version
+                )
+            ],
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[policy]),
+        )
+        logs = aws.cloudwatch.LogGroup(
+            f"{name}-logs",
+            name=endpoint_log_group(endpoint_name),
+            retention_in_days=config.log_retention_days,
+            opts=child,
+        )
+        if config.budget is not None:
+            aws.budgets.Budget(
+                f"{name}-budget", **aws_budget_args(endpoint_name, config.budget), opts=child
+            )
+        self._topic = self._alarm_topic()
+        endpoint = aws.sagemaker.Endpoint(
+            name,
+            name=endpoint_name,
+            endpoint_config_name=endpoint_config.name,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[logs]),
+        )
+        self.components: dict[str, pulumi.Output[str]] = {}
+        for spec in config.components:
+            self._component(spec, endpoint, release, policy)
+        dashboard = aws.cloudwatch.Dashboard(
+            name,
+            dashboard_name=endpoint_name,
+            dashboard_body=json.dumps(
+                monitoring.dashboard_body(config.region, list(config.components), config.thresholds)
+            ),
+            opts=child,
+        )
+        self.endpoint_name: pulumi.Output[str] = endpoint.name
+        self.role_arn: pulumi.Output[str] = self._role.arn
+        self.dashboard_url: pulumi.Output[str] = dashboard.dashboard_name.apply(
+            lambda dash: dashboard_url(config.region, dash)
+        )
+        self.alarm_topic_arn: pulumi.Output[str] | None = (
+            self._topic.arn if self._topic is not None else None
+        )
+        self.register_outputs(
+            {
+                "endpointName": self.endpoint_name,
+                "releaseUrl": self.release_url,
+                "roleArn": self.role_arn,
+                "dashboardUrl": self.dashboard_url,
+                "inferenceComponents": self.components,
+            }
+        )
+
+    def _release(self) -> pulumi.Output[ReleaseLocation]:
+        if self._config.common.release is not None:
+            return pulumi.Output.from_input(self._config.common.release)
+        bucket = declare_release_bucket(self._name, self)
+        prefix = self._config.created_release_prefix
+        return bucket.bucket.apply(lambda b: ReleaseLocation("s3", b, prefix))
+
+    def _role_and_policy(
+        self, release: pulumi.Output[ReleaseLocation], endpoint: str
+    ) -> tuple[aws.iam.Role, aws.iam.RolePolicy]:
+        child = pulumi.ResourceOptions(parent=self)
+        role = aws.iam.Role(
+            self._name, assume_role_policy=json.dumps(assume_role_policy()), opts=child
+        )
+        image, region = self._image, self._config.region
+        policy = aws.iam.RolePolicy(
+            self._name,
+            role=role.id,
+            policy=release.apply(
+                lambda r: json.dumps(execution_policy(r, image, region, endpoint))
+            ),
+            opts=child,
+        )
+        return role, policy
+
+    def _alarm_topic(self) -> aws.sns.Topic | None:
+        email = self._config.alarm_email
+        if email is None:
+            return None
+        child = pulumi.ResourceOptions(parent=self)
+        topic = aws.sns.Topic(f"{self._name}-alarms", opts=child)
+        aws.sns.TopicSubscription(
+            f"{self._name}-alarms", topic=topic.arn, protocol="email", endpoint=email, opts=child
+        )
+        return topic
+
+    def _component(
+        self,
+        spec: ComponentSpec,
+        endpoint: aws.sagemaker.Endpoint,
+        release: pulumi.Output[ReleaseLocation],
+        policy: aws.iam.RolePolicy,
+    ) -> None:
+        config, base = self._config, resource_name(self._name, spec.component)
+        child = pulumi.ResourceOptions(parent=self)
+        model = aws.sagemaker.Model(
+            base,
+            execution_role_arn=self._role.arn,
+            primary_container=release.apply(
+                lambda r: builders.model_container(self._image, r.url, spec, config.environment)
+            ),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[policy]),
+        )
+        actions = [self._topic.arn] if self._topic is not None else []
+        rollback = []
+        for alarm_spec in monitoring.alarm_specs(config.common.name, spec, config.thresholds):
+            alarm = aws.cloudwatch.MetricAlarm(
+                f"{base}-{alarm_spec.key}", **alarm_spec.args,
+                alarm_actions=actions, ok_actions=actions, opts=child,
+            )  # fmt: skip
+            if alarm_spec.rollback:
+                rollback.append(alarm.name)
+        component = aws_native.sagemaker.InferenceComponent(
+            base,
+            **builders.component_args(spec, endpoint.name, model.name, config.startup),
+            deployment_config=builders.deployment_config(config.rolling, rollback),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[endpoint]),
+        )
+        self.components[spec.copy] = component.inference_component_name.apply(str)
+        self._scaling(base, spec, component)
+
+    def _scaling(
+        self, base: str, spec: ComponentSpec, component: aws_native.sagemaker.InferenceComponent
+    ) -> None:
+        target = aws.appautoscaling.Target(
+            base,
+            **scaling.scalable_target(spec),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[component]),
+        )
+        routing: Mapping[str, Any] = {
+            "resource_id": target.resource_id,
+            "scalable_dimension": target.scalable_dimension,
+            "service_namespace": target.service_namespace,
+        }
+        child = pulumi.ResourceOptions(parent=self)
+        aws.appautoscaling.Policy(
+            f"{base}-concurrency",
+            policy_type="TargetTrackingScaling",
+            target_tracking_scaling_policy_configuration=scaling.tracking_policy(
+                self._config.scaling
+            ),
+            **routing,
+            opts=child,
+        )
+        if not spec.scales_to_zero:
+            return
+        wake = aws.appautoscaling.Policy(
+            f"{base}-wake",
+            policy_type="StepScaling",
+            step_scaling_policy_configuration=scaling.wake_policy(self._config.scaling),
+            **routing,
+            opts=child,
+        )
+        aws.cloudwatch.MetricAlarm(
+            f"{base}-no-capacity",
+            **scaling.no_capacity_alarm(self._config.common.name, spec),
+            alarm_actions=[wake.arn],
+            opts=child,
+        )
+
+
+def declare_stack(config: SageMakerIcConfig) -> dict[str, Any]:
+    """Declare the stack; the outputs ``pulumi stack output`` shows."""
+    from infra.targets.sagemaker_ic.target import invoke_command
+
+    endpoint = config.common.name
+    stack = SageMakerInferenceComponents(endpoint, config)
+    outputs: dict[str, Any] = {
+        "endpointName": stack.endpoint_name,
+        "region": config.region,
+        "releaseUrl": stack.release_url,
+        "dashboardUrl": stack.dashboard_url,
+        "roleArn": stack.role_arn,
+        "inferenceComponents": stack.components,
+        "invokeCommand": stack.release_url.apply(
+            lambda url: invoke_command(endpoint, config.region, url)
+        ),
+    }
+    if stack.alarm_topic_arn is not None:
+        outputs["alarmTopicArn"] = stack.alarm_topic_arn
+    return outputs

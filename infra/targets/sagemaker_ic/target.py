@@ -1,0 +1,213 @@
+"""The ``sagemaker-ic`` target: one SageMaker inference component per model copy.
+
+Reuses the MME target's pieces: the Triton image choice (``sagemaker.instances.triton_image``),
+the container environment of Triton knobs, the execution role, the release bucket and the
+monitoring style; only what components add lives here.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar
+
+from infra.config import ConfigReader, StackConfig, check_capacity, check_choice, qualify
+from infra.targets.base import EXAMPLE_MODEL_NAME, Refusal, Target
+from infra.targets.guardrails import read_budget, read_log_retention
+from infra.targets.sagemaker.env import TritonKnobs, container_environment
+from infra.targets.sagemaker.instances import check_image
+from infra.targets.sagemaker.target import _created_prefix, _email
+from infra.targets.sagemaker_ic.config import (
+    ComponentSpec,
+    IcScaling,
+    IcThresholds,
+    Rolling,
+    SageMakerIcConfig,
+    Startup,
+)
+from infra.targets.sagemaker_ic.models import (
+    MODELS_KEY,
+    CopyRequest,
+    declared_copies,
+    manifest_copies,
+)
+from infra.targets.sagemaker_ic.names import check_component_names
+from infra.targets.sagemaker_ic.sizing import IcInstance, ic_instance, requirements
+from tdk.errors import ConfigError
+
+NAME = "sagemaker-ic"
+INSTANCE_KEY = "sagemakerIcInstanceType"
+SUGGESTED_INSTANCE = "ml.g5.xlarge"
+#: ProductionVariantInferenceAmiVersion enum of botocore 1.44.8 (sagemaker service-2.json,
+#: checked 2026-11-24); a test compares it with the installed botocore
+AMI_VERSIONS = (
+    "al2-ami-sagemaker-inference-gpu-2",
+    "al2-ami-sagemaker-inference-gpu-2-1",
+    "al2-ami-sagemaker-inference-gpu-3-1",
+    "al2023-ami-sagemaker-inference-gpu-4-1",
+)
+
+
+def inference_ami_version(reader: ConfigReader) -> str:
+    """The one place the variant's InferenceAmiVersion is chosen (the stack's key)."""
+    return check_choice(
+        "sagemakerIcInferenceAmiVersion", reader.string("sagemakerIcInferenceAmiVersion"),
+        AMI_VERSIONS, why="not a GPU inference AMI SageMaker lists",
+    )  # fmt: skip
+
+
+def _knobs(reader: ConfigReader) -> TritonKnobs:
+    return TritonKnobs(
+        log_verbose=reader.integer("sagemakerTritonLogVerbose", minimum=0),
+        thread_count=reader.integer("sagemakerTritonThreadCount", minimum=0),
+        buffer_manager_threads=reader.integer("sagemakerTritonBufferManagerThreads", minimum=0),
+        shm_default_bytes=reader.integer("sagemakerTritonShmDefaultBytes", minimum=1 << 20),
+        shm_growth_bytes=reader.integer("sagemakerTritonShmGrowthBytes", minimum=1 << 16),
+        model_load_gpu_limit=reader.number(
+            "sagemakerTritonModelLoadGpuLimit", minimum=0.05, maximum=1.0
+        ),
+    )
+
+
+def _scaling(reader: ConfigReader) -> IcScaling:
+    low = reader.integer("sagemakerIcMinInstances", minimum=0)
+    high = reader.integer("sagemakerIcMaxInstances", minimum=1)
+    check_capacity("sagemakerIcMinInstances", low, "sagemakerIcMaxInstances", high)
+    initial = reader.integer("sagemakerIcInitialInstances", minimum=1)
+    check_capacity("sagemakerIcInitialInstances", initial, "sagemakerIcMaxInstances", high)
+    return IcScaling(
+        initial_instances=initial,
+        min_instances=low,
+        max_instances=high,
+        concurrent_requests_per_copy=reader.integer(
+            "sagemakerIcConcurrentRequestsPerCopy", minimum=1
+        ),
+        scale_in_cooldown=reader.integer("sagemakerScaleInCooldownSeconds", minimum=0),
+        scale_out_cooldown=reader.integer("sagemakerScaleOutCooldownSeconds", minimum=0),
+    )
+
+
+def _copies(reader: ConfigReader, common: StackConfig) -> list[CopyRequest]:
+    declared = declared_copies(reader.string(MODELS_KEY))
+    if declared:
+        return declared
+    url = reader.optional_string("sagemakerIcManifestUrl")
+    if url is None and common.release is not None:
+        return manifest_copies(common.release.url, "releaseUrl")
+    if url is None:
+        raise ConfigError(
+            f"a sagemaker-ic stack needs its model copies: {qualify(MODELS_KEY)} is empty and "
+            "neither sagemakerIcManifestUrl nor releaseUrl names a published release",
+            hint=f'declare them, e.g. {qualify(MODELS_KEY)}: [{{"copies": ["bert-0"], '
+            '"sizeMb": 420}], or set releaseUrl to the release',
+        )
+    return manifest_copies(url, "sagemakerIcManifestUrl")
+
+
+def _components(
+    reader: ConfigReader, common: StackConfig, instance: IcInstance
+) -> tuple[ComponentSpec, ...]:
+    copies = _copies(reader, common)
+    names = check_component_names(qualify(MODELS_KEY), [c.copy for c in copies])
+    stack = {
+        "accelerators": reader.integer("sagemakerIcAccelerators", minimum=0),
+        "memoryMb": reader.integer("sagemakerIcMemoryMb", minimum=0),
+        "cpuCores": reader.number("sagemakerIcCpuCores", minimum=0.25),
+        "minCopies": reader.integer("sagemakerIcMinCopies", minimum=0),
+        "maxCopies": reader.integer("sagemakerIcMaxCopies", minimum=1),
+        "initialCopies": reader.integer("sagemakerIcInitialCopies", minimum=0),
+    }
+    specs = []
+    for request in copies:
+        value = {**stack, **request.overrides}
+        low, high = int(value["minCopies"]), int(value["maxCopies"])
+        initial = int(value["initialCopies"])
+        if not (low <= initial <= high and high >= 1):
+            raise ConfigError(
+                f"{request.where}: copies must satisfy minCopies ({low}) <= initialCopies "
+                f"({initial}) <= maxCopies ({high}), maxCopies >= 1",
+                hint="fix sagemakerIcMinCopies / InitialCopies / MaxCopies or the group's",
+            )
+        needs = requirements(
+            request.where, request.size_bytes, instance, int(value["accelerators"]),
+            int(value["memoryMb"]), float(value["cpuCores"]),
+        )  # fmt: skip
+        specs.append(
+            ComponentSpec(request.copy, names[request.copy], request.size_bytes, needs,
+                          low, high, initial)
+        )  # fmt: skip
+    return tuple(specs)
+
+
+class SageMakerIcTarget(Target[SageMakerIcConfig]):
+    """SageMaker inference components running the SageMaker Triton image, one per copy."""
+
+    name: ClassVar[str] = NAME
+    release_schemes: ClassVar[tuple[str, ...]] = ("s3",)
+    cannot_render: ClassVar[str | None] = (
+        "SageMaker runs the Triton containers itself; there is no cluster to apply manifests to"
+    )
+
+    def refusals(self) -> Iterable[Refusal]:
+        reason = "AWS Inferentia/Trainium accelerators cannot run the Triton GPU image"
+        for family in ("inf1", "inf2", "trn1", "trn1n", "trn2"):
+            yield Refusal(INSTANCE_KEY, f"ml.{family}.*", reason, SUGGESTED_INSTANCE)
+
+    def parse_config(self, reader: ConfigReader, common: StackConfig) -> SageMakerIcConfig:
+        region = reader.string("aws:region")
+        version = reader.string("sagemakerTritonVersion")
+        check_image("sagemakerTritonVersion", version, "aws:region", region)
+        instance = ic_instance(INSTANCE_KEY, reader.string(INSTANCE_KEY))
+        return SageMakerIcConfig(
+            common=common,
+            region=region,
+            instance=instance,
+            triton_version=version,
+            inference_ami_version=inference_ami_version(reader),
+            environment=container_environment(_knobs(reader)),
+            components=_components(reader, common, instance),
+            scaling=_scaling(reader),
+            startup=Startup(
+                download_timeout=reader.integer(
+                    "sagemakerIcModelDownloadTimeoutSeconds", minimum=60, maximum=3600
+                ),
+                health_check_timeout=reader.integer(
+                    "sagemakerIcStartupHealthCheckTimeoutSeconds", minimum=60, maximum=3600
+                ),
+            ),
+            rolling=Rolling(
+                batch_copies=reader.integer("sagemakerIcRollingBatchCopies", minimum=1),
+                wait_seconds=reader.integer(
+                    "sagemakerIcRollingWaitSeconds", minimum=0, maximum=3600
+                ),
+            ),
+            thresholds=IcThresholds(
+                latency_slo_ms=reader.integer("sagemakerLatencySloMs", minimum=1),
+                error_rate_percent=reader.integer(
+                    "sagemakerErrorRatePercent", minimum=0, maximum=100
+                ),
+            ),
+            alarm_email=_email(reader),
+            created_release_prefix=_created_prefix(reader),
+            budget=read_budget(reader, email_required=True),
+            log_retention_days=read_log_retention(reader),
+        )
+
+    def declare(self, config: SageMakerIcConfig) -> Mapping[str, Any]:
+        from infra.targets.sagemaker_ic.stack import declare_stack
+
+        return declare_stack(config)
+
+
+def invoke_command(endpoint: str, region: str, release_url: str) -> str:
+    """The exact ``tdk invoke`` line for this endpoint (the sample model as the example)."""
+    return shlex.join(
+        [
+            "tdk", "invoke", "--target", NAME, "--endpoint", endpoint, "--region", region,
+            "--store", release_url, "--target-model", EXAMPLE_MODEL_NAME,
+            "--text", "a short test sentence",
+        ]
+    )  # fmt: skip
+
+
+TARGET = SageMakerIcTarget()
