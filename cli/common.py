@@ -30,6 +30,7 @@ RegionOpt = Annotated[
 class TargetKind(StrEnum):
     local = "local"
     sagemaker = "sagemaker"
+    sagemaker_ic = "sagemaker-ic"
     k8s = "k8s"
 
 
@@ -42,7 +43,8 @@ EndpointOpt = Annotated[
 TargetModelOpt = Annotated[
     str,
     typer.Option(
-        "--target-model", help="TargetModel (archive name, e.g. bert-0.tar.gz); k8s: model name."
+        "--target-model",
+        help="TargetModel (archive name, e.g. bert-0.tar.gz) or the model copy's name (bert-0).",
     ),
 ]
 ManifestStoreOpt = Annotated[

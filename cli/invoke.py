@@ -37,8 +37,9 @@ def load_manifest(store_url: str, endpoint_url: str | None = None) -> Manifest:
 
 
 def resolve_model(manifest: Manifest, name: str, kind: TargetKind) -> ManifestModel:
-    """``--target-model``: an archive name; on k8s the Triton model name works too."""
-    if kind is TargetKind.k8s and not name.endswith(".tar.gz"):
+    """``--target-model``: an archive name, or the model copy's (Triton) name."""
+    del kind  # every target addresses a copy by either name
+    if not name.endswith(".tar.gz"):
         return manifest.by_name(name)
     return manifest.by_target_model(name)
 
@@ -81,10 +82,10 @@ def open_client(
 
         state = _local_state(endpoint)
         return SageMakerRuntimeTarget(endpoint, endpoint_url=state.url, local=True)
-    if kind is TargetKind.sagemaker:
-        from infra.targets.sagemaker.runtime import SageMakerRuntimeTarget
+    from infra.targets.operations import CLIENT_MODULES, Locator, load_client
 
-        return SageMakerRuntimeTarget(endpoint, region=region)
+    if kind.value in CLIENT_MODULES:  # a deployed target: its own client says how to invoke
+        return load_client(kind.value, Locator(endpoint=endpoint, region=region)).invoke()
     if url is None:
         raise UsageError("--target k8s needs --url", hint="e.g. --url http://127.0.0.1:8000")
     from infra.clients.triton_http import TritonHttpTarget

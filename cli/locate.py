@@ -10,6 +10,7 @@ import typer
 
 class TargetName(StrEnum):
     sagemaker = "sagemaker"
+    sagemaker_ic = "sagemaker-ic"
     gke = "gke"
     eks = "eks"
     local = "local"

@@ -99,9 +99,9 @@ def test_each_component_runs_triton_on_its_own_archive(dev: StackRun) -> None:
         assert container["modelDataUrl"] == f"{release}/mme/{copy}.tar.gz"
         assert container["mode"] == "SingleModel"
         assert "sagemaker-tritonserver" in container["image"]
-        assert dev.outputs["inferenceComponents"][copy] == component.inputs[
-            "inferenceComponentName"
-        ]
+        assert (
+            dev.outputs["inferenceComponents"][copy] == component.inputs["inferenceComponentName"]
+        )
 
 
 def test_endpoint_variant_has_no_model_and_managed_scaling(dev: StackRun) -> None:
@@ -196,7 +196,6 @@ def test_ami_versions_are_botocores() -> None:
 
 def test_manifest_of_a_published_release_lists_the_components(tmp_path: Path) -> None:
     from packager.manifest import Manifest
-
     from tests.local.local_helpers import make_release
 
     repo = Path(__file__).resolve().parents[2] / "model_repos" / "samples"

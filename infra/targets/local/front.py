@@ -20,6 +20,7 @@ from infra.targets.local.errors import ApiError, internal, model_error, unavaila
 from infra.targets.local.manager import ModelManager
 from infra.targets.local.metrics import CONTENT_TYPE
 from infra.targets.local.upstream import UpstreamError, UpstreamResponse
+from infra.targets.sagemaker_ic.names import component_name
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -29,6 +30,8 @@ Send = Callable[[Message], Awaitable[None]]
 log = logging.getLogger("tdk.local")
 BINARY_TYPE = "application/vnd.sagemaker-triton.binary+json"
 _TARGET = b"x-amzn-sagemaker-target-model"
+#: InvokeEndpoint's InferenceComponentName (botocore sagemaker-runtime model, checked 2026-11-24)
+_COMPONENT = b"x-amzn-sagemaker-inference-component"
 _VARIANT = (b"x-amzn-invoked-production-variant", b"AllTraffic")
 _JSON = (b"content-type", b"application/json")
 
@@ -47,6 +50,8 @@ class Front:
         self.on_ready = on_ready
         self.started = time.time()
         self.startup_error: Exception | None = None
+        #: inference component name -> TargetModel, built on the first component request
+        self._components: dict[str, str] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -102,16 +107,20 @@ class Front:
         """InvokeEndpoint: read the body, then resolve and load the TargetModel and call Triton."""
         started = time.perf_counter()
         metrics = self.manager.metrics
-        target = content_type = None
+        target = content_type = component = None
         length: int | None = None
         for key, value in scope["headers"]:
             if key == _TARGET:
                 target = value.decode("latin-1")
+            elif key == _COMPONENT:
+                component = value.decode("latin-1")
             elif key == b"content-type":
                 content_type = value.decode("latin-1")
             elif key == b"content-length":
                 length = int(value) if value.isdigit() else -1
         try:
+            if not target and component:
+                target = self._by_component(component)
             response = await self._forward(endpoint, target, content_type, length, receive)
         except ApiError as exc:
             metrics.count(
@@ -161,13 +170,27 @@ class Front:
             kind = upstream.headers.get("content-type", "application/json").encode("latin-1")
         return 200, upstream.body, [(b"content-type", kind), _VARIANT], model_s
 
+    def _by_component(self, component: str) -> str:
+        """The TargetModel an inference component name stands for: the model copy's name, or
+        the name the sagemaker-ic target gives its component (``text-pipeline-0``)."""
+        if self._components is None:
+            self._components = {}
+            for target_model, state in self.manager.models.items():
+                self._components[component_name(state.entry.name)] = target_model
+                self._components[state.entry.name] = target_model
+        found = self._components.get(component)
+        if found is None:
+            shown = component if len(component) < 200 else component[:200] + "…"
+            raise validation(f"Inference component {shown!r} is not in the release")
+        return found
+
     def _check_head(self, endpoint: str, target: str | None, length: int | None) -> str:
         """What the request line and headers alone decide; the TargetModel when all is well."""
         if endpoint != self.name:
             raise validation(f"Endpoint {endpoint} not found (this local endpoint is {self.name})")
         if not target:
             raise validation(
-                "the X-Amzn-SageMaker-Target-Model header is required by a multi-model endpoint"
+                "an X-Amzn-SageMaker-Target-Model or -Inference-Component header is required"
             )
         self.manager.state_of(target)  # an unknown TargetModel is refused before the body
         if length is not None and length < 0:

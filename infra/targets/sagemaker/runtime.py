@@ -50,6 +50,10 @@ class SageMakerRuntimeTarget(InferenceTarget):
             kwargs["region_name"] = region
         self.client = boto3.client("sagemaker-runtime", **kwargs)
 
+    def address(self, model: ManifestModel) -> dict[str, str]:
+        """The InvokeEndpoint parameter that picks the model (MME: its archive, TargetModel)."""
+        return {"TargetModel": model.target_model}
+
     def send(self, model: ManifestModel, request: PreparedRequest) -> RawResponse:
         from botocore.exceptions import BotoCoreError, ClientError
 
@@ -57,8 +61,8 @@ class SageMakerRuntimeTarget(InferenceTarget):
         try:
             response = self.client.invoke_endpoint(
                 EndpointName=self.endpoint_name,
-                TargetModel=model.target_model,
                 Body=request.body,
+                **self.address(model),
                 ContentType=request.content_type,
             )
             body = response["Body"].read()

@@ -1,0 +1,148 @@
+"""Operations on an inference-component endpoint: invoke, per-component figures, state, wait."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from infra.clients.aws_session import aws_client, aws_errors
+from infra.clients.base import InferenceTarget
+from infra.targets.operations import (
+    Locator,
+    OnChange,
+    Reading,
+    Status,
+    TargetClient,
+    poll_until_ready,
+)
+from infra.targets.sagemaker.cloudwatch import window_period
+from infra.targets.sagemaker_ic.monitoring import METRICS
+from infra.targets.sagemaker_ic.scaling import COMPONENT_DIMENSION
+from infra.targets.sagemaker_ic.status import IcEndpointState, describe
+from tdk.errors import EndpointError
+
+NAME = "sagemaker-ic"
+DEFAULT_WINDOW = timedelta(hours=1)
+#: CloudWatch GetMetricData takes at most 500 queries per call
+MAX_QUERIES = 500
+
+
+def _combine(stat: str, values: list[float]) -> float | None:
+    if not values:
+        return None
+    if stat == "Sum":
+        return sum(values)
+    if stat == "Maximum":
+        return max(values)
+    return sum(values) / len(values)
+
+
+class InferenceComponentsClient(TargetClient):
+    """One endpoint's inference components, by endpoint name, in ``region``.
+
+    ``clients(service)`` makes boto3 clients (tests hand in stubbed ones)."""
+
+    target = NAME
+
+    def __init__(
+        self,
+        endpoint: str,
+        region: str | None,
+        clients: Callable[[str], Any] | None = None,
+    ) -> None:
+        self.endpoint = endpoint
+        self.region = region
+        self._clients = clients or (lambda service: aws_client(service, region))
+
+    def where(self) -> dict[str, str | None]:
+        return {"endpoint": self.endpoint, "region": self.region}
+
+    def invoke(self) -> InferenceTarget:
+        from infra.targets.sagemaker_ic.runtime import InferenceComponentTarget
+
+        return InferenceComponentTarget(self.endpoint, region=self.region)
+
+    def state(self) -> IcEndpointState:
+        return describe(self._clients("sagemaker"), self.endpoint)
+
+    def status(self) -> Status:
+        return self.state().as_status(NAME)
+
+    def wait(self, timeout: float, interval: float, on_change: OnChange) -> Status:
+        def poll() -> Status:
+            state = self.state()
+            if state.failed:
+                raise EndpointError(
+                    state.failed,
+                    hint=f"see /aws/sagemaker/Endpoints/{self.endpoint} in CloudWatch Logs; try "
+                    "the model on a small instance first (docs/sagemaker.md)",
+                )
+            return state.as_status(NAME)
+
+        return poll_until_ready(poll, timeout, interval, on_change)
+
+    def metrics(self, window: timedelta | None) -> list[Reading]:
+        """Each component's figures over ``window`` (key ``<component>.<figure>``)."""
+        components = [c.component for c in self.state().components]
+        end = datetime.now(UTC).replace(microsecond=0)
+        start = end - (window or DEFAULT_WINDOW)
+        period = window_period(start, end)
+        queries = {
+            f"m{i}_{j}": (component, spec)
+            for i, component in enumerate(components)
+            for j, spec in enumerate(METRICS)
+        }
+        values = self._fetch(queries, start, end, period)
+        return [
+            Reading(
+                f"{component}.{spec.key}",
+                f"{component}: {spec.label}",
+                None if (v := _combine(spec.stat, values[qid])) is None else v * spec.scale,
+                spec.unit,
+                f"{spec.namespace} {spec.name} ({spec.stat}) {COMPONENT_DIMENSION}={component}",
+                len(values[qid]),
+            )
+            for qid, (component, spec) in queries.items()
+        ]
+
+    def _fetch(
+        self, queries: dict[str, Any], start: datetime, end: datetime, period: int
+    ) -> dict[str, list[float]]:
+        cloudwatch = self._clients("cloudwatch")
+        values: dict[str, list[float]] = {qid: [] for qid in queries}
+        ids = list(queries)
+        for first in range(0, len(ids), MAX_QUERIES):
+            batch = [_query(qid, *queries[qid], period) for qid in ids[first : first + MAX_QUERIES]]
+            request: dict[str, Any] = {"MetricDataQueries": batch, "StartTime": start,
+                                       "EndTime": end}  # fmt: skip
+            with aws_errors(f"read CloudWatch metrics of {self.endpoint}'s components"):
+                while True:
+                    page = cloudwatch.get_metric_data(**request)
+                    for result in page.get("MetricDataResults", []):
+                        values[result["Id"]].extend(float(v) for v in result.get("Values", []))
+                    if not page.get("NextToken"):
+                        break
+                    request["NextToken"] = page["NextToken"]
+        return values
+
+
+def _query(qid: str, component: str, spec: Any, period: int) -> dict[str, Any]:
+    return {
+        "Id": qid,
+        "ReturnData": True,
+        "MetricStat": {
+            "Metric": {
+                "Namespace": spec.namespace,
+                "MetricName": spec.name,
+                "Dimensions": [{"Name": COMPONENT_DIMENSION, "Value": component}],
+            },
+            "Period": period,
+            "Stat": spec.stat,
+        },
+    }
+
+
+def from_locator(where: Locator) -> InferenceComponentsClient:
+    endpoint = where.need("endpoint", NAME, "--endpoint", "pass the SageMaker endpoint's name")
+    return InferenceComponentsClient(endpoint, where.region)
