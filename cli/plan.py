@@ -15,7 +15,8 @@ from cli.output import Output
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
-    from infra.perf.plan import PlanReport
+    from infra.perf.plan import Candidate, PlanReport
+    from infra.perf.prices import PriceTable
     from infra.perf.stackfile import StackFile
 
 MeasurementArg = Annotated[
@@ -64,6 +65,22 @@ def plan(
     write_stack: Annotated[
         Path | None, typer.Option("--write-stack", help="Pulumi.<stack>.yaml to update.")
     ] = None,
+    components: Annotated[
+        str | None,
+        typer.Option(
+            "--components",
+            help="Release URL: also compare SageMaker inference "
+            "components, MME and the baseline for its models.",
+        ),
+    ] = None,
+    hot_models: Annotated[
+        int | None,
+        typer.Option(
+            "--hot-models",
+            min=1,
+            help="With --components: models taking the peak (the rest idle) [all].",
+        ),
+    ] = None,
     json: JsonOpt = False,
 ) -> None:
     """Cost per hour and per million inferences of each candidate; scaling keys for a stack."""
@@ -109,7 +126,34 @@ def plan(
         from infra.perf.plot import cost_plot
 
         cost_plot(report, plot)
-    _show(out, report, capacity.throughput_rps, region, diff, plot, json)
+    ic = None
+    if components is not None:
+        base = options[-1] if baseline is not None else None
+        ic = _ic_rows(components, hot_models, report, capacity.throughput_rps, specs, base, table)
+    _show(out, report, capacity.throughput_rps, region, diff, plot, json, ic)
+
+
+def _ic_rows(
+    url: str,
+    hot: int | None,
+    report: PlanReport,
+    unit_rps: Decimal,
+    specs: list[str],
+    base: Candidate | None,
+    table: PriceTable,
+) -> list[dict[str, object]]:
+    """Inference components vs MME vs the baseline for the release's models (issue 19)."""
+    from cli.invoke import load_manifest
+    from infra.perf.candidates import DEFAULT_REGION, DEFAULTS
+    from infra.perf.ic_plan import Load, ModelSize, compare
+
+    models = [ModelSize(m.name, m.size) for m in load_manifest(url).models]
+    types = [s.partition(":")[0] for s in specs if s.startswith("ml.")] or list(
+        DEFAULTS["sagemaker"]
+    )
+    load = Load(report.peak.rps, hot or len(models), unit_rps, report.safety)
+    rows = compare(models, load, types, DEFAULT_REGION["sagemaker"], table, base)
+    return [row.as_dict(report.peak.rps) for row in rows]
 
 
 def _defaults(target: str, measured_on: str | None) -> list[str]:
@@ -170,6 +214,7 @@ def _show(
     diff: str | None,
     plot: Path | None,
     json: bool,
+    components: list[dict[str, object]] | None = None,
 ) -> None:
     rows = [report.row(option) for option in report.options]
     if json:
@@ -185,6 +230,7 @@ def _show(
                 "options": rows,
                 "stack_diff": diff,
                 "plot": str(plot) if plot else None,
+                "components_vs_mme": components,
             }
         )
         return
@@ -214,3 +260,8 @@ def _show(
         )
     if plot is not None:
         out.info(f"plot: {plot}")
+    if components:
+        keys = ["option", "instances_peak", "instances_idle", "gpus_reserved",
+                "usd_per_hour_peak", "usd_per_hour_idle", "usd_per_million", "note"]  # fmt: skip
+        out.table("inference components vs MME vs baseline (same load)", keys,
+                  [[escape(str(r[k])) for k in keys] for r in components])  # fmt: skip
