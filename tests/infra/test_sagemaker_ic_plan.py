@@ -45,7 +45,8 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def _rows(files: dict[str, Path], peak: str, *extra: str) -> dict[str, dict[str, Any]]:
     args = ["plan", str(files["bench"]), "--peak-rps", peak, "--slo-ms", "50", "--prices",
             str(files["prices"]), "--instance-type", "ml.g4dn.xlarge", "--components",
-            f"file://{files['release']}", "--baseline", "inf2.xlarge:2756rps:0.76", *extra]  # fmt: skip
+            f"file://{files['release']}", "--baseline", "inf2.xlarge:2756rps:0.76"]  # fmt: skip
+    args += extra
     result = CliRunner().invoke(app, [*args, "--json"])
     assert result.exit_code == 0, result.output
     rows = json.loads(result.output)["components_vs_mme"]
