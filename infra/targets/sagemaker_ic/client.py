@@ -17,6 +17,7 @@ from infra.targets.operations import (
     poll_until_ready,
 )
 from infra.targets.sagemaker.cloudwatch import window_period
+from infra.targets.sagemaker.metrics import MetricSpec
 from infra.targets.sagemaker_ic.monitoring import METRICS
 from infra.targets.sagemaker_ic.scaling import COMPONENT_DIMENSION
 from infra.targets.sagemaker_ic.status import IcEndpointState, describe
@@ -113,7 +114,7 @@ class InferenceComponentsClient(TargetClient):
         values: dict[str, list[float]] = {qid: [] for qid in queries}
         ids = list(queries)
         for first in range(0, len(ids), MAX_QUERIES):
-            batch = [_query(qid, *queries[qid], period) for qid in ids[first : first + MAX_QUERIES]]
+            batch = [_query(qid, queries[qid], period) for qid in ids[first : first + MAX_QUERIES]]
             request: dict[str, Any] = {"MetricDataQueries": batch, "StartTime": start,
                                        "EndTime": end}  # fmt: skip
             with aws_errors(f"read CloudWatch metrics of {self.endpoint}'s components"):
@@ -127,7 +128,8 @@ class InferenceComponentsClient(TargetClient):
         return values
 
 
-def _query(qid: str, component: str, spec: Any, period: int) -> dict[str, Any]:
+def _query(qid: str, what: tuple[str, MetricSpec], period: int) -> dict[str, Any]:
+    component, spec = what
     return {
         "Id": qid,
         "ReturnData": True,

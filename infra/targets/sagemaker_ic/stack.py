@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
 from typing import Any
 
 import pulumi
@@ -60,8 +59,10 @@ class SageMakerInferenceComponents(pulumi.ComponentResource):
             name,
             execution_role_arn=self._role.arn,
             production_variants=[
-                builders.endpoint_variant(
-                    config.instance.instance_type, config.scaling, config.inference_ami_version
+                aws.sagemaker.EndpointConfigurationProductionVariantArgs(
+                    **builders.endpoint_variant(
+                        config.instance.instance_type, config.scaling, config.inference_ami_version
+                    )
                 )
             ],
             opts=pulumi.ResourceOptions(parent=self, depends_on=[policy]),
@@ -161,7 +162,9 @@ class SageMakerInferenceComponents(pulumi.ComponentResource):
             base,
             execution_role_arn=self._role.arn,
             primary_container=release.apply(
-                lambda r: builders.model_container(self._image, r.url, spec, config.environment)
+                lambda r: aws.sagemaker.ModelPrimaryContainerArgs(
+                    **builders.model_container(self._image, r.url, spec, config.environment)
+                )
             ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[policy]),
         )
@@ -174,10 +177,11 @@ class SageMakerInferenceComponents(pulumi.ComponentResource):
             )  # fmt: skip
             if alarm_spec.rollback:
                 rollback.append(alarm.name)
+        args = builders.component_args(spec, endpoint.name, model.name, config.startup)
+        args["deployment_config"] = builders.deployment_config(config.rolling, rollback)
         component = aws_native.sagemaker.InferenceComponent(
             base,
-            **builders.component_args(spec, endpoint.name, model.name, config.startup),
-            deployment_config=builders.deployment_config(config.rolling, rollback),
+            aws_native.sagemaker.InferenceComponentArgs(**args),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[endpoint]),
         )
         self.components[spec.copy] = component.inference_component_name.apply(str)
@@ -191,28 +195,37 @@ class SageMakerInferenceComponents(pulumi.ComponentResource):
             **scaling.scalable_target(spec),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[component]),
         )
-        routing: Mapping[str, Any] = {
-            "resource_id": target.resource_id,
-            "scalable_dimension": target.scalable_dimension,
-            "service_namespace": target.service_namespace,
-        }
         child = pulumi.ResourceOptions(parent=self)
         aws.appautoscaling.Policy(
             f"{base}-concurrency",
-            policy_type="TargetTrackingScaling",
-            target_tracking_scaling_policy_configuration=scaling.tracking_policy(
-                self._config.scaling
+            aws.appautoscaling.PolicyArgs(
+                resource_id=target.resource_id,
+                scalable_dimension=target.scalable_dimension,
+                service_namespace=target.service_namespace,
+                policy_type="TargetTrackingScaling",
+                target_tracking_scaling_policy_configuration=(
+                    aws.appautoscaling.PolicyTargetTrackingScalingPolicyConfigurationArgs(
+                        **scaling.tracking_policy(self._config.scaling)
+                    )
+                ),
             ),
-            **routing,
             opts=child,
         )
         if not spec.scales_to_zero:
             return
         wake = aws.appautoscaling.Policy(
             f"{base}-wake",
-            policy_type="StepScaling",
-            step_scaling_policy_configuration=scaling.wake_policy(self._config.scaling),
-            **routing,
+            aws.appautoscaling.PolicyArgs(
+                resource_id=target.resource_id,
+                scalable_dimension=target.scalable_dimension,
+                service_namespace=target.service_namespace,
+                policy_type="StepScaling",
+                step_scaling_policy_configuration=(
+                    aws.appautoscaling.PolicyStepScalingPolicyConfigurationArgs(
+                        **scaling.wake_policy(self._config.scaling)
+                    )
+                ),
+            ),
             opts=child,
         )
         aws.cloudwatch.MetricAlarm(

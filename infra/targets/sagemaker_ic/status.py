@@ -7,6 +7,7 @@ Deleting, checked 2026-11-24).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,7 +57,7 @@ class IcEndpointState:
         pending = [c.component for c in self.components if c.status != READY]
         if self.status == READY and pending:
             state = f"{READY} ({len(pending)} component(s) not yet)"
-        rows = [vars(c) for c in self.components]
+        rows: list[Mapping[str, Any]] = [vars(c) for c in self.components]
         details = {**self.instances, "components": len(self.components)}
         return Status(target, self.name, state, self.ready, self.failed or self.failure,
                       details, rows)  # fmt: skip
