@@ -198,7 +198,7 @@ def test_cpu_instance_gets_the_cpu_image_and_no_gpu_alarm(stack_runner: Callable
         ({"aws:region": "mars-east-1"}, "us-east-1"),
         ({"releaseUrl": "https://bucket/x"}, "s3://"),
         ({"sagemakerMinInstances": 3, "sagemakerMaxInstances": 2}, "greater than"),
-        ({"target": "azure"}, "valid choices: sagemaker, gke, eks"),
+        ({"target": "azure"}, "valid choices: sagemaker, sagemaker-ic, gke, eks"),
         ({"sagemakerReleasePrefix": "a/../b"}, "without . or .."),
         ({"sagemakerRolloutStrategy": "YOLO"}, "ALL_AT_ONCE, CANARY, LINEAR"),
         ({"sagemakerTritonVersion": "9.99"}, "24.09"),

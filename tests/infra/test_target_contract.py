@@ -15,6 +15,7 @@ from tdk.errors import ConfigError, UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = {"sagemaker": "sagemaker-dev", "gke": "gke-dev", "eks": "eks-dev"}
+STACKS["sagemaker-ic"] = "sagemaker-ic-dev"
 
 
 def _read(target: Target[Any], overrides: dict[str, Any]) -> Any:

@@ -6,9 +6,11 @@ the program declares to the SageMaker API's request shapes, which tests validate
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from typing import Any
 
+from infra.targets.base import EXAMPLE_MODEL_NAME
 from infra.targets.sagemaker_ic.config import (
     VARIANT_NAME,
     ComponentSpec,
@@ -16,6 +18,7 @@ from infra.targets.sagemaker_ic.config import (
     Rolling,
     Startup,
 )
+from infra.targets.sagemaker_ic.names import TARGET_NAME
 
 #: SageMaker Triton image: the directory under /opt/ml/model it serves in single-model mode
 #: (triton-inference-server/server docker/sagemaker/serve, checked 2026-11-24:
@@ -98,3 +101,14 @@ def component_args(
         },
         "runtime_config": {"copy_count": spec.initial_copies},
     }
+
+
+def invoke_command(endpoint: str, region: str, release_url: str) -> str:
+    """The exact ``tdk invoke`` line for this endpoint (the sample model as the example)."""
+    return shlex.join(
+        [
+            "tdk", "invoke", "--target", TARGET_NAME, "--endpoint", endpoint, "--region", region,
+            "--store", release_url, "--target-model", EXAMPLE_MODEL_NAME,
+            "--text", "a short test sentence",
+        ]
+    )  # fmt: skip

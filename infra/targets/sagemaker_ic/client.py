@@ -19,11 +19,11 @@ from infra.targets.operations import (
 from infra.targets.sagemaker.cloudwatch import window_period
 from infra.targets.sagemaker.metrics import MetricSpec
 from infra.targets.sagemaker_ic.monitoring import METRICS
+from infra.targets.sagemaker_ic.names import TARGET_NAME as NAME
 from infra.targets.sagemaker_ic.scaling import COMPONENT_DIMENSION
 from infra.targets.sagemaker_ic.status import IcEndpointState, describe
 from tdk.errors import EndpointError
 
-NAME = "sagemaker-ic"
 DEFAULT_WINDOW = timedelta(hours=1)
 #: CloudWatch GetMetricData takes at most 500 queries per call
 MAX_QUERIES = 500

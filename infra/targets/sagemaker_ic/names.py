@@ -15,6 +15,8 @@ from collections.abc import Iterable
 
 from tdk.errors import ConfigError
 
+#: the value of ``triton-deploy-kit:target`` (and ``--target``) that selects this target
+TARGET_NAME = "sagemaker-ic"
 #: botocore InferenceComponentName (and ModelName): pattern and maximum length
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9]([\-a-zA-Z0-9]*[a-zA-Z0-9])?$")
 MAX_NAME = 63

@@ -238,8 +238,6 @@ class SageMakerInferenceComponents(pulumi.ComponentResource):
 
 def declare_stack(config: SageMakerIcConfig) -> dict[str, Any]:
     """Declare the stack; the outputs ``pulumi stack output`` shows."""
-    from infra.targets.sagemaker_ic.target import invoke_command
-
     endpoint = config.common.name
     stack = SageMakerInferenceComponents(endpoint, config)
     outputs: dict[str, Any] = {
@@ -250,7 +248,7 @@ def declare_stack(config: SageMakerIcConfig) -> dict[str, Any]:
         "roleArn": stack.role_arn,
         "inferenceComponents": stack.components,
         "invokeCommand": stack.release_url.apply(
-            lambda url: invoke_command(endpoint, config.region, url)
+            lambda url: builders.invoke_command(endpoint, config.region, url)
         ),
     }
     if stack.alarm_topic_arn is not None:

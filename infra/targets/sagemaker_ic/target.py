@@ -7,12 +7,11 @@ monitoring style; only what components add lives here.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 from infra.config import ConfigReader, StackConfig, check_capacity, check_choice, qualify
-from infra.targets.base import EXAMPLE_MODEL_NAME, Refusal, Target
+from infra.targets.base import Refusal, Target
 from infra.targets.guardrails import read_budget, read_log_retention
 from infra.targets.sagemaker.env import TritonKnobs, container_environment
 from infra.targets.sagemaker.instances import check_image
@@ -31,11 +30,11 @@ from infra.targets.sagemaker_ic.models import (
     declared_copies,
     manifest_copies,
 )
+from infra.targets.sagemaker_ic.names import TARGET_NAME as NAME
 from infra.targets.sagemaker_ic.names import check_component_names
 from infra.targets.sagemaker_ic.sizing import IcInstance, ic_instance, requirements
 from tdk.errors import ConfigError
 
-NAME = "sagemaker-ic"
 INSTANCE_KEY = "sagemakerIcInstanceType"
 SUGGESTED_INSTANCE = "ml.g5.xlarge"
 #: ProductionVariantInferenceAmiVersion enum of botocore 1.44.8 (sagemaker service-2.json,
@@ -89,9 +88,9 @@ def _scaling(reader: ConfigReader) -> IcScaling:
 
 def _copies(reader: ConfigReader, common: StackConfig) -> list[CopyRequest]:
     declared = declared_copies(reader.string(MODELS_KEY))
+    url = reader.optional_string("sagemakerIcManifestUrl")
     if declared:
         return declared
-    url = reader.optional_string("sagemakerIcManifestUrl")
     if url is None and common.release is not None:
         return manifest_copies(common.release.url, "releaseUrl")
     if url is None:
@@ -197,17 +196,6 @@ class SageMakerIcTarget(Target[SageMakerIcConfig]):
         from infra.targets.sagemaker_ic.stack import declare_stack
 
         return declare_stack(config)
-
-
-def invoke_command(endpoint: str, region: str, release_url: str) -> str:
-    """The exact ``tdk invoke`` line for this endpoint (the sample model as the example)."""
-    return shlex.join(
-        [
-            "tdk", "invoke", "--target", NAME, "--endpoint", endpoint, "--region", region,
-            "--store", release_url, "--target-model", EXAMPLE_MODEL_NAME,
-            "--text", "a short test sentence",
-        ]
-    )  # fmt: skip
 
 
 TARGET = SageMakerIcTarget()
