@@ -91,6 +91,8 @@ def test_dev_stack_declares_components_with_reservations(dev: StackRun) -> None:
 
 
 def test_each_component_runs_triton_on_its_own_archive(dev: StackRun) -> None:
+    for model in dev.of_type(MODEL):
+        valid("sagemaker", "CreateModel", requests.create_model(model.inputs, model.name))
     models = {m.name: m.inputs["primaryContainer"] for m in dev.of_type(MODEL)}
     release = dev.outputs["releaseUrl"]
     for component in dev.of_type(COMPONENT):
@@ -187,6 +189,15 @@ def test_dashboard_has_a_row_per_component(dev: StackRun) -> None:
     titles = " ".join(w["properties"]["title"] for w in body["widgets"])
     for component in dev.of_type(COMPONENT):
         assert component.inputs["inferenceComponentName"] + ":" in titles
+
+
+def test_long_copy_names_keep_model_names_within_63_characters() -> None:
+    copy = "a_very_long_model_name_for_a_text_pipeline_with_many_parts-0"
+    run = run_stack(STACK, {"sagemakerIcModels": [{"copies": [copy], "sizeMb": 1}]})
+    (model,) = run.of_type(MODEL)
+    valid("sagemaker", "CreateModel", requests.create_model(model.inputs, model.name))
+    (component,) = run.of_type(COMPONENT)
+    assert component.inputs["inferenceComponentName"] == copy.replace("_", "-")
 
 
 def test_ami_versions_are_botocores() -> None:

@@ -134,3 +134,16 @@ def put_metric_alarm(inputs: dict[str, Any]) -> Request:
     if "metricQueries" in inputs:
         request["Metrics"] = [_query(q) for q in inputs["metricQueries"]]
     return request
+
+
+#: what the provider appends to an auto-named resource (``-`` and 7 random characters)
+AUTONAME_SAMPLE = "-0a1b2c3"
+
+
+def create_model(inputs: dict[str, Any], name: str) -> Request:
+    """CreateModel of a component's model (``name`` + the provider's random suffix)."""
+    return {
+        "ModelName": inputs.get("name", name + AUTONAME_SAMPLE),
+        "PrimaryContainer": pascal(inputs["primaryContainer"]),
+        "ExecutionRoleArn": inputs["executionRoleArn"],
+    }
