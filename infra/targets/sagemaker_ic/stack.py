@@ -55,35 +55,8 @@ class SageMakerInferenceComponents(pulumi.ComponentResource):
         self.release_url: pulumi.Output[str] = release.apply(lambda r: r.url)
         self._role, policy = self._role_and_policy(release, endpoint_name)
         child = pulumi.ResourceOptions(parent=self)
-        endpoint_config = aws.sagemaker.EndpointConfiguration(
-            name,
-            execution_role_arn=self._role.arn,
-            production_variants=[
-                aws.sagemaker.EndpointConfigurationProductionVariantArgs(
-                    **builders.endpoint_variant(
-                        config.instance.instance_type, config.scaling, config.inference_ami_version
-                    )
-                )
-            ],
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[policy]),
-        )
-        logs = aws.cloudwatch.LogGroup(
-            f"{name}-logs",
-            name=endpoint_log_group(endpoint_name),
-            retention_in_days=config.log_retention_days,
-            opts=child,
-        )
-        if config.budget is not None:
-            aws.budgets.Budget(
-                f"{name}-budget", **aws_budget_args(endpoint_name, config.budget), opts=child
-            )
         self._topic = self._alarm_topic()
-        endpoint = aws.sagemaker.Endpoint(
-            name,
-            name=endpoint_name,
-            endpoint_config_name=endpoint_config.name,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[logs]),
-        )
+        endpoint = self._endpoint(policy)
         self.components: dict[str, pulumi.Output[str]] = {}
         for spec in config.components:
             self._component(spec, endpoint, release, policy)
@@ -111,6 +84,39 @@ class SageMakerInferenceComponents(pulumi.ComponentResource):
                 "dashboardUrl": self.dashboard_url,
                 "inferenceComponents": self.components,
             }
+        )
+
+    def _endpoint(self, policy: aws.iam.RolePolicy) -> aws.sagemaker.Endpoint:
+        """The endpoint config (one variant, no model), its log group, budget and endpoint."""
+        config, name = self._config, self._name
+        endpoint_name, child = config.common.name, pulumi.ResourceOptions(parent=self)
+        variant = builders.endpoint_variant(
+            config.instance.instance_type, config.scaling, config.inference_ami_version
+        )
+        endpoint_config = aws.sagemaker.EndpointConfiguration(
+            name,
+            execution_role_arn=self._role.arn,
+            production_variants=[
+                aws.sagemaker.EndpointConfigurationProductionVariantArgs(**variant)
+            ],
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[policy]),
+        )
+        # Declared before the endpoint so SageMaker writes into a group with retention.
+        logs = aws.cloudwatch.LogGroup(
+            f"{name}-logs",
+            name=endpoint_log_group(endpoint_name),
+            retention_in_days=config.log_retention_days,
+            opts=child,
+        )
+        if config.budget is not None:
+            aws.budgets.Budget(
+                f"{name}-budget", **aws_budget_args(endpoint_name, config.budget), opts=child
+            )
+        return aws.sagemaker.Endpoint(
+            name,
+            name=endpoint_name,
+            endpoint_config_name=endpoint_config.name,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[logs]),
         )
 
     def _release(self) -> pulumi.Output[ReleaseLocation]:
