@@ -263,6 +263,28 @@ def check_destination(dest: Store, prune: bool) -> None:
         )
 
 
+def check_overlap(dest: Store, repos: list[Path]) -> None:
+    """Refuse a destination inside an input, or an input inside the destination (real paths,
+    symlinks resolved): the release would be packaged into itself or into the repository."""
+    root = dest.local_root
+    if root is None:
+        return
+    real_root = root.resolve()
+    for repo in repos:
+        real_repo = repo.resolve()
+        if real_root.is_relative_to(real_repo) or real_repo.is_relative_to(real_root):
+            where = (
+                f"it is inside the input {repo}"
+                if real_root.is_relative_to(real_repo)
+                else f"the input {repo} is inside it"
+            )
+            raise UsageError(
+                f"refusing to publish to {dest.url}: {where} (real path {real_repo}); the release would be packaged into itself or into the repository",
+                hint="publish to a directory outside every input, e.g. a sibling "
+                f"{real_repo.parent / (real_repo.name + '-release')}",
+            )
+
+
 def owned_keys(store: Store) -> set[str]:
     """Keys a tdk release wrote under ``store``: its ledger plus its manifest (if any).
 
@@ -315,6 +337,7 @@ def publish(
     from packager.validate.runner import require_valid
 
     check_destination(dest, prune)
+    check_overlap(dest, repos)
     models = load_models(repos)
     _check_count(models, copies)
     require_valid(models)

@@ -79,6 +79,11 @@ class Store(abc.ABC):
         """Why this release root must not be published to (with ``prune``), or None."""
         return None
 
+    @property
+    def local_root(self) -> Path | None:
+        """The directory on this machine the release lives in (``file://``), else None."""
+        return None
+
     @abc.abstractmethod
     def copy(self, source_key: str, key: str, sha256: str) -> None:
         """Make ``key`` a copy of ``source_key`` (whose sha256 is given) inside the store."""

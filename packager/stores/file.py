@@ -49,6 +49,10 @@ class FileStore(Store):
             return "it is your home directory"
         return None
 
+    @property
+    def local_root(self) -> Path | None:
+        return self.root
+
     def sha256_of(self, key: str) -> str | None:
         path = self._path(key)
         return sha256_file(path) if path.is_file() else None
