@@ -46,6 +46,8 @@ from tdk.errors import StoreError, TdkError, UsageError
 # memory (~17 KB per copy measured): beyond this many copies both pass a few hundred MB. Split
 # such a fleet into several releases.
 MAX_RELEASE_COPIES = 20_000
+KEEP_NAME = ".keep"  # placeholder that keeps an empty directory in repository/
+_EMPTY_SHA = hashlib.sha256(b"").hexdigest()
 
 Progress = Callable[[int], None]
 
@@ -137,11 +139,19 @@ class _Release:
             self.source_sha[source.path] = sha256_file(source.path)
         return self.source_sha[source.path]
 
+    def dirs_of(self, member: Member) -> list[str]:
+        """The model's directories; an ensemble without one gets ``1`` (Triton needs a
+        version directory to load any model)."""
+        dirs = self.scan(member.source)[0]
+        if member.source.is_ensemble and not any(d.isdigit() for d in dirs):
+            return sorted([*dirs, "1"])
+        return dirs
+
     def entries(self, member: Member) -> list[Entry]:
-        dirs, files = self.scan(member.source)
+        files = self.scan(member.source)[1]
         config = dump_config(member.config).encode()
         entries = [Entry(member.name), Entry(f"{member.name}/{CONFIG_NAME}", data=config)]
-        entries += [Entry(f"{member.name}/{d}") for d in dirs]
+        entries += [Entry(f"{member.name}/{d}") for d in self.dirs_of(member)]
         entries += [Entry(f"{member.name}/{f.rel}", source=f) for f in files]
         return entries
 
@@ -158,7 +168,20 @@ class _Release:
             sha = self.sha_of(source)
             self.uploads[key] = Upload(key, sha, source.size, path=source.path)
             files[f"{member.name}/{source.rel}"] = sha
+        for rel in self.empty_dirs(member):
+            # Object stores hold no directories: a placeholder keeps the (version) directory,
+            # which Triton ignores as a file but needs as a directory (ensembles).
+            key = f"{REPOSITORY_PREFIX}{member.name}/{rel}/{KEEP_NAME}"
+            self.uploads[key] = Upload(key, _EMPTY_SHA, 0, data=b"")
+            files[f"{member.name}/{rel}/{KEEP_NAME}"] = _EMPTY_SHA
         return files
+
+    def empty_dirs(self, member: Member) -> list[str]:
+        """Directories of ``member`` with no file at or below them."""
+        files = self.scan(member.source)[1]
+        return [
+            d for d in self.dirs_of(member) if not any(f.rel.startswith(d + "/") for f in files)
+        ]
 
     def add_copy(
         self, plan: CopyPlan, writer: ArchiveWriter, hasher: ThreadPoolExecutor
