@@ -14,6 +14,7 @@ from packager.manifest import parse_trt_built_for
 from packager.publish import publish
 from packager.rename import DEFAULT_TEMPLATE
 from packager.stores import open_store
+from packager.stores.lock import DEFAULT_LOCK_TIMEOUT
 
 
 def package(
@@ -57,6 +58,14 @@ def package(
             "<compute capability>:<TensorRT version>, e.g. 8.6:10.4.",
         ),
     ] = "",
+    lock_timeout: Annotated[
+        float,
+        typer.Option(
+            "--lock-timeout",
+            min=0,
+            help="Seconds to wait while another publish holds the destination's lock.",
+        ),
+    ] = DEFAULT_LOCK_TIMEOUT,
 ) -> None:
     """Validate, rename, archive and publish REPOS to --dest; the manifest is written last."""
     if trt_built_for:
@@ -74,6 +83,7 @@ def package(
             prune,
             phase=phase,
             trt_built_for=trt_built_for,
+            lock_timeout=lock_timeout,
         )
     models = result.manifest.models
     for warning in result.warnings:

@@ -39,6 +39,7 @@ from packager.manifest import (
 from packager.rename import DEFAULT_TEMPLATE, CopyPlan, Member, plan_copies
 from packager.repository import ModelDir, discover
 from packager.stores import Store, sha256_file
+from packager.stores.lock import DEFAULT_LOCK_TIMEOUT, PublishLock, publish_lock
 from tdk.errors import StoreError, TdkError, UsageError
 
 # A release's manifest lists every copy (measured: 11.8 MB for 10,000 copies of the sample
@@ -302,7 +303,8 @@ def check_overlap(dest: Store, repos: list[Path]) -> None:
                 else f"the input {repo} is inside it"
             )
             raise UsageError(
-                f"refusing to publish to {dest.url}: {where} (real path {real_repo}); the release would be packaged into itself or into the repository",
+                f"refusing to publish to {dest.url}: {where} (real path {real_repo}); the "
+                "release would be packaged into itself or into the repository",
                 hint="publish to a directory outside every input, e.g. a sibling "
                 f"{real_repo.parent / (real_repo.name + '-release')}",
             )
@@ -355,8 +357,10 @@ def publish(
     prune: bool = False,
     phase: Phase = _quiet,
     trt_built_for: str = "",
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
 ) -> PublishResult:
-    """Package ``repos`` into ``copies`` renamed copies each and publish them to ``dest``."""
+    """Package ``repos`` into ``copies`` renamed copies each and publish them to ``dest``,
+    holding the destination's publish lock from reading its ledger to writing its manifest."""
     from packager.validate.runner import require_valid
 
     check_destination(dest, prune)
@@ -365,8 +369,8 @@ def publish(
     _check_count(models, copies)
     require_valid(models)
     plans = plan_copies(models, copies, template, share_composing)
-    owned = owned_keys(dest)
-    with dest.staging() as stage:
+    with dest.staging() as stage, publish_lock(dest, lock_timeout) as lock:
+        owned = owned_keys(dest)
         try:
             entries, uploads, warnings = build_release(plans, stage, level, phase)
         except OSError as exc:  # a model file unreadable, the staging disk full, ...
@@ -381,7 +385,7 @@ def publish(
             trt_built_for=trt_built_for,
         )
         result = PublishResult(manifest=manifest, url=dest.url, warnings=warnings)
-        _publish_release(dest, manifest, uploads, owned, prune, phase, result)
+        _publish_release(dest, manifest, uploads, owned, prune, phase, result, lock)
         return result
 
 
@@ -393,6 +397,7 @@ def _publish_release(
     prune: bool,
     phase: Phase,
     result: PublishResult,
+    lock: PublishLock,
 ) -> None:
     expected = {u.key for u in uploads}
     result.cleaned = dest.clean_leftovers(owned | expected)
@@ -406,6 +411,7 @@ def _publish_release(
     total = sum(u.size for u in todo)
     callback = phase(f"uploading to {dest.url}", total, "bytes")
     # Record the keys about to be written before any of them changes, then unpublish.
+    lock.check()
     _write_ledger(dest, owned | expected)
     dest.delete(MANIFEST_NAME)  # the release is incomplete from here until the end
     try:
@@ -417,6 +423,7 @@ def _publish_release(
             hint=exc.hint,
         ) from exc
     result.uploaded_bytes = total
+    lock.check()
     if prune:
         for key in result.stale:
             dest.delete(key)

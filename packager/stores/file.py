@@ -7,10 +7,13 @@ Triton or an endpoint would read it; the next publish removes what it left.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import re
 import shutil
 import tempfile
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -165,6 +168,82 @@ class FileStore(Store):
                 parent.rmdir()
             except OSError:
                 break  # not empty (or not ours to remove)
+
+    # Conditional writes. A version token is the content's sha256 (a lock record is unique).
+    # Create: the record is written whole to a private file, then hard-linked into place, which
+    # fails if the name exists (an exclusive create, like O_CREAT|O_EXCL, that no reader sees
+    # half-written). Replace: rename the current file away (only one renamer can succeed), check
+    # it is the version we were given, then create exclusively; a wrong version is put back.
+
+    def read_versioned(self, key: str) -> tuple[bytes, str] | None:
+        try:
+            data = self._path(key).read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise self._error("read", key, exc) from exc
+        return data, hashlib.sha256(data).hexdigest()
+
+    def _private(self, data: bytes) -> Path:
+        if self._work is None:
+            raise AssertionError("conditional writes run inside staging()")
+        fd, tmp = tempfile.mkstemp(prefix="cond-", dir=self._work)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)
+        return Path(tmp)
+
+    def create_exclusive(self, key: str, data: bytes) -> str | None:
+        target = self._path(key)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self._private(data)
+            try:
+                os.link(tmp, target)
+            except FileExistsError:
+                return None
+            finally:
+                tmp.unlink(missing_ok=True)
+        except OSError as exc:
+            raise self._error("write", key, exc) from exc
+        return hashlib.sha256(data).hexdigest()
+
+    def _take(self, key: str, token: str) -> Path | None:
+        """Move the current version of ``key`` aside if it is ``token``; its new path."""
+        assert self._work is not None
+        taken = self._work / f"taken-{uuid.uuid4().hex}"
+        try:
+            os.rename(self._path(key), taken)
+        except FileNotFoundError:
+            return None  # someone else moved or deleted it first
+        if sha256_file(taken) == token:
+            return taken
+        with contextlib.suppress(FileExistsError):
+            os.link(taken, self._path(key))  # not ours to take: put it back
+        taken.unlink()
+        return None
+
+    def replace_if(self, key: str, data: bytes, token: str) -> str | None:
+        try:
+            taken = self._take(key, token)
+            if taken is None:
+                return None
+            taken.unlink()
+            return self.create_exclusive(key, data)
+        except OSError as exc:
+            raise self._error("write", key, exc) from exc
+
+    def delete_if(self, key: str, token: str) -> bool:
+        try:
+            taken = self._take(key, token)
+            if taken is None:
+                return False
+            taken.unlink()
+            return True
+        except OSError as exc:
+            raise self._error("delete", key, exc) from exc
 
     def list_keys(self, prefix: str) -> list[str]:
         base = self._path(prefix)
