@@ -9,6 +9,7 @@ with a conditional replace, so of two takers exactly one wins. Release deletes o
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import json
 import os
@@ -30,6 +31,25 @@ LOCK_NAME = "tdk-publish.lock"
 DEFAULT_LOCK_TIMEOUT = 600.0  # seconds a publish waits for another one (--lock-timeout)
 LOCK_TTL = 120.0  # a lock not renewed for this long is a dead holder's, and is taken over
 POLL = 1.0  # seconds between looks at a held lock
+
+
+_HELD: set[str] = set()  # nonces of the locks this process holds now
+
+
+def _dead(holder: LockRecord) -> bool:
+    """A holder on this host whose process is gone, or a publish of this process that ended
+    (its lock left behind because the store stopped answering): no need to wait for expiry."""
+    if holder.host != socket.gethostname():
+        return False
+    if holder.pid == os.getpid():
+        return holder.nonce not in _HELD
+    try:
+        os.kill(holder.pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # alive, another user's
+    return False
 
 
 class LockHeld(TdkError):
@@ -113,7 +133,7 @@ class PublishLock:
             if current is None:
                 continue  # released between our create and our read
             holder = self._holder(*current)
-            if holder.expires < time.time():
+            if holder.expires < time.time() or _dead(holder):
                 token = self.store.replace_if(LOCK_NAME, self.record(), current[1])
                 if token is not None:
                     break
@@ -129,6 +149,7 @@ class PublishLock:
                 )
             time.sleep(min(POLL, left))  # waiting on another process's lock, bounded
         self.token = token
+        _HELD.add(self.nonce)
         self._renewer.start()
 
     def _holder(self, data: bytes, token: str) -> LockRecord:
@@ -164,12 +185,14 @@ class PublishLock:
             )
 
     def release(self) -> None:
+        """Delete our version of the lock. Never raises: a lock the store cannot delete now
+        (it stopped answering) expires ``ttl`` seconds after its last renewal."""
         self._stop.set()
+        _HELD.discard(self.nonce)
         with self._lock:
-            if self._renewer.is_alive():
-                self._renewer.join(timeout=0)
             if self.token and not self.lost:
-                self.store.delete_if(LOCK_NAME, self.token)
+                with contextlib.suppress(TdkError):
+                    self.store.delete_if(LOCK_NAME, self.token)
 
 
 @contextmanager

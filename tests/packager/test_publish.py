@@ -67,7 +67,10 @@ def test_changed_model_uploads_only_what_changed(sample_repo: Path, tmp_path: Pa
     model_py.write_text(model_py.read_text() + "\n# changed\n")
     result = publish([repo], open_store(url), copies=1)
     assert "mme/tokenizer-0.tar.gz" in result.uploaded
-    assert "repository/tokenizer-0/1/model.py" in result.uploaded
+    written = result.uploaded + result.copied  # equal contents: one upload, then copies
+    assert "repository/tokenizer-0/1/model.py" in written
+    assert set(result.uploaded).isdisjoint(result.copied)
+    assert set(written).isdisjoint(result.skipped)
     assert "mme/image_classifier-0.tar.gz" not in result.uploaded
 
 
