@@ -95,6 +95,10 @@ def package(
                 "manifest_written": result.manifest_written,
                 "uploaded": result.uploaded,
                 "uploaded_bytes": result.uploaded_bytes,
+                "copied": result.copied,
+                "copied_bytes": result.copied_bytes,
+                "rebuilt": result.rebuilt,
+                "hashed_bytes": result.hashed_bytes,
                 "skipped": len(result.skipped),
                 "stale": result.stale,
                 "cleaned": result.cleaned,
@@ -116,9 +120,11 @@ def package(
         ["TargetModel", "Triton name", "backend", "size", "sha256"],
         [(m.target_model, m.name, m.backend, _size(m.size), m.sha256[:12]) for m in models],
     )
+    copied = f"; copied {len(result.copied)} inside the store" if result.copied else ""
     out.info(
-        f"{len(models)} model copies; uploaded {len(result.uploaded)} object(s), "
-        f"{_size(result.uploaded_bytes)}; {len(result.skipped)} unchanged"
+        f"{len(models)} model copies ({len(result.rebuilt)} rebuilt); uploaded "
+        f"{len(result.uploaded)} object(s), {_size(result.uploaded_bytes)}{copied}; "
+        f"{len(result.skipped)} unchanged"
         + ("" if result.manifest_written else "; manifest unchanged")
     )
     if result.cleaned:
