@@ -31,6 +31,7 @@ LOCK_NAME = "tdk-publish.lock"
 DEFAULT_LOCK_TIMEOUT = 600.0  # seconds a publish waits for another one (--lock-timeout)
 LOCK_TTL = 120.0  # a lock not renewed for this long is a dead holder's, and is taken over
 POLL = 1.0  # seconds between looks at a held lock
+MAX_RACES = 100  # races lost in a row (no wait between them) before giving up
 
 
 _HELD: set[str] = set()  # nonces of the locks this process holds now
@@ -125,7 +126,15 @@ class PublishLock:
 
     def acquire(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
+        races = 0
         while True:
+            if races > MAX_RACES:
+                raise StoreError(
+                    f"cannot take the publish lock of {self.store.url}: it changed hands "
+                    f"{MAX_RACES} times while we tried",
+                    hint="too many publishes to one destination at once: retry later",
+                )
+            races += 1  # each lost race means another publisher moved on
             token = self.store.create_exclusive(LOCK_NAME, self.record())
             if token is not None:
                 break
@@ -137,7 +146,7 @@ class PublishLock:
                 token = self.store.replace_if(LOCK_NAME, self.record(), current[1])
                 if token is not None:
                     break
-                continue
+                continue  # another taker won
             left = deadline - time.monotonic()
             if left <= 0:
                 raise LockHeld(
@@ -147,6 +156,7 @@ class PublishLock:
                     hint="wait for that publish to end, or raise --lock-timeout; a lock whose "
                     f"publish died expires {self.ttl:g} s after its last renewal",
                 )
+            races = 0
             time.sleep(min(POLL, left))  # waiting on another process's lock, bounded
         self.token = token
         _HELD.add(self.nonce)

@@ -160,3 +160,20 @@ def test_signalled_publish_releases_its_lock(
     assert not (dest / LOCK_NAME).exists()
     result = runner.invoke(app, ["package", str(weighty_repo), "--dest", f"file://{dest}"])
     assert result.exit_code == 0, result.output
+
+
+def test_lock_of_a_dead_process_on_this_host_is_taken_over_at_once(
+    sample_repo: Path, tmp_path: Path
+) -> None:
+    import socket
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait(timeout=30)
+    dest = tmp_path / "release"
+    dest.mkdir()
+    record = json.loads(_lock_record("ci-job-7", socket.gethostname(), time.time() + 3600))
+    (dest / LOCK_NAME).write_text(json.dumps({**record, "pid": gone.pid}))
+    args = ["package", str(sample_repo / "tokenizer"), "--dest", f"file://{dest}"]
+    result = runner.invoke(app, [*args, "--lock-timeout", "0"])
+    assert result.exit_code == 0, result.output
+    assert not (dest / LOCK_NAME).exists()
