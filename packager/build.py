@@ -171,7 +171,7 @@ class _Release:
         return previous
 
     def add_copy(
-        self, plan: CopyPlan, key: str, writer: ArchiveWriter, hasher: ThreadPoolExecutor
+        self, plan: CopyPlan, writer: ArchiveWriter, hasher: ThreadPoolExecutor
     ) -> Callable[[], ManifestModel]:
         """Stage the copy's archive; returns a function giving its manifest entry once hashed."""
         entries = sorted(
@@ -182,6 +182,7 @@ class _Release:
         files: dict[str, str] = {}
         for member in plan.members:
             files.update(self.add_repository(member))
+        key = self.content_key(plan)  # its files were hashed while archiving
         digest = hasher.submit(sha256_file, path)  # overlaps with writing the next archive
         return lambda: self._entry(plan, key, path, digest.result(), files)
 
@@ -210,8 +211,9 @@ class _Release:
         )
 
 
-def _reusable(previous: ManifestModel | None, key: str, present: set[str]) -> ManifestModel | None:
-    if previous is None or previous.content_key != key or previous.archive not in present:
+def _candidate(previous: ManifestModel | None, present: set[str]) -> ManifestModel | None:
+    """The previous entry of a copy if the store still holds all its objects."""
+    if previous is None or not previous.content_key or previous.archive not in present:
         return None
     if any(REPOSITORY_PREFIX + rel not in present for rel in previous.files):
         return None
@@ -231,22 +233,24 @@ def build_release(
     copies unchanged since ``previous`` whose objects are ``present`` in the store."""
     release = _Release(stage, level, digests or FileDigests())
     before = {model.target_model: model for model in previous}
-    keys = {plan.target_model: release.content_key(plan) for plan in plans}
     entries: dict[str, Callable[[], ManifestModel]] = {}
     todo = []
     for plan in plans:
-        same = _reusable(before.get(plan.target_model), keys[plan.target_model], present or set())
-        if same is not None:
+        # Only a copy the store may already hold needs its key before building: the others'
+        # input files are hashed from the bytes read to archive them (each read once).
+        same = _candidate(before.get(plan.target_model), present or set())
+        if same is not None and same.content_key == release.content_key(plan):
             reused = release.reuse(plan, same)
             entries[plan.target_model] = lambda reused=reused: reused  # type: ignore[misc]
         else:
             todo.append(plan)
     advance = phase("packaging", len(todo))
-    with ArchiveWriter(level=level) as writer, ThreadPoolExecutor(max_workers=2) as hasher:
+    with (
+        ArchiveWriter(level=level, on_digest=release.digests.record) as writer,
+        ThreadPoolExecutor(max_workers=2) as hasher,
+    ):
         for plan in todo:
-            entries[plan.target_model] = release.add_copy(
-                plan, keys[plan.target_model], writer, hasher
-            )
+            entries[plan.target_model] = release.add_copy(plan, writer, hasher)
             advance(1)
         models = [entries[plan.target_model]() for plan in plans]
     return Built(

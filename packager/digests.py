@@ -73,6 +73,19 @@ class FileDigests:
             self._known[real] = (stamp, digest)
         return digest
 
+    def record(self, path: Path, digest: str, before: os.stat_result) -> None:
+        """Remember a digest computed elsewhere (while archiving) from the bytes read after
+        ``before`` was taken; dropped if the file changed since."""
+        real = str(path.resolve())
+        stamp = _stamp(before)
+        if _stamp(os.stat(real)) != stamp:
+            return
+        with self._lock:
+            if real not in self._run:
+                self.hashed_bytes += stamp[0]
+            self._run[real] = digest
+            self._known[real] = (stamp, digest)
+
     def save(self) -> None:
         """Write the cache back (atomically); errors are ignored."""
         entries = list(self._known.items())[-MAX_ENTRIES:]
