@@ -103,10 +103,8 @@ def _upload(store: Store, uploads: list[Upload], progress: Progress) -> tuple[li
     return put_keys, copied
 
 
-def _unchanged_manifest(store: Store, manifest: Manifest) -> bool:
-    try:
-        current = Manifest.from_json(store.get_bytes(MANIFEST_NAME))
-    except TdkError:
+def _unchanged_manifest(current: Manifest | None, manifest: Manifest) -> bool:
+    if current is None:
         return False
     return current.models == manifest.models and current.trt_built_for == manifest.trt_built_for
 
@@ -146,29 +144,32 @@ def check_overlap(dest: Store, repos: list[Path]) -> None:
 
 
 def owned_keys(store: Store) -> set[str]:
-    """Keys a tdk release wrote under ``store``: its ledger plus its manifest (if any).
+    """Keys a tdk release wrote under ``store``: its ledger plus its manifest (if any)."""
+    return read_release(store)[0]
+
+
+def read_release(store: Store) -> tuple[set[str], Manifest | None]:
+    """The keys a tdk release wrote under ``store`` (its ledger plus its manifest) and its
+    manifest, each read with one request.
 
     A ``manifest.json`` that is not a tdk manifest is someone else's file: refused, not replaced.
     """
     owned: set[str] = set()
-    if store.sha256_of(LEDGER_NAME) is not None:
-        ledger = store.get_bytes(LEDGER_NAME)
-        owned |= Ledger.from_json(ledger, store.describe(LEDGER_NAME)).keys
-    if store.sha256_of(MANIFEST_NAME) is not None:
-        where = store.describe(MANIFEST_NAME)
-        try:
-            manifest = Manifest.from_json(store.get_bytes(MANIFEST_NAME), where)
-        except StoreError:
-            raise
-        except TdkError as exc:
-            raise UsageError(
-                f"refusing to publish to {store.url}: {exc.message}, and publishing would "
-                "replace it",
-                hint="publish into a directory or prefix of its own, or delete that file "
-                "if it is yours and no longer needed",
-            ) from exc
-        owned |= manifest.keys()
-    return owned
+    ledger = store.read_versioned(LEDGER_NAME)
+    if ledger is not None:
+        owned |= Ledger.from_json(ledger[0], store.describe(LEDGER_NAME)).keys
+    found = store.read_versioned(MANIFEST_NAME)
+    if found is None:
+        return owned, None
+    try:
+        manifest = Manifest.from_json(found[0], store.describe(MANIFEST_NAME))
+    except TdkError as exc:
+        raise UsageError(
+            f"refusing to publish to {store.url}: {exc.message}, and publishing would replace it",
+            hint="publish into a directory or prefix of its own, or delete that file "
+            "if it is yours and no longer needed",
+        ) from exc
+    return owned | manifest.keys(), manifest
 
 
 def _check_count(models: list[ModelDir], copies: int) -> None:
@@ -205,8 +206,7 @@ def publish(
     require_valid(models)
     plans = plan_copies(models, copies, template, share_composing)
     with dest.staging() as stage, publish_lock(dest, lock_timeout) as lock:
-        owned = owned_keys(dest)
-        previous = _previous_manifest(dest)
+        owned, previous = read_release(dest)
         present = set(dest.list_keys(ARCHIVE_PREFIX)) | set(dest.list_keys(REPOSITORY_PREFIX))
         digests = FileDigests()
         try:
@@ -233,21 +233,9 @@ def publish(
             hashed_bytes=built.hashed_bytes,
         )
         known = _known(previous, present)
-        release = _Target(dest, owned, present, known, lock)
+        release = _Target(dest, owned, present, known, previous, lock)
         _publish_release(release, manifest, built.uploads, prune, phase, result)
         return result
-
-
-def _previous_manifest(dest: Store) -> Manifest | None:
-    """The published release's manifest, if there is a readable one."""
-    if dest.sha256_of(MANIFEST_NAME) is None:
-        return None
-    try:
-        return Manifest.from_json(dest.get_bytes(MANIFEST_NAME))
-    except StoreError:
-        raise
-    except TdkError:
-        return None
 
 
 def _known(previous: Manifest | None, present: set[str]) -> dict[str, str]:
@@ -269,6 +257,7 @@ class _Target:
     owned: set[str]
     present: set[str]
     known: dict[str, str]
+    previous: Manifest | None
     lock: PublishLock
 
 
@@ -287,7 +276,7 @@ def _publish_release(
     pending_keys = {u.key for u in todo}
     result.skipped = [u.key for u in uploads if u.key not in pending_keys]
     result.stale = sorted(key for key in target.present if key in owned and key not in expected)
-    if not todo and not (prune and result.stale) and _unchanged_manifest(dest, manifest):
+    if not todo and not (prune and result.stale) and _unchanged_manifest(target.previous, manifest):
         return
     originals = {u.sha256: u.size for u in todo}  # duplicates are copied inside the store
     callback = phase(f"uploading to {dest.url}", sum(originals.values()), "bytes")

@@ -160,3 +160,26 @@ def test_conditional_writes_let_exactly_one_writer_win(
         assert store.delete_if("lock", second) is True
         assert store.read_versioned("lock") is None
         assert store.replace_if("lock", b"five", second) is None
+
+
+def test_noop_republish_to_s3_lists_instead_of_asking_per_object(
+    s3_url: str,
+    moto_endpoint: str,
+    sample_repo: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """77 sequential HEADs for 20 copies before; now one LIST per prefix and no HEAD at all."""
+    monkeypatch.setenv("TDK_CACHE_DIR", str(tmp_path / "cache"))
+    publish([sample_repo], open_store(s3_url, endpoint_url=moto_endpoint), copies=3)
+    store = open_store(s3_url, endpoint_url=moto_endpoint)
+    calls: list[str] = []
+    store.client.meta.events.register(  # counts the requests the real client sends
+        "before-call.s3.*", lambda model, **_: calls.append(model.name)
+    )
+    again = publish([sample_repo], store, copies=3)
+    assert again.rebuilt == [] and again.uploaded == [] and again.uploaded_bytes == 0
+    assert calls.count("HeadObject") == 0  # the listing answers for every object
+    assert calls.count("ListObjectsV2") == 2  # mme/ and repository/
+    assert "CopyObject" not in calls and "CreateMultipartUpload" not in calls
+    assert calls.count("PutObject") == 1  # the publish lock (then deleted)
