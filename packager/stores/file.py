@@ -201,13 +201,17 @@ class FileStore(Store):
             target.parent.mkdir(parents=True, exist_ok=True)
             tmp = self._private(data)
             try:
-                os.link(tmp, target)
-            except FileExistsError:
-                return None
+                return self._link_new(key, tmp, data)
             finally:
                 tmp.unlink(missing_ok=True)
         except OSError as exc:
             raise self._error("write", key, exc) from exc
+
+    def _link_new(self, key: str, tmp: Path, data: bytes) -> str | None:
+        try:
+            os.link(tmp, self._path(key))
+        except FileExistsError:
+            return None
         return hashlib.sha256(data).hexdigest()
 
     def _take(self, key: str, token: str) -> Path | None:
@@ -227,11 +231,15 @@ class FileStore(Store):
 
     def replace_if(self, key: str, data: bytes, token: str) -> str | None:
         try:
-            taken = self._take(key, token)
-            if taken is None:
-                return None
-            taken.unlink()
-            return self.create_exclusive(key, data)
+            tmp = self._private(data)  # written and synced before the name is ever absent
+            try:
+                taken = self._take(key, token)
+                if taken is None:
+                    return None
+                taken.unlink()
+                return self._link_new(key, tmp, data)
+            finally:
+                tmp.unlink(missing_ok=True)
         except OSError as exc:
             raise self._error("write", key, exc) from exc
 
