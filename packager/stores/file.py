@@ -8,6 +8,9 @@ Triton or an endpoint would read it; the next publish removes what it left.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
+import functools
 import hashlib
 import os
 import re
@@ -231,13 +234,21 @@ class FileStore(Store):
 
     def replace_if(self, key: str, data: bytes, token: str) -> str | None:
         try:
-            tmp = self._private(data)  # written and synced before the name is ever absent
+            tmp = self._private(data)  # written and synced before the name changes
             try:
-                taken = self._take(key, token)
-                if taken is None:
-                    return None
-                taken.unlink()
-                return self._link_new(key, tmp, data)
+                swapped = _exchange(tmp, self._path(key))
+                if swapped is None:  # the filesystem cannot swap: move aside, then create
+                    taken = self._take(key, token)
+                    if taken is None:
+                        return None
+                    taken.unlink()
+                    return self._link_new(key, tmp, data)
+                if not swapped:
+                    return None  # no such lock
+                if sha256_file(tmp) == token:  # tmp now holds the version we replaced
+                    return hashlib.sha256(data).hexdigest()
+                _exchange(tmp, self._path(key))  # another version: put it back
+                return None
             finally:
                 tmp.unlink(missing_ok=True)
         except OSError as exc:
@@ -259,6 +270,36 @@ class FileStore(Store):
             return []
         found = (p for p in base.rglob("*") if p.is_file() and not p.name.startswith(".tdk-"))
         return sorted(p.relative_to(self.root).as_posix() for p in found)
+
+
+_RENAME_EXCHANGE = 2  # linux/fs.h
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool | None:
+    """Swap two names atomically (``renameat2(RENAME_EXCHANGE)``, Linux 3.15+ on ext4, xfs,
+    btrfs, tmpfs): neither name is ever absent. False when ``b`` does not exist; None when this
+    system or filesystem cannot swap."""
+    renameat2 = getattr(_libc(), "renameat2", None)
+    if renameat2 is None:
+        return None
+    result = renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
+    if result == 0:
+        return True
+    code = ctypes.get_errno()
+    if code == errno.ENOENT:
+        return False
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EXDEV):
+        return None
+    raise OSError(code, os.strerror(code), str(b))
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL | None:
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
 
 
 def _write_bytes(path: Path, data: bytes) -> None:

@@ -177,3 +177,26 @@ def test_lock_of_a_dead_process_on_this_host_is_taken_over_at_once(
     result = runner.invoke(app, [*args, "--lock-timeout", "0"])
     assert result.exit_code == 0, result.output
     assert not (dest / LOCK_NAME).exists()
+
+
+def test_a_live_holder_renews_its_lock_so_it_never_expires(tmp_path: Path) -> None:
+    from packager.stores.lock import LockHeld, LockRecord, publish_lock
+
+    url = f"file://{tmp_path / 'release'}"
+    store, other = open_store(url), open_store(url)
+    with store.staging(), publish_lock(store, timeout=0, ttl=0.6):
+        first = store.read_versioned(LOCK_NAME)
+        assert first is not None
+        created = LockRecord.parse(first[0])
+        assert created is not None
+        deadline = time.monotonic() + 30
+        seen = first
+        while seen == first or time.time() < created.expires + 0.2:  # past the first expiry
+            assert time.monotonic() < deadline, "the lock was never renewed"
+            time.sleep(0.01)  # polling interval, not synchronisation
+            current = store.read_versioned(LOCK_NAME)
+            assert current is not None
+            seen = current
+        with other.staging(), pytest.raises(LockHeld), publish_lock(other, timeout=0):
+            pass
+    assert store.read_versioned(LOCK_NAME) is None

@@ -137,12 +137,18 @@ def test_bad_s3_setting_names_the_variable(
 _NO_GCS_PRECONDITIONS = pytest.mark.skip(reason="gcp-storage-emulator ignores ifGenerationMatch")
 
 
-@pytest.mark.parametrize("which", ["file", "s3", pytest.param("gs", marks=_NO_GCS_PRECONDITIONS)])
+@pytest.mark.parametrize(
+    "which",
+    ["file", "file-no-exchange", "s3", pytest.param("gs", marks=_NO_GCS_PRECONDITIONS)],
+)
 def test_conditional_writes_let_exactly_one_writer_win(
-    which: str, request: pytest.FixtureRequest, tmp_path: Path
+    which: str, request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The publish lock's primitives: create only if absent, replace and delete only the version
     one read, so two publishers taking over the same expired lock cannot both win."""
+    if which == "file-no-exchange":  # a filesystem without renameat2(RENAME_EXCHANGE), e.g. NFS
+        monkeypatch.setattr("packager.stores.file._exchange", lambda a, b: None)
+        which = "file"
     url = f"file://{tmp_path / 'r'}" if which == "file" else request.getfixturevalue(f"{which}_url")
     endpoint = request.getfixturevalue("moto_endpoint") if which == "s3" else None
     store = open_store(url, endpoint_url=endpoint)
