@@ -4,7 +4,11 @@ Repository: one model whose weight file is 200 MB of random bytes; N = 5 copies.
 Baseline: for each copy, `cp -r` the model, set its `name:`, then
 `tar -C copy_i -czf name_i.tar.gz .` (what the public notebooks do).
 Ours: `tdk package REPO --copies 5 --dest file://...` (archives, repository tree, manifest).
-Prints ours_s, baseline_s, speedup, ours_bytes, baseline_bytes, republish_uploaded_bytes.
+Republish (issue 20), each against the first publish (cold digest cache): the same publish
+again with nothing changed (no-op), and again after one model's config changed. The repository
+also holds a small model ``tiny``; it is the one changed, so bert's large copies stay unchanged.
+Prints ours_s, baseline_s, speedup, ours_bytes, baseline_bytes, republish_uploaded_bytes,
+noop_s, noop_ratio, one_changed_s, one_changed_ratio (medians of --repeat runs).
 """
 
 from __future__ import annotations
@@ -31,6 +35,10 @@ output {{ name: "y" data_type: TYPE_FP32 dims: [ 4 ] }}
 
 
 def make_repo(root: Path, weight_mb: int) -> Path:
+    small = root / "repo" / "tiny"
+    (small / "1").mkdir(parents=True)
+    (small / "config.pbtxt").write_text(CONFIG.format().replace('"bert"', '"tiny"'))
+    (small / "1" / "model.py").write_text("class TritonPythonModel:\n    pass\n")
     model = root / "repo" / "bert"
     (model / "1").mkdir(parents=True)
     (model / "config.pbtxt").write_text(CONFIG.format())
@@ -61,14 +69,57 @@ def baseline(repo: Path, work: Path, copies: int) -> tuple[float, int]:
     return elapsed, size
 
 
-def ours(repo: Path, dest: Path, copies: int) -> tuple[float, int, int]:
+def _timed_publish(repo: Path, dest: Path, copies: int) -> tuple[float, int]:
     os.sync()
     start = time.perf_counter()
-    publish([repo], open_store(f"file://{dest}"), copies)
-    elapsed = time.perf_counter() - start
-    size = sum(p.stat().st_size for p in (dest / "mme").iterdir())
-    republish = publish([repo], open_store(f"file://{dest}"), copies)
-    return elapsed, size, republish.uploaded_bytes
+    result = publish([repo], open_store(f"file://{dest}"), copies)
+    return time.perf_counter() - start, result.uploaded_bytes
+
+
+def ours(repo: Path, dest: Path, copies: int) -> dict[str, float]:
+    """First publish, no-op republish, then republish with one (small) model's config bumped."""
+    first_s, _ = _timed_publish(repo, dest, copies)
+    size = sum(p.stat().st_size for p in (dest / "mme").iterdir() if p.name.startswith("bert"))
+    noop_s, noop_bytes = _timed_publish(repo, dest, copies)
+    config = repo / "tiny" / "config.pbtxt"
+    original = config.read_text()
+    config.write_text(original.replace("max_batch_size: 8", "max_batch_size: 4"))
+    try:
+        changed_s, _ = _timed_publish(repo, dest, copies)
+    finally:
+        config.write_text(original)
+    return {
+        "first_s": first_s,
+        "bytes": size,
+        "noop_s": noop_s,
+        "noop_bytes": noop_bytes,
+        "changed_s": changed_s,
+    }
+
+
+def _summary(
+    args: argparse.Namespace, runs: list[dict[str, float]], runs_base: list[float], base: int
+) -> dict[str, float]:
+    def median(name: str) -> float:
+        return statistics.median(run[name] for run in runs)
+
+    first = median("first_s")
+    ours_bytes = int(runs[-1]["bytes"])
+    return {
+        "weight_mb": args.weight_mb,
+        "copies": args.copies,
+        "ours_s": round(first, 3),
+        "baseline_s": round(statistics.median(runs_base), 3),
+        "speedup": round(statistics.median(runs_base) / first, 2),
+        "ours_bytes": ours_bytes,
+        "baseline_bytes": base,
+        "bytes_ratio": round(ours_bytes / base, 4),
+        "republish_uploaded_bytes": int(max(run["noop_bytes"] for run in runs)),
+        "noop_s": round(median("noop_s"), 3),
+        "noop_ratio": round(median("noop_s") / first, 3),  # goal <= 0.1
+        "one_changed_s": round(median("changed_s"), 3),
+        "one_changed_ratio": round(median("changed_s") / first, 3),
+    }
 
 
 def main() -> None:
@@ -81,25 +132,18 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=os.environ.get("TDK_BENCH_DIR")) as tmp:
         work = Path(tmp)
         repo = make_repo(work, args.weight_mb)
-        runs_ours, runs_base = [], []
-        for run in range(args.repeat):
-            dest = work / f"release-{run}"
-            ours_s, ours_bytes, republished = ours(repo, dest, args.copies)
-            shutil.rmtree(dest)
-            base_s, base_bytes = baseline(repo, work, args.copies)
-            runs_ours.append(ours_s)
-            runs_base.append(base_s)
-    result = {
-        "weight_mb": args.weight_mb,
-        "copies": args.copies,
-        "ours_s": round(statistics.median(runs_ours), 3),
-        "baseline_s": round(statistics.median(runs_base), 3),
-        "speedup": round(statistics.median(runs_base) / statistics.median(runs_ours), 2),
-        "ours_bytes": ours_bytes,
-        "baseline_bytes": base_bytes,
-        "bytes_ratio": round(ours_bytes / base_bytes, 4),
-        "republish_uploaded_bytes": republished,
-    }
+        runs: list[dict[str, float]] = []
+        runs_base = []
+        with tempfile.TemporaryDirectory() as cache:
+            os.environ["TDK_CACHE_DIR"] = cache  # a cold digest cache for the first publish
+            for run in range(args.repeat):
+                dest = work / f"release-{run}"
+                runs.append(ours(repo, dest, args.copies))
+                shutil.rmtree(dest)
+                shutil.rmtree(cache, ignore_errors=True)
+                base_s, base_bytes = baseline(repo, work, args.copies)
+                runs_base.append(base_s)
+    result = _summary(args, runs, runs_base, base_bytes)
     if args.json:
         print(json.dumps(result))
     else:

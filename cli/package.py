@@ -14,6 +14,7 @@ from packager.manifest import parse_trt_built_for
 from packager.publish import publish
 from packager.rename import DEFAULT_TEMPLATE
 from packager.stores import open_store
+from packager.stores.lock import DEFAULT_LOCK_TIMEOUT
 
 
 def package(
@@ -57,6 +58,14 @@ def package(
             "<compute capability>:<TensorRT version>, e.g. 8.6:10.4.",
         ),
     ] = "",
+    lock_timeout: Annotated[
+        float,
+        typer.Option(
+            "--lock-timeout",
+            min=0,
+            help="Seconds to wait while another publish holds the destination's lock.",
+        ),
+    ] = DEFAULT_LOCK_TIMEOUT,
 ) -> None:
     """Validate, rename, archive and publish REPOS to --dest; the manifest is written last."""
     if trt_built_for:
@@ -74,6 +83,7 @@ def package(
             prune,
             phase=phase,
             trt_built_for=trt_built_for,
+            lock_timeout=lock_timeout,
         )
     models = result.manifest.models
     for warning in result.warnings:
@@ -85,6 +95,10 @@ def package(
                 "manifest_written": result.manifest_written,
                 "uploaded": result.uploaded,
                 "uploaded_bytes": result.uploaded_bytes,
+                "copied": result.copied,
+                "copied_bytes": result.copied_bytes,
+                "rebuilt": result.rebuilt,
+                "hashed_bytes": result.hashed_bytes,
                 "skipped": len(result.skipped),
                 "stale": result.stale,
                 "cleaned": result.cleaned,
@@ -106,9 +120,11 @@ def package(
         ["TargetModel", "Triton name", "backend", "size", "sha256"],
         [(m.target_model, m.name, m.backend, _size(m.size), m.sha256[:12]) for m in models],
     )
+    copied = f"; copied {len(result.copied)} inside the store" if result.copied else ""
     out.info(
-        f"{len(models)} model copies; uploaded {len(result.uploaded)} object(s), "
-        f"{_size(result.uploaded_bytes)}; {len(result.skipped)} unchanged"
+        f"{len(models)} model copies ({len(result.rebuilt)} rebuilt); uploaded "
+        f"{len(result.uploaded)} object(s), {_size(result.uploaded_bytes)}{copied}; "
+        f"{len(result.skipped)} unchanged"
         + ("" if result.manifest_written else "; manifest unchanged")
     )
     if result.cleaned:

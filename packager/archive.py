@@ -8,12 +8,13 @@ only the small per-copy parts (tar headers, the renamed ``config.pbtxt``) are co
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import stat
 import tarfile
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,8 +133,16 @@ class ArchiveWriter:
     archives; a later archive reopens the earlier one by path for the bytes it reuses.
     """
 
-    def __init__(self, level: int = DEFAULT_LEVEL, threads: int | None = None) -> None:
+    def __init__(
+        self,
+        level: int = DEFAULT_LEVEL,
+        threads: int | None = None,
+        on_digest: Callable[[Path, str, os.stat_result], None] | None = None,
+    ) -> None:
+        """``on_digest(path, sha256, stat_before)`` receives each source file's digest,
+        computed from the bytes read to archive it (so nothing reads it again to hash it)."""
         self.level = level
+        self.on_digest = on_digest
         self._workers = threads or min(8, os.cpu_count() or 2)
         self._pool = ThreadPoolExecutor(max_workers=self._workers)
         self._segments: dict[tuple[str, int, int], list[_Segment]] = {}
@@ -151,7 +160,9 @@ class ArchiveWriter:
         return igzip.compress(data, self.level, mtime=0)
 
     def _chunks(self, source: SourceFile) -> Iterator[bytes]:
+        digest = hashlib.sha256()
         with source.path.open("rb") as handle:
+            before = os.fstat(handle.fileno())
             remaining = source.size
             while remaining > 0:
                 chunk = handle.read(min(CHUNK, remaining))
@@ -161,7 +172,10 @@ class ArchiveWriter:
                         hint="do not modify the repository while `tdk package` runs",
                     )
                 remaining -= len(chunk)
+                digest.update(chunk)
                 yield chunk if remaining else chunk + _padding(source.size)
+        if self.on_digest is not None:
+            self.on_digest(source.path, digest.hexdigest(), before)
 
     def _compress_into(self, source: SourceFile, out: BinaryIO, dest: Path) -> list[_Segment]:
         """Compress ``source`` chunk by chunk (in parallel, bounded window) into ``out``."""
@@ -222,21 +236,28 @@ class ArchiveWriter:
                     small.clear()
                     self._large(source, out, dest)
                 else:
-                    small += _read_exact(source) + _padding(source.size)
+                    small += self._read_small(source) + _padding(source.size)
         small += b"\0" * (2 * BLOCK)
         out.write(self._member(bytes(small)))
         out.flush()
         return out.tell()
 
+    def _read_small(self, source: SourceFile) -> bytes:
+        with source.path.open("rb") as handle:
+            before = os.fstat(handle.fileno())
+            data = handle.read()
+        _check_size(source, data)
+        if self.on_digest is not None:
+            self.on_digest(source.path, hashlib.sha256(data).hexdigest(), before)
+        return data
 
-def _read_exact(source: SourceFile) -> bytes:
-    data = source.path.read_bytes()
+
+def _check_size(source: SourceFile, data: bytes) -> None:
     if len(data) != source.size:
         raise UnsafeInputError(
             f"{source.path} changed size while it was being packaged",
             hint="do not modify the repository while `tdk package` runs",
         )
-    return data
 
 
 def copy_range(src_fd: int, dst_fd: int, offset: int, length: int) -> None:

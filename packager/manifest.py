@@ -46,6 +46,9 @@ class ManifestModel:
     contains: tuple[str, ...] = ()
     # repository/ keys of every file, for Kubernetes targets: relative path -> sha256.
     files: dict[str, str] = field(default_factory=dict)
+    # hash of what the copy is made of (inputs, renamed configs, tool, level): a republish
+    # whose key is unchanged reuses this entry without rebuilding. "" in older releases.
+    content_key: str = ""
 
     def input(self, name: str) -> TensorSpec | None:
         return next((spec for spec in self.inputs if spec.name == name), None)
@@ -187,4 +190,5 @@ def _model_from_dict(item: dict[str, Any]) -> ManifestModel:
     fields["outputs"] = tuple(_spec(spec) for spec in item["outputs"])
     fields["contains"] = tuple(item.get("contains", ()))
     fields["files"] = dict(item.get("files", {}))
+    fields["content_key"] = str(item.get("content_key", ""))
     return ManifestModel(**fields)

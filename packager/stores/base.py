@@ -79,6 +79,11 @@ class Store(abc.ABC):
         """Why this release root must not be published to (with ``prune``), or None."""
         return None
 
+    @property
+    def local_root(self) -> Path | None:
+        """The directory on this machine the release lives in (``file://``), else None."""
+        return None
+
     @abc.abstractmethod
     def copy(self, source_key: str, key: str, sha256: str) -> None:
         """Make ``key`` a copy of ``source_key`` (whose sha256 is given) inside the store."""
@@ -104,6 +109,26 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def list_keys(self, prefix: str) -> list[str]:
         """Keys under ``prefix`` (relative to the release root), sorted."""
+
+    # Conditional writes, for the publish lock: a token names one version of an object (S3
+    # ETag, GCS generation, a file's content digest), and a write conditioned on it fails once
+    # anyone else has replaced that version, so two writers can never both win.
+
+    @abc.abstractmethod
+    def read_versioned(self, key: str) -> tuple[bytes, str] | None:
+        """The object's bytes and version token, or None when there is none."""
+
+    @abc.abstractmethod
+    def create_exclusive(self, key: str, data: bytes) -> str | None:
+        """Create ``key`` only if absent; its version token, or None when it exists."""
+
+    @abc.abstractmethod
+    def replace_if(self, key: str, data: bytes, token: str) -> str | None:
+        """Replace ``key`` only if still at version ``token``; the new token, or None."""
+
+    @abc.abstractmethod
+    def delete_if(self, key: str, token: str) -> bool:
+        """Delete ``key`` only if still at version ``token``; whether it was deleted."""
 
     def _error(self, action: str, key: str, exc: BaseException) -> StoreError:
         if isinstance(exc, OSError) and exc.errno in _HINTS:

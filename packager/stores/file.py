@@ -7,10 +7,16 @@ Triton or an endpoint would read it; the next publish removes what it left.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import errno
+import functools
+import hashlib
 import os
 import re
 import shutil
 import tempfile
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -48,6 +54,10 @@ class FileStore(Store):
         if self.root == Path.home().resolve():
             return "it is your home directory"
         return None
+
+    @property
+    def local_root(self) -> Path | None:
+        return self.root
 
     def sha256_of(self, key: str) -> str | None:
         path = self._path(key)
@@ -162,12 +172,134 @@ class FileStore(Store):
             except OSError:
                 break  # not empty (or not ours to remove)
 
+    # Conditional writes. A version token is the content's sha256 (a lock record is unique).
+    # Create: the record is written whole to a private file, then hard-linked into place, which
+    # fails if the name exists (an exclusive create, like O_CREAT|O_EXCL, that no reader sees
+    # half-written). Replace: rename the current file away (only one renamer can succeed), check
+    # it is the version we were given, then create exclusively; a wrong version is put back.
+
+    def read_versioned(self, key: str) -> tuple[bytes, str] | None:
+        try:
+            data = self._path(key).read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise self._error("read", key, exc) from exc
+        return data, hashlib.sha256(data).hexdigest()
+
+    def _private(self, data: bytes) -> Path:
+        if self._work is None:
+            raise AssertionError("conditional writes run inside staging()")
+        fd, tmp = tempfile.mkstemp(prefix="cond-", dir=self._work)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)
+        return Path(tmp)
+
+    def create_exclusive(self, key: str, data: bytes) -> str | None:
+        target = self._path(key)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self._private(data)
+            try:
+                return self._link_new(key, tmp, data)
+            finally:
+                tmp.unlink(missing_ok=True)
+        except OSError as exc:
+            raise self._error("write", key, exc) from exc
+
+    def _link_new(self, key: str, tmp: Path, data: bytes) -> str | None:
+        try:
+            os.link(tmp, self._path(key))
+        except FileExistsError:
+            return None
+        return hashlib.sha256(data).hexdigest()
+
+    def _take(self, key: str, token: str) -> Path | None:
+        """Move the current version of ``key`` aside if it is ``token``; its new path."""
+        assert self._work is not None
+        taken = self._work / f"taken-{uuid.uuid4().hex}"
+        try:
+            os.rename(self._path(key), taken)
+        except FileNotFoundError:
+            return None  # someone else moved or deleted it first
+        if sha256_file(taken) == token:
+            return taken
+        with contextlib.suppress(FileExistsError):
+            os.link(taken, self._path(key))  # not ours to take: put it back
+        taken.unlink()
+        return None
+
+    def replace_if(self, key: str, data: bytes, token: str) -> str | None:
+        try:
+            tmp = self._private(data)  # written and synced before the name changes
+            try:
+                swapped = _exchange(tmp, self._path(key))
+                if swapped is None:  # the filesystem cannot swap: move aside, then create
+                    taken = self._take(key, token)
+                    if taken is None:
+                        return None
+                    taken.unlink()
+                    return self._link_new(key, tmp, data)
+                if not swapped:
+                    return None  # no such lock
+                if sha256_file(tmp) == token:  # tmp now holds the version we replaced
+                    return hashlib.sha256(data).hexdigest()
+                _exchange(tmp, self._path(key))  # another version: put it back
+                return None
+            finally:
+                tmp.unlink(missing_ok=True)
+        except OSError as exc:
+            raise self._error("write", key, exc) from exc
+
+    def delete_if(self, key: str, token: str) -> bool:
+        try:
+            taken = self._take(key, token)
+            if taken is None:
+                return False
+            taken.unlink()
+            return True
+        except OSError as exc:
+            raise self._error("delete", key, exc) from exc
+
     def list_keys(self, prefix: str) -> list[str]:
         base = self._path(prefix)
         if not base.is_dir():
             return []
         found = (p for p in base.rglob("*") if p.is_file() and not p.name.startswith(".tdk-"))
         return sorted(p.relative_to(self.root).as_posix() for p in found)
+
+
+_RENAME_EXCHANGE = 2  # linux/fs.h
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool | None:
+    """Swap two names atomically (``renameat2(RENAME_EXCHANGE)``, Linux 3.15+ on ext4, xfs,
+    btrfs, tmpfs): neither name is ever absent. False when ``b`` does not exist; None when this
+    system or filesystem cannot swap."""
+    renameat2 = getattr(_libc(), "renameat2", None)
+    if renameat2 is None:
+        return None
+    result = renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
+    if result == 0:
+        return True
+    code = ctypes.get_errno()
+    if code == errno.ENOENT:
+        return False
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EXDEV):
+        return None
+    raise OSError(code, os.strerror(code), str(b))
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL | None:
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
 
 
 def _write_bytes(path: Path, data: bytes) -> None:

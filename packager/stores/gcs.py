@@ -147,6 +147,52 @@ class GcsStore(Store):
         except (gexc.GoogleAPIError, OSError) as exc:
             raise self._error("delete", key, exc) from exc
 
+    # Conditional writes: ifGenerationMatch=0 creates only if absent, =<generation> replaces or
+    # deletes only that version. Source: https://cloud.google.com/storage/docs/request-preconditions
+    # (checked 2026-11-24).
+    def _conditional(self, action: str, key: str, call: Any) -> Any:
+        from google.api_core import exceptions as gexc
+
+        try:
+            return call()
+        except (gexc.PreconditionFailed, gexc.NotFound, gexc.Conflict):
+            return None
+        except (gexc.GoogleAPIError, OSError, ValueError) as exc:
+            raise self._error(action, key, exc) from exc
+
+    def read_versioned(self, key: str) -> tuple[bytes, str] | None:
+        def read() -> tuple[bytes, str] | None:
+            blob = self.bucket.get_blob(self._name(key))
+            if blob is None:
+                return None
+            data = blob.download_as_bytes(if_generation_match=blob.generation)
+            return bytes(data), str(blob.generation)
+
+        result: tuple[bytes, str] | None = self._conditional("read", key, read)
+        return result
+
+    def _put(self, key: str, data: bytes, generation: int) -> str | None:
+        def put() -> str:
+            blob = self.bucket.blob(self._name(key))
+            blob.upload_from_string(data, if_generation_match=generation)
+            return str(blob.generation)
+
+        token: str | None = self._conditional("write", key, put)
+        return token
+
+    def create_exclusive(self, key: str, data: bytes) -> str | None:
+        return self._put(key, data, 0)
+
+    def replace_if(self, key: str, data: bytes, token: str) -> str | None:
+        return self._put(key, data, int(token))
+
+    def delete_if(self, key: str, token: str) -> bool:
+        def delete() -> bool:
+            self.bucket.blob(self._name(key)).delete(if_generation_match=int(token))
+            return True
+
+        return bool(self._conditional("delete", key, delete))
+
     def list_keys(self, prefix: str) -> list[str]:
         root = self._name("")
         blobs = self._call(

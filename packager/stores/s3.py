@@ -243,6 +243,55 @@ class S3Store(Store):
         except (BotoCoreError, ClientError) as exc:
             raise self._error("delete", key, exc) from exc
 
+    # Conditional writes: If-None-Match / If-Match on PutObject and If-Match on DeleteObject.
+    # Source: https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes.html and
+    # .../conditional-deletes.html (checked 2026-11-24); moto 5.2.5 honours all three (412).
+    _CONFLICT = ("PreconditionFailed", "ConditionalRequestConflict", "412", "409")
+
+    def _conditional(self, action: str, key: str, call: Any) -> Any:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            return call()
+        except ClientError as exc:
+            code = str(exc.response.get("Error", {}).get("Code", ""))
+            if code in self._CONFLICT or self._missing(exc):
+                return None
+            raise self._error(action, key, exc) from exc
+        except BotoCoreError as exc:
+            raise self._error(action, key, exc) from exc
+
+    def read_versioned(self, key: str) -> tuple[bytes, str] | None:
+        def read() -> tuple[bytes, str]:
+            response = self.client.get_object(Bucket=self.bucket, Key=self._key(key))
+            return bytes(response["Body"].read()), str(response["ETag"])
+
+        result: tuple[bytes, str] | None = self._conditional("read", key, read)
+        return result
+
+    def _put(self, key: str, data: bytes, **condition: str) -> str | None:
+        def put() -> str:
+            response = self.client.put_object(
+                Bucket=self.bucket, Key=self._key(key), Body=data, **condition
+            )
+            return str(response["ETag"])
+
+        token: str | None = self._conditional("write", key, put)
+        return token
+
+    def create_exclusive(self, key: str, data: bytes) -> str | None:
+        return self._put(key, data, IfNoneMatch="*")
+
+    def replace_if(self, key: str, data: bytes, token: str) -> str | None:
+        return self._put(key, data, IfMatch=token)
+
+    def delete_if(self, key: str, token: str) -> bool:
+        def delete() -> bool:
+            self.client.delete_object(Bucket=self.bucket, Key=self._key(key), IfMatch=token)
+            return True
+
+        return bool(self._conditional("delete", key, delete))
+
     def list_keys(self, prefix: str) -> list[str]:
         from botocore.exceptions import BotoCoreError, ClientError
 

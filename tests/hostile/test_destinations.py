@@ -141,3 +141,29 @@ def test_hard_link_to_a_file_outside_the_repository_is_warned_about(
     result = runner.invoke(app, ["package", str(repo), "--dest", f"file://{tmp_path / 'r'}"])
     assert result.exit_code == 0, result.output
     assert "vocab.txt has 2 hard links" in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["repo-out", "repo-itself", "model-version-dir", "symlink-into-repo", "repo-inside-dest"],
+)
+def test_destination_overlapping_an_input_is_refused_with_nothing_written(
+    where: str, tmp_path: Path, sample_repo: Path
+) -> None:
+    repo = Path(shutil.copytree(sample_repo, tmp_path / "repo"))
+    link = tmp_path / "link"
+    link.symlink_to(repo / "tokenizer")
+    dest, inputs = {
+        "repo-out": (repo / "out", [repo]),
+        "repo-itself": (repo, [repo]),
+        "model-version-dir": (repo / "tokenizer" / "1" / "rel", [repo / "tokenizer"]),
+        "symlink-into-repo": (link / "out", [repo]),
+        "repo-inside-dest": (tmp_path, [repo / "tokenizer"]),
+    }[where]
+    before = snapshot(tmp_path)
+    args = [str(p) for p in inputs]
+    result = runner.invoke(app, ["package", *args, "--dest", f"file://{dest}", "--prune"])
+    assert result.exit_code == 2, result.output
+    assert "refusing to publish" in result.output and "hint:" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert changes(before, snapshot(tmp_path)) == {"added": [], "removed": [], "changed": []}

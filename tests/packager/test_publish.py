@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import tarfile
 from collections.abc import Callable
@@ -67,7 +68,10 @@ def test_changed_model_uploads_only_what_changed(sample_repo: Path, tmp_path: Pa
     model_py.write_text(model_py.read_text() + "\n# changed\n")
     result = publish([repo], open_store(url), copies=1)
     assert "mme/tokenizer-0.tar.gz" in result.uploaded
-    assert "repository/tokenizer-0/1/model.py" in result.uploaded
+    written = result.uploaded + result.copied  # equal contents: one upload, then copies
+    assert "repository/tokenizer-0/1/model.py" in written
+    assert set(result.uploaded).isdisjoint(result.copied)
+    assert set(written).isdisjoint(result.skipped)
     assert "mme/image_classifier-0.tar.gz" not in result.uploaded
 
 
@@ -226,3 +230,109 @@ def test_publish_reports_every_phase_and_every_uploaded_byte(
     assert kinds == [("packaging", ""), ("comparing", ""), ("uploading", "bytes")]
     assert all(done[d] == total for d, total, _ in started)
     assert started[2][1] == result.uploaded_bytes > 0
+
+
+@pytest.fixture
+def digest_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("TDK_CACHE_DIR", str(cache))
+    return cache
+
+
+def _phase_totals(totals: dict[str, int]) -> Callable[..., Callable[[int], None]]:
+    def phase(description: str, total: int, unit: str = "") -> Callable[[int], None]:
+        totals[description.split(" ")[0]] = total
+        return lambda _: None
+
+    return phase
+
+
+def test_noop_republish_builds_reads_and_uploads_nothing(
+    sample_repo: Path, tmp_path: Path, digest_cache: Path
+) -> None:
+    url = f"file://{tmp_path / 'release'}"
+    first = publish([sample_repo], open_store(url), copies=3)
+    assert len(first.rebuilt) == 12 and first.hashed_bytes > 0
+    assert set(first.uploaded).isdisjoint(first.copied)
+    assert set(first.uploaded + first.copied).isdisjoint(first.skipped)
+    totals: dict[str, int] = {}
+    again = publish([sample_repo], open_store(url), copies=3, phase=_phase_totals(totals))
+    assert again.rebuilt == [] and totals["packaging"] == 0  # no temp archive at all
+    assert again.hashed_bytes == 0  # the digest cache knew every input file
+    assert again.uploaded == [] and again.copied == [] and again.uploaded_bytes == 0
+    assert sorted(again.skipped) == sorted(first.uploaded + first.copied + first.skipped)
+    assert [m.content_key for m in again.manifest.models] == [
+        m.content_key for m in first.manifest.models
+    ]
+
+
+def test_first_publish_reports_no_more_bytes_than_the_store_holds(
+    sample_repo: Path, tmp_path: Path, digest_cache: Path
+) -> None:
+    dest = tmp_path / "release"
+    result = publish([sample_repo], open_store(f"file://{dest}"), copies=3)
+    inodes = {
+        (p.stat().st_ino, p.stat().st_size)
+        for p in dest.rglob("*")
+        if p.is_file() and p.parts[-2] != ".tdk-staging"
+    }
+    held = sum(size for _, size in inodes)
+    assert 0 < result.uploaded_bytes <= held
+
+
+def test_one_changed_model_rebuilds_only_the_copies_made_of_it(
+    sample_repo: Path, tmp_path: Path, digest_cache: Path
+) -> None:
+    repo = _repo_copy(sample_repo, tmp_path)
+    url = f"file://{tmp_path / 'release'}"
+    publish([repo], open_store(url), copies=2)
+    model_py = repo / "tokenizer" / "1" / "model.py"
+    data = model_py.read_bytes()
+    info = model_py.stat()
+    # Same size and mtime, other bytes: the digest cache must still notice (ctime changed).
+    model_py.write_bytes(data[:-1] + (b"#" if data[-1:] != b"#" else b" "))
+    os.utime(model_py, ns=(info.st_atime_ns, info.st_mtime_ns))
+    result = publish([repo], open_store(url), copies=2)
+    assert sorted(result.rebuilt) == [
+        "text_pipeline-0.tar.gz",
+        "text_pipeline-1.tar.gz",
+        "tokenizer-0.tar.gz",
+        "tokenizer-1.tar.gz",
+    ]
+    assert "mme/image_classifier-0.tar.gz" in result.skipped
+    release = tmp_path / "release"
+    for model in result.manifest.models:
+        assert hashlib.sha256((release / model.archive).read_bytes()).hexdigest() == model.sha256
+    served = (release / "repository" / "tokenizer-1" / "1" / "model.py").read_bytes()
+    assert served == model_py.read_bytes()
+
+
+def test_unchanged_copy_whose_object_is_gone_is_rebuilt(
+    sample_repo: Path, tmp_path: Path, digest_cache: Path
+) -> None:
+    dest = tmp_path / "release"
+    publish([sample_repo], open_store(f"file://{dest}"), copies=1)
+    (dest / "mme" / "tokenizer-0.tar.gz").unlink()
+    (dest / "repository" / "image_classifier-0" / "config.pbtxt").unlink()
+    result = publish([sample_repo], open_store(f"file://{dest}"), copies=1)
+    assert sorted(result.rebuilt) == ["image_classifier-0.tar.gz", "tokenizer-0.tar.gz"]
+    assert (dest / "mme" / "tokenizer-0.tar.gz").is_file()
+    assert (dest / "repository" / "image_classifier-0" / "config.pbtxt").is_file()
+
+
+def test_summary_counts_written_and_unchanged_objects_apart(
+    sample_repo: Path, tmp_path: Path, digest_cache: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from cli.main import app
+
+    runner = CliRunner(env={"COLUMNS": "200"})
+    args = ["package", str(sample_repo), "--dest", f"file://{tmp_path / 'r'}", "--copies", "2"]
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0, first.output
+    assert "(8 rebuilt)" in first.output and "; 0 unchanged" in first.output
+    again = runner.invoke(app, args)
+    assert again.exit_code == 0, again.output
+    text = " ".join(again.output.split())
+    assert "(0 rebuilt); uploaded 0 object(s), 0 B;" in text and "manifest unchanged" in text

@@ -1,0 +1,236 @@
+"""The publish lock: one release at a time per destination.
+
+A lock object at the release root, created with a conditional write (the store's
+``create_exclusive``), records who holds it and until when. A second publisher waits, up to its
+``--lock-timeout``, then stops naming the holder. The holder renews the expiry while it works
+(conditional replace), so only a lock whose holder died expires; an expired lock is taken over
+with a conditional replace, so of two takers exactly one wins. Release deletes only our version.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import json
+import os
+import signal
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from types import FrameType
+
+from packager.stores.base import Store
+from tdk.errors import StoreError, TdkError
+
+LOCK_NAME = "tdk-publish.lock"
+DEFAULT_LOCK_TIMEOUT = 600.0  # seconds a publish waits for another one (--lock-timeout)
+LOCK_TTL = 120.0  # a lock not renewed for this long is a dead holder's, and is taken over
+POLL = 1.0  # seconds between looks at a held lock
+MAX_RACES = 100  # races lost in a row (no wait between them) before giving up
+
+
+_HELD: set[str] = set()  # nonces of the locks this process holds now
+
+
+def _dead(holder: LockRecord) -> bool:
+    """A holder on this host whose process is gone, or a publish of this process that ended
+    (its lock left behind because the store stopped answering): no need to wait for expiry."""
+    if holder.host != socket.gethostname():
+        return False
+    if holder.pid == os.getpid():
+        return holder.nonce not in _HELD
+    try:
+        os.kill(holder.pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # alive, another user's
+    return False
+
+
+class LockHeld(TdkError):
+    """Another publish holds the destination's lock and did not release it in time."""
+
+
+@dataclass(frozen=True)
+class LockRecord:
+    owner: str
+    host: str
+    pid: int
+    created: float  # Unix time
+    expires: float  # Unix time
+    nonce: str
+
+    def to_bytes(self) -> bytes:
+        return (json.dumps({"tdk_lock": 1, **asdict(self)}, indent=1) + "\n").encode()
+
+    @classmethod
+    def parse(cls, data: bytes) -> LockRecord | None:
+        try:
+            payload = json.loads(data)
+            return cls(
+                owner=str(payload["owner"]),
+                host=str(payload["host"]),
+                pid=int(payload["pid"]),
+                created=float(payload["created"]),
+                expires=float(payload["expires"]),
+                nonce=str(payload["nonce"]),
+            )
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    def describe(self) -> str:
+        since = datetime.fromtimestamp(self.created, UTC).isoformat(timespec="seconds")
+        until = datetime.fromtimestamp(self.expires, UTC).isoformat(timespec="seconds")
+        return (
+            f"{self.owner} on {self.host}, pid {self.pid}, since {since}, "
+            f"expires {until} unless renewed"
+        )
+
+
+def _owner() -> str:
+    try:
+        return os.environ.get("TDK_LOCK_OWNER") or getpass.getuser()
+    except (KeyError, OSError):
+        return f"uid {os.getuid()}"
+
+
+class PublishLock:
+    """A held lock; ``check`` raises if it was lost (its renewals stopped working)."""
+
+    def __init__(self, store: Store, ttl: float) -> None:
+        self.store = store
+        self.ttl = ttl
+        self.nonce = uuid.uuid4().hex
+        self.created = time.time()
+        self.token = ""
+        self.lost = ""
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._renewer = threading.Thread(target=self._renew_loop, daemon=True)
+
+    def record(self) -> bytes:
+        return LockRecord(
+            _owner(),
+            socket.gethostname(),
+            os.getpid(),
+            self.created,
+            time.time() + self.ttl,
+            self.nonce,
+        ).to_bytes()
+
+    def acquire(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        races = 0
+        while True:
+            if races > MAX_RACES:
+                raise StoreError(
+                    f"cannot take the publish lock of {self.store.url}: it changed hands "
+                    f"{MAX_RACES} times while we tried",
+                    hint="too many publishes to one destination at once: retry later",
+                )
+            races += 1  # each lost race means another publisher moved on
+            token = self.store.create_exclusive(LOCK_NAME, self.record())
+            if token is not None:
+                break
+            current = self.store.read_versioned(LOCK_NAME)
+            if current is None:
+                continue  # released between our create and our read
+            holder = self._holder(*current)
+            if holder.expires < time.time() or _dead(holder):
+                token = self.store.replace_if(LOCK_NAME, self.record(), current[1])
+                if token is not None:
+                    break
+                continue  # another taker won
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise LockHeld(
+                    f"refusing to publish to {self.store.url}: another publish holds its lock "
+                    f"({holder.describe()}) and did not finish within --lock-timeout "
+                    f"{timeout:g} s",
+                    hint="wait for that publish to end, or raise --lock-timeout; a lock whose "
+                    f"publish died expires {self.ttl:g} s after its last renewal",
+                )
+            races = 0
+            time.sleep(min(POLL, left))  # waiting on another process's lock, bounded
+        self.token = token
+        _HELD.add(self.nonce)
+        self._renewer.start()
+
+    def _holder(self, data: bytes, token: str) -> LockRecord:
+        holder = LockRecord.parse(data)
+        if holder is None:
+            raise StoreError(
+                f"{self.store.describe(LOCK_NAME)} is not a tdk publish lock",
+                hint="publish into a directory or prefix of its own, or delete that object if "
+                "it is yours",
+            )
+        return holder
+
+    def _renew_loop(self) -> None:
+        while not self._stop.wait(self.ttl / 4):
+            with self._lock:
+                if self._stop.is_set():
+                    return
+                try:
+                    token = self.store.replace_if(LOCK_NAME, self.record(), self.token)
+                except TdkError as exc:
+                    token, self.lost = None, exc.message
+                if token is None:
+                    self.lost = self.lost or "another process replaced or removed it"
+                    return
+                self.token = token
+
+    def check(self) -> None:
+        """Raise if the lock is no longer ours (before anything that makes a release visible)."""
+        if self.lost:
+            raise StoreError(
+                f"lost the publish lock of {self.store.url}: {self.lost}; nothing more is written",
+                hint="check that no one deletes the lock while a publish runs, then retry",
+            )
+
+    def release(self) -> None:
+        """Delete our version of the lock. Never raises: a lock the store cannot delete now
+        (it stopped answering) expires ``ttl`` seconds after its last renewal."""
+        self._stop.set()
+        _HELD.discard(self.nonce)
+        with self._lock:
+            if self.token and not self.lost:
+                with contextlib.suppress(TdkError):
+                    self.store.delete_if(LOCK_NAME, self.token)
+
+
+@contextmanager
+def publish_lock(
+    store: Store, timeout: float = DEFAULT_LOCK_TIMEOUT, ttl: float = LOCK_TTL
+) -> Iterator[PublishLock]:
+    """Hold the destination's publish lock for the block; released on success, error, Ctrl-C
+    and SIGTERM (turned into an exit that runs this ``finally``)."""
+    lock = PublishLock(store, ttl)
+    with _terminate_as_exit():
+        lock.acquire(timeout)
+        try:
+            yield lock
+        finally:
+            lock.release()
+
+
+@contextmanager
+def _terminate_as_exit() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)

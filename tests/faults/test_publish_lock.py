@@ -1,0 +1,202 @@
+"""Two ``tdk package --prune`` runs to one destination at once (two CI jobs): the publish lock
+serialises them, so each round leaves one consistent release. Plus a held lock (refused after
+--lock-timeout, naming the holder) and an expired one (taken over)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cli.main import app
+from packager.manifest import (
+    ARCHIVE_PREFIX,
+    LEDGER_NAME,
+    MANIFEST_NAME,
+    REPOSITORY_PREFIX,
+    Ledger,
+    Manifest,
+)
+from packager.stores import Store, open_store
+from packager.stores.lock import LOCK_NAME
+
+runner = CliRunner(env={"COLUMNS": "200"})
+ROUND_LIMIT = 300  # seconds for both publishes of one round
+
+
+@pytest.fixture
+def weighty_repo(sample_repo: Path, tmp_path: Path) -> Path:
+    """The tokenizer with incompressible weights: a publish long enough for two to overlap."""
+    repo = tmp_path / "repo"
+    shutil.copytree(sample_repo / "tokenizer", repo / "tokenizer")
+    (repo / "tokenizer" / "1" / "weights.bin").write_bytes(os.urandom(12 * 1024 * 1024))
+    return repo
+
+
+def _assert_consistent(store: Store) -> None:
+    """Every manifest archive and repository file is there with its sha256; every stored object
+    is in the ledger (so a later --prune can remove it) and, after --prune, in the manifest."""
+    manifest = Manifest.from_json(store.get_bytes(MANIFEST_NAME))
+    ledger = Ledger.from_json(store.get_bytes(LEDGER_NAME))
+    for model in manifest.models:
+        assert store.sha256_of(model.archive) == model.sha256, model.archive
+        for rel, sha in model.files.items():
+            assert store.sha256_of(REPOSITORY_PREFIX + rel) == sha, rel
+    stored = set(store.list_keys(ARCHIVE_PREFIX)) | set(store.list_keys(REPOSITORY_PREFIX))
+    assert stored - ledger.keys == set()
+    assert stored == manifest.keys()
+    assert store.read_versioned(LOCK_NAME) is None
+
+
+def _concurrent_rounds(repo: Path, url: str, env: dict[str, str]) -> None:
+    tdk = str(Path(sys.executable).parent / "tdk")
+    store = open_store(url, endpoint_url=env.get("TDK_S3_ENDPOINT_URL"))
+    for round_ in range(3):
+        jobs = [
+            ["--copies", "3", "--name-template", f"{{model}}-a{round_}-{{i}}"],
+            ["--copies", "2", "--name-template", f"{{model}}-b{round_}-{{i}}"],
+        ]
+        procs = [
+            subprocess.Popen(
+                [tdk, "package", str(repo), "--dest", url, "--prune", *job],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                env=env,
+            )
+            for job in jobs
+        ]
+        outputs = [proc.communicate(timeout=ROUND_LIMIT)[0].decode() for proc in procs]
+        assert [proc.returncode for proc in procs] == [0, 0], outputs
+        with store.staging():
+            _assert_consistent(store)
+
+
+def test_concurrent_prune_publishes_to_file_leave_a_consistent_release(
+    weighty_repo: Path, tmp_path: Path
+) -> None:
+    _concurrent_rounds(weighty_repo, f"file://{tmp_path / 'release'}", dict(os.environ))
+
+
+def test_concurrent_prune_publishes_to_s3_leave_a_consistent_release(
+    weighty_repo: Path, moto_endpoint: str
+) -> None:
+    import boto3
+
+    bucket = f"tdk-{os.urandom(4).hex()}"
+    boto3.client("s3", endpoint_url=moto_endpoint).create_bucket(Bucket=bucket)
+    env = {**os.environ, "TDK_S3_ENDPOINT_URL": moto_endpoint}
+    _concurrent_rounds(weighty_repo, f"s3://{bucket}/releases/r1", env)
+
+
+def _lock_record(owner: str, host: str, expires: float) -> bytes:
+    record = {
+        "tdk_lock": 1,
+        "owner": owner,
+        "host": host,
+        "pid": 4242,
+        "created": time.time() - 60,
+        "expires": expires,
+        "nonce": "someone-else",
+    }
+    return json.dumps(record).encode()
+
+
+def test_held_lock_stops_a_publish_after_lock_timeout_naming_the_holder(
+    sample_repo: Path, tmp_path: Path
+) -> None:
+    dest = tmp_path / "release"
+    dest.mkdir()
+    held = _lock_record("ci-job-7", "builder-3", time.time() + 3600)
+    (dest / LOCK_NAME).write_bytes(held)
+    started = time.monotonic()
+    args = ["package", str(sample_repo / "tokenizer"), "--dest", f"file://{dest}"]
+    result = runner.invoke(app, [*args, "--lock-timeout", "1"])
+    assert time.monotonic() - started < 30
+    assert result.exit_code == 1, result.output
+    text = " ".join(result.output.split())
+    assert "ci-job-7 on builder-3, pid 4242" in text and "--lock-timeout" in text
+    assert "hint:" in text and "Traceback" not in result.output
+    assert (dest / LOCK_NAME).read_bytes() == held  # not ours: untouched
+    assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".tdk")) == [LOCK_NAME]
+
+
+def test_expired_lock_of_a_dead_publish_is_taken_over(sample_repo: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "release"
+    dest.mkdir()
+    (dest / LOCK_NAME).write_bytes(_lock_record("ci-job-7", "builder-3", time.time() - 1))
+    args = ["package", str(sample_repo / "tokenizer"), "--dest", f"file://{dest}"]
+    result = runner.invoke(app, [*args, "--lock-timeout", "0"])
+    assert result.exit_code == 0, result.output
+    assert (dest / MANIFEST_NAME).is_file()
+    assert not (dest / LOCK_NAME).exists()  # released at the end
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_signalled_publish_releases_its_lock(
+    sig: signal.Signals, weighty_repo: Path, tmp_path: Path
+) -> None:
+    dest = tmp_path / "release"
+    tdk = str(Path(sys.executable).parent / "tdk")
+    args = [tdk, "package", str(weighty_repo), "--copies", "6", "--dest", f"file://{dest}"]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while not any((dest / ".tdk-staging").glob("tdk-staging-*/*.tar.gz")):
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.002)  # polling interval, not synchronisation
+        assert (dest / LOCK_NAME).is_file()
+        proc.send_signal(sig)
+    finally:
+        proc.wait(timeout=60)
+    assert proc.returncode != 0
+    assert not (dest / LOCK_NAME).exists()
+    result = runner.invoke(app, ["package", str(weighty_repo), "--dest", f"file://{dest}"])
+    assert result.exit_code == 0, result.output
+
+
+def test_lock_of_a_dead_process_on_this_host_is_taken_over_at_once(
+    sample_repo: Path, tmp_path: Path
+) -> None:
+    import socket
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait(timeout=30)
+    dest = tmp_path / "release"
+    dest.mkdir()
+    record = json.loads(_lock_record("ci-job-7", socket.gethostname(), time.time() + 3600))
+    (dest / LOCK_NAME).write_text(json.dumps({**record, "pid": gone.pid}))
+    args = ["package", str(sample_repo / "tokenizer"), "--dest", f"file://{dest}"]
+    result = runner.invoke(app, [*args, "--lock-timeout", "0"])
+    assert result.exit_code == 0, result.output
+    assert not (dest / LOCK_NAME).exists()
+
+
+def test_a_live_holder_renews_its_lock_so_it_never_expires(tmp_path: Path) -> None:
+    from packager.stores.lock import LockHeld, LockRecord, publish_lock
+
+    url = f"file://{tmp_path / 'release'}"
+    store, other = open_store(url), open_store(url)
+    with store.staging(), publish_lock(store, timeout=0, ttl=0.6):
+        first = store.read_versioned(LOCK_NAME)
+        assert first is not None
+        created = LockRecord.parse(first[0])
+        assert created is not None
+        deadline = time.monotonic() + 30
+        seen = first
+        while seen == first or time.time() < created.expires + 0.2:  # past the first expiry
+            assert time.monotonic() < deadline, "the lock was never renewed"
+            time.sleep(0.01)  # polling interval, not synchronisation
+            current = store.read_versioned(LOCK_NAME)
+            assert current is not None
+            seen = current
+        with other.staging(), pytest.raises(LockHeld), publish_lock(other, timeout=0):
+            pass
+    assert store.read_versioned(LOCK_NAME) is None
