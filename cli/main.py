@@ -22,6 +22,7 @@ from cli import (
     validate,
 )
 from cli.help import use_user_words
+from cli.output import Output
 from packager import __version__
 from tdk.errors import TdkError
 
@@ -44,9 +45,7 @@ class _TdkGroup(TyperGroup):
         except TdkError as exc:
             if os.environ.get("TDK_DEBUG") == "1":
                 raise
-            typer.secho(f"error: {exc.message}", fg="red", err=True)
-            if exc.hint:
-                typer.secho(f"  hint: {exc.hint}", err=True)
+            Output().error(exc.message, exc.hint)
             ctx.exit(exc.exit_code)
 
 

@@ -105,6 +105,8 @@ def package(
         f"release {result.url}",
         ["TargetModel", "Triton name", "backend", "size", "sha256"],
         [(m.target_model, m.name, m.backend, _size(m.size), m.sha256[:12]) for m in models],
+        whole=(0, 1),
+        drop=(4, 2),
     )
     out.info(
         f"{len(models)} model copies; uploaded {len(result.uploaded)} object(s), "
