@@ -80,4 +80,4 @@ def _root(
 
 def main() -> None:
     """Console entry point."""
-    app()
+    app(prog_name="tdk")

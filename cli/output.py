@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,11 +37,6 @@ def _console(stderr: bool) -> Console:
         color_system=None if plain else "auto",
         highlight=False,
     )
-
-
-def as_text(items: Iterable[Any]) -> str:
-    """A list for a message: ``a, b, c`` (never a Python repr)."""
-    return ", ".join(str(item) for item in items)
 
 
 def _fit_columns(

@@ -77,10 +77,11 @@ def validate(
     from packager.validate.report import FORMATS, render
     from packager.validate.runner import has_errors, validate_paths
     from tdk.errors import UsageError
+    from tdk.text import as_text
 
     fmt = "json" if json else fmt
     if fmt not in FORMATS:
-        raise UsageError(f"--format {fmt!r} is not a format", hint=f"use one of {FORMATS}")
+        raise UsageError(f"--format {fmt!r} is not a format", hint=f"use one of {as_text(FORMATS)}")
     findings = validate_paths(paths)
     if target or stack:
         built_for = trt_built_for or (_release_built_for(release) if release else "")
