@@ -112,11 +112,7 @@ def _with_target(
     if spec.gpu is not None:  # the local-endpoint caveat about KIND_GPU does not apply
         local = [f for f in local if f.code != "TDK213"]
     for fit in fits:
-        gpu_part = f", {fit.gpu_copies} in GPU memory" if fit.gpu_copies is not None else ""
-        sys.stderr.write(
-            f"working set on {spec.label}: {fit.model} ({fit.weight_bytes / 1e6:.1f} MB) "
-            f"fits {fit.disk_copies} copies on disk{gpu_part}\n"
-        )
+        sys.stderr.write(fit.describe(spec.label) + "\n")
     return local + findings + working_set(fits, copies)
 
 

@@ -162,3 +162,29 @@ def test_lists_in_messages_are_text(repo: Path, tmp_path: Path) -> None:
     template = runner.invoke(app, args)
     assert template.exit_code == 2 and "unknown field(s) zone" in template.output
     assert "['" not in fmt.output + template.output
+
+
+def test_working_set_counts_composing_models_and_says_what_does_not_fit(repo: Path) -> None:
+    runner = CliRunner()
+    args = ["validate", str(repo), "--target", "gke", "--gpu", "nvidia-l4"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    lines = {line.split(": ")[1].split(" (")[0]: line for line in result.stderr.splitlines()}
+    assert "0 copies" not in result.stderr and "fits 0" not in result.stderr
+    pipeline = lines["text_pipeline"]
+    assert "with text_classifier, tokenizer" in pipeline, pipeline
+    own = sum(p.stat().st_size for p in (repo / "text_pipeline").rglob("*") if p.is_file())
+    together = sum(
+        p.stat().st_size
+        for m in ("text_pipeline", "text_classifier", "tokenizer")
+        for p in (repo / m).rglob("*")
+        if p.is_file()
+    )
+    assert f"({together / 1e6:.1f} MB" in pipeline and together > 2 * own
+    with (repo / "tokenizer" / "1" / "weights.bin").open("wb") as sparse:
+        sparse.truncate(30 * 2**30)  # 30 GiB apparent size, no disk used; the L4 has 24 GiB
+    too_big = runner.invoke(app, args)
+    assert too_big.exit_code == 1, too_big.output
+    assert "tokenizer (" in too_big.stderr and "does not fit in GPU memory" in too_big.stderr
+    assert "text_pipeline (" in too_big.stderr  # it carries the tokenizer, so it does not fit
+    assert too_big.stderr.count("does not fit in GPU memory") == 2, too_big.stderr
