@@ -76,9 +76,9 @@ class Output:
         sys.stdout.flush()
 
     def info(self, message: str) -> None:
-        """A line for people; silent in JSON mode (goes to stderr there). Never wrapped, so a
-        path or URL in it stays whole."""
-        (self.err if self.json_mode else self.console).print(Text(message), soft_wrap=True)
+        """A line for people (rich markup allowed); silent in JSON mode (goes to stderr there).
+        Never wrapped, so a path or URL in it stays whole."""
+        (self.err if self.json_mode else self.console).print(message, soft_wrap=True)
 
     def warn(self, message: str) -> None:
         self.err.print(Text("warning: ", style="yellow") + Text(message), soft_wrap=True)
