@@ -8,6 +8,8 @@ from typing import Annotated
 import typer
 from typer._completion_shared import get_completion_script
 
+from cli.output import Output
+
 
 class Shell(StrEnum):
     bash = "bash"
@@ -24,4 +26,4 @@ def completion(
     `tdk --install-completion` installs it for the current shell instead.
     """
     script = get_completion_script(prog_name="tdk", complete_var="_TDK_COMPLETE", shell=shell.value)
-    typer.echo(script)
+    Output().text(script)

@@ -74,7 +74,7 @@ def _root(
     version: bool = typer.Option(False, "--version", help="Print the version and exit."),
 ) -> None:
     if version:
-        typer.echo(f"tdk {__version__}")
+        Output().text(f"tdk {__version__}")
         raise typer.Exit(0)
 
 

@@ -75,6 +75,11 @@ class Output:
         sys.stdout.write(json.dumps(payload, indent=2, sort_keys=False, default=str) + "\n")
         sys.stdout.flush()
 
+    def text(self, text: str) -> None:
+        """Plain text on stdout exactly as given (a completion script, a version)."""
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.flush()
+
     def info(self, message: str) -> None:
         """A line for people (rich markup allowed); silent in JSON mode (goes to stderr there).
         Never wrapped, so a path or URL in it stays whole."""

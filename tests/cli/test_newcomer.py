@@ -188,3 +188,40 @@ def test_working_set_counts_composing_models_and_says_what_does_not_fit(repo: Pa
     assert "tokenizer (" in too_big.stderr and "does not fit in GPU memory" in too_big.stderr
     assert "text_pipeline (" in too_big.stderr  # it carries the tokenizer, so it does not fit
     assert too_big.stderr.count("does not fit in GPU memory") == 2, too_big.stderr
+
+
+class _Instant:
+    """A target that answers at once: the load generator's own pace is what is measured."""
+
+    def send(self, model: object, request: object) -> bytes:
+        return b"ok"
+
+    def close(self) -> None:
+        pass
+
+
+def test_bench_reports_progress_after_the_cold_request_and_each_level(
+    sample_repo: Path, tmp_path: Path
+) -> None:
+    import json
+
+    from infra.clients.base import PreparedRequest
+    from infra.perf.bench import Load, RunsOn, run_bench
+    from packager.manifest import Manifest
+
+    dest = tmp_path / "r"
+    packaged = CliRunner().invoke(app, ["package", str(sample_repo), "--dest", f"file://{dest}"])
+    assert packaged.exit_code == 0, packaged.output
+    model = Manifest.from_json((dest / "manifest.json").read_bytes(), "manifest.json").models[0]
+    steps: list[int] = []
+    record = run_bench(
+        _Instant,  # type: ignore[arg-type,return-value]
+        model,
+        PreparedRequest(b"{}", None),
+        Load(concurrency=(1, 2, 3), duration_s=0.05),
+        RunsOn("local"),
+        steps.append,
+    )
+    assert steps == [1, 1, 1, 1]  # cold request, then three levels
+    assert [level["level"] for level in record["levels"]] == [1, 2, 3]
+    assert json.dumps(record)
