@@ -6,6 +6,7 @@ import os
 from typing import Any
 
 import typer
+from typer import rich_utils
 from typer.core import TyperGroup
 
 from cli import (
@@ -34,6 +35,11 @@ class _TdkGroup(TyperGroup):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         use_user_words(self)
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        if os.environ.get("NO_COLOR"):  # typer's own help and usage errors too
+            rich_utils.COLOR_SYSTEM = None
+        return super().main(*args, **kwargs)
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         use_user_words(self)  # typer adds the completion options after __init__

@@ -143,6 +143,16 @@ def test_no_color_validate_has_no_escapes_and_whole_paths(
         assert str(target) in output, output  # whole, never wrapped or cut
 
 
+def test_no_color_help_and_usage_errors_have_no_escapes(
+    tmp_path: Path, terminal_env: dict[str, str]
+) -> None:
+    env = {**terminal_env, "NO_COLOR": "1"}
+    for args, expect in ((["package", "--help"], 0), (["package", "x"], 2)):
+        code, output = _on_terminal(args, env, tmp_path)
+        assert code == expect, output
+        assert "\x1b[" not in output and "--dest" in output, output
+
+
 def test_errors_are_coloured_only_on_a_terminal_without_no_color(
     tmp_path: Path, terminal_env: dict[str, str]
 ) -> None:
