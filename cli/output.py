@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -124,20 +125,30 @@ class Output:
         self.console.print(table)
 
     @contextmanager
-    def progress(self) -> Iterator[Callable[..., Callable[[int], None]]]:
+    def progress(self, after_s: float = 0.0) -> Iterator[Callable[..., Callable[[int], None]]]:
         """Progress bars on stderr: yields ``start(description, total, unit="")`` ->
         ``advance(n)`` (thread-safe; uploads advance it from several threads).
 
-        Silent in JSON mode and when stderr is not a terminal.
+        The bars appear once the work has run ``after_s`` seconds (a quick publish prints
+        none). Silent in JSON mode and when stderr is not a terminal.
         """
         if self.json_mode or not self.err.is_terminal:
             yield lambda description, total, unit="": lambda amount: None
             return
         columns = (TextColumn("{task.description}"), BarColumn(), _Amount(), TimeRemainingColumn())
-        with Progress(*columns, console=self.err, transient=True) as bar:
+        bar = Progress(*columns, console=self.err, transient=True)
+        timer = threading.Timer(after_s, bar.start)
+        timer.daemon = True
+        timer.start()
 
-            def start(description: str, total: int, unit: str = "") -> Callable[[int], None]:
-                task = bar.add_task(description, total=total, unit=unit)
-                return lambda amount: bar.advance(task, amount)
+        def start(description: str, total: int, unit: str = "") -> Callable[[int], None]:
+            task = bar.add_task(description, total=total, unit=unit)
+            return lambda amount: bar.advance(task, amount)
 
+        try:
             yield start
+        finally:
+            timer.cancel()
+            timer.join()
+            if bar.live.is_started:
+                bar.stop()

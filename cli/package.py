@@ -15,6 +15,8 @@ from packager.publish import publish
 from packager.rename import DEFAULT_TEMPLATE
 from packager.stores import open_store
 
+PROGRESS_AFTER_S = 2.0  # a publish shorter than this shows no progress bars
+
 
 def package(
     repos: Annotated[list[Path], typer.Argument(help="Triton repositories or model directories.")],
@@ -63,7 +65,7 @@ def package(
         parse_trt_built_for(trt_built_for)
     out = Output(json_mode=json)
     store = open_store(dest, endpoint_url=endpoint_url)
-    with out.progress() as phase:
+    with out.progress(after_s=PROGRESS_AFTER_S) as phase:
         result = publish(
             repos,
             store,

@@ -86,11 +86,13 @@ def test_package_table_keeps_target_models_whole_at_80_columns(
     assert "…" not in result.stdout
 
 
-def _on_terminal(args: list[str], env: dict[str, str], cwd: Path) -> tuple[int, str]:
+def _on_terminal(
+    args: list[str], env: dict[str, str], cwd: Path, program: tuple[str, ...] = ("-m", "cli")
+) -> tuple[int, str]:
     """Run ``tdk ARGS`` with stdout and stderr on a pseudo-terminal; (exit code, output)."""
     leader, follower = pty.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cli", *args],
+        [sys.executable, *program, *args],
         stdin=subprocess.DEVNULL,
         stdout=follower,
         stderr=follower,
@@ -235,3 +237,15 @@ def test_bench_reports_progress_after_the_cold_request_and_each_level(
     assert steps == [1, 1, 1, 1]  # cold request, then three levels
     assert [level["level"] for level in record["levels"]] == [1, 2, 3]
     assert json.dumps(record)
+
+
+def test_progress_shows_on_a_terminal_only_for_long_work(
+    tmp_path: Path, terminal_env: dict[str, str]
+) -> None:
+    probe = (str(Path(__file__).with_name("progress_probe.py")),)
+    long_code, long_run = _on_terminal(["0", "1.5"], terminal_env, tmp_path, probe)
+    assert long_code == 0 and "uploading-archives" in long_run, long_run
+    short_code, short_run = _on_terminal(["60", "0.2"], terminal_env, tmp_path, probe)
+    assert short_code == 0 and "done" in short_run and "uploading-archives" not in short_run
+    json_code, json_run = _on_terminal(["0", "1.5", "--json"], terminal_env, tmp_path, probe)
+    assert json_code == 0 and "uploading-archives" not in json_run, json_run
