@@ -45,7 +45,7 @@ class _Option(TyperOption):
 
 class _Argument(TyperArgument):
     def display_type_rich(self, ctx: click.Context) -> str | None:
-        return user_type(self)
+        return None if self.metavar is not None else user_type(self)  # no `PATH  PATH`
 
 
 def use_user_words(command: click.Command) -> None:
