@@ -5,6 +5,7 @@ RUNTIME := .venv-triton
 BIN     := $(VENV)/bin
 TDK     := $(BIN)/tdk
 SAMPLES := model_repos/samples
+INPUTS  := model_repos/inputs
 RELEASE := build/release
 PYTEST_ARGS ?=
 
@@ -36,7 +37,12 @@ $(RUNTIME)/.installed: infra/targets/local/runtime-requirements.txt
 	$(RUNTIME)/bin/python -m pip install -q -r infra/targets/local/runtime-requirements.txt
 	touch $@
 
-models: $(SAMPLES)/.generated
+models: $(SAMPLES)/.generated $(INPUTS)/.generated
+
+# The sample inputs the docs use (image.npy, traffic.csv); never inside a model repository.
+$(INPUTS)/.generated: model_repos/inputs.py $(VENV)/.installed
+	$(BIN)/python model_repos/inputs.py --out $(INPUTS)
+	touch $@
 
 $(SAMPLES)/.generated: model_repos/generate.py $(VENV)/.installed
 	rm -rf $(SAMPLES)
@@ -54,7 +60,7 @@ lint: $(VENV)/.installed
 	$(BIN)/lint-imports --no-cache
 
 typecheck: $(VENV)/.installed
-	$(BIN)/mypy tdk packager cli infra bench model_repos/generate.py
+	$(BIN)/mypy tdk packager cli infra bench model_repos/generate.py model_repos/inputs.py
 
 pytest: setup
 	$(BIN)/pytest -q $(PYTEST_ARGS)
@@ -79,4 +85,4 @@ bench-tune: setup models
 	$(BIN)/python bench/tune.py
 
 clean:
-	rm -rf build $(SAMPLES) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf build $(SAMPLES) $(INPUTS) .mypy_cache .ruff_cache .pytest_cache

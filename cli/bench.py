@@ -24,7 +24,7 @@ from cli.common import (
     TextOpt,
     UrlOpt,
 )
-from cli.invoke import gather_inputs, open_target, resolve_model
+from cli.invoke import ExampleOpt, gather_inputs, open_target, resolve_model
 from cli.output import Output
 from infra.clients.base import InferenceTarget
 from tdk.errors import UsageError
@@ -87,6 +87,7 @@ def bench(
     instance_type: InstanceTypeOpt = None,
     gpu: GpuOpt = None,
     json: JsonOpt = False,
+    example: ExampleOpt = False,
 ) -> None:
     """Throughput, p50/p90/p99 latency and errors; the first request is reported as cold."""
     from infra.clients.inputs import example_inputs
@@ -98,6 +99,8 @@ def bench(
     try:
         model = resolve_model(manifest, target_model, target)
         given = inputs or text is not None
+        if example and given:
+            gather_inputs(model, inputs, text, example)  # says which to drop
         arrays = gather_inputs(model, inputs, text) if given else example_inputs(model, batch)
         request = client.prepare(model, arrays, binary=not json_body)
         make: Callable[[], InferenceTarget]
@@ -107,7 +110,11 @@ def bench(
             make = partial(TritonHttpTarget, url or "", grpc)
         else:  # boto3 clients are thread-safe and pool their connections
             make = partial(_same, client)
-        record = run_bench(make, model, request, load, RunsOn(target.value, instance_type, gpu))
+        runs_on = RunsOn(target.value, instance_type, gpu)
+        with out.progress() as start:
+            levels = 1 if load.rate is not None else len(load.concurrency)
+            advance = start(f"bench {model.target_model}", levels + 1)
+            record = run_bench(make, model, request, load, runs_on, advance)
     finally:
         client.close()
     if json:

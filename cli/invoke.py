@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
+import typer
 
 from cli.common import (
     EndpointOpt,
@@ -105,10 +106,26 @@ def _local_state(endpoint: str) -> Any:
     return state
 
 
+ExampleOpt = Annotated[
+    bool,
+    typer.Option(
+        "--example", help="Send example inputs built from the manifest's signature (no --input)."
+    ),
+]
+
+
 def gather_inputs(
-    model: ManifestModel, options: list[str] | None, text: str | None
+    model: ManifestModel, options: list[str] | None, text: str | None, example: bool = False
 ) -> dict[str, np.ndarray]:
-    from infra.clients.inputs import parse_input, text_inputs
+    from infra.clients.inputs import example_inputs, parse_input, text_inputs
+
+    if example:
+        if options or text is not None:
+            raise UsageError(
+                "--example builds every input itself",
+                hint="drop --example, or drop --input/--text",
+            )
+        return example_inputs(model)
 
     arrays: dict[str, np.ndarray] = text_inputs(model, text) if text is not None else {}
     for option in options or []:
@@ -117,7 +134,7 @@ def gather_inputs(
     if not arrays:
         raise UsageError(
             f"no inputs given for {model.target_model}",
-            hint="pass --input NAME=@file.npy / NAME='<json>' or --text",
+            hint="pass --input NAME=@file.npy / NAME='<json>', --text, or --example",
         )
     return arrays
 
@@ -135,12 +152,13 @@ def invoke(
     region: RegionOpt = None,
     endpoint_url: EndpointUrlOpt = None,
     json: JsonOpt = False,
+    example: ExampleOpt = False,
 ) -> None:
     """Send one inference request; outputs as a table or --json."""
     out = Output(json_mode=json)
     manifest = target_manifest(target, endpoint, store, endpoint_url)
     model = resolve_model(manifest, target_model, target)
-    arrays = gather_inputs(model, inputs, text)
+    arrays = gather_inputs(model, inputs, text, example)
     client = open_client(target, endpoint, url, grpc, region)
     try:
         request = client.prepare(model, arrays, binary=not json_body)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -27,9 +28,29 @@ PIPE_WIDTH = 140  # tables piped to a file or CI log keep their columns instead 
 
 
 def _console(stderr: bool) -> Console:
+    """Colour only on a terminal and never under ``NO_COLOR`` (https://no-color.org)."""
     stream = sys.stderr if stderr else sys.stdout
     interactive = stream.isatty() or "COLUMNS" in os.environ
-    return Console(stderr=stderr, width=None if interactive else PIPE_WIDTH)
+    plain = bool(os.environ.get("NO_COLOR")) or not stream.isatty()
+    return Console(
+        stderr=stderr,
+        width=None if interactive else PIPE_WIDTH,
+        color_system=None if plain else "auto",
+        highlight=False,
+    )
+
+
+def _fit_columns(
+    columns: Sequence[str], rows: Sequence[Sequence[str]], width: int, drop: Sequence[int]
+) -> list[int]:
+    """Indices of the columns to show: drop ``drop`` (in order) until the widest cells fit."""
+    shown = list(range(len(columns)))
+    widest = [max([len(columns[i]), *(len(row[i]) for row in rows)]) for i in shown]
+    for index in drop:
+        if sum(widest[i] + 3 for i in shown) + 1 <= width:
+            break
+        shown.remove(index)
+    return shown
 
 
 class _Amount(ProgressColumn):
@@ -55,37 +76,79 @@ class Output:
         sys.stdout.write(json.dumps(payload, indent=2, sort_keys=False, default=str) + "\n")
         sys.stdout.flush()
 
+    def text(self, text: str) -> None:
+        """Plain text on stdout exactly as given (a completion script, a version)."""
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.flush()
+
     def info(self, message: str) -> None:
-        """A line for people; silent in JSON mode (goes to stderr there)."""
-        (self.err if self.json_mode else self.console).print(message)
+        """A line for people (rich markup allowed); silent in JSON mode (goes to stderr there).
+        Never wrapped, so a path or URL in it stays whole."""
+        (self.err if self.json_mode else self.console).print(message, soft_wrap=True)
 
     def warn(self, message: str) -> None:
-        self.err.print(f"[yellow]warning:[/yellow] {message}")
+        self.err.print(Text("warning: ", style="yellow") + Text(message), soft_wrap=True)
 
-    def table(self, title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-        """A rich table for people (callers print JSON themselves in JSON mode)."""
-        table = Table(title=title, title_justify="left")
-        for column in columns:
-            table.add_column(column)
-        for row in rows:
-            table.add_row(*("" if cell is None else str(cell) for cell in row))
+    def error(self, message: str, hint: str = "") -> None:
+        """An error and its hint on stderr (the top-level handler's one way to print)."""
+        self.err.print(Text(f"error: {message}", style="red"), soft_wrap=True)
+        if hint:
+            self.err.print(Text(f"  hint: {hint}"), soft_wrap=True)
+
+    def table(
+        self,
+        title: str,
+        columns: Sequence[str],
+        rows: Sequence[Sequence[Any]],
+        whole: Sequence[int] = (0,),
+        drop: Sequence[int] = (),
+    ) -> None:
+        """A rich table for people (callers print JSON themselves in JSON mode).
+
+        Columns in ``whole`` (names, paths, URLs) are never cut or wrapped: when the table is
+        wider than the terminal the columns in ``drop`` go first, in that order, then the
+        others wrap. The title is a line of its own, so a URL in it stays whole.
+        """
+        cells = [["" if cell is None else str(cell) for cell in row] for row in rows]
+        shown = _fit_columns(columns, cells, self.console.width, drop)
+        table = Table()
+        for index in shown:
+            if index in whole:
+                width = max([len(columns[index]), *(len(row[index]) for row in cells)])
+                table.add_column(columns[index], no_wrap=True, min_width=width)
+            else:
+                table.add_column(columns[index], overflow="fold")
+        for row in cells:
+            table.add_row(*(row[i] for i in shown))
+        if title:
+            self.console.print(Text(title, style="italic"), soft_wrap=True)
         self.console.print(table)
 
     @contextmanager
-    def progress(self) -> Iterator[Callable[..., Callable[[int], None]]]:
+    def progress(self, after_s: float = 0.0) -> Iterator[Callable[..., Callable[[int], None]]]:
         """Progress bars on stderr: yields ``start(description, total, unit="")`` ->
         ``advance(n)`` (thread-safe; uploads advance it from several threads).
 
-        Silent in JSON mode and when stderr is not a terminal.
+        The bars appear once the work has run ``after_s`` seconds (a quick publish prints
+        none). Silent in JSON mode and when stderr is not a terminal.
         """
         if self.json_mode or not self.err.is_terminal:
             yield lambda description, total, unit="": lambda amount: None
             return
         columns = (TextColumn("{task.description}"), BarColumn(), _Amount(), TimeRemainingColumn())
-        with Progress(*columns, console=self.err, transient=True) as bar:
+        bar = Progress(*columns, console=self.err, transient=True)
+        timer = threading.Timer(after_s, bar.start)
+        timer.daemon = True
+        timer.start()
 
-            def start(description: str, total: int, unit: str = "") -> Callable[[int], None]:
-                task = bar.add_task(description, total=total, unit=unit)
-                return lambda amount: bar.advance(task, amount)
+        def start(description: str, total: int, unit: str = "") -> Callable[[int], None]:
+            task = bar.add_task(description, total=total, unit=unit)
+            return lambda amount: bar.advance(task, amount)
 
+        try:
             yield start
+        finally:
+            timer.cancel()
+            timer.join()
+            if bar.live.is_started:
+                bar.stop()

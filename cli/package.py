@@ -16,6 +16,8 @@ from packager.rename import DEFAULT_TEMPLATE
 from packager.stores import open_store
 from packager.stores.lock import DEFAULT_LOCK_TIMEOUT
 
+PROGRESS_AFTER_S = 2.0  # a publish shorter than this shows no progress bars
+
 
 def package(
     repos: Annotated[list[Path], typer.Argument(help="Triton repositories or model directories.")],
@@ -72,7 +74,7 @@ def package(
         parse_trt_built_for(trt_built_for)
     out = Output(json_mode=json)
     store = open_store(dest, endpoint_url=endpoint_url)
-    with out.progress() as phase:
+    with out.progress(after_s=PROGRESS_AFTER_S) as phase:
         result = publish(
             repos,
             store,
@@ -119,6 +121,8 @@ def package(
         f"release {result.url}",
         ["TargetModel", "Triton name", "backend", "size", "sha256"],
         [(m.target_model, m.name, m.backend, _size(m.size), m.sha256[:12]) for m in models],
+        whole=(0, 1),
+        drop=(4, 2),
     )
     copied = f"; copied {len(result.copied)} inside the store" if result.copied else ""
     out.info(

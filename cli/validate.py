@@ -77,10 +77,11 @@ def validate(
     from packager.validate.report import FORMATS, render
     from packager.validate.runner import has_errors, validate_paths
     from tdk.errors import UsageError
+    from tdk.text import as_text
 
     fmt = "json" if json else fmt
     if fmt not in FORMATS:
-        raise UsageError(f"--format {fmt!r} is not a format", hint=f"use one of {FORMATS}")
+        raise UsageError(f"--format {fmt!r} is not a format", hint=f"use one of {as_text(FORMATS)}")
     findings = validate_paths(paths)
     if target or stack:
         built_for = trt_built_for or (_release_built_for(release) if release else "")
@@ -111,11 +112,7 @@ def _with_target(
     if spec.gpu is not None:  # the local-endpoint caveat about KIND_GPU does not apply
         local = [f for f in local if f.code != "TDK213"]
     for fit in fits:
-        gpu_part = f", {fit.gpu_copies} in GPU memory" if fit.gpu_copies is not None else ""
-        sys.stderr.write(
-            f"working set on {spec.label}: {fit.model} ({fit.weight_bytes / 1e6:.1f} MB) "
-            f"fits {fit.disk_copies} copies on disk{gpu_part}\n"
-        )
+        sys.stderr.write(fit.describe(spec.label) + "\n")
     return local + findings + working_set(fits, copies)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from packager.names import name_problem
 from packager.repository import ModelDir
 from tdk.errors import UsageError, ValidationFailed
+from tdk.text import as_text
 
 DEFAULT_TEMPLATE = "{model}-{i}"
 
@@ -56,7 +57,7 @@ def check_template(template: str) -> None:
         raise UsageError(
             f"--name-template {template!r}: "
             + (
-                f"unknown field(s) {sorted(unknown)}"
+                f"unknown field(s) {as_text(sorted(unknown))}"
                 if unknown
                 else "has no {i}, so copies collide"
             ),

@@ -63,8 +63,10 @@ def run_bench(
     request: PreparedRequest,
     load: Load,
     runs_on: RunsOn,
+    progress: Callable[[int], None] = lambda done: None,
 ) -> dict[str, Any]:
-    """Measure and return the ``tdk bench --json`` record."""
+    """Measure and return the ``tdk bench --json`` record; ``progress(1)`` after the cold
+    request and after each load level."""
     clients = ThreadClients(make_client)
 
     def send() -> object:
@@ -72,10 +74,15 @@ def run_bench(
 
     try:
         cold_ms, warm_ms = loadgen.cold_then_warm(send)
+        progress(1)
         if load.rate is not None:
             results = [loadgen.open_loop(send, load.rate, load.duration_s, poisson=load.poisson)]
+            progress(1)
         else:
-            results = [loadgen.closed_loop(send, c, load.duration_s) for c in load.concurrency]
+            results = []
+            for clients_n in load.concurrency:
+                results.append(loadgen.closed_loop(send, clients_n, load.duration_s))
+                progress(1)
     finally:
         clients.close()
     return {

@@ -136,9 +136,25 @@ class Fit:
 
     model: str
     config_path: str
-    weight_bytes: int
+    weight_bytes: int  # the model's files and, for an ensemble, its composing models' files
     gpu_copies: int | None  # None on a CPU instance
-    disk_copies: int
+    disk_copies: int | None  # None when the target does not say its disk size
+    composing: tuple[str, ...] = ()
+
+    def describe(self, label: str) -> str:
+        """The working-set line of ``tdk validate --target``, in plain words."""
+        what = f"{self.model} ({self.weight_bytes / 1e6:.1f} MB"
+        what += f" with {', '.join(self.composing)})" if self.composing else ")"
+        places = [("in GPU memory", self.gpu_copies), ("on disk", self.disk_copies)]
+        short = [place for place, n in places if n == 0]
+        if short:
+            return f"working set on {label}: {what} does not fit {' or '.join(short)}"
+        counts = [f"{_count(n)} {place}" for place, n in places if n is not None]
+        return f"working set on {label}: {what}: copies loaded at once: {', '.join(counts)}"
+
+
+def _count(n: int) -> str:
+    return "over 1000" if n > 1000 else str(n)
 
 
 def check_target(
@@ -151,6 +167,7 @@ def check_target(
     """
     models = [ModelDir(m.path, autocomplete_backend(m.config, m.path)) for m in models]
     sinks = {m.path: Sink(m.name, m.config_path) for m in models}
+    by_name = {m.name: m for m in models}
     fits = []
     for model in models:
         sink = sinks[model.path]
@@ -160,7 +177,7 @@ def check_target(
         _check_python_shm(model, spec, sink)
         if spec.gpu is None:
             _check_gpu_groups(model, spec, sink)
-        fits.append(_check_fit(model, spec, sink))
+        fits.append(_check_fit(model, _composing(model, by_name), spec, sink))
     return [f for m in models for f in sinks[m.path].found], fits
 
 
@@ -237,10 +254,23 @@ def _weights(model: ModelDir) -> int:
     )
 
 
-def _check_fit(model: ModelDir, spec: TargetSpec, sink: Sink) -> Fit:
-    weights = max(_weights(model), 1)
+def _composing(model: ModelDir, by_name: dict[str, ModelDir]) -> list[ModelDir]:
+    """The models an ensemble loads with it (those found next to it), nested ones included."""
+    found: dict[str, ModelDir] = {}
+    todo = [step.model_name for step in model.config.ensemble_scheduling.step]
+    while todo:
+        name = todo.pop()
+        if name in found or name not in by_name or name == model.name:
+            continue
+        found[name] = by_name[name]
+        todo += [step.model_name for step in by_name[name].config.ensemble_scheduling.step]
+    return [found[name] for name in sorted(found)]
+
+
+def _check_fit(model: ModelDir, composing: list[ModelDir], spec: TargetSpec, sink: Sink) -> Fit:
+    weights = max(_weights(model) + sum(_weights(m) for m in composing), 1)
     disk = spec.disk_gb * 10**9
-    disk_copies = disk // weights if disk else 0
+    disk_copies = int(disk // weights) if disk else None
     if disk and weights > disk:
         sink.error(
             "TDK902",
@@ -262,14 +292,15 @@ def _check_fit(model: ModelDir, spec: TargetSpec, sink: Sink) -> Fit:
                 "use a GPU with more memory or a smaller model",
                 file=model.path,
             )
-    return Fit(model.name, str(model.config_path), weights, gpu_copies, int(disk_copies))
+    names = tuple(m.name for m in composing)
+    return Fit(model.name, str(model.config_path), weights, gpu_copies, disk_copies, names)
 
 
 def working_set(fits: Sequence[Fit], copies: int) -> list[Finding]:
     """TDK905 when ``copies`` of a model would not all stay loaded on one instance."""
     found = []
     for fit in fits:
-        limit = fit.gpu_copies if fit.gpu_copies is not None else fit.disk_copies
+        limit = fit.gpu_copies if fit.gpu_copies is not None else fit.disk_copies or 0
         if limit and copies > limit:
             found.append(
                 Finding(

@@ -20,6 +20,7 @@ from infra.targets.local.adapter import adapt_model_dir
 from packager.manifest import ManifestModel
 from packager.stores import Store, sha256_file
 from tdk.errors import TdkError, UnsafeInputError
+from tdk.text import as_text
 
 COPY_CHUNK = 1024 * 1024
 
@@ -87,7 +88,7 @@ def _member_path(member: tarfile.TarInfo, allowed: set[str], source: str) -> Pur
         )
     if path.parts[0] not in allowed:
         raise UnsafeInputError(
-            f"{source}: {name!r} is outside the model directories {sorted(allowed)}",
+            f"{source}: {name!r} is outside the model directories {as_text(sorted(allowed))}",
             hint="the archive does not match its manifest entry: re-package",
         )
     return path

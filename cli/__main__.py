@@ -1,0 +1,5 @@
+"""``python -m cli``: the same as the ``tdk`` console script."""
+
+from cli.main import main
+
+main()

@@ -1,0 +1,61 @@
+"""Help text in the user's words: ``INTEGER``, ``TEXT``, ``PATH``, ``[a|b]``, nothing for flags.
+
+Typer prints Python annotations (``<bool>``, ``<int range>``, ``<list[Path]>``) as metavars; the
+root group swaps every parameter of the command tree for one that describes its value instead.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import PurePath
+from typing import Any, get_args, get_origin
+
+from typer import _click as click
+from typer.core import TyperArgument, TyperOption
+
+_WORDS: dict[type, str] = {int: "INTEGER", float: "FLOAT", str: "TEXT", bool: "BOOLEAN"}
+
+
+def user_type(param: TyperArgument | TyperOption) -> str | None:
+    """The value a user types, e.g. ``INTEGER`` or ``[json|sarif]``; ``None`` for a flag."""
+    if isinstance(param, TyperOption) and (param.is_flag or param.count):
+        return None
+    desc = param.type_descriptor
+    if desc.is_choice:
+        values = (c.value if isinstance(c, Enum) else c for c in desc.choices or ())
+        return "[" + "|".join(str(v) for v in values) + "]"
+    annotation: Any = desc.annotation
+    while get_origin(annotation) in (list, tuple) and get_args(annotation):
+        annotation = get_args(annotation)[0]
+    if isinstance(annotation, type) and issubclass(annotation, PurePath):
+        return "PATH"
+    if desc.is_path or desc.is_file:
+        return "PATH" if desc.is_path else "FILE"
+    if isinstance(annotation, type):
+        return _WORDS.get(annotation, annotation.__name__.upper())
+    return "TEXT"
+
+
+class _Option(TyperOption):
+    def display_type_rich(self, ctx: click.Context) -> str | None:
+        if self.metavar is not None:
+            return self.metavar
+        return user_type(self)
+
+
+class _Argument(TyperArgument):
+    def display_type_rich(self, ctx: click.Context) -> str | None:
+        return None if self.metavar is not None else user_type(self)  # no `PATH  PATH`
+
+
+def use_user_words(command: click.Command) -> None:
+    """Give every parameter under ``command`` (help options included) user-word metavars."""
+    ctx = click.Context(command, **command.context_settings)
+    help_option = command.get_help_option(ctx)
+    for param in [*command.params, *([help_option] if help_option else [])]:
+        if type(param) is TyperOption:
+            param.__class__ = _Option
+        elif type(param) is TyperArgument:
+            param.__class__ = _Argument
+    for sub in getattr(command, "commands", {}).values():
+        use_user_words(sub)
