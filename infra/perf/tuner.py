@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import signal
 import tempfile
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from types import FrameType
 from typing import Any, Protocol
 
 from infra.perf.accel import Capabilities, Skipped, batch_limit, options_for
@@ -34,9 +32,9 @@ from infra.perf.tune import (
 )
 from packager.config import backend_of, datatype_name
 from packager.manifest import ManifestModel, TensorSpec
+from tdk.signals import Terminated, terminations_interrupt
 
 KEEP_MARGIN = 1.02  # a candidate must beat the shipped config by 2% to replace it
-TERMINATIONS = (signal.SIGTERM, signal.SIGHUP)
 
 
 class SearchMode(StrEnum):
@@ -146,35 +144,6 @@ class TuneServer(Protocol):
     capabilities: Capabilities
 
     def load(self, config: Any) -> None: ...
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP, raised where Ctrl-C would be so the same cleanup runs."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(f"signal {signum}")
-        self.signum = signum
-
-
-@contextmanager
-def terminations_interrupt() -> Iterator[None]:
-    """Inside: SIGTERM and SIGHUP interrupt like Ctrl-C (once; repeats wait for the cleanup)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    fired: list[int] = []
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        if not fired:
-            fired.append(signum)
-            raise Terminated(signum)
-
-    previous = {signum: signal.signal(signum, handler) for signum in TERMINATIONS}
-    try:
-        yield
-    finally:
-        for signum, old in previous.items():
-            signal.signal(signum, old)
 
 
 def model_space(space: Space, config: Any, caps: Capabilities) -> tuple[Space, list[Skipped]]:

@@ -119,7 +119,9 @@ def test_a_termination_signal_cleans_up_like_ctrl_c(
     tmp.mkdir()
     env = dict(os.environ, TMPDIR=str(tmp))
     args = [TDK, "tune", str(model), *FAST, "-c", "1,2,4", "--search", "full"]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     progress = threading.Event()
 
     def read_stderr() -> None:
