@@ -47,7 +47,8 @@ ModelDirArg = Annotated[
     Path | None, typer.Argument(help="One model directory (holds config.pbtxt).")
 ]
 BudgetOpt = Annotated[
-    float, typer.Option("--latency-budget-ms", help="p99 latency the choice must meet (required).")
+    float | None,
+    typer.Option("--latency-budget-ms", help="p99 latency the choice must meet (required)."),
 ]
 
 
@@ -87,12 +88,16 @@ UrlOpt = Annotated[
 ModelOpt = Annotated[
     str | None, typer.Option("--model", help="With --url: the model's name on that server.")
 ]
+MetricsUrlOpt = Annotated[
+    str | None,
+    typer.Option("--metrics-url", help="With --url: Triton's metrics (nv_gpu_* shows a GPU)."),
+]
 PlotOpt = Annotated[Path | None, typer.Option("--plot", help="PNG: throughput vs p99.")]
 
 
 def tune(
     model_dir: ModelDirArg = None,
-    latency_budget_ms: BudgetOpt = 0.0,
+    latency_budget_ms: BudgetOpt = None,
     search: SearchOpt = "quick",
     concurrency: ConcurrencyOpt = None,
     duration: DurationOpt = None,
@@ -104,6 +109,7 @@ def tune(
     accelerators: AccelOpt = "auto",
     url: UrlOpt = None,
     model: ModelOpt = None,
+    metrics_url: MetricsUrlOpt = None,
     plot: PlotOpt = None,
     json: JsonOpt = False,
 ) -> None:
@@ -150,7 +156,7 @@ def tune(
     mode = SearchMode(search)
     if url is not None:
         name = model or str(config.name if config is not None else "")
-        report = tune_remote(url, name, settings, space, mode, progress)
+        report = tune_remote(url, name, settings, space, mode, progress, metrics_url)
     else:
         assert model_dir is not None and config is not None
         report = tune_local(model_dir, config, settings, space, mode, progress)
@@ -177,10 +183,12 @@ def tune(
 
 
 def _options(
-    budget: float, search: str, concurrency: str | None, duration: float | None
+    budget: float | None, search: str, concurrency: str | None, duration: float | None
 ) -> tuple[Settings, Space]:
-    if not 0 < budget < float("inf"):
+    if budget is None:
         raise UsageError("--latency-budget-ms is required", hint="e.g. --latency-budget-ms 50")
+    if not 0 < budget < float("inf"):
+        raise UsageError(f"--latency-budget-ms {budget:g}: expected a number > 0", hint="e.g. 50")
     if search not in ("quick", "full"):
         raise UsageError(f"--search {search!r}: expected quick or full", hint="--search quick")
     settings = Settings(budget)  # the defaults live in Settings and Space

@@ -29,7 +29,8 @@ _GPU_KIND = "KIND_GPU"
 class RemoteTriton:
     """One model on a Triton at ``url``; ``with`` restores its config (or unloads it) on exit."""
 
-    def __init__(self, url: str, model: str) -> None:
+    def __init__(self, url: str, model: str, metrics_url: str | None = None) -> None:
+        self.metrics_url = metrics_url
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise UsageError(
@@ -85,8 +86,33 @@ class RemoteTriton:
         config = json_format.Parse(self.original_json, new_config(), ignore_unknown_fields=True)
         self.base_config = config
         gpu = any(_kind_name(group.kind) == _GPU_KIND for group in config.instance_group)
-        self.capabilities = Capabilities(gpu=gpu)
+        self.capabilities = Capabilities(gpu=gpu or self._metrics_show_a_gpu())
         return config
+
+    def _metrics_show_a_gpu(self) -> bool:
+        """Triton exports ``nv_gpu_*`` metrics only when it sees a GPU (``--metrics-url``)."""
+        if self.metrics_url is None:
+            return False
+        parts = urlsplit(self.metrics_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise UsageError(
+                f"--metrics-url {self.metrics_url!r}: expected http(s)://HOST:PORT/metrics",
+                hint="e.g. --metrics-url http://127.0.0.1:8002/metrics",
+            )
+        kind = (
+            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        )
+        conn = kind(parts.hostname, parts.port, timeout=REQUEST_TIMEOUT_S)
+        try:
+            conn.request("GET", parts.path or "/metrics")
+            body = conn.getresponse().read()
+        except (OSError, http.client.HTTPException) as exc:
+            raise EndpointError(
+                f"--metrics-url {self.metrics_url}: {exc}", hint="check the metrics port-forward"
+            ) from exc
+        finally:
+            conn.close()
+        return b"\nnv_gpu_" in body or body.startswith(b"nv_gpu_")
 
     def _load(self, body: dict[str, Any]) -> None:
         status, reply = self._request("POST", f"{self._path}/load", body, LOAD_TIMEOUT_S)

@@ -222,12 +222,18 @@ def tune_local(
 
 
 def tune_remote(
-    url: str, model: str, settings: Settings, space: Space, mode: SearchMode, progress: Progress
+    url: str,
+    model: str,
+    settings: Settings,
+    space: Space,
+    mode: SearchMode,
+    progress: Progress,
+    metrics_url: str | None = None,
 ) -> TuneReport:
     """Tune ``model`` on the user's Triton at ``url``; its config is restored afterwards."""
     from infra.perf.remote import RemoteTriton
 
-    remote = RemoteTriton(url, model)
+    remote = RemoteTriton(url, model, metrics_url)
     original = remote.fetch_config()
     return run_tune(lambda: remote, original, settings, space, mode, progress, url)
 
