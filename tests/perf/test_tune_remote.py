@@ -8,6 +8,9 @@ import asyncio
 import http.client
 import json
 import shutil
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +24,7 @@ from infra.targets.local.runtime import RuntimeMissing, TritonProcess, find_runt
 
 runner = CliRunner()
 pytestmark = pytest.mark.e2e
+TDK = str(Path(sys.executable).with_name("tdk"))
 MODELS = ("image_classifier", "tokenizer", "text_classifier")
 
 
@@ -92,3 +96,24 @@ def test_tune_url_refuses_a_model_the_server_cannot_load(triton: TritonProcess) 
     result = runner.invoke(app, args)
     assert result.exit_code == 1 and "could not load nope" in result.output, result.output
     assert "READY" in _state(triton.http_port).values()
+
+
+def test_sigterm_mid_tune_still_restores_the_config(triton: TritonProcess) -> None:
+    port = triton.http_port
+    before = _call(port, "GET", "/v2/models/image_classifier/config")[1]
+    args = [TDK, "tune", "--url", triton.http_url, "--model", "image_classifier"]
+    args += ["--latency-budget-ms", "2000", "--duration", "0.3", "-c", "1,2", "--search", "full"]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:  # the first candidate has been loaded and measured
+            if line.startswith("tune: 1/"):
+                break
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:  # pragma: no cover - only when the test already failed
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 128 + signal.SIGTERM
+    assert _call(port, "GET", "/v2/models/image_classifier/config")[1] == before
