@@ -39,6 +39,7 @@ from infra.perf.tune import (  # noqa: E402
     sweep,
 )
 from packager.config import CONFIG_NAME, load_config  # noqa: E402
+from tdk.signals import terminations_interrupt  # noqa: E402
 
 GOAL_SPEEDUP = 1.5
 GOAL_QUICK_SHARE = 0.9  # quick reaches 90% of full's best
@@ -183,7 +184,8 @@ def main() -> int:
         args.duration = 0.2 if args.quick else 0.5
     if args.rounds is None:
         args.rounds = 1 if args.quick else 3
-    report = run(args)
+    with terminations_interrupt():  # SIGTERM stops Triton and removes the work dir too
+        report = run(args)
     if args.json:
         print(json.dumps(report))
     else:

@@ -222,11 +222,13 @@ def image_classifier_config() -> Any:
 
 
 def ranker_config() -> Any:
-    """As a first deployment is often written: batching allowed, no dynamic batcher."""
+    """As a cautious first deployment is often written: one request per call. (With a
+    ``max_batch_size`` above 1 and no scheduler, Triton's onnxruntime backend would add a
+    dynamic batcher on its own, which the local runtime does not reproduce.)"""
     config = new_config()
     config.name = "ranker"
     config.backend = "onnxruntime"
-    config.max_batch_size = 32
+    config.max_batch_size = 1
     _tensor(config.input, "features", "FP32", [RANKER_FEATURES])
     _tensor(config.output, "score", "FP32", [1])
     return config

@@ -186,7 +186,9 @@ def run_tune(
 
                 def prepare(knobs: Knobs) -> None:
                     sender.close()
-                    server.load(apply_knobs(server.base_config, knobs))
+                    # the shipped config is loaded exactly as it is, not rebuilt from its knobs
+                    base = server.base_config
+                    server.load(base if knobs == shipped else apply_knobs(base, knobs))
 
                 measure = measure_with(lambda knobs: sender, settings)
                 try:
