@@ -13,6 +13,16 @@ from infra.perf.accel import apply_option
 from tdk.errors import UsageError
 
 
+CLIMB_ORDER = (
+    "dynamic_batching",
+    "instances",
+    "max_batch_size",
+    "accelerator",
+    "max_queue_delay_us",
+    "preferred",
+)
+
+
 @dataclass(frozen=True, order=True)
 class Knobs:
     """One configuration tried. ``preferred`` is empty or ``(max_batch_size,)``."""
@@ -92,8 +102,12 @@ class Space:
         return sorted({self.knobs(index) for index in itertools.product(*ranges)})
 
     def neighbours(self, index: Sequence[int]) -> Iterator[tuple[int, ...]]:
-        """Indexes one step away along one dimension (the hill climb's moves)."""
-        for axis, (_, values) in enumerate(self.dimensions()):
+        """Indexes one step away along one dimension (the hill climb's moves), the knobs that
+        move throughput most first: turning the dynamic batcher on, instances, batch size."""
+        names = [name for name, _ in self.dimensions()]
+        order = sorted(range(len(names)), key=lambda axis: CLIMB_ORDER.index(names[axis]))
+        for axis in order:
+            values = self.dimensions()[axis][1]
             for step in (1, -1):
                 moved = index[axis] + step
                 if 0 <= moved < len(values):

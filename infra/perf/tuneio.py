@@ -3,6 +3,7 @@ measured, and the tuned config written as a textual edit of the user's ``config.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 import shutil
@@ -121,6 +122,7 @@ def write_tuned(model_dir: Path, tuned: Any, out: Path | None) -> Written:
             Path(staged).unlink(missing_ok=True)
         return Written(model_dir, _diff(before, after, config_path, config_path))
     destination = out / model_dir.name
+    created = [p for p in (out, *out.parents) if not p.exists()]
     out.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".tdk-tune-", dir=out))
     try:
@@ -129,8 +131,12 @@ def write_tuned(model_dir: Path, tuned: Any, out: Path | None) -> Written:
         (candidate / CONFIG_NAME).write_text(after, encoding="utf-8")
         _valid(model_dir, lambda: require_valid([candidate]))
         candidate.rename(destination)
+        created = []
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        for directory in created:  # only the (empty) directories made for this write
+            with contextlib.suppress(OSError):
+                directory.rmdir()
     return Written(destination, _diff(before, after, config_path, destination / CONFIG_NAME))
 
 
