@@ -12,7 +12,6 @@ from typing import Any
 from infra.perf.accel import apply_option
 from tdk.errors import UsageError
 
-
 CLIMB_ORDER = (
     "dynamic_batching",
     "instances",
