@@ -15,6 +15,7 @@ from cli.common import JsonOpt
 from cli.output import Output
 from infra.perf.space import Space
 from infra.perf.tune import Settings
+from packager.config import CONFIG_NAME, load_config
 from tdk.errors import TdkError, UsageError
 
 if TYPE_CHECKING:
@@ -42,9 +43,12 @@ def _ints(option: str, text: str, minimum: int) -> tuple[int, ...]:
     return values
 
 
-ModelDirArg = Annotated[Path, typer.Argument(help="One model directory (holds config.pbtxt).")]
+ModelDirArg = Annotated[
+    Path | None, typer.Argument(help="One model directory (holds config.pbtxt).")
+]
 BudgetOpt = Annotated[
-    float, typer.Option("--latency-budget-ms", min=0.001, help="p99 latency the choice must meet.")
+    float | None,
+    typer.Option("--latency-budget-ms", help="p99 latency the choice must meet (required)."),
 ]
 
 
@@ -70,12 +74,30 @@ DelaysOpt = Annotated[
 ]
 OutOpt = Annotated[Path | None, typer.Option("--out", help="Write the tuned model to OUT/<model>.")]
 WriteOpt = Annotated[bool, typer.Option("--write", help="Rewrite MODEL_DIR's config in place.")]
+AccelOpt = Annotated[
+    str,
+    typer.Option(
+        "--accelerators",
+        help="auto (what the model and server offer), none, or a list: trt-fp16,threads-2,...",
+    ),
+]
+UrlOpt = Annotated[
+    str | None,
+    typer.Option("--url", help="Tune on this Triton (explicit model control) instead of locally."),
+]
+ModelOpt = Annotated[
+    str | None, typer.Option("--model", help="With --url: the model's name on that server.")
+]
+MetricsUrlOpt = Annotated[
+    str | None,
+    typer.Option("--metrics-url", help="With --url: Triton's metrics (nv_gpu_* shows a GPU)."),
+]
 PlotOpt = Annotated[Path | None, typer.Option("--plot", help="PNG: throughput vs p99.")]
 
 
 def tune(
-    model_dir: ModelDirArg,
-    latency_budget_ms: BudgetOpt,
+    model_dir: ModelDirArg = None,
+    latency_budget_ms: BudgetOpt = None,
     search: SearchOpt = "quick",
     concurrency: ConcurrencyOpt = None,
     duration: DurationOpt = None,
@@ -84,53 +106,109 @@ def tune(
     queue_delays: DelaysOpt = None,
     out_dir: OutOpt = None,
     write: WriteOpt = False,
+    accelerators: AccelOpt = "auto",
+    url: UrlOpt = None,
+    model: ModelOpt = None,
+    metrics_url: MetricsUrlOpt = None,
     plot: PlotOpt = None,
     json: JsonOpt = False,
 ) -> None:
-    """Tune max_batch_size, dynamic batching and instance count; Ctrl-C reports the best so far."""
-    from infra.perf.tuner import SearchMode, run_tune, write_tuned
+    """Tune max_batch_size, dynamic batching, instances and accelerators; Ctrl-C reports the best
+    so far. The shipped config is kept unless a candidate beats it."""
+    from infra.perf.tuneio import check_out, check_write, read_model, write_tuned
+    from infra.perf.tuner import SearchMode, tune_local, tune_remote
 
-    if search not in ("quick", "full"):
-        raise UsageError(f"--search {search!r}: expected quick or full", hint="--search quick")
+    settings, space = _options(latency_budget_ms, search, concurrency, duration)
+    space = _space(space, instances, max_batch_sizes, queue_delays)
+    if accelerators != "auto":
+        from infra.perf.accel import is_option
+
+        chosen = [a.strip() for a in accelerators.split(",") if a.strip() not in ("", "none")]
+        for option in chosen:
+            if not is_option(option):
+                raise UsageError(
+                    f"--accelerators: unknown option {option!r}",
+                    hint="auto, none, or some of trt-fp16,trt-fp32,openvino,threads-N",
+                )
+        space = replace(space, accelerators=("", *chosen), auto_accelerators=False)
     if write and out_dir is not None:
         raise UsageError("--write and --out both given", hint="choose one")
+    if model_dir is None and (url is None or model is None):
+        raise UsageError(
+            "give MODEL_DIR, or --url with --model", hint="e.g. tdk tune --url URL --model bert"
+        )
+    if model_dir is None and (write or out_dir is not None):
+        raise UsageError("--write and --out need MODEL_DIR", hint="give the model's directory")
+    # every input and output is checked before anything is measured
+    config = read_model(model_dir) if model_dir is not None else None
+    if out_dir is not None and model_dir is not None:
+        check_out(model_dir, out_dir)
+    if write and model_dir is not None:
+        check_write(model_dir)
     out = Output(json_mode=json)
-    settings = Settings(latency_budget_ms)  # the defaults live in Settings and Space
-    if concurrency is not None:
-        settings = replace(settings, concurrency=_ints("--concurrency", concurrency, 1))
-    if duration is not None:
-        settings = replace(settings, duration_s=duration)
-    space = SPACE
-    if instances is not None:
-        space = replace(space, instances=_ints("--instances", instances, 1))
-    if max_batch_sizes is not None:
-        space = replace(space, max_batch_size=_ints("--max-batch-sizes", max_batch_sizes, 1))
-    if queue_delays is not None:
-        space = replace(space, max_queue_delay_us=_ints("--queue-delays-us", queue_delays, 0))
+    started = time.monotonic()
 
     def progress(done: int, total: int, best: Point | None) -> None:
         shown = f"{best.throughput_rps:.1f} rps ({escape(best.knobs.label())})" if best else "-"
         elapsed = time.monotonic() - started
         out.err.print(f"tune: {done}/{total} configs, {elapsed:.1f} s, best {shown}")
 
-    started = time.monotonic()
-    report = run_tune(model_dir, settings, space, SearchMode(search), progress)
+    mode = SearchMode(search)
+    if url is not None:
+        name = model or str(config.name if config is not None else "")
+        report = tune_remote(url, name, settings, space, mode, progress, metrics_url)
+    else:
+        assert model_dir is not None and config is not None
+        report = tune_local(model_dir, config, settings, space, mode, progress)
     written = None
     choice = report.choice
-    if choice is not None and not report.search.interrupted and (write or out_dir is not None):
-        written = write_tuned(model_dir, choice.knobs, None if write else out_dir)
+    wanted = (write or out_dir is not None) and not report.search.interrupted
+    if wanted and report.improves and choice is not None and model_dir is not None:
+        from infra.perf.space import apply_knobs
+
+        tuned = apply_knobs(load_config(model_dir / CONFIG_NAME), choice.knobs)
+        written = write_tuned(model_dir, tuned, None if write else out_dir)
     if plot is not None:
         from infra.perf.plot import tune_plot
 
         tune_plot(report, plot)
     _show(out, report, json, written.diff if written else None, plot)
-    if report.search.interrupted:
-        raise typer.Exit(EXIT_INTERRUPTED)
+    if report.signal is not None:
+        raise typer.Exit(128 + report.signal)
     if choice is None:
         raise TdkError(
             f"no configuration met p99 <= {latency_budget_ms:g} ms; nothing was written",
             hint="raise --latency-budget-ms or try lower concurrency (-c 1,2)",
         )
+
+
+def _options(
+    budget: float | None, search: str, concurrency: str | None, duration: float | None
+) -> tuple[Settings, Space]:
+    if budget is None:
+        raise UsageError("--latency-budget-ms is required", hint="e.g. --latency-budget-ms 50")
+    if not 0 < budget < float("inf"):
+        raise UsageError(f"--latency-budget-ms {budget:g}: expected a number > 0", hint="e.g. 50")
+    if search not in ("quick", "full"):
+        raise UsageError(f"--search {search!r}: expected quick or full", hint="--search quick")
+    settings = Settings(budget)  # the defaults live in Settings and Space
+    if concurrency is not None:
+        settings = replace(settings, concurrency=_ints("--concurrency", concurrency, 1))
+    if duration is not None:
+        settings = replace(settings, duration_s=duration)
+    return settings, SPACE
+
+
+def _space(
+    space: Space, instances: str | None, max_batch_sizes: str | None, queue_delays: str | None
+) -> Space:
+    if instances is not None:
+        space = replace(space, instances=_ints("--instances", instances, 1))
+    if max_batch_sizes is not None:
+        space = replace(space, max_batch_size=_ints("--max-batch-sizes", max_batch_sizes, 1))
+    if queue_delays is not None:
+        space = replace(space, max_queue_delay_us=_ints("--queue-delays-us", queue_delays, 0))
+    return space
 
 
 def _show(out: Output, report: TuneReport, json: bool, diff: str | None, plot: Path | None) -> None:
@@ -178,8 +256,12 @@ def _summary(out: Output, report: TuneReport) -> None:
         out.info(f"shipped config: {shipped.throughput_rps:.1f} rps within p99 {budget:g} ms")
     else:
         out.info(f"shipped config: nothing within p99 {budget:g} ms")
+    for skipped in report.skipped:
+        out.info(f"skipped {skipped.option}: {escape(skipped.reason)}")
     if choice is None:
         return
+    if not report.improves:
+        out.info("no candidate beat the shipped config: it stays (nothing was written)")
     ratio = (
         f" ({choice.throughput_rps / shipped.throughput_rps:.2f}x shipped)"
         if shipped and shipped.throughput_rps

@@ -3,13 +3,15 @@
     python model_repos/generate.py --out model_repos/samples
 
 Models: ``text_classifier`` (ONNX, BERT-like I/O), ``image_classifier`` (ONNX CNN),
-``tokenizer`` (Python backend) and ``text_pipeline`` (ensemble: tokenizer -> text_classifier).
+``tokenizer`` (Python backend) and ``text_pipeline`` (ensemble: tokenizer -> text_classifier);
+on request (``--with ranker``) ``ranker``, a dense model whose throughput depends on batching.
 Configs are built as Triton ``ModelConfig`` messages and written with ``dump_config``.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import shutil
 import sys
 from collections.abc import Callable
@@ -32,6 +34,7 @@ SEQ_LEN = 128
 HIDDEN = 32
 VOCAB_SIZE = 1024  # must match model_repos/sources/tokenizer/model.py
 NUM_CLASSES = 11
+RANKER_FEATURES, RANKER_WIDTH, RANKER_LAYERS = 256, 2048, 3
 # Opset 17 / IR 8: run by every onnxruntime since 1.14 and by Triton's onnxruntime backend.
 OPSET = 17
 IR_VERSION = 8
@@ -140,6 +143,46 @@ def image_classifier_onnx(seed: int = 1) -> onnx.ModelProto:
     return _model(graph)
 
 
+def ranker_onnx(seed: int = 2) -> onnx.ModelProto:
+    """A dense ranking model: RANKER_FEATURES -> RANKER_LAYERS x RANKER_WIDTH (ReLU) -> 1 score.
+
+    Its cost per call is reading its weights (about 13 M parameters) whatever the batch, the
+    way dense layers are memory-bound at small batches: batching requests is what makes it fast,
+    which is what ``tdk tune`` is for. Weights are stored as int8 with a per-layer scale (Cast and
+    Mul are constant-folded when the session loads), so the file stays small.
+    """
+    rng = np.random.default_rng(seed)
+    n = helper.make_node
+    widths = [RANKER_FEATURES, *[RANKER_WIDTH] * RANKER_LAYERS, 1]
+    nodes, initializers, current = [], [], "features"
+    for i, (fan_in, fan_out) in enumerate(itertools.pairwise(widths)):
+        q = rng.integers(-127, 128, size=(fan_in, fan_out), dtype=np.int8)
+        initializers += [
+            numpy_helper.from_array(q, f"w{i}_q"),
+            _const(f"w{i}_scale", [1.0 / (127.0 * np.sqrt(fan_in / 3.0))], np.float32),
+            _weights(rng, f"b{i}", (fan_out,)),
+        ]
+        last = i == len(widths) - 2
+        nodes += [
+            n("Cast", [f"w{i}_q"], [f"w{i}_f"], to=TensorProto.FLOAT),
+            n("Mul", [f"w{i}_f", f"w{i}_scale"], [f"w{i}"]),
+            n("MatMul", [current, f"w{i}"], [f"mm{i}"]),
+            n("Add", [f"mm{i}", f"b{i}"], ["score" if last else f"pre{i}"]),
+        ]
+        if not last:
+            nodes.append(n("Relu", [f"pre{i}"], [f"h{i}"]))
+            current = f"h{i}"
+    f32 = TensorProto.FLOAT
+    graph = helper.make_graph(
+        nodes,
+        "ranker",
+        [helper.make_tensor_value_info("features", f32, ["batch", RANKER_FEATURES])],
+        [helper.make_tensor_value_info("score", f32, ["batch", 1])],
+        initializers,
+    )
+    return _model(graph)
+
+
 def _tensor(message: Any, name: str, dtype: str, dims: list[int]) -> None:
     tensor = message.add()
     tensor.name = name
@@ -175,6 +218,19 @@ def image_classifier_config() -> Any:
     _tensor(config.input, "input", "FP32", [3, 224, 224])
     _tensor(config.output, "logits", "FP32", [NUM_CLASSES])
     config.dynamic_batching.max_queue_delay_microseconds = 100
+    return config
+
+
+def ranker_config() -> Any:
+    """As a cautious first deployment is often written: one request per call. (With a
+    ``max_batch_size`` above 1 and no scheduler, Triton's onnxruntime backend would add a
+    dynamic batcher on its own, which the local runtime does not reproduce.)"""
+    config = new_config()
+    config.name = "ranker"
+    config.backend = "onnxruntime"
+    config.max_batch_size = 1
+    _tensor(config.input, "features", "FP32", [RANKER_FEATURES])
+    _tensor(config.output, "score", "FP32", [1])
     return config
 
 
@@ -251,10 +307,19 @@ MODELS: dict[str, tuple[Callable[[], Any], str | None, Callable[[], bytes]]] = {
 }
 
 
-def generate(out: Path) -> list[Path]:
-    """Write the four sample models under ``out``; returns the files written, sorted."""
+#: models written only on request (``--with ranker``): bench/tune.py tunes ``ranker``; at 9 MB
+#: it stays out of the default repository every test packages and loads
+EXTRA_MODELS: dict[str, tuple[Callable[[], Any], str | None, Callable[[], bytes]]] = {
+    "ranker": (ranker_config, "model.onnx", lambda: ranker_onnx().SerializeToString()),
+}
+
+
+def generate(out: Path, extra: tuple[str, ...] = ()) -> list[Path]:
+    """Write the four sample models (and the ``extra`` ones named) under ``out``; returns the
+    files written, sorted."""
     written: list[Path] = []
-    for make_config, version_file, make_data in MODELS.values():
+    chosen = [*MODELS.values(), *(EXTRA_MODELS[name] for name in extra)]
+    for make_config, version_file, make_data in chosen:
         _model_dir(out, make_config(), version_file, make_data(), written)
     return sorted(written)
 
@@ -262,9 +327,18 @@ def generate(out: Path) -> list[Path]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="repository directory")
+    parser.add_argument(
+        "--with",
+        dest="extra",
+        action="append",
+        default=[],
+        choices=sorted(EXTRA_MODELS),
+        help="also write this extra model (repeatable)",
+    )
     args = parser.parse_args(argv)
-    files = generate(args.out)
-    print(f"wrote {len(files)} files for {len(MODELS)} models under {args.out}")
+    files = generate(args.out, tuple(args.extra))
+    count = len(MODELS) + len(args.extra)
+    print(f"wrote {len(files)} files for {count} models under {args.out}")
     return 0
 
 

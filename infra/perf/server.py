@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
+import os
 import shutil
 import threading
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from infra.perf.accel import Capabilities
 from packager.config import CONFIG_NAME, dump_config, load_config
 from packager.manifest import ManifestModel
 from tdk.errors import EndpointError
@@ -28,7 +30,7 @@ class LocalTriton:
     """Triton on 127.0.0.1 serving ``model_dir`` (copied under ``workdir``) in explicit mode."""
 
     def __init__(self, model_dir: Path, workdir: Path) -> None:
-        from infra.targets.local.adapter import adapt_model_dir
+        from infra.targets.local.adapter import LOCAL_BACKENDS, adapt_model_dir
         from infra.targets.local.runtime import TritonProcess, find_runtime
 
         self.workdir = workdir
@@ -39,6 +41,8 @@ class LocalTriton:
         adapt_model_dir(self.model_dir)
         #: the config as the local runtime serves it (backend adapted); knobs are applied to it
         self.base_config = load_config(self.model_dir / CONFIG_NAME)
+        #: the local runtime runs on this machine's CPUs, with the backends it carries
+        self.capabilities = Capabilities(False, frozenset(LOCAL_BACKENDS), os.cpu_count() or 1)
         self._loop = asyncio.new_event_loop()
         self._triton = TritonProcess(find_runtime(), self.repository, workdir / "triton")
 

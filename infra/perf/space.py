@@ -9,7 +9,17 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from infra.perf.accel import apply_option
 from tdk.errors import UsageError
+
+CLIMB_ORDER = (
+    "dynamic_batching",
+    "instances",
+    "max_batch_size",
+    "accelerator",
+    "max_queue_delay_us",
+    "preferred",
+)
 
 
 @dataclass(frozen=True, order=True)
@@ -21,6 +31,7 @@ class Knobs:
     dynamic_batching: bool
     max_queue_delay_us: int = 0
     preferred: tuple[int, ...] = ()
+    accelerator: str = ""  # an option of infra.perf.accel ("" as shipped)
 
     def canonical(self) -> Knobs:
         """Without dynamic batching the queue delay and preferred sizes mean nothing."""
@@ -36,7 +47,8 @@ class Knobs:
             if self.dynamic_batching
             else "no dyn"
         )
-        return f"inst {self.instances}, mbs {self.max_batch_size}, {batching}"
+        extra = f", {self.accelerator}" if self.accelerator else ""
+        return f"inst {self.instances}, mbs {self.max_batch_size}, {batching}{extra}"
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -53,12 +65,18 @@ class Space:
     dynamic_batching: tuple[bool, ...] = (False, True)
     max_queue_delay_us: tuple[int, ...] = (0, 500, 2000)
     preferred: tuple[bool, ...] = (False, True)
+    accelerators: tuple[str, ...] = ("",)
+    auto_accelerators: bool = True  # replaced by what the model and server offer (accel.py)
 
-    def for_model(self, shipped_max_batch_size: int) -> Space:
-        """A model that does not batch (``max_batch_size: 0``) only varies its instances."""
-        if shipped_max_batch_size > 0:
-            return self
-        return replace(self, max_batch_size=(0,), dynamic_batching=(False,))
+    def for_model(self, shipped_max_batch_size: int, batch_limit: int | None = None) -> Space:
+        """A model that does not batch (``max_batch_size: 0``) only varies its instances; a
+        TensorRT plan's batch sizes stay within its profile (``batch_limit``)."""
+        if shipped_max_batch_size <= 0:
+            return replace(self, max_batch_size=(0,), dynamic_batching=(False,))
+        if batch_limit is not None:
+            sizes = tuple(s for s in self.max_batch_size if s <= batch_limit) or (batch_limit,)
+            return replace(self, max_batch_size=sizes)
+        return self
 
     def dimensions(self) -> list[tuple[str, Sequence[Any]]]:
         return [
@@ -67,13 +85,15 @@ class Space:
             ("dynamic_batching", self.dynamic_batching),
             ("max_queue_delay_us", self.max_queue_delay_us),
             ("preferred", self.preferred),
+            ("accelerator", self.accelerators),
         ]
 
     def knobs(self, index: Sequence[int]) -> Knobs:
         """The configuration at one index per dimension."""
         values = [dim[i] for (_, dim), i in zip(self.dimensions(), index, strict=True)]
-        instances, mbs, dynamic, delay, preferred = values
-        return Knobs(instances, mbs, dynamic, delay, (mbs,) if preferred else ()).canonical()
+        instances, mbs, dynamic, delay, preferred, accelerator = values
+        pref = (mbs,) if preferred else ()
+        return Knobs(instances, mbs, dynamic, delay, pref, accelerator).canonical()
 
     def grid(self) -> list[Knobs]:
         """Every distinct configuration (canonical, sorted, no duplicates)."""
@@ -81,8 +101,12 @@ class Space:
         return sorted({self.knobs(index) for index in itertools.product(*ranges)})
 
     def neighbours(self, index: Sequence[int]) -> Iterator[tuple[int, ...]]:
-        """Indexes one step away along one dimension (the hill climb's moves)."""
-        for axis, (_, values) in enumerate(self.dimensions()):
+        """Indexes one step away along one dimension (the hill climb's moves), the knobs that
+        move throughput most first: turning the dynamic batcher on, instances, batch size."""
+        names = [name for name, _ in self.dimensions()]
+        order = sorted(range(len(names)), key=lambda axis: CLIMB_ORDER.index(names[axis]))
+        for axis in order:
+            values = self.dimensions()[axis][1]
             for step in (1, -1):
                 moved = index[axis] + step
                 if 0 <= moved < len(values):
@@ -96,6 +120,7 @@ class Space:
             knobs.dynamic_batching,
             knobs.max_queue_delay_us,
             bool(knobs.preferred),
+            knobs.accelerator,
         ]
         return tuple(
             _closest(values, want)
@@ -113,6 +138,8 @@ class Space:
 
 
 def _closest(values: Sequence[Any], wanted: Any) -> int:
+    if isinstance(wanted, str):
+        return list(values).index(wanted) if wanted in values else 0
     distances = [abs(int(value) - int(wanted)) for value in values]
     return distances.index(min(distances))
 
@@ -148,4 +175,5 @@ def apply_knobs(config: Any, knobs: Knobs) -> Any:
     first = tuned.instance_group[0]
     del tuned.instance_group[1:]
     first.count = knobs.instances
+    apply_option(tuned, knobs.accelerator)
     return tuned

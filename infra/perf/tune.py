@@ -1,9 +1,9 @@
 """``tdk tune``: measure configurations of one model and pick the fastest within a latency budget.
 
-Each configuration is loaded into one local Triton and driven by the closed-loop load generator
-at rising concurrency. ``full`` measures the whole grid at every concurrency; ``quick`` climbs
-from the shipped configuration one knob at a time and stops a sweep once p99 leaves the budget
-or throughput stops growing (Model Analyzer's quick mode does the same). The objective is the
+Each configuration is loaded into one Triton and driven by the closed-loop load generator at
+rising concurrency. ``full`` measures the whole grid at every concurrency; ``quick`` climbs from
+the shipped configuration one knob at a time (the dynamic batcher first) and stops a sweep once
+p99 leaves the budget or throughput stops growing for two levels. The objective is the
 highest throughput whose p99 is within the budget, with no errors.
 """
 
@@ -17,7 +17,9 @@ from typing import Any
 from infra.perf import loadgen
 from infra.perf.space import Knobs, Space
 
-SATURATION_GAIN = 1.05  # quick: a level that adds under 5% throughput ends the sweep
+SATURATION_GAIN = 1.05  # quick: a level adding under 5% throughput counts as saturated ...
+SATURATION_LEVELS = 2  # ... and this many saturated levels in a row end the sweep (batching
+# configurations often gain only from the higher levels, so one flat level is not enough)
 CLIMB_GAIN = 1.02  # quick: a neighbour must beat the current best by 2% to move there
 
 
@@ -100,7 +102,7 @@ def sweep(
 ) -> None:
     """Load ``knobs`` and measure it at each concurrency (stopping early in quick mode)."""
     prepare(knobs)
-    best = 0.0
+    best, flat = 0.0, 0
     for level in search.settings.concurrency:
         point = measure(knobs, level)
         search.points.append(point)
@@ -108,7 +110,8 @@ def sweep(
             continue
         if not point.within(search.settings.budget_ms):
             break
-        if point.throughput_rps < best * SATURATION_GAIN:
+        flat = flat + 1 if point.throughput_rps < best * SATURATION_GAIN else 0
+        if flat >= SATURATION_LEVELS:
             break
         best = max(best, point.throughput_rps)
     search.configs_done += 1

@@ -1,22 +1,23 @@
-"""Run a tune end to end on the local Triton, and write the tuned config where it was asked.
+"""Run a tune end to end on a Triton (the local runtime, or the user's own through ``--url``).
 
 The shipped configuration is measured in the same run as the search, so "tuned vs shipped" is
-a like-for-like ratio. Ctrl-C ends the search, not the report: what was measured is kept, the
-best so far is reported, and Triton is stopped on the way out.
+a like-for-like ratio, and it stays the choice unless something beats it. Ctrl-C, SIGTERM and
+SIGHUP end the search, not the report: what was measured is kept, the best so far is reported,
+and the server is stopped (local) or restored (``--url``) on the way out.
 """
 
 from __future__ import annotations
 
-import difflib
-import os
-import shutil
+import signal
 import tempfile
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from infra.perf.accel import Capabilities, Skipped, batch_limit, options_for
 from infra.perf.space import Knobs, Space, apply_knobs, shipped_knobs
 from infra.perf.tune import (
     Point,
@@ -29,9 +30,11 @@ from infra.perf.tune import (
     quick_search,
     sweep,
 )
-from packager.config import CONFIG_NAME, backend_of, datatype_name, dump_config, load_config
+from packager.config import backend_of, datatype_name
 from packager.manifest import ManifestModel, TensorSpec
-from tdk.errors import UsageError, ValidationFailed
+from tdk.signals import Terminated, terminations_interrupt
+
+KEEP_MARGIN = 1.02  # a candidate must beat the shipped config by 2% to replace it
 
 
 class SearchMode(StrEnum):
@@ -48,16 +51,31 @@ class TuneReport:
     settings: Settings
     shipped: Knobs
     search: Search
+    server: str = "local"
     shipped_best: Point | None = None
     shipped_points: list[Point] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    signal: int | None = None  # the signal that ended the search early, if one did
 
     @property
     def choice(self) -> Point | None:
-        return self.search.best()
+        """The best point within the budget; the shipped config's unless a candidate beats it."""
+        found, shipped = self.search.best(), self.shipped_best
+        if found is None or (
+            shipped is not None and found.throughput_rps <= shipped.throughput_rps * KEEP_MARGIN
+        ):
+            return shipped
+        return found
+
+    @property
+    def improves(self) -> bool:
+        """Whether the choice is a config other than the shipped one (worth writing)."""
+        choice = self.choice
+        return choice is not None and choice.knobs.canonical() != self.shipped.canonical()
 
     @property
     def front(self) -> list[Point]:
-        return pareto_front(self.search.points)
+        return pareto_front([*self.shipped_points, *self.search.points])
 
     @property
     def measurements(self) -> int:
@@ -66,7 +84,7 @@ class TuneReport:
     def to_dict(self) -> dict[str, Any]:
         choice, shipped = self.choice, self.shipped_best
         return {
-            "target": "local",
+            "target": self.server,
             "model": self.model,
             "search": self.mode.value,
             "latency_budget_ms": self.settings.budget_ms,
@@ -80,9 +98,11 @@ class TuneReport:
             "shipped_best": shipped.to_dict() if shipped else None,
             "shipped_points": [p.to_dict() for p in self.shipped_points],
             "choice": choice.to_dict() if choice else None,
+            "improves": self.improves,
             "speedup": round(choice.throughput_rps / shipped.throughput_rps, 3)
             if choice and shipped and shipped.throughput_rps
             else None,
+            "skipped": [{"option": s.option, "reason": s.reason} for s in self.skipped],
             "pareto_front": [p.to_dict() for p in self.front],
             "points": [p.to_dict() for p in self.search.points],
         }
@@ -114,42 +134,110 @@ def model_of(config: Any) -> ManifestModel:
     )
 
 
+class TuneServer(Protocol):
+    """A Triton holding the tuned model: where to send requests and how to load a config."""
+
+    @property
+    def url(self) -> str: ...
+
+    base_config: Any  # the config as this server serves it; knobs are applied to it
+    capabilities: Capabilities
+
+    def load(self, config: Any) -> None: ...
+
+
+def model_space(space: Space, config: Any, caps: Capabilities) -> tuple[Space, list[Skipped]]:
+    """``space`` narrowed and widened for this model on this server."""
+    options, skipped = options_for(config, caps)
+    space = space.for_model(int(config.max_batch_size), batch_limit(config))
+    if space.auto_accelerators:
+        space = replace(space, accelerators=options)
+    else:
+        unknown = [a for a in space.accelerators if a not in options]
+        skipped += [Skipped(a, "not offered for this model on this server") for a in unknown]
+        kept = tuple(a for a in space.accelerators if a in options)
+        space = replace(space, accelerators=kept or ("",))
+    return space, skipped
+
+
 def run_tune(
-    model_dir: Path,
+    open_server: Callable[[], AbstractContextManager[TuneServer]],
+    shipped_config: Any,
     settings: Settings,
     space: Space,
     mode: SearchMode,
     progress: Progress,
-    measure_shipped: bool = True,
+    server_label: str = "local",
 ) -> TuneReport:
-    """Measure the shipped config, then search; Ctrl-C returns what was measured so far."""
+    """Measure the shipped config, then search; an interrupt returns what was measured."""
     from infra.clients.inputs import example_inputs
-    from infra.perf.server import LocalTriton, PerThreadSender
+    from infra.perf.server import PerThreadSender
 
-    config = _read(model_dir)
     space.check()
-    space = space.for_model(int(config.max_batch_size))
-    shipped = shipped_knobs(config)
-    report = TuneReport(str(config.name), mode, settings, shipped, Search(settings))
-    with (
-        tempfile.TemporaryDirectory(prefix="tdk-tune-") as work,
-        LocalTriton(model_dir, Path(work)) as triton,
-    ):
-        model = model_of(triton.base_config)
-        sender = PerThreadSender(triton.url, model, example_inputs(model, 1))
-
-        def prepare(knobs: Knobs) -> None:
-            sender.close()
-            triton.load(apply_knobs(triton.base_config, knobs))
-
-        measure = measure_with(lambda knobs: sender, settings)
+    shipped = shipped_knobs(shipped_config)
+    name = str(shipped_config.name)
+    report = TuneReport(name, mode, settings, shipped, Search(settings), server_label)
+    with terminations_interrupt():
         try:
-            _search(report, space, prepare, measure, progress, measure_shipped)
-        except KeyboardInterrupt:
+            with open_server() as server:
+                space, report.skipped = model_space(space, shipped_config, server.capabilities)
+                model = model_of(server.base_config)
+                sender = PerThreadSender(server.url, model, example_inputs(model, 1))
+
+                def prepare(knobs: Knobs) -> None:
+                    sender.close()
+                    # the shipped config is loaded exactly as it is, not rebuilt from its knobs
+                    base = server.base_config
+                    server.load(base if knobs == shipped else apply_knobs(base, knobs))
+
+                measure = measure_with(lambda knobs: sender, settings)
+                try:
+                    _search(report, space, prepare, measure, progress)
+                finally:
+                    sender.close()
+        except KeyboardInterrupt as exc:
             report.search.interrupted = True
-        finally:
-            sender.close()
+            report.signal = exc.signum if isinstance(exc, Terminated) else signal.SIGINT
     return report
+
+
+def tune_local(
+    model_dir: Path,
+    config: Any,
+    settings: Settings,
+    space: Space,
+    mode: SearchMode,
+    progress: Progress,
+) -> TuneReport:
+    """Tune ``model_dir`` (already checked) on a private local Triton in a temp dir."""
+    from infra.perf.server import LocalTriton
+
+    @contextmanager
+    def open_server() -> Iterator[TuneServer]:
+        with (
+            tempfile.TemporaryDirectory(prefix="tdk-tune-") as work,
+            LocalTriton(model_dir, Path(work)) as triton,
+        ):
+            yield triton
+
+    return run_tune(open_server, config, settings, space, mode, progress)
+
+
+def tune_remote(
+    url: str,
+    model: str,
+    settings: Settings,
+    space: Space,
+    mode: SearchMode,
+    progress: Progress,
+    metrics_url: str | None = None,
+) -> TuneReport:
+    """Tune ``model`` on the user's Triton at ``url``; its config is restored afterwards."""
+    from infra.perf.remote import RemoteTriton
+
+    remote = RemoteTriton(url, model, metrics_url)
+    original = remote.fetch_config()
+    return run_tune(lambda: remote, original, settings, space, mode, progress, url)
 
 
 def _search(
@@ -158,80 +246,15 @@ def _search(
     prepare: Callable[[Knobs], None],
     measure: Callable[[Knobs, int], Point],
     progress: Progress,
-    measure_shipped: bool,
 ) -> None:
     search = report.search
-    if measure_shipped:
-        shipped = Search(report.settings)
+    shipped = Search(report.settings)
+    try:
         sweep(shipped, report.shipped, prepare, measure, early_stop=False)
+    finally:
         report.shipped_best = shipped.best()
         report.shipped_points = list(shipped.points)
     if report.mode is SearchMode.full:
         full_search(search, space, prepare, measure, progress)
     else:
         quick_search(search, space, report.shipped, prepare, measure, progress)
-
-
-def _read(model_dir: Path) -> Any:
-    path = model_dir / CONFIG_NAME
-    if not path.is_file():
-        raise UsageError(
-            f"{model_dir}: no {CONFIG_NAME} (tdk tune takes one model directory)",
-            hint="e.g. tdk tune model_repos/samples/image_classifier --latency-budget-ms 50",
-        )
-    return load_config(path)
-
-
-@dataclass(frozen=True)
-class Written:
-    """Where the tuned config went and the diff of its ``config.pbtxt``."""
-
-    path: Path
-    diff: str
-
-
-def write_tuned(model_dir: Path, knobs: Knobs, out: Path | None) -> Written:
-    """The model with ``knobs`` applied: a new model directory ``out/<model>`` (a repository
-    Triton can load), or ``model_dir`` in place (``out`` None). The result is validated with
-    ``tdk validate``'s rules before it lands."""
-    from packager.validate.runner import require_valid
-
-    config_path = model_dir / CONFIG_NAME
-    before = config_path.read_text(encoding="utf-8")
-    tuned = apply_knobs(load_config(config_path), knobs)
-    after = dump_config(tuned)
-    destination = out / model_dir.name if out is not None else model_dir
-    if out is not None and destination.exists():
-        raise UsageError(
-            f"--out: {destination} already exists", hint="choose another --out or pass --write"
-        )
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".tdk-tune-", dir=destination.parent))
-    try:
-        candidate = staging / model_dir.name
-        shutil.copytree(model_dir, candidate, symlinks=True)
-        (candidate / CONFIG_NAME).write_text(after, encoding="utf-8")
-        try:
-            require_valid([candidate])
-        except ValidationFailed as exc:
-            raise ValidationFailed(
-                f"the tuned config for {model_dir} does not validate; nothing was written:\n"
-                f"{exc.message}",
-                exc.findings,
-                hint="narrow the search space (e.g. --max-batch-sizes) to what the model allows",
-            ) from exc
-        if out is None:
-            os.replace(candidate / CONFIG_NAME, config_path)
-        else:
-            candidate.rename(destination)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    diff = "".join(
-        difflib.unified_diff(
-            before.splitlines(keepends=True),
-            after.splitlines(keepends=True),
-            str(config_path),
-            str(destination / CONFIG_NAME),
-        )
-    )
-    return Written(destination, diff)

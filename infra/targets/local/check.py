@@ -19,6 +19,7 @@ from infra.targets.local.errors import ApiError
 from infra.targets.local.manager import ModelManager
 from infra.targets.local.options import EndpointOptions
 from infra.targets.local.runtime import find_runtime
+from tdk.signals import terminations_interrupt
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,7 @@ def check_release(
         store_endpoint_url=store_endpoint_url,
     )
     try:
-        return asyncio.run(_check(settings, report))
+        with terminations_interrupt():  # SIGTERM/SIGHUP stop Triton and remove workdir too
+            return asyncio.run(_check(settings, report))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -32,7 +32,9 @@ class TritonPythonModel:
         filename = parameters.get(FILENAME_PARAMETER, {}).get("string_value") or "model.onnx"
         path = os.path.join(args["model_repository"], args["model_version"], filename)
         options = ort.SessionOptions()
-        options.intra_op_num_threads = 1
+        # the onnxruntime backend's own parameter, honoured alike (default: one thread)
+        threads = parameters.get("intra_op_thread_count", {}).get("string_value") or "1"
+        options.intra_op_num_threads = int(threads)
         options.inter_op_num_threads = 1
         self.session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
         self.batching = config.get("max_batch_size", 0) > 0

@@ -20,6 +20,7 @@ from pathlib import Path
 from tdk.errors import TdkError
 
 RUNTIME_ENV = "TDK_TRITON_RUNTIME"
+SHM_DIR = Path("/dev/shm")
 REPO_ROOT = Path(__file__).resolve().parents[3]
 _PR_SET_PDEATHSIG = 1
 
@@ -96,7 +97,9 @@ def free_port() -> int:
 
 
 def _die_with_parent() -> None:
-    # Runs in the child before exec: Triton gets SIGKILL if the front dies without cleaning up.
+    # Runs in the child before exec: Triton leads its own process group (its Python stubs join
+    # it, so stop() can reap them) and gets SIGKILL if the front dies without cleaning up.
+    os.setpgid(0, 0)
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
@@ -112,6 +115,8 @@ class TritonProcess:
         self.http_port = 0
         self.grpc_port = 0
         self.proc: asyncio.subprocess.Process | None = None
+        #: the Python backend names its /dev/shm regions with this prefix; stop() removes them
+        self.shm_prefix = f"tdk{os.getpid()}_{id(self):x}_"
 
     @property
     def http_url(self) -> str:
@@ -134,6 +139,7 @@ class TritonProcess:
             f"--grpc-port={grpc}",
             "--metrics-address=127.0.0.1",
             f"--metrics-port={metrics}",
+            f"--backend-config=python,shm-region-prefix-name={self.shm_prefix}",
             "--allow-sagemaker=false",
             "--allow-vertex-ai=false",
             "--allow-gpu-metrics=false",
@@ -189,18 +195,24 @@ class TritonProcess:
         return await self.proc.wait()
 
     async def stop(self, grace: float = 10.0) -> None:
-        """SIGTERM, then SIGKILL after ``grace`` seconds."""
+        """SIGTERM, then SIGKILL after ``grace`` seconds; then whatever is left of its process
+        group (Python stubs) and the shared memory its Python backend created."""
         proc = self.proc
-        if proc is None or proc.returncode is not None:
+        if proc is None:
             return
-        with contextlib.suppress(ProcessLookupError):
-            proc.terminate()
-        try:
-            await asyncio.wait_for(proc.wait(), grace)
-        except TimeoutError:
+        if proc.returncode is None:
             with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await proc.wait()
+                proc.terminate()
+            try:
+                await asyncio.wait_for(proc.wait(), grace)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                await proc.wait()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        for region in SHM_DIR.glob(f"{self.shm_prefix}*"):
+            region.unlink(missing_ok=True)
 
     def log_tail(self, lines: int = 15) -> str:
         try:

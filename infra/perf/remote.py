@@ -1,0 +1,163 @@
+"""The user's own Triton (``tdk tune --url``): candidates are loaded through the repository API
+with a config override, and the model's original config is put back afterwards.
+
+Triton must run with ``--model-control-mode=explicit``. Only the tuned model is ever loaded,
+reloaded or unloaded; the server's repository is never written. The override, measured on
+Triton 2.51 (docs/ENVIRONMENT facts): ``POST /v2/repository/models/<m>/load`` with
+``{"parameters": {"config": "<ModelConfig as JSON>"}}``; ``GET /v2/models/<m>/config`` then
+reports it. Source: https://github.com/triton-inference-server/server/blob/main/docs/protocol/extension_model_repository.md
+(checked 2026-11-24).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import re
+from types import TracebackType
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from infra.perf.accel import Capabilities
+from tdk.errors import EndpointError, UsageError
+
+REQUEST_TIMEOUT_S = 30.0
+LOAD_TIMEOUT_S = 300.0
+_GPU_KIND = "KIND_GPU"
+
+
+class RemoteTriton:
+    """One model on a Triton at ``url``; ``with`` restores its config (or unloads it) on exit."""
+
+    def __init__(self, url: str, model: str, metrics_url: str | None = None) -> None:
+        self.metrics_url = metrics_url
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise UsageError(
+                f"--url {url!r}: expected http(s)://HOST:PORT of Triton's HTTP endpoint",
+                hint="e.g. --url http://127.0.0.1:8000 (kubectl port-forward pod/... 8000)",
+            )
+        if not re.fullmatch(r"[A-Za-z0-9._-]+", model):
+            raise UsageError(
+                f"--model {model!r}: not a Triton model name", hint="e.g. --model bert"
+            )
+        self.url = url.rstrip("/")
+        self._https = parts.scheme == "https"
+        self._host, self._port = parts.hostname, parts.port or (443 if self._https else 80)
+        self.name = model
+        self._path = f"/v2/repository/models/{quote(model)}"
+        self.was_loaded = False
+        self.original_json = ""
+        self.base_config: Any = None
+        self.capabilities = Capabilities(gpu=False)
+
+    def _request(
+        self, method: str, path: str, body: object = None, timeout: float = REQUEST_TIMEOUT_S
+    ) -> tuple[int, bytes]:
+        kind = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
+        conn = kind(self._host, self._port, timeout=timeout)
+        payload = None if body is None else json.dumps(body).encode()
+        try:
+            conn.request(method, path, body=payload)
+            response = conn.getresponse()
+            return response.status, response.read()
+        except (OSError, http.client.HTTPException) as exc:
+            raise EndpointError(
+                f"Triton at {self.url}: {method} {path} failed: {exc}",
+                hint="check --url and that the server (or its port-forward) is running",
+            ) from exc
+        finally:
+            conn.close()
+
+    def fetch_config(self) -> Any:
+        """The model's config as the server serves it now (loading it first if it was not)."""
+        from google.protobuf import json_format
+
+        from packager.config import new_config
+
+        status, _ = self._request("GET", f"/v2/models/{quote(self.name)}/ready")
+        self.was_loaded = status == 200
+        if not self.was_loaded:
+            self._load({})
+        status, body = self._request("GET", f"/v2/models/{quote(self.name)}/config")
+        if status != 200:
+            raise EndpointError(f"Triton at {self.url}: no config for {self.name}: {_error(body)}")
+        self.original_json = body.decode("utf-8")
+        config = json_format.Parse(self.original_json, new_config(), ignore_unknown_fields=True)
+        self.base_config = config
+        gpu = any(_kind_name(group.kind) == _GPU_KIND for group in config.instance_group)
+        self.capabilities = Capabilities(gpu=gpu or self._metrics_show_a_gpu())
+        return config
+
+    def _metrics_show_a_gpu(self) -> bool:
+        """Triton exports ``nv_gpu_*`` metrics only when it sees a GPU (``--metrics-url``)."""
+        if self.metrics_url is None:
+            return False
+        parts = urlsplit(self.metrics_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise UsageError(
+                f"--metrics-url {self.metrics_url!r}: expected http(s)://HOST:PORT/metrics",
+                hint="e.g. --metrics-url http://127.0.0.1:8002/metrics",
+            )
+        kind = (
+            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        )
+        conn = kind(parts.hostname, parts.port, timeout=REQUEST_TIMEOUT_S)
+        try:
+            conn.request("GET", parts.path or "/metrics")
+            body = conn.getresponse().read()
+        except (OSError, http.client.HTTPException) as exc:
+            raise EndpointError(
+                f"--metrics-url {self.metrics_url}: {exc}", hint="check the metrics port-forward"
+            ) from exc
+        finally:
+            conn.close()
+        return b"\nnv_gpu_" in body or body.startswith(b"nv_gpu_")
+
+    def _load(self, body: dict[str, Any]) -> None:
+        status, reply = self._request("POST", f"{self._path}/load", body, LOAD_TIMEOUT_S)
+        if status != 200:
+            hint = "start Triton with --model-control-mode=explicit"
+            if status == 400 and b"explicit" not in reply:
+                hint = "the tried config is not valid for this model on this server"
+            raise EndpointError(
+                f"Triton at {self.url} could not load {self.name}: {_error(reply)}", hint=hint
+            )
+
+    def load(self, config: Any) -> None:
+        """Reload the model with ``config`` as an override (the repository is not touched)."""
+        from google.protobuf import json_format
+
+        self._load({"parameters": {"config": json_format.MessageToJson(config)}})
+
+    def restore(self) -> None:
+        """Put the original config back, or unload the model if tune loaded it."""
+        if self.was_loaded:
+            self._load({"parameters": {"config": self.original_json}})
+            return
+        status, reply = self._request("POST", f"{self._path}/unload", {}, LOAD_TIMEOUT_S)
+        if status != 200:
+            raise EndpointError(f"Triton at {self.url} could not unload {self.name}: {reply!r}")
+
+    def __enter__(self) -> RemoteTriton:
+        if self.base_config is None:
+            self.fetch_config()
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.restore()
+
+
+def _kind_name(kind: int) -> str:
+    from tritonclient.grpc import model_config_pb2 as pb
+
+    return str(pb.ModelInstanceGroup.Kind.Name(kind))
+
+
+def _error(body: bytes) -> str:
+    try:
+        return str(json.loads(body)["error"])
+    except (ValueError, KeyError, TypeError):
+        return body[:300].decode("utf-8", "replace")
