@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
+import functools
+import importlib
 import os
+import sys
 from typing import Any
 
 import typer
-from typer import rich_utils
 from typer.core import TyperGroup
 
-from cli import (
-    bench,
-    completion,
-    endpoint,
-    invoke,
-    local,
-    metrics,
-    package,
-    plan,
-    render,
-    tune,
-    validate,
-)
 from cli.help import use_user_words
 from cli.output import Output
 from packager import __version__
@@ -38,6 +27,8 @@ class _TdkGroup(TyperGroup):
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         if os.environ.get("NO_COLOR"):  # typer's own help and usage errors too
+            from typer import rich_utils  # imported here: it costs a no-op command 50 ms
+
             rich_utils.COLOR_SYSTEM = None
         return super().main(*args, **kwargs)
 
@@ -55,27 +46,44 @@ class _TdkGroup(TyperGroup):
             ctx.exit(exc.exit_code)
 
 
-app = typer.Typer(
-    name="tdk",
-    cls=_TdkGroup,
-    help="Triton Deploy Kit: validate, package, deploy and invoke Triton models anywhere.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-)
-app.command("validate")(validate.validate)
-app.command("package")(package.package)
-app.command("invoke")(invoke.invoke)
-app.command("bench")(bench.bench)
-app.command("metrics")(metrics.metrics)
-app.command("tune")(tune.tune)
-app.command("plan")(plan.plan)
-app.command("completion")(completion.completion)
-app.add_typer(local.app, name="local")
-app.add_typer(endpoint.app, name="endpoint")
-app.add_typer(render.app, name="render")
+#: command name -> (module, attribute): a function for a command, a Typer app for a group
+COMMANDS: dict[str, tuple[str, str]] = {
+    "validate": ("cli.validate", "validate"),
+    "package": ("cli.package", "package"),
+    "invoke": ("cli.invoke", "invoke"),
+    "bench": ("cli.bench", "bench"),
+    "metrics": ("cli.metrics", "metrics"),
+    "tune": ("cli.tune", "tune"),
+    "plan": ("cli.plan", "plan"),
+    "completion": ("cli.completion", "completion"),
+    "local": ("cli.local", "app"),
+    "endpoint": ("cli.endpoint", "app"),
+    "render": ("cli.render", "app"),
+}
 
 
-@app.callback(invoke_without_command=True)
+def build_app(only: str | None = None) -> typer.Typer:
+    """The ``tdk`` app with every command, or with ``only`` that one: a command imports just its
+    own modules, so ``tdk package`` does not pay for numpy, rich.markdown and the clouds."""
+    app = typer.Typer(
+        name="tdk",
+        cls=_TdkGroup,
+        help="Triton Deploy Kit: validate, package, deploy and invoke Triton models anywhere.",
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+    )
+    for name, (module, attr) in COMMANDS.items():
+        if only is not None and name != only:
+            continue
+        value = getattr(importlib.import_module(module), attr)
+        if isinstance(value, typer.Typer):
+            app.add_typer(value, name=name)
+        else:
+            app.command(name)(value)
+    app.callback(invoke_without_command=True)(_root)
+    return app
+
+
 def _root(
     version: bool = typer.Option(False, "--version", help="Print the version and exit."),
 ) -> None:
@@ -84,6 +92,21 @@ def _root(
         raise typer.Exit(0)
 
 
+@functools.cache
+def _full_app() -> typer.Typer:
+    return build_app()
+
+
+def __getattr__(name: str) -> Any:
+    """``cli.main.app``: the whole app, built on first use (tests, completion, docs)."""
+    if name == "app":
+        return _full_app()
+    raise AttributeError(name)
+
+
 def main() -> None:
-    """Console entry point."""
-    app(prog_name="tdk")
+    """Console entry point: only the command named on the line is imported (all of them for
+    the root's help and for shell completion)."""
+    args = sys.argv[1:]
+    only = args[0] if args and args[0] in COMMANDS else None
+    build_app(only)(prog_name="tdk")
