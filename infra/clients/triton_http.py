@@ -8,13 +8,21 @@ this target sends to ``/v2/models/<name>/infer``.
 from __future__ import annotations
 
 import http.client
+import socket
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 import numpy as np
 
-from infra.clients.base import InferenceTarget, PreparedRequest, RawResponse, check_inputs
+from infra.clients.base import (
+    InferenceTarget,
+    InvokeFailed,
+    PreparedRequest,
+    RawResponse,
+    check_inputs,
+)
+from infra.clients.deadline import DEFAULT_TIMEOUT_S, Watchdog
 from infra.clients.triton_errors import triton_error_text
 from packager.manifest import ManifestModel
 from tdk.errors import EndpointError, UsageError
@@ -56,7 +64,7 @@ class TritonHttpTarget(InferenceTarget):
 
     kind = "k8s"
 
-    def __init__(self, url: str, grpc: bool = False, timeout: float = 60.0) -> None:
+    def __init__(self, url: str, grpc: bool = False, timeout: float = DEFAULT_TIMEOUT_S) -> None:
         self.url = url
         self.grpc = grpc
         self.timeout = timeout
@@ -81,8 +89,52 @@ class TritonHttpTarget(InferenceTarget):
 
         The bench uses it for the front and for Triton alike, so both go through one client.
         """
-        response = self._post(f"{self._prefix}{path}", body, headers)
-        return response.status, response.read(), response
+        return self._exchange(f"{self._prefix}{path}", body, headers)
+
+    def _expire(self) -> None:
+        """The deadline passed: shut the socket down so the blocked read returns at once."""
+        conn = self._conn
+        sock = conn.sock if conn is not None else None
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def _exchange(
+        self, path: str, body: bytes, headers: dict[str, str]
+    ) -> tuple[int, bytes, http.client.HTTPResponse]:
+        """POST and read the whole answer within ``timeout`` seconds in total (a socket
+        timeout alone bounds each read, and a trickling server never trips it)."""
+        with Watchdog(self.timeout, self._expire) as watchdog:
+            try:
+                response = self._post(path, body, headers)
+                data = response.read()
+            except (EndpointError, http.client.HTTPException, OSError) as exc:
+                if not watchdog.fired:
+                    if isinstance(exc, EndpointError):
+                        raise
+                    self.close()
+                    raise self._unreachable(exc) from None
+                data = b""
+                response = None  # type: ignore[assignment]
+        if watchdog.fired:
+            self.close()
+            raise InvokeFailed(
+                f"Triton at {self.url} gave no complete answer within {self.timeout:g} s",
+                hint="raise --timeout, or check the Service and its pods (a silent or "
+                "slow endpoint)",
+                code="timeout",
+            )
+        return response.status, data, response
+
+    def _unreachable(self, exc: BaseException) -> InvokeFailed:
+        return InvokeFailed(
+            f"cannot reach Triton at {self.url}: {exc.__class__.__name__}: {exc}",
+            hint="check --url and that the Service is reachable (kubectl "
+            "port-forward svc/<name> 8000:8000)",
+            code="timeout" if isinstance(exc, TimeoutError) else "unreachable",
+        )
 
     def _post(self, path: str, body: bytes, headers: dict[str, str]) -> http.client.HTTPResponse:
         for attempt in (1, 2):  # a kept-alive connection the server closed is retried once
@@ -93,11 +145,7 @@ class TritonHttpTarget(InferenceTarget):
             except (ConnectionError, http.client.HTTPException, OSError) as exc:
                 self.close()
                 if attempt == 2 or isinstance(exc, TimeoutError):
-                    raise EndpointError(
-                        f"cannot reach Triton at {self.url}: {exc.__class__.__name__}: {exc}",
-                        hint="check --url and that the Service is reachable (kubectl "
-                        "port-forward svc/<name> 8000:8000)",
-                    ) from exc
+                    raise self._unreachable(exc) from exc
         raise AssertionError("unreachable")
 
     def send(self, model: ManifestModel, request: PreparedRequest) -> RawResponse:
@@ -109,18 +157,21 @@ class TritonHttpTarget(InferenceTarget):
         else:
             headers["Content-Type"] = "application/json"
         path = f"{self._prefix}/v2/models/{model.name}/infer"
-        response = self._post(path, request.body, headers)
-        body = response.read()
-        if response.status != 200:
-            raise EndpointError(
+        status, body, response = self._exchange(path, request.body, headers)
+        if status != 200:
+            raise InvokeFailed(
                 f"Triton at {self.url} refused {model.name} ({model.target_model}): "
-                f"HTTP {response.status}: {triton_error_text(body, 300)}",
+                f"HTTP {status}: {triton_error_text(body, 300)}",
                 hint="check the model is in the release the cluster serves (GET /v2/models/"
                 f"{model.name}/ready) and the inputs match the manifest",
+                code=f"http_{status}",
+                status=status,
             )
-        length = response.getheader(HEADER_LENGTH)
+        length = response.getheader(HEADER_LENGTH) or ""
         return RawResponse(
-            body, int(length) if length else None, response.getheader("Content-Type", "")
+            body,
+            int(length) if length.strip().isdigit() else None,
+            response.getheader("Content-Type", "") or "",
         )
 
     # -- gRPC ------------------------------------------------------------------------------
