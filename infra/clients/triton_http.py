@@ -70,6 +70,7 @@ class TritonHttpTarget(InferenceTarget):
         self.timeout = timeout
         self._scheme, self._host, self._port, self._prefix = _split(url, grpc)
         self._conn: http.client.HTTPConnection | None = None
+        self._sock: socket.socket | None = None
         self._grpc_client: Any = None
 
     # -- HTTP ------------------------------------------------------------------------------
@@ -93,8 +94,7 @@ class TritonHttpTarget(InferenceTarget):
 
     def _expire(self) -> None:
         """The deadline passed: shut the socket down so the blocked read returns at once."""
-        conn = self._conn
-        sock = conn.sock if conn is not None else None
+        sock = self._sock  # the response may hold it after the connection let go of it
         if sock is not None:
             try:
                 sock.shutdown(socket.SHUT_RDWR)
@@ -141,6 +141,7 @@ class TritonHttpTarget(InferenceTarget):
             conn = self._connection()
             try:
                 conn.request("POST", path, body=body, headers=headers)
+                self._sock = conn.sock
                 return conn.getresponse()
             except (ConnectionError, http.client.HTTPException, OSError) as exc:
                 self.close()
