@@ -1,7 +1,7 @@
 """What ``tdk render k8s --out DIR`` wrote: a ledger per stack, so a re-render removes only its
 own files, and never one a person wrote or has since edited.
 
-``DIR/.tdk-render-<stack>.json`` lists each file the render wrote with its sha256; it is written
+``DIR/.tdk-render-<stack>.ledger`` (JSON; no .json/.yaml suffix, so `kubectl apply -f DIR` skips it) lists each file the render wrote with its sha256; it is written
 last, after every manifest, so an interrupted render keeps the previous ledger.
 """
 
@@ -20,7 +20,7 @@ LEDGER_VERSION = 1
 
 
 def ledger_path(out_dir: Path, stack: str) -> Path:
-    return out_dir / f".tdk-render-{stack}.json"
+    return out_dir / f".tdk-render-{stack}.ledger"
 
 
 def sha256(path: Path) -> str:

@@ -195,10 +195,10 @@ def test_rerender_keeps_files_it_did_not_write(tmp_path: Path) -> None:
 def test_rerender_removes_only_its_own_stale_files(tmp_path: Path) -> None:
     out = tmp_path / "gke-dev"
     _render(tmp_path, "gke-dev")
-    ledger = json.loads((out / ".tdk-render-gke-dev.json").read_text())
+    ledger = json.loads((out / ".tdk-render-gke-dev.ledger").read_text())
     ledger["files"]["42-configmap-gone.yaml"] = _sha(b"old\n")
     ledger["files"]["43-configmap-edited.yaml"] = _sha(b"old\n")
-    (out / ".tdk-render-gke-dev.json").write_text(json.dumps(ledger))
+    (out / ".tdk-render-gke-dev.ledger").write_text(json.dumps(ledger))
     (out / "42-configmap-gone.yaml").write_bytes(b"old\n")
     (out / "43-configmap-edited.yaml").write_bytes(b"edited by a person\n")
     listing = _render(tmp_path, "gke-dev")
@@ -224,7 +224,8 @@ def test_rendered_directory_is_only_kubernetes_objects(tmp_path: Path) -> None:
     listing = _render(tmp_path, "eks-dev")
     out = tmp_path / "eks-dev"
     assert Path(listing["alert_rules"]) == tmp_path / "eks-dev.alerts.rules.yaml"
-    yamls = sorted(str(p) for p in out.iterdir() if p.suffix == ".yaml")
+    # what `kubectl apply -f DIR` reads: every .yaml/.yml/.json file, hidden ones too
+    yamls = sorted(str(p) for p in out.iterdir() if p.suffix in (".yaml", ".yml", ".json"))
     assert len(yamls) == len(listing["files"])
     result = _validate_cli(yamls)
     assert result.returncode == 0, result.stdout + result.stderr
