@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import math
 import json as jsonlib
+import math
 import os
 import signal
 import time

@@ -98,9 +98,7 @@ def plan(
     measured_on = unit.instance_type or unit.gpu
     specs = list(dict.fromkeys(instance_types or _defaults(target, measured_on)))
     options = [
-        cands.candidate(
-            target, s, region, table, unit_rps, measured_on, gpus_per_node
-        )
+        cands.candidate(target, s, region, table, unit_rps, measured_on, gpus_per_node)
         for s in specs
     ]
     if baseline is not None:

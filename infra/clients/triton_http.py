@@ -7,6 +7,7 @@ this target sends to ``/v2/models/<name>/infer``.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import socket
 from dataclasses import dataclass, field
@@ -96,16 +97,15 @@ class TritonHttpTarget(InferenceTarget):
         """The deadline passed: shut the socket down so the blocked read returns at once."""
         sock = self._sock  # the response may hold it after the connection let go of it
         if sock is not None:
-            try:
+            with contextlib.suppress(OSError):  # already closed
                 sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
     def _exchange(
         self, path: str, body: bytes, headers: dict[str, str]
     ) -> tuple[int, bytes, http.client.HTTPResponse]:
         """POST and read the whole answer within ``timeout`` seconds in total (a socket
         timeout alone bounds each read, and a trickling server never trips it)."""
+        response: http.client.HTTPResponse | None = None
         with Watchdog(self.timeout, self._expire) as watchdog:
             try:
                 response = self._post(path, body, headers)
@@ -116,9 +116,7 @@ class TritonHttpTarget(InferenceTarget):
                         raise
                     self.close()
                     raise self._unreachable(exc) from None
-                data = b""
-                response = None  # type: ignore[assignment]
-        if watchdog.fired:
+        if watchdog.fired or response is None:
             self.close()
             raise InvokeFailed(
                 f"Triton at {self.url} gave no complete answer within {self.timeout:g} s",

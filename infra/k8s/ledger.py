@@ -1,8 +1,9 @@
 """What ``tdk render k8s --out DIR`` wrote: a ledger per stack, so a re-render removes only its
 own files, and never one a person wrote or has since edited.
 
-``DIR/.tdk-render-<stack>.ledger`` (JSON; no .json/.yaml suffix, so `kubectl apply -f DIR` skips it) lists each file the render wrote with its sha256; it is written
-last, after every manifest, so an interrupted render keeps the previous ledger.
+``DIR/.tdk-render-<stack>.ledger`` (JSON without a .json/.yaml suffix, so `kubectl apply -f DIR`
+skips it) lists each file the render wrote with its sha256; it is written last, after every
+manifest, so an interrupted render keeps the previous ledger.
 """
 
 from __future__ import annotations

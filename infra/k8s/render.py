@@ -79,8 +79,7 @@ def write_manifests(rendered: Rendered, out_dir: Path) -> tuple[list[Path], list
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(
             f"--out {out_dir} is a file, not a directory",
-            hint="pass a directory (created if missing), or --out - for one YAML stream on "
-            "stdout",
+            hint="pass a directory (created if missing), or --out - for one YAML stream on stdout",
         )
     contents = {
         file_name(i, m): manifest_yaml(m).encode() for i, m in enumerate(rendered.manifests)

@@ -188,7 +188,9 @@ def read_traffic(path: Path) -> list[Sample]:
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror}", hint="check --traffic") from exc
     except UnicodeDecodeError as exc:
-        raise UsageError(f"--traffic {path} is not UTF-8 text ({exc.reason})", "save it as UTF-8 CSV")
+        raise UsageError(
+            f"--traffic {path} is not UTF-8 text ({exc.reason})", "save it as UTF-8 CSV"
+        ) from None
     samples: list[Sample] = []
     for number, row in enumerate(csv.reader(text.splitlines()), start=1):
         if not row or not "".join(row).strip():

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - quiet tests
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
     def do_POST(self) -> None:

@@ -62,7 +62,7 @@ class SageMakerRuntimeTarget(InferenceTarget):
 
         where = f"endpoint {self.endpoint_name!r} ({self.client.meta.endpoint_url})"
 
-        def call() -> tuple[dict[str, Any], bytes]:
+        def call() -> tuple[Any, bytes]:
             response = self.client.invoke_endpoint(
                 EndpointName=self.endpoint_name,
                 TargetModel=model.target_model,
