@@ -253,6 +253,17 @@ def test_out_naming_a_file_is_a_clear_error(tmp_path: Path) -> None:
     assert target.read_text() == "mine\n"
 
 
+def test_docs_alert_count_matches_the_rendered_rules(tmp_path: Path) -> None:
+    import re
+
+    listing = _render(tmp_path, "eks-dev")
+    rules = yaml.safe_load(Path(listing["alert_rules"]).read_text())["groups"][0]["rules"]
+    words = {3: "three", 4: "four", 5: "five"}
+    docs = (ROOT / "docs" / "kubernetes.md").read_text()
+    counts = re.findall(r"\b(three|four|five) alert rules\b", docs)
+    assert counts and set(counts) == {words[len(rules)]}, counts
+
+
 def _sha(data: bytes) -> str:
     import hashlib
 
