@@ -86,6 +86,8 @@ def _render_dir(
     stack = rendered.stack
     where = out.resolve()
     rules_path = rules_out or where.parent / f"{where.name}.{RULE_FILE}"
+    if rules_path.is_dir():  # checked before anything is written
+        raise UsageError(f"--rules-out {rules_path} is a directory", hint="name a file")
     paths, kept = write_manifests(rendered, out)
     files = [
         {"path": str(path), "kind": m["kind"], "name": m["metadata"]["name"]}

@@ -198,10 +198,13 @@ class TritonHttpTarget(InferenceTarget):
                 model.name, inputs, outputs=outputs, client_timeout=self.timeout
             )
         except InferenceServerException as exc:
-            raise EndpointError(
+            status = str(exc.status() or "")
+            raise InvokeFailed(
                 f"Triton at {self.url} (gRPC) refused {model.name} ({model.target_model}): "
                 f"{exc.message()}",
-                hint="check --url points at the gRPC port (8001) and the model is loaded",
+                hint="check --url points at the gRPC port (8001) and the model is loaded; "
+                "raise --timeout for a slow one",
+                code="timeout" if "DEADLINE_EXCEEDED" in status else status or "grpc_error",
             ) from exc
         decoded = {
             spec.name: value
