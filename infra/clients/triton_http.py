@@ -72,6 +72,7 @@ class TritonHttpTarget(InferenceTarget):
         self._scheme, self._host, self._port, self._prefix = _split(url, grpc)
         self._conn: http.client.HTTPConnection | None = None
         self._sock: socket.socket | None = None
+        self._watchdog: Watchdog | None = None  # the deadline of the exchange under way
         self._grpc_client: Any = None
 
     # -- HTTP ------------------------------------------------------------------------------
@@ -107,6 +108,7 @@ class TritonHttpTarget(InferenceTarget):
         timeout alone bounds each read, and a trickling server never trips it)."""
         response: http.client.HTTPResponse | None = None
         with Watchdog(self.timeout, self._expire) as watchdog:
+            self._watchdog = watchdog
             try:
                 response = self._post(path, body, headers)
                 data = response.read()
@@ -143,7 +145,8 @@ class TritonHttpTarget(InferenceTarget):
                 return conn.getresponse()
             except (ConnectionError, http.client.HTTPException, OSError) as exc:
                 self.close()
-                if attempt == 2 or isinstance(exc, TimeoutError):
+                expired = self._watchdog is not None and self._watchdog.fired
+                if attempt == 2 or expired or isinstance(exc, TimeoutError):
                     raise self._unreachable(exc) from exc
         raise AssertionError("unreachable")
 
