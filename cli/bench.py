@@ -25,8 +25,10 @@ from cli.common import (
     UrlOpt,
 )
 from cli.invoke import ExampleOpt, gather_inputs, open_target, resolve_model
+from cli.options_ops import DEFAULT_TIMEOUT, TimeoutOpt
 from cli.output import Output
 from infra.clients.base import InferenceTarget
+from infra.clients.deadline import check_timeout
 from tdk.errors import UsageError
 
 
@@ -86,6 +88,7 @@ def bench(
     endpoint_url: EndpointUrlOpt = None,
     instance_type: InstanceTypeOpt = None,
     gpu: GpuOpt = None,
+    timeout: TimeoutOpt = DEFAULT_TIMEOUT,
     json: JsonOpt = False,
     example: ExampleOpt = False,
 ) -> None:
@@ -94,8 +97,11 @@ def bench(
     from infra.perf.bench import Load, RunsOn, run_bench
 
     out = Output(json_mode=json)
+    check_timeout(timeout)
     load = Load(_levels(concurrency), rate, arrival is Arrival.poisson, duration)
-    client, manifest = open_target(target, endpoint, store, url, grpc, region, endpoint_url)
+    client, manifest = open_target(
+        target, endpoint, store, url, grpc, region, endpoint_url, timeout
+    )
     try:
         model = resolve_model(manifest, target_model, target)
         given = inputs or text is not None
@@ -107,20 +113,28 @@ def bench(
         if target is TargetKind.k8s:  # one keep-alive connection per thread
             from infra.clients.triton_http import TritonHttpTarget
 
-            make = partial(TritonHttpTarget, url or "", grpc)
+            make = partial(TritonHttpTarget, url or "", grpc, timeout)
         else:  # boto3 clients are thread-safe and pool their connections
             make = partial(_same, client)
         runs_on = RunsOn(target.value, instance_type, gpu)
+        rows = _rows(model.max_batch_size, arrays)
         with out.progress() as start:
             levels = 1 if load.rate is not None else len(load.concurrency)
             advance = start(f"bench {model.target_model}", levels + 1)
-            record = run_bench(make, model, request, load, runs_on, advance)
+            record = run_bench(make, model, request, load, runs_on, rows, advance)
     finally:
         client.close()
     if json:
         out.json(record)
         return
     _table(out, record)
+
+
+def _rows(max_batch_size: int, arrays: dict[str, Any]) -> int:
+    """Inferences per request: the batch dimension of the inputs (1 for a model without one)."""
+    if max_batch_size <= 0 or not arrays:
+        return 1
+    return int(next(iter(arrays.values())).shape[0])
 
 
 def _same(client: InferenceTarget) -> InferenceTarget:
@@ -132,6 +146,8 @@ def _table(out: Output, record: dict[str, Any]) -> None:
         f"{record['target_model']}: cold {record['cold_ms']} ms, "
         f"first warm {record['first_warm_ms']} ms"
     )
+    if record["probe_errors"]:
+        out.warn(f"probe requests failed: {record['probe_errors']}")
     columns = ["mode", "level", "rps", "p50 ms", "p90 ms", "p99 ms", "ok", "errors"]
     rows = [
         (

@@ -23,8 +23,10 @@ from cli.common import (
     TextOpt,
     UrlOpt,
 )
+from cli.options_ops import DEFAULT_TIMEOUT, TimeoutOpt
 from cli.output import Output
 from infra.clients.base import InferenceTarget
+from infra.clients.deadline import check_timeout
 from packager.manifest import MANIFEST_NAME, Manifest, ManifestModel
 from tdk.errors import UsageError
 
@@ -53,10 +55,11 @@ def open_target(
     grpc: bool = False,
     region: str | None = None,
     store_endpoint_url: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
 ) -> tuple[InferenceTarget, Manifest]:
     """The target to send to and the manifest that describes its models."""
     manifest = target_manifest(kind, endpoint, store, store_endpoint_url)
-    return open_client(kind, endpoint, url, grpc, region), manifest
+    return open_client(kind, endpoint, url, grpc, region, timeout), manifest
 
 
 def target_manifest(
@@ -76,22 +79,25 @@ def open_client(
     url: str | None = None,
     grpc: bool = False,
     region: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
 ) -> InferenceTarget:
-    """The client for the target (made after the request was checked against the manifest)."""
+    """The client for the target (made after the request was checked against the manifest);
+    every request it sends ends within ``timeout`` seconds in total."""
     if kind is TargetKind.local:
         from infra.targets.sagemaker.runtime import SageMakerRuntimeTarget
 
         state = _local_state(endpoint)
-        return SageMakerRuntimeTarget(endpoint, endpoint_url=state.url, local=True)
+        return SageMakerRuntimeTarget(endpoint, endpoint_url=state.url, local=True, timeout=timeout)
     from infra.targets.operations import CLIENT_MODULES, Locator, load_client
 
     if kind.value in CLIENT_MODULES:  # a deployed target: its own client says how to invoke
-        return load_client(kind.value, Locator(endpoint=endpoint, region=region)).invoke()
+        locator = Locator(endpoint=endpoint, region=region)
+        return load_client(kind.value, locator).invoke(timeout)
     if url is None:
         raise UsageError("--target k8s needs --url", hint="e.g. --url http://127.0.0.1:8000")
     from infra.clients.triton_http import TritonHttpTarget
 
-    return TritonHttpTarget(url, grpc)
+    return TritonHttpTarget(url, grpc, timeout)
 
 
 def _local_state(endpoint: str) -> Any:
@@ -151,15 +157,17 @@ def invoke(
     json_body: JsonBodyOpt = False,
     region: RegionOpt = None,
     endpoint_url: EndpointUrlOpt = None,
+    timeout: TimeoutOpt = DEFAULT_TIMEOUT,
     json: JsonOpt = False,
     example: ExampleOpt = False,
 ) -> None:
     """Send one inference request; outputs as a table or --json."""
     out = Output(json_mode=json)
+    check_timeout(timeout)
     manifest = target_manifest(target, endpoint, store, endpoint_url)
     model = resolve_model(manifest, target_model, target)
     arrays = gather_inputs(model, inputs, text, example)
-    client = open_client(target, endpoint, url, grpc, region)
+    client = open_client(target, endpoint, url, grpc, region, timeout)
     try:
         request = client.prepare(model, arrays, binary=not json_body)
         started = time.perf_counter()

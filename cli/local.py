@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json as jsonlib
+import math
 import os
 import signal
 import time
@@ -51,6 +52,16 @@ COUNTS = (
 )
 
 
+def _cache_bytes(cache_gb: float) -> int:
+    """``--cache-gb`` in bytes; a UsageError for nan, inf or a negative size."""
+    if not math.isfinite(cache_gb) or cache_gb < 0:
+        raise UsageError(
+            f"--cache-gb {cache_gb}: expected a finite number of GB >= 0",
+            hint=f"e.g. --cache-gb {default_of('cache_bytes') / GB:g}",
+        )
+    return int(cache_gb * GB)
+
+
 @app.command("up")
 def up(
     store: StoreOpt,
@@ -74,7 +85,7 @@ def up(
         name=name,
         port=port,
         max_loaded=max_loaded_models,
-        cache_bytes=int(cache_gb * GB),
+        cache_bytes=_cache_bytes(cache_gb),
         max_body=max_body_bytes,
         body_timeout=body_timeout,
         store_endpoint_url=endpoint_url,

@@ -3,7 +3,7 @@ baseline; optionally write the stack's scaling keys."""
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, DecimalException, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -15,6 +15,7 @@ from cli.output import Output
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
+    from infra.perf.measurement import Measurement
     from infra.perf.plan import Candidate, PlanReport
     from infra.perf.prices import PriceTable
     from infra.perf.stackfile import StackFile
@@ -81,6 +82,12 @@ def plan(
             help="With --components: models taking the peak (the rest idle) [all].",
         ),
     ] = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Write scaling keys measured on another target or instance type."
+        ),
+    ] = False,
     json: JsonOpt = False,
 ) -> None:
     """Cost per hour and per million inferences of each candidate; scaling keys for a stack."""
@@ -93,6 +100,7 @@ def plan(
     out = Output(json_mode=json)
     unit = load_measurement(measurement)
     capacity = unit.capacity(_decimal("--slo-ms", slo_ms))
+    unit_rps = capacity.throughput_rps * unit.batch  # requests/s x inferences per request
     stack, stack_spec = _stack(write_stack)
     if stack_spec is not None:
         target, region, stack_type, gpus_per_node = _merge(target, region, stack_spec)
@@ -107,30 +115,38 @@ def plan(
     measured_on = unit.instance_type or unit.gpu
     specs = list(dict.fromkeys(instance_types or _defaults(target, measured_on)))
     options = [
-        cands.candidate(
-            target, s, region, table, capacity.throughput_rps, measured_on, gpus_per_node
-        )
+        cands.candidate(target, s, region, table, unit_rps, measured_on, gpus_per_node)
         for s in specs
     ]
     if baseline is not None:
         options.append(cands.baseline(baseline, region, table))
-    report = make_plan(
-        read_traffic(traffic) if traffic else [],
-        _decimal("--peak-rps", peak_rps),
-        options,
-        _decimal("--safety-factor", safety_factor) or Decimal(0),
-        table.date,
-    )
-    diff = _write_stack(stack, target, report, stack_spec) if stack else None
+    try:
+        report = make_plan(
+            read_traffic(traffic) if traffic else [],
+            _decimal("--peak-rps", peak_rps),
+            options,
+            _decimal("--safety-factor", safety_factor) or Decimal(0),
+            table.date,
+        )
+        rows = [report.row(option) for option in report.options]
+    except (DecimalException, OverflowError) as exc:
+        raise UsageError(
+            f"the plan's numbers are out of range ({exc.__class__.__name__})",
+            hint="check --peak-rps, the --traffic rows and the measurement's throughput",
+        ) from None
     if plot is not None:
         from infra.perf.plot import cost_plot
 
         cost_plot(report, plot)
+    diff = None
+    if stack is not None:  # last, after everything else succeeded
+        _check_measured_on(unit, stack_spec, report, force)
+        diff = _write_stack(stack, target, report, stack_spec)
     ic = None
     if components is not None:
         base = options[-1] if baseline is not None else None
-        ic = _ic_rows(components, hot_models, report, capacity.throughput_rps, specs, base, table)
-    _show(out, report, capacity.throughput_rps, region, diff, plot, json, ic)
+        ic = _ic_rows(components, hot_models, report, unit_rps, specs, base, table)
+    _show(out, report, rows, unit_rps, region, diff, plot, json, ic)
 
 
 def _ic_rows(
@@ -192,6 +208,22 @@ def _merge(
     return stack_target, region or stack_region, stack_type, gpus
 
 
+def _check_measured_on(
+    unit: Measurement, spec: tuple[str, str, str, int] | None, report: PlanReport, force: bool
+) -> None:
+    """Refuse scaling keys from a measurement of another unit than the stack deploys."""
+    assert spec is not None
+    option = next(o for o in report.options if o.name == spec[2])
+    if option.candidate.measured or force:
+        return
+    measured = unit.instance_type or unit.gpu or "an unrecorded unit"
+    raise UsageError(
+        f"{unit.source} was measured on {unit.target} {measured}, but the stack deploys "
+        f"{spec[0]} {spec[2]}: its scaling keys would be guesses",
+        hint="bench the stack's instance type (tdk bench --instance-type ...), or pass --force",
+    )
+
+
 def _write_stack(
     stack: StackFile, target: str, report: PlanReport, spec: tuple[str, str, str, int] | None
 ) -> str:
@@ -209,6 +241,7 @@ def _write_stack(
 def _show(
     out: Output,
     report: PlanReport,
+    rows: list[dict[str, object]],
     unit_rps: Decimal,
     region: str,
     diff: str | None,
@@ -216,7 +249,6 @@ def _show(
     json: bool,
     components: list[dict[str, object]] | None = None,
 ) -> None:
-    rows = [report.row(option) for option in report.options]
     if json:
         out.json(
             {

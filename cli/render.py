@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json as jsonlib
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,7 +18,20 @@ app = typer.Typer(help="Write deployable artifacts without deploying them.", no_
 StackOpt = Annotated[
     str, typer.Option("--stack", "-s", help="Stack whose committed Pulumi.<stack>.yaml to render.")
 ]
-OutOpt = Annotated[Path, typer.Option("--out", help="Directory the YAML files are written to.")]
+OutOpt = Annotated[
+    str,
+    typer.Option(
+        "--out", help="Directory the YAML files are written to, or - for one stream on stdout."
+    ),
+]
+RulesOutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--rules-out",
+        help="Prometheus rule file to write (default: <out>.alerts.rules.yaml beside --out, so "
+        "the manifest directory holds only Kubernetes objects; none with --out -).",
+    ),
+]
 ProjectDirOpt = Annotated[
     Path, typer.Option("--project-dir", help="Directory holding Pulumi.yaml and the stack files.")
 ]
@@ -37,20 +51,51 @@ def k8s(
     out: OutOpt,
     project_dir: ProjectDirOpt = Path("."),
     outputs: OutputsOpt = None,
+    rules_out: RulesOutOpt = None,
     json: JsonOpt = False,
 ) -> None:
     """Render ServiceAccount, Deployment, Service, PDB, KEDA scaling and monitoring manifests."""
-    from infra.k8s.render import render_stack, write_manifests
+    from infra.k8s.render import render_stack, yaml_stream
 
     printer = Output(json_mode=json)
+    if out == "-" and json:
+        raise UsageError("--out - and --json both use stdout", hint="drop one of them")
     known = _read_outputs(outputs) if outputs else None
     rendered = render_stack(project_dir, stack, known)
-    paths = write_manifests(rendered, out)
+    if out == "-":
+        if rules_out is not None:
+            _write_alert_rules(project_dir, stack, rendered.manifests, rules_out)
+        sys.stdout.write(yaml_stream(rendered))
+        sys.stdout.flush()
+        _warn_placeholders(printer, stack, rendered.placeholders)
+        return
+    _render_dir(printer, project_dir, rendered, Path(out), rules_out, json)
+
+
+def _render_dir(
+    printer: Output,
+    project_dir: Path,
+    rendered: Any,
+    out: Path,
+    rules_out: Path | None,
+    json: bool,
+) -> None:
+    from infra.k8s.alerts import RULE_FILE
+    from infra.k8s.render import write_manifests
+
+    stack = rendered.stack
+    where = out.resolve()
+    rules_path = rules_out or where.parent / f"{where.name}.{RULE_FILE}"
+    if rules_path.is_dir():  # checked before anything is written
+        raise UsageError(f"--rules-out {rules_path} is a directory", hint="name a file")
+    paths, kept = write_manifests(rendered, out)
     files = [
         {"path": str(path), "kind": m["kind"], "name": m["metadata"]["name"]}
         for path, m in zip(paths, rendered.manifests, strict=True)
     ]
-    rules = _write_alert_rules(project_dir, stack, rendered.manifests, out)
+    rules = _write_alert_rules(project_dir, stack, rendered.manifests, rules_path)
+    for path in kept:
+        printer.warn(f"kept {path}: an earlier render wrote it and it was edited since")
     if json:
         printer.json(
             {
@@ -59,6 +104,7 @@ def k8s(
                 "out": str(out),
                 "files": files,
                 "alert_rules": str(rules),
+                "kept": [str(p) for p in kept],
                 "placeholders": rendered.placeholders,
             }
         )
@@ -67,8 +113,12 @@ def k8s(
         title = f"tdk render k8s ({stack}, {rendered.target}) -> {out}"
         printer.table(title, ["file", "kind", "name"], rows)
         printer.info(f"alert rules (Prometheus rule file, `promtool check rules`): {rules}")
-    if rendered.placeholders:
-        names = ", ".join("${" + p + "}" for p in rendered.placeholders)
+    _warn_placeholders(printer, stack, rendered.placeholders)
+
+
+def _warn_placeholders(printer: Output, stack: str, placeholders: list[str]) -> None:
+    if placeholders:
+        names = ", ".join("${" + p + "}" for p in placeholders)
         printer.warn(
             f"left {names} in the manifests: pass --outputs with `pulumi stack output -s {stack} "
             "--json`, or substitute them (envsubst) before applying"
@@ -76,12 +126,13 @@ def k8s(
 
 
 def _write_alert_rules(
-    project_dir: Path, stack: str, rendered: list[dict[str, Any]], out: Path
+    project_dir: Path, stack: str, rendered: list[dict[str, Any]], path: Path
 ) -> Path:
-    """The stack's alert rules as a plain Prometheus rule file next to the manifests."""
+    """The stack's alert rules as a plain Prometheus rule file at ``path``."""
     from infra.config import ConfigReader, merged_stack_config
-    from infra.k8s.alerts import RULE_FILE, alert_rules, rules_yaml
+    from infra.k8s.alerts import alert_rules, rules_yaml
     from infra.k8s.config import read_workload_config
+    from infra.k8s.ledger import write_atomic
 
     alerts = read_workload_config(ConfigReader(merged_stack_config(project_dir, stack).get)).alerts
     [workload] = [m["metadata"] for m in rendered if m["kind"] == "Deployment"]
@@ -92,8 +143,16 @@ def _write_alert_rules(
         alerts.error_rate_percent,
         alerts.queue_ratio,
     )
-    path = out / RULE_FILE
-    path.write_text(rules_yaml(rules))
+    if path.is_dir():
+        raise UsageError(f"--rules-out {path} is a directory", hint="name a file")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, rules_yaml(rules).encode())
+    except OSError as exc:
+        raise UsageError(
+            f"--rules-out {path}: cannot write it ({exc.strerror or exc})",
+            hint="choose a writable path",
+        ) from None
     return path
 
 

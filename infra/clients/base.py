@@ -57,7 +57,7 @@ def header_length_from_content_type(content_type: str) -> int | None:
     for part in content_type.split(";")[1:]:
         key, _, value = part.strip().partition("=")
         if key.strip().lower() == "json-header-size":
-            return int(value.strip())
+            return int(value.strip()) if value.strip().isdigit() else None
     return None
 
 
@@ -89,18 +89,24 @@ class InferenceTarget(abc.ABC):
         """Send one prepared request for ``model``; InvokeFailed when it is refused or fails."""
 
     def decode(self, model: ManifestModel, response: RawResponse) -> dict[str, np.ndarray]:
-        """Decode the outputs the manifest lists (BYTES outputs come back as object arrays)."""
+        """Decode the outputs the manifest lists (BYTES outputs come back as object arrays).
+
+        A body that is not a Triton response, or lacks an output, is InvokeFailed with code
+        ``bad_response``: an HTTP 200 alone is not a successful inference.
+        """
         from tritonclient.http import InferenceServerClient
 
-        result = InferenceServerClient.parse_response_body(
-            response.body, header_length=response.header_length
-        )
-        outputs: dict[str, np.ndarray] = {}
-        for spec in model.outputs:
-            value = result.as_numpy(spec.name)
-            if value is not None:
-                outputs[spec.name] = value
-        return outputs
+        try:
+            result = InferenceServerClient.parse_response_body(
+                response.body, header_length=response.header_length
+            )
+            outputs = {spec.name: result.as_numpy(spec.name) for spec in model.outputs}
+        except Exception as exc:  # rapidjson, numpy, struct errors: all "not a Triton body"
+            raise bad_response(model, response, f"{exc.__class__.__name__}: {exc}") from None
+        missing = [name for name, value in outputs.items() if value is None]
+        if missing:
+            raise bad_response(model, response, f"no output named {', '.join(missing)}")
+        return {name: value for name, value in outputs.items() if value is not None}
 
     def infer(
         self, model: ManifestModel, inputs: Mapping[str, np.ndarray], binary: bool = True
@@ -110,6 +116,19 @@ class InferenceTarget(abc.ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook, most targets hold nothing
         """Release connections (optional)."""
+
+
+def bad_response(model: ManifestModel, response: RawResponse, why: str) -> InvokeFailed:
+    """The error for an answer that is not a Triton inference response."""
+    start = response.body[:60].decode("utf-8", "replace")
+    return InvokeFailed(
+        f"{model.target_model}: the answer is not a Triton inference response ({why}); "
+        f"it starts {start!r} ({len(response.body)} bytes, content type "
+        f"{response.content_type or 'none'!r})",
+        hint="check that the URL or endpoint points at Triton (or the tdk front), not at a "
+        "proxy or another service",
+        code="bad_response",
+    )
 
 
 def check_inputs(model: ManifestModel, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -7,14 +7,23 @@ this target sends to ``/v2/models/<name>/infer``.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
+import socket
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 import numpy as np
 
-from infra.clients.base import InferenceTarget, PreparedRequest, RawResponse, check_inputs
+from infra.clients.base import (
+    InferenceTarget,
+    InvokeFailed,
+    PreparedRequest,
+    RawResponse,
+    check_inputs,
+)
+from infra.clients.deadline import DEFAULT_TIMEOUT_S, Watchdog
 from infra.clients.triton_errors import triton_error_text
 from packager.manifest import ManifestModel
 from tdk.errors import EndpointError, UsageError
@@ -56,12 +65,14 @@ class TritonHttpTarget(InferenceTarget):
 
     kind = "k8s"
 
-    def __init__(self, url: str, grpc: bool = False, timeout: float = 60.0) -> None:
+    def __init__(self, url: str, grpc: bool = False, timeout: float = DEFAULT_TIMEOUT_S) -> None:
         self.url = url
         self.grpc = grpc
         self.timeout = timeout
         self._scheme, self._host, self._port, self._prefix = _split(url, grpc)
         self._conn: http.client.HTTPConnection | None = None
+        self._sock: socket.socket | None = None
+        self._watchdog: Watchdog | None = None  # the deadline of the exchange under way
         self._grpc_client: Any = None
 
     # -- HTTP ------------------------------------------------------------------------------
@@ -81,23 +92,62 @@ class TritonHttpTarget(InferenceTarget):
 
         The bench uses it for the front and for Triton alike, so both go through one client.
         """
-        response = self._post(f"{self._prefix}{path}", body, headers)
-        return response.status, response.read(), response
+        return self._exchange(f"{self._prefix}{path}", body, headers)
+
+    def _expire(self) -> None:
+        """The deadline passed: shut the socket down so the blocked read returns at once."""
+        sock = self._sock  # the response may hold it after the connection let go of it
+        if sock is not None:
+            with contextlib.suppress(OSError):  # already closed
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def _exchange(
+        self, path: str, body: bytes, headers: dict[str, str]
+    ) -> tuple[int, bytes, http.client.HTTPResponse]:
+        """POST and read the whole answer within ``timeout`` seconds in total (a socket
+        timeout alone bounds each read, and a trickling server never trips it)."""
+        response: http.client.HTTPResponse | None = None
+        with Watchdog(self.timeout, self._expire) as watchdog:
+            self._watchdog = watchdog
+            try:
+                response = self._post(path, body, headers)
+                data = response.read()
+            except (EndpointError, http.client.HTTPException, OSError) as exc:
+                if not watchdog.fired:
+                    if isinstance(exc, EndpointError):
+                        raise
+                    self.close()
+                    raise self._unreachable(exc) from None
+        if watchdog.fired or response is None:
+            self.close()
+            raise InvokeFailed(
+                f"Triton at {self.url} gave no complete answer within {self.timeout:g} s",
+                hint="raise --timeout, or check the Service and its pods (a silent or "
+                "slow endpoint)",
+                code="timeout",
+            )
+        return response.status, data, response
+
+    def _unreachable(self, exc: BaseException) -> InvokeFailed:
+        return InvokeFailed(
+            f"cannot reach Triton at {self.url}: {exc.__class__.__name__}: {exc}",
+            hint="check --url and that the Service is reachable (kubectl "
+            "port-forward svc/<name> 8000:8000)",
+            code="timeout" if isinstance(exc, TimeoutError) else "unreachable",
+        )
 
     def _post(self, path: str, body: bytes, headers: dict[str, str]) -> http.client.HTTPResponse:
         for attempt in (1, 2):  # a kept-alive connection the server closed is retried once
             conn = self._connection()
             try:
                 conn.request("POST", path, body=body, headers=headers)
+                self._sock = conn.sock
                 return conn.getresponse()
             except (ConnectionError, http.client.HTTPException, OSError) as exc:
                 self.close()
-                if attempt == 2 or isinstance(exc, TimeoutError):
-                    raise EndpointError(
-                        f"cannot reach Triton at {self.url}: {exc.__class__.__name__}: {exc}",
-                        hint="check --url and that the Service is reachable (kubectl "
-                        "port-forward svc/<name> 8000:8000)",
-                    ) from exc
+                expired = self._watchdog is not None and self._watchdog.fired
+                if attempt == 2 or expired or isinstance(exc, TimeoutError):
+                    raise self._unreachable(exc) from exc
         raise AssertionError("unreachable")
 
     def send(self, model: ManifestModel, request: PreparedRequest) -> RawResponse:
@@ -109,18 +159,21 @@ class TritonHttpTarget(InferenceTarget):
         else:
             headers["Content-Type"] = "application/json"
         path = f"{self._prefix}/v2/models/{model.name}/infer"
-        response = self._post(path, request.body, headers)
-        body = response.read()
-        if response.status != 200:
-            raise EndpointError(
+        status, body, response = self._exchange(path, request.body, headers)
+        if status != 200:
+            raise InvokeFailed(
                 f"Triton at {self.url} refused {model.name} ({model.target_model}): "
-                f"HTTP {response.status}: {triton_error_text(body, 300)}",
+                f"HTTP {status}: {triton_error_text(body, 300)}",
                 hint="check the model is in the release the cluster serves (GET /v2/models/"
                 f"{model.name}/ready) and the inputs match the manifest",
+                code=f"http_{status}",
+                status=status,
             )
-        length = response.getheader(HEADER_LENGTH)
+        length = response.getheader(HEADER_LENGTH) or ""
         return RawResponse(
-            body, int(length) if length else None, response.getheader("Content-Type", "")
+            body,
+            int(length) if length.strip().isdigit() else None,
+            response.getheader("Content-Type", "") or "",
         )
 
     # -- gRPC ------------------------------------------------------------------------------
@@ -148,10 +201,13 @@ class TritonHttpTarget(InferenceTarget):
                 model.name, inputs, outputs=outputs, client_timeout=self.timeout
             )
         except InferenceServerException as exc:
-            raise EndpointError(
+            status = str(exc.status() or "")
+            raise InvokeFailed(
                 f"Triton at {self.url} (gRPC) refused {model.name} ({model.target_model}): "
                 f"{exc.message()}",
-                hint="check --url points at the gRPC port (8001) and the model is loaded",
+                hint="check --url points at the gRPC port (8001) and the model is loaded; "
+                "raise --timeout for a slow one",
+                code="timeout" if "DEADLINE_EXCEEDED" in status else status or "grpc_error",
             ) from exc
         decoded = {
             spec.name: value

@@ -17,6 +17,7 @@ import yaml
 
 from infra.config import ConfigReader, merged_stack_config, read_stack_config
 from infra.k8s.manifests import Manifest
+from tdk.errors import UsageError
 
 
 @dataclass(frozen=True)
@@ -57,20 +58,38 @@ def file_name(index: int, manifest: Manifest) -> str:
     return f"{index:02d}-{manifest['kind'].lower()}-{manifest['metadata']['name']}.yaml"
 
 
-def write_manifests(rendered: Rendered, out_dir: Path) -> list[Path]:
-    """One YAML document per file under ``out_dir``, numbered in apply order.
+def manifest_yaml(manifest: Manifest) -> str:
+    return yaml.safe_dump(manifest, sort_keys=False, default_flow_style=False)
 
-    Files an earlier render wrote (``NN-kind-name.yaml``) that this one does not are removed,
-    so a GitOps tree never keeps a manifest the stack no longer has.
+
+def yaml_stream(rendered: Rendered) -> str:
+    """Every manifest as one ``---`` separated YAML stream (``kubectl apply -f -``)."""
+    return "---\n".join(manifest_yaml(m) for m in rendered.manifests)
+
+
+def write_manifests(rendered: Rendered, out_dir: Path) -> tuple[list[Path], list[Path]]:
+    """One YAML document per file under ``out_dir``, numbered in apply order; the written
+    paths and the stale files kept because they were edited since the last render.
+
+    Only files the previous render of this stack recorded in its ledger are removed when the
+    stack no longer has them, so a person's files and other stacks' manifests stay.
     """
-    out_dir.mkdir(parents=True, exist_ok=True)
-    wanted = {file_name(i, m) for i, m in enumerate(rendered.manifests)}
-    for stale in out_dir.glob("[0-9][0-9]-*.yaml"):
-        if stale.name not in wanted:
-            stale.unlink()
-    paths = []
-    for index, manifest in enumerate(rendered.manifests):
-        path = out_dir / file_name(index, manifest)
-        path.write_text(yaml.safe_dump(manifest, sort_keys=False, default_flow_style=False))
-        paths.append(path)
-    return paths
+    from infra.k8s.ledger import commit, plan_writes
+
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(
+            f"--out {out_dir} is a file, not a directory",
+            hint="pass a directory (created if missing), or --out - for one YAML stream on stdout",
+        )
+    contents = {
+        file_name(i, m): manifest_yaml(m).encode() for i, m in enumerate(rendered.manifests)
+    }
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        plan = plan_writes(out_dir, rendered.stack, contents)
+        return commit(out_dir, rendered.stack, contents, plan), plan.kept
+    except OSError as exc:
+        raise UsageError(
+            f"--out {out_dir}: cannot write there ({exc.strerror or exc})",
+            hint="choose a writable directory",
+        ) from None

@@ -63,17 +63,23 @@ def run_bench(
     request: PreparedRequest,
     load: Load,
     runs_on: RunsOn,
+    batch: int = 1,
     progress: Callable[[int], None] = lambda done: None,
 ) -> dict[str, Any]:
-    """Measure and return the ``tdk bench --json`` record; ``progress(1)`` after the cold
-    request and after each load level."""
+    """Measure and return the ``tdk bench --json`` record (``batch``: inferences per request);
+    ``progress(1)`` after the cold request and after each load level.
+
+    Every answer is decoded: an HTTP 200 whose body is not a Triton response counts as a
+    ``bad_response`` error, not a success.
+    """
     clients = ThreadClients(make_client)
 
     def send() -> object:
-        return clients.get().send(model, request)
+        client = clients.get()
+        return client.decode(model, client.send(model, request))
 
     try:
-        cold_ms, warm_ms = loadgen.cold_then_warm(send)
+        cold_ms, warm_ms, probe_errors = loadgen.cold_then_warm(send)
         progress(1)
         if load.rate is not None:
             results = [loadgen.open_loop(send, load.rate, load.duration_s, poisson=load.poisson)]
@@ -94,8 +100,10 @@ def run_bench(
         "concurrency": list(load.concurrency) if load.rate is None else None,
         "rate": load.rate,
         "duration_s": load.duration_s,
+        "batch": batch,
         "body_bytes": len(request.body),
-        "cold_ms": round(cold_ms, 3),
-        "first_warm_ms": round(warm_ms, 3),
+        "cold_ms": None if cold_ms is None else round(cold_ms, 3),
+        "first_warm_ms": None if warm_ms is None else round(warm_ms, 3),
+        "probe_errors": dict(probe_errors),
         "levels": [result.summary() for result in results],
     }

@@ -139,11 +139,18 @@ def open_loop(
     return result
 
 
-def cold_then_warm(send: Send) -> tuple[float, float]:
-    """Latency of the first request (cold: may load the model) and of the second (warm), ms."""
-    times = []
+def cold_then_warm(send: Send) -> tuple[float | None, float | None, Counter[str]]:
+    """Latency of the first request (cold: may load the model) and of the second (warm), ms;
+    None for a probe that failed, counted by its code in the third item."""
+    times: list[float | None] = []
+    errors: Counter[str] = Counter()
     for _ in range(2):
         started = time.perf_counter()
-        send()
+        try:
+            send()
+        except Exception as exc:
+            errors[_error_code(exc)] += 1
+            times.append(None)
+            continue
         times.append((time.perf_counter() - started) * 1000)
-    return times[0], times[1]
+    return times[0], times[1], errors

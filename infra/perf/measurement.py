@@ -39,6 +39,7 @@ class Measurement:
     target_model: str
     levels: tuple[Level, ...]
     slo_ms: Decimal | None  # tune: its latency budget
+    batch: int = 1  # inferences per request the levels were measured with
 
     def capacity(self, slo_ms: Decimal | None) -> Level:
         """The highest-throughput error-free level with p99 <= the SLO."""
@@ -81,12 +82,20 @@ def _level(item: dict[str, Any], where: str) -> Level:
     )
 
 
+def _batch(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise UsageError(f"{where}: {value!r} is not a batch size", hint="re-run tdk bench")
+    return value
+
+
 def load_measurement(path: Path) -> Measurement:
     """Parse a ``tdk bench --json`` or ``tdk tune --json`` document."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror}", hint="check the path") from exc
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path} is not UTF-8 JSON ({exc.reason})", "re-run tdk bench") from None
     except ValueError as exc:
         raise UsageError(
             f"{path} is not JSON: {exc}", hint="save `tdk bench --json > FILE` output"
@@ -103,6 +112,7 @@ def load_measurement(path: Path) -> Measurement:
                 str(data["target_model"]),
                 tuple(levels),
                 None,
+                _batch(data.get("batch", 1), f"{path}: batch"),
             )
         points = [_level(item, f"{path}: points[{i}]") for i, item in enumerate(data["points"])]
         return Measurement(

@@ -17,6 +17,8 @@ from pathlib import Path
 from tdk.errors import UsageError
 
 MILLION = Decimal(1_000_000)
+#: the largest traffic plan accepts: far above any fleet, small enough for exact arithmetic
+MAX_RPS = Decimal("1e12")
 SECONDS_PER_HOUR = Decimal(3600)
 
 
@@ -152,6 +154,11 @@ def plan(
         raise UsageError("no traffic given", hint="pass --peak-rps N and/or --traffic FILE")
     if not Decimal(0) < safety <= Decimal(1):
         raise UsageError(f"--safety-factor {safety}: expected 0 < f <= 1", hint="AWS starts at 0.5")
+    if peak_rps is not None and peak_rps > MAX_RPS:
+        raise UsageError(
+            f"--peak-rps {peak_rps}: above the {MAX_RPS:E} inferences/s tdk plan can cost",
+            hint="give the peak in inferences per second, e.g. --peak-rps 2500",
+        )
     profile = traffic or [Sample("peak", peak_rps or Decimal(0))]
     peak = max(profile, key=lambda s: s.rps)
     if peak_rps is not None:
@@ -180,6 +187,10 @@ def read_traffic(path: Path) -> list[Sample]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror}", hint="check --traffic") from exc
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"--traffic {path} is not UTF-8 text ({exc.reason})", "save it as UTF-8 CSV"
+        ) from None
     samples: list[Sample] = []
     for number, row in enumerate(csv.reader(text.splitlines()), start=1):
         if not row or not "".join(row).strip():
@@ -197,8 +208,11 @@ def read_traffic(path: Path) -> list[Sample]:
             raise UsageError(
                 f"{path}:{number}: rps {row[1]!r} is not a number", hint="e.g. 00:00,120"
             ) from None
-        if not rps.is_finite() or rps < 0:
-            raise UsageError(f"{path}:{number}: rps {row[1]!r} must be >= 0", hint="fix the row")
+        if not rps.is_finite() or rps < 0 or rps > MAX_RPS:
+            raise UsageError(
+                f"{path}:{number}: rps {row[1]!r} must be between 0 and {MAX_RPS:E}",
+                hint="fix the row",
+            )
         samples.append(Sample(row[0].strip(), rps))
     if not samples:
         raise UsageError(f"{path}: no traffic rows", hint="rows of time,rps")

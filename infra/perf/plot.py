@@ -96,14 +96,25 @@ def _mark(ax: Any, point: Point, marker: str, color: str, label: str) -> None:
     )
 
 
+#: traffic rows drawn at most; longer profiles are drawn as the maximum of each bucket of rows
+MAX_POINTS = 2000
+
+
+def bucket_max(values: list[float], size: int) -> list[float]:
+    """The maximum of each run of ``size`` values (a peak is never smoothed away)."""
+    return [max(values[i : i + size]) for i in range(0, len(values), size)]
+
+
 def cost_plot(report: PlanReport, path: Path) -> Path:
     """Cost per hour of each candidate (and the baseline) over the traffic profile."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(10, 6), dpi=120)
-    times = [sample.time for sample in report.traffic]
+    size = -(-len(report.traffic) // MAX_POINTS)
+    times = [sample.time for sample in report.traffic][::size]
     edges = range(len(times) + 1)  # each row lasts one interval: draw its last one too
 
     def held(values: list[float]) -> list[float]:
+        values = bucket_max(values, size)
         return [*values, values[-1]]
 
     for option in report.options:
@@ -143,8 +154,19 @@ def cost_plot(report: PlanReport, path: Path) -> Path:
 
 
 def _save(plt: Any, fig: Any, path: Path) -> Path:
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
+    from tdk.errors import UsageError
+
+    try:
+        fig.tight_layout()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path)
+    except OSError as exc:
+        raise UsageError(
+            f"--plot {path}: cannot write it ({exc.strerror or exc})",
+            hint="choose a writable path ending in .png",
+        ) from None
+    except ValueError as exc:  # an unknown image format
+        raise UsageError(f"--plot {path}: {exc}", hint="name a .png file") from None
+    finally:
+        plt.close(fig)
     return path

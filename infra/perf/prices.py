@@ -66,6 +66,15 @@ def _price(item: Any, where: str) -> Price:
     return Price(value, gpus, source)
 
 
+def _mapping(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise UsageError(
+            f"{where}: expected an object, found {type(value).__name__}",
+            hint="see infra/perf/prices.json for the layout",
+        )
+    return value
+
+
 def load_prices(path: Path | None = None) -> PriceTable:
     """The bundled table, or ``path`` (same layout) when given."""
     origin = path or BUNDLED
@@ -73,13 +82,19 @@ def load_prices(path: Path | None = None) -> PriceTable:
         data = json.loads(origin.read_text(encoding="utf-8"))
     except OSError as exc:
         raise UsageError(f"cannot read {origin}: {exc.strerror}", hint="check --prices") from exc
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"--prices {origin} is not UTF-8 JSON ({exc.reason})", hint="save it as UTF-8"
+        ) from None
     except ValueError as exc:
         raise UsageError(f"{origin} is not JSON: {exc}", hint="check --prices") from exc
     if not isinstance(data, dict) or "date" not in data:
         raise UsageError(f"{origin}: no 'date' (when the prices were read)", hint="add one")
     sections: dict[str, dict[str, dict[str, Price]]] = {}
     for section in SECTIONS:
-        regions = data.get(section, {})
+        regions = _mapping(data.get(section, {}), f"{origin}: {section}")
+        for region, entries in regions.items():
+            _mapping(entries, f"{origin}: {section}.{region}")
         sections[section] = {
             region: {
                 name: _price(item, f"{origin}: {section}.{region}.{name}")

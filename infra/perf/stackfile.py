@@ -28,6 +28,7 @@ class StackFile:
     text: str
     document: Any
     project: str
+    newline: str = "\n"  # the file's own line ending, kept on write
 
     @property
     def config(self) -> Any:
@@ -57,16 +58,30 @@ class StackFile:
         )
 
     def write(self) -> None:
-        """Replace the file atomically with the edited document."""
+        """Replace the file atomically with the edited document, keeping its line endings;
+        through a symlink, the file it points at is replaced and the link stays."""
         rendered = self.render()
-        handle, temp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+        target = self.path.resolve()
         try:
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        except OSError as exc:
+            raise ConfigError(
+                f"--write-stack {self.path}: cannot write in {target.parent} "
+                f"({exc.strerror or exc})",
+                hint="make the folder writable, or run plan without --write-stack",
+            ) from None
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8", newline=self.newline) as stream:
                 stream.write(rendered)
-            os.chmod(temp, self.path.stat().st_mode & 0o777)
-            os.replace(temp, self.path)
-        except BaseException:
+            os.chmod(temp, target.stat().st_mode & 0o777)
+            os.replace(temp, target)
+        except BaseException as exc:
             Path(temp).unlink(missing_ok=True)
+            if isinstance(exc, OSError):
+                raise ConfigError(
+                    f"--write-stack {self.path}: cannot replace it ({exc.strerror or exc})",
+                    hint="check the file's permissions",
+                ) from None
             raise
         self.text = rendered
 
@@ -84,11 +99,14 @@ def _yaml() -> Any:
 def load_stack(path: Path) -> StackFile:
     """Load ``Pulumi.<stack>.yaml``; its project is the prefix of its ``...:target`` key."""
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
+        text = raw.decode("utf-8").replace("\r\n", "\n")
     except OSError as exc:
         raise ConfigError(
             f"cannot read {path}: {exc.strerror}", hint="check --write-stack"
         ) from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not UTF-8 ({exc.reason})", hint="save it as UTF-8") from None
     try:
         document = _yaml().load(text)
     except Exception as exc:  # ruamel raises many YAMLError subclasses
@@ -102,4 +120,5 @@ def load_stack(path: Path) -> StackFile:
             f"{path}: expected one '<project>:target' key, found {len(projects)}",
             hint="set e.g. triton-deploy-kit:target: sagemaker",
         )
-    return StackFile(path, text, document, projects[0])
+    newline = "\r\n" if b"\r\n" in raw else "\n"
+    return StackFile(path, text, document, projects[0], newline)

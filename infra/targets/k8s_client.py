@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.clients.base import InferenceTarget
+from infra.clients.deadline import DEFAULT_TIMEOUT_S
 from infra.clients.prometheus import PrometheusClient
 from infra.k8s import promql
 from infra.targets.operations import (
@@ -81,10 +82,10 @@ class KubernetesClient(TargetClient, partial=True):
             )
         return self.url
 
-    def invoke(self) -> InferenceTarget:
+    def invoke(self, timeout: float = DEFAULT_TIMEOUT_S) -> InferenceTarget:
         from infra.clients.triton_http import TritonHttpTarget
 
-        return TritonHttpTarget(self._triton_url())
+        return TritonHttpTarget(self._triton_url(), timeout=timeout)
 
     def metrics(self, window: timedelta | None) -> list[Reading]:
         span = prom_duration(window) if window is not None else promql.WINDOW

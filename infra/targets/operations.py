@@ -19,6 +19,7 @@ from enum import StrEnum
 from typing import Any, ClassVar
 
 from infra.clients.base import InferenceTarget
+from infra.clients.deadline import DEFAULT_TIMEOUT_S
 from tdk.errors import EndpointError, UsageError
 
 
@@ -122,8 +123,8 @@ class TargetClient(abc.ABC):
     def where(self) -> dict[str, str | None]:
         """What this client reads from, for reports (endpoint, region, URL...)."""
 
-    def invoke(self) -> InferenceTarget:
-        """Where inference requests for this deployment go."""
+    def invoke(self, timeout: float = DEFAULT_TIMEOUT_S) -> InferenceTarget:
+        """Where inference requests for this deployment go; each ends within ``timeout`` s."""
         raise self.refused(Operation.INVOKE)
 
     def metrics(self, window: timedelta | None) -> list[Reading]:

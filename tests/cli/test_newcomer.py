@@ -208,6 +208,9 @@ class _Instant:
     def send(self, model: object, request: object) -> bytes:
         return b"ok"
 
+    def decode(self, model: object, body: bytes) -> dict[str, object]:
+        return {"out": body}
+
     def close(self) -> None:
         pass
 
@@ -232,7 +235,7 @@ def test_bench_reports_progress_after_the_cold_request_and_each_level(
         PreparedRequest(b"{}", None),
         Load(concurrency=(1, 2, 3), duration_s=0.05),
         RunsOn("local"),
-        steps.append,
+        progress=steps.append,
     )
     assert steps == [1, 1, 1, 1]  # cold request, then three levels
     assert [level["level"] for level in record["levels"]] == [1, 2, 3]

@@ -176,15 +176,98 @@ def test_missing_stack_file_names_it(tmp_path: Path) -> None:
     assert "Pulumi.nope.yaml does not exist" in result.output
 
 
-def test_rerender_removes_files_the_stack_no_longer_has(tmp_path: Path) -> None:
+def test_rerender_keeps_files_it_did_not_write(tmp_path: Path) -> None:
+    """Issue 18 item 3: a person's files and another stack's manifests in --out stay."""
     out = tmp_path / "gke-dev"
     out.mkdir()
-    (out / "09-configmap-old.yaml").write_text("kind: ConfigMap\n")
-    (out / "notes.md").write_text("kept\n")
+    mine = {"00-mine.yaml": "kind: ConfigMap\n", "09-configmap-old.yaml": "x\n", "n.md": "k\n"}
+    for name, text in mine.items():
+        (out / name).write_text(text)
+    _render(tmp_path, "eks-dev", "--out", str(out))  # another stack into the same folder
+    eks = {p.name for p in out.iterdir()} - set(mine)
     listing = _render(tmp_path, "gke-dev")
-    names = sorted(p.name for p in out.iterdir())
-    written = [Path(f["path"]).name for f in listing["files"]] + ["alerts.rules.yaml"]
-    assert names == sorted([*written, "notes.md"])
+    for name, text in mine.items():
+        assert (out / name).read_text() == text
+    assert eks <= {p.name for p in out.iterdir()}
+    assert all(Path(f["path"]).is_file() for f in listing["files"])
+
+
+def test_rerender_removes_only_its_own_stale_files(tmp_path: Path) -> None:
+    out = tmp_path / "gke-dev"
+    _render(tmp_path, "gke-dev")
+    ledger = json.loads((out / ".tdk-render-gke-dev.ledger").read_text())
+    ledger["files"]["42-configmap-gone.yaml"] = _sha(b"old\n")
+    ledger["files"]["43-configmap-edited.yaml"] = _sha(b"old\n")
+    (out / ".tdk-render-gke-dev.ledger").write_text(json.dumps(ledger))
+    (out / "42-configmap-gone.yaml").write_bytes(b"old\n")
+    (out / "43-configmap-edited.yaml").write_bytes(b"edited by a person\n")
+    listing = _render(tmp_path, "gke-dev")
+    assert not (out / "42-configmap-gone.yaml").exists()
+    assert (out / "43-configmap-edited.yaml").read_bytes() == b"edited by a person\n"
+    assert listing["kept"] == [str(out / "43-configmap-edited.yaml")]
+
+
+def test_rerender_refuses_to_overwrite_an_edited_manifest(tmp_path: Path) -> None:
+    out = tmp_path / "gke-dev"
+    listing = _render(tmp_path, "gke-dev")
+    target = Path(listing["files"][0]["path"])
+    target.write_text("# mine now\n")
+    args = ["render", "k8s", "--stack", "gke-dev", "--out", str(out), "--project-dir", str(ROOT)]
+    result = runner.invoke(app, args)
+    assert result.exit_code != 0
+    assert str(target) in result.output and "Traceback" not in result.output
+    assert target.read_text() == "# mine now\n"
+
+
+def test_rendered_directory_is_only_kubernetes_objects(tmp_path: Path) -> None:
+    """`kubectl apply -f DIR` and `kubernetes-validate DIR`: the rule file lives beside it."""
+    listing = _render(tmp_path, "eks-dev")
+    out = tmp_path / "eks-dev"
+    assert Path(listing["alert_rules"]) == tmp_path / "eks-dev.alerts.rules.yaml"
+    # what `kubectl apply -f DIR` reads: every .yaml/.yml/.json file, hidden ones too
+    yamls = sorted(str(p) for p in out.iterdir() if p.suffix in (".yaml", ".yml", ".json"))
+    assert len(yamls) == len(listing["files"])
+    result = _validate_cli(yamls)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_out_dash_is_one_yaml_stream_on_stdout(tmp_path: Path) -> None:
+    args = ["render", "k8s", "--stack", "gke-dev", "--out", "-", "--project-dir", str(ROOT)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    docs = list(yaml.safe_load_all(result.stdout))
+    listing = _render(tmp_path, "gke-dev")
+    assert [d["kind"] for d in docs] == [f["kind"] for f in listing["files"]]
+    stream = tmp_path / "stream.yaml"
+    stream.write_text(result.stdout)
+    assert _validate_cli([str(stream)]).returncode == 0
+
+
+def test_out_naming_a_file_is_a_clear_error(tmp_path: Path) -> None:
+    target = tmp_path / "a-file.yaml"
+    target.write_text("mine\n")
+    args = ["render", "k8s", "--stack", "gke-dev", "--out", str(target), "--project-dir", str(ROOT)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert "is a file" in result.output and "Traceback" not in result.output
+    assert target.read_text() == "mine\n"
+
+
+def test_docs_alert_count_matches_the_rendered_rules(tmp_path: Path) -> None:
+    import re
+
+    listing = _render(tmp_path, "eks-dev")
+    rules = yaml.safe_load(Path(listing["alert_rules"]).read_text())["groups"][0]["rules"]
+    words = {3: "three", 4: "four", 5: "five"}
+    docs = (ROOT / "docs" / "kubernetes.md").read_text()
+    counts = re.findall(r"\b(three|four|five) alert rules\b", docs)
+    assert counts and set(counts) == {words[len(rules)]}, counts
+
+
+def _sha(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
 
 
 @pytest.mark.parametrize("stack", ["gke-dev", "eks-dev"])

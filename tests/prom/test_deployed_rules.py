@@ -34,6 +34,7 @@ def main_thread_loop() -> Iterator[None]:
 
 def _rendered(stack: str, out: Path) -> dict[str, dict[str, str]]:
     args = ["render", "k8s", "--stack", stack, "--out", str(out), "--project-dir", str(ROOT)]
+    args += ["--rules-out", str(out / RULE_FILE)]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     rules = yaml.safe_load((out / RULE_FILE).read_text())["groups"][0]["rules"]

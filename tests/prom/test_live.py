@@ -33,6 +33,7 @@ def deployed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """What gke-dev deploys: its rendered manifests and alert rule file."""
     out = tmp_path_factory.mktemp("render")
     args = ["render", "k8s", "--stack", STACK, "--out", str(out), "--json"]
+    args += ["--rules-out", str(out / RULE_FILE)]
     result = CliRunner().invoke(app, [*args, "--project-dir", str(ROOT)])
     assert result.exit_code == 0, result.output
     docs = [yaml.safe_load(Path(f["path"]).read_text()) for f in json.loads(result.stdout)["files"]]

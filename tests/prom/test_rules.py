@@ -20,8 +20,9 @@ ROOT = HERE.parent.parent
 
 def _render(stack: str, out: Path) -> Path:
     result = CliRunner().invoke(
-        app, ["render", "k8s", "--stack", stack, "--out", str(out), "--project-dir", str(ROOT)]
-    )
+        app, ["render", "k8s", "--stack", stack, "--out", str(out), "--project-dir", str(ROOT),
+              "--rules-out", str(out / RULE_FILE)]
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
     return out / RULE_FILE
 
@@ -50,6 +51,7 @@ def test_every_rule_fires_only_above_its_threshold_after_its_for(tmp_path: Path)
 
 def test_render_json_lists_the_rule_file(tmp_path: Path) -> None:
     args = ["render", "k8s", "--stack", "eks-dev", "--out", str(tmp_path), "--json"]
+    args += ["--rules-out", str(tmp_path / RULE_FILE)]
     result = CliRunner().invoke(app, [*args, "--project-dir", str(ROOT)])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["alert_rules"] == str(tmp_path / RULE_FILE)

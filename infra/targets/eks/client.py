@@ -2,18 +2,35 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from infra.clients.prometheus import NoAuth, PrometheusClient, SigV4
 from infra.targets.eks.builders import amp_query_url
 from infra.targets.k8s_client import KubernetesClient, stack_config
-from infra.targets.operations import Locator
+from infra.targets.operations import Locator, Reading
+from tdk.errors import UsageError
+
+#: what ``tdk metrics --target eks`` needs when neither the workspace nor a URL was given
+WORKSPACE_HINT = (
+    "pass --workspace-id $(pulumi stack output ampWorkspaceId) (or --prometheus-url URL) "
+    "to `tdk metrics`"
+)
 
 
 class EksClient(KubernetesClient):
-    """An eks workload; metrics through AMP's Prometheus-compatible query API (SigV4)."""
+    """An eks workload; metrics through AMP's Prometheus-compatible query API (SigV4).
+
+    Status and readiness need only Triton's URL; the AMP workspace is asked for by metrics.
+    """
 
     target = "eks"
+    workspace_missing = False
+
+    def metrics(self, window: timedelta | None) -> list[Reading]:
+        if self.workspace_missing:
+            raise UsageError("--target eks needs the AMP workspace for metrics", WORKSPACE_HINT)
+        return super().metrics(window)
 
 
 def amp_client(region: str, workspace_id: str, credentials: Any | None = None) -> PrometheusClient:
@@ -26,11 +43,8 @@ def from_locator(where: Locator) -> EksClient:
     if where.prometheus_url:
         prometheus = PrometheusClient(where.prometheus_url, NoAuth())
     else:
-        workspace = where.need(
-            "workspace_id",
-            "eks",
-            "--workspace-id",
-            "pass the AMP workspace: `pulumi stack output ampWorkspaceId`",
-        )
+        workspace = where.workspace_id or "${ampWorkspaceId}"
         prometheus = amp_client(where.region or config.region, workspace)
-    return EksClient(config.workload.namespace, config.common.name, prometheus, where.url)
+    client = EksClient(config.workload.namespace, config.common.name, prometheus, where.url)
+    client.workspace_missing = not where.prometheus_url and not where.workspace_id
+    return client

@@ -10,6 +10,7 @@ from datetime import timedelta
 from typing import Any
 
 from infra.clients.base import InferenceTarget
+from infra.clients.deadline import DEFAULT_TIMEOUT_S
 from infra.targets.operations import (
     Locator,
     OnChange,
@@ -75,10 +76,10 @@ class LocalClient(TargetClient):
     def where(self) -> dict[str, str | None]:
         return {"endpoint": self.name, "url": self.url}
 
-    def invoke(self) -> InferenceTarget:
+    def invoke(self, timeout: float = DEFAULT_TIMEOUT_S) -> InferenceTarget:
         from infra.targets.sagemaker.runtime import SageMakerRuntimeTarget
 
-        return SageMakerRuntimeTarget(self.name, endpoint_url=self.url, local=True)
+        return SageMakerRuntimeTarget(self.name, endpoint_url=self.url, local=True, timeout=timeout)
 
     def _document(self) -> dict[str, Any]:
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from infra.clients.base import InferenceTarget
+from infra.clients.deadline import DEFAULT_TIMEOUT_S
 from infra.targets.operations import Locator, OnChange, Reading, Status, TargetClient
 from infra.targets.sagemaker.endpoint import READY_STATE, EndpointState
 
@@ -40,10 +41,10 @@ class SageMakerClient(TargetClient):
     def where(self) -> dict[str, str | None]:
         return {"endpoint": self.endpoint, "region": self.region}
 
-    def invoke(self) -> InferenceTarget:
+    def invoke(self, timeout: float = DEFAULT_TIMEOUT_S) -> InferenceTarget:
         from infra.targets.sagemaker.runtime import SageMakerRuntimeTarget
 
-        return SageMakerRuntimeTarget(self.endpoint, region=self.region)
+        return SageMakerRuntimeTarget(self.endpoint, region=self.region, timeout=timeout)
 
     def metrics(self, window: timedelta | None) -> list[Reading]:
         from infra.clients.aws_session import aws_client

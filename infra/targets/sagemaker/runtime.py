@@ -11,6 +11,7 @@ from infra.clients.base import (
     RawResponse,
     header_length_from_content_type,
 )
+from infra.clients.deadline import DEFAULT_TIMEOUT_S, DeadlineExceeded, call_with_deadline
 from packager.manifest import ManifestModel
 
 
@@ -31,13 +32,19 @@ class SageMakerRuntimeTarget(InferenceTarget):
         local: bool = False,
         max_attempts: int | None = None,
         pool_size: int = 64,
+        timeout: float = DEFAULT_TIMEOUT_S,
     ) -> None:
         import boto3
         from botocore.config import Config
 
         self.endpoint_name = endpoint_name
         self.kind = "local" if local else "sagemaker"
-        options: dict[str, Any] = {"max_pool_connections": pool_size}
+        self.timeout = timeout
+        options: dict[str, Any] = {
+            "max_pool_connections": pool_size,
+            "connect_timeout": timeout,
+            "read_timeout": timeout,
+        }
         if max_attempts is not None:
             options["retries"] = {"total_max_attempts": max_attempts, "mode": "standard"}
         kwargs: dict[str, Any] = {"endpoint_url": endpoint_url, "config": Config(**options)}
@@ -58,14 +65,25 @@ class SageMakerRuntimeTarget(InferenceTarget):
         from botocore.exceptions import BotoCoreError, ClientError
 
         where = f"endpoint {self.endpoint_name!r} ({self.client.meta.endpoint_url})"
-        try:
+
+        def call() -> tuple[Any, bytes]:
             response = self.client.invoke_endpoint(
                 EndpointName=self.endpoint_name,
                 Body=request.body,
                 **self.address(model),
                 ContentType=request.content_type,
             )
-            body = response["Body"].read()
+            return response, response["Body"].read()
+
+        try:  # botocore's timeouts bound connect and each read; this bounds the whole exchange
+            response, body = call_with_deadline(call, self.timeout)
+        except DeadlineExceeded:
+            raise InvokeFailed(
+                f"{where} gave no complete answer to {model.target_model} within "
+                f"{self.timeout:g} s",
+                hint="raise --timeout, or check the endpoint (`tdk endpoint status`)",
+                code="timeout",
+            ) from None
         except ClientError as exc:
             error = exc.response.get("Error", {})
             code = str(error.get("Code", "Unknown"))
@@ -82,7 +100,7 @@ class SageMakerRuntimeTarget(InferenceTarget):
                 hint="check that the endpoint is running (`tdk local status` for local)"
                 if self.kind == "local"
                 else "check the endpoint name, region and your AWS credentials",
-                code=exc.__class__.__name__,
+                code="timeout" if "Timeout" in exc.__class__.__name__ else exc.__class__.__name__,
             ) from exc
         content_type = str(response.get("ContentType", ""))
         return RawResponse(body, header_length_from_content_type(content_type), content_type)

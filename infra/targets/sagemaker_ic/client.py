@@ -8,6 +8,7 @@ from typing import Any
 
 from infra.clients.aws_session import aws_client, aws_errors
 from infra.clients.base import InferenceTarget
+from infra.clients.deadline import DEFAULT_TIMEOUT_S
 from infra.targets.operations import (
     Locator,
     OnChange,
@@ -59,10 +60,10 @@ class InferenceComponentsClient(TargetClient):
     def where(self) -> dict[str, str | None]:
         return {"endpoint": self.endpoint, "region": self.region}
 
-    def invoke(self) -> InferenceTarget:
+    def invoke(self, timeout: float = DEFAULT_TIMEOUT_S) -> InferenceTarget:
         from infra.targets.sagemaker_ic.runtime import InferenceComponentTarget
 
-        return InferenceComponentTarget(self.endpoint, region=self.region)
+        return InferenceComponentTarget(self.endpoint, region=self.region, timeout=timeout)
 
     def state(self) -> IcEndpointState:
         return describe(self._clients("sagemaker"), self.endpoint)

@@ -1,0 +1,113 @@
+"""What ``tdk render k8s --out DIR`` wrote: a ledger per stack, so a re-render removes only its
+own files, and never one a person wrote or has since edited.
+
+``DIR/.tdk-render-<stack>.ledger`` (JSON without a .json/.yaml suffix, so `kubectl apply -f DIR`
+skips it) lists each file the render wrote with its sha256; it is written last, after every
+manifest, so an interrupted render keeps the previous ledger.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tdk.errors import UsageError
+
+LEDGER_VERSION = 1
+
+
+def ledger_path(out_dir: Path, stack: str) -> Path:
+    return out_dir / f".tdk-render-{stack}.ledger"
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def read_ledger(out_dir: Path, stack: str) -> dict[str, str]:
+    """name -> sha256 of what the previous render of ``stack`` wrote ({} when none)."""
+    path = ledger_path(out_dir, stack)
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        files = data["files"]
+        return {str(name): str(digest) for name, digest in files.items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise UsageError(
+            f"{path}: cannot read the render ledger ({exc.__class__.__name__})",
+            hint="restore it from version control, or delete it and remove stale manifests "
+            "yourself",
+        ) from None
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """``data`` at ``path`` through a temp file in the same folder and os.replace."""
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+@dataclass
+class Plan:
+    """What a render will do in ``out_dir``: files to write, stale ones to remove or keep."""
+
+    remove: list[Path] = field(default_factory=list)
+    kept: list[Path] = field(default_factory=list)  # ours once, edited since: left in place
+
+
+def plan_writes(out_dir: Path, stack: str, contents: dict[str, bytes]) -> Plan:
+    """Check ``contents`` (name -> bytes) can be written without losing anyone's file.
+
+    A file in the way that the last render did not write as it is now (a person's file, or one
+    edited since) is refused, naming it, before anything is written.
+    """
+    previous = read_ledger(out_dir, stack)
+    plan = Plan()
+    for name, data in contents.items():
+        path = out_dir / name
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            raise UsageError(
+                f"{path} is in the way (not a regular file)", hint="move it or choose another --out"
+            )
+        if not path.exists() or sha256(path) == hashlib.sha256(data).hexdigest():
+            continue
+        if previous.get(name) != sha256(path):
+            raise UsageError(
+                f"{path} exists and was not written by the last render of {stack} (or was "
+                "edited since); tdk does not overwrite it",
+                hint="move it away, or render into another --out",
+            )
+    for name, digest in sorted(previous.items()):
+        path = out_dir / name
+        if name in contents or not path.is_file() or path.is_symlink():
+            continue
+        (plan.remove if sha256(path) == digest else plan.kept).append(path)
+    return plan
+
+
+def commit(out_dir: Path, stack: str, contents: dict[str, bytes], plan: Plan) -> list[Path]:
+    """Write ``contents``, remove the stale files ``plan`` found, then write the ledger."""
+    paths = []
+    for name, data in contents.items():
+        path = out_dir / name
+        write_atomic(path, data)
+        paths.append(path)
+    for stale in plan.remove:
+        stale.unlink(missing_ok=True)
+    ledger = {
+        "version": LEDGER_VERSION,
+        "stack": stack,
+        "files": {name: hashlib.sha256(data).hexdigest() for name, data in contents.items()},
+    }
+    write_atomic(ledger_path(out_dir, stack), (json.dumps(ledger, indent=2) + "\n").encode())
+    return paths
