@@ -107,31 +107,48 @@ def _plan_one(
 
 
 def _composing(ensemble: ModelDir, by_name: dict[str, ModelDir]) -> list[ModelDir]:
-    """Composing models of ``ensemble``, nested ensembles expanded, dependencies first."""
-    ordered: list[ModelDir] = []
+    """Composing models of ``ensemble``, nested ensembles expanded, dependencies first.
 
-    def visit(model: ModelDir, trail: tuple[str, ...]) -> None:
-        for step in model.config.ensemble_scheduling.step:
-            if step.model_name in trail:
-                raise UsageError(
-                    f"{model.config_path}: ensemble_scheduling.step model_name "
-                    f"{step.model_name!r} forms a cycle ({' -> '.join((*trail, step.model_name))})",
-                    hint="remove the cycle; run `tdk validate` for details",
-                )
-            target = by_name.get(step.model_name)
-            if target is None:
-                raise UsageError(
-                    f"{model.config_path}: ensemble_scheduling.step model_name "
-                    f"{step.model_name!r} is not in the repositories given",
-                    hint="add the repository that holds it to the command line",
-                )
-            if target.is_ensemble:
-                visit(target, (*trail, target.name))
-            if all(existing.name != target.name for existing in ordered):
-                ordered.append(target)
+    An iterative depth-first walk that visits each model once: linear in the steps, however
+    deep the nesting or however often a model is reused.
+    """
+    ordered: dict[str, ModelDir] = {}
+    trail = [ensemble.name]  # the ensembles being expanded, outermost first
+    work = [(ensemble, _step_names(ensemble))]
+    while work:
+        model, pending = work[-1]
+        if not pending:
+            work.pop()
+            trail.pop()
+            if work:
+                ordered.setdefault(model.name, model)
+            continue
+        name = pending.pop(0)
+        if name in trail:
+            raise UsageError(
+                f"{model.config_path}: ensemble_scheduling.step model_name "
+                f"{name!r} forms a cycle ({' -> '.join((*trail, name))})",
+                hint="remove the cycle; run `tdk validate` for details",
+            )
+        target = by_name.get(name)
+        if target is None:
+            raise UsageError(
+                f"{model.config_path}: ensemble_scheduling.step model_name "
+                f"{name!r} is not in the repositories given",
+                hint="add the repository that holds it to the command line",
+            )
+        if name in ordered:
+            continue
+        if target.is_ensemble:
+            trail.append(name)
+            work.append((target, _step_names(target)))
+        else:
+            ordered[name] = target
+    return list(ordered.values())
 
-    visit(ensemble, (ensemble.name,))
-    return ordered
+
+def _step_names(model: ModelDir) -> list[str]:
+    return list(dict.fromkeys(step.model_name for step in model.config.ensemble_scheduling.step))
 
 
 def _renamed(config: Any, name: str, renames: dict[str, str]) -> Any:

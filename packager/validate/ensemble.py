@@ -3,6 +3,7 @@ and data types and shapes agree between the steps."""
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -279,33 +280,92 @@ class _Ensemble:
 def _check_nesting(
     models: Sequence[ModelDir], by_name: dict[str, ModelDir], sinks: dict[Path, Sink]
 ) -> None:
-    """An ensemble may contain ensembles, but never itself (directly or through others)."""
+    """An ensemble may contain ensembles, but never itself (directly or through others).
+
+    Linear in the number of steps and iterative: a ladder of ensembles that each use the one
+    below twice, or a cycle thousands deep, is checked as fast as a flat repository.
+    """
     graph = {
-        m.name: [s.model_name for s in m.config.ensemble_scheduling.step]
+        m.name: list(dict.fromkeys(s.model_name for s in m.config.ensemble_scheduling.step))
         for m in by_name.values()
         if m.is_ensemble
     }
+    cyclic = {name for component in _cyclic_components(graph) for name in component}
     for model in models:
-        if not model.is_ensemble:
-            continue
-        trail = _find_cycle(model.name, graph, (model.name,))
-        if trail:
+        if model.is_ensemble and model.name in cyclic:
+            trail = _trail_back(model.name, graph, cyclic)
             sinks[model.path].error(
                 "TDK416",
                 "ensemble_scheduling.step.model_name",
-                f"ensemble {model.name!r} contains itself: {' -> '.join(trail)}",
+                f"ensemble {model.name!r} contains itself: {_show_trail(trail)}",
                 "remove the step that leads back to this ensemble",
             )
 
 
-def _find_cycle(
-    name: str, graph: dict[str, list[str]], trail: tuple[str, ...]
-) -> tuple[str, ...] | None:
-    for child in graph.get(name, []):
-        if child == trail[0]:
-            return (*trail, child)
-        if child in graph and child not in trail:
-            found = _find_cycle(child, graph, (*trail, child))
-            if found:
-                return found
-    return None
+def _cyclic_components(graph: dict[str, list[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components, iteratively; only those on a cycle (more than
+    one ensemble, or one that lists itself)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, 0)]
+        while work:
+            node, child_at = work.pop()
+            if child_at == 0:
+                index[node] = low[node] = len(index)
+                stack.append(node)
+                on_stack.add(node)
+            children = [c for c in graph[node] if c in graph]
+            if child_at < len(children):
+                work.append((node, child_at + 1))
+                child = children[child_at]
+                if child not in index:
+                    work.append((child, 0))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1 or node in graph[node]:
+                    found.append(component)
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+    return found
+
+
+def _trail_back(start: str, graph: dict[str, list[str]], cyclic: set[str]) -> list[str]:
+    """The shortest trail from ``start`` back to itself (breadth first, inside its cycle)."""
+    came_from: dict[str, str] = {}
+    queue = deque([start])
+    while queue:
+        node = queue.popleft()
+        for child in graph[node]:
+            if child == start:
+                trail = [node]
+                while trail[-1] != start:
+                    trail.append(came_from[trail[-1]])
+                return [*reversed(trail), start]
+            if child in cyclic and child not in came_from:
+                came_from[child] = node
+                queue.append(child)
+    return [start, start]  # unreachable for a member of a cycle; keeps the message whole
+
+
+def _show_trail(trail: list[str], keep: int = 4) -> str:
+    """``a -> b -> a``; a long trail keeps its ends and says how many it leaves out."""
+    if len(trail) <= 2 * keep + 1:
+        return " -> ".join(trail)
+    left_out = len(trail) - 2 * keep
+    return " -> ".join([*trail[:keep], f"... ({left_out} more)", *trail[-keep:]])
