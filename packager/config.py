@@ -2,48 +2,21 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from typing import Any
 
 from google.protobuf import text_format
 from google.protobuf.message import Message
 
+from packager.protos import generated_module
 from tdk.errors import ConfigError
 
 CONFIG_NAME = "config.pbtxt"
 
 
-_PB_MODULE = "tritonclient.grpc.model_config_pb2"
-
-
 def _pb() -> Any:
-    """Triton's ``model_config_pb2`` as tritonclient ships it, loaded on its own: importing it
-    through ``tritonclient.grpc`` runs that package's ``__init__`` (grpc, numpy, ml_dtypes),
-    a third of a no-op ``tdk package``. It is registered under its own name, so a later
-    ``import tritonclient.grpc`` reuses this module instead of defining the schema twice."""
-    module = sys.modules.get(_PB_MODULE)
-    if module is not None:
-        return module
-    package = importlib.util.find_spec("tritonclient")
-    if package is None or not package.submodule_search_locations:
-        raise ConfigError(
-            "tritonclient is not installed: it ships Triton's ModelConfig schema",
-            hint="pip install 'tritonclient[grpc]' (it is a dependency of triton-deploy-kit)",
-        )
-    path = Path(package.submodule_search_locations[0]) / "grpc" / "model_config_pb2.py"
-    spec = importlib.util.spec_from_file_location(_PB_MODULE, path)
-    if spec is None or spec.loader is None:
-        raise ConfigError(f"{path}: cannot be loaded", hint="reinstall tritonclient[grpc]")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[_PB_MODULE] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[_PB_MODULE]
-        raise
-    return module
+    """Triton's ``model_config_pb2`` as tritonclient ships it (see ``packager.protos``)."""
+    return generated_module("tritonclient.grpc.model_config_pb2", "'tritonclient[grpc]'")
 
 
 def new_config() -> Any:
