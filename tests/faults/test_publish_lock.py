@@ -142,7 +142,14 @@ def test_expired_lock_of_a_dead_publish_is_taken_over(sample_repo: Path, tmp_pat
 def _stopped_while_locked(args: list[str], dest: Path) -> subprocess.Popen[bytes] | None:
     """Start a publish and SIGSTOP it once its first archive is staged; the process if it
     still holds the lock then (checked while it cannot move), else None (it finished first)."""
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        args,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        # a test run started in the background inherits SIGINT ignored (POSIX shells do that
+        # for `cmd &`), and Python then installs no Ctrl-C handler: give the child the default
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.monotonic() + 120
     while not any((dest / ".tdk-staging").glob("tdk-staging-*/*.tar.gz")):
         if proc.poll() is not None:

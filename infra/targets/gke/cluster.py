@@ -11,6 +11,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from infra.k8s.component import keda_release
+from infra.targets import versions
 from infra.targets.gke import builders as b
 
 
@@ -47,7 +48,7 @@ class GpuCluster(pulumi.ComponentResource):
         nodes_sa = gcp.serviceaccount.Account(
             f"{name}-nodes",
             account_id=b.node_account_id(args.name),
-            display_name=f"{args.name} GKE nodes",
+            display_name=b.display_name(f"{args.name} GKE nodes"),
             project=args.project,
             opts=root,
         )
@@ -173,7 +174,7 @@ class GpuCluster(pulumi.ComponentResource):
         keda_sa = gcp.serviceaccount.Account(
             f"{name}-keda",
             account_id=b.keda_account_id(args.name),
-            display_name=f"{args.name} KEDA (reads Managed Prometheus)",
+            display_name=b.display_name(f"{args.name} KEDA (reads Managed Prometheus)"),
             project=args.project,
             opts=opts,
         )
@@ -196,5 +197,6 @@ class GpuCluster(pulumi.ComponentResource):
             f"{name}-keda",
             "gcp",
             keda_email,
+            versions.newest_keda(),  # the release channel moves the minor: the newest KEDA
             pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=[binding]),
         )
