@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 KEDA_CHART = "keda"
 KEDA_REPO = "https://kedacore.github.io/charts"
+KEDA_CHART_VERSION = "2.16.1"  # KEDA 2.16: gcp and aws pod identity for the Prometheus scaler
 KEDA_NAMESPACE = "keda"
 KEDA_OPERATOR_SA = "keda-operator"
 

@@ -10,7 +10,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from infra.k8s import manifests
-from infra.k8s.addons import KEDA_CHART, KEDA_NAMESPACE, KEDA_REPO, keda_values
+from infra.k8s.addons import KEDA_CHART, KEDA_CHART_VERSION, KEDA_NAMESPACE, KEDA_REPO, keda_values
 from infra.k8s.manifests import Manifest
 from infra.k8s.spec import TritonServiceSpec
 
@@ -108,16 +108,13 @@ def _apply(name: str, manifest: Manifest, opts: pulumi.ResourceOptions) -> Any:
     )
 
 
-def keda_release(
-    name: str, provider: Literal["gcp", "aws"], identity: Any, version: str, opts: Any
-) -> Any:
-    """Declare the KEDA Helm release at ``version`` (the one that supports the cluster's
-    Kubernetes minor, ``infra.targets.versions.keda_version``); call from a constructor."""
+def keda_release(name: str, provider: Literal["gcp", "aws"], identity: Any, opts: Any) -> Any:
+    """Declare the pinned KEDA Helm release (call from a component's constructor)."""
     return k8s.helm.v3.Release(
         name,
         name=KEDA_CHART,  # fixed (one per cluster), not auto-named past Helm's 53 characters
         chart=KEDA_CHART,
-        version=version,
+        version=KEDA_CHART_VERSION,
         repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=KEDA_REPO),
         namespace=KEDA_NAMESPACE,
         create_namespace=True,

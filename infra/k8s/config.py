@@ -17,7 +17,6 @@ from infra.k8s.spec import (
     TritonServiceSpec,
     WorkloadKind,
 )
-from infra.targets import facts
 from tdk.errors import ConfigError
 
 KINDS: tuple[str, ...] = ("gpu", "cpu")
@@ -52,18 +51,6 @@ class WorkloadConfig:
     alerts: AlertThresholds
 
 
-#: ``k8sTritonImage: auto``: NGC's image of the newest Triton release in the kit's facts
-AUTO_IMAGE = "auto"
-NGC_IMAGE = "nvcr.io/nvidia/tritonserver:{version}-py3"
-
-
-def triton_image(value: str) -> str:
-    """The Triton image of the workload: ``auto`` is the newest release the facts know."""
-    if value != AUTO_IMAGE:
-        return value
-    return NGC_IMAGE.format(version=facts.newest_version())
-
-
 def read_workload_config(reader: ConfigReader) -> WorkloadConfig:
     """Read and check every ``k8s*`` key (ConfigError naming the key on a bad value)."""
     kind = cast(WorkloadKind, reader.choice("k8sWorkloadKind", KINDS))
@@ -79,7 +66,7 @@ def read_workload_config(reader: ConfigReader) -> WorkloadConfig:
     )
     return WorkloadConfig(
         namespace=dns_label(reader, "k8sNamespace"),
-        image=triton_image(reader.string("k8sTritonImage")),
+        image=reader.string("k8sTritonImage"),
         kind=kind,
         gpus_per_pod=reader.integer("k8sGpusPerPod", minimum=1, maximum=8),
         cpu=reader.string("k8sCpu"),

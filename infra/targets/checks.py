@@ -61,7 +61,7 @@ class TargetSpec:
 
 def target_spec(target: str, instance_type: str = "", gpu: str = "", image: str = "") -> TargetSpec:
     """Resolve ``--target`` options to facts; unknown values are a UsageError naming choices."""
-    version = facts.resolve_version(image)
+    version = facts.image_version(image) if image else "24.09"
     found = facts.IMAGES.get(version)
     if found is None:
         raise UsageError(
@@ -197,8 +197,7 @@ def _check_backend(model: ModelDir, spec: TargetSpec, sink: Sink) -> None:
 def _check_plan(spec: TargetSpec, built_for: str, sink: Sink) -> None:
     assert spec.gpu is not None
     gpu, trt = spec.gpu, spec.image.tensorrt
-    trt_text = f"{trt[0]}.{trt[1]}" if trt else "<the image's TensorRT>"
-    want = f"compute capability {gpu.compute[0]}.{gpu.compute[1]}, TensorRT {trt_text}"
+    want = f"compute capability {gpu.compute[0]}.{gpu.compute[1]}, TensorRT {trt[0]}.{trt[1]}"
     if not built_for:
         sink.warning(
             "TDK906",
@@ -207,11 +206,11 @@ def _check_plan(spec: TargetSpec, built_for: str, sink: Sink) -> None:
             "for anything else fails to load, and a plan does not say what it was built for",
             f"build the plan on a {gpu.kind} with the Triton {spec.image.version} image and "
             "record it: tdk package --trt-built-for "
-            f"{gpu.compute[0]}.{gpu.compute[1]}:{trt_text}",
+            f"{gpu.compute[0]}.{gpu.compute[1]}:{trt[0]}.{trt[1]}",
         )
         return
     compute, version = parse_trt_built_for(built_for)
-    if compute != gpu.compute or (trt is not None and version != trt):
+    if compute != gpu.compute or version != trt:
         sink.warning(
             "TDK907",
             "backend",

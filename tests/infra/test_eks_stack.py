@@ -10,7 +10,6 @@ import pytest
 import yaml
 
 from infra.k8s.alerts import alert_rules
-from infra.targets import versions
 from infra.targets.eks import builders as eks_builders
 from tdk.errors import ConfigError
 from tests.infra.pulumi_harness import StackRun, run_stack
@@ -33,8 +32,7 @@ def _policies(run: StackRun) -> dict[str, dict[str, Any]]:
 
 def test_cluster_has_oidc_provider_and_api_access_entries(eks: StackRun) -> None:
     cluster = eks.one("aws:eks/cluster:Cluster").inputs
-    assert cluster["version"] == versions.default_eks_version(versions.today())
-    assert cluster["upgradePolicy"] == {"supportType": "STANDARD"}
+    assert cluster["version"] == "1.33"
     assert cluster["accessConfig"]["authenticationMode"] == "API"
     assert cluster["vpcConfig"]["endpointPrivateAccess"] is True
     oidc = eks.one("aws:iam/openIdConnectProvider:OpenIdConnectProvider").inputs
@@ -55,10 +53,9 @@ def test_gpu_node_group_uses_nvidia_ami_bounds_and_taint(eks: StackRun) -> None:
 
 def test_device_plugin_autoscaler_and_keda_are_pinned_helm_charts(eks: StackRun) -> None:
     charts = {r.inputs["chart"]: r.inputs for r in eks.of_type("kubernetes:helm.sh/v3:Release")}
-    assert charts["nvidia-device-plugin"]["version"] == versions.DEVICE_PLUGIN_RELEASES[-1].version
-    assert charts["cluster-autoscaler"]["version"] == versions.AUTOSCALER_CHART_VERSION
-    minor = versions.default_eks_version(versions.today())
-    assert charts["keda"]["version"] == versions.keda_version(minor)
+    assert charts["nvidia-device-plugin"]["version"] == eks_builders.DEVICE_PLUGIN_VERSION
+    assert charts["cluster-autoscaler"]["version"] == eks_builders.AUTOSCALER_VERSION
+    assert charts["keda"]["version"] == "2.16.1"
     plugin = charts["nvidia-device-plugin"]["values"]
     assert plugin["tolerations"][0]["key"] == "nvidia.com/gpu"
     assert charts["keda"]["values"]["podIdentity"]["aws"]["irsa"]["enabled"] is True
@@ -145,8 +142,7 @@ def test_monitoring_amp_scraper_rules_cloudwatch_dashboard_and_alarms(eks: Stack
         ({"releaseUrl": "gs://bucket/releases/v1"}, "scheme must be one of s3://"),
         ({"k8sGpusPerPod": 2}, "exceeds the 1 GPU(s) of g5.xlarge"),
         ({"eksAvailabilityZones": "us-west-2a,us-west-2b"}, "2 or 3 zones of us-east-1"),
-        ({"eksKubernetesVersion": "1.20"}, "valid choices: 1.3"),
-        ({"eksSupportType": "CHEAP"}, "valid choices: STANDARD, EXTENDED"),
+        ({"eksKubernetesVersion": "1.20"}, "valid choices: 1.31"),
         ({"k8sQueueRatioTarget": "fast"}, "must be a number"),
     ],
 )
@@ -191,11 +187,9 @@ def test_every_gpu_family_has_an_accelerator_label() -> None:
     assert set(eks_builders.ACCELERATOR_OF_FAMILY) == set(eks_builders.GPU_FAMILIES)
 
 
-@pytest.mark.parametrize("version", versions.eks_choices(versions.today()))
+@pytest.mark.parametrize("version", ["1.31", "1.32", "1.33", "1.34"])
 def test_cluster_autoscaler_minor_matches_the_kubernetes_minor(version: str) -> None:
-    run = run_stack(
-        "eks-dev", overrides={"eksKubernetesVersion": version, "eksSupportType": "EXTENDED"}
-    )
+    run = run_stack("eks-dev", overrides={"eksKubernetesVersion": version})
     charts = {r.inputs["chart"]: r.inputs for r in run.of_type("kubernetes:helm.sh/v3:Release")}
     tag = charts["cluster-autoscaler"]["values"]["image"]["tag"]
     assert tag.startswith(f"v{version}."), tag

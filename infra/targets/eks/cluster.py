@@ -10,7 +10,6 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from infra.targets import versions
 from infra.targets.eks import builders as b
 from infra.targets.eks.network import EksNetwork
 
@@ -31,8 +30,6 @@ class GpuClusterArgs:
     region: str
     zones: Sequence[str]
     kubernetes_version: str
-    #: upgradePolicy.supportType (EKS's own default is EXTENDED, at six times the price)
-    support_type: str
     gpu_instance_type: str
     gpu_min_nodes: int
     gpu_max_nodes: int
@@ -67,7 +64,6 @@ class GpuCluster(pulumi.ComponentResource):
             f"{name}-eks",
             name=args.name,
             version=args.kubernetes_version,
-            upgrade_policy={"support_type": args.support_type},
             role_arn=cluster_role.arn,
             vpc_config={
                 "subnet_ids": [*self.network.private_subnet_ids, *self.network.public_subnet_ids],
@@ -155,7 +151,7 @@ class GpuCluster(pulumi.ComponentResource):
             f"{name}-nvidia-device-plugin",
             name=b.DEVICE_PLUGIN_CHART,  # fixed: an auto-name could pass Helm's 53 characters
             chart=b.DEVICE_PLUGIN_CHART,
-            version=versions.device_plugin_version(args.kubernetes_version),
+            version=b.DEVICE_PLUGIN_VERSION,
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=b.DEVICE_PLUGIN_REPO),
             namespace="kube-system",
             values=b.device_plugin_values(),
@@ -172,7 +168,7 @@ class GpuCluster(pulumi.ComponentResource):
             f"{name}-cluster-autoscaler",
             name=b.AUTOSCALER_CHART,
             chart=b.AUTOSCALER_CHART,
-            version=versions.AUTOSCALER_CHART_VERSION,
+            version=b.AUTOSCALER_VERSION,
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=b.AUTOSCALER_REPO),
             namespace="kube-system",
             values=b.autoscaler_values(

@@ -20,8 +20,6 @@ class EksConfig:
     region: str
     zones: tuple[str, ...]
     kubernetes_version: str
-    #: upgradePolicy.supportType: STANDARD unless the stack opts into EXTENDED
-    support_type: str
     gpu_instance_type: str
     gpu_min_nodes: int
     gpu_max_nodes: int

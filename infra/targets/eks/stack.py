@@ -9,7 +9,6 @@ import pulumi_aws as aws
 
 from infra.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
 from infra.k8s.component import TritonService, TritonServiceArgs, keda_release
-from infra.targets import versions
 from infra.targets.eks import builders as b
 from infra.targets.eks.cluster import GpuCluster, GpuClusterArgs
 from infra.targets.eks.monitoring import EksMonitoring, EksMonitoringArgs
@@ -31,7 +30,6 @@ def declare_eks(config: EksConfig) -> dict[str, Any]:
             region=config.region,
             zones=config.zones,
             kubernetes_version=config.kubernetes_version,
-            support_type=config.support_type,
             gpu_instance_type=config.gpu_instance_type,
             gpu_min_nodes=config.gpu_min_nodes,
             gpu_max_nodes=config.gpu_max_nodes,
@@ -68,7 +66,6 @@ def declare_eks(config: EksConfig) -> dict[str, Any]:
         f"{name}-keda",
         "aws",
         keda_role.arn,
-        versions.keda_version(config.kubernetes_version),
         pulumi.ResourceOptions(parent=cluster, provider=cluster.provider),
     )
     reader = cluster.irsa_role(

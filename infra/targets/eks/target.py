@@ -6,10 +6,9 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
-from infra.config import ConfigReader, StackConfig, check_capacity, check_choice, qualify
+from infra.config import ConfigReader, StackConfig, check_capacity, qualify
 from infra.k8s.config import read_workload_config
 from infra.k8s.spec import TritonServiceSpec
-from infra.targets import versions
 from infra.targets.base import Manifest, OutputValue, Refusal
 from infra.targets.eks import builders as b
 from infra.targets.eks.config import EksConfig, triton_spec
@@ -19,22 +18,7 @@ from infra.targets.k8s_common import KubernetesTarget, csv, require_release
 from tdk.errors import ConfigError
 
 _REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
-SUPPORT_TYPES = ("STANDARD", "EXTENDED")
-
-
-def kubernetes_version(reader: ConfigReader) -> tuple[str, str]:
-    """``eksKubernetesVersion`` (``auto``: the newest in standard support for 60+ more days)
-    and ``eksSupportType``, checked against the EKS support calendar as of today."""
-    on = versions.today()
-    support = reader.choice("eksSupportType", SUPPORT_TYPES)
-    minor = reader.string("eksKubernetesVersion")
-    if minor == "auto":
-        minor = versions.default_eks_version(on)
-    check_choice(
-        "eksKubernetesVersion", minor, versions.eks_choices(on), why=f"not offered by EKS on {on}"
-    )
-    versions.check_eks_support(minor, support, on)
-    return minor, support
+KUBERNETES_VERSIONS: tuple[str, ...] = ("1.31", "1.32", "1.33", "1.34")
 
 
 def _region(reader: ConfigReader) -> str:
@@ -101,14 +85,12 @@ class EksTarget(KubernetesTarget[EksConfig]):
                 f"{b.gpus_of(instance)} GPU(s) of {instance}: no node could run a pod",
                 hint=f"lower {qualify('k8sGpusPerPod')} or pick a larger instance",
             )
-        minor, support = kubernetes_version(reader)
         return EksConfig(
             common=common,
             release=require_release(common, "s3"),
             region=region,
             zones=_zones(reader, region),
-            kubernetes_version=minor,
-            support_type=support,
+            kubernetes_version=reader.choice("eksKubernetesVersion", KUBERNETES_VERSIONS),
             gpu_instance_type=instance,
             gpu_min_nodes=low,
             gpu_max_nodes=high,

@@ -72,20 +72,6 @@ def node_account_id(name: str) -> str:
     return f"{name}-nodes"
 
 
-#: IAM's limit on a service account's displayName: "The maximum length is 100 UTF-8 bytes"
-#: (cloud.google.com/iam/docs/reference/rest/v1/projects.serviceAccounts, checked 2026-11-24)
-DISPLAY_NAME_MAX_BYTES = 100
-
-
-def display_name(text: str) -> str:
-    """``text`` cut to IAM's displayName limit (a release URL can make it longer), with an
-    ellipsis where it was cut, never inside a UTF-8 character."""
-    if len(text.encode()) <= DISPLAY_NAME_MAX_BYTES:
-        return text
-    cut = text.encode()[: DISPLAY_NAME_MAX_BYTES - len("...")].decode(errors="ignore")
-    return cut + "..."
-
-
 def service_account_email(account_id: str, project: str) -> str:
     return f"{account_id}@{project}.iam.gserviceaccount.com"
 

@@ -11,7 +11,6 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from infra.k8s.component import keda_release
-from infra.targets import versions
 from infra.targets.gke import builders as b
 
 
@@ -48,7 +47,7 @@ class GpuCluster(pulumi.ComponentResource):
         nodes_sa = gcp.serviceaccount.Account(
             f"{name}-nodes",
             account_id=b.node_account_id(args.name),
-            display_name=b.display_name(f"{args.name} GKE nodes"),
+            display_name=f"{args.name} GKE nodes",
             project=args.project,
             opts=root,
         )
@@ -174,7 +173,7 @@ class GpuCluster(pulumi.ComponentResource):
         keda_sa = gcp.serviceaccount.Account(
             f"{name}-keda",
             account_id=b.keda_account_id(args.name),
-            display_name=b.display_name(f"{args.name} KEDA (reads Managed Prometheus)"),
+            display_name=f"{args.name} KEDA (reads Managed Prometheus)",
             project=args.project,
             opts=opts,
         )
@@ -197,6 +196,5 @@ class GpuCluster(pulumi.ComponentResource):
             f"{name}-keda",
             "gcp",
             keda_email,
-            versions.newest_keda(),  # the release channel moves the minor: the newest KEDA
             pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=[binding]),
         )

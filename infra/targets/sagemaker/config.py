@@ -25,8 +25,6 @@ class SageMakerConfig:
     region: str
     instance: InstanceKind
     triton_version: str
-    #: the variant's InferenceAmiVersion (None on CPU instances)
-    inference_ami_version: str | None
     knobs: TritonKnobs
     scaling: ScalingSettings
     thresholds: AlarmThresholds

@@ -107,45 +107,10 @@ def image_regions(version: str) -> list[str]:
     return sorted(_framework_config()["versions"][version]["registries"])
 
 
-#: ``sagemakerTritonVersion: latest``: the newest image the installed sagemaker-core lists
-LATEST = "latest"
-#: an InferenceAmiVersion key at ``auto``: the AMI the image's CUDA needs (facts.ami_for)
-AUTO = "auto"
-
-
-def newest_image_version() -> str:
-    """The newest SageMaker Triton image the installed sagemaker-core lists (``yy.mm``)."""
-    return max(image_versions(), key=lambda v: tuple(int(p) for p in v.split(".")))
-
-
-def check_image(version_key: str, version: str, region_key: str, region: str) -> str:
-    """The version (``latest`` resolved) must be known and published in the region; errors
-    list the choices. Returns the version."""
-    if version == LATEST:
-        version = newest_image_version()
+def check_image(version_key: str, version: str, region_key: str, region: str) -> None:
+    """The version must be known and published in the region; errors list the choices."""
     check_choice(version_key, version, image_versions(), why="unknown Triton image version")
     check_choice(region_key, region, image_regions(version), why=f"no Triton {version} image there")
-    facts.image(version)  # the kit must know what the image needs (driver, GPU)
-    return version
-
-
-def check_instance_image(key: str, instance_type: str, version: str) -> None:
-    """A GPU instance whose GPU the image no longer supports is refused (ml.p3 from 25.01)."""
-    family, _ = facts.ec2_family(instance_type)
-    known = facts.EC2_GPU_FAMILIES.get(family)
-    if known is not None:
-        facts.check_image_gpu(version, known.gpu, f"{qualify(key)} {instance_type}")
-
-
-def inference_ami(key: str, value: str, version: str, gpu: bool) -> str | None:
-    """The variant's InferenceAmiVersion: derived from the image at ``auto``, else checked
-    against what the image needs; None on CPU instances (the value is for GPU hosts)."""
-    if not gpu:
-        return None
-    if value == AUTO:
-        return facts.ami_for(version)
-    facts.check_image_ami(version, value, qualify(key))
-    return value
 
 
 def triton_image(region: str, version: str, kind: InstanceKind) -> str:

@@ -45,8 +45,6 @@ class SageMakerMmeArgs:
     region: str
     image_uri: str
     instance: InstanceKind
-    #: the host AMI (NVIDIA driver + CUDA) the image needs; None on CPU instances
-    inference_ami_version: str | None
     #: None: create a private release bucket and serve ``s3://<it>/<created_release_prefix>``
     release: ReleaseLocation | None
     environment: dict[str, str]
@@ -100,11 +98,6 @@ class SageMakerMme(pulumi.ComponentResource):
                     "model_name": model.name,
                     "instance_type": args.instance.instance_type,
                     "initial_instance_count": args.scaling.min_instances,
-                    **(
-                        {"inference_ami_version": args.inference_ami_version}
-                        if args.inference_ami_version
-                        else {}
-                    ),
                 }
             ],
             opts=child,

@@ -23,9 +23,7 @@ from infra.targets.sagemaker.instances import (
     REFUSED_FAMILIES,
     InstanceKind,
     check_image,
-    check_instance_image,
     classify_instance,
-    inference_ami,
 )
 from infra.targets.sagemaker.monitoring import AlarmThresholds
 from infra.targets.sagemaker.rollout import STRATEGIES, Rollout, check_rollout
@@ -116,16 +114,11 @@ class SageMakerTarget(Target[SageMakerConfig]):
 
     def parse_config(self, reader: ConfigReader, common: StackConfig) -> SageMakerConfig:
         region = reader.string("aws:region")
-        version = check_image(
-            "sagemakerTritonVersion", reader.string("sagemakerTritonVersion"), "aws:region", region
-        )
+        version = reader.string("sagemakerTritonVersion")
+        check_image("sagemakerTritonVersion", version, "aws:region", region)
         instance = classify_instance(
             "sagemakerInstanceType", reader.string("sagemakerInstanceType")
         )
-        check_instance_image("sagemakerInstanceType", instance.instance_type, version)
-        ami_key = "sagemakerInferenceAmiVersion"
-        gpu = instance.processor == "gpu"
-        ami = inference_ami(ami_key, reader.string(ami_key), version, gpu)
         step = reader.integer("sagemakerRolloutStepPercent", minimum=1, maximum=100)
         strategy = reader.choice("sagemakerRolloutStrategy", STRATEGIES)
         check_rollout(strategy, step)
@@ -134,7 +127,6 @@ class SageMakerTarget(Target[SageMakerConfig]):
             region=region,
             instance=instance,
             triton_version=version,
-            inference_ami_version=ami,
             knobs=_knobs(reader, instance),
             scaling=_scaling(reader),
             thresholds=_thresholds(reader),
@@ -161,7 +153,6 @@ class SageMakerTarget(Target[SageMakerConfig]):
                 region=config.region,
                 image_uri=triton_image(config.region, config.triton_version, config.instance),
                 instance=config.instance,
-                inference_ami_version=config.inference_ami_version,
                 release=config.common.release,
                 environment=container_environment(config.knobs),
                 scaling=config.scaling,

@@ -10,12 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
-from infra.config import ConfigReader, StackConfig, check_capacity, qualify
-from infra.targets import facts
+from infra.config import ConfigReader, StackConfig, check_capacity, check_choice, qualify
 from infra.targets.base import Refusal, Target
 from infra.targets.guardrails import read_budget, read_log_retention
 from infra.targets.sagemaker.env import TritonKnobs, container_environment
-from infra.targets.sagemaker.instances import check_image, check_instance_image, inference_ami
+from infra.targets.sagemaker.instances import check_image
 from infra.targets.sagemaker.target import _created_prefix, _email
 from infra.targets.sagemaker_ic.config import (
     ComponentSpec,
@@ -36,9 +35,24 @@ from infra.targets.sagemaker_ic.names import check_component_names
 from infra.targets.sagemaker_ic.sizing import IcInstance, ic_instance, requirements
 from tdk.errors import ConfigError
 
-AMI_KEY = "sagemakerIcInferenceAmiVersion"
 INSTANCE_KEY = "sagemakerIcInstanceType"
 SUGGESTED_INSTANCE = "ml.g5.xlarge"
+#: ProductionVariantInferenceAmiVersion enum of botocore 1.44.8 (sagemaker service-2.json,
+#: checked 2026-11-24); a test compares it with the installed botocore
+AMI_VERSIONS = (
+    "al2-ami-sagemaker-inference-gpu-2",
+    "al2-ami-sagemaker-inference-gpu-2-1",
+    "al2-ami-sagemaker-inference-gpu-3-1",
+    "al2023-ami-sagemaker-inference-gpu-4-1",
+)
+
+
+def inference_ami_version(reader: ConfigReader) -> str:
+    """The one place the variant's InferenceAmiVersion is chosen (the stack's key)."""
+    return check_choice(
+        "sagemakerIcInferenceAmiVersion", reader.string("sagemakerIcInferenceAmiVersion"),
+        AMI_VERSIONS, why="not a GPU inference AMI SageMaker lists",
+    )  # fmt: skip
 
 
 def _knobs(reader: ConfigReader) -> TritonKnobs:
@@ -140,18 +154,15 @@ class SageMakerIcTarget(Target[SageMakerIcConfig]):
 
     def parse_config(self, reader: ConfigReader, common: StackConfig) -> SageMakerIcConfig:
         region = reader.string("aws:region")
-        version = check_image(
-            "sagemakerTritonVersion", reader.string("sagemakerTritonVersion"), "aws:region", region
-        )
+        version = reader.string("sagemakerTritonVersion")
+        check_image("sagemakerTritonVersion", version, "aws:region", region)
         instance = ic_instance(INSTANCE_KEY, reader.string(INSTANCE_KEY))
-        check_instance_image(INSTANCE_KEY, instance.instance_type, version)
-        ami = inference_ami(AMI_KEY, reader.string(AMI_KEY), version, gpu=True)
         return SageMakerIcConfig(
             common=common,
             region=region,
             instance=instance,
             triton_version=version,
-            inference_ami_version=ami or facts.ami_for(version),  # always a GPU host
+            inference_ami_version=inference_ami_version(reader),
             environment=container_environment(_knobs(reader)),
             components=_components(reader, common, instance),
             scaling=_scaling(reader),
