@@ -14,7 +14,7 @@ from infra.config import ConfigReader, StackConfig, check_capacity, check_choice
 from infra.targets.base import Refusal, Target
 from infra.targets.guardrails import read_budget, read_log_retention
 from infra.targets.sagemaker.env import TritonKnobs, container_environment
-from infra.targets.sagemaker.instances import check_image
+from infra.targets.sagemaker.instances import host_ami, read_triton_version
 from infra.targets.sagemaker.target import _created_prefix, _email
 from infra.targets.sagemaker_ic.config import (
     ComponentSpec,
@@ -47,11 +47,14 @@ AMI_VERSIONS = (
 )
 
 
-def inference_ami_version(reader: ConfigReader) -> str:
-    """The one place the variant's InferenceAmiVersion is chosen (the stack's key)."""
+def inference_ami_version(reader: ConfigReader, version: str) -> str:
+    """The one place the variant's InferenceAmiVersion is chosen: the stack's key, or derived
+    from the image's CUDA (infra/facts/triton.py); a GPU too old for the image is refused."""
+    ami = host_ami(reader, "sagemakerIcInferenceAmiVersion", version, INSTANCE_KEY)
+    assert ami is not None  # sagemaker-ic instances are GPU instances
     return check_choice(
-        "sagemakerIcInferenceAmiVersion", reader.string("sagemakerIcInferenceAmiVersion"),
-        AMI_VERSIONS, why="not a GPU inference AMI SageMaker lists",
+        "sagemakerIcInferenceAmiVersion", ami, AMI_VERSIONS,
+        why="not a GPU inference AMI SageMaker lists",
     )  # fmt: skip
 
 
@@ -154,15 +157,14 @@ class SageMakerIcTarget(Target[SageMakerIcConfig]):
 
     def parse_config(self, reader: ConfigReader, common: StackConfig) -> SageMakerIcConfig:
         region = reader.string("aws:region")
-        version = reader.string("sagemakerTritonVersion")
-        check_image("sagemakerTritonVersion", version, "aws:region", region)
+        version = read_triton_version(reader, region)
         instance = ic_instance(INSTANCE_KEY, reader.string(INSTANCE_KEY))
         return SageMakerIcConfig(
             common=common,
             region=region,
             instance=instance,
             triton_version=version,
-            inference_ami_version=inference_ami_version(reader),
+            inference_ami_version=inference_ami_version(reader, version),
             environment=container_environment(_knobs(reader)),
             components=_components(reader, common, instance),
             scaling=_scaling(reader),
