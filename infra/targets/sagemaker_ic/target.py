@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 from infra.config import ConfigReader, StackConfig, check_capacity, check_choice, qualify
+from infra.facts.aws import enum
 from infra.targets.base import Refusal, Target
 from infra.targets.guardrails import read_budget, read_log_retention
 from infra.targets.sagemaker.env import TritonKnobs, container_environment
@@ -37,13 +38,9 @@ from tdk.errors import ConfigError
 
 INSTANCE_KEY = "sagemakerIcInstanceType"
 SUGGESTED_INSTANCE = "ml.g5.xlarge"
-#: ProductionVariantInferenceAmiVersion enum of botocore 1.44.8 (sagemaker service-2.json,
-#: checked 2026-11-24); a test compares it with the installed botocore
-AMI_VERSIONS = (
-    "al2-ami-sagemaker-inference-gpu-2",
-    "al2-ami-sagemaker-inference-gpu-2-1",
-    "al2-ami-sagemaker-inference-gpu-3-1",
-    "al2023-ami-sagemaker-inference-gpu-4-1",
+#: GPU values of botocore's ProductionVariantInferenceAmiVersion enum (aws_generated.json)
+AMI_VERSIONS = tuple(
+    v for v in enum("sagemaker.ProductionVariantInferenceAmiVersion") if "-gpu-" in v
 )
 
 
