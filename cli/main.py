@@ -59,6 +59,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "local": ("cli.local", "app"),
     "endpoint": ("cli.endpoint", "app"),
     "render": ("cli.render", "app"),
+    "doctor": ("cli.doctor", "doctor"),
 }
 
 

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from infra.facts.kubernetes import KEDA_RELEASES
+
 KEDA_CHART = "keda"
 KEDA_REPO = "https://kedacore.github.io/charts"
-KEDA_CHART_VERSION = "2.16.1"  # KEDA 2.16: gcp and aws pod identity for the Prometheus scaler
+#: default KEDA chart where the cluster's minor is not pinned by the stack (GKE release
+#: channels): the newest in the table; EKS picks per minor (``infra.facts.kubernetes.keda_for``)
+KEDA_CHART_VERSION = KEDA_RELEASES[0].version
 KEDA_NAMESPACE = "keda"
 KEDA_OPERATOR_SA = "keda-operator"
 

@@ -108,13 +108,19 @@ def _apply(name: str, manifest: Manifest, opts: pulumi.ResourceOptions) -> Any:
     )
 
 
-def keda_release(name: str, provider: Literal["gcp", "aws"], identity: Any, opts: Any) -> Any:
+def keda_release(
+    name: str,
+    provider: Literal["gcp", "aws"],
+    identity: Any,
+    opts: Any,
+    version: str = KEDA_CHART_VERSION,
+) -> Any:
     """Declare the pinned KEDA Helm release (call from a component's constructor)."""
     return k8s.helm.v3.Release(
         name,
         name=KEDA_CHART,  # fixed (one per cluster), not auto-named past Helm's 53 characters
         chart=KEDA_CHART,
-        version=KEDA_CHART_VERSION,
+        version=version,
         repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=KEDA_REPO),
         namespace=KEDA_NAMESPACE,
         create_namespace=True,

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from infra.config import ConfigReader, check_capacity, qualify
+from infra.facts.triton import default_kubernetes_triton_image
 from infra.k8s.spec import (
     ModelSync,
     PrometheusSource,
@@ -66,7 +67,7 @@ def read_workload_config(reader: ConfigReader) -> WorkloadConfig:
     )
     return WorkloadConfig(
         namespace=dns_label(reader, "k8sNamespace"),
-        image=reader.string("k8sTritonImage"),
+        image=reader.optional_string("k8sTritonImage") or default_kubernetes_triton_image(),
         kind=kind,
         gpus_per_pod=reader.integer("k8sGpusPerPod", minimum=1, maximum=8),
         cpu=reader.string("k8sCpu"),

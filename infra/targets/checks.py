@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from infra.facts.triton import default_sagemaker_triton_version
 from infra.targets import facts
 from packager.config import autocomplete_backend
 from packager.manifest import parse_trt_built_for
@@ -61,7 +62,7 @@ class TargetSpec:
 
 def target_spec(target: str, instance_type: str = "", gpu: str = "", image: str = "") -> TargetSpec:
     """Resolve ``--target`` options to facts; unknown values are a UsageError naming choices."""
-    version = facts.image_version(image) if image else "24.09"
+    version = facts.image_version(image) if image else default_sagemaker_triton_version()
     found = facts.IMAGES.get(version)
     if found is None:
         raise UsageError(

@@ -79,7 +79,7 @@ EC2_GPU_FAMILIES: dict[str, InstanceFamily] = {
         "L4",
         {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 1,
          "12xlarge": 4, "24xlarge": 4, "48xlarge": 8},
-        {"xlarge": 250, "2xlarge": 450, "4xlarge": 600, "8xlarge": 450, "16xlarge": 940,
+        {"xlarge": 250, "2xlarge": 450, "4xlarge": 600, "8xlarge": 900, "16xlarge": 1880,
          "12xlarge": 3760, "24xlarge": 3760, "48xlarge": 7520},
     ),
     "g6e": InstanceFamily("L40S", {"xlarge": 1, "2xlarge": 1, "12xlarge": 4, "48xlarge": 8},
@@ -112,31 +112,50 @@ _GPU_BACKENDS = frozenset(
      "ensemble", "identity", "repeat", "square"}
 )  # fmt: skip
 _CPU_BACKENDS = _GPU_BACKENDS - {"tensorrt", "dali"}
+#: the TensorFlow backend left the images in 25.03 (Triton release notes)
+_NO_TF = frozenset({"tensorflow"})
+
+#: Triton release notes (docs.nvidia.com/deeplearning/triton-inference-server/release-notes/
+#: rel-<yy>-<mm>.html): Triton version, CUDA, TensorRT, compute capability; checked 2026-11-24
+TRITON_RELEASE_NOTES = (
+    "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/index.html"
+)
+TRITON_FACTS_CHECKED = "2026-11-24"
 
 
 @dataclass(frozen=True)
 class Image:
-    """A Triton image version: the Triton release, its TensorRT, and its backends."""
+    """A Triton image version: the Triton release, CUDA, TensorRT, and its backends.
+
+    ``triton`` is "" and ``tensorrt`` None where the release notes checked do not say.
+    """
 
     version: str
     triton: str
-    tensorrt: tuple[int, int]
+    tensorrt: tuple[int, int] | None
+    cuda: tuple[int, int]
     gpu_backends: frozenset[str] = _GPU_BACKENDS
     cpu_backends: frozenset[str] = _CPU_BACKENDS
+
+    @property
+    def min_compute(self) -> tuple[int, int]:
+        """Lowest CUDA compute capability: 7.5 from 25.01 on (release notes), 6.0 before."""
+        return (7, 5) if self.version >= "25.01" else (6, 0)
 
 
 IMAGES: dict[str, Image] = {
     i.version: i
     for i in (
-        Image("23.12", "2.41.0", (8, 6)),
-        Image("24.01", "2.42.0", (8, 6)),
-        Image("24.03", "2.44.0", (8, 6)),
-        Image("24.05", "2.46.0", (10, 0)),
-        Image("24.09", "2.50.0", (10, 4)),
-        Image("25.04", "2.57.0", (10, 9)),
-        Image("25.09", "2.62.0", (10, 13)),
+        Image("23.12", "2.41.0", (8, 6), (12, 3)),
+        Image("24.01", "2.42.0", (8, 6), (12, 3)),
+        Image("24.03", "2.44.0", (8, 6), (12, 4)),
+        Image("24.05", "2.46.0", (10, 0), (12, 4)),
+        Image("24.09", "2.50.0", (10, 4), (12, 6)),
+        Image("25.04", "2.57.0", (10, 9), (12, 9), _GPU_BACKENDS - _NO_TF, _CPU_BACKENDS - _NO_TF),
+        Image("25.09", "2.61.0", (10, 13), (13, 0), _GPU_BACKENDS - _NO_TF, _CPU_BACKENDS - _NO_TF),
+        Image("26.05", "", None, (13, 2), _GPU_BACKENDS - _NO_TF, _CPU_BACKENDS - _NO_TF),
     )
-}
+}  # fmt: skip
 
 
 def ec2_family(instance_type: str) -> tuple[str, str]:

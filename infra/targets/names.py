@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from infra.config import qualify
+from infra.facts.aws import name_bounds
 from tdk.errors import ConfigError
 
 #: Pulumi auto-naming: "<logical name>-" + 7 random hex characters
@@ -32,10 +33,17 @@ class NameRule:
 
 
 IAM_ROLE = NameRule("IAM role name", 64, r"[\w+=,.@-]+")
-SAGEMAKER = NameRule("SageMaker name", 63, r"[a-zA-Z0-9](-*[a-zA-Z0-9])*")
-CW_NAME = NameRule("CloudWatch dashboard/alarm name", 255, r"[A-Za-z0-9_-]+")
+#: SageMaker's and CloudWatch's limits come from botocore (infra/facts/aws_generated.json)
+SAGEMAKER = NameRule("SageMaker name", *name_bounds("sagemaker.EndpointName"))
+CW_NAME = NameRule(
+    "CloudWatch dashboard/alarm name", name_bounds("cloudwatch.AlarmName")[0], r"[A-Za-z0-9_-]+"
+)
 SNS_TOPIC = NameRule("SNS topic name", 256, r"[A-Za-z0-9_-]+")
-APP_SCALING_POLICY = NameRule("Application Auto Scaling policy name", 256, r"[^:/]+")
+APP_SCALING_POLICY = NameRule(
+    "Application Auto Scaling policy name",
+    name_bounds("application-autoscaling.PolicyName")[0],
+    r"[^:/]+",
+)
 EKS_CLUSTER = NameRule("EKS cluster name", 100, r"[0-9A-Za-z][A-Za-z0-9_-]*")
 EKS_NODEGROUP = NameRule("EKS node group name", 63, r"[0-9A-Za-z][A-Za-z0-9_-]*")
 AMP_ALIAS = NameRule("AMP workspace alias", 100, r".+")

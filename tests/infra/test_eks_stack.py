@@ -3,21 +3,31 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 import yaml
 
+from infra.facts import kubernetes as kf
 from infra.k8s.alerts import alert_rules
 from infra.targets.eks import builders as eks_builders
 from tdk.errors import ConfigError
 from tests.infra.pulumi_harness import StackRun, run_stack
 
+TODAY = "2026-11-24"  # the day the facts tables were checked; tests replay this calendar
+
+
+@pytest.fixture(autouse=True)
+def _today(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TDK_TODAY", TODAY)
+
 
 @pytest.fixture(scope="module")
-def eks() -> StackRun:
-    return run_stack("eks-dev")
+def eks() -> Iterator[StackRun]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TDK_TODAY", TODAY)
+        yield run_stack("eks-dev")
 
 
 def _roles(run: StackRun) -> dict[str, dict[str, Any]]:
@@ -32,7 +42,8 @@ def _policies(run: StackRun) -> dict[str, dict[str, Any]]:
 
 def test_cluster_has_oidc_provider_and_api_access_entries(eks: StackRun) -> None:
     cluster = eks.one("aws:eks/cluster:Cluster").inputs
-    assert cluster["version"] == "1.33"
+    assert cluster["version"] == "1.36"  # newest in standard support for 60+ days
+    assert cluster["upgradePolicy"] == {"supportType": "STANDARD"}
     assert cluster["accessConfig"]["authenticationMode"] == "API"
     assert cluster["vpcConfig"]["endpointPrivateAccess"] is True
     oidc = eks.one("aws:iam/openIdConnectProvider:OpenIdConnectProvider").inputs
@@ -53,9 +64,9 @@ def test_gpu_node_group_uses_nvidia_ami_bounds_and_taint(eks: StackRun) -> None:
 
 def test_device_plugin_autoscaler_and_keda_are_pinned_helm_charts(eks: StackRun) -> None:
     charts = {r.inputs["chart"]: r.inputs for r in eks.of_type("kubernetes:helm.sh/v3:Release")}
-    assert charts["nvidia-device-plugin"]["version"] == eks_builders.DEVICE_PLUGIN_VERSION
-    assert charts["cluster-autoscaler"]["version"] == eks_builders.AUTOSCALER_VERSION
-    assert charts["keda"]["version"] == "2.16.1"
+    assert charts["nvidia-device-plugin"]["version"] == "0.20.0"
+    assert charts["cluster-autoscaler"]["version"] == "9.59.0"
+    assert charts["keda"]["version"] == "2.21.1"  # keda.sh: 2.21 supports 1.34-1.36
     plugin = charts["nvidia-device-plugin"]["values"]
     assert plugin["tolerations"][0]["key"] == "nvidia.com/gpu"
     assert charts["keda"]["values"]["podIdentity"]["aws"]["irsa"]["enabled"] is True
@@ -143,6 +154,10 @@ def test_monitoring_amp_scraper_rules_cloudwatch_dashboard_and_alarms(eks: Stack
         ({"k8sGpusPerPod": 2}, "exceeds the 1 GPU(s) of g5.xlarge"),
         ({"eksAvailabilityZones": "us-west-2a,us-west-2b"}, "2 or 3 zones of us-east-1"),
         ({"eksKubernetesVersion": "1.20"}, "valid choices: 1.31"),
+        ({"eksKubernetesVersion": "1.33"}, "extended support"),
+        ({"eksKubernetesVersion": "1.33"}, "about $365 more a month"),
+        ({"eksKubernetesVersion": "1.36", "k8sKedaChartVersion": "2.16.1"}, "does not support"),
+        ({"eksSupportType": "SOMETIMES"}, "valid choices: STANDARD"),
         ({"k8sQueueRatioTarget": "fast"}, "must be a number"),
     ],
 )
@@ -187,12 +202,37 @@ def test_every_gpu_family_has_an_accelerator_label() -> None:
     assert set(eks_builders.ACCELERATOR_OF_FAMILY) == set(eks_builders.GPU_FAMILIES)
 
 
-@pytest.mark.parametrize("version", ["1.31", "1.32", "1.33", "1.34"])
-def test_cluster_autoscaler_minor_matches_the_kubernetes_minor(version: str) -> None:
-    run = run_stack("eks-dev", overrides={"eksKubernetesVersion": version})
+@pytest.mark.parametrize("version", ["1.31", "1.32", "1.33", "1.34", "1.35", "1.36"])
+def test_addons_follow_the_kubernetes_minor(version: str) -> None:
+    """Autoscaler image minor = cluster minor; KEDA's compatibility range holds the minor."""
+    run = run_stack(
+        "eks-dev",
+        overrides={"eksKubernetesVersion": version, "eksSupportType": "EXTENDED"},
+    )
     charts = {r.inputs["chart"]: r.inputs for r in run.of_type("kubernetes:helm.sh/v3:Release")}
     tag = charts["cluster-autoscaler"]["values"]["image"]["tag"]
     assert tag.startswith(f"v{version}."), tag
+    keda = kf.keda_pin(charts["keda"]["version"])
+    assert keda is not None and keda.supports(kf.minor(version))
+    assert run.one("aws:eks/cluster:Cluster").inputs["upgradePolicy"]["supportType"] == "EXTENDED"
+
+
+def test_default_version_moves_with_the_calendar(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On 2026-06-01 1.36 is not released yet: the default is 1.35 (standard until 2027-03)."""
+    monkeypatch.setenv("TDK_TODAY", "2026-06-01")
+    run = run_stack("eks-dev")
+    assert run.one("aws:eks/cluster:Cluster").inputs["version"] == "1.35"
+    monkeypatch.setenv("TDK_TODAY", "2027-06-15")  # 1.36 ends standard support 2027-08-02
+    with pytest.raises(ConfigError, match="stays in standard support"):
+        run_stack("eks-dev")
+
+
+def test_a_version_past_extended_support_is_not_offered(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TDK_TODAY", "2026-11-27")  # 1.31 extended support ended 2026-11-26
+    with pytest.raises(ConfigError, match="not supported"):
+        run_stack(
+            "eks-dev", overrides={"eksKubernetesVersion": "1.31", "eksSupportType": "EXTENDED"}
+        )
 
 
 def test_triton_deployment_waits_for_a_gpu_node_from_zero_and_the_startup_budget() -> None:

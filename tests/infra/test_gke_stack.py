@@ -102,7 +102,7 @@ def test_deployment_has_gpu_limit_toleration_probes(gke: StackRun) -> None:
 
 def test_keda_is_pinned_and_scales_on_the_exact_ratio(gke: StackRun) -> None:
     keda = gke.one("kubernetes:helm.sh/v3:Release").inputs
-    assert keda["chart"] == "keda" and keda["version"] == "2.16.1"
+    assert keda["chart"] == "keda" and keda["version"] == "2.21.1"
     identity = keda["values"]["podIdentity"]["gcp"]["gcpIAMServiceAccount"]
     assert identity == "tdk-gke-dev-keda@my-gcp-project.iam.gserviceaccount.com"
     scaled = gke.one("kubernetes:keda.sh/v1alpha1:ScaledObject").inputs["spec"]

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from infra.facts.triton import default_sagemaker_triton_version
 from tdk.errors import ConfigError
 from tests.infra.pulumi_harness import run_stack
 
@@ -59,7 +60,9 @@ def test_model_is_multimodel_triton_on_the_release_mme_prefix(dev: Any) -> None:
     assert container["mode"] == "MultiModel"
     assert container["modelDataUrl"] == dev.outputs["releaseUrl"] + "/mme/"
     assert re.fullmatch(
-        r"\d{12}\.dkr\.ecr\.us-east-1\.amazonaws\.com/sagemaker-tritonserver:24\.09-py3",
+        r"\d{12}\.dkr\.ecr\.us-east-1\.amazonaws\.com/sagemaker-tritonserver:"
+        + re.escape(default_sagemaker_triton_version())
+        + "-py3",
         container["image"],
     )
     assert container["environment"]["SAGEMAKER_TRITON_MODEL_LOAD_GPU_LIMIT"] == "0.9"

@@ -6,6 +6,7 @@ import json
 import re
 from typing import Any
 
+from infra.facts import kubernetes as kf
 from infra.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
 from infra.k8s.spec import GPU_POOL, GPU_TAINT_KEY, GPU_TAINT_VALUE, POOL_LABEL
 
@@ -48,19 +49,10 @@ _MULTI_GPU = {"12xlarge": 4, "24xlarge": 4, "48xlarge": 8, "metal": 8}
 
 DEVICE_PLUGIN_CHART = "nvidia-device-plugin"
 DEVICE_PLUGIN_REPO = "https://nvidia.github.io/k8s-device-plugin"
-DEVICE_PLUGIN_VERSION = "0.17.0"
 AUTOSCALER_CHART = "cluster-autoscaler"
 AUTOSCALER_REPO = "https://kubernetes.github.io/autoscaler"
-AUTOSCALER_VERSION = "9.50.1"
 AUTOSCALER_SA = "cluster-autoscaler"
-#: Cluster Autoscaler's minor must match the cluster's Kubernetes minor (its README), so the
-#: image follows ``eksKubernetesVersion``; tags of kubernetes/autoscaler releases.
-AUTOSCALER_IMAGE_TAGS: dict[str, str] = {
-    "1.31": "v1.31.5",
-    "1.32": "v1.32.7",
-    "1.33": "v1.33.6",
-    "1.34": "v1.34.5",
-}
+#: chart versions per Kubernetes minor: infra/facts/kubernetes.py (device plugin, autoscaler)
 #: the system group starts with this many nodes (KEDA, CoreDNS, the autoscaler), within max
 SYSTEM_DESIRED_NODES = 2
 
@@ -234,7 +226,7 @@ def autoscaler_values(
     """Cluster Autoscaler discovers the node groups by tag, runs as its IRSA role, and runs
     the release whose minor matches the cluster's Kubernetes version."""
     return {
-        "image": {"tag": AUTOSCALER_IMAGE_TAGS[kubernetes_version]},
+        "image": {"tag": kf.autoscaler_for(kubernetes_version).image_tag},
         "autoDiscovery": {"clusterName": cluster_name},
         "awsRegion": region,
         "rbac": {

@@ -10,6 +10,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from infra.facts import kubernetes as kf
 from infra.targets.eks import builders as b
 from infra.targets.eks.network import EksNetwork
 
@@ -30,6 +31,7 @@ class GpuClusterArgs:
     region: str
     zones: Sequence[str]
     kubernetes_version: str
+    support_type: str
     gpu_instance_type: str
     gpu_min_nodes: int
     gpu_max_nodes: int
@@ -64,6 +66,7 @@ class GpuCluster(pulumi.ComponentResource):
             f"{name}-eks",
             name=args.name,
             version=args.kubernetes_version,
+            upgrade_policy={"support_type": args.support_type},
             role_arn=cluster_role.arn,
             vpc_config={
                 "subnet_ids": [*self.network.private_subnet_ids, *self.network.public_subnet_ids],
@@ -151,7 +154,7 @@ class GpuCluster(pulumi.ComponentResource):
             f"{name}-nvidia-device-plugin",
             name=b.DEVICE_PLUGIN_CHART,  # fixed: an auto-name could pass Helm's 53 characters
             chart=b.DEVICE_PLUGIN_CHART,
-            version=b.DEVICE_PLUGIN_VERSION,
+            version=kf.device_plugin_for(args.kubernetes_version).version,
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=b.DEVICE_PLUGIN_REPO),
             namespace="kube-system",
             values=b.device_plugin_values(),
@@ -168,7 +171,7 @@ class GpuCluster(pulumi.ComponentResource):
             f"{name}-cluster-autoscaler",
             name=b.AUTOSCALER_CHART,
             chart=b.AUTOSCALER_CHART,
-            version=b.AUTOSCALER_VERSION,
+            version=kf.autoscaler_for(args.kubernetes_version).version,
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=b.AUTOSCALER_REPO),
             namespace="kube-system",
             values=b.autoscaler_values(

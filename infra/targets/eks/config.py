@@ -5,10 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, cast
 
-from infra.config import ReleaseLocation, StackConfig
+from infra.config import ConfigReader, ReleaseLocation, StackConfig, check_choice, qualify
+from infra.facts import kubernetes as kf
+from infra.facts import today
 from infra.k8s.config import WorkloadConfig, workload_spec
 from infra.k8s.spec import ModelSync, PrometheusSource, TritonServiceSpec
 from infra.targets.guardrails import Budget
+from tdk.errors import ConfigError
+
+SUPPORT_TYPES = ("STANDARD", "EXTENDED")
 
 
 @dataclass(frozen=True)
@@ -20,6 +25,10 @@ class EksConfig:
     region: str
     zones: tuple[str, ...]
     kubernetes_version: str
+    #: ``upgradePolicy.supportType`` of the cluster: STANDARD unless the stack opts in
+    support_type: str
+    #: KEDA chart: the stack's pin or the newest that supports the cluster's minor
+    keda_version: str
     gpu_instance_type: str
     gpu_min_nodes: int
     gpu_max_nodes: int
@@ -32,6 +41,55 @@ class EksConfig:
     log_retention_days: int
     #: the AWS CLI image that copies the release into each pod (see ``ModelSync``)
     model_sync_image: str
+
+
+def read_kubernetes_version(reader: ConfigReader) -> tuple[str, str]:
+    """(``eksKubernetesVersion``, ``eksSupportType``) checked against the EKS calendar today.
+
+    Empty version: the newest in standard support for 60+ more days. A version past standard
+    support is refused unless ``eksSupportType`` is EXTENDED (it costs more every month).
+    """
+    now = today()
+    support = check_choice(
+        "eksSupportType", reader.string("eksSupportType").strip().upper(), SUPPORT_TYPES
+    )
+    version = reader.optional_string("eksKubernetesVersion") or kf.default_eks_version(now)
+    src = kf.EKS_VERSIONS_SOURCE
+    check_choice(
+        "eksKubernetesVersion",
+        version,
+        kf.offered_eks_versions(now),
+        f"EKS offers these on {now}; {src.url}, checked {src.checked}",
+    )
+    if kf.EKS_BY_VERSION[version].phase(now) == "extended" and support != "EXTENDED":
+        ends = kf.EKS_BY_VERSION[version].standard_end
+        raise ConfigError(
+            f"{qualify('eksKubernetesVersion')} {version} left standard support on {ends} and "
+            f"runs only in extended support: ${kf.EXTENDED_HOURLY_USD:.2f} instead of "
+            f"${kf.STANDARD_HOURLY_USD:.2f} per cluster hour, about "
+            f"${kf.extended_monthly_extra_usd():.0f} more a month ({kf.EKS_PRICE_SOURCE.url})",
+            hint=f"remove {qualify('eksKubernetesVersion')} to get "
+            f"{kf.default_eks_version(now)}, or opt in with "
+            f"`pulumi config set {qualify('eksSupportType')} EXTENDED`",
+        )
+    return version, support
+
+
+def read_keda_pin(reader: ConfigReader, kubernetes_version: str) -> str:
+    """``k8sKedaChartVersion`` (empty: the table's newest for the minor), refused if it does
+    not support the cluster's Kubernetes minor."""
+    pinned = reader.optional_string("k8sKedaChartVersion")
+    if pinned is None:
+        return kf.keda_for(kubernetes_version).version
+    row = kf.keda_pin(pinned)
+    if row is None or not row.supports(kf.minor(kubernetes_version)):
+        fit = kf.keda_for(kubernetes_version).version
+        raise ConfigError(
+            f"{qualify('k8sKedaChartVersion')} {pinned} does not support Kubernetes "
+            f"{kubernetes_version} ({kf.KEDA_SOURCE.url}, checked {kf.KEDA_SOURCE.checked})",
+            hint=f"`pulumi config set {qualify('k8sKedaChartVersion')} {fit}` or remove the pin",
+        )
+    return pinned
 
 
 def triton_spec(config: EksConfig, role_arn: Any, prometheus_url: Any) -> TritonServiceSpec:

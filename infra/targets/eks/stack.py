@@ -30,6 +30,7 @@ def declare_eks(config: EksConfig) -> dict[str, Any]:
             region=config.region,
             zones=config.zones,
             kubernetes_version=config.kubernetes_version,
+            support_type=config.support_type,
             gpu_instance_type=config.gpu_instance_type,
             gpu_min_nodes=config.gpu_min_nodes,
             gpu_max_nodes=config.gpu_max_nodes,
@@ -67,6 +68,7 @@ def declare_eks(config: EksConfig) -> dict[str, Any]:
         "aws",
         keda_role.arn,
         pulumi.ResourceOptions(parent=cluster, provider=cluster.provider),
+        version=config.keda_version,
     )
     reader = cluster.irsa_role(
         f"{name}-release-reader", workload.namespace, name, role_name=b.triton_role_name(name)

@@ -11,14 +11,18 @@ from infra.k8s.config import read_workload_config
 from infra.k8s.spec import TritonServiceSpec
 from infra.targets.base import Manifest, OutputValue, Refusal
 from infra.targets.eks import builders as b
-from infra.targets.eks.config import EksConfig, triton_spec
+from infra.targets.eks.config import (
+    EksConfig,
+    read_keda_pin,
+    read_kubernetes_version,
+    triton_spec,
+)
 from infra.targets.eks.observability import scraper_rbac
 from infra.targets.guardrails import read_api_cidrs, read_budget, read_log_retention
 from infra.targets.k8s_common import KubernetesTarget, csv, require_release
 from tdk.errors import ConfigError
 
 _REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
-KUBERNETES_VERSIONS: tuple[str, ...] = ("1.31", "1.32", "1.33", "1.34")
 
 
 def _region(reader: ConfigReader) -> str:
@@ -85,12 +89,15 @@ class EksTarget(KubernetesTarget[EksConfig]):
                 f"{b.gpus_of(instance)} GPU(s) of {instance}: no node could run a pod",
                 hint=f"lower {qualify('k8sGpusPerPod')} or pick a larger instance",
             )
+        version, support_type = read_kubernetes_version(reader)
         return EksConfig(
             common=common,
             release=require_release(common, "s3"),
             region=region,
             zones=_zones(reader, region),
-            kubernetes_version=reader.choice("eksKubernetesVersion", KUBERNETES_VERSIONS),
+            kubernetes_version=version,
+            support_type=support_type,
+            keda_version=read_keda_pin(reader, version),
             gpu_instance_type=instance,
             gpu_min_nodes=low,
             gpu_max_nodes=high,

@@ -275,3 +275,16 @@ def authorized_networks(cidrs: Sequence[str]) -> dict[str, Any] | None:
     if not cidrs:
         return None
     return {"cidr_blocks": [{"cidr_block": cidr, "display_name": cidr} for cidr in cidrs]}
+
+
+#: IAM serviceAccounts displayName: at most 100 characters
+#: (https://cloud.google.com/iam/docs/reference/rest/v1/projects.serviceAccounts, checked
+#: 2026-11-24)
+SA_DISPLAY_NAME_MAX = 100
+
+
+def sa_display_name(text: str) -> str:
+    """``text`` cut to the displayName limit (a long release URL must not fail the stack)."""
+    if len(text) <= SA_DISPLAY_NAME_MAX:
+        return text
+    return text[: SA_DISPLAY_NAME_MAX - 3] + "..."

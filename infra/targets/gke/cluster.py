@@ -47,7 +47,7 @@ class GpuCluster(pulumi.ComponentResource):
         nodes_sa = gcp.serviceaccount.Account(
             f"{name}-nodes",
             account_id=b.node_account_id(args.name),
-            display_name=f"{args.name} GKE nodes",
+            display_name=b.sa_display_name(f"{args.name} GKE nodes"),
             project=args.project,
             opts=root,
         )
@@ -173,7 +173,7 @@ class GpuCluster(pulumi.ComponentResource):
         keda_sa = gcp.serviceaccount.Account(
             f"{name}-keda",
             account_id=b.keda_account_id(args.name),
-            display_name=f"{args.name} KEDA (reads Managed Prometheus)",
+            display_name=b.sa_display_name(f"{args.name} KEDA (reads Managed Prometheus)"),
             project=args.project,
             opts=opts,
         )

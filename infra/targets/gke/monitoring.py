@@ -44,7 +44,7 @@ class ReleaseReader(pulumi.ComponentResource):
         self.account = gcp.serviceaccount.Account(
             f"{name}-gsa",
             account_id=b.triton_account_id(args.name),
-            display_name=f"{args.name} Triton (reads {args.release.url})",
+            display_name=b.sa_display_name(f"{args.name} Triton (reads {args.release.url})"),
             project=args.project,
             opts=child,
         )

@@ -25,6 +25,8 @@ class SageMakerConfig:
     region: str
     instance: InstanceKind
     triton_version: str
+    #: ProductionVariant.InferenceAmiVersion the image's CUDA needs (None on CPU instances)
+    inference_ami_version: str | None
     knobs: TritonKnobs
     scaling: ScalingSettings
     thresholds: AlarmThresholds

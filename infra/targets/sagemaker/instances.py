@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from infra.config import check_choice, qualify
+from infra.config import ConfigReader, check_choice, qualify
+from infra.facts import triton as tf
 from infra.targets import facts
 from tdk.errors import ConfigError
 
@@ -111,6 +112,36 @@ def check_image(version_key: str, version: str, region_key: str, region: str) ->
     """The version must be known and published in the region; errors list the choices."""
     check_choice(version_key, version, image_versions(), why="unknown Triton image version")
     check_choice(region_key, region, image_regions(version), why=f"no Triton {version} image there")
+
+
+def read_triton_version(reader: ConfigReader, region: str) -> str:
+    """``sagemakerTritonVersion``; empty: the newest image the installed sagemaker-core lists."""
+    key = "sagemakerTritonVersion"
+    version = reader.optional_string(key) or tf.default_sagemaker_triton_version()
+    check_image(key, version, "aws:region", region)
+    return version
+
+
+def gpu_of(instance_type: str) -> facts.Gpu | None:
+    """The GPU of an ``ml.<family>.<size>`` type (None for CPU types)."""
+    offer = facts.EC2_GPU_FAMILIES.get(facts.ec2_family(instance_type)[0])
+    return facts.GPUS[offer.gpu] if offer else None
+
+
+def host_ami(reader: ConfigReader, ami_key: str, version: str, instance_key: str) -> str | None:
+    """The InferenceAmiVersion the image needs on a GPU instance (None on CPU instances).
+
+    Refuses a GPU below the image's compute capability and an AMI pin whose CUDA major is
+    not the image's; an empty pin derives the AMI from the image's CUDA.
+    """
+    instance_type = reader.string(instance_key)
+    gpu = gpu_of(instance_type)
+    if gpu is None:
+        return None
+    tf.check_compute(qualify(instance_key), instance_type, gpu, version)
+    ami = reader.optional_string(ami_key) or tf.ami_version_for(version)
+    tf.check_ami(qualify(ami_key), version, ami)
+    return ami
 
 
 def triton_image(region: str, version: str, kind: InstanceKind) -> str:

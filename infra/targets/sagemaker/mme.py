@@ -44,6 +44,8 @@ class SageMakerMmeArgs:
     endpoint_name: str
     region: str
     image_uri: str
+    #: ProductionVariant.InferenceAmiVersion (None: SageMaker's default, CPU instances)
+    inference_ami_version: str | None
     instance: InstanceKind
     #: None: create a private release bucket and serve ``s3://<it>/<created_release_prefix>``
     release: ReleaseLocation | None
@@ -98,6 +100,7 @@ class SageMakerMme(pulumi.ComponentResource):
                     "model_name": model.name,
                     "instance_type": args.instance.instance_type,
                     "initial_instance_count": args.scaling.min_instances,
+                    "inference_ami_version": args.inference_ami_version,
                 }
             ],
             opts=child,

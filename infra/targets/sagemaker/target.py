@@ -22,8 +22,9 @@ from infra.targets.sagemaker.instances import (
     GPU_FAMILIES,
     REFUSED_FAMILIES,
     InstanceKind,
-    check_image,
     classify_instance,
+    host_ami,
+    read_triton_version,
 )
 from infra.targets.sagemaker.monitoring import AlarmThresholds
 from infra.targets.sagemaker.rollout import STRATEGIES, Rollout, check_rollout
@@ -114,8 +115,8 @@ class SageMakerTarget(Target[SageMakerConfig]):
 
     def parse_config(self, reader: ConfigReader, common: StackConfig) -> SageMakerConfig:
         region = reader.string("aws:region")
-        version = reader.string("sagemakerTritonVersion")
-        check_image("sagemakerTritonVersion", version, "aws:region", region)
+        version = read_triton_version(reader, region)
+        ami = host_ami(reader, "sagemakerInferenceAmiVersion", version, "sagemakerInstanceType")
         instance = classify_instance(
             "sagemakerInstanceType", reader.string("sagemakerInstanceType")
         )
@@ -127,6 +128,7 @@ class SageMakerTarget(Target[SageMakerConfig]):
             region=region,
             instance=instance,
             triton_version=version,
+            inference_ami_version=ami,
             knobs=_knobs(reader, instance),
             scaling=_scaling(reader),
             thresholds=_thresholds(reader),
@@ -153,6 +155,7 @@ class SageMakerTarget(Target[SageMakerConfig]):
                 region=config.region,
                 image_uri=triton_image(config.region, config.triton_version, config.instance),
                 instance=config.instance,
+                inference_ami_version=config.inference_ami_version,
                 release=config.common.release,
                 environment=container_environment(config.knobs),
                 scaling=config.scaling,

@@ -11,10 +11,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 from infra.config import ConfigReader, StackConfig, check_capacity, check_choice, qualify
+from infra.facts.aws import enum
 from infra.targets.base import Refusal, Target
 from infra.targets.guardrails import read_budget, read_log_retention
 from infra.targets.sagemaker.env import TritonKnobs, container_environment
-from infra.targets.sagemaker.instances import check_image
+from infra.targets.sagemaker.instances import host_ami, read_triton_version
 from infra.targets.sagemaker.target import _created_prefix, _email
 from infra.targets.sagemaker_ic.config import (
     ComponentSpec,
@@ -37,21 +38,20 @@ from tdk.errors import ConfigError
 
 INSTANCE_KEY = "sagemakerIcInstanceType"
 SUGGESTED_INSTANCE = "ml.g5.xlarge"
-#: ProductionVariantInferenceAmiVersion enum of botocore 1.44.8 (sagemaker service-2.json,
-#: checked 2026-11-24); a test compares it with the installed botocore
-AMI_VERSIONS = (
-    "al2-ami-sagemaker-inference-gpu-2",
-    "al2-ami-sagemaker-inference-gpu-2-1",
-    "al2-ami-sagemaker-inference-gpu-3-1",
-    "al2023-ami-sagemaker-inference-gpu-4-1",
+#: GPU values of botocore's ProductionVariantInferenceAmiVersion enum (aws_generated.json)
+AMI_VERSIONS = tuple(
+    v for v in enum("sagemaker.ProductionVariantInferenceAmiVersion") if "-gpu-" in v
 )
 
 
-def inference_ami_version(reader: ConfigReader) -> str:
-    """The one place the variant's InferenceAmiVersion is chosen (the stack's key)."""
+def inference_ami_version(reader: ConfigReader, version: str) -> str:
+    """The one place the variant's InferenceAmiVersion is chosen: the stack's key, or derived
+    from the image's CUDA (infra/facts/triton.py); a GPU too old for the image is refused."""
+    ami = host_ami(reader, "sagemakerIcInferenceAmiVersion", version, INSTANCE_KEY)
+    assert ami is not None  # sagemaker-ic instances are GPU instances
     return check_choice(
-        "sagemakerIcInferenceAmiVersion", reader.string("sagemakerIcInferenceAmiVersion"),
-        AMI_VERSIONS, why="not a GPU inference AMI SageMaker lists",
+        "sagemakerIcInferenceAmiVersion", ami, AMI_VERSIONS,
+        why="not a GPU inference AMI SageMaker lists",
     )  # fmt: skip
 
 
@@ -154,15 +154,14 @@ class SageMakerIcTarget(Target[SageMakerIcConfig]):
 
     def parse_config(self, reader: ConfigReader, common: StackConfig) -> SageMakerIcConfig:
         region = reader.string("aws:region")
-        version = reader.string("sagemakerTritonVersion")
-        check_image("sagemakerTritonVersion", version, "aws:region", region)
+        version = read_triton_version(reader, region)
         instance = ic_instance(INSTANCE_KEY, reader.string(INSTANCE_KEY))
         return SageMakerIcConfig(
             common=common,
             region=region,
             instance=instance,
             triton_version=version,
-            inference_ami_version=inference_ami_version(reader),
+            inference_ami_version=inference_ami_version(reader, version),
             environment=container_environment(_knobs(reader)),
             components=_components(reader, common, instance),
             scaling=_scaling(reader),

@@ -1,0 +1,29 @@
+"""Cloud and Triton facts as data, each table with its source URL and the date it was checked.
+
+Dates in the tables are compared with today (``today()``, injectable through the
+``TDK_TODAY`` environment variable for tests and ``tdk doctor``), never with the day the code
+was written. Pure data and functions: no Pulumi, no cloud SDK.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass
+
+#: the day every hand-written table below was last checked against its source
+CHECKED = dt.date(2026, 11, 24)
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a table comes from and when it was last compared with that source."""
+
+    url: str
+    checked: dt.date = CHECKED
+
+
+def today() -> dt.date:
+    """Today, or ``TDK_TODAY`` (YYYY-MM-DD) when set (tests and doctor replay a calendar)."""
+    raw = os.environ.get("TDK_TODAY", "").strip()
+    return dt.date.fromisoformat(raw) if raw else dt.date.today()

@@ -1,0 +1,31 @@
+"""Reader of ``aws_generated.json`` (botocore-derived name rules and enums)."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+GENERATED = Path(__file__).with_name("aws_generated.json")
+
+
+@cache
+def _table() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(GENERATED.read_text())
+    return data
+
+
+def name_bounds(shape: str) -> tuple[int, str]:
+    """``sagemaker.EndpointName`` -> (max length, pattern)."""
+    row = _table()["names"][shape]
+    return int(row["max"]), str(row.get("pattern", ".+"))
+
+
+def enum(shape: str) -> tuple[str, ...]:
+    """``sagemaker.ProductionVariantInferenceAmiVersion`` -> its values."""
+    return tuple(_table()["enums"][shape])
+
+
+def source() -> str:
+    return str(_table()["source"])

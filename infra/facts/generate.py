@@ -1,0 +1,76 @@
+"""Write ``infra/facts/aws_generated.json`` from the installed botocore's service models.
+
+    python -m infra.facts.generate          # rewrite the file
+    python -m infra.facts.generate --check  # exit 1 when the committed file has drifted
+
+Name limits/patterns, the InferenceAmiVersion and instance-type enums come from botocore's
+``service-2.json`` models (derived, never transcribed); the kit reads them through
+``infra.facts.aws``. Pure: botocore's loader reads local JSON, nothing calls AWS.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+GENERATED = Path(__file__).with_name("aws_generated.json")
+#: (service, shape) pairs whose length/pattern bounds the kit relies on
+NAME_SHAPES: tuple[tuple[str, str], ...] = (
+    ("sagemaker", "EndpointName"),
+    ("sagemaker", "EndpointConfigName"),
+    ("sagemaker", "ModelName"),
+    ("sagemaker", "InferenceComponentName"),
+    ("sagemaker", "VariantName"),
+    ("application-autoscaling", "PolicyName"),
+    ("cloudwatch", "AlarmName"),
+)
+ENUM_SHAPES: tuple[tuple[str, str], ...] = (
+    ("sagemaker", "ProductionVariantInferenceAmiVersion"),
+    ("sagemaker", "ProductionVariantInstanceType"),
+)
+
+
+def build() -> dict[str, Any]:
+    """The table, from the installed botocore."""
+    import botocore
+    import botocore.session
+
+    session = botocore.session.get_session()
+    models = {s: session.get_service_model(s) for s, _ in (*NAME_SHAPES, *ENUM_SHAPES)}
+    names: dict[str, Any] = {}
+    for service, shape_name in NAME_SHAPES:
+        meta = models[service].shape_for(shape_name).metadata
+        names[f"{service}.{shape_name}"] = {
+            k: meta[k] for k in ("min", "max", "pattern") if k in meta
+        }
+    enums = {
+        f"{service}.{shape}": list(models[service].shape_for(shape).enum)
+        for service, shape in ENUM_SHAPES
+    }
+    return {
+        "generator": "python -m infra.facts.generate",
+        "source": f"botocore {botocore.__version__} data/<service>/*/service-2.json",
+        "names": names,
+        "enums": enums,
+    }
+
+
+def render() -> str:
+    return json.dumps(build(), indent=2, sort_keys=True) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    text = render()
+    if "--check" in argv:
+        if GENERATED.read_text() != text:
+            print(f"{GENERATED} is out of date; run `python -m infra.facts.generate`")
+            return 1
+        return 0
+    GENERATED.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
