@@ -9,18 +9,36 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import threading
 from pathlib import Path
 from types import ModuleType
 
 from tdk.errors import ConfigError
 
+_LOCK = threading.Lock()
+
 
 def generated_module(name: str, install: str) -> ModuleType:
     """The module ``name`` (e.g. ``onnx.onnx_ml_pb2``), loaded from its file in the installed
-    distribution; ``install`` is what to tell the user to install when it is missing."""
+    distribution; ``install`` is what to tell the user to install when it is missing.
+
+    Thread-safe (the local endpoint parses configs on worker threads): a module is visible in
+    ``sys.modules`` only once it has run to the end, and one thread loads it at a time.
+    """
     module = sys.modules.get(name)
-    if module is not None:
+    if module is not None and hasattr(module, "DESCRIPTOR"):
         return module
+    with _LOCK:
+        module = sys.modules.get(name)
+        if module is not None and hasattr(module, "DESCRIPTOR"):
+            return module
+        if module is not None or name.rpartition(".")[0] in sys.modules:
+            return importlib.import_module(name)  # its package is (being) imported: ask it
+        module = _load(name, install)
+        return sys.modules.setdefault(name, module)
+
+
+def _load(name: str, install: str) -> ModuleType:
     top, *middle, leaf = name.split(".")
     package = importlib.util.find_spec(top)
     if package is None or not package.submodule_search_locations:
@@ -30,10 +48,5 @@ def generated_module(name: str, install: str) -> ModuleType:
     if spec is None or spec.loader is None or not path.is_file():
         raise ConfigError(f"{path}: cannot be loaded", hint=f"reinstall {install}")
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[name]
-        raise
+    spec.loader.exec_module(module)
     return module
