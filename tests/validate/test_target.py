@@ -184,7 +184,7 @@ def test_trt_built_for_is_recorded_by_package_and_checked(
     manifest = json.loads((tmp_path / "release" / "manifest.json").read_text())
     assert manifest["trt_built_for"] == "8.6:10.13"
     g5 = ["--target", "sagemaker", "--instance-type", "ml.g5.xlarge", "--release", release]
-    assert codes(str(repo), *g5) == (0, [])  # A10G is 8.6, the default 25.09 image has TensorRT 10.13
+    assert codes(str(repo), *g5) == (0, [])  # A10G 8.6; 25.09 has TensorRT 10.13
     status, findings = codes(
         str(repo), "--stack", str(ROOT / "Pulumi.gke-dev.yaml"), "--release", release
     )
