@@ -34,11 +34,11 @@ def doctor(
 ) -> None:
     """Every cloud/Triton fact a stack relies on, its source and age, and what has aged or
     broken as of today (TDK_TODAY=YYYY-MM-DD replays another day). Exit 1 on a broken one."""
-    from infra.facts import today
+    import infra.facts
     from infra.facts.doctor import diagnose
 
     printer = Output(json_mode=json)
-    day = today()
+    day = infra.facts.today()
     report = {name: diagnose(project_dir, name, day) for name in _stacks(project_dir, stack)}
     broken = any(f.status == "broken" for found in report.values() for f in found)
     if json:

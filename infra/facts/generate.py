@@ -46,7 +46,7 @@ def build() -> dict[str, Any]:
             k: meta[k] for k in ("min", "max", "pattern") if k in meta
         }
     enums = {
-        f"{service}.{shape}": list(models[service].shape_for(shape).enum)
+        f"{service}.{shape}": list(getattr(models[service].shape_for(shape), "enum", []))
         for service, shape in ENUM_SHAPES
     }
     return {

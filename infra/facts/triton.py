@@ -4,17 +4,18 @@ from the installed sagemaker-core), the InferenceAmiVersion each image's CUDA ne
 from __future__ import annotations
 
 import datetime as dt
+import importlib.util
 import json
 from dataclasses import dataclass
-from importlib import resources
+from pathlib import Path
 
 from infra.facts import Source
 from infra.targets import facts
 from tdk.errors import ConfigError
 
-#: sagemaker-core ships the image registry as data; we read it, never transcribe it
-SAGEMAKER_IMAGES_PACKAGE = "sagemaker.core"
-SAGEMAKER_IMAGES_FILE = "image_uri_config/sagemaker-tritonserver.json"
+#: sagemaker-core ships the image registry as data; we read it, never transcribe it (found
+#: without importing sagemaker, which would pull boto3 into ``tdk validate``)
+SAGEMAKER_IMAGES_FILE = "core/image_uri_config/sagemaker-tritonserver.json"
 AMI_SOURCE = Source(
     "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariant.html"
 )
@@ -50,8 +51,14 @@ def _key(version: str) -> tuple[int, int]:
 
 def sagemaker_image_versions() -> list[str]:
     """Triton image versions the installed sagemaker-core lists, oldest first."""
-    text = resources.files(SAGEMAKER_IMAGES_PACKAGE).joinpath(SAGEMAKER_IMAGES_FILE).read_text()
-    return sorted(json.loads(text)["versions"], key=_key)
+    spec = importlib.util.find_spec("sagemaker")
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError(
+            "sagemaker-core is not installed: tdk reads the Triton image list from it",
+            hint="install the kit's dependencies (pip install -e .)",
+        )
+    path = Path(spec.submodule_search_locations[0]) / SAGEMAKER_IMAGES_FILE
+    return sorted(json.loads(path.read_text())["versions"], key=_key)
 
 
 def default_sagemaker_triton_version() -> str:
@@ -132,3 +139,11 @@ def age_months(version: str, today: dt.date) -> int:
 def default_kubernetes_triton_image() -> str:
     """The NGC tag matching the SageMaker default (same release)."""
     return f"{NGC_REPOSITORY}:{default_sagemaker_triton_version()}-py3"
+
+
+def default_checked_image() -> str:
+    """The image ``tdk validate --target`` checks against when none is named: the stacks'
+    default, or the newest sagemaker-core lists whose TensorRT the table records (plans)."""
+    listed = [v for v in sagemaker_image_versions() if v in facts.IMAGES]
+    known = [v for v in listed if facts.IMAGES[v].tensorrt is not None]
+    return (known or listed)[-1]

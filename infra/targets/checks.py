@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infra.facts.triton import default_sagemaker_triton_version
+from infra.facts.triton import default_checked_image
 from infra.targets import facts
 from packager.config import autocomplete_backend
 from packager.manifest import parse_trt_built_for
@@ -62,7 +62,7 @@ class TargetSpec:
 
 def target_spec(target: str, instance_type: str = "", gpu: str = "", image: str = "") -> TargetSpec:
     """Resolve ``--target`` options to facts; unknown values are a UsageError naming choices."""
-    version = facts.image_version(image) if image else default_sagemaker_triton_version()
+    version = facts.image_version(image) if image else default_checked_image()
     found = facts.IMAGES.get(version)
     if found is None:
         raise UsageError(
@@ -198,6 +198,15 @@ def _check_backend(model: ModelDir, spec: TargetSpec, sink: Sink) -> None:
 def _check_plan(spec: TargetSpec, built_for: str, sink: Sink) -> None:
     assert spec.gpu is not None
     gpu, trt = spec.gpu, spec.image.tensorrt
+    if trt is None:  # the release notes checked do not give this image's TensorRT
+        sink.warning(
+            "TDK906",
+            "backend",
+            f"{spec.label} runs Triton {spec.image.version}, whose TensorRT version tdk's "
+            "table does not record: a plan built for another TensorRT fails to load",
+            "build the plan in that image, or add its TensorRT to infra/targets/facts.py",
+        )
+        return
     want = f"compute capability {gpu.compute[0]}.{gpu.compute[1]}, TensorRT {trt[0]}.{trt[1]}"
     if not built_for:
         sink.warning(

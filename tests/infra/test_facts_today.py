@@ -145,3 +145,13 @@ def test_instance_facts_fixed() -> None:
     assert "tensorflow" in facts.IMAGES["24.09"].gpu_backends
     g6 = facts.EC2_GPU_FAMILIES["g6"].disk_gb
     assert (g6["8xlarge"], g6["16xlarge"]) == (900, 1880)
+
+
+def test_today_can_be_replaced_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A harness replaying its own calendar may patch ``infra.facts.today``."""
+    import infra.facts
+
+    monkeypatch.delenv("TDK_TODAY")
+    monkeypatch.setattr(infra.facts, "today", lambda: dt.date(2026, 2, 1))
+    run = run_stack("eks-dev")  # 1.35 released 2026-01-27; 1.36 not yet
+    assert run.one("aws:eks/cluster:Cluster").inputs["version"] == "1.35"

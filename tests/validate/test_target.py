@@ -178,20 +178,20 @@ def test_trt_built_for_is_recorded_by_package_and_checked(
     repo = _plan_repo(sample_repo, tmp_path)
     release = f"file://{tmp_path / 'release'}"
     packaged = CliRunner().invoke(
-        app, ["package", str(repo), "--dest", release, "--trt-built-for", "8.6:10.4"]
+        app, ["package", str(repo), "--dest", release, "--trt-built-for", "8.6:10.13"]
     )
     assert packaged.exit_code == 0, packaged.output
     manifest = json.loads((tmp_path / "release" / "manifest.json").read_text())
-    assert manifest["trt_built_for"] == "8.6:10.4"
+    assert manifest["trt_built_for"] == "8.6:10.13"
     g5 = ["--target", "sagemaker", "--instance-type", "ml.g5.xlarge", "--release", release]
-    assert codes(str(repo), *g5) == (0, [])  # A10G is 8.6, the 24.09 image has TensorRT 10.4
+    assert codes(str(repo), *g5) == (0, [])  # A10G 8.6; 25.09 has TensorRT 10.13
     status, findings = codes(
         str(repo), "--stack", str(ROOT / "Pulumi.gke-dev.yaml"), "--release", release
     )
     assert status == 0 and [f["code"] for f in findings] == ["TDK907"]  # the stack's L4 is 8.9
     assert "8.9" in findings[0]["message"] and "L4" in findings[0]["message"]
     status, findings = codes(
-        str(repo), "--target", "gke", "--gpu", "nvidia-l4", "--trt-built-for", "8.9:10.4"
+        str(repo), "--target", "gke", "--gpu", "nvidia-l4", "--trt-built-for", "8.9:10.13"
     )
     assert (status, findings) == (0, [])
 

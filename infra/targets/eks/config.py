@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, cast
 
+import infra.facts
 from infra.config import ConfigReader, ReleaseLocation, StackConfig, check_choice, qualify
 from infra.facts import kubernetes as kf
-from infra.facts import today
 from infra.k8s.config import WorkloadConfig, workload_spec
 from infra.k8s.spec import ModelSync, PrometheusSource, TritonServiceSpec
 from infra.targets.guardrails import Budget
@@ -49,7 +49,7 @@ def read_kubernetes_version(reader: ConfigReader) -> tuple[str, str]:
     Empty version: the newest in standard support for 60+ more days. A version past standard
     support is refused unless ``eksSupportType`` is EXTENDED (it costs more every month).
     """
-    now = today()
+    now = infra.facts.today()  # looked up at call time: tests may replace it
     support = check_choice(
         "eksSupportType", reader.string("eksSupportType").strip().upper(), SUPPORT_TYPES
     )
