@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from cli.common import (
+    DEFAULT_TIMEOUT,
     EndpointOpt,
     EndpointUrlOpt,
     GrpcOpt,
@@ -22,10 +23,10 @@ from cli.common import (
     TargetModelOpt,
     TargetOpt,
     TextOpt,
+    TimeoutOpt,
     UrlOpt,
 )
 from cli.invoke import ExampleOpt, gather_inputs, open_target, resolve_model
-from cli.options_ops import DEFAULT_TIMEOUT, TimeoutOpt
 from cli.output import Output
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import check_timeout

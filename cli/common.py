@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from infra.clients.deadline import DEFAULT_TIMEOUT_S
+
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of tables.")]
 StoreOpt = Annotated[
     str,
@@ -65,3 +67,11 @@ InputOpt = Annotated[
     typer.Option("--input", "-i", help="NAME=@file.npy or NAME='<json>' (repeatable)."),
 ]
 TextOpt = Annotated[str | None, typer.Option("--text", help="Value of the model's BYTES input.")]
+TimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--timeout",
+        help="Seconds one request may take in total: connect, headers and the whole body.",
+    ),
+]
+DEFAULT_TIMEOUT = DEFAULT_TIMEOUT_S

@@ -9,6 +9,7 @@ import numpy as np
 import typer
 
 from cli.common import (
+    DEFAULT_TIMEOUT,
     EndpointOpt,
     EndpointUrlOpt,
     GrpcOpt,
@@ -21,9 +22,9 @@ from cli.common import (
     TargetModelOpt,
     TargetOpt,
     TextOpt,
+    TimeoutOpt,
     UrlOpt,
 )
-from cli.options_ops import DEFAULT_TIMEOUT, TimeoutOpt
 from cli.output import Output
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import check_timeout
