@@ -18,7 +18,6 @@ from typer.testing import CliRunner
 from cli.main import app
 from tests.local.local_helpers import make_release
 
-ROOT = Path(__file__).resolve().parents[2]
 PRICES = {
     "date": "2026-11-24",
     "sagemaker": {"us-east-1": {"ml.g4dn.xlarge": {"usd_per_hour": "0.7364", "source": "t"}}},
@@ -26,9 +25,9 @@ PRICES = {
 
 
 @pytest.fixture(scope="module")
-def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def files(tmp_path_factory: pytest.TempPathFactory, sample_repo: Path) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("plan")
-    make_release(ROOT / "model_repos" / "samples", root / "release", copies=5)
+    make_release(sample_repo, root / "release", copies=5)
     level = {"mode": "concurrency", "level": 4, "throughput_rps": 300, "p50_ms": 10,
              "p90_ms": 30, "p99_ms": 45, "errors": {}}  # fmt: skip
     bench = {"target": "sagemaker", "instance_type": "ml.g4dn.xlarge", "gpu": None,

@@ -205,12 +205,13 @@ def test_ami_versions_are_botocores() -> None:
     assert set(AMI_VERSIONS) <= set(shape.enum)
 
 
-def test_manifest_of_a_published_release_lists_the_components(tmp_path: Path) -> None:
+def test_manifest_of_a_published_release_lists_the_components(
+    tmp_path: Path, sample_repo: Path
+) -> None:
     from packager.manifest import Manifest
     from tests.local.local_helpers import make_release
 
-    repo = Path(__file__).resolve().parents[2] / "model_repos" / "samples"
-    manifest: Manifest = make_release(repo, tmp_path, copies=2)
+    manifest: Manifest = make_release(sample_repo, tmp_path, copies=2)
     run = run_stack(
         STACK, {"sagemakerIcModels": [], "sagemakerIcManifestUrl": f"file://{tmp_path}"}
     )
