@@ -11,7 +11,6 @@ import typer
 
 from cli.common import (
     DEFAULT_TIMEOUT,
-    EndpointOpt,
     EndpointUrlOpt,
     GrpcOpt,
     InputOpt,
@@ -19,17 +18,16 @@ from cli.common import (
     JsonOpt,
     ManifestStoreOpt,
     RegionOpt,
-    TargetKind,
     TargetModelOpt,
-    TargetOpt,
     TextOpt,
     TimeoutOpt,
-    UrlOpt,
 )
-from cli.invoke import ExampleOpt, gather_inputs, open_target, resolve_model
+from cli.invoke import ExampleOpt, gather_inputs, locator, open_target, resolve_model
+from cli.locate import EndpointOpt, ProjectDirOpt, StackOpt, TargetOpt, UrlOpt, default_target
 from cli.output import Output
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import check_timeout
+from infra.clients.triton_http import TritonHttpTarget
 from tdk.errors import UsageError
 
 
@@ -72,7 +70,7 @@ def _levels(text: str) -> tuple[int, ...]:
 
 def bench(
     target_model: TargetModelOpt,
-    target: TargetOpt = TargetKind.local,
+    target: TargetOpt = default_target("local"),
     endpoint: EndpointOpt = "local",
     concurrency: ConcurrencyOpt = "1,2,4,8",
     rate: RateOpt = None,
@@ -83,6 +81,8 @@ def bench(
     text: TextOpt = None,
     store: ManifestStoreOpt = None,
     url: UrlOpt = None,
+    stack: StackOpt = None,
+    project_dir: ProjectDirOpt = ".",
     grpc: GrpcOpt = False,
     json_body: JsonBodyOpt = False,
     region: RegionOpt = None,
@@ -100,21 +100,18 @@ def bench(
     out = Output(json_mode=json)
     check_timeout(timeout)
     load = Load(_levels(concurrency), rate, arrival is Arrival.poisson, duration)
-    client, manifest = open_target(
-        target, endpoint, store, url, grpc, region, endpoint_url, timeout
-    )
+    where = locator(endpoint, region, stack, project_dir, url)
+    client, manifest = open_target(target, where, store, grpc, endpoint_url, timeout)
     try:
-        model = resolve_model(manifest, target_model, target)
+        model = resolve_model(manifest, target_model)
         given = inputs or text is not None
         if example and given:
             gather_inputs(model, inputs, text, example)  # says which to drop
         arrays = gather_inputs(model, inputs, text) if given else example_inputs(model, batch)
         request = client.prepare(model, arrays, binary=not json_body)
         make: Callable[[], InferenceTarget]
-        if target is TargetKind.k8s:  # one keep-alive connection per thread
-            from infra.clients.triton_http import TritonHttpTarget
-
-            make = partial(TritonHttpTarget, url or "", grpc, timeout)
+        if isinstance(client, TritonHttpTarget):  # one keep-alive connection per thread
+            make = partial(TritonHttpTarget, client.url, grpc, timeout)
         else:  # boto3 clients are thread-safe and pool their connections
             make = partial(_same, client)
         runs_on = RunsOn(target.value, instance_type, gpu)

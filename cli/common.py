@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated
 
 import typer
@@ -19,7 +18,7 @@ StoreOpt = Annotated[
 EndpointUrlOpt = Annotated[
     str | None,
     typer.Option(
-        "--endpoint-url",
+        "--s3-endpoint-url",
         envvar="TDK_S3_ENDPOINT_URL",
         help="S3-compatible endpoint for s3:// stores (MinIO, moto, ...).",
     ),
@@ -29,19 +28,6 @@ RegionOpt = Annotated[
 ]
 
 
-class TargetKind(StrEnum):
-    local = "local"
-    sagemaker = "sagemaker"
-    sagemaker_ic = "sagemaker-ic"
-    k8s = "k8s"
-
-
-TargetOpt = Annotated[
-    TargetKind, typer.Option("--target", help="Where to send it: local, sagemaker or k8s.")
-]
-EndpointOpt = Annotated[
-    str, typer.Option("--endpoint", help="Endpoint name (local: the name given to `tdk local up`).")
-]
 TargetModelOpt = Annotated[
     str,
     typer.Option(
@@ -55,10 +41,7 @@ ManifestStoreOpt = Annotated[
         "--store", help="Release URL whose manifest gives the signature (local: the endpoint's)."
     ),
 ]
-UrlOpt = Annotated[
-    str | None, typer.Option("--url", help="k8s: Triton's HTTP (or gRPC with --grpc) address.")
-]
-GrpcOpt = Annotated[bool, typer.Option("--grpc", help="k8s: use Triton's gRPC API.")]
+GrpcOpt = Annotated[bool, typer.Option("--grpc", help="gke/eks: use Triton's gRPC API.")]
 JsonBodyOpt = Annotated[
     bool, typer.Option("--json-body", help="Send a plain JSON body instead of binary+json.")
 ]

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import numpy as np
 import typer
 
 from cli.common import (
     DEFAULT_TIMEOUT,
-    EndpointOpt,
     EndpointUrlOpt,
     GrpcOpt,
     InputOpt,
@@ -18,18 +17,27 @@ from cli.common import (
     JsonOpt,
     ManifestStoreOpt,
     RegionOpt,
-    TargetKind,
     TargetModelOpt,
-    TargetOpt,
     TextOpt,
     TimeoutOpt,
+)
+from cli.locate import (
+    EndpointOpt,
+    ProjectDirOpt,
+    StackOpt,
+    TargetName,
+    TargetOpt,
     UrlOpt,
+    default_target,
 )
 from cli.output import Output
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import check_timeout
 from packager.manifest import MANIFEST_NAME, Manifest, ManifestModel
 from tdk.errors import UsageError
+
+if TYPE_CHECKING:
+    from infra.targets.operations import Locator
 
 
 def load_manifest(store_url: str, endpoint_url: str | None = None) -> Manifest:
@@ -40,77 +48,64 @@ def load_manifest(store_url: str, endpoint_url: str | None = None) -> Manifest:
     return Manifest.from_json(store.get_bytes(MANIFEST_NAME), store.describe(MANIFEST_NAME))
 
 
-def resolve_model(manifest: Manifest, name: str, kind: TargetKind) -> ManifestModel:
-    """``--target-model``: an archive name, or the model copy's (Triton) name."""
-    del kind  # every target addresses a copy by either name
+def resolve_model(manifest: Manifest, name: str) -> ManifestModel:
+    """``--target-model``: an archive name, or the model copy's (Triton) name (every target
+    addresses a copy by either)."""
     if not name.endswith(".tar.gz"):
         return manifest.by_name(name)
     return manifest.by_target_model(name)
 
 
 def open_target(
-    kind: TargetKind,
-    endpoint: str,
+    target: TargetName,
+    where: Locator,
     store: str | None,
-    url: str | None = None,
     grpc: bool = False,
-    region: str | None = None,
     store_endpoint_url: str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
 ) -> tuple[InferenceTarget, Manifest]:
     """The target to send to and the manifest that describes its models."""
-    manifest = target_manifest(kind, endpoint, store, store_endpoint_url)
-    return open_client(kind, endpoint, url, grpc, region, timeout), manifest
+    manifest = target_manifest(target, where, store, store_endpoint_url)
+    return open_client(target, where, grpc, timeout), manifest
 
 
 def target_manifest(
-    kind: TargetKind, endpoint: str, store: str | None, store_endpoint_url: str | None = None
+    target: TargetName, where: Locator, store: str | None, store_endpoint_url: str | None = None
 ) -> Manifest:
-    """The release manifest of the target (local: the running endpoint's release by default)."""
-    if kind is TargetKind.local:
-        store = store or _local_state(endpoint).store
+    """The release manifest of the deployment (the local endpoint: its release by default)."""
+    from infra.targets import registry
+
+    entry = registry.get(target.value)
+    store = store or entry.default_store(where)
     if store is None:
-        raise UsageError(f"--target {kind.value} needs --store", hint="pass the release URL")
+        raise UsageError(f"--target {entry.name} needs --store", hint="pass the release URL")
     return load_manifest(store, store_endpoint_url)
 
 
 def open_client(
-    kind: TargetKind,
-    endpoint: str,
-    url: str | None = None,
-    grpc: bool = False,
-    region: str | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
+    target: TargetName, where: Locator, grpc: bool = False, timeout: float = DEFAULT_TIMEOUT
 ) -> InferenceTarget:
     """The client for the target (made after the request was checked against the manifest);
     every request it sends ends within ``timeout`` seconds in total."""
-    if kind is TargetKind.local:
-        from infra.targets.sagemaker.runtime import SageMakerRuntimeTarget
+    from infra.targets import registry
 
-        state = _local_state(endpoint)
-        return SageMakerRuntimeTarget(endpoint, endpoint_url=state.url, local=True, timeout=timeout)
-    from infra.targets.operations import CLIENT_MODULES, Locator, load_client
-
-    if kind.value in CLIENT_MODULES:  # a deployed target: its own client says how to invoke
-        locator = Locator(endpoint=endpoint, region=region)
-        return load_client(kind.value, locator).invoke(timeout)
-    if url is None:
-        raise UsageError("--target k8s needs --url", hint="e.g. --url http://127.0.0.1:8000")
-    from infra.clients.triton_http import TritonHttpTarget
-
-    return TritonHttpTarget(url, grpc, timeout)
+    return registry.get(target.value).inference(where, grpc, timeout)
 
 
-def _local_state(endpoint: str) -> Any:
-    from infra.targets.local.serve import read_state
+def locator(
+    endpoint: str | None,
+    region: str | None = None,
+    stack: str | None = None,
+    project_dir: str = ".",
+    url: str | None = None,
+) -> Locator:
+    """Where the deployment is, as the options gave it (``--stack`` is a stack name)."""
+    from infra.targets.operations import Locator
+    from infra.targets.registry import check_stack_name
 
-    state = read_state(endpoint)
-    if state is None:
-        raise UsageError(
-            f"no local endpoint named {endpoint!r} is running",
-            hint="start one with `tdk local up --store URL --detach`",
-        )
-    return state
+    if stack is not None:
+        check_stack_name(stack)
+    return Locator(endpoint=endpoint, region=region, stack=stack, project_dir=project_dir, url=url)
 
 
 ExampleOpt = Annotated[
@@ -148,12 +143,14 @@ def gather_inputs(
 
 def invoke(
     target_model: TargetModelOpt,
-    target: TargetOpt = TargetKind.local,
+    target: TargetOpt = default_target("local"),
     endpoint: EndpointOpt = "local",
     inputs: InputOpt = None,
     text: TextOpt = None,
     store: ManifestStoreOpt = None,
     url: UrlOpt = None,
+    stack: StackOpt = None,
+    project_dir: ProjectDirOpt = ".",
     grpc: GrpcOpt = False,
     json_body: JsonBodyOpt = False,
     region: RegionOpt = None,
@@ -165,10 +162,11 @@ def invoke(
     """Send one inference request; outputs as a table or --json."""
     out = Output(json_mode=json)
     check_timeout(timeout)
-    manifest = target_manifest(target, endpoint, store, endpoint_url)
-    model = resolve_model(manifest, target_model, target)
+    where = locator(endpoint, region, stack, project_dir, url)
+    manifest = target_manifest(target, where, store, endpoint_url)
+    model = resolve_model(manifest, target_model)
     arrays = gather_inputs(model, inputs, text, example)
-    client = open_client(target, endpoint, url, grpc, region, timeout)
+    client = open_client(target, where, grpc, timeout)
     try:
         request = client.prepare(model, arrays, binary=not json_body)
         started = time.perf_counter()

@@ -1,4 +1,9 @@
-"""Options that say where a deployed target is, shared by ``tdk metrics`` and ``tdk endpoint``."""
+"""Options that name a target and say where a deployment is, shared by every command that
+takes ``--target`` (invoke, bench, metrics, endpoint, validate, plan).
+
+The ``--target`` choices come from the target registry (``infra.targets.registry``), so every
+command offers the same ones and a registered target appears everywhere.
+"""
 
 from __future__ import annotations
 
@@ -7,18 +12,18 @@ from typing import Annotated
 
 import typer
 
+from infra.targets import registry
 
-class TargetName(StrEnum):
-    sagemaker = "sagemaker"
-    sagemaker_ic = "sagemaker-ic"
-    gke = "gke"
-    eks = "eks"
-    local = "local"
-
+#: one member per registered target, in registry order (``sagemaker-ic``'s member is its value)
+TargetName = StrEnum("TargetName", [(name, name) for name in registry.names()])  # type: ignore[misc]
 
 TargetOpt = Annotated[
     TargetName,
-    typer.Option("--target", help="Where the deployment runs: sagemaker, gke, eks, local."),
+    typer.Option("--target", help="The deployment target (its registered name)."),
+]
+OptionalTargetOpt = Annotated[
+    TargetName | None,
+    typer.Option("--target", help="The deployment target (its registered name)."),
 ]
 EndpointOpt = Annotated[
     str | None,
@@ -55,3 +60,8 @@ UrlOpt = Annotated[
         "--url", help="gke/eks: Triton's HTTP URL (load balancer or `kubectl port-forward`)."
     ),
 ]
+
+
+def default_target(name: str) -> TargetName:
+    """The member for ``name`` (a command's default ``--target``)."""
+    return TargetName(name)

@@ -36,6 +36,9 @@ class _TdkGroup(TyperGroup):
         use_user_words(self)  # typer adds the completion options after __init__
         super().format_help(ctx, formatter)
 
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, modernize(args))
+
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
@@ -44,6 +47,41 @@ class _TdkGroup(TyperGroup):
                 raise
             Output().error(exc.message, exc.hint)
             ctx.exit(exc.exit_code)
+
+
+#: old option spellings, accepted for one release with a warning: old -> new
+DEPRECATED_OPTIONS: dict[str, str] = {"--endpoint-url": "--s3-endpoint-url"}
+
+
+def modernize(args: list[str]) -> list[str]:
+    """``args`` with the deprecated spellings replaced (each replacement warns once): the old
+    option names, and old ``--target`` values (the registry's ``DEPRECATED``)."""
+    from infra.targets import registry
+
+    out: list[str] = []
+    target_value = False
+    for arg in args:
+        if target_value:
+            target_value = False
+            arg = _new_target(arg)
+        elif arg == "--target":
+            target_value = True
+        elif arg.startswith("--target="):
+            arg = "--target=" + _new_target(arg.removeprefix("--target="))
+        name, eq, value = arg.partition("=")
+        if name in DEPRECATED_OPTIONS:
+            registry.on_deprecated(f"{name} is now {DEPRECATED_OPTIONS[name]}")
+            arg = DEPRECATED_OPTIONS[name] + eq + value
+        out.append(arg)
+    return out
+
+
+def _new_target(value: str) -> str:
+    from infra.targets import registry
+
+    if value in registry.DEPRECATED:
+        return registry.get(value).name  # warns
+    return value
 
 
 #: command name -> (module, attribute): a function for a command, a Typer app for a group

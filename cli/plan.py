@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 
 from cli.common import JsonOpt
+from cli.locate import OptionalTargetOpt
 from cli.output import Output
 from tdk.errors import UsageError
 
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from infra.perf.plan import Candidate, PlanReport
     from infra.perf.prices import PriceTable
     from infra.perf.stackfile import StackFile
+    from infra.targets.registry import StackSettings, TargetEntry
 
 MeasurementArg = Annotated[
     Path, typer.Argument(help="`tdk bench --json` or `tdk tune --json` output of one unit.")
@@ -46,9 +48,7 @@ def plan(
         Path | None, typer.Option("--traffic", help="CSV of time,rps (one row per interval).")
     ] = None,
     slo_ms: Annotated[str | None, typer.Option("--slo-ms", help="p99 the unit must meet.")] = None,
-    target: Annotated[
-        str | None, typer.Option("--target", help="sagemaker, eks or gke (default: the input's).")
-    ] = None,
+    target: OptionalTargetOpt = None,
     instance_types: Annotated[
         list[str] | None,
         typer.Option("--instance-type", help="Candidate TYPE or TYPE:RPS (repeatable)."),
@@ -101,21 +101,19 @@ def plan(
     unit = load_measurement(measurement)
     capacity = unit.capacity(_decimal("--slo-ms", slo_ms))
     unit_rps = capacity.throughput_rps * unit.batch  # requests/s x inferences per request
-    stack, stack_spec = _stack(write_stack)
-    if stack_spec is not None:
-        target, region, stack_type, gpus_per_node = _merge(target, region, stack_spec)
-        instance_types = [*(instance_types or _defaults(target, None)), stack_type]
-    target = target or (unit.target if unit.target in cands.TARGETS else "sagemaker")
-    if target not in cands.TARGETS:
-        raise UsageError(
-            f"--target {target!r}: expected sagemaker, eks or gke", hint="--target eks"
-        )
-    region = region or cands.DEFAULT_REGION[target]
+    stack, settings = _stack(write_stack)
+    entry = _entry(target.value if target else None, unit.target, settings)
+    if settings is not None:
+        stack_unit = entry.plan_unit(settings)
+        region = region or stack_unit.region
+        gpus_per_node = stack_unit.gpus_per_node
+        instance_types = [*(instance_types or cands.defaults(entry, None)), stack_unit.instance]
+    region = region or entry.default_region
     table = load_prices(prices)
     measured_on = unit.instance_type or unit.gpu
-    specs = list(dict.fromkeys(instance_types or _defaults(target, measured_on)))
+    specs = list(dict.fromkeys(instance_types or cands.defaults(entry, measured_on)))
     options = [
-        cands.candidate(target, s, region, table, unit_rps, measured_on, gpus_per_node)
+        cands.candidate(entry, s, region, table, unit_rps, measured_on, gpus_per_node)
         for s in specs
     ]
     if baseline is not None:
@@ -139,9 +137,10 @@ def plan(
 
         cost_plot(report, plot)
     diff = None
-    if stack is not None:  # last, after everything else succeeded
-        _check_measured_on(unit, stack_spec, report, force)
-        diff = _write_stack(stack, target, report, stack_spec)
+    if stack is not None and settings is not None:  # last, after everything else succeeded
+        instance = settings.entry.plan_unit(settings).instance
+        _check_measured_on(unit, entry.name, instance, report, force)
+        diff = _write_stack(stack, entry, report, instance)
     ic = None
     if components is not None:
         base = options[-1] if baseline is not None else None
@@ -160,78 +159,68 @@ def _ic_rows(
 ) -> list[dict[str, object]]:
     """Inference components vs MME vs the baseline for the release's models (issue 19)."""
     from cli.invoke import load_manifest
-    from infra.perf.candidates import DEFAULT_REGION, DEFAULTS
     from infra.perf.ic_plan import Load, ModelSize, compare
+    from infra.targets.sagemaker_ic.entry import ENTRY as components
 
     models = [ModelSize(m.name, m.size) for m in load_manifest(url).models]
-    types = [s.partition(":")[0] for s in specs if s.startswith("ml.")] or list(
-        DEFAULTS["sagemaker"]
-    )
+    types = [s.partition(":")[0] for s in specs if components.owns(s)]
+    types = types or list(components.default_candidates)
     load = Load(report.peak.rps, hot or len(models), unit_rps, report.safety)
-    rows = compare(models, load, types, DEFAULT_REGION["sagemaker"], table, base)
+    rows = compare(models, load, types, components.default_region, table, base)
     return [row.as_dict(report.peak.rps) for row in rows]
 
 
-def _defaults(target: str, measured_on: str | None) -> list[str]:
-    from infra.perf.candidates import DEFAULTS
+def _entry(target: str | None, measured: str, settings: StackSettings | None) -> TargetEntry:
+    """The target to plan for: ``--target``, else the stack's, else the measurement's, else
+    the first registered target that plans."""
+    from infra.targets import registry
 
-    defaults = list(DEFAULTS[target])
-    if (
-        measured_on
-        and ("+" in measured_on) == (target == "gke")
-        and measured_on.startswith("ml.") == (target == "sagemaker")
-    ):
-        defaults.insert(0, measured_on)
-    return defaults
+    if settings is not None:
+        if target is not None and registry.get(target).name != settings.entry.name:
+            raise UsageError(
+                f"--target {target} but the stack deploys {settings.entry.name}",
+                hint="drop --target, or pass the stack file of that target",
+            )
+        target = settings.entry.name
+    able = registry.able(registry.PLAN)
+    if target is None:
+        target = measured if measured in able else able[0]
+    entry = registry.get(target)
+    if not entry.can(registry.PLAN):
+        raise entry.refuse(registry.PLAN)
+    return entry
 
 
-def _stack(path: Path | None) -> tuple[StackFile | None, tuple[str, str, str, int] | None]:
+def _stack(path: Path | None) -> tuple[StackFile | None, StackSettings | None]:
     if path is None:
         return None, None
-    from infra.perf.scaling import stack_path_ok, stack_unit
     from infra.perf.stackfile import load_stack
+    from infra.targets import registry
 
-    stack_path_ok(path)
+    registry.stack_from_path(path)  # the name is checked before the file is read
     stack = load_stack(path)
-    return stack, stack_unit(stack)
-
-
-def _merge(
-    target: str | None, region: str | None, spec: tuple[str, str, str, int]
-) -> tuple[str, str, str, int]:
-    stack_target, stack_region, stack_type, gpus = spec
-    if target is not None and target != stack_target:
-        raise UsageError(
-            f"--target {target} but the stack deploys {stack_target}",
-            hint="drop --target, or pass the stack file of that target",
-        )
-    return stack_target, region or stack_region, stack_type, gpus
+    project_dir, name = registry.stack_from_path(stack.path.resolve())  # a symlink: its file
+    return stack, registry.load_stack(project_dir, name)
 
 
 def _check_measured_on(
-    unit: Measurement, spec: tuple[str, str, str, int] | None, report: PlanReport, force: bool
+    unit: Measurement, target: str, instance: str, report: PlanReport, force: bool
 ) -> None:
     """Refuse scaling keys from a measurement of another unit than the stack deploys."""
-    assert spec is not None
-    option = next(o for o in report.options if o.name == spec[2])
+    option = next(o for o in report.options if o.name == instance)
     if option.candidate.measured or force:
         return
     measured = unit.instance_type or unit.gpu or "an unrecorded unit"
     raise UsageError(
         f"{unit.source} was measured on {unit.target} {measured}, but the stack deploys "
-        f"{spec[0]} {spec[2]}: its scaling keys would be guesses",
+        f"{target} {instance}: its scaling keys would be guesses",
         hint="bench the stack's instance type (tdk bench --instance-type ...), or pass --force",
     )
 
 
-def _write_stack(
-    stack: StackFile, target: str, report: PlanReport, spec: tuple[str, str, str, int] | None
-) -> str:
-    from infra.perf.scaling import scaling_updates
-
-    assert spec is not None
-    option = next(o for o in report.options if o.name == spec[2])
-    for key, value in scaling_updates(target, report, option).items():
+def _write_stack(stack: StackFile, entry: TargetEntry, report: PlanReport, instance: str) -> str:
+    option = next(o for o in report.options if o.name == instance)
+    for key, value in entry.scaling_updates(report, option).items():
         stack.set(key, value)
     diff = stack.diff()
     stack.write()

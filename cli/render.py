@@ -5,13 +5,16 @@ from __future__ import annotations
 import json as jsonlib
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from cli.common import JsonOpt
 from cli.output import Output
 from tdk.errors import UsageError
+
+if TYPE_CHECKING:
+    from infra.config import ConfigReader
 
 app = typer.Typer(help="Write deployable artifacts without deploying them.", no_args_is_help=True)
 
@@ -55,26 +58,28 @@ def k8s(
     json: JsonOpt = False,
 ) -> None:
     """Render ServiceAccount, Deployment, Service, PDB, KEDA scaling and monitoring manifests."""
-    from infra.k8s.render import render_stack, yaml_stream
+    from infra.k8s.render import yaml_stream
+    from infra.targets import registry
 
     printer = Output(json_mode=json)
     if out == "-" and json:
         raise UsageError("--out - and --json both use stdout", hint="drop one of them")
     known = _read_outputs(outputs) if outputs else None
-    rendered = render_stack(project_dir, stack, known)
+    settings = registry.load_stack(project_dir, stack)
+    rendered = settings.render(known)
     if out == "-":
         if rules_out is not None:
-            _write_alert_rules(project_dir, stack, rendered.manifests, rules_out)
+            _write_alert_rules(settings.reader, rendered.manifests, rules_out)
         sys.stdout.write(yaml_stream(rendered))
         sys.stdout.flush()
         _warn_placeholders(printer, stack, rendered.placeholders)
         return
-    _render_dir(printer, project_dir, rendered, Path(out), rules_out, json)
+    _render_dir(printer, settings.reader, rendered, Path(out), rules_out, json)
 
 
 def _render_dir(
     printer: Output,
-    project_dir: Path,
+    reader: ConfigReader,
     rendered: Any,
     out: Path,
     rules_out: Path | None,
@@ -93,7 +98,7 @@ def _render_dir(
         {"path": str(path), "kind": m["kind"], "name": m["metadata"]["name"]}
         for path, m in zip(paths, rendered.manifests, strict=True)
     ]
-    rules = _write_alert_rules(project_dir, stack, rendered.manifests, rules_path)
+    rules = _write_alert_rules(reader, rendered.manifests, rules_path)
     for path in kept:
         printer.warn(f"kept {path}: an earlier render wrote it and it was edited since")
     if json:
@@ -125,16 +130,13 @@ def _warn_placeholders(printer: Output, stack: str, placeholders: list[str]) -> 
         )
 
 
-def _write_alert_rules(
-    project_dir: Path, stack: str, rendered: list[dict[str, Any]], path: Path
-) -> Path:
+def _write_alert_rules(reader: ConfigReader, rendered: list[dict[str, Any]], path: Path) -> Path:
     """The stack's alert rules as a plain Prometheus rule file at ``path``."""
-    from infra.config import ConfigReader, merged_stack_config
     from infra.k8s.alerts import alert_rules, rules_yaml
     from infra.k8s.config import read_workload_config
     from infra.k8s.ledger import write_atomic
 
-    alerts = read_workload_config(ConfigReader(merged_stack_config(project_dir, stack).get)).alerts
+    alerts = read_workload_config(reader).alerts
     [workload] = [m["metadata"] for m in rendered if m["kind"] == "Deployment"]
     rules = alert_rules(
         workload["namespace"],

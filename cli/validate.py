@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from cli.common import JsonOpt
+from cli.locate import OptionalTargetOpt, ProjectDirOpt
 
 if TYPE_CHECKING:
     from packager.validate.findings import Finding
@@ -25,10 +26,6 @@ FormatOpt = Annotated[
         "(workflow annotations).",
     ),
 ]
-TargetOpt = Annotated[
-    str | None,
-    typer.Option("--target", help="Also check for a deploy target: sagemaker, gke, eks."),
-]
 InstanceOpt = Annotated[
     str, typer.Option("--instance-type", help="Instance type (ml.g5.xlarge, g5.xlarge).")
 ]
@@ -37,8 +34,13 @@ ImageOpt = Annotated[
     str, typer.Option("--image", help="Triton image or version (24.09); default 24.09.")
 ]
 StackOpt = Annotated[
-    Path | None,
-    typer.Option("--stack", help="Read target, instance/GPU and image from Pulumi.<stack>.yaml."),
+    str | None,
+    typer.Option(
+        "--stack",
+        "-s",
+        help="Also check for this committed stack: its target, instance/GPU and image "
+        "(Pulumi.<stack>.yaml in --project-dir).",
+    ),
 ]
 BuiltForOpt = Annotated[
     str,
@@ -60,11 +62,12 @@ def validate(
     paths: PathsArg,
     fmt: FormatOpt = "human",
     json: JsonOpt = False,
-    target: TargetOpt = None,
+    target: OptionalTargetOpt = None,
     instance_type: InstanceOpt = "",
     gpu: GpuOpt = "",
     image: ImageOpt = "",
     stack: StackOpt = None,
+    project_dir: ProjectDirOpt = ".",
     copies: CopiesOpt = 1,
     trt_built_for: BuiltForOpt = "",
     release: ReleaseOpt = "",
@@ -85,7 +88,9 @@ def validate(
     findings = validate_paths(paths)
     if target or stack:
         built_for = trt_built_for or (_release_built_for(release) if release else "")
-        target_args = (target, instance_type, gpu, image, stack, copies, built_for)
+        name = target.value if target is not None else None
+        where = _stack(stack, project_dir) if stack else None
+        target_args = (name, instance_type, gpu, image, where, copies, built_for)
         findings = _with_target(findings, paths, *target_args)
     sys.stdout.write(render(fmt, findings, __version__))
     if has_errors(findings):
@@ -99,14 +104,17 @@ def _with_target(
     instance_type: str,
     gpu: str,
     image: str,
-    stack: Path | None,
+    stack: tuple[Path, str] | None,
     copies: int,
     built_for: str,
 ) -> list[Finding]:
     from infra.targets.checks import check_target, spec_from_stack, target_spec, working_set
     from packager.repository import discover_all
 
-    spec = spec_from_stack(stack) if stack else target_spec(str(target), instance_type, gpu, image)
+    if stack is not None:
+        spec = spec_from_stack(*stack)
+    else:
+        spec = target_spec(str(target), instance_type, gpu, image)
     models = [m for path in paths for m in discover_all(path).models]
     findings, fits = check_target(models, spec, built_for)
     if spec.gpu is not None:  # the local-endpoint caveat about KIND_GPU does not apply
@@ -114,6 +122,21 @@ def _with_target(
     for fit in fits:
         sys.stderr.write(fit.describe(spec.label) + "\n")
     return local + findings + working_set(fits, copies)
+
+
+def _stack(stack: str, project_dir: str) -> tuple[Path, str]:
+    """(project dir, stack name); the old path form (``--stack Pulumi.gke-dev.yaml``) still
+    works for one release, with a warning."""
+    from infra.targets import registry
+
+    if "/" in stack or "\\" in stack or stack.endswith((".yaml", ".yml")):
+        folder, name = registry.stack_from_path(Path(stack))
+        registry.on_deprecated(
+            f"--stack takes a stack name now: use --stack {name} --project-dir {folder}"
+        )
+        return folder, name
+    registry.check_stack_name(stack)
+    return Path(project_dir), stack
 
 
 def _release_built_for(release: str) -> str:

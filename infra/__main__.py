@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pulumi
 
-from infra.config import ConfigReader, ConfigSource, read_stack_config
-from infra.targets import MODULES, load_target
+from infra.config import ConfigReader, ConfigSource
+from infra.targets import registry
 
 
 def pulumi_source() -> ConfigSource:
@@ -24,11 +24,8 @@ def pulumi_source() -> ConfigSource:
 
 def main() -> None:
     """Validate every key first, then declare the chosen target's resources and outputs."""
-    reader = ConfigReader(pulumi_source())
-    target = load_target(reader.choice("target", MODULES))
-    common = read_stack_config(reader, target.name, target.release_schemes)
-    config = target.read_config(reader, common)
-    for name, value in target.declare(config).items():
+    stack = registry.settings(ConfigReader(pulumi_source()), pulumi.get_stack())
+    for name, value in stack.entry.deploy().declare(stack.config).items():
         pulumi.export(name, value)
 
 

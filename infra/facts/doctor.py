@@ -10,7 +10,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from infra.config import ConfigReader, merged_stack_config, read_stack_config
 from infra.facts import CHECKED
 from infra.facts import kubernetes as kf
 from infra.facts import triton as tf
@@ -112,7 +111,7 @@ def _config_facts(config: Any, today: dt.date) -> list[Finding]:
 def diagnose(project_dir: Path, stack: str, today: dt.date) -> list[Finding]:
     """Every finding for ``stack``; a config the kit refuses is one ``broken`` finding."""
     from infra.perf.prices import load_prices
-    from infra.targets import MODULES, load_target
+    from infra.targets import registry
 
     prices = load_prices()
     found = [
@@ -128,10 +127,7 @@ def diagnose(project_dir: Path, stack: str, today: dt.date) -> list[Finding]:
         ),
     ]  # fmt: skip
     try:
-        reader = ConfigReader(merged_stack_config(project_dir, stack).get)
-        target = load_target(reader.choice("target", MODULES))
-        common = read_stack_config(reader, target.name, target.release_schemes)
-        config = target.read_config(reader, common)
+        config = registry.load_stack(project_dir, stack).config
     except TdkError as exc:
         found.append(
             Finding("stack config", stack, "", "", "broken", f"{exc.message} ({exc.hint})")

@@ -8,16 +8,18 @@ Values only a deployment knows (the EKS role ARN, the AMP workspace) come from
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from infra.config import ConfigReader, merged_stack_config, read_stack_config
 from infra.k8s.manifests import Manifest
 from tdk.errors import UsageError
+
+#: stack output name -> its value (or a ``${name}`` placeholder)
+OutputValue = Callable[[str], str]
 
 
 @dataclass(frozen=True)
@@ -30,17 +32,14 @@ class Rendered:
     placeholders: list[str] = field(default_factory=list)
 
 
-def render_stack(
-    project_dir: Path, stack: str, outputs: Mapping[str, Any] | None = None
+def render_settings(
+    target: str,
+    stack: str,
+    render: Callable[[OutputValue], list[Manifest]],
+    outputs: Mapping[str, Any] | None = None,
 ) -> Rendered:
-    """The manifests of ``stack``, validated like ``pulumi up`` would; the target renders them
-    (a target without a Kubernetes workload refuses, naming why)."""
-    from infra.targets import MODULES, load_target
-
-    reader = ConfigReader(merged_stack_config(project_dir, stack).get)
-    target = load_target(reader.choice("target", MODULES))
-    common = read_stack_config(reader, target.name, target.release_schemes)
-    config = target.read_config(reader, common)
+    """What ``render(output)`` produces for ``stack``: ``output(name)`` gives a stack output
+    from ``outputs``, or a ``${name}`` placeholder that the result lists."""
     known = dict(outputs or {})
     placeholders: list[str] = []
 
@@ -50,7 +49,7 @@ def render_stack(
         placeholders.append(name)
         return "${" + name + "}"
 
-    return Rendered(stack, target.name, target.render(config, output), placeholders)
+    return Rendered(stack, target, render(output), placeholders)
 
 
 def file_name(index: int, manifest: Manifest) -> str:

@@ -1,5 +1,5 @@
-"""The options ``tdk plan`` compares, priced from the table: one per instance type (SageMaker,
-EKS) or GPU node shape (GKE), plus the baseline the user runs today."""
+"""The options ``tdk plan`` compares, priced from the table: one per instance type or node
+shape of the target (its entry prices it), plus the baseline the user runs today."""
 
 from __future__ import annotations
 
@@ -7,15 +7,8 @@ from decimal import Decimal, InvalidOperation
 
 from infra.perf.plan import Candidate
 from infra.perf.prices import PriceTable
+from infra.targets.registry import TargetEntry
 from tdk.errors import UsageError
-
-TARGETS = ("sagemaker", "eks", "gke")
-DEFAULTS = {
-    "sagemaker": ("ml.g4dn.xlarge", "ml.g5.xlarge"),
-    "eks": ("g4dn.xlarge", "g5.xlarge", "g6.xlarge"),
-    "gke": ("g2-standard-8+nvidia-l4", "n1-standard-4+nvidia-tesla-t4"),
-}
-DEFAULT_REGION = {"sagemaker": "us-east-1", "eks": "us-east-1", "gke": "us-central1"}
 
 
 def _number(text: str, what: str, hint: str) -> Decimal:
@@ -28,8 +21,17 @@ def _number(text: str, what: str, hint: str) -> Decimal:
     return value
 
 
+def defaults(entry: TargetEntry, measured_on: str | None) -> list[str]:
+    """The candidates ``tdk plan`` compares by default: the target's, led by the measured unit
+    when it is one of the target's kinds."""
+    found = list(entry.default_candidates)
+    if measured_on and entry.owns(measured_on):
+        found.insert(0, measured_on)
+    return found
+
+
 def candidate(
-    target: str,
+    entry: TargetEntry,
     spec: str,
     region: str,
     prices: PriceTable,
@@ -41,22 +43,8 @@ def candidate(
     name, _, rate = spec.partition(":")
     hint = "e.g. --instance-type ml.g5.xlarge or --instance-type ml.g5.xlarge:420"
     unit_rps = _number(rate, f"--instance-type {spec}", hint) if rate else measured_rps
-    measured = bool(rate) or name == measured_on
-    if target == "sagemaker":
-        price = prices.lookup("sagemaker", region, name)
-        return Candidate(name, unit_rps, 1, price.usd_per_hour, measured)
-    if target == "eks":
-        price = prices.lookup("ec2", region, name)
-        return Candidate(name, unit_rps, max(1, price.gpus), price.usd_per_hour, measured)
-    machine, plus, gpu = name.partition("+")
-    if not plus:
-        raise UsageError(
-            f"--instance-type {name!r}: a GKE GPU node is MACHINE+GPU",
-            hint="e.g. --instance-type g2-standard-8+nvidia-l4",
-        )
-    node = prices.lookup("gce_machine", region, machine).usd_per_hour
-    node += gpus_per_node * prices.lookup("gce_gpu", region, gpu).usd_per_hour
-    return Candidate(name, unit_rps, gpus_per_node, node, measured or gpu == measured_on)
+    measured = bool(rate) or entry.matches(name, measured_on)
+    return entry.candidate(name, unit_rps, measured, region, prices, gpus_per_node)
 
 
 def baseline(spec: str, region: str, prices: PriceTable) -> Candidate:

@@ -1,22 +1,15 @@
-"""Deployment targets, one module each; imported lazily so a stack loads only its own SDK."""
+"""Deployment targets, one folder each, listed once in ``infra.targets.registry``; a target's
+modules are imported lazily so a stack loads only its own SDK."""
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from infra.targets.base import Target
 
-#: ``triton-deploy-kit:target`` value -> module whose ``TARGET`` attribute is the Target
-MODULES: dict[str, str] = {
-    "sagemaker": "infra.targets.sagemaker.target",
-    "sagemaker-ic": "infra.targets.sagemaker_ic.target",
-    "gke": "infra.targets.gke.target",
-    "eks": "infra.targets.eks.target",
-}
-
 
 def load_target(name: str) -> Target[Any]:
-    """The Target registered under ``name`` (a KeyError means the caller skipped validation)."""
-    target: Target[Any] = importlib.import_module(MODULES[name]).TARGET
-    return target
+    """The Pulumi program (deploy contract) of the registered target ``name``."""
+    from infra.targets import registry
+
+    return registry.get(name).deploy()

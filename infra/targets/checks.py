@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from infra.facts.triton import default_checked_image
 from infra.targets import facts
@@ -60,8 +59,8 @@ class TargetSpec:
     mme: bool
 
 
-def target_spec(target: str, instance_type: str = "", gpu: str = "", image: str = "") -> TargetSpec:
-    """Resolve ``--target`` options to facts; unknown values are a UsageError naming choices."""
+def image_facts(image: str = "") -> facts.Image:
+    """The facts of Triton ``image`` (a tag, a URI or a version; empty: the checked default)."""
     version = facts.image_version(image) if image else default_checked_image()
     found = facts.IMAGES.get(version)
     if found is None:
@@ -69,66 +68,59 @@ def target_spec(target: str, instance_type: str = "", gpu: str = "", image: str 
             f"Triton image {image!r} (version {version}) is not in tdk's table of image facts",
             hint=f"use one of {', '.join(sorted(facts.IMAGES))} (infra/targets/facts.py)",
         )
-    if target == "gke":
-        kind = facts.GKE_ACCELERATORS.get(gpu)
-        if kind is None:
-            raise UsageError(
-                f"--gpu {gpu!r} is not a GKE accelerator tdk knows",
-                hint=f"use one of {', '.join(sorted(facts.GKE_ACCELERATORS))}",
-            )
-        return TargetSpec("gke", gpu, facts.GPUS[kind], 0, found, mme=False)
-    if target not in ("sagemaker", "eks"):
+    return found
+
+
+def accelerator_spec(target: str, gpu: str, image: str = "") -> TargetSpec:
+    """A node with GKE accelerator ``gpu`` (no instance disk limit, no MME)."""
+    kind = facts.GKE_ACCELERATORS.get(gpu)
+    if kind is None:
         raise UsageError(
-            f"--target {target!r} is not a deploy target", hint="use sagemaker, gke or eks"
+            f"--gpu {gpu!r} is not a GKE accelerator tdk knows",
+            hint=f"use one of {', '.join(sorted(facts.GKE_ACCELERATORS))}",
         )
+    return TargetSpec(target, gpu, facts.GPUS[kind], 0, image_facts(image), mme=False)
+
+
+def instance_spec(
+    target: str,
+    instance_type: str,
+    image: str = "",
+    prefix: str = "",
+    mme: bool = False,
+    cpu: bool = False,
+) -> TargetSpec:
+    """An EC2 GPU instance type (``prefix`` ``ml.`` on SageMaker); with ``cpu`` also the CPU
+    families c/m/r/t, with SageMaker's default volume as the disk."""
+    found = image_facts(image)
     family, size = facts.ec2_family(instance_type)
     offer = facts.EC2_GPU_FAMILIES.get(family)
     if offer is None or size not in offer.gpus:
-        if target == "sagemaker" and instance_type.startswith("ml.") and family[:1] in "cmrt":
+        if cpu and instance_type.startswith(prefix) and family[:1] in "cmrt":
             return TargetSpec(target, instance_type, None, facts.SAGEMAKER_DEFAULT_VOLUME_GB,
-                              found, mme=True)  # fmt: skip
+                              found, mme=mme)  # fmt: skip
         choices = [f"{f}.{s}" for f, o in facts.EC2_GPU_FAMILIES.items() for s in o.gpus]
-        prefix = "ml." if target == "sagemaker" else ""
         raise UsageError(
             f"--instance-type {instance_type!r} is not a GPU instance type tdk knows",
             hint=f"use one of {', '.join(prefix + c for c in choices[:8])}, ...",
         )
     disk = offer.disk_gb[size] or facts.SAGEMAKER_DEFAULT_VOLUME_GB
-    return TargetSpec(
-        target, instance_type, facts.GPUS[offer.gpu], disk, found, mme=target == "sagemaker"
-    )
+    return TargetSpec(target, instance_type, facts.GPUS[offer.gpu], disk, found, mme=mme)
 
 
-def spec_from_stack(stack_file: Path) -> TargetSpec:
-    """Read target, instance type / GPU and image from a committed ``Pulumi.<stack>.yaml``."""
-    import yaml
+def target_spec(target: str, instance_type: str = "", gpu: str = "", image: str = "") -> TargetSpec:
+    """Resolve ``--target`` options to facts through the registered target."""
+    from infra.targets import registry
 
-    try:
-        data = yaml.safe_load(stack_file.read_text(encoding="utf-8")) or {}
-        project = yaml.safe_load((stack_file.parent / "Pulumi.yaml").read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise UsageError(
-            f"{stack_file}: cannot read the stack file ({exc})",
-            hint="give a committed Pulumi.<stack>.yaml next to Pulumi.yaml",
-        ) from exc
-    config: dict[str, Any] = {
-        key: spec.get("default") for key, spec in (project.get("config") or {}).items()
-    }
-    config.update(
-        {key.partition(":")[2]: value for key, value in (data.get("config") or {}).items()}
-    )
-    target = str(config.get("target") or "")
-    if target == "sagemaker":
-        return target_spec(
-            target,
-            str(config.get("sagemakerInstanceType")),
-            image=str(config.get("sagemakerTritonVersion")),
-        )
-    if target == "gke":
-        return target_spec(target, gpu=str(config.get("gkeGpuType")),
-                           image=str(config.get("k8sTritonImage")))  # fmt: skip
-    return target_spec(target, str(config.get("eksGpuInstanceType")),
-                       image=str(config.get("k8sTritonImage")))  # fmt: skip
+    return registry.get(target).spec(instance_type, gpu, image)
+
+
+def spec_from_stack(project_dir: Path, stack: str) -> TargetSpec:
+    """What committed stack ``stack`` offers a model (its target reads its own keys)."""
+    from infra.targets import registry
+
+    settings = registry.load_stack(project_dir, stack)
+    return settings.entry.stack_spec(settings)
 
 
 @dataclass(frozen=True)

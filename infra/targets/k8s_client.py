@@ -37,21 +37,19 @@ def prom_duration(window: timedelta) -> str:
 
 def stack_config(where: Locator, target: str) -> Any:
     """The validated config of the committed ``--stack`` (a ``target`` stack)."""
-    from infra.config import ConfigReader, merged_stack_config, read_stack_config
-    from infra.targets import load_target
+    from infra.targets import registry
 
     stack = where.need(
         "stack", target, "--stack", f"pass the {target} stack, e.g. --stack {target}-dev"
     )
-    reader = ConfigReader(merged_stack_config(Path(where.project_dir), stack).get)
-    found = reader.string("target")
+    settings = registry.load_stack(Path(where.project_dir), stack)
+    found = settings.entry.name
     if found != target:
         raise UsageError(
             f"stack {stack!r} deploys to {found!r}, not {target}",
             hint=f"pass --target {found}, or a {target} stack",
         )
-    deploy = load_target(target)
-    return deploy.read_config(reader, read_stack_config(reader, target, deploy.release_schemes))
+    return settings.config
 
 
 class KubernetesClient(TargetClient, partial=True):

@@ -195,26 +195,11 @@ class Locator:
         return str(value)
 
 
-#: ``--target`` value -> module whose ``from_locator(Locator)`` builds the client
-CLIENT_MODULES: dict[str, str] = {
-    "sagemaker": "infra.targets.sagemaker.client",
-    "sagemaker-ic": "infra.targets.sagemaker_ic.client",
-    "gke": "infra.targets.gke.client",
-    "eks": "infra.targets.eks.client",
-    "local": "infra.targets.local.client",
-}
-
-
 def load_client(target: str, where: Locator) -> TargetClient:
-    """The operations client of ``target`` located by ``where``."""
-    import importlib
+    """The operations client of the registered ``target`` located by ``where``."""
+    from infra.targets import registry
 
-    if target not in CLIENT_MODULES:
-        raise UsageError(
-            f"--target {target!r} is not a target", hint=f"use one of {', '.join(CLIENT_MODULES)}"
-        )
-    client: TargetClient = importlib.import_module(CLIENT_MODULES[target]).from_locator(where)
-    return client
+    return registry.get(target).client(where)
 
 
 def http_probe(url: str, timeout: float = 10.0) -> int | OSError:

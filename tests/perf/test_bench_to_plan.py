@@ -40,12 +40,12 @@ def triton(sample_repo: Path) -> Iterator[tuple[str, Path]]:
 
 def test_bench_records_the_unit_and_plan_reads_it(triton: tuple[str, Path], tmp_path: Path) -> None:
     url, store = triton
-    args = ["bench", "--target", "k8s", "--url", url, "--store", f"file://{store}"]
+    args = ["bench", "--target", "eks", "--url", url, "--store", f"file://{store}"]
     args += ["--target-model", "image_classifier-0.tar.gz", "-c", "1,4", "--duration", "0.3"]
     result = runner.invoke(app, [*args, "--instance-type", "g5.xlarge", "--json"])
     assert result.exit_code == 0, result.output
     record = json.loads(result.stdout)
-    assert record["target"] == "k8s" and record["instance_type"] == "g5.xlarge"
+    assert record["target"] == "eks" and record["instance_type"] == "g5.xlarge"
     assert record["target_model"] == "image_classifier-0.tar.gz"
     assert record["concurrency"] == [1, 4]
     levels = record["levels"]

@@ -25,6 +25,7 @@ from infra.targets.sagemaker_ic.config import (
     SageMakerIcConfig,
     Startup,
 )
+from infra.targets.sagemaker_ic.entry import INSTANCE_KEY
 from infra.targets.sagemaker_ic.models import (
     MODELS_KEY,
     CopyRequest,
@@ -36,7 +37,6 @@ from infra.targets.sagemaker_ic.names import check_component_names
 from infra.targets.sagemaker_ic.sizing import IcInstance, ic_instance, requirements
 from tdk.errors import ConfigError
 
-INSTANCE_KEY = "sagemakerIcInstanceType"
 SUGGESTED_INSTANCE = "ml.g5.xlarge"
 #: GPU values of botocore's ProductionVariantInferenceAmiVersion enum (aws_generated.json)
 AMI_VERSIONS = tuple(

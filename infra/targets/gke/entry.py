@@ -1,0 +1,79 @@
+"""The gke target's registry entry: a GKE GPU node pool running Triton, scaled by KEDA."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import TYPE_CHECKING, ClassVar
+
+from infra.targets.k8s_entry import KubernetesEntry
+from infra.targets.registry import PlanUnit, StackSettings
+from tdk.errors import UsageError
+
+if TYPE_CHECKING:
+    from infra.perf.plan import Candidate
+    from infra.perf.prices import PriceTable
+    from infra.targets.checks import TargetSpec
+
+#: a GKE serving unit is a node shape: MACHINE+ACCELERATOR (``g2-standard-8+nvidia-l4``)
+SHAPE_SEPARATOR = "+"
+
+
+class GkeEntry(KubernetesEntry):
+    name = "gke"
+    summary = "GKE GPU node pool running Triton, autoscaled by KEDA on Triton's metrics"
+    deploy_module = "infra.targets.gke.target"
+    client_module = "infra.targets.gke.client"
+    region_key = "gcp:region"
+    default_region = "us-central1"
+    default_candidates: ClassVar[tuple[str, ...]] = (
+        "g2-standard-8+nvidia-l4",
+        "n1-standard-4+nvidia-tesla-t4",
+    )
+    node_keys = ("gkeGpuNodesMin", "gkeGpuNodesMax")
+
+    def spec(self, instance_type: str, gpu: str, image: str) -> TargetSpec:
+        from infra.targets.checks import accelerator_spec
+
+        del instance_type
+        return accelerator_spec(self.name, gpu, image)
+
+    def stack_spec(self, stack: StackSettings) -> TargetSpec:
+        return self.spec("", stack.get("gkeGpuType"), stack.get("k8sTritonImage"))
+
+    def owns(self, unit: str) -> bool:
+        return SHAPE_SEPARATOR in unit
+
+    def candidate(
+        self,
+        spec: str,
+        unit_rps: Decimal,
+        measured: bool,
+        region: str,
+        prices: PriceTable,
+        gpus_per_node: int,
+    ) -> Candidate:
+        from infra.perf.plan import Candidate
+
+        machine, plus, gpu = spec.partition(SHAPE_SEPARATOR)
+        if not plus:
+            raise UsageError(
+                f"--instance-type {spec!r}: a GKE GPU node is MACHINE+GPU",
+                hint="e.g. --instance-type g2-standard-8+nvidia-l4",
+            )
+        node = prices.lookup("gce_machine", region, machine).usd_per_hour
+        node += gpus_per_node * prices.lookup("gce_gpu", region, gpu).usd_per_hour
+        return Candidate(spec, unit_rps, gpus_per_node, node, measured)
+
+    def matches(self, spec: str, measured_on: str | None) -> bool:
+        """A node shape was measured when its shape or its accelerator was."""
+        return super().matches(spec, measured_on) or (
+            spec.partition(SHAPE_SEPARATOR)[2] == measured_on
+        )
+
+    def plan_unit(self, stack: StackSettings) -> PlanUnit:
+        shape = f"{stack.get('gkeMachineType')}{SHAPE_SEPARATOR}{stack.get('gkeGpuType')}"
+        gpus = int(stack.get("gkeGpusPerNode") or 1)
+        return PlanUnit(stack.get(self.region_key), shape, gpus)
+
+
+ENTRY = GkeEntry()

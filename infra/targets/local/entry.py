@@ -1,0 +1,33 @@
+"""The local target's registry entry: the local endpoint (a real Triton behind a SageMaker
+runtime-compatible front, started by ``tdk local up``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from infra.targets.registry import DEPLOY, PLAN, VALIDATE, TargetEntry
+
+if TYPE_CHECKING:
+    from infra.targets.operations import Locator
+
+
+class LocalEntry(TargetEntry):
+    name = "local"
+    summary = "the local endpoint started by `tdk local up` (no cloud account)"
+    client_module = "infra.targets.local.client"
+    cannot: ClassVar[dict[str, str]] = {
+        DEPLOY: "it is started by `tdk local up`, not by a Pulumi stack",
+        PLAN: "it has no instances to price",
+        VALIDATE: "it runs the Triton of the nvidia-pytriton wheel on this machine; "
+        "`tdk local check` checks a release against it",
+    }
+
+    def default_store(self, where: Locator) -> str | None:
+        """The release the running endpoint serves."""
+        from infra.targets.local.serve import read_state
+
+        state = read_state(where.endpoint or "local")
+        return None if state is None else str(state.store)
+
+
+ENTRY = LocalEntry()

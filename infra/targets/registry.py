@@ -1,0 +1,354 @@
+"""The one list of deployment targets, and what shared code asks a target.
+
+A target is a folder ``infra/targets/<name>/`` whose ``entry.py`` defines ``ENTRY``, an instance
+of a ``TargetEntry`` subclass, plus one line in ``BUILTIN`` below (or, for a plugin or a test, a
+module path in ``TDK_EXTRA_TARGETS``, or a ``register()`` call). The entry answers everything
+the CLI, ``tdk plan``, ``tdk validate --target``, ``tdk render`` and the Pulumi program need:
+its name, its config (read once per stack by ``load_stack``), its Pulumi program, its
+operations client, its plan facts (region key, price section, instance families) and its
+target checks. Shared code asks the entry; it never compares a target's name. What a target
+cannot do is data (``cannot``: what -> why), as the operations clients' refusals are.
+
+Importing this module or an entry module is cheap: no cloud SDK and no Pulumi; an entry
+imports its target's heavier modules only inside the method that needs them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from tdk.errors import ConfigError, UsageError
+
+if TYPE_CHECKING:
+    from infra.clients.base import InferenceTarget
+    from infra.config import ConfigReader, StackConfig
+    from infra.k8s.render import Rendered
+    from infra.perf.plan import Candidate, Option, PlanReport
+    from infra.perf.prices import PriceTable
+    from infra.targets.base import Target
+    from infra.targets.checks import TargetSpec
+    from infra.targets.operations import Locator, TargetClient
+
+#: the targets that ship with tdk: ``<module>.ENTRY`` of each, in the order ``--help`` lists them
+BUILTIN: tuple[str, ...] = (
+    "infra.targets.sagemaker.entry",
+    "infra.targets.sagemaker_ic.entry",
+    "infra.targets.gke.entry",
+    "infra.targets.eks.entry",
+    "infra.targets.local.entry",
+)
+#: comma-separated modules whose ``ENTRY`` adds a target (plugins, tests)
+EXTRA_ENV = "TDK_EXTRA_TARGETS"
+#: old ``--target`` spellings, accepted for one release with a warning: old -> (new, why)
+DEPRECATED: Mapping[str, tuple[str, str]] = {
+    "k8s": ("gke", "--target k8s is now --target gke or --target eks (both take --url)"),
+}
+
+#: what a target may refuse, each a ``cannot`` key (rendering is refused by the deploy
+#: contract itself: ``Target.cannot_render``)
+DEPLOY, PLAN, VALIDATE = "deploy", "plan", "validate"
+
+
+@dataclass(frozen=True)
+class PlanUnit:
+    """What one serving unit of a stack is, for ``tdk plan --write-stack``."""
+
+    region: str
+    instance: str  # an instance type, or a GKE MACHINE+GPU node shape
+    gpus_per_node: int = 1
+
+
+class TargetEntry:
+    """One registered target: subclasses set the class attributes and override what they do.
+
+    Every ``TargetEntry`` method a target does not override refuses with the reason in
+    ``cannot`` (checked when the class is defined: each refusal has a reason, and a target
+    that plans says its region key and candidates).
+    """
+
+    #: the ``--target`` value and the stack's ``triton-deploy-kit:target``
+    name: ClassVar[str]
+    #: one line for ``--help`` and ``tdk doctor``
+    summary: ClassVar[str]
+    #: module whose ``TARGET`` is the Pulumi program (``infra.targets.base.Target``), if any
+    deploy_module: ClassVar[str | None] = None
+    #: module whose ``from_locator(Locator)`` builds the operations client
+    client_module: ClassVar[str]
+    #: what this target cannot do (``deploy``, ``plan``, ``validate``) -> why
+    cannot: ClassVar[Mapping[str, str]] = {}
+    #: plan facts: the stack key holding the region, the region prices default to, the
+    #: instance types ``tdk plan`` compares by default
+    region_key: ClassVar[str] = ""
+    default_region: ClassVar[str] = ""
+    default_candidates: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for what, why in cls.cannot.items():
+            if what not in (DEPLOY, PLAN, VALIDATE) or not why.strip():
+                raise TypeError(f"{cls.__name__}.cannot[{what!r}] needs a known key and a reason")
+        plans = PLAN not in cls.cannot and "name" in cls.__dict__
+        if plans and not (cls.region_key and cls.default_region and cls.default_candidates):
+            raise TypeError(f"{cls.__name__} plans but lacks its region or candidates")
+
+    def can(self, what: str) -> bool:
+        return what not in self.cannot
+
+    def refuse(self, what: str) -> UsageError:
+        reason = self.cannot.get(what, "not supported")
+        able = ", ".join(e.name for e in entries() if e.can(what)) or "none"
+        return UsageError(
+            f"the {self.name} target cannot {what}: {reason}", hint=f"targets that can: {able}"
+        )
+
+    # --- the Pulumi program and its config ------------------------------------------------
+    def deploy(self) -> Target[Any]:
+        """The Pulumi program (deploy contract) of this target."""
+        if self.deploy_module is None:
+            raise self.refuse(DEPLOY)
+        target: Target[Any] = importlib.import_module(self.deploy_module).TARGET
+        return target
+
+    # --- operations -----------------------------------------------------------------------
+    def client(self, where: Locator) -> TargetClient:
+        """The operations client (invoke, metrics, status, wait) located by ``where``."""
+        client: TargetClient = importlib.import_module(self.client_module).from_locator(where)
+        return client
+
+    def inference(self, where: Locator, grpc: bool, timeout: float) -> InferenceTarget:
+        """Where ``tdk invoke``/``bench`` send requests (how this target finds its Triton)."""
+        del grpc
+        return self.client(where).invoke(timeout)
+
+    def default_store(self, where: Locator) -> str | None:
+        """The release whose manifest describes the deployment's models when ``--store`` is
+        not given (None: the user must pass it)."""
+        del where
+        return None
+
+    # --- tdk validate --target ------------------------------------------------------------
+    def spec(self, instance_type: str, gpu: str, image: str) -> TargetSpec:
+        """What this target offers a model, from ``--instance-type``/``--gpu``/``--image``."""
+        del instance_type, gpu, image
+        raise self.refuse(VALIDATE)
+
+    def stack_spec(self, stack: StackSettings) -> TargetSpec:
+        """What a committed stack of this target offers a model (``validate --stack``)."""
+        del stack
+        raise self.refuse(VALIDATE)
+
+    # --- tdk plan -------------------------------------------------------------------------
+    def owns(self, unit: str) -> bool:
+        """Whether a measured unit (an instance type or GPU) is one of this target's kinds, so
+        ``tdk plan`` offers it as a candidate."""
+        del unit
+        return False
+
+    def matches(self, spec: str, measured_on: str | None) -> bool:
+        """Whether candidate ``spec`` is the unit the measurement ran on."""
+        return spec == measured_on
+
+    def candidate(
+        self,
+        spec: str,
+        unit_rps: Decimal,
+        measured: bool,
+        region: str,
+        prices: PriceTable,
+        gpus_per_node: int,
+    ) -> Candidate:
+        """One ``tdk plan`` option: ``spec`` (an instance type) priced in ``region``."""
+        del spec, unit_rps, measured, region, prices, gpus_per_node
+        raise self.refuse(PLAN)
+
+    def plan_unit(self, stack: StackSettings) -> PlanUnit:
+        """The serving unit a committed stack deploys."""
+        del stack
+        raise self.refuse(PLAN)
+
+    def scaling_updates(self, report: PlanReport, option: Option) -> dict[str, int]:
+        """The stack keys that size ``option`` to the report's trough and peak."""
+        del report, option
+        raise self.refuse(PLAN)
+
+
+# --- the registry -----------------------------------------------------------------------------
+_lock = threading.Lock()
+_registered: dict[str, TargetEntry] = {}
+_loaded: dict[str, dict[str, TargetEntry]] = {}
+
+
+def _load(module: str) -> TargetEntry:
+    try:
+        entry = importlib.import_module(module).ENTRY
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(
+            f"target module {module!r} cannot be loaded: {exc}",
+            hint=f"check {EXTRA_ENV} (comma-separated modules that define ENTRY)",
+        ) from exc
+    if not isinstance(entry, TargetEntry):
+        raise ConfigError(
+            f"{module}.ENTRY is not a TargetEntry",
+            hint="subclass infra.targets.registry.TargetEntry",
+        )
+    return entry
+
+
+def _table() -> dict[str, TargetEntry]:
+    extra = os.environ.get(EXTRA_ENV, "")
+    with _lock:
+        table = _loaded.get(extra)
+        if table is None:
+            modules = [*BUILTIN, *(m.strip() for m in extra.split(",") if m.strip())]
+            table = {}
+            for module in modules:
+                entry = _load(module)
+                if entry.name in table or entry.name in DEPRECATED:
+                    raise ConfigError(
+                        f"target {entry.name!r} ({module}) is registered twice",
+                        hint=f"give the target in {module} another name",
+                    )
+                table[entry.name] = entry
+            _loaded[extra] = table
+        return {**table, **_registered}
+
+
+def register(entry: TargetEntry) -> None:
+    """Add a target at run time (a plugin's or a test's); its name must be new."""
+    if entry.name in _table() or entry.name in DEPRECATED:
+        raise ConfigError(f"target {entry.name!r} is registered twice", hint="pick a new name")
+    with _lock:
+        _registered[entry.name] = entry
+
+
+def unregister(name: str) -> None:
+    """Remove a target added with ``register`` (tests)."""
+    with _lock:
+        _registered.pop(name, None)
+
+
+def entries() -> list[TargetEntry]:
+    return list(_table().values())
+
+
+def names() -> list[str]:
+    """Every ``--target`` choice, in registry order."""
+    return list(_table())
+
+
+def get(name: str, option: str = "--target") -> TargetEntry:
+    """The entry named ``name`` (a deprecated spelling warns through ``on_deprecated``)."""
+    table = _table()
+    if name in DEPRECATED:
+        new, why = DEPRECATED[name]
+        on_deprecated(why)
+        name = new
+    entry = table.get(name)
+    if entry is None:
+        raise UsageError(
+            f"{option} {name!r} is not a target", hint=f"use one of {', '.join(table)}"
+        )
+    return entry
+
+
+def able(what: str) -> list[str]:
+    """The targets that can ``what`` (deploy, plan, validate)."""
+    return [e.name for e in entries() if e.can(what)]
+
+
+def _warn(message: str) -> None:
+    import sys
+
+    print(f"warning: {message} (deprecated; the old spelling goes in the next release)",
+          file=sys.stderr)  # fmt: skip
+
+
+#: how a deprecation is told (the CLI may replace it)
+on_deprecated: Callable[[str], None] = _warn
+
+
+# --- one config read path ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class StackSettings:
+    """One stack's configuration, read once: ``Pulumi.yaml`` declarations with
+    ``Pulumi.<stack>.yaml`` over them (as the Pulumi CLI merges them), or the Pulumi program's
+    own config; ``config`` is the target's typed, validated config, built on first use."""
+
+    name: str
+    reader: ConfigReader
+    entry: TargetEntry
+    source: str = ""
+    values: Mapping[str, str] = field(default_factory=dict)
+
+    def get(self, key: str) -> str:
+        """A key's value as the program reads it (the declared default when unset)."""
+        return self.reader.string(key)
+
+    @cached_property
+    def common(self) -> StackConfig:
+        from infra.config import read_stack_config
+
+        deploy = self.entry.deploy()
+        return read_stack_config(self.reader, self.entry.name, deploy.release_schemes)
+
+    @cached_property
+    def config(self) -> Any:
+        """The target's typed config, validated as ``pulumi up`` validates it."""
+        return self.entry.deploy().read_config(self.reader, self.common)
+
+    def render(self, outputs: Mapping[str, Any] | None = None) -> Rendered:
+        """The stack's Kubernetes manifests (``tdk render k8s``), validated like ``pulumi up``
+        would; a target without a Kubernetes workload refuses, naming why."""
+        from infra.k8s.render import render_settings
+
+        deploy = self.entry.deploy()
+        return render_settings(
+            self.entry.name, self.name, lambda output: deploy.render(self.config, output), outputs
+        )
+
+
+def settings(reader: ConfigReader, name: str, source: str = "") -> StackSettings:
+    """The settings of the stack behind ``reader`` (its ``target`` key picks the entry)."""
+    target = reader.choice("target", able(DEPLOY))
+    return StackSettings(name, reader, get(target), source)
+
+
+def load_stack(project_dir: Path | str, stack: str) -> StackSettings:
+    """The settings of committed stack ``stack`` (``Pulumi.<stack>.yaml`` in ``project_dir``)."""
+    from infra.config import ConfigReader, merged_stack_config
+
+    check_stack_name(stack)
+    values = merged_stack_config(Path(project_dir), stack)
+    source = str(Path(project_dir) / f"Pulumi.{stack}.yaml")
+    return settings(ConfigReader(values.get), stack, source)
+
+
+def check_stack_name(stack: str) -> None:
+    """``--stack`` is a stack name (``gke-dev``), never a path; ``--project-dir`` says where."""
+    if not stack or "/" in stack or "\\" in stack or stack.endswith((".yaml", ".yml")):
+        raise UsageError(
+            f"--stack {stack!r} is not a stack name",
+            hint="pass the stack's name (e.g. --stack gke-dev) and --project-dir for where "
+            "Pulumi.yaml is",
+        )
+
+
+def stack_from_path(path: Path) -> tuple[Path, str]:
+    """(project dir, stack name) of a ``Pulumi.<stack>.yaml`` path."""
+    stem = path.name
+    for suffix in (".yaml", ".yml"):
+        stem = stem.removesuffix(suffix)
+    if not path.name.startswith("Pulumi.") or stem == path.name or stem == "Pulumi":
+        raise UsageError(
+            f"{path}: expected a Pulumi.<stack>.yaml file",
+            hint="e.g. Pulumi.sagemaker-dev.yaml, next to the project's Pulumi.yaml",
+        )
+    return path.parent, stem.removeprefix("Pulumi.")
