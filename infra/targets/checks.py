@@ -21,7 +21,6 @@ from packager.validate.findings import Finding, Sink, finding
 from tdk.errors import UsageError
 
 
-
 @dataclass(frozen=True)
 class TargetSpec:
     """What a deploy target offers a model: GPU (None on CPU), disk, image, MME or not."""

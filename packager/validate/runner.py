@@ -116,13 +116,13 @@ def _locate(findings: list[Finding], models: Sequence[ModelDir]) -> list[Finding
     texts = {str(m.config_path): m.config_path for m in models}
     located: dict[str, Locations] = {}
     result = []
-    for finding in findings:
-        path = texts.get(finding.file)
-        if path is not None and not finding.line:
-            if finding.file not in located:
-                located[finding.file] = Locations(_read(path))
-            finding = finding.at(*located[finding.file].find(finding.field))
-        result.append(finding)
+    for found in findings:
+        path = texts.get(found.file)
+        if path is not None and not found.line:
+            if found.file not in located:
+                located[found.file] = Locations(_read(path))
+            found = found.at(*located[found.file].find(found.field))
+        result.append(found)
     return result
 
 
