@@ -30,7 +30,7 @@ from packager.rename import DEFAULT_TEMPLATE, plan_copies
 from packager.repository import ModelDir, discover
 from packager.stores import Store
 from packager.stores.lock import DEFAULT_LOCK_TIMEOUT, PublishLock, publish_lock
-from tdk.errors import StoreError, TdkError, UsageError
+from tdk.errors import StoreError, TdkError, UsageError, ValidationFailed
 
 # A release's manifest lists every copy (measured: 11.8 MB for 10,000 copies of the sample
 # tokenizer) and every endpoint and `tdk invoke` reads it whole, and `tdk package` holds it in
@@ -59,19 +59,22 @@ class PublishResult:
 
 
 def load_models(repos: list[Path]) -> list[ModelDir]:
-    """Discover the models of every repository given, refusing the same name twice."""
+    """Discover the models of every repository given, refusing the same name twice with
+    ``tdk validate``'s TDK105 finding (the same check, the same text)."""
+    from packager.validate.layout import duplicate_names
+
     models: list[ModelDir] = []
     for repo in repos:
         models.extend(discover(repo))
-    seen: dict[str, ModelDir] = {}
-    for model in models:
-        other = seen.setdefault(model.name, model)
-        if other is not model:
-            raise TdkError(
-                f"model name {model.name!r} is defined twice: {other.config_path} and "
-                f"{model.config_path}",
-                hint="rename one of them (directory and `name:`)",
-            )
+    duplicates = duplicate_names(models)
+    if duplicates:
+        first = duplicates[0]
+        more = f" (and {len(duplicates) - 1} more)" if len(duplicates) > 1 else ""
+        raise ValidationFailed(
+            f"{first.code} {first.message}{more}; nothing was published",
+            duplicates,
+            hint=first.fix + " (run `tdk validate PATH` for the full list)",
+        )
     return models
 
 

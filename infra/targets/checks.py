@@ -16,35 +16,8 @@ from infra.targets import facts
 from packager.config import autocomplete_backend
 from packager.manifest import parse_trt_built_for
 from packager.repository import ModelDir
-from packager.validate.findings import Finding, Sink
-from packager.validate.rules import Rule, register
+from packager.validate.findings import Finding, Sink, finding
 from tdk.errors import UsageError
-
-_FACTS = "infra/targets/facts.py"
-TARGET_RULES = [
-    Rule("TDK901", "backend-not-in-image", "error", "the target's Triton image has no such "
-         "backend; the model fails to load", "pick another target or backend", _FACTS),
-    Rule("TDK902", "weights-exceed-disk", "error", "the model's files do not fit the instance "
-         "disk SageMaker downloads them to", "use an instance with a larger disk", _FACTS),
-    Rule("TDK903", "python-shm", "error", "each Python-backend instance takes "
-         "shm-default-byte-size of /dev/shm (16 MiB of 64 MiB on SageMaker): 'Stub is "
-         "unhealthy' / shared memory errors", "lower instance_group count", _FACTS),
-    Rule("TDK904", "weights-exceed-gpu", "error", "the weights alone exceed the GPU memory",
-         "use a larger GPU or a smaller model", _FACTS),
-    Rule("TDK905", "mme-working-set", "warning", "fewer copies fit loaded at once than the "
-         "release holds: SageMaker MME unloads (LRU) and reloads them", "raise instance "
-         "count, GPU size, or expect load latency", _FACTS),
-    Rule("TDK906", "tensorrt-plan-target", "warning", "a plan runs only on the GPU compute "
-         "capability and TensorRT version it was built for", "build the plan on the target "
-         "GPU with the image's TensorRT; record it with --trt-built-for", _FACTS),
-    Rule("TDK907", "tensorrt-built-for-other", "warning", "the plans were recorded as built "
-         "for another compute capability or TensorRT version than the target's: Triton "
-         "fails to deserialize them", "rebuild the plans for the target", _FACTS),
-    Rule("TDK908", "gpu-instances-on-cpu", "error", "a KIND_GPU instance group on an instance "
-         "without a GPU: 'has kind KIND_GPU but no GPUs are available'", "use KIND_AUTO or "
-         "KIND_CPU, or a GPU instance type", _FACTS),
-]  # fmt: skip
-register(TARGET_RULES)
 
 
 @dataclass(frozen=True)
@@ -178,7 +151,7 @@ def _check_backend(model: ModelDir, spec: TargetSpec, sink: Sink) -> None:
     backends = spec.image.gpu_backends if spec.gpu else spec.image.cpu_backends
     where = "GPU" if spec.gpu else "CPU"
     if model.backend not in backends:
-        sink.error(
+        sink.report(
             "TDK901",
             "backend",
             f"backend {model.backend!r} is not in the Triton {spec.image.version} {where} image "
@@ -191,7 +164,7 @@ def _check_plan(spec: TargetSpec, built_for: str, sink: Sink) -> None:
     assert spec.gpu is not None
     gpu, trt = spec.gpu, spec.image.tensorrt
     if trt is None:  # the release notes checked do not give this image's TensorRT
-        sink.warning(
+        sink.report(
             "TDK906",
             "backend",
             f"{spec.label} runs Triton {spec.image.version}, whose TensorRT version tdk's "
@@ -201,7 +174,7 @@ def _check_plan(spec: TargetSpec, built_for: str, sink: Sink) -> None:
         return
     want = f"compute capability {gpu.compute[0]}.{gpu.compute[1]}, TensorRT {trt[0]}.{trt[1]}"
     if not built_for:
-        sink.warning(
+        sink.report(
             "TDK906",
             "backend",
             f"{spec.label} runs {gpu.kind} ({want}, Triton {spec.image.version}); a plan built "
@@ -213,7 +186,7 @@ def _check_plan(spec: TargetSpec, built_for: str, sink: Sink) -> None:
         return
     compute, version = parse_trt_built_for(built_for)
     if compute != gpu.compute or version != trt:
-        sink.warning(
+        sink.report(
             "TDK907",
             "backend",
             f"the plans were built for compute capability {compute[0]}.{compute[1]} and "
@@ -225,7 +198,7 @@ def _check_plan(spec: TargetSpec, built_for: str, sink: Sink) -> None:
 def _check_gpu_groups(model: ModelDir, spec: TargetSpec, sink: Sink) -> None:
     for index, group in enumerate(model.config.instance_group):
         if type(group).Kind.Name(group.kind) == "KIND_GPU":
-            sink.error(
+            sink.report(
                 "TDK908",
                 f"instance_group[{index}].kind",
                 f"KIND_GPU on {spec.label}, which has no GPU: Triton refuses to load the model",
@@ -239,7 +212,7 @@ def _check_python_shm(model: ModelDir, spec: TargetSpec, sink: Sink) -> None:
     instances = sum(max(g.count, 1) for g in model.config.instance_group) or 1
     need = instances * facts.SAGEMAKER_PYTHON_SHM_DEFAULT
     if need > facts.SAGEMAKER_SHM_BYTES:
-        sink.error(
+        sink.report(
             "TDK903",
             "instance_group",
             f"{instances} Python-backend instances need {need // facts.MIB} MiB of /dev/shm; "
@@ -274,7 +247,7 @@ def _check_fit(model: ModelDir, composing: list[ModelDir], spec: TargetSpec, sin
     disk = spec.disk_gb * 10**9
     disk_copies = int(disk // weights) if disk else None
     if disk and weights > disk:
-        sink.error(
+        sink.report(
             "TDK902",
             "model directory",
             f"the model's files take {weights / 10**9:.1f} GB; {spec.label} has {spec.disk_gb} GB",
@@ -286,7 +259,7 @@ def _check_fit(model: ModelDir, composing: list[ModelDir], spec: TargetSpec, sin
         memory = spec.gpu.memory_gib * facts.GIB
         gpu_copies = int(memory // weights)
         if gpu_copies == 0:
-            sink.error(
+            sink.report(
                 "TDK904",
                 "model directory",
                 f"the weights take {weights / facts.GIB:.1f} GiB; the {spec.gpu.kind} has "
@@ -305,23 +278,22 @@ def working_set(fits: Sequence[Fit], copies: int) -> list[Finding]:
         limit = fit.gpu_copies if fit.gpu_copies is not None else fit.disk_copies or 0
         if limit and copies > limit:
             found.append(
-                Finding(
+                finding(
+                    "TDK905",
                     file=fit.config_path,
                     field="name",
                     message=f"{copies} copies of {fit.model!r} are packaged but {limit} fit "
                     "loaded at once: the MME unloads and reloads them (LRU)",
                     fix="add instances, use a larger GPU, or package fewer copies",
-                    severity="warning",
                     model=fit.model,
-                    code="TDK905",
                 )
             )
     return found
 
 
-if __name__ == "__main__":  # python -m infra.targets.checks > docs/rules.md
+if __name__ == "__main__":  # the rule table's docs: python -m packager.validate.rules
     import sys
 
     from packager.validate.rules import RULES, render_markdown
 
-    sys.stdout.write(render_markdown(list(RULES.values())))
+    sys.stdout.write(render_markdown(RULES.values()))

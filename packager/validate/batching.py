@@ -26,7 +26,7 @@ def fed_inputs(config: Any) -> set[str]:
 def _check_preferred(sizes: Iterable[int], max_batch_size: int, field: str, sink: Sink) -> None:
     for index, size in enumerate(sizes):
         if size <= 0 or size > max_batch_size:
-            sink.error(
+            sink.report(
                 "TDK301",
                 f"{field}[{index}]",
                 f"preferred batch size {size} is outside 1..max_batch_size ({max_batch_size})",
@@ -39,7 +39,7 @@ def check_dynamic_batching(config: Any, sink: Sink) -> None:
         return
     batching = config.dynamic_batching
     if config.max_batch_size == 0:
-        sink.warning(
+        sink.report(
             "TDK302",
             "dynamic_batching",
             "dynamic batching has no effect: max_batch_size is 0, so requests are never batched",
@@ -54,14 +54,14 @@ def _check_priorities(batching: Any, sink: Sink) -> None:
     levels = batching.priority_levels
     prefix = "dynamic_batching."
     if levels == 0 and (batching.default_priority_level or batching.priority_queue_policy):
-        sink.warning(
+        sink.report(
             "TDK303",
             prefix + "priority_levels",
             "default_priority_level / priority_queue_policy are ignored while priority_levels is 0",
             "set priority_levels to the number of levels, or remove the priority settings",
         )
     if levels and not 1 <= batching.default_priority_level <= levels:
-        sink.error(
+        sink.report(
             "TDK304",
             prefix + "default_priority_level",
             f"default_priority_level {batching.default_priority_level} is outside 1..{levels}",
@@ -69,7 +69,7 @@ def _check_priorities(batching: Any, sink: Sink) -> None:
         )
     for level in sorted(batching.priority_queue_policy):
         if levels and not 1 <= level <= levels:
-            sink.error(
+            sink.report(
                 "TDK304",
                 prefix + "priority_queue_policy",
                 f"priority_queue_policy for level {level} is outside 1..{levels}",
@@ -77,7 +77,7 @@ def _check_priorities(batching: Any, sink: Sink) -> None:
             )
     if batching.preserve_ordering:
         if levels > 1:
-            sink.error(
+            sink.report(
                 "TDK305",
                 prefix + "preserve_ordering",
                 f"preserve_ordering allows one priority level, priority_levels is {levels}",
@@ -85,7 +85,7 @@ def _check_priorities(batching: Any, sink: Sink) -> None:
             )
         policies = [batching.default_queue_policy, *batching.priority_queue_policy.values()]
         if any(p.default_timeout_microseconds and p.timeout_action == 1 for p in policies):
-            sink.error(
+            sink.report(
                 "TDK305",
                 prefix + "default_queue_policy.timeout_action",
                 "timeout_action DELAY cannot be combined with preserve_ordering",
@@ -99,7 +99,7 @@ def check_sequence_batching(config: Any, sink: Sink) -> None:
     batcher = config.sequence_batching
     field = "sequence_batching.control_input"
     if not batcher.control_input and not batcher.state:
-        sink.warning(
+        sink.report(
             "TDK306",
             field,
             "sequence batching without control inputs: the model never sees START/READY/END",
@@ -117,11 +117,11 @@ def _check_control_inputs(batcher: Any, inputs: set[str], sink: Sink) -> None:
     for index, control_input in enumerate(batcher.control_input):
         where = f"{field}[{index}]"
         if not control_input.name:
-            sink.error(
+            sink.report(
                 "TDK307", where + ".name", "control input has no name", "name the control tensor"
             )
         elif control_input.name in names:
-            sink.error(
+            sink.report(
                 "TDK307",
                 where + ".name",
                 f"control tensor {control_input.name!r} is given for more than one control "
@@ -129,8 +129,8 @@ def _check_control_inputs(batcher: Any, inputs: set[str], sink: Sink) -> None:
                 "give each control tensor its own name",
             )
         elif control_input.name in inputs:
-            sink.warning(
-                "TDK307",
+            sink.report(
+                "TDK318",
                 where + ".name",
                 f"control tensor {control_input.name!r} is also declared as a model input; "
                 "the sequence batcher overrides what clients send for it",
@@ -140,7 +140,7 @@ def _check_control_inputs(batcher: Any, inputs: set[str], sink: Sink) -> None:
         for control in control_input.control:
             if control.kind in kinds:
                 kind_name = type(control).Kind.Name(control.kind)
-                sink.error(
+                sink.report(
                     "TDK308",
                     where + ".control.kind",
                     f"{kind_name} is given by more than one control tensor",
@@ -156,7 +156,7 @@ def _check_strategy(batcher: Any, max_batch_size: int, sink: Sink) -> None:
         field = "sequence_batching.oldest.preferred_batch_size"
         _check_preferred(sizes, max_batch_size, field, sink)
     if batcher.HasField("direct") and not 0 <= batcher.direct.minimum_slot_utilization <= 1:
-        sink.error(
+        sink.report(
             "TDK311",
             "sequence_batching.direct.minimum_slot_utilization",
             f"minimum_slot_utilization {batcher.direct.minimum_slot_utilization} is outside 0..1",
@@ -168,14 +168,14 @@ def _check_states(batcher: Any, sink: Sink) -> None:
     for index, state in enumerate(batcher.state):
         where = f"sequence_batching.state[{index}]"
         if not state.input_name or not state.output_name:
-            sink.error("TDK312", where, "state needs input_name and output_name", "set both names")
+            sink.report("TDK312", where, "state needs input_name and output_name", "set both names")
         if state.data_type == 0:
-            sink.error(
+            sink.report(
                 "TDK312", where + ".data_type", "state data_type is TYPE_INVALID", "set data_type"
             )
         problem = dims_problem(state.dims)
         if problem:
-            sink.error(
+            sink.report(
                 "TDK312", where + ".dims", f"state dims {list(state.dims)} {problem}", "fix dims"
             )
 
@@ -185,7 +185,7 @@ def _check_control(control: Any, field: str, sink: Sink) -> None:
     given = [name for name in _BOOL_CONTROLS if len(getattr(control, name))]
     if kind_name == "CONTROL_SEQUENCE_CORRID":
         if given:
-            sink.error(
+            sink.report(
                 "TDK309",
                 field,
                 f"{kind_name} takes a data_type, not {given[0]}",
@@ -193,7 +193,7 @@ def _check_control(control: Any, field: str, sink: Sink) -> None:
             )
         dtype = datatype_name(control.data_type)
         if dtype not in CORRID_TYPES:
-            sink.error(
+            sink.report(
                 "TDK310",
                 field + ".data_type",
                 f"{kind_name} data_type {dtype} is not allowed",
@@ -201,7 +201,7 @@ def _check_control(control: Any, field: str, sink: Sink) -> None:
             )
         return
     if len(given) != 1 or len(getattr(control, given[0])) != 2:
-        sink.error(
+        sink.report(
             "TDK309",
             field,
             f"{kind_name} needs exactly one of {', '.join(_BOOL_CONTROLS)} with 2 values "
@@ -214,7 +214,7 @@ def check_batch_io(config: Any, sink: Sink) -> None:
     inputs = {t.name for t in config.input}
     outputs = {t.name for t in config.output}
     if (config.batch_input or config.batch_output) and config.max_batch_size == 0:
-        sink.warning(
+        sink.report(
             "TDK313",
             "batch_input",
             "batch inputs/outputs only apply to batched requests, max_batch_size is 0",
@@ -225,14 +225,14 @@ def check_batch_io(config: Any, sink: Sink) -> None:
         _check_sources(batch_input.source_input, inputs, where, sink)
         dtype = datatype_name(batch_input.data_type)
         if dtype not in BATCH_INPUT_TYPES:
-            sink.error(
+            sink.report(
                 "TDK314",
                 where + ".data_type",
                 f"batch input data_type is {dtype}; Triton accepts TYPE_INT32 or TYPE_FP32",
                 "set data_type: TYPE_INT32 or TYPE_FP32",
             )
         if len(batch_input.target_name) != 1:
-            sink.warning(
+            sink.report(
                 "TDK315",
                 where + ".target_name",
                 f"batch input has {len(batch_input.target_name)} target_name(s); backends such "
@@ -241,7 +241,7 @@ def check_batch_io(config: Any, sink: Sink) -> None:
             )
         for target in batch_input.target_name:
             if target in inputs:
-                sink.warning(
+                sink.report(
                     "TDK315",
                     where + ".target_name",
                     f"target_name {target!r} is also a model input: the batch input and the "
@@ -254,21 +254,21 @@ def check_batch_io(config: Any, sink: Sink) -> None:
         targets = list(batch_output.target_name)
         for target in targets:
             if target not in outputs:
-                sink.error(
+                sink.report(
                     "TDK316",
                     where + ".target_name",
                     f"target_name {target!r} is not a model output",
                     f"use one of {sorted(outputs)}",
                 )
         if len(set(targets)) != len(targets):
-            sink.error(
+            sink.report(
                 "TDK316", where + ".target_name", "a target_name is repeated", "list each once"
             )
 
 
 def _check_sources(sources: Sequence[str], inputs: set[str], where: str, sink: Sink) -> None:
     if len(sources) != 1:
-        sink.error(
+        sink.report(
             "TDK317",
             where + ".source_input",
             f"expects exactly 1 source_input, got {len(sources)}",
@@ -276,7 +276,7 @@ def _check_sources(sources: Sequence[str], inputs: set[str], where: str, sink: S
         )
     for source in sources:
         if source not in inputs:
-            sink.error(
+            sink.report(
                 "TDK317",
                 where + ".source_input",
                 f"source_input {source!r} is not a model input",

@@ -25,7 +25,7 @@ def check_config(model: ModelDir, sink: Sink) -> None:
     """Every config rule for one model; findings go to ``sink``."""
     config = model.config
     if config.max_batch_size < 0:
-        sink.error(
+        sink.report(
             "TDK201",
             "max_batch_size",
             f"max_batch_size is {config.max_batch_size}; it must be >= 0",
@@ -45,7 +45,7 @@ def check_config(model: ModelDir, sink: Sink) -> None:
         config.model_transaction_policy.decoupled or config.HasField("sequence_batching")
     ):
         kind = "decoupled" if config.model_transaction_policy.decoupled else "sequence-batched"
-        sink.error(
+        sink.report(
             "TDK221",
             "response_cache.enable",
             f"the response cache does not support {kind} models; Triton refuses the config",
@@ -58,14 +58,14 @@ def _check_tensors(tensors: Iterable[Any], kind: str, max_batch_size: int, sink:
     for index, tensor in enumerate(tensors):
         where = f"{kind}[{index}]" + (f" ({tensor.name})" if tensor.name else "")
         if not tensor.name:
-            sink.error(
+            sink.report(
                 "TDK202",
                 f"{where}.name",
                 f"{kind} {index} has no name",
                 f"give {kind} {index} a name",
             )
         elif tensor.name in seen:
-            sink.error(
+            sink.report(
                 "TDK203",
                 f"{where}.name",
                 f"{kind} name {tensor.name!r} is declared twice",
@@ -73,14 +73,14 @@ def _check_tensors(tensors: Iterable[Any], kind: str, max_batch_size: int, sink:
             )
         seen.add(tensor.name)
         if tensor.data_type == 0:
-            sink.error(
+            sink.report(
                 "TDK204",
                 f"{where}.data_type",
                 "data_type is missing or TYPE_INVALID",
                 "set data_type, e.g. TYPE_FP32, TYPE_INT32 or TYPE_STRING",
             )
         if not tensor.dims:
-            sink.error(
+            sink.report(
                 "TDK205",
                 f"{where}.dims",
                 "dims is empty; Triton requires at least one dimension",
@@ -88,7 +88,7 @@ def _check_tensors(tensors: Iterable[Any], kind: str, max_batch_size: int, sink:
             )
         problem = dims_problem(tensor.dims)
         if problem:
-            sink.error(
+            sink.report(
                 "TDK206", f"{where}.dims", f"dims {list(tensor.dims)} {problem}", "fix the dims"
             )
         if tensor.HasField("reshape"):
@@ -111,7 +111,7 @@ def _check_reshape(tensor: Any, where: str, max_batch_size: int, sink: Sink) -> 
     shape, dims = list(tensor.reshape.shape), list(tensor.dims)
     field = f"{where}.reshape.shape"
     if not shape and max_batch_size == 0:
-        sink.error(
+        sink.report(
             "TDK207",
             field,
             "an empty reshape on a model with max_batch_size 0 would make the tensor empty",
@@ -120,12 +120,12 @@ def _check_reshape(tensor: Any, where: str, max_batch_size: int, sink: Sink) -> 
         return
     problem = dims_problem(shape)
     if problem:
-        sink.error("TDK207", field, f"reshape {shape} {problem}", "fix the reshape")
+        sink.report("TDK207", field, f"reshape {shape} {problem}", "fix the reshape")
         return
     if not shape and math.prod(dims) == 1:
         return  # [1] -> [] (scalar) is allowed
     if _segments(dims) != _segments(shape):
-        sink.error(
+        sink.report(
             "TDK207",
             field,
             f"reshape {shape} does not hold the same elements as dims {dims} "
@@ -142,7 +142,7 @@ def _check_inputs_only(config: Any, sink: Sink) -> None:
     for index, tensor in enumerate(config.input):
         where = f"input[{index}] ({tensor.name})"
         if tensor.format in (1, 2) and len(tensor.dims) != 3:  # FORMAT_NHWC, FORMAT_NCHW
-            sink.error(
+            sink.report(
                 "TDK208",
                 f"{where}.format",
                 f"format NHWC/NCHW requires 3 dims, got {list(tensor.dims)}",
@@ -151,7 +151,7 @@ def _check_inputs_only(config: Any, sink: Sink) -> None:
     for kind, tensors in (("input", config.input), ("output", config.output)):
         for index, tensor in enumerate(tensors):
             if tensor.is_shape_tensor and config.platform != "tensorrt_plan":
-                sink.error(
+                sink.report(
                     "TDK209",
                     f"{kind}[{index}] ({tensor.name}).is_shape_tensor",
                     "shape tensors are only supported by TensorRT models",
@@ -163,7 +163,7 @@ def _check_labels(model: ModelDir, sink: Sink) -> None:
     for index, tensor in enumerate(model.config.output):
         label = tensor.label_filename
         if label and not (model.path / label).is_file():
-            sink.error(
+            sink.report(
                 "TDK210",
                 f"output[{index}] ({tensor.name}).label_filename",
                 f"label file {label!r} does not exist in {model.path}",
@@ -177,7 +177,7 @@ def _check_instance_groups(model: ModelDir, sink: Sink) -> None:
         where = f"instance_group[{index}]"
         kind = type(group).Kind.Name(group.kind)
         if group.count < 0:
-            sink.warning(
+            sink.report(
                 "TDK211",
                 where + ".count",
                 f"count is {group.count}; Triton replaces a count below 1 with the backend's "
@@ -185,25 +185,25 @@ def _check_instance_groups(model: ModelDir, sink: Sink) -> None:
                 "set the count you mean (>= 1), or leave it out",
             )
         if group.gpus and kind in ("KIND_CPU", "KIND_MODEL"):
-            sink.error(
+            sink.report(
                 "TDK212",
                 where + ".gpus",
                 f"{kind} instance group lists GPUs {list(group.gpus)}",
                 "remove `gpus` or use KIND_GPU",
             )
         if any(gpu < 0 for gpu in group.gpus):
-            sink.error(
+            sink.report(
                 "TDK212", where + ".gpus", f"negative GPU id in {list(group.gpus)}", "use ids >= 0"
             )
         if kind == "KIND_GPU":
-            sink.warning(
+            sink.report(
                 "TDK213",
                 where + ".kind",
                 "KIND_GPU needs a GPU: the model cannot load on a CPU-only host (local endpoint)",
                 "deploy to a GPU instance, or use KIND_AUTO to fall back to CPU",
             )
         if group.profile and config.platform != "tensorrt_plan" and model.backend != "tensorrt":
-            sink.error(
+            sink.report(
                 "TDK214",
                 where + ".profile",
                 "`profile` is only supported by TensorRT models",
@@ -211,7 +211,7 @@ def _check_instance_groups(model: ModelDir, sink: Sink) -> None:
             )
         for profile in group.profile:
             if not profile.isdigit():
-                sink.error(
+                sink.report(
                     "TDK214",
                     where + ".profile",
                     f"profile {profile!r} is not a non-negative integer",
@@ -224,7 +224,7 @@ def _check_warmup(config: Any, sink: Sink) -> None:
     for index, warmup in enumerate(config.model_warmup):
         where = f"model_warmup[{index}]"
         if config.max_batch_size and warmup.batch_size > config.max_batch_size:
-            sink.error(
+            sink.report(
                 "TDK215",
                 where + ".batch_size",
                 f"warmup batch_size {warmup.batch_size} exceeds max_batch_size",
@@ -235,22 +235,22 @@ def _check_warmup(config: Any, sink: Sink) -> None:
             if name in fed_inputs(config):
                 continue  # Triton adds it to the warmup request as an override (control) input
             if name not in declared:
-                sink.warning(
-                    "TDK216",
+                sink.report(
+                    "TDK222",
                     where + f".inputs[{name}]",
                     f"{name!r} is neither a model input nor a control, state or batch input; "
                     "Triton passes it to the backend, which may refuse the warmup",
                     f"use one of {sorted(declared)}",
                 )
             elif sample.data_type != declared[name].data_type:
-                sink.error(
+                sink.report(
                     "TDK216",
                     where + f".inputs[{name}].data_type",
                     "warmup data_type differs from the input's data_type",
                     f"use {datatype_name(declared[name].data_type)}",
                 )
             if any(d < 1 for d in sample.dims):
-                sink.error(
+                sink.report(
                     "TDK217",
                     where + f".inputs[{name}].dims",
                     f"warmup dims {list(sample.dims)} must be concrete (no -1 or 0)",
@@ -262,7 +262,7 @@ def _check_scheduling(model: ModelDir, sink: Sink) -> None:
     config = model.config
     if model.is_ensemble:
         if not config.HasField("ensemble_scheduling"):
-            sink.error(
+            sink.report(
                 "TDK218",
                 "ensemble_scheduling",
                 "platform is ensemble but ensemble_scheduling is missing",
@@ -270,15 +270,15 @@ def _check_scheduling(model: ModelDir, sink: Sink) -> None:
             )
         for field in ("instance_group", "model_warmup"):
             if len(getattr(config, field)):
-                sink.error(
+                sink.report(
                     "TDK219", field, f"{field} is not allowed on an ensemble", f"remove {field}"
                 )
         if config.HasField("optimization"):
-            sink.error(
+            sink.report(
                 "TDK219", "optimization", "optimization is not allowed on an ensemble", "remove it"
             )
     elif config.HasField("ensemble_scheduling"):
-        sink.error(
+        sink.report(
             "TDK220",
             "ensemble_scheduling",
             f"ensemble_scheduling on a model whose platform is {config.platform!r}",

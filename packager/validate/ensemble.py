@@ -70,7 +70,7 @@ class _Ensemble:
 
     def check(self) -> None:
         if not self.steps:
-            self.sink.error(
+            self.sink.report(
                 "TDK401",
                 "ensemble_scheduling.step",
                 "the ensemble has no steps",
@@ -92,11 +92,11 @@ class _Ensemble:
     def _check_step(self, index: int, step: Any) -> None:
         where, target = self._where(index, step), self._target(step)
         if not step.model_name:
-            self.sink.error(
+            self.sink.report(
                 "TDK402", where + ".model_name", "step has no model_name", "name a model"
             )
         elif target is None:
-            self.sink.error(
+            self.sink.report(
                 "TDK402",
                 where + ".model_name",
                 f"model {step.model_name!r} is not in the repositories given",
@@ -106,7 +106,7 @@ class _Ensemble:
             self._check_target(where, step, target)
         for field in ("input_map", "output_map"):
             if not getattr(step, field):
-                self.sink.error(
+                self.sink.report(
                     "TDK403",
                     f"{where}.{field}",
                     f"{field} is empty",
@@ -117,14 +117,14 @@ class _Ensemble:
         for key in sorted(step.output_map):
             value = step.output_map[key]
             if target and key not in outputs:
-                self.sink.error(
+                self.sink.report(
                     "TDK404",
                     f"{where}.output_map[{key}]",
                     f"{step.model_name!r} has no output {key!r}",
                     f"use one of its outputs: {sorted(outputs)}",
                 )
             if value in self.produced:
-                self.sink.error(
+                self.sink.report(
                     "TDK405",
                     f"{where}.output_map[{key}]",
                     f"ensemble tensor {value!r} is already produced by "
@@ -144,7 +144,7 @@ class _Ensemble:
     def _check_target(self, where: str, step: Any, target: ModelDir) -> None:
         version = step.model_version
         if version != -1 and str(version) not in {str(int(v)) for v in target.versions()}:
-            self.sink.error(
+            self.sink.report(
                 "TDK406",
                 where + ".model_version",
                 f"{step.model_name!r} has no version {version} (has {target.versions()})",
@@ -153,7 +153,7 @@ class _Ensemble:
         ensemble_batch, step_batch = self.config.max_batch_size, target.config.max_batch_size
         # a batching ensemble may contain non-batching models (max_batch_size 0)
         if step_batch != 0 and step_batch < ensemble_batch:
-            self.sink.error(
+            self.sink.report(
                 "TDK407",
                 where,
                 f"the ensemble allows batches of {ensemble_batch} but {step.model_name!r} "
@@ -168,14 +168,14 @@ class _Ensemble:
         for key in sorted(step.input_map):
             value, field = step.input_map[key], f"{where}.input_map[{key}]"
             if target and key not in inputs:
-                self.sink.error(
+                self.sink.report(
                     "TDK408",
                     field,
                     f"{step.model_name!r} has no input {key!r}",
                     f"use one of its inputs: {sorted(inputs)}",
                 )
             if value not in self.produced:
-                self.sink.error(
+                self.sink.report(
                     "TDK409",
                     field,
                     f"ensemble tensor {value!r} is neither an ensemble input nor any step's output",
@@ -187,7 +187,7 @@ class _Ensemble:
                 self._compare(field, source, _spec(inputs[key], batching, f"input {key!r}"))
         for name, tensor in sorted(inputs.items()):
             if name not in step.input_map and not tensor.optional:
-                self.sink.error(
+                self.sink.report(
                     "TDK410",
                     f"{where}.input_map",
                     f"required input {name!r} of {step.model_name!r} is not mapped",
@@ -196,7 +196,7 @@ class _Ensemble:
 
     def _compare(self, field: str, source: Spec, sink_spec: Spec) -> None:
         if not _agree(source, sink_spec):
-            self.sink.error(
+            self.sink.report(
                 "TDK411",
                 field,
                 f"{source.describe()} does not match {sink_spec.describe()}",
@@ -208,14 +208,14 @@ class _Ensemble:
         outputs = {t.name for t in self.config.output}
         for tensor in self.config.input:
             if tensor.name not in consumed:
-                self.sink.error(
+                self.sink.report(
                     "TDK412",
                     f"input ({tensor.name})",
                     f"ensemble input {tensor.name!r} is not used by any step",
                     "map it in a step's input_map or remove the input",
                 )
         for tensor in sorted(self.step_outputs - consumed - outputs):
-            self.sink.error(
+            self.sink.report(
                 "TDK413",
                 "ensemble_scheduling.step.output_map",
                 f"ensemble tensor {tensor!r} is produced but never used; Triton rejects this",
@@ -227,7 +227,7 @@ class _Ensemble:
         for index, tensor in enumerate(self.config.output):
             field = f"output[{index}] ({tensor.name})"
             if tensor.name not in self.step_outputs | passthrough:
-                self.sink.error(
+                self.sink.report(
                     "TDK414",
                     field,
                     f"ensemble output {tensor.name!r} is not produced by any step",
@@ -251,7 +251,7 @@ class _Ensemble:
                 step = pending.pop(index)
                 origins = {labels[v] for v in step.input_map.values()}
                 if len(origins) > 1:
-                    self.sink.error(
+                    self.sink.report(
                         "TDK417",
                         self._where(index, step),
                         f"step {step.model_name!r} receives inputs that originate from different "
@@ -269,7 +269,7 @@ class _Ensemble:
         stuck = [i for i, s in pending.items() if set(s.input_map.values()) <= set(self.produced)]
         if stuck:
             names = ", ".join(f"step[{i}] ({self.steps[i].model_name})" for i in stuck)
-            self.sink.error(
+            self.sink.report(
                 "TDK415",
                 "ensemble_scheduling.step",
                 f"{names} can never run: their inputs depend on each other's outputs (a cycle)",
@@ -294,7 +294,7 @@ def _check_nesting(
     for model in models:
         if model.is_ensemble and model.name in cyclic:
             trail = _trail_back(model.name, graph, cyclic)
-            sinks[model.path].error(
+            sinks[model.path].report(
                 "TDK416",
                 "ensemble_scheduling.step.model_name",
                 f"ensemble {model.name!r} contains itself: {_show_trail(trail)}",

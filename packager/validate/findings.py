@@ -6,15 +6,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-Severity = Literal["error", "warning"]
+from packager.validate.rules import Severity, severity_of
+
+__all__ = ["WILDCARD", "Finding", "Severity", "Sink", "dims_problem", "finding", "has_errors"]
 WILDCARD = -1  # Triton's variable-size dimension
 
 
 @dataclass(frozen=True)
 class Finding:
     """One problem in one model: ``error`` stops Triton (or tdk) from serving it.
+
+    A finding with a rule code is made with ``finding`` (or ``Sink.report``), which takes its
+    severity from the rule table; only findings without a code give ``severity`` themselves.
 
     ``field`` is the config field path (``input[0] (x).dims``); ``line``/``col`` (1-based) are
     where that field sits in ``file`` when it is a ``config.pbtxt``, else 0.
@@ -41,6 +46,20 @@ class Finding:
         return f"{where}: {self.code} {self.field}: {self.message} (fix: {self.fix})"
 
 
+def finding(
+    code: str,
+    file: str | Path,
+    field: str,
+    message: str,
+    fix: str,
+    model: str = "",
+    line: int = 0,
+    col: int = 0,
+) -> Finding:
+    """A finding of rule ``code``, with the severity the rule table gives it."""
+    return Finding(str(file), field, message, fix, severity_of(code), model, code, line, col)
+
+
 @dataclass
 class Sink:
     """Collects the findings of one model; ``file`` is where they point unless told otherwise."""
@@ -49,22 +68,11 @@ class Sink:
     file: Path
     found: list[Finding] = field(default_factory=list)
 
-    def error(
+    def report(
         self, code: str, field: str, message: str, fix: str, file: Path | None = None
     ) -> None:
-        self._add("error", code, field, message, fix, file)
-
-    def warning(
-        self, code: str, field: str, message: str, fix: str, file: Path | None = None
-    ) -> None:
-        self._add("warning", code, field, message, fix, file)
-
-    def _add(
-        self, severity: Severity, code: str, field: str, message: str, fix: str, file: Path | None
-    ) -> None:
-        self.found.append(
-            Finding(str(file or self.file), field, message, fix, severity, self.model, code)
-        )
+        """Record a finding of rule ``code``; its severity is the rule table's."""
+        self.found.append(finding(code, file or self.file, field, message, fix, self.model))
 
 
 def has_errors(findings: Sequence[Finding]) -> bool:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from packager.config import PLATFORM_BACKENDS
 from packager.names import name_problem
 from packager.repository import ModelDir
-from packager.validate.findings import Sink
+from packager.validate.findings import Finding, Sink, finding
 from tdk.errors import UnsafeInputError
 
 # The file (or directory, ending in "/") Triton's backends load from a version directory.
@@ -76,7 +77,7 @@ def _check_entries(model: ModelDir, sink: Sink) -> None:
     try:
         scan_model_dir(model.path)
     except UnsafeInputError as exc:
-        sink.error("TDK114", "model directory", exc.message, exc.hint, file=model.path)
+        sink.report("TDK114", "model directory", exc.message, exc.hint, file=model.path)
 
 
 def _plain_name(name: str) -> bool:
@@ -87,7 +88,7 @@ def _check_default_filename(model: ModelDir, sink: Sink) -> None:
     """``default_model_filename`` must name an entry of the version directory, not a path."""
     name = str(model.config.default_model_filename)
     if name and not _plain_name(name):
-        sink.error(
+        sink.report(
             "TDK112",
             "default_model_filename",
             f"{name!r} is a path; Triton looks for it inside each version directory, and a "
@@ -99,7 +100,7 @@ def _check_default_filename(model: ModelDir, sink: Sink) -> None:
 def _check_names(model: ModelDir, sink: Sink) -> None:
     config_name = str(model.config.name)
     if config_name and config_name != model.dir_name:
-        sink.error(
+        sink.report(
             "TDK103",
             "name",
             f"name {config_name!r} differs from the directory name {model.dir_name!r}; "
@@ -109,7 +110,7 @@ def _check_names(model: ModelDir, sink: Sink) -> None:
     for label, value in (("name", config_name), ("directory name", model.dir_name)):
         problem = name_problem(value) if value else None
         if problem:
-            sink.error(
+            sink.report(
                 "TDK104",
                 "name",
                 f"{label} {value!r} {problem} (SageMaker TargetModel and Triton name rules)",
@@ -126,28 +127,28 @@ def _check_backend(model: ModelDir, sink: Sink) -> None:
     config = model.config
     platform, backend = str(config.platform), str(config.backend)
     if platform == "ensemble" and backend:
-        sink.error(
+        sink.report(
             "TDK107",
             "backend",
             f"an ensemble must have an empty backend, got {backend!r}",
             "remove `backend` from the ensemble's config",
         )
     elif platform and not backend and platform != "ensemble":
-        sink.error(
+        sink.report(
             "TDK106",
             "platform",
             f"platform {platform!r} names no backend Triton knows (and `backend` is not set)",
             f"use one of {', '.join(sorted(PLATFORM_TYPES))}, or set `backend`",
         )
     elif backend in TYPED_BACKENDS and PLATFORM_TYPES.get(platform) != backend:
-        sink.error(
+        sink.report(
             "TDK107",
             "backend",
             f"backend {backend!r} does not match platform {platform!r}",
             "remove one of `platform` and `backend`, or make them agree",
         )
     if not platform and not backend:
-        sink.error(
+        sink.report(
             "TDK108",
             "backend",
             "neither `backend` nor `platform` is set and Triton cannot infer them from the files "
@@ -163,7 +164,7 @@ PLATFORM_TYPES = {p: b for p, b in PLATFORM_BACKENDS.items() if b in TYPED_BACKE
 def _check_versions(model: ModelDir, sink: Sink) -> None:
     versions = model.versions()
     if not versions:
-        sink.error(
+        sink.report(
             "TDK109",
             "version directories",
             f"{model.path} has no numeric version directory; Triton finds nothing to load",
@@ -172,7 +173,7 @@ def _check_versions(model: ModelDir, sink: Sink) -> None:
         )
     for child in sorted(model.path.iterdir()):
         if child.is_dir() and not child.name.isdigit() and not child.name.startswith("."):
-            sink.warning(
+            sink.report(
                 "TDK110",
                 "version directories",
                 f"{child.name!r} is not a numeric version directory; Triton ignores it",
@@ -183,7 +184,7 @@ def _check_versions(model: ModelDir, sink: Sink) -> None:
     if policy.WhichOneof("policy_choice") == "specific":
         for version in policy.specific.versions:
             if str(version) not in {str(int(v)) for v in versions}:
-                sink.error(
+                sink.report(
                     "TDK111",
                     "version_policy.specific.versions",
                     f"version {version} is listed but {model.path / str(version)} does not exist",
@@ -201,7 +202,7 @@ def _check_model_files(model: ModelDir, sink: Sink) -> None:
         path = model.path / version / name
         if _present(path, expected, model.backend):
             if path.is_file() and path.stat().st_size == 0:
-                sink.error(
+                sink.report(
                     "TDK115",
                     "model file",
                     f"{path} is empty (0 bytes); no backend can load it",
@@ -217,10 +218,10 @@ def _check_model_files(model: ModelDir, sink: Sink) -> None:
             + " or set default_model_filename to the file's name"
         )
         if version in served:
-            sink.error("TDK113", "default_model_filename", message, hint, file=path)
+            sink.report("TDK113", "default_model_filename", message, hint, file=path)
         else:
-            sink.warning(
-                "TDK113",
+            sink.report(
+                "TDK116",
                 "default_model_filename",
                 message + " (not served by the version_policy)",
                 hint,
@@ -232,3 +233,25 @@ def _present(path: Path, expected: str, backend: str) -> bool:
     if expected.endswith("/"):
         return path.is_dir()
     return path.is_file() or (backend in DIRECTORY_OR_FILE and path.is_dir())
+
+
+def duplicate_names(models: Iterable[ModelDir]) -> list[Finding]:
+    """TDK105 for each model whose name an earlier model already has: Triton refuses a name
+    that appears in more than one repository. ``tdk validate`` and ``tdk package`` share it."""
+    first: dict[str, ModelDir] = {}
+    found = []
+    for model in models:
+        other = first.setdefault(model.name, model)
+        if other is not model:
+            found.append(
+                finding(
+                    "TDK105",
+                    file=model.config_path,
+                    field="name",
+                    message=f"model name {model.name!r} is also used by {other.path}; Triton "
+                    "refuses a name that appears in more than one repository",
+                    fix="rename one of them (directory and `name:`)",
+                    model=model.name,
+                )
+            )
+    return found

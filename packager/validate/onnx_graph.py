@@ -54,7 +54,7 @@ def _load_graph(path: Path, sink: Sink) -> Any:
     try:
         return onnx_ml.ModelProto.FromString(path.read_bytes()).graph
     except Exception as exc:  # the protobuf decoder raises several unrelated types
-        sink.error(
+        sink.report(
             "TDK501",
             "model file",
             f"cannot be read as an ONNX model ({exc.__class__.__name__}: {exc})",
@@ -96,7 +96,7 @@ def _compare(config: Any, graph: Any, path: Path, sink: Sink) -> None:
         for index, tensor in enumerate(declared):
             field = f"{kind}[{index}] ({tensor.name})"
             if kind == "input" and tensor.optional and config.max_batch_size > 0:
-                sink.error(
+                sink.report(
                     "TDK508",
                     field + ".optional",
                     f"optional input {tensor.name!r} on a model with max_batch_size "
@@ -105,7 +105,7 @@ def _compare(config: Any, graph: Any, path: Path, sink: Sink) -> None:
                 )
             if tensor.name not in actual:
                 if not (kind == "input" and tensor.name in initializers):
-                    sink.error(
+                    sink.report(
                         "TDK502",
                         field + ".name",
                         f"the ONNX graph in {path} has no {kind} {tensor.name!r}",
@@ -121,7 +121,7 @@ def _compare(config: Any, graph: Any, path: Path, sink: Sink) -> None:
                 config.max_batch_size, tensor, actual[tensor.name], field, sink, kind == "output"
             )
     for name in sorted(fed_inputs(config) - set(graph_inputs) - initializers):
-        sink.error(
+        sink.report(
             "TDK510",
             _fed_field(config, name),
             f"Triton feeds {name!r} (a sequence control, state or batch input) but the ONNX "
@@ -131,7 +131,7 @@ def _compare(config: Any, graph: Any, path: Path, sink: Sink) -> None:
         )
     declared_inputs = {t.name for t in config.input} | fed_inputs(config)
     for name in sorted(set(graph_inputs) - declared_inputs):
-        sink.error(
+        sink.report(
             "TDK503",
             "input",
             f"the ONNX graph in {path} needs input {name!r}, which the config does not declare "
@@ -158,7 +158,7 @@ def _check_ragged(
     """A ragged input reaches the model flattened: the graph must take it as ``[-1]``."""
     dims = actual[1]
     if dims != [...] and (len(dims) != 1 or isinstance(dims[0], int)):
-        sink.error(
+        sink.report(
             "TDK509",
             field + ".allow_ragged_batch",
             f"ragged input {tensor.name!r} has shape {_show(dims)} in the ONNX graph; the "
@@ -180,7 +180,7 @@ def _compare_tensor(
     onnx_type, onnx_dims = actual
     declared_type = datatype_name(tensor.data_type)
     if onnx_type is not None and onnx_type != declared_type:
-        sink.error(
+        sink.report(
             "TDK504",
             field + ".data_type",
             f"data_type is {declared_type} but the ONNX graph has {onnx_type}",
@@ -191,7 +191,7 @@ def _compare_tensor(
     shape = list(tensor.reshape.shape) if tensor.HasField("reshape") else list(tensor.dims)
     if not onnx_dims:
         if any(d != 1 for d in shape):
-            sink.error(
+            sink.report(
                 "TDK505",
                 field + ".dims",
                 f"the ONNX tensor is a scalar; the config may only give dims of 1, not {shape}",
@@ -203,7 +203,7 @@ def _compare_tensor(
             return
         onnx_dims = onnx_dims[1:]
     if len(onnx_dims) != len(shape):
-        sink.error(
+        sink.report(
             "TDK505",
             field + ".dims",
             f"rank differs: config {shape} (without batch) vs ONNX {_show(onnx_dims)}",
@@ -212,14 +212,14 @@ def _compare_tensor(
         return
     for position, (want, have) in enumerate(zip(shape, onnx_dims, strict=True)):
         if isinstance(have, int) and want != have:
-            sink.error(
+            sink.report(
                 "TDK506",
                 field + ".dims",
                 f"dimension {position} is {want} in the config but {have} in the ONNX graph",
                 f"set it to {have}" + (" (the graph fixes it)" if want == WILDCARD else ""),
             )
         elif output and not isinstance(have, int) and want != WILDCARD:
-            sink.error(
+            sink.report(
                 "TDK506",
                 field + ".dims",
                 f"dimension {position} is {want} in the config but variable in the ONNX graph; "
@@ -232,7 +232,7 @@ def _check_batch_dim(batch: Any, max_batch_size: int, field: str, sink: Sink) ->
     """True (and a finding) when the graph's first dimension is not variable."""
     if not isinstance(batch, int):
         return False
-    sink.error(
+    sink.report(
         "TDK507",
         field + ".dims",
         f"the ONNX batch dimension is fixed at {batch}; with max_batch_size {max_batch_size} "

@@ -1,14 +1,19 @@
-"""The rule registry: one stable code per check ``tdk validate`` makes, what Triton does at
-load time, the fix, and the Triton document or source file the rule comes from.
+"""The rule table: one stable code per check ``tdk validate`` makes (the deploy-target checks
+of ``infra.targets.checks`` included), its severity, what Triton does at load time, the fix,
+and the Triton document or source file the rule comes from.
 
-``docs/rules.md`` is generated from this table and the deploy-target rules of
-``infra.targets.checks`` (``python -m infra.targets.checks > docs/rules.md``)."""
+Every finding takes its severity from here (``Sink.report``, ``findings.finding``); the table
+is built once and cannot be changed at run time. ``docs/rules.md`` is generated from it:
+``python -m packager.validate.rules > docs/rules.md``."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Literal
 
-from packager.validate.findings import Severity
+Severity = Literal["error", "warning"]
 
 _DOCS = "https://github.com/triton-inference-server/server/blob/main/docs/user_guide/"
 _CORE = "https://github.com/triton-inference-server/core/blob/main/src/"
@@ -22,6 +27,7 @@ ENSEMBLE_DOC = _DOCS + "ensemble_models.md"
 CONFIG_SRC = _CORE + "model_config_utils.cc"
 ENSEMBLE_SRC = _CORE + "ensemble_scheduler/ensemble_utils.cc"
 SAGEMAKER_DOC = "https://docs.aws.amazon.com/sagemaker/latest/dg/multi-model-endpoints.html"
+TARGET_FACTS = "infra/targets/facts.py"  # the deploy-target rules (TDK9xx) come from its facts
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,10 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
     ("TDK115", "model-file-empty", "error",
      "an empty model file cannot be loaded by any backend",
      "re-export the model", REPO_DOC),
+    ("TDK116", "model-file-missing-unserved", "warning",
+     "a version the version_policy does not serve is not loaded, so its missing model file "
+     "does no harm now; serving it later fails",
+     "add the file, or remove the version directory", REPO_DOC),
     ("TDK201", "max-batch-size-negative", "error",
      "max_batch_size must be >= 0",
      "set 0 or the largest batch", CONFIG_DOC),
@@ -129,7 +139,7 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
      "warmup batch_size must be <= max_batch_size",
      "lower batch_size", CONFIG_SRC),
     ("TDK216", "warmup-input", "error",
-     "warmup inputs must be model inputs of the same data_type",
+     "a warmup input must have the data_type of the model input it feeds",
      "fix the warmup input", CONFIG_SRC),
     ("TDK217", "warmup-dims", "error",
      "warmup dims must be concrete",
@@ -146,6 +156,10 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
     ("TDK221", "response-cache-unsupported", "error",
      "the response cache does not support decoupled or sequence-batched models",
      "disable response_cache", CONFIG_SRC),
+    ("TDK222", "warmup-input-unknown", "warning",
+     "a warmup input that is not a model, control, state or batch input is passed to the "
+     "backend, which may refuse the warmup",
+     "use a model input's name", CONFIG_SRC),
     ("TDK301", "preferred-batch-size", "error",
      "preferred batch sizes must lie in 1..max_batch_size",
      "fix the sizes", CONFIG_SRC),
@@ -165,7 +179,7 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
      "the model never sees START/READY/END",
      "add control_input entries", BATCHER_DOC),
     ("TDK307", "control-input-name", "error",
-     "control tensors need unique names that are not model inputs",
+     "control tensors need names, one per control entry",
      "rename the control tensor", CONFIG_SRC),
     ("TDK308", "control-kind-duplicate", "error",
      "each control kind may be given once",
@@ -197,6 +211,9 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
     ("TDK317", "batch-source-input", "error",
      "batch I/O needs exactly one source_input that is a model input",
      "fix source_input", CONFIG_SRC),
+    ("TDK318", "control-input-is-model-input", "warning",
+     "a control tensor also declared as a model input is overridden by the sequence batcher",
+     "remove it from `input` (clients never send control tensors)", BATCHER_DOC),
     ("TDK401", "ensemble-no-steps", "error",
      "an ensemble needs at least one step",
      "add steps", ENSEMBLE_DOC),
@@ -278,28 +295,72 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
     ("TDK510", "onnx-fed-input-missing", "error",
      "control, state and batch inputs count as graph inputs; a graph without them is refused",
      "export the graph with the input", ORT_SRC),
+    # the deploy-target checks of infra.targets.checks (tdk validate --target)
+    ("TDK901", "backend-not-in-image", "error",
+     "the target's Triton image has no such backend; the model fails to load",
+     "pick another target or backend", TARGET_FACTS),
+    ("TDK902", "weights-exceed-disk", "error",
+     "the model's files do not fit the instance disk SageMaker downloads them to",
+     "use an instance with a larger disk", TARGET_FACTS),
+    ("TDK903", "python-shm", "error",
+     "each Python-backend instance takes shm-default-byte-size of /dev/shm (16 MiB of 64 MiB "
+     "on SageMaker): 'Stub is unhealthy' / shared memory errors",
+     "lower instance_group count", TARGET_FACTS),
+    ("TDK904", "weights-exceed-gpu", "error",
+     "the weights alone exceed the GPU memory",
+     "use a larger GPU or a smaller model", TARGET_FACTS),
+    ("TDK905", "mme-working-set", "warning",
+     "fewer copies fit loaded at once than the release holds: SageMaker MME unloads (LRU) and "
+     "reloads them",
+     "raise instance count, GPU size, or expect load latency", TARGET_FACTS),
+    ("TDK906", "tensorrt-plan-target", "warning",
+     "a plan runs only on the GPU compute capability and TensorRT version it was built for",
+     "build the plan on the target GPU with the image's TensorRT; record it with "
+     "--trt-built-for", TARGET_FACTS),
+    ("TDK907", "tensorrt-built-for-other", "warning",
+     "the plans were recorded as built for another compute capability or TensorRT version "
+     "than the target's: Triton fails to deserialize them",
+     "rebuild the plans for the target", TARGET_FACTS),
+    ("TDK908", "gpu-instances-on-cpu", "error",
+     "a KIND_GPU instance group on an instance without a GPU: 'has kind KIND_GPU but no GPUs "
+     "are available'",
+     "use KIND_AUTO or KIND_CPU, or a GPU instance type", TARGET_FACTS),
 ]
 # fmt: on
-_RULES = [Rule(c, n, s, t, f, src) for c, n, s, t, f, src in _TABLE]  # type: ignore[arg-type]
-
-RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}
-assert len(RULES) == len(_RULES), "duplicate rule code"
 
 
-def register(rules: list[Rule]) -> None:
-    """Add rules defined outside the packager (the deploy-target checks of ``infra``)."""
-    for rule in rules:
-        if rule.code in RULES and RULES[rule.code] != rule:
-            raise ValueError(f"rule code {rule.code} is already taken")
-        RULES[rule.code] = rule
+def _build(table: Iterable[tuple[str, str, str, str, str, str]]) -> Mapping[str, Rule]:
+    rules: dict[str, Rule] = {}
+    for code, name, severity, triton, fix, source in table:
+        if code in rules:
+            raise ValueError(f"rule code {code} appears twice in the rule table")
+        if severity not in ("error", "warning"):
+            raise ValueError(f"rule {code} has severity {severity!r}, not error or warning")
+        rules[code] = Rule(code, name, severity, triton, fix, source)  # type: ignore[arg-type]
+    return MappingProxyType(rules)
 
 
-def render_markdown(rules: list[Rule]) -> str:
+RULES: Mapping[str, Rule] = _build(_TABLE)  # read-only: built once, never changed at run time
+TARGET_CODES = frozenset(code for code in RULES if code.startswith("TDK9"))
+
+
+def severity_of(code: str) -> Severity:
+    """The severity the table gives ``code``; a code not in the table is a programming error."""
+    try:
+        return RULES[code].severity
+    except KeyError:
+        raise KeyError(
+            f"finding code {code!r} is not in the rule table; add a row to _TABLE in "
+            "packager/validate/rules.py"
+        ) from None
+
+
+def render_markdown(rules: Iterable[Rule]) -> str:
     """``docs/rules.md``: every rule, generated so it cannot drift from the checks."""
     lines = [
         "# `tdk validate` rules",
         "",
-        "Generated from the rule registry (`python -m infra.targets.checks > docs/rules.md`); "
+        "Generated from the rule table (`python -m packager.validate.rules > docs/rules.md`); "
         "do not edit by hand. A test fails when it is stale.",
         "",
         "| code | name | severity | what Triton does at load time | fix | source |",
@@ -314,3 +375,9 @@ def render_markdown(rules: list[Rule]) -> str:
             f"| {rule.code} | {rule.name} | {rule.severity} | {rule.triton} | {rule.fix} | {link} |"
         )
     return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # python -m packager.validate.rules > docs/rules.md
+    import sys
+
+    sys.stdout.write(render_markdown(RULES.values()))

@@ -8,15 +8,15 @@ Rules live in one module per area: ``validate_layout`` (directories, model files
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from packager.config import CONFIG_NAME, autocomplete_backend
 from packager.repository import ModelDir, Unloadable, discover_all
 from packager.validate.config_rules import check_config
 from packager.validate.ensemble import check_ensembles
-from packager.validate.findings import Finding, Severity, Sink, has_errors
-from packager.validate.layout import check_layout
+from packager.validate.findings import Finding, Severity, Sink, finding, has_errors
+from packager.validate.layout import check_layout, duplicate_names
 from packager.validate.locate import Locations
 from packager.validate.onnx_graph import check_onnx
 from tdk.errors import UnsafeInputError, UsageError, ValidationFailed
@@ -66,8 +66,9 @@ def validate_models(models: Sequence[ModelDir]) -> list[Finding]:
         check_config(model, sink)
         check_onnx(model, sink)
     check_ensembles(models, sinks)
-    _check_duplicates(models, sinks)
-    findings = [finding for model in models for finding in sinks[model.path].found]
+    for duplicate in duplicate_names(models):
+        sinks[Path(duplicate.file).parent].found.append(duplicate)
+    findings = [found for model in models for found in sinks[model.path].found]
     return _locate(findings, models)
 
 
@@ -91,15 +92,16 @@ def require_valid(models: Sequence[ModelDir] | Sequence[Path]) -> None:
 
 
 def _unloadable_finding(unloadable: Unloadable) -> Finding:
-    return Finding(
-        file=str(unloadable.path / CONFIG_NAME),
+    line, col = _error_position(unloadable.message)
+    return finding(
+        unloadable.code,
+        file=unloadable.path / CONFIG_NAME,
         field="config.pbtxt",
         message=unloadable.message,
         fix=unloadable.hint,
         model=unloadable.path.name,
-        code=unloadable.code,
-        line=_error_position(unloadable.message)[0],
-        col=_error_position(unloadable.message)[1],
+        line=line,
+        col=col,
     )
 
 
@@ -114,13 +116,13 @@ def _locate(findings: list[Finding], models: Sequence[ModelDir]) -> list[Finding
     texts = {str(m.config_path): m.config_path for m in models}
     located: dict[str, Locations] = {}
     result = []
-    for finding in findings:
-        path = texts.get(finding.file)
-        if path is not None and not finding.line:
-            if finding.file not in located:
-                located[finding.file] = Locations(_read(path))
-            finding = finding.at(*located[finding.file].find(finding.field))
-        result.append(finding)
+    for found in findings:
+        path = texts.get(found.file)
+        if path is not None and not found.line:
+            if found.file not in located:
+                located[found.file] = Locations(_read(path))
+            found = found.at(*located[found.file].find(found.field))
+        result.append(found)
     return result
 
 
@@ -129,17 +131,3 @@ def _read(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return ""
-
-
-def _check_duplicates(models: Iterable[ModelDir], sinks: dict[Path, Sink]) -> None:
-    first: dict[str, ModelDir] = {}
-    for model in models:
-        other = first.setdefault(model.name, model)
-        if other is not model:
-            sinks[model.path].error(
-                "TDK105",
-                "name",
-                f"model name {model.name!r} is also used by {other.path}; Triton refuses a "
-                "name that appears in more than one repository",
-                "rename one of them (directory and `name:`)",
-            )

@@ -19,11 +19,11 @@ TDK = Path(sys.executable).with_name("tdk")
 
 def test_rules_doc_is_generated_from_the_registry() -> None:
     generated = subprocess.run(
-        [sys.executable, "-m", "infra.targets.checks"], cwd=ROOT, capture_output=True, text=True,
+        [sys.executable, "-m", "packager.validate.rules"], cwd=ROOT, capture_output=True, text=True,
         check=True, timeout=60,
     ).stdout  # fmt: skip
     assert (ROOT / "docs" / "rules.md").read_text() == generated, (
-        "docs/rules.md is stale: run `python -m infra.targets.checks > docs/rules.md`"
+        "docs/rules.md is stale: run `python -m packager.validate.rules > docs/rules.md`"
     )
     from packager.validate.rules import RULES
 
