@@ -159,8 +159,9 @@ def derived_names(target: str) -> list[DerivedName]:
 
 
 def max_name_length(target: str) -> int:
-    """The longest ``name`` every derived name of ``target`` still fits."""
-    return min(d.max_name_length for d in derived_names(target))
+    """The longest ``name`` every derived name of ``target`` still fits (a target that
+    derives no cloud names from it: the 40 characters ``name`` itself allows)."""
+    return min((d.max_name_length for d in derived_names(target)), default=40)
 
 
 def check_name(target: str, name: str) -> None:

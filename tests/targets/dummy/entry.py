@@ -1,0 +1,67 @@
+"""A target that exists only in the tests: registered through ``TDK_EXTRA_TARGETS`` with no
+edit outside this folder, it must appear in every ``--target``, in ``tdk plan``, in
+``tdk validate --target``/``--stack`` and in ``tdk render k8s``."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import TYPE_CHECKING, ClassVar
+
+from infra.targets.registry import PlanUnit, StackSettings, TargetEntry
+
+if TYPE_CHECKING:
+    from infra.perf.plan import Candidate, Option, PlanReport
+    from infra.perf.prices import PriceTable
+    from infra.targets.checks import TargetSpec
+
+#: the dummy's own instance kinds and their $/h (its own price table: no edit to prices.json)
+PRICES = {"box.small": Decimal("0.50"), "box.large": Decimal("2.00")}
+
+
+class DummyEntry(TargetEntry):
+    name = "dummy"
+    summary = "a test-only target"
+    deploy_module = "tests.targets.dummy.target"
+    client_module = "tests.targets.dummy.client"
+    region_key = "triton-deploy-kit:dummyRegion"
+    default_region = "moon-1"
+    default_candidates: ClassVar[tuple[str, ...]] = ("box.small", "box.large")
+
+    def spec(self, instance_type: str, gpu: str, image: str) -> TargetSpec:
+        from infra.targets import facts
+        from infra.targets.checks import TargetSpec, image_facts
+
+        del gpu
+        # a T4 with a 1 GB disk: big models do not fit, so the target's checks visibly run
+        box = facts.GPUS["T4"]
+        return TargetSpec(self.name, instance_type or "box.small", box, 1, image_facts(image), False)
+
+    def stack_spec(self, stack: StackSettings) -> TargetSpec:
+        return self.spec(stack.get("dummyBox"), "", "")
+
+    def owns(self, unit: str) -> bool:
+        return unit.startswith("box.")
+
+    def candidate(
+        self,
+        spec: str,
+        unit_rps: Decimal,
+        measured: bool,
+        region: str,
+        prices: PriceTable,
+        gpus_per_node: int,
+    ) -> Candidate:
+        from infra.perf.plan import Candidate
+
+        del region, prices, gpus_per_node
+        return Candidate(spec, unit_rps, 1, PRICES[spec], measured)
+
+    def plan_unit(self, stack: StackSettings) -> PlanUnit:
+        return PlanUnit(stack.get(self.region_key) or self.default_region, stack.get("dummyBox"))
+
+    def scaling_updates(self, report: PlanReport, option: Option) -> dict[str, int]:
+        size = report.sizing(option)
+        return {"dummyMinBoxes": size.trough_instances, "dummyMaxBoxes": size.peak_instances}
+
+
+ENTRY = DummyEntry()

@@ -1,0 +1,41 @@
+"""The dummy target's deploy contract: one config key, one ConfigMap to render."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from infra.config import ConfigReader, StackConfig
+from infra.targets.base import Manifest, OutputValue, Target
+
+
+@dataclass(frozen=True)
+class DummyConfig:
+    common: StackConfig
+    box: str
+
+
+class DummyTarget(Target[DummyConfig]):
+    name = "dummy"
+    release_schemes = ("s3", "gs")
+    cannot_render = None
+
+    def parse_config(self, reader: ConfigReader, common: StackConfig) -> DummyConfig:
+        return DummyConfig(common, reader.choice("dummyBox", ("box.small", "box.large")))
+
+    def declare(self, config: DummyConfig) -> Mapping[str, Any]:
+        return {"box": config.box}
+
+    def render(self, config: DummyConfig, output: OutputValue) -> list[Manifest]:
+        return [
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": config.common.name, "namespace": "dummy"},
+                "data": {"box": config.box, "endpoint": output("dummyEndpoint")},
+            }
+        ]
+
+
+TARGET = DummyTarget()
