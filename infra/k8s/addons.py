@@ -13,6 +13,13 @@ KEDA_REPO = "https://kedacore.github.io/charts"
 KEDA_CHART_VERSION = KEDA_RELEASES[0].version
 KEDA_NAMESPACE = "keda"
 KEDA_OPERATOR_SA = "keda-operator"
+#: where the cloud does not provide them (EKS; GKE installs its own device plugin and autoscaler)
+DEVICE_PLUGIN_CHART = "nvidia-device-plugin"
+DEVICE_PLUGIN_REPO = "https://nvidia.github.io/k8s-device-plugin"
+AUTOSCALER_CHART = "cluster-autoscaler"
+AUTOSCALER_REPO = "https://kubernetes.github.io/autoscaler"
+#: both charts run in the system namespace
+SYSTEM_NAMESPACE = "kube-system"
 
 
 def keda_values(provider: Literal["gcp", "aws"], identity: Any) -> dict[str, Any]:

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from infra.k8s import manifests
-from infra.k8s.addons import KEDA_CHART, KEDA_CHART_VERSION, KEDA_NAMESPACE, KEDA_REPO, keda_values
 from infra.k8s.manifests import Manifest
 from infra.k8s.spec import TritonServiceSpec
 
@@ -67,7 +66,7 @@ class TritonService(pulumi.ComponentResource):
                 after_keda, pulumi.ResourceOptions(depends_on=[auth, self.deployment])
             ),
         )
-        if spec.cloud == "gke":
+        if spec.pod_monitoring:
             _apply(f"{name}-podmonitoring", manifests.pod_monitoring(spec), core)
         self.register_outputs(
             {
@@ -104,26 +103,5 @@ def _apply(name: str, manifest: Manifest, opts: pulumi.ResourceOptions) -> Any:
         kind=kind,
         metadata=metadata,
         spec=manifest["spec"],
-        opts=opts,
-    )
-
-
-def keda_release(
-    name: str,
-    provider: Literal["gcp", "aws"],
-    identity: Any,
-    opts: Any,
-    version: str = KEDA_CHART_VERSION,
-) -> Any:
-    """Declare the pinned KEDA Helm release (call from a component's constructor)."""
-    return k8s.helm.v3.Release(
-        name,
-        name=KEDA_CHART,  # fixed (one per cluster), not auto-named past Helm's 53 characters
-        chart=KEDA_CHART,
-        version=version,
-        repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=KEDA_REPO),
-        namespace=KEDA_NAMESPACE,
-        create_namespace=True,
-        values=keda_values(provider, identity),
         opts=opts,
     )

@@ -94,6 +94,7 @@ def workload_spec(
     prometheus: PrometheusSource,
     identity_annotations: Mapping[str, Any],
     env: Mapping[str, str],
+    pod_monitoring: bool,
     model_sync: ModelSync | None = None,
 ) -> TritonServiceSpec:
     """The plain spec the manifests are built from (Pulumi and ``tdk render`` alike)."""
@@ -116,6 +117,7 @@ def workload_spec(
         prometheus=prometheus,
         exposure=config.exposure,
         startup_budget_seconds=config.startup_budget_seconds,
+        pod_monitoring=pod_monitoring,
         identity_annotations=dict(identity_annotations),
         env=dict(env),
         log_verbose=config.log_verbose,

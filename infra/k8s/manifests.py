@@ -330,7 +330,7 @@ def pod_monitoring(spec: TritonServiceSpec) -> Manifest:
 
 
 def workload_manifests(spec: TritonServiceSpec) -> list[Manifest]:
-    """Every manifest of the workload, in apply order (PodMonitoring only on GKE)."""
+    """Every manifest of the workload, in apply order (PodMonitoring where the spec asks)."""
     manifests = [
         service_account(spec),
         deployment(spec),
@@ -339,6 +339,6 @@ def workload_manifests(spec: TritonServiceSpec) -> list[Manifest]:
         trigger_authentication(spec),
         scaled_object(spec),
     ]
-    if spec.cloud == "gke":
+    if spec.pod_monitoring:
         manifests.append(pod_monitoring(spec))
     return manifests

@@ -97,6 +97,9 @@ class TritonServiceSpec:
     prometheus: PrometheusSource
     exposure: ServiceExposure
     startup_budget_seconds: int
+    #: a Google Managed Prometheus ``PodMonitoring`` scrapes the metrics port (GKE); where
+    #: False, the cloud scrapes without an in-cluster object (the AMP managed scraper on EKS)
+    pod_monitoring: bool
     identity_annotations: Mapping[str, Any] = field(default_factory=dict)
     env: Mapping[str, str] = field(default_factory=dict)
     log_verbose: int = 0

@@ -37,6 +37,8 @@ class Options:
     #: customTimeouts as sent to the engine ("" when unset)
     create_timeout: str = ""
     update_timeout: str = ""
+    #: the parent URNs this resource's aliases name (a resource moved to another component)
+    alias_parents: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,11 @@ class _Monitor(MockMonitor):
             ignore_changes=tuple(request.ignoreChanges),
             create_timeout=timeouts.create if timeouts else "",
             update_timeout=timeouts.update if timeouts else "",
+            alias_parents=tuple(
+                alias.spec.parentUrn
+                for alias in request.aliases
+                if alias.HasField("spec") and alias.spec.parentUrn
+            ),
         )
         return response
 

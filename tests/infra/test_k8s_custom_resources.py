@@ -197,7 +197,9 @@ def test_custom_resources_match_their_crd_fields(cloud: str) -> None:
     spec = make_spec(cloud=cloud)
     if cloud == "eks":
         spec = dataclasses.replace(
-            spec, prometheus=PrometheusSource("https://aps", "aws", "eu-west-1")
+            spec,
+            prometheus=PrometheusSource("https://aps", "aws", "eu-west-1"),
+            pod_monitoring=False,
         )
     custom = [m for m in manifests.workload_manifests(spec) if m["kind"] in SCHEMAS]
     assert {m["kind"] for m in custom} >= {"ScaledObject", "TriggerAuthentication"}

@@ -41,6 +41,7 @@ def make_spec(**changes: object) -> TritonServiceSpec:
         ),
         exposure="cluster-ip",
         startup_budget_seconds=900,
+        pod_monitoring=True,
         identity_annotations={"iam.gke.io/gcp-service-account": "t@p.iam.gserviceaccount.com"},
     )
     return dataclasses.replace(spec, **changes)  # type: ignore[arg-type]
@@ -135,7 +136,11 @@ def test_scaled_object_scales_on_the_exact_queue_to_compute_ratio() -> None:
 
 
 def test_eks_scaled_object_signs_requests_for_amp() -> None:
-    spec = make_spec(cloud="eks", prometheus=PrometheusSource("https://aps", "aws", "us-east-1"))
+    spec = make_spec(
+        cloud="eks",
+        prometheus=PrometheusSource("https://aps", "aws", "us-east-1"),
+        pod_monitoring=False,  # what the eks target sets (the AMP scraper needs no object)
+    )
     (trigger,) = manifests.scaled_object(spec)["spec"]["triggers"]
     assert trigger["metadata"]["awsRegion"] == "us-east-1"
     auth = manifests.trigger_authentication(spec)

@@ -7,7 +7,14 @@ import re
 from typing import Any
 
 from infra.facts import kubernetes as kf
-from infra.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
+from infra.k8s.addons import (  # noqa: F401 (the chart names are re-exported for callers)
+    AUTOSCALER_CHART,
+    AUTOSCALER_REPO,
+    DEVICE_PLUGIN_CHART,
+    DEVICE_PLUGIN_REPO,
+    KEDA_NAMESPACE,
+    KEDA_OPERATOR_SA,
+)
 from infra.k8s.spec import GPU_POOL, GPU_TAINT_KEY, GPU_TAINT_VALUE, POOL_LABEL
 
 #: GPU instance families the kit deploys on (NVIDIA-accelerated AL2023 AMI), and why.
@@ -47,10 +54,6 @@ SYSTEM_AMI_TYPE = "AL2023_x86_64_STANDARD"
 _INSTANCE = re.compile(r"^([a-z0-9]+)\.([a-z0-9]+)$")
 _MULTI_GPU = {"12xlarge": 4, "24xlarge": 4, "48xlarge": 8, "metal": 8}
 
-DEVICE_PLUGIN_CHART = "nvidia-device-plugin"
-DEVICE_PLUGIN_REPO = "https://nvidia.github.io/k8s-device-plugin"
-AUTOSCALER_CHART = "cluster-autoscaler"
-AUTOSCALER_REPO = "https://kubernetes.github.io/autoscaler"
 AUTOSCALER_SA = "cluster-autoscaler"
 #: chart versions per Kubernetes minor: infra/facts/kubernetes.py (device plugin, autoscaler)
 #: the system group starts with this many nodes (KEDA, CoreDNS, the autoscaler), within max

@@ -11,6 +11,8 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from infra.facts import kubernetes as kf
+from infra.k8s.addons_component import ChartArgs
+from infra.k8s.refs import ClusterRef
 from infra.targets.eks import builders as b
 from infra.targets.eks.network import EksNetwork
 
@@ -21,6 +23,45 @@ NODE_POLICIES = (
     "AmazonEKS_CNI_Policy",
     "AmazonEC2ContainerRegistryReadOnly",
 )
+
+
+@dataclass(frozen=True)
+class EksClusterRef(ClusterRef):
+    """An EKS cluster as its dependents use it: what IRSA, the AMP scraper and the Container
+    Insights add-on read, besides the Kubernetes provider."""
+
+    arn: pulumi.Output[str]
+    #: the IAM OIDC provider of the cluster and its issuer (IRSA trust policies)
+    oidc_provider_arn: pulumi.Output[str]
+    issuer_url: pulumi.Output[str]
+    private_subnet_ids: Sequence[pulumi.Output[str]]
+    #: the security group EKS creates for the control plane and managed nodes
+    security_group_id: pulumi.Output[str]
+    #: the managed node groups (what in-cluster add-ons wait for)
+    node_groups: Sequence[pulumi.Resource]
+    #: the GpuCluster component's URN: resources that moved out of it alias their old parent
+    urn: pulumi.Output[str]
+
+
+def irsa_role(
+    name: str,
+    cluster: EksClusterRef,
+    namespace: str,
+    service_account: str,
+    opts: pulumi.ResourceOptions,
+    role_name: str | None = None,
+) -> aws.iam.Role:
+    """A role only ``namespace/service_account`` can assume through the cluster's OIDC
+    provider, declared with ``opts`` (the caller's component is its parent)."""
+    trust = pulumi.Output.all(cluster.oidc_provider_arn, cluster.issuer_url).apply(
+        lambda v: b.irsa_trust_policy(v[0], v[1], namespace, service_account)
+    )
+    return aws.iam.Role(name, name=role_name, assume_role_policy=trust, opts=opts)
+
+
+def moved_from(cluster: EksClusterRef) -> pulumi.ResourceOptions:
+    """Options of a resource GpuCluster used to declare: the alias keeps its deployed state."""
+    return pulumi.ResourceOptions(aliases=[pulumi.Alias(parent=cluster.urn)])
 
 
 @dataclass
@@ -43,8 +84,9 @@ class GpuClusterArgs:
 
 
 class GpuCluster(pulumi.ComponentResource):
-    """VPC, EKS control plane, OIDC provider, system and GPU node groups, NVIDIA device
-    plugin and Cluster Autoscaler (pinned Helm charts), and a Kubernetes provider."""
+    """VPC, EKS control plane, OIDC provider, system and GPU node groups, the Cluster
+    Autoscaler's IRSA role, and a Kubernetes provider. ``ref`` is what dependents read;
+    ``device_plugin`` and ``autoscaler`` are the charts ``ClusterAddons`` installs."""
 
     def __init__(
         self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None
@@ -104,22 +146,20 @@ class GpuCluster(pulumi.ComponentResource):
             kubeconfig=self.kubeconfig,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_group]),
         )
-        self._addons(name, args)
+        self.ref = EksClusterRef(
+            name=self.cluster.name,
+            kubeconfig=self.kubeconfig,
+            provider=self.provider,
+            arn=self.cluster.arn,
+            oidc_provider_arn=self.oidc.arn,
+            issuer_url=self.issuer_url,
+            private_subnet_ids=list(self.network.private_subnet_ids),
+            security_group_id=self.security_group_id,
+            node_groups=(self.system_group, self.gpu_group),
+            urn=self.urn,
+        )
+        self._autoscaler(name, args)
         self.register_outputs({"clusterName": self.cluster.name, "kubeconfig": self.kubeconfig})
-
-    def irsa_role(
-        self, name: str, namespace: str, service_account: str, role_name: str | None = None
-    ) -> aws.iam.Role:
-        """A role only ``namespace/service_account`` can assume through the OIDC provider."""
-        trust = pulumi.Output.all(self.oidc.arn, self.issuer_url).apply(
-            lambda v: b.irsa_trust_policy(v[0], v[1], namespace, service_account)
-        )
-        return aws.iam.Role(
-            name,
-            name=role_name,
-            assume_role_policy=trust,
-            opts=pulumi.ResourceOptions(parent=self),
-        )
 
     def _node_groups(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions) -> None:
         node_role = _role(f"{name}-nodes", b.service_trust_policy("ec2.amazonaws.com"), opts)
@@ -148,36 +188,27 @@ class GpuCluster(pulumi.ComponentResource):
             opts=after,
         )
 
-    def _addons(self, name: str, args: GpuClusterArgs) -> None:
-        on_cluster = pulumi.ResourceOptions(parent=self, provider=self.provider)
-        self.device_plugin = k8s.helm.v3.Release(
-            f"{name}-nvidia-device-plugin",
-            name=b.DEVICE_PLUGIN_CHART,  # fixed: an auto-name could pass Helm's 53 characters
-            chart=b.DEVICE_PLUGIN_CHART,
-            version=kf.device_plugin_for(args.kubernetes_version).version,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=b.DEVICE_PLUGIN_REPO),
-            namespace="kube-system",
-            values=b.device_plugin_values(),
-            opts=on_cluster,
+    def _autoscaler(self, name: str, args: GpuClusterArgs) -> None:
+        """The Cluster Autoscaler's IRSA role and policy; the charts ClusterAddons installs."""
+        role = irsa_role(
+            f"{name}-autoscaler",
+            self.ref,
+            "kube-system",
+            b.AUTOSCALER_SA,
+            pulumi.ResourceOptions(parent=self),
         )
-        autoscaler_role = self.irsa_role(f"{name}-autoscaler", "kube-system", b.AUTOSCALER_SA)
         aws.iam.RolePolicy(
             f"{name}-autoscaler",
-            role=autoscaler_role.id,
+            role=role.id,
             policy=b.autoscaler_policy(args.name),
             opts=pulumi.ResourceOptions(parent=self),
         )
-        self.autoscaler = k8s.helm.v3.Release(
-            f"{name}-cluster-autoscaler",
-            name=b.AUTOSCALER_CHART,
-            chart=b.AUTOSCALER_CHART,
-            version=kf.autoscaler_for(args.kubernetes_version).version,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=b.AUTOSCALER_REPO),
-            namespace="kube-system",
-            values=b.autoscaler_values(
-                args.name, args.region, autoscaler_role.arn, args.kubernetes_version
-            ),
-            opts=on_cluster,
+        self.device_plugin = ChartArgs(
+            kf.device_plugin_for(args.kubernetes_version).version, b.device_plugin_values()
+        )
+        self.autoscaler = ChartArgs(
+            kf.autoscaler_for(args.kubernetes_version).version,
+            b.autoscaler_values(args.name, args.region, role.arn, args.kubernetes_version),
         )
 
 

@@ -108,4 +108,5 @@ def triton_spec(config: EksConfig, role_arn: Any, prometheus_url: Any) -> Triton
         prometheus=PrometheusSource(cast(str, prometheus_url), "aws", config.region),
         identity_annotations={"eks.amazonaws.com/role-arn": role_arn},
         env={"AWS_REGION": config.region, "AWS_DEFAULT_REGION": config.region},
+        pod_monitoring=False,  # the AMP managed scraper needs no in-cluster object
     )

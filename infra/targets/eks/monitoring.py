@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from infra.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
 from infra.k8s.alerts import alert_rules, rules_yaml
 from infra.k8s.config import AlertThresholds
-from infra.targets.eks.builders import container_insights_log_groups
+from infra.k8s.refs import PodIdentity
+from infra.targets.eks.builders import amp_query_policy, container_insights_log_groups
+from infra.targets.eks.cluster import EksClusterRef, irsa_role, moved_from
 from infra.targets.eks.observability import (
     CW_AGENT_SA,
     CW_NAMESPACE,
@@ -47,20 +49,22 @@ class EksMonitoringArgs:
 
 
 class EksMonitoring(pulumi.ComponentResource):
-    """AMP workspace, managed scraper (+ its cluster access), alert rules routed to SNS,
-    Container Insights add-on, CloudWatch dashboard and alarms."""
+    """AMP workspace, managed scraper (+ its cluster access), the IRSA role KEDA queries the
+    workspace as (``keda_identity``), alert rules routed to SNS, Container Insights add-on,
+    CloudWatch dashboard and alarms."""
 
     def __init__(
         self,
         name: str,
         args: EksMonitoringArgs,
-        cluster: Any,
+        cluster: EksClusterRef,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("tdk:aws:EksMonitoring", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.workspace = aws.amp.Workspace(f"{name}-amp", alias=f"{args.name}-triton", opts=child)
         self._scraper(name, cluster, child)
+        self._keda_identity(args, cluster)
         self.topic = aws.sns.Topic(f"{name}-alerts", opts=child)
         self._topic_policy(name, child)
         if args.alerts.email:
@@ -97,7 +101,21 @@ class EksMonitoring(pulumi.ComponentResource):
             )
         self.register_outputs({"workspaceId": self.workspace.id})
 
-    def _scraper(self, name: str, cluster: Any, opts: pulumi.ResourceOptions) -> None:
+    def _keda_identity(self, args: EksMonitoringArgs, cluster: EksClusterRef) -> None:
+        """KEDA's operator queries the workspace (and only it) through IRSA."""
+        opts = pulumi.ResourceOptions.merge(
+            pulumi.ResourceOptions(parent=self), moved_from(cluster)
+        )
+        role = irsa_role(f"{args.name}-keda", cluster, KEDA_NAMESPACE, KEDA_OPERATOR_SA, opts)
+        aws.iam.RolePolicy(
+            f"{args.name}-keda-amp-query",
+            role=role.id,
+            policy=self.workspace.arn.apply(amp_query_policy),
+            opts=opts,
+        )
+        self.keda_identity = PodIdentity("aws", role.arn)
+
+    def _scraper(self, name: str, cluster: EksClusterRef, opts: pulumi.ResourceOptions) -> None:
         """The managed scraper, as AMP's collector guide sets it up: ENIs in the cluster's
         private subnets with the cluster security group (which admits traffic from itself, so
         the nodes' Triton metrics port 8002 is reachable). AMP creates the scraper's EKS
@@ -107,8 +125,8 @@ class EksMonitoring(pulumi.ComponentResource):
             f"{name}-scraper",
             source={
                 "eks": {
-                    "cluster_arn": cluster.cluster.arn,
-                    "subnet_ids": cluster.network.private_subnet_ids,
+                    "cluster_arn": cluster.arn,
+                    "subnet_ids": list(cluster.private_subnet_ids),
                     "security_group_ids": [cluster.security_group_id],
                 }
             },
@@ -157,9 +175,19 @@ class EksMonitoring(pulumi.ComponentResource):
         )
 
     def _cloudwatch(
-        self, name: str, args: EksMonitoringArgs, cluster: Any, opts: pulumi.ResourceOptions
+        self,
+        name: str,
+        args: EksMonitoringArgs,
+        cluster: EksClusterRef,
+        opts: pulumi.ResourceOptions,
     ) -> None:
-        agent_role = cluster.irsa_role(f"{name}-cw-agent", CW_NAMESPACE, CW_AGENT_SA)
+        agent_role = irsa_role(
+            f"{name}-cw-agent",
+            cluster,
+            CW_NAMESPACE,
+            CW_AGENT_SA,
+            pulumi.ResourceOptions.merge(opts, moved_from(cluster)),
+        )
         attach = aws.iam.RolePolicyAttachment(
             f"{name}-cw-agent",
             role=agent_role.name,
@@ -178,12 +206,12 @@ class EksMonitoring(pulumi.ComponentResource):
         ]
         aws.eks.Addon(
             f"{name}-container-insights",
-            cluster_name=cluster.cluster.name,
+            cluster_name=cluster.name,
             addon_name="amazon-cloudwatch-observability",
             service_account_role_arn=agent_role.arn,
             opts=pulumi.ResourceOptions(
                 parent=self,
-                depends_on=[attach, cluster.system_group, cluster.gpu_group, *log_groups],
+                depends_on=[attach, *cluster.node_groups, *log_groups],
             ),
         )
         self.dashboard = aws.cloudwatch.Dashboard(

@@ -1,17 +1,17 @@
-"""Declares an eks stack: cluster, monitoring, KEDA, release reader role, Triton workload."""
+"""Declares an eks stack: cluster, monitoring, add-ons, release reader role, Triton workload."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 import pulumi
-import pulumi_aws as aws
 
-from infra.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
-from infra.k8s.component import TritonService, TritonServiceArgs, keda_release
+from infra.k8s.addons_component import ClusterAddons, ClusterAddonsArgs
+from infra.k8s.component import TritonService, TritonServiceArgs
 from infra.targets.eks import builders as b
 from infra.targets.eks.cluster import GpuCluster, GpuClusterArgs
 from infra.targets.eks.monitoring import EksMonitoring, EksMonitoringArgs
+from infra.targets.eks.release import ReleaseReader, ReleaseReaderArgs
 from infra.targets.k8s_common import invoke_command, port_forward_command
 
 if TYPE_CHECKING:
@@ -54,41 +54,35 @@ def declare_eks(config: EksConfig) -> dict[str, Any]:
             budget=config.budget,
             log_retention_days=config.log_retention_days,
         ),
-        cluster=cluster,
+        cluster=cluster.ref,
     )
-    keda_role = cluster.irsa_role(f"{name}-keda", KEDA_NAMESPACE, KEDA_OPERATOR_SA)
-    aws.iam.RolePolicy(
-        f"{name}-keda-amp-query",
-        role=keda_role.id,
-        policy=monitoring.workspace.arn.apply(b.amp_query_policy),
-        opts=pulumi.ResourceOptions(parent=cluster),
+    addons = ClusterAddons(
+        name,
+        ClusterAddonsArgs(
+            cluster=cluster.ref,
+            keda_identity=monitoring.keda_identity,
+            keda_version=config.keda_version,
+            device_plugin=cluster.device_plugin,
+            autoscaler=cluster.autoscaler,
+            moved_from=cluster,
+        ),
     )
-    keda = keda_release(
-        f"{name}-keda",
-        "aws",
-        keda_role.arn,
-        pulumi.ResourceOptions(parent=cluster, provider=cluster.provider),
-        version=config.keda_version,
-    )
-    reader = cluster.irsa_role(
-        f"{name}-release-reader", workload.namespace, name, role_name=b.triton_role_name(name)
-    )
-    read_policy = aws.iam.RolePolicy(
-        f"{name}-release-read",
-        role=reader.id,
-        policy=b.release_read_policy(config.release.bucket, config.release.prefix),
-        opts=pulumi.ResourceOptions(parent=cluster),
+    reader = ReleaseReader(
+        f"{name}-release",
+        ReleaseReaderArgs(
+            name=name,
+            release=config.release,
+            namespace=workload.namespace,
+            service_account=name,
+        ),
+        cluster=cluster.ref,
     )
     prometheus_url = monitoring.workspace.id.apply(lambda ws: b.amp_query_url(config.region, ws))
-    spec = triton_spec(config, reader.arn, prometheus_url)
+    spec = triton_spec(config, reader.role.arn, prometheus_url)
     TritonService(
         f"{name}-triton",
-        TritonServiceArgs(
-            spec=spec,
-            provider=cluster.provider,
-            depends_on=[keda, cluster.device_plugin],
-        ),
-        opts=pulumi.ResourceOptions(depends_on=[read_policy]),
+        TritonServiceArgs(spec=spec, provider=cluster.ref.provider, depends_on=addons.ready),
+        opts=pulumi.ResourceOptions(depends_on=[reader.policy]),
     )
     return {
         "clusterName": cluster.cluster.name,
@@ -96,7 +90,7 @@ def declare_eks(config: EksConfig) -> dict[str, Any]:
         "kubeconfig": cluster.kubeconfig,
         "namespace": spec.namespace,
         "serviceName": spec.name,
-        "tritonRoleArn": reader.arn,
+        "tritonRoleArn": reader.role.arn,
         "ampWorkspaceId": monitoring.workspace.id,
         "dashboardUrl": monitoring.dashboard_url,
         "portForward": port_forward_command(spec.namespace, spec.name),

@@ -10,7 +10,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from infra.k8s.component import keda_release
+from infra.k8s.refs import ClusterRef, PodIdentity
 from infra.targets.gke import builders as b
 
 
@@ -33,7 +33,8 @@ class GpuClusterArgs:
 
 class GpuCluster(pulumi.ComponentResource):
     """Network with Cloud NAT (private nodes pull images through it), the cluster, two pools,
-    a node service account with only logging/monitoring/image-pull roles, and KEDA."""
+    a node service account with only logging/monitoring/image-pull roles, and the Google
+    identity KEDA reads Managed Prometheus as (``ClusterAddons`` installs KEDA itself)."""
 
     def __init__(
         self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions | None = None
@@ -93,7 +94,10 @@ class GpuCluster(pulumi.ComponentResource):
             kubeconfig=self.kubeconfig,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_pool]),
         )
-        self.keda = self._keda(name, args, root)
+        self.keda_identity = self._keda_identity(name, args, root)
+        self.ref = ClusterRef(
+            name=self.cluster.name, kubeconfig=self.kubeconfig, provider=self.provider
+        )
         self.register_outputs({"clusterName": self.cluster.name, "kubeconfig": self.kubeconfig})
 
     def _network(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions) -> None:
@@ -166,10 +170,10 @@ class GpuCluster(pulumi.ComponentResource):
             opts=opts,
         )
 
-    def _keda(
+    def _keda_identity(
         self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions
-    ) -> pulumi.Resource:
-        """KEDA, whose operator reads Managed Prometheus as its own Google service account."""
+    ) -> PodIdentity:
+        """KEDA's operator reads Managed Prometheus as its own Google service account."""
         keda_sa = gcp.serviceaccount.Account(
             f"{name}-keda",
             account_id=b.keda_account_id(args.name),
@@ -192,9 +196,4 @@ class GpuCluster(pulumi.ComponentResource):
             member=b.keda_identity_member(args.project),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster]),
         )
-        return keda_release(
-            f"{name}-keda",
-            "gcp",
-            keda_email,
-            pulumi.ResourceOptions(parent=self, provider=self.provider, depends_on=[binding]),
-        )
+        return PodIdentity("gcp", keda_email, ready=(binding,))

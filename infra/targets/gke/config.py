@@ -43,4 +43,5 @@ def triton_spec(config: GkeConfig) -> TritonServiceSpec:
         prometheus=PrometheusSource(b.managed_prometheus_url(config.project), "gcp"),
         identity_annotations={"iam.gke.io/gcp-service-account": email},
         env={},
+        pod_monitoring=True,  # Google Managed Prometheus scrapes through PodMonitoring
     )

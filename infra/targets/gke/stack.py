@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import pulumi
 
+from infra.k8s.addons_component import ClusterAddons, ClusterAddonsArgs
 from infra.k8s.component import TritonService, TritonServiceArgs
 from infra.targets.gke import builders as b
 from infra.targets.gke.cluster import GpuCluster, GpuClusterArgs
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 
 
 def declare_gke(config: GkeConfig) -> dict[str, Any]:
-    """Every resource of the stack, children of four components; the stack outputs."""
+    """Every resource of the stack, children of its components; the stack outputs."""
     from infra.targets.gke.config import triton_spec
 
     name = config.common.name
@@ -46,6 +47,13 @@ def declare_gke(config: GkeConfig) -> dict[str, Any]:
             services=services.resources,
         ),
     )
+    # GKE installs the NVIDIA device plugin and scales its node pools itself: KEDA only
+    addons = ClusterAddons(
+        name,
+        ClusterAddonsArgs(
+            cluster=cluster.ref, keda_identity=cluster.keda_identity, moved_from=cluster
+        ),
+    )
     reader = ReleaseReader(
         f"{name}-release",
         ReleaseReaderArgs(
@@ -60,7 +68,7 @@ def declare_gke(config: GkeConfig) -> dict[str, Any]:
     )
     TritonService(
         f"{name}-triton",
-        TritonServiceArgs(spec=spec, provider=cluster.provider, depends_on=[cluster.keda]),
+        TritonServiceArgs(spec=spec, provider=cluster.ref.provider, depends_on=addons.ready),
         opts=pulumi.ResourceOptions(depends_on=[reader]),
     )
     monitoring = Monitoring(
