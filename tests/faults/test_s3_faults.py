@@ -60,7 +60,7 @@ def big_repo(sample_repo: Path, tmp_path: Path) -> Path:
 def _package(repo: Path, url: str, endpoint: str) -> tuple[Any, float]:
     start = time.monotonic()
     result = runner.invoke(
-        app, ["package", str(repo), "--dest", url, "--endpoint-url", endpoint, "--json"]
+        app, ["package", str(repo), "--dest", url, "--s3-endpoint-url", endpoint, "--json"]
     )
     return result, time.monotonic() - start
 

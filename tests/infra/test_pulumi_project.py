@@ -80,10 +80,10 @@ def test_sagemaker_reads_every_sagemaker_key() -> None:
 def test_every_declared_key_is_read_by_some_target() -> None:
     """A key declared in Pulumi.yaml that no target reads is a setting that silently does
     nothing (the keys of every target, shared and common ones included)."""
-    from infra.targets import MODULES, load_target
+    from infra.targets import load_target, registry
 
     read: set[str] = set()
-    for name in MODULES:
+    for name in registry.able(registry.DEPLOY):
         values = stack_config(f"{name}-dev")
 
         def source(key: str, values: dict[str, str] = values) -> str | None:

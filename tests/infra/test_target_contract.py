@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from infra.config import ConfigReader, merged_stack_config, read_stack_config
-from infra.targets import MODULES, load_target
+from infra.targets import load_target, registry
 from infra.targets.base import Refusal, Target
 from tdk.errors import ConfigError, UsageError
 
@@ -33,7 +33,9 @@ def _example(refusal: Refusal) -> str:
 
 
 def _all_refusals() -> list[tuple[str, Refusal]]:
-    return [(name, r) for name in MODULES for r in load_target(name).refusals()]
+    return [
+        (name, r) for name in registry.able(registry.DEPLOY) for r in load_target(name).refusals()
+    ]
 
 
 @pytest.mark.parametrize(("target_name", "refusal"), _all_refusals(), ids=lambda v: str(v))

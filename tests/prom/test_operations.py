@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
+from infra.targets import registry
 from infra.targets.operations import (
-    CLIENT_MODULES,
     Locator,
     Operation,
     Reading,
@@ -61,11 +61,11 @@ def test_a_refusal_needs_a_reason_and_is_what_the_user_is_told() -> None:
     assert not _Archive.can(Operation.WAIT)
 
 
-@pytest.mark.parametrize("target", sorted(CLIENT_MODULES))
+@pytest.mark.parametrize("target", registry.names())
 def test_every_target_has_a_client_keeping_the_contract(target: str) -> None:
     import importlib
 
-    module = importlib.import_module(CLIENT_MODULES[target])
+    module = importlib.import_module(registry.get(target).client_module)
     clients = [
         c for c in vars(module).values()
         if isinstance(c, type) and issubclass(c, TargetClient) and c.__module__ == module.__name__

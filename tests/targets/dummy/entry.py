@@ -34,7 +34,9 @@ class DummyEntry(TargetEntry):
         del gpu
         # a T4 with a 1 GB disk: big models do not fit, so the target's checks visibly run
         box = facts.GPUS["T4"]
-        return TargetSpec(self.name, instance_type or "box.small", box, 1, image_facts(image), False)
+        return TargetSpec(
+            self.name, instance_type or "box.small", box, 1, image_facts(image), False
+        )
 
     def stack_spec(self, stack: StackSettings) -> TargetSpec:
         return self.spec(stack.get("dummyBox"), "", "")
