@@ -11,7 +11,15 @@ from typing import Annotated, Any
 import typer
 
 from cli.common import JsonOpt, RegionOpt
-from cli.locate import EndpointOpt, ProjectDirOpt, StackOpt, TargetName, TargetOpt, UrlOpt
+from cli.locate import (
+    EndpointOpt,
+    ProjectDirOpt,
+    StackOpt,
+    TargetName,
+    TargetOpt,
+    UrlOpt,
+    default_target,
+)
 from cli.output import Output
 
 app = typer.Typer(
@@ -28,7 +36,8 @@ def _client(
     project_dir: str,
     url: str | None,
 ) -> Any:
-    from infra.targets.operations import Locator, load_client
+    from infra.targets.operations import Locator
+    from infra.targets.registry import load_client
 
     where = Locator(endpoint=endpoint, region=region, stack=stack, project_dir=project_dir, url=url)
     return load_client(target.value, where)
@@ -52,7 +61,7 @@ def _show(out: Output, state: Any) -> None:
 @app.command("status")
 def status(
     endpoint: EndpointOpt = None,
-    target: TargetOpt = TargetName.sagemaker,
+    target: TargetOpt = default_target("sagemaker"),
     stack: StackOpt = None,
     url: UrlOpt = None,
     project_dir: ProjectDirOpt = ".",
@@ -67,7 +76,7 @@ def status(
 @app.command("wait")
 def wait(
     endpoint: EndpointOpt = None,
-    target: TargetOpt = TargetName.sagemaker,
+    target: TargetOpt = default_target("sagemaker"),
     stack: StackOpt = None,
     url: UrlOpt = None,
     project_dir: ProjectDirOpt = ".",

@@ -148,4 +148,9 @@ def main() -> None:
     the root's help and for shell completion)."""
     args = sys.argv[1:]
     only = args[0] if args and args[0] in COMMANDS else None
-    build_app(only)(prog_name="tdk")
+    try:
+        app = build_app(only)
+    except TdkError as exc:  # e.g. a target module in TDK_EXTRA_TARGETS that cannot load
+        Output().error(exc.message, exc.hint)
+        sys.exit(exc.exit_code)
+    app(prog_name="tdk")

@@ -69,7 +69,8 @@ def metrics(
     json_mode: JsonOpt = False,
 ) -> None:
     """Invocations, latency, errors, queueing and utilisation of a deployment."""
-    from infra.targets.operations import Locator, load_client
+    from infra.targets.operations import Locator
+    from infra.targets.registry import load_client
 
     out = Output(json_mode=json_mode)
     window = parse_since(since) if since else None

@@ -108,13 +108,15 @@ def _with_target(
     copies: int,
     built_for: str,
 ) -> list[Finding]:
-    from infra.targets.checks import check_target, spec_from_stack, target_spec, working_set
+    from infra.targets import registry
+    from infra.targets.checks import check_target, working_set
     from packager.repository import discover_all
 
     if stack is not None:
-        spec = spec_from_stack(*stack)
+        settings = registry.load_stack(*stack)
+        spec = settings.entry.stack_spec(settings)
     else:
-        spec = target_spec(str(target), instance_type, gpu, image)
+        spec = registry.get(str(target)).spec(instance_type, gpu, image)
     models = [m for path in paths for m in discover_all(path).models]
     findings, fits = check_target(models, spec, built_for)
     if spec.gpu is not None:  # the local-endpoint caveat about KIND_GPU does not apply

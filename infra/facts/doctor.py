@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from infra.facts import CHECKED
+from infra.facts import hardware as facts
 from infra.facts import kubernetes as kf
 from infra.facts import triton as tf
-from infra.targets import facts
 from tdk.errors import TdkError
 
 #: a hand-written table or a price list older than this is reported

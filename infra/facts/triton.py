@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from infra.facts import Source
-from infra.targets import facts
+from infra.facts import hardware as facts
 from tdk.errors import ConfigError
 
 #: sagemaker-core ships the image registry as data; we read it, never transcribe it (found
@@ -86,7 +86,7 @@ def image_facts(version: str) -> facts.Image:
         raise ConfigError(
             f"Triton {version} is not in the kit's image facts ({TRITON_SOURCE.url})",
             hint=f"use one of {', '.join(sorted(facts.IMAGES))}, or add its row to "
-            "infra/targets/facts.py from its release notes",
+            "infra/facts/hardware.py from its release notes",
         )
     return found
 

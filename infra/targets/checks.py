@@ -2,17 +2,16 @@
 
 Backends the target's Triton image provides, SageMaker MME limits (Python-backend shared
 memory, instance disk), weights against GPU memory (how many copies stay loaded at once), and
-TensorRT plans against the target GPU. Facts come from ``infra.targets.facts``; no cloud SDK.
+TensorRT plans against the target GPU. Facts come from ``infra.facts.hardware``; no cloud SDK.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
+from infra.facts import hardware as facts
 from infra.facts.triton import default_checked_image
-from infra.targets import facts
 from packager.config import autocomplete_backend
 from packager.manifest import parse_trt_built_for
 from packager.repository import ModelDir
@@ -39,7 +38,7 @@ def image_facts(image: str = "") -> facts.Image:
     if found is None:
         raise UsageError(
             f"Triton image {image!r} (version {version}) is not in tdk's table of image facts",
-            hint=f"use one of {', '.join(sorted(facts.IMAGES))} (infra/targets/facts.py)",
+            hint=f"use one of {', '.join(sorted(facts.IMAGES))} (infra/facts/hardware.py)",
         )
     return found
 
@@ -79,21 +78,6 @@ def instance_spec(
         )
     disk = offer.disk_gb[size] or facts.SAGEMAKER_DEFAULT_VOLUME_GB
     return TargetSpec(target, instance_type, facts.GPUS[offer.gpu], disk, found, mme=mme)
-
-
-def target_spec(target: str, instance_type: str = "", gpu: str = "", image: str = "") -> TargetSpec:
-    """Resolve ``--target`` options to facts through the registered target."""
-    from infra.targets import registry
-
-    return registry.get(target).spec(instance_type, gpu, image)
-
-
-def spec_from_stack(project_dir: Path, stack: str) -> TargetSpec:
-    """What committed stack ``stack`` offers a model (its target reads its own keys)."""
-    from infra.targets import registry
-
-    settings = registry.load_stack(project_dir, stack)
-    return settings.entry.stack_spec(settings)
 
 
 @dataclass(frozen=True)
@@ -169,7 +153,7 @@ def _check_plan(spec: TargetSpec, built_for: str, sink: Sink) -> None:
             "backend",
             f"{spec.label} runs Triton {spec.image.version}, whose TensorRT version tdk's "
             "table does not record: a plan built for another TensorRT fails to load",
-            "build the plan in that image, or add its TensorRT to infra/targets/facts.py",
+            "build the plan in that image, or add its TensorRT to infra/facts/hardware.py",
         )
         return
     want = f"compute capability {gpu.compute[0]}.{gpu.compute[1]}, TensorRT {trt[0]}.{trt[1]}"

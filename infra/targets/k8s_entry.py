@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from infra.targets.registry import TargetEntry
+from tdk.errors import UsageError
 
 if TYPE_CHECKING:
     from infra.clients.base import InferenceTarget
@@ -27,6 +28,12 @@ class KubernetesEntry(TargetEntry):
             from infra.clients.triton_http import TritonHttpTarget
 
             return TritonHttpTarget(where.url, grpc, timeout)
+        if not where.stack:
+            raise UsageError(
+                f"--target {self.name} needs --url, Triton's HTTP address (or --stack NAME)",
+                hint="run `kubectl port-forward svc/<workload> 8000:8000` and pass "
+                "--url http://127.0.0.1:8000",
+            )
         return self.client(where).invoke(timeout)
 
     def scaling_updates(self, report: PlanReport, option: Option) -> dict[str, int]:

@@ -195,13 +195,6 @@ class Locator:
         return str(value)
 
 
-def load_client(target: str, where: Locator) -> TargetClient:
-    """The operations client of the registered ``target`` located by ``where``."""
-    from infra.targets import registry
-
-    return registry.get(target).client(where)
-
-
 def http_probe(url: str, timeout: float = 10.0) -> int | OSError:
     """The HTTP status ``url`` answers with (errors included), or why it could not be reached."""
     try:

@@ -259,6 +259,11 @@ def get(name: str, option: str = "--target") -> TargetEntry:
     return entry
 
 
+def load_client(target: str, where: Locator) -> TargetClient:
+    """The operations client of the registered ``target`` located by ``where``."""
+    return get(target).client(where)
+
+
 def able(what: str) -> list[str]:
     """The targets that can ``what`` (deploy, plan, validate)."""
     return [e.name for e in entries() if e.can(what)]

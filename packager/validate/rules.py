@@ -27,7 +27,7 @@ ENSEMBLE_DOC = _DOCS + "ensemble_models.md"
 CONFIG_SRC = _CORE + "model_config_utils.cc"
 ENSEMBLE_SRC = _CORE + "ensemble_scheduler/ensemble_utils.cc"
 SAGEMAKER_DOC = "https://docs.aws.amazon.com/sagemaker/latest/dg/multi-model-endpoints.html"
-TARGET_FACTS = "infra/targets/facts.py"  # the deploy-target rules (TDK9xx) come from its facts
+TARGET_FACTS = "infra/facts/hardware.py"  # the deploy-target rules (TDK9xx) come from its facts
 
 
 @dataclass(frozen=True)

@@ -21,19 +21,26 @@ DUMMY = "tests.targets.dummy.entry"
 
 #: every --target option, every --stack option and every command's option names, as JSON
 _SURVEY = """
-import json, click, typer
+import enum, json, typing, typer
 from cli.main import build_app
 def walk(command, path):
-    if isinstance(command, click.Group):
+    if hasattr(command, "commands"):
         for name, sub in command.commands.items():
             yield from walk(sub, path + [name])
     else:
         yield " ".join(path), command
+def kinds(param):
+    annotation = param.type_descriptor.annotation
+    return [a for a in (typing.get_args(annotation) or (annotation,)) if a is not type(None)]
+def choices(param):
+    [kind] = kinds(param)
+    assert isinstance(kind, type) and issubclass(kind, enum.Enum), kind
+    return [member.value for member in kind]
 rows = []
 for path, command in walk(typer.main.get_command(build_app()), []):
     options = [o for p in command.params for o in p.opts]
-    targets = [list(p.type.choices) for p in command.params if "--target" in p.opts]
-    stacks = [type(p.type).__name__ for p in command.params if "--stack" in p.opts]
+    targets = [choices(p) for p in command.params if "--target" in p.opts]
+    stacks = [[k.__name__ for k in kinds(p)] for p in command.params if "--stack" in p.opts]
     rows.append({"command": path, "options": options, "targets": targets, "stacks": stacks})
 print(json.dumps(rows))
 """
@@ -49,7 +56,9 @@ def _env(extra: str | None) -> dict[str, str]:
     return env
 
 
-def _run(args: list[str], extra: str | None = DUMMY, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+def _run(
+    args: list[str], extra: str | None = DUMMY, cwd: Path = ROOT
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, *args], env=_env(extra), cwd=cwd, capture_output=True, text=True,
         timeout=120, check=False,
@@ -81,7 +90,8 @@ def test_one_cli_vocabulary(extra: str | None) -> None:
     for row in rows:
         options = row["options"]
         assert "--endpoint-url" not in options, row["command"]  # type: ignore[operator]
-        assert row["stacks"] in ([], ["StringParamType"]), f"{row['command']}: --stack is a name"
+        assert row["stacks"] in ([], [["str"]]), f"{row['command']}: --stack is a name"
+        assert not ({"--endpoint", "--endpoint-url"} <= set(options)), row["command"]  # type: ignore[arg-type]
 
 
 def test_the_dummy_target_is_everywhere(tmp_path: Path, sample_repo: Path) -> None:
@@ -93,6 +103,7 @@ def test_the_dummy_target_is_everywhere(tmp_path: Path, sample_repo: Path) -> No
         "  triton-deploy-kit:target: dummy\n"
         "  triton-deploy-kit:name: tdk-dummy-dev\n"
         "  triton-deploy-kit:dummyBox: box.large\n"
+        "  triton-deploy-kit:dummyRegion: moon-2\n"
     )
     # tdk plan: the dummy's candidates, priced by the dummy, led by the measured box
     bench = tmp_path / "bench.json"
@@ -100,7 +111,7 @@ def test_the_dummy_target_is_everywhere(tmp_path: Path, sample_repo: Path) -> No
              "p90_ms": 8, "p99_ms": 10, "errors": {}}  # fmt: skip
     bench.write_text(json.dumps({"target": "dummy", "instance_type": "box.small", "gpu": None,
                                  "target_model": "m-0.tar.gz", "levels": [level]}))  # fmt: skip
-    done = _tdk("plan", str(bench), "--peak-rps", "1000", "--json")
+    done = _tdk("plan", str(bench), "--peak-rps", "1000", "--slo-ms", "50", "--json")
     assert done.returncode == 0, done.stderr
     plan = json.loads(done.stdout)
     assert plan["region"] == "moon-1"
@@ -109,7 +120,8 @@ def test_the_dummy_target_is_everywhere(tmp_path: Path, sample_repo: Path) -> No
 
     # tdk plan --write-stack: the dummy's own scaling keys
     stack_file = project / "Pulumi.dummy-dev.yaml"
-    done = _tdk("plan", str(bench), "--peak-rps", "1000", "--write-stack", str(stack_file),
+    done = _tdk("plan", str(bench), "--peak-rps", "1000", "--slo-ms", "50",
+                "--write-stack", str(stack_file),
                 "--instance-type", "box.large:100", "--json")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "dummyMaxBoxes: 20" in stack_file.read_text()
@@ -162,3 +174,18 @@ def test_deprecated_spellings_still_work_with_a_warning(tmp_path: Path) -> None:
                  str(ROOT / "Pulumi.gke-dev.yaml")], extra=None)  # fmt: skip
     assert "--stack takes a stack name now: use --stack gke-dev" in done.stderr
     assert "working set" in done.stderr or done.returncode in (0, 1)
+
+
+def test_listing_the_targets_loads_no_cloud_sdk() -> None:
+    """Every command builds its ``--target`` choices from the registry: loading every entry
+    (the dummy's too) must not import Pulumi or a cloud SDK (entries import those lazily)."""
+    script = (
+        "import sys\n"
+        "from infra.targets import registry\n"
+        "assert 'dummy' in registry.names()\n"
+        "heavy = ('pulumi', 'boto3', 'botocore', 'google.cloud', 'google.auth')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
+    )
+    done = _run(["-c", script])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

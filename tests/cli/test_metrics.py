@@ -137,7 +137,8 @@ def test_local_metrics_are_sagemakers_figures_with_the_cache_hit_rate(
     local_endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from infra.clients.inputs import example_inputs
-    from infra.targets.operations import Locator, load_client
+    from infra.targets.operations import Locator
+    from infra.targets.registry import load_client
 
     monkeypatch.setenv("TDK_STATE_DIR", str(local_endpoint.state_dir))
     client = load_client("local", Locator(endpoint="metrics"))

@@ -1,4 +1,4 @@
-"""``tdk invoke --target k8s`` against a real Triton on 127.0.0.1 serving a packaged
+"""``tdk invoke --target eks`` against a real Triton on 127.0.0.1 serving a packaged
 release's ``repository/`` tree, over HTTP (binary and JSON codecs) and gRPC."""
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def _invoke(served: Served, *extra: str) -> dict:
         [
             "invoke",
             "--target",
-            "k8s",
+            "eks",
             "--store",
             f"file://{served.store}",
             "--target-model",
@@ -100,7 +100,7 @@ def _invoke(served: Served, *extra: str) -> dict:
 
 def test_invoke_http_binary_maps_archive_to_triton_model(served: Served) -> None:
     answer = _invoke(served, "--url", served.http_url)
-    assert answer["target"] == "k8s"
+    assert answer["target"] == "eks"
     assert answer["target_model"] == "tokenizer-1.tar.gz"
     assert answer["model"] == "tokenizer-1"
     assert answer["outputs"]["token_ids"]["data"] == [expected_tokens("Hello Triton world")]
@@ -160,7 +160,7 @@ def test_cli_without_url_says_how(served: Served) -> None:
         [
             "invoke",
             "--target",
-            "k8s",
+            "eks",
             "--store",
             f"file://{served.store}",
             "--target-model",

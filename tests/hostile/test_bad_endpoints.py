@@ -40,13 +40,13 @@ def aws_at(monkeypatch: pytest.MonkeyPatch) -> object:
 
 
 def _target(kind: str, url: str, aws_at: object) -> list[str]:
-    if kind == "k8s":
-        return ["--target", "k8s", "--url", url]
+    if kind == "gke":
+        return ["--target", "gke", "--url", url]
     aws_at(url)  # type: ignore[operator]
     return ["--target", "sagemaker", "--endpoint", "ep"]
 
 
-@pytest.mark.parametrize("kind", ["k8s", "sagemaker"])
+@pytest.mark.parametrize("kind", ["gke", "sagemaker"])
 def test_invoke_garbage_body_is_an_error_without_traceback(
     kind: str, store: str, aws_at: object
 ) -> None:
@@ -59,7 +59,7 @@ def test_invoke_garbage_body_is_an_error_without_traceback(
     assert "garbage" in result.output
 
 
-@pytest.mark.parametrize("kind", ["k8s", "sagemaker"])
+@pytest.mark.parametrize("kind", ["gke", "sagemaker"])
 def test_bench_counts_garbage_bodies_as_bad_responses(
     kind: str, store: str, aws_at: object
 ) -> None:
@@ -76,7 +76,7 @@ def test_bench_counts_garbage_bodies_as_bad_responses(
 
 
 @pytest.mark.parametrize("behaviour", ["silent", "trickle"])
-@pytest.mark.parametrize("kind", ["k8s", "sagemaker"])
+@pytest.mark.parametrize("kind", ["gke", "sagemaker"])
 def test_invoke_timeout_is_a_total_deadline(
     kind: str, behaviour: str, store: str, aws_at: object
 ) -> None:
@@ -95,7 +95,7 @@ def test_invoke_timeout_is_a_total_deadline(
 def test_bench_counts_timeouts_and_ends(behaviour: str, store: str) -> None:
     with bad_server(behaviour) as url:
         args = ["bench", "--target-model", MODEL, "--store", store, "-c", "2", "--json"]
-        args += ["--duration", "0.5", "--timeout", "1", "--target", "k8s", "--url", url]
+        args += ["--duration", "0.5", "--timeout", "1", "--target", "gke", "--url", url]
         started = time.monotonic()
         result = runner.invoke(app, args)
         elapsed = time.monotonic() - started
@@ -110,7 +110,7 @@ def test_bench_counts_timeouts_and_ends(behaviour: str, store: str) -> None:
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf"])
 def test_timeout_must_be_a_positive_number(value: str, store: str) -> None:
     args = ["invoke", "--target-model", MODEL, "--text", "hi", "--store", store]
-    result = runner.invoke(app, [*args, "--timeout", value, "--target", "k8s", "--url", "x"])
+    result = runner.invoke(app, [*args, "--timeout", value, "--target", "gke", "--url", "x"])
     assert result.exit_code == 2, result.output
     assert "--timeout" in result.output
     assert "Traceback" not in result.output

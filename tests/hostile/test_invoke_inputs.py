@@ -96,7 +96,7 @@ def test_bad_invoke_input_is_refused(
 
 
 def test_invoke_grpc_against_the_local_triton(endpoint: Endpoint) -> None:
-    """`tdk invoke --target k8s --grpc` gives the same outputs as the HTTP paths."""
+    """`tdk invoke --target gke --grpc` gives the same outputs as the HTTP paths."""
     text = ["--target-model", "tokenizer-0.tar.gz", "--text", "hello grpc", "--json"]
     local = runner.invoke(app, ["invoke", *text])  # loads tokenizer-0 into the local Triton
     assert local.exit_code == 0, local.output
@@ -104,17 +104,17 @@ def test_invoke_grpc_against_the_local_triton(endpoint: Endpoint) -> None:
     store = ["--store", str(endpoint.store)]
     grpc_url = f"127.0.0.1:{status['triton_grpc_port']}"
     grpc = runner.invoke(
-        app, ["invoke", "--target", "k8s", "--grpc", "--url", grpc_url, *store, *text]
+        app, ["invoke", "--target", "gke", "--grpc", "--url", grpc_url, *store, *text]
     )
     assert grpc.exit_code == 0, grpc.output
     http_url = f"http://127.0.0.1:{status['triton_http_port']}"
-    http = runner.invoke(app, ["invoke", "--target", "k8s", "--url", http_url, *store, *text])
+    http = runner.invoke(app, ["invoke", "--target", "gke", "--url", http_url, *store, *text])
     assert http.exit_code == 0, http.output
     outputs: list[dict[str, Any]] = [
         json.loads(result.output)["outputs"] for result in (local, grpc, http)
     ]
     assert outputs[0] == outputs[1] == outputs[2]
     assert outputs[1]["token_ids"]["shape"] == [1, 128]
-    grpc_args = ["invoke", "--target", "k8s", "--grpc", "--url", grpc_url, *store]
+    grpc_args = ["invoke", "--target", "gke", "--grpc", "--url", grpc_url, *store]
     wrong = runner.invoke(app, [*grpc_args, "--target-model", "tokenizer-0", "-i", "nope=[1]"])
     assert wrong.exit_code == 2 and "no such input" in wrong.output

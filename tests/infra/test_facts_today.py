@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
+from infra.facts import hardware as facts
 from infra.facts import kubernetes as kf
 from infra.facts import triton as tf
-from infra.targets import facts
 from tdk.errors import ConfigError
 from tests.infra.pulumi_harness import StackRun, run_stack
 

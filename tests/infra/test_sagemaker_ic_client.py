@@ -12,7 +12,8 @@ import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 
-from infra.targets.operations import Locator, load_client
+from infra.targets.operations import Locator
+from infra.targets.registry import load_client
 from infra.targets.sagemaker_ic.client import InferenceComponentsClient
 from infra.targets.sagemaker_ic.monitoring import METRICS
 from tdk.errors import EndpointError

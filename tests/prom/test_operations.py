@@ -15,8 +15,8 @@ from infra.targets.operations import (
     Reading,
     Status,
     TargetClient,
-    load_client,
 )
+from infra.targets.registry import load_client
 
 
 def test_a_client_that_neither_implements_nor_refuses_is_rejected_when_defined() -> None:

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from infra.targets import facts
+from infra.facts import hardware as facts
 from infra.targets.eks import builders as eks
 from infra.targets.gke import builders as gke
 from infra.targets.sagemaker import instances as sagemaker
@@ -138,7 +138,8 @@ def test_working_set_and_gpu_memory(tmp_path: Path) -> None:
         (["--target", "gke", "--gpu", "nvidia-k80"], "nvidia-k80"),
         (["--target", "azure"], "azure"),
         (["--target", "eks", "--instance-type", "g5.xlarge", "--image", "19.01"], "19.01"),
-        (["--stack", "/nonexistent/Pulumi.x.yaml"], "cannot read the stack file"),
+        (["--stack", "/nonexistent/Pulumi.x.yaml"], "Pulumi.yaml does not exist"),
+        (["--stack", "x", "--project-dir", "/nonexistent"], "Pulumi.yaml does not exist"),
     ],
 )
 def test_bad_target_options_are_usage_errors(sample_repo: Path, args: list[str], text: str) -> None:

@@ -114,14 +114,22 @@ class LocalClient(TargetClient):
         return poll_until_ready(self.status, timeout, interval, on_change)
 
 
-def from_locator(where: Locator) -> LocalClient:
+START = "start one with `tdk local up --store URL --detach`"
+
+
+def running_state(name: str, hint: str = START) -> Any:
+    """The state file of the local endpoint ``name``; UsageError when none runs."""
     from infra.targets.local.serve import read_state
 
-    name = where.endpoint or "local"
     state = read_state(name)
     if state is None:
         raise UsageError(
             f"no local endpoint named {name!r} is running",
-            hint="start one with `tdk local up --store URL --detach` (or pass --endpoint NAME)",
+            hint=hint,
         )
-    return LocalClient(name, state.url)
+    return state
+
+
+def from_locator(where: Locator) -> LocalClient:
+    name = where.endpoint or "local"
+    return LocalClient(name, running_state(name, f"{START} (or pass --endpoint NAME)").url)

@@ -23,11 +23,10 @@ class LocalEntry(TargetEntry):
     }
 
     def default_store(self, where: Locator) -> str | None:
-        """The release the running endpoint serves."""
-        from infra.targets.local.serve import read_state
+        """The release the running endpoint serves (UsageError when none runs)."""
+        from infra.targets.local.client import running_state
 
-        state = read_state(where.endpoint or "local")
-        return None if state is None else str(state.store)
+        return str(running_state(where.endpoint or "local").store)
 
 
 ENTRY = LocalEntry()

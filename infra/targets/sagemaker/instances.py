@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra.config import ConfigReader, check_choice, qualify
+from infra.facts import hardware as facts
 from infra.facts import triton as tf
-from infra.targets import facts
 from tdk.errors import ConfigError
 
 FRAMEWORK = "sagemaker-tritonserver"

@@ -3,7 +3,7 @@
 An inference component reserves ``NumberOfAcceleratorDevicesRequired`` whole GPUs,
 ``NumberOfCpuCoresRequired`` cores and ``MinMemoryRequiredInMb`` of host memory per copy;
 SageMaker places a copy only where all three are free. GPU kinds and counts come from the one
-table of facts (``infra.targets.facts``); host vCPUs and memory are below, with their sources.
+table of facts (``infra.facts.hardware``); host vCPUs and memory are below, with their sources.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 
 from infra.config import check_choice
-from infra.targets import facts
+from infra.facts import hardware as facts
 from tdk.errors import ConfigError
 
 #: EC2 accelerated-computing sizes: (vCPUs, host memory GiB). Sources, checked 2026-11-24:

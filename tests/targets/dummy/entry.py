@@ -28,7 +28,7 @@ class DummyEntry(TargetEntry):
     default_candidates: ClassVar[tuple[str, ...]] = ("box.small", "box.large")
 
     def spec(self, instance_type: str, gpu: str, image: str) -> TargetSpec:
-        from infra.targets import facts
+        from infra.facts import hardware as facts
         from infra.targets.checks import TargetSpec, image_facts
 
         del gpu
@@ -59,7 +59,7 @@ class DummyEntry(TargetEntry):
         return Candidate(spec, unit_rps, 1, PRICES[spec], measured)
 
     def plan_unit(self, stack: StackSettings) -> PlanUnit:
-        return PlanUnit(stack.get(self.region_key) or self.default_region, stack.get("dummyBox"))
+        return PlanUnit(stack.get(self.region_key), stack.get("dummyBox"))
 
     def scaling_updates(self, report: PlanReport, option: Option) -> dict[str, int]:
         size = report.sizing(option)
