@@ -34,4 +34,4 @@ def test_no_target_name_comparisons_outside_the_targets() -> None:
 def test_the_scan_finds_a_comparison() -> None:
     assert PATTERN.search('    if target == "gke":')
     assert PATTERN.search('DEFAULT = {"sagemaker": "us-east-1"}')
-    assert not PATTERN.search('    if target == other:')
+    assert not PATTERN.search("    if target == other:")

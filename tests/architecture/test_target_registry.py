@@ -49,7 +49,9 @@ def _env(extra: str | None) -> dict[str, str]:
     return env
 
 
-def _run(args: list[str], extra: str | None = DUMMY, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+def _run(
+    args: list[str], extra: str | None = DUMMY, cwd: Path = ROOT
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, *args], env=_env(extra), cwd=cwd, capture_output=True, text=True,
         timeout=120, check=False,
