@@ -89,7 +89,7 @@ def workload_spec(
     config: WorkloadConfig,
     *,
     name: str,
-    cloud: str,
+    load_balancers: Mapping[str, Mapping[str, str]],
     model_repository: str,
     prometheus: PrometheusSource,
     identity_annotations: Mapping[str, Any],
@@ -102,7 +102,7 @@ def workload_spec(
     return TritonServiceSpec(
         name=name,
         namespace=config.namespace,
-        cloud=cast(Any, cloud),
+        service_annotations=dict(load_balancers.get(config.exposure, {})),
         kind=config.kind,
         image=config.image,
         model_repository=model_repository,

@@ -24,20 +24,6 @@ from infra.k8s.spec import (
 Manifest = dict[str, Any]
 PROBE_PERIOD_SECONDS = 10
 
-_LB_ANNOTATIONS: dict[str, dict[str, dict[str, str]]] = {
-    "internal-lb": {
-        "gke": {"networking.gke.io/load-balancer-type": "Internal"},
-        "eks": {
-            "service.beta.kubernetes.io/aws-load-balancer-type": "nlb",
-            "service.beta.kubernetes.io/aws-load-balancer-internal": "true",
-        },
-    },
-    "external-lb": {
-        "gke": {},
-        "eks": {"service.beta.kubernetes.io/aws-load-balancer-type": "nlb"},
-    },
-}
-
 
 def _metadata(spec: TritonServiceSpec, name: str | None = None, **extra: Any) -> dict[str, Any]:
     meta: dict[str, Any] = {
@@ -227,12 +213,11 @@ def deployment(spec: TritonServiceSpec) -> Manifest:
 
 def service(spec: TritonServiceSpec) -> Manifest:
     """HTTP and gRPC in front of the pods: cluster-internal unless a load balancer is asked for."""
-    annotations = _LB_ANNOTATIONS.get(spec.exposure, {}).get(spec.cloud, {})
     service_type = "ClusterIP" if spec.exposure == "cluster-ip" else "LoadBalancer"
     return {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": _metadata(spec, annotations=dict(annotations)),
+        "metadata": _metadata(spec, annotations=dict(spec.service_annotations)),
         "spec": {
             "type": service_type,
             "selector": spec.selector,

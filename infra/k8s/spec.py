@@ -8,7 +8,6 @@ from typing import Any, Literal
 
 WorkloadKind = Literal["gpu", "cpu"]
 ServiceExposure = Literal["cluster-ip", "internal-lb", "external-lb"]
-Cloud = Literal["gke", "eks"]
 
 #: Label every GPU node pool of the kit carries (GKE node pool and EKS node group alike).
 POOL_LABEL = "triton-deploy-kit/pool"
@@ -88,7 +87,6 @@ class TritonServiceSpec:
 
     name: str
     namespace: str
-    cloud: Cloud
     kind: WorkloadKind
     image: str
     model_repository: str  # <release>/repository, gs:// or s3://
@@ -102,6 +100,9 @@ class TritonServiceSpec:
     pod_monitoring: bool
     identity_annotations: Mapping[str, Any] = field(default_factory=dict)
     env: Mapping[str, str] = field(default_factory=dict)
+    #: the Service's annotations for its ``exposure`` (the cloud's load-balancer kind; the
+    #: target gives them)
+    service_annotations: Mapping[str, str] = field(default_factory=dict)
     log_verbose: int = 0
     model_sync: ModelSync | None = None
 

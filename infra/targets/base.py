@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
 from infra.config import ConfigReader, StackConfig, qualify
-from infra.targets.names import check_name
+from infra.targets.names import DerivedName, check_name
 from tdk.errors import ConfigError, UsageError
 
 ConfigT = TypeVar("ConfigT")
@@ -51,6 +51,9 @@ class Target(abc.ABC, Generic[ConfigT]):
     name: ClassVar[str]
     #: URL schemes of the release stores this target's runtime can read (``s3``, ``gs``)
     release_schemes: ClassVar[tuple[str, ...]]
+    #: every cloud name the target derives from the stack's ``name``, with the cloud's rule
+    #: (``infra/targets/<target>/cloud_names.py``); a name that breaks one is refused
+    derived_names: ClassVar[tuple[DerivedName, ...]] = ()
     #: why ``tdk render k8s`` has nothing to render for this target (None: it renders)
     cannot_render: ClassVar[str | None] = "it runs no Kubernetes workload"
 
@@ -62,7 +65,7 @@ class Target(abc.ABC, Generic[ConfigT]):
         """Refuse what the target cannot do and a ``name`` whose derived cloud names would not
         fit, then read the target's keys into its frozen config."""
         self.enforce_refusals(reader)
-        check_name(self.name, common.name)
+        check_name(self.name, common.name, self.derived_names)
         return self.parse_config(reader, common)
 
     def enforce_refusals(self, reader: ConfigReader) -> None:

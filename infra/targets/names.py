@@ -9,6 +9,7 @@ characters to the logical name: ``AUTONAME_SUFFIX`` counts them.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from infra.config import qualify
@@ -80,94 +81,33 @@ class DerivedName:
         return self.rule.limit - fixed
 
 
-def _names(target: str, rule: NameRule, autonamed: bool, *templates: str) -> list[DerivedName]:
+def derived(target: str, rule: NameRule, autonamed: bool, *templates: str) -> list[DerivedName]:
+    """The names ``target`` derives with ``templates`` under one cloud ``rule``."""
     return [DerivedName(target, t, rule, autonamed) for t in templates]
 
 
-# fmt: off
-DERIVED_NAMES: tuple[DerivedName, ...] = (
-    *_names("sagemaker", SAGEMAKER, False, "{name}"),  # the endpoint
-    *_names("sagemaker", SAGEMAKER, True, "{name}"),  # model, endpoint config
-    *_names("sagemaker", IAM_ROLE, True, "{name}"),
-    *_names(
-        "sagemaker",
-        CW_NAME,
-        False,
-        "{name}",
-        "{name}-5xx-rate",
-        "{name}-p99-latency",
-        "{name}-disk",
-        "{name}-cache-hit-rate",
-        "{name}-gpu-memory",
-    ),
-    *_names("sagemaker", SNS_TOPIC, True, "{name}-alarms"),
-    *_names("sagemaker", APP_SCALING_POLICY, True, "{name}-invocations", "{name}-gpu"),
-    *_names("sagemaker", LOG_GROUP, False, "/aws/sagemaker/Endpoints/{name}"),
-    *_names("sagemaker", BUDGET, False, "{name}-monthly"),
-    *_names("sagemaker-ic", SAGEMAKER, True, "{name}"),  # endpoint, endpoint config
-    *_names("sagemaker-ic", IAM_ROLE, True, "{name}"),
-    *_names("sagemaker-ic", SNS_TOPIC, True, "{name}-alarms"),
-    *_names("sagemaker-ic", LOG_GROUP, False, "/aws/sagemaker/Endpoints/{name}"),
-    *_names("sagemaker-ic", BUDGET, False, "{name}-monthly"),
-    *_names("eks", EKS_CLUSTER, False, "{name}"),
-    *_names("eks", EKS_NODEGROUP, True, "{name}-system", "{name}-gpu"),
-    *_names("eks", IAM_ROLE, False, "{name}-triton-release-reader"),
-    *_names(
-        "eks",
-        IAM_ROLE,
-        True,
-        "{name}-cluster",
-        "{name}-nodes",
-        "{name}-autoscaler",
-        "{name}-keda",
-        "{name}-monitoring-cw-agent",
-    ),
-    *_names("eks", AMP_ALIAS, False, "{name}-triton"),
-    *_names(
-        "eks",
-        CW_NAME,
-        False,
-        "{name}-triton",
-        "{name}-triton-pods-below-minimum",
-        "{name}-gpu-saturated",
-        "{name}-failed-nodes",
-    ),
-    *_names("eks", SNS_TOPIC, True, "{name}-monitoring-alerts"),
-    *_names(
-        "eks",
-        LOG_GROUP,
-        False,
-        "/aws/eks/{name}/cluster",
-        "/aws/containerinsights/{name}/performance",
-        "/aws/containerinsights/{name}/application",
-        "/aws/containerinsights/{name}/dataplane",
-        "/aws/containerinsights/{name}/host",
-    ),
-    *_names("eks", BUDGET, False, "{name}-monthly"),
-    *_names("eks", K8S_SERVICE, False, "{name}"),
-    *_names("gke", GKE_CLUSTER, False, "{name}"),
-    *_names("gke", GKE_NODE_POOL, True, "{name}-system", "{name}-gpu"),
-    *_names("gke", GCE, True, "{name}-vpc", "{name}-nodes", "{name}-router", "{name}-nat"),
-    *_names("gke", GCP_SERVICE_ACCOUNT, False, "{name}-triton", "{name}-nodes", "{name}-keda"),
-    *_names("gke", K8S_SERVICE, False, "{name}"),
-)
-# fmt: on
+def derived_names(target: str) -> tuple[DerivedName, ...]:
+    """Every name the registered ``target`` derives (its deploy contract's ``derived_names``)."""
+    import importlib
+
+    registry = importlib.import_module("infra.targets.registry")
+    found: tuple[DerivedName, ...] = registry.get(target).deploy().derived_names
+    return found
 
 
-def derived_names(target: str) -> list[DerivedName]:
-    return [d for d in DERIVED_NAMES if d.target == target]
-
-
-def max_name_length(target: str) -> int:
+def max_name_length(target: str, names: Sequence[DerivedName] | None = None) -> int:
     """The longest ``name`` every derived name of ``target`` still fits (a target that
     derives no cloud names from it: the 40 characters ``name`` itself allows)."""
-    return min((d.max_name_length for d in derived_names(target)), default=40)
+    names = derived_names(target) if names is None else names
+    return min((d.max_name_length for d in names), default=40)
 
 
-def check_name(target: str, name: str) -> None:
-    """ConfigError naming the derived name that ``name`` breaks, its limit and the fix."""
-    longest = max_name_length(target)
-    for derived in derived_names(target):
+def check_name(target: str, name: str, names: Sequence[DerivedName] | None = None) -> None:
+    """ConfigError naming the derived name that ``name`` breaks, its limit and the fix
+    (``names``: the target's derived names, looked up in the registry when None)."""
+    names = derived_names(target) if names is None else names
+    longest = max_name_length(target, names)
+    for derived in names:
         value = derived.render(name)
         if not derived.rule.accepts(value):
             raise ConfigError(

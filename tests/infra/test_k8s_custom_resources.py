@@ -194,7 +194,7 @@ SCHEMAS = {
 
 @pytest.mark.parametrize("cloud", ["gke", "eks"])
 def test_custom_resources_match_their_crd_fields(cloud: str) -> None:
-    spec = make_spec(cloud=cloud)
+    spec = make_spec()
     if cloud == "eks":
         spec = dataclasses.replace(
             spec,
@@ -231,7 +231,7 @@ def test_a_misspelt_hpa_behavior_field_is_rejected() -> None:
 
 def test_pod_monitoring_endpoints_name_their_interval() -> None:
     """The PodMonitoring CRD requires ``interval`` on every endpoint."""
-    monitoring = manifests.pod_monitoring(make_spec(cloud="gke"))
+    monitoring = manifests.pod_monitoring(make_spec())
     del monitoring["spec"]["endpoints"][0]["interval"]
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(monitoring, POD_MONITORING)

@@ -15,16 +15,29 @@ from infra.k8s.spec import (
     Scaling,
     TritonServiceSpec,
 )
+from infra.targets.eks import builders as eks_builders
+from infra.targets.gke import builders as gke_builders
 
 K8S_VERSION = "1.33"  # pinned: GKE and EKS both serve 1.33 in their regular channels
 CUSTOM_KINDS = {"ScaledObject", "TriggerAuthentication", "PodMonitoring"}
+
+
+#: the targets' own load-balancer annotations, as their configs pass them
+LB = {"gke": gke_builders.LOAD_BALANCER_ANNOTATIONS, "eks": eks_builders.LOAD_BALANCER_ANNOTATIONS}
+
+
+def gke_spec(exposure: str) -> TritonServiceSpec:
+    return make_spec(exposure=exposure, service_annotations=LB["gke"].get(exposure, {}))
+
+
+def eks_spec(exposure: str) -> TritonServiceSpec:
+    return make_spec(exposure=exposure, service_annotations=LB["eks"].get(exposure, {}))
 
 
 def make_spec(**changes: object) -> TritonServiceSpec:
     spec = TritonServiceSpec(
         name="triton",
         namespace="inference",
-        cloud="gke",
         kind="gpu",
         image="nvcr.io/nvidia/tritonserver:24.10-py3",
         model_repository="gs://bucket/releases/r1/repository",
@@ -51,7 +64,7 @@ def make_spec(**changes: object) -> TritonServiceSpec:
 @pytest.mark.parametrize("kind", ["gpu", "cpu"])
 @pytest.mark.parametrize("exposure", ["cluster-ip", "internal-lb", "external-lb"])
 def test_core_manifests_pass_strict_validation(cloud: str, kind: str, exposure: str) -> None:
-    spec = make_spec(cloud=cloud, kind=kind, exposure=exposure)
+    spec = make_spec(kind=kind, exposure=exposure, service_annotations=LB[cloud].get(exposure, {}))
     for manifest in [manifests.namespace(spec), *manifests.workload_manifests(spec)]:
         if manifest["kind"] in CUSTOM_KINDS:
             continue
@@ -104,10 +117,10 @@ def test_rollout_replaces_pods_one_by_one_and_pdb_allows_one_down() -> None:
 
 def test_service_is_cluster_internal_by_default_and_internal_lb_is_annotated() -> None:
     assert manifests.service(make_spec())["spec"]["type"] == "ClusterIP"
-    eks = manifests.service(make_spec(cloud="eks", exposure="internal-lb"))
+    eks = manifests.service(eks_spec(exposure="internal-lb"))
     assert eks["spec"]["type"] == "LoadBalancer"
     assert eks["metadata"]["annotations"]["service.beta.kubernetes.io/aws-load-balancer-internal"]
-    gke = manifests.service(make_spec(exposure="internal-lb"))
+    gke = manifests.service(gke_spec(exposure="internal-lb"))
     assert gke["metadata"]["annotations"] == {"networking.gke.io/load-balancer-type": "Internal"}
 
 
@@ -137,7 +150,6 @@ def test_scaled_object_scales_on_the_exact_queue_to_compute_ratio() -> None:
 
 def test_eks_scaled_object_signs_requests_for_amp() -> None:
     spec = make_spec(
-        cloud="eks",
         prometheus=PrometheusSource("https://aps", "aws", "us-east-1"),
         pod_monitoring=False,  # what the eks target sets (the AMP scraper needs no object)
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from infra.targets import names
-from infra.targets.names import DERIVED_NAMES, derived_names, max_name_length
+from infra.targets.names import derived_names, max_name_length
 from tdk.errors import ConfigError
 from tests.infra.pulumi_harness import Declared, run_stack
 
@@ -92,9 +92,9 @@ def _explicit(resource: Declared) -> str | None:
 
 def _table(target: str) -> dict[str, set[tuple[str, bool]]]:
     table: dict[str, set[tuple[str, bool]]] = {}
-    for d in DERIVED_NAMES:
-        if d.target == target:
-            table.setdefault(d.rule.kind, set()).add((d.template, d.autonamed))
+    for d in derived_names(target):
+        assert d.target == target
+        table.setdefault(d.rule.kind, set()).add((d.template, d.autonamed))
     return table
 
 

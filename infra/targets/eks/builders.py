@@ -312,3 +312,13 @@ def kubeconfig(cluster_name: str, endpoint: str, ca_data: str, region: str) -> s
             ],
         }
     )
+
+
+#: Service annotations per ``k8sServiceExposure`` (an NLB, internal or internet-facing)
+LOAD_BALANCER_ANNOTATIONS: dict[str, dict[str, str]] = {
+    "internal-lb": {
+        "service.beta.kubernetes.io/aws-load-balancer-type": "nlb",
+        "service.beta.kubernetes.io/aws-load-balancer-internal": "true",
+    },
+    "external-lb": {"service.beta.kubernetes.io/aws-load-balancer-type": "nlb"},
+}

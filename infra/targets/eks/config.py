@@ -10,6 +10,7 @@ from infra.config import ConfigReader, ReleaseLocation, StackConfig, check_choic
 from infra.facts import kubernetes as kf
 from infra.k8s.config import WorkloadConfig, workload_spec
 from infra.k8s.spec import ModelSync, PrometheusSource, TritonServiceSpec
+from infra.targets.eks import builders as b
 from infra.targets.guardrails import Budget
 from tdk.errors import ConfigError
 
@@ -102,7 +103,7 @@ def triton_spec(config: EksConfig, role_arn: Any, prometheus_url: Any) -> Triton
     return workload_spec(
         config.workload,
         name=config.common.name,
-        cloud="eks",
+        load_balancers=b.LOAD_BALANCER_ANNOTATIONS,
         model_repository=repository,
         model_sync=ModelSync(config.model_sync_image, repository),
         prometheus=PrometheusSource(cast(str, prometheus_url), "aws", config.region),

@@ -11,6 +11,7 @@ from infra.k8s.config import read_workload_config
 from infra.k8s.spec import TritonServiceSpec
 from infra.targets.base import Manifest, OutputValue, Refusal
 from infra.targets.eks import builders as b
+from infra.targets.eks.cloud_names import DERIVED
 from infra.targets.eks.config import (
     EksConfig,
     read_keda_pin,
@@ -68,6 +69,7 @@ class EksTarget(KubernetesTarget[EksConfig]):
     """EKS: cluster, GPU node group, Triton workload, KEDA, AMP, CloudWatch."""
 
     name: ClassVar[str] = "eks"
+    derived_names = DERIVED
     release_schemes: ClassVar[tuple[str, ...]] = ("s3",)
 
     def refusals(self) -> Iterable[Refusal]:

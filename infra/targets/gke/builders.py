@@ -288,3 +288,10 @@ def sa_display_name(text: str) -> str:
     if len(text) <= SA_DISPLAY_NAME_MAX:
         return text
     return text[: SA_DISPLAY_NAME_MAX - 3] + "..."
+
+
+#: Service annotations per ``k8sServiceExposure`` (GKE's load balancer kinds)
+LOAD_BALANCER_ANNOTATIONS: dict[str, dict[str, str]] = {
+    "internal-lb": {"networking.gke.io/load-balancer-type": "Internal"},
+    "external-lb": {},
+}

@@ -38,7 +38,7 @@ def triton_spec(config: GkeConfig) -> TritonServiceSpec:
     return workload_spec(
         config.workload,
         name=name,
-        cloud="gke",
+        load_balancers=b.LOAD_BALANCER_ANNOTATIONS,
         model_repository=f"{config.release.url}/repository",
         prometheus=PrometheusSource(b.managed_prometheus_url(config.project), "gcp"),
         identity_annotations={"iam.gke.io/gcp-service-account": email},

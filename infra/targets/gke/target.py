@@ -11,6 +11,7 @@ from infra.k8s.config import read_workload_config
 from infra.k8s.spec import TritonServiceSpec
 from infra.targets.base import OutputValue, Refusal
 from infra.targets.gke import builders as b
+from infra.targets.gke.cloud_names import DERIVED
 from infra.targets.gke.config import GkeConfig, triton_spec
 from infra.targets.guardrails import read_api_cidrs, read_budget
 from infra.targets.k8s_common import KubernetesTarget, csv, require_release
@@ -55,6 +56,7 @@ class GkeTarget(KubernetesTarget[GkeConfig]):
     """GKE: cluster, GPU pool, Triton workload, KEDA, Managed Prometheus, dashboards, alerts."""
 
     name: ClassVar[str] = "gke"
+    derived_names = DERIVED
     release_schemes: ClassVar[tuple[str, ...]] = ("gs",)
 
     def refusals(self) -> Iterable[Refusal]:

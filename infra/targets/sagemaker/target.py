@@ -16,6 +16,7 @@ from infra.config import (
 )
 from infra.targets.base import EXAMPLE_TARGET_MODEL, Refusal, Target
 from infra.targets.guardrails import read_budget, read_log_retention
+from infra.targets.sagemaker.cloud_names import DERIVED
 from infra.targets.sagemaker.config import SageMakerConfig
 from infra.targets.sagemaker.env import TritonKnobs, container_environment
 from infra.targets.sagemaker.instances import (
@@ -97,6 +98,7 @@ class SageMakerTarget(Target[SageMakerConfig]):
     """SageMaker MME running the SageMaker Triton image, releases read from S3."""
 
     name: ClassVar[str] = "sagemaker"
+    derived_names = DERIVED
     release_schemes: ClassVar[tuple[str, ...]] = ("s3",)
     cannot_render: ClassVar[str | None] = (
         "SageMaker runs the Triton container itself; there is no cluster to apply manifests to"

@@ -17,6 +17,7 @@ from infra.targets.guardrails import read_budget, read_log_retention
 from infra.targets.sagemaker.env import TritonKnobs, container_environment
 from infra.targets.sagemaker.instances import host_ami, read_triton_version
 from infra.targets.sagemaker.target import _created_prefix, _email
+from infra.targets.sagemaker_ic.cloud_names import DERIVED
 from infra.targets.sagemaker_ic.config import (
     ComponentSpec,
     IcScaling,
@@ -142,6 +143,7 @@ class SageMakerIcTarget(Target[SageMakerIcConfig]):
     """SageMaker inference components running the SageMaker Triton image, one per copy."""
 
     name: ClassVar[str] = NAME
+    derived_names = DERIVED
     release_schemes: ClassVar[tuple[str, ...]] = ("s3",)
     cannot_render: ClassVar[str | None] = (
         "SageMaker runs the Triton containers itself; there is no cluster to apply manifests to"

@@ -1,0 +1,26 @@
+"""The cloud names the gke target derives from the stack's ``name`` (checked by
+``infra.targets.names.check_name`` while the config is read)."""
+
+from __future__ import annotations
+
+from infra.targets.names import (
+    GCE,
+    GCP_SERVICE_ACCOUNT,
+    GKE_CLUSTER,
+    GKE_NODE_POOL,
+    K8S_SERVICE,
+    DerivedName,
+    derived,
+)
+
+TARGET = "gke"
+
+# fmt: off
+DERIVED: tuple[DerivedName, ...] = (
+    *derived(TARGET, GKE_CLUSTER, False, "{name}"),
+    *derived(TARGET, GKE_NODE_POOL, True, "{name}-system", "{name}-gpu"),
+    *derived(TARGET, GCE, True, "{name}-vpc", "{name}-nodes", "{name}-router", "{name}-nat"),
+    *derived(TARGET, GCP_SERVICE_ACCOUNT, False, "{name}-triton", "{name}-nodes", "{name}-keda"),
+    *derived(TARGET, K8S_SERVICE, False, "{name}"),
+)
+# fmt: on
