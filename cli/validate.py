@@ -86,10 +86,10 @@ def validate(
     if fmt not in FORMATS:
         raise UsageError(f"--format {fmt!r} is not a format", hint=f"use one of {as_text(FORMATS)}")
     findings = validate_paths(paths)
-    if target or stack:
+    if target is not None or stack is not None:
         built_for = trt_built_for or (_release_built_for(release) if release else "")
         name = target.value if target is not None else None
-        where = _stack(stack, project_dir) if stack else None
+        where = _stack(stack, project_dir) if stack is not None else None
         target_args = (name, instance_type, gpu, image, where, copies, built_for)
         findings = _with_target(findings, paths, *target_args)
     sys.stdout.write(render(fmt, findings, __version__))
@@ -131,7 +131,7 @@ def _stack(stack: str, project_dir: str) -> tuple[Path, str]:
     works for one release, with a warning."""
     from infra.targets import registry
 
-    if "/" in stack or "\\" in stack or stack.endswith((".yaml", ".yml")):
+    if stack.endswith((".yaml", ".yml")):
         folder, name = registry.stack_from_path(Path(stack))
         registry.on_deprecated(
             f"--stack takes a stack name now: use --stack {name} --project-dir {folder}"

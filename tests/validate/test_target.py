@@ -140,6 +140,9 @@ def test_working_set_and_gpu_memory(tmp_path: Path) -> None:
         (["--target", "eks", "--instance-type", "g5.xlarge", "--image", "19.01"], "19.01"),
         (["--stack", "/nonexistent/Pulumi.x.yaml"], "Pulumi.yaml does not exist"),
         (["--stack", "x", "--project-dir", "/nonexistent"], "Pulumi.yaml does not exist"),
+        (["--stack", ""], "is not a stack name"),
+        (["--stack", "../gke-dev"], "is not a stack name"),
+        (["--target", "local"], "the local target cannot validate"),
     ],
 )
 def test_bad_target_options_are_usage_errors(sample_repo: Path, args: list[str], text: str) -> None:
