@@ -7,7 +7,7 @@ from decimal import Decimal, InvalidOperation
 
 from infra.perf.plan import Candidate
 from infra.perf.prices import PriceTable
-from infra.targets.registry import TargetEntry
+from infra.targets.registry import Quote, TargetEntry
 from tdk.errors import UsageError
 
 
@@ -44,7 +44,7 @@ def candidate(
     hint = "e.g. --instance-type ml.g5.xlarge or --instance-type ml.g5.xlarge:420"
     unit_rps = _number(rate, f"--instance-type {spec}", hint) if rate else measured_rps
     measured = bool(rate) or entry.matches(name, measured_on)
-    return entry.candidate(name, unit_rps, measured, region, prices, gpus_per_node)
+    return entry.candidate(Quote(name, unit_rps, measured, region, prices, gpus_per_node))
 
 
 def baseline(spec: str, region: str, prices: PriceTable) -> Candidate:

@@ -66,6 +66,19 @@ class PlanUnit:
     gpus_per_node: int = 1
 
 
+@dataclass(frozen=True)
+class Quote:
+    """What ``tdk plan`` asks a target to price: one candidate unit (an instance type, or a
+    node shape), what one unit sustains, whether that was measured, where, from which table."""
+
+    spec: str
+    unit_rps: Decimal
+    measured: bool
+    region: str
+    prices: PriceTable
+    gpus_per_node: int = 1
+
+
 class TargetEntry:
     """One registered target: subclasses set the class attributes and override what they do.
 
@@ -156,17 +169,9 @@ class TargetEntry:
         """Whether candidate ``spec`` is the unit the measurement ran on."""
         return spec == measured_on
 
-    def candidate(
-        self,
-        spec: str,
-        unit_rps: Decimal,
-        measured: bool,
-        region: str,
-        prices: PriceTable,
-        gpus_per_node: int,
-    ) -> Candidate:
-        """One ``tdk plan`` option: ``spec`` (an instance type) priced in ``region``."""
-        del spec, unit_rps, measured, region, prices, gpus_per_node
+    def candidate(self, quote: Quote) -> Candidate:
+        """One ``tdk plan`` option: ``quote.spec`` priced in ``quote.region``."""
+        del quote
         raise self.refuse(PLAN)
 
     def plan_unit(self, stack: StackSettings) -> PlanUnit:

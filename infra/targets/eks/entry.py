@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import TYPE_CHECKING, ClassVar
 
 from infra.targets.k8s_entry import KubernetesEntry
-from infra.targets.registry import PlanUnit, StackSettings
+from infra.targets.registry import PlanUnit, Quote, StackSettings
 
 if TYPE_CHECKING:
     from infra.perf.plan import Candidate
-    from infra.perf.prices import PriceTable
     from infra.targets.checks import TargetSpec
 
 INSTANCE_KEY = "eksGpuInstanceType"
@@ -38,20 +36,12 @@ class EksEntry(KubernetesEntry):
     def owns(self, unit: str) -> bool:
         return not unit.startswith("ml.") and "+" not in unit
 
-    def candidate(
-        self,
-        spec: str,
-        unit_rps: Decimal,
-        measured: bool,
-        region: str,
-        prices: PriceTable,
-        gpus_per_node: int,
-    ) -> Candidate:
+    def candidate(self, quote: Quote) -> Candidate:
         from infra.perf.plan import Candidate
 
-        del gpus_per_node
-        price = prices.lookup("ec2", region, spec)
-        return Candidate(spec, unit_rps, max(1, price.gpus), price.usd_per_hour, measured)
+        price = quote.prices.lookup("ec2", quote.region, quote.spec)
+        gpus = max(1, price.gpus)
+        return Candidate(quote.spec, quote.unit_rps, gpus, price.usd_per_hour, quote.measured)
 
     def plan_unit(self, stack: StackSettings) -> PlanUnit:
         return PlanUnit(stack.get(self.region_key), stack.get(INSTANCE_KEY))

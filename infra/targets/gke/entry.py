@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import TYPE_CHECKING, ClassVar
 
 from infra.targets.k8s_entry import KubernetesEntry
-from infra.targets.registry import PlanUnit, StackSettings
+from infra.targets.registry import PlanUnit, Quote, StackSettings
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
     from infra.perf.plan import Candidate
-    from infra.perf.prices import PriceTable
     from infra.targets.checks import TargetSpec
 
 #: a GKE serving unit is a node shape: MACHINE+ACCELERATOR (``g2-standard-8+nvidia-l4``)
@@ -43,26 +41,19 @@ class GkeEntry(KubernetesEntry):
     def owns(self, unit: str) -> bool:
         return SHAPE_SEPARATOR in unit
 
-    def candidate(
-        self,
-        spec: str,
-        unit_rps: Decimal,
-        measured: bool,
-        region: str,
-        prices: PriceTable,
-        gpus_per_node: int,
-    ) -> Candidate:
+    def candidate(self, quote: Quote) -> Candidate:
         from infra.perf.plan import Candidate
 
-        machine, plus, gpu = spec.partition(SHAPE_SEPARATOR)
+        machine, plus, gpu = quote.spec.partition(SHAPE_SEPARATOR)
         if not plus:
             raise UsageError(
-                f"--instance-type {spec!r}: a GKE GPU node is MACHINE+GPU",
+                f"--instance-type {quote.spec!r}: a GKE GPU node is MACHINE+GPU",
                 hint="e.g. --instance-type g2-standard-8+nvidia-l4",
             )
+        prices, region, gpus = quote.prices, quote.region, quote.gpus_per_node
         node = prices.lookup("gce_machine", region, machine).usd_per_hour
-        node += gpus_per_node * prices.lookup("gce_gpu", region, gpu).usd_per_hour
-        return Candidate(spec, unit_rps, gpus_per_node, node, measured)
+        node += gpus * prices.lookup("gce_gpu", region, gpu).usd_per_hour
+        return Candidate(quote.spec, quote.unit_rps, gpus, node, quote.measured)
 
     def matches(self, spec: str, measured_on: str | None) -> bool:
         """A node shape was measured when its shape or its accelerator was."""

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import TYPE_CHECKING, ClassVar
 
-from infra.targets.registry import PlanUnit, StackSettings, TargetEntry
+from infra.targets.registry import PlanUnit, Quote, StackSettings, TargetEntry
 
 if TYPE_CHECKING:
     from infra.perf.plan import Candidate, Option, PlanReport
-    from infra.perf.prices import PriceTable
     from infra.targets.checks import TargetSpec
 
 INSTANCE_KEY = "sagemakerInstanceType"
@@ -41,20 +39,11 @@ class SageMakerEntry(TargetEntry):
     def owns(self, unit: str) -> bool:
         return unit.startswith(PREFIX)
 
-    def candidate(
-        self,
-        spec: str,
-        unit_rps: Decimal,
-        measured: bool,
-        region: str,
-        prices: PriceTable,
-        gpus_per_node: int,
-    ) -> Candidate:
+    def candidate(self, quote: Quote) -> Candidate:
         from infra.perf.plan import Candidate
 
-        del gpus_per_node
-        price = prices.lookup(self.price_section, region, spec)
-        return Candidate(spec, unit_rps, 1, price.usd_per_hour, measured)
+        price = quote.prices.lookup(self.price_section, quote.region, quote.spec)
+        return Candidate(quote.spec, quote.unit_rps, 1, price.usd_per_hour, quote.measured)
 
     def plan_unit(self, stack: StackSettings) -> PlanUnit:
         return PlanUnit(stack.get(self.region_key), stack.get(INSTANCE_KEY))

@@ -7,11 +7,10 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import TYPE_CHECKING, ClassVar
 
-from infra.targets.registry import PlanUnit, StackSettings, TargetEntry
+from infra.targets.registry import PlanUnit, Quote, StackSettings, TargetEntry
 
 if TYPE_CHECKING:
     from infra.perf.plan import Candidate, Option, PlanReport
-    from infra.perf.prices import PriceTable
     from infra.targets.checks import TargetSpec
 
 #: the dummy's own instance kinds and their $/h (its own price table: no edit to prices.json)
@@ -44,19 +43,10 @@ class DummyEntry(TargetEntry):
     def owns(self, unit: str) -> bool:
         return unit.startswith("box.")
 
-    def candidate(
-        self,
-        spec: str,
-        unit_rps: Decimal,
-        measured: bool,
-        region: str,
-        prices: PriceTable,
-        gpus_per_node: int,
-    ) -> Candidate:
+    def candidate(self, quote: Quote) -> Candidate:
         from infra.perf.plan import Candidate
 
-        del region, prices, gpus_per_node
-        return Candidate(spec, unit_rps, 1, PRICES[spec], measured)
+        return Candidate(quote.spec, quote.unit_rps, 1, PRICES[quote.spec], quote.measured)
 
     def plan_unit(self, stack: StackSettings) -> PlanUnit:
         return PlanUnit(stack.get(self.region_key), stack.get("dummyBox"))
