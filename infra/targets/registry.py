@@ -82,9 +82,10 @@ class Quote:
 class TargetEntry:
     """One registered target: subclasses set the class attributes and override what they do.
 
-    Every ``TargetEntry`` method a target does not override refuses with the reason in
-    ``cannot`` (checked when the class is defined: each refusal has a reason, and a target
-    that plans says its region key and candidates).
+    A capability (``deploy``, ``plan``, ``validate``) is either implemented (its methods
+    overridden, or ``deploy_module`` set) or refused in ``cannot`` with a reason, never both
+    and never neither; checked when the class is defined, as ``TargetClient`` checks its
+    operations. A target that plans also says its region key and candidates.
     """
 
     #: the ``--target`` value and the stack's ``triton-deploy-kit:target``
@@ -108,7 +109,18 @@ class TargetEntry:
         for what, why in cls.cannot.items():
             if what not in (DEPLOY, PLAN, VALIDATE) or not why.strip():
                 raise TypeError(f"{cls.__name__}.cannot[{what!r}] needs a known key and a reason")
-        plans = PLAN not in cls.cannot and "name" in cls.__dict__
+        if "name" not in cls.__dict__:  # a shared intermediate class (KubernetesEntry)
+            return
+        for what, methods in _METHODS.items():
+            done = [m for m in methods if getattr(cls, m) is not getattr(TargetEntry, m)]
+            if what in cls.cannot and done:
+                raise TypeError(f"{cls.__name__} refuses {what} but implements {done}")
+            if what not in cls.cannot and len(done) != len(methods):
+                missing = sorted(set(methods) - set(done))
+                raise TypeError(f"{cls.__name__} neither refuses {what} nor implements {missing}")
+        if (DEPLOY in cls.cannot) == (cls.deploy_module is not None):
+            raise TypeError(f"{cls.__name__}: a deploy_module, or a reason in cannot[deploy]")
+        plans = PLAN not in cls.cannot
         if plans and not (cls.region_key and cls.default_region and cls.default_candidates):
             raise TypeError(f"{cls.__name__} plans but lacks its region or candidates")
 
@@ -183,6 +195,13 @@ class TargetEntry:
         """The stack keys that size ``option`` to the report's trough and peak."""
         del report, option
         raise self.refuse(PLAN)
+
+
+#: what each capability a target may refuse needs implemented (all of them, or a refusal)
+_METHODS: Mapping[str, tuple[str, ...]] = {
+    PLAN: ("candidate", "plan_unit", "scaling_updates"),
+    VALIDATE: ("spec", "stack_spec"),
+}
 
 
 # --- the registry -----------------------------------------------------------------------------
