@@ -19,7 +19,7 @@ import importlib
 import os
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 from functools import cached_property
 from pathlib import Path
@@ -300,7 +300,7 @@ def _warn(message: str) -> None:
           file=sys.stderr)  # fmt: skip
 
 
-#: how a deprecation is told (the CLI may replace it)
+#: how a deprecation is told (a warning on stderr; tests may capture it)
 on_deprecated: Callable[[str], None] = _warn
 
 
@@ -314,8 +314,6 @@ class StackSettings:
     name: str
     reader: ConfigReader
     entry: TargetEntry
-    source: str = ""
-    values: Mapping[str, str] = field(default_factory=dict)
 
     def get(self, key: str) -> str:
         """A key's value as the program reads it (the declared default when unset)."""
@@ -344,10 +342,10 @@ class StackSettings:
         )
 
 
-def settings(reader: ConfigReader, name: str, source: str = "") -> StackSettings:
+def settings(reader: ConfigReader, name: str) -> StackSettings:
     """The settings of the stack behind ``reader`` (its ``target`` key picks the entry)."""
     target = reader.choice("target", able(DEPLOY))
-    return StackSettings(name, reader, get(target), source)
+    return StackSettings(name, reader, get(target))
 
 
 def load_stack(project_dir: Path | str, stack: str) -> StackSettings:
@@ -356,8 +354,7 @@ def load_stack(project_dir: Path | str, stack: str) -> StackSettings:
 
     check_stack_name(stack)
     values = merged_stack_config(Path(project_dir), stack)
-    source = str(Path(project_dir) / f"Pulumi.{stack}.yaml")
-    return settings(ConfigReader(values.get), stack, source)
+    return settings(ConfigReader(values.get), stack)
 
 
 def check_stack_name(stack: str) -> None:
