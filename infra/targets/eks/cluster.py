@@ -14,6 +14,7 @@ from infra.facts import kubernetes as kf
 from infra.k8s.addons_component import ChartArgs
 from infra.k8s.refs import ClusterRef
 from infra.targets.eks import builders as b
+from infra.targets.eks.config import EksConfig
 from infra.targets.eks.network import EksNetwork
 
 _MANAGED = "arn:aws:iam::aws:policy/"
@@ -66,21 +67,10 @@ def moved_from(cluster: EksClusterRef) -> pulumi.ResourceOptions:
 
 @dataclass
 class GpuClusterArgs:
-    """Region, zones, Kubernetes version, the GPU group and the CPU system group."""
+    """The stack's validated config: region, zones, Kubernetes version, the GPU group and
+    the CPU system group."""
 
-    name: str
-    region: str
-    zones: Sequence[str]
-    kubernetes_version: str
-    support_type: str
-    gpu_instance_type: str
-    gpu_min_nodes: int
-    gpu_max_nodes: int
-    spot: bool
-    system_instance_type: str
-    system_max_nodes: int
-    public_access_cidrs: Sequence[str]
-    log_retention_days: int
+    config: EksConfig
 
 
 class GpuCluster(pulumi.ComponentResource):
@@ -94,27 +84,33 @@ class GpuCluster(pulumi.ComponentResource):
         super().__init__("tdk:aws:GpuCluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.args = args
-        self.network = EksNetwork(f"{name}-net", args.name, args.region, args.zones, opts=child)
+        self.network = EksNetwork(
+            f"{name}-net",
+            args.config.common.name,
+            args.config.region,
+            args.config.zones,
+            opts=child,
+        )
         cluster_role = _role(f"{name}-cluster", b.service_trust_policy("eks.amazonaws.com"), child)
         _attach(f"{name}-cluster", cluster_role, CLUSTER_POLICIES, child)
         # EKS writes control-plane logs here; declared first so it has a retention
         control_plane_logs = aws.cloudwatch.LogGroup(
             f"{name}-control-plane-logs",
-            name=b.control_plane_log_group(args.name),
-            retention_in_days=args.log_retention_days,
+            name=b.control_plane_log_group(args.config.common.name),
+            retention_in_days=args.config.log_retention_days,
             opts=child,
         )
         self.cluster = aws.eks.Cluster(
             f"{name}-eks",
-            name=args.name,
-            version=args.kubernetes_version,
-            upgrade_policy={"support_type": args.support_type},
+            name=args.config.common.name,
+            version=args.config.kubernetes_version,
+            upgrade_policy={"support_type": args.config.support_type},
             role_arn=cluster_role.arn,
             vpc_config={
                 "subnet_ids": [*self.network.private_subnet_ids, *self.network.public_subnet_ids],
                 "endpoint_private_access": True,
                 "endpoint_public_access": True,
-                "public_access_cidrs": list(args.public_access_cidrs),
+                "public_access_cidrs": list(args.config.public_access_cidrs),
             },
             access_config={
                 "authentication_mode": "API",
@@ -139,7 +135,7 @@ class GpuCluster(pulumi.ComponentResource):
                 self.cluster.name,
                 self.cluster.endpoint,
                 self.cluster.certificate_authority.apply(lambda ca: ca.data if ca else ""),
-            ).apply(lambda v: b.kubeconfig(v[0], v[1], v[2], args.region))
+            ).apply(lambda v: b.kubeconfig(v[0], v[1], v[2], args.config.region))
         )
         self.provider = k8s.Provider(
             f"{name}-k8s",
@@ -176,14 +172,19 @@ class GpuCluster(pulumi.ComponentResource):
         self.system_group = aws.eks.NodeGroup(
             f"{name}-system",
             **common,
-            **b.system_node_group_args(args.system_instance_type, args.system_max_nodes),
+            **b.system_node_group_args(
+                args.config.system_instance_type, args.config.system_max_nodes
+            ),
             opts=after,
         )
         self.gpu_group = aws.eks.NodeGroup(
             f"{name}-gpu",
             **common,
             **b.gpu_node_group_args(
-                args.gpu_instance_type, args.gpu_min_nodes, args.gpu_max_nodes, args.spot
+                args.config.gpu_instance_type,
+                args.config.gpu_min_nodes,
+                args.config.gpu_max_nodes,
+                args.config.spot,
             ),
             opts=after,
         )
@@ -200,15 +201,20 @@ class GpuCluster(pulumi.ComponentResource):
         aws.iam.RolePolicy(
             f"{name}-autoscaler",
             role=role.id,
-            policy=b.autoscaler_policy(args.name),
+            policy=b.autoscaler_policy(args.config.common.name),
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.device_plugin = ChartArgs(
-            kf.device_plugin_for(args.kubernetes_version).version, b.device_plugin_values()
+            kf.device_plugin_for(args.config.kubernetes_version).version, b.device_plugin_values()
         )
         self.autoscaler = ChartArgs(
-            kf.autoscaler_for(args.kubernetes_version).version,
-            b.autoscaler_values(args.name, args.region, role.arn, args.kubernetes_version),
+            kf.autoscaler_for(args.config.kubernetes_version).version,
+            b.autoscaler_values(
+                args.config.common.name,
+                args.config.region,
+                role.arn,
+                args.config.kubernetes_version,
+            ),
         )
 
 

@@ -25,21 +25,7 @@ def declare_eks(config: EksConfig) -> dict[str, Any]:
     name = config.common.name
     cluster = GpuCluster(
         name,
-        GpuClusterArgs(
-            name=name,
-            region=config.region,
-            zones=config.zones,
-            kubernetes_version=config.kubernetes_version,
-            support_type=config.support_type,
-            gpu_instance_type=config.gpu_instance_type,
-            gpu_min_nodes=config.gpu_min_nodes,
-            gpu_max_nodes=config.gpu_max_nodes,
-            spot=config.spot,
-            system_instance_type=config.system_instance_type,
-            system_max_nodes=config.system_max_nodes,
-            public_access_cidrs=config.public_access_cidrs,
-            log_retention_days=config.log_retention_days,
-        ),
+        GpuClusterArgs(config),
     )
     workload = config.workload
     monitoring = EksMonitoring(

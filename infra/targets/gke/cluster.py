@@ -12,22 +12,15 @@ import pulumi_kubernetes as k8s
 
 from infra.k8s.refs import ClusterRef, PodIdentity
 from infra.targets.gke import builders as b
+from infra.targets.gke.config import GkeConfig
 
 
 @dataclass
 class GpuClusterArgs:
-    """Where and what: project/region, the GPU pool, the CPU system pool, control-plane access."""
+    """The stack's validated config (project/region, the GPU pool, the CPU system pool,
+    control-plane access) and the enabled Google APIs every resource of the cluster waits for."""
 
-    name: str
-    project: str
-    region: str
-    gpu_pool: b.GpuPool
-    release_channel: str
-    system_machine_type: str
-    system_max_nodes: int
-    master_cidr: str
-    authorized_networks: Sequence[str]
-    #: the enabled Google APIs: every resource of the cluster waits for them
+    config: GkeConfig
     services: Sequence[pulumi.Resource] = field(default_factory=list)
 
 
@@ -47,16 +40,18 @@ class GpuCluster(pulumi.ComponentResource):
         self._network(name, args, root)
         nodes_sa = gcp.serviceaccount.Account(
             f"{name}-nodes",
-            account_id=b.node_account_id(args.name),
-            display_name=b.sa_display_name(f"{args.name} GKE nodes"),
-            project=args.project,
+            account_id=b.node_account_id(args.config.common.name),
+            display_name=b.sa_display_name(f"{args.config.common.name} GKE nodes"),
+            project=args.config.project,
             opts=root,
         )
-        nodes_email = b.service_account_email(b.node_account_id(args.name), args.project)
+        nodes_email = b.service_account_email(
+            b.node_account_id(args.config.common.name), args.config.project
+        )
         for role in b.NODE_ROLES:
             gcp.projects.IAMMember(
                 f"{name}-nodes-{role.split('/')[-1]}",
-                project=args.project,
+                project=args.config.project,
                 role=role,
                 member=f"serviceAccount:{nodes_email}",
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[nodes_sa]),
@@ -66,17 +61,17 @@ class GpuCluster(pulumi.ComponentResource):
         self.system_pool = gcp.container.NodePool(
             f"{name}-system",
             cluster=cluster_id,
-            location=args.region,
+            location=args.config.region,
             **b.system_node_pool_args(
-                args.system_machine_type, args.system_max_nodes, nodes_sa.email
+                args.config.system_machine_type, args.config.system_max_nodes, nodes_sa.email
             ),
             opts=child,
         )
         self.gpu_pool = gcp.container.NodePool(
             f"{name}-gpu",
             cluster=cluster_id,
-            location=args.region,
-            **b.gpu_node_pool_args(args.gpu_pool, nodes_sa.email),
+            location=args.config.region,
+            **b.gpu_node_pool_args(args.config.gpu_pool, nodes_sa.email),
             # after the CPU pool: GKE taints a GPU pool only when a non-GPU pool exists
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_pool]),
         )
@@ -102,35 +97,35 @@ class GpuCluster(pulumi.ComponentResource):
 
     def _network(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions) -> None:
         self.network = gcp.compute.Network(
-            f"{name}-vpc", auto_create_subnetworks=False, project=args.project, opts=opts
+            f"{name}-vpc", auto_create_subnetworks=False, project=args.config.project, opts=opts
         )
         self.subnet = gcp.compute.Subnetwork(
             f"{name}-nodes",
             network=self.network.id,
-            region=args.region,
+            region=args.config.region,
             ip_cidr_range="10.10.0.0/20",
             private_ip_google_access=True,
             secondary_ip_ranges=[
                 {"range_name": "pods", "ip_cidr_range": "10.20.0.0/14"},
                 {"range_name": "services", "ip_cidr_range": "10.30.0.0/20"},
             ],
-            project=args.project,
+            project=args.config.project,
             opts=opts,
         )
         router = gcp.compute.Router(
             f"{name}-router",
             network=self.network.id,
-            region=args.region,
-            project=args.project,
+            region=args.config.region,
+            project=args.config.project,
             opts=opts,
         )
         gcp.compute.RouterNat(
             f"{name}-nat",
             router=router.name,
-            region=args.region,
+            region=args.config.region,
             nat_ip_allocate_option="AUTO_ONLY",
             source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES",
-            project=args.project,
+            project=args.config.project,
             opts=opts,
         )
 
@@ -138,14 +133,16 @@ class GpuCluster(pulumi.ComponentResource):
         self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions
     ) -> gcp.container.Cluster:
         settings: dict[str, Any] = {
-            "release_channel": {"channel": args.release_channel},
-            "workload_identity_config": {"workload_pool": f"{args.project}.svc.id.goog"},
+            "release_channel": {"channel": args.config.release_channel},
+            "workload_identity_config": {"workload_pool": f"{args.config.project}.svc.id.goog"},
             "private_cluster_config": {
                 "enable_private_nodes": True,
                 "enable_private_endpoint": False,
-                "master_ipv4_cidr_block": args.master_cidr,
+                "master_ipv4_cidr_block": args.config.master_cidr,
             },
-            "master_authorized_networks_config": b.authorized_networks(args.authorized_networks),
+            "master_authorized_networks_config": b.authorized_networks(
+                args.config.authorized_networks
+            ),
             "ip_allocation_policy": {
                 "cluster_secondary_range_name": "pods",
                 "services_secondary_range_name": "services",
@@ -158,9 +155,9 @@ class GpuCluster(pulumi.ComponentResource):
         }
         return gcp.container.Cluster(
             f"{name}-gke",
-            name=args.name,
-            project=args.project,
-            location=args.region,
+            name=args.config.common.name,
+            project=args.config.project,
+            location=args.config.region,
             network=self.network.id,
             subnetwork=self.subnet.id,
             remove_default_node_pool=True,
@@ -176,15 +173,19 @@ class GpuCluster(pulumi.ComponentResource):
         """KEDA's operator reads Managed Prometheus as its own Google service account."""
         keda_sa = gcp.serviceaccount.Account(
             f"{name}-keda",
-            account_id=b.keda_account_id(args.name),
-            display_name=b.sa_display_name(f"{args.name} KEDA (reads Managed Prometheus)"),
-            project=args.project,
+            account_id=b.keda_account_id(args.config.common.name),
+            display_name=b.sa_display_name(
+                f"{args.config.common.name} KEDA (reads Managed Prometheus)"
+            ),
+            project=args.config.project,
             opts=opts,
         )
-        keda_email = b.service_account_email(b.keda_account_id(args.name), args.project)
+        keda_email = b.service_account_email(
+            b.keda_account_id(args.config.common.name), args.config.project
+        )
         gcp.projects.IAMMember(
             f"{name}-keda-monitoring-viewer",
-            project=args.project,
+            project=args.config.project,
             role="roles/monitoring.viewer",
             member=f"serviceAccount:{keda_email}",
             opts=pulumi.ResourceOptions(parent=self, depends_on=[keda_sa]),
@@ -193,7 +194,7 @@ class GpuCluster(pulumi.ComponentResource):
             f"{name}-keda-wi",
             service_account_id=keda_sa.name,
             role="roles/iam.workloadIdentityUser",
-            member=b.keda_identity_member(args.project),
+            member=b.keda_identity_member(args.config.project),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster]),
         )
         return PodIdentity("gcp", keda_email, ready=(binding,))

@@ -34,18 +34,7 @@ def declare_gke(config: GkeConfig) -> dict[str, Any]:
     services = ProjectServices(f"{name}-apis", config.project, apis)
     cluster = GpuCluster(
         name,
-        GpuClusterArgs(
-            name=name,
-            project=config.project,
-            region=config.region,
-            gpu_pool=config.gpu_pool,
-            release_channel=config.release_channel,
-            system_machine_type=config.system_machine_type,
-            system_max_nodes=config.system_max_nodes,
-            master_cidr=config.master_cidr,
-            authorized_networks=config.authorized_networks,
-            services=services.resources,
-        ),
+        GpuClusterArgs(config, services=services.resources),
     )
     # GKE installs the NVIDIA device plugin and scales its node pools itself: KEDA only
     addons = ClusterAddons(
