@@ -98,6 +98,15 @@ def test_keda_may_only_query_the_workspace(eks: StackRun) -> None:
     assert statement["Resource"].endswith("workspace/tdk-eks-dev-monitoring-amp")
 
 
+def test_keda_starts_once_it_may_query_the_workspace(eks: StackRun) -> None:
+    """Its first scaling query would be refused (403) before the query policy exists."""
+    [policy] = [r for r in eks.of_type("aws:iam/rolePolicy:RolePolicy")
+                if r.name == "tdk-eks-dev-keda-amp-query"]  # fmt: skip
+    [keda] = [r for r in eks.of_type("kubernetes:helm.sh/v3:Release")
+              if r.inputs.get("chart") == "keda"]  # fmt: skip
+    assert policy.options.urn in keda.options.dependencies
+
+
 def test_workload_scales_on_amp_with_sigv4_and_serves_the_release(eks: StackRun) -> None:
     scaled = eks.one("kubernetes:keda.sh/v1alpha1:ScaledObject").inputs["spec"]
     (trigger,) = scaled["triggers"]

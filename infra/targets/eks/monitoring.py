@@ -107,13 +107,14 @@ class EksMonitoring(pulumi.ComponentResource):
             pulumi.ResourceOptions(parent=self), moved_from(cluster)
         )
         role = irsa_role(f"{args.name}-keda", cluster, KEDA_NAMESPACE, KEDA_OPERATOR_SA, opts)
-        aws.iam.RolePolicy(
+        query = aws.iam.RolePolicy(
             f"{args.name}-keda-amp-query",
             role=role.id,
             policy=self.workspace.arn.apply(amp_query_policy),
             opts=opts,
         )
-        self.keda_identity = PodIdentity("aws", role.arn)
+        # KEDA starts once it may query the workspace (its first scaling query would 403)
+        self.keda_identity = PodIdentity("aws", role.arn, ready=[query])
 
     def _scraper(self, name: str, cluster: EksClusterRef, opts: pulumi.ResourceOptions) -> None:
         """The managed scraper, as AMP's collector guide sets it up: ENIs in the cluster's
