@@ -56,8 +56,6 @@ DEPRECATED_OPTIONS: dict[str, str] = {"--endpoint-url": "--s3-endpoint-url"}
 def modernize(args: list[str]) -> list[str]:
     """``args`` with the deprecated spellings replaced (each replacement warns once): the old
     option names, and old ``--target`` values (the registry's ``DEPRECATED``)."""
-    from infra.targets import registry
-
     out: list[str] = []
     target_value = False
     for arg in args:
@@ -70,6 +68,8 @@ def modernize(args: list[str]) -> list[str]:
             arg = "--target=" + _new_target(arg.removeprefix("--target="))
         name, eq, value = arg.partition("=")
         if name in DEPRECATED_OPTIONS:
+            from infra.targets import registry
+
             registry.on_deprecated(f"{name} is now {DEPRECATED_OPTIONS[name]}")
             arg = DEPRECATED_OPTIONS[name] + eq + value
         out.append(arg)

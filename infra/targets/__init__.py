@@ -3,9 +3,10 @@ modules are imported lazily so a stack loads only its own SDK."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from infra.targets.base import Target
+if TYPE_CHECKING:  # importing the package (the registry, the CLI's --target) stays cheap
+    from infra.targets.base import Target
 
 
 def load_target(name: str) -> Target[Any]:
