@@ -14,6 +14,7 @@ whitespace-separated words of the answer, an estimate.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import socket
@@ -165,10 +166,8 @@ _HEADERS = {"Content-Type": "application/json", "Accept": "text/event-stream, ap
 def _shut(conn: http.client.HTTPConnection) -> None:
     sock = conn.sock
     if sock is not None:
-        try:
+        with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
 
 
 def _refused(response: http.client.HTTPResponse, where: str) -> InvokeFailed:

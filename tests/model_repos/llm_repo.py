@@ -1,4 +1,4 @@
-"""The sample LLM (``generate.py --with llm``) alone in a repository, for the tests that serve it."""
+"""The sample LLM (``generate.py --with llm``) alone in a repository, for tests that serve it."""
 
 from __future__ import annotations
 

@@ -56,7 +56,7 @@ class _Upstream(asyncio.Protocol):
         self.head: asyncio.Future[tuple[int, list[tuple[bytes, bytes]]]] = (
             asyncio.get_running_loop().create_future()
         )
-        self.chunks: asyncio.Queue[bytes | None | Exception] = asyncio.Queue()
+        self.chunks: asyncio.Queue[bytes | Exception | None] = asyncio.Queue()
         self.headers: list[tuple[bytes, bytes]] = []
         self.transport: asyncio.Transport | None = None
         self.complete = False

@@ -22,10 +22,9 @@ import triton_python_backend_utils as pb_utils
 TOKEN_DELAY_S = 0.02
 DEFAULT_MAX_TOKENS = 16
 MAX_TOKENS_LIMIT = 512
-WORDS = (
-    "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november "
-    "oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu"
-).split()
+WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india")
+WORDS += ("juliet", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo")
+WORDS += ("sierra", "tango", "uniform", "victor", "whiskey", "xray", "yankee", "zulu")
 
 
 def tokens(prompt: str, count: int) -> list[str]:
