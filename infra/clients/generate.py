@@ -185,6 +185,19 @@ def _elapsed_ms(started: float) -> float:
     return (time.perf_counter() - started) * 1000
 
 
+def _lines(response: http.client.HTTPResponse) -> Iterator[bytes]:
+    """The body's lines as they arrive. ``read1`` raises IncompleteRead when a chunked body
+    stops before its last chunk (``readline`` would swallow that and look like a clean end)."""
+    buffer = b""
+    while data := response.read1(64 * 1024):
+        buffer += data
+        while (end := buffer.find(b"\n")) >= 0:
+            yield buffer[: end + 1]
+            buffer = buffer[end + 1 :]
+    if buffer:
+        yield buffer
+
+
 def _read_stream(
     response: http.client.HTTPResponse, started: float, on_chunk: OnChunk | None
 ) -> Generation:
@@ -192,7 +205,7 @@ def _read_stream(
     times: list[float] = []
     finish = None
     count = 0
-    for count, payload in enumerate(sse_data(iter(response.readline, b"")), start=1):
+    for count, payload in enumerate(sse_data(_lines(response)), start=1):
         text, reason = event_text(payload, count)
         finish = reason or finish
         if text:
