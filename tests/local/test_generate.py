@@ -96,3 +96,18 @@ def test_mme_invoke_of_decoupled_model_is_refused(llm_endpoint: Endpoint) -> Non
     error = refused.value.response["Error"]
     assert error["Code"] == "ModelError"
     assert "decoupled" in error["Message"]
+
+
+def test_bench_prompt_json(cli_env: Endpoint) -> None:
+    bench = ["bench", "--target-model", "llm-0", "--prompt", "tell me", "--max-tokens", "4"]
+    result = runner.invoke(app, [*bench, "-c", "2", "--requests", "6", "--json"])
+    assert result.exit_code == 0, result.output
+    record = json.loads(result.output)
+    assert record["errors"] == 0 and record["ok"] == 6
+    for key in ("ttft_ms", "tpot_ms", "e2e_ms"):
+        assert set(record[key]) == {"p50", "p90", "p99"}
+        assert all(value > 0 for value in record[key].values())
+    assert record["ttft_ms"]["p50"] < record["e2e_ms"]["p50"]
+    assert record["output_tokens"] == 24 and record["output_tokens_per_s"] > 0
+    human = runner.invoke(app, [*bench, "--rate", "20", "--requests", "3"])
+    assert human.exit_code == 0 and "TTFT" in human.output and "0 errors" in human.output
