@@ -12,6 +12,10 @@ Alerts must not: a comparison binds tighter than ``or``, so ``(x) or vector(0) >
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from packager.engines import TENSORRT_LLM, VLLM
+
 WINDOW = "2m"
 #: A series every Triton pod exports from start, whatever models it loaded (CPU metrics are on
 #: by default on Linux, GPU or not): its absence means the scrape is broken, not that it is idle.
@@ -97,3 +101,98 @@ def figures(namespace: str, job: str, window: str = WINDOW) -> dict[str, str]:
         "GPU utilization": gpu_utilization(namespace, job),
         "Replicas": replicas(namespace, job),
     }
+
+
+# -- LLM engines ---------------------------------------------------------------------------
+# vLLM and TensorRT-LLM take every request at once and schedule internally, so Triton's queue
+# time (and the queue/compute ratio) reads near zero in front of them; they are scaled on their
+# own metrics as Triton's /metrics exports them. Names checked 2026-11-26:
+# - vLLM (model parameter REPORT_CUSTOM_METRICS on): ``vllm:num_requests_waiting`` and
+#   ``vllm:gpu_cache_usage_perc`` (0..1), vllm_backend src/utils/metrics.py,
+#   github.com/triton-inference-server/vllm_backend;
+# - TensorRT-LLM: ``nv_trt_llm_request_metrics{request_type="waiting"}`` and
+#   ``nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type="used"|"max"}``, tensorrtllm_backend
+#   docs (metrics), and the same names in kubernetes-sigs/gateway-api-inference-extension's
+#   model-server guide for Triton TensorRT-LLM.
+# - Triton's ``nv_inference_first_response_histogram_ms`` (decoupled models' time to first
+#   response), exported with ``--metrics-config=histogram_latencies=true``; Triton's metrics docs
+#   (server docs/user_guide/metrics.md).
+
+#: waiting requests per pod above which KEDA adds a pod (HPA AverageValue)
+WAITING_PER_POD = 4
+#: KV-cache use (0..1, mean over pods) above which KEDA adds a pod
+KV_CACHE_TARGET = 0.8
+
+
+@dataclass(frozen=True)
+class EngineTrigger:
+    """One KEDA Prometheus trigger on an engine metric."""
+
+    name: str
+    query: str
+    metric_type: str  # KEDA's metricType: "AverageValue" (per pod) or "Value"
+    threshold: float
+
+
+def _with(namespace: str, job: str, extra: str) -> str:
+    return selector(namespace, job)[:-1] + f",{extra}}}"
+
+
+def engine_triggers(namespace: str, job: str, engines: tuple[str, ...]) -> list[EngineTrigger]:
+    """Waiting-requests and KV-cache triggers for each engine (``packager.engines`` names)."""
+    sel = selector(namespace, job)
+    triggers: list[EngineTrigger] = []
+    if VLLM in engines:
+        triggers += [
+            EngineTrigger(
+                "vllm-waiting",
+                f"(sum(vllm:num_requests_waiting{sel})) or vector(0)",
+                "AverageValue",
+                WAITING_PER_POD,
+            ),
+            EngineTrigger(
+                "vllm-kv-cache",
+                f"(avg(vllm:gpu_cache_usage_perc{sel})) or vector(0)",
+                "Value",
+                KV_CACHE_TARGET,
+            ),
+        ]
+    if TENSORRT_LLM in engines:
+        used = _with(namespace, job, 'kv_cache_block_type="used"')
+        most = _with(namespace, job, 'kv_cache_block_type="max"')
+        waiting = _with(namespace, job, 'request_type="waiting"')
+        triggers += [
+            EngineTrigger(
+                "trtllm-waiting",
+                f"(sum(nv_trt_llm_request_metrics{waiting})) or vector(0)",
+                "AverageValue",
+                WAITING_PER_POD,
+            ),
+            EngineTrigger(
+                "trtllm-kv-cache",
+                f"(avg(sum by (pod) (nv_trt_llm_kv_cache_block_metrics{used}) / clamp_min("
+                f"sum by (pod) (nv_trt_llm_kv_cache_block_metrics{most}), 1))) or vector(0)",
+                "Value",
+                KV_CACHE_TARGET,
+            ),
+        ]
+    return triggers
+
+
+def ttft_p99_ms(namespace: str, job: str, window: str = WINDOW) -> str:
+    """p99 time to first response (ms) over the workload, from Triton's first-response
+    histogram; no value when idle (no observations in the window)."""
+    sel = selector(namespace, job)
+    return (
+        "histogram_quantile(0.99, sum by (le) "
+        f"(rate(nv_inference_first_response_histogram_ms_bucket{sel}[{window}])))"
+    )
+
+
+def vllm_e2e_p99_ms(namespace: str, job: str, window: str = WINDOW) -> str:
+    """p99 end-to-end request latency (ms) as the vLLM engine measures it."""
+    sel = selector(namespace, job)
+    return (
+        "histogram_quantile(0.99, sum by (le) "
+        f"(rate(vllm:e2e_request_latency_seconds_bucket{sel}[{window}]))) * 1000"
+    )
