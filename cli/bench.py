@@ -133,7 +133,15 @@ def bench(
         clients = 1 if concurrency is None else one_level(_levels(concurrency))
         gen_load = GenLoad(read_prompts(prompt, prompts), requests, clients, rate)
         bench_prompts(
-            out, target, where, (store, endpoint_url), target_model, timeout, gen_load, max_tokens
+            out,
+            target,
+            where,
+            (store, endpoint_url),
+            target_model,
+            timeout,
+            gen_load,
+            max_tokens,
+            (instance_type, gpu),
         )
         return
     load = Load(

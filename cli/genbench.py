@@ -65,23 +65,32 @@ def bench_prompts(
     timeout: float,
     load: GenLoad,
     max_tokens: int,
+    runs_on: tuple[str | None, str | None] = (None, None),
 ) -> None:
-    """Resolve the model in the release (``stores``: --store, --s3-endpoint-url), then bench."""
+    """Resolve the model in the release (``stores``: --store, --s3-endpoint-url), then bench;
+    ``runs_on`` (--instance-type, --gpu) is recorded for ``tdk plan``."""
     from cli.invoke import generate_client, resolve_model, target_manifest
 
     model = resolve_model(target_manifest(target, where, *stores), target_model)
-    bench_generate(out, generate_client(target, where, model, timeout), load, max_tokens)
+    client = generate_client(target, where, model, timeout)
+    recorded = {"target": target.value, "instance_type": runs_on[0], "gpu": runs_on[1]}
+    bench_generate(out, client, load, max_tokens, recorded)
 
 
-def bench_generate(out: Output, client: GenerateClient, load: GenLoad, max_tokens: int) -> None:
+def bench_generate(
+    out: Output,
+    client: GenerateClient,
+    load: GenLoad,
+    max_tokens: int,
+    recorded: dict[str, str | None] | None = None,
+) -> None:
     """Run the load and print the metrics (a table, or the --json document)."""
     from infra.perf.genbench import run_genbench
 
     with out.progress() as start:
         advance = start(f"bench {client.model}", load.requests)
         record = run_genbench(lambda p: client.generate(p, max_tokens, True), load, advance)
-    record["model"] = client.model
-    record["max_tokens"] = max_tokens
+    record.update(recorded or {}, model=client.model, max_tokens=max_tokens)
     if out.json_mode:
         out.json(record)
         return

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -98,9 +99,10 @@ def test_mme_invoke_of_decoupled_model_is_refused(llm_endpoint: Endpoint) -> Non
     assert "decoupled" in error["Message"]
 
 
-def test_bench_prompt_json(cli_env: Endpoint) -> None:
+def test_bench_prompt_json(cli_env: Endpoint, tmp_path: Path) -> None:
     bench = ["bench", "--target-model", "llm-0", "--prompt", "tell me", "--max-tokens", "4"]
-    result = runner.invoke(app, [*bench, "-c", "2", "--requests", "6", "--json"])
+    runs_on = ["--instance-type", "g5.xlarge"]
+    result = runner.invoke(app, [*bench, "-c", "2", "--requests", "6", *runs_on, "--json"])
     assert result.exit_code == 0, result.output
     record = json.loads(result.output)
     assert record["errors"] == 0 and record["ok"] == 6
@@ -111,3 +113,10 @@ def test_bench_prompt_json(cli_env: Endpoint) -> None:
     assert record["output_tokens"] == 24 and record["output_tokens_per_s"] > 0
     human = runner.invoke(app, [*bench, "--rate", "20", "--requests", "3"])
     assert human.exit_code == 0 and "TTFT" in human.output and "0 errors" in human.output
+    measured = tmp_path / "bench.json"
+    measured.write_text(result.output)
+    plan = ["plan", str(measured), "--target", "eks", "--baseline", "inf2.xlarge:300tok/s:0.76"]
+    priced = runner.invoke(app, [*plan, "--json"])
+    assert priced.exit_code == 0, priced.output
+    names = [option["name"] for option in json.loads(priced.output)["options"]]
+    assert names == ["g5.xlarge", "inf2.xlarge (baseline)"]
