@@ -47,7 +47,7 @@ def test_plan_prices_tokens_beside_the_baseline(tmp_path: Path) -> None:
         per_million(Decimal("0.76"), Decimal(310))
     )
     assert "as given" in base["source"]
-    human = runner.invoke(app, args[:-1] + ["--instance-type", "g6.xlarge"])
+    human = runner.invoke(app, [*args[:-1], "--instance-type", "g6.xlarge"])
     assert human.exit_code == 0, human.output
     assert "assumed from" in human.output and "output tokens" in human.output
 
