@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from packager.config import backend_of
-
 VLLM = "vllm"
 TENSORRT_LLM = "tensorrtllm"
 #: backends whose engines schedule requests themselves (Triton's queue reads ~0 in front of them)
@@ -28,6 +26,8 @@ def engines_of(backends: list[str] | tuple[str, ...]) -> tuple[str, ...]:
 def with_engine_metrics(config: Any) -> None:
     """Turn on a vLLM model's engine metrics in ``config`` (a ModelConfig), unless the
     repository set ``REPORT_CUSTOM_METRICS`` itself."""
-    if backend_of(config) != VLLM or REPORT_CUSTOM_METRICS in config.parameters:
+    # vLLM is always named by ``backend`` (no platform implies it). This module imports no
+    # protobuf: the pure k8s builders read its names.
+    if config.backend != VLLM or REPORT_CUSTOM_METRICS in config.parameters:
         return
     config.parameters[REPORT_CUSTOM_METRICS].string_value = "true"
