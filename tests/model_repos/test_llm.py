@@ -83,7 +83,7 @@ def llm(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    module.TOKEN_DELAY_S = 0.0
+    module.TOKEN_DELAY_S = 0.0  # type: ignore[attr-defined]
     return module
 
 
