@@ -37,6 +37,7 @@ from cli.invoke import (
     PromptOpt,
     gather_inputs,
     locator,
+    no_tensor_options,
     open_target,
     resolve_model,
 )
@@ -129,6 +130,10 @@ def bench(
     out = Output(json_mode=json)
     check_timeout(timeout)
     if prompt is not None or prompts is not None:
+        no_tensor_options(
+            **{"--input": inputs, "--text": text, "--example": example, "--grpc": grpc},
+            **{"--json-body": json_body, "--arrival poisson": arrival is Arrival.poisson},
+        )
         where = locator(endpoint, region, stack, project_dir, url)
         clients = 1 if concurrency is None else one_level(_levels(concurrency))
         gen_load = GenLoad(read_prompts(prompt, prompts), requests, clients, rate)

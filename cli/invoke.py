@@ -178,7 +178,7 @@ def _generate(
     )
 
 
-def _no_tensor_options(**given: object) -> None:
+def no_tensor_options(**given: object) -> None:
     extra = [name for name, value in given.items() if value]
     if extra:
         raise UsageError(
@@ -241,7 +241,7 @@ def invoke(
     if prompt is None and stream:
         raise UsageError("--stream needs --prompt", hint="add --prompt TEXT")
     if prompt is not None:
-        _no_tensor_options(
+        no_tensor_options(
             **{"--input": inputs, "--text": text, "--example": example, "--grpc": grpc},
             **{"--json-body": json_body},
         )

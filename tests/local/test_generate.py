@@ -79,6 +79,11 @@ def test_prompt_refuses_tensor_options(cli_env: Endpoint) -> None:
     assert result.exit_code == 2 and "--text" in result.output
     alone = runner.invoke(app, ["invoke", "--target-model", "llm-0", "--stream"])
     assert alone.exit_code == 2 and "--prompt" in alone.output
+    bench = ["bench", "--target-model", "llm-0", "--prompt", "x", "--arrival", "poisson"]
+    poisson = runner.invoke(app, [*bench, "--rate", "2"])
+    assert poisson.exit_code == 2 and "--arrival poisson" in poisson.output
+    levels = runner.invoke(app, ["bench", "--target-model", "llm-0", "--prompt", "x", "-c", "1,2"])
+    assert levels.exit_code == 2 and "one level" in levels.output
 
 
 def test_mme_invoke_of_decoupled_model_is_refused(llm_endpoint: Endpoint) -> None:
