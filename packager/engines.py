@@ -1,6 +1,6 @@
 """LLM engine backends and what their model configs need for the kit's scaling.
 
-The vLLM backend reports its engine metrics (waiting requests, KV-cache usage, TTFT, ...) through
+The vLLM backend reports its engine metrics (TTFT, end-to-end latency, token counts) through
 Triton's ``/metrics`` only when the model config's parameter ``REPORT_CUSTOM_METRICS`` is true
 (vllm_backend ``src/model.py`` and ``src/utils/metrics.py``,
 github.com/triton-inference-server/vllm_backend, checked 2026-11-26). KEDA scales an LLM

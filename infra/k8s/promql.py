@@ -106,21 +106,29 @@ def figures(namespace: str, job: str, window: str = WINDOW) -> dict[str, str]:
 # -- LLM engines ---------------------------------------------------------------------------
 # vLLM and TensorRT-LLM take every request at once and schedule internally, so Triton's queue
 # time (and the queue/compute ratio) reads near zero in front of them; they are scaled on their
-# own metrics as Triton's /metrics exports them. Names checked 2026-11-26:
-# - vLLM (model parameter REPORT_CUSTOM_METRICS on): ``vllm:num_requests_waiting`` and
-#   ``vllm:gpu_cache_usage_perc`` (0..1), vllm_backend src/utils/metrics.py,
-#   github.com/triton-inference-server/vllm_backend;
+# own metrics as Triton's /metrics exports them. Checked 2026-11-26:
+# - vLLM backend (main, 25.12; model parameter REPORT_CUSTOM_METRICS on), src/utils/metrics.py
+#   of github.com/triton-inference-server/vllm_backend: counters and histograms only
+#   (``vllm:e2e_request_latency_seconds``, ``vllm:time_to_first_token_seconds``, token counts).
+#   It exports no waiting-requests or KV-cache gauge (those were in an unmerged branch), so
+#   vLLM is scaled on requests in flight by Little's law (rate of the e2e histogram's _sum:
+#   arrivals x mean time in the system, running and waiting alike) and on p90 TTFT, which grows
+#   as soon as requests wait for the engine;
 # - TensorRT-LLM: ``nv_trt_llm_request_metrics{request_type="waiting"}`` and
-#   ``nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type="used"|"max"}``, tensorrtllm_backend
-#   docs (metrics), and the same names in kubernetes-sigs/gateway-api-inference-extension's
-#   model-server guide for Triton TensorRT-LLM.
+#   ``nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type="used"|"max"}`` (tensorrtllm_backend
+#   docs; the same names in kubernetes-sigs/gateway-api-inference-extension's guide for Triton
+#   TensorRT-LLM);
 # - Triton's ``nv_inference_first_response_histogram_ms`` (decoupled models' time to first
-#   response), exported with ``--metrics-config=histogram_latencies=true``; Triton's metrics docs
-#   (server docs/user_guide/metrics.md).
+#   response), exported with ``--metrics-config=histogram_latencies=true`` (Triton server
+#   docs/user_guide/metrics.md).
 
-#: waiting requests per pod above which KEDA adds a pod (HPA AverageValue)
+#: requests in flight per pod above which KEDA adds a vLLM pod (HPA AverageValue)
+IN_FLIGHT_PER_POD = 32
+#: p90 time to first token (s) above which KEDA adds a vLLM pod (HPA Value)
+TTFT_TARGET_S = 0.5
+#: TensorRT-LLM requests waiting in its scheduler per pod above which KEDA adds a pod
 WAITING_PER_POD = 4
-#: KV-cache use (0..1, mean over pods) above which KEDA adds a pod
+#: KV-cache use (0..1, mean over pods) above which KEDA adds a TensorRT-LLM pod
 KV_CACHE_TARGET = 0.8
 
 
@@ -145,16 +153,19 @@ def engine_triggers(namespace: str, job: str, engines: tuple[str, ...]) -> list[
     if VLLM in engines:
         triggers += [
             EngineTrigger(
-                "vllm-waiting",
-                f"(sum(vllm:num_requests_waiting{sel})) or vector(0)",
+                "vllm-in-flight",
+                f"(sum(rate(vllm:e2e_request_latency_seconds_sum{sel}[{WINDOW}]))) or vector(0)",
                 "AverageValue",
-                WAITING_PER_POD,
+                IN_FLIGHT_PER_POD,
             ),
             EngineTrigger(
-                "vllm-kv-cache",
-                f"(avg(vllm:gpu_cache_usage_perc{sel})) or vector(0)",
+                "vllm-ttft",
+                # idle: the quantile is NaN, which ``>= 0`` drops, so KEDA reads 0
+                "(histogram_quantile(0.9, sum by (le) "
+                f"(rate(vllm:time_to_first_token_seconds_bucket{sel}[{WINDOW}]))) >= 0)"
+                " or vector(0)",
                 "Value",
-                KV_CACHE_TARGET,
+                TTFT_TARGET_S,
             ),
         ]
     if TENSORRT_LLM in engines:

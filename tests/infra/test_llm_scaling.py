@@ -18,7 +18,7 @@ SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject"
 @pytest.mark.parametrize(
     ("backends", "names", "metric"),
     [
-        (["vllm", "python"], ["vllm-waiting", "vllm-kv-cache"], "vllm:num_requests_waiting"),
+        (["vllm", "python"], ["vllm-in-flight", "vllm-ttft"], "vllm:e2e_request_latency_seconds"),
         (["tensorrtllm", "python"], ["trtllm-waiting", "trtllm-kv-cache"], "nv_trt_llm_"),
     ],
 )

@@ -39,10 +39,28 @@ def _scaling_tests() -> list[dict[str, object]]:
         {
             "interval": "1m",
             "input_series": [
-                {"series": f'vllm:num_requests_waiting{{{sel},pod="a"}}', "values": "3x5"},
-                {"series": f'vllm:num_requests_waiting{{{sel},pod="b"}}', "values": "5x5"},
-                {"series": f'vllm:gpu_cache_usage_perc{{{sel},pod="a"}}', "values": "0.5x5"},
-                {"series": f'vllm:gpu_cache_usage_perc{{{sel},pod="b"}}', "values": "0.9x5"},
+                # 2 requests/s (120 a minute) spending 4 s each: 8 in flight (Little's law)
+                {
+                    "series": f'vllm:e2e_request_latency_seconds_sum{{{sel},pod="a"}}',
+                    "values": "0+480x5",
+                },
+                # first tokens: 90% within 0.25 s, the rest within 0.5 s -> p90 = 0.25 s
+                {
+                    "series": f'vllm:time_to_first_token_seconds_bucket{{{sel},pod="a",le="0.1"}}',
+                    "values": "0+0x5",
+                },
+                {
+                    "series": f'vllm:time_to_first_token_seconds_bucket{{{sel},pod="a",le="0.25"}}',
+                    "values": "0+108x5",
+                },
+                {
+                    "series": f'vllm:time_to_first_token_seconds_bucket{{{sel},pod="a",le="0.5"}}',
+                    "values": "0+120x5",
+                },
+                {
+                    "series": f'vllm:time_to_first_token_seconds_bucket{{{sel},pod="a",le="+Inf"}}',
+                    "values": "0+120x5",
+                },
                 {
                     "series": f'nv_trt_llm_request_metrics{{{sel},pod="a",request_type="waiting"}}',
                     "values": "6x5",
@@ -63,8 +81,8 @@ def _scaling_tests() -> list[dict[str, object]]:
                 },
             ],
             "promql_expr_test": [
-                {"expr": vllm["vllm-waiting"], "eval_time": "4m", "exp_samples": [{"value": 8}]},
-                {"expr": vllm["vllm-kv-cache"], "eval_time": "4m", "exp_samples": [{"value": 0.7}]},
+                {"expr": vllm["vllm-in-flight"], "eval_time": "4m", "exp_samples": [{"value": 8}]},
+                {"expr": vllm["vllm-ttft"], "eval_time": "4m", "exp_samples": [{"value": 0.25}]},
                 {"expr": trt["trtllm-waiting"], "eval_time": "4m", "exp_samples": [{"value": 6}]},
                 {
                     "expr": trt["trtllm-kv-cache"],
@@ -73,9 +91,15 @@ def _scaling_tests() -> list[dict[str, object]]:
                 },
             ],
         },
-        {  # no engine series yet (pods starting): KEDA reads 0, not "no data"
+        {  # no engine series yet, or idle (no observations): KEDA reads 0, not "no data"/NaN
             "interval": "1m",
-            "input_series": [{"series": f"nv_cpu_utilization{{{sel}}}", "values": "0.1x5"}],
+            "input_series": [
+                {"series": f"nv_cpu_utilization{{{sel}}}", "values": "0.1x5"},
+                {
+                    "series": f'vllm:time_to_first_token_seconds_bucket{{{sel},le="+Inf"}}',
+                    "values": "0+0x5",
+                },
+            ],
             "promql_expr_test": [
                 {"expr": query, "eval_time": "4m", "exp_samples": [{"value": 0}]}
                 for query in [*vllm.values(), *trt.values()]
