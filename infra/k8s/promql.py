@@ -114,13 +114,17 @@ def figures(namespace: str, job: str, window: str = WINDOW) -> dict[str, str]:
 #   vLLM is scaled on requests in flight by Little's law (rate of the e2e histogram's _sum:
 #   arrivals x mean time in the system, running and waiting alike) and on p90 TTFT, which grows
 #   as soon as requests wait for the engine;
-# - TensorRT-LLM: ``nv_trt_llm_request_metrics{request_type="waiting"}`` and
+# - TensorRT-LLM (tensorrtllm_backend README, "Triton Metrics"):
+#   ``nv_trt_llm_request_metrics{request_type="waiting"}`` and
 #   ``nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type="used"|"max"}`` (tensorrtllm_backend
 #   docs; the same names in kubernetes-sigs/gateway-api-inference-extension's guide for Triton
 #   TensorRT-LLM);
 # - Triton's ``nv_inference_first_response_histogram_ms`` (decoupled models' time to first
+#   response; the first chunk, which is the first token for engines that stream one per
 #   response), exported with ``--metrics-config=histogram_latencies=true`` (Triton server
-#   docs/user_guide/metrics.md).
+#   docs/user_guide/metrics.md and its L0_metrics test). The wheel's Triton 2.51 accepts the
+#   flag but exports no such histogram (checked on CPU with the sample ``llm``): where an image
+#   lacks it, the TTFT alert has no value and cannot fire.
 
 #: requests in flight per pod above which KEDA adds a vLLM pod (HPA AverageValue)
 IN_FLIGHT_PER_POD = 32
