@@ -146,13 +146,23 @@ def generate_client(
     from infra.targets import registry
 
     entry = registry.get(target.value)
-    url = where.url or entry.client(where).where().get("url")
+    hint = (
+        "pass --url with Triton's HTTP address (e.g. after `kubectl port-forward "
+        "svc/<workload> 8000:8000`: --url http://127.0.0.1:8000); SageMaker MME does not "
+        "serve decoupled models"
+    )
+    url = where.url
+    if not url:
+        try:
+            url = entry.client(where).where().get("url")
+        except UsageError as exc:
+            raise UsageError(
+                f"{exc.message} (or --url, Triton's HTTP address, for the generate endpoint)",
+                exc.hint or hint,
+            ) from None
     if not url:
         raise UsageError(
-            f"--target {entry.name} has no generate endpoint to reach without --url",
-            hint="pass --url with Triton's HTTP address (e.g. after `kubectl port-forward "
-            "svc/<workload> 8000:8000`: --url http://127.0.0.1:8000); SageMaker MME does not "
-            "serve decoupled models",
+            f"--target {entry.name} has no generate endpoint to reach without --url", hint
         )
     return GenerateClient(url, model.name, timeout)
 
