@@ -22,12 +22,31 @@ from cli.common import (
     TextOpt,
     TimeoutOpt,
 )
-from cli.invoke import ExampleOpt, gather_inputs, locator, open_target, resolve_model
+from cli.genbench import (
+    DEFAULT_REQUESTS,
+    PromptsOpt,
+    RequestsOpt,
+    bench_prompts,
+    one_level,
+    read_prompts,
+)
+from cli.invoke import (
+    DEFAULT_MAX_TOKENS,
+    ExampleOpt,
+    MaxTokensOpt,
+    PromptOpt,
+    gather_inputs,
+    locator,
+    no_tensor_options,
+    open_target,
+    resolve_model,
+)
 from cli.locate import EndpointOpt, ProjectDirOpt, StackOpt, TargetOpt, UrlOpt, default_target
 from cli.output import Output
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import check_timeout
 from infra.clients.triton_http import TritonHttpTarget
+from infra.perf.genbench import GenLoad
 from tdk.errors import UsageError
 
 
@@ -37,8 +56,14 @@ class Arrival(StrEnum):
 
 
 ConcurrencyOpt = Annotated[
-    str, typer.Option("--concurrency", "-c", help="Closed loop: comma-separated client counts.")
+    str | None,
+    typer.Option(
+        "--concurrency",
+        "-c",
+        help="Closed loop: comma-separated client counts (default 1,2,4,8; --prompt: one, 1).",
+    ),
 ]
+DEFAULT_LEVELS = "1,2,4,8"
 RateOpt = Annotated[
     float | None, typer.Option("--rate", help="Open loop: requests per second (replaces -c).")
 ]
@@ -72,7 +97,7 @@ def bench(
     target_model: TargetModelOpt,
     target: TargetOpt = default_target("local"),
     endpoint: EndpointOpt = "local",
-    concurrency: ConcurrencyOpt = "1,2,4,8",
+    concurrency: ConcurrencyOpt = None,
     rate: RateOpt = None,
     arrival: ArrivalOpt = Arrival.constant,
     duration: DurationOpt = 5.0,
@@ -92,14 +117,44 @@ def bench(
     timeout: TimeoutOpt = DEFAULT_TIMEOUT,
     json: JsonOpt = False,
     example: ExampleOpt = False,
+    prompt: PromptOpt = None,
+    prompts: PromptsOpt = None,
+    requests: RequestsOpt = DEFAULT_REQUESTS,
+    max_tokens: MaxTokensOpt = DEFAULT_MAX_TOKENS,
 ) -> None:
-    """Throughput, p50/p90/p99 latency and errors; the first request is reported as cold."""
+    """Throughput, p50/p90/p99 latency and errors; the first request is reported as cold.
+    With --prompt/--prompts: streamed generation, TTFT, TPOT, e2e and output tokens/s."""
     from infra.clients.inputs import example_inputs
     from infra.perf.bench import Load, RunsOn, run_bench
 
     out = Output(json_mode=json)
     check_timeout(timeout)
-    load = Load(_levels(concurrency), rate, arrival is Arrival.poisson, duration)
+    if prompt is not None or prompts is not None:
+        no_tensor_options(
+            **{"--input": inputs, "--text": text, "--example": example, "--grpc": grpc},
+            **{"--json-body": json_body, "--arrival poisson": arrival is Arrival.poisson},
+        )
+        where = locator(endpoint, region, stack, project_dir, url)
+        clients = 1 if concurrency is None else one_level(_levels(concurrency))
+        gen_load = GenLoad(read_prompts(prompt, prompts), requests, clients, rate)
+        bench_prompts(
+            out,
+            target,
+            where,
+            (store, endpoint_url),
+            target_model,
+            timeout,
+            gen_load,
+            max_tokens,
+            (instance_type, gpu),
+        )
+        return
+    load = Load(
+        _levels(DEFAULT_LEVELS if concurrency is None else concurrency),
+        rate,
+        arrival is Arrival.poisson,
+        duration,
+    )
     where = locator(endpoint, region, stack, project_dir, url)
     client, manifest = open_target(target, where, store, grpc, endpoint_url, timeout)
     try:

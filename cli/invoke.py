@@ -37,6 +37,7 @@ from packager.manifest import MANIFEST_NAME, Manifest, ManifestModel
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
+    from infra.clients.generate import GenerateClient
     from infra.targets.operations import Locator
 
 
@@ -116,6 +117,86 @@ ExampleOpt = Annotated[
 ]
 
 
+PromptOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--prompt",
+        help="Generate text from this prompt through Triton's generate endpoint "
+        "(decoupled / LLM models; the vLLM backend's inputs).",
+    ),
+]
+StreamOpt = Annotated[
+    bool, typer.Option("--stream", help="With --prompt: generate_stream, tokens as they arrive.")
+]
+MaxTokensOpt = Annotated[
+    int, typer.Option("--max-tokens", min=1, help="With --prompt: most tokens to generate.")
+]
+DEFAULT_MAX_TOKENS = 16
+
+
+def generate_client(
+    target: TargetName,
+    where: Locator,
+    model: ManifestModel,
+    timeout: float,
+) -> GenerateClient:
+    """A generate client for ``model`` on the deployment: ``--url`` (Triton's HTTP address) or
+    the URL the target's client reports (the local endpoint's)."""
+    from infra.clients.generate import GenerateClient
+    from infra.targets import registry
+
+    entry = registry.get(target.value)
+    hint = (
+        "pass --url with Triton's HTTP address (e.g. after `kubectl port-forward "
+        "svc/<workload> 8000:8000`: --url http://127.0.0.1:8000); SageMaker MME does not "
+        "serve decoupled models"
+    )
+    url = where.url
+    if not url:
+        try:
+            url = entry.client(where).where().get("url")
+        except UsageError as exc:
+            raise UsageError(
+                f"{exc.message} (or --url, Triton's HTTP address, for the generate endpoint)",
+                exc.hint or hint,
+            ) from None
+    if not url:
+        raise UsageError(
+            f"--target {entry.name} has no generate endpoint to reach without --url", hint
+        )
+    return GenerateClient(url, model.name, timeout)
+
+
+def _generate(
+    out: Output, client: GenerateClient, prompt: str, stream: bool, max_tokens: int
+) -> None:
+    """``invoke --prompt``: tokens printed as they arrive (human) or the summary (--json)."""
+    import sys
+
+    def show(text: str) -> None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    result = client.generate(prompt, max_tokens, stream, None if out.json_mode else show)
+    if out.json_mode:
+        out.json(result.summary())
+        return
+    sys.stdout.write("\n")
+    out.info(
+        f"{result.chunks} chunks, {result.output_tokens} output tokens, "
+        f"TTFT {result.ttft_ms:.1f} ms, total {result.total_ms:.1f} ms"
+    )
+
+
+def no_tensor_options(**given: object) -> None:
+    extra = [name for name, value in given.items() if value]
+    if extra:
+        raise UsageError(
+            f"--prompt sends text to the generate endpoint; {', '.join(extra)} do not apply",
+            hint=f"drop {', '.join(extra)}, or drop --prompt for a tensor request",
+        )
+
+
 def gather_inputs(
     model: ManifestModel, options: list[str] | None, text: str | None, example: bool = False
 ) -> dict[str, np.ndarray]:
@@ -158,13 +239,27 @@ def invoke(
     timeout: TimeoutOpt = DEFAULT_TIMEOUT,
     json: JsonOpt = False,
     example: ExampleOpt = False,
+    prompt: PromptOpt = None,
+    stream: StreamOpt = False,
+    max_tokens: MaxTokensOpt = DEFAULT_MAX_TOKENS,
 ) -> None:
-    """Send one inference request; outputs as a table or --json."""
+    """Send one inference request; outputs as a table or --json. With --prompt, generate text
+    (--stream prints tokens as they arrive)."""
     out = Output(json_mode=json)
     check_timeout(timeout)
     where = locator(endpoint, region, stack, project_dir, url)
+    if prompt is None and stream:
+        raise UsageError("--stream needs --prompt", hint="add --prompt TEXT")
+    if prompt is not None:
+        no_tensor_options(
+            **{"--input": inputs, "--text": text, "--example": example, "--grpc": grpc},
+            **{"--json-body": json_body},
+        )
     manifest = target_manifest(target, where, store, endpoint_url)
     model = resolve_model(manifest, target_model)
+    if prompt is not None:
+        _generate(out, generate_client(target, where, model, timeout), prompt, stream, max_tokens)
+        return
     arrays = gather_inputs(model, inputs, text, example)
     client = open_client(target, where, grpc, timeout)
     try:

@@ -16,10 +16,12 @@ from cli.output import Output
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
+    from cli.locate import TargetName
     from infra.perf.measurement import Measurement
     from infra.perf.plan import Candidate, PlanReport
     from infra.perf.prices import PriceTable
     from infra.perf.stackfile import StackFile
+    from infra.perf.token_cost import TokenMeasurement
     from infra.targets.registry import StackSettings, TargetEntry
 
 MeasurementArg = Annotated[
@@ -96,8 +98,14 @@ def plan(
     from infra.perf.plan import plan as make_plan
     from infra.perf.plan import read_traffic
     from infra.perf.prices import load_prices
+    from infra.perf.token_cost import load_token_measurement
 
     out = Output(json_mode=json)
+    tokens = load_token_measurement(measurement)
+    if tokens is not None:  # a `bench --prompt` measurement: cost per million output tokens
+        where = (region, prices, gpus_per_node)
+        _token_plan(out, tokens, target, instance_types or [], where, baseline)
+        return
     unit = load_measurement(measurement)
     capacity = unit.capacity(_decimal("--slo-ms", slo_ms))
     unit_rps = capacity.throughput_rps * unit.batch  # requests/s x inferences per request
@@ -189,6 +197,54 @@ def _entry(target: str | None, measured: str, settings: StackSettings | None) ->
     if not entry.can(registry.PLAN):
         raise entry.refuse(registry.PLAN)
     return entry
+
+
+def _token_plan(
+    out: Output,
+    tokens: TokenMeasurement,
+    target: TargetName | None,
+    instance_types: list[str],
+    where: tuple[str | None, Path | None, int],
+    baseline: str | None,
+) -> None:
+    """Cost per million output tokens of the measured unit (and --instance-type candidates),
+    beside the --baseline; each row says where its numbers come from."""
+    from infra.perf import candidates as cands
+    from infra.perf import token_cost
+    from infra.perf.prices import load_prices
+
+    region, prices, gpus_per_node = where
+    entry = _entry(target.value if target else None, tokens.target, None)
+    region = region or entry.default_region
+    table = load_prices(prices)
+    measured_on = tokens.instance_type or tokens.gpu
+    specs = instance_types or ([measured_on] if measured_on else [])
+    if not specs:
+        raise UsageError(
+            f"{tokens.source} does not say what it ran on",
+            hint="pass --instance-type TYPE (or bench with --instance-type / --gpu)",
+        )
+    rows = []
+    for spec in dict.fromkeys(specs):
+        option = cands.candidate(
+            entry, spec, region, table, tokens.output_tokens_per_s, measured_on, gpus_per_node
+        )
+        rate = f"{tokens.source} (bench --prompt on {measured_on or 'an unrecorded unit'})"
+        origin = f"measured: {rate}" if option.measured else f"assumed from {rate}"
+        price = f"price: {table.origin} ({table.date}, {region})"
+        rows.append(token_cost.row(option, f"{origin}; {price}"))
+    if baseline is not None:
+        rows.append(token_cost.baseline(baseline, region, table))
+    if out.json_mode:
+        out.json({"model": tokens.model, "region": region, "options": [r.as_dict() for r in rows]})
+        return
+    columns = ["option", "$/h", "output tok/s", "$ / M output tokens", "source"]
+    cells = [
+        (r.name, str(r.usd_per_hour), str(r.output_tokens_per_s), str(r.usd_per_million_tokens),
+         escape(r.source))
+        for r in rows
+    ]  # fmt: skip
+    out.table(f"cost per million output tokens ({tokens.model}, {region})", columns, cells)
 
 
 def _stack(path: Path | None) -> tuple[StackFile | None, StackSettings | None]:

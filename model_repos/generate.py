@@ -4,7 +4,8 @@
 
 Models: ``text_classifier`` (ONNX, BERT-like I/O), ``image_classifier`` (ONNX CNN),
 ``tokenizer`` (Python backend) and ``text_pipeline`` (ensemble: tokenizer -> text_classifier);
-on request (``--with ranker``) ``ranker``, a dense model whose throughput depends on batching.
+on request ``ranker`` (``--with ranker``), a dense model whose throughput depends on batching, and
+``llm`` (``--with llm``), a decoupled text generator with the vLLM backend's tensor names.
 Configs are built as Triton ``ModelConfig`` messages and written with ``dump_config``.
 """
 
@@ -30,6 +31,7 @@ from packager.config import CONFIG_NAME, dump_config, new_config  # noqa: E402
 
 DEFAULT_OUT = ROOT / "samples"
 TOKENIZER_SOURCE = ROOT / "sources" / "tokenizer" / "model.py"
+LLM_SOURCE = ROOT / "sources" / "llm" / "model.py"
 SEQ_LEN = 128
 HIDDEN = 32
 VOCAB_SIZE = 1024  # must match model_repos/sources/tokenizer/model.py
@@ -249,6 +251,31 @@ def tokenizer_config() -> Any:
     return config
 
 
+def llm_config() -> Any:
+    """A decoupled generator with the vLLM backend's generate-endpoint tensors (names, types and
+    dims as vllm_backend's ``src/model.py`` auto-completes them: github.com/triton-inference-
+    server/vllm_backend, checked 2026-11-26); no batching in Triton, as vLLM's config sets."""
+    config = new_config()
+    config.name = "llm"
+    config.backend = "python"
+    config.max_batch_size = 0
+    _tensor(config.input, "text_input", "STRING", [1])
+    for name, dtype in (
+        ("stream", "BOOL"),
+        ("sampling_parameters", "STRING"),
+        ("return_finish_reason", "BOOL"),
+    ):
+        _tensor(config.input, name, dtype, [1])
+        config.input[-1].optional = True
+    _tensor(config.output, "text_output", "STRING", [-1])
+    _tensor(config.output, "finish_reason", "STRING", [-1])
+    config.model_transaction_policy.decoupled = True
+    group = config.instance_group.add()
+    group.count = 1
+    group.kind = group.KIND_CPU
+    return config
+
+
 def text_pipeline_config() -> Any:
     config = new_config()
     config.name = "text_pipeline"
@@ -311,6 +338,7 @@ MODELS: dict[str, tuple[Callable[[], Any], str | None, Callable[[], bytes]]] = {
 #: it stays out of the default repository every test packages and loads
 EXTRA_MODELS: dict[str, tuple[Callable[[], Any], str | None, Callable[[], bytes]]] = {
     "ranker": (ranker_config, "model.onnx", lambda: ranker_onnx().SerializeToString()),
+    "llm": (llm_config, "model.py", LLM_SOURCE.read_bytes),
 }
 
 
@@ -321,6 +349,14 @@ def generate(out: Path, extra: tuple[str, ...] = ()) -> list[Path]:
     chosen = [*MODELS.values(), *(EXTRA_MODELS[name] for name in extra)]
     for make_config, version_file, make_data in chosen:
         _model_dir(out, make_config(), version_file, make_data(), written)
+    return sorted(written)
+
+
+def write_extra(out: Path, name: str) -> list[Path]:
+    """Write only the extra model ``name`` (e.g. ``llm``) under ``out``; returns its files."""
+    written: list[Path] = []
+    make_config, version_file, make_data = EXTRA_MODELS[name]
+    _model_dir(out, make_config(), version_file, make_data(), written)
     return sorted(written)
 
 

@@ -14,6 +14,7 @@ import string
 from dataclasses import dataclass
 from typing import Any
 
+from packager.engines import with_engine_metrics
 from packager.names import name_problem
 from packager.repository import ModelDir
 from tdk.errors import UsageError, ValidationFailed
@@ -155,6 +156,7 @@ def _renamed(config: Any, name: str, renames: dict[str, str]) -> Any:
     """A copy of ``config`` with ``name`` set and ensemble step references rewritten."""
     new = copylib.deepcopy(config)
     new.name = name
+    with_engine_metrics(new)  # KEDA scales vLLM on the metrics this turns on
     for step in new.ensemble_scheduling.step:
         step.model_name = renames.get(step.model_name, step.model_name)
     return new

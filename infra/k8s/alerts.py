@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from infra.k8s import promql
+from packager.engines import VLLM
 
 #: the file ``tdk render k8s`` writes next to the manifests
 RULE_FILE = "alerts.rules.yaml"
@@ -43,10 +44,14 @@ def alert_rules(
     error_rate_percent: float,
     queue_ratio: float,
     absent_minutes: int = ABSENT_MINUTES,
+    engines: tuple[str, ...] = (),
+    ttft_slo_ms: int | None = None,
 ) -> list[AlertRule]:
-    """Error rate, latency SLO, queue ratio and missing-series alerts (same on GKE and EKS)."""
+    """Error rate, latency SLO, queue ratio and missing-series alerts (same on GKE and EKS);
+    for LLM ``engines``, TTFT and (vLLM) end-to-end latency alerts too (``llm_rules``)."""
     error_ratio = promql.error_ratio(namespace, job, idle_zero=False)
     queue = promql.queue_compute_ratio(namespace, job, idle_zero=False)
+    llm = llm_rules(namespace, job, engines, latency_slo_ms, ttft_slo_ms) if engines else []
     return [
         AlertRule(
             "triton-error-rate",
@@ -76,7 +81,39 @@ def alert_rules(
             "KEDA reads 0 meanwhile and will not scale.",
             severity="critical",
         ),
+        *llm,
     ]
+
+
+def llm_rules(
+    namespace: str,
+    job: str,
+    engines: tuple[str, ...],
+    latency_slo_ms: int,
+    ttft_slo_ms: int | None,
+) -> list[AlertRule]:
+    """p99 time to first token from Triton's first-response histogram (every decoupled model;
+    the workload runs Triton with ``histogram_latencies`` on), and for vLLM the engine's own
+    p99 end-to-end latency. Neither has a value while idle, so neither fires then."""
+    ttft = latency_slo_ms if ttft_slo_ms is None else ttft_slo_ms
+    rules = [
+        AlertRule(
+            "triton-ttft-slo",
+            f"{promql.ttft_p99_ms(namespace, job)} > {ttft}",
+            300,
+            f"p99 time to first token above {ttft} ms for 5 minutes.",
+        )
+    ]
+    if VLLM in engines:
+        rules.append(
+            AlertRule(
+                "vllm-e2e-slo",
+                f"{promql.vllm_e2e_p99_ms(namespace, job)} > {latency_slo_ms}",
+                300,
+                f"p99 end-to-end generation latency above {latency_slo_ms} ms for 5 minutes.",
+            )
+        )
+    return rules
 
 
 def rule_groups(rules: list[AlertRule]) -> dict[str, Any]:

@@ -69,6 +69,8 @@ def triton_args(spec: TritonServiceSpec) -> list[str]:
         "--allow-cpu-metrics=true",
         f"--metrics-port={METRICS_PORT}",
         "--metrics-config=summary_latencies=true",
+        # LLM engines: time to first response as a histogram (TTFT alerts)
+        *(["--metrics-config=histogram_latencies=true"] if spec.engines else []),
         f"--log-verbose={spec.log_verbose}",
     ]
 
@@ -250,24 +252,44 @@ def trigger_authentication(spec: TritonServiceSpec) -> Manifest:
 
 
 def scaling_query(spec: TritonServiceSpec) -> str:
-    """The exact PromQL KEDA evaluates for this workload."""
-    return promql.queue_compute_ratio(spec.namespace, spec.name)
+    """The exact PromQL KEDA evaluates for this workload (its first trigger's)."""
+    return _triggers(spec)[0].query
+
+
+def _triggers(spec: TritonServiceSpec) -> list[promql.EngineTrigger]:
+    """LLM engines' own metrics where the models run one, else Triton's queue/compute ratio
+    (``metricType: Value``: the ratio is already per unit of compute, so the HPA asks for
+    ``ceil(replicas * ratio / target)`` pods)."""
+    engine = promql.engine_triggers(spec.namespace, spec.name, spec.engines)
+    if engine:
+        return engine
+    query = promql.queue_compute_ratio(spec.namespace, spec.name)
+    return [
+        promql.EngineTrigger("queue-compute-ratio", query, "Value", spec.scaling.queue_ratio_target)
+    ]
 
 
 def scaled_object(spec: TritonServiceSpec) -> Manifest:
-    """KEDA scales the Deployment so the queue-to-compute ratio stays at the target.
-
-    ``metricType: Value`` because the ratio is already per unit of compute: the HPA then asks
-    for ``ceil(replicas * ratio / target)`` pods.
-    """
-    metadata: dict[str, str] = {
-        "serverAddress": spec.prometheus.server_address,
-        "query": scaling_query(spec),
-        "threshold": f"{spec.scaling.queue_ratio_target:g}",
-        "ignoreNullValues": "true",
-    }
+    """KEDA scales the Deployment on its triggers (see ``_triggers``); with several, the HPA
+    takes the largest pod count any of them asks for."""
+    source: dict[str, str] = {"serverAddress": spec.prometheus.server_address}
     if spec.prometheus.provider == "aws":
-        metadata["awsRegion"] = spec.prometheus.aws_region
+        source["awsRegion"] = spec.prometheus.aws_region
+    triggers = [
+        {
+            "type": "prometheus",
+            "name": trigger.name,
+            "metricType": trigger.metric_type,
+            "metadata": source
+            | {
+                "query": trigger.query,
+                "threshold": f"{trigger.threshold:g}",
+                "ignoreNullValues": "true",
+            },
+            "authenticationRef": {"name": spec.name},
+        }
+        for trigger in _triggers(spec)
+    ]
     scaling = spec.scaling
     return {
         "apiVersion": "keda.sh/v1alpha1",
@@ -288,15 +310,7 @@ def scaled_object(spec: TritonServiceSpec) -> Manifest:
                     }
                 }
             },
-            "triggers": [
-                {
-                    "type": "prometheus",
-                    "name": "queue-compute-ratio",
-                    "metricType": "Value",
-                    "metadata": metadata,
-                    "authenticationRef": {"name": spec.name},
-                }
-            ],
+            "triggers": triggers,
         },
     }
 

@@ -12,6 +12,10 @@ Alerts must not: a comparison binds tighter than ``or``, so ``(x) or vector(0) >
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from packager.engines import TENSORRT_LLM, VLLM
+
 WINDOW = "2m"
 #: A series every Triton pod exports from start, whatever models it loaded (CPU metrics are on
 #: by default on Linux, GPU or not): its absence means the scrape is broken, not that it is idle.
@@ -97,3 +101,113 @@ def figures(namespace: str, job: str, window: str = WINDOW) -> dict[str, str]:
         "GPU utilization": gpu_utilization(namespace, job),
         "Replicas": replicas(namespace, job),
     }
+
+
+# -- LLM engines ---------------------------------------------------------------------------
+# vLLM and TensorRT-LLM take every request at once and schedule internally, so Triton's queue
+# time (and the queue/compute ratio) reads near zero in front of them; they are scaled on their
+# own metrics as Triton's /metrics exports them. Checked 2026-11-26:
+# - vLLM backend (main, 25.12; model parameter REPORT_CUSTOM_METRICS on), src/utils/metrics.py
+#   of github.com/triton-inference-server/vllm_backend: counters and histograms only
+#   (``vllm:e2e_request_latency_seconds``, ``vllm:time_to_first_token_seconds``, token counts).
+#   It exports no waiting-requests or KV-cache gauge (those were in an unmerged branch), so
+#   vLLM is scaled on requests in flight by Little's law (rate of the e2e histogram's _sum:
+#   arrivals x mean time in the system, running and waiting alike) and on p90 TTFT, which grows
+#   as soon as requests wait for the engine;
+# - TensorRT-LLM (tensorrtllm_backend README, "Triton Metrics"):
+#   ``nv_trt_llm_request_metrics{request_type="waiting"}`` and
+#   ``nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type="used"|"max"}`` (tensorrtllm_backend
+#   docs; the same names in kubernetes-sigs/gateway-api-inference-extension's guide for Triton
+#   TensorRT-LLM);
+# - Triton's ``nv_inference_first_response_histogram_ms`` (decoupled models' time to first
+#   response; the first chunk, which is the first token for engines that stream one per
+#   response), exported with ``--metrics-config=histogram_latencies=true`` (Triton server
+#   docs/user_guide/metrics.md and its L0_metrics test). The wheel's Triton 2.51 accepts the
+#   flag but exports no such histogram (checked on CPU with the sample ``llm``): where an image
+#   lacks it, the TTFT alert has no value and cannot fire.
+
+#: requests in flight per pod above which KEDA adds a vLLM pod (HPA AverageValue)
+IN_FLIGHT_PER_POD = 32
+#: p90 time to first token (s) above which KEDA adds a vLLM pod (HPA Value)
+TTFT_TARGET_S = 0.5
+#: TensorRT-LLM requests waiting in its scheduler per pod above which KEDA adds a pod
+WAITING_PER_POD = 4
+#: KV-cache use (0..1, mean over pods) above which KEDA adds a TensorRT-LLM pod
+KV_CACHE_TARGET = 0.8
+
+
+@dataclass(frozen=True)
+class EngineTrigger:
+    """One KEDA Prometheus trigger on an engine metric."""
+
+    name: str
+    query: str
+    metric_type: str  # KEDA's metricType: "AverageValue" (per pod) or "Value"
+    threshold: float
+
+
+def _with(namespace: str, job: str, extra: str) -> str:
+    return selector(namespace, job)[:-1] + f",{extra}}}"
+
+
+def engine_triggers(namespace: str, job: str, engines: tuple[str, ...]) -> list[EngineTrigger]:
+    """Waiting-requests and KV-cache triggers for each engine (``packager.engines`` names)."""
+    sel = selector(namespace, job)
+    triggers: list[EngineTrigger] = []
+    if VLLM in engines:
+        triggers += [
+            EngineTrigger(
+                "vllm-in-flight",
+                f"(sum(rate(vllm:e2e_request_latency_seconds_sum{sel}[{WINDOW}]))) or vector(0)",
+                "AverageValue",
+                IN_FLIGHT_PER_POD,
+            ),
+            EngineTrigger(
+                "vllm-ttft",
+                # idle: the quantile is NaN, which ``>= 0`` drops, so KEDA reads 0
+                "(histogram_quantile(0.9, sum by (le) "
+                f"(rate(vllm:time_to_first_token_seconds_bucket{sel}[{WINDOW}]))) >= 0)"
+                " or vector(0)",
+                "Value",
+                TTFT_TARGET_S,
+            ),
+        ]
+    if TENSORRT_LLM in engines:
+        used = _with(namespace, job, 'kv_cache_block_type="used"')
+        most = _with(namespace, job, 'kv_cache_block_type="max"')
+        waiting = _with(namespace, job, 'request_type="waiting"')
+        triggers += [
+            EngineTrigger(
+                "trtllm-waiting",
+                f"(sum(nv_trt_llm_request_metrics{waiting})) or vector(0)",
+                "AverageValue",
+                WAITING_PER_POD,
+            ),
+            EngineTrigger(
+                "trtllm-kv-cache",
+                f"(avg(sum by (pod) (nv_trt_llm_kv_cache_block_metrics{used}) / clamp_min("
+                f"sum by (pod) (nv_trt_llm_kv_cache_block_metrics{most}), 1))) or vector(0)",
+                "Value",
+                KV_CACHE_TARGET,
+            ),
+        ]
+    return triggers
+
+
+def ttft_p99_ms(namespace: str, job: str, window: str = WINDOW) -> str:
+    """p99 time to first response (ms) over the workload, from Triton's first-response
+    histogram; no value when idle (no observations in the window)."""
+    sel = selector(namespace, job)
+    return (
+        "histogram_quantile(0.99, sum by (le) "
+        f"(rate(nv_inference_first_response_histogram_ms_bucket{sel}[{window}])))"
+    )
+
+
+def vllm_e2e_p99_ms(namespace: str, job: str, window: str = WINDOW) -> str:
+    """p99 end-to-end request latency (ms) as the vLLM engine measures it."""
+    sel = selector(namespace, job)
+    return (
+        "histogram_quantile(0.99, sum by (le) "
+        f"(rate(vllm:e2e_request_latency_seconds_bucket{sel}[{window}]))) * 1000"
+    )

@@ -105,6 +105,9 @@ class TritonServiceSpec:
     service_annotations: Mapping[str, str] = field(default_factory=dict)
     log_verbose: int = 0
     model_sync: ModelSync | None = None
+    #: LLM engines the release's models run (``packager.engines`` names, from their backends):
+    #: KEDA scales on the engines' own metrics instead of Triton's queue/compute ratio
+    engines: tuple[str, ...] = ()
 
     @property
     def repository_path(self) -> str:

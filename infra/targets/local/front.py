@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from infra.clients.triton_errors import triton_error_text
+from infra.targets.local import generate
 from infra.targets.local.errors import ApiError, internal, model_error, unavailable, validation
 from infra.targets.local.manager import ModelManager
 from infra.targets.local.metrics import CONTENT_TYPE
@@ -89,6 +90,9 @@ class Front:
             if len(parts) == 4 and parts[1] == "endpoints":
                 await self.invoke(scope, receive, send, parts[2])
                 return
+        if (found := generate.route(method, path)) is not None:
+            await self._generate(found, receive, send)
+            return
         if method == "GET" and path == "/ping":
             ok = self.manager.ready.is_set()
             await _respond(send, 200 if ok else 503, b"", [])
@@ -102,6 +106,17 @@ class Front:
             await _error(
                 send, ApiError(404, "UnknownOperationException", f"no route {method} {path}")
             )
+
+    async def _generate(self, found: generate.Route, receive: Receive, send: Send) -> None:
+        """Triton's generate / generate_stream (see ``infra.targets.local.generate``)."""
+        try:
+            body = await read_body(receive, self.max_body, self.manager.settings.body_timeout)
+        except ApiError as exc:
+            await _error(send, exc)
+            return
+        except ClientGone:
+            return
+        await generate.serve(self.manager, found, body, send)
 
     async def invoke(self, scope: Scope, receive: Receive, send: Send, endpoint: str) -> None:
         """InvokeEndpoint: read the body, then resolve and load the TargetModel and call Triton."""

@@ -1,0 +1,143 @@
+"""Cost per million output tokens, from a ``tdk bench --prompt --json`` measurement.
+
+One serving unit's output tokens per second (measured, as AIPerf defines output token
+throughput) and its hourly price (the bundled or given price table) give the cost of a million
+output tokens at that load: ``usd_per_hour / (tokens_per_s * 3600) * 1e6``. The Inferentia
+baseline is given like ``--baseline`` for requests, with tokens/s instead of rps: published
+Neuron figures are per model and instance (e.g. Hugging Face optimum-neuron's benchmark pages),
+so the user names the figure and its source; the kit bundles none.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+from infra.perf.plan import SECONDS_PER_HOUR, Candidate
+from infra.perf.prices import PriceTable
+from tdk.errors import UsageError
+
+MILLION = Decimal(1_000_000)
+TOKEN_RATE_SUFFIX = "tok/s"
+
+
+@dataclass(frozen=True)
+class TokenMeasurement:
+    """What ``tdk bench --prompt`` measured on one serving unit."""
+
+    source: str
+    target: str
+    instance_type: str | None
+    gpu: str | None
+    model: str
+    output_tokens_per_s: Decimal
+
+
+@dataclass(frozen=True)
+class TokenRow:
+    """One option priced per million output tokens, and where its numbers come from."""
+
+    name: str
+    usd_per_hour: Decimal
+    output_tokens_per_s: Decimal
+    usd_per_million_tokens: Decimal
+    source: str
+    baseline: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "usd_per_hour": str(self.usd_per_hour),
+            "output_tokens_per_s": str(self.output_tokens_per_s),
+            "usd_per_million_output_tokens": str(self.usd_per_million_tokens),
+            "source": self.source,
+            "baseline": self.baseline,
+        }
+
+
+def token_measurement(path: Path, data: Any) -> TokenMeasurement | None:
+    """The token measurement in ``data`` (a parsed JSON document), None when it is not one."""
+    if not isinstance(data, dict) or "output_tokens_per_s" not in data:
+        return None
+    hint = "save `tdk bench --prompt ... --instance-type TYPE --json > FILE` again"
+    errors = data.get("errors")
+    if errors != 0:
+        raise UsageError(
+            f"{path}: the bench had {errors} failed requests; its throughput is not a capacity",
+            hint=hint,
+        )
+    try:
+        rate = Decimal(str(data["output_tokens_per_s"]))
+    except InvalidOperation:
+        rate = Decimal(0)
+    if not rate.is_finite() or rate <= 0:
+        raise UsageError(f"{path}: output_tokens_per_s must be a number > 0", hint=hint)
+    return TokenMeasurement(
+        str(path),
+        str(data.get("target", "")),
+        data.get("instance_type"),
+        data.get("gpu"),
+        str(data.get("model", "")),
+        rate,
+    )
+
+
+def load_token_measurement(path: Path) -> TokenMeasurement | None:
+    """``path``'s token measurement; None when the file is another kind of measurement."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # the request-measurement reader reports what is wrong with the file
+    return token_measurement(path, data)
+
+
+def per_million(usd_per_hour: Decimal, tokens_per_s: Decimal) -> Decimal:
+    """US dollars per million output tokens for a unit at ``tokens_per_s``."""
+    cost = usd_per_hour / (tokens_per_s * SECONDS_PER_HOUR) * MILLION
+    return cost.quantize(Decimal("0.0001"))
+
+
+def row(candidate: Candidate, source: str) -> TokenRow:
+    """A priced candidate (its ``unit_rps`` holds output tokens/s per serving unit)."""
+    rate = candidate.unit_rps * candidate.units_per_instance
+    return TokenRow(
+        candidate.name,
+        candidate.usd_per_hour,
+        rate,
+        per_million(candidate.usd_per_hour, rate),
+        source,
+        candidate.baseline,
+    )
+
+
+def baseline(spec: str, region: str, prices: PriceTable) -> TokenRow:
+    """``TYPE:RATEtok/s[:USD_PER_HOUR]``, e.g. ``inf2.xlarge:310tok/s:0.76``: what one instance
+    of TYPE generates, from a published Neuron figure for the model (price from the table's EC2
+    or SageMaker section when omitted)."""
+    parts = spec.split(":")
+    hint = 'e.g. --baseline "inf2.xlarge:310tok/s:0.76" (type, output tokens/s, $/h)'
+    if len(parts) not in (2, 3) or not parts[0] or not parts[1].endswith(TOKEN_RATE_SUFFIX):
+        raise UsageError(f"--baseline {spec!r}: expected TYPE:RATEtok/s[:USD_PER_HOUR]", hint=hint)
+    name = parts[0]
+    rate = _positive(parts[1].removesuffix(TOKEN_RATE_SUFFIX), spec, hint)
+    if len(parts) == 3:
+        price, where = _positive(parts[2], spec, hint), "price given"
+    else:
+        section = "sagemaker" if name.startswith("ml.") else "ec2"
+        found = prices.lookup(section, region, name)
+        price, where = found.usd_per_hour, f"price {found.source} ({prices.date})"
+    source = f"--baseline: {rate} tok/s as given (a published figure for the model), {where}"
+    return TokenRow(f"{name} (baseline)", price, rate, per_million(price, rate), source, True)
+
+
+def _positive(text: str, spec: str, hint: str) -> Decimal:
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise UsageError(f"--baseline {spec}: {text!r} is not a number", hint=hint) from None
+    if not value.is_finite() or value <= 0:
+        raise UsageError(f"--baseline {spec}: {text!r} must be > 0", hint=hint)
+    return value

@@ -1,0 +1,33 @@
+"""LLM engine backends and what their model configs need for the kit's scaling.
+
+The vLLM backend reports its engine metrics (TTFT, end-to-end latency, token counts) through
+Triton's ``/metrics`` only when the model config's parameter ``REPORT_CUSTOM_METRICS`` is true
+(vllm_backend ``src/model.py`` and ``src/utils/metrics.py``,
+github.com/triton-inference-server/vllm_backend, checked 2026-11-26). KEDA scales an LLM
+workload on those metrics, so a packaged vLLM model gets the parameter unless it sets it itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+VLLM = "vllm"
+TENSORRT_LLM = "tensorrtllm"
+#: backends whose engines schedule requests themselves (Triton's queue reads ~0 in front of them)
+ENGINES = (VLLM, TENSORRT_LLM)
+REPORT_CUSTOM_METRICS = "REPORT_CUSTOM_METRICS"
+
+
+def engines_of(backends: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """The LLM engines among ``backends``, each once, in ``ENGINES`` order."""
+    return tuple(engine for engine in ENGINES if engine in backends)
+
+
+def with_engine_metrics(config: Any) -> None:
+    """Turn on a vLLM model's engine metrics in ``config`` (a ModelConfig), unless the
+    repository set ``REPORT_CUSTOM_METRICS`` itself."""
+    # vLLM is always named by ``backend`` (no platform implies it). This module imports no
+    # protobuf: the pure k8s builders read its names.
+    if config.backend != VLLM or REPORT_CUSTOM_METRICS in config.parameters:
+        return
+    config.parameters[REPORT_CUSTOM_METRICS].string_value = "true"

@@ -1,0 +1,141 @@
+"""The sample LLM on the real local endpoint: generate / generate_stream through the front,
+`tdk invoke --prompt`, and the SageMaker MME call of the decoupled model refused."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cli.main import app
+from infra.clients.base import InvokeFailed
+from infra.clients.generate import GenerateClient
+from tests.local.conftest import _runtime_or_skip
+from tests.local.local_helpers import Endpoint, make_release, start_endpoint
+from tests.model_repos.llm_repo import llm_repo
+
+pytestmark = pytest.mark.e2e
+runner = CliRunner()
+INVOKE = ["invoke", "--target-model", "llm-0.tar.gz", "--prompt", "hello there"]
+
+
+@pytest.fixture(scope="module")
+def llm_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoint]:
+    _runtime_or_skip()
+    store = tmp_path_factory.mktemp("llm-store")
+    make_release(llm_repo(tmp_path_factory.mktemp("llm-repo")), store, copies=1)
+    running = start_endpoint(store, tmp_path_factory.mktemp("llm-state"))
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture()
+def cli_env(llm_endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch) -> Endpoint:
+    monkeypatch.setenv("TDK_STATE_DIR", str(llm_endpoint.state_dir))
+    return llm_endpoint
+
+
+def test_invoke_stream_json(cli_env: Endpoint) -> None:
+    result = runner.invoke(app, [*INVOKE, "--stream", "--max-tokens", "5", "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    assert set(document) == {"text", "chunks", "output_tokens", "ttft_ms", "total_ms"}
+    assert document["chunks"] == document["output_tokens"] == 5
+    assert 0 < document["ttft_ms"] < document["total_ms"]
+    whole = runner.invoke(app, [*INVOKE, "--max-tokens", "5", "--json"])
+    assert whole.exit_code == 0, whole.output
+    assert json.loads(whole.output)["text"] == document["text"]  # deterministic, same tokens
+    assert len(document["text"].split()) == 5
+
+
+def test_invoke_stream_prints_tokens(cli_env: Endpoint) -> None:
+    result = runner.invoke(app, [*INVOKE, "--stream", "--max-tokens", "3"])
+    assert result.exit_code == 0, result.output
+    text = GenerateClient(cli_env.url, "llm-0").generate("hello there", 3, False).text
+    assert text in result.output and "3 chunks" in result.output and "TTFT" in result.output
+
+
+def test_generate_by_target_model_name_and_errors(llm_endpoint: Endpoint) -> None:
+    by_archive = GenerateClient(llm_endpoint.url, "llm-0.tar.gz").generate("x", 2, True)
+    assert by_archive.chunks == 2 and len(by_archive.chunk_ms) == 2
+    with pytest.raises(InvokeFailed, match="answered 404") as unknown:
+        GenerateClient(llm_endpoint.url, "nope-0").generate("x", 2, True)
+    assert "nope-0" in str(unknown.value)
+    refused = runner.invoke(
+        app,
+        ["invoke", "--target-model", "llm-0", "--prompt", "x", "--max-tokens", "9999"],
+        env={"TDK_STATE_DIR": str(llm_endpoint.state_dir)},
+    )
+    assert refused.exit_code != 0 and "max_tokens 9999" in refused.output
+
+
+def test_prompt_refuses_tensor_options(cli_env: Endpoint) -> None:
+    result = runner.invoke(app, [*INVOKE, "--text", "x"])
+    assert result.exit_code == 2 and "--text" in result.output
+    alone = runner.invoke(app, ["invoke", "--target-model", "llm-0", "--stream"])
+    assert alone.exit_code == 2 and "--prompt" in alone.output
+    bench = ["bench", "--target-model", "llm-0", "--prompt", "x", "--arrival", "poisson"]
+    poisson = runner.invoke(app, [*bench, "--rate", "2"])
+    assert poisson.exit_code == 2 and "--arrival poisson" in poisson.output
+    levels = runner.invoke(app, ["bench", "--target-model", "llm-0", "--prompt", "x", "-c", "1,2"])
+    assert levels.exit_code == 2 and "one level" in levels.output
+
+
+def test_mme_invoke_of_decoupled_model_is_refused(llm_endpoint: Endpoint) -> None:
+    from botocore.exceptions import ClientError
+
+    body = json.dumps(
+        {"inputs": [{"name": "text_input", "shape": [1], "datatype": "BYTES", "data": ["hi"]}]}
+    )
+    with pytest.raises(ClientError) as refused:
+        llm_endpoint.client().invoke_endpoint(
+            EndpointName="local",
+            TargetModel="llm-0.tar.gz",
+            ContentType="application/json",
+            Body=body,
+        )
+    error = refused.value.response["Error"]
+    assert error["Code"] == "ModelError"
+    assert "decoupled" in error["Message"]
+
+
+def test_bench_prompt_json(cli_env: Endpoint, tmp_path: Path) -> None:
+    bench = ["bench", "--target-model", "llm-0", "--prompt", "tell me", "--max-tokens", "4"]
+    runs_on = ["--instance-type", "g5.xlarge"]
+    result = runner.invoke(app, [*bench, "-c", "2", "--requests", "6", *runs_on, "--json"])
+    assert result.exit_code == 0, result.output
+    record = json.loads(result.output)
+    assert record["errors"] == 0 and record["ok"] == 6
+    for key in ("ttft_ms", "tpot_ms", "e2e_ms"):
+        assert set(record[key]) == {"p50", "p90", "p99"}
+        assert all(value > 0 for value in record[key].values())
+    assert record["ttft_ms"]["p50"] < record["e2e_ms"]["p50"]
+    assert record["output_tokens"] == 24 and record["output_tokens_per_s"] > 0
+    human = runner.invoke(app, [*bench, "--rate", "20", "--requests", "3"])
+    assert human.exit_code == 0 and "TTFT" in human.output and "0 errors" in human.output
+    measured = tmp_path / "bench.json"
+    measured.write_text(result.output)
+    plan = ["plan", str(measured), "--target", "eks", "--baseline", "inf2.xlarge:300tok/s:0.76"]
+    priced = runner.invoke(app, [*plan, "--json"])
+    assert priced.exit_code == 0, priced.output
+    names = [option["name"] for option in json.loads(priced.output)["options"]]
+    assert names == ["g5.xlarge", "inf2.xlarge (baseline)"]
+
+
+@pytest.mark.parametrize("target", ["gke", "eks"])
+def test_invoke_prompt_on_kubernetes_targets_with_url(llm_endpoint: Endpoint, target: str) -> None:
+    """gke/eks reach Triton's generate routes at --url (here the local endpoint, which serves
+    the same routes); the model is named through the release at --store."""
+    where = ["--target", target, "--url", llm_endpoint.url, "--store", str(llm_endpoint.store)]
+    args = ["invoke", *where, "--target-model", "llm-0.tar.gz", "--prompt", "hi", "--stream"]
+    result = runner.invoke(app, [*args, "--max-tokens", "2", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["chunks"] == 2
+    missing = runner.invoke(app, ["invoke", "--target", target, "--store", str(llm_endpoint.store),
+                                  "--target-model", "llm-0", "--prompt", "hi"])  # fmt: skip
+    assert missing.exit_code == 2 and "--url" in missing.output

@@ -1,0 +1,72 @@
+"""`tdk plan` on a `bench --prompt` measurement: cost per million output tokens beside an
+Inferentia baseline, each number with its source."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from cli.main import app
+from infra.perf.token_cost import per_million
+
+runner = CliRunner()
+
+
+def _bench(tmp_path: Path, **changes: Any) -> Path:
+    record = {
+        "mode": "concurrency", "level": 4, "requests": 20, "ok": 20, "errors": 0,
+        "output_tokens_per_s": 250.0, "target": "eks", "instance_type": "g5.xlarge",
+        "gpu": None, "model": "llm-0",
+        "ttft_ms": {"p50": 30.0, "p90": 40.0, "p99": 50.0},
+    } | changes  # fmt: skip
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps(record))
+    return path
+
+
+def test_per_million_arithmetic() -> None:
+    # $1.006/h at 250 tok/s: 900,000 tokens an hour -> $1.1178 per million
+    assert per_million(Decimal("1.006"), Decimal(250)) == Decimal("1.1178")
+
+
+def test_plan_prices_tokens_beside_the_baseline(tmp_path: Path) -> None:
+    args = ["plan", str(_bench(tmp_path)), "--region", "us-east-1", "--json"]
+    result = runner.invoke(app, [*args, "--baseline", "inf2.xlarge:310tok/s:0.76"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    measured, base = document["options"]
+    assert measured["name"] == "g5.xlarge" and measured["output_tokens_per_s"] == "250.0"
+    expected = per_million(Decimal(measured["usd_per_hour"]), Decimal(250))
+    assert Decimal(measured["usd_per_million_output_tokens"]) == expected
+    assert measured["source"].startswith("measured: ") and "prices" in measured["source"]
+    assert base["baseline"] and base["usd_per_million_output_tokens"] == str(
+        per_million(Decimal("0.76"), Decimal(310))
+    )
+    assert "as given" in base["source"]
+    human = runner.invoke(app, [*args[:-1], "--instance-type", "g6.xlarge"])
+    assert human.exit_code == 0, human.output
+    assert "assumed from" in human.output and "output tokens" in human.output
+
+
+def test_baseline_price_from_the_table(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["plan", str(_bench(tmp_path)), "--baseline", "inf2.xlarge:310tok/s", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    base = json.loads(result.output)["options"][-1]
+    assert "aws.amazon.com" in base["source"] and Decimal(base["usd_per_hour"]) > 0
+
+
+def test_bad_token_measurements_and_baselines_are_refused(tmp_path: Path) -> None:
+    failed = runner.invoke(app, ["plan", str(_bench(tmp_path, errors=3))])
+    assert failed.exit_code == 2 and "3 failed requests" in failed.output
+    zero = runner.invoke(app, ["plan", str(_bench(tmp_path, output_tokens_per_s=0))])
+    assert zero.exit_code == 2 and "output_tokens_per_s" in zero.output
+    bad = runner.invoke(app, ["plan", str(_bench(tmp_path)), "--baseline", "inf2.xlarge:310rps"])
+    assert bad.exit_code == 2 and "tok/s" in bad.output
+    unknown = runner.invoke(app, ["plan", str(_bench(tmp_path, instance_type=None))])
+    assert unknown.exit_code == 2 and "--instance-type" in unknown.output
