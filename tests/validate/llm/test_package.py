@@ -1,0 +1,47 @@
+"""``tdk package`` with LLM models: repository/ for every model, an mme/ archive only for the
+models SageMaker MME can run (decoupled ones cannot), and the summary says which and why."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from packager.manifest import Manifest
+from packager.publish import publish
+from packager.stores import open_store
+from tests.validate.helpers import PYTHON_MODEL, make_repo
+from tests.validate.llm import corpus as c
+
+CLASSIFIER = """
+backend: "python"
+max_batch_size: 4
+input [ { name: "x" data_type: TYPE_FP32 dims: [ 2 ] } ]
+output [ { name: "y" data_type: TYPE_FP32 dims: [ 2 ] } ]
+"""
+
+
+def test_decoupled_models_get_no_mme_archive(tmp_path: Path) -> None:
+    repo = c.vllm_repo(tmp_path / "repo")
+    make_repo(repo, {"classifier": (CLASSIFIER, {"1/model.py": PYTHON_MODEL})})
+    dest = tmp_path / "store"
+    result = publish([repo], open_store(f"file://{dest}"), copies=1)
+    assert sorted(p.name for p in (dest / "mme").iterdir()) == ["classifier-0.tar.gz"]
+    assert (dest / "repository" / "vllm_model-0" / "1" / "model.json").is_file()
+    assert (dest / "repository" / "classifier-0" / "config.pbtxt").is_file()
+    manifest = Manifest.from_json((dest / "manifest.json").read_bytes())
+    llm = manifest.by_name("vllm_model-0")
+    assert (llm.archive, llm.sha256) == ("", "")
+    assert "decoupled" in llm.mme_left_out and "SageMaker MME" in llm.mme_left_out
+    assert manifest.by_name("classifier-0").mme_left_out == ""
+    assert any("vllm_model-0: no mme/ archive" in w for w in result.warnings)
+    assert "" not in manifest.keys()
+
+
+def test_republishing_a_repository_only_release_is_stable(tmp_path: Path) -> None:
+    repo = c.vllm_repo(tmp_path / "repo")
+    url = f"file://{tmp_path / 'store'}"
+    publish([repo], open_store(url), copies=1)
+    again = publish([repo], open_store(url), copies=1)
+    assert again.uploaded == [] and not again.stale
+    payload = json.loads((tmp_path / "store" / "manifest.json").read_text())
+    assert payload["models"][0]["mme_left_out"]
