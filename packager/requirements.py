@@ -10,7 +10,7 @@ is decoupled (streams several responses per request; Triton's SageMaker MME fron
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from packager.repository import ModelDir
@@ -32,6 +32,9 @@ class Requirements:
     decoupled: bool = False
     #: where the numbers come from (``config.pbtxt``, ``1/model.json``, ...), for messages
     source: str = "config.pbtxt"
+    #: the LLM engine the model runs on ("vllm", "tensorrt_llm"; "" for none): the image
+    #: flavour that carries it (infra/facts/llm.py)
+    engine: str = ""
 
 
 def requirements(model: ModelDir) -> Requirements:
@@ -66,6 +69,7 @@ def _vllm(model: ModelDir, base: Requirements) -> Requirements:
         gpu_memory_fraction=fraction,
         decoupled=True,  # the backend's auto_complete_config sets it and initialize asserts it
         source=f"{model.path.name}/{vllm.version_dir(model).name}/{vllm.ENGINE_ARGS_FILE}",
+        engine="vllm",
     )
 
 
@@ -82,13 +86,14 @@ def _llm_api(model: ModelDir, base: Requirements) -> Requirements:
         gpus_per_replica=gpus,
         decoupled=str(decoupled).lower() == "true",
         source=f"{model.path.name}/{trtllm.version_dir(model).name}/{trtllm.MODEL_YAML}",
+        engine="tensorrt_llm",
     )
 
 
 def _trtllm_engine(model: ModelDir, base: Requirements) -> Requirements:
     where = trtllm.engine_dir(model)
     if where is None:
-        return base
+        return replace(base, engine="tensorrt_llm")
     limits = trtllm.engine_limits(trtllm.read_mapping(where / trtllm.ENGINE_CONFIG, "JSON"))
     return Requirements(
         base.model,
@@ -96,4 +101,5 @@ def _trtllm_engine(model: ModelDir, base: Requirements) -> Requirements:
         gpus_per_replica=limits.get("tp", 1) * limits.get("pp", 1),
         decoupled=base.decoupled,
         source=str(where / trtllm.ENGINE_CONFIG),
+        engine="tensorrt_llm",
     )

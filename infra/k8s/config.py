@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, cast
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar, cast
 
 from infra.config import ConfigReader, check_capacity, qualify
+from infra.facts import llm
 from infra.facts.triton import default_kubernetes_triton_image
 from infra.k8s.spec import (
     ModelSync,
@@ -18,8 +19,10 @@ from infra.k8s.spec import (
     TritonServiceSpec,
     WorkloadKind,
 )
+from packager.requirements import Requirements
 from tdk.errors import ConfigError
 
+StackConfigT = TypeVar("StackConfigT")
 KINDS: tuple[str, ...] = ("gpu", "cpu")
 EXPOSURES: tuple[str, ...] = ("cluster-ip", "internal-lb", "external-lb")
 _DNS_LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
@@ -50,6 +53,10 @@ class WorkloadConfig:
     startup_budget_seconds: int
     log_verbose: int
     alerts: AlertThresholds
+    hf_token_secret: str | None = None
+    weight_cache_claim: str | None = None
+    #: memory-backed /dev/shm per pod; ``serve_models`` sizes it for LLM engines
+    shm_size: str = "1Gi"
 
 
 def read_workload_config(reader: ConfigReader) -> WorkloadConfig:
@@ -82,7 +89,63 @@ def read_workload_config(reader: ConfigReader) -> WorkloadConfig:
             queue_ratio=reader.number("k8sQueueRatioAlarm", minimum=0.01),
             email=reader.optional_string("k8sAlertEmail"),
         ),
+        hf_token_secret=reader.optional_string("k8sHfTokenSecret"),
+        weight_cache_claim=reader.optional_string("k8sWeightCacheClaim"),
     )
+
+
+def serve_models(config: WorkloadConfig, needs: Sequence[Requirements]) -> WorkloadConfig:
+    """``config`` fitted to the release's models: the image flavour that carries their LLM
+    engine (same release), /dev/shm and the startup budget sized for an engine. A pod smaller
+    than a model's tensor x pipeline parallel GPUs, a CPU workload for an engine, or two
+    engines in one workload are ConfigErrors naming the key to change."""
+    engines = sorted({n.engine for n in needs if n.engine})
+    if not engines:
+        return config
+    if len(engines) > 1:
+        raise ConfigError(
+            f"the release mixes LLM engines ({', '.join(engines)}); each ships in its own "
+            "Triton image flavour, so one workload cannot serve both",
+            hint="package and deploy the vLLM and TensorRT-LLM models as separate releases/stacks",
+        )
+    if config.kind != "gpu":
+        raise ConfigError(
+            f"{qualify('k8sWorkloadKind')} is {config.kind!r} but the release holds "
+            f"{engines[0]} models, which need GPUs",
+            hint=f"`pulumi config set {qualify('k8sWorkloadKind')} gpu`",
+        )
+    widest = max(needs, key=lambda n: n.gpus_per_replica)
+    if widest.gpus_per_replica > config.gpus_per_pod:
+        node = llm.smallest_g2(widest.gpus_per_replica)
+        raise ConfigError(
+            f"{widest.model} needs {widest.gpus_per_replica} GPUs per replica (tensor x pipeline "
+            f"parallel in {widest.source}) but {qualify('k8sGpusPerPod')} is "
+            f"{config.gpus_per_pod}",
+            hint=f"`pulumi config set {qualify('k8sGpusPerPod')} {widest.gpus_per_replica}` and "
+            f"a node shape with that many GPUs (e.g. {node}+nvidia-l4 on gke, g6e.12xlarge "
+            "on eks for 4)",
+        )
+    image = config.image
+    if llm.release_of(image) and not image.endswith(llm.FLAVOURS[engines[0]]):
+        image = llm.engine_image(image, engines[0])
+    shm = max(llm.SHM_GIB_MIN, llm.SHM_GIB_PER_GPU * config.gpus_per_pod)
+    return replace(
+        config,
+        image=image,
+        shm_size=f"{shm}Gi",
+        startup_budget_seconds=max(config.startup_budget_seconds, llm.LLM_STARTUP_BUDGET_SECONDS),
+    )
+
+
+def with_models(stack: StackConfigT, needs: Sequence[Requirements]) -> StackConfigT:
+    """A Kubernetes target's stack config (it holds a ``workload``) fitted by ``serve_models``."""
+    workload = getattr(stack, "workload", None)
+    if not isinstance(workload, WorkloadConfig):
+        raise ConfigError(
+            "this stack has no Kubernetes workload to fit to the models",
+            hint="render a gke or eks stack",
+        )
+    return cast(StackConfigT, replace(stack, workload=serve_models(workload, needs)))  # type: ignore[type-var]
 
 
 def workload_spec(
@@ -122,6 +185,9 @@ def workload_spec(
         env=dict(env),
         log_verbose=config.log_verbose,
         model_sync=model_sync,
+        shm_size=config.shm_size,
+        hf_token_secret=config.hf_token_secret,
+        weight_cache_claim=config.weight_cache_claim,
     )
 
 

@@ -19,7 +19,7 @@ def _one(repo: Path) -> ModelDir:
 def test_vllm_sample(tmp_path: Path) -> None:
     needs = requirements(_one(c.vllm_repo(tmp_path)))
     assert (needs.gpus_per_replica, needs.gpu_memory_fraction, needs.decoupled) == (1, 0.5, True)
-    assert needs.source == "vllm_model/1/model.json"
+    assert (needs.source, needs.engine) == ("vllm_model/1/model.json", "vllm")
 
 
 def test_vllm_parallel_sizes_multiply(tmp_path: Path) -> None:
@@ -48,6 +48,7 @@ def test_llm_api_model(tmp_path: Path) -> None:
     yaml_text = c.LLM_API_YAML.replace("tensor_parallel_size: 1", "tensor_parallel_size: 4")
     needs = requirements(_one(c.llm_api_repo(tmp_path, yaml_text)))
     assert (needs.gpus_per_replica, needs.decoupled, needs.gpu_memory_fraction) == (4, False, None)
+    assert needs.engine == "tensorrt_llm"
     streaming = c.LLM_API_YAML.replace("decoupled: False", "decoupled: True")
     assert requirements(_one(c.llm_api_repo(tmp_path / "b", streaming))).decoupled
 
@@ -55,7 +56,7 @@ def test_llm_api_model(tmp_path: Path) -> None:
 def test_trtllm_engine_ranks(tmp_path: Path) -> None:
     files = {"1/config.json": c.engine_config(tp=2, pp=2)}
     needs = requirements(_one(c.trtllm_repo(tmp_path, files=files)))
-    assert (needs.gpus_per_replica, needs.decoupled) == (4, True)
+    assert (needs.gpus_per_replica, needs.decoupled, needs.engine) == (4, True, "tensorrt_llm")
 
 
 def test_plain_model_is_one_gpu(tmp_path: Path) -> None:
@@ -65,3 +66,4 @@ def test_plain_model_is_one_gpu(tmp_path: Path) -> None:
     repo = make_repo(tmp_path, {"m": (config, {"1/model.py": PYTHON_MODEL})})
     needs = requirements(_one(repo))
     assert (needs.gpus_per_replica, needs.gpu_memory_fraction, needs.decoupled) == (1, None, True)
+    assert needs.engine == ""
