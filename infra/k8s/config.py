@@ -122,8 +122,9 @@ def serve_models(config: WorkloadConfig, needs: Sequence[Requirements]) -> Workl
             f"parallel in {widest.source}) but {qualify('k8sGpusPerPod')} is "
             f"{config.gpus_per_pod}",
             hint=f"`pulumi config set {qualify('k8sGpusPerPod')} {widest.gpus_per_replica}` and "
-            f"a node shape with that many GPUs (e.g. {node}+nvidia-l4 on gke, g6e.12xlarge "
-            "on eks for 4)",
+            f"nodes with that many GPUs (gke: gkeMachineType {node} with gkeGpusPerNode "
+            f"{widest.gpus_per_replica}; eks: a multi-GPU eksGpuInstanceType such as "
+            "g6e.12xlarge, 4 L40S)",
         )
     image = config.image
     if llm.release_of(image) and not image.endswith(llm.FLAVOURS[engines[0]]):
