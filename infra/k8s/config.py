@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
 from infra.config import ConfigReader, check_capacity, qualify
 from infra.facts import llm
@@ -19,8 +19,22 @@ from infra.k8s.spec import (
     TritonServiceSpec,
     WorkloadKind,
 )
-from packager.requirements import Requirements
 from tdk.errors import ConfigError
+
+
+class ModelNeeds(Protocol):
+    """What the workload reads of one model's ``packager.requirements.Requirements`` (a
+    protocol, so this builder module never imports the packager's protobuf parsing)."""
+
+    @property
+    def model(self) -> str: ...
+    @property
+    def engine(self) -> str: ...
+    @property
+    def gpus_per_replica(self) -> int: ...
+    @property
+    def source(self) -> str: ...
+
 
 StackConfigT = TypeVar("StackConfigT")
 KINDS: tuple[str, ...] = ("gpu", "cpu")
@@ -94,7 +108,7 @@ def read_workload_config(reader: ConfigReader) -> WorkloadConfig:
     )
 
 
-def serve_models(config: WorkloadConfig, needs: Sequence[Requirements]) -> WorkloadConfig:
+def serve_models(config: WorkloadConfig, needs: Sequence[ModelNeeds]) -> WorkloadConfig:
     """``config`` fitted to the release's models: the image flavour that carries their LLM
     engine (same release), /dev/shm and the startup budget sized for an engine. A pod smaller
     than a model's tensor x pipeline parallel GPUs, a CPU workload for an engine, or two
@@ -138,7 +152,7 @@ def serve_models(config: WorkloadConfig, needs: Sequence[Requirements]) -> Workl
     )
 
 
-def with_models(stack: StackConfigT, needs: Sequence[Requirements]) -> StackConfigT:
+def with_models(stack: StackConfigT, needs: Sequence[ModelNeeds]) -> StackConfigT:
     """A Kubernetes target's stack config (it holds a ``workload``) fitted by ``serve_models``."""
     workload = getattr(stack, "workload", None)
     if not isinstance(workload, WorkloadConfig):
