@@ -78,6 +78,12 @@ def release_of(image: str) -> str:
     return release if release.count(".") == 1 else ""
 
 
+def release_key(release: str) -> tuple[int, int]:
+    """``"25.09"`` -> ``(25, 9)``, for ordering releases."""
+    year, month = release.split(".")[:2]
+    return int(year), int(month)
+
+
 def smallest_g2(gpus: int) -> str | None:
     """The smallest G2 machine type with at least ``gpus`` L4s, None above 8."""
     fits = [(n, m) for m, n in G2_MACHINE_GPUS.items() if n >= gpus]

@@ -140,3 +140,15 @@ def _config() -> Any:
         exposure="cluster-ip", startup_budget_seconds=600, log_verbose=0,
         alerts=AlertThresholds(100, 1.0, 1.0, None),
     )  # fmt: skip
+
+
+def test_flavour_older_than_its_first_release_is_refused() -> None:
+    from dataclasses import replace
+
+    from tdk.errors import ConfigError
+
+    old = replace(_config(), image="nvcr.io/nvidia/tritonserver:23.08-py3")
+    with pytest.raises(ConfigError, match=r"starts at 23\.10"):
+        serve_models(old, [Requirements("a", "vllm", engine="vllm")])
+    custom = replace(_config(), image="registry.example/triton-llm:latest")
+    assert serve_models(custom, [Requirements("a", "vllm", engine="vllm")]).image == custom.image
