@@ -26,6 +26,7 @@ from packager.rename import CopyPlan, Member
 from packager.repository import ModelDir
 from packager.requirements import requirements
 from packager.stores import sha256_file
+from packager.validate.engines import autocomplete as autocomplete_engine
 
 KEEP_NAME = ".keep"  # placeholder that keeps an empty directory in repository/
 _EMPTY_SHA = hashlib.sha256(b"").hexdigest()
@@ -212,7 +213,8 @@ class _Release:
         content_key: str,
         left_out: str = "",
     ) -> ManifestModel:
-        config = plan.served.config
+        # the signature Triton serves: an engine backend completes its inputs/outputs at load
+        config = autocomplete_engine(ModelDir(plan.served.source.path, plan.served.config)).config
         return ManifestModel(
             target_model=plan.target_model,
             name=plan.name,

@@ -32,6 +32,9 @@ def test_decoupled_models_get_no_mme_archive(tmp_path: Path) -> None:
     llm = manifest.by_name("vllm_model-0")
     assert (llm.archive, llm.sha256) == ("", "")
     assert "decoupled" in llm.mme_left_out and "SageMaker MME" in llm.mme_left_out
+    # the manifest records the signature Triton serves: the backend's auto-completed tensors
+    assert llm.input("text_input") is not None and llm.max_batch_size == 0
+    assert "text_output" in {o.name for o in llm.outputs}
     assert manifest.by_name("classifier-0").mme_left_out == ""
     assert any("vllm_model-0: no mme/ archive" in w for w in result.warnings)
     assert "" not in manifest.keys()
