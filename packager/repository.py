@@ -157,7 +157,21 @@ def template_placeholders(config_path: Path) -> list[str]:
         text = config_path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return []
-    return list(dict.fromkeys(m.group(1) for m in _PLACEHOLDER.finditer(text)))
+    found = (m.group(1) for line in text.splitlines() for m in _PLACEHOLDER.finditer(_code(line)))
+    return list(dict.fromkeys(found))
+
+
+def _code(line: str) -> str:
+    """``line`` without its ``#`` comment (a ``#`` inside a quoted string is kept)."""
+    quote = ""
+    for i, char in enumerate(line):
+        if quote:
+            quote = "" if char == quote and line[i - 1] != "\\" else quote
+        elif char in "\"'":
+            quote = char
+        elif char == "#":
+            return line[:i]
+    return line
 
 
 def placeholder_message(config_path: Path, names: list[str]) -> tuple[str, str]:

@@ -173,3 +173,9 @@ def test_every_engine_rule_is_exercised_here() -> None:
     source = Path(__file__).read_text(encoding="utf-8")
     assert ENGINE_CODES and all(f'"{code}"' in source for code in ENGINE_CODES)
     assert all(RULES[code].source.startswith("https://") for code in ENGINE_CODES)
+
+
+def test_placeholder_in_a_comment_is_not_a_template(tmp_path: Path) -> None:
+    config = "# filled from ${engine_dir} by fill_template.py\n" + c.TRTLLM_FILLED
+    config = config.replace('string_value: "1"', 'string_value: "1" # was ${engine_dir}')
+    assert "TDK601" not in _codes(c.trtllm_repo(tmp_path, config))
