@@ -2,7 +2,8 @@
 
 Rules live in one module per area: ``validate_layout`` (directories, model files, names),
 ``validate_config`` and ``validate_batching`` (config semantics), ``validate_ensemble``
-(steps and data flow), ``validate_onnx`` (the graph against the config).
+(steps and data flow), ``validate_onnx`` (the graph against the config), ``engines`` (the LLM
+engines' own files: vLLM ``model.json``, TensorRT-LLM ``model.yaml`` and engine ``config.json``).
 """
 
 from __future__ import annotations
