@@ -106,3 +106,93 @@ def trtllm_repo(
 ) -> Path:
     default = {"1/config.json": engine_config(), "1/rank0.engine": "engine bytes"}
     return make_repo(root, {"tensorrt_llm": (config, dict(default if files is None else files))})
+
+
+#: inflight_batcher_llm after fill_template.py, reduced to the tensors the steps exchange
+#: (names as in TensorRT-LLM triton_backend/all_models/inflight_batcher_llm/*/config.pbtxt)
+IFB_MODELS: dict[str, str] = {
+    "preprocessing": """
+name: "preprocessing"
+backend: "python"
+max_batch_size: 8
+input [ { name: "QUERY" data_type: TYPE_STRING dims: [ 1 ] },
+        { name: "REQUEST_OUTPUT_LEN" data_type: TYPE_INT32 dims: [ 1 ] } ]
+output [ { name: "INPUT_ID" data_type: TYPE_INT32 dims: [ -1 ] },
+         { name: "REQUEST_INPUT_LEN" data_type: TYPE_INT32 dims: [ 1 ] },
+         { name: "REQUEST_OUTPUT_LEN" data_type: TYPE_INT32 dims: [ 1 ] } ]
+instance_group [ { count: 1 kind: KIND_CPU } ]
+""",
+    "tensorrt_llm": """
+name: "tensorrt_llm"
+backend: "tensorrtllm"
+max_batch_size: 8
+model_transaction_policy { decoupled: true }
+input [ { name: "input_ids" data_type: TYPE_INT32 dims: [ -1 ] },
+        { name: "input_lengths" data_type: TYPE_INT32 dims: [ 1 ] },
+        { name: "request_output_len" data_type: TYPE_INT32 dims: [ 1 ] } ]
+output [ { name: "output_ids" data_type: TYPE_INT32 dims: [ -1, -1 ] },
+         { name: "sequence_length" data_type: TYPE_INT32 dims: [ -1 ] } ]
+instance_group [ { count: 1 kind: KIND_CPU } ]
+parameters: { key: "gpt_model_path" value: { string_value: "1" } }
+""",
+    "postprocessing": """
+name: "postprocessing"
+backend: "python"
+max_batch_size: 8
+input [ { name: "TOKENS_BATCH" data_type: TYPE_INT32 dims: [ -1, -1 ] },
+        { name: "SEQUENCE_LENGTH" data_type: TYPE_INT32 dims: [ -1 ] } ]
+output [ { name: "OUTPUT" data_type: TYPE_STRING dims: [ -1 ] } ]
+instance_group [ { count: 1 kind: KIND_CPU } ]
+""",
+    "ensemble": """
+name: "ensemble"
+platform: "ensemble"
+max_batch_size: 8
+input [ { name: "text_input" data_type: TYPE_STRING dims: [ 1 ] },
+        { name: "max_tokens" data_type: TYPE_INT32 dims: [ 1 ] } ]
+output [ { name: "text_output" data_type: TYPE_STRING dims: [ -1 ] } ]
+ensemble_scheduling {
+  step [
+    { model_name: "preprocessing" model_version: -1
+      input_map { key: "QUERY" value: "text_input" }
+      input_map { key: "REQUEST_OUTPUT_LEN" value: "max_tokens" }
+      output_map { key: "INPUT_ID" value: "_INPUT_ID" }
+      output_map { key: "REQUEST_INPUT_LEN" value: "_REQUEST_INPUT_LEN" }
+      output_map { key: "REQUEST_OUTPUT_LEN" value: "_REQUEST_OUTPUT_LEN" } },
+    { model_name: "tensorrt_llm" model_version: -1
+      input_map { key: "input_ids" value: "_INPUT_ID" }
+      input_map { key: "input_lengths" value: "_REQUEST_INPUT_LEN" }
+      input_map { key: "request_output_len" value: "_REQUEST_OUTPUT_LEN" }
+      output_map { key: "output_ids" value: "_TOKENS_BATCH" }
+      output_map { key: "sequence_length" value: "_SEQUENCE_LENGTH" } },
+    { model_name: "postprocessing" model_version: -1
+      input_map { key: "TOKENS_BATCH" value: "_TOKENS_BATCH" }
+      input_map { key: "SEQUENCE_LENGTH" value: "_SEQUENCE_LENGTH" }
+      output_map { key: "OUTPUT" value: "text_output" } }
+  ]
+}
+""",
+    "tensorrt_llm_bls": """
+name: "tensorrt_llm_bls"
+backend: "python"
+max_batch_size: 8
+model_transaction_policy { decoupled: true }
+input [ { name: "text_input" data_type: TYPE_STRING dims: [ 1 ] } ]
+output [ { name: "text_output" data_type: TYPE_STRING dims: [ -1 ] } ]
+instance_group [ { count: 1 kind: KIND_CPU } ]
+""",
+}
+
+
+def inflight_batcher_repo(root: Path, template: bool = False) -> Path:
+    """The five models of inflight_batcher_llm, filled (or, with ``template``, with their
+    batch size still ``${triton_max_batch_size}``), the engine in tensorrt_llm/1."""
+    models: dict[str, tuple[str, dict[str, str]]] = {}
+    for name, config in IFB_MODELS.items():
+        if template:
+            config = config.replace("max_batch_size: 8", "max_batch_size: ${triton_max_batch_size}")
+        files = {"1/model.py": PYTHON_MODEL} if "python" in config else {"1/.keep": ""}
+        if name == "tensorrt_llm":
+            files = {"1/config.json": engine_config(), "1/rank0.engine": "engine bytes"}
+        models[name] = (config, files)
+    return make_repo(root, models)

@@ -179,3 +179,16 @@ def test_placeholder_in_a_comment_is_not_a_template(tmp_path: Path) -> None:
     config = "# filled from ${engine_dir} by fill_template.py\n" + c.TRTLLM_FILLED
     config = config.replace('string_value: "1"', 'string_value: "1" # was ${engine_dir}')
     assert "TDK601" not in _codes(c.trtllm_repo(tmp_path, config))
+
+
+def test_filled_inflight_batcher_ensemble_is_valid(tmp_path: Path) -> None:
+    found = _findings(c.inflight_batcher_repo(tmp_path))
+    assert [f"{f.model}: {f.code} {f.message}" for f in found if f.severity == "error"] == []
+
+
+def test_inflight_batcher_templates_are_refused_each(tmp_path: Path) -> None:
+    found = [
+        f for f in _findings(c.inflight_batcher_repo(tmp_path, template=True)) if f.code == "TDK601"
+    ]
+    assert sorted(Path(f.file).parent.name for f in found) == sorted(c.IFB_MODELS)
+    assert all("${triton_max_batch_size}" in f.message for f in found)

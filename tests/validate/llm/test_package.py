@@ -37,7 +37,7 @@ def test_decoupled_models_get_no_mme_archive(tmp_path: Path) -> None:
     assert "text_output" in {o.name for o in llm.outputs}
     assert manifest.by_name("classifier-0").mme_left_out == ""
     assert any("vllm_model-0: no mme/ archive" in w for w in result.warnings)
-    assert "" not in manifest.keys()
+    assert all(manifest.keys())  # no empty archive key for the left-out copy
 
 
 def test_republishing_a_repository_only_release_is_stable(tmp_path: Path) -> None:
