@@ -133,6 +133,7 @@ def check_engine(model: ModelDir, sink: Sink) -> None:
                     f"max_batch_size {batch} exceeds the engine's {limits['max_batch_size']} "
                     f"({path})", f"set max_batch_size <= {limits['max_batch_size']} or rebuild "
                     "the engine with a larger --max_batch_size")  # fmt: skip
+    _check_input_len(model, limits, path, sink)
     world = limits.get("tp", 1) * limits.get("pp", 1)
     missing = [f"rank{i}.engine" for i in range(world) if not (where / f"rank{i}.engine").exists()]
     if missing:
@@ -141,3 +142,15 @@ def check_engine(model: ModelDir, sink: Sink) -> None:
                     f"{limits.get('pp', 1)}) but {where} lacks {', '.join(missing[:3])}",
                     "copy every rank's engine file next to config.json, or rebuild",
                     file=path)  # fmt: skip
+
+
+def _check_input_len(model: ModelDir, limits: dict[str, int], path: Path, sink: Sink) -> None:
+    """A fixed ``input_ids`` length above the engine's ``max_input_len`` is refused per request."""
+    limit = limits.get("max_input_len")
+    for tensor in model.config.input:
+        fixed = [int(d) for d in tensor.dims if int(d) > 0]
+        if tensor.name == "input_ids" and limit and fixed and fixed[-1] > limit:
+            sink.report("TDK611", f"input ({tensor.name}).dims",
+                        f"input_ids holds {fixed[-1]} tokens but the engine's max_input_len is "
+                        f"{limit} ({path})", f"use dims [ -1 ] (or <= {limit}), or rebuild the "
+                        "engine with a larger --max_input_len")  # fmt: skip

@@ -165,6 +165,8 @@ def test_engine_config_json_against_config_pbtxt(tmp_path: Path) -> None:
     assert "exceeds the engine's 4" in _errors(c.trtllm_repo(tmp_path / "a", files=small))["TDK611"]
     ranks = {"1/config.json": c.engine_config(tp=2), "1/rank0.engine": "x"}
     assert "rank1.engine" in _errors(c.trtllm_repo(tmp_path / "b", files=ranks))["TDK611"]
+    long_input = c.TRTLLM_FILLED.replace("dims: [ -1 ] }", "dims: [ 4096 ] }", 1)
+    assert "max_input_len is 1024" in _errors(c.trtllm_repo(tmp_path / "d", long_input))["TDK611"]
     broken = {"1/config.json": "{", "1/rank0.engine": "x"}
     assert "TDK602" in _errors(c.trtllm_repo(tmp_path / "c", files=broken))
 
