@@ -6,9 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from infra.targets.local.cache import fetch_verified
 from packager.manifest import Manifest
 from packager.publish import publish
 from packager.stores import open_store
+from tdk.errors import TdkError
 from tests.validate.helpers import PYTHON_MODEL, make_repo
 from tests.validate.llm import corpus as c
 
@@ -48,3 +52,11 @@ def test_republishing_a_repository_only_release_is_stable(tmp_path: Path) -> Non
     assert again.uploaded == [] and not again.stale
     payload = json.loads((tmp_path / "store" / "manifest.json").read_text())
     assert payload["models"][0]["mme_left_out"]
+
+
+def test_local_endpoint_names_why_a_left_out_copy_has_no_archive(tmp_path: Path) -> None:
+    url = f"file://{tmp_path / 'store'}"
+    publish([c.vllm_repo(tmp_path / "repo")], open_store(url), copies=1)
+    entry = Manifest.from_json((tmp_path / "store" / "manifest.json").read_bytes()).models[0]
+    with pytest.raises(TdkError, match="has no archive in this release: vllm_model-0 decoupled"):
+        fetch_verified(open_store(url), entry, tmp_path / "downloads")
