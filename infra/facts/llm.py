@@ -30,6 +30,12 @@ GCE_G2 = Source(
 
 #: engine -> the NGC tag suffix of the Triton image that carries it (``<yy.mm>-<suffix>``)
 FLAVOURS: dict[str, str] = {"vllm": "vllm-python-py3", "tensorrt_llm": "trtllm-python-py3"}
+#: the Triton backend each flavour adds to the base image's (``backend: "vllm"``, the
+#: TensorRT-LLM C++ backend ``backend: "tensorrtllm"``); the LLM-API model runs on python
+FLAVOUR_BACKENDS: dict[str, frozenset[str]] = {
+    "vllm-python-py3": frozenset({"vllm"}),
+    "trtllm-python-py3": frozenset({"tensorrtllm"}),
+}
 #: the default image's suffix (no engine)
 BASE_FLAVOUR = "py3"
 #: the first release of each flavour (vllm_backend README; TensorRT-LLM backend images 23.10)
@@ -76,6 +82,13 @@ def release_of(image: str) -> str:
     tag = image.rpartition(":")[2]
     release = tag.split("-", 1)[0]
     return release if release.count(".") == 1 else ""
+
+
+def flavour_backends(image: str) -> frozenset[str]:
+    """The backends an image's flavour adds (none for the base ``-py3`` image), for the
+    targets' backend-in-image check."""
+    flavour = image.rpartition(":")[2].partition("-")[2]
+    return FLAVOUR_BACKENDS.get(flavour, frozenset())
 
 
 def release_key(release: str) -> tuple[int, int]:

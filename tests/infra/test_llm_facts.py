@@ -27,3 +27,10 @@ def test_multi_gpu_shapes_the_issue_names() -> None:
     assert llm.G2_MACHINE_GPUS["g2-standard-48"] == 4
     g6e = hardware.EC2_GPU_FAMILIES["g6e"]
     assert (g6e.gpu, g6e.gpus["12xlarge"]) == ("L40S", 4)
+
+
+def test_flavour_backends() -> None:
+    assert llm.flavour_backends("nvcr.io/nvidia/tritonserver:25.09-vllm-python-py3") == {"vllm"}
+    assert llm.flavour_backends("25.09-trtllm-python-py3") == {"tensorrtllm"}
+    assert llm.flavour_backends("nvcr.io/nvidia/tritonserver:25.09-py3") == frozenset()
+    assert set(llm.FLAVOURS.values()) == set(llm.FLAVOUR_BACKENDS)
