@@ -344,6 +344,11 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
      "a TensorRT-LLM engine is built for fixed limits (max batch size, tensor/pipeline "
      "parallel ranks); a config.pbtxt asking for more fails at load or first request",
      "rebuild the engine or lower the config's limits", TRTLLM_REPO),
+    ("TDK612", "engine-tensor-mismatch", "error",
+     "the vLLM backend's auto-complete declares its inputs and outputs; a config declaring one "
+     "with another data type, dims or optional flag is refused at load",
+     "remove the tensor from config.pbtxt (the backend adds it) or declare it as the backend does",
+     VLLM_SRC),
     # the deploy-target checks of infra.targets.checks (tdk validate --target)
     ("TDK901", "backend-not-in-image", "error",
      "the target's Triton image has no such backend; the model fails to load",

@@ -33,9 +33,10 @@ BACKEND = "vllm"
 ENGINE_ARGS_FILE = "model.json"
 LORA_FILE = "multi_lora.json"
 
-# name, data type, dims, optional: what auto_complete_config adds when the config lacks it
-_INPUTS = (
-    ("text_input", "TYPE_STRING", [1], False),
+# name, data type, dims, optional (None: the backend does not say): what auto_complete_config
+# adds when the config lacks it, and what it insists on when the config declares it
+_INPUTS: tuple[tuple[str, str, list[int], bool | None], ...] = (
+    ("text_input", "TYPE_STRING", [1], None),
     ("image", "TYPE_STRING", [-1], True),
     ("stream", "TYPE_BOOL", [1], True),
     ("sampling_parameters", "TYPE_STRING", [1], True),
@@ -47,7 +48,7 @@ _INPUTS = (
     ("return_num_output_tokens", "TYPE_BOOL", [1], True),
     ("embedding_request", "TYPE_STRING", [1], True),
 )
-_OUTPUTS = (
+_OUTPUTS: tuple[tuple[str, str, list[int]], ...] = (
     ("text_output", "TYPE_STRING", [-1]),
     ("finish_reason", "TYPE_STRING", [-1]),
     ("cumulative_logprob", "TYPE_FP32", [-1]),
@@ -58,21 +59,33 @@ _OUTPUTS = (
 
 
 def autocomplete(config: Any) -> Any:
-    """A copy of ``config`` as the backend's ``auto_complete_config`` leaves it. A
-    ``max_batch_size`` above 0 is kept: the backend refuses it, and ``check`` reports that."""
-    pb = generated_module("tritonclient.grpc.model_config_pb2", "'tritonclient[grpc]'")
+    """A copy of ``config`` as the backend's ``auto_complete_config`` leaves it: its tensors
+    added, a declared one's missing type or dims filled, decoupled set. What the backend would
+    refuse instead (``max_batch_size`` above 0, a declared tensor that differs) is kept for
+    ``check`` to report."""
+    pb = _pb()
     done = new_config()
     done.CopyFrom(config)
-    have = {t.name for t in done.input}
+    declared = {t.name: t for t in done.input}
     for name, dtype, dims, optional in _INPUTS:
-        if name not in have:
-            done.input.add(name=name, data_type=pb.DataType.Value(dtype), dims=dims,
-                           optional=optional)  # fmt: skip
-    have = {t.name for t in done.output}
-    for name, dtype, dims in (o for o in _OUTPUTS if o[0] not in have):
-        done.output.add(name=name, data_type=pb.DataType.Value(dtype), dims=dims)
+        tensor = declared.get(name) or done.input.add(name=name, optional=bool(optional))
+        _fill(tensor, pb.DataType.Value(dtype), dims)
+    declared = {t.name: t for t in done.output}
+    for name, dtype, dims in _OUTPUTS:
+        _fill(declared.get(name) or done.output.add(name=name), pb.DataType.Value(dtype), dims)
     done.model_transaction_policy.decoupled = True
     return done
+
+
+def _pb() -> Any:
+    return generated_module("tritonclient.grpc.model_config_pb2", "'tritonclient[grpc]'")
+
+
+def _fill(tensor: Any, dtype: int, dims: list[int]) -> None:
+    if tensor.data_type == 0:  # TYPE_INVALID: the backend's type
+        tensor.data_type = dtype
+    if not tensor.dims:
+        tensor.dims.extend(dims)
 
 
 def engine_args(model: ModelDir) -> dict[str, Any]:
@@ -100,6 +113,7 @@ def memory_fraction(engine: dict[str, Any]) -> float:
 def check(model: ModelDir, sink: Sink) -> None:
     """Every vLLM rule for one model (its config already auto-completed)."""
     _check_policy(model, sink)
+    _check_tensors(model, sink)
     path = version_dir(model) / ENGINE_ARGS_FILE
     try:
         engine = engine_args(model)
@@ -130,8 +144,9 @@ def _check_policy(model: ModelDir, sink: Sink) -> None:
         sink.report(
             "TDK608",
             "model_transaction_policy.decoupled",
-            "decoupled is set to false; the vLLM backend needs the decoupled policy (it asserts "
-            "'vLLM Triton backend must be configured to use decoupled model transaction policy')",
+            "decoupled is set to false; the vLLM backend's auto-complete sets it true and "
+            "refuses the model ('trying to change decoupled property in auto-complete-config "
+            "... which is already set to False'; initialize asserts decoupled too)",
             "remove model_transaction_policy (the backend sets decoupled: true) or set it true",
         )
     if model.config.max_batch_size > 0:
@@ -139,9 +154,46 @@ def _check_policy(model: ModelDir, sink: Sink) -> None:
             "TDK608",
             "max_batch_size",
             f"max_batch_size is {model.config.max_batch_size}; the vLLM backend sets it to 0 "
-            "(vLLM batches requests itself) and refuses a config that says otherwise",
+            "(vLLM batches requests itself) and refuses a larger one ('configuration specified "
+            "max_batch_size ..., but in auto-complete-config function ... specified "
+            "max_batch_size 0')",
             "remove max_batch_size (or set 0)",
         )
+
+
+def _check_tensors(model: ModelDir, sink: Sink) -> None:
+    """A declared tensor the backend also declares must agree with it (python_backend's
+    ``add_input``/``add_output`` raise otherwise; Triton prints ``optional: false``)."""
+    pb = _pb()
+    wanted = {n: (d, dims, opt) for n, d, dims, opt in _INPUTS}
+    wanted |= {n: (d, dims, None) for n, d, dims in _OUTPUTS}
+    for kind, tensors in (("input", model.config.input), ("output", model.config.output)):
+        for tensor in tensors:
+            if tensor.name not in wanted:
+                continue
+            dtype, dims, optional = wanted[tensor.name]
+            have = (pb.DataType.Name(tensor.data_type), list(tensor.dims))
+            differs = have != (dtype, dims) or (
+                optional is not None and bool(tensor.optional) != optional
+            )
+            if differs:
+                want = f"{dtype} dims {dims}" + (
+                    "" if optional is None else f" optional {optional}"
+                )
+                sink.report(
+                    "TDK612",
+                    f"{kind} ({tensor.name})",
+                    f"{kind} {tensor.name!r} is declared {_declared(kind, tensor)}; the vLLM "
+                    "backend's auto-complete "
+                    f"declares it {want} and refuses the model",
+                    f"remove {tensor.name!r} from config.pbtxt (the backend adds it) or declare "
+                    f"it {want}",
+                )
+
+
+def _declared(kind: str, tensor: Any) -> str:
+    text = f"{_pb().DataType.Name(tensor.data_type)} dims {list(tensor.dims)}"
+    return text + (f" optional {bool(tensor.optional)}" if kind == "input" else "")
 
 
 def _declares_true(text: str) -> bool:

@@ -194,3 +194,22 @@ def test_inflight_batcher_templates_are_refused_each(tmp_path: Path) -> None:
     ]
     assert sorted(Path(f.file).parent.name for f in found) == sorted(c.IFB_MODELS)
     assert all("${triton_max_batch_size}" in f.message for f in found)
+
+
+@pytest.mark.parametrize(
+    ("tensor", "bad"),
+    [
+        ('input [ { name: "text_input" data_type: TYPE_STRING dims: [ 1 ] } ]', False),
+        ('output [ { name: "text_output" data_type: TYPE_STRING dims: [ -1 ] } ]', False),
+        ('input [ { name: "stream" data_type: TYPE_BOOL dims: [ 1 ] optional: true } ]', False),
+        ('input [ { name: "text_input" data_type: TYPE_STRING dims: [ -1 ] } ]', True),
+        ('input [ { name: "text_input" data_type: TYPE_INT32 dims: [ 1 ] } ]', True),
+        ('input [ { name: "stream" data_type: TYPE_BOOL dims: [ 1 ] } ]', True),
+        ('output [ { name: "text_output" data_type: TYPE_STRING dims: [ 1 ] } ]', True),
+    ],
+)
+def test_vllm_declared_tensors_must_agree_with_the_backend(
+    tmp_path: Path, tensor: str, bad: bool
+) -> None:
+    codes = _codes(c.vllm_repo(tmp_path, config=c.VLLM_CONFIG + tensor + "\n"))
+    assert ("TDK612" in codes) is bad
