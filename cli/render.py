@@ -48,6 +48,17 @@ OutputsOpt = Annotated[
 ]
 
 
+ModelsOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--models",
+        help="Repository the release is packaged from (repeatable): LLM models pick the image "
+        "flavour with their engine, /dev/shm, the startup budget, and are checked against "
+        "k8sGpusPerPod.",
+    ),
+]
+
+
 @app.command("k8s")
 def k8s(
     stack: StackOpt,
@@ -55,6 +66,7 @@ def k8s(
     project_dir: ProjectDirOpt = Path("."),
     outputs: OutputsOpt = None,
     rules_out: RulesOutOpt = None,
+    models: ModelsOpt = None,
     json: JsonOpt = False,
 ) -> None:
     """Render ServiceAccount, Deployment, Service, PDB, KEDA scaling and monitoring manifests."""
@@ -66,7 +78,7 @@ def k8s(
         raise UsageError("--out - and --json both use stdout", hint="drop one of them")
     known = _read_outputs(outputs) if outputs else None
     settings = registry.load_stack(project_dir, stack)
-    rendered = settings.render(known)
+    rendered = _fitted_render(settings, models, known) if models else settings.render(known)
     if out == "-":
         if rules_out is not None:
             _write_alert_rules(settings.reader, rendered.manifests, rules_out)
@@ -75,6 +87,24 @@ def k8s(
         _warn_placeholders(printer, stack, rendered.placeholders)
         return
     _render_dir(printer, settings.reader, rendered, Path(out), rules_out, json)
+
+
+def _fitted_render(settings: Any, repos: list[Path], known: dict[str, Any] | None) -> Any:
+    """The stack rendered with its workload fitted to the models of ``repos`` (validated as
+    ``tdk package`` validates them)."""
+    from infra.k8s.config import with_models
+    from infra.k8s.render import render_settings
+    from packager.publish import load_models
+    from packager.requirements import requirements
+    from packager.validate.runner import require_valid
+
+    found = load_models(repos)
+    require_valid(found)
+    fitted = with_models(settings.config, [requirements(m) for m in found])
+    deploy = settings.entry.deploy()
+    return render_settings(
+        settings.entry.name, settings.name, lambda output: deploy.render(fitted, output), known
+    )
 
 
 def _render_dir(

@@ -24,7 +24,9 @@ from packager.digests import FileDigests
 from packager.manifest import ARCHIVE_PREFIX, REPOSITORY_PREFIX, ManifestModel, TensorSpec
 from packager.rename import CopyPlan, Member
 from packager.repository import ModelDir
+from packager.requirements import requirements
 from packager.stores import sha256_file
+from packager.validate.engines import autocomplete as autocomplete_engine
 
 KEEP_NAME = ".keep"  # placeholder that keeps an empty directory in repository/
 _EMPTY_SHA = hashlib.sha256(b"").hexdigest()
@@ -186,12 +188,33 @@ class _Release:
         digest = hasher.submit(sha256_file, path)  # overlaps with writing the next archive
         return lambda: self._entry(plan, key, path, digest.result(), files)
 
+    def repository_only(self, plan: CopyPlan, reason: str) -> ManifestModel:
+        """A copy that cannot run on SageMaker MME: its repository/ files, no archive."""
+        files: dict[str, str] = {}
+        for member in plan.members:
+            files.update(self.add_repository(member))
+        self.warnings.append(f"{plan.name}: no mme/ archive ({reason})")
+        return self._model(plan, "", "", 0, files, "", reason)
+
     def _entry(
         self, plan: CopyPlan, content_key: str, path: Path, sha: str, files: dict[str, str]
     ) -> ManifestModel:
         key, size = f"{ARCHIVE_PREFIX}{plan.target_model}", path.stat().st_size
         self.uploads[key] = Upload(key, sha, size, path=path, move=True)
-        config = plan.served.config
+        return self._model(plan, key, sha, size, files, content_key)
+
+    def _model(
+        self,
+        plan: CopyPlan,
+        key: str,
+        sha: str,
+        size: int,
+        files: dict[str, str],
+        content_key: str,
+        left_out: str = "",
+    ) -> ManifestModel:
+        # the signature Triton serves: an engine backend completes its inputs/outputs at load
+        config = autocomplete_engine(ModelDir(plan.served.source.path, plan.served.config)).config
         return ManifestModel(
             target_model=plan.target_model,
             name=plan.name,
@@ -208,7 +231,19 @@ class _Release:
             contains=tuple(member.name for member in plan.members),
             files=files,
             content_key=content_key,
+            mme_left_out=left_out,
         )
+
+
+def mme_refusal(plan: CopyPlan) -> str | None:
+    """Why ``plan`` cannot run on SageMaker MME (so no mme/ archive is built), None if it can."""
+    decoupled = [m.name for m in plan.members if requirements(m.source).decoupled]
+    if not decoupled:
+        return None
+    return (
+        f"{', '.join(decoupled)} decoupled: Triton's SageMaker MME front refuses decoupled "
+        "models; serve it from repository/ on a Kubernetes target"
+    )
 
 
 def _candidate(previous: ManifestModel | None, present: set[str]) -> ManifestModel | None:
@@ -236,6 +271,11 @@ def build_release(
     entries: dict[str, Callable[[], ManifestModel]] = {}
     todo = []
     for plan in plans:
+        refusal = mme_refusal(plan)
+        if refusal is not None:
+            only = release.repository_only(plan, refusal)
+            entries[plan.target_model] = lambda only=only: only  # type: ignore[misc]
+            continue
         # Only a copy the store may already hold needs its key before building: the others'
         # input files are hashed from the bytes read to archive them (each read once).
         same = _candidate(before.get(plan.target_model), present or set())

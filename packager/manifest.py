@@ -49,6 +49,9 @@ class ManifestModel:
     # hash of what the copy is made of (inputs, renamed configs, tool, level): a republish
     # whose key is unchanged reuses this entry without rebuilding. "" in older releases.
     content_key: str = ""
+    # why the copy has no mme/ archive (it cannot run on SageMaker MME: decoupled); then
+    # ``archive`` and ``sha256`` are "" and only its repository/ files are published.
+    mme_left_out: str = ""
 
     def input(self, name: str) -> TensorSpec | None:
         return next((spec for spec in self.inputs if spec.name == name), None)
@@ -87,7 +90,7 @@ class Manifest:
 
     def keys(self) -> set[str]:
         """Every store key of this release but the manifest: archives and repository files."""
-        keys = {model.archive for model in self.models}
+        keys = {model.archive for model in self.models if model.archive}
         keys.update(REPOSITORY_PREFIX + rel for model in self.models for rel in model.files)
         return keys
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -137,4 +138,47 @@ def _load_into(path: Path, found: Discovery) -> None:
     try:
         found.models.append(ModelDir(path, load_config(path / CONFIG_NAME)))
     except ConfigError as exc:
-        found.unloadable.append(Unloadable(path, "TDK102", exc.message, exc.hint))
+        unfilled = template_placeholders(path / CONFIG_NAME)
+        if unfilled:  # a template, not a typo: say which placeholders and what fills them
+            found.unloadable.append(
+                Unloadable(path, "TDK601", *placeholder_message(path / CONFIG_NAME, unfilled))
+            )
+        else:
+            found.unloadable.append(Unloadable(path, "TDK102", exc.message, exc.hint))
+
+
+_PLACEHOLDER = re.compile(r"\$\{([^}\n]*)\}")
+
+
+def template_placeholders(config_path: Path) -> list[str]:
+    """The ``${name}`` placeholders left in a config (TensorRT-LLM's all_models templates), in
+    order of first appearance."""
+    try:
+        text = config_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    found = (m.group(1) for line in text.splitlines() for m in _PLACEHOLDER.finditer(_code(line)))
+    return list(dict.fromkeys(found))
+
+
+def _code(line: str) -> str:
+    """``line`` without its ``#`` comment (a ``#`` inside a quoted string is kept)."""
+    quote = ""
+    for i, char in enumerate(line):
+        if quote:
+            quote = "" if char == quote and line[i - 1] != "\\" else quote
+        elif char in "\"'":
+            quote = char
+        elif char == "#":
+            return line[:i]
+    return line
+
+
+def placeholder_message(config_path: Path, names: list[str]) -> tuple[str, str]:
+    """(message, hint) for a config that still holds template placeholders."""
+    shown = ", ".join("${" + n + "}" for n in names)
+    return (
+        f"{config_path} is a template with unfilled placeholders {shown}; Triton cannot load it",
+        "fill them with TensorRT-LLM's tools/fill_template.py, e.g. `python3 tools/"
+        f"fill_template.py -i config.pbtxt {names[0]}:<value>,...`",
+    )

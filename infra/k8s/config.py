@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, cast
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol, TypeVar, cast
 
 from infra.config import ConfigReader, check_capacity, qualify
+from infra.facts import llm
 from infra.facts.triton import default_kubernetes_triton_image
 from infra.k8s.spec import (
     ModelSync,
@@ -20,6 +21,22 @@ from infra.k8s.spec import (
 )
 from tdk.errors import ConfigError
 
+
+class ModelNeeds(Protocol):
+    """What the workload reads of one model's ``packager.requirements.Requirements`` (a
+    protocol, so this builder module never imports the packager's protobuf parsing)."""
+
+    @property
+    def model(self) -> str: ...
+    @property
+    def engine(self) -> str: ...
+    @property
+    def gpus_per_replica(self) -> int: ...
+    @property
+    def source(self) -> str: ...
+
+
+StackConfigT = TypeVar("StackConfigT")
 KINDS: tuple[str, ...] = ("gpu", "cpu")
 EXPOSURES: tuple[str, ...] = ("cluster-ip", "internal-lb", "external-lb")
 _DNS_LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
@@ -50,6 +67,10 @@ class WorkloadConfig:
     startup_budget_seconds: int
     log_verbose: int
     alerts: AlertThresholds
+    hf_token_secret: str | None = None
+    weight_cache_claim: str | None = None
+    #: memory-backed /dev/shm per pod; ``serve_models`` sizes it for LLM engines
+    shm_size: str = "1Gi"
 
 
 def read_workload_config(reader: ConfigReader) -> WorkloadConfig:
@@ -82,7 +103,80 @@ def read_workload_config(reader: ConfigReader) -> WorkloadConfig:
             queue_ratio=reader.number("k8sQueueRatioAlarm", minimum=0.01),
             email=reader.optional_string("k8sAlertEmail"),
         ),
+        hf_token_secret=reader.optional_string("k8sHfTokenSecret"),
+        weight_cache_claim=reader.optional_string("k8sWeightCacheClaim"),
     )
+
+
+def serve_models(config: WorkloadConfig, needs: Sequence[ModelNeeds]) -> WorkloadConfig:
+    """``config`` fitted to the release's models: the image flavour that carries their LLM
+    engine (same release), /dev/shm and the startup budget sized for an engine. A pod smaller
+    than a model's tensor x pipeline parallel GPUs, a CPU workload for an engine, or two
+    engines in one workload are ConfigErrors naming the key to change."""
+    engines = sorted({n.engine for n in needs if n.engine})
+    if not engines:
+        return config
+    if len(engines) > 1:
+        raise ConfigError(
+            f"the release mixes LLM engines ({', '.join(engines)}); each ships in its own "
+            "Triton image flavour, so one workload cannot serve both",
+            hint="package and deploy the vLLM and TensorRT-LLM models as separate releases/stacks",
+        )
+    if config.kind != "gpu":
+        raise ConfigError(
+            f"{qualify('k8sWorkloadKind')} is {config.kind!r} but the release holds "
+            f"{engines[0]} models, which need GPUs",
+            hint=f"`pulumi config set {qualify('k8sWorkloadKind')} gpu`",
+        )
+    widest = max(needs, key=lambda n: n.gpus_per_replica)
+    if widest.gpus_per_replica > config.gpus_per_pod:
+        node = llm.smallest_g2(widest.gpus_per_replica)
+        raise ConfigError(
+            f"{widest.model} needs {widest.gpus_per_replica} GPUs per replica (tensor x pipeline "
+            f"parallel in {widest.source}) but {qualify('k8sGpusPerPod')} is "
+            f"{config.gpus_per_pod}",
+            hint=f"`pulumi config set {qualify('k8sGpusPerPod')} {widest.gpus_per_replica}` and "
+            f"nodes with that many GPUs (gke: gkeMachineType {node} with gkeGpusPerNode "
+            f"{widest.gpus_per_replica}; eks: a multi-GPU eksGpuInstanceType such as "
+            "g6e.12xlarge, 4 L40S)",
+        )
+    image = _engine_image(config.image, engines[0])
+    shm = max(llm.SHM_GIB_MIN, llm.SHM_GIB_PER_GPU * config.gpus_per_pod)
+    return replace(
+        config,
+        image=image,
+        shm_size=f"{shm}Gi",
+        startup_budget_seconds=max(config.startup_budget_seconds, llm.LLM_STARTUP_BUDGET_SECONDS),
+    )
+
+
+def _engine_image(image: str, engine: str) -> str:
+    """The same Triton release in the flavour that carries ``engine``; a custom image (no
+    ``yy.mm`` tag) is kept as the user's choice."""
+    release = llm.release_of(image)
+    if not release or image.endswith(llm.FLAVOURS[engine]):
+        return image
+    first = llm.FIRST_RELEASE[engine]
+    if llm.release_key(release) < llm.release_key(first):
+        raise ConfigError(
+            f"{qualify('k8sTritonImage')} is Triton {release}; the {llm.FLAVOURS[engine]} "
+            f"flavour starts at {first} ({llm.VLLM_BACKEND.url}, checked "
+            f"{llm.VLLM_BACKEND.checked})",
+            hint=f"set {qualify('k8sTritonImage')} to a release from {first} on, or leave it "
+            "empty for the default",
+        )
+    return llm.engine_image(image, engine)
+
+
+def with_models(stack: StackConfigT, needs: Sequence[ModelNeeds]) -> StackConfigT:
+    """A Kubernetes target's stack config (it holds a ``workload``) fitted by ``serve_models``."""
+    workload = getattr(stack, "workload", None)
+    if not isinstance(workload, WorkloadConfig):
+        raise ConfigError(
+            "this stack has no Kubernetes workload to fit to the models",
+            hint="render a gke or eks stack",
+        )
+    return cast(StackConfigT, replace(stack, workload=serve_models(workload, needs)))  # type: ignore[type-var]
 
 
 def workload_spec(
@@ -122,6 +216,9 @@ def workload_spec(
         env=dict(env),
         log_verbose=config.log_verbose,
         model_sync=model_sync,
+        shm_size=config.shm_size,
+        hf_token_secret=config.hf_token_secret,
+        weight_cache_claim=config.weight_cache_claim,
     )
 
 

@@ -17,6 +17,7 @@ from infra.k8s.spec import (
     HTTP_PORT,
     METRICS_PORT,
     POOL_LABEL,
+    WEIGHT_CACHE_MOUNT,
     ModelSync,
     TritonServiceSpec,
 )
@@ -104,7 +105,7 @@ def container(spec: TritonServiceSpec) -> dict[str, Any]:
             {"name": "grpc", "containerPort": GRPC_PORT, "protocol": "TCP"},
             {"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"},
         ],
-        "env": [{"name": key, "value": value} for key, value in sorted(spec.env.items())],
+        "env": _env(spec),
         "resources": {"requests": requests, "limits": limits},
         # The startup budget covers downloading and loading every model of the release.
         "startupProbe": _probe("/v2/health/ready", startup_failures),
@@ -121,8 +122,36 @@ def container(spec: TritonServiceSpec) -> dict[str, Any]:
                 if spec.model_sync
                 else []
             ),
+            *(
+                [{"name": "weight-cache", "mountPath": WEIGHT_CACHE_MOUNT}]
+                if spec.weight_cache_claim
+                else []
+            ),
         ],
     }
+
+
+def _env(spec: TritonServiceSpec) -> list[dict[str, Any]]:
+    """The stack's environment, plus the LLM engines' Hugging Face token and cache."""
+    env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in sorted(spec.env.items())]
+    if spec.weight_cache_claim:
+        env.append({"name": "HF_HOME", "value": f"{WEIGHT_CACHE_MOUNT}/huggingface"})
+    if spec.hf_token_secret:
+        ref = {"name": spec.hf_token_secret, "key": "token", "optional": True}
+        env.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": ref}})
+    return env
+
+
+def _volumes(spec: TritonServiceSpec) -> list[dict[str, Any]]:
+    volumes: list[dict[str, Any]] = [
+        {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": spec.shm_size}}
+    ]
+    if spec.model_sync:
+        volumes.append({"name": "models", "emptyDir": {}})
+    if spec.weight_cache_claim:
+        claim = {"claimName": spec.weight_cache_claim}
+        volumes.append({"name": "weight-cache", "persistentVolumeClaim": claim})
+    return volumes
 
 
 def model_sync_container(spec: TritonServiceSpec, sync: ModelSync) -> dict[str, Any]:
@@ -181,10 +210,7 @@ def deployment(spec: TritonServiceSpec) -> Manifest:
         "terminationGracePeriodSeconds": 60,
         "securityContext": {"runAsNonRoot": True, "runAsUser": 1000, "fsGroup": 1000},
         "containers": [container(spec)],
-        "volumes": [
-            {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}},
-            *([{"name": "models", "emptyDir": {}}] if spec.model_sync else []),
-        ],
+        "volumes": _volumes(spec),
         "topologySpreadConstraints": [
             {
                 "maxSkew": 1,

@@ -24,6 +24,8 @@ NODE_STARTUP_BUDGET_SECONDS = 900
 HTTP_PORT = 8000
 GRPC_PORT = 8001
 METRICS_PORT = 8002
+#: HF_HOME in the pod when a weight cache is mounted (infra/facts/llm.py says why)
+WEIGHT_CACHE_MOUNT = "/cache"
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,14 @@ class TritonServiceSpec:
     #: LLM engines the release's models run (``packager.engines`` names, from their backends):
     #: KEDA scales on the engines' own metrics instead of Triton's queue/compute ratio
     engines: tuple[str, ...] = ()
+    #: size of the memory-backed /dev/shm (LLM engines exchange tensors across processes there)
+    shm_size: str = "1Gi"
+    #: a Secret (key ``token``) whose value becomes HF_TOKEN, for gated Hugging Face weights;
+    #: optional in the pod, so a missing Secret does not stop ungated models
+    hf_token_secret: str | None = None
+    #: a PersistentVolumeClaim mounted as the engines' download cache (HF_HOME), so a new pod
+    #: does not download the weights again
+    weight_cache_claim: str | None = None
 
     @property
     def repository_path(self) -> str:

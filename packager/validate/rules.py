@@ -28,6 +28,9 @@ CONFIG_SRC = _CORE + "model_config_utils.cc"
 ENSEMBLE_SRC = _CORE + "ensemble_scheduler/ensemble_utils.cc"
 SAGEMAKER_DOC = "https://docs.aws.amazon.com/sagemaker/latest/dg/multi-model-endpoints.html"
 TARGET_FACTS = "infra/facts/hardware.py"  # the deploy-target rules (TDK9xx) come from its facts
+VLLM_SRC = "https://github.com/triton-inference-server/vllm_backend/blob/main/src/model.py"
+VLLM_ARGS = "https://github.com/vllm-project/vllm/blob/main/vllm/engine/arg_utils.py"
+TRTLLM_REPO = "https://github.com/NVIDIA/TensorRT-LLM/tree/main/triton_backend/all_models"
 
 
 @dataclass(frozen=True)
@@ -295,6 +298,57 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
     ("TDK510", "onnx-fed-input-missing", "error",
      "control, state and batch inputs count as graph inputs; a graph without them is refused",
      "export the graph with the input", ORT_SRC),
+    # the LLM engines' own files (packager/validate/engines): vLLM and TensorRT-LLM
+    ("TDK601", "template-unfilled", "error",
+     "a config.pbtxt with ${...} placeholders is a template: protobuf cannot parse it or the "
+     "backend gets the literal text",
+     "fill every placeholder with TensorRT-LLM's tools/fill_template.py", TRTLLM_REPO),
+    ("TDK602", "engine-args-unreadable", "error",
+     "the engine reads its arguments (vLLM 1/model.json, TensorRT-LLM 1/model.yaml) when the "
+     "model loads; a missing or malformed file fails the load",
+     "add the file as a JSON object (YAML mapping for model.yaml)", VLLM_SRC),
+    ("TDK603", "engine-arg-unknown", "error",
+     "EngineArgs(**model.json) and LLM(**model.yaml) refuse an argument they do not take",
+     "use the engine's argument name (see the suggestion)", VLLM_ARGS),
+    ("TDK604", "engine-arg-unrecognised", "warning",
+     "an argument the recorded engine version does not list: a newer engine may take it, an "
+     "older one refuses it",
+     "check the argument against the engine version of the image you deploy", VLLM_ARGS),
+    ("TDK605", "engine-arg-value", "error",
+     "the engine refuses the value at load time (gpu_memory_utilization outside (0, 1], "
+     "parallel sizes below 1, a wrong type)",
+     "fix the value", VLLM_ARGS),
+    ("TDK606", "engine-multi-gpu-kind", "error",
+     "the vLLM backend refuses KIND_GPU for a model on more than one GPU (tensor x pipeline "
+     "parallel > 1): 'KIND_GPU is currently for single-GPU models'",
+     "use instance_group [{ kind: KIND_MODEL }]", VLLM_SRC),
+    ("TDK607", "engine-gpu-memory-oversubscribed", "error",
+     "each instance is its own engine reserving its gpu_memory_utilization of the GPU; "
+     "instances sharing a GPU whose fractions sum over 1 fail to start (out of memory)",
+     "lower the instance count or gpu_memory_utilization so the sum per GPU is <= 1", VLLM_SRC),
+    ("TDK608", "engine-decoupled-required", "error",
+     "the vLLM backend sets and asserts the decoupled transaction policy and max_batch_size 0 "
+     "(it batches itself); a config saying otherwise fails auto-complete or the assertion",
+     "remove model_transaction_policy and max_batch_size from config.pbtxt", VLLM_SRC),
+    ("TDK609", "engine-lora-file", "error",
+     "with enable_lora the vLLM backend reads 1/multi_lora.json, a JSON object of adapter "
+     "name -> local path; a missing or malformed file fails the load",
+     "add multi_lora.json as {\"name\": \"path\"} or drop enable_lora", VLLM_SRC),
+    ("TDK610", "engine-weights-download", "warning",
+     "weights named by a Hugging Face id are downloaded by the engine when the model loads: "
+     "not covered by the manifest's sha256, gated models need HF_TOKEN, every cold start pays "
+     "the download",
+     "put the weights in the model directory (or a mounted cache) and give a local path",
+     VLLM_SRC),
+    ("TDK611", "engine-config-mismatch", "error",
+     "a TensorRT-LLM engine is built for fixed limits (max batch size, tensor/pipeline "
+     "parallel ranks); a config.pbtxt asking for more fails at load or first request",
+     "rebuild the engine or lower the config's limits", TRTLLM_REPO),
+    ("TDK612", "engine-tensor-mismatch", "error",
+     "the vLLM backend's auto-complete declares its inputs and outputs; a config declaring one "
+     "with another data type, dims or optional flag is refused at load",
+     "remove the tensor from config.pbtxt (the backend adds it) or declare it as the backend does",
+     VLLM_SRC),
     # the deploy-target checks of infra.targets.checks (tdk validate --target)
     ("TDK901", "backend-not-in-image", "error",
      "the target's Triton image has no such backend; the model fails to load",
@@ -342,6 +396,8 @@ def _build(table: Iterable[tuple[str, str, str, str, str, str]]) -> Mapping[str,
 
 RULES: Mapping[str, Rule] = _build(_TABLE)  # read-only: built once, never changed at run time
 TARGET_CODES = frozenset(code for code in RULES if code.startswith("TDK9"))
+#: the LLM engines' rules: their corpus is tests/validate/llm (not the sample-repository fixtures)
+ENGINE_CODES = frozenset(code for code in RULES if code.startswith("TDK6"))
 
 
 def severity_of(code: str) -> Severity:

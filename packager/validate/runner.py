@@ -2,7 +2,8 @@
 
 Rules live in one module per area: ``validate_layout`` (directories, model files, names),
 ``validate_config`` and ``validate_batching`` (config semantics), ``validate_ensemble``
-(steps and data flow), ``validate_onnx`` (the graph against the config).
+(steps and data flow), ``validate_onnx`` (the graph against the config), ``engines`` (the LLM
+engines' own files: vLLM ``model.json``, TensorRT-LLM ``model.yaml`` and engine ``config.json``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from pathlib import Path
 from packager.config import CONFIG_NAME, autocomplete_backend
 from packager.repository import ModelDir, Unloadable, discover_all
 from packager.validate.config_rules import check_config
+from packager.validate.engines import autocomplete as autocomplete_engine
+from packager.validate.engines import check_engine
 from packager.validate.ensemble import check_ensembles
 from packager.validate.findings import Finding, Severity, Sink, finding, has_errors
 from packager.validate.layout import check_layout, duplicate_names
@@ -59,12 +62,14 @@ def validate_models(models: Sequence[ModelDir]) -> list[Finding]:
     from the model's files first (a config without `backend` is valid when Triton infers it).
     """
     models = [ModelDir(m.path, autocomplete_backend(m.config, m.path)) for m in models]
+    models = [autocomplete_engine(m) for m in models]  # what an LLM backend completes
     sinks = {m.path: Sink(m.name, m.config_path) for m in models}
     for model in models:
         sink = sinks[model.path]
         check_layout(model, sink)
         check_config(model, sink)
         check_onnx(model, sink)
+        check_engine(model, sink)
     check_ensembles(models, sinks)
     for duplicate in duplicate_names(models):
         sinks[Path(duplicate.file).parent].found.append(duplicate)

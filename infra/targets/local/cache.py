@@ -46,6 +46,11 @@ def model_dirs(entry: ManifestModel) -> tuple[str, ...]:
 
 def fetch_verified(store: Store, entry: ManifestModel, downloads: Path) -> Path:
     """Download the archive and check size and sha256; a mismatch deletes it and raises."""
+    if not entry.archive:  # packaged without an mme/ archive (decoupled): say why
+        raise TdkError(
+            f"{entry.target_model} has no archive in this release: {entry.mme_left_out}",
+            hint="serve it from the release's repository/ on a Kubernetes target (gke, eks)",
+        )
     downloads.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=f"{entry.name}.", suffix=".tar.gz", dir=downloads)
     os.close(fd)

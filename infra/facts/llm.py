@@ -1,0 +1,103 @@
+"""LLM serving facts: which Triton image flavour carries which engine, the engine version each
+release ships, and the multi-GPU node shapes tensor-parallel models need. Each table names its
+source; all were checked 2026-11-26."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from infra.facts import Source
+
+LLM_CHECKED = dt.date(2026, 11, 26)
+#: NVIDIA's Triton release compatibility matrix (the trtllm-python-py3 table)
+COMPATIBILITY = Source(
+    "https://docs.nvidia.com/deeplearning/triton-inference-server/user-guide/docs/introduction/"
+    "compatibility.html",
+    LLM_CHECKED,
+)
+#: the vllm_backend README: ``tritonserver:<yy.mm>-vllm-python-py3`` from 23.10 on
+VLLM_BACKEND = Source("https://github.com/triton-inference-server/vllm_backend", LLM_CHECKED)
+#: Triton 24.12 release notes (archived): "TensorRT-LLM version release/0.15.0, vLLM 0.5.5"
+RELEASE_24_12 = Source(
+    "https://docs.nvidia.com/deeplearning/triton-inference-server/archives/"
+    "triton-inference-server-2530/user-guide/docs/introduction/release_notes.html",
+    LLM_CHECKED,
+)
+#: GPUs per G2 machine type (Compute Engine accelerator-optimized machines)
+GCE_G2 = Source(
+    "https://cloud.google.com/compute/docs/accelerator-optimized-machines#g2-vms", LLM_CHECKED
+)
+
+#: engine -> the NGC tag suffix of the Triton image that carries it (``<yy.mm>-<suffix>``)
+FLAVOURS: dict[str, str] = {"vllm": "vllm-python-py3", "tensorrt_llm": "trtllm-python-py3"}
+#: the Triton backend each flavour adds to the base image's (``backend: "vllm"``, the
+#: TensorRT-LLM C++ backend ``backend: "tensorrtllm"``); the LLM-API model runs on python
+FLAVOUR_BACKENDS: dict[str, frozenset[str]] = {
+    "vllm-python-py3": frozenset({"vllm"}),
+    "trtllm-python-py3": frozenset({"tensorrtllm"}),
+}
+#: the default image's suffix (no engine)
+BASE_FLAVOUR = "py3"
+#: the first release of each flavour (vllm_backend README; TensorRT-LLM backend images 23.10)
+FIRST_RELEASE: dict[str, str] = {"vllm": "23.10", "tensorrt_llm": "23.10"}
+
+#: TensorRT-LLM version in ``<yy.mm>-trtllm-python-py3`` (COMPATIBILITY)
+TRTLLM_VERSIONS: dict[str, str] = {
+    "24.05": "0.9.0", "24.06": "0.10.0", "24.07": "0.11.0", "24.08": "0.12.0",
+    "24.09": "0.13.0", "24.10": "0.14.0", "24.11": "0.15.0", "24.12": "0.16.0",
+    "25.01": "0.17.0", "25.06": "0.20.0", "25.07": "0.20.0", "25.08": "0.21.0",
+    "25.09": "1.0.0", "25.10": "1.0.0", "25.11": "1.0.3", "25.12": "1.1.0",
+}  # fmt: skip
+#: vLLM version in ``<yy.mm>-vllm-python-py3`` where a checked source states it (RELEASE_24_12)
+VLLM_VERSIONS: dict[str, str] = {"24.12": "0.5.5"}
+
+#: GKE G2 machine type -> L4 GPUs (GCE_G2); EC2 multi-GPU sizes are in hardware.EC2_GPU_FAMILIES
+#: (g6e.12xlarge: 4 L40S, g5.12xlarge: 4 A10G, g6.12xlarge: 4 L4)
+G2_MACHINE_GPUS: dict[str, int] = {
+    "g2-standard-4": 1, "g2-standard-8": 1, "g2-standard-12": 1, "g2-standard-16": 1,
+    "g2-standard-32": 1, "g2-standard-24": 2, "g2-standard-48": 4, "g2-standard-96": 8,
+}  # fmt: skip
+
+#: kit choices (not external facts): /dev/shm per GPU of an LLM pod (NCCL and the engines'
+#: worker processes exchange tensors there; Docker's 64 MiB default is far too small), its
+#: floor, and the startup budget of a pod that loads (or downloads) an LLM's weights
+SHM_GIB_PER_GPU = 2
+SHM_GIB_MIN = 2
+LLM_STARTUP_BUDGET_SECONDS = 1800
+#: where the engines' Hugging Face downloads go (HF_HOME); a persistent claim mounts here
+WEIGHT_CACHE_PATH = "/cache/huggingface"
+
+
+def engine_image(base_image: str, engine: str) -> str:
+    """``<repo>:<yy.mm>-py3`` -> ``<repo>:<yy.mm>-<engine flavour>`` (the same release)."""
+    repo, _, tag = base_image.rpartition(":")
+    release = tag.split("-", 1)[0]
+    if not repo or not release:
+        return base_image
+    return f"{repo}:{release}-{FLAVOURS[engine]}"
+
+
+def release_of(image: str) -> str:
+    """The ``yy.mm`` of an NGC Triton image tag ("" when the tag has none)."""
+    tag = image.rpartition(":")[2]
+    release = tag.split("-", 1)[0]
+    return release if release.count(".") == 1 else ""
+
+
+def flavour_backends(image: str) -> frozenset[str]:
+    """The backends an image's flavour adds (none for the base ``-py3`` image), for the
+    targets' backend-in-image check."""
+    flavour = image.rpartition(":")[2].partition("-")[2]
+    return FLAVOUR_BACKENDS.get(flavour, frozenset())
+
+
+def release_key(release: str) -> tuple[int, int]:
+    """``"25.09"`` -> ``(25, 9)``, for ordering releases."""
+    year, month = release.split(".")[:2]
+    return int(year), int(month)
+
+
+def smallest_g2(gpus: int) -> str | None:
+    """The smallest G2 machine type with at least ``gpus`` L4s, None above 8."""
+    fits = [(n, m) for m, n in G2_MACHINE_GPUS.items() if n >= gpus]
+    return min(fits)[1] if fits else None

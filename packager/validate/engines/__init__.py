@@ -1,0 +1,27 @@
+"""Rules for the LLM engines' own files (vLLM, TensorRT-LLM), run by ``tdk validate`` after
+the config rules. ``autocomplete`` gives a model the config its backend completes at load time,
+so every other rule sees what Triton will load."""
+
+from __future__ import annotations
+
+from packager.repository import ModelDir
+from packager.validate.engines import trtllm, vllm
+from packager.validate.findings import Sink
+
+
+def autocomplete(model: ModelDir) -> ModelDir:
+    """``model`` with the config its engine backend completes (vLLM); others unchanged."""
+    if model.backend == vllm.BACKEND:
+        return ModelDir(model.path, vllm.autocomplete(model.config))
+    return model
+
+
+def check_engine(model: ModelDir, sink: Sink) -> None:
+    """The engine rules that apply to ``model`` (none for other backends)."""
+    if model.backend == vllm.BACKEND:
+        vllm.check(model, sink)
+    elif model.backend == trtllm.BACKEND:
+        trtllm.check_engine(model, sink)
+    elif trtllm.is_llm_api(model):
+        trtllm.check_llm_api(model, sink)
+    trtllm.check_placeholders(model, sink)

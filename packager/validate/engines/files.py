@@ -1,0 +1,83 @@
+"""What the engine checks share: reading the engines' argument files, near-miss suggestions,
+telling a Hugging Face id from a path, and where a model's engine files live."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from packager.repository import ModelDir
+from packager.validate.findings import Sink
+
+#: ``org/name`` or ``name`` as the Hugging Face Hub spells a repository id
+_HF_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?")
+
+
+class Unreadable(Exception):
+    """An engine file that is missing or not the mapping the engine expects."""
+
+
+def version_dir(model: ModelDir) -> Path:
+    """The version directory the engine reads its files from (the newest; ``1`` when none)."""
+    versions = model.versions()
+    return model.path / (versions[-1] if versions else "1")
+
+
+def read_mapping(path: Path, kind: str) -> dict[str, Any]:
+    """``path`` parsed as a JSON object (``kind`` "JSON") or YAML mapping; Unreadable says why."""
+    if not path.is_file():
+        raise Unreadable(f"{path.name} is missing")
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text) if kind == "JSON" else yaml.safe_load(text)
+    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+        raise Unreadable(f"{path.name} is not valid {kind}: {first}") from exc
+    if not isinstance(data, dict):
+        raise Unreadable(f"{path.name} holds a {type(data).__name__}, not a {kind} object")
+    return data
+
+
+def suggestion(name: str, known: Iterable[str]) -> str | None:
+    """The known name ``name`` most likely misspells, None when nothing is close."""
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.8)
+    return close[0] if close else None
+
+
+def is_hub_id(value: object, model: ModelDir) -> bool:
+    """True when ``value`` names a Hugging Face repository rather than a path the engine sees:
+    not absolute, not present in the model or version directory, shaped like ``org/name``."""
+    if not isinstance(value, str) or not value or value.startswith(("/", ".", "~")):
+        return False
+    for base in (model.path, version_dir(model)):
+        if (base / value).exists():
+            return False
+    return _HF_ID.fullmatch(value) is not None
+
+
+def positive_int(value: object) -> int | None:
+    """``value`` as an int >= 1 (JSON numbers or digit strings), None when it is not one."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    return value if isinstance(value, int) and value >= 1 else None
+
+
+def report_hub_id(sink: Sink, file: Path, key: str, value: str) -> None:
+    sink.report(
+        "TDK610",
+        f"{file.name} {key}",
+        f"{key} {value!r} is a Hugging Face id: the engine downloads the weights when the model "
+        "loads, so they are not covered by the release manifest's sha256, a gated model needs "
+        "an HF_TOKEN in the server's environment, and every cold start pays the download",
+        "copy the weights into the model directory (or a mounted weight cache) and give that "
+        "path, or deploy with the token and a persistent cache",
+        file=file,
+    )

@@ -1,0 +1,156 @@
+"""TensorRT-LLM under Triton, in the two shapes of NVIDIA/TensorRT-LLM
+``triton_backend/all_models`` (checked 2026-11-26):
+
+- the LLM-API model (``llmapi/tensorrt_llm``): a Python model whose ``1/model.yaml`` holds the
+  ``LLM()`` arguments plus ``triton_config`` (``max_batch_size``, ``decoupled``);
+- the engine-based ensemble (``inflight_batcher_llm``: preprocessing, ``tensorrt_llm`` with
+  ``backend: "tensorrtllm"``, postprocessing, ensemble, tensorrt_llm_bls) whose configs are
+  templates filled by ``tools/fill_template.py``; the engine directory's ``config.json`` records
+  what the engine was built for.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from packager.repository import ModelDir, placeholder_message, template_placeholders
+from packager.validate.engines import args as facts
+from packager.validate.engines.files import (
+    Unreadable,
+    is_hub_id,
+    positive_int,
+    read_mapping,
+    report_hub_id,
+    suggestion,
+    version_dir,
+)
+from packager.validate.findings import Sink
+
+BACKEND = "tensorrtllm"
+MODEL_YAML = "model.yaml"
+ENGINE_CONFIG = "config.json"
+ENGINE_DIR_PARAMETERS = ("gpt_model_path", "engine_dir")
+
+
+def is_llm_api(model: ModelDir) -> bool:
+    """A Python model served through TensorRT-LLM's LLM API (it ships ``1/model.yaml``)."""
+    return model.backend == "python" and (version_dir(model) / MODEL_YAML).is_file()
+
+
+def llm_args(model: ModelDir) -> dict[str, Any]:
+    """``1/model.yaml``; Unreadable when it is not a YAML mapping."""
+    return read_mapping(version_dir(model) / MODEL_YAML, "YAML")
+
+
+def engine_dir(model: ModelDir) -> Path | None:
+    """Where the engine of a ``tensorrtllm`` model is: its ``gpt_model_path`` parameter when
+    that exists here (relative paths from the model directory), else the version directory
+    when it holds the engine's ``config.json``; None when neither does."""
+    for key in ENGINE_DIR_PARAMETERS:
+        if key in model.config.parameters:
+            value = str(model.config.parameters[key].string_value)
+            candidate = Path(value) if Path(value).is_absolute() else model.path / value
+            if "${" not in value and (candidate / ENGINE_CONFIG).is_file():
+                return candidate
+    here = version_dir(model)
+    return here if (here / ENGINE_CONFIG).is_file() else None
+
+
+def engine_limits(config: dict[str, Any]) -> dict[str, int]:
+    """tp, pp, max_batch_size, max_input_len from an engine ``config.json`` (TensorRT-LLM
+    >= 0.8: ``pretrained_config.mapping`` and ``build_config``); missing ones are left out."""
+    pretrained = config.get("pretrained_config") or {}
+    mapping = pretrained.get("mapping") or {} if isinstance(pretrained, dict) else {}
+    build = config.get("build_config") or {}
+    found: dict[str, int] = {}
+    for key, source, name in (("tp", mapping, "tp_size"), ("pp", mapping, "pp_size"),
+                              ("max_batch_size", build, "max_batch_size"),
+                              ("max_input_len", build, "max_input_len")):  # fmt: skip
+        value = positive_int(source.get(name)) if isinstance(source, dict) else None
+        if value is not None:
+            found[key] = value
+    return found
+
+
+def check_placeholders(model: ModelDir, sink: Sink) -> None:
+    """A template whose placeholders still parse (inside strings) is as unloadable."""
+    unfilled = template_placeholders(model.config_path)
+    if unfilled:
+        message, hint = placeholder_message(model.config_path, unfilled)
+        sink.report("TDK601", "config.pbtxt", message, hint)
+
+
+def check_llm_api(model: ModelDir, sink: Sink) -> None:
+    path = version_dir(model) / MODEL_YAML
+    try:
+        llm = llm_args(model)
+    except Unreadable as exc:
+        sink.report("TDK602", MODEL_YAML, f"{exc}: the model passes it to LLM() when it loads",
+                    "write the LLM() arguments as a YAML mapping (model: ..., "
+                    "tensor_parallel_size: ..., triton_config: {...})", file=path)  # fmt: skip
+        return
+    known = facts.TRTLLM_1_0
+    where = f"TensorRT-LLM {known.version} LLM() ({known.source}, checked {facts.CHECKED})"
+    for key in llm:
+        if key in known.names or key in facts.TRTLLM_MODEL_YAML_EXTRA:
+            continue
+        close = suggestion(key, known.names | facts.TRTLLM_MODEL_YAML_EXTRA)
+        if close:
+            sink.report("TDK603", f"{path.name} {key}",
+                        f"{key!r} is not an argument of {where}; did you mean {close!r}?",
+                        f"rename {key!r} to {close!r}", file=path)  # fmt: skip
+        else:
+            sink.report("TDK604", f"{path.name} {key}", f"{key!r} is not an argument of {where}",
+                        "check it against the TensorRT-LLM version of the image you deploy",
+                        file=path)  # fmt: skip
+    for key in ("tensor_parallel_size", "pipeline_parallel_size"):
+        if key in llm and positive_int(llm[key]) is None:
+            sink.report("TDK605", f"{path.name} {key}",
+                        f"{key} is {llm[key]!r}; it must be a whole number >= 1",
+                        f"set {key} to the number of GPUs it splits the model over",
+                        file=path)  # fmt: skip
+    if is_hub_id(llm.get("model"), model):
+        report_hub_id(sink, path, "model", str(llm["model"]))
+
+
+def check_engine(model: ModelDir, sink: Sink) -> None:
+    """The ``tensorrtllm`` model against the engine it loads, when the engine is here."""
+    where = engine_dir(model)
+    if where is None:
+        return
+    path = where / ENGINE_CONFIG
+    try:
+        limits = engine_limits(read_mapping(path, "JSON"))
+    except Unreadable as exc:
+        sink.report("TDK602", ENGINE_CONFIG, f"{exc}: the backend reads it to load the engine",
+                    "rebuild the engine with trtllm-build (it writes config.json)",
+                    file=path)  # fmt: skip
+        return
+    batch = int(model.config.max_batch_size)
+    if "max_batch_size" in limits and batch > limits["max_batch_size"]:
+        sink.report("TDK611", "max_batch_size",
+                    f"max_batch_size {batch} exceeds the engine's {limits['max_batch_size']} "
+                    f"({path})", f"set max_batch_size <= {limits['max_batch_size']} or rebuild "
+                    "the engine with a larger --max_batch_size")  # fmt: skip
+    _check_input_len(model, limits, path, sink)
+    world = limits.get("tp", 1) * limits.get("pp", 1)
+    missing = [f"rank{i}.engine" for i in range(world) if not (where / f"rank{i}.engine").exists()]
+    if missing:
+        sink.report("TDK611", "parameters[gpt_model_path]",
+                    f"the engine is built for {world} ranks (tp {limits.get('tp', 1)} x pp "
+                    f"{limits.get('pp', 1)}) but {where} lacks {', '.join(missing[:3])}",
+                    "copy every rank's engine file next to config.json, or rebuild",
+                    file=path)  # fmt: skip
+
+
+def _check_input_len(model: ModelDir, limits: dict[str, int], path: Path, sink: Sink) -> None:
+    """A fixed ``input_ids`` length above the engine's ``max_input_len`` is refused per request."""
+    limit = limits.get("max_input_len")
+    for tensor in model.config.input:
+        fixed = [int(d) for d in tensor.dims if int(d) > 0]
+        if tensor.name == "input_ids" and limit and fixed and fixed[-1] > limit:
+            sink.report("TDK611", f"input ({tensor.name}).dims",
+                        f"input_ids holds {fixed[-1]} tokens but the engine's max_input_len is "
+                        f"{limit} ({path})", f"use dims [ -1 ] (or <= {limit}), or rebuild the "
+                        "engine with a larger --max_input_len")  # fmt: skip

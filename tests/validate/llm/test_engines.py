@@ -1,0 +1,215 @@
+# ruff: noqa: E501  (the variant tables keep one case per line)
+"""The LLM corpus through ``tdk validate``'s runner: the real shapes are accepted, every broken
+variant of issue 26 is refused with its rule and reason."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from packager.validate.findings import Finding
+from packager.validate.rules import ENGINE_CODES, RULES
+from packager.validate.runner import validate_paths
+from tests.validate.llm import corpus as c
+
+
+def _findings(repo: Path) -> list[Finding]:
+    return validate_paths([repo])
+
+
+def _errors(repo: Path) -> dict[str, str]:
+    return {f.code: f.message for f in _findings(repo) if f.severity == "error"}
+
+
+def _codes(repo: Path) -> set[str]:
+    return {f.code for f in _findings(repo)}
+
+
+def test_vllm_sample_is_valid_and_warns_about_the_hub_download(tmp_path: Path) -> None:
+    found = _findings(c.vllm_repo(tmp_path))
+    assert [f.code for f in found if f.severity == "error"] == []
+    warned = [f for f in found if f.code == "TDK610"]
+    assert warned and "facebook/opt-125m" in warned[0].message and "sha256" in warned[0].message
+
+
+def test_vllm_local_weights_give_no_download_warning(tmp_path: Path) -> None:
+    args = dict(c.VLLM_ARGS, model="weights")
+    repo = c.vllm_repo(tmp_path, args=args, extra={"1/weights/config.json": "{}"})
+    assert "TDK610" not in _codes(repo)
+
+
+def test_vllm_config_is_auto_completed_before_the_other_rules(tmp_path: Path) -> None:
+    """The backend adds decoupled, max_batch_size 0 and its tensors: a dynamic_batching block
+    then meets Triton's own rule (TDK302: max_batch_size 0 never batches)."""
+    config = c.VLLM_CONFIG + "dynamic_batching { }\n"
+    assert "TDK302" in _codes(c.vllm_repo(tmp_path, config=config))
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "words"),
+    [
+        ("{not json", "TDK602", "not valid JSON"),
+        ("[1, 2]", "TDK602", "not a JSON object"),
+        (dict(c.VLLM_ARGS, gpu_memory_utilisation=0.5), "TDK603", "did you mean 'gpu_memory_utilization'"),
+        (dict(c.VLLM_ARGS, gpu_memory_utilization=1.5), "TDK605", "(0, 1]"),
+        (dict(c.VLLM_ARGS, gpu_memory_utilization=0), "TDK605", "(0, 1]"),
+        (dict(c.VLLM_ARGS, tensor_parallel_size=0), "TDK605", "whole number"),
+    ],
+)  # fmt: skip
+def test_vllm_broken_model_json(tmp_path: Path, args: object, code: str, words: str) -> None:
+    errors = _errors(c.vllm_repo(tmp_path, args=args))  # type: ignore[arg-type]
+    assert code in errors and words in errors[code]
+
+
+def test_vllm_unknown_argument_without_near_miss_is_a_warning(tmp_path: Path) -> None:
+    found = _findings(c.vllm_repo(tmp_path, args=dict(c.VLLM_ARGS, brand_new_knob=1)))
+    assert [f.severity for f in found if f.code == "TDK604"] == ["warning"]
+
+
+def test_vllm_missing_model_json(tmp_path: Path) -> None:
+    repo = c.vllm_repo(tmp_path, extra={"1/README": "no engine args here"})
+    (repo / "vllm_model" / "1" / "model.json").unlink()
+    errors = _errors(repo)
+    assert "model.json is missing" in errors["TDK602"]
+
+
+def test_vllm_multi_gpu_needs_kind_model(tmp_path: Path) -> None:
+    gpu = c.VLLM_CONFIG.replace("KIND_MODEL", "KIND_GPU")
+    args = dict(c.VLLM_ARGS, tensor_parallel_size=2)
+    assert "KIND_GPU is currently for single-GPU models" in _errors(
+        c.vllm_repo(tmp_path / "a", config=gpu, args=args)
+    ).get("TDK606", "")
+    assert "TDK606" not in _codes(c.vllm_repo(tmp_path / "b", args=args))
+    no_group = 'backend: "vllm"\n'
+    assert "TDK606" in _errors(c.vllm_repo(tmp_path / "c", config=no_group, args=args))
+
+
+def test_vllm_two_instances_over_one_gpu(tmp_path: Path) -> None:
+    two = c.VLLM_CONFIG.replace("count: 1", "count: 2")
+    args = dict(c.VLLM_ARGS, gpu_memory_utilization=0.6)
+    assert (
+        "1.20 of the GPU" in _errors(c.vllm_repo(tmp_path / "a", config=two, args=args))["TDK607"]
+    )
+    fits = dict(c.VLLM_ARGS, gpu_memory_utilization=0.45)
+    assert "TDK607" not in _codes(c.vllm_repo(tmp_path / "b", config=two, args=fits))
+
+
+def test_vllm_two_instances_default_utilization_oversubscribes(tmp_path: Path) -> None:
+    two = c.VLLM_CONFIG.replace("count: 1", "count: 2")
+    args = {k: v for k, v in c.VLLM_ARGS.items() if k != "gpu_memory_utilization"}
+    assert "TDK607" in _errors(c.vllm_repo(tmp_path, config=two, args=args))
+
+
+@pytest.mark.parametrize(
+    "extra",
+    ["model_transaction_policy { decoupled: false }\n", "max_batch_size: 8\n"],
+)
+def test_vllm_config_contradicting_the_backend(tmp_path: Path, extra: str) -> None:
+    assert "TDK608" in _errors(c.vllm_repo(tmp_path, config=c.VLLM_CONFIG + extra))
+
+
+def test_vllm_explicit_decoupled_true_is_fine(tmp_path: Path) -> None:
+    config = c.VLLM_CONFIG + "model_transaction_policy { decoupled: true }\n"
+    assert "TDK608" not in _codes(c.vllm_repo(tmp_path, config=config))
+
+
+def test_vllm_lora(tmp_path: Path) -> None:
+    lora = dict(c.VLLM_ARGS, enable_lora=True)
+    missing = _errors(c.vllm_repo(tmp_path / "a", args=lora))
+    assert "multi_lora.json is missing" in missing["TDK609"]
+    bad = {"1/multi_lora.json": json.dumps({"doc": 3})}
+    assert "TDK609" in _errors(c.vllm_repo(tmp_path / "b", args=lora, extra=bad))
+    good = {"1/multi_lora.json": json.dumps({"doc": "/loras/doc"})}
+    assert "TDK609" not in _codes(c.vllm_repo(tmp_path / "c", args=lora, extra=good))
+
+
+def test_llm_api_model_is_valid(tmp_path: Path) -> None:
+    found = _findings(c.llm_api_repo(tmp_path))
+    assert [f.code for f in found if f.severity == "error"] == []
+    assert "TDK610" in {f.code for f in found}
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "code", "words"),
+    [
+        ("model: [unclosed", "TDK602", "not valid YAML"),
+        (c.LLM_API_YAML.replace("tensor_parallel_size", "tensor_paralel_size"), "TDK603", "did you mean 'tensor_parallel_size'"),
+        (c.LLM_API_YAML.replace("pipeline_parallel_size: 1", "pipeline_parallel_size: -2"), "TDK605", "whole number"),
+    ],
+)  # fmt: skip
+def test_llm_api_broken_model_yaml(tmp_path: Path, yaml_text: str, code: str, words: str) -> None:
+    errors = _errors(c.llm_api_repo(tmp_path, yaml_text))
+    assert code in errors and words in errors[code]
+
+
+def test_unfilled_template_names_placeholders_and_the_tool(tmp_path: Path) -> None:
+    found = [f for f in _findings(c.trtllm_repo(tmp_path, c.TRTLLM_TEMPLATE)) if f.code == "TDK601"]
+    assert len(found) == 1
+    assert "${triton_max_batch_size}" in found[0].message and "${engine_dir}" in found[0].message
+    assert "fill_template.py" in found[0].fix and "TDK102" not in _codes(tmp_path)
+
+
+def test_placeholder_inside_a_string_is_refused_too(tmp_path: Path) -> None:
+    config = c.TRTLLM_FILLED.replace('string_value: "1"', 'string_value: "${engine_dir}"')
+    assert "${engine_dir}" in _errors(c.trtllm_repo(tmp_path, config))["TDK601"]
+
+
+def test_filled_engine_model_is_valid(tmp_path: Path) -> None:
+    assert _errors(c.trtllm_repo(tmp_path)) == {}
+
+
+def test_engine_config_json_against_config_pbtxt(tmp_path: Path) -> None:
+    small = {"1/config.json": c.engine_config(max_batch=4), "1/rank0.engine": "x"}
+    assert "exceeds the engine's 4" in _errors(c.trtllm_repo(tmp_path / "a", files=small))["TDK611"]
+    ranks = {"1/config.json": c.engine_config(tp=2), "1/rank0.engine": "x"}
+    assert "rank1.engine" in _errors(c.trtllm_repo(tmp_path / "b", files=ranks))["TDK611"]
+    long_input = c.TRTLLM_FILLED.replace("dims: [ -1 ] }", "dims: [ 4096 ] }", 1)
+    assert "max_input_len is 1024" in _errors(c.trtllm_repo(tmp_path / "d", long_input))["TDK611"]
+    broken = {"1/config.json": "{", "1/rank0.engine": "x"}
+    assert "TDK602" in _errors(c.trtllm_repo(tmp_path / "c", files=broken))
+
+
+def test_every_engine_rule_is_exercised_here() -> None:
+    source = Path(__file__).read_text(encoding="utf-8")
+    assert ENGINE_CODES and all(f'"{code}"' in source for code in ENGINE_CODES)
+    assert all(RULES[code].source.startswith("https://") for code in ENGINE_CODES)
+
+
+def test_placeholder_in_a_comment_is_not_a_template(tmp_path: Path) -> None:
+    config = "# filled from ${engine_dir} by fill_template.py\n" + c.TRTLLM_FILLED
+    config = config.replace('string_value: "1"', 'string_value: "1" # was ${engine_dir}')
+    assert "TDK601" not in _codes(c.trtllm_repo(tmp_path, config))
+
+
+def test_filled_inflight_batcher_ensemble_is_valid(tmp_path: Path) -> None:
+    found = _findings(c.inflight_batcher_repo(tmp_path))
+    assert [f"{f.model}: {f.code} {f.message}" for f in found if f.severity == "error"] == []
+
+
+def test_inflight_batcher_templates_are_refused_each(tmp_path: Path) -> None:
+    found = [
+        f for f in _findings(c.inflight_batcher_repo(tmp_path, template=True)) if f.code == "TDK601"
+    ]
+    assert sorted(Path(f.file).parent.name for f in found) == sorted(c.IFB_MODELS)
+    assert all("${triton_max_batch_size}" in f.message for f in found)
+
+
+@pytest.mark.parametrize(
+    ("tensor", "bad"),
+    [
+        ('input [ { name: "text_input" data_type: TYPE_STRING dims: [ 1 ] } ]', False),
+        ('output [ { name: "text_output" data_type: TYPE_STRING dims: [ -1 ] } ]', False),
+        ('input [ { name: "stream" data_type: TYPE_BOOL dims: [ 1 ] optional: true } ]', False),
+        ('input [ { name: "text_input" data_type: TYPE_STRING dims: [ -1 ] } ]', True),
+        ('input [ { name: "text_input" data_type: TYPE_INT32 dims: [ 1 ] } ]', True),
+        ('input [ { name: "stream" data_type: TYPE_BOOL dims: [ 1 ] } ]', True),
+        ('output [ { name: "text_output" data_type: TYPE_STRING dims: [ 1 ] } ]', True),
+    ],
+)
+def test_vllm_declared_tensors_must_agree_with_the_backend(
+    tmp_path: Path, tensor: str, bad: bool
+) -> None:
+    codes = _codes(c.vllm_repo(tmp_path, config=c.VLLM_CONFIG + tensor + "\n"))
+    assert ("TDK612" in codes) is bad
