@@ -22,8 +22,8 @@ def user_type(param: TyperArgument | TyperOption) -> str | None:
         return None
     desc = param.type_descriptor
     if desc.is_choice:
-        values = (c.value if isinstance(c, Enum) else c for c in desc.choices or ())
-        return "[" + "|".join(str(v) for v in values) + "]"
+        values = [str(c.value if isinstance(c, Enum) else c) for c in desc.choices or ()]
+        return choices_metavar(values)
     annotation: Any = desc.annotation
     while get_origin(annotation) in (list, tuple) and get_args(annotation):
         annotation = get_args(annotation)[0]
@@ -36,10 +36,22 @@ def user_type(param: TyperArgument | TyperOption) -> str | None:
     return "TEXT"
 
 
+#: a longer choice list gets spaces around its bars, so a narrow help column wraps it between
+#: two choices (``sagemaker | sagemaker-ic``) instead of inside one (``sagemaker-i`` ``c``)
+_SPACED_OVER = 26
+
+
+def choices_metavar(values: list[str]) -> str:
+    """``[a|b|c]``; ``[a | b | c]`` when long, so it wraps between choices, never inside one."""
+    joined = "|".join(values)
+    return "[" + (joined if len(joined) + 2 <= _SPACED_OVER else " | ".join(values)) + "]"
+
+
 class _Option(TyperOption):
     def display_type_rich(self, ctx: click.Context) -> str | None:
         if self.metavar is not None:
-            return self.metavar
+            inner = self.metavar[1:-1] if self.metavar.startswith("[") else ""
+            return choices_metavar(inner.split("|")) if "|" in inner else self.metavar
         return user_type(self)
 
 

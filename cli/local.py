@@ -169,7 +169,11 @@ def stop_endpoint(name: str, timeout: float = 30.0) -> int:
     from infra.targets.local.serve import state_path
 
     state = _running(name)
-    os.kill(state.pid, signal.SIGTERM)
+    try:
+        os.kill(state.pid, signal.SIGTERM)
+    except ProcessLookupError:  # it died on its own: only its state file is left
+        state_path(name).unlink(missing_ok=True)
+        return int(state.pid)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -190,8 +194,16 @@ def stop_endpoint(name: str, timeout: float = 30.0) -> int:
 
 @app.command("down")
 def down(name: NameOpt = "local", json: JsonOpt = False) -> None:
-    """Stop a running endpoint (and its Triton)."""
+    """Stop a running endpoint (and its Triton); exit 0 when none is running (idempotent)."""
+    from infra.targets.local.serve import read_state
+
     out = Output(json_mode=json)
+    if read_state(name) is None:
+        if json:
+            out.json({"name": name, "stopped": None})
+        else:
+            out.info(f"no local endpoint named {name} is running: nothing to stop")
+        return
     pid = stop_endpoint(name)
     if json:
         out.json({"name": name, "stopped": pid})
