@@ -1,4 +1,4 @@
-"""Help text in the user's words: ``INTEGER``, ``TEXT``, ``PATH``, ``[a|b]``, nothing for flags.
+"""Help text in the user's words: ``INTEGER``, ``TEXT``, ``PATH``, ``[a | b]``, nothing for flags.
 
 Typer prints Python annotations (``<bool>``, ``<int range>``, ``<list[Path]>``) as metavars; the
 root group swaps every parameter of the command tree for one that describes its value instead.
@@ -36,15 +36,10 @@ def user_type(param: TyperArgument | TyperOption) -> str | None:
     return "TEXT"
 
 
-#: a longer choice list gets spaces around its bars, so a narrow help column wraps it between
-#: two choices (``sagemaker | sagemaker-ic``) instead of inside one (``sagemaker-i`` ``c``)
-_SPACED_OVER = 26
-
-
 def choices_metavar(values: list[str]) -> str:
-    """``[a|b|c]``; ``[a | b | c]`` when long, so it wraps between choices, never inside one."""
-    joined = "|".join(values)
-    return "[" + (joined if len(joined) + 2 <= _SPACED_OVER else " | ".join(values)) + "]"
+    """``[a | b | c]``: spaces around the bars, so a narrow help column wraps the list between
+    two choices (``sagemaker | sagemaker-ic``), never inside one (``sagemaker-i`` ``c``)."""
+    return "[" + " | ".join(values) + "]"
 
 
 class _Option(TyperOption):
