@@ -133,6 +133,7 @@ def _with_target(
     if stack is not None:
         settings = registry.load_stack(*stack)
         spec = settings.entry.stack_spec(settings)
+        _warn_placeholders(*stack)
     else:
         spec = registry.get(str(target)).spec(instance_type, gpu, image)
     models = [m for path in paths for m in discover_all(path).models]
@@ -142,6 +143,15 @@ def _with_target(
     for fit in fits:
         sys.stderr.write(fit.describe(spec.label) + "\n")
     return local + findings + working_set(fits, copies)
+
+
+def _warn_placeholders(project_dir: Path, stack: str) -> None:
+    """A stack still holding example values validates, but never silently (stderr)."""
+    from infra.placeholders import describe, fix_hint, scan_stack
+
+    found = scan_stack(project_dir, stack)
+    if found:
+        sys.stderr.write(f"warning: {describe(stack, found)}: {fix_hint(stack, found)}\n")
 
 
 def _stack(stack: str, project_dir: str) -> tuple[Path, str]:
