@@ -27,7 +27,7 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[infra,dev]'
 	touch $@
 
-# The Triton runtime: its own venv because nvidia-pytriton pins numpy<2 (see ENVIRONMENT.md).
+# The Triton runtime: its own venv because nvidia-pytriton pins numpy<2 (README, Local endpoint).
 # Its Python-backend stub links the system libpython3.11.
 $(RUNTIME)/.installed: infra/targets/local/runtime-requirements.txt
 	@ldconfig -p | grep -q 'libpython3.11.so.1.0' || { \
