@@ -49,7 +49,7 @@ def machine_report(project_dir: Path, stacks: list[str], online: bool) -> dict[s
 
 
 def show(out: Output, report: dict[str, Any]) -> None:
-    """The three sections as tables; nothing is cut (fixes are sentences that wrap)."""
+    """The machine checks, the per-cloud lines and their fixes, then the placeholders."""
     checks = report["machine"]
     rows = [(f"{c['scope']} {c['check']}", c["status"], c["value"]) for c in checks]
     where = "with --online" if report["online"] else "no network call; --online verifies"
@@ -62,11 +62,11 @@ def show(out: Output, report: dict[str, Any]) -> None:
         out.info("to fix:")
     for check in fixes:
         out.info(f"  {check['scope']} {check['check']}: {check['fix']}")
-    rows = [
+    placeholders = [
         (stack, p["key"].removeprefix(PROJECT_PREFIX), p["value"], p["why"])
         for stack, found in report["placeholders"].items()
         for p in found
     ]
-    if rows:
+    if placeholders:
         title = "placeholders to replace before `pulumi up`: pulumi config set KEY VALUE -s STACK"
-        out.table(title, ("stack", "key", "value", "why"), rows, whole=(0, 1), drop=(3,))
+        out.table(title, ("stack", "key", "value", "why"), placeholders, whole=(0, 1), drop=(3,))

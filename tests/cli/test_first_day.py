@@ -164,3 +164,21 @@ def test_a_negative_step_batch_never_asks_for_max_batch_size_minus_one(repo: Pat
     assert result.exit_code == 1, result.output
     assert "max_batch_size to -1" not in result.output
     assert "tokenizer" in result.output  # the model's own config is what is reported
+
+
+@pytest.mark.e2e
+def test_demo_prints_one_table_and_a_next_line(
+    sample_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.local.local_helpers import make_release
+
+    monkeypatch.setenv("TDK_STATE_DIR", str(tmp_path / "state"))
+    make_release(sample_repo, tmp_path / "store", copies=2, only=("tokenizer",))
+    args = ["local", "demo", "--store", str(tmp_path / "store"), "-k", "1", "--warm", "2"]
+    result = CliRunner(env={"COLUMNS": "80"}).invoke(app, args)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.strip().splitlines()
+    assert result.stdout.count("┏") == 1, result.stdout  # one table, figures printed once
+    assert "tokenizer-1.tar.gz: cold" not in result.stdout
+    assert sum(" tokenizer-1.tar.gz " in line for line in lines) == 1, result.stdout
+    assert lines[-1].startswith("next: ") and "tdk doctor" in lines[-1]

@@ -142,3 +142,88 @@ def test_completion_snippet_pastes_into_a_fresh_home(shell: str, tmp_path: Path)
     assert done.returncode == 0, done.stderr
     written = tmp_path / ".local" / "share" / "bash-completion" / "completions" / "tdk"
     assert "_TDK_COMPLETE" in written.read_text()
+
+
+def _make_tree(tmp: Path) -> Path:
+    """A copy of the Makefile and the files its rules depend on (contents do not matter to
+    ``make -n``, which prints the recipes without running them)."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    (tmp / "Makefile").write_text((ROOT / "Makefile").read_text())
+    for name in (
+        "pyproject.toml",
+        "infra/targets/local/runtime-requirements.txt",
+        "model_repos/generate.py",
+        "model_repos/inputs.py",
+    ):
+        (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / name).write_text("")
+    return tmp
+
+
+def _dry_run(tmp: Path, goal: str) -> str:
+    done = subprocess.run(
+        ["make", "-n", goal], cwd=tmp, capture_output=True, text=True, timeout=60, check=True
+    )
+    return done.stdout
+
+
+def test_make_demo_installs_only_what_the_demo_needs(tmp_path: Path) -> None:
+    demo = _dry_run(_make_tree(tmp_path), "demo")
+    assert "pip install -q ." in demo and "-e " not in demo  # plain install: no editable notice
+    assert "[infra,dev]" not in demo and "prometheus" not in demo, demo
+    assert "local demo" in demo
+    everything = _dry_run(tmp_path, "test")
+    assert "-e '.[infra,dev]'" in everything and "prometheus" in everything
+
+
+def test_what_needs_root_prints_the_one_command(tmp_path: Path) -> None:
+    tree = _make_tree(tmp_path / "tree")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "id").write_text("#!/bin/sh\necho 1000\n")  # not root
+    (fake / "id").chmod(0o755)
+    keep = ("sh", "make", "grep")  # and no promtool, prometheus or apt-get
+    for name in keep:
+        found = subprocess.run(["which", name], capture_output=True, text=True).stdout.strip()
+        os.symlink(found, fake / name)
+    done = subprocess.run(
+        ["make", "prometheus"],
+        cwd=tree,
+        env={"PATH": str(fake)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    assert "needs root" in done.stderr and "sudo apt-get install -y prometheus" in done.stderr
+
+
+#: the top-level modules of the optional extras (pyproject.toml: infra, dev)
+EXTRA_MODULES = (
+    "pulumi,pulumi_aws,pulumi_gcp,pulumi_kubernetes,pulumi_aws_native,sagemaker,pytest,moto,"
+    "gcp_storage_emulator,kubernetes_validate,jsonschema,importlinter,onnxruntime,mypy"
+)
+
+
+def test_the_demo_runs_without_the_extras(sample_repo: Path, tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{Path(__file__).with_name('without_extras')}{os.pathsep}{ROOT}",
+        "TDK_BLOCK_FOR": sys.executable,
+        "TDK_BLOCKED_MODULES": EXTRA_MODULES,
+    }
+    dest = f"file://{tmp_path / 'release'}"
+    steps = [
+        ["-c", "import pulumi"],  # the blocker works
+        ["-m", "cli", "validate", str(sample_repo)],
+        ["-m", "cli", "package", str(sample_repo), "--copies", "2", "--dest", dest],
+        ["-c", "import cli.local, infra.targets.local.serve, infra.targets.sagemaker.runtime"],
+    ]
+    codes = []
+    for args in steps:
+        done = subprocess.run(
+            [sys.executable, *args], env=env, capture_output=True, text=True, timeout=120
+        )
+        codes.append(done.returncode)
+        assert "Traceback" not in done.stderr or args[1] == "import pulumi", done.stderr
+    assert codes == [1, 0, 0, 0]
