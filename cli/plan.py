@@ -325,10 +325,12 @@ def _warn_unmeasured(out: Output, unit: Measurement, rows: list[dict[str, object
     assumed = [str(r["name"]) for r in rows if not r["unit_rps_measured"]]
     if not assumed:
         return
-    measured = unit.instance_type or unit.gpu or "a unit it did not record"
+    unit_name = unit.instance_type or unit.gpu
+    where = f"{unit.target} {unit_name}" if unit_name else f"the {unit.target} target"
+    every = " (every candidate)" if len(assumed) == len(rows) else ""
     out.warn(
-        f"NOT MEASURED: {', '.join(assumed)} priced with the rate {unit.source} measured on "
-        f"{unit.target} {measured}, not on that instance type: the units, instances and "
-        "costs of these rows are guesses. Bench the candidate itself "
+        f"NOT MEASURED{every}: {', '.join(assumed)} priced with the rate {unit.source} "
+        f"measured on {where}, not on that instance type: the units, instances and costs of "
+        "these rows are guesses. Bench the candidate itself "
         "(tdk bench --target T --instance-type TYPE --json > m.json) before deciding."
     )

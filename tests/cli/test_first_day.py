@@ -79,6 +79,18 @@ def test_plan_says_loudly_what_was_not_measured_and_when_there_is_no_traffic() -
     assert "no --traffic: the average is the peak" in result.stdout
 
 
+def test_plan_on_a_local_measurement_says_no_candidate_was_measured(tmp_path: Path) -> None:
+    record = json.loads(Path(EXAMPLE).read_text())
+    record.update(target="local", instance_type=None, gpu=None)
+    local = tmp_path / "local.json"
+    local.write_text(json.dumps(record))
+    args = ["plan", str(local), "--slo-ms", "50", "--peak-rps", "100"]
+    result = CliRunner(env={"COLUMNS": "100"}).invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "NOT MEASURED (every candidate)" in result.stderr
+    assert "measured on the local target" in result.stderr
+
+
 def _help(args: list[str], columns: str) -> str:
     result = CliRunner(env={"COLUMNS": columns}).invoke(app, [*args, "--help"])
     assert result.exit_code == 0, result.output
