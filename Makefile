@@ -11,28 +11,48 @@ PYTEST_ARGS ?=
 
 .PHONY: setup prometheus models demo test lint typecheck pytest bench bench-package bench-invoke bench-validate bench-churn bench-tune clean
 
+# Everything `make test` needs; `make demo` needs less (the kit alone and the Triton runtime).
 setup: $(VENV)/.installed $(RUNTIME)/.installed prometheus
 
-# promtool and prometheus (Debian package prometheus): alert-rule unit tests and the real
-# Prometheus that scrapes the local Triton in tests/prom. No service is started.
-prometheus:
-	@command -v promtool >/dev/null && command -v prometheus >/dev/null || { \
-	  echo "installing prometheus and promtool (Debian package prometheus)"; \
-	  apt-get update -qq && apt-get install -y -qq prometheus >/dev/null; }
+# A Debian package that a target needs: installed when running as root with apt-get, otherwise
+# `make` stops and prints the one command to run. $(1): the package, $(2): why it is needed.
+need_package = { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing $(1) ($(2))"; \
+	  apt-get update -qq && apt-get install -y -qq $(1) >/dev/null; \
+	else \
+	  echo "make: $(1) is missing ($(2)); installing it needs root. Run:" >&2; \
+	  echo "  sudo apt-get install -y $(1)    (Debian/Ubuntu; elsewhere the same package of your system)" >&2; \
+	  exit 1; \
+	fi; }
 
-# The kit's own environment (CLI, packager, Pulumi programs, test tools).
-$(VENV)/.installed: pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+# promtool and prometheus (Debian package prometheus): alert-rule unit tests and the real
+# Prometheus that scrapes the local Triton in tests/prom (tests only). No service is started.
+prometheus:
+	@command -v promtool >/dev/null && command -v prometheus >/dev/null || \
+	  $(call need_package,prometheus,promtool and prometheus for the tests)
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[infra,dev]'
+
+# The kit alone (CLI, packager, local endpoint client): what `make demo` runs. A plain install
+# (not editable, so setuptools prints no editable-mode notice); skipped when `make setup` has
+# installed the editable kit with every extra already.
+$(VENV)/.kit: pyproject.toml | $(BIN)/python
+	test -f $(VENV)/.installed || $(BIN)/python -m pip install -q .
 	touch $@
 
-# The Triton runtime: its own venv because nvidia-pytriton pins numpy<2 (see ENVIRONMENT.md).
+# The kit's whole environment for development and tests: editable, Pulumi programs and SDKs
+# (infra) and the test tools (dev).
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[infra,dev]'
+	touch $@ $(VENV)/.kit
+
+# The Triton runtime: its own venv because nvidia-pytriton pins numpy<2 (README, Local endpoint).
 # Its Python-backend stub links the system libpython3.11.
 $(RUNTIME)/.installed: infra/targets/local/runtime-requirements.txt
-	@ldconfig -p | grep -q 'libpython3.11.so.1.0' || { \
-	  echo "installing libpython3.11 (needed by Triton's Python backend stub)"; \
-	  apt-get update -qq && apt-get install -y -qq libpython3.11 >/dev/null; }
+	@{ ldconfig -p 2>/dev/null || /sbin/ldconfig -p; } | grep -q 'libpython3.11.so.1.0' || \
+	  $(call need_package,libpython3.11,Triton's Python backend stub links it)
 	test -x $(RUNTIME)/bin/python || $(PYTHON) -m venv $(RUNTIME)
 	$(RUNTIME)/bin/python -m pip install -q -r infra/targets/local/runtime-requirements.txt
 	touch $@
@@ -40,19 +60,21 @@ $(RUNTIME)/.installed: infra/targets/local/runtime-requirements.txt
 models: $(SAMPLES)/.generated $(INPUTS)/.generated
 
 # The sample inputs the docs use (image.npy, traffic.csv); never inside a model repository.
-$(INPUTS)/.generated: model_repos/inputs.py $(VENV)/.installed
+$(INPUTS)/.generated: model_repos/inputs.py $(VENV)/.kit
 	$(BIN)/python model_repos/inputs.py --out $(INPUTS)
 	touch $@
 
-$(SAMPLES)/.generated: model_repos/generate.py $(VENV)/.installed
+$(SAMPLES)/.generated: model_repos/generate.py $(VENV)/.kit
 	rm -rf $(SAMPLES)
 	$(BIN)/python model_repos/generate.py --out $(SAMPLES)
 	touch $@
 
-demo: setup models
-	$(TDK) validate $(SAMPLES)
-	$(TDK) package $(SAMPLES) --copies 5 --dest file://$(CURDIR)/$(RELEASE)
-	$(TDK) local demo --store file://$(CURDIR)/$(RELEASE) --max-loaded-models 3
+# Only what the demo needs: the kit, the Triton runtime, the sample models (no test tools, no
+# Pulumi SDKs, nothing that needs root but libpython3.11). It ends with one table and a "next".
+demo: $(VENV)/.kit $(RUNTIME)/.installed $(SAMPLES)/.generated
+	@$(TDK) validate $(SAMPLES) >/dev/null || { $(TDK) validate $(SAMPLES); exit 1; }
+	@$(TDK) package $(SAMPLES) --copies 5 --dest file://$(CURDIR)/$(RELEASE) >/dev/null
+	@$(TDK) local demo --store file://$(CURDIR)/$(RELEASE) --max-loaded-models 3
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check .

@@ -61,7 +61,7 @@ def _show(out: Output, state: Any) -> None:
 @app.command("status")
 def status(
     endpoint: EndpointOpt = None,
-    target: TargetOpt = default_target("sagemaker"),
+    target: TargetOpt = default_target("local"),
     stack: StackOpt = None,
     url: UrlOpt = None,
     project_dir: ProjectDirOpt = ".",
@@ -76,7 +76,7 @@ def status(
 @app.command("wait")
 def wait(
     endpoint: EndpointOpt = None,
-    target: TargetOpt = default_target("sagemaker"),
+    target: TargetOpt = default_target("local"),
     stack: StackOpt = None,
     url: UrlOpt = None,
     project_dir: ProjectDirOpt = ".",

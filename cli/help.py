@@ -1,4 +1,4 @@
-"""Help text in the user's words: ``INTEGER``, ``TEXT``, ``PATH``, ``[a|b]``, nothing for flags.
+"""Help text in the user's words: ``INTEGER``, ``TEXT``, ``PATH``, ``[a | b]``, nothing for flags.
 
 Typer prints Python annotations (``<bool>``, ``<int range>``, ``<list[Path]>``) as metavars; the
 root group swaps every parameter of the command tree for one that describes its value instead.
@@ -22,8 +22,8 @@ def user_type(param: TyperArgument | TyperOption) -> str | None:
         return None
     desc = param.type_descriptor
     if desc.is_choice:
-        values = (c.value if isinstance(c, Enum) else c for c in desc.choices or ())
-        return "[" + "|".join(str(v) for v in values) + "]"
+        values = [str(c.value if isinstance(c, Enum) else c) for c in desc.choices or ()]
+        return choices_metavar(values)
     annotation: Any = desc.annotation
     while get_origin(annotation) in (list, tuple) and get_args(annotation):
         annotation = get_args(annotation)[0]
@@ -36,10 +36,17 @@ def user_type(param: TyperArgument | TyperOption) -> str | None:
     return "TEXT"
 
 
+def choices_metavar(values: list[str]) -> str:
+    """``[a | b | c]``: spaces around the bars, so a narrow help column wraps the list between
+    two choices (``sagemaker | sagemaker-ic``), never inside one (``sagemaker-i`` ``c``)."""
+    return "[" + " | ".join(values) + "]"
+
+
 class _Option(TyperOption):
     def display_type_rich(self, ctx: click.Context) -> str | None:
         if self.metavar is not None:
-            return self.metavar
+            inner = self.metavar[1:-1] if self.metavar.startswith("[") else ""
+            return choices_metavar(inner.split("|")) if "|" in inner else self.metavar
         return user_type(self)
 
 

@@ -9,6 +9,7 @@ import signal
 import time
 import urllib.error
 import urllib.request
+from contextlib import closing
 from dataclasses import asdict
 from typing import Annotated, Any
 
@@ -169,7 +170,11 @@ def stop_endpoint(name: str, timeout: float = 30.0) -> int:
     from infra.targets.local.serve import state_path
 
     state = _running(name)
-    os.kill(state.pid, signal.SIGTERM)
+    try:
+        os.kill(state.pid, signal.SIGTERM)
+    except ProcessLookupError:  # it died on its own: only its state file is left
+        state_path(name).unlink(missing_ok=True)
+        return int(state.pid)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -190,8 +195,16 @@ def stop_endpoint(name: str, timeout: float = 30.0) -> int:
 
 @app.command("down")
 def down(name: NameOpt = "local", json: JsonOpt = False) -> None:
-    """Stop a running endpoint (and its Triton)."""
+    """Stop a running endpoint (and its Triton); exit 0 when none is running (idempotent)."""
+    from infra.targets.local.serve import read_state
+
     out = Output(json_mode=json)
+    if read_state(name) is None:
+        if json:
+            out.json({"name": name, "stopped": None})
+        else:
+            out.info(f"no local endpoint named {name} is running: nothing to stop")
+        return
     pid = stop_endpoint(name)
     if json:
         out.json({"name": name, "stopped": pid})
@@ -249,8 +262,23 @@ def demo(
         out.json({"models": rows, "metrics": figures})
         return
     columns = ["TargetModel", "cold ms", "warm p50 ms", "LRU unloaded", "outputs"]
-    out.table("local endpoint demo", columns, [list(row.values()) for row in rows])
-    out.table("SageMaker MME metrics (avg / p50 / max)", ["metric", "value"], metric_rows(figures))
+    out.table(_demo_title(figures), columns, [list(row.values()) for row in rows], drop=(4,))
+    out.info(DEMO_NEXT)
+
+
+#: the demo's last line: where a newcomer goes from here
+DEMO_NEXT = (
+    "next: `source .venv/bin/activate`, then `tdk local up --store URL --detach` and "
+    "`tdk invoke --target-model NAME --example` (README, Local endpoint); to deploy: "
+    "`tdk doctor` and the README's 'Deploy to a cloud'"
+)
+
+
+def _demo_title(figures: dict[str, Any]) -> str:
+    """The table's title: what SageMaker would put in CloudWatch, in one line."""
+    shown = dict(metric_rows(figures))
+    keys = ("Invocations", "ModelCacheHit", "ModelUnloads", "LoadedModelCount")
+    return "local endpoint demo: " + ", ".join(f"{k} {shown[k]}" for k in keys if k in shown)
 
 
 def _demo_rows(state: Any, warm: int, out: Output) -> list[dict[str, Any]]:
@@ -263,7 +291,9 @@ def _demo_rows(state: Any, warm: int, out: Output) -> list[dict[str, Any]]:
     manifest = load_manifest(state.store)
     target = SageMakerRuntimeTarget(state.name, endpoint_url=state.url, local=True)
     rows = []
-    try:
+    # a bar on a terminal only: each figure is printed once, in the table
+    with closing(target), out.progress() as start:
+        advance = start("invoking every TargetModel", len(manifest.models))
         for model in manifest.models:
             request = target.prepare(model, example_inputs(model))
             before = set(fetch_status(state.url)["loaded"])
@@ -277,15 +307,14 @@ def _demo_rows(state: Any, warm: int, out: Output) -> list[dict[str, Any]]:
                 target.send(model, request)
                 times.append((time.perf_counter() - started) * 1000)
             first = next(iter(outputs))
-            row = {
-                "target_model": model.target_model,
-                "cold_ms": round(cold, 1),
-                "warm_p50_ms": round(statistics.median(times), 2),
-                "lru_unloaded": ", ".join(unloaded),
-                "outputs": f"{first} {summarize(outputs[first])}",
-            }
-            out.info(f"  {model.target_model}: cold {cold:.0f} ms, warm {row['warm_p50_ms']} ms")
-            rows.append(row)
-    finally:
-        target.close()
+            rows.append(
+                {
+                    "target_model": model.target_model,
+                    "cold_ms": round(cold, 1),
+                    "warm_p50_ms": round(statistics.median(times), 2),
+                    "lru_unloaded": ", ".join(unloaded),
+                    "outputs": f"{first} {summarize(outputs[first])}",
+                }
+            )
+            advance(1)
     return rows

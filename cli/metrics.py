@@ -20,6 +20,7 @@ from cli.locate import (
     StackOpt,
     TargetOpt,
     WorkspaceOpt,
+    default_target,
 )
 from cli.output import Output
 from tdk.errors import UsageError
@@ -51,7 +52,7 @@ def _format(value: float | None) -> str:
 
 
 def metrics(
-    target: TargetOpt,
+    target: TargetOpt = default_target("local"),
     endpoint: EndpointOpt = None,
     stack: StackOpt = None,
     since: Annotated[

@@ -53,6 +53,33 @@ def _fit_columns(
     return shown
 
 
+def _word_widths(
+    columns: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    shown: Sequence[int],
+    whole: Sequence[int],
+    width: int,
+) -> list[int] | None:
+    """The width of each shown column such that no word of a cell or header is split (whole
+    columns: no cell wrapped at all); ``None`` when the terminal is too narrow for that."""
+    least, most = [], []
+    for index in shown:
+        texts = [columns[index], *(row[index] for row in rows)]
+        longest = max(len(text) for text in texts)
+        word = max((len(w) for text in texts for w in text.split()), default=1)
+        least.append(max(len(r[index]) for r in rows) if index in whole and rows else word)
+        most.append(max(longest, least[-1]))
+    spare = width - (3 * len(shown) + 1) - sum(least)
+    if spare < 0:
+        return None
+    widths = list(least)
+    for i in sorted(range(len(shown)), key=lambda i: most[i] - least[i]):  # cheapest first
+        extra = min(most[i] - least[i], spare)
+        widths[i] += extra
+        spare -= extra
+    return widths
+
+
 class _Amount(ProgressColumn):
     """``done/total``, in bytes (``12.0/48.3 MB``) for tasks started with ``unit="bytes"``."""
 
@@ -107,22 +134,33 @@ class Output:
 
         Columns in ``whole`` (names, paths, URLs) are never cut or wrapped: when the table is
         wider than the terminal the columns in ``drop`` go first, in that order, then the
-        others wrap. The title is a line of its own, so a URL in it stays whole.
+        others wrap between words, never inside one (a name, a number). When even that does
+        not fit, each row is printed as ``column: value`` lines instead. The title is a line of
+        its own, so a URL in it stays whole.
         """
         cells = [["" if cell is None else str(cell) for cell in row] for row in rows]
         shown = _fit_columns(columns, cells, self.console.width, drop)
-        table = Table()
-        for index in shown:
-            if index in whole:
-                width = max([len(columns[index]), *(len(row[index]) for row in cells)])
-                table.add_column(columns[index], no_wrap=True, min_width=width)
-            else:
-                table.add_column(columns[index], overflow="fold")
-        for row in cells:
-            table.add_row(*(row[i] for i in shown))
+        widths = _word_widths(columns, cells, shown, whole, self.console.width)
         if title:
             self.console.print(Text(title, style="italic"), soft_wrap=True)
+        if widths is None:
+            self._vertical(columns, cells)
+            return
+        table = Table()
+        for index, width in zip(shown, widths, strict=True):
+            table.add_column(columns[index], width=width, no_wrap=index in whole, overflow="fold")
+        for row in cells:
+            table.add_row(*(row[i] for i in shown))
         self.console.print(table)
+
+    def _vertical(self, columns: Sequence[str], cells: Sequence[Sequence[str]]) -> None:
+        """One block per row, one ``column: value`` line per cell: nothing is ever split."""
+        for number, row in enumerate(cells):
+            if number:
+                self.console.print("")
+            self.console.print(Text(f"{columns[0]}: {row[0]}", style="bold"), soft_wrap=True)
+            for name, value in zip(columns[1:], row[1:], strict=True):
+                self.console.print(Text(f"  {name}: {value}"), soft_wrap=True)
 
     @contextmanager
     def progress(self, after_s: float = 0.0) -> Iterator[Callable[..., Callable[[int], None]]]:

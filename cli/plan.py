@@ -49,7 +49,9 @@ def plan(
     traffic: Annotated[
         Path | None, typer.Option("--traffic", help="CSV of time,rps (one row per interval).")
     ] = None,
-    slo_ms: Annotated[str | None, typer.Option("--slo-ms", help="p99 the unit must meet.")] = None,
+    slo_ms: Annotated[
+        str | None, typer.Option("--slo-ms", metavar="FLOAT", help="p99 the unit must meet (ms).")
+    ] = None,
     target: OptionalTargetOpt = None,
     instance_types: Annotated[
         list[str] | None,
@@ -58,10 +60,19 @@ def plan(
     region: Annotated[str | None, typer.Option("--region", help="Price region.")] = None,
     gpus_per_node: Annotated[int, typer.Option("--gpus-per-node", min=1, help="GKE.")] = 1,
     baseline: Annotated[
-        str | None, typer.Option("--baseline", help='What runs today: "inf2.xlarge:2756rps:0.76".')
+        str | None,
+        typer.Option(
+            "--baseline",
+            metavar="TYPE:RPS:USD",
+            help="What runs today: instance type, what it serves, $/h, e.g. "
+            "inf2.xlarge:2756rps:0.76",
+        ),
     ] = None,
     safety_factor: Annotated[
-        str, typer.Option("--safety-factor", help="Share of a unit's capacity to plan for.")
+        str,
+        typer.Option(
+            "--safety-factor", metavar="FLOAT", help="Share of a unit's capacity to plan for."
+        ),
     ] = "0.5",
     prices: Annotated[Path | None, typer.Option("--prices", help="Price table override.")] = None,
     plot: Annotated[Path | None, typer.Option("--plot", help="PNG: cost per hour.")] = None,
@@ -153,6 +164,8 @@ def plan(
     if components is not None:
         base = options[-1] if baseline is not None else None
         ic = _ic_rows(components, hot_models, report, unit_rps, specs, base, table)
+    if not json:  # the JSON rows carry unit_rps_measured
+        _warn_unmeasured(out, unit, rows)
     _show(out, report, rows, unit_rps, region, diff, plot, json, ic)
 
 
@@ -294,6 +307,13 @@ def _show(
     json: bool,
     components: list[dict[str, object]] | None = None,
 ) -> None:
+    traffic = (
+        f"peak {report.peak.rps} rps, trough {report.trough.rps} rps, "
+        f"average {report.average_rps:.2f} rps"
+        if report.trough in report.traffic
+        else f"{report.peak.rps} rps all the time (no --traffic: the average is the peak)"
+    )
+    assumed = [str(r["name"]) for r in rows if not r["unit_rps_measured"]]
     if json:
         out.json(
             {
@@ -311,17 +331,12 @@ def _show(
             }
         )
         return
-    out.info(
-        f"unit: {unit_rps} rps within the SLO; planning at {report.safety} of it; "
-        f"peak {report.peak.rps} rps, trough {report.trough.rps} rps, "
-        f"average {report.average_rps:.2f} rps"
-    )
-    columns = ["option", "unit rps", "units peak/trough", "instances peak/trough"]
-    columns += ["$/h peak", "$/h avg", "$ per 1M"]
+    out.info(f"unit: {unit_rps} rps within the SLO; planning at {report.safety} of it; {traffic}")
+    columns = ["option", "unit rps", "units", "inst.", "$/h peak", "$/h avg", "$/1M"]
     table = [
         (
             escape(str(r["name"])),
-            f"{r['unit_rps']}{'' if r['unit_rps_measured'] else ' (assumed)'}",
+            f"{r['unit_rps']}{'' if r['unit_rps_measured'] else '*'}",
             f"{r['peak_units']}/{r['trough_units']}",
             f"{r['peak_instances']}/{r['trough_instances']}",
             r["peak_usd_per_hour"],
@@ -330,7 +345,9 @@ def _show(
         )
         for r in rows
     ]
-    out.table(f"tdk plan ({region}, on-demand prices of {report.price_date})", columns, table)
+    title = f"tdk plan ({region}, on-demand prices of {report.price_date})"
+    out.table(title, columns, table)
+    out.info("units, inst.: at the peak/at the trough" + (_ASSUMED_NOTE if assumed else ""))
     if diff is not None:
         out.console.print(
             escape(diff) if diff else "stack file already up to date", highlight=False
@@ -338,7 +355,38 @@ def _show(
     if plot is not None:
         out.info(f"plot: {plot}")
     if components:
-        keys = ["option", "instances_peak", "instances_idle", "gpus_reserved",
-                "usd_per_hour_peak", "usd_per_hour_idle", "usd_per_million", "note"]  # fmt: skip
-        out.table("inference components vs MME vs baseline (same load)", keys,
-                  [[escape(str(r[k])) for k in keys] for r in components])  # fmt: skip
+        keys = list(_IC_HEADERS)
+        out.table("inference components vs MME vs baseline (same load)",
+                  [_IC_HEADERS[k] for k in keys],
+                  [["-" if r[k] is None else escape(str(r[k])) for k in keys]
+                   for r in components], drop=(3,))  # fmt: skip
+
+
+_ASSUMED_NOTE = "; * assumed: not measured on this instance type (see the warning above)"
+#: the components table's keys (``--json``) and the headers people read
+_IC_HEADERS = {
+    "option": "option",
+    "instances_peak": "inst. peak",
+    "instances_idle": "inst. idle",
+    "gpus_reserved": "GPUs reserved",
+    "usd_per_hour_peak": "$/h peak",
+    "usd_per_hour_idle": "$/h idle",
+    "usd_per_million": "$/1M",
+    "note": "note",
+}
+
+
+def _warn_unmeasured(out: Output, unit: Measurement, rows: list[dict[str, object]]) -> None:
+    """Say loudly which candidates are priced with a rate measured on another unit."""
+    assumed = [str(r["name"]) for r in rows if not r["unit_rps_measured"]]
+    if not assumed:
+        return
+    unit_name = unit.instance_type or unit.gpu
+    where = f"{unit.target} {unit_name}" if unit_name else f"the {unit.target} target"
+    every = " (every candidate)" if len(assumed) == len(rows) else ""
+    out.warn(
+        f"NOT MEASURED{every}: {', '.join(assumed)} priced with the rate {unit.source} "
+        f"measured on {where}, not on that instance type: the units, instances and costs of "
+        "these rows are guesses. Bench the candidate itself "
+        "(tdk bench --target T --instance-type TYPE --json > m.json) before deciding."
+    )

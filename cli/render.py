@@ -85,8 +85,21 @@ def k8s(
         sys.stdout.write(yaml_stream(rendered))
         sys.stdout.flush()
         _warn_placeholders(printer, stack, rendered.placeholders)
+        _warn_stack_placeholders(printer, project_dir, stack, yaml_stream(rendered))
         return
     _render_dir(printer, settings.reader, rendered, Path(out), rules_out, json)
+    _warn_stack_placeholders(printer, project_dir, stack, yaml_stream(rendered))
+
+
+def _warn_stack_placeholders(printer: Output, project_dir: Path, stack: str, text: str) -> None:
+    """Warn (never silently write) when a stack's example values reach the manifests, e.g.
+    ``my-gcp-project`` in the ServiceAccount's Workload Identity annotation."""
+    from infra.placeholders import describe, fix_hint, scan_stack
+
+    written = [p for p in scan_stack(project_dir, stack) if p.value in text]
+    if written:
+        where = f"{describe(stack, written)} and they are in the manifests"
+        printer.warn(f"{where}: {fix_hint(stack, written)}, then render again")
 
 
 def _fitted_render(settings: Any, repos: list[Path], known: dict[str, Any] | None) -> Any:

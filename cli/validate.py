@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from cli.common import JsonOpt
-from cli.locate import OptionalTargetOpt, ProjectDirOpt
+from cli.locate import ProjectDirOpt, TargetName
+from infra.targets import registry
 
 if TYPE_CHECKING:
     from packager.validate.findings import Finding
@@ -22,6 +23,7 @@ FormatOpt = Annotated[
     str,
     typer.Option(
         "--format",
+        metavar="[human|json|sarif|github]",
         help="human (path:line:col: CODE message), json, sarif (SARIF 2.1.0) or github "
         "(workflow annotations).",
     ),
@@ -30,8 +32,24 @@ InstanceOpt = Annotated[
     str, typer.Option("--instance-type", help="Instance type (ml.g5.xlarge, g5.xlarge).")
 ]
 GpuOpt = Annotated[str, typer.Option("--gpu", help="GKE accelerator type (nvidia-l4).")]
+#: only the targets that can validate are offered (the choices stay the registry's, so
+#: every command parses the same --target values; ``local`` is refused with its reason)
+_CAN_VALIDATE = [entry.name for entry in registry.entries() if entry.can(registry.VALIDATE)]
+ValidateTargetOpt = Annotated[
+    TargetName | None,
+    typer.Option(
+        "--target",
+        metavar="[" + "|".join(_CAN_VALIDATE) + "]",
+        help="The deployment target to check against (the local endpoint: `tdk local check`).",
+    ),
+]
 ImageOpt = Annotated[
-    str, typer.Option("--image", help="Triton image or version (24.09); default 24.09.")
+    str,
+    typer.Option(
+        "--image",
+        help="Triton image or version, e.g. 25.09; default: the newest SageMaker Triton "
+        "image the installed sagemaker-core lists, the one the stacks, render and doctor use.",
+    ),
 ]
 StackOpt = Annotated[
     str | None,
@@ -62,7 +80,7 @@ def validate(
     paths: PathsArg,
     fmt: FormatOpt = "human",
     json: JsonOpt = False,
-    target: OptionalTargetOpt = None,
+    target: ValidateTargetOpt = None,
     instance_type: InstanceOpt = "",
     gpu: GpuOpt = "",
     image: ImageOpt = "",
@@ -115,6 +133,7 @@ def _with_target(
     if stack is not None:
         settings = registry.load_stack(*stack)
         spec = settings.entry.stack_spec(settings)
+        _warn_placeholders(*stack)
     else:
         spec = registry.get(str(target)).spec(instance_type, gpu, image)
     models = [m for path in paths for m in discover_all(path).models]
@@ -124,6 +143,15 @@ def _with_target(
     for fit in fits:
         sys.stderr.write(fit.describe(spec.label) + "\n")
     return local + findings + working_set(fits, copies)
+
+
+def _warn_placeholders(project_dir: Path, stack: str) -> None:
+    """A stack still holding example values validates, but never silently (stderr)."""
+    from infra.placeholders import describe, fix_hint, scan_stack
+
+    found = scan_stack(project_dir, stack)
+    if found:
+        sys.stderr.write(f"warning: {describe(stack, found)}: {fix_hint(stack, found)}\n")
 
 
 def _stack(stack: str, project_dir: str) -> tuple[Path, str]:

@@ -45,6 +45,11 @@ def image_facts(image: str = "") -> facts.Image:
 
 def accelerator_spec(target: str, gpu: str, image: str = "") -> TargetSpec:
     """A node with GKE accelerator ``gpu`` (no instance disk limit, no MME)."""
+    if not gpu:
+        raise UsageError(
+            f"--target {target} needs --gpu (the accelerator to check against)",
+            hint=f"add --gpu {next(iter(facts.GKE_ACCELERATORS))}, or --stack NAME for a stack's",
+        )
     kind = facts.GKE_ACCELERATORS.get(gpu)
     if kind is None:
         raise UsageError(
@@ -64,6 +69,11 @@ def instance_spec(
 ) -> TargetSpec:
     """An EC2 GPU instance type (``prefix`` ``ml.`` on SageMaker); with ``cpu`` also the CPU
     families c/m/r/t, with SageMaker's default volume as the disk."""
+    if not instance_type:
+        raise UsageError(
+            f"--target {target} needs --instance-type (the instance to check against)",
+            hint=f"add --instance-type {prefix}g5.xlarge, or --stack NAME for a stack's",
+        )
     found = image_facts(image)
     family, size = facts.ec2_family(instance_type)
     offer = facts.EC2_GPU_FAMILIES.get(family)

@@ -151,8 +151,9 @@ class _Ensemble:
                 "use model_version: -1 (latest) or an existing version",
             )
         ensemble_batch, step_batch = self.config.max_batch_size, target.config.max_batch_size
-        # a batching ensemble may contain non-batching models (max_batch_size 0)
-        if step_batch != 0 and step_batch < ensemble_batch:
+        # a batching ensemble may contain non-batching models (max_batch_size 0); a negative
+        # max_batch_size is the step model's own error (reported on its config), not this one
+        if 0 < step_batch < ensemble_batch:
             self.sink.report(
                 "TDK407",
                 where,

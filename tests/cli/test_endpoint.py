@@ -25,7 +25,9 @@ def sagemaker() -> Iterator[None]:
 
 
 def test_status_json_reports_state_and_instance_counts(sagemaker: None) -> None:
-    result = CliRunner().invoke(app, ["endpoint", "status", "--endpoint", "tdk-ep", "--json"])
+    result = CliRunner().invoke(
+        app, ["endpoint", "status", "--target", "sagemaker", "--endpoint", "tdk-ep", "--json"]
+    )
     assert result.exit_code == 0, result.output
     state = json.loads(result.stdout)
     assert state["status"] == "InService"
@@ -38,17 +40,33 @@ def test_status_json_reports_state_and_instance_counts(sagemaker: None) -> None:
 
 
 def test_status_table_and_unknown_endpoint(sagemaker: None) -> None:
-    shown = CliRunner().invoke(app, ["endpoint", "status", "--endpoint", "tdk-ep"])
+    shown = CliRunner().invoke(
+        app, ["endpoint", "status", "--target", "sagemaker", "--endpoint", "tdk-ep"]
+    )
     assert shown.exit_code == 0, shown.output
     assert "InService" in shown.stdout and "ml.g4dn.xlarge" in shown.stdout
-    missing = CliRunner().invoke(app, ["endpoint", "status", "--endpoint", "nope"])
+    missing = CliRunner().invoke(
+        app, ["endpoint", "status", "--target", "sagemaker", "--endpoint", "nope"]
+    )
     assert missing.exit_code == 1
     assert "describe endpoint nope" in missing.output
 
 
 def test_wait_returns_once_in_service(sagemaker: None) -> None:
     result = CliRunner().invoke(
-        app, ["endpoint", "wait", "--endpoint", "tdk-ep", "--timeout", "30", "--interval", "0.1"]
+        app,
+        [
+            "endpoint",
+            "wait",
+            "--target",
+            "sagemaker",
+            "--endpoint",
+            "tdk-ep",
+            "--timeout",
+            "30",
+            "--interval",
+            "0.1",
+        ],
     )
     assert result.exit_code == 0, result.output
     assert "tdk-ep: InService" in result.stdout
@@ -84,7 +102,9 @@ def test_status_without_a_region_names_the_fix(monkeypatch: pytest.MonkeyPatch) 
     for name in ("AWS_DEFAULT_REGION", "AWS_REGION", "AWS_PROFILE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
-    result = CliRunner().invoke(app, ["endpoint", "status", "--endpoint", "tdk-ep"])
+    result = CliRunner().invoke(
+        app, ["endpoint", "status", "--target", "sagemaker", "--endpoint", "tdk-ep"]
+    )
     assert result.exit_code == 1
     assert "no AWS region" in result.output and "--region" in result.output
 

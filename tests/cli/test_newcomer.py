@@ -40,7 +40,7 @@ def test_every_help_shows_user_words_not_python_types() -> None:
     package = runner.invoke(app, ["package", "--help"]).output
     assert "INTEGER" in package and "TEXT" in package and "PATH" in package
     completion = runner.invoke(app, ["completion", "--help"]).output
-    assert "[bash|zsh|fish|powershell]" in completion
+    assert "[bash | zsh | fish | powershell]" in completion
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,295 @@
+"""What ``tdk doctor`` checks on the user's machine: the command-line tools a deploy needs (and
+their versions), the Pulumi state backend, and each cloud's credentials: where they would come
+from, read from environment variables and files only (no network call unless ``online``).
+SkyPilot's ``sky check`` is the model: per cloud, what works and what to fix.
+
+Where each tool and credential is looked up (checked 2026-11-26):
+- AWS credential chain (env, shared files, web identity, SSO):
+  https://docs.aws.amazon.com/sdkref/latest/guide/standardized-credentials.html
+- Google Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, then the gcloud ADC
+  file): https://cloud.google.com/docs/authentication/application-default-credentials
+- Pulumi backends and secrets passphrase (``pulumi login``, ``--local``, PULUMI_ACCESS_TOKEN,
+  PULUMI_CONFIG_PASSPHRASE[_FILE]): https://www.pulumi.com/docs/iac/concepts/state-and-backends/
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+VERSION_TIMEOUT_S = 20
+
+
+@dataclass(frozen=True)
+class Check:
+    """One thing on this machine: ok / missing (a deploy needs it) / optional, and the fix."""
+
+    scope: str  # "tools", "pulumi", or a cloud ("aws", "gcp")
+    check: str
+    status: str
+    value: str
+    fix: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Tool:
+    command: str
+    version_args: tuple[str, ...]
+    install: str  # where to get it (a URL: these are not on PyPI)
+    version_file: str = ""  # a file beside bin/ that holds the version (Google Cloud SDK)
+
+
+TOOLS: Mapping[str, Tool] = {
+    "pulumi": Tool(
+        "pulumi", ("version",), "https://www.pulumi.com/docs/iac/download-install/ (not on PyPI)"
+    ),
+    "kubectl": Tool(
+        "kubectl", ("version", "--client"), "https://kubernetes.io/docs/tasks/tools/#kubectl"
+    ),
+    "helm": Tool("helm", ("version", "--short"), "https://helm.sh/docs/intro/install/"),
+    "aws": Tool(
+        "aws",
+        ("--version",),
+        "https://docs.aws.amazon.com/cli/latest/userguide/getting-started-install.html",
+    ),
+    "gcloud": Tool(
+        "gcloud", ("--version",), "https://cloud.google.com/sdk/docs/install", "VERSION"
+    ),
+}
+#: each cloud's own CLI (kubeconfig, SSO logins): the Pulumi providers need only credentials
+CLOUD_CLI: Mapping[str, str] = {"aws": "aws", "gcp": "gcloud"}
+
+
+def tool_version(name: str, which: Callable[[str], str | None] = shutil.which) -> str | None:
+    """The first line ``NAME --version`` prints; None when the tool is not on PATH."""
+    tool = TOOLS[name]
+    path = which(tool.command)
+    if path is None:
+        return None
+    if tool.version_file:  # the SDK records its version: faster than starting its Python
+        recorded = Path(path).resolve().parents[1] / tool.version_file
+        if recorded.is_file():
+            return f"{tool.version_file.lower()} {recorded.read_text().strip()}"
+    try:
+        done = subprocess.run(
+            [path, *tool.version_args],
+            capture_output=True,
+            text=True,
+            timeout=VERSION_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"present ({path}) but `{name} {' '.join(tool.version_args)}` failed: {exc}"
+    lines = (done.stdout or done.stderr).strip().splitlines()
+    return lines[0].strip() if lines else f"present ({path})"
+
+
+def tool_check(name: str, needed_by: list[str], which: Callable[[str], str | None]) -> Check:
+    version = tool_version(name, which)
+    who = ", ".join(needed_by)
+    if version is not None:
+        return Check("tools", name, "ok", version)
+    status = "missing" if needed_by else "optional"
+    why = f"needed by {who}" if needed_by else "not needed by these stacks"
+    return Check("tools", name, status, f"not on PATH ({why})", f"install: {TOOLS[name].install}")
+
+
+def _home(env: Mapping[str, str]) -> Path:
+    return Path(env.get("HOME") or Path.home())
+
+
+def pulumi_backend(env: Mapping[str, str]) -> Check:
+    """Where Pulumi keeps state (``pulumi login``) and, for a self-managed backend, whether a
+    secrets passphrase is set: read from the environment and ``~/.pulumi/credentials.json``."""
+    url = env.get("PULUMI_BACKEND_URL", "")
+    home = Path(env.get("PULUMI_HOME") or _home(env) / ".pulumi")
+    if not url:
+        try:
+            url = json.loads((home / "credentials.json").read_text()).get("current", "") or ""
+        except (OSError, ValueError):
+            url = ""
+    if not url and env.get("PULUMI_ACCESS_TOKEN"):
+        url = "https://api.pulumi.com (PULUMI_ACCESS_TOKEN)"
+    if not url:
+        return Check(
+            "pulumi",
+            "state backend",
+            "missing",
+            "not logged in",
+            "`pulumi login` (Pulumi Cloud) or `pulumi login --local` with "
+            "PULUMI_CONFIG_PASSPHRASE set",
+        )
+    self_managed = not url.startswith("https://api.pulumi.com")
+    passphrase = env.get("PULUMI_CONFIG_PASSPHRASE") is not None or bool(
+        env.get("PULUMI_CONFIG_PASSPHRASE_FILE")
+    )
+    if self_managed and not passphrase:
+        return Check(
+            "pulumi",
+            "state backend",
+            "missing",
+            f"{url}: no secrets passphrase",
+            "export PULUMI_CONFIG_PASSPHRASE (or PULUMI_CONFIG_PASSPHRASE_FILE)",
+        )
+    return Check("pulumi", "state backend", "ok", url)
+
+
+def aws_credentials(env: Mapping[str, str]) -> Check:
+    """Where the AWS SDK would find credentials, without asking AWS."""
+    home = _home(env)
+    shared = Path(env.get("AWS_SHARED_CREDENTIALS_FILE") or home / ".aws" / "credentials")
+    config = Path(env.get("AWS_CONFIG_FILE") or home / ".aws" / "config")
+    if env.get("AWS_ACCESS_KEY_ID") and env.get("AWS_SECRET_ACCESS_KEY"):
+        where = "AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY"
+    elif env.get("AWS_WEB_IDENTITY_TOKEN_FILE") and env.get("AWS_ROLE_ARN"):
+        where = "AWS_WEB_IDENTITY_TOKEN_FILE (web identity)"
+    elif env.get("AWS_CONTAINER_CREDENTIALS_FULL_URI") or env.get(
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"
+    ):
+        where = "the container credentials endpoint"
+    elif _has_profile(shared):
+        where = f"{shared}" + (f" (profile {env['AWS_PROFILE']})" if env.get("AWS_PROFILE") else "")
+    elif _has_profile(config):
+        where = f"{config} (profiles, SSO or roles)"
+    else:
+        return Check(
+            "aws",
+            "credentials",
+            "missing",
+            "none in the environment or ~/.aws",
+            "`aws configure` or `aws sso login`, or export AWS_ACCESS_KEY_ID and "
+            "AWS_SECRET_ACCESS_KEY",
+        )
+    return Check("aws", "credentials", "ok", f"from {where} (not verified: --online)")
+
+
+def _has_profile(path: Path) -> bool:
+    try:
+        return "[" in path.read_text(errors="replace")
+    except OSError:
+        return False
+
+
+def gcp_credentials(env: Mapping[str, str]) -> Check:
+    """Application Default Credentials as Google's libraries find them, without asking Google."""
+    named = env.get("GOOGLE_APPLICATION_CREDENTIALS") or env.get("GOOGLE_CREDENTIALS")
+    config = Path(env.get("CLOUDSDK_CONFIG") or _home(env) / ".config" / "gcloud")
+    adc = config / "application_default_credentials.json"
+    if named and env.get("GOOGLE_CREDENTIALS") == named and not Path(named).is_file():
+        return Check("gcp", "credentials", "ok", "from GOOGLE_CREDENTIALS (not verified)")
+    if named:
+        if Path(named).is_file():
+            return Check("gcp", "credentials", "ok", f"from {named} (not verified: --online)")
+        return Check(
+            "gcp",
+            "credentials",
+            "missing",
+            f"GOOGLE_APPLICATION_CREDENTIALS names {named}, which does not exist",
+            "point it at a key file, or unset it and run `gcloud auth application-default login`",
+        )
+    if adc.is_file():
+        return Check("gcp", "credentials", "ok", f"from {adc} (not verified: --online)")
+    return Check(
+        "gcp",
+        "credentials",
+        "missing",
+        "no Application Default Credentials",
+        "`gcloud auth application-default login`",
+    )
+
+
+CREDENTIALS: Mapping[str, Callable[[Mapping[str, str]], Check]] = {
+    "aws": aws_credentials,
+    "gcp": gcp_credentials,
+}
+
+
+def _aws_identity() -> str:
+    import boto3
+
+    return str(boto3.client("sts").get_caller_identity()["Arn"])
+
+
+def _gcp_identity() -> str:
+    import google.auth
+    import google.auth.transport.requests
+
+    credentials, project = google.auth.default()
+    credentials.refresh(google.auth.transport.requests.Request())
+    return f"project {project or '(none set)'}"
+
+
+#: ``--online``: ask each cloud who the credentials are (a network call)
+IDENTITY: Mapping[str, Callable[[], str]] = {"aws": _aws_identity, "gcp": _gcp_identity}
+
+
+def verify_online(cloud: str) -> Check:
+    """Ask the cloud who the credentials are (``--online`` only: a network call)."""
+    try:
+        who = IDENTITY[cloud]()
+    except Exception as exc:  # every failure (no network, expired token) is the user's to read
+        return Check(cloud, "credentials (online)", "missing", f"{type(exc).__name__}: {exc}")
+    return Check(cloud, "credentials (online)", "ok", who)
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What deploying one stack takes from this machine: its target, the cloud whose
+    credentials its provider reads (``aws``/``gcp``), and whether it runs on Kubernetes."""
+
+    stack: str
+    target: str
+    cloud: str
+    kubernetes: bool
+
+
+def survey(
+    needs: list[Needs],
+    env: Mapping[str, str] | None = None,
+    which: Callable[[str], str | None] = shutil.which,
+    online: bool = False,
+) -> list[Check]:
+    """Every machine check the stacks in ``needs`` call for (tools, backend, credentials)."""
+    env = os.environ if env is None else env
+    users: dict[str, list[str]] = {name: [] for name in TOOLS}
+    for need in needs:
+        users["pulumi"].append(need.stack)
+        if need.kubernetes:
+            users["kubectl"].append(need.stack)
+        if need.cloud in CLOUD_CLI:
+            users[CLOUD_CLI[need.cloud]].append(need.stack)
+    with ThreadPoolExecutor(len(TOOLS)) as pool:  # each version probe starts a program
+        checks = list(pool.map(lambda name: tool_check(name, users[name], which), TOOLS))
+    if needs:
+        checks.append(pulumi_backend(env))
+    for cloud in dict.fromkeys(n.cloud for n in needs if n.cloud in CREDENTIALS):
+        found = CREDENTIALS[cloud](env)
+        checks.append(found)
+        if online and found.status == "ok":
+            checks.append(verify_online(cloud))
+    return checks
+
+
+def cloud_summary(needs: list[Needs], checks: list[Check]) -> list[tuple[str, str, str, str]]:
+    """Per cloud, ``sky check`` style: (cloud, ready / not ready, its stacks, what to fix)."""
+    rows = []
+    common = [c for c in checks if c.status == "missing" and c.check in ("pulumi", "state backend")]
+    for cloud in dict.fromkeys(n.cloud for n in needs if n.cloud):
+        mine = [n for n in needs if n.cloud == cloud]
+        tools = {"kubectl"} if any(n.kubernetes for n in mine) else set()
+        blocking = [*common]
+        blocking += [c for c in checks if c.status == "missing" and c.scope == cloud]
+        blocking += [c for c in checks if c.status == "missing" and c.check in tools]
+        stacks = ", ".join(n.stack for n in mine)
+        fixes = ", ".join(f"{c.scope} {c.check}" for c in blocking)
+        rows.append((cloud, "not ready" if blocking else "ready", stacks, fixes))
+    return rows

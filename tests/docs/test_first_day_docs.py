@@ -1,0 +1,229 @@
+"""The README's road from a fresh clone to a cloud (issue 27): `tdk` is on PATH after the first
+block, the cloud path names what to install and the state backend, versions in the docs are the
+ones the stacks use, snippets paste (no `[--opt]`, no `<your-org>`, the completion folder is
+created), and no page points to a file the repository does not have."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.docs.doc_blocks import ROOT, SHELL_TAGS, blocks, doc_files
+
+README = ROOT / "README.md"
+HELM_KEDA = re.compile(r"helm install keda \S+ --version (\S+)")
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def test_tdk_is_on_path_after_the_first_block() -> None:
+    first = blocks(README)[0].text.splitlines()
+    demo = next(i for i, line in enumerate(first) if line.startswith("make demo"))
+    activate = next(i for i, line in enumerate(first) if "source .venv/bin/activate" in line)
+    uses = [i for i, line in enumerate(first) if line.startswith("tdk ")]
+    assert demo < activate < min(uses), first
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"^VENV\s*:=\s*\.venv$", makefile, re.M)
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert "tdk" in scripts  # what `pip install` puts in .venv/bin
+
+
+def test_the_cloud_path_names_what_to_install_and_the_state_backend() -> None:
+    text = README.read_text()
+    cloud = text[text.index("## Deploy to a cloud") :]
+    cloud = cloud[: cloud.index("\n## ", 5)]
+    for needed in (
+        "Pulumi CLI",
+        "not come from PyPI",
+        "kubectl",
+        "pulumi login --local",
+        "PULUMI_CONFIG_PASSPHRASE",
+        "aws configure",
+        "gcloud auth application-default login",
+        "tdk doctor",
+        "pulumi preview",
+    ):
+        assert needed in cloud.replace("\n", " ").replace("   ", " "), needed
+
+
+def test_gke_block_is_complete() -> None:
+    page = (ROOT / "docs" / "kubernetes.md").read_text()
+    gke = page[page.index("### GKE") : page.index("### EKS")]
+    steps = [
+        "pulumi login",
+        "gcp:project",
+        "gkeAuthorizedNetworks",
+        "pulumi up -s gke-dev",
+        "KUBECONFIG",
+        "kubectl -n triton port-forward",
+    ]
+    where = [gke.index(step) for step in steps]
+    assert where == sorted(where), dict(zip(steps, where, strict=True))
+
+
+def test_keda_version_in_the_docs_is_the_stacks() -> None:
+    from infra.k8s.addons import KEDA_CHART_VERSION
+    from infra.targets import registry
+
+    shown = {m.group(1) for path in doc_files() for m in HELM_KEDA.finditer(path.read_text())}
+    eks = registry.load_stack(ROOT, "eks-dev").config.keda_version
+    assert shown == {KEDA_CHART_VERSION} == {eks}, (shown, KEDA_CHART_VERSION, eks)
+
+
+def _shell_lines() -> list[tuple[str, str]]:
+    return [
+        (block.where, line)
+        for path in doc_files()
+        for block in blocks(path)
+        if block.tag in SHELL_TAGS | {"yaml", "yml"}
+        for line in block.text.splitlines()
+    ]
+
+
+def test_snippets_have_no_optional_brackets_or_org_placeholders() -> None:
+    bad = [
+        f"{where}: {line}"
+        for where, line in _shell_lines()
+        if re.search(r"\[--[\w-]+", line) or "<your-org>" in line
+    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_no_page_points_to_a_file_the_repository_lacks() -> None:
+    missing = []
+    for path in [*doc_files(), ROOT / "Makefile"]:
+        text = path.read_text()
+        for name in ("ENVIRONMENT.md", "DESIGN notes", "DESIGN.md"):
+            if name in text and not (ROOT / name.split()[0]).exists():
+                missing.append(f"{path.name}: {name}")
+        for target in LINK.findall(text):
+            if target.startswith(("http://", "https://", "#", "mailto:")):
+                continue
+            file, _, anchor = target.partition("#")
+            where = (path.parent / file).resolve()
+            if not where.exists():
+                missing.append(f"{path.name}: {target}")
+            elif anchor and where.suffix == ".md":
+                slugs = {_slug(h) for h in re.findall(r"^#+ (.+)$", where.read_text(), re.M)}
+                if anchor not in slugs:
+                    missing.append(f"{path.name}: {target} (no such heading)")
+    assert not missing, missing
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to dashes."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+@pytest.mark.parametrize("shell", ["bash"])
+def test_completion_snippet_pastes_into_a_fresh_home(shell: str, tmp_path: Path) -> None:
+    [block] = [b for b in blocks(README) if f"tdk completion {shell} >" in b.text]
+    lines = block.text.splitlines()
+    upto = next(i for i, line in enumerate(lines) if f"tdk completion {shell} >" in line)
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": str(ROOT),
+    }
+    script = "\n".join(lines[: upto + 1])
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    written = tmp_path / ".local" / "share" / "bash-completion" / "completions" / "tdk"
+    assert "_TDK_COMPLETE" in written.read_text()
+
+
+def _make_tree(tmp: Path) -> Path:
+    """A copy of the Makefile and the files its rules depend on (contents do not matter to
+    ``make -n``, which prints the recipes without running them)."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    (tmp / "Makefile").write_text((ROOT / "Makefile").read_text())
+    for name in (
+        "pyproject.toml",
+        "infra/targets/local/runtime-requirements.txt",
+        "model_repos/generate.py",
+        "model_repos/inputs.py",
+    ):
+        (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / name).write_text("")
+    return tmp
+
+
+def _dry_run(tmp: Path, goal: str) -> str:
+    done = subprocess.run(
+        ["make", "-n", goal], cwd=tmp, capture_output=True, text=True, timeout=60, check=True
+    )
+    return done.stdout
+
+
+def test_make_demo_installs_only_what_the_demo_needs(tmp_path: Path) -> None:
+    demo = _dry_run(_make_tree(tmp_path), "demo")
+    assert "pip install -q ." in demo and "-e " not in demo  # plain install: no editable notice
+    assert "[infra,dev]" not in demo and "prometheus" not in demo, demo
+    assert "local demo" in demo
+    everything = _dry_run(tmp_path, "test")
+    assert "-e '.[infra,dev]'" in everything and "prometheus" in everything
+
+
+def test_what_needs_root_prints_the_one_command(tmp_path: Path) -> None:
+    tree = _make_tree(tmp_path / "tree")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "id").write_text("#!/bin/sh\necho 1000\n")  # not root
+    (fake / "id").chmod(0o755)
+    keep = ("sh", "make", "grep")  # and no promtool, prometheus or apt-get
+    for name in keep:
+        found = subprocess.run(["which", name], capture_output=True, text=True).stdout.strip()
+        os.symlink(found, fake / name)
+    done = subprocess.run(
+        ["make", "prometheus"],
+        cwd=tree,
+        env={"PATH": str(fake)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    assert "needs root" in done.stderr and "sudo apt-get install -y prometheus" in done.stderr
+
+
+#: the top-level modules of the optional extras (pyproject.toml: infra, dev)
+EXTRA_MODULES = (
+    "pulumi,pulumi_aws,pulumi_gcp,pulumi_kubernetes,pulumi_aws_native,sagemaker,pytest,moto,"
+    "gcp_storage_emulator,kubernetes_validate,jsonschema,importlinter,onnxruntime,mypy"
+)
+
+
+def test_the_demo_runs_without_the_extras(sample_repo: Path, tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{Path(__file__).with_name('without_extras')}{os.pathsep}{ROOT}",
+        "TDK_BLOCK_FOR": sys.executable,
+        "TDK_BLOCKED_MODULES": EXTRA_MODULES,
+    }
+    dest = f"file://{tmp_path / 'release'}"
+    steps = [
+        ["-c", "import pulumi"],  # the blocker works
+        ["-m", "cli", "validate", str(sample_repo)],
+        ["-m", "cli", "package", str(sample_repo), "--copies", "2", "--dest", dest],
+        ["-c", "import cli.local, infra.targets.local.serve, infra.targets.sagemaker.runtime"],
+    ]
+    codes = []
+    for args in steps:
+        done = subprocess.run(
+            [sys.executable, *args], env=env, capture_output=True, text=True, timeout=120
+        )
+        codes.append(done.returncode)
+        assert "Traceback" not in done.stderr or args[1] == "import pulumi", done.stderr
+    assert codes == [1, 0, 0, 0]
