@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json as jsonlib
 import math
-import os
-import signal
 import time
 import urllib.error
 import urllib.request
@@ -165,26 +163,11 @@ def status(name: NameOpt = "local", json: JsonOpt = False) -> None:
 
 
 def stop_endpoint(name: str, timeout: float = 30.0) -> int:
-    """SIGTERM the endpoint (it stops Triton), SIGKILL after ``timeout``; its pid."""
-    from infra.targets.local.serve import state_path
+    """Stop the running endpoint ``name`` (SIGTERM, then SIGKILL after ``timeout``); its pid."""
+    from infra.targets.local.serve import stop
 
     state = _running(name)
-    os.kill(state.pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if os.waitpid(state.pid, os.WNOHANG)[0] == state.pid:
-                break  # it was our own child (started by `up --detach` in this process)
-        except ChildProcessError:
-            pass
-        try:
-            os.kill(state.pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.1)
-    else:
-        os.kill(state.pid, signal.SIGKILL)
-    state_path(name).unlink(missing_ok=True)
+    stop(state, timeout)
     return int(state.pid)
 
 

@@ -21,6 +21,7 @@ from infra.targets.local import cache, workdir
 from infra.targets.local.errors import ApiError, model_error, not_ready, unavailable, validation
 from infra.targets.local.metrics import Metrics
 from infra.targets.local.options import EndpointOptions
+from infra.targets.local.private import write_private
 from infra.targets.local.runtime import Runtime, TritonProcess
 from infra.targets.local.upstream import UpstreamError, UpstreamPool
 from packager.manifest import MANIFEST_NAME, Manifest, ManifestModel
@@ -28,6 +29,7 @@ from packager.stores import Store, open_store
 from tdk.errors import StoreError, TdkError
 
 log = logging.getLogger("tdk.local")
+TRITON_FILE = "triton.json"  # in the work dir, 0600: the Triton child's pid and ports
 IDLE_GRACE = 0.2  # seconds without requests before a loaded model counts as idle
 
 
@@ -63,6 +65,7 @@ class ModelManager:
         self._changed = asyncio.Event()
         self._waiting = 0
         self._stopping = False
+        self._claimed = False
         self._watcher: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
         self.store: Store = open_store(settings.store_url, settings.store_endpoint_url)
@@ -75,6 +78,7 @@ class ModelManager:
         self.models = {m.target_model: ModelState(m) for m in self.manifest.models}
         self.metrics.known = frozenset(self.models)
         root = workdir.claim(self.workdir, adopt=not self.settings.workdir)
+        self._claimed = True
         self.workdir = root
         self.repository = root / "repository"
         self.disk = cache.DiskCache(self.repository, self.settings.cache_bytes)
@@ -89,6 +93,11 @@ class ModelManager:
         await self.triton.start()
         self.pool.close()
         self.pool = UpstreamPool("127.0.0.1", self.triton.http_port)
+        # /tdk/status (open to any local user) does not say where Triton listens; this user's
+        # own tools (bench, tests) read it here
+        ports = {"pid": self.triton.pid, "http_port": self.triton.http_port}
+        ports["grpc_port"] = self.triton.grpc_port
+        write_private(self.workdir / TRITON_FILE, json.dumps(ports).encode())
         self.ready.set()
 
     async def stop(self) -> None:
@@ -99,6 +108,8 @@ class ModelManager:
                 await self._watcher
         self.pool.close()
         await self.triton.stop()
+        if self._claimed:  # the work dir is the endpoint's: its staging goes
+            workdir.remove(self.workdir, self.workdir / "staging")
 
     async def _watch(self) -> None:
         """Triton died: forget what was loaded, restart it; models reload on demand."""
@@ -218,7 +229,9 @@ class ModelManager:
         name = state.entry.name
         started = time.monotonic()
         try:
-            response = await self.pool.request("POST", f"/v2/repository/models/{name}/load")
+            response = await self.pool.request(
+                "POST", f"/v2/repository/models/{name}/load", headers=self.triton.repository_headers
+            )
         except UpstreamError as exc:
             raise unavailable(
                 f"the local Triton runtime failed while loading {name}: {exc}"
@@ -322,7 +335,11 @@ class ModelManager:
         names += [n for n in reversed(cache.model_dirs(victim.entry)) if n not in in_use]
         try:
             for name in dict.fromkeys(names):
-                await self.pool.request("POST", f"/v2/repository/models/{name}/unload")
+                await self.pool.request(
+                    "POST",
+                    f"/v2/repository/models/{name}/unload",
+                    headers=self.triton.repository_headers,
+                )
         except UpstreamError:
             return  # Triton died: the watcher resets everything
         self.metrics.count("ModelUnloads", target)
@@ -336,7 +353,9 @@ class ModelManager:
         deadline = time.monotonic() + timeout
         with contextlib.suppress(UpstreamError, ValueError):
             while time.monotonic() < deadline:
-                response = await self.pool.request("POST", "/v2/repository/index", b"{}")
+                response = await self.pool.request(
+                    "POST", "/v2/repository/index", b"{}", headers=self.triton.repository_headers
+                )
                 busy = [
                     item
                     for item in json.loads(response.body or b"[]")
@@ -359,8 +378,6 @@ class ModelManager:
             "store": self.settings.store_url,
             "max_loaded_models": self.settings.max_loaded,
             "triton_pid": self.triton.pid,
-            "triton_http_port": self.triton.http_port,
-            "triton_grpc_port": self.triton.grpc_port,
             "triton_restarts": self.restarts,
             "models": len(self.models),
             "loaded": [

@@ -16,6 +16,7 @@ import contextlib
 import json
 import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -24,9 +25,11 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from infra.targets.local import workdir
 from infra.targets.local.front import Front
 from infra.targets.local.manager import ModelManager
 from infra.targets.local.options import EndpointOptions, check_name, state_dir
+from infra.targets.local.private import check_state_dir, open_private, write_private
 from infra.targets.local.runtime import find_runtime
 from tdk.errors import TdkError
 
@@ -42,6 +45,8 @@ class EndpointState:
     store: str
     workdir: str
     log: str
+    #: who ``pid`` is: boot id and start time (``process_identity``); a reused pid differs
+    identity: str = ""
 
 
 PROG = "python -m infra.targets.local.serve"
@@ -53,34 +58,53 @@ def state_path(name: str) -> Path:
 
 
 def read_state(name: str) -> EndpointState | None:
-    """The endpoint's state file, or None when absent or its process is gone."""
+    """The endpoint's state file, or None when absent, not ours, or its process is gone (or
+    its pid now belongs to another process: the file is stale then, and removed)."""
     path = state_path(name)
     try:
+        if path.stat().st_uid != os.geteuid():
+            return None  # planted by another user: never act on it
         state = EndpointState(**json.loads(path.read_text()))
-    except (OSError, ValueError, TypeError):
+    except (OSError, ValueError, TypeError, RecursionError):
         return None
-    if not _alive(state.pid):
+    if not is_endpoint(state):
         path.unlink(missing_ok=True)
         return None
     return state
 
 
-def _alive(pid: int) -> bool:
+def process_identity(pid: int) -> str:
+    """``<boot id>:<start time>`` of ``pid`` (``/proc/<pid>/stat`` field 22, clock ticks since
+    boot): a pid reused by another process, even after a reboot, has another; "" when gone."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return ""
+    if fields[0] == "Z":
+        return ""
+    return f"{boot}:{fields[19]}"  # fields after "comm" start at field 3
+
+
+def is_endpoint(state: EndpointState) -> bool:
+    """Whether ``state.pid`` is still the endpoint that wrote ``state``. A state file without
+    an identity (written by an older tdk) is trusted only when the process runs this module."""
+    current = process_identity(state.pid)
+    if not current:
         return False
-    except PermissionError:
-        return True
-    return True
+    if state.identity:
+        return current == state.identity
+    try:
+        command = Path(f"/proc/{state.pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return b"infra.targets.local.serve" in command
 
 
 def _write_state(state: EndpointState) -> None:
     path = state_path(state.name)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(asdict(state), indent=2))
-    os.replace(tmp, path)
+    check_state_dir(path.parent)
+    write_private(path, json.dumps(asdict(state), indent=2).encode())
 
 
 def bind(port: int) -> socket.socket:
@@ -118,6 +142,7 @@ def run(
         store=settings.store_url,
         workdir=str(settings.workdir_path),
         log=str(log_path or ""),
+        identity=process_identity(os.getpid()),
     )
 
     def ready() -> None:
@@ -185,10 +210,9 @@ def spawn(options: EndpointOptions, timeout: float = 120.0) -> EndpointState:
         raise TdkError(
             f"a local endpoint named {name!r} is already running", hint="run `tdk local down`"
         )
-    log_path = state_dir() / f"local-{name}.log"
-    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log_path = check_state_dir(state_dir()) / f"local-{name}.log"
     state_path(name).unlink(missing_ok=True)
-    with log_path.open("wb") as log:
+    with open_private(log_path) as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "infra.targets.local.serve", *args, "--log", str(log_path)],
             stdin=subprocess.DEVNULL,
@@ -212,6 +236,30 @@ def spawn(options: EndpointOptions, timeout: float = 120.0) -> EndpointState:
     raise TdkError(
         f"the local endpoint did not start within {timeout:.0f} s", hint=f"see {log_path}"
     )
+
+
+def stop(state: EndpointState, timeout: float = 30.0) -> None:
+    """SIGTERM the endpoint (it stops Triton), SIGKILL after ``timeout``; then remove its state
+    file and what a cut-off download left in its staging dir. Each signal goes only to the
+    process ``state`` identifies: a pid since reused by another process is never signalled."""
+    if is_endpoint(state):
+        _signal(state, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while is_endpoint(state) and time.monotonic() < deadline:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(state.pid, os.WNOHANG)  # reap it when it is our own child
+            time.sleep(0.1)
+        if is_endpoint(state):
+            _signal(state, signal.SIGKILL)
+    state_path(state.name).unlink(missing_ok=True)
+    root = Path(state.workdir)
+    if (root / workdir.MARKER).is_file():
+        workdir.remove(root, root / "staging")
+
+
+def _signal(state: EndpointState, number: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(state.pid, number)
 
 
 def main(argv: list[str] | None = None) -> int:
