@@ -17,8 +17,10 @@ from pathlib import Path, PurePosixPath
 
 from infra.targets.local import workdir
 from infra.targets.local.adapter import adapt_model_dir
+from infra.targets.local.private import private_dir
+from infra.targets.local.release import fetch_capped
 from packager.manifest import ManifestModel
-from packager.stores import Store, sha256_file
+from packager.stores import Store
 from tdk.errors import TdkError, UnsafeInputError
 from tdk.text import as_text
 
@@ -45,23 +47,30 @@ def model_dirs(entry: ManifestModel) -> tuple[str, ...]:
 
 
 def fetch_verified(store: Store, entry: ManifestModel, downloads: Path) -> Path:
-    """Download the archive and check size and sha256; a mismatch deletes it and raises."""
-    downloads.mkdir(parents=True, exist_ok=True)
+    """Download the archive (at most the manifest's size + 1 byte) and check its size and
+    sha256; a mismatch deletes it and raises. The message never quotes what was read (the
+    object may be a link to another file, whose size or digest is not the client's business)."""
+    private_dir(downloads)
     fd, name = tempfile.mkstemp(prefix=f"{entry.name}.", suffix=".tar.gz", dir=downloads)
     os.close(fd)
     path = Path(name)
     try:
-        store.download(entry.archive, path)
-        size = path.stat().st_size
-        digest = sha256_file(path)
+        size, digest = fetch_capped(store, entry.archive, path, entry.size)
     except BaseException:
         path.unlink(missing_ok=True)
         raise
+    if size > entry.size:
+        path.unlink(missing_ok=True)
+        raise ArchiveRejected(
+            f"{store.describe(entry.archive)} is larger than the manifest's {entry.size} bytes; "
+            "refused, not cached",
+            hint="the archive was modified after packaging: run `tdk package` again",
+        )
     if digest != entry.sha256 or size != entry.size:
         path.unlink(missing_ok=True)
         raise ArchiveRejected(
-            f"{store.describe(entry.archive)}: sha256 {digest[:16]}… ({size} bytes) does not "
-            f"match the manifest's {entry.sha256[:16]}… ({entry.size} bytes); refused, not cached",
+            f"{store.describe(entry.archive)} does not match the manifest's sha256 "
+            f"{entry.sha256[:16]}… ({entry.size} bytes); refused, not cached",
             hint="the archive was modified after packaging: run `tdk package` again",
         )
     return path

@@ -22,9 +22,10 @@ from infra.targets.local.errors import ApiError, model_error, not_ready, unavail
 from infra.targets.local.metrics import Metrics
 from infra.targets.local.options import EndpointOptions
 from infra.targets.local.private import write_private
+from infra.targets.local.release import read_manifest
 from infra.targets.local.runtime import Runtime, TritonProcess
 from infra.targets.local.upstream import UpstreamError, UpstreamPool
-from packager.manifest import MANIFEST_NAME, Manifest, ManifestModel
+from packager.manifest import Manifest, ManifestModel
 from packager.stores import Store, open_store
 from tdk.errors import StoreError, TdkError
 
@@ -73,8 +74,7 @@ class ModelManager:
 
     async def start(self) -> None:
         """Read the manifest, reset the repository, start Triton and watch it."""
-        raw = await asyncio.to_thread(self.store.get_bytes, MANIFEST_NAME)
-        self.manifest = Manifest.from_json(raw, self.store.describe(MANIFEST_NAME))
+        self.manifest = await asyncio.to_thread(read_manifest, self.store)
         self.models = {m.target_model: ModelState(m) for m in self.manifest.models}
         self.metrics.known = frozenset(self.models)
         root = workdir.claim(self.workdir, adopt=not self.settings.workdir)
