@@ -50,11 +50,14 @@ COUNTS = (
 )
 
 
+MAX_CACHE_GB = 1024.0**2  # 1 PiB: beyond any disk, and far from float overflow
+
+
 def _cache_bytes(cache_gb: float) -> int:
-    """``--cache-gb`` in bytes; a UsageError for nan, inf or a negative size."""
-    if not math.isfinite(cache_gb) or cache_gb < 0:
+    """``--cache-gb`` in bytes; a UsageError for nan, inf, 0 or less, or beyond 1 PiB."""
+    if not (math.isfinite(cache_gb) and 0 < cache_gb <= MAX_CACHE_GB) or int(cache_gb * GB) < 1:
         raise UsageError(
-            f"--cache-gb {cache_gb}: expected a finite number of GB >= 0",
+            f"--cache-gb {cache_gb:g}: expected a number of GB > 0 and at most {MAX_CACHE_GB:g}",
             hint=f"e.g. --cache-gb {default_of('cache_bytes') / GB:g}",
         )
     return int(cache_gb * GB)

@@ -25,6 +25,7 @@ from tdk.errors import TdkError, UnsafeInputError
 from tdk.text import as_text
 
 COPY_CHUNK = 1024 * 1024
+CACHE_HINT = "raise `tdk local up --cache-gb`, or lower --max-loaded-models"
 
 
 class ArchiveRejected(TdkError):
@@ -79,16 +80,27 @@ def fetch_verified(store: Store, entry: ManifestModel, downloads: Path) -> Path:
 def _member_path(member: tarfile.TarInfo, allowed: set[str], source: str) -> PurePosixPath:
     name = member.name
     path = PurePosixPath(name)
+    if "\\" in name:
+        raise UnsafeInputError(
+            f"{source}: {name!r} in archive: a backslash in a file name is refused (Windows "
+            "reads it as a directory separator)",
+            hint="rename the file in the model directory and re-package",
+        )
     if (
         not name
-        or name.startswith(("/", "\\"))
-        or "\\" in name
+        or name.startswith("/")
         or any(part in ("..", "") for part in name.rstrip("/").split("/"))
         or path.is_absolute()
     ):
         raise UnsafeInputError(
             f"{source}: unsafe path {name!r} in archive",
             hint="archives must hold relative paths without '..' (re-package with tdk)",
+        )
+    if any(ch == "\x7f" or ord(ch) < 0x20 for ch in name):
+        raise UnsafeInputError(
+            f"{source}: {name!r} in archive: a file name with a control character (a newline, "
+            "a tab) is refused",
+            hint="rename the file in the model directory and re-package",
         )
     if not (member.isfile() or member.isdir()):
         raise UnsafeInputError(
@@ -118,8 +130,9 @@ def extract_safely(archive: Path, dest: Path, entry: ManifestModel, max_bytes: i
                 written += member.size
                 if written > max_bytes:
                     raise ArchiveRejected(
-                        f"{entry.target_model}: extracts to more than {max_bytes} bytes",
-                        hint="raise the endpoint's disk cache size (--cache-bytes)",
+                        f"{entry.target_model}: extracts to more than the {max_bytes} bytes "
+                        "of disk cache left beside the loaded models",
+                        hint=CACHE_HINT,
                     )
                 target.parent.mkdir(parents=True, exist_ok=True)
                 source = tar.extractfile(member)
@@ -194,6 +207,11 @@ class DiskCache:
 
     def has(self, entry: ManifestModel) -> bool:
         return entry.target_model in self.sizes
+
+    def room(self, held: set[str]) -> int:
+        """Bytes left for another model once every extracted model not in ``held`` (loaded or
+        loading TargetModels) is trimmed."""
+        return self.limit - sum(self.sizes.get(target, 0) for target in held)
 
     def shared(self) -> frozenset[str]:
         """Directories already on disk (another archive's composing models): kept as they are."""

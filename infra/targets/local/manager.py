@@ -203,15 +203,23 @@ class ModelManager:
             state.loading = None
 
     async def _install(self, state: ModelState) -> None:
+        """Fetch and extract into what the disk cache has left beside the models that are
+        loaded or loading (idle ones are trimmed after): the cache never grows past its size."""
         entry = state.entry
+        room = self.disk.room(self.slots - {entry.target_model})
         try:
+            if room <= 0:
+                raise cache.ArchiveRejected(
+                    f"the {self.settings.cache_bytes}-byte disk cache is taken by loaded models",
+                    hint=cache.CACHE_HINT,
+                )
             result = await asyncio.to_thread(
                 cache.install,
                 self.store,
                 entry,
                 self.repository,
                 self.workdir / "staging",
-                self.settings.cache_bytes,
+                room,
                 skip=self.disk.shared(),
             )
         except StoreError as exc:
@@ -219,7 +227,8 @@ class ModelManager:
             raise model_error(f"cannot fetch {entry.target_model}: {exc.message}") from exc
         except TdkError as exc:
             self.metrics.count("ModelLoadFailures", entry.target_model)
-            raise model_error(f"{entry.target_model} refused: {exc.message}") from exc
+            fix = f" (hint: {exc.hint})" if exc.hint else ""
+            raise model_error(f"{entry.target_model} refused: {exc.message}{fix}") from exc
         self.metrics.observe("ModelDownloadingTime", result.download_s)
         self.disk.add(entry, result)
         idle = [s for s in self.models.values() if s.entry.target_model not in self.slots]

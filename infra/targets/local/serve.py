@@ -16,6 +16,7 @@ import contextlib
 import json
 import logging
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -154,7 +155,7 @@ def run(
     config = uvicorn.Config(
         front,
         loop="uvloop",
-        http=_protocol_class(),
+        http=_protocol_class(settings.header_timeout, connection_cap(settings.max_connections)),
         lifespan="on",
         access_log=False,
         log_level="warning",
@@ -182,12 +183,65 @@ def run(
                 state_path(settings.name).unlink()
 
 
-def _protocol_class() -> type[asyncio.Protocol]:
-    """uvicorn's httptools protocol, passing body chunks to ``receive()`` without copying."""
+def connection_cap(wanted: int) -> int:
+    """``--max-connections``, kept within half the open-file limit (the rest is for Triton's
+    connections, the store and extracted files)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    return min(wanted, max(8, soft // 2))
+
+
+_TIMED_OUT = b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+_BUSY = b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+
+
+def _protocol_class(header_timeout: float, max_connections: int) -> type[asyncio.Protocol]:
+    """uvicorn's httptools protocol, passing body chunks to ``receive()`` without copying,
+    closing a connection whose request line and headers take longer than ``header_timeout``
+    (uvicorn has no such timer: a silent client held its connection for ever), and refusing
+    connections beyond ``max_connections``."""
     from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
     class Protocol(HttpToolsProtocol):
+        _head_timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            if len(self.connections) > max_connections:
+                transport.write(_BUSY)
+                transport.close()
+                return
+            self._arm()
+
+        def _arm(self) -> None:
+            if self._head_timer is None:
+                self._head_timer = self.loop.call_later(header_timeout, self._head_timed_out)
+
+        def _disarm(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+
+        def _head_timed_out(self) -> None:
+            self._head_timer = None
+            if not self.transport.is_closing():
+                self.transport.write(_TIMED_OUT)
+                self.transport.close()
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            self._arm()  # the next request on a kept-alive connection: its head is timed too
+
+        def on_headers_complete(self) -> None:
+            self._disarm()
+            super().on_headers_complete()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
         def on_body(self, body: bytes) -> None:
             cycle = self.cycle
             if cycle.body or cycle.response_complete or self.parser.should_upgrade():
