@@ -76,6 +76,8 @@ def test_triton_repository_api_refuses_callers_without_the_secret(
         assert post(triton, {}, b"{}", path)[0] == 403, path
     assert not marker.exists()
     assert _infer(endpoint) == [0.0]  # still loaded: the unload was refused
+    name, secret = endpoint.triton()["repository_header"]  # from the endpoint's private file
+    assert post(triton, {name: secret}, b"{}", "/v2/repository/index")[0] == 200
     # inference stays open (tdk invoke --url against the endpoint's Triton works)
     body = {"inputs": [{"name": "x", "shape": [1], "datatype": "FP32", "data": [1.0]}]}
     answer = post(triton, {}, json.dumps(body).encode(), "/v2/models/sleeper-0/infer")

@@ -21,7 +21,6 @@ from infra.targets.local import cache, workdir
 from infra.targets.local.errors import ApiError, model_error, not_ready, unavailable, validation
 from infra.targets.local.metrics import Metrics
 from infra.targets.local.options import EndpointOptions
-from infra.targets.local.private import write_private
 from infra.targets.local.release import read_manifest
 from infra.targets.local.runtime import Runtime, TritonProcess
 from infra.targets.local.upstream import UpstreamError, UpstreamPool
@@ -30,7 +29,6 @@ from packager.stores import Store, open_store
 from tdk.errors import StoreError, TdkError
 
 log = logging.getLogger("tdk.local")
-TRITON_FILE = "triton.json"  # in the work dir, 0600: the Triton child's pid and ports
 IDLE_GRACE = 0.2  # seconds without requests before a loaded model counts as idle
 
 
@@ -93,11 +91,6 @@ class ModelManager:
         await self.triton.start()
         self.pool.close()
         self.pool = UpstreamPool("127.0.0.1", self.triton.http_port)
-        # /tdk/status (open to any local user) does not say where Triton listens; this user's
-        # own tools (bench, tests) read it here
-        ports = {"pid": self.triton.pid, "http_port": self.triton.http_port}
-        ports["grpc_port"] = self.triton.grpc_port
-        write_private(self.workdir / TRITON_FILE, json.dumps(ports).encode())
         self.ready.set()
 
     async def stop(self) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import json
 import logging
 import os
 import secrets
@@ -19,7 +20,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from infra.targets.local.private import hide_argument, open_private, private_dir
+from infra.targets.local.private import hide_argument, open_private, private_dir, write_private
 from tdk.errors import TdkError
 
 logger = logging.getLogger("tdk.local")
@@ -29,6 +30,7 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 _PR_SET_PDEATHSIG = 1
 #: the request header Triton's model-repository API demands (``--http-restricted-api``)
 REPOSITORY_HEADER = "tdk-repository-key"
+TRITON_FILE = "triton.json"
 
 
 class RuntimeMissing(TdkError):
@@ -213,6 +215,15 @@ class TritonProcess:
                 self.proc.pid,
                 self.proc.pid,
             )
+        self._record()
+
+    def _record(self) -> None:
+        """``<workdir>/triton.json`` (0600): pid, ports and the repository API header, for this
+        user's own tools (bench, tests); ``/tdk/status``, open to any local user, says none."""
+        known: dict[str, object] = {"pid": self.pid, "http_port": self.http_port}
+        known["grpc_port"] = self.grpc_port
+        known["repository_header"] = list(next(iter(self.repository_headers), ()))
+        write_private(self.workdir / TRITON_FILE, json.dumps(known).encode())
 
     async def _wait_live(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
