@@ -171,3 +171,24 @@ def test_an_archive_linked_to_another_file_reveals_nothing_of_it(
     assert all(digest[i : i + 8] not in text for i in range(0, 64, 8)), text
     assert _staged(endpoint) == []
     assert _invoke(endpoint, "sleeper-2.tar.gz")[0] == 200  # the others still serve
+
+
+def test_an_s3_download_stops_past_the_size_and_leaves_no_part(
+    moto_endpoint: str, tmp_path: Path
+) -> None:
+    """Remote stores: the download is stopped once it reports more than the size."""
+    import boto3
+
+    bucket = f"tdk-{os.urandom(4).hex()}"
+    boto3.client("s3", endpoint_url=moto_endpoint).create_bucket(Bucket=bucket)
+    store = open_store(f"s3://{bucket}/r1", endpoint_url=moto_endpoint)
+    payload = os.urandom(3 * 1024 * 1024)
+    store.put_bytes("mme/m.tar.gz", payload)
+    dest = tmp_path / "dl" / "m.tar.gz"
+    dest.parent.mkdir()
+    size, digest = fetch_capped(store, "mme/m.tar.gz", dest, 1000)
+    assert size == 1001 and digest == ""
+    exact = fetch_capped(store, "mme/m.tar.gz", dest, len(payload))
+    assert exact == (len(payload), hashlib.sha256(payload).hexdigest())
+    dest.unlink()
+    assert list(dest.parent.iterdir()) == []  # no .part, whichever way it ended
