@@ -110,3 +110,12 @@ def test_down_removes_what_a_cut_off_download_left(
     assert result.exit_code == 0, result.output
     assert not part.exists() and not (work / "staging").exists()
     assert work.is_dir()  # only staging goes
+
+
+def test_up_refuses_a_state_dir_others_may_write(tmp_path: Path, state_dir: Path) -> None:
+    """Another user could plant a state file naming any process there: refused, not used."""
+    state_dir.chmod(0o777)
+    result = runner.invoke(app, ["local", "up", "--store", str(tmp_path), "--detach"])
+    assert result.exit_code == 1, result.output
+    assert "writable by other users" in result.output and "chmod 700" in result.output
+    assert list(state_dir.iterdir()) == []  # no log, no state written there
