@@ -23,7 +23,8 @@ MANIFEST_MAX_BYTES = 64 * 1024 * 1024  # a release of 10,000 copies is a few MB
 JSON_MAX_DEPTH = 32  # a manifest nests 5 deep (models, a model, inputs, a spec, dims)
 CHUNK = 1024 * 1024
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_BRACKETS = re.compile(rb"[\[\]{}]")
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_OPENING = b"[{"
 REPACKAGE = "re-package the release with `tdk package` (it writes only valid names)"
 
 
@@ -44,10 +45,9 @@ def read_manifest(store: Store) -> Manifest:
             f"{source} is larger than {MANIFEST_MAX_BYTES} bytes; not a tdk manifest",
             hint="point --store at a release written by `tdk package --dest`",
         )
-    depth = json_depth(raw)
-    if depth > JSON_MAX_DEPTH:
+    if json_depth(raw) > JSON_MAX_DEPTH:
         raise TdkError(
-            f"{source}: JSON nested {depth} deep (a manifest nests at most {JSON_MAX_DEPTH})",
+            f"{source}: JSON nested more than {JSON_MAX_DEPTH} deep (a manifest nests 5 deep)",
             hint="point --store at a release written by `tdk package --dest`",
         )
     manifest = Manifest.from_json(raw, source)
@@ -55,12 +55,16 @@ def read_manifest(store: Store) -> Manifest:
     return manifest
 
 
-def json_depth(raw: bytes) -> int:
-    """How deep ``raw``'s arrays and objects nest (strings skipped), without parsing it."""
+def json_depth(raw: bytes, limit: int = JSON_MAX_DEPTH) -> int:
+    """How deep ``raw``'s arrays and objects nest (strings skipped), without parsing it; the
+    count stops once past ``limit`` (a hostile manifest is all brackets)."""
     depth = deepest = 0
-    for bracket in _BRACKETS.findall(_STRING.sub(b"", raw)):
-        depth += 1 if bracket in b"[{" else -1
-        deepest = max(deepest, depth)
+    for byte in _STRING.sub(b"", raw).translate(None, _NOT_BRACKETS):
+        depth += 1 if byte in _OPENING else -1
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                break
     return deepest
 
 
