@@ -119,3 +119,18 @@ def test_up_refuses_a_state_dir_others_may_write(tmp_path: Path, state_dir: Path
     assert result.exit_code == 1, result.output
     assert "writable by other users" in result.output and "chmod 700" in result.output
     assert list(state_dir.iterdir()) == []  # no log, no state written there
+
+
+def test_a_work_dir_another_user_owns_is_refused(tmp_path: Path) -> None:
+    """Another user's directory (pre-created to read or swap what the endpoint extracts)."""
+    from infra.targets.local import workdir
+    from tdk.errors import UnsafeInputError
+
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give a directory to another user")
+    planted = tmp_path / "work"
+    planted.mkdir(mode=0o777)
+    os.chown(planted, 65534, 65534)
+    with pytest.raises(UnsafeInputError, match="belongs to uid 65534"):
+        workdir.claim(planted)
+    assert list(planted.iterdir()) == []  # no marker written into it
