@@ -150,6 +150,12 @@ def status(url: str) -> dict[str, Any]:
         return dict(json.loads(response.read()))
 
 
+def triton_of(state: Path) -> dict[str, Any]:
+    """The endpoint's Triton (pid, ports, repository API header): a private file in its work
+    dir; ``/tdk/status``, open to any local user, does not say."""
+    return dict(json.loads((state / "local-local" / "triton.json").read_text()))
+
+
 def make_release(work: Path) -> Path:
     import importlib.util
 
@@ -170,7 +176,9 @@ def cold_and_raw(url: str, manifest: Any, workdir: Path) -> dict[str, float]:
     from packager.config import dump_config, load_config
 
     front_port = int(url.rsplit(":", 1)[1])
-    triton = Path_(status(url)["triton_http_port"], front=False)
+    known = triton_of(workdir)
+    triton = Path_(known["http_port"], front=False)
+    restricted = dict([known["repository_header"]])  # the repository API needs it
     colds, raws, downloads = [], [], []
     for index in (1, 2):
         model = manifest.by_target_model(f"text_classifier-{index}.tar.gz")
@@ -188,10 +196,10 @@ def cold_and_raw(url: str, manifest: Any, workdir: Path) -> dict[str, float]:
         config.name = raw
         (repository / raw / "config.pbtxt").write_text(dump_config(config))
         started = time.perf_counter()
-        code, _, _ = triton.client.post(f"/v2/repository/models/{raw}/load", b"", {})
+        code, _, _ = triton.client.post(f"/v2/repository/models/{raw}/load", b"", restricted)
         raws.append((time.perf_counter() - started) * 1000)
         assert code == 200, code
-        triton.client.post(f"/v2/repository/models/{raw}/unload", b"", {})
+        triton.client.post(f"/v2/repository/models/{raw}/unload", b"", restricted)
     return {
         "cold_ms": statistics.median(colds),
         "raw_load_ms": statistics.median(raws),
@@ -199,12 +207,11 @@ def cold_and_raw(url: str, manifest: Any, workdir: Path) -> dict[str, float]:
     }
 
 
-def measure(url: str, manifest: Any, scale: float = 1.0) -> dict[str, float]:
+def measure(url: str, manifest: Any, triton_port: int, scale: float = 1.0) -> dict[str, float]:
     """The figures; ``scale`` < 1 shortens every loop (``--quick``: a smoke run, not figures)."""
     from infra.targets.sagemaker.runtime import SageMakerRuntimeTarget
 
     front_port = int(url.rsplit(":", 1)[1])
-    triton_port = status(url)["triton_http_port"]
     text = manifest.by_target_model("text_classifier-0.tar.gz")
     image = manifest.by_target_model("image_classifier-0.tar.gz")
     target = FrontTarget(front_port)
@@ -277,7 +284,8 @@ def main() -> int:
         manifest = Manifest.from_json((store / "manifest.json").read_text())
         proc, url = start_endpoint(store, work / "state")
         figures = cold_and_raw(url, manifest, work / "state")
-        figures.update(measure(url, manifest, 0.05 if args.quick else 1.0))
+        port = triton_of(work / "state")["http_port"]
+        figures.update(measure(url, manifest, port, 0.05 if args.quick else 1.0))
     finally:
         if proc is not None:
             proc.send_signal(signal.SIGTERM)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json as jsonlib
 import math
-import os
-import signal
 import time
 import urllib.error
 import urllib.request
@@ -53,11 +51,14 @@ COUNTS = (
 )
 
 
+MAX_CACHE_GB = 1024.0**2  # 1 PiB: beyond any disk, and far from float overflow
+
+
 def _cache_bytes(cache_gb: float) -> int:
-    """``--cache-gb`` in bytes; a UsageError for nan, inf or a negative size."""
-    if not math.isfinite(cache_gb) or cache_gb < 0:
+    """``--cache-gb`` in bytes; a UsageError for nan, inf, 0 or less, or beyond 1 PiB."""
+    if not (math.isfinite(cache_gb) and 0 < cache_gb <= MAX_CACHE_GB) or int(cache_gb * GB) < 1:
         raise UsageError(
-            f"--cache-gb {cache_gb}: expected a finite number of GB >= 0",
+            f"--cache-gb {cache_gb:g}: expected a number of GB > 0 and at most {MAX_CACHE_GB:g}",
             hint=f"e.g. --cache-gb {default_of('cache_bytes') / GB:g}",
         )
     return int(cache_gb * GB)
@@ -166,30 +167,11 @@ def status(name: NameOpt = "local", json: JsonOpt = False) -> None:
 
 
 def stop_endpoint(name: str, timeout: float = 30.0) -> int:
-    """SIGTERM the endpoint (it stops Triton), SIGKILL after ``timeout``; its pid."""
-    from infra.targets.local.serve import state_path
+    """Stop the running endpoint ``name`` (SIGTERM, then SIGKILL after ``timeout``); its pid."""
+    from infra.targets.local.serve import stop
 
     state = _running(name)
-    try:
-        os.kill(state.pid, signal.SIGTERM)
-    except ProcessLookupError:  # it died on its own: only its state file is left
-        state_path(name).unlink(missing_ok=True)
-        return int(state.pid)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if os.waitpid(state.pid, os.WNOHANG)[0] == state.pid:
-                break  # it was our own child (started by `up --detach` in this process)
-        except ChildProcessError:
-            pass
-        try:
-            os.kill(state.pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.1)
-    else:
-        os.kill(state.pid, signal.SIGKILL)
-    state_path(name).unlink(missing_ok=True)
+    stop(state, timeout)
     return int(state.pid)
 
 

@@ -18,7 +18,7 @@ def name_problem(name: str) -> str | None:
         return f"is {len(name)} characters long (at most {MAX_NAME_LENGTH})"
     if name in (".", ".."):
         return "is a path component, not a name"
-    if not NAME_PATTERN.match(name):
+    if not NAME_PATTERN.fullmatch(name):  # match() lets "name\n" through (`$`)
         bad = sorted({ch for ch in name if not re.match(r"[A-Za-z0-9._-]", ch)})
         if bad:
             return f"contains {''.join(bad)!r}; only letters, digits, '.', '_' and '-' are allowed"

@@ -81,7 +81,9 @@ class LocalTriton:
         (self.model_dir / CONFIG_NAME).write_text(dump_config(config), encoding="utf-8")
         conn = http.client.HTTPConnection("127.0.0.1", self._triton.http_port, LOAD_TIMEOUT_S)
         try:
-            conn.request("POST", f"/v2/repository/models/{self.name}/load", body=b"{}")
+            path = f"/v2/repository/models/{self.name}/load"
+            headers = dict(self._triton.repository_headers)  # its repository API is restricted
+            conn.request("POST", path, body=b"{}", headers=headers)
             response = conn.getresponse()
             body = response.read()
         except (OSError, http.client.HTTPException) as exc:

@@ -55,7 +55,7 @@ def served(sample_repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
     )
     assert result.exit_code == 0, result.output
     manifest = Manifest.from_json((store / "manifest.json").read_text())
-    triton = _Triton(runtime, store / "repository", tmp_path_factory.mktemp("triton"))
+    triton = _Triton(runtime, store / "repository", tmp_path_factory.mktemp("triton"), False)
     loop = asyncio.new_event_loop()
     loop.run_until_complete(triton.start())
     try:

@@ -100,14 +100,14 @@ def test_invoke_grpc_against_the_local_triton(endpoint: Endpoint) -> None:
     text = ["--target-model", "tokenizer-0.tar.gz", "--text", "hello grpc", "--json"]
     local = runner.invoke(app, ["invoke", *text])  # loads tokenizer-0 into the local Triton
     assert local.exit_code == 0, local.output
-    status = endpoint.status()
+    ports = endpoint.triton()
     store = ["--store", str(endpoint.store)]
-    grpc_url = f"127.0.0.1:{status['triton_grpc_port']}"
+    grpc_url = f"127.0.0.1:{ports['grpc_port']}"
     grpc = runner.invoke(
         app, ["invoke", "--target", "gke", "--grpc", "--url", grpc_url, *store, *text]
     )
     assert grpc.exit_code == 0, grpc.output
-    http_url = f"http://127.0.0.1:{status['triton_http_port']}"
+    http_url = f"http://127.0.0.1:{ports['http_port']}"
     http = runner.invoke(app, ["invoke", "--target", "gke", "--url", http_url, *store, *text])
     assert http.exit_code == 0, http.output
     outputs: list[dict[str, Any]] = [

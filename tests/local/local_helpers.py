@@ -132,6 +132,12 @@ class Endpoint:
         with urllib.request.urlopen(f"{self.url}/tdk/status", timeout=10) as response:
             return dict(json.loads(response.read()))
 
+    def triton(self, name: str = "local") -> dict[str, Any]:
+        """Its Triton: ``pid``, ``http_port``, ``grpc_port``, ``repository_header`` (a private
+        file in the work dir; ``/tdk/status`` does not say)."""
+        path = self.state_dir / f"local-{name}" / "triton.json"
+        return dict(json.loads(path.read_text()))
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)

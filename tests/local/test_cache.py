@@ -75,10 +75,32 @@ def test_unsafe_members_refused(tmp_path: Path, member: tarfile.TarInfo) -> None
     assert not (tmp_path / "escape").exists()
 
 
+@pytest.mark.parametrize(
+    ("name", "fragment"),
+    [
+        ("m/1/a\\b.txt", "a backslash in a file name is refused"),
+        ("m/1/a\nb.txt", "a control character (a newline, a tab) is refused"),
+        ("m/1/tab\there", "a control character"),
+    ],
+    ids=["backslash", "newline", "tab"],
+)
+def test_unportable_member_names_refused_with_the_reason(
+    tmp_path: Path, name: str, fragment: str
+) -> None:
+    """What `tdk package` must never write; an archive from elsewhere gets a clear refusal."""
+    archive = _archive(tmp_path / "a.tar.gz", [_file("m/config.pbtxt"), _file(name)])
+    dest = tmp_path / "out"
+    dest.mkdir()
+    with pytest.raises(UnsafeInputError, match="re-package") as info:
+        extract_safely(archive, dest, _entry(), max_bytes=1 << 20)
+    assert fragment in info.value.message and repr(name) in info.value.message
+    assert not list(dest.rglob("*.txt")) and not list(dest.rglob("tab*"))
+
+
 def test_extraction_is_bounded(tmp_path: Path) -> None:
     archive = _archive(tmp_path / "a.tar.gz", [_file("m/config.pbtxt", 2048)])
     (tmp_path / "out").mkdir()
-    with pytest.raises(ArchiveRejected, match="more than 1000 bytes"):
+    with pytest.raises(ArchiveRejected, match="more than the 1000 bytes of disk cache"):
         extract_safely(archive, tmp_path / "out", _entry(), max_bytes=1000)
 
 

@@ -49,7 +49,7 @@ def triton(sample_repo: Path, tmp_path: Path) -> Iterator[TritonProcess]:
     for name in MODELS:
         shutil.copytree(sample_repo / name, repo / name)
         adapt_model_dir(repo / name)
-    process = TritonProcess(runtime, repo, tmp_path / "triton")
+    process = TritonProcess(runtime, repo, tmp_path / "triton", restricted=False)  # a plain Triton
     loop = asyncio.new_event_loop()  # the process's transport lives on one loop
     loop.run_until_complete(process.start())
     try:

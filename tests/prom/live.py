@@ -76,7 +76,7 @@ def triton(workdir: Path) -> Iterator[tuple[ScrapedTriton, Callable[[], None]]]:
     """Triton with the slow model loaded; yields it and an idempotent stop."""
     repository = workdir / "models"
     shutil.copytree(MODELS, repository)
-    process = ScrapedTriton(find_runtime(), repository, workdir / "triton")
+    process = ScrapedTriton(find_runtime(), repository, workdir / "triton", restricted=False)
     # a private loop, never installed as the thread's current one: other tests (Pulumi's mocks)
     # rely on the main thread's loop, which asyncio.Runner would reset to None on close
     loop = asyncio.new_event_loop()

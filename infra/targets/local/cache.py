@@ -17,12 +17,15 @@ from pathlib import Path, PurePosixPath
 
 from infra.targets.local import workdir
 from infra.targets.local.adapter import adapt_model_dir
+from infra.targets.local.private import private_dir
+from infra.targets.local.release import fetch_capped
 from packager.manifest import ManifestModel
-from packager.stores import Store, sha256_file
+from packager.stores import Store
 from tdk.errors import TdkError, UnsafeInputError
 from tdk.text import as_text
 
 COPY_CHUNK = 1024 * 1024
+CACHE_HINT = "raise `tdk local up --cache-gb`, or lower --max-loaded-models"
 
 
 class ArchiveRejected(TdkError):
@@ -45,28 +48,35 @@ def model_dirs(entry: ManifestModel) -> tuple[str, ...]:
 
 
 def fetch_verified(store: Store, entry: ManifestModel, downloads: Path) -> Path:
-    """Download the archive and check size and sha256; a mismatch deletes it and raises."""
+    """Download the archive (at most the manifest's size + 1 byte) and check its size and
+    sha256; a mismatch deletes it and raises. The message never quotes what was read (the
+    object may be a link to another file, whose size or digest is not the client's business)."""
     if not entry.archive:  # packaged without an mme/ archive (decoupled): say why
         raise TdkError(
             f"{entry.target_model} has no archive in this release: {entry.mme_left_out}",
             hint="serve it from the release's repository/ on a Kubernetes target (gke, eks)",
         )
-    downloads.mkdir(parents=True, exist_ok=True)
+    private_dir(downloads)
     fd, name = tempfile.mkstemp(prefix=f"{entry.name}.", suffix=".tar.gz", dir=downloads)
     os.close(fd)
     path = Path(name)
     try:
-        store.download(entry.archive, path)
-        size = path.stat().st_size
-        digest = sha256_file(path)
+        size, digest = fetch_capped(store, entry.archive, path, entry.size)
     except BaseException:
         path.unlink(missing_ok=True)
         raise
+    if size > entry.size:
+        path.unlink(missing_ok=True)
+        raise ArchiveRejected(
+            f"{store.describe(entry.archive)} is larger than the manifest's {entry.size} bytes; "
+            "refused, not cached",
+            hint="the archive was modified after packaging: run `tdk package` again",
+        )
     if digest != entry.sha256 or size != entry.size:
         path.unlink(missing_ok=True)
         raise ArchiveRejected(
-            f"{store.describe(entry.archive)}: sha256 {digest[:16]}… ({size} bytes) does not "
-            f"match the manifest's {entry.sha256[:16]}… ({entry.size} bytes); refused, not cached",
+            f"{store.describe(entry.archive)} does not match the manifest's sha256 "
+            f"{entry.sha256[:16]}… ({entry.size} bytes); refused, not cached",
             hint="the archive was modified after packaging: run `tdk package` again",
         )
     return path
@@ -75,16 +85,27 @@ def fetch_verified(store: Store, entry: ManifestModel, downloads: Path) -> Path:
 def _member_path(member: tarfile.TarInfo, allowed: set[str], source: str) -> PurePosixPath:
     name = member.name
     path = PurePosixPath(name)
+    if "\\" in name:
+        raise UnsafeInputError(
+            f"{source}: {name!r} in archive: a backslash in a file name is refused (Windows "
+            "reads it as a directory separator)",
+            hint="rename the file in the model directory and re-package",
+        )
     if (
         not name
-        or name.startswith(("/", "\\"))
-        or "\\" in name
+        or name.startswith("/")
         or any(part in ("..", "") for part in name.rstrip("/").split("/"))
         or path.is_absolute()
     ):
         raise UnsafeInputError(
             f"{source}: unsafe path {name!r} in archive",
             hint="archives must hold relative paths without '..' (re-package with tdk)",
+        )
+    if any(ch == "\x7f" or ord(ch) < 0x20 for ch in name):
+        raise UnsafeInputError(
+            f"{source}: {name!r} in archive: a file name with a control character (a newline, "
+            "a tab) is refused",
+            hint="rename the file in the model directory and re-package",
         )
     if not (member.isfile() or member.isdir()):
         raise UnsafeInputError(
@@ -114,8 +135,9 @@ def extract_safely(archive: Path, dest: Path, entry: ManifestModel, max_bytes: i
                 written += member.size
                 if written > max_bytes:
                     raise ArchiveRejected(
-                        f"{entry.target_model}: extracts to more than {max_bytes} bytes",
-                        hint="raise the endpoint's disk cache size (--cache-bytes)",
+                        f"{entry.target_model}: extracts to more than the {max_bytes} bytes "
+                        "of disk cache left beside the loaded models",
+                        hint=CACHE_HINT,
                     )
                 target.parent.mkdir(parents=True, exist_ok=True)
                 source = tar.extractfile(member)
@@ -190,6 +212,11 @@ class DiskCache:
 
     def has(self, entry: ManifestModel) -> bool:
         return entry.target_model in self.sizes
+
+    def room(self, held: set[str]) -> int:
+        """Bytes left for another model once every extracted model not in ``held`` (loaded or
+        loading TargetModels) is trimmed."""
+        return self.limit - sum(self.sizes.get(target, 0) for target in held)
 
     def shared(self) -> frozenset[str]:
         """Directories already on disk (another archive's composing models): kept as they are."""

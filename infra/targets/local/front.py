@@ -259,8 +259,10 @@ def json_header_size(content_type: str, body_length: int) -> int | None:
     hint = f"expected 1..{body_length}, the byte length of the JSON header at the body's start"
     if raw is None:
         raise validation(f"Content-Type {BINARY_TYPE} needs json-header-size=N ({hint})")
-    if not raw.isdigit() or not 0 < int(raw) <= body_length:
-        raise validation(f"Content-Type parameter json-header-size={raw!r} is invalid ({hint})")
+    # isdigit() accepts other scripts' digits and int() refuses over 4300 digits: ASCII, short
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 19) or not 0 < int(raw) <= body_length:
+        shown = raw if len(raw) <= 20 else f"{raw[:20]}… ({len(raw)} characters)"
+        raise validation(f"Content-Type parameter json-header-size={shown!r} is invalid ({hint})")
     return int(raw)
 
 

@@ -21,9 +21,10 @@ from infra.targets.local import cache, workdir
 from infra.targets.local.errors import ApiError, model_error, not_ready, unavailable, validation
 from infra.targets.local.metrics import Metrics
 from infra.targets.local.options import EndpointOptions
+from infra.targets.local.release import read_manifest
 from infra.targets.local.runtime import Runtime, TritonProcess
 from infra.targets.local.upstream import UpstreamError, UpstreamPool
-from packager.manifest import MANIFEST_NAME, Manifest, ManifestModel
+from packager.manifest import Manifest, ManifestModel
 from packager.stores import Store, open_store
 from tdk.errors import StoreError, TdkError
 
@@ -63,6 +64,7 @@ class ModelManager:
         self._changed = asyncio.Event()
         self._waiting = 0
         self._stopping = False
+        self._claimed = False
         self._watcher: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
         self.store: Store = open_store(settings.store_url, settings.store_endpoint_url)
@@ -70,11 +72,11 @@ class ModelManager:
 
     async def start(self) -> None:
         """Read the manifest, reset the repository, start Triton and watch it."""
-        raw = await asyncio.to_thread(self.store.get_bytes, MANIFEST_NAME)
-        self.manifest = Manifest.from_json(raw, self.store.describe(MANIFEST_NAME))
+        self.manifest = await asyncio.to_thread(read_manifest, self.store)
         self.models = {m.target_model: ModelState(m) for m in self.manifest.models}
         self.metrics.known = frozenset(self.models)
         root = workdir.claim(self.workdir, adopt=not self.settings.workdir)
+        self._claimed = True
         self.workdir = root
         self.repository = root / "repository"
         self.disk = cache.DiskCache(self.repository, self.settings.cache_bytes)
@@ -99,6 +101,8 @@ class ModelManager:
                 await self._watcher
         self.pool.close()
         await self.triton.stop()
+        if self._claimed:  # the work dir is the endpoint's: its staging goes
+            workdir.remove(self.workdir, self.workdir / "staging")
 
     async def _watch(self) -> None:
         """Triton died: forget what was loaded, restart it; models reload on demand."""
@@ -192,15 +196,23 @@ class ModelManager:
             state.loading = None
 
     async def _install(self, state: ModelState) -> None:
+        """Fetch and extract into what the disk cache has left beside the models that are
+        loaded or loading (idle ones are trimmed after): the cache never grows past its size."""
         entry = state.entry
+        room = self.disk.room(self.slots - {entry.target_model})
         try:
+            if room <= 0:
+                raise cache.ArchiveRejected(
+                    f"the {self.settings.cache_bytes}-byte disk cache is taken by loaded models",
+                    hint=cache.CACHE_HINT,
+                )
             result = await asyncio.to_thread(
                 cache.install,
                 self.store,
                 entry,
                 self.repository,
                 self.workdir / "staging",
-                self.settings.cache_bytes,
+                room,
                 skip=self.disk.shared(),
             )
         except StoreError as exc:
@@ -208,7 +220,8 @@ class ModelManager:
             raise model_error(f"cannot fetch {entry.target_model}: {exc.message}") from exc
         except TdkError as exc:
             self.metrics.count("ModelLoadFailures", entry.target_model)
-            raise model_error(f"{entry.target_model} refused: {exc.message}") from exc
+            fix = f" (hint: {exc.hint})" if exc.hint else ""
+            raise model_error(f"{entry.target_model} refused: {exc.message}{fix}") from exc
         self.metrics.observe("ModelDownloadingTime", result.download_s)
         self.disk.add(entry, result)
         idle = [s for s in self.models.values() if s.entry.target_model not in self.slots]
@@ -218,7 +231,9 @@ class ModelManager:
         name = state.entry.name
         started = time.monotonic()
         try:
-            response = await self.pool.request("POST", f"/v2/repository/models/{name}/load")
+            response = await self.pool.request(
+                "POST", f"/v2/repository/models/{name}/load", headers=self.triton.repository_headers
+            )
         except UpstreamError as exc:
             raise unavailable(
                 f"the local Triton runtime failed while loading {name}: {exc}"
@@ -322,7 +337,11 @@ class ModelManager:
         names += [n for n in reversed(cache.model_dirs(victim.entry)) if n not in in_use]
         try:
             for name in dict.fromkeys(names):
-                await self.pool.request("POST", f"/v2/repository/models/{name}/unload")
+                await self.pool.request(
+                    "POST",
+                    f"/v2/repository/models/{name}/unload",
+                    headers=self.triton.repository_headers,
+                )
         except UpstreamError:
             return  # Triton died: the watcher resets everything
         self.metrics.count("ModelUnloads", target)
@@ -336,7 +355,9 @@ class ModelManager:
         deadline = time.monotonic() + timeout
         with contextlib.suppress(UpstreamError, ValueError):
             while time.monotonic() < deadline:
-                response = await self.pool.request("POST", "/v2/repository/index", b"{}")
+                response = await self.pool.request(
+                    "POST", "/v2/repository/index", b"{}", headers=self.triton.repository_headers
+                )
                 busy = [
                     item
                     for item in json.loads(response.body or b"[]")
@@ -359,8 +380,6 @@ class ModelManager:
             "store": self.settings.store_url,
             "max_loaded_models": self.settings.max_loaded,
             "triton_pid": self.triton.pid,
-            "triton_http_port": self.triton.http_port,
-            "triton_grpc_port": self.triton.grpc_port,
             "triton_restarts": self.restarts,
             "models": len(self.models),
             "loaded": [

@@ -68,6 +68,18 @@ class EndpointOptions:
     keep_alive: float = _opt(
         "--keep-alive-timeout", "Seconds an idle client connection is kept open.", 5.0, float
     )
+    header_timeout: float = _opt(
+        "--header-timeout",
+        "Seconds a client has to send a request's line and headers.",
+        10.0,
+        float,
+    )
+    max_connections: int = _opt(
+        "--max-connections",
+        "Client connections held at once; beyond, new ones are closed.",
+        256,
+        int,
+    )
     workdir: str | None = _opt("--workdir", "Work directory (default: in the state dir).", None)
     store_endpoint_url: str | None = _opt(
         "--store-endpoint-url", "S3-compatible endpoint for s3:// stores.", None
@@ -83,10 +95,11 @@ class EndpointOptions:
             raise UsageError(
                 "--store is empty", hint="pass the release URL (file://, s3://, gs://)"
             )
-        for name in ("max_loaded", "cache_bytes", "max_body"):
+        for name in ("max_loaded", "cache_bytes", "max_body", "max_connections"):
             self._positive(name, int(getattr(self, name)))
         for name in ("body_timeout", "invocation_timeout", "capacity_timeout", "keep_alive"):
             self._positive(name, float(getattr(self, name)))
+        self._positive("header_timeout", self.header_timeout)
         if self.min_residency < 0:
             raise UsageError("--min-residency must be >= 0", hint="e.g. --min-residency 2")
 

@@ -10,19 +10,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import json
+import logging
 import os
+import secrets
 import signal
 import socket
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from infra.targets.local.private import hide_argument, open_private, private_dir, write_private
 from tdk.errors import TdkError
 
+logger = logging.getLogger("tdk.local")
 RUNTIME_ENV = "TDK_TRITON_RUNTIME"
 SHM_DIR = Path("/dev/shm")
 REPO_ROOT = Path(__file__).resolve().parents[3]
 _PR_SET_PDEATHSIG = 1
+#: the request header Triton's model-repository API demands (``--http-restricted-api``)
+REPOSITORY_HEADER = "tdk-repository-key"
+TRITON_FILE = "triton.json"
 
 
 class RuntimeMissing(TdkError):
@@ -105,12 +113,24 @@ def _die_with_parent() -> None:
 
 
 class TritonProcess:
-    """One Triton server child: explicit model control, every listener on 127.0.0.1."""
+    """One Triton server child: explicit model control, every listener on 127.0.0.1.
 
-    def __init__(self, runtime: Runtime, repository: Path, workdir: Path) -> None:
+    ``restricted`` (the default): Triton's model-repository API (load, unload, index; a load
+    may carry files, i.e. code) answers 403 unless the request carries a secret drawn at each
+    start, over HTTP and gRPC alike; ``repository_headers`` is what our own calls send. Triton
+    2.51 (the runtime wheel's) takes ``--http-restricted-api=model-repository:<header>=<value>``
+    and ``--grpc-restricted-protocol=...``: measured 2026-11-26 (docs ENVIRONMENT.md), flags in
+    https://github.com/triton-inference-server/server/blob/main/docs/customization_guide/inference_protocols.md
+    """
+
+    def __init__(
+        self, runtime: Runtime, repository: Path, workdir: Path, restricted: bool = True
+    ) -> None:
         self.runtime = runtime
         self.repository = repository
         self.workdir = workdir
+        self.restricted = restricted
+        self._secret = ""
         self.log_path = workdir / "triton.log"
         self.http_port = 0
         self.grpc_port = 0
@@ -125,6 +145,17 @@ class TritonProcess:
     @property
     def pid(self) -> int | None:
         return self.proc.pid if self.proc else None
+
+    @property
+    def repository_headers(self) -> tuple[tuple[str, str], ...]:
+        """The header a model-repository request needs (none when unrestricted)."""
+        return ((REPOSITORY_HEADER, self._secret),) if self._secret else ()
+
+    def _restriction(self) -> list[str]:
+        if not self._secret:
+            return []
+        rule = f"model-repository:{REPOSITORY_HEADER}={self._secret}"
+        return [f"--http-restricted-api={rule}", f"--grpc-restricted-protocol={rule}"]
 
     def command(self, http: int, grpc: int, metrics: int) -> list[str]:
         backends = backend_dir(self.runtime, self.workdir)
@@ -146,6 +177,7 @@ class TritonProcess:
             "--strict-readiness=false",
             "--exit-timeout-secs=5",
             "--log-verbose=0",
+            *self._restriction(),
         ]
 
     def environment(self) -> dict[str, str]:
@@ -160,10 +192,11 @@ class TritonProcess:
 
     async def start(self, timeout: float = 60.0) -> None:
         """Start Triton on fresh ports and wait until its HTTP health endpoint answers."""
-        self.workdir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.workdir)
+        self._secret = secrets.token_urlsafe(32) if self.restricted else ""
         self.http_port, self.grpc_port = free_port(), free_port()
         command = self.command(self.http_port, self.grpc_port, free_port())
-        with self.log_path.open("ab") as log:
+        with open_private(self.log_path, "ab") as log:
             self.proc = await asyncio.create_subprocess_exec(
                 *command,
                 stdin=asyncio.subprocess.DEVNULL,
@@ -174,6 +207,23 @@ class TritonProcess:
                 preexec_fn=_die_with_parent,
             )
         await self._wait_live(timeout)
+        # parsed by now (its HTTP listener answers): take the secret off its command line
+        if self._secret and not hide_argument(self.proc.pid, self._secret):
+            logger.warning(
+                "could not hide the repository API secret in Triton's command line (pid %s): "
+                "local users who can read /proc/%s/cmdline can load models into it",
+                self.proc.pid,
+                self.proc.pid,
+            )
+        self._record()
+
+    def _record(self) -> None:
+        """``<workdir>/triton.json`` (0600): pid, ports and the repository API header, for this
+        user's own tools (bench, tests); ``/tdk/status``, open to any local user, says none."""
+        known: dict[str, object] = {"pid": self.pid, "http_port": self.http_port}
+        known["grpc_port"] = self.grpc_port
+        known["repository_header"] = list(next(iter(self.repository_headers), ()))
+        write_private(self.workdir / TRITON_FILE, json.dumps(known).encode())
 
     async def _wait_live(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout

@@ -16,6 +16,8 @@ import contextlib
 import json
 import logging
 import os
+import resource
+import signal
 import socket
 import subprocess
 import sys
@@ -24,9 +26,11 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from infra.targets.local import workdir
 from infra.targets.local.front import Front
 from infra.targets.local.manager import ModelManager
 from infra.targets.local.options import EndpointOptions, check_name, state_dir
+from infra.targets.local.private import check_state_dir, open_private, write_private
 from infra.targets.local.runtime import find_runtime
 from tdk.errors import TdkError
 
@@ -42,6 +46,8 @@ class EndpointState:
     store: str
     workdir: str
     log: str
+    #: who ``pid`` is: boot id and start time (``process_identity``); a reused pid differs
+    identity: str = ""
 
 
 PROG = "python -m infra.targets.local.serve"
@@ -53,34 +59,53 @@ def state_path(name: str) -> Path:
 
 
 def read_state(name: str) -> EndpointState | None:
-    """The endpoint's state file, or None when absent or its process is gone."""
+    """The endpoint's state file, or None when absent, not ours, or its process is gone (or
+    its pid now belongs to another process: the file is stale then, and removed)."""
     path = state_path(name)
     try:
+        if path.stat().st_uid != os.geteuid():
+            return None  # planted by another user: never act on it
         state = EndpointState(**json.loads(path.read_text()))
-    except (OSError, ValueError, TypeError):
+    except (OSError, ValueError, TypeError, RecursionError):
         return None
-    if not _alive(state.pid):
+    if not is_endpoint(state):
         path.unlink(missing_ok=True)
         return None
     return state
 
 
-def _alive(pid: int) -> bool:
+def process_identity(pid: int) -> str:
+    """``<boot id>:<start time>`` of ``pid`` (``/proc/<pid>/stat`` field 22, clock ticks since
+    boot): a pid reused by another process, even after a reboot, has another; "" when gone."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return ""
+    if fields[0] == "Z":
+        return ""
+    return f"{boot}:{fields[19]}"  # fields after "comm" start at field 3
+
+
+def is_endpoint(state: EndpointState) -> bool:
+    """Whether ``state.pid`` is still the endpoint that wrote ``state``. A state file without
+    an identity (written by an older tdk) is trusted only when the process runs this module."""
+    current = process_identity(state.pid)
+    if not current:
         return False
-    except PermissionError:
-        return True
-    return True
+    if state.identity:
+        return current == state.identity
+    try:
+        command = Path(f"/proc/{state.pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return b"infra.targets.local.serve" in command
 
 
 def _write_state(state: EndpointState) -> None:
     path = state_path(state.name)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(asdict(state), indent=2))
-    os.replace(tmp, path)
+    check_state_dir(path.parent)
+    write_private(path, json.dumps(asdict(state), indent=2).encode())
 
 
 def bind(port: int) -> socket.socket:
@@ -118,6 +143,7 @@ def run(
         store=settings.store_url,
         workdir=str(settings.workdir_path),
         log=str(log_path or ""),
+        identity=process_identity(os.getpid()),
     )
 
     def ready() -> None:
@@ -129,7 +155,7 @@ def run(
     config = uvicorn.Config(
         front,
         loop="uvloop",
-        http=_protocol_class(),
+        http=_protocol_class(settings.header_timeout, connection_cap(settings.max_connections)),
         lifespan="on",
         access_log=False,
         log_level="warning",
@@ -157,12 +183,65 @@ def run(
                 state_path(settings.name).unlink()
 
 
-def _protocol_class() -> type[asyncio.Protocol]:
-    """uvicorn's httptools protocol, passing body chunks to ``receive()`` without copying."""
+def connection_cap(wanted: int) -> int:
+    """``--max-connections``, kept within half the open-file limit (the rest is for Triton's
+    connections, the store and extracted files)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    return min(wanted, max(8, soft // 2))
+
+
+_TIMED_OUT = b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+_BUSY = b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+
+
+def _protocol_class(header_timeout: float, max_connections: int) -> type[asyncio.Protocol]:
+    """uvicorn's httptools protocol, passing body chunks to ``receive()`` without copying,
+    closing a connection whose request line and headers take longer than ``header_timeout``
+    (uvicorn has no such timer: a silent client held its connection for ever), and refusing
+    connections beyond ``max_connections``."""
     from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
     class Protocol(HttpToolsProtocol):
+        _head_timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            if len(self.connections) > max_connections:
+                transport.write(_BUSY)
+                transport.close()
+                return
+            self._arm()
+
+        def _arm(self) -> None:
+            if self._head_timer is None:
+                self._head_timer = self.loop.call_later(header_timeout, self._head_timed_out)
+
+        def _disarm(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+
+        def _head_timed_out(self) -> None:
+            self._head_timer = None
+            if not self.transport.is_closing():
+                self.transport.write(_TIMED_OUT)
+                self.transport.close()
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            self._arm()  # the next request on a kept-alive connection: its head is timed too
+
+        def on_headers_complete(self) -> None:
+            self._disarm()
+            super().on_headers_complete()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
         def on_body(self, body: bytes) -> None:
             cycle = self.cycle
             if cycle.body or cycle.response_complete or self.parser.should_upgrade():
@@ -185,10 +264,9 @@ def spawn(options: EndpointOptions, timeout: float = 120.0) -> EndpointState:
         raise TdkError(
             f"a local endpoint named {name!r} is already running", hint="run `tdk local down`"
         )
-    log_path = state_dir() / f"local-{name}.log"
-    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log_path = check_state_dir(state_dir()) / f"local-{name}.log"
     state_path(name).unlink(missing_ok=True)
-    with log_path.open("wb") as log:
+    with open_private(log_path) as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "infra.targets.local.serve", *args, "--log", str(log_path)],
             stdin=subprocess.DEVNULL,
@@ -212,6 +290,30 @@ def spawn(options: EndpointOptions, timeout: float = 120.0) -> EndpointState:
     raise TdkError(
         f"the local endpoint did not start within {timeout:.0f} s", hint=f"see {log_path}"
     )
+
+
+def stop(state: EndpointState, timeout: float = 30.0) -> None:
+    """SIGTERM the endpoint (it stops Triton), SIGKILL after ``timeout``; then remove its state
+    file and what a cut-off download left in its staging dir. Each signal goes only to the
+    process ``state`` identifies: a pid since reused by another process is never signalled."""
+    if is_endpoint(state):
+        _signal(state, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while is_endpoint(state) and time.monotonic() < deadline:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(state.pid, os.WNOHANG)  # reap it when it is our own child
+            time.sleep(0.1)
+        if is_endpoint(state):
+            _signal(state, signal.SIGKILL)
+    state_path(state.name).unlink(missing_ok=True)
+    root = Path(state.workdir)
+    if (root / workdir.MARKER).is_file():
+        workdir.remove(root, root / "staging")
+
+
+def _signal(state: EndpointState, number: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(state.pid, number)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,19 +10,20 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from infra.targets.local.private import private_dir
 from tdk.errors import ConfigError, UnsafeInputError
 
 MARKER = ".tdk-local-endpoint"
 
 
 def claim(root: Path, adopt: bool = False) -> Path:
-    """Create ``root`` (or accept one an endpoint created before); its resolved path.
+    """Create ``root`` private to this user (or accept one an endpoint created before); its
+    resolved path.
 
     ``adopt``: the directory is the endpoint's own default (``<state dir>/local-<name>``), taken
     even without the marker (endpoints of earlier versions wrote none).
     """
-    root.mkdir(parents=True, exist_ok=True)
-    resolved = root.resolve()
+    resolved = private_dir(root).resolve()
     marker = resolved / MARKER
     if not adopt and not marker.is_file() and any(resolved.iterdir()):
         raise ConfigError(
