@@ -16,7 +16,7 @@ from pathlib import Path
 
 from packager import __version__
 from packager.archive import DEFAULT_LEVEL
-from packager.build import Phase, Progress, Upload, build_release, quiet
+from packager.build import Phase, Progress, Upload, build_release, quiet, snapshot
 from packager.digests import FileDigests
 from packager.manifest import (
     ARCHIVE_PREFIX,
@@ -78,9 +78,12 @@ def load_models(repos: list[Path]) -> list[ModelDir]:
     return models
 
 
-def _upload(store: Store, uploads: list[Upload], progress: Progress) -> tuple[list[str], list[str]]:
+def _upload(
+    store: Store, uploads: list[Upload], progress: Progress, stage: Path
+) -> tuple[list[str], list[str]]:
     """Upload each distinct content once, then copy it inside the store for its duplicates;
-    returns the keys uploaded and the keys copied."""
+    returns the keys uploaded and the keys copied. An input file is uploaded from a snapshot
+    of the bytes its manifest sha256 names, never read again from the live source."""
     first: dict[str, Upload] = {}
     for upload in uploads:
         first.setdefault(upload.sha256, upload)
@@ -91,7 +94,12 @@ def _upload(store: Store, uploads: list[Upload], progress: Progress) -> tuple[li
             progress(upload.size)
         else:
             assert upload.path is not None
-            store.put_file(upload.key, upload.path, upload.sha256, progress, move=upload.move)
+            if upload.live:
+                staged = snapshot(upload, stage)
+                store.put_file(upload.key, staged, upload.sha256, progress, move=True)
+                staged.unlink(missing_ok=True)
+            else:
+                store.put_file(upload.key, upload.path, upload.sha256, progress, move=upload.move)
         return upload.key
 
     def duplicate(upload: Upload) -> str:
@@ -236,7 +244,7 @@ def publish(
             hashed_bytes=built.hashed_bytes,
         )
         known = _known(previous, present)
-        release = _Target(dest, owned, present, known, previous, lock)
+        release = _Target(dest, owned, present, known, previous, lock, stage)
         _publish_release(release, manifest, built.uploads, prune, phase, result)
         return result
 
@@ -262,6 +270,7 @@ class _Target:
     known: dict[str, str]
     previous: Manifest | None
     lock: PublishLock
+    stage: Path
 
 
 def _publish_release(
@@ -288,7 +297,7 @@ def _publish_release(
     _write_ledger(dest, owned | expected)
     dest.delete(MANIFEST_NAME)  # the release is incomplete from here until the end
     try:
-        result.uploaded, result.copied = _upload(dest, todo, callback)
+        result.uploaded, result.copied = _upload(dest, todo, callback, target.stage)
     except StoreError as exc:
         raise StoreError(
             f"publishing to {dest.url} failed; no manifest was written, so the release "

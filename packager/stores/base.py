@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from packager.userdirs import staging_root
 from tdk.errors import StoreError
 
 Progress = Callable[[int], None]
@@ -64,16 +65,16 @@ class Store(abc.ABC):
         """A private directory to build the release in, removed at the end.
 
         It is locked while in use, so ``clean_leftovers`` of a later publish removes it only
-        once its process is gone (killed or crashed). Cloud stores build in the system's
-        temporary directory.
+        once its process is gone (killed or crashed). Cloud stores build in this user's private
+        cache directory (``userdirs.staging_root``), never in a directory others can enter.
         """
-        with locked_workdir(Path(tempfile.gettempdir()) / "tdk-staging", self.url) as path:
+        with locked_workdir(staging_root(), self.url) as path:
             yield path
 
     def clean_leftovers(self, owned: set[str]) -> list[str]:
         """Remove what an interrupted publish of ours left (never anything else); ``owned``
         is every key a tdk release wrote here. Returns what was removed."""
-        return remove_unlocked(Path(tempfile.gettempdir()) / "tdk-staging")
+        return remove_unlocked(staging_root())
 
     def unsafe_root(self, prune: bool) -> str | None:
         """Why this release root must not be published to (with ``prune``), or None."""
@@ -187,7 +188,7 @@ def _locked_new_workdir(parent: Path, owner: str) -> tuple[Path, int]:
 def _make_workdir(parent: Path, owner: str) -> Path:
     for attempt in range(3):  # another publish may remove ``parent`` between mkdir and mkdtemp
         try:
-            parent.mkdir(parents=True, exist_ok=True)
+            parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             return Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=parent))
         except FileNotFoundError:
             if attempt < 2:

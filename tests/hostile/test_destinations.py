@@ -131,16 +131,26 @@ def test_prune_never_deletes_files_the_user_added_to_a_release(
     assert not (dest / "repository" / "text_classifier-1" / "1" / "model.onnx").exists()
 
 
-def test_hard_link_to_a_file_outside_the_repository_is_warned_about(
+def test_hard_link_to_a_file_outside_the_repository_is_refused(
     tmp_path: Path, sample_repo: Path
 ) -> None:
+    """Issue 25 item 4: it was a warning, and the outside file's bytes were published."""
     repo = Path(shutil.copytree(sample_repo / "tokenizer", tmp_path / "repo" / "tokenizer"))
     outside = tmp_path / "outside.txt"
     outside.write_text("secret\n")
     (repo / "1" / "vocab.txt").hardlink_to(outside)
     result = runner.invoke(app, ["package", str(repo), "--dest", f"file://{tmp_path / 'r'}"])
+    assert result.exit_code == 1, result.output
+    output = " ".join(result.output.split())
+    assert "vocab.txt has 2 hard links, 1 of them outside" in output and "hint:" in output
+    assert not (tmp_path / "r" / "mme").exists() and not (tmp_path / "r" / "manifest.json").exists()
+
+
+def test_hard_links_between_packaged_files_are_accepted(tmp_path: Path, sample_repo: Path) -> None:
+    repo = Path(shutil.copytree(sample_repo / "tokenizer", tmp_path / "repo" / "tokenizer"))
+    (repo / "1" / "model-copy.py").hardlink_to(repo / "1" / "model.py")
+    result = runner.invoke(app, ["package", str(repo), "--dest", f"file://{tmp_path / 'r'}"])
     assert result.exit_code == 0, result.output
-    assert "vocab.txt has 2 hard links" in " ".join(result.output.split())
 
 
 @pytest.mark.parametrize(
