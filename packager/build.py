@@ -13,7 +13,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -251,9 +251,14 @@ class _Release:
         )
 
 
-def _candidate(previous: ManifestModel | None, present: set[str]) -> ManifestModel | None:
-    """The previous entry of a copy if the store still holds all its objects."""
+def _candidate(
+    previous: ManifestModel | None, present: set[str], sizes: Mapping[str, int] | None
+) -> ManifestModel | None:
+    """The previous entry of a copy if the store still holds all its objects (its archive at
+    the size the manifest says: a damaged one is rebuilt)."""
     if previous is None or not previous.content_key or previous.archive not in present:
+        return None
+    if sizes is not None and sizes.get(previous.archive) != previous.size:
         return None
     if any(REPOSITORY_PREFIX + rel not in present for rel in previous.files):
         return None
@@ -268,6 +273,7 @@ def build_release(
     previous: Iterable[ManifestModel] = (),
     present: set[str] | None = None,
     digests: FileDigests | None = None,
+    sizes: Mapping[str, int] | None = None,
 ) -> Built:
     """Stage every archive and repository file of ``plans`` under ``stage``, except those of
     copies unchanged since ``previous`` whose objects are ``present`` in the store."""
@@ -279,7 +285,7 @@ def build_release(
     for plan in plans:
         # Only a copy the store may already hold needs its key before building: the others'
         # input files are hashed from the bytes read to archive them (each read once).
-        same = _candidate(before.get(plan.target_model), present or set())
+        same = _candidate(before.get(plan.target_model), present or set(), sizes)
         if same is not None and same.content_key == release.content_key(plan):
             reused = release.reuse(plan, same)
             entries[plan.target_model] = lambda reused=reused: reused  # type: ignore[misc]

@@ -131,6 +131,23 @@ def check_destination(dest: Store, prune: bool) -> None:
         )
 
 
+def check_nesting(dest: Store) -> None:
+    """Refuse a release root inside another release's ``mme/`` or ``repository/``: SageMaker
+    would load the inner release's files as models, Triton would take them for model dirs."""
+    parts = dest.root_parts
+    for i, part in enumerate(parts):
+        if part + "/" not in (ARCHIVE_PREFIX, REPOSITORY_PREFIX):
+            continue
+        outer = parts[:i]
+        if dest.exists_at([*outer, MANIFEST_NAME]) or dest.exists_at([*outer, LEDGER_NAME]):
+            where = ("/" if dest.local_root else "") + "/".join(outer)
+            raise UsageError(
+                f"refusing to publish to {dest.url}: it is inside the {part}/ of the release "
+                f"at {where}, whose files SageMaker and Triton would take for models",
+                hint="publish to a directory or prefix of its own, beside that release, not in it",
+            )
+
+
 def check_overlap(dest: Store, repos: list[Path]) -> None:
     """Refuse a destination inside an input, or an input inside the destination (real paths,
     symlinks resolved): the release would be packaged into itself or into the repository."""
@@ -211,6 +228,7 @@ def publish(
     from packager.validate.runner import require_valid
 
     check_destination(dest, prune)
+    check_nesting(dest)
     check_overlap(dest, repos)
     models = load_models(repos)
     _check_count(models, copies)
@@ -218,12 +236,12 @@ def publish(
     plans = plan_copies(models, copies, template, share_composing)
     with dest.staging() as stage, publish_lock(dest, lock_timeout) as lock:
         owned, previous = read_release(dest)
-        present = set(dest.list_keys(ARCHIVE_PREFIX)) | set(dest.list_keys(REPOSITORY_PREFIX))
+        sizes = dest.list_sizes(ARCHIVE_PREFIX) | dest.list_sizes(REPOSITORY_PREFIX)
+        present = set(sizes)
         digests = FileDigests()
         try:
-            built = build_release(
-                plans, stage, level, phase, previous.models if previous else (), present, digests
-            )
+            before = previous.models if previous else ()
+            built = build_release(plans, stage, level, phase, before, present, digests, sizes)
         except OSError as exc:  # a model file unreadable, the staging disk full, ...
             raise TdkError(
                 f"cannot package: {exc.strerror}: {exc.filename}",
@@ -244,7 +262,7 @@ def publish(
             hashed_bytes=built.hashed_bytes,
         )
         known = _known(previous, present)
-        release = _Target(dest, owned, present, known, previous, lock, stage)
+        release = _Target(dest, owned, present, known, previous, lock, stage, sizes)
         _publish_release(release, manifest, built.uploads, prune, phase, result)
         return result
 
@@ -271,6 +289,7 @@ class _Target:
     previous: Manifest | None
     lock: PublishLock
     stage: Path
+    sizes: dict[str, int]  # stored size of every object present
 
 
 def _publish_release(
@@ -317,13 +336,18 @@ def _publish_release(
 
 
 def _changed(target: _Target, uploads: list[Upload], progress: Progress) -> list[Upload]:
-    """The uploads whose object is absent or different. The store's listing and the previous
-    manifest answer most; the rest are asked about in bounded parallel."""
+    """The uploads whose object is absent or different: a stored size other than the
+    upload's is a damaged object, replaced. The store's listing and the previous manifest
+    answer most; the rest are asked about in bounded parallel."""
     todo: list[Upload] = []
     ask: list[Upload] = []
     for upload in uploads:
+        stored = target.sizes.get(upload.key)
         if upload.path is None and upload.data is None:
-            progress(1)  # an unchanged copy's archive: present by construction
+            progress(1)  # an unchanged copy's archive: present, its size checked by the build
+        elif stored is not None and stored != upload.size:
+            todo.append(upload)  # corrupted or cut short in the store: repaired
+            progress(1)
         elif target.known.get(upload.key) == upload.sha256:
             progress(1)
         elif upload.key not in target.present:

@@ -81,6 +81,15 @@ class Store(abc.ABC):
         return None
 
     @property
+    def root_parts(self) -> list[str]:
+        """The release root's place in its namespace (directories, or the bucket's prefix)."""
+        return []
+
+    def exists_at(self, parts: list[str]) -> bool:
+        """Whether an object exists at ``parts`` of this store's namespace (outside the root)."""
+        return False
+
+    @property
     def local_root(self) -> Path | None:
         """The directory on this machine the release lives in (``file://``), else None."""
         return None
@@ -107,9 +116,13 @@ class Store(abc.ABC):
     def delete(self, key: str) -> None:
         """Remove ``key``; absent is fine."""
 
-    @abc.abstractmethod
     def list_keys(self, prefix: str) -> list[str]:
         """Keys under ``prefix`` (relative to the release root), sorted."""
+        return sorted(self.list_sizes(prefix))
+
+    @abc.abstractmethod
+    def list_sizes(self, prefix: str) -> dict[str, int]:
+        """Key -> stored size in bytes of every object under ``prefix``, from one listing."""
 
     # Conditional writes, for the publish lock: a token names one version of an object (S3
     # ETag, GCS generation, a file's content digest), and a write conditioned on it fails once

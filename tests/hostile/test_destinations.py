@@ -45,6 +45,10 @@ ROWS = {
     "dest-not-permitted": Row("file:///sys/tdk-release", 1, "choose a destination you can write"),
     "dest-cannot-be-created": Row("file:///proc/tdk-release", 1, "cannot be created"),
     "foreign-manifest-json": Row(".", 2, "not a tdk manifest", ("--prune",)),
+    "inside-a-release-mme": Row("{cwd}/mme/inner", 2, "inside the mme/ of the release at"),
+    "inside-a-release-repository": Row(
+        "file://{cwd}/repository/mine/1", 2, "inside the repository/ of the release at"
+    ),
     "absurd-copies": Row(
         "file://{cwd}/release",
         2,
@@ -177,3 +181,19 @@ def test_destination_overlapping_an_input_is_refused_with_nothing_written(
     assert "refusing to publish" in result.output and "hint:" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert changes(before, snapshot(tmp_path)) == {"added": [], "removed": [], "changed": []}
+
+
+def test_destination_inside_an_s3_release_is_refused(moto_endpoint: str, sample_repo: Path) -> None:
+    import os
+
+    import boto3
+
+    bucket = f"tdk-{os.urandom(4).hex()}"
+    boto3.client("s3", endpoint_url=moto_endpoint).create_bucket(Bucket=bucket)
+    model = str(sample_repo / "tokenizer")
+    common = ["--s3-endpoint-url", moto_endpoint]
+    first = runner.invoke(app, ["package", model, "--dest", f"s3://{bucket}/r1", *common])
+    assert first.exit_code == 0, first.output
+    inner = runner.invoke(app, ["package", model, "--dest", f"s3://{bucket}/r1/mme/x", *common])
+    assert inner.exit_code == 2, inner.output
+    assert "inside the mme/ of the release at r1" in " ".join(inner.output.split())
