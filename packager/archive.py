@@ -85,11 +85,13 @@ def scan_model_dir(root: Path, skip: Sequence[str] = ()) -> tuple[list[str], lis
 
     for current, subdirs, names in os.walk(root, onerror=unreadable, followlinks=False):
         base = Path(current)
+        refused: set[str] = set()
         for name in sorted(subdirs + names):
             problem = _classify(root, base / name, skip, dirs, files)
             if problem:
                 problems.append(problem)
-        subdirs[:] = [d for d in subdirs if not (base / d).is_symlink()]
+                refused.add(name)
+        subdirs[:] = [d for d in subdirs if d not in refused]  # links, unreadable: not entered
     if problems:
         raise UnsafeInputError(
             f"{root}: {len(problems)} entr{'y' if len(problems) == 1 else 'ies'} cannot be "

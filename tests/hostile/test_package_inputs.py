@@ -54,21 +54,34 @@ def test_a_symlinked_model_directory_is_refused(model: Path, tmp_path: Path) -> 
 
 
 def _deny(monkeypatch: pytest.MonkeyPatch, denied: Path) -> None:
-    """Tests run as root, whom mode bits do not stop: os.access is what tdk asks, so it
-    answers as it would for another user facing ``chmod 000``."""
-    real = os.access
+    """What another user meets at ``chmod 000`` (tests run as root, whom mode bits do not
+    stop): os.access says no, and listing the directory fails with EACCES."""
+    real_access, real_scandir, real_listdir = os.access, os.scandir, os.listdir
+
+    def refuse(path: object) -> None:
+        if Path(str(path)) == denied:
+            raise PermissionError(13, "Permission denied", str(path))
 
     def access(path: object, mode: int, **kwargs: object) -> bool:
-        if Path(str(path)) == denied:
-            return False
-        return real(path, mode, **kwargs)  # type: ignore[arg-type]
+        return Path(str(path)) != denied and real_access(path, mode, **kwargs)  # type: ignore[arg-type]
+
+    def scandir(path: object = ".") -> object:
+        refuse(path)
+        return real_scandir(path)  # type: ignore[call-overload]
+
+    def listdir(path: object = ".") -> list[str]:
+        refuse(path)
+        return real_listdir(path)  # type: ignore[call-overload]
 
     monkeypatch.setattr(os, "access", access)
+    monkeypatch.setattr(os, "scandir", scandir)
+    monkeypatch.setattr(os, "listdir", listdir)
 
 
+@pytest.mark.parametrize("command", ["package", "validate"])
 @pytest.mark.parametrize("what", ["file", "subdirectory", "version-directory"])
 def test_unreadable_inputs_are_refused_not_dropped(
-    what: str, model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    what: str, command: str, model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (model / "1" / "assets").mkdir()
     (model / "1" / "assets" / "vocab.txt").write_text("a b c\n")
@@ -78,9 +91,15 @@ def test_unreadable_inputs_are_refused_not_dropped(
         "version-directory": model / "1",
     }[what]
     _deny(monkeypatch, denied)
-    code, output = _package(model, tmp_path / "r")
+    if command == "validate":
+        result = runner.invoke(app, ["validate", str(model)])
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+        code, output = result.exit_code, " ".join(result.output.split())
+    else:
+        code, output = _package(model, tmp_path / "r")
     assert code != 0
     assert f"{denied} cannot be read" in output and "chmod" in output
+    assert output.count(f"{denied} cannot be read") == 1
     assert _nothing_published(tmp_path / "r")
 
 
