@@ -197,3 +197,30 @@ def test_destination_inside_an_s3_release_is_refused(moto_endpoint: str, sample_
     inner = runner.invoke(app, ["package", model, "--dest", f"s3://{bucket}/r1/mme/x", *common])
     assert inner.exit_code == 2, inner.output
     assert "inside the mme/ of the release at r1" in " ".join(inner.output.split())
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "fragment"),
+    [
+        ("tdk-ledger.json", '{"format_version": 1, "keys": ["../victim.txt"]}', "not a path"),
+        ("tdk-ledger.json", "[" * 100_000 + "]" * 100_000, "not a tdk ledger"),
+        ("manifest.json", "[" * 100_000 + "]" * 100_000, "not a tdk manifest"),
+        ("tdk-ledger.json", '{"format_version": 1, "keys": ["/etc/passwd"]}', "not a path"),
+    ],
+    ids=["ledger-parent", "ledger-deep", "manifest-deep", "ledger-absolute"],
+)
+def test_hostile_release_ledger_or_manifest_is_refused(
+    name: str, content: str, fragment: str, tmp_path: Path, sample_repo: Path
+) -> None:
+    dest = tmp_path / "release"
+    dest.mkdir()
+    (tmp_path / "victim.txt").write_text("mine\n")
+    (dest / name).write_text(content)
+    before = snapshot(tmp_path)
+    args = ["package", str(sample_repo / "tokenizer"), "--dest", f"file://{dest}", "--prune"]
+    result = runner.invoke(app, args)
+    assert result.exit_code != 0, result.output
+    assert fragment in " ".join(result.output.split()) and "hint:" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    diff = changes(before, snapshot(tmp_path))
+    assert diff["removed"] == [] and diff["changed"] == [], diff
