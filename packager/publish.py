@@ -200,6 +200,13 @@ def read_release(store: Store) -> tuple[set[str], Manifest | None]:
     return owned | manifest.keys(), manifest
 
 
+def _check_where(dest: Store, repos: list[Path], prune: bool) -> None:
+    """Every refusal of the destination itself, before any input is read."""
+    check_destination(dest, prune)
+    check_nesting(dest)
+    check_overlap(dest, repos)
+
+
 def _check_count(models: list[ModelDir], copies: int) -> None:
     total = len(models) * copies
     if total > MAX_RELEASE_COPIES:
@@ -227,9 +234,7 @@ def publish(
     holding the destination's publish lock from reading its ledger to writing its manifest."""
     from packager.validate.runner import require_valid
 
-    check_destination(dest, prune)
-    check_nesting(dest)
-    check_overlap(dest, repos)
+    _check_where(dest, repos, prune)
     models = load_models(repos)
     _check_count(models, copies)
     require_valid(models)
