@@ -151,6 +151,10 @@ def main() -> None:
     try:
         app = build_app(only)
     except TdkError as exc:  # e.g. a target module in TDK_EXTRA_TARGETS that cannot load
-        Output().error(exc.message, exc.hint)
-        sys.exit(exc.exit_code)
+        if not {"--help", "-h"} & set(args) and args:
+            Output().error(exc.message, exc.hint)
+            sys.exit(exc.exit_code)
+        Output().warn(f"{exc.message} (showing help without the extra targets)")
+        os.environ.pop("TDK_EXTRA_TARGETS", None)  # help still works: the builtin targets
+        app = build_app(only)
     app(prog_name="tdk")

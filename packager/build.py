@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
 from packager import __version__
-from packager.archive import ArchiveWriter, Entry, SourceFile, hard_linked, scan_model_dir
+from packager.archive import ArchiveWriter, Entry, SourceFile, outside_links, scan_model_dir
 from packager.config import CONFIG_NAME, backend_of, datatype_name, dump_config
 from packager.digests import FileDigests
 from packager.manifest import ARCHIVE_PREFIX, REPOSITORY_PREFIX, ManifestModel, TensorSpec
@@ -27,9 +29,11 @@ from packager.repository import ModelDir
 from packager.requirements import requirements
 from packager.stores import sha256_file
 from packager.validate.engines import autocomplete as autocomplete_engine
+from tdk.errors import UnsafeInputError
 
 KEEP_NAME = ".keep"  # placeholder that keeps an empty directory in repository/
 _EMPTY_SHA = hashlib.sha256(b"").hexdigest()
+SNAPSHOT_CHUNK = 8 * 1024 * 1024
 KEY_VERSION = 1  # bump when what an archive is made of changes meaning
 
 Progress = Callable[[int], None]
@@ -56,6 +60,29 @@ class Upload:
     path: Path | None = None
     data: bytes | None = None
     move: bool = False
+    live: bool = False  # ``path`` is an input file: upload a snapshot checked against sha256
+
+
+def snapshot(upload: Upload, stage: Path) -> Path:
+    """A private copy of the live input ``upload.path`` in ``stage`` whose bytes hash to
+    ``upload.sha256`` (what the manifest says), so the store gets exactly the hashed bytes.
+
+    UnsafeInputError when the input changed since it was hashed."""
+    assert upload.path is not None
+    digest = hashlib.sha256()
+    handle, name = tempfile.mkstemp(prefix="snap-", dir=stage)
+    with upload.path.open("rb") as src, os.fdopen(handle, "wb") as dst:
+        while chunk := src.read(SNAPSHOT_CHUNK):
+            digest.update(chunk)
+            dst.write(chunk)
+    if digest.hexdigest() != upload.sha256:
+        Path(name).unlink()
+        raise UnsafeInputError(
+            f"{upload.path} changed while it was being packaged (its sha256 is no longer the "
+            "one in the archive and the manifest); nothing more is published",
+            hint="do not modify the repository while `tdk package` runs, then publish again",
+        )
+    return Path(name)
 
 
 @dataclass
@@ -96,8 +123,21 @@ class _Release:
     def scan(self, model: ModelDir) -> tuple[list[str], list[SourceFile]]:
         if model.path not in self.scans:
             self.scans[model.path] = scan_model_dir(model.path, skip=(CONFIG_NAME,))
-            self.warnings += hard_linked(self.scans[model.path][1])
         return self.scans[model.path]
+
+    def check_links(self, plans: list[CopyPlan]) -> None:
+        """Refuse a file hard-linked from outside the models being packaged (before any
+        archive is written): what is written through that other name would be published."""
+        for plan in plans:
+            for member in plan.members:
+                self.scan(member.source)
+        problems = outside_links([f for _, files in self.scans.values() for f in files])
+        if problems:
+            raise UnsafeInputError(
+                f"{len(problems)} input file(s) cannot be packaged:\n  " + "\n  ".join(problems),
+                hint="replace each with a copy of its own (cp --preserve=mode FILE tmp && "
+                "mv tmp FILE), so that no name outside the repository shares it",
+            )
 
     def config(self, member: Member) -> bytes:
         if member.name not in self.configs:
@@ -155,7 +195,7 @@ class _Release:
         for source in self.scan(member.source)[1]:
             key = f"{REPOSITORY_PREFIX}{member.name}/{source.rel}"
             sha = self.digests.sha256(source.path)
-            self.uploads[key] = Upload(key, sha, source.size, path=source.path)
+            self.uploads[key] = Upload(key, sha, source.size, path=source.path, live=True)
             files[f"{member.name}/{source.rel}"] = sha
         for rel in self.empty_dirs(member):
             # Object stores hold no directories: a placeholder keeps the (version) directory,
@@ -246,9 +286,14 @@ def mme_refusal(plan: CopyPlan) -> str | None:
     )
 
 
-def _candidate(previous: ManifestModel | None, present: set[str]) -> ManifestModel | None:
-    """The previous entry of a copy if the store still holds all its objects."""
+def _candidate(
+    previous: ManifestModel | None, present: set[str], sizes: Mapping[str, int] | None
+) -> ManifestModel | None:
+    """The previous entry of a copy if the store still holds all its objects (its archive at
+    the size the manifest says: a damaged one is rebuilt)."""
     if previous is None or not previous.content_key or previous.archive not in present:
+        return None
+    if sizes is not None and sizes.get(previous.archive) != previous.size:
         return None
     if any(REPOSITORY_PREFIX + rel not in present for rel in previous.files):
         return None
@@ -263,10 +308,12 @@ def build_release(
     previous: Iterable[ManifestModel] = (),
     present: set[str] | None = None,
     digests: FileDigests | None = None,
+    sizes: Mapping[str, int] | None = None,
 ) -> Built:
     """Stage every archive and repository file of ``plans`` under ``stage``, except those of
     copies unchanged since ``previous`` whose objects are ``present`` in the store."""
     release = _Release(stage, level, digests or FileDigests())
+    release.check_links(plans)
     before = {model.target_model: model for model in previous}
     entries: dict[str, Callable[[], ManifestModel]] = {}
     todo = []
@@ -278,7 +325,7 @@ def build_release(
             continue
         # Only a copy the store may already hold needs its key before building: the others'
         # input files are hashed from the bytes read to archive them (each read once).
-        same = _candidate(before.get(plan.target_model), present or set())
+        same = _candidate(before.get(plan.target_model), present or set(), sizes)
         if same is not None and same.content_key == release.content_key(plan):
             reused = release.reuse(plan, same)
             entries[plan.target_model] = lambda reused=reused: reused  # type: ignore[misc]

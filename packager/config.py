@@ -86,7 +86,10 @@ def autocomplete_backend(config: Any, model_path: Path) -> Any:
     done.CopyFrom(config)
     subdirs = sorted(p.name for p in model_path.iterdir() if p.is_dir())
     first = model_path / subdirs[0] if subdirs else None
-    content = {p.name: p.is_dir() for p in first.iterdir()} if first else {}
+    try:  # an unreadable version directory is reported by validate (TDK114), not guessed from
+        content = {p.name: p.is_dir() for p in first.iterdir()} if first else {}
+    except OSError:
+        content = {}
     if not done.name:
         done.name = model_path.name
     _complete_tensorflow(done, content, first is not None)

@@ -17,18 +17,24 @@ import threading
 from pathlib import Path
 
 from packager.stores.base import sha256_file
+from packager.userdirs import cache_dir
 
 CACHE_FILE = "file-sha256.json"
 MAX_ENTRIES = 50_000  # oldest entries are dropped beyond this (~150 bytes each)
+MAX_CACHE_BYTES = 64 * 1024 * 1024  # far above MAX_ENTRIES' worth: larger is not ours
 Stamp = tuple[int, int, int, int, int]
 
 
-def cache_dir() -> Path:
-    configured = os.environ.get("TDK_CACHE_DIR")
-    if configured:
-        return Path(configured).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "tdk"
+def _entry(raw: object) -> tuple[Stamp, str] | None:
+    """A cache entry ``[[size, mtime_ns, ctime_ns, inode, device], sha256]``, or None."""
+    if not (isinstance(raw, list) and len(raw) == 2 and isinstance(raw[1], str)):
+        return None
+    stamp = raw[0]
+    if not (isinstance(stamp, list) and len(stamp) == 5):
+        return None
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in stamp):
+        return None
+    return (stamp[0], stamp[1], stamp[2], stamp[3], stamp[4]), raw[1]
 
 
 def _stamp(info: os.stat_result) -> Stamp:
@@ -46,13 +52,17 @@ class FileDigests:
         self.hashed_bytes = 0  # bytes read to hash in this run (the cache's misses)
 
     def _load(self) -> dict[str, tuple[Stamp, str]]:
+        """The cached digests; a cache too large, malformed or unreadable is ignored."""
         try:
-            payload = json.loads(self.path.read_text())
-            return {
-                path: (tuple(entry[0]), str(entry[1])) for path, entry in payload["files"].items()
-            }
-        except (OSError, ValueError, KeyError, TypeError, IndexError):
+            if self.path.stat().st_size > MAX_CACHE_BYTES:
+                return {}
+            payload = json.loads(self.path.read_text(encoding="utf-8"))
+            files = payload["files"]
+            if not isinstance(files, dict):
+                return {}
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
             return {}
+        return {path: entry for path, raw in files.items() if (entry := _entry(raw))}
 
     def sha256(self, path: Path) -> str:
         real = str(path.resolve())

@@ -125,7 +125,7 @@ class Manifest:
                 format_version=version,
                 trt_built_for=str(payload.get("trt_built_for", "")),
             )
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             raise TdkError(
                 f"{source}: not a tdk manifest ({exc.__class__.__name__}: {exc})",
                 hint="point --store at a release written by `tdk package --dest`",
@@ -170,12 +170,21 @@ class Ledger:
                 raise ValueError("unsupported format")
             if not all(isinstance(key, str) for key in keys):
                 raise ValueError("keys must be strings")
+            outside = [key for key in keys if not _inside(key)]
+            if outside:
+                raise ValueError(f"key {outside[0][:100]!r} is not a path inside the release")
             return cls(frozenset(keys))
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             raise TdkError(
                 f"{source}: not a tdk ledger ({exc.__class__.__name__}: {exc})",
                 hint=f"delete {source} if you wrote it; --prune then only knows the manifest",
             ) from exc
+
+
+def _inside(key: str) -> bool:
+    """A key a release writes: relative, ``/``-separated, no ``..``, backslash or empty part."""
+    parts = key.split("/")
+    return "\\" not in key and all(part not in ("", ".", "..") for part in parts)
 
 
 def _spec(item: dict[str, Any]) -> TensorSpec:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from packager import __version__
 from packager.archive import DEFAULT_LEVEL
-from packager.build import Phase, Progress, Upload, build_release, quiet
+from packager.build import Phase, Progress, Upload, build_release, quiet, snapshot
 from packager.digests import FileDigests
 from packager.manifest import (
     ARCHIVE_PREFIX,
@@ -78,9 +78,12 @@ def load_models(repos: list[Path]) -> list[ModelDir]:
     return models
 
 
-def _upload(store: Store, uploads: list[Upload], progress: Progress) -> tuple[list[str], list[str]]:
+def _upload(
+    store: Store, uploads: list[Upload], progress: Progress, stage: Path
+) -> tuple[list[str], list[str]]:
     """Upload each distinct content once, then copy it inside the store for its duplicates;
-    returns the keys uploaded and the keys copied."""
+    returns the keys uploaded and the keys copied. An input file is uploaded from a snapshot
+    of the bytes its manifest sha256 names, never read again from the live source."""
     first: dict[str, Upload] = {}
     for upload in uploads:
         first.setdefault(upload.sha256, upload)
@@ -91,7 +94,12 @@ def _upload(store: Store, uploads: list[Upload], progress: Progress) -> tuple[li
             progress(upload.size)
         else:
             assert upload.path is not None
-            store.put_file(upload.key, upload.path, upload.sha256, progress, move=upload.move)
+            if upload.live:
+                staged = snapshot(upload, stage)
+                store.put_file(upload.key, staged, upload.sha256, progress, move=True)
+                staged.unlink(missing_ok=True)
+            else:
+                store.put_file(upload.key, upload.path, upload.sha256, progress, move=upload.move)
         return upload.key
 
     def duplicate(upload: Upload) -> str:
@@ -121,6 +129,23 @@ def check_destination(dest: Store, prune: bool) -> None:
             hint="publish into a directory or prefix of its own, e.g. "
             f"{dest.url.rstrip('/')}/releases/r1 (is a shell variable in --dest unset?)",
         )
+
+
+def check_nesting(dest: Store) -> None:
+    """Refuse a release root inside another release's ``mme/`` or ``repository/``: SageMaker
+    would load the inner release's files as models, Triton would take them for model dirs."""
+    parts = dest.root_parts
+    for i, part in enumerate(parts):
+        if part + "/" not in (ARCHIVE_PREFIX, REPOSITORY_PREFIX):
+            continue
+        outer = parts[:i]
+        if dest.exists_at([*outer, MANIFEST_NAME]) or dest.exists_at([*outer, LEDGER_NAME]):
+            where = ("/" if dest.local_root else "") + "/".join(outer)
+            raise UsageError(
+                f"refusing to publish to {dest.url}: it is inside the {part}/ of the release "
+                f"at {where}, whose files SageMaker and Triton would take for models",
+                hint="publish to a directory or prefix of its own, beside that release, not in it",
+            )
 
 
 def check_overlap(dest: Store, repos: list[Path]) -> None:
@@ -175,6 +200,13 @@ def read_release(store: Store) -> tuple[set[str], Manifest | None]:
     return owned | manifest.keys(), manifest
 
 
+def _check_where(dest: Store, repos: list[Path], prune: bool) -> None:
+    """Every refusal of the destination itself, before any input is read."""
+    check_destination(dest, prune)
+    check_nesting(dest)
+    check_overlap(dest, repos)
+
+
 def _check_count(models: list[ModelDir], copies: int) -> None:
     total = len(models) * copies
     if total > MAX_RELEASE_COPIES:
@@ -202,20 +234,19 @@ def publish(
     holding the destination's publish lock from reading its ledger to writing its manifest."""
     from packager.validate.runner import require_valid
 
-    check_destination(dest, prune)
-    check_overlap(dest, repos)
+    _check_where(dest, repos, prune)
     models = load_models(repos)
     _check_count(models, copies)
     require_valid(models)
     plans = plan_copies(models, copies, template, share_composing)
     with dest.staging() as stage, publish_lock(dest, lock_timeout) as lock:
         owned, previous = read_release(dest)
-        present = set(dest.list_keys(ARCHIVE_PREFIX)) | set(dest.list_keys(REPOSITORY_PREFIX))
+        sizes = dest.list_sizes(ARCHIVE_PREFIX) | dest.list_sizes(REPOSITORY_PREFIX)
+        present = set(sizes)
         digests = FileDigests()
         try:
-            built = build_release(
-                plans, stage, level, phase, previous.models if previous else (), present, digests
-            )
+            before = previous.models if previous else ()
+            built = build_release(plans, stage, level, phase, before, present, digests, sizes)
         except OSError as exc:  # a model file unreadable, the staging disk full, ...
             raise TdkError(
                 f"cannot package: {exc.strerror}: {exc.filename}",
@@ -236,7 +267,7 @@ def publish(
             hashed_bytes=built.hashed_bytes,
         )
         known = _known(previous, present)
-        release = _Target(dest, owned, present, known, previous, lock)
+        release = _Target(dest, owned, present, known, previous, lock, stage, sizes)
         _publish_release(release, manifest, built.uploads, prune, phase, result)
         return result
 
@@ -262,6 +293,8 @@ class _Target:
     known: dict[str, str]
     previous: Manifest | None
     lock: PublishLock
+    stage: Path
+    sizes: dict[str, int]  # stored size of every object present
 
 
 def _publish_release(
@@ -288,7 +321,7 @@ def _publish_release(
     _write_ledger(dest, owned | expected)
     dest.delete(MANIFEST_NAME)  # the release is incomplete from here until the end
     try:
-        result.uploaded, result.copied = _upload(dest, todo, callback)
+        result.uploaded, result.copied = _upload(dest, todo, callback, target.stage)
     except StoreError as exc:
         raise StoreError(
             f"publishing to {dest.url} failed; no manifest was written, so the release "
@@ -308,13 +341,18 @@ def _publish_release(
 
 
 def _changed(target: _Target, uploads: list[Upload], progress: Progress) -> list[Upload]:
-    """The uploads whose object is absent or different. The store's listing and the previous
-    manifest answer most; the rest are asked about in bounded parallel."""
+    """The uploads whose object is absent or different: a stored size other than the
+    upload's is a damaged object, replaced. The store's listing and the previous manifest
+    answer most; the rest are asked about in bounded parallel."""
     todo: list[Upload] = []
     ask: list[Upload] = []
     for upload in uploads:
+        stored = target.sizes.get(upload.key)
         if upload.path is None and upload.data is None:
-            progress(1)  # an unchanged copy's archive: present by construction
+            progress(1)  # an unchanged copy's archive: present, its size checked by the build
+        elif stored is not None and stored != upload.size:
+            todo.append(upload)  # corrupted or cut short in the store: repaired
+            progress(1)
         elif target.known.get(upload.key) == upload.sha256:
             progress(1)
         elif upload.key not in target.present:

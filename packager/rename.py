@@ -10,12 +10,13 @@ every ensemble copy uses the one shared copy.
 from __future__ import annotations
 
 import copy as copylib
+import re
 import string
 from dataclasses import dataclass
 from typing import Any
 
 from packager.engines import with_engine_metrics
-from packager.names import name_problem
+from packager.names import MAX_NAME_LENGTH, name_problem
 from packager.repository import ModelDir
 from tdk.errors import UsageError, ValidationFailed
 from tdk.text import as_text
@@ -50,9 +51,34 @@ class CopyPlan:
         return self.members[-1]
 
 
+def _parse_template(template: str) -> list[tuple[str, str]]:
+    """(field, format spec) of each replacement field; UsageError when the template is not a
+    format string or a spec could make a name longer than any valid one (``{i:>999999999}``
+    formats gigabytes before a length check could refuse it)."""
+    hint = 'use "{model}" and "{i}", e.g. "{model}-{i}" (write a literal brace as {{ or }})'
+    try:
+        parsed = [
+            (n, spec or "") for _, n, spec, _ in string.Formatter().parse(template) if n is not None
+        ]
+    except ValueError as exc:
+        raise UsageError(f"--name-template {template!r}: {exc}", hint=hint) from None
+    for name, spec in parsed:
+        if "{" in spec:
+            raise UsageError(
+                f"--name-template {template!r}: {{{name}}} nests a field in its format", hint=hint
+            )
+        if any(int(run) > MAX_NAME_LENGTH for run in re.findall(r"\d+", spec)):
+            raise UsageError(
+                f"--name-template {template!r}: the format of {{{name}}} ({spec!r}) would "
+                f"make names longer than {MAX_NAME_LENGTH} characters",
+                hint=hint,
+            )
+    return parsed
+
+
 def check_template(template: str) -> None:
     """The template must use ``{i}`` (or copies collide) and only ``{model}`` / ``{i}``."""
-    fields = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+    fields = {name for name, _ in _parse_template(template)}
     unknown = fields - {"model", "i"}
     if unknown or "i" not in fields:
         raise UsageError(
@@ -93,7 +119,13 @@ def _plan_one(
     by_name: dict[str, ModelDir],
     share_composing: bool,
 ) -> CopyPlan:
-    name = template.format(model=model.name, i=index)
+    try:
+        name = template.format(model=model.name, i=index)
+    except (ValueError, TypeError) as exc:  # a format that does not fit: {model:d}, {i:s}
+        raise UsageError(
+            f"--name-template {template!r}: {exc}",
+            hint='use "{model}" and "{i}", e.g. "{model}-{i}" or "{model}-{i:03d}"',
+        ) from None
     members: list[Member] = []
     if model.is_ensemble:
         renames = {}

@@ -26,4 +26,14 @@ class Source:
 def today() -> dt.date:
     """Today, or ``TDK_TODAY`` (YYYY-MM-DD) when set (tests and doctor replay a calendar)."""
     raw = os.environ.get("TDK_TODAY", "").strip()
-    return dt.date.fromisoformat(raw) if raw else dt.date.today()
+    if not raw:
+        return dt.date.today()
+    try:
+        return dt.date.fromisoformat(raw)
+    except ValueError:
+        from tdk.errors import UsageError
+
+        raise UsageError(
+            f"TDK_TODAY={raw[:40]!r} is not a date",
+            hint="set TDK_TODAY=YYYY-MM-DD (e.g. 2026-11-26), or unset it for today",
+        ) from None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,8 @@ from pathlib import Path
 from tdk.errors import UsageError
 
 LEDGER_VERSION = 1
+MAX_LEDGER_BYTES = 4 * 1024 * 1024  # a ledger lists file names and digests: a few KB per stack
+_FILE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")  # what ``file_name`` writes
 
 
 def ledger_path(out_dir: Path, stack: str) -> Path:
@@ -29,20 +32,36 @@ def sha256(path: Path) -> str:
 
 
 def read_ledger(out_dir: Path, stack: str) -> dict[str, str]:
-    """name -> sha256 of what the previous render of ``stack`` wrote ({} when none)."""
+    """name -> sha256 of what the previous render of ``stack`` wrote ({} when none).
+
+    Every name must be a plain file name directly in ``out_dir`` (what a render writes): a
+    ledger is committed with GitOps output, so ``../x`` or ``/etc/x`` is refused before any
+    file is touched.
+    """
     path = ledger_path(out_dir, stack)
     if not path.is_file():
         return {}
+    fix = "restore it from version control, or delete it and remove stale manifests yourself"
     try:
+        if path.stat().st_size > MAX_LEDGER_BYTES:
+            raise ValueError(f"larger than {MAX_LEDGER_BYTES} bytes")
         data = json.loads(path.read_text(encoding="utf-8"))
         files = data["files"]
-        return {str(name): str(digest) for name, digest in files.items()}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        entries = {str(name): str(digest) for name, digest in files.items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
         raise UsageError(
-            f"{path}: cannot read the render ledger ({exc.__class__.__name__})",
-            hint="restore it from version control, or delete it and remove stale manifests "
-            "yourself",
+            f"{path}: cannot read the render ledger ({exc.__class__.__name__}: {exc})"[:500],
+            hint=fix,
         ) from None
+    bad = sorted(name for name in entries if not _FILE_NAME.match(name))
+    if bad:
+        raise UsageError(
+            f"{path}: the render ledger lists {bad[0]!r}"
+            + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else "")
+            + f", not a file name inside {out_dir}; nothing was written or removed",
+            hint=fix,
+        )
+    return entries
 
 
 def write_atomic(path: Path, data: bytes) -> None:

@@ -213,9 +213,9 @@ _loaded: dict[str, dict[str, TargetEntry]] = {}
 def _load(module: str) -> TargetEntry:
     try:
         entry = importlib.import_module(module).ENTRY
-    except (ImportError, AttributeError) as exc:
+    except Exception as exc:  # importing runs the module's code: any error may come out
         raise ConfigError(
-            f"target module {module!r} cannot be loaded: {exc}",
+            f"target module {module!r} cannot be loaded: {exc.__class__.__name__}: {exc}",
             hint=f"check {EXTRA_ENV} (comma-separated modules that define ENTRY)",
         ) from exc
     if not isinstance(entry, TargetEntry):

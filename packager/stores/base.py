@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from packager.userdirs import staging_root
 from tdk.errors import StoreError
 
 Progress = Callable[[int], None]
@@ -64,20 +65,29 @@ class Store(abc.ABC):
         """A private directory to build the release in, removed at the end.
 
         It is locked while in use, so ``clean_leftovers`` of a later publish removes it only
-        once its process is gone (killed or crashed). Cloud stores build in the system's
-        temporary directory.
+        once its process is gone (killed or crashed). Cloud stores build in this user's private
+        cache directory (``userdirs.staging_root``), never in a directory others can enter.
         """
-        with locked_workdir(Path(tempfile.gettempdir()) / "tdk-staging", self.url) as path:
+        with locked_workdir(staging_root(), self.url) as path:
             yield path
 
     def clean_leftovers(self, owned: set[str]) -> list[str]:
         """Remove what an interrupted publish of ours left (never anything else); ``owned``
         is every key a tdk release wrote here. Returns what was removed."""
-        return remove_unlocked(Path(tempfile.gettempdir()) / "tdk-staging")
+        return remove_unlocked(staging_root())
 
     def unsafe_root(self, prune: bool) -> str | None:
         """Why this release root must not be published to (with ``prune``), or None."""
         return None
+
+    @property
+    def root_parts(self) -> list[str]:
+        """The release root's place in its namespace (directories, or the bucket's prefix)."""
+        return []
+
+    def exists_at(self, parts: list[str]) -> bool:
+        """Whether an object exists at ``parts`` of this store's namespace (outside the root)."""
+        return False
 
     @property
     def local_root(self) -> Path | None:
@@ -106,9 +116,13 @@ class Store(abc.ABC):
     def delete(self, key: str) -> None:
         """Remove ``key``; absent is fine."""
 
-    @abc.abstractmethod
     def list_keys(self, prefix: str) -> list[str]:
         """Keys under ``prefix`` (relative to the release root), sorted."""
+        return sorted(self.list_sizes(prefix))
+
+    @abc.abstractmethod
+    def list_sizes(self, prefix: str) -> dict[str, int]:
+        """Key -> stored size in bytes of every object under ``prefix``, from one listing."""
 
     # Conditional writes, for the publish lock: a token names one version of an object (S3
     # ETag, GCS generation, a file's content digest), and a write conditioned on it fails once
@@ -187,7 +201,7 @@ def _locked_new_workdir(parent: Path, owner: str) -> tuple[Path, int]:
 def _make_workdir(parent: Path, owner: str) -> Path:
     for attempt in range(3):  # another publish may remove ``parent`` between mkdir and mkdtemp
         try:
-            parent.mkdir(parents=True, exist_ok=True)
+            parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             return Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=parent))
         except FileNotFoundError:
             if attempt < 2:

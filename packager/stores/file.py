@@ -59,6 +59,13 @@ class FileStore(Store):
     def local_root(self) -> Path | None:
         return self.root
 
+    @property
+    def root_parts(self) -> list[str]:
+        return list(self.root.resolve().parts[1:])
+
+    def exists_at(self, parts: list[str]) -> bool:
+        return Path(self.root.anchor, *parts).is_file()
+
     def sha256_of(self, key: str) -> str | None:
         path = self._path(key)
         return sha256_file(path) if path.is_file() else None
@@ -264,12 +271,12 @@ class FileStore(Store):
         except OSError as exc:
             raise self._error("delete", key, exc) from exc
 
-    def list_keys(self, prefix: str) -> list[str]:
+    def list_sizes(self, prefix: str) -> dict[str, int]:
         base = self._path(prefix)
         if not base.is_dir():
-            return []
+            return {}
         found = (p for p in base.rglob("*") if p.is_file() and not p.name.startswith(".tdk-"))
-        return sorted(p.relative_to(self.root).as_posix() for p in found)
+        return {p.relative_to(self.root).as_posix(): p.stat().st_size for p in found}
 
 
 _RENAME_EXCHANGE = 2  # linux/fs.h

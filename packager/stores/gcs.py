@@ -71,6 +71,14 @@ class GcsStore(Store):
         except (gexc.GoogleAPIError, OSError, ValueError) as exc:
             raise self._error(action, key, exc) from exc
 
+    @property
+    def root_parts(self) -> list[str]:
+        return [part for part in self.prefix.split("/") if part]
+
+    def exists_at(self, parts: list[str]) -> bool:
+        name = "/".join(parts)
+        return self._call("inspect", name, lambda: self.bucket.get_blob(name)) is not None
+
     def sha256_of(self, key: str) -> str | None:
         blob = self._call("inspect", key, lambda: self.bucket.get_blob(self._name(key)))
         if blob is None:
@@ -193,11 +201,14 @@ class GcsStore(Store):
 
         return bool(self._conditional("delete", key, delete))
 
-    def list_keys(self, prefix: str) -> list[str]:
+    def list_sizes(self, prefix: str) -> dict[str, int]:
         root = self._name("")
         blobs = self._call(
             "list",
             prefix,
             lambda: list(self.client.list_blobs(self.bucket, prefix=self._name(prefix))),
         )
-        return sorted(blob.name[len(root) :] for blob in blobs)
+        return {
+            blob.name[len(root) :]: int(blob.size if blob.size is not None else -1)
+            for blob in blobs
+        }

@@ -5,6 +5,9 @@ A lock object at the release root, created with a conditional write (the store's
 ``--lock-timeout``, then stops naming the holder. The holder renews the expiry while it works
 (conditional replace), so only a lock whose holder died expires; an expired lock is taken over
 with a conditional replace, so of two takers exactly one wins. Release deletes only our version.
+A holder names itself by host, boot id, PID namespace, pid and the pid's start time, so only a
+holder in this very namespace is ever judged dead before its expiry (containers sharing a
+hostname each have their own pids, and a pid may be reused).
 """
 
 from __future__ import annotations
@@ -37,20 +40,62 @@ MAX_RACES = 100  # races lost in a row (no wait between them) before giving up
 _HELD: set[str] = set()  # nonces of the locks this process holds now
 
 
-def _dead(holder: LockRecord) -> bool:
-    """A holder on this host whose process is gone, or a publish of this process that ended
-    (its lock left behind because the store stopped answering): no need to wait for expiry."""
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="ascii") as handle:
+            return handle.read().strip()
+    except (OSError, ValueError):
+        return ""
+
+
+def _boot_id() -> str:
+    """This kernel's boot (``/proc/sys/kernel/random/boot_id``); "" where there is none."""
+    return _read("/proc/sys/kernel/random/boot_id")
+
+
+def _pid_namespace() -> str:
+    """The PID namespace our pids mean something in (``pid:[4026531836]``), or ""."""
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return ""
+
+
+def _start_time(pid: int) -> int:
+    """When ``pid`` started, in clock ticks since boot (``/proc/<pid>/stat`` field 22); 0 when
+    unknown. A pid reused by a later process has another start time."""
+    stat = _read(f"/proc/{pid}/stat")
+    fields = stat[stat.rfind(")") + 1 :].split()  # the command name may hold spaces
+    try:
+        return int(fields[19])
+    except (IndexError, ValueError):
+        return 0
+
+
+def _judge(holder: LockRecord) -> tuple[bool, str]:
+    """(dead, why it cannot be judged). Dead: a holder in our PID namespace on this boot
+    whose process is gone (or whose pid now names a later process), or a publish of this
+    process that ended. A holder elsewhere (another host, boot or PID namespace, or a record
+    that does not say) is never judged dead: only its lock's expiry frees it."""
     if holder.host != socket.gethostname():
-        return False
+        return False, ""
+    if not holder.boot_id or not holder.pid_ns or not holder.start:
+        return False, "its record does not say which PID namespace it is in"
+    if holder.boot_id != _boot_id() or holder.pid_ns != _pid_namespace():
+        return False, (
+            f"it runs in another PID namespace or boot ({holder.pid_ns}), so whether it is "
+            "alive cannot be told from here"
+        )
     if holder.pid == os.getpid():
-        return holder.nonce not in _HELD
+        return holder.nonce not in _HELD, ""
     try:
         os.kill(holder.pid, 0)
     except ProcessLookupError:
-        return True
+        return True, ""
     except OSError:
-        return False  # alive, another user's
-    return False
+        pass  # alive, another user's
+    started = _start_time(holder.pid)
+    return started != 0 and started != holder.start, ""
 
 
 class LockHeld(TdkError):
@@ -65,6 +110,9 @@ class LockRecord:
     created: float  # Unix time
     expires: float  # Unix time
     nonce: str
+    boot_id: str = ""  # with pid_ns and start, who the holder is: a pid alone is ambiguous
+    pid_ns: str = ""  # across PID namespaces (containers sharing a hostname) and reuse
+    start: int = 0
 
     def to_bytes(self) -> bytes:
         return (json.dumps({"tdk_lock": 1, **asdict(self)}, indent=1) + "\n").encode()
@@ -80,8 +128,11 @@ class LockRecord:
                 created=float(payload["created"]),
                 expires=float(payload["expires"]),
                 nonce=str(payload["nonce"]),
+                boot_id=str(payload.get("boot_id", "")),
+                pid_ns=str(payload.get("pid_ns", "")),
+                start=int(payload.get("start", 0)),
             )
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
             return None
 
     def describe(self) -> str:
@@ -122,6 +173,9 @@ class PublishLock:
             self.created,
             time.time() + self.ttl,
             self.nonce,
+            _boot_id(),
+            _pid_namespace(),
+            _start_time(os.getpid()),
         ).to_bytes()
 
     def acquire(self, timeout: float) -> None:
@@ -142,7 +196,8 @@ class PublishLock:
             if current is None:
                 continue  # released between our create and our read
             holder = self._holder(*current)
-            if holder.expires < time.time() or _dead(holder):
+            dead, unjudged = _judge(holder)
+            if holder.expires < time.time() or dead:
                 token = self.store.replace_if(LOCK_NAME, self.record(), current[1])
                 if token is not None:
                     break
@@ -152,7 +207,7 @@ class PublishLock:
                 raise LockHeld(
                     f"refusing to publish to {self.store.url}: another publish holds its lock "
                     f"({holder.describe()}) and did not finish within --lock-timeout "
-                    f"{timeout:g} s",
+                    f"{timeout:g} s" + (f"; {unjudged}" if unjudged else ""),
                     hint="wait for that publish to end, or raise --lock-timeout; a lock whose "
                     f"publish died expires {self.ttl:g} s after its last renewal",
                 )

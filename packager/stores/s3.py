@@ -142,6 +142,24 @@ class S3Store(Store):
         code = str(response.get("Error", {}).get("Code", ""))
         return code in ("404", "NoSuchKey", "NotFound")
 
+    @property
+    def root_parts(self) -> list[str]:
+        return [part for part in self.prefix.split("/") if part]
+
+    def exists_at(self, parts: list[str]) -> bool:
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        name = "/".join(parts)
+        try:
+            self.client.head_object(Bucket=self.bucket, Key=name)
+        except ClientError as exc:
+            if self._missing(exc):
+                return False
+            raise self._error("inspect", name, exc) from exc
+        except BotoCoreError as exc:
+            raise self._error("inspect", name, exc) from exc
+        return True
+
     def sha256_of(self, key: str) -> str | None:
         from botocore.exceptions import BotoCoreError, ClientError
 
@@ -292,17 +310,18 @@ class S3Store(Store):
 
         return bool(self._conditional("delete", key, delete))
 
-    def list_keys(self, prefix: str) -> list[str]:
+    def list_sizes(self, prefix: str) -> dict[str, int]:
         from botocore.exceptions import BotoCoreError, ClientError
 
         root = self._key("")
-        keys: list[str] = []
+        sizes: dict[str, int] = {}
         try:
             pages = self.client.get_paginator("list_objects_v2").paginate(
                 Bucket=self.bucket, Prefix=self._key(prefix)
             )
             for page in pages:
-                keys.extend(item["Key"][len(root) :] for item in page.get("Contents", []))
+                for item in page.get("Contents", []):
+                    sizes[item["Key"][len(root) :]] = int(item.get("Size", -1))
         except (BotoCoreError, ClientError) as exc:
             raise self._error("list", prefix, exc) from exc
-        return sorted(keys)
+        return sizes

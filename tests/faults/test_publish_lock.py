@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -25,7 +26,7 @@ from packager.manifest import (
     Ledger,
     Manifest,
 )
-from packager.stores import Store, open_store
+from packager.stores import Store, lock, open_store
 from packager.stores.lock import LOCK_NAME
 
 runner = CliRunner(env={"COLUMNS": "200"})
@@ -188,21 +189,72 @@ def test_signalled_publish_releases_its_lock(
     assert result.exit_code == 0, result.output
 
 
+def _here(pid: int, **changes: object) -> str:
+    """A lock record of ``pid`` as a holder in this PID namespace on this boot would write it."""
+    record = json.loads(_lock_record("ci-job-7", socket.gethostname(), time.time() + 3600))
+    identity = {
+        "pid": pid,
+        "boot_id": lock._boot_id(),
+        "pid_ns": lock._pid_namespace(),
+        "start": lock._start_time(pid) or 1,
+    }
+    return json.dumps({**record, **identity, **changes})
+
+
+def _gone_pid() -> int:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait(timeout=30)
+    return gone.pid
+
+
+def _package_with_lock(sample_repo: Path, tmp_path: Path, record: str) -> tuple[Path, str, int]:
+    dest = tmp_path / "release"
+    dest.mkdir()
+    (dest / LOCK_NAME).write_text(record)
+    args = ["package", str(sample_repo / "tokenizer"), "--dest", f"file://{dest}"]
+    result = runner.invoke(app, [*args, "--lock-timeout", "0"])
+    return dest, " ".join(result.output.split()), result.exit_code
+
+
 def test_lock_of_a_dead_process_on_this_host_is_taken_over_at_once(
     sample_repo: Path, tmp_path: Path
 ) -> None:
-    import socket
-
-    gone = subprocess.Popen([sys.executable, "-c", "pass"])
-    gone.wait(timeout=30)
-    dest = tmp_path / "release"
-    dest.mkdir()
-    record = json.loads(_lock_record("ci-job-7", socket.gethostname(), time.time() + 3600))
-    (dest / LOCK_NAME).write_text(json.dumps({**record, "pid": gone.pid}))
-    args = ["package", str(sample_repo / "tokenizer"), "--dest", f"file://{dest}"]
-    result = runner.invoke(app, [*args, "--lock-timeout", "0"])
-    assert result.exit_code == 0, result.output
+    dest, output, code = _package_with_lock(sample_repo, tmp_path, _here(_gone_pid()))
+    assert code == 0, output
     assert not (dest / LOCK_NAME).exists()
+
+
+def test_lock_whose_pid_was_reused_is_taken_over_at_once(sample_repo: Path, tmp_path: Path) -> None:
+    """The pid is alive but names a later process (another start time): the holder is gone."""
+    parent = os.getppid()
+    record = _here(parent, start=lock._start_time(parent) + 1)
+    dest, output, code = _package_with_lock(sample_repo, tmp_path, record)
+    assert code == 0, output
+    assert (dest / MANIFEST_NAME).is_file()
+
+
+@pytest.mark.parametrize("where", ["other-pid-namespace", "other-boot", "old-record"])
+def test_live_holder_elsewhere_on_this_hostname_is_never_taken_over(
+    where: str, sample_repo: Path, tmp_path: Path
+) -> None:
+    """Containers with host networking share a hostname, not pids: a live holder's pid is
+    absent here (or names another process). Judged dead, it was taken over and two publishes
+    both exited 0 with the store's archive no longer matching its manifest."""
+    pid = _gone_pid()  # absent in this namespace, as another namespace's pid may be
+    variants: dict[str, dict[str, object]] = {
+        "other-pid-namespace": {"pid_ns": "pid:[4026599999]"},
+        "other-boot": {"boot_id": "00000000-0000-4000-8000-000000000000"},
+        "old-record": {"pid_ns": None},
+    }
+    changes = variants[where]
+    record = json.loads(_here(pid, **changes))
+    record = {k: v for k, v in record.items() if v is not None}
+    dest, output, code = _package_with_lock(sample_repo, tmp_path, json.dumps(record))
+    assert code == 1, output
+    assert f"ci-job-7 on {socket.gethostname()}, pid {pid}" in output
+    assert "cannot be told from here" in output or "does not say" in output
+    assert json.loads((dest / LOCK_NAME).read_text()) == record  # untouched
+    assert not (dest / MANIFEST_NAME).exists()
 
 
 def test_a_live_holder_renews_its_lock_so_it_never_expires(tmp_path: Path) -> None:

@@ -45,6 +45,10 @@ ROWS = {
     "dest-not-permitted": Row("file:///sys/tdk-release", 1, "choose a destination you can write"),
     "dest-cannot-be-created": Row("file:///proc/tdk-release", 1, "cannot be created"),
     "foreign-manifest-json": Row(".", 2, "not a tdk manifest", ("--prune",)),
+    "inside-a-release-mme": Row("{cwd}/mme/inner", 2, "inside the mme/ of the release at"),
+    "inside-a-release-repository": Row(
+        "file://{cwd}/repository/mine/1", 2, "inside the repository/ of the release at"
+    ),
     "absurd-copies": Row(
         "file://{cwd}/release",
         2,
@@ -131,16 +135,26 @@ def test_prune_never_deletes_files_the_user_added_to_a_release(
     assert not (dest / "repository" / "text_classifier-1" / "1" / "model.onnx").exists()
 
 
-def test_hard_link_to_a_file_outside_the_repository_is_warned_about(
+def test_hard_link_to_a_file_outside_the_repository_is_refused(
     tmp_path: Path, sample_repo: Path
 ) -> None:
+    """Issue 25 item 4: it was a warning, and the outside file's bytes were published."""
     repo = Path(shutil.copytree(sample_repo / "tokenizer", tmp_path / "repo" / "tokenizer"))
     outside = tmp_path / "outside.txt"
     outside.write_text("secret\n")
     (repo / "1" / "vocab.txt").hardlink_to(outside)
     result = runner.invoke(app, ["package", str(repo), "--dest", f"file://{tmp_path / 'r'}"])
+    assert result.exit_code == 1, result.output
+    output = " ".join(result.output.split())
+    assert "vocab.txt has 2 hard links, 1 of them outside" in output and "hint:" in output
+    assert not (tmp_path / "r" / "mme").exists() and not (tmp_path / "r" / "manifest.json").exists()
+
+
+def test_hard_links_between_packaged_files_are_accepted(tmp_path: Path, sample_repo: Path) -> None:
+    repo = Path(shutil.copytree(sample_repo / "tokenizer", tmp_path / "repo" / "tokenizer"))
+    (repo / "1" / "model-copy.py").hardlink_to(repo / "1" / "model.py")
+    result = runner.invoke(app, ["package", str(repo), "--dest", f"file://{tmp_path / 'r'}"])
     assert result.exit_code == 0, result.output
-    assert "vocab.txt has 2 hard links" in " ".join(result.output.split())
 
 
 @pytest.mark.parametrize(
@@ -167,3 +181,46 @@ def test_destination_overlapping_an_input_is_refused_with_nothing_written(
     assert "refusing to publish" in result.output and "hint:" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert changes(before, snapshot(tmp_path)) == {"added": [], "removed": [], "changed": []}
+
+
+def test_destination_inside_an_s3_release_is_refused(moto_endpoint: str, sample_repo: Path) -> None:
+    import os
+
+    import boto3
+
+    bucket = f"tdk-{os.urandom(4).hex()}"
+    boto3.client("s3", endpoint_url=moto_endpoint).create_bucket(Bucket=bucket)
+    model = str(sample_repo / "tokenizer")
+    common = ["--s3-endpoint-url", moto_endpoint]
+    first = runner.invoke(app, ["package", model, "--dest", f"s3://{bucket}/r1", *common])
+    assert first.exit_code == 0, first.output
+    inner = runner.invoke(app, ["package", model, "--dest", f"s3://{bucket}/r1/mme/x", *common])
+    assert inner.exit_code == 2, inner.output
+    assert "inside the mme/ of the release at r1" in " ".join(inner.output.split())
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "fragment"),
+    [
+        ("tdk-ledger.json", '{"format_version": 1, "keys": ["../victim.txt"]}', "not a path"),
+        ("tdk-ledger.json", "[" * 100_000 + "]" * 100_000, "not a tdk ledger"),
+        ("manifest.json", "[" * 100_000 + "]" * 100_000, "not a tdk manifest"),
+        ("tdk-ledger.json", '{"format_version": 1, "keys": ["/etc/passwd"]}', "not a path"),
+    ],
+    ids=["ledger-parent", "ledger-deep", "manifest-deep", "ledger-absolute"],
+)
+def test_hostile_release_ledger_or_manifest_is_refused(
+    name: str, content: str, fragment: str, tmp_path: Path, sample_repo: Path
+) -> None:
+    dest = tmp_path / "release"
+    dest.mkdir()
+    (tmp_path / "victim.txt").write_text("mine\n")
+    (dest / name).write_text(content)
+    before = snapshot(tmp_path)
+    args = ["package", str(sample_repo / "tokenizer"), "--dest", f"file://{dest}", "--prune"]
+    result = runner.invoke(app, args)
+    assert result.exit_code != 0, result.output
+    assert fragment in " ".join(result.output.split()) and "hint:" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    diff = changes(before, snapshot(tmp_path))
+    assert diff["removed"] == [] and diff["changed"] == [], diff
