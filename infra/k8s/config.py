@@ -19,6 +19,7 @@ from infra.k8s.spec import (
     TritonServiceSpec,
     WorkloadKind,
 )
+from packager.engines import engines_of
 from tdk.errors import ConfigError
 
 
@@ -71,6 +72,9 @@ class WorkloadConfig:
     weight_cache_claim: str | None = None
     #: memory-backed /dev/shm per pod; ``serve_models`` sizes it for LLM engines
     shm_size: str = "1Gi"
+    #: the LLM engines the models run (``packager.engines`` backend names); ``serve_models``
+    #: sets them, and KEDA then scales on the engines' own metrics
+    engines: tuple[str, ...] = ()
 
 
 def read_workload_config(reader: ConfigReader) -> WorkloadConfig:
@@ -146,6 +150,7 @@ def serve_models(config: WorkloadConfig, needs: Sequence[ModelNeeds]) -> Workloa
         config,
         image=image,
         shm_size=f"{shm}Gi",
+        engines=engines_of(sorted(llm.FLAVOUR_BACKENDS[llm.FLAVOURS[engines[0]]])),
         startup_budget_seconds=max(config.startup_budget_seconds, llm.LLM_STARTUP_BUDGET_SECONDS),
     )
 
@@ -217,6 +222,7 @@ def workload_spec(
         log_verbose=config.log_verbose,
         model_sync=model_sync,
         shm_size=config.shm_size,
+        engines=config.engines,
         hf_token_secret=config.hf_token_secret,
         weight_cache_claim=config.weight_cache_claim,
     )

@@ -74,6 +74,10 @@ def test_vllm_release_renders_an_llm_workload(tmp_path: Path, stack: str) -> Non
     assert {"name": "weight-cache", "mountPath": "/cache"} in triton["volumeMounts"]
     probe = triton["startupProbe"]
     assert probe["failureThreshold"] * probe["periodSeconds"] >= llm.LLM_STARTUP_BUDGET_SECONDS
+    [scaled] = [m for m in manifests if m["kind"] == "ScaledObject"]
+    queries = [t["metadata"]["query"] for t in scaled["spec"]["triggers"]]
+    assert queries and all("vllm:" in q for q in queries), queries  # engine metrics, not queue
+    assert "--metrics-config=histogram_latencies=true" in triton["args"]
     tool = Path(sys.executable).with_name("kubernetes-validate")
     paths = [m["_path"] for m in manifests]
     checked = subprocess.run([str(tool), "--strict", "-k", K8S_VERSION, "--no-warn", *paths],
