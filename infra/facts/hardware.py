@@ -116,18 +116,23 @@ _CPU_BACKENDS = _GPU_BACKENDS - {"tensorrt", "dali"}
 _NO_TF = frozenset({"tensorflow"})
 
 #: Triton release notes (docs.nvidia.com/deeplearning/triton-inference-server/release-notes/
-#: rel-<yy>-<mm>.html): Triton version, CUDA, TensorRT, compute capability; checked 2026-11-24
+#: rel-<yy>-<mm>.html): Triton version, CUDA, TensorRT, compute capability; checked 2026-11-26.
+#: 26.05 (rel-26-05.html): "based on CUDA 13.2.1", compute capability 7.5 and later; Triton
+#: 2.69.0 from the server's GitHub releases ("Release 2.<n>.0 corresponding to NGC container
+#: <yy.mm>", 2.65.0 = 26.01, one a month). The 26.05 notes checked do not give its TensorRT:
+#: ``tensorrt`` stays None and validate says so for TensorRT plans (TDK906), never guesses.
 TRITON_RELEASE_NOTES = (
     "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/index.html"
 )
-TRITON_FACTS_CHECKED = "2026-11-24"
+TRITON_FACTS_CHECKED = "2026-11-26"
 
 
 @dataclass(frozen=True)
 class Image:
     """A Triton image version: the Triton release, CUDA, TensorRT, and its backends.
 
-    ``triton`` is "" and ``tensorrt`` None where the release notes checked do not say.
+    ``triton`` and ``cuda`` are required (a test says every row has them); ``tensorrt`` is None
+    where the release notes checked do not say.
     """
 
     version: str
@@ -153,7 +158,7 @@ IMAGES: dict[str, Image] = {
         Image("24.09", "2.50.0", (10, 4), (12, 6)),
         Image("25.04", "2.57.0", (10, 9), (12, 9), _GPU_BACKENDS - _NO_TF, _CPU_BACKENDS - _NO_TF),
         Image("25.09", "2.61.0", (10, 13), (13, 0), _GPU_BACKENDS - _NO_TF, _CPU_BACKENDS - _NO_TF),
-        Image("26.05", "", None, (13, 2), _GPU_BACKENDS - _NO_TF, _CPU_BACKENDS - _NO_TF),
+        Image("26.05", "2.69.0", None, (13, 2), _GPU_BACKENDS - _NO_TF, _CPU_BACKENDS - _NO_TF),
     )
 }  # fmt: skip
 

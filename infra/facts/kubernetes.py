@@ -11,7 +11,8 @@ from tdk.errors import ConfigError
 D = dt.date
 
 EKS_VERSIONS_SOURCE = Source(
-    "https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html"
+    "https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html",
+    dt.date(2026, 11, 26),
 )
 EKS_PRICE_SOURCE = Source("https://aws.amazon.com/eks/pricing/")
 KEDA_SOURCE = Source("https://keda.sh/docs/latest/operate/cluster/#kubernetes-compatibility")
@@ -38,12 +39,19 @@ class EksVersion:
     extended_end: dt.date
 
     def phase(self, today: dt.date) -> str:
-        """``standard``, ``extended`` or ``ended`` on ``today``."""
-        if today <= self.standard_end:
+        """``standard``, ``extended`` or ``ended`` on ``today``.
+
+        An end date is the first day out (AWS: on the end-of-support date no new cluster of the
+        version can be created), so on ``standard_end`` the version is already in extended
+        support and on ``extended_end`` it has ended.
+        """
+        if today < self.standard_end:
             return "standard"
-        return "extended" if today <= self.extended_end else "ended"
+        return "extended" if today < self.extended_end else "ended"
 
 
+#: the EKS Kubernetes release calendar (EKS_VERSIONS_SOURCE, re-checked 2026-11-26: 1.31 ends
+#: extended support on 2026-11-26, 1.32 standard support on 2026-03-23, ...)
 EKS_VERSIONS: tuple[EksVersion, ...] = (
     EksVersion("1.31", D(2024, 9, 26), D(2025, 11, 26), D(2026, 11, 26)),
     EksVersion("1.32", D(2025, 1, 23), D(2026, 3, 23), D(2027, 3, 23)),
