@@ -8,8 +8,11 @@ Sources:
 - GPU memory and compute capability: NVIDIA's CUDA GPU list (developer.nvidia.com/cuda-gpus)
   and the data sheets of T4, A10G, L4, L40S, A100, H100, V100.
 - EC2 / SageMaker instance GPUs, GPU count and instance-store NVMe size: the EC2 accelerated
-  computing instance type pages (aws.amazon.com/ec2/instance-types/g4, g5, g6, p3, p4, p5) and
+  computing instance type pages (aws.amazon.com/ec2/instance-types/g4, g5, g6, g6e, p3, p4, p5;
+  g6e 4/8/16/24xlarge and p5.4xlarge added 2026-11-26) and
   SageMaker's "Instance storage volumes" page (instances with NVMe use it as model storage).
+  Which sizes exist: botocore's ``ProductionVariantInstanceType`` enum (aws_generated.json); a
+  test fails when the enum lists a size of a family below that this table lacks.
 - GKE accelerators: cloud.google.com/compute/docs/gpus.
 - Python-backend shared memory: the SageMaker ``serve`` script of triton-inference-server/server
   (docker/sagemaker/serve: shm-default-byte-size 16 MiB unless
@@ -82,12 +85,18 @@ EC2_GPU_FAMILIES: dict[str, InstanceFamily] = {
         {"xlarge": 250, "2xlarge": 450, "4xlarge": 600, "8xlarge": 900, "16xlarge": 1880,
          "12xlarge": 3760, "24xlarge": 3760, "48xlarge": 7520},
     ),
-    "g6e": InstanceFamily("L40S", {"xlarge": 1, "2xlarge": 1, "12xlarge": 4, "48xlarge": 8},
-                          {"xlarge": 250, "2xlarge": 450, "12xlarge": 3800, "48xlarge": 7600}),
+    "g6e": InstanceFamily(
+        "L40S",
+        {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 1,
+         "12xlarge": 4, "24xlarge": 4, "48xlarge": 8},
+        {"xlarge": 250, "2xlarge": 450, "4xlarge": 600, "8xlarge": 900, "16xlarge": 1900,
+         "12xlarge": 3800, "24xlarge": 3800, "48xlarge": 7600},
+    ),
     "p3": InstanceFamily("V100", {"2xlarge": 1, "8xlarge": 4, "16xlarge": 8},
                          {"2xlarge": 0, "8xlarge": 0, "16xlarge": 0}),
     "p4d": InstanceFamily("A100-40GB", {"24xlarge": 8}, {"24xlarge": 8000}),
-    "p5": InstanceFamily("H100", {"48xlarge": 8}, {"48xlarge": 30400}),
+    "p5": InstanceFamily("H100", {"4xlarge": 1, "48xlarge": 8},
+                         {"4xlarge": 3840, "48xlarge": 30400}),
 }  # fmt: skip
 
 #: GKE accelerator type -> GPU kind

@@ -108,18 +108,22 @@ class AddonRelease:
         return self.low <= kubernetes_minor <= self.high
 
 
-#: KEDA Helm chart versions, newest first (keda.sh compatibility table)
+#: KEDA Helm chart versions, newest first (keda.sh compatibility table); each minor at its
+#: newest patch (github.com/kedacore/keda/releases: v2.20.2 2026-08, v2.18.3 2025-12; checked
+#: 2026-11-26)
 KEDA_RELEASES: tuple[AddonRelease, ...] = (
     AddonRelease("2.21.1", 34, 36),
-    AddonRelease("2.20.0", 33, 35),
+    AddonRelease("2.20.2", 33, 35),
     AddonRelease("2.19.0", 32, 34),
-    AddonRelease("2.18.0", 31, 33),
+    AddonRelease("2.18.3", 31, 33),
     AddonRelease("2.16.1", 29, 31),
 )
-#: cluster-autoscaler chart and image per Kubernetes minor (its README: the minor must match)
+#: cluster-autoscaler chart and image per Kubernetes minor (its README: the minor must match);
+#: image tags at each minor's newest patch (kubernetes/autoscaler "CA: Update version.go to
+#: 1.36.1" #10027 and its 1.35 / 1.34.5 / 1.33.6 siblings, 2026-07-22; checked 2026-11-26)
 AUTOSCALER_RELEASES: tuple[AddonRelease, ...] = (
-    AddonRelease("9.59.0", 36, 36, "v1.36.0"),
-    AddonRelease("9.59.0", 35, 35, "v1.35.0"),
+    AddonRelease("9.59.0", 36, 36, "v1.36.1"),
+    AddonRelease("9.59.0", 35, 35, "v1.35.2"),
     AddonRelease("9.50.1", 34, 34, "v1.34.5"),
     AddonRelease("9.50.1", 33, 33, "v1.33.6"),
     AddonRelease("9.50.1", 32, 32, "v1.32.7"),

@@ -37,3 +37,11 @@ def test_eks_131_extended_on_its_end_date_is_refused(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("TDK_TODAY", "2026-11-25")
     run = run_stack("eks-dev", overrides=overrides)
     assert run.one("aws:eks/cluster:Cluster").inputs["version"] == "1.31"
+
+
+def test_addons_are_pinned_at_each_minors_newest_patch() -> None:
+    """kubernetes/autoscaler#10027 (1.36.1, 2026-07-22); kedacore/keda v2.20.2, v2.18.3."""
+    assert kf.autoscaler_for("1.36").image_tag == "v1.36.1"
+    assert kf.autoscaler_for("1.35").image_tag == "v1.35.2"
+    assert kf.keda_for("1.33").version == "2.20.2"
+    assert [r.version for r in kf.KEDA_RELEASES if r.supports(31)] == ["2.18.3", "2.16.1"]
