@@ -142,7 +142,7 @@ def test_monitoring_dashboard_and_alert_policies(gke: StackRun) -> None:
 
 def test_outputs_name_the_cluster_and_the_invoke_command(gke: StackRun) -> None:
     assert gke.outputs["namespace"] == "triton"
-    assert "tdk invoke --target k8s" in gke.outputs["invokeCommand"]
+    assert "tdk invoke --target gke --url" in gke.outputs["invokeCommand"]
 
 
 @pytest.mark.parametrize(
