@@ -180,7 +180,9 @@ class SageMakerInferenceComponents(pulumi.ComponentResource):
             if alarm_spec.rollback:
                 rollback.append(alarm.name)
         args = builders.component_args(spec, endpoint.name, model.name, config.startup)
-        args["deployment_config"] = builders.deployment_config(config.rolling, rollback)
+        deployment = builders.deployment_config(config.rolling, rollback, spec.initial_copies)
+        if deployment is not None:
+            args["deployment_config"] = deployment
         component = aws_native.sagemaker.InferenceComponent(
             base,
             aws_native.sagemaker.InferenceComponentArgs(**args),
