@@ -131,8 +131,6 @@ AUTOSCALER_RELEASES: tuple[AddonRelease, ...] = (
 )
 #: NVIDIA device plugin chart versions, newest first
 DEVICE_PLUGIN_RELEASES: tuple[AddonRelease, ...] = (AddonRelease("0.20.0", 29, 36),)
-#: newest chart upstream publishes (doctor reports a pin behind it)
-NEWEST_KNOWN = {"keda": "2.21.1", "cluster-autoscaler": "9.59.0", "nvidia-device-plugin": "0.20.0"}
 
 
 def _pick(table: tuple[AddonRelease, ...], what: str, source: Source, version: str) -> AddonRelease:
@@ -158,6 +156,29 @@ def keda_pin(chart_version: str) -> AddonRelease | None:
 def autoscaler_for(kubernetes_version: str) -> AddonRelease:
     """The cluster-autoscaler chart and image tag matching the cluster's minor."""
     return _pick(AUTOSCALER_RELEASES, "cluster-autoscaler", AUTOSCALER_SOURCE, kubernetes_version)
+
+
+#: GKE release channels: the Kubernetes minors each offers ("Available minor versions" of the
+#: "Current versions" table, GKE_CHANNELS_SOURCE, checked 2026-11-26). EXTENDED keeps a minor
+#: up to 24 months (extra cost past standard support).
+GKE_CHANNELS_SOURCE = Source(
+    "https://cloud.google.com/kubernetes-engine/docs/release-notes", dt.date(2026, 11, 26)
+)
+GKE_CHANNELS: dict[str, tuple[int, int]] = {
+    "RAPID": (34, 37),
+    "REGULAR": (34, 36),
+    "STABLE": (34, 35),
+    "EXTENDED": (31, 36),
+}
+
+
+def keda_for_channel(channel: str) -> AddonRelease:
+    """The KEDA chart for a GKE release channel: the newest that supports the channel's newest
+    minor (clusters are auto-upgraded up to it); where none does yet, the newest chart, and
+    ``tdk doctor`` reports that the channel has passed its tested range."""
+    newest = GKE_CHANNELS[channel][1]
+    fits = [r for r in KEDA_RELEASES if r.supports(newest)]
+    return fits[0] if fits else KEDA_RELEASES[0]
 
 
 def device_plugin_for(kubernetes_version: str) -> AddonRelease:

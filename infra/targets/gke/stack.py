@@ -41,7 +41,10 @@ def declare_gke(config: GkeConfig) -> dict[str, Any]:
     addons = ClusterAddons(
         name,
         ClusterAddonsArgs(
-            cluster=cluster.ref, keda_identity=cluster.keda_identity, moved_from=cluster
+            cluster=cluster.ref,
+            keda_identity=cluster.keda_identity,
+            keda_version=config.keda_version,
+            moved_from=cluster,
         ),
     )
     reader = ReleaseReader(
