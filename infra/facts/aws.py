@@ -29,3 +29,14 @@ def enum(shape: str) -> tuple[str, ...]:
 
 def source() -> str:
     return str(_table()["source"])
+
+
+def sagemaker_sizes(family: str) -> tuple[str, ...]:
+    """The sizes botocore's ``ProductionVariantInstanceType`` lists for ``family`` (``g6e`` ->
+    ``xlarge``, ``2xlarge``, ...): which instance types exist is derived, never transcribed."""
+    prefix = f"ml.{family}."
+    return tuple(
+        t.removeprefix(prefix)
+        for t in enum("sagemaker.ProductionVariantInstanceType")
+        if t.startswith(prefix)
+    )

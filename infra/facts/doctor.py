@@ -14,6 +14,7 @@ from infra.facts import CHECKED
 from infra.facts import hardware as facts
 from infra.facts import kubernetes as kf
 from infra.facts import triton as tf
+from infra.facts.aws import GENERATED
 from tdk.errors import TdkError
 
 #: a hand-written table or a price list older than this is reported
@@ -63,19 +64,40 @@ def _eks(version: str, support: str, today: dt.date) -> list[Finding]:
 
 
 def _charts(version: str, keda: str | None) -> list[Finding]:
+    """Each add-on chart the cluster gets, against the Kubernetes minors it is tested with."""
     out = []
+    minor = kf.minor(version)
     picks = {
-        "keda": (keda or kf.keda_for(version).version, kf.KEDA_SOURCE),
-        "cluster-autoscaler": (kf.autoscaler_for(version).version, kf.AUTOSCALER_SOURCE),
-        "nvidia-device-plugin": (kf.device_plugin_for(version).version, kf.DEVICE_PLUGIN_SOURCE),
+        "keda": (kf.keda_pin(keda) if keda else None) or kf.keda_for(version),
+        "cluster-autoscaler": kf.autoscaler_for(version),
+        "nvidia-device-plugin": kf.device_plugin_for(version),
     }
-    for chart, (pinned, src) in picks.items():
-        newest = kf.NEWEST_KNOWN[chart]
-        behind = pinned != newest
-        note = f"upstream's newest known is {newest}" if behind else "newest known"
-        status = "aged" if behind else "ok"
-        out.append(Finding(f"{chart} chart", pinned, src.url, str(src.checked), status, note))
+    sources = {"keda": kf.KEDA_SOURCE, "cluster-autoscaler": kf.AUTOSCALER_SOURCE,
+               "nvidia-device-plugin": kf.DEVICE_PLUGIN_SOURCE}  # fmt: skip
+    for chart, row in picks.items():
+        src = sources[chart]
+        tested = f"tested with Kubernetes 1.{row.low}-1.{row.high}"
+        status, note = "ok", f"{tested}; the cluster runs {version}"
+        if not row.supports(minor):
+            status, note = "broken", f"{tested}, not the cluster's {version}"
+        out.append(Finding(f"{chart} chart", row.version, src.url, str(src.checked), status, note))
     return out
+
+
+def _channel(channel: str) -> Finding:
+    """The KEDA chart a GKE release channel gets, against the minors the channel offers."""
+    low, high = kf.GKE_CHANNELS[channel]
+    row = kf.keda_for_channel(channel)
+    status, note = (
+        "ok",
+        (f"{channel} offers 1.{low}-1.{high}; the chart is tested with 1.{row.low}-1.{row.high}"),
+    )
+    if high > row.high:
+        status = "aged"
+        note += f": clusters upgraded to 1.{high} run KEDA untested; add a newer chart"
+    src = kf.GKE_CHANNELS_SOURCE
+    return Finding("keda chart (release channel)", row.version, src.url, str(src.checked),
+                   status, note)  # fmt: skip
 
 
 def _image(version: str, today: dt.date) -> Finding:
@@ -94,6 +116,9 @@ def _config_facts(config: Any, today: dt.date) -> list[Finding]:
     if version:
         found += _eks(version, getattr(config, "support_type", "STANDARD"), today)
         found += _charts(version, getattr(config, "keda_version", None))
+    channel = getattr(config, "release_channel", None)
+    if channel:
+        found.append(_channel(channel))
     image = getattr(config, "triton_version", None) or getattr(
         getattr(config, "workload", None), "image", None
     )
@@ -108,6 +133,82 @@ def _config_facts(config: Any, today: dt.date) -> list[Finding]:
     return found
 
 
+def _generated_enums() -> tuple[str, dict[str, list[str]]]:
+    """(botocore version, enums) as the installed botocore gives them (indirection for tests)."""
+    from infra.facts import generate
+
+    built = generate.build()
+    return str(built["source"]), dict(built["enums"])
+
+
+def botocore_findings() -> list[Finding]:
+    """The installed botocore's enums against the kit's tables: the generated file, the GPU
+    instance sizes and the InferenceAmiVersions (a size or AMI botocore lists that the kit
+    lacks is refused by the kit although AWS takes it)."""
+    try:
+        source, enums = _generated_enums()
+    except ImportError as exc:
+        return [Finding("botocore enums", "not installed", "", "", "broken", str(exc))]
+    committed = json.loads(GENERATED.read_text())["enums"]
+    out = []
+    for shape, values in sorted(enums.items()):
+        new, gone = (
+            sorted(set(values) - set(committed.get(shape, []))),
+            sorted(set(committed.get(shape, [])) - set(values)),
+        )
+        status, note = "ok", "aws_generated.json matches the installed botocore"
+        if new or gone:
+            status = "aged"
+            note = (
+                f"botocore adds {new or 'nothing'}, drops {gone or 'nothing'}: run "
+                "`python -m infra.facts.generate`"
+            )
+        out.append(Finding(f"botocore enum {shape}", f"{len(values)} values", source,
+                           "installed", status, note))  # fmt: skip
+    types = enums.get("sagemaker.ProductionVariantInstanceType", [])
+    missing = [
+        t for family, row in facts.EC2_GPU_FAMILIES.items() for t in types
+        if t.startswith(f"ml.{family}.") and t.removeprefix(f"ml.{family}.") not in row.gpus
+    ]  # fmt: skip
+    note = "every size of the kit's GPU families is in its table"
+    if missing:
+        note = (
+            f"botocore lists {', '.join(missing)}, which the kit refuses: add them to "
+            "infra/facts/hardware.py"
+        )
+    out.append(Finding("GPU instance sizes", f"{len(facts.EC2_GPU_FAMILIES)} families",
+                       source, "installed", "aged" if missing else "ok", note))  # fmt: skip
+    amis = {a for a in enums.get("sagemaker.ProductionVariantInferenceAmiVersion", [])
+            if "-gpu-" in a}  # fmt: skip
+    unknown = sorted(amis - set(tf.AMI_BY_NAME))
+    note = f"add {', '.join(unknown)} to INFERENCE_AMIS" if unknown else "all known"
+    out.append(Finding("GPU InferenceAmiVersions", f"{len(amis)}", source, "installed",
+                       "aged" if unknown else "ok", note))  # fmt: skip
+    return out
+
+
+def sagemaker_image_findings() -> list[Finding]:
+    """The installed sagemaker-core's Triton image list against the kit's image facts: the
+    newest (what the stacks deploy) without facts is broken (validate refuses it), an older
+    one aged."""
+    src = tf.TRITON_SOURCE
+    try:
+        listed = tf.sagemaker_image_versions()
+    except TdkError as exc:
+        return [Finding("sagemaker-core Triton images", "not installed", src.url,
+                        str(src.checked), "broken", exc.message)]  # fmt: skip
+    missing = [v for v in listed if v not in facts.IMAGES or not facts.IMAGES[v].triton]
+    status, note = "ok", f"all {len(listed)} have Triton/CUDA facts; stacks deploy {listed[-1]}"
+    if missing:
+        status = "broken" if listed[-1] in missing else "aged"
+        note = (
+            f"no facts for {', '.join(missing)} (stacks deploy {listed[-1]}): add their "
+            "rows to infra/facts/hardware.py from the release notes"
+        )
+    return [Finding("sagemaker-core Triton images", ", ".join(listed), src.url,
+                    str(src.checked), status, note)]  # fmt: skip
+
+
 def diagnose(project_dir: Path, stack: str, today: dt.date) -> list[Finding]:
     """Every finding for ``stack``; a config the kit refuses is one ``broken`` finding."""
     from infra.perf.prices import load_prices
@@ -116,14 +217,11 @@ def diagnose(project_dir: Path, stack: str, today: dt.date) -> list[Finding]:
     prices = load_prices()
     found = [
         _dated("fact tables", "infra/facts", "see each table's source", CHECKED, today),
+        *botocore_findings(),
+        *sagemaker_image_findings(),
         _dated(
             "list prices", str(prices.origin), "infra/perf/prices.json sources",
             dt.date.fromisoformat(prices.date), today,
-        ),
-        Finding(
-            "botocore name rules and enums", "infra/facts/aws_generated.json",
-            json.loads((Path(__file__).with_name("aws_generated.json")).read_text())["source"],
-            "generated", "ok", "a test fails on drift",
         ),
     ]  # fmt: skip
     try:

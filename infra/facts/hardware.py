@@ -8,8 +8,11 @@ Sources:
 - GPU memory and compute capability: NVIDIA's CUDA GPU list (developer.nvidia.com/cuda-gpus)
   and the data sheets of T4, A10G, L4, L40S, A100, H100, V100.
 - EC2 / SageMaker instance GPUs, GPU count and instance-store NVMe size: the EC2 accelerated
-  computing instance type pages (aws.amazon.com/ec2/instance-types/g4, g5, g6, p3, p4, p5) and
+  computing instance type pages (aws.amazon.com/ec2/instance-types/g4, g5, g6, g6e, p3, p4, p5;
+  g6e 4/8/16/24xlarge and p5.4xlarge added 2026-11-26) and
   SageMaker's "Instance storage volumes" page (instances with NVMe use it as model storage).
+  Which sizes exist: botocore's ``ProductionVariantInstanceType`` enum (aws_generated.json); a
+  test fails when the enum lists a size of a family below that this table lacks.
 - GKE accelerators: cloud.google.com/compute/docs/gpus.
 - Python-backend shared memory: the SageMaker ``serve`` script of triton-inference-server/server
   (docker/sagemaker/serve: shm-default-byte-size 16 MiB unless
@@ -82,12 +85,18 @@ EC2_GPU_FAMILIES: dict[str, InstanceFamily] = {
         {"xlarge": 250, "2xlarge": 450, "4xlarge": 600, "8xlarge": 900, "16xlarge": 1880,
          "12xlarge": 3760, "24xlarge": 3760, "48xlarge": 7520},
     ),
-    "g6e": InstanceFamily("L40S", {"xlarge": 1, "2xlarge": 1, "12xlarge": 4, "48xlarge": 8},
-                          {"xlarge": 250, "2xlarge": 450, "12xlarge": 3800, "48xlarge": 7600}),
+    "g6e": InstanceFamily(
+        "L40S",
+        {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 1,
+         "12xlarge": 4, "24xlarge": 4, "48xlarge": 8},
+        {"xlarge": 250, "2xlarge": 450, "4xlarge": 600, "8xlarge": 900, "16xlarge": 1900,
+         "12xlarge": 3800, "24xlarge": 3800, "48xlarge": 7600},
+    ),
     "p3": InstanceFamily("V100", {"2xlarge": 1, "8xlarge": 4, "16xlarge": 8},
                          {"2xlarge": 0, "8xlarge": 0, "16xlarge": 0}),
     "p4d": InstanceFamily("A100-40GB", {"24xlarge": 8}, {"24xlarge": 8000}),
-    "p5": InstanceFamily("H100", {"48xlarge": 8}, {"48xlarge": 30400}),
+    "p5": InstanceFamily("H100", {"4xlarge": 1, "48xlarge": 8},
+                         {"4xlarge": 3840, "48xlarge": 30400}),
 }  # fmt: skip
 
 #: GKE accelerator type -> GPU kind
@@ -116,18 +125,23 @@ _CPU_BACKENDS = _GPU_BACKENDS - {"tensorrt", "dali"}
 _NO_TF = frozenset({"tensorflow"})
 
 #: Triton release notes (docs.nvidia.com/deeplearning/triton-inference-server/release-notes/
-#: rel-<yy>-<mm>.html): Triton version, CUDA, TensorRT, compute capability; checked 2026-11-24
+#: rel-<yy>-<mm>.html): Triton version, CUDA, TensorRT, compute capability; checked 2026-11-26.
+#: 26.05 (rel-26-05.html): "based on CUDA 13.2.1", compute capability 7.5 and later; Triton
+#: 2.69.0 from the server's GitHub releases ("Release 2.<n>.0 corresponding to NGC container
+#: <yy.mm>", 2.65.0 = 26.01, one a month). The 26.05 notes checked do not give its TensorRT:
+#: ``tensorrt`` stays None and validate says so for TensorRT plans (TDK906), never guesses.
 TRITON_RELEASE_NOTES = (
     "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/index.html"
 )
-TRITON_FACTS_CHECKED = "2026-11-24"
+TRITON_FACTS_CHECKED = "2026-11-26"
 
 
 @dataclass(frozen=True)
 class Image:
     """A Triton image version: the Triton release, CUDA, TensorRT, and its backends.
 
-    ``triton`` is "" and ``tensorrt`` None where the release notes checked do not say.
+    ``triton`` and ``cuda`` are required (a test says every row has them); ``tensorrt`` is None
+    where the release notes checked do not say.
     """
 
     version: str
@@ -153,7 +167,7 @@ IMAGES: dict[str, Image] = {
         Image("24.09", "2.50.0", (10, 4), (12, 6)),
         Image("25.04", "2.57.0", (10, 9), (12, 9), _GPU_BACKENDS - _NO_TF, _CPU_BACKENDS - _NO_TF),
         Image("25.09", "2.61.0", (10, 13), (13, 0), _GPU_BACKENDS - _NO_TF, _CPU_BACKENDS - _NO_TF),
-        Image("26.05", "", None, (13, 2), _GPU_BACKENDS - _NO_TF, _CPU_BACKENDS - _NO_TF),
+        Image("26.05", "2.69.0", None, (13, 2), _GPU_BACKENDS - _NO_TF, _CPU_BACKENDS - _NO_TF),
     )
 }  # fmt: skip
 

@@ -11,7 +11,8 @@ from tdk.errors import ConfigError
 D = dt.date
 
 EKS_VERSIONS_SOURCE = Source(
-    "https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html"
+    "https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html",
+    dt.date(2026, 11, 26),
 )
 EKS_PRICE_SOURCE = Source("https://aws.amazon.com/eks/pricing/")
 KEDA_SOURCE = Source("https://keda.sh/docs/latest/operate/cluster/#kubernetes-compatibility")
@@ -38,12 +39,19 @@ class EksVersion:
     extended_end: dt.date
 
     def phase(self, today: dt.date) -> str:
-        """``standard``, ``extended`` or ``ended`` on ``today``."""
-        if today <= self.standard_end:
+        """``standard``, ``extended`` or ``ended`` on ``today``.
+
+        An end date is the first day out (AWS: on the end-of-support date no new cluster of the
+        version can be created), so on ``standard_end`` the version is already in extended
+        support and on ``extended_end`` it has ended.
+        """
+        if today < self.standard_end:
             return "standard"
-        return "extended" if today <= self.extended_end else "ended"
+        return "extended" if today < self.extended_end else "ended"
 
 
+#: the EKS Kubernetes release calendar (EKS_VERSIONS_SOURCE, re-checked 2026-11-26: 1.31 ends
+#: extended support on 2026-11-26, 1.32 standard support on 2026-03-23, ...)
 EKS_VERSIONS: tuple[EksVersion, ...] = (
     EksVersion("1.31", D(2024, 9, 26), D(2025, 11, 26), D(2026, 11, 26)),
     EksVersion("1.32", D(2025, 1, 23), D(2026, 3, 23), D(2027, 3, 23)),
@@ -100,18 +108,22 @@ class AddonRelease:
         return self.low <= kubernetes_minor <= self.high
 
 
-#: KEDA Helm chart versions, newest first (keda.sh compatibility table)
+#: KEDA Helm chart versions, newest first (keda.sh compatibility table); each minor at its
+#: newest patch (github.com/kedacore/keda/releases: v2.20.2 2026-08, v2.18.3 2025-12; checked
+#: 2026-11-26)
 KEDA_RELEASES: tuple[AddonRelease, ...] = (
     AddonRelease("2.21.1", 34, 36),
-    AddonRelease("2.20.0", 33, 35),
+    AddonRelease("2.20.2", 33, 35),
     AddonRelease("2.19.0", 32, 34),
-    AddonRelease("2.18.0", 31, 33),
+    AddonRelease("2.18.3", 31, 33),
     AddonRelease("2.16.1", 29, 31),
 )
-#: cluster-autoscaler chart and image per Kubernetes minor (its README: the minor must match)
+#: cluster-autoscaler chart and image per Kubernetes minor (its README: the minor must match);
+#: image tags at each minor's newest patch (kubernetes/autoscaler "CA: Update version.go to
+#: 1.36.1" #10027 and its 1.35 / 1.34.5 / 1.33.6 siblings, 2026-07-22; checked 2026-11-26)
 AUTOSCALER_RELEASES: tuple[AddonRelease, ...] = (
-    AddonRelease("9.59.0", 36, 36, "v1.36.0"),
-    AddonRelease("9.59.0", 35, 35, "v1.35.0"),
+    AddonRelease("9.59.0", 36, 36, "v1.36.1"),
+    AddonRelease("9.59.0", 35, 35, "v1.35.2"),
     AddonRelease("9.50.1", 34, 34, "v1.34.5"),
     AddonRelease("9.50.1", 33, 33, "v1.33.6"),
     AddonRelease("9.50.1", 32, 32, "v1.32.7"),
@@ -119,8 +131,6 @@ AUTOSCALER_RELEASES: tuple[AddonRelease, ...] = (
 )
 #: NVIDIA device plugin chart versions, newest first
 DEVICE_PLUGIN_RELEASES: tuple[AddonRelease, ...] = (AddonRelease("0.20.0", 29, 36),)
-#: newest chart upstream publishes (doctor reports a pin behind it)
-NEWEST_KNOWN = {"keda": "2.21.1", "cluster-autoscaler": "9.59.0", "nvidia-device-plugin": "0.20.0"}
 
 
 def _pick(table: tuple[AddonRelease, ...], what: str, source: Source, version: str) -> AddonRelease:
@@ -146,6 +156,29 @@ def keda_pin(chart_version: str) -> AddonRelease | None:
 def autoscaler_for(kubernetes_version: str) -> AddonRelease:
     """The cluster-autoscaler chart and image tag matching the cluster's minor."""
     return _pick(AUTOSCALER_RELEASES, "cluster-autoscaler", AUTOSCALER_SOURCE, kubernetes_version)
+
+
+#: GKE release channels: the Kubernetes minors each offers ("Available minor versions" of the
+#: "Current versions" table, GKE_CHANNELS_SOURCE, checked 2026-11-26). EXTENDED keeps a minor
+#: up to 24 months (extra cost past standard support).
+GKE_CHANNELS_SOURCE = Source(
+    "https://cloud.google.com/kubernetes-engine/docs/release-notes", dt.date(2026, 11, 26)
+)
+GKE_CHANNELS: dict[str, tuple[int, int]] = {
+    "RAPID": (34, 37),
+    "REGULAR": (34, 36),
+    "STABLE": (34, 35),
+    "EXTENDED": (31, 36),
+}
+
+
+def keda_for_channel(channel: str) -> AddonRelease:
+    """The KEDA chart for a GKE release channel: the newest that supports the channel's newest
+    minor (clusters are auto-upgraded up to it); where none does yet, the newest chart, and
+    ``tdk doctor`` reports that the channel has passed its tested range."""
+    newest = GKE_CHANNELS[channel][1]
+    fits = [r for r in KEDA_RELEASES if r.supports(newest)]
+    return fits[0] if fits else KEDA_RELEASES[0]
 
 
 def device_plugin_for(kubernetes_version: str) -> AddonRelease:

@@ -19,7 +19,9 @@ SAGEMAKER_IMAGES_FILE = "core/image_uri_config/sagemaker-tritonserver.json"
 AMI_SOURCE = Source(
     "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariant.html"
 )
-TRITON_SOURCE = Source(facts.TRITON_RELEASE_NOTES)
+TRITON_SOURCE = Source(
+    facts.TRITON_RELEASE_NOTES, dt.date.fromisoformat(facts.TRITON_FACTS_CHECKED)
+)
 #: an image older than this (months) is reported by doctor and refused as a Kubernetes default
 MAX_IMAGE_AGE_MONTHS = 12
 NGC_REPOSITORY = "nvcr.io/nvidia/tritonserver"
@@ -82,7 +84,7 @@ def default_sagemaker_triton_image(region: str) -> str:
 def image_facts(version: str) -> facts.Image:
     """The table row of a Triton release; ConfigError naming the table when it has none."""
     found = facts.IMAGES.get(facts.image_version(version))
-    if found is None:
+    if found is None or not found.triton:
         raise ConfigError(
             f"Triton {version} is not in the kit's image facts ({TRITON_SOURCE.url})",
             hint=f"use one of {', '.join(sorted(facts.IMAGES))}, or add its row to "
@@ -142,8 +144,6 @@ def default_kubernetes_triton_image() -> str:
 
 
 def default_checked_image() -> str:
-    """The image ``tdk validate --target`` checks against when none is named: the stacks'
-    default, or the newest sagemaker-core lists whose TensorRT the table records (plans)."""
-    listed = [v for v in sagemaker_image_versions() if v in facts.IMAGES]
-    known = [v for v in listed if facts.IMAGES[v].tensorrt is not None]
-    return (known or listed)[-1]
+    """The image ``tdk validate --target`` checks against when none is named: the one the
+    stacks deploy (the newest sagemaker-core lists), never an older one that has more facts."""
+    return default_sagemaker_triton_version()

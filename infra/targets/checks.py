@@ -35,10 +35,13 @@ def image_facts(image: str = "") -> facts.Image:
     """The facts of Triton ``image`` (a tag, a URI or a version; empty: the checked default)."""
     version = facts.image_version(image) if image else default_checked_image()
     found = facts.IMAGES.get(version)
-    if found is None:
+    if found is None or not found.triton:
+        what = repr(image) if image else "the image the stacks deploy"
         raise UsageError(
-            f"Triton image {image!r} (version {version}) is not in tdk's table of image facts",
-            hint=f"use one of {', '.join(sorted(facts.IMAGES))} (infra/facts/hardware.py)",
+            f"Triton image {what} (version {version}) has no Triton version and CUDA in tdk's "
+            "image facts: its backends and limits cannot be checked",
+            hint=f"add its row to infra/facts/hardware.py from {facts.TRITON_RELEASE_NOTES}, "
+            f"or check against one of {', '.join(sorted(facts.IMAGES))} with --image",
         )
     return found
 

@@ -63,9 +63,10 @@ def port_forward_command(namespace: str, service: str) -> str:
     )
 
 
-def invoke_command(namespace: str, service: str, release_url: str) -> str:
+def invoke_command(target: str, namespace: str, service: str, release_url: str) -> str:
     """A complete, pasteable command: port-forward in the background, wait until Triton
-    answers ready through it, then ``tdk invoke``.
+    answers ready through it, then ``tdk invoke --target <target>`` (the stack's own target,
+    never a deprecated spelling).
 
     The model is the sample release's text model (``EXAMPLE_TARGET_MODEL``, as on SageMaker):
     stack outputs are computed at ``pulumi up`` without reading the store, so the release's
@@ -74,7 +75,7 @@ def invoke_command(namespace: str, service: str, release_url: str) -> str:
     url = f"http://127.0.0.1:{HTTP_PORT}"
     invoke = shlex.join(
         [
-            "tdk", "invoke", "--target", "k8s", "--url", url, "--store", release_url,
+            "tdk", "invoke", "--target", target, "--url", url, "--store", release_url,
             "--target-model", EXAMPLE_TARGET_MODEL, "--text", "a short test sentence",
         ]
     )  # fmt: skip

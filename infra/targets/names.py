@@ -8,6 +8,7 @@ characters to the logical name: ``AUTONAME_SUFFIX`` counts them.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -61,10 +62,30 @@ K8S_SERVICE = NameRule(
 HELM_RELEASE = NameRule("Helm release name", 53, r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 
 
+#: the most characters of ``cut_name``: with Pulumi's suffix, 63 (SageMaker's limit)
+CUT_LIMIT = 55
+
+
+def cut_name(name: str, component: str) -> str:
+    """``<name>-<component>`` cut to ``CUT_LIMIT`` characters, made unique by a hash when cut:
+    the logical name of a per-component resource that Pulumi auto-names (``{base}``)."""
+    full = f"{name}-{component}"
+    if len(full) <= CUT_LIMIT:
+        return full
+    digest = hashlib.sha256(full.encode()).hexdigest()[:6]
+    return f"{full[: CUT_LIMIT - 7].rstrip('-')}-{digest}"
+
+
+#: the longest inference component name (botocore ``InferenceComponentName``): a template's
+#: ``{component}`` is rendered with it, so a name that fits fits every component
+LONGEST_COMPONENT = "c" * name_bounds("sagemaker.InferenceComponentName")[0]
+
+
 @dataclass(frozen=True)
 class DerivedName:
-    """One name a target derives: ``template`` with ``{name}``, its rule, and whether Pulumi
-    auto-names it (the random suffix then counts against the limit)."""
+    """One name a target derives: ``template`` with ``{name}`` (and ``{component}`` for a
+    name per inference component), its rule, and whether Pulumi auto-names it (the random
+    suffix then counts against the limit)."""
 
     target: str
     template: str
@@ -72,13 +93,19 @@ class DerivedName:
     autonamed: bool
 
     def render(self, name: str) -> str:
-        """The name as the cloud sees it (a sample suffix stands for Pulumi's random one)."""
-        return self.template.format(name=name) + (_AUTONAME_SAMPLE if self.autonamed else "")
+        """The name as the cloud sees it, at its longest (a sample suffix stands for Pulumi's
+        random one, the longest component name for ``{component}``; ``{base}`` is
+        ``cut_name(name, component)``)."""
+        value = self.template.format(
+            name=name, component=LONGEST_COMPONENT, base=cut_name(name, LONGEST_COMPONENT)
+        )
+        return value + (_AUTONAME_SAMPLE if self.autonamed else "")
 
     @property
     def max_name_length(self) -> int:
-        fixed = len(self.template.format(name="")) + (AUTONAME_SUFFIX if self.autonamed else 0)
-        return self.rule.limit - fixed
+        if "{base}" in self.template:  # cut to fit whatever the name: only its suffix counts
+            return self.rule.limit if self.rule.accepts(self.render("a" * CUT_LIMIT)) else 0
+        return self.rule.limit - len(self.render(""))
 
 
 def derived(target: str, rule: NameRule, autonamed: bool, *templates: str) -> list[DerivedName]:
@@ -86,27 +113,16 @@ def derived(target: str, rule: NameRule, autonamed: bool, *templates: str) -> li
     return [DerivedName(target, t, rule, autonamed) for t in templates]
 
 
-def derived_names(target: str) -> tuple[DerivedName, ...]:
-    """Every name the registered ``target`` derives (its deploy contract's ``derived_names``)."""
-    import importlib
-
-    registry = importlib.import_module("infra.targets.registry")
-    found: tuple[DerivedName, ...] = registry.get(target).deploy().derived_names
-    return found
-
-
-def max_name_length(target: str, names: Sequence[DerivedName] | None = None) -> int:
-    """The longest ``name`` every derived name of ``target`` still fits (a target that
+def max_name_length(names: Sequence[DerivedName]) -> int:
+    """The longest ``name`` every one of a target's derived ``names`` still fits (a target that
     derives no cloud names from it: the 40 characters ``name`` itself allows)."""
-    names = derived_names(target) if names is None else names
     return min((d.max_name_length for d in names), default=40)
 
 
-def check_name(target: str, name: str, names: Sequence[DerivedName] | None = None) -> None:
+def check_name(target: str, name: str, names: Sequence[DerivedName]) -> None:
     """ConfigError naming the derived name that ``name`` breaks, its limit and the fix
-    (``names``: the target's derived names, looked up in the registry when None)."""
-    names = derived_names(target) if names is None else names
-    longest = max_name_length(target, names)
+    (``names``: every name the ``target`` derives, its deploy contract's ``derived_names``)."""
+    longest = max_name_length(names)
     for derived in names:
         value = derived.render(name)
         if not derived.rule.accepts(value):

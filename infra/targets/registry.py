@@ -149,8 +149,14 @@ class TargetEntry:
         return client
 
     def inference(self, where: Locator, grpc: bool, timeout: float) -> InferenceTarget:
-        """Where ``tdk invoke``/``bench`` send requests (how this target finds its Triton)."""
-        del grpc
+        """Where ``tdk invoke``/``bench`` send requests (how this target finds its Triton);
+        ``--grpc`` is refused, never dropped, where the target's API has no gRPC."""
+        if grpc:
+            raise UsageError(
+                f"--grpc: the {self.name} target is called through its own HTTP API, which has "
+                "no gRPC form",
+                hint="leave out --grpc (the binary codec is already the default)",
+            )
         return self.client(where).invoke(timeout)
 
     def default_store(self, where: Locator) -> str | None:

@@ -9,9 +9,12 @@ from pathlib import Path
 import pytest
 
 from infra.facts import aws, generate
+from infra.facts import hardware as facts
 from infra.facts import triton as tf
 from infra.targets import names
+from infra.targets.checks import instance_spec
 from infra.targets.sagemaker.instances import single_gpu_types
+from infra.targets.sagemaker_ic import sizing
 
 
 def test_generated_table_matches_the_installed_botocore() -> None:
@@ -48,3 +51,23 @@ def test_name_rules_come_from_botocore() -> None:
     assert names.SAGEMAKER.limit == limit == 63 and names.SAGEMAKER.pattern == pattern
     assert names.SAGEMAKER.accepts("a" * 63) and not names.SAGEMAKER.accepts("a" * 64)
     assert not names.SAGEMAKER.accepts("a--") and names.SAGEMAKER.accepts("a--b")
+
+
+@pytest.mark.parametrize("family", sorted(facts.EC2_GPU_FAMILIES))
+def test_every_size_botocore_lists_for_a_gpu_family_has_facts(family: str) -> None:
+    """ml.g6e.4/8/16/24xlarge were refused because the hand table stopped at four sizes."""
+    listed = set(aws.sagemaker_sizes(family))
+    assert listed, f"botocore lists no ml.{family}.* type"
+    assert listed == set(facts.EC2_GPU_FAMILIES[family].gpus), (
+        f"infra/facts/hardware.py {family}: botocore lists {sorted(listed)}"
+    )
+    assert listed == set(facts.EC2_GPU_FAMILIES[family].disk_gb)
+    assert listed == set(sizing.HOST[family]), f"sagemaker_ic/sizing.py HOST {family}"
+
+
+@pytest.mark.parametrize("size", ["4xlarge", "8xlarge", "16xlarge", "24xlarge"])
+def test_g6e_sizes_are_accepted_by_every_aws_target(size: str) -> None:
+    gpus = 4 if size == "24xlarge" else 1
+    assert sizing.ic_instance("k", f"ml.g6e.{size}").gpus == gpus
+    spec = instance_spec("eks", f"g6e.{size}")
+    assert spec.gpu is not None and spec.gpu.kind == "L40S"

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from infra.facts import kubernetes as kf
 from infra.k8s import promql
 from infra.k8s.alerts import alert_rules
 from tdk.errors import ConfigError
@@ -142,7 +143,7 @@ def test_monitoring_dashboard_and_alert_policies(gke: StackRun) -> None:
 
 def test_outputs_name_the_cluster_and_the_invoke_command(gke: StackRun) -> None:
     assert gke.outputs["namespace"] == "triton"
-    assert "tdk invoke --target k8s" in gke.outputs["invokeCommand"]
+    assert "tdk invoke --target gke --url" in gke.outputs["invokeCommand"]
 
 
 @pytest.mark.parametrize(
@@ -207,3 +208,32 @@ def test_every_google_api_the_stack_uses_is_enabled_first(gke: StackRun) -> None
         if resource.type.startswith("gcp:") and resource.type != "gcp:projects/service:Service":
             missing = service_urns - _waits_for(gke, resource)
             assert not missing, f"{resource.name} does not wait for {sorted(missing)}"
+
+
+def _keda_chart(run: StackRun) -> str:
+    (keda,) = [
+        r for r in run.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["chart"] == "keda"
+    ]
+    return str(keda.inputs["version"])
+
+
+def test_the_extended_release_channel_is_accepted() -> None:
+    run = run_stack("gke-dev", overrides={"gkeReleaseChannel": "EXTENDED"})
+    cluster = run.one("gcp:container/cluster:Cluster").inputs
+    assert cluster["releaseChannel"]["channel"] == "EXTENDED"
+    assert _keda_chart(run) == kf.keda_for_channel("EXTENDED").version
+
+
+def test_keda_follows_the_channels_newest_minor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A channel whose newest minor is 1.33 gets the newest chart tested with 1.33."""
+    monkeypatch.setitem(kf.GKE_CHANNELS, "STABLE", (31, 33))
+    run = run_stack("gke-dev", overrides={"gkeReleaseChannel": "STABLE"})
+    assert _keda_chart(run) == "2.20.2" != kf.KEDA_RELEASES[0].version
+
+
+def test_doctor_warns_when_a_channel_passes_the_charts_tested_range() -> None:
+    from infra.facts import doctor
+
+    rapid = doctor._channel("RAPID")  # offers 1.37; KEDA 2.21.1 is tested up to 1.36
+    assert rapid.status == "aged" and "1.37" in rapid.note
+    assert doctor._channel("REGULAR").status == "ok"

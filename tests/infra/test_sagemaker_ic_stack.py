@@ -83,11 +83,12 @@ def test_dev_stack_declares_components_with_reservations(dev: StackRun) -> None:
         needs = request["Specification"]["ComputeResourceRequirements"]
         assert needs["NumberOfAcceleratorDevicesRequired"] >= 1
         assert needs["MinMemoryRequiredInMb"] >= 1024
-        assert request["RuntimeConfig"]["CopyCount"] >= 0
+        assert request["RuntimeConfig"]["CopyCount"] >= 1  # AWS: one copy or more at create
         assert request["VariantName"] == "AllTraffic"
-        valid("sagemaker", "UpdateInferenceComponent", requests.update_deployment_config(
+        # one copy allows no rolling batch (5-50% of the copy count): SageMaker's default update
+        assert request["RuntimeConfig"]["CopyCount"] > 1 or "deploymentConfig" not in (
             component.inputs
-        ))  # fmt: skip
+        )
 
 
 def test_each_component_runs_triton_on_its_own_archive(dev: StackRun) -> None:
@@ -173,15 +174,41 @@ def test_every_alarm_is_a_valid_put_metric_alarm(dev: StackRun) -> None:
         valid("cloudwatch", "PutMetricAlarm", requests.put_metric_alarm(alarm.inputs))
 
 
-def test_updates_roll_back_on_the_components_own_alarms(dev: StackRun) -> None:
-    alarms = {a.inputs["name"] for a in dev.of_type(ALARM)}
-    for component in dev.of_type(COMPONENT):
+@pytest.mark.parametrize(("copies", "batch", "expected"), [(2, 1, 1), (4, 3, 2), (40, 1, 2)])
+def test_updates_roll_back_on_the_components_own_alarms(
+    copies: int, batch: int, expected: int
+) -> None:
+    """MaximumBatchSize stays within 5-50% of the copy count (botocore's shape docs)."""
+    run = run_stack(
+        STACK,
+        {"sagemakerIcInitialCopies": copies, "sagemakerIcMaxCopies": copies,
+         "sagemakerIcRollingBatchCopies": batch, "sagemakerIcMaxInstances": 40},
+    )  # fmt: skip
+    alarms = {a.inputs["name"] for a in run.of_type(ALARM)}
+    for component in run.of_type(COMPONENT):
+        valid("sagemaker", "UpdateInferenceComponent", requests.update_deployment_config(
+            component.inputs
+        ))  # fmt: skip
         config = component.inputs["deploymentConfig"]
         names = [a["alarmName"] for a in config["autoRollbackConfiguration"]["alarms"]]
         assert names and set(names) <= alarms
         name = component.inputs["inferenceComponentName"]
         assert all(name in n for n in names)
-        assert config["rollingUpdatePolicy"]["maximumBatchSize"]["type"] == "COPY_COUNT"
+        size = config["rollingUpdatePolicy"]["maximumBatchSize"]
+        assert size == {"type": "COPY_COUNT", "value": expected}
+        assert 0.05 * copies <= size["value"] <= 0.5 * copies
+
+
+def test_a_one_copy_component_has_no_rolling_update(dev: StackRun) -> None:
+    for component in dev.of_type(COMPONENT):
+        assert component.inputs["runtimeConfig"]["copyCount"] == 1
+        assert "deploymentConfig" not in component.inputs
+
+
+def test_the_no_capacity_alarm_period_is_awss_60_seconds(dev: StackRun) -> None:
+    wake = [a for a in dev.of_type(ALARM)
+            if a.inputs.get("metricName") == "NoCapacityInvocationFailures"]  # fmt: skip
+    assert wake and all(a.inputs["period"] == 60 for a in wake)
 
 
 def test_dashboard_has_a_row_per_component(dev: StackRun) -> None:
@@ -229,6 +256,11 @@ def test_manifest_of_a_published_release_lists_the_components(
         ({"sagemakerIcModels": [], "sagemakerIcManifestUrl": ""}, "needs its model copies"),
         ({"sagemakerIcInstanceType": "ml.inf2.xlarge"}, "Inferentia"),
         ({"sagemakerIcMinCopies": 3}, "minCopies"),
+        ({"sagemakerIcInitialCopies": 0}, "sagemakerIcInitialCopies"),
+        (
+            {"sagemakerIcModels": [{"copies": ["m-0"], "sizeMb": 1, "initialCopies": 0}]},
+            "initialCopies >= 1",
+        ),
         ({"sagemakerIcInferenceAmiVersion": "al2-ami-sagemaker-inference-neuron-2"}, "AMI"),
     ],
 )

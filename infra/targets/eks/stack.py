@@ -9,6 +9,7 @@ import pulumi
 from infra.k8s.addons_component import ClusterAddons, ClusterAddonsArgs
 from infra.k8s.component import TritonService, TritonServiceArgs
 from infra.targets.eks import builders as b
+from infra.targets.eks.cloud_names import TARGET
 from infra.targets.eks.cluster import GpuCluster, GpuClusterArgs
 from infra.targets.eks.monitoring import EksMonitoring, EksMonitoringArgs
 from infra.targets.eks.release import ReleaseReader, ReleaseReaderArgs
@@ -80,5 +81,5 @@ def declare_eks(config: EksConfig) -> dict[str, Any]:
         "ampWorkspaceId": monitoring.workspace.id,
         "dashboardUrl": monitoring.dashboard_url,
         "portForward": port_forward_command(spec.namespace, spec.name),
-        "invokeCommand": invoke_command(spec.namespace, spec.name, config.release.url),
+        "invokeCommand": invoke_command(TARGET, spec.namespace, spec.name, config.release.url),
     }

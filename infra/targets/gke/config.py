@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from infra.config import ReleaseLocation, StackConfig
+from infra.facts import kubernetes as kf
 from infra.k8s.config import WorkloadConfig, workload_spec
 from infra.k8s.spec import PrometheusSource, TritonServiceSpec
 from infra.targets.gke import builders as b
@@ -29,6 +30,11 @@ class GkeConfig:
     budget: Budget | None
     #: Cloud Billing account of the project; None: no billing budget is declared
     billing_account: str | None
+
+    @property
+    def keda_version(self) -> str:
+        """KEDA's chart for the release channel's newest Kubernetes minor."""
+        return kf.keda_for_channel(self.release_channel).version
 
 
 def triton_spec(config: GkeConfig) -> TritonServiceSpec:

@@ -9,6 +9,7 @@ import pulumi
 from infra.k8s.addons_component import ClusterAddons, ClusterAddonsArgs
 from infra.k8s.component import TritonService, TritonServiceArgs
 from infra.targets.gke import builders as b
+from infra.targets.gke.cloud_names import TARGET
 from infra.targets.gke.cluster import GpuCluster, GpuClusterArgs
 from infra.targets.gke.monitoring import (
     Monitoring,
@@ -40,7 +41,10 @@ def declare_gke(config: GkeConfig) -> dict[str, Any]:
     addons = ClusterAddons(
         name,
         ClusterAddonsArgs(
-            cluster=cluster.ref, keda_identity=cluster.keda_identity, moved_from=cluster
+            cluster=cluster.ref,
+            keda_identity=cluster.keda_identity,
+            keda_version=config.keda_version,
+            moved_from=cluster,
         ),
     )
     reader = ReleaseReader(
@@ -82,5 +86,5 @@ def declare_gke(config: GkeConfig) -> dict[str, Any]:
         "tritonServiceAccount": reader.email,
         "dashboardUrl": monitoring.dashboard_url,
         "portForward": port_forward_command(spec.namespace, spec.name),
-        "invokeCommand": invoke_command(spec.namespace, spec.name, config.release.url),
+        "invokeCommand": invoke_command(TARGET, spec.namespace, spec.name, config.release.url),
     }

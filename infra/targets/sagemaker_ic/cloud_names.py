@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 from infra.targets.names import (
+    APP_SCALING_POLICY,
     BUDGET,
+    CW_NAME,
     IAM_ROLE,
     LOG_GROUP,
     SAGEMAKER,
@@ -17,10 +19,19 @@ TARGET = "sagemaker-ic"
 
 # fmt: off
 DERIVED: tuple[DerivedName, ...] = (
-    *derived(TARGET, SAGEMAKER, True, "{name}"),  # endpoint, endpoint config
+    *derived(TARGET, SAGEMAKER, False, "{name}"),  # endpoint
+    *derived(TARGET, SAGEMAKER, True, "{name}"),  # endpoint config
     *derived(TARGET, IAM_ROLE, True, "{name}"),
     *derived(TARGET, SNS_TOPIC, True, "{name}-alarms"),
     *derived(TARGET, LOG_GROUP, False, "/aws/sagemaker/Endpoints/{name}"),
     *derived(TARGET, BUDGET, False, "{name}-monthly"),
+    *derived(TARGET, CW_NAME, False, "{name}"),  # dashboard
+    # alarms per inference component (monitoring.alarm_specs, scaling)
+    *derived(TARGET, CW_NAME, False, "{name}-{component}-no-capacity",
+             "{name}-{component}-5xx-rate",
+             "{name}-{component}-p99-latency"),
+    # per component, auto-named from ``cut_name`` (stack.resource_name): fit by construction
+    *derived(TARGET, SAGEMAKER, True, "{base}"),  # model
+    *derived(TARGET, APP_SCALING_POLICY, True, "{base}-concurrency", "{base}-wake"),
 )
 # fmt: on

@@ -22,6 +22,10 @@ PREDEFINED_METRIC = "SageMakerInferenceComponentConcurrentRequestsPerCopyHighRes
 NO_CAPACITY_METRIC = "NoCapacityInvocationFailures"
 INVOCATION_NAMESPACE = "AWS/SageMaker"
 COMPONENT_DIMENSION = "InferenceComponentName"
+#: the no-capacity alarm's period, as in AWS's scale-from-zero procedure (its put-metric-alarm
+#: example: Period 60, one evaluation period, Sum >= 1; endpoint-auto-scaling-zero-instances,
+#: checked 2026-11-26)
+NO_CAPACITY_PERIOD_SECONDS = 60
 
 
 def resource_id(component: str) -> str:
@@ -69,7 +73,7 @@ def no_capacity_alarm(endpoint: str, spec: ComponentSpec) -> dict[str, Any]:
         "metric_name": NO_CAPACITY_METRIC,
         "dimensions": {COMPONENT_DIMENSION: spec.component},
         "statistic": "Sum",
-        "period": 30,
+        "period": NO_CAPACITY_PERIOD_SECONDS,
         "evaluation_periods": 1,
         "datapoints_to_alarm": 1,
         "threshold": 1.0,

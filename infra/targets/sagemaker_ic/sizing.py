@@ -15,7 +15,7 @@ from infra.config import check_choice
 from infra.facts import hardware as facts
 from tdk.errors import ConfigError
 
-#: EC2 accelerated-computing sizes: (vCPUs, host memory GiB). Sources, checked 2026-11-24:
+#: EC2 accelerated-computing sizes: (vCPUs, host memory GiB). Sources, checked 2026-11-26:
 #: https://aws.amazon.com/ec2/instance-types/g4/ , /g5/ , /g6/ , /g6e/ , /p3/ , /p4/ , /p5/
 HOST: dict[str, dict[str, tuple[int, int]]] = {
     "g4dn": {"xlarge": (4, 16), "2xlarge": (8, 32), "4xlarge": (16, 64), "8xlarge": (32, 128),
@@ -26,10 +26,12 @@ HOST: dict[str, dict[str, tuple[int, int]]] = {
     "g6": {"xlarge": (4, 16), "2xlarge": (8, 32), "4xlarge": (16, 64), "8xlarge": (32, 128),
            "12xlarge": (48, 192), "16xlarge": (64, 256), "24xlarge": (96, 384),
            "48xlarge": (192, 768)},
-    "g6e": {"xlarge": (4, 32), "2xlarge": (8, 64), "12xlarge": (48, 384), "48xlarge": (192, 1536)},
+    "g6e": {"xlarge": (4, 32), "2xlarge": (8, 64), "4xlarge": (16, 128), "8xlarge": (32, 256),
+            "16xlarge": (64, 512), "12xlarge": (48, 384), "24xlarge": (96, 768),
+            "48xlarge": (192, 1536)},
     "p3": {"2xlarge": (8, 61), "8xlarge": (32, 244), "16xlarge": (64, 488)},
     "p4d": {"24xlarge": (96, 1152)},
-    "p5": {"48xlarge": (192, 2048)},
+    "p5": {"4xlarge": (16, 256), "48xlarge": (192, 2048)},
 }  # fmt: skip
 
 #: Our planning assumptions (not AWS facts): the share of host memory and of each GPU's

@@ -8,7 +8,6 @@ updates rolled back by the component's alarms, and a row on the dashboard.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
@@ -18,6 +17,7 @@ import pulumi_aws_native as aws_native
 
 from infra.config import ReleaseLocation
 from infra.targets.guardrails import aws_budget_args
+from infra.targets.names import cut_name
 from infra.targets.sagemaker.iam import assume_role_policy, endpoint_log_group, execution_policy
 from infra.targets.sagemaker.instances import InstanceKind, triton_image
 from infra.targets.sagemaker.monitoring import dashboard_url
@@ -31,11 +31,7 @@ TYPE_TOKEN = "tdk:aws:SageMakerInferenceComponents"
 def resource_name(stack: str, component: str) -> str:
     """A Pulumi name for a per-component resource whose auto-name stays within 63 characters
     (the provider appends 8): long names are cut and made unique by a hash."""
-    name = f"{stack}-{component}"
-    if len(name) <= 55:
-        return name
-    digest = hashlib.sha256(name.encode()).hexdigest()[:6]
-    return f"{name[:48].rstrip('-')}-{digest}"
+    return cut_name(stack, component)
 
 
 class SageMakerInferenceComponents(pulumi.ComponentResource):
@@ -184,7 +180,9 @@ class SageMakerInferenceComponents(pulumi.ComponentResource):
             if alarm_spec.rollback:
                 rollback.append(alarm.name)
         args = builders.component_args(spec, endpoint.name, model.name, config.startup)
-        args["deployment_config"] = builders.deployment_config(config.rolling, rollback)
+        deployment = builders.deployment_config(config.rolling, rollback, spec.initial_copies)
+        if deployment is not None:
+            args["deployment_config"] = deployment
         component = aws_native.sagemaker.InferenceComponent(
             base,
             aws_native.sagemaker.InferenceComponentArgs(**args),

@@ -115,17 +115,18 @@ def _components(
         "cpuCores": reader.number("sagemakerIcCpuCores", minimum=0.25),
         "minCopies": reader.integer("sagemakerIcMinCopies", minimum=0),
         "maxCopies": reader.integer("sagemakerIcMaxCopies", minimum=1),
-        "initialCopies": reader.integer("sagemakerIcInitialCopies", minimum=0),
+        "initialCopies": reader.integer("sagemakerIcInitialCopies", minimum=1),
     }
     specs = []
     for request in copies:
         value = {**stack, **request.overrides}
         low, high = int(value["minCopies"]), int(value["maxCopies"])
         initial = int(value["initialCopies"])
-        if not (low <= initial <= high and high >= 1):
+        if not (low <= initial <= high and initial >= 1):
             raise ConfigError(
                 f"{request.where}: copies must satisfy minCopies ({low}) <= initialCopies "
-                f"({initial}) <= maxCopies ({high}), maxCopies >= 1",
+                f"({initial}) <= maxCopies ({high}), initialCopies >= 1 (a component is created "
+                "with at least one copy; minCopies 0 is reached by scaling in)",
                 hint="fix sagemakerIcMinCopies / InitialCopies / MaxCopies or the group's",
             )
         needs = requirements(

@@ -1,0 +1,80 @@
+"""The image facts describe what deploys: every image has its Triton and CUDA version, and
+``validate --target`` checks against the image the stacks deploy, refusing one without facts.
+
+Source: NVIDIA's Triton release notes (rel-26-05.html: CUDA 13.2.1) and the server's GitHub
+releases (2.69.0 = 26.05), checked 2026-11-26.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cli.main import app
+from infra.facts import hardware as facts
+from infra.facts import triton as tf
+from tests.validate.helpers import make_repo
+
+PLAN = """name: "engine"
+platform: "tensorrt_plan"
+max_batch_size: 0
+input [ { name: "IN" data_type: TYPE_FP32 dims: [ 4 ] } ]
+output [ { name: "OUT" data_type: TYPE_FP32 dims: [ 4 ] } ]
+"""
+
+
+def _validate(repo: Path, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["validate", str(repo), *args, "--format", "json"])
+    return result.exit_code, result.stdout if result.exit_code != 2 else result.output
+
+
+@pytest.fixture
+def plan_repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo", {"engine": (PLAN, {"1/model.plan": b"\0plan"})})
+
+
+def test_every_image_records_its_triton_and_cuda_version() -> None:
+    for version, image in facts.IMAGES.items():
+        assert image.triton.startswith("2."), version
+        assert image.cuda[0] >= 12, version
+    assert (facts.IMAGES["26.05"].triton, facts.IMAGES["26.05"].cuda) == ("2.69.0", (13, 2))
+
+
+def test_the_checked_default_is_the_image_the_stacks_deploy() -> None:
+    assert tf.default_checked_image() == tf.default_sagemaker_triton_version() == "26.05"
+    assert tf.default_kubernetes_triton_image().endswith(":26.05-py3")
+
+
+def test_validate_checks_a_plan_against_the_deployed_image(plan_repo: Path) -> None:
+    """Row 6: ``--target sagemaker --instance-type ml.g5.xlarge`` used to check 25.09."""
+    status, out = _validate(plan_repo, "--target", "sagemaker", "--instance-type", "ml.g5.xlarge")
+    findings = json.loads(out[: out.rindex("]") + 1])
+    assert status == 0 and [f["code"] for f in findings] == ["TDK906"]
+    assert "Triton 26.05" in findings[0]["message"] and "25.09" not in out
+
+
+def test_an_image_without_facts_is_refused(
+    plan_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A newer sagemaker-core listing an image the table lacks: refused, no silent fallback."""
+    listed = [*tf.sagemaker_image_versions(), "26.11"]
+    monkeypatch.setattr(tf, "sagemaker_image_versions", lambda: listed)
+    status, out = _validate(plan_repo, "--target", "sagemaker", "--instance-type", "ml.g5.xlarge")
+    assert status == 2, out
+    assert "26.11" in out and "infra/facts/hardware.py" in out
+    status, out = _validate(plan_repo, "--target", "gke", "--gpu", "nvidia-l4", "--image", "26.11")
+    assert status == 2 and "26.11" in out
+
+
+def test_the_facts_lookup_refuses_an_image_without_a_triton_version(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tdk.errors import ConfigError
+
+    blank = facts.Image("26.08", "", None, (13, 3))
+    monkeypatch.setitem(facts.IMAGES, "26.08", blank)
+    with pytest.raises(ConfigError, match=r"26\.08"):
+        tf.image_facts("26.08")

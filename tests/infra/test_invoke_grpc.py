@@ -1,0 +1,23 @@
+"""``--grpc`` on a target whose API has no gRPC (SageMaker, the local endpoint) is refused with
+a message, not silently dropped; targets that speak Triton's own API still take it."""
+
+from __future__ import annotations
+
+import pytest
+
+from infra.targets import registry
+from infra.targets.operations import Locator
+from tdk.errors import UsageError
+
+
+@pytest.mark.parametrize("target", ["sagemaker", "sagemaker-ic", "local"])
+def test_grpc_is_refused_where_the_api_has_none(target: str) -> None:
+    with pytest.raises(UsageError, match="--grpc") as caught:
+        registry.get(target).inference(Locator(endpoint="e", region="us-east-1"), True, 1.0)
+    assert target in caught.value.message and "leave out --grpc" in caught.value.hint
+
+
+@pytest.mark.parametrize("target", ["gke", "eks"])
+def test_grpc_is_taken_where_triton_answers_it(target: str) -> None:
+    client = registry.get(target).inference(Locator(url="http://127.0.0.1:1"), True, 1.0)
+    assert client is not None
