@@ -9,6 +9,7 @@ table of facts (``infra.facts.hardware``); host vCPUs and memory are below, with
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from infra.config import check_choice
@@ -152,4 +153,31 @@ def copies_per_instance(need: Requirements, instance: IcInstance) -> int:
         instance.gpus // need.accelerators,
         int(instance.vcpus // need.cpu_cores),
         instance.usable_memory_mb // need.memory_mb,
+    )
+
+
+def instances_needed(demands: Sequence[tuple[Requirements, int]], instance: IcInstance) -> int:
+    """Instances of ``instance`` that ``copies`` of each reservation need at least: GPUs,
+    cores and host memory summed over the copies, each against one instance's (a copy never
+    spans instances; a component's copies may share one)."""
+    gpus = sum(need.accelerators * copies for need, copies in demands)
+    cores = sum(need.cpu_cores * copies for need, copies in demands)
+    memory = sum(need.memory_mb * copies for need, copies in demands)
+    return max(
+        math.ceil(gpus / instance.gpus),
+        math.ceil(cores / instance.vcpus),
+        math.ceil(memory / instance.usable_memory_mb),
+    )
+
+
+def describe_demand(demands: Sequence[tuple[Requirements, int]], instance: IcInstance) -> str:
+    """``3 copies need 3 GPUs, 3 cores, 3840 MB`` for messages."""
+    copies = sum(c for _, c in demands)
+    gpus = sum(n.accelerators * c for n, c in demands)
+    cores = sum(n.cpu_cores * c for n, c in demands)
+    memory = sum(n.memory_mb * c for n, c in demands)
+    return (
+        f"{copies} copies reserve {gpus} GPUs, {cores:g} CPU cores and {memory} MB "
+        f"(one {instance.instance_type}: {instance.gpus} GPUs, {instance.vcpus} cores, "
+        f"{instance.usable_memory_mb} MB usable)"
     )
