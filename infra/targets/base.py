@@ -14,14 +14,12 @@ import abc
 import fnmatch
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from infra.config import ConfigReader, StackConfig, qualify
+from infra.facts import hardware as facts
 from infra.targets.names import DerivedName, check_name
 from tdk.errors import ConfigError, UsageError
-
-if TYPE_CHECKING:
-    from infra.targets.checks import TargetSpec
 
 ConfigT = TypeVar("ConfigT")
 
@@ -47,6 +45,22 @@ class Refusal:
 
     def matches(self, value: str) -> bool:
         return fnmatch.fnmatchcase(value, self.value)
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """What one serving unit of a deploy target offers a model: GPU (None on CPU), disk,
+    image, MME or not, the GPUs one Triton sees, and whether its models share those GPUs
+    (one Triton for every model) or each model gets its own (one container per copy)."""
+
+    target: str
+    label: str
+    gpu: facts.Gpu | None
+    disk_gb: int
+    image: facts.Image
+    mme: bool
+    gpus: int = 1
+    shares_gpus: bool = True
 
 
 @dataclass(frozen=True)

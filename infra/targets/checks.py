@@ -13,27 +13,12 @@ from dataclasses import dataclass, replace
 
 from infra.facts import hardware as facts
 from infra.facts.triton import default_checked_image
+from infra.targets.base import TargetSpec
 from packager.config import autocomplete_backend
 from packager.manifest import parse_trt_built_for
 from packager.repository import ModelDir
 from packager.validate.findings import Finding, Sink, finding
 from tdk.errors import UsageError
-
-
-@dataclass(frozen=True)
-class TargetSpec:
-    """What one serving unit of a deploy target offers a model: GPU (None on CPU), disk,
-    image, MME or not, the GPUs one Triton sees, and whether its models share those GPUs
-    (one Triton for every model) or each model gets its own (one container per copy)."""
-
-    target: str
-    label: str
-    gpu: facts.Gpu | None
-    disk_gb: int
-    image: facts.Image
-    mme: bool
-    gpus: int = 1
-    shares_gpus: bool = True
 
 
 def image_facts(image: str = "") -> facts.Image:
