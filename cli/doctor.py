@@ -81,8 +81,8 @@ def doctor(
                 f"{name} as of {day}", ("status", "fact", "value", "note", "source"), rows,
                 whole=(1,), drop=(4,),
             )  # fmt: skip
-        rows = [(name, f["target"], "ok" if f["ok"] else f"refused: {f['refusal']} (fix: "
-                 f"{f['fix']})") for name, f in feasibility.items()]  # fmt: skip
-        printer.table(f"feasibility as of {day}", ("stack", "target", "feasibility"), rows)
+        verdicts = [(name, str(f["target"]), "ok" if f["ok"] else f"refused: {f['refusal']} "
+                     f"(fix: {f['fix']})") for name, f in feasibility.items()]  # fmt: skip
+        printer.table(f"feasibility as of {day}", ("stack", "target", "feasibility"), verdicts)
     if broken:
         raise typer.Exit(1)

@@ -85,9 +85,7 @@ def require_feasible(stack: StackSettings) -> None:
     stack.config  # noqa: B018 (a refused config raises its own ConfigError here)
     refusal = feasible(stack).first_refusal()
     if refusal is not None:
-        raise ConfigError(
-            f"stack {stack.name} cannot deploy: {refusal.message}", hint=refusal.fix
-        )
+        raise ConfigError(f"stack {stack.name} cannot deploy: {refusal.message}", hint=refusal.fix)
 
 
 def _shortfall(where: str, short: Shortfall) -> Finding:
@@ -99,7 +97,13 @@ def placement(entry: TargetEntry, models: Sequence[ModelDir], spec: TargetSpec) 
     """What each model asks of the hardware (``packager.requirements``) against one serving
     unit: decoupled where the target cannot serve it, GPUs per replica, and, where models
     share a Triton's GPUs, their engines' memory fractions summed per GPU."""
-    needs = [(model, requirements(model)) for model in models]
+    return placement_of(entry, [(model, requirements(model)) for model in models], spec)
+
+
+def placement_of(
+    entry: TargetEntry, needs: Sequence[tuple[ModelDir, Requirements]], spec: TargetSpec
+) -> list[Finding]:
+    """``placement`` for needs already read (each model with its ``Requirements``)."""
     found = [f for model, need in needs for f in _model_placement(entry, model, need, spec)]
     fractions = [(m, n) for m, n in needs if n.gpu_memory_fraction is not None]
     total = sum(n.gpu_memory_fraction or 0.0 for _, n in fractions)

@@ -92,3 +92,15 @@ def test_every_builtin_entry_lives_in_its_own_folder(name: str) -> None:
     modules: list[str | None] = [entry.client_module, entry.deploy_module]
     assert all(m is None or m.startswith(folder) for m in modules), modules
     assert type(entry).__module__ == f"{folder}entry"
+
+
+@pytest.mark.parametrize("name", registry.able(PLAN))
+def test_a_target_owns_its_own_units_and_no_sibling_s(name: str) -> None:
+    """``owns`` asks the target's own tables, not the unit's spelling: every planning target
+    owns its default candidates and none of another target's."""
+    entry = registry.get(name)
+    assert all(entry.owns(unit) for unit in entry.default_candidates)
+    others = {u for e in registry.entries() if e.can(PLAN) for u in e.default_candidates}
+    others -= set(entry.default_candidates)
+    assert not [u for u in others if entry.owns(u)], name
+    assert not entry.owns("box.huge") and not entry.owns("ml.g9.huge")

@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
 from infra.k8s.config import read_workload_config
 from infra.k8s.spec import TritonServiceSpec
-from infra.targets.base import Manifest, OutputValue, Refusal
-from infra.targets.checks import TargetSpec, instance_spec, pod_spec
+from infra.targets.base import Manifest, OutputValue, Refusal, TargetSpec
+from infra.targets.checks import instance_spec, pod_spec
 from infra.targets.eks import builders as b
 from infra.targets.eks.cloud_names import DERIVED
 from infra.targets.eks.config import (

@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
 from infra.k8s.config import read_workload_config
 from infra.k8s.spec import TritonServiceSpec
-from infra.targets.base import OutputValue, Refusal
-from infra.targets.checks import TargetSpec, accelerator_spec, pod_spec
+from infra.targets.base import OutputValue, Refusal, TargetSpec
+from infra.targets.checks import accelerator_spec, pod_spec
 from infra.targets.gke import builders as b
 from infra.targets.gke.cloud_names import DERIVED
 from infra.targets.gke.config import GkeConfig, triton_spec

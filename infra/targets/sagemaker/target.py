@@ -14,8 +14,8 @@ from infra.config import (
     qualify,
     valid_prefix,
 )
-from infra.targets.base import EXAMPLE_TARGET_MODEL, Refusal, Target
-from infra.targets.checks import TargetSpec, instance_spec
+from infra.targets.base import EXAMPLE_TARGET_MODEL, Refusal, Target, TargetSpec
+from infra.targets.checks import instance_spec
 from infra.targets.guardrails import read_budget, read_log_retention
 from infra.targets.sagemaker.cloud_names import DERIVED
 from infra.targets.sagemaker.config import SageMakerConfig

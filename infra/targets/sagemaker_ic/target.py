@@ -12,8 +12,8 @@ from typing import Any, ClassVar
 
 from infra.config import ConfigReader, StackConfig, check_capacity, check_choice, qualify
 from infra.facts.aws import enum
-from infra.targets.base import Refusal, Shortfall, Target
-from infra.targets.checks import TargetSpec, instance_spec
+from infra.targets.base import Refusal, Shortfall, Target, TargetSpec
+from infra.targets.checks import instance_spec
 from infra.targets.guardrails import read_budget, read_log_retention
 from infra.targets.sagemaker.env import TritonKnobs, container_environment
 from infra.targets.sagemaker.instances import host_ami, read_triton_version

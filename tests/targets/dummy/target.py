@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra.config import ConfigReader, StackConfig
-from infra.targets.base import Manifest, OutputValue, Target
-from infra.targets.checks import TargetSpec, image_facts
+from infra.targets.base import Manifest, OutputValue, Target, TargetSpec
+from infra.targets.checks import image_facts
 
 
 @dataclass(frozen=True)
