@@ -19,7 +19,7 @@ from pathlib import Path
 
 from infra.targets.base import Shortfall
 from infra.targets.checks import Fit, TargetSpec, check_target
-from infra.targets.registry import DECOUPLED, StackSettings, TargetEntry, able, settings
+from infra.targets.registry import DECOUPLED, VALIDATE, StackSettings, TargetEntry, able, settings
 from packager.repository import ModelDir
 from packager.requirements import Requirements, requirements
 from packager.validate.findings import Finding, finding, has_errors
@@ -169,7 +169,7 @@ def flag_stack(
     from infra.config import ConfigReader, merged_stack_config
 
     if not entry.flag_keys:
-        raise entry.refuse("validate")
+        raise entry.refuse(VALIDATE)
     project = _project(project_dir)
     values = {"target": entry.name, **FLAG_PLACEHOLDERS, **entry.model_values(list(models))}
     values.update(entry.flag_values(flags))

@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from infra.config import check_choice
+from infra.config import check_choice, qualify
 from infra.facts import hardware as facts
 from tdk.errors import ConfigError
 
@@ -74,6 +74,13 @@ def instance_types() -> list[str]:
 
 def ic_instance(key: str, instance_type: str) -> IcInstance:
     """The facts of ``instance_type``; ConfigError listing the known types otherwise."""
+    if instance_type.startswith("ml.") and facts.ec2_family(instance_type)[0][:1] in "cmrt":
+        raise ConfigError(
+            f"{qualify(key)} is {instance_type!r}, a CPU instance type: this target reserves "
+            "whole GPUs for each copy (NumberOfAcceleratorDevicesRequired)",
+            hint=f"`pulumi config set {qualify(key)} ml.g5.xlarge`, or serve CPU models with "
+            "the sagemaker target",
+        )
     check_choice(key, instance_type, instance_types(), why="no GPU/host facts for it")
     family, size = facts.ec2_family(instance_type)
     kind = facts.EC2_GPU_FAMILIES[family]
