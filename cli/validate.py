@@ -88,6 +88,11 @@ def validate(
     fmt = "json" if json else fmt
     if fmt not in FORMATS:
         raise UsageError(f"--format {fmt!r} is not a format", hint=f"use one of {as_text(FORMATS)}")
+    if stack is not None and (instance_type or gpu or image):
+        raise UsageError(
+            "--stack reads the instance type, GPU and image from the stack",
+            hint="drop --instance-type/--gpu/--image, or use --target with them instead",
+        )
     findings = validate_paths(paths)
     if target is not None or stack is not None:
         built_for = trt_built_for or (_release_built_for(release) if release else "")

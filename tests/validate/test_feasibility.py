@@ -178,3 +178,21 @@ def test_doctor_lists_every_stack_with_its_feasibility(tmp_path: Path) -> None:
         app, ["doctor", "--project-dir", str(project)], env={"TDK_TODAY": "2026-11-26"}
     )
     assert "feasibility" in human.stdout and "refused:" in human.stdout
+
+
+def test_plan_writes_no_scaling_keys_into_a_stack_that_cannot_deploy(tmp_path: Path) -> None:
+    project = _project(
+        tmp_path, "sm-bad", "sagemaker-dev", (r"(:name:) .*$", r"\1 Bad_Name.With.Dots")
+    )
+    stack = project / "Pulumi.sm-bad.yaml"
+    before = stack.read_text()
+    level = {"mode": "concurrency", "level": 4, "throughput_rps": 300, "p50_ms": 20,
+             "p90_ms": 30, "p99_ms": 45, "errors": {}}  # fmt: skip
+    bench = tmp_path / "bench.json"
+    measured = {"target": "sagemaker", "instance_type": "ml.g4dn.xlarge", "gpu": None,
+                "target_model": "m-0.tar.gz", "levels": [level]}  # fmt: skip
+    bench.write_text(json.dumps(measured))
+    args = ["plan", str(bench), "--slo-ms", "50", "--peak-rps", "1000", "--write-stack", str(stack)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code != 0 and "Bad_Name.With.Dots" in result.output
+    assert stack.read_text() == before

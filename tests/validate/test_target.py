@@ -137,6 +137,7 @@ def test_working_set_and_gpu_memory(tmp_path: Path) -> None:
     [
         (["--target", "azure"], "azure"),
         (["--target", "sagemaker", "--gpu", "nvidia-l4"], "--target sagemaker takes"),
+        (["--stack", "gke-dev", "--gpu", "nvidia-t4"], "--stack reads the instance type"),
         (["--stack", "/nonexistent/Pulumi.x.yaml"], "Pulumi.yaml does not exist"),
         (["--stack", "x", "--project-dir", "/nonexistent"], "Pulumi.yaml does not exist"),
         (["--stack", ""], "is not a stack name"),
