@@ -196,3 +196,18 @@ def test_plan_writes_no_scaling_keys_into_a_stack_that_cannot_deploy(tmp_path: P
     result = CliRunner().invoke(app, args)
     assert result.exit_code != 0 and "Bad_Name.With.Dots" in result.output
     assert stack.read_text() == before
+
+
+def test_target_flags_outside_a_project_use_the_kit_s_defaults(
+    sample_repo: Path, tmp_path: Path
+) -> None:
+    """Run where no Pulumi.yaml is (a model repository's own checkout): the stack built from
+    the flags sits on the kit's own declarations, with the same refusals."""
+    elsewhere = str(tmp_path)
+    ok = validate(str(sample_repo), "--target", "eks", "--project-dir", elsewhere)
+    assert ok == (0, [])
+    status, findings = validate(
+        str(sample_repo), "--target", "sagemaker", "--instance-type", "ml.g5.12xlarge",
+        "--project-dir", elsewhere,
+    )  # fmt: skip
+    assert status == 1 and [f["code"] for f in findings] == ["TDK910"]
