@@ -34,6 +34,26 @@ OnlineOpt = Annotated[
 ]
 
 
+def _feasibility(project_dir: Path, name: str) -> dict[str, object]:
+    """Whether committed stack ``name`` can deploy, through the one feasibility path:
+    ``ok``, or its first refusal with the fix."""
+    from infra.targets import registry
+    from infra.targets.feasibility import feasible
+    from tdk.errors import TdkError
+
+    try:
+        result = feasible(registry.load_stack(project_dir, name))
+    except TdkError as exc:  # the stack names no target tdk knows, or its file is unreadable
+        return {"target": "", "ok": False, "refusal": exc.message, "fix": exc.hint or ""}
+    refusal = result.first_refusal()
+    return {
+        "target": result.target,
+        "ok": refusal is None,
+        "refusal": refusal.message if refusal else None,
+        "fix": refusal.fix if refusal else None,
+    }
+
+
 def doctor(
     stack: StackOpt = None,
     project_dir: ProjectDirOpt = Path("."),
@@ -41,7 +61,9 @@ def doctor(
     json: JsonOpt = False,
 ) -> None:
     """Every cloud/Triton fact a stack relies on, its source and age, and what has aged or
-    broken as of today (TDK_TODAY=YYYY-MM-DD replays another day). Exit 1 on a broken one.
+    broken as of today (TDK_TODAY=YYYY-MM-DD replays another day); then each stack's
+    feasibility (the path `tdk validate --stack` takes). Exit 1 on a broken fact or a refused
+    stack.
 
     Also this machine: the tools each stack's deploy needs (pulumi, kubectl, aws, gcloud, helm)
     and their versions, the Pulumi state backend, each cloud's credentials (from environment
@@ -53,7 +75,9 @@ def doctor(
     printer = Output(json_mode=json)
     day = infra.facts.today()
     report = {name: diagnose(project_dir, name, day) for name in _stacks(project_dir, stack)}
+    feasibility = {name: _feasibility(project_dir, name) for name in report}
     broken = any(f.status == "broken" for found in report.values() for f in found)
+    broken = broken or not all(f["ok"] for f in feasibility.values())
     machine = machine_report(project_dir, list(report), online)
     if json:
         printer.json(
@@ -62,6 +86,7 @@ def doctor(
                 "ok": not broken,
                 "stacks": {s: [f.to_json() for f in found] for s, found in report.items()},
                 **machine,
+                "feasibility": feasibility,
             }
         )
     else:
@@ -71,6 +96,9 @@ def doctor(
                 f"{name} as of {day}", ("status", "fact", "value", "note", "source"), rows,
                 whole=(1,), drop=(4,),
             )  # fmt: skip
+        verdicts = [(name, str(f["target"]), "ok" if f["ok"] else f"refused: {f['refusal']} "
+                     f"(fix: {f['fix']})") for name, f in feasibility.items()]  # fmt: skip
+        printer.table(f"feasibility as of {day}", ("stack", "target", "feasibility"), verdicts)
         show_machine(printer, machine)
     if broken:
         raise typer.Exit(1)

@@ -288,8 +288,16 @@ def _check_measured_on(
 
 
 def _write_stack(stack: StackFile, entry: TargetEntry, report: PlanReport, instance: str) -> str:
+    from infra.config import ConfigReader, merged_stack_config
+    from infra.targets import registry
+    from infra.targets.feasibility import require_feasible
+
     option = next(o for o in report.options if o.name == instance)
-    for key, value in entry.scaling_updates(report, option).items():
+    updates = entry.scaling_updates(report, option)
+    project_dir, name = registry.stack_from_path(stack.path.resolve())
+    merged = merged_stack_config(project_dir, name, updates)
+    require_feasible(registry.settings(ConfigReader(merged.get), name))  # before any write
+    for key, value in updates.items():
         stack.set(key, value)
     diff = stack.diff()
     stack.write()

@@ -47,8 +47,8 @@ ImageOpt = Annotated[
     str,
     typer.Option(
         "--image",
-        help="Triton image or version, e.g. 25.09; default: the newest SageMaker Triton "
-        "image the installed sagemaker-core lists, the one the stacks, render and doctor use.",
+        help="Triton image or version, e.g. 25.09; default: the image the stack deploys (the "
+        "newest SageMaker Triton image the installed sagemaker-core lists).",
     ),
 ]
 StackOpt = Annotated[
@@ -103,12 +103,17 @@ def validate(
     fmt = "json" if json else fmt
     if fmt not in FORMATS:
         raise UsageError(f"--format {fmt!r} is not a format", hint=f"use one of {as_text(FORMATS)}")
+    if stack is not None and (instance_type or gpu or image):
+        raise UsageError(
+            "--stack reads the instance type, GPU and image from the stack",
+            hint="drop --instance-type/--gpu/--image, or use --target with them instead",
+        )
     findings = validate_paths(paths)
     if target is not None or stack is not None:
         built_for = trt_built_for or (_release_built_for(release) if release else "")
         name = target.value if target is not None else None
         where = _stack(stack, project_dir) if stack is not None else None
-        target_args = (name, instance_type, gpu, image, where, copies, built_for)
+        target_args = (name, instance_type, gpu, image, where, copies, built_for, project_dir)
         findings = _with_target(findings, paths, *target_args)
     sys.stdout.write(render(fmt, findings, __version__))
     if has_errors(findings):
@@ -125,24 +130,30 @@ def _with_target(
     stack: tuple[Path, str] | None,
     copies: int,
     built_for: str,
+    project_dir: str = ".",
 ) -> list[Finding]:
+    """The one feasibility path: the committed stack, or a stack built from the flags."""
     from infra.targets import registry
-    from infra.targets.checks import check_target, working_set
+    from infra.targets.checks import working_set
+    from infra.targets.feasibility import feasible, flag_stack
     from packager.repository import discover_all
 
+    models = [m for path in paths for m in discover_all(path).models]
     if stack is not None:
         settings = registry.load_stack(*stack)
-        spec = settings.entry.stack_spec(settings)
+        where = str(stack[0] / f"Pulumi.{stack[1]}.yaml")
         _warn_placeholders(*stack)
     else:
-        spec = registry.get(str(target)).spec(instance_type, gpu, image)
-    models = [m for path in paths for m in discover_all(path).models]
-    findings, fits = check_target(models, spec, built_for)
-    if spec.gpu is not None:  # the local-endpoint caveat about KIND_GPU does not apply
-        local = [f for f in local if f.code != "TDK213"]
-    for fit in fits:
-        sys.stderr.write(fit.describe(spec.label) + "\n")
-    return local + findings + working_set(fits, copies)
+        entry = registry.get(str(target))
+        flags = {"instance_type": instance_type, "gpu": gpu, "image": image}
+        settings = flag_stack(entry, flags, models, Path(project_dir))
+        where = f"--target {entry.name}"
+    result = feasible(settings, models, built_for, where)
+    if result.spec is not None and result.spec.gpu is not None:
+        local = [f for f in local if f.code != "TDK213"]  # the local-endpoint KIND_GPU caveat
+    for fit in result.fits:
+        sys.stderr.write(fit.describe(result.spec.label if result.spec else "") + "\n")
+    return local + result.findings + working_set(result.fits, copies)
 
 
 def _warn_placeholders(project_dir: Path, stack: str) -> None:

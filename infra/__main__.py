@@ -10,6 +10,7 @@ import pulumi
 
 from infra.config import ConfigReader, ConfigSource
 from infra.targets import registry
+from infra.targets.feasibility import require_feasible
 
 
 def pulumi_source() -> ConfigSource:
@@ -23,8 +24,10 @@ def pulumi_source() -> ConfigSource:
 
 
 def main() -> None:
-    """Validate every key first, then declare the chosen target's resources and outputs."""
+    """Validate every key and the stack's feasibility first (the one path ``tdk validate``
+    takes), then declare the chosen target's resources and outputs."""
     stack = registry.settings(ConfigReader(pulumi_source()), pulumi.get_stack())
+    require_feasible(stack)
     for name, value in stack.entry.deploy().declare(stack.config).items():
         pulumi.export(name, value)
 

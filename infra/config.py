@@ -279,10 +279,11 @@ def _load_yaml(path: Path) -> dict[str, Any]:
 
 
 def merged_stack_config(
-    project_dir: Path, stack: str, overrides: Mapping[str, Any] | None = None
+    project_dir: Path, stack: str | None, overrides: Mapping[str, Any] | None = None
 ) -> dict[str, str]:
     """What the Pulumi CLI hands the program: each key's ``Pulumi.yaml`` default, then
-    ``Pulumi.<stack>.yaml`` over it, then ``overrides``; qualified key -> string.
+    ``Pulumi.<stack>.yaml`` over it (None: no stack file, the defaults alone), then
+    ``overrides``; qualified key -> string.
 
     The one merge ``tdk render`` and the mock tests both use.
     """
@@ -293,7 +294,7 @@ def merged_stack_config(
             values[qualify(key)] = _as_config_string(decl.get("default", decl.get("value")))
         elif not isinstance(decl, dict):
             values[qualify(key)] = _as_config_string(decl)
-    stack_file = _load_yaml(project_dir / f"Pulumi.{stack}.yaml")
+    stack_file = _load_yaml(project_dir / f"Pulumi.{stack}.yaml") if stack is not None else {}
     for key, value in (stack_file.get("config") or {}).items():
         values[qualify(key)] = _as_config_string(value)
     for key, value in (overrides or {}).items():

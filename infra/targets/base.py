@@ -3,7 +3,9 @@
 A target says what it is (``name``), where it can read releases from (``release_schemes``),
 what it cannot do (``refusals``: data with a reason and a valid value to use instead, enforced
 by this base class while the config is read, before any resource is declared), how to read its
-own config keys, how to declare its resources, and how ``tdk render k8s`` renders it.
+own config keys, what one serving unit of a stack offers a model (``offer``) and whether the
+stack's own numbers fit (``capacity``), both from the typed config, how to declare its
+resources, and how ``tdk render k8s`` renders it. ``infra.targets.feasibility`` asks these.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
 from infra.config import ConfigReader, StackConfig, qualify
+from infra.facts import hardware as facts
 from infra.targets.names import DerivedName, check_name
 from tdk.errors import ConfigError, UsageError
 
@@ -42,6 +45,33 @@ class Refusal:
 
     def matches(self, value: str) -> bool:
         return fnmatch.fnmatchcase(value, self.value)
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """What one serving unit of a deploy target offers a model: GPU (None on CPU), disk,
+    image, MME or not, the GPUs one Triton sees, and whether its models share those GPUs
+    (one Triton for every model) or each model gets its own (one container per copy)."""
+
+    target: str
+    label: str
+    gpu: facts.Gpu | None
+    disk_gb: int
+    image: facts.Image
+    mme: bool
+    gpus: int = 1
+    shares_gpus: bool = True
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    """A stack whose own numbers do not fit: the key to change, what is short, and the fix.
+    ``blocking`` False: the stack deploys, but cannot reach what it configures."""
+
+    key: str
+    message: str
+    fix: str
+    blocking: bool = True
 
 
 class Target(abc.ABC, Generic[ConfigT]):
@@ -90,6 +120,16 @@ class Target(abc.ABC, Generic[ConfigT]):
             f"the {self.name} target has no Kubernetes manifests: {self.cannot_render}",
             hint="render a gke or eks stack (e.g. --stack gke-dev)",
         )
+
+    @abc.abstractmethod
+    def offer(self, config: ConfigT) -> TargetSpec:
+        """What one serving unit of the stack (an instance, a pod) offers a model: its GPU and
+        how many, disk, the Triton image the stack deploys."""
+
+    def capacity(self, config: ConfigT) -> Iterable[Shortfall]:
+        """What the stack's own sizing cannot place (none by default)."""
+        del config
+        return ()
 
     @abc.abstractmethod
     def parse_config(self, reader: ConfigReader, common: StackConfig) -> ConfigT:

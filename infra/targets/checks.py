@@ -1,34 +1,24 @@
-"""``tdk validate --target``: what only the deploy target can tell about a repository.
+"""What only the deploy target can tell about a repository (``infra.targets.feasibility``).
 
 Backends the target's Triton image provides, SageMaker MME limits (Python-backend shared
 memory, instance disk), weights against GPU memory (how many copies stay loaded at once), and
 TensorRT plans against the target GPU. Facts come from ``infra.facts.hardware``; no cloud SDK.
+A target builds its ``TargetSpec`` from its typed stack config (``Target.offer``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from infra.facts import hardware as facts
 from infra.facts.triton import default_checked_image
+from infra.targets.base import TargetSpec
 from packager.config import autocomplete_backend
 from packager.manifest import parse_trt_built_for
 from packager.repository import ModelDir
 from packager.validate.findings import Finding, Sink, finding
 from tdk.errors import UsageError
-
-
-@dataclass(frozen=True)
-class TargetSpec:
-    """What a deploy target offers a model: GPU (None on CPU), disk, image, MME or not."""
-
-    target: str
-    label: str
-    gpu: facts.Gpu | None
-    disk_gb: int
-    image: facts.Image
-    mme: bool
 
 
 def image_facts(image: str = "") -> facts.Image:
@@ -46,8 +36,8 @@ def image_facts(image: str = "") -> facts.Image:
     return found
 
 
-def accelerator_spec(target: str, gpu: str, image: str = "") -> TargetSpec:
-    """A node with GKE accelerator ``gpu`` (no instance disk limit, no MME)."""
+def accelerator_spec(target: str, gpu: str, image: str = "", gpus: int = 1) -> TargetSpec:
+    """A pod on a node with ``gpus`` GKE accelerators ``gpu`` (no disk limit, no MME)."""
     if not gpu:
         raise UsageError(
             f"--target {target} needs --gpu (the accelerator to check against)",
@@ -59,7 +49,19 @@ def accelerator_spec(target: str, gpu: str, image: str = "") -> TargetSpec:
             f"--gpu {gpu!r} is not a GKE accelerator tdk knows",
             hint=f"use one of {', '.join(sorted(facts.GKE_ACCELERATORS))}",
         )
-    return TargetSpec(target, gpu, facts.GPUS[kind], 0, image_facts(image), mme=False)
+    return TargetSpec(target, gpu, facts.GPUS[kind], 0, image_facts(image), mme=False, gpus=gpus)
+
+
+def cpu_spec(target: str, label: str, image: str = "") -> TargetSpec:
+    """A Triton that runs on CPU (a pod of a CPU workload): no GPU, no disk limit."""
+    return TargetSpec(target, label, None, 0, image_facts(image), mme=False, gpus=0)
+
+
+def pod_spec(target: str, node: TargetSpec, gpus_per_pod: int, cpu: bool) -> TargetSpec:
+    """One Kubernetes pod on ``node``: its GPUs (a CPU workload: none), no MME."""
+    if cpu:
+        return cpu_spec(target, node.label, node.image.version)
+    return replace(node, gpus=gpus_per_pod)
 
 
 def instance_spec(
@@ -69,6 +71,7 @@ def instance_spec(
     prefix: str = "",
     mme: bool = False,
     cpu: bool = False,
+    shares_gpus: bool = True,
 ) -> TargetSpec:
     """An EC2 GPU instance type (``prefix`` ``ml.`` on SageMaker); with ``cpu`` also the CPU
     families c/m/r/t, with SageMaker's default volume as the disk."""
@@ -83,14 +86,15 @@ def instance_spec(
     if offer is None or size not in offer.gpus:
         if cpu and instance_type.startswith(prefix) and family[:1] in "cmrt":
             return TargetSpec(target, instance_type, None, facts.SAGEMAKER_DEFAULT_VOLUME_GB,
-                              found, mme=mme)  # fmt: skip
+                              found, mme=mme, gpus=0)  # fmt: skip
         choices = [f"{f}.{s}" for f, o in facts.EC2_GPU_FAMILIES.items() for s in o.gpus]
         raise UsageError(
             f"--instance-type {instance_type!r} is not a GPU instance type tdk knows",
             hint=f"use one of {', '.join(prefix + c for c in choices[:8])}, ...",
         )
     disk = offer.disk_gb[size] or facts.SAGEMAKER_DEFAULT_VOLUME_GB
-    return TargetSpec(target, instance_type, facts.GPUS[offer.gpu], disk, found, mme=mme)
+    gpu, gpus = facts.GPUS[offer.gpu], offer.gpus[size]
+    return TargetSpec(target, instance_type, gpu, disk, found, mme, gpus, shares_gpus)
 
 
 @dataclass(frozen=True)
@@ -224,6 +228,18 @@ def _weights(model: ModelDir) -> int:
     return sum(
         p.stat().st_size for p in model.path.rglob("*") if p.is_file() and not p.is_symlink()
     )
+
+
+def serving_units(models: Sequence[ModelDir]) -> list[tuple[ModelDir, int]]:
+    """The models a release serves on their own (not only as another's ensemble step), each
+    with the bytes it loads (an ensemble's files with its steps')."""
+    by_name = {m.name: m for m in models}
+    steps = {s.model_name for m in models for s in m.config.ensemble_scheduling.step}
+    return [
+        (m, _weights(m) + sum(_weights(c) for c in _composing(m, by_name)))
+        for m in models
+        if m.name not in steps
+    ]
 
 
 def _composing(model: ModelDir, by_name: dict[str, ModelDir]) -> list[ModelDir]:

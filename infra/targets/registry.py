@@ -5,9 +5,11 @@ of a ``TargetEntry`` subclass, plus one line in ``BUILTIN`` below (or, for a plu
 module path in ``TDK_EXTRA_TARGETS``, or a ``register()`` call). The entry answers everything
 the CLI, ``tdk plan``, ``tdk validate --target``, ``tdk render`` and the Pulumi program need:
 its name, its config (read once per stack by ``load_stack``), its Pulumi program, its
-operations client, its plan facts (region key, price section, instance families) and its
-target checks. Shared code asks the entry; it never compares a target's name. What a target
-cannot do is data (``cannot``: what -> why), as the operations clients' refusals are.
+operations client, its plan facts (region key, price section, instance families) and which
+``tdk validate --target`` flags set which stack keys. Whether a stack can deploy is answered by
+one function, ``infra.targets.feasibility.feasible``, from the stack's typed config. Shared
+code asks the entry; it never compares a target's name. What a target cannot do is data
+(``cannot``: what -> why), as the operations clients' refusals are.
 
 Importing this module or an entry module is cheap: no cloud SDK and no Pulumi; an entry
 imports its target's heavier modules only inside the method that needs them.
@@ -34,8 +36,8 @@ if TYPE_CHECKING:
     from infra.perf.plan import Candidate, Option, PlanReport
     from infra.perf.prices import PriceTable
     from infra.targets.base import Target
-    from infra.targets.checks import TargetSpec
     from infra.targets.operations import Locator, TargetClient
+    from packager.repository import ModelDir
 
 #: the targets that ship with tdk: ``<module>.ENTRY`` of each, in the order ``--help`` lists them
 BUILTIN: tuple[str, ...] = (
@@ -55,6 +57,9 @@ DEPRECATED: Mapping[str, tuple[str, str]] = {
 #: what a target may refuse, each a ``cannot`` key (rendering is refused by the deploy
 #: contract itself: ``Target.cannot_render``)
 DEPLOY, PLAN, VALIDATE = "deploy", "plan", "validate"
+#: a capability with no methods: serving decoupled models (several responses per request)
+DECOUPLED = "serve decoupled models"
+CAPABILITIES = (DEPLOY, PLAN, VALIDATE, DECOUPLED)
 
 
 @dataclass(frozen=True)
@@ -83,9 +88,10 @@ class TargetEntry:
     """One registered target: subclasses set the class attributes and override what they do.
 
     A capability (``deploy``, ``plan``, ``validate``) is either implemented (its methods
-    overridden, or ``deploy_module`` set) or refused in ``cannot`` with a reason, never both
-    and never neither; checked when the class is defined, as ``TargetClient`` checks its
-    operations. A target that plans also says its region key and candidates.
+    overridden, ``deploy_module`` set, ``flag_keys`` given) or refused in ``cannot`` with a
+    reason, never both and never neither; checked when the class is defined, as
+    ``TargetClient`` checks its operations. A target that plans also says its region key and
+    candidates. ``cannot[DECOUPLED]`` says why the target cannot serve decoupled models.
     """
 
     #: the ``--target`` value and the stack's ``triton-deploy-kit:target``
@@ -103,11 +109,17 @@ class TargetEntry:
     region_key: ClassVar[str] = ""
     default_region: ClassVar[str] = ""
     default_candidates: ClassVar[tuple[str, ...]] = ()
+    #: ``tdk validate --target`` flag (``instance_type``, ``gpu``, ``image``) -> the stack key
+    #: it sets; the stack built from them goes through the one feasibility path
+    flag_keys: ClassVar[Mapping[str, str]] = {}
+    #: what a stack built from flags sets that ``Pulumi.yaml`` leaves to each stack (the
+    #: provider's region or project, a release URL): placeholders, never deployed
+    flag_defaults: ClassVar[Mapping[str, str]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         for what, why in cls.cannot.items():
-            if what not in (DEPLOY, PLAN, VALIDATE) or not why.strip():
+            if what not in CAPABILITIES or not why.strip():
                 raise TypeError(f"{cls.__name__}.cannot[{what!r}] needs a known key and a reason")
         if "name" not in cls.__dict__:  # a shared intermediate class (KubernetesEntry)
             return
@@ -120,6 +132,10 @@ class TargetEntry:
                 raise TypeError(f"{cls.__name__} neither refuses {what} nor implements {missing}")
         if (DEPLOY in cls.cannot) == (cls.deploy_module is not None):
             raise TypeError(f"{cls.__name__}: a deploy_module, or a reason in cannot[deploy]")
+        if (VALIDATE in cls.cannot) == bool(cls.flag_keys):
+            raise TypeError(f"{cls.__name__}: flag_keys, or a reason in cannot[validate]")
+        if VALIDATE not in cls.cannot and DEPLOY in cls.cannot:
+            raise TypeError(f"{cls.__name__} validates stacks it cannot deploy")
         plans = PLAN not in cls.cannot
         if plans and not (cls.region_key and cls.default_region and cls.default_candidates):
             raise TypeError(f"{cls.__name__} plans but lacks its region or candidates")
@@ -166,15 +182,29 @@ class TargetEntry:
         return None
 
     # --- tdk validate --target ------------------------------------------------------------
-    def spec(self, instance_type: str, gpu: str, image: str) -> TargetSpec:
-        """What this target offers a model, from ``--instance-type``/``--gpu``/``--image``."""
-        del instance_type, gpu, image
-        raise self.refuse(VALIDATE)
+    def flag_values(self, flags: Mapping[str, str]) -> dict[str, str]:
+        """The stack keys ``tdk validate --target`` sets from its flags (given ones only), over
+        the project's ``Pulumi.yaml`` defaults; a flag this target does not take is refused."""
+        if not self.flag_keys:
+            raise self.refuse(VALIDATE)
+        values = dict(self.flag_defaults)
+        for flag, value in flags.items():
+            if not value:
+                continue
+            key = self.flag_keys.get(flag)
+            if key is None:
+                takes = ", ".join("--" + f.replace("_", "-") for f in self.flag_keys)
+                raise UsageError(
+                    f"--{flag.replace('_', '-')} is not an option of --target {self.name}",
+                    hint=f"--target {self.name} takes {takes}",
+                )
+            values[key] = value
+        return values
 
-    def stack_spec(self, stack: StackSettings) -> TargetSpec:
-        """What a committed stack of this target offers a model (``validate --stack``)."""
-        del stack
-        raise self.refuse(VALIDATE)
+    def model_values(self, models: list[ModelDir]) -> dict[str, str]:
+        """The stack keys that name the models a stack serves, for a stack built from flags
+        (none: the target serves whatever the release holds)."""
+        return {}
 
     # --- tdk plan -------------------------------------------------------------------------
     def owns(self, unit: str) -> bool:
@@ -206,7 +236,6 @@ class TargetEntry:
 #: what each capability a target may refuse needs implemented (all of them, or a refusal)
 _METHODS: Mapping[str, tuple[str, ...]] = {
     PLAN: ("candidate", "plan_unit", "scaling_updates"),
-    VALIDATE: ("spec", "stack_spec"),
 }
 
 

@@ -31,6 +31,10 @@ TARGET_FACTS = "infra/facts/hardware.py"  # the deploy-target rules (TDK9xx) com
 VLLM_SRC = "https://github.com/triton-inference-server/vllm_backend/blob/main/src/model.py"
 VLLM_ARGS = "https://github.com/vllm-project/vllm/blob/main/vllm/engine/arg_utils.py"
 TRTLLM_REPO = "https://github.com/NVIDIA/TensorRT-LLM/tree/main/triton_backend/all_models"
+FEASIBILITY = "infra/targets/feasibility.py"  # the stack rules (TDK91x): the one feasibility path
+SAGEMAKER_SERVER_SRC = (
+    "https://github.com/triton-inference-server/server/blob/main/src/sagemaker_server.cc"
+)
 
 
 @dataclass(frozen=True)
@@ -379,6 +383,29 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
      "a KIND_GPU instance group on an instance without a GPU: 'has kind KIND_GPU but no GPUs "
      "are available'",
      "use KIND_AUTO or KIND_CPU, or a GPU instance type", TARGET_FACTS),
+    # the stack rules of infra.targets.feasibility (validate --target/--stack, plan, doctor)
+    ("TDK910", "stack-refused", "error",
+     "the target's own config parser refuses the stack (a refused value, a name rule, an "
+     "unknown instance type): pulumi up stops before declaring anything",
+     "change the key the message names", FEASIBILITY),
+    ("TDK911", "capacity-at-creation", "error",
+     "the copies a stack creates need more accelerators, cores or memory than its most "
+     "instances offer: a copy SageMaker cannot place fails the create",
+     "raise the instance bound, pick a larger instance, or create fewer copies", FEASIBILITY),
+    ("TDK912", "capacity-at-maximum", "warning",
+     "the configured maximum copies need more than the most instances offer: copies beyond "
+     "the fleet wait for capacity",
+     "raise the instance bound or lower the maximum copies", FEASIBILITY),
+    ("TDK913", "gpus-per-replica", "error",
+     "one replica needs more GPUs (tensor x pipeline parallel) than one serving unit has",
+     "pick a larger instance or node, or lower the parallelism", FEASIBILITY),
+    ("TDK914", "gpu-memory-fractions", "error",
+     "the engines' GPU memory fractions add up to more than one GPU",
+     "lower gpu_memory_utilization, or serve the models apart", FEASIBILITY),
+    ("TDK915", "decoupled-unsupported", "error",
+     "the target cannot serve decoupled models: SageMaker MME's front answers 'HTTP end point "
+     "doesn't support models with decoupled transaction policy'",
+     "serve the model on a target that streams (sagemaker-ic, gke, eks)", SAGEMAKER_SERVER_SRC),
 ]
 # fmt: on
 

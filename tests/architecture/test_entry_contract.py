@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from infra.targets import registry
-from infra.targets.registry import DEPLOY, PLAN, VALIDATE, TargetEntry
+from infra.targets.registry import DECOUPLED, DEPLOY, PLAN, VALIDATE, TargetEntry
 from tdk.errors import ConfigError, UsageError
 
 
@@ -23,13 +23,32 @@ def _entry(**attrs: Any) -> type[TargetEntry]:
 
 
 def test_a_capability_neither_implemented_nor_refused_is_a_definition_error() -> None:
-    with pytest.raises(TypeError, match="neither refuses validate"):
+    with pytest.raises(TypeError, match="neither refuses plan"):
+        _entry(cannot={DEPLOY: "no stack", VALIDATE: "no checks"})
+    with pytest.raises(TypeError, match="flag_keys, or a reason in cannot\\[validate\\]"):
         _entry(cannot={DEPLOY: "no stack", PLAN: "no prices"})
 
 
 def test_a_capability_both_implemented_and_refused_is_a_definition_error() -> None:
-    with pytest.raises(TypeError, match="refuses validate but implements"):
-        _entry(spec=lambda self, i, g, m: None)
+    with pytest.raises(TypeError, match="refuses plan but implements"):
+        _entry(plan_unit=lambda self, stack: None)
+    with pytest.raises(TypeError, match="flag_keys, or a reason in cannot\\[validate\\]"):
+        _entry(flag_keys={"instance_type": "probeBox"})
+
+
+def test_validating_needs_a_deploy_program() -> None:
+    """Validation parses the stack with the target's deploy program: no program, no check."""
+    with pytest.raises(TypeError, match="validates stacks it cannot deploy"):
+        _entry(cannot={DEPLOY: "no stack", PLAN: "no prices"}, flag_keys={"x": "y"})
+
+
+def test_a_capability_without_methods_is_data_with_a_reason() -> None:
+    """Serving decoupled models is refused with a reason, and the refusal names who can."""
+    probe = _entry(cannot={DEPLOY: "x", PLAN: "x", VALIDATE: "x", DECOUPLED: "no streams"})()
+    assert not probe.can(DECOUPLED)
+    refusal = probe.refuse(DECOUPLED)
+    assert "cannot serve decoupled models: no streams" in refusal.message
+    assert "eks" in (refusal.hint or "") and "sagemaker," not in (refusal.hint or "")
 
 
 def test_a_refusal_needs_a_reason_and_a_known_key() -> None:
@@ -73,3 +92,15 @@ def test_every_builtin_entry_lives_in_its_own_folder(name: str) -> None:
     modules: list[str | None] = [entry.client_module, entry.deploy_module]
     assert all(m is None or m.startswith(folder) for m in modules), modules
     assert type(entry).__module__ == f"{folder}entry"
+
+
+@pytest.mark.parametrize("name", registry.able(PLAN))
+def test_a_target_owns_its_own_units_and_no_sibling_s(name: str) -> None:
+    """``owns`` asks the target's own tables, not the unit's spelling: every planning target
+    owns its default candidates and none of another target's."""
+    entry = registry.get(name)
+    assert all(entry.owns(unit) for unit in entry.default_candidates)
+    others = {u for e in registry.entries() if e.can(PLAN) for u in e.default_candidates}
+    others -= set(entry.default_candidates)
+    assert not [u for u in others if entry.owns(u)], name
+    assert not entry.owns("box.huge") and not entry.owns("ml.g9.huge")

@@ -127,11 +127,15 @@ def test_the_dummy_target_is_everywhere(tmp_path: Path, sample_repo: Path) -> No
     assert "dummyMaxBoxes: 20" in stack_file.read_text()
 
     # tdk validate --target dummy, and --stack of a dummy stack: the target's checks run
-    for args in (["--target", "dummy", "--instance-type", "box.tiny"],
-                 ["--stack", "dummy-dev", "--project-dir", str(project)]):  # fmt: skip
-        done = _tdk("validate", str(sample_repo), *args, "--json")
+    for args in (["--target", "dummy", "--instance-type", "box.small"],
+                 ["--stack", "dummy-dev"]):  # fmt: skip
+        done = _tdk("validate", str(sample_repo), *args, "--json", "--project-dir", str(project))
         assert done.returncode == 0, done.stderr
-        assert re.search(r"working set on box\.(tiny|large): text_classifier", done.stderr)
+        assert re.search(r"working set on box\.(small|large): text_classifier", done.stderr)
+    # ... through the dummy's own config parser: a box it does not have is refused
+    done = _tdk("validate", str(sample_repo), "--target", "dummy", "--instance-type", "box.tiny",
+                "--json", "--project-dir", str(project))  # fmt: skip
+    assert done.returncode == 1 and "box.tiny" in done.stdout and "TDK910" in done.stdout
 
     # tdk render k8s: the dummy renders its own manifests, with its output placeholder
     done = _tdk("render", "k8s", "--stack", "dummy-dev", "--project-dir", str(project),

@@ -239,9 +239,8 @@ def test_manifest_of_a_published_release_lists_the_components(
     from tests.local.local_helpers import make_release
 
     manifest: Manifest = make_release(sample_repo, tmp_path, copies=2)
-    run = run_stack(
-        STACK, {"sagemakerIcModels": [], "sagemakerIcManifestUrl": f"file://{tmp_path}"}
-    )
+    source = {"sagemakerIcModels": [], "sagemakerIcManifestUrl": f"file://{tmp_path}"}
+    run = run_stack(STACK, {**source, "sagemakerIcMaxInstances": len(manifest.models)})
     declared = {c.inputs["inferenceComponentName"] for c in run.of_type(COMPONENT)}
     assert declared == {m.name.replace("_", "-") for m in manifest.models}
 
@@ -261,6 +260,8 @@ def test_manifest_of_a_published_release_lists_the_components(
             {"sagemakerIcModels": [{"copies": ["m-0"], "sizeMb": 1, "initialCopies": 0}]},
             "initialCopies >= 1",
         ),
+        # the one feasibility path: 3 copies of 1 GPU each created on at most 2 x 1 GPU
+        ({"sagemakerIcMaxInstances": 2}, "at creation (initialCopies): 3 copies"),
         ({"sagemakerIcInferenceAmiVersion": "al2-ami-sagemaker-inference-neuron-2"}, "AMI"),
     ],
 )

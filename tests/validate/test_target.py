@@ -65,8 +65,10 @@ def test_tensorrt_on_a_cpu_instance_is_refused(sample_repo: Path, tmp_path: Path
         str(repo / "image_classifier"), "--target", "sagemaker", "--instance-type", "ml.c5.xlarge"
     )
     assert status == 1 and {f["code"] for f in findings} == {"TDK901"}
-    g5 = ["--target", "sagemaker", "--instance-type", "ml.g5.xlarge", "--image", "25.09"]
-    status, findings = codes(str(repo / "image_classifier"), *g5)
+    status, findings = codes(
+        str(repo / "image_classifier"), "--target", "sagemaker", "--instance-type",
+        "ml.g5.xlarge", "--image", "25.09",
+    )  # fmt: skip
     assert status == 0 and [f["code"] for f in findings] == ["TDK906"]
     assert "A10G" in findings[0]["message"] and "8.6" in findings[0]["message"]
 
@@ -133,10 +135,9 @@ def test_working_set_and_gpu_memory(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "text"),
     [
-        (["--target", "sagemaker", "--instance-type", "ml.g9.huge"], "ml.g9.huge"),
-        (["--target", "gke", "--gpu", "nvidia-k80"], "nvidia-k80"),
         (["--target", "azure"], "azure"),
-        (["--target", "eks", "--instance-type", "g5.xlarge", "--image", "19.01"], "19.01"),
+        (["--target", "sagemaker", "--gpu", "nvidia-l4"], "--target sagemaker takes"),
+        (["--stack", "gke-dev", "--gpu", "nvidia-t4"], "--stack reads the instance type"),
         (["--stack", "/nonexistent/Pulumi.x.yaml"], "Pulumi.yaml does not exist"),
         (["--stack", "x", "--project-dir", "/nonexistent"], "Pulumi.yaml does not exist"),
         (["--stack", ""], "is not a stack name"),
@@ -147,6 +148,23 @@ def test_working_set_and_gpu_memory(tmp_path: Path) -> None:
 def test_bad_target_options_are_usage_errors(sample_repo: Path, args: list[str], text: str) -> None:
     result = CliRunner().invoke(app, ["validate", str(sample_repo), *args])
     assert result.exit_code == 2 and text in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "text"),
+    [
+        (["--target", "sagemaker", "--instance-type", "ml.g9.huge"], "ml.g9.huge"),
+        (["--target", "gke", "--gpu", "nvidia-k80"], "nvidia-k80"),
+        (["--target", "eks", "--instance-type", "g5.xlarge", "--image", "19.01"], "19.01"),
+    ],
+)
+def test_values_the_stack_refuses_are_refusals(
+    sample_repo: Path, args: list[str], text: str
+) -> None:
+    """A flag builds a stack; what its config parser refuses is a finding, exit 1."""
+    status, findings = codes(str(sample_repo), *args)
+    assert status == 1 and [f["code"] for f in findings] == ["TDK910"]
+    assert text in findings[0]["message"] and findings[0]["fix"]
 
 
 def test_infra_tables_agree_with_the_facts() -> None:
@@ -187,19 +205,22 @@ def test_trt_built_for_is_recorded_by_package_and_checked(
     manifest = json.loads((tmp_path / "release" / "manifest.json").read_text())
     assert manifest["trt_built_for"] == "8.6:10.13"
     g5 = ["--target", "sagemaker", "--instance-type", "ml.g5.xlarge", "--release", release]
-    g5 += ["--image", "25.09"]  # the deployed 26.05's TensorRT is not in the facts (TDK906)
-    assert codes(str(repo), *g5) == (0, [])  # A10G 8.6; 25.09 has TensorRT 10.13
+    assert codes(str(repo), *g5, "--image", "25.09") == (0, [])  # A10G 8.6; TensorRT 10.13
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(ROOT / "Pulumi.yaml", project)
+    stack = (ROOT / "Pulumi.gke-dev.yaml").read_text()
+    stack += "  triton-deploy-kit:k8sTritonImage: nvcr.io/nvidia/tritonserver:25.09-py3\n"
+    (project / "Pulumi.gke-25.yaml").write_text(stack)
     status, findings = codes(
-        str(repo), "--stack", str(ROOT / "Pulumi.gke-dev.yaml"), "--release", release
+        str(repo), "--stack", "gke-25", "--project-dir", str(project), "--release", release
     )
-    # the stack deploys 26.05, whose TensorRT the facts do not record: no plan can be vouched for
-    assert status == 0 and [f["code"] for f in findings] == ["TDK906"]
-    assert "26.05" in findings[0]["message"]
-    l4 = ["--target", "gke", "--gpu", "nvidia-l4", "--image", "25.09", "--release", release]
-    status, findings = codes(str(repo), *l4)
-    assert status == 0 and [f["code"] for f in findings] == ["TDK907"]  # the L4 is 8.9
+    assert status == 0 and [f["code"] for f in findings] == ["TDK907"]  # the stack's L4 is 8.9
     assert "8.9" in findings[0]["message"] and "L4" in findings[0]["message"]
-    status, findings = codes(str(repo), *l4[:6], "--trt-built-for", "8.9:10.13")
+    status, findings = codes(
+        str(repo), "--target", "gke", "--gpu", "nvidia-l4", "--image", "25.09",
+        "--trt-built-for", "8.9:10.13",
+    )  # fmt: skip
     assert (status, findings) == (0, [])
 
 

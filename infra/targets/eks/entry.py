@@ -9,9 +9,9 @@ from infra.targets.registry import PlanUnit, Quote, StackSettings
 
 if TYPE_CHECKING:
     from infra.perf.plan import Candidate
-    from infra.targets.checks import TargetSpec
 
 INSTANCE_KEY = "eksGpuInstanceType"
+IMAGE_KEY = "k8sTritonImage"
 
 
 class EksEntry(KubernetesEntry):
@@ -23,18 +23,19 @@ class EksEntry(KubernetesEntry):
     default_region = "us-east-1"
     default_candidates: ClassVar[tuple[str, ...]] = ("g4dn.xlarge", "g5.xlarge", "g6.xlarge")
     node_keys = ("eksGpuNodesMin", "eksGpuNodesMax")
-
-    def spec(self, instance_type: str, gpu: str, image: str) -> TargetSpec:
-        from infra.targets.checks import instance_spec
-
-        del gpu
-        return instance_spec(self.name, instance_type, image)
-
-    def stack_spec(self, stack: StackSettings) -> TargetSpec:
-        return self.spec(stack.get(INSTANCE_KEY), "", stack.get("k8sTritonImage"))
+    flag_defaults: ClassVar[dict[str, str]] = {
+        "aws:region": "us-east-1",
+        "releaseUrl": "s3://tdk-validate/release",
+        "k8sApiOpenToInternet": "true",
+    }
+    flag_keys: ClassVar[dict[str, str]] = {"instance_type": INSTANCE_KEY, "image": IMAGE_KEY}
 
     def owns(self, unit: str) -> bool:
-        return not unit.startswith("ml.") and "+" not in unit
+        """An EC2 instance type of a GPU family the node group supports."""
+        from infra.targets.eks.builders import GPU_FAMILIES, split_instance
+
+        family = split_instance(unit)
+        return family is not None and family[0] in GPU_FAMILIES
 
     def candidate(self, quote: Quote) -> Candidate:
         from infra.perf.plan import Candidate

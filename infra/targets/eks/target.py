@@ -9,7 +9,8 @@ from typing import Any, ClassVar
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
 from infra.k8s.config import read_workload_config
 from infra.k8s.spec import TritonServiceSpec
-from infra.targets.base import Manifest, OutputValue, Refusal
+from infra.targets.base import Manifest, OutputValue, Refusal, TargetSpec
+from infra.targets.checks import instance_spec, pod_spec
 from infra.targets.eks import builders as b
 from infra.targets.eks.cloud_names import DERIVED
 from infra.targets.eks.config import (
@@ -112,6 +113,12 @@ class EksTarget(KubernetesTarget[EksConfig]):
             log_retention_days=read_log_retention(reader),
             model_sync_image=reader.string("eksModelSyncImage"),
         )
+
+    def offer(self, config: EksConfig) -> TargetSpec:
+        """One Triton pod: the node group's GPU, the pod's GPUs, the workload's image."""
+        workload = config.workload
+        node = instance_spec(self.name, config.gpu_instance_type, workload.image)
+        return pod_spec(self.name, node, workload.gpus_per_pod, workload.kind == "cpu")
 
     def declare(self, config: EksConfig) -> Mapping[str, Any]:
         from infra.targets.eks.stack import declare_eks

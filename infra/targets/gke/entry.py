@@ -10,7 +10,6 @@ from tdk.errors import UsageError
 
 if TYPE_CHECKING:
     from infra.perf.plan import Candidate
-    from infra.targets.checks import TargetSpec
 
 #: a GKE serving unit is a node shape: MACHINE+ACCELERATOR (``g2-standard-8+nvidia-l4``)
 SHAPE_SEPARATOR = "+"
@@ -28,18 +27,20 @@ class GkeEntry(KubernetesEntry):
         "n1-standard-4+nvidia-tesla-t4",
     )
     node_keys = ("gkeGpuNodesMin", "gkeGpuNodesMax")
-
-    def spec(self, instance_type: str, gpu: str, image: str) -> TargetSpec:
-        from infra.targets.checks import accelerator_spec
-
-        del instance_type
-        return accelerator_spec(self.name, gpu, image)
-
-    def stack_spec(self, stack: StackSettings) -> TargetSpec:
-        return self.spec("", stack.get("gkeGpuType"), stack.get("k8sTritonImage"))
+    flag_defaults: ClassVar[dict[str, str]] = {
+        "gcp:project": "tdk-validate",
+        "gcp:region": "us-central1",
+        "releaseUrl": "gs://tdk-validate/release",
+        "k8sApiOpenToInternet": "true",
+    }
+    flag_keys: ClassVar[dict[str, str]] = {"gpu": "gkeGpuType", "image": "k8sTritonImage"}
 
     def owns(self, unit: str) -> bool:
-        return SHAPE_SEPARATOR in unit
+        """A node shape MACHINE+ACCELERATOR whose accelerator the node pool supports."""
+        from infra.targets.gke.builders import ACCELERATORS
+
+        machine, plus, gpu = unit.partition(SHAPE_SEPARATOR)
+        return bool(machine and plus) and gpu in ACCELERATORS
 
     def candidate(self, quote: Quote) -> Candidate:
         from infra.perf.plan import Candidate

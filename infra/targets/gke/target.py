@@ -9,7 +9,8 @@ from typing import Any, ClassVar
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
 from infra.k8s.config import read_workload_config
 from infra.k8s.spec import TritonServiceSpec
-from infra.targets.base import OutputValue, Refusal
+from infra.targets.base import OutputValue, Refusal, TargetSpec
+from infra.targets.checks import accelerator_spec, pod_spec
 from infra.targets.gke import builders as b
 from infra.targets.gke.cloud_names import DERIVED
 from infra.targets.gke.config import GkeConfig, triton_spec
@@ -112,6 +113,12 @@ class GkeTarget(KubernetesTarget[GkeConfig]):
             budget=read_budget(reader, email_required=False),
             billing_account=_billing_account(reader),
         )
+
+    def offer(self, config: GkeConfig) -> TargetSpec:
+        """One Triton pod: the pool's accelerator, the pod's GPUs, the workload's image."""
+        pool, workload = config.gpu_pool, config.workload
+        node = accelerator_spec(self.name, pool.accelerator, workload.image, pool.gpus_per_node)
+        return pod_spec(self.name, node, workload.gpus_per_pod, workload.kind == "cpu")
 
     def declare(self, config: GkeConfig) -> Mapping[str, Any]:
         from infra.targets.gke.stack import declare_gke

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from infra.targets.registry import DEPLOY, PLAN, VALIDATE, TargetEntry
+from infra.targets.registry import DECOUPLED, DEPLOY, PLAN, VALIDATE, TargetEntry
 
 if TYPE_CHECKING:
     from infra.targets.operations import Locator
@@ -20,6 +20,9 @@ class LocalEntry(TargetEntry):
         PLAN: "it has no instances to price",
         VALIDATE: "it runs the Triton of the nvidia-pytriton wheel on this machine; "
         "`tdk local check` checks a release against it",
+        # triton-inference-server/server src/http_server.cc, HandleInfer (checked 2026-11-26)
+        DECOUPLED: "its front sends each InvokeEndpoint to Triton's /v2/models/<name>/infer, "
+        "which answers one response per request and refuses decoupled models",
     }
 
     def default_store(self, where: Locator) -> str | None:

@@ -4,15 +4,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from infra.targets.registry import PlanUnit, Quote, StackSettings, TargetEntry
+from infra.targets.registry import DECOUPLED, PlanUnit, Quote, StackSettings, TargetEntry
 
 if TYPE_CHECKING:
     from infra.perf.plan import Candidate, Option, PlanReport
-    from infra.targets.checks import TargetSpec
 
 INSTANCE_KEY = "sagemakerInstanceType"
 #: SageMaker instance types carry this prefix (``ml.g5.xlarge``)
 PREFIX = "ml."
+#: Triton's SageMaker MME invoke path refuses decoupled models before inferring
+#: (``SagemakerAPIServer::SageMakerMMEHandleInfer``, TRITONSERVER_TXN_DECOUPLED), source:
+#: https://github.com/triton-inference-server/server/blob/main/src/sagemaker_server.cc
+#: (checked 2026-11-26)
+MME_DECOUPLED = (
+    "Triton's SageMaker multi-model front refuses them: \"HTTP end point doesn't support "
+    'models with decoupled transaction policy" (triton-inference-server/server '
+    "src/sagemaker_server.cc)"
+)
 
 
 class SageMakerEntry(TargetEntry):
@@ -26,18 +34,18 @@ class SageMakerEntry(TargetEntry):
     default_candidates: ClassVar[tuple[str, ...]] = ("ml.g4dn.xlarge", "ml.g5.xlarge")
     #: the prices table's section for this target's instances
     price_section = "sagemaker"
-
-    def spec(self, instance_type: str, gpu: str, image: str) -> TargetSpec:
-        from infra.targets.checks import instance_spec
-
-        del gpu
-        return instance_spec(self.name, instance_type, image, prefix=PREFIX, mme=True, cpu=True)
-
-    def stack_spec(self, stack: StackSettings) -> TargetSpec:
-        return self.spec(stack.get(INSTANCE_KEY), "", stack.get("sagemakerTritonVersion"))
+    cannot: ClassVar[dict[str, str]] = {DECOUPLED: MME_DECOUPLED}
+    flag_defaults: ClassVar[dict[str, str]] = {"aws:region": "us-east-1"}
+    flag_keys: ClassVar[dict[str, str]] = {
+        "instance_type": INSTANCE_KEY,
+        "image": "sagemakerTritonVersion",
+    }
 
     def owns(self, unit: str) -> bool:
-        return unit.startswith(PREFIX)
+        """A single-GPU SageMaker instance type MME accepts (``instances.GPU_FAMILIES``)."""
+        from infra.targets.sagemaker.instances import single_gpu_types
+
+        return unit in single_gpu_types()
 
     def candidate(self, quote: Quote) -> Candidate:
         from infra.perf.plan import Candidate

@@ -9,8 +9,11 @@ offline: nothing here calls AWS.
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from infra.config import ConfigReader, check_choice, qualify
@@ -92,9 +95,17 @@ def classify_instance(key: str, instance_type: str) -> InstanceKind:
 
 
 def _framework_config() -> dict[str, Any]:
-    from sagemaker.core import image_uris
-
-    config: dict[str, Any] = image_uris.config_for_framework(FRAMEWORK)
+    """sagemaker-core's Triton image registry, read as the data file it is (what
+    ``image_uris.config_for_framework`` loads): importing ``sagemaker.core`` loads boto3, and
+    ``tdk validate`` parses stacks without a cloud SDK."""
+    spec = importlib.util.find_spec("sagemaker")
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError(
+            "sagemaker-core is not installed: tdk reads the Triton image list from it",
+            hint="install the kit's dependencies (pip install -e .)",
+        )
+    path = Path(spec.submodule_search_locations[0]) / tf.SAGEMAKER_IMAGES_FILE
+    config: dict[str, Any] = json.loads(path.read_text())
     return config
 
 

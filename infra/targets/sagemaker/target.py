@@ -14,7 +14,8 @@ from infra.config import (
     qualify,
     valid_prefix,
 )
-from infra.targets.base import EXAMPLE_TARGET_MODEL, Refusal, Target
+from infra.targets.base import EXAMPLE_TARGET_MODEL, Refusal, Target, TargetSpec
+from infra.targets.checks import instance_spec
 from infra.targets.guardrails import read_budget, read_log_retention
 from infra.targets.sagemaker.cloud_names import DERIVED
 from infra.targets.sagemaker.config import SageMakerConfig
@@ -144,6 +145,13 @@ class SageMakerTarget(Target[SageMakerConfig]):
             budget=read_budget(reader, email_required=True),
             log_retention_days=read_log_retention(reader),
         )
+
+    def offer(self, config: SageMakerConfig) -> TargetSpec:
+        """One MME instance: its GPU (or CPU), its disk, the stack's Triton image."""
+        return instance_spec(
+            self.name, config.instance.instance_type, config.triton_version,
+            prefix="ml.", mme=True, cpu=True,
+        )  # fmt: skip
 
     def declare(self, config: SageMakerConfig) -> Mapping[str, Any]:
         from infra.targets.sagemaker.instances import triton_image

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, ClassVar
 
-from infra.targets.registry import PLAN, StackSettings, TargetEntry
+from infra.targets.registry import PLAN, TargetEntry
 
 if TYPE_CHECKING:
-    from infra.targets.checks import TargetSpec
+    from packager.repository import ModelDir
 
 INSTANCE_KEY = "sagemakerIcInstanceType"
-PREFIX = "ml."
 
 
 class SageMakerIcEntry(TargetEntry):
@@ -25,18 +25,28 @@ class SageMakerIcEntry(TargetEntry):
     default_region = "us-east-1"
     default_candidates: ClassVar[tuple[str, ...]] = ("ml.g4dn.xlarge", "ml.g5.xlarge")
     price_section = "sagemaker"
+    flag_defaults: ClassVar[dict[str, str]] = {"aws:region": "us-east-1"}
+    flag_keys: ClassVar[dict[str, str]] = {
+        "instance_type": INSTANCE_KEY,
+        "image": "sagemakerTritonVersion",
+    }
 
-    def spec(self, instance_type: str, gpu: str, image: str) -> TargetSpec:
-        from infra.targets.checks import instance_spec
+    def model_values(self, models: list[ModelDir]) -> dict[str, str]:
+        """One component per model that is not an ensemble step of another, sized by its
+        files (an ensemble's with its steps'), as ``sagemakerIcModels`` declares them."""
+        from infra.targets.checks import serving_units
 
-        del gpu
-        return instance_spec(self.name, instance_type, image, prefix=PREFIX, cpu=True)
-
-    def stack_spec(self, stack: StackSettings) -> TargetSpec:
-        return self.spec(stack.get(INSTANCE_KEY), "", stack.get("sagemakerTritonVersion"))
+        groups = [
+            {"copies": [model.name], "sizeMb": max(1, -(-size // 2**20))}
+            for model, size in serving_units(models)
+        ]
+        return {"sagemakerIcModels": json.dumps(groups)} if groups else {}
 
     def owns(self, unit: str) -> bool:
-        return unit.startswith(PREFIX)
+        """An instance type whose GPU and host facts this target has (``sizing.HOST``)."""
+        from infra.targets.sagemaker_ic.sizing import instance_types
+
+        return unit in instance_types()
 
 
 ENTRY = SageMakerIcEntry()

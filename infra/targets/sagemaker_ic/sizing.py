@@ -9,9 +9,10 @@ table of facts (``infra.facts.hardware``); host vCPUs and memory are below, with
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from infra.config import check_choice
+from infra.config import check_choice, qualify
 from infra.facts import hardware as facts
 from tdk.errors import ConfigError
 
@@ -75,6 +76,13 @@ def instance_types() -> list[str]:
 
 def ic_instance(key: str, instance_type: str) -> IcInstance:
     """The facts of ``instance_type``; ConfigError listing the known types otherwise."""
+    if instance_type.startswith("ml.") and facts.ec2_family(instance_type)[0][:1] in "cmrt":
+        raise ConfigError(
+            f"{qualify(key)} is {instance_type!r}, a CPU instance type: this target reserves "
+            "whole GPUs for each copy (NumberOfAcceleratorDevicesRequired)",
+            hint=f"`pulumi config set {qualify(key)} ml.g5.xlarge`, or serve CPU models with "
+            "the sagemaker target",
+        )
     check_choice(key, instance_type, instance_types(), why="no GPU/host facts for it")
     family, size = facts.ec2_family(instance_type)
     kind = facts.EC2_GPU_FAMILIES[family]
@@ -154,4 +162,31 @@ def copies_per_instance(need: Requirements, instance: IcInstance) -> int:
         instance.gpus // need.accelerators,
         int(instance.vcpus // need.cpu_cores),
         instance.usable_memory_mb // need.memory_mb,
+    )
+
+
+def instances_needed(demands: Sequence[tuple[Requirements, int]], instance: IcInstance) -> int:
+    """Instances of ``instance`` that ``copies`` of each reservation need at least: GPUs,
+    cores and host memory summed over the copies, each against one instance's (a copy never
+    spans instances; a component's copies may share one)."""
+    gpus = sum(need.accelerators * copies for need, copies in demands)
+    cores = sum(need.cpu_cores * copies for need, copies in demands)
+    memory = sum(need.memory_mb * copies for need, copies in demands)
+    return max(
+        math.ceil(gpus / instance.gpus),
+        math.ceil(cores / instance.vcpus),
+        math.ceil(memory / instance.usable_memory_mb),
+    )
+
+
+def describe_demand(demands: Sequence[tuple[Requirements, int]], instance: IcInstance) -> str:
+    """``3 copies need 3 GPUs, 3 cores, 3840 MB`` for messages."""
+    copies = sum(c for _, c in demands)
+    gpus = sum(n.accelerators * c for n, c in demands)
+    cores = sum(n.cpu_cores * c for n, c in demands)
+    memory = sum(n.memory_mb * c for n, c in demands)
+    return (
+        f"{copies} copies reserve {gpus} GPUs, {cores:g} CPU cores and {memory} MB "
+        f"(one {instance.instance_type}: {instance.gpus} GPUs, {instance.vcpus} cores, "
+        f"{instance.usable_memory_mb} MB usable)"
     )

@@ -12,7 +12,8 @@ from typing import Any, ClassVar
 
 from infra.config import ConfigReader, StackConfig, check_capacity, check_choice, qualify
 from infra.facts.aws import enum
-from infra.targets.base import Refusal, Target
+from infra.targets.base import Refusal, Shortfall, Target, TargetSpec
+from infra.targets.checks import instance_spec
 from infra.targets.guardrails import read_budget, read_log_retention
 from infra.targets.sagemaker.env import TritonKnobs, container_environment
 from infra.targets.sagemaker.instances import host_ami, read_triton_version
@@ -35,7 +36,13 @@ from infra.targets.sagemaker_ic.models import (
 )
 from infra.targets.sagemaker_ic.names import TARGET_NAME as NAME
 from infra.targets.sagemaker_ic.names import check_component_names
-from infra.targets.sagemaker_ic.sizing import IcInstance, ic_instance, requirements
+from infra.targets.sagemaker_ic.sizing import (
+    IcInstance,
+    describe_demand,
+    ic_instance,
+    instances_needed,
+    requirements,
+)
 from tdk.errors import ConfigError
 
 SUGGESTED_INSTANCE = "ml.g5.xlarge"
@@ -193,6 +200,35 @@ class SageMakerIcTarget(Target[SageMakerIcConfig]):
             budget=read_budget(reader, email_required=True),
             log_retention_days=read_log_retention(reader),
         )
+
+    def offer(self, config: SageMakerIcConfig) -> TargetSpec:
+        """One instance of the endpoint; each component's copy runs its own Triton on the
+        accelerators it reserves, so models never share a GPU."""
+        return instance_spec(
+            self.name, config.instance.instance_type, config.triton_version,
+            prefix="ml.", shares_gpus=False,
+        )  # fmt: skip
+
+    def capacity(self, config: SageMakerIcConfig) -> Iterable[Shortfall]:
+        """Every component's copies at creation (a copy SageMaker cannot place fails the
+        create) and at their maximum (copies beyond the fleet wait), against the most
+        instances managed instance scaling may run."""
+        most = config.scaling.max_instances
+        for when, copies, blocking in (
+            ("at creation (initialCopies)", lambda c: c.initial_copies, True),
+            ("at the configured maximum (maxCopies)", lambda c: c.max_copies, False),
+        ):
+            demands = [(c.needs, copies(c)) for c in config.components]
+            need = instances_needed(demands, config.instance)
+            if need > most:
+                yield Shortfall(
+                    "sagemakerIcMaxInstances",
+                    f"{when}: {describe_demand(demands, config.instance)}, which takes "
+                    f"{need} instances; sagemakerIcMaxInstances allows {most}",
+                    f"set sagemakerIcMaxInstances to at least {need}, pick an instance type "
+                    "with more GPUs, or serve fewer copies (sagemakerIcModels)",
+                    blocking,
+                )
 
     def declare(self, config: SageMakerIcConfig) -> Mapping[str, Any]:
         from infra.targets.sagemaker_ic.stack import declare_stack

@@ -11,7 +11,6 @@ from infra.targets.registry import PlanUnit, Quote, StackSettings, TargetEntry
 
 if TYPE_CHECKING:
     from infra.perf.plan import Candidate, Option, PlanReport
-    from infra.targets.checks import TargetSpec
 
 #: the dummy's own instance kinds and their $/h (its own price table: no edit to prices.json)
 PRICES = {"box.small": Decimal("0.50"), "box.large": Decimal("2.00")}
@@ -25,23 +24,10 @@ class DummyEntry(TargetEntry):
     region_key = "triton-deploy-kit:dummyRegion"
     default_region = "moon-1"
     default_candidates: ClassVar[tuple[str, ...]] = ("box.small", "box.large")
-
-    def spec(self, instance_type: str, gpu: str, image: str) -> TargetSpec:
-        from infra.facts import hardware as facts
-        from infra.targets.checks import TargetSpec, image_facts
-
-        del gpu
-        # a T4 with a 1 GB disk: big models do not fit, so the target's checks visibly run
-        box = facts.GPUS["T4"]
-        return TargetSpec(
-            self.name, instance_type or "box.small", box, 1, image_facts(image), False
-        )
-
-    def stack_spec(self, stack: StackSettings) -> TargetSpec:
-        return self.spec(stack.get("dummyBox"), "", "")
+    flag_keys: ClassVar[dict[str, str]] = {"instance_type": "dummyBox"}
 
     def owns(self, unit: str) -> bool:
-        return unit.startswith("box.")
+        return unit in PRICES
 
     def candidate(self, quote: Quote) -> Candidate:
         from infra.perf.plan import Candidate

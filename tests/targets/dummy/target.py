@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra.config import ConfigReader, StackConfig
-from infra.targets.base import Manifest, OutputValue, Target
+from infra.targets.base import Manifest, OutputValue, Target, TargetSpec
+from infra.targets.checks import image_facts
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,12 @@ class DummyTarget(Target[DummyConfig]):
 
     def parse_config(self, reader: ConfigReader, common: StackConfig) -> DummyConfig:
         return DummyConfig(common, reader.choice("dummyBox", ("box.small", "box.large")))
+
+    def offer(self, config: DummyConfig) -> TargetSpec:
+        # a T4 with a 1 GB disk: big models do not fit, so the target's checks visibly run
+        from infra.facts import hardware as facts
+
+        return TargetSpec(self.name, config.box, facts.GPUS["T4"], 1, image_facts(), mme=False)
 
     def declare(self, config: DummyConfig) -> Mapping[str, Any]:
         return {"box": config.box}

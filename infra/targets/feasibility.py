@@ -1,0 +1,192 @@
+"""Whether a (stack config, models) pair can deploy: the one feasibility path.
+
+``tdk validate --target/--stack``, ``tdk plan``, ``tdk doctor`` and the Pulumi program all ask
+``feasible`` (SkyPilot's lesson: one ``get_feasible_launchable_resources`` serves launch and
+the optimiser alike). In order: the target's own config parsing (refusals, name rules, value
+checks: ``Target.read_config``), its capacity (``Target.capacity``), what one serving unit
+offers (``Target.offer``) against each model (the image's backends, disk, GPU memory:
+``checks.check_target``), and each model's placement needs (``packager.requirements``: GPUs
+per replica, GPU memory fractions, decoupled). Every refusal is a finding with a reason and a
+fix. ``validate --target X --instance-type Y`` builds a stack from its flags (``flag_stack``)
+over the project's ``Pulumi.yaml`` defaults and takes the same path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from infra.targets.base import Shortfall
+from infra.targets.checks import Fit, TargetSpec, check_target
+from infra.targets.registry import DECOUPLED, VALIDATE, StackSettings, TargetEntry, able, settings
+from packager.repository import ModelDir
+from packager.requirements import Requirements, requirements
+from packager.validate.findings import Finding, finding, has_errors
+from tdk.errors import ConfigError, TdkError, UsageError
+
+STACK_REFUSED = "TDK910"
+CAPACITY_AT_CREATION = "TDK911"
+CAPACITY_AT_MAXIMUM = "TDK912"
+GPUS_PER_REPLICA = "TDK913"
+GPU_MEMORY_FRACTIONS = "TDK914"
+DECOUPLED_REFUSED = "TDK915"
+#: what every stack built from flags sets that ``Pulumi.yaml`` leaves to the user (never
+#: deployed: a flag stack only answers whether the models fit)
+FLAG_PLACEHOLDERS = {"budgetEmail": "tdk-validate@example.com"}
+
+
+@dataclass(frozen=True)
+class Feasibility:
+    """The answer for one stack: its findings (errors refuse it), the working set each model
+    allows, and what one serving unit offers (None when the config itself was refused)."""
+
+    stack: str
+    target: str
+    findings: list[Finding]
+    fits: list[Fit] = field(default_factory=list)
+    spec: TargetSpec | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not has_errors(self.findings)
+
+    def first_refusal(self) -> Finding | None:
+        return next((f for f in self.findings if f.severity == "error"), None)
+
+
+def feasible(
+    stack: StackSettings,
+    models: Sequence[ModelDir] = (),
+    trt_built_for: str = "",
+    where: str = "",
+) -> Feasibility:
+    """Whether ``stack`` can deploy ``models`` (none: the stack alone); ``where`` is what the
+    stack's findings point at (default ``Pulumi.<stack>.yaml``)."""
+    where = where or f"Pulumi.{stack.name}.yaml"
+    entry = stack.entry
+    try:
+        config = stack.config
+        deploy = entry.deploy()
+        shortfalls = list(deploy.capacity(config))
+        spec = deploy.offer(config)
+    except TdkError as exc:
+        refused = finding(STACK_REFUSED, where, "stack config", exc.message, exc.hint or "")
+        return Feasibility(stack.name, entry.name, [refused])
+    found = [_shortfall(where, s) for s in shortfalls]
+    model_findings, fits = check_target(models, spec, trt_built_for)
+    found += model_findings + placement(entry, models, spec)
+    return Feasibility(stack.name, entry.name, found, fits, spec)
+
+
+def require_feasible(stack: StackSettings) -> None:
+    """The gate of the Pulumi program and ``tdk plan --write-stack``: the config's own
+    ConfigError as it is, else a ConfigError for the stack's first refusal."""
+    stack.config  # noqa: B018 (a refused config raises its own ConfigError here)
+    refusal = feasible(stack).first_refusal()
+    if refusal is not None:
+        raise ConfigError(f"stack {stack.name} cannot deploy: {refusal.message}", hint=refusal.fix)
+
+
+def _shortfall(where: str, short: Shortfall) -> Finding:
+    code = CAPACITY_AT_CREATION if short.blocking else CAPACITY_AT_MAXIMUM
+    return finding(code, where, short.key, short.message, short.fix)
+
+
+def placement(entry: TargetEntry, models: Sequence[ModelDir], spec: TargetSpec) -> list[Finding]:
+    """What each model asks of the hardware (``packager.requirements``) against one serving
+    unit: decoupled where the target cannot serve it, GPUs per replica, and, where models
+    share a Triton's GPUs, their engines' memory fractions summed per GPU."""
+    return placement_of(entry, [(model, requirements(model)) for model in models], spec)
+
+
+def placement_of(
+    entry: TargetEntry, needs: Sequence[tuple[ModelDir, Requirements]], spec: TargetSpec
+) -> list[Finding]:
+    """``placement`` for needs already read (each model with its ``Requirements``)."""
+    found = [f for model, need in needs for f in _model_placement(entry, model, need, spec)]
+    fractions = [(m, n) for m, n in needs if n.gpu_memory_fraction is not None]
+    total = sum(n.gpu_memory_fraction or 0.0 for _, n in fractions)
+    if spec.shares_gpus and spec.gpu is not None and total > 1.0:
+        parts = " + ".join(f"{n.model} {n.gpu_memory_fraction:g}" for _, n in fractions)
+        model, need = fractions[-1]
+        found.append(
+            finding(
+                GPU_MEMORY_FRACTIONS, _source(model, need), "gpu_memory_utilization",
+                f"one Triton on {spec.label} loads these engines on the same GPU: their "
+                f"memory fractions add up to {parts} = {total:g} of one {spec.gpu.kind}",
+                "lower gpu_memory_utilization so they sum to 1 or less, or serve the models "
+                "on separate stacks",
+                model.name,
+            )
+        )  # fmt: skip
+    return found
+
+
+def _model_placement(
+    entry: TargetEntry, model: ModelDir, need: Requirements, spec: TargetSpec
+) -> list[Finding]:
+    found = []
+    if need.decoupled and not entry.can(DECOUPLED):
+        found.append(
+            finding(
+                DECOUPLED_REFUSED, model.config_path, "model_transaction_policy.decoupled",
+                f"{model.name} is decoupled; the {entry.name} target cannot serve decoupled "
+                f"models: {entry.cannot[DECOUPLED]}",
+                f"serve it with --target {' / '.join(able(DECOUPLED))}, or set decoupled: "
+                "false if it answers each request once",
+                model.name,
+            )
+        )  # fmt: skip
+    if need.gpus_per_replica > 1 and need.gpus_per_replica > spec.gpus:
+        has = f"{spec.gpus} GPU{'s' if spec.gpus != 1 else ''}"
+        found.append(
+            finding(
+                GPUS_PER_REPLICA, _source(model, need), "tensor/pipeline parallel",
+                f"one replica of {model.name} needs {need.gpus_per_replica} GPUs; one "
+                f"serving unit of {spec.target} ({spec.label}) gives Triton {has}",
+                "pick an instance or node (and GPUs per pod) with that many GPUs, or lower "
+                "the tensor/pipeline parallel size",
+                model.name,
+            )
+        )  # fmt: skip
+    return found
+
+
+def _source(model: ModelDir, need: Requirements) -> Path:
+    path = model.path / need.source
+    return path if path.is_file() else model.config_path
+
+
+def flag_stack(
+    entry: TargetEntry,
+    flags: Mapping[str, str],
+    models: Sequence[ModelDir],
+    project_dir: Path,
+) -> StackSettings:
+    """A stack of ``entry`` built from ``tdk validate --target`` flags (and, for a target whose
+    stack lists its models, ``models``) over the project's ``Pulumi.yaml`` defaults."""
+    from infra.config import ConfigReader, merged_stack_config
+
+    if not entry.flag_keys:
+        raise entry.refuse(VALIDATE)
+    project = _project(project_dir)
+    values = {"target": entry.name, **FLAG_PLACEHOLDERS, **entry.model_values(list(models))}
+    values.update(entry.flag_values(flags))
+    merged = merged_stack_config(project, None, values)
+    return settings(ConfigReader(merged.get), f"{entry.name} (from --target flags)")
+
+
+def _project(project_dir: Path) -> Path:
+    """``project_dir`` when it holds ``Pulumi.yaml``, else the kit's own project (a source
+    checkout), else a UsageError saying where the defaults come from."""
+    if (project_dir / "Pulumi.yaml").is_file():
+        return project_dir
+    kit = Path(__file__).resolve().parents[2]
+    if (kit / "Pulumi.yaml").is_file():
+        return kit
+    raise UsageError(
+        f"{project_dir / 'Pulumi.yaml'} does not exist: --target builds a stack over the "
+        "project's Pulumi.yaml defaults",
+        hint="run from the project root or pass --project-dir",
+    )
