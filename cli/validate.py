@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -147,6 +147,7 @@ def _with_target(
         entry = registry.get(str(target))
         flags = {"instance_type": instance_type, "gpu": gpu, "image": image}
         settings = flag_stack(entry, flags, models, Path(project_dir))
+        _say_defaults(entry.flag_keys, flags, settings)
         where = f"--target {entry.name}"
     result = feasible(settings, models, built_for, where)
     if result.spec is not None and result.spec.gpu is not None:
@@ -154,6 +155,17 @@ def _with_target(
     for fit in result.fits:
         sys.stderr.write(fit.describe(result.spec.label if result.spec else "") + "\n")
     return local + result.findings + working_set(result.fits, copies)
+
+
+def _say_defaults(keys: dict[str, str], flags: dict[str, str], settings: Any) -> None:
+    """Name each unit flag left out and the stack default checked instead (stderr)."""
+    for flag, key in keys.items():
+        if flag != "image" and not flags.get(flag):
+            option = "--" + flag.replace("_", "-")
+            sys.stderr.write(
+                f"note: no {option}: checking the stack default {key} = {settings.get(key)!r} "
+                f"(Pulumi.yaml); pass {option} to check another\n"
+            )
 
 
 def _warn_placeholders(project_dir: Path, stack: str) -> None:

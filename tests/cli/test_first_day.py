@@ -134,12 +134,14 @@ def test_validate_offers_only_targets_that_validate_and_names_the_image_default(
     ("args", "missing"),
     [(["--target", "sagemaker"], "--instance-type"), (["--target", "gke"], "--gpu")],
 )
-def test_validate_target_without_its_unit_says_what_is_required(
+def test_validate_target_without_its_unit_says_which_default_it_checks(
     sample_repo: Path, args: list[str], missing: str
 ) -> None:
+    """Without the unit flag, the stack default from Pulumi.yaml is checked, and said so."""
     result = CliRunner().invoke(app, ["validate", str(sample_repo), *args])
-    assert result.exit_code == 2, result.output
-    assert f"needs {missing}" in result.output and "''" not in result.output
+    assert result.exit_code == 0, result.output
+    assert f"note: no {missing}: checking the stack default" in result.stderr
+    assert "''" not in result.output
 
 
 def test_defaults_agree_on_local() -> None:

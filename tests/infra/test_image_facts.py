@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from cli.main import app
 from infra.facts import hardware as facts
 from infra.facts import triton as tf
+from infra.targets.sagemaker import instances
 from tests.validate.helpers import make_repo
 
 PLAN = """name: "engine"
@@ -62,11 +63,13 @@ def test_an_image_without_facts_is_refused(
     """A newer sagemaker-core listing an image the table lacks: refused, no silent fallback."""
     listed = [*tf.sagemaker_image_versions(), "26.11"]
     monkeypatch.setattr(tf, "sagemaker_image_versions", lambda: listed)
+    monkeypatch.setattr(instances, "image_versions", lambda: listed)
+    monkeypatch.setattr(instances, "image_regions", lambda version: ["us-east-1"])
     status, out = _validate(plan_repo, "--target", "sagemaker", "--instance-type", "ml.g5.xlarge")
-    assert status == 2, out
+    assert status == 1, out  # refused by the feasibility path (TDK910), not checked against 26.05
     assert "26.11" in out and "infra/facts/hardware.py" in out
     status, out = _validate(plan_repo, "--target", "gke", "--gpu", "nvidia-l4", "--image", "26.11")
-    assert status == 2 and "26.11" in out
+    assert status == 1 and "26.11" in out
 
 
 def test_the_facts_lookup_refuses_an_image_without_a_triton_version(

@@ -182,7 +182,8 @@ def test_updates_roll_back_on_the_components_own_alarms(
     run = run_stack(
         STACK,
         {"sagemakerIcInitialCopies": copies, "sagemakerIcMaxCopies": copies,
-         "sagemakerIcRollingBatchCopies": batch, "sagemakerIcMaxInstances": 40},
+         "sagemakerIcRollingBatchCopies": batch, "sagemakerIcMaxInstances": 40 * 3,
+         "sagemakerIcModels": [{"copies": ["m-0"], "sizeMb": 1}]},
     )  # fmt: skip
     alarms = {a.inputs["name"] for a in run.of_type(ALARM)}
     for component in run.of_type(COMPONENT):
