@@ -27,6 +27,7 @@ from packager.manifest import (
     Manifest,
 )
 from packager.rename import DEFAULT_TEMPLATE, plan_copies
+from packager.repair import checked_sizes
 from packager.repository import ModelDir, discover
 from packager.stores import Store
 from packager.stores.lock import DEFAULT_LOCK_TIMEOUT, PublishLock, publish_lock
@@ -244,6 +245,7 @@ def publish(
         sizes = dest.list_sizes(ARCHIVE_PREFIX) | dest.list_sizes(REPOSITORY_PREFIX)
         present = set(sizes)
         digests = FileDigests()
+        sizes = checked_sizes(dest, previous, sizes, digests, CHECKS)  # damaged: rebuilt
         try:
             before = previous.models if previous else ()
             built = build_release(plans, stage, level, phase, before, present, digests, sizes)
