@@ -33,7 +33,7 @@ from cli.locate import (
 from cli.output import Output
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import check_timeout
-from packager.manifest import Manifest, ManifestModel, read_manifest
+from packager.manifest import Manifest, ManifestModel
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 def load_manifest(store_url: str, endpoint_url: str | None = None) -> Manifest:
     """The release manifest at ``store_url``, read with the size and nesting limits."""
     from packager.stores import open_store
+    from packager.stores.capped import read_manifest
 
     return read_manifest(open_store(store_url, endpoint_url))
 

@@ -171,7 +171,7 @@ def _stack(stack: str, project_dir: str) -> tuple[Path, str]:
 
 def _release_built_for(release: str) -> str:
     """``trt_built_for`` recorded by ``tdk package`` in the release's manifest."""
-    from packager.manifest import read_manifest
     from packager.stores import open_store
+    from packager.stores.capped import read_manifest
 
     return read_manifest(open_store(release)).trt_built_for

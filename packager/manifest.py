@@ -2,7 +2,7 @@
 
 Every reader parses it bounded: at most ``MANIFEST_MAX_BYTES``, nested at most
 ``JSON_MAX_DEPTH`` deep (counted before parsing, so no manifest or ledger can make the parser
-recurse), and ``read_manifest`` fetches it from a store with that cap.
+recurse); ``packager.stores.capped.read_manifest`` fetches it from a store with that cap.
 """
 
 from __future__ import annotations
@@ -10,12 +10,9 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tdk.errors import TdkError, UsageError
-
-if TYPE_CHECKING:
-    from packager.stores import Store
 
 FORMAT_VERSION = 1
 MANIFEST_NAME = "manifest.json"
@@ -27,7 +24,7 @@ JSON_MAX_DEPTH = 32  # a manifest nests 5 deep (models, a model, inputs, a spec,
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _OPENING = b"[{"
-_RELEASE_HINT = "point --store at a release written by `tdk package --dest`"
+RELEASE_HINT = "point --store at a release written by `tdk package --dest`"
 
 
 @dataclass(frozen=True)
@@ -123,7 +120,7 @@ class Manifest:
     def from_json(cls, text: str | bytes, source: str = MANIFEST_NAME) -> Manifest:
         """Parse a manifest; a wrong format or missing field, a text over MANIFEST_MAX_BYTES
         or nested over JSON_MAX_DEPTH is a TdkError naming ``source``."""
-        bounded_json(text, source, _RELEASE_HINT)
+        bounded_json(text, source, "tdk manifest", RELEASE_HINT)
         try:
             payload = json.loads(text)
             version = payload["format_version"]
@@ -144,7 +141,7 @@ class Manifest:
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             raise TdkError(
                 f"{source}: not a tdk manifest ({exc.__class__.__name__}: {exc})",
-                hint=_RELEASE_HINT,
+                hint=RELEASE_HINT,
             ) from exc
 
 
@@ -180,7 +177,7 @@ class Ledger:
     @classmethod
     def from_json(cls, text: str | bytes, source: str = LEDGER_NAME) -> Ledger:
         hint = f"delete {source} if you wrote it; --prune then only knows the manifest"
-        bounded_json(text, source, hint)
+        bounded_json(text, source, "tdk ledger", hint)
         try:
             payload = json.loads(text)
             keys = payload["keys"]
@@ -199,36 +196,18 @@ class Ledger:
             ) from exc
 
 
-def read_manifest(store: Store) -> Manifest:
-    """The release's manifest from ``store``, fetched with a cap of MANIFEST_MAX_BYTES and
-    parsed bounded; a TdkError naming the manifest otherwise."""
-    import tempfile
-    from pathlib import Path
-
-    from packager.stores.capped import TooLarge, fetch_capped
-
-    source = store.describe(MANIFEST_NAME)
-    with tempfile.TemporaryDirectory(prefix="tdk-manifest-") as folder:
-        path = Path(folder) / MANIFEST_NAME
-        size, _ = fetch_capped(store, MANIFEST_NAME, path, MANIFEST_MAX_BYTES)
-        raw = b"" if size > MANIFEST_MAX_BYTES else path.read_bytes()
-    if size > MANIFEST_MAX_BYTES:
-        raise TooLarge(
-            f"{source} is larger than {MANIFEST_MAX_BYTES} bytes; not a tdk manifest",
-            hint=_RELEASE_HINT,
-        )
-    return Manifest.from_json(raw, source)
-
-
-def bounded_json(text: str | bytes, source: str, hint: str) -> None:
+def bounded_json(text: str | bytes, source: str, what: str, hint: str) -> None:
     """Refuse JSON over MANIFEST_MAX_BYTES or nested over JSON_MAX_DEPTH before it is parsed
     (Python's parser recurses once per level)."""
     raw = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
     if len(raw) > MANIFEST_MAX_BYTES:
-        raise TdkError(f"{source} is larger than {MANIFEST_MAX_BYTES} bytes", hint=hint)
+        raise TdkError(
+            f"{source}: not a {what} (larger than {MANIFEST_MAX_BYTES} bytes)", hint=hint
+        )
     if json_depth(raw) > JSON_MAX_DEPTH:
         raise TdkError(
-            f"{source}: JSON nested more than {JSON_MAX_DEPTH} deep (a tdk file nests 5 deep)",
+            f"{source}: not a {what} (JSON nested more than {JSON_MAX_DEPTH} deep; "
+            "tdk writes 5 levels)",
             hint=hint,
         )
 

@@ -1,11 +1,14 @@
 """Reading a store object with a cap: a hostile store cannot make a reader copy more bytes than
-it expects (a manifest's limit, an archive's size in its manifest)."""
+it expects (a manifest's limit, an archive's size in its manifest). ``read_manifest`` is the
+one way tdk reads a release's manifest from a store."""
 
 from __future__ import annotations
 
 import hashlib
+import tempfile
 from pathlib import Path
 
+from packager.manifest import MANIFEST_MAX_BYTES, MANIFEST_NAME, RELEASE_HINT, Manifest
 from packager.stores.base import Store
 from tdk.errors import StoreError, TdkError
 
@@ -14,6 +17,22 @@ CHUNK = 1024 * 1024
 
 class TooLarge(TdkError):
     """A store object is larger than it may be."""
+
+
+def read_manifest(store: Store) -> Manifest:
+    """The release's manifest from ``store``, fetched with a cap of MANIFEST_MAX_BYTES and
+    parsed bounded; a TdkError naming the manifest otherwise."""
+    source = store.describe(MANIFEST_NAME)
+    with tempfile.TemporaryDirectory(prefix="tdk-manifest-") as folder:
+        path = Path(folder) / MANIFEST_NAME
+        size, _ = fetch_capped(store, MANIFEST_NAME, path, MANIFEST_MAX_BYTES)
+        raw = b"" if size > MANIFEST_MAX_BYTES else path.read_bytes()
+    if size > MANIFEST_MAX_BYTES:
+        raise TooLarge(
+            f"{source} is larger than {MANIFEST_MAX_BYTES} bytes; not a tdk manifest",
+            hint=RELEASE_HINT,
+        )
+    return Manifest.from_json(raw, source)
 
 
 def fetch_capped(store: Store, key: str, dest: Path, limit: int) -> tuple[int, str]:

@@ -10,9 +10,11 @@ import pytest
 from typer.testing import CliRunner
 
 import packager.manifest as manifest_module
+import packager.stores.capped as capped_module
 from cli.main import app
-from packager.manifest import JSON_MAX_DEPTH, Ledger, Manifest, read_manifest
+from packager.manifest import JSON_MAX_DEPTH, Ledger, Manifest
 from packager.stores import open_store
+from packager.stores.capped import read_manifest
 from tdk.errors import TdkError
 
 runner = CliRunner()
@@ -53,6 +55,7 @@ def test_an_oversized_manifest_is_refused(monkeypatch: pytest.MonkeyPatch) -> No
 def test_read_manifest_stops_at_the_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A store's manifest.json linked to a large file: read up to the cap + 1 byte, refused."""
     monkeypatch.setattr(manifest_module, "MANIFEST_MAX_BYTES", 1000)
+    monkeypatch.setattr(capped_module, "MANIFEST_MAX_BYTES", 1000)
     big = tmp_path / "big"
     big.write_bytes(b" " * 50_000)
     store_dir = tmp_path / "store"
@@ -77,6 +80,7 @@ def test_invoke_reads_the_manifest_bounded(
 
     monkeypatch.setattr(FileStore, "get_bytes", unbounded)
     monkeypatch.setattr(manifest_module, "MANIFEST_MAX_BYTES", 1000)
+    monkeypatch.setattr(capped_module, "MANIFEST_MAX_BYTES", 1000)
     store_dir = tmp_path / "store"
     store_dir.mkdir()
     text = " " * 5000 if body == "big" else "[" * 100 + "]" * 100

@@ -10,16 +10,16 @@ a cap of the manifest's size (``packager/stores/capped.py``), hashed as they arr
 from __future__ import annotations
 
 from packager.manifest import ARCHIVE_PREFIX, MANIFEST_NAME, Manifest, ManifestModel
-from packager.manifest import read_manifest as read_bounded
 from packager.names import name_problem
 from packager.stores import Store
+from packager.stores.capped import read_manifest as read_bounded
 from tdk.errors import UnsafeInputError
 
 REPACKAGE = "re-package the release with `tdk package` (it writes only valid names)"
 
 
 def read_manifest(store: Store) -> Manifest:
-    """The release's manifest, read bounded (``packager.manifest.read_manifest``: size and
+    """The release's manifest, read bounded (``packager.stores.capped.read_manifest``: size and
     nesting limits), every entry's names valid; a TdkError naming the manifest otherwise."""
     manifest = read_bounded(store)
     check_entries(manifest, store.describe(MANIFEST_NAME))

@@ -84,8 +84,9 @@ def declared_copies(raw: str) -> list[CopyRequest]:
 
 def manifest_copies(url: str, key: str) -> list[CopyRequest]:
     """Every copy of the release manifest at ``url`` (file://, s3://, gs://)."""
-    from packager.manifest import MANIFEST_NAME, read_manifest
+    from packager.manifest import MANIFEST_NAME
     from packager.stores import open_store
+    from packager.stores.capped import read_manifest
 
     try:
         store = open_store(url, None)
