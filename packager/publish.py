@@ -27,7 +27,7 @@ from packager.manifest import (
     Manifest,
 )
 from packager.rename import DEFAULT_TEMPLATE, plan_copies
-from packager.repair import checked_sizes
+from packager.repair import checked_sizes, remember_written
 from packager.repository import ModelDir, discover
 from packager.stores import Store
 from packager.stores.lock import DEFAULT_LOCK_TIMEOUT, PublishLock, publish_lock
@@ -271,6 +271,7 @@ def publish(
         known = _known(previous, present)
         release = _Target(dest, owned, present, known, previous, lock, stage, sizes)
         _publish_release(release, manifest, built.uploads, prune, phase, result)
+        remember_written(dest, built.uploads, result.uploaded + result.copied, digests)
         return result
 
 

@@ -8,9 +8,11 @@ checksum (a file store: the sha256 of its bytes; S3: ``ChecksumSHA256``; GCS: ``
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 
+from packager.build import Upload
 from packager.digests import FileDigests
 from packager.manifest import REPOSITORY_PREFIX, Manifest
 from packager.stores import Store
@@ -64,3 +66,19 @@ def _matches(store: Store, key: str, sha256: str, digests: FileDigests) -> bool 
         return digests.sha256(path) == sha256
     except OSError:  # unreadable: it cannot be shown intact, so it is replaced
         return False
+
+
+def remember_written(
+    store: Store, uploads: Iterable[Upload], written: Iterable[str], digests: FileDigests
+) -> None:
+    """Record in the digest cache the sha256 of each object this publish just wrote to a local
+    store (the bytes it hashed), so the next republish's check reads none of them again."""
+    root = store.local_root
+    if root is None:
+        return
+    shas = {upload.key: upload.sha256 for upload in uploads}
+    for key in written:
+        path = root / key
+        with contextlib.suppress(OSError, KeyError):
+            digests.record(path, shas[key], path.stat())
+    digests.save()
