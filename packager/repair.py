@@ -9,28 +9,24 @@ checksum (a file store: the sha256 of its bytes; S3: ``ChecksumSHA256``; GCS: ``
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 from packager.build import Upload
 from packager.digests import FileDigests
-from packager.manifest import REPOSITORY_PREFIX, Manifest
+from packager.manifest import ARCHIVE_PREFIX, REPOSITORY_PREFIX, Manifest
 from packager.stores import Store
 
 DAMAGED = -1  # the stored size recorded for a damaged object: no upload has it
 
 
-def checked_sizes(
-    store: Store,
-    previous: Manifest | None,
-    sizes: Mapping[str, int],
-    digests: FileDigests,
-    workers: int,
+def stored_sizes(
+    store: Store, previous: Manifest | None, digests: FileDigests, workers: int
 ) -> dict[str, int]:
-    """``sizes`` (key -> stored size) with ``DAMAGED`` for every object of ``previous`` that
-    the store holds at another size or whose checksum contradicts the manifest's sha256
-    (asked in ``workers`` parallel calls)."""
-    checked = dict(sizes)
+    """Key -> stored size of every object under ``mme/`` and ``repository/`` (one listing
+    each), ``DAMAGED`` for every object of ``previous`` that the store holds at another size
+    or whose checksum contradicts the manifest's sha256 (asked in ``workers`` parallel calls)."""
+    checked = store.list_sizes(ARCHIVE_PREFIX) | store.list_sizes(REPOSITORY_PREFIX)
     if previous is None:
         return checked
     expected: dict[str, str] = {}
