@@ -33,7 +33,7 @@ from cli.locate import (
 from cli.output import Output
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import check_timeout
-from packager.manifest import MANIFEST_NAME, Manifest, ManifestModel
+from packager.manifest import Manifest, ManifestModel
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
@@ -42,11 +42,11 @@ if TYPE_CHECKING:
 
 
 def load_manifest(store_url: str, endpoint_url: str | None = None) -> Manifest:
-    """The release manifest at ``store_url``."""
+    """The release manifest at ``store_url``, read with the size and nesting limits."""
     from packager.stores import open_store
+    from packager.stores.capped import read_manifest
 
-    store = open_store(store_url, endpoint_url)
-    return Manifest.from_json(store.get_bytes(MANIFEST_NAME), store.describe(MANIFEST_NAME))
+    return read_manifest(open_store(store_url, endpoint_url))
 
 
 def resolve_model(manifest: Manifest, name: str) -> ManifestModel:

@@ -194,10 +194,7 @@ def _stack(stack: str, project_dir: str) -> tuple[Path, str]:
 
 def _release_built_for(release: str) -> str:
     """``trt_built_for`` recorded by ``tdk package`` in the release's manifest."""
-    from packager.manifest import MANIFEST_NAME, Manifest
     from packager.stores import open_store
+    from packager.stores.capped import read_manifest
 
-    store = open_store(release)
-    return Manifest.from_json(
-        store.get_bytes(MANIFEST_NAME), f"{release}/{MANIFEST_NAME}"
-    ).trt_built_for
+    return read_manifest(open_store(release)).trt_built_for

@@ -1,4 +1,9 @@
-"""``manifest.json``: the contract of a release, written last (no manifest, no release)."""
+"""``manifest.json``: the contract of a release, written last (no manifest, no release).
+
+Every reader parses it bounded: at most ``MANIFEST_MAX_BYTES``, nested at most
+``JSON_MAX_DEPTH`` deep (counted before parsing, so no manifest or ledger can make the parser
+recurse); ``packager.stores.capped.read_manifest`` fetches it from a store with that cap.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,12 @@ MANIFEST_NAME = "manifest.json"
 ARCHIVE_PREFIX = "mme/"
 REPOSITORY_PREFIX = "repository/"
 LEDGER_NAME = "tdk-ledger.json"  # every key tdk releases wrote here and did not delete yet
+MANIFEST_MAX_BYTES = 64 * 1024 * 1024  # a release of 10,000 copies is a few MB
+JSON_MAX_DEPTH = 32  # a manifest nests 5 deep (models, a model, inputs, a spec, dims)
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_OPENING = b"[{"
+RELEASE_HINT = "point --store at a release written by `tdk package --dest`"
 
 
 @dataclass(frozen=True)
@@ -107,7 +118,9 @@ class Manifest:
 
     @classmethod
     def from_json(cls, text: str | bytes, source: str = MANIFEST_NAME) -> Manifest:
-        """Parse a manifest; a wrong format or missing field is a TdkError naming ``source``."""
+        """Parse a manifest; a wrong format or missing field, a text over MANIFEST_MAX_BYTES
+        or nested over JSON_MAX_DEPTH is a TdkError naming ``source``."""
+        bounded_json(text, source, "tdk manifest", RELEASE_HINT)
         try:
             payload = json.loads(text)
             version = payload["format_version"]
@@ -128,7 +141,7 @@ class Manifest:
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             raise TdkError(
                 f"{source}: not a tdk manifest ({exc.__class__.__name__}: {exc})",
-                hint="point --store at a release written by `tdk package --dest`",
+                hint=RELEASE_HINT,
             ) from exc
 
 
@@ -163,6 +176,8 @@ class Ledger:
 
     @classmethod
     def from_json(cls, text: str | bytes, source: str = LEDGER_NAME) -> Ledger:
+        hint = f"delete {source} if you wrote it; --prune then only knows the manifest"
+        bounded_json(text, source, "tdk ledger", hint)
         try:
             payload = json.loads(text)
             keys = payload["keys"]
@@ -177,8 +192,37 @@ class Ledger:
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             raise TdkError(
                 f"{source}: not a tdk ledger ({exc.__class__.__name__}: {exc})",
-                hint=f"delete {source} if you wrote it; --prune then only knows the manifest",
+                hint=hint,
             ) from exc
+
+
+def bounded_json(text: str | bytes, source: str, what: str, hint: str) -> None:
+    """Refuse JSON over MANIFEST_MAX_BYTES or nested over JSON_MAX_DEPTH before it is parsed
+    (Python's parser recurses once per level)."""
+    raw = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
+    if len(raw) > MANIFEST_MAX_BYTES:
+        raise TdkError(
+            f"{source}: not a {what} (larger than {MANIFEST_MAX_BYTES} bytes)", hint=hint
+        )
+    if json_depth(raw) > JSON_MAX_DEPTH:
+        raise TdkError(
+            f"{source}: not a {what} (JSON nested more than {JSON_MAX_DEPTH} deep; "
+            "tdk writes 5 levels)",
+            hint=hint,
+        )
+
+
+def json_depth(raw: bytes, limit: int = JSON_MAX_DEPTH) -> int:
+    """How deep ``raw``'s arrays and objects nest (strings skipped), without parsing it; the
+    count stops once past ``limit`` (a hostile manifest is all brackets)."""
+    depth = deepest = 0
+    for byte in _STRING.sub(b"", raw).translate(None, _NOT_BRACKETS):
+        depth += 1 if byte in _OPENING else -1
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                break
+    return deepest
 
 
 def _inside(key: str) -> bool:

@@ -27,6 +27,7 @@ from packager.manifest import (
     Manifest,
 )
 from packager.rename import DEFAULT_TEMPLATE, plan_copies
+from packager.repair import remember_written, stored_sizes
 from packager.repository import ModelDir, discover
 from packager.stores import Store
 from packager.stores.lock import DEFAULT_LOCK_TIMEOUT, PublishLock, publish_lock
@@ -241,9 +242,9 @@ def publish(
     plans = plan_copies(models, copies, template, share_composing)
     with dest.staging() as stage, publish_lock(dest, lock_timeout) as lock:
         owned, previous = read_release(dest)
-        sizes = dest.list_sizes(ARCHIVE_PREFIX) | dest.list_sizes(REPOSITORY_PREFIX)
-        present = set(sizes)
         digests = FileDigests()
+        sizes = stored_sizes(dest, previous, digests, CHECKS)  # a damaged object is rebuilt
+        present = set(sizes)
         try:
             before = previous.models if previous else ()
             built = build_release(plans, stage, level, phase, before, present, digests, sizes)
@@ -269,6 +270,7 @@ def publish(
         known = _known(previous, present)
         release = _Target(dest, owned, present, known, previous, lock, stage, sizes)
         _publish_release(release, manifest, built.uploads, prune, phase, result)
+        remember_written(dest, built.uploads, result.uploaded + result.copied, digests)
         return result
 
 

@@ -52,6 +52,13 @@ class Store(abc.ABC):
         """The sha256 of the object at ``key``, or None when there is none."""
 
     @abc.abstractmethod
+    def checksum_matches(self, key: str, sha256: str) -> bool | None:
+        """Whether the object at ``key`` holds the bytes whose sha256 is ``sha256``, as the
+        store's own checksum of what it stores tells: False when that checksum contradicts it
+        or the object is not one tdk wrote (a damaged or replaced object, to be rebuilt); None
+        when the store keeps no checksum that can tell (only the size is then checked)."""
+
+    @abc.abstractmethod
     def put_file(
         self, key: str, path: Path, sha256: str, progress: Progress = _noop, move: bool = False
     ) -> None:

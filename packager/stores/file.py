@@ -70,6 +70,16 @@ class FileStore(Store):
         path = self._path(key)
         return sha256_file(path) if path.is_file() else None
 
+    def checksum_matches(self, key: str, sha256: str) -> bool | None:
+        """The sha256 of the stored bytes; a link or anything but a plain file is not ours."""
+        path = self._path(key)
+        if path.is_symlink() or not path.is_file():
+            return False
+        try:
+            return sha256_file(path) == sha256
+        except OSError as exc:
+            raise self._error("read", key, exc) from exc
+
     @contextmanager
     def staging(self) -> Iterator[Path]:
         with locked_workdir(self.root / STAGING_DIR, self.url) as work:

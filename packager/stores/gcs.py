@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -10,6 +11,10 @@ from packager.stores.base import Progress, Store, _noop
 from tdk.errors import StoreError
 
 SHA_META = "sha256"
+# object metadata key: the base64 CRC32C of the bytes tdk uploaded, computed here before the
+# upload; Cloud Storage computes its own ``crc32c`` of what it stores, so the two differ once
+# the stored bytes are not the ones tdk wrote.
+CRC_META = "crc32c"
 CHUNK_SIZE = 16 * 1024 * 1024  # resumable upload chunk (a multiple of 256 KiB)
 
 
@@ -86,13 +91,30 @@ class GcsStore(Store):
         value = (blob.metadata or {}).get(SHA_META)
         return str(value) if value else None
 
+    def checksum_matches(self, key: str, sha256: str) -> bool | None:
+        """Cloud Storage's own CRC32C of the stored bytes (``crc32c``) against the one tdk
+        recorded from its bytes at upload, and the recorded sha256 against ``sha256``. An
+        object without tdk's sha256 is not ours: False; one from before tdk recorded its
+        CRC32C: None. Fields: https://cloud.google.com/storage/docs/json_api/v1/objects
+        (``crc32c``, ``md5Hash``, ``metadata``; checked 2026-11-26)."""
+        blob = self._call("inspect", key, lambda: self.bucket.get_blob(self._name(key)))
+        if blob is None:
+            return False
+        metadata = blob.metadata or {}
+        if metadata.get(SHA_META) != sha256:
+            return False
+        recorded = metadata.get(CRC_META)
+        if not recorded:
+            return None
+        return bool(recorded == blob.crc32c)
+
     def put_file(
         self, key: str, path: Path, sha256: str, progress: Progress = _noop, move: bool = False
     ) -> None:
         blob = self.bucket.blob(self._name(key), chunk_size=CHUNK_SIZE)
-        blob.metadata = {SHA_META: sha256}
 
         def upload() -> None:
+            blob.metadata = {SHA_META: sha256, CRC_META: _crc32c(_chunks(path))}
             with path.open("rb") as handle:
                 # A resumable upload's object appears only once the last chunk is committed.
                 blob.upload_from_file(
@@ -112,7 +134,9 @@ class GcsStore(Store):
             token, _, _ = target.rewrite(source)
             while token is not None:
                 token, _, _ = target.rewrite(source, token=token)
-            target.metadata = {SHA_META: sha256}
+            # the rewrite copied the source's metadata, its CRC32C of the bytes tdk wrote too
+            crc = (target.metadata or {}).get(CRC_META)
+            target.metadata = {SHA_META: sha256, **({CRC_META: crc} if crc else {})}
             target.patch()
 
         self._call("copy to", key, rewrite)
@@ -123,7 +147,7 @@ class GcsStore(Store):
         import hashlib
 
         blob = self.bucket.blob(self._name(key))
-        blob.metadata = {SHA_META: hashlib.sha256(data).hexdigest()}
+        blob.metadata = {SHA_META: hashlib.sha256(data).hexdigest(), CRC_META: _crc32c([data])}
         self._call("write", key, lambda: blob.upload_from_string(data, content_type=content_type))
 
     def get_bytes(self, key: str) -> bytes:
@@ -212,3 +236,21 @@ class GcsStore(Store):
             blob.name[len(root) :]: int(blob.size if blob.size is not None else -1)
             for blob in blobs
         }
+
+
+def _crc32c(chunks: Iterable[bytes]) -> str:
+    """The base64 CRC32C of ``chunks``' bytes, as Cloud Storage writes an object's ``crc32c``."""
+    import base64
+
+    import google_crc32c
+
+    checksum = google_crc32c.Checksum()
+    for chunk in chunks:
+        checksum.update(chunk)
+    return base64.b64encode(checksum.digest()).decode()
+
+
+def _chunks(path: Path) -> Iterator[bytes]:
+    with path.open("rb") as handle:
+        while chunk := handle.read(CHUNK_SIZE):
+            yield chunk

@@ -174,6 +174,40 @@ class S3Store(Store):
         value = head.get("Metadata", {}).get(SHA_META)
         return str(value) if value else None
 
+    def checksum_matches(self, key: str, sha256: str) -> bool | None:
+        """S3's own SHA-256 of the object (``ChecksumSHA256``, sent with every upload and
+        copy, checked by S3 on arrival) against ``sha256``. A multipart object's checksum is
+        one of its parts' checksums (``ChecksumType`` COMPOSITE, ETag ``…-<parts>``), which no
+        whole-object sha256 can be compared with: then the sha256 recorded at upload must match.
+        An object without a SHA-256 checksum was not uploaded by tdk: False.
+
+        Fields: botocore 1.44 ``s3`` service model, ``HeadObjectRequest.ChecksumMode`` and
+        ``HeadObjectOutput.ChecksumSHA256`` / ``ChecksumType``; multipart checksums:
+        https://docs.aws.amazon.com/AmazonS3/latest/userguide/checking-object-integrity.html
+        (both checked 2026-11-26)."""
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            head = self.client.head_object(
+                Bucket=self.bucket, Key=self._key(key), ChecksumMode="ENABLED"
+            )
+        except ClientError as exc:
+            if self._missing(exc):
+                return False
+            raise self._error("inspect", key, exc) from exc
+        except BotoCoreError as exc:
+            raise self._error("inspect", key, exc) from exc
+        stored = str(head.get("ChecksumSHA256") or "")
+        if not stored:
+            return False
+        etag = str(head.get("ETag", "")).strip('"')
+        if head.get("ChecksumType") == "COMPOSITE" or "-" in stored or "-" in etag:
+            return head.get("Metadata", {}).get(SHA_META) == sha256
+        try:
+            return stored == base64.b64encode(bytes.fromhex(sha256)).decode()
+        except ValueError:  # not a hex digest: no object can match it
+            return False
+
     def put_file(
         self, key: str, path: Path, sha256: str, progress: Progress = _noop, move: bool = False
     ) -> None:
@@ -224,6 +258,7 @@ class S3Store(Store):
                 Key=self._key(key),
                 Body=data,
                 ContentType=content_type,
+                ChecksumAlgorithm="SHA256",  # S3 keeps the checksum only with its algorithm
                 ChecksumSHA256=base64.b64encode(digest.digest()).decode(),
                 Metadata={SHA_META: digest.hexdigest()},
             )

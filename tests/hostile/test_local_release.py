@@ -15,8 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from infra.targets.local.release import MANIFEST_MAX_BYTES, fetch_capped
+from packager.manifest import MANIFEST_MAX_BYTES
 from packager.stores import open_store
+from packager.stores.capped import fetch_capped
 from tests.hostile.endpoint_helpers import post, snapshot
 from tests.local.local_helpers import Endpoint, make_release, start_endpoint, write_python_model
 

@@ -45,6 +45,10 @@ def _roundtrip(store: Store, tmp_path: Path) -> None:
     store.put_file("mme/big.bin", big, sha, seen.append)
     assert sum(seen) == big.stat().st_size
     assert store.sha256_of("mme/big.bin") == sha
+    # the store's own checksum of what it holds (multipart / chunked: the recorded one)
+    assert store.checksum_matches("mme/big.bin", sha) is True
+    assert store.checksum_matches("mme/big.bin", "0" * 64) is False
+    assert store.checksum_matches("mme/absent.bin", sha) is False
     out = tmp_path / "out" / "big.bin"
     store.download("mme/big.bin", out)
     assert out.read_bytes() == big.read_bytes()
@@ -175,7 +179,9 @@ def test_noop_republish_to_s3_lists_instead_of_asking_per_object(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """77 sequential HEADs for 20 copies before; now one LIST per prefix and no HEAD at all."""
+    """77 sequential HEADs for 20 copies before; now one LIST per prefix, and one HEAD per
+    object of the release (in parallel): S3's own SHA-256 checksum of each, which no listing
+    carries, so a corrupted object of the right size is found (issue 25)."""
     monkeypatch.setenv("TDK_CACHE_DIR", str(tmp_path / "cache"))
     publish([sample_repo], open_store(s3_url, endpoint_url=moto_endpoint), copies=3)
     store = open_store(s3_url, endpoint_url=moto_endpoint)
@@ -185,7 +191,7 @@ def test_noop_republish_to_s3_lists_instead_of_asking_per_object(
     )
     again = publish([sample_repo], store, copies=3)
     assert again.rebuilt == [] and again.uploaded == [] and again.uploaded_bytes == 0
-    assert calls.count("HeadObject") == 0  # the listing answers for every object
+    assert calls.count("HeadObject") == len(again.manifest.keys())  # each checked once
     assert calls.count("ListObjectsV2") == 2  # mme/ and repository/
     assert "CopyObject" not in calls and "CreateMultipartUpload" not in calls
     assert calls.count("PutObject") == 1  # the publish lock (then deleted)

@@ -18,9 +18,9 @@ from pathlib import Path, PurePosixPath
 from infra.targets.local import workdir
 from infra.targets.local.adapter import adapt_model_dir
 from infra.targets.local.private import private_dir
-from infra.targets.local.release import fetch_capped
 from packager.manifest import ManifestModel
 from packager.stores import Store
+from packager.stores.capped import fetch_capped
 from tdk.errors import TdkError, UnsafeInputError
 from tdk.text import as_text
 

@@ -84,12 +84,13 @@ def declared_copies(raw: str) -> list[CopyRequest]:
 
 def manifest_copies(url: str, key: str) -> list[CopyRequest]:
     """Every copy of the release manifest at ``url`` (file://, s3://, gs://)."""
-    from packager.manifest import MANIFEST_NAME, Manifest
+    from packager.manifest import MANIFEST_NAME
     from packager.stores import open_store
+    from packager.stores.capped import read_manifest
 
     try:
         store = open_store(url, None)
-        manifest = Manifest.from_json(store.get_bytes(MANIFEST_NAME), store.describe(MANIFEST_NAME))
+        manifest = read_manifest(store)
     except TdkError as exc:
         raise ConfigError(
             f"{qualify(key)}: cannot read the release manifest at {url}: {exc.message}",
