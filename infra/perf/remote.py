@@ -14,11 +14,13 @@ from __future__ import annotations
 import http.client
 import json
 import re
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 from infra.perf.accel import Capabilities
+from infra.perf.gpu import MetricsReader
 from tdk.errors import EndpointError, UsageError
 
 REQUEST_TIMEOUT_S = 30.0
@@ -31,6 +33,9 @@ class RemoteTriton:
 
     def __init__(self, url: str, model: str, metrics_url: str | None = None) -> None:
         self.metrics_url = metrics_url
+        #: reads the GPU's utilization and memory after each window (``--metrics-url``)
+        self._reader = MetricsReader(metrics_url) if metrics_url is not None else None
+        self.metrics: Callable[[], dict[str, float]] | None = self._reader
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise UsageError(
@@ -86,33 +91,9 @@ class RemoteTriton:
         config = json_format.Parse(self.original_json, new_config(), ignore_unknown_fields=True)
         self.base_config = config
         gpu = any(_kind_name(group.kind) == _GPU_KIND for group in config.instance_group)
-        self.capabilities = Capabilities(gpu=gpu or self._metrics_show_a_gpu())
+        shown = self._reader is not None and self._reader.has_gpu()
+        self.capabilities = Capabilities(gpu=gpu or shown)
         return config
-
-    def _metrics_show_a_gpu(self) -> bool:
-        """Triton exports ``nv_gpu_*`` metrics only when it sees a GPU (``--metrics-url``)."""
-        if self.metrics_url is None:
-            return False
-        parts = urlsplit(self.metrics_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise UsageError(
-                f"--metrics-url {self.metrics_url!r}: expected http(s)://HOST:PORT/metrics",
-                hint="e.g. --metrics-url http://127.0.0.1:8002/metrics",
-            )
-        kind = (
-            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-        )
-        conn = kind(parts.hostname, parts.port, timeout=REQUEST_TIMEOUT_S)
-        try:
-            conn.request("GET", parts.path or "/metrics")
-            body = conn.getresponse().read()
-        except (OSError, http.client.HTTPException) as exc:
-            raise EndpointError(
-                f"--metrics-url {self.metrics_url}: {exc}", hint="check the metrics port-forward"
-            ) from exc
-        finally:
-            conn.close()
-        return b"\nnv_gpu_" in body or body.startswith(b"nv_gpu_")
 
     def _load(self, body: dict[str, Any]) -> None:
         status, reply = self._request("POST", f"{self._path}/load", body, LOAD_TIMEOUT_S)
