@@ -175,10 +175,14 @@ def tune(
     def progress(done: int, total: int, best: Point | None) -> None:
         shown = f"{best.throughput_rps:.1f} rps ({escape(best.knobs.label())})" if best else "-"
         elapsed = time.monotonic() - started
-        count = f"{done}/{total} configs" if mode is SearchMode.full else f"{done} configs"
+        count = (
+            f"{done}/{total} configs"
+            if mode is SearchMode.full
+            else f"{done} configs measured (hill climb over a {total}-config grid)"
+        )
         out.err.print(f"tune: {count}, {elapsed:.1f} s, best {shown}")
 
-    out.err.print(_plan(mode is SearchMode.full, settings, len(space.grid())))
+    out.err.print(_plan(mode is SearchMode.full, settings))
     if url is not None:
         name = model or str(config.name if config is not None else "")
         report = tune_remote(url, name, settings, space, mode, progress, metrics_url)
@@ -239,13 +243,12 @@ def _measuring(
     return settings
 
 
-def _plan(full: bool, settings: Settings, grid: int) -> str:
+def _plan(full: bool, settings: Settings) -> str:
     """What the search will measure, said before it starts."""
     what = (
-        f"full: all {grid} configs"
+        "full: every config of the grid"
         if full
-        else f"quick: a hill climb from the shipped config over a {grid}-config grid, "
-        "measuring the configs it visits (usually a fraction)"
+        else "quick: a hill climb from the shipped config, measuring only the configs it visits"
     )
     levels = ",".join(str(c) for c in settings.concurrency)
     return (
@@ -263,7 +266,8 @@ def _space(
     if max_batch_sizes is not None:
         space = replace(space, max_batch_size=_ints("--max-batch-sizes", max_batch_sizes, 1))
     if queue_delays is not None:
-        space = replace(space, max_queue_delay_us=_ints("--queue-delays-us", queue_delays, 0))
+        delays = _ints("--queue-delays-us", queue_delays, 0)
+        space = replace(space, max_queue_delay_us=delays, shipped_delay=False)
     return space
 
 

@@ -30,6 +30,12 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def busy(result: Result) -> float:
+    """Cores the generator's threads used or waited for over the window (one Python process
+    runs its threads on at most about one core: near 1.0 the client is the bound)."""
+    return result.client_s / result.duration_s if result.duration_s else 0.0
+
+
 class Driver(Protocol):
     """Runs one closed-loop window at a concurrency."""
 
@@ -45,10 +51,8 @@ class InProcess:
         self.send = send
 
     def window(self, concurrency: int, duration_s: float) -> Window:
-        before = cpu_seconds()
         result = closed_loop(self.send, concurrency, duration_s)
-        used = cpu_seconds() - before
-        return Window(result, used / result.duration_s if result.duration_s else 0.0)
+        return Window(result, busy(result))
 
     def close(self) -> None:
         close = getattr(self.send, "close", None)
@@ -79,12 +83,9 @@ def _worker(factory: Callable[[], Send], conn: Connection) -> None:
         if message[0] != "run":
             return
         _, clients, duration_s = message
-        before = cpu_seconds()
         result = closed_loop(send, clients, duration_s)
-        used = cpu_seconds() - before
-        conn.send(
-            ("done", (result.ok, dict(result.errors), result.latencies_ms, result.duration_s, used))
-        )
+        payload = (result.ok, dict(result.errors), result.latencies_ms, result.duration_s)
+        conn.send(("done", (*payload, result.client_s)))
 
 
 class Processes:
@@ -137,6 +138,7 @@ class Processes:
             result.ok += ok
             result.errors.update(Counter(errors))
             result.latencies_ms.extend(latencies)
+            result.client_s += used
             busiest = max(busiest, used / took if took else 0.0)
             result.duration_s = max(result.duration_s, took)
         return Window(result, busiest)

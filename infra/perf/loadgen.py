@@ -31,6 +31,7 @@ class Result:
     ok: int = 0
     errors: Counter[str] = field(default_factory=Counter)
     latencies_ms: list[float] = field(default_factory=list)
+    client_s: float = 0.0  # the client threads' CPU demand (running + waiting to run), seconds
 
     @property
     def throughput(self) -> float:
@@ -45,6 +46,7 @@ class Result:
     def summary(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("latencies_ms")
+        data.pop("client_s")
         data["errors"] = dict(self.errors)
         data.update(
             throughput_rps=round(self.throughput, 2),
@@ -73,6 +75,18 @@ def _record(result: Result, lock: threading.Lock, send: Send, start: float) -> N
         result.latencies_ms.append(elapsed)
 
 
+def thread_demand_s() -> float:
+    """CPU the calling thread has used or waited to run for, in seconds: Linux's
+    ``/proc/thread-self/schedstat`` (time on a CPU, time runnable on a run queue), so a client
+    starved by a busy machine counts as busy; elsewhere its CPU time alone."""
+    try:
+        with open("/proc/thread-self/schedstat", encoding="ascii") as handle:
+            running, waiting = handle.read().split()[:2]
+    except (OSError, ValueError):
+        return time.thread_time()
+    return (int(running) + int(waiting)) / 1e9
+
+
 def closed_loop(send: Send, concurrency: int, duration_s: float, requests: int = 0) -> Result:
     """``concurrency`` clients each sending back to back for ``duration_s`` (or ``requests``)."""
     result = Result("concurrency", concurrency)
@@ -88,8 +102,12 @@ def closed_loop(send: Send, concurrency: int, duration_s: float, requests: int =
         return time.perf_counter() < deadline
 
     def client() -> None:
+        started = thread_demand_s()
         while take():
             _record(result, lock, send, time.perf_counter())
+        used = thread_demand_s() - started
+        with lock:
+            result.client_s += used
 
     started = time.perf_counter()
     threads = [threading.Thread(target=client, daemon=True) for _ in range(concurrency)]
@@ -242,6 +260,7 @@ def merge(results: list[Result]) -> Result:
         merged.ok += result.ok
         merged.errors.update(result.errors)
         merged.latencies_ms.extend(result.latencies_ms)
+        merged.client_s += result.client_s
     return merged
 
 

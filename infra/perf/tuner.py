@@ -194,6 +194,7 @@ def model_space(space: Space, config: Any, caps: Capabilities) -> tuple[Space, l
     """``space`` narrowed and widened for this model on this server."""
     options, skipped = options_for(config, caps)
     space = space.for_model(int(config.max_batch_size), batch_limit(config))
+    space = space.with_shipped(shipped_knobs(config))
     if space.auto_accelerators:
         space = replace(space, accelerators=options)
     else:
