@@ -110,6 +110,13 @@ ProcessesOpt = Annotated[
     int | None,
     typer.Option("--processes", help=f"Load-generator processes [{SETTINGS.processes}]."),
 ]
+RestoreOpt = Annotated[
+    bool,
+    typer.Option(
+        "--restore",
+        help="With --url/--model: put back the config a killed tune recorded, then stop.",
+    ),
+]
 PlotOpt = Annotated[Path | None, typer.Option("--plot", help="PNG: throughput vs p99.")]
 
 
@@ -132,6 +139,7 @@ def tune(
     stability: StabilityOpt = None,
     max_windows: MaxWindowsOpt = None,
     processes: ProcessesOpt = None,
+    restore: RestoreOpt = False,
     json: JsonOpt = False,
 ) -> None:
     """Tune max_batch_size, dynamic batching, instances and accelerators; Ctrl-C reports the best
@@ -139,6 +147,9 @@ def tune(
     from infra.perf.tuneio import check_out, check_write, read_model, write_tuned
     from infra.perf.tuner import SearchMode, tune_local, tune_remote
 
+    if restore:
+        _restore(url, model, json)
+        return
     settings, space = _options(latency_budget_ms, search, concurrency, duration)
     settings = _measuring(settings, stability, max_windows, processes)
     space = _space(space, instances, max_batch_sizes, queue_delays)
@@ -226,6 +237,19 @@ def _options(
     if duration is not None:
         settings = replace(settings, duration_s=duration)
     return settings, SPACE
+
+
+def _restore(url: str | None, model: str | None, json: bool) -> None:
+    from infra.perf.tuner import restore_remote
+
+    if url is None or model is None:
+        raise UsageError("--restore needs --url and --model", hint="the server and model tuned")
+    restore_remote(url, model)
+    out = Output(json_mode=json)
+    if json:
+        out.json({"restored": model, "url": url})
+    else:
+        out.info(f"restored {model} on {url} to its config from before the tune")
 
 
 def _measuring(

@@ -289,8 +289,16 @@ def tune_remote(
     from infra.perf.remote import RemoteTriton
 
     remote = RemoteTriton(url, model, metrics_url)
+    remote.refuse_unfinished()
     original = remote.fetch_config()
     return run_tune(lambda: remote, original, settings, space, mode, progress, url)
+
+
+def restore_remote(url: str, model: str) -> None:
+    """Load the config a killed ``tdk tune --url`` recorded before its first change."""
+    from infra.perf.remote import RemoteTriton
+
+    RemoteTriton(url, model).restore_recorded()
 
 
 def _search(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 import pytest
@@ -143,7 +143,7 @@ def test_concurrency_is_spread_over_the_processes() -> None:
 class SleepSender:
     """A picklable sender factory: each generator process builds one."""
 
-    def __call__(self) -> object:
+    def __call__(self) -> Callable[[], object]:
         return lambda: time.sleep(0.002)
 
 

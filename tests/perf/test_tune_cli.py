@@ -22,7 +22,7 @@ from infra.targets.local.runtime import RuntimeMissing, find_runtime
 runner = CliRunner()
 pytestmark = pytest.mark.e2e
 FAST = ["--latency-budget-ms", "2000", "--duration", "0.2", "--max-batch-sizes", "8"]
-FAST += ["--accelerators", "none"]
+FAST += ["--accelerators", "none", "--max-windows", "1", "--processes", "1"]  # one window each
 
 
 @pytest.fixture(autouse=True)
