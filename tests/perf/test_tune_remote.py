@@ -40,7 +40,7 @@ def _call(port: int, method: str, path: str, body: object = None) -> tuple[int, 
 
 
 @pytest.fixture(autouse=True)
-def _state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Tune records the original config under the state dir: keep it per test."""
     monkeypatch.setenv("TDK_STATE_DIR", str(tmp_path / "state"))
 
