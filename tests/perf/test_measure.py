@@ -155,3 +155,59 @@ def test_generator_processes_each_send_and_report_their_cpu() -> None:
         driver.close()
     assert window.result.ok > 50 and not window.result.errors
     assert 0 <= window.client_cpu < 0.5
+
+
+METRICS = """# HELP nv_gpu_utilization GPU utilization rate [0.0 - 1.0)
+# TYPE nv_gpu_utilization gauge
+nv_gpu_utilization{gpu_uuid="GPU-a"} 0.25
+nv_gpu_utilization{gpu_uuid="GPU-b"} 0.75
+# TYPE nv_gpu_memory_used_bytes gauge
+nv_gpu_memory_used_bytes{gpu_uuid="GPU-a"} 1000
+nv_gpu_memory_used_bytes{gpu_uuid="GPU-b"} 3000
+nv_inference_count{model="m",version="1"} 12
+"""
+
+
+@pytest.fixture
+def metrics_url() -> Iterator[str]:
+    """A Prometheus text endpoint like Triton's on a GPU machine."""
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = METRICS.encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/metrics"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_each_window_records_the_gpu_utilization_and_memory(metrics_url: str) -> None:
+    from infra.perf.gpu import MetricsReader, gpu_figures
+    from infra.perf.tune import measure_with
+
+    reader = MetricsReader(metrics_url)
+    assert reader.has_gpu() and reader() == {
+        "gpu_utilization": 0.75,  # the busiest GPU
+        "gpu_memory_used_bytes": 4000.0,  # all GPUs
+    }
+    assert gpu_figures("nv_inference_count 3\n") == {}  # a CPU-only Triton
+    settings = Settings(budget_ms=50, duration_s=0.05, stability=Stability(50, 3))
+    measure = measure_with(lambda knobs: lambda: time.sleep(0.001), settings, reader)
+    point = measure(SHIPPED, 1)
+    assert point.windows == 3
+    assert point.gpu_utilization == 0.75 and point.gpu_memory_used_bytes == 4000.0
+    assert point.to_dict()["gpu_utilization"] == 0.75
