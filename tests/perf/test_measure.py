@@ -7,6 +7,8 @@ import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -211,3 +213,54 @@ def test_each_window_records_the_gpu_utilization_and_memory(metrics_url: str) ->
     assert point.windows == 3
     assert point.gpu_utilization == 0.75 and point.gpu_memory_used_bytes == 4000.0
     assert point.to_dict()["gpu_utilization"] == 0.75
+
+
+class HeavyClient:
+    """A target whose client side costs a CPU-bound millisecond per request (a starved client)."""
+
+    def send(self, model: object, request: object) -> bytes:
+        _busy(1.0)
+        return b"ok"
+
+    def decode(self, model: object, body: bytes) -> dict[str, object]:
+        return {"out": body}
+
+    def close(self) -> None:
+        pass
+
+
+class WaitingClient(HeavyClient):
+    """A target whose server takes 5 ms; the client only waits (picklable for processes)."""
+
+    def send(self, model: object, request: object) -> bytes:
+        time.sleep(0.005)
+        return b"ok"
+
+
+def _bench(sample_repo: Path, client: type, processes: int) -> dict[str, Any]:
+    from infra.clients.base import PreparedRequest
+    from infra.perf.bench import Load, RunsOn, run_bench
+    from infra.perf.tuner import model_of
+    from packager.config import CONFIG_NAME, load_config
+
+    model = model_of(load_config(sample_repo / "image_classifier" / CONFIG_NAME))
+    load = Load((2,), duration_s=0.3, stability=Stability(50, 3), processes=processes)
+    return run_bench(client, model, PreparedRequest(b"{}", None), load, RunsOn("local"))
+
+
+def test_bench_says_client_bound_when_the_client_is_starved(
+    sample_repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cli.bench import _table
+    from cli.output import Output
+
+    starved = _bench(sample_repo, HeavyClient, 1)
+    [level] = starved["levels"]
+    assert starved["client_bound"] is True and level["client_bound"] is True
+    assert level["windows"] == 3 and level["spread"] is not None and "stable" in level
+    _table(Output(json_mode=False), starved)
+    shown = capsys.readouterr()
+    assert "bound" in shown.out and "load generator was the limit" in shown.out + shown.err
+    waiting = _bench(sample_repo, WaitingClient, 2)  # two generator processes
+    [level] = waiting["levels"]
+    assert waiting["client_bound"] is False and level["ok"] > 0 and waiting["processes"] == 2
