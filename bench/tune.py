@@ -7,7 +7,10 @@ configuration, the search space is what ``tdk tune`` derives for the model on th
 (accelerators and threads included). The full grid and the quick hill climb run in the same
 process; then the shipped config, the full grid's choice and the quick search's choice are
 re-measured in alternating rounds (so drift on a shared machine hits all alike) and the medians
-of their best throughput within the budget are reported.
+of their best throughput within the budget are reported. Every point is measured as ``tdk tune``
+measures it: windows until the last three agree within ``--stability`` % (or ``--max-windows``),
+from generator processes. Last, the tuned config is measured five more times at its best
+concurrency: each result should land within its own reported spread of their median.
 Run: ``.venv/bin/python bench/tune.py [--json] [--quick]``; the last line of ``--json`` is one
 JSON object.
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -28,13 +32,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from infra.perf.loadgen import Stability  # noqa: E402
 from infra.perf.space import Knobs, Space, apply_knobs, shipped_knobs  # noqa: E402
 from infra.perf.tune import (  # noqa: E402
     Point,
     Search,
     Settings,
     full_search,
-    measure_with,
+    measure_point,
     quick_search,
     sweep,
 )
@@ -68,6 +73,7 @@ class Measured:
     tuned: Knobs
     quick_choice: Knobs
     rounds: dict[Knobs, list[float]]
+    repeats: list[Point]
     full_s: float
     quick_s: float
 
@@ -81,24 +87,28 @@ def _space(quick: bool) -> tuple[Space, tuple[int, ...]]:
 def _measure_all(args: argparse.Namespace, model_dir: Path, work: Path) -> Measured:
     """Full grid, quick climb, then alternating re-measurement of shipped vs tuned."""
     from infra.clients.inputs import example_inputs
-    from infra.perf.server import LocalTriton, PerThreadSender
-    from infra.perf.tuner import model_of, model_space
+    from infra.perf.server import LocalTriton, PerThreadSender, SenderFactory
+    from infra.perf.tuner import model_of, model_space, open_driver
     from packager.config import CONFIG_NAME, load_config
 
     space, levels = _space(args.quick)
-    settings = Settings(args.budget_ms, levels, args.duration)
+    steady = Stability(args.stability, args.max_windows)
+    settings = Settings(args.budget_ms, levels, args.duration, stability=steady)
     config = load_config(model_dir / CONFIG_NAME)
     shipped = shipped_knobs(config)
     with LocalTriton(model_dir, work / "triton") as triton:
         space, _ = model_space(space, config, triton.capabilities)
         model = model_of(triton.base_config)
-        sender = PerThreadSender(triton.url, model, example_inputs(model, 1))
+        arrays = example_inputs(model, 1)
+        sender = PerThreadSender(triton.url, model, arrays)
+        driver = open_driver(SenderFactory(triton.url, model, arrays), settings, sender)
 
         def prepare(knobs: Knobs) -> None:
             sender.close()
             triton.load(apply_knobs(triton.base_config, knobs))
 
-        measure = measure_with(lambda knobs: sender, settings)
+        def measure(knobs: Knobs, concurrency: int) -> Point:
+            return measure_point(knobs, concurrency, driver, sender, settings)
 
         def progress(done: int, total: int, best: Point | None) -> None:
             print(f"  {done}/{total} configs, best {_rps(best)} rps", file=sys.stderr)
@@ -123,8 +133,23 @@ def _measure_all(args: argparse.Namespace, model_dir: Path, work: Path) -> Measu
         for _ in range(args.rounds):
             for knobs in rounds:
                 rounds[knobs].append(best_of(knobs))
+        prepare(best.knobs)
+        repeats = [measure(best.knobs, best.concurrency) for _ in range(5)]
+        driver.close()
         sender.close()
-    return Measured(full, quick, best.knobs, quick_best.knobs, rounds, full_s, quick_s)
+    return Measured(full, quick, best.knobs, quick_best.knobs, rounds, repeats, full_s, quick_s)
+
+
+def _repeats(points: list[Point]) -> dict[str, Any]:
+    """Five measurements of one config at one concurrency against their reported spreads."""
+    median = statistics.median(p.throughput_rps for p in points)
+    within = [abs(p.throughput_rps / median - 1) <= p.noise for p in points] if median else []
+    return {
+        "repeat_rps": [_rps(p) for p in points],
+        "repeat_spreads": [None if math.isinf(p.spread) else round(p.spread, 4) for p in points],
+        "repeat_windows": [p.windows for p in points],
+        "repeat_within_spread": sum(within),
+    }
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -133,6 +158,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         model_dir = _generate(work)
         shipped = shipped_knobs(load_config(model_dir / CONFIG_NAME))
         m = _measure_all(args, model_dir, work)
+    repeats = _repeats(m.repeats)
     default_rps = statistics.median(m.rounds[shipped])
     tuned_rps = statistics.median(m.rounds[m.tuned])
     quick_best = statistics.median(m.rounds[m.quick_choice])
@@ -164,7 +190,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "quick_share_of_measurements": round(quick_n / full_n, 3) if full_n else None,
         "full_s": round(m.full_s, 1),
         "quick_s": round(m.quick_s, 1),
+        "stability_percentage": args.stability,
+        "max_windows": args.max_windows,
+        "unstable_points": sum(not p.stable for p in [*m.full.points, *m.quick.points]),
+        "client_bound_points": sum(p.client_bound for p in [*m.full.points, *m.quick.points]),
+        **repeats,
         "goals_met": {
+            "5 repeats each within their reported spread": repeats["repeat_within_spread"] == 5,
             f"tuned_rps >= {GOAL_SPEEDUP} * default_rps": tuned_rps >= GOAL_SPEEDUP * default_rps,
             "quick_best_rps >= 0.9 * full_best_rps": quick_best >= GOAL_QUICK_SHARE * full_best,
             "quick_measurements <= full_measurements / 3": quick_n <= GOAL_QUICK_COST * full_n,
@@ -177,11 +209,15 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="last line: one JSON object")
     parser.add_argument("--quick", action="store_true", help="tiny space, short levels (smoke)")
     parser.add_argument("--budget-ms", type=float, default=50.0, help="p99 latency budget")
-    parser.add_argument("--duration", type=float, default=None, help="seconds per level")
+    parser.add_argument("--duration", type=float, default=None, help="seconds per window")
+    parser.add_argument("--stability", type=float, default=10.0, help="stable within this %%")
+    parser.add_argument("--max-windows", type=int, default=None, help="windows per point at most")
     parser.add_argument("--rounds", type=int, default=None, help="re-measure rounds")
     args = parser.parse_args()
     if args.duration is None:
-        args.duration = 0.2 if args.quick else 0.5
+        args.duration = 0.1 if args.quick else 0.3
+    if args.max_windows is None:
+        args.max_windows = 3 if args.quick else 5
     if args.rounds is None:
         args.rounds = 1 if args.quick else 3
     with terminations_interrupt():  # SIGTERM stops Triton and removes the work dir too

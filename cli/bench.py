@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from enum import StrEnum
 from functools import partial
 from typing import Annotated, Any
@@ -47,7 +48,12 @@ from infra.clients.base import InferenceTarget
 from infra.clients.deadline import check_timeout
 from infra.clients.triton_http import TritonHttpTarget
 from infra.perf.genbench import GenLoad
+from infra.perf.bench import Load
+from infra.perf.drive import DEFAULT_PROCESSES
+from infra.perf.loadgen import Stability
 from tdk.errors import UsageError
+
+LOAD = Load()  # where the defaults are declared
 
 
 class Arrival(StrEnum):
@@ -68,7 +74,22 @@ RateOpt = Annotated[
     float | None, typer.Option("--rate", help="Open loop: requests per second (replaces -c).")
 ]
 ArrivalOpt = Annotated[Arrival, typer.Option("--arrival", help="Open loop: constant or poisson.")]
-DurationOpt = Annotated[float, typer.Option("--duration", min=0.1, help="Seconds per load level.")]
+DurationOpt = Annotated[
+    float, typer.Option("--duration", min=0.1, help="Seconds per measurement window.")
+]
+StabilityOpt = Annotated[
+    float,
+    typer.Option("--stability", help="A level is stable when its last 3 windows agree within %."),
+]
+MaxWindowsOpt = Annotated[
+    int, typer.Option("--max-windows", min=1, help="Windows per level at most.")
+]
+ProcessesOpt = Annotated[
+    int,
+    typer.Option(
+        "--processes", min=1, help="Load-generator processes (HTTP/gRPC to Triton; else 1)."
+    ),
+]
 BatchOpt = Annotated[int, typer.Option("--batch", min=1, help="Batch size of generated inputs.")]
 InstanceTypeOpt = Annotated[
     str | None,
@@ -100,7 +121,10 @@ def bench(
     concurrency: ConcurrencyOpt = None,
     rate: RateOpt = None,
     arrival: ArrivalOpt = Arrival.constant,
-    duration: DurationOpt = 5.0,
+    duration: DurationOpt = LOAD.duration_s,
+    stability: StabilityOpt = LOAD.stability.percentage,
+    max_windows: MaxWindowsOpt = LOAD.stability.max_windows,
+    processes: ProcessesOpt = DEFAULT_PROCESSES,
     batch: BatchOpt = 1,
     inputs: InputOpt = None,
     text: TextOpt = None,
@@ -125,7 +149,7 @@ def bench(
     """Throughput, p50/p90/p99 latency and errors; the first request is reported as cold.
     With --prompt/--prompts: streamed generation, TTFT, TPOT, e2e and output tokens/s."""
     from infra.clients.inputs import example_inputs
-    from infra.perf.bench import Load, RunsOn, run_bench
+    from infra.perf.bench import RunsOn, run_bench
 
     out = Output(json_mode=json)
     check_timeout(timeout)
@@ -149,12 +173,10 @@ def bench(
             (instance_type, gpu),
         )
         return
-    load = Load(
-        _levels(DEFAULT_LEVELS if concurrency is None else concurrency),
-        rate,
-        arrival is Arrival.poisson,
-        duration,
-    )
+    steady = Stability(stability, max_windows)
+    steady.check()
+    levels = _levels(DEFAULT_LEVELS if concurrency is None else concurrency)
+    load = Load(levels, rate, arrival is Arrival.poisson, duration, steady)
     where = locator(endpoint, region, stack, project_dir, url)
     client, manifest = open_target(target, where, store, grpc, endpoint_url, timeout)
     try:
@@ -167,6 +189,7 @@ def bench(
         make: Callable[[], InferenceTarget]
         if isinstance(client, TritonHttpTarget):  # one keep-alive connection per thread
             make = partial(TritonHttpTarget, client.url, grpc, timeout)
+            load = replace(load, processes=processes)  # each process its own connections
         else:  # boto3 clients are thread-safe and pool their connections
             make = partial(_same, client)
         runs_on = RunsOn(target.value, instance_type, gpu)
@@ -201,20 +224,33 @@ def _table(out: Output, record: dict[str, Any]) -> None:
     )
     if record["probe_errors"]:
         out.warn(f"probe requests failed: {record['probe_errors']}")
-    columns = ["mode", "level", "rps", "p50 ms", "p90 ms", "p99 ms", "ok", "errors"]
+    columns = ["mode", "level", "rps", "spread", "p50 ms", "p90 ms", "p99 ms", "ok", "errors"]
+    columns.append("client")
     rows = [
         (
             s["mode"],
             s["level"],
             s["throughput_rps"],
+            _spread(s),
             s["p50_ms"],
             s["p90_ms"],
             s["p99_ms"],
             s["ok"],
             ", ".join(f"{k}: {v}" for k, v in s["errors"].items()) or "0",
+            "bound" if s["client_bound"] else "",
         )
         for s in record["levels"]
     ]
     runs_on = record["instance_type"] or record["gpu"] or "unrecorded unit"
     title = f"tdk bench ({record['target']}, {runs_on}, {record['body_bytes']} B body)"
     out.table(title, columns, rows)
+    if record["client_bound"]:
+        out.warn(
+            "the load generator was the limit at a level marked 'bound' (its CPU was saturated): "
+            "the server may sustain more; raise --processes or run the client on a bigger machine"
+        )
+
+
+def _spread(level: dict[str, Any]) -> str:
+    spread = "?" if level["spread"] is None else f"{level['spread']:.0%}"
+    return f"{spread} ({level['windows']} w)" + ("" if level["stable"] else " unstable")

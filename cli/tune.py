@@ -92,6 +92,31 @@ MetricsUrlOpt = Annotated[
     str | None,
     typer.Option("--metrics-url", help="With --url: Triton's metrics (nv_gpu_* shows a GPU)."),
 ]
+StabilityOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--stability",
+        help=f"A point is stable when its last 3 windows agree within this % "
+        f"[{SETTINGS.stability.percentage:g}].",
+    ),
+]
+MaxWindowsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-windows", help=f"Windows per point at most [{SETTINGS.stability.max_windows}]."
+    ),
+]
+ProcessesOpt = Annotated[
+    int | None,
+    typer.Option("--processes", help=f"Load-generator processes [{SETTINGS.processes}]."),
+]
+RestoreOpt = Annotated[
+    bool,
+    typer.Option(
+        "--restore",
+        help="With --url/--model: put back the config a killed tune recorded, then stop.",
+    ),
+]
 PlotOpt = Annotated[Path | None, typer.Option("--plot", help="PNG: throughput vs p99.")]
 
 
@@ -111,6 +136,10 @@ def tune(
     model: ModelOpt = None,
     metrics_url: MetricsUrlOpt = None,
     plot: PlotOpt = None,
+    stability: StabilityOpt = None,
+    max_windows: MaxWindowsOpt = None,
+    processes: ProcessesOpt = None,
+    restore: RestoreOpt = False,
     json: JsonOpt = False,
 ) -> None:
     """Tune max_batch_size, dynamic batching, instances and accelerators; Ctrl-C reports the best
@@ -118,7 +147,11 @@ def tune(
     from infra.perf.tuneio import check_out, check_write, read_model, write_tuned
     from infra.perf.tuner import SearchMode, tune_local, tune_remote
 
+    if restore:
+        _restore(url, model, json)
+        return
     settings, space = _options(latency_budget_ms, search, concurrency, duration)
+    settings = _measuring(settings, stability, max_windows, processes)
     space = _space(space, instances, max_batch_sizes, queue_delays)
     if accelerators != "auto":
         from infra.perf.accel import is_option
@@ -148,12 +181,19 @@ def tune(
     out = Output(json_mode=json)
     started = time.monotonic()
 
+    mode = SearchMode(search)
+
     def progress(done: int, total: int, best: Point | None) -> None:
         shown = f"{best.throughput_rps:.1f} rps ({escape(best.knobs.label())})" if best else "-"
         elapsed = time.monotonic() - started
-        out.err.print(f"tune: {done}/{total} configs, {elapsed:.1f} s, best {shown}")
+        count = (
+            f"{done}/{total} configs"
+            if mode is SearchMode.full
+            else f"{done} configs measured (hill climb over a {total}-config grid)"
+        )
+        out.err.print(f"tune: {count}, {elapsed:.1f} s, best {shown}")
 
-    mode = SearchMode(search)
+    out.err.print(_plan(mode is SearchMode.full, settings))
     if url is not None:
         name = model or str(config.name if config is not None else "")
         report = tune_remote(url, name, settings, space, mode, progress, metrics_url)
@@ -199,6 +239,49 @@ def _options(
     return settings, SPACE
 
 
+def _restore(url: str | None, model: str | None, json: bool) -> None:
+    from infra.perf.tuner import restore_remote
+
+    if url is None or model is None:
+        raise UsageError("--restore needs --url and --model", hint="the server and model tuned")
+    restore_remote(url, model)
+    out = Output(json_mode=json)
+    if json:
+        out.json({"restored": model, "url": url})
+    else:
+        out.info(f"restored {model} on {url} to its config from before the tune")
+
+
+def _measuring(
+    settings: Settings, stability: float | None, windows: int | None, processes: int | None
+) -> Settings:
+    if stability is not None:
+        settings = replace(settings, stability=replace(settings.stability, percentage=stability))
+    if windows is not None:
+        settings = replace(settings, stability=replace(settings.stability, max_windows=windows))
+    settings.stability.check()
+    if processes is not None:
+        if processes < 1:
+            raise UsageError(f"--processes {processes}: expected >= 1", hint="e.g. --processes 4")
+        settings = replace(settings, processes=processes)
+    return settings
+
+
+def _plan(full: bool, settings: Settings) -> str:
+    """What the search will measure, said before it starts."""
+    what = (
+        "full: every config of the grid"
+        if full
+        else "quick: a hill climb from the shipped config, measuring only the configs it visits"
+    )
+    levels = ",".join(str(c) for c in settings.concurrency)
+    return (
+        f"tune: {what}; each at concurrency {levels}, in {settings.duration_s:g} s windows until "
+        f"the last 3 agree within {settings.stability.percentage:g}% "
+        f"(at most {settings.stability.max_windows}), {settings.processes} generator process(es)"
+    )
+
+
 def _space(
     space: Space, instances: str | None, max_batch_sizes: str | None, queue_delays: str | None
 ) -> Space:
@@ -207,7 +290,8 @@ def _space(
     if max_batch_sizes is not None:
         space = replace(space, max_batch_size=_ints("--max-batch-sizes", max_batch_sizes, 1))
     if queue_delays is not None:
-        space = replace(space, max_queue_delay_us=_ints("--queue-delays-us", queue_delays, 0))
+        delays = _ints("--queue-delays-us", queue_delays, 0)
+        space = replace(space, max_queue_delay_us=delays, shipped_delay=False)
     return space
 
 
@@ -220,15 +304,17 @@ def _show(out: Output, report: TuneReport, json: bool, diff: str | None, plot: P
         return
     if report.search.interrupted:
         out.warn("interrupted: reporting the best configuration measured so far")
-    columns = ["config", "conc.", "rps", "p50 ms", "p99 ms", ""]
+    columns = ["config", "conc.", "rps", "spread", "p50 ms", "p99 ms", "client", ""]
     front = report.front
     rows = [
         (
             escape(p.knobs.label()),
             p.concurrency,
             f"{p.throughput_rps:.1f}",
+            _spread(p),
             f"{p.p50_ms:.2f}",
             f"{p.p99_ms:.2f}",
+            "bound" if p.client_bound else "",
             "",
         )
         for p in front
@@ -240,6 +326,11 @@ def _show(out: Output, report: TuneReport, json: bool, diff: str | None, plot: P
         out.console.print(escape(diff), highlight=False)
     if plot is not None:
         out.info(f"plot: {plot}")
+
+
+def _spread(point: Point) -> str:
+    shown = "?" if point.spread == float("inf") else f"{point.spread:.0%}"
+    return shown if point.stable else f"{shown} unstable"
 
 
 def _mark(row: tuple[object, ...], report: TuneReport) -> tuple[object, ...]:
@@ -258,6 +349,13 @@ def _summary(out: Output, report: TuneReport) -> None:
         out.info(f"shipped config: nothing within p99 {budget:g} ms")
     for skipped in report.skipped:
         out.info(f"skipped {skipped.option}: {escape(skipped.reason)}")
+    for note in report.notes:
+        out.info(f"note: {escape(note)}")
+    if any(p.client_bound for p in report.front):
+        out.warn(
+            "the load generator was the limit at some points (client bound): "
+            "raise --processes or run it on a bigger machine"
+        )
     if choice is None:
         return
     if not report.improves:

@@ -4,8 +4,10 @@
 
 Models: ``text_classifier`` (ONNX, BERT-like I/O), ``image_classifier`` (ONNX CNN),
 ``tokenizer`` (Python backend) and ``text_pipeline`` (ensemble: tokenizer -> text_classifier);
-on request ``ranker`` (``--with ranker``), a dense model whose throughput depends on batching, and
-``llm`` (``--with llm``), a decoupled text generator with the vLLM backend's tensor names.
+on request ``ranker`` (``--with ranker``), a dense model whose throughput depends on batching,
+``llm`` (``--with llm``), a decoupled text generator with the vLLM backend's tensor names, and
+(``--with gpu``) ``gpu_mlp`` (torch on the GPU in the Python backend; torch is imported by the
+model only) with ``gpu_onnx`` (an ONNX MLP on a GPU instance); ``--kind cpu`` makes both KIND_CPU.
 Configs are built as Triton ``ModelConfig`` messages and written with ``dump_config``.
 """
 
@@ -32,6 +34,8 @@ from packager.config import CONFIG_NAME, dump_config, new_config  # noqa: E402
 DEFAULT_OUT = ROOT / "samples"
 TOKENIZER_SOURCE = ROOT / "sources" / "tokenizer" / "model.py"
 LLM_SOURCE = ROOT / "sources" / "llm" / "model.py"
+GPU_MLP_SOURCE = ROOT / "sources" / "gpu_mlp" / "model.py"
+GPU_IN, GPU_HIDDEN, GPU_OUT = 64, 1024, 16  # must match model_repos/sources/gpu_mlp/model.py
 SEQ_LEN = 128
 HIDDEN = 32
 VOCAB_SIZE = 1024  # must match model_repos/sources/tokenizer/model.py
@@ -342,13 +346,63 @@ EXTRA_MODELS: dict[str, tuple[Callable[[], Any], str | None, Callable[[], bytes]
 }
 
 
-def generate(out: Path, extra: tuple[str, ...] = ()) -> list[Path]:
-    """Write the four sample models (and the ``extra`` ones named) under ``out``; returns the
-    files written, sorted."""
+def gpu_onnx(seed: int = 3) -> onnx.ModelProto:
+    """The ONNX twin of ``gpu_mlp``: FP16 in and out, FP32 inside."""
+    rng = np.random.default_rng(seed)
+    nodes = [
+        helper.make_node("Cast", ["x"], ["x32"], to=TensorProto.FLOAT),
+        helper.make_node("MatMul", ["x32", "w1"], ["h"]),
+        helper.make_node("Relu", ["h"], ["hr"]),
+        helper.make_node("MatMul", ["hr", "w2"], ["y32"]),
+        helper.make_node("Cast", ["y32"], ["y"], to=TensorProto.FLOAT16),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "gpu_onnx",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT16, ["batch", GPU_IN])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT16, ["batch", GPU_OUT])],
+        [
+            _weights(rng, "w1", (GPU_IN, GPU_HIDDEN)),
+            _weights(rng, "w2", (GPU_HIDDEN, GPU_OUT)),
+        ],
+    )
+    return _model(graph)
+
+
+def gpu_config(name: str, backend: str, kind: str) -> Any:
+    """A GPU sample's config: FP16 [64] -> [16], one instance of ``kind`` (gpu or cpu), batching
+    allowed but no dynamic batcher (a first deployment as often written: tune finds more)."""
+    config = new_config()
+    config.name = name
+    config.backend = backend
+    config.max_batch_size = 32
+    _tensor(config.input, "x", "FP16", [GPU_IN])
+    _tensor(config.output, "y", "FP16", [GPU_OUT])
+    group = config.instance_group.add()
+    group.count = 1
+    group.kind = group.KIND_GPU if kind == "gpu" else group.KIND_CPU
+    return config
+
+
+def generate_gpu(out: Path, kind: str = "gpu") -> list[Path]:
+    """Write ``gpu_mlp`` (Python backend, torch) and ``gpu_onnx`` under ``out``."""
     written: list[Path] = []
-    chosen = [*MODELS.values(), *(EXTRA_MODELS[name] for name in extra)]
+    mlp = gpu_config("gpu_mlp", "python", kind)
+    _model_dir(out, mlp, "model.py", GPU_MLP_SOURCE.read_bytes(), written)
+    onnx_config = gpu_config("gpu_onnx", "onnxruntime", kind)
+    _model_dir(out, onnx_config, "model.onnx", gpu_onnx().SerializeToString(), written)
+    return written
+
+
+def generate(out: Path, extra: tuple[str, ...] = (), kind: str = "gpu") -> list[Path]:
+    """Write the four sample models (and the ``extra`` ones named) under ``out``; returns the
+    files written, sorted. ``kind``: the instance kind of the ``gpu`` extra."""
+    written: list[Path] = []
+    chosen = [*MODELS.values(), *(EXTRA_MODELS[name] for name in extra if name != "gpu")]
     for make_config, version_file, make_data in chosen:
         _model_dir(out, make_config(), version_file, make_data(), written)
+    if "gpu" in extra:
+        written += generate_gpu(out, kind)
     return sorted(written)
 
 
@@ -368,12 +422,15 @@ def main(argv: list[str] | None = None) -> int:
         dest="extra",
         action="append",
         default=[],
-        choices=sorted(EXTRA_MODELS),
-        help="also write this extra model (repeatable)",
+        choices=sorted([*EXTRA_MODELS, "gpu"]),
+        help="also write this extra model (repeatable; gpu: gpu_mlp and gpu_onnx)",
+    )
+    parser.add_argument(
+        "--kind", choices=("gpu", "cpu"), default="gpu", help="instance kind of the gpu models"
     )
     args = parser.parse_args(argv)
-    files = generate(args.out, tuple(args.extra))
-    count = len(MODELS) + len(args.extra)
+    files = generate(args.out, tuple(args.extra), args.kind)
+    count = len(MODELS) + len(args.extra) + ("gpu" in args.extra)
     print(f"wrote {len(files)} files for {count} models under {args.out}")
     return 0
 

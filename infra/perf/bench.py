@@ -5,22 +5,27 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from infra.clients.base import InferenceTarget, PreparedRequest
 from infra.perf import loadgen
+from infra.perf.drive import Driver, InProcess, Processes, cpu_seconds
 from packager.manifest import ManifestModel
 
 
 @dataclass(frozen=True)
 class Load:
-    """Closed loop at each of ``concurrency``, or open loop at ``rate`` when given."""
+    """Closed loop at each of ``concurrency``, or open loop at ``rate`` when given; each level
+    is measured in windows of ``duration_s`` until stable (``stability``), the closed loop from
+    ``processes`` generator processes."""
 
     concurrency: tuple[int, ...] = (1, 2, 4, 8)
     rate: float | None = None
     poisson: bool = False
-    duration_s: float = 5.0
+    duration_s: float = 2.0
+    stability: loadgen.Stability = field(default_factory=loadgen.Stability)
+    processes: int = 1
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,33 @@ class ThreadClients:
             client.close()
 
 
+@dataclass(frozen=True)
+class BenchSender:
+    """Sends the prepared request and decodes the answer, one client per thread (picklable when
+    ``make_client`` is, so a generator process can build its own)."""
+
+    make_client: Callable[[], InferenceTarget]
+    model: ManifestModel
+    request: PreparedRequest
+
+    def __call__(self) -> DecodingSend:
+        return DecodingSend(ThreadClients(self.make_client), self.model, self.request)
+
+
+class DecodingSend:
+    """One request sent and its answer decoded, on the calling thread's client."""
+
+    def __init__(self, clients: ThreadClients, model: ManifestModel, request: PreparedRequest):
+        self.clients, self.model, self.request = clients, model, request
+
+    def __call__(self) -> object:
+        client = self.clients.get()
+        return client.decode(self.model, client.send(self.model, self.request))
+
+    def close(self) -> None:
+        self.clients.close()
+
+
 def run_bench(
     make_client: Callable[[], InferenceTarget],
     model: ManifestModel,
@@ -70,27 +102,30 @@ def run_bench(
     ``progress(1)`` after the cold request and after each load level.
 
     Every answer is decoded: an HTTP 200 whose body is not a Triton response counts as a
-    ``bad_response`` error, not a success.
+    ``bad_response`` error, not a success. Each level carries ``windows``, ``spread``,
+    ``stable`` and ``client_bound`` (the generator, not the server, was the limit).
     """
-    clients = ThreadClients(make_client)
-
-    def send() -> object:
-        client = clients.get()
-        return client.decode(model, client.send(model, request))
-
+    factory = BenchSender(make_client, model, request)
+    send = factory()
+    driver: Driver | None = None
     try:
         cold_ms, warm_ms, probe_errors = loadgen.cold_then_warm(send)
         progress(1)
+        levels: list[dict[str, Any]] = []
         if load.rate is not None:
-            results = [loadgen.open_loop(send, load.rate, load.duration_s, poisson=load.poisson)]
+            rate = load.rate
+            levels.append(_level(lambda: _open_window(send, rate, load), load))
             progress(1)
         else:
-            results = []
+            driver = Processes(factory, load.processes) if load.processes > 1 else InProcess(send)
             for clients_n in load.concurrency:
-                results.append(loadgen.closed_loop(send, clients_n, load.duration_s))
+                window = _closed_window(driver, clients_n, load.duration_s)
+                levels.append(_level(window, load))
                 progress(1)
     finally:
-        clients.close()
+        if driver is not None:
+            driver.close()
+        send.close()
     return {
         "target": runs_on.target,
         "instance_type": runs_on.instance_type,
@@ -100,10 +135,30 @@ def run_bench(
         "concurrency": list(load.concurrency) if load.rate is None else None,
         "rate": load.rate,
         "duration_s": load.duration_s,
+        "stability_percentage": load.stability.percentage,
+        "max_windows": load.stability.max_windows,
+        "processes": load.processes if load.rate is None else 1,
         "batch": batch,
         "body_bytes": len(request.body),
         "cold_ms": None if cold_ms is None else round(cold_ms, 3),
         "first_warm_ms": None if warm_ms is None else round(warm_ms, 3),
         "probe_errors": dict(probe_errors),
-        "levels": [result.summary() for result in results],
+        "client_bound": any(level["client_bound"] for level in levels),
+        "levels": levels,
     }
+
+
+def _closed_window(driver: Driver, clients: int, duration_s: float) -> Callable[[], loadgen.Window]:
+    return lambda: driver.window(clients, duration_s)
+
+
+def _open_window(send: loadgen.Send, rate: float, load: Load) -> loadgen.Window:
+    before = cpu_seconds()
+    result = loadgen.open_loop(send, rate, load.duration_s, poisson=load.poisson)
+    busy = (cpu_seconds() - before) / result.duration_s if result.duration_s else 0.0
+    return loadgen.Window(result, busy)
+
+
+def _level(window: Callable[[], loadgen.Window], load: Load) -> dict[str, Any]:
+    point = loadgen.measure_stable(window, load.stability)
+    return {**point.result.summary(), **point.fields()}

@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import re
+from collections.abc import Callable
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 from infra.perf.accel import Capabilities
+from infra.perf.gpu import MetricsReader
 from tdk.errors import EndpointError, UsageError
 
 REQUEST_TIMEOUT_S = 30.0
@@ -31,6 +35,9 @@ class RemoteTriton:
 
     def __init__(self, url: str, model: str, metrics_url: str | None = None) -> None:
         self.metrics_url = metrics_url
+        #: reads the GPU's utilization and memory after each window (``--metrics-url``)
+        self._reader = MetricsReader(metrics_url) if metrics_url is not None else None
+        self.metrics: Callable[[], dict[str, float]] | None = self._reader
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise UsageError(
@@ -86,33 +93,9 @@ class RemoteTriton:
         config = json_format.Parse(self.original_json, new_config(), ignore_unknown_fields=True)
         self.base_config = config
         gpu = any(_kind_name(group.kind) == _GPU_KIND for group in config.instance_group)
-        self.capabilities = Capabilities(gpu=gpu or self._metrics_show_a_gpu())
+        shown = self._reader is not None and self._reader.has_gpu()
+        self.capabilities = Capabilities(gpu=gpu or shown)
         return config
-
-    def _metrics_show_a_gpu(self) -> bool:
-        """Triton exports ``nv_gpu_*`` metrics only when it sees a GPU (``--metrics-url``)."""
-        if self.metrics_url is None:
-            return False
-        parts = urlsplit(self.metrics_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise UsageError(
-                f"--metrics-url {self.metrics_url!r}: expected http(s)://HOST:PORT/metrics",
-                hint="e.g. --metrics-url http://127.0.0.1:8002/metrics",
-            )
-        kind = (
-            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-        )
-        conn = kind(parts.hostname, parts.port, timeout=REQUEST_TIMEOUT_S)
-        try:
-            conn.request("GET", parts.path or "/metrics")
-            body = conn.getresponse().read()
-        except (OSError, http.client.HTTPException) as exc:
-            raise EndpointError(
-                f"--metrics-url {self.metrics_url}: {exc}", hint="check the metrics port-forward"
-            ) from exc
-        finally:
-            conn.close()
-        return b"\nnv_gpu_" in body or body.startswith(b"nv_gpu_")
 
     def _load(self, body: dict[str, Any]) -> None:
         status, reply = self._request("POST", f"{self._path}/load", body, LOAD_TIMEOUT_S)
@@ -134,14 +117,58 @@ class RemoteTriton:
         """Put the original config back, or unload the model if tune loaded it."""
         if self.was_loaded:
             self._load({"parameters": {"config": self.original_json}})
-            return
-        status, reply = self._request("POST", f"{self._path}/unload", {}, LOAD_TIMEOUT_S)
-        if status != 200:
-            raise EndpointError(f"Triton at {self.url} could not unload {self.name}: {reply!r}")
+        else:
+            status, reply = self._request("POST", f"{self._path}/unload", {}, LOAD_TIMEOUT_S)
+            if status != 200:
+                raise EndpointError(f"Triton at {self.url} could not unload {self.name}: {reply!r}")
+        self.record.unlink(missing_ok=True)
+
+    @property
+    def record(self) -> Path:
+        """Where the original config is kept while a tune may have changed it."""
+        from infra.targets.local.options import state_dir
+
+        server = re.sub(r"[^A-Za-z0-9._-]", "_", f"{self._host}_{self._port}")
+        return state_dir() / "tune" / f"{server}--{self.name}.json"
+
+    def refuse_unfinished(self) -> None:
+        """A record left by a tune that never restored (SIGKILL): the server may still serve a
+        candidate, which must not be measured as the shipped config."""
+        if self.record.exists():
+            raise UsageError(
+                f"a tune of {self.name} on {self.url} did not finish: the server may still serve "
+                f"a candidate config, not the one shipped (original kept in {self.record})",
+                hint=f"tdk tune --url {self.url} --model {self.name} --restore",
+            )
+
+    def _keep_original(self) -> None:
+        record = self.record
+        record.parent.mkdir(parents=True, exist_ok=True)
+        data = {"url": self.url, "model": self.name, "was_loaded": self.was_loaded}
+        staged = record.with_suffix(".tmp")
+        staged.write_text(json.dumps({**data, "config": self.original_json}), encoding="utf-8")
+        os.replace(staged, record)
+
+    def restore_recorded(self) -> None:
+        """Put back the config a killed tune recorded (``tdk tune --restore``)."""
+        try:
+            data = json.loads(self.record.read_text(encoding="utf-8"))
+            self.was_loaded, self.original_json = bool(data["was_loaded"]), str(data["config"])
+        except FileNotFoundError:
+            raise UsageError(
+                f"nothing to restore: no unfinished tune of {self.name} on {self.url}",
+                hint="tdk tune --restore is for a tune that was killed before it restored",
+            ) from None
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise UsageError(
+                f"{self.record}: not a tune record ({exc})", hint="delete it and reload the model"
+            ) from exc
+        self.restore()
 
     def __enter__(self) -> RemoteTriton:
         if self.base_config is None:
             self.fetch_config()
+        self._keep_original()  # before the first candidate is loaded
         return self
 
     def __exit__(

@@ -14,6 +14,7 @@ import os
 import shutil
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -43,6 +44,8 @@ class LocalTriton:
         self.base_config = load_config(self.model_dir / CONFIG_NAME)
         #: the local runtime runs on this machine's CPUs, with the backends it carries
         self.capabilities = Capabilities(False, frozenset(LOCAL_BACKENDS), os.cpu_count() or 1)
+        #: the local runtime serves on CPUs: no GPU figures to read after a window
+        self.metrics: Callable[[], dict[str, float]] | None = None
         self._loop = asyncio.new_event_loop()
         self._triton = TritonProcess(find_runtime(), self.repository, workdir / "triton")
 
@@ -133,3 +136,15 @@ class PerThreadSender:
             clients, self._clients = self._clients, []
         for client in clients:
             client.close()
+
+
+@dataclass(frozen=True)
+class SenderFactory:
+    """Builds a :class:`PerThreadSender` inside a load-generator process (picklable)."""
+
+    url: str
+    model: ManifestModel
+    arrays: dict[str, Any]
+
+    def __call__(self) -> PerThreadSender:
+        return PerThreadSender(self.url, self.model, self.arrays)

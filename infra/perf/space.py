@@ -67,6 +67,15 @@ class Space:
     preferred: tuple[bool, ...] = (False, True)
     accelerators: tuple[str, ...] = ("",)
     auto_accelerators: bool = True  # replaced by what the model and server offer (accel.py)
+    shipped_delay: bool = True  # the shipped queue delay joins the delays (unless they are given)
+
+    def with_shipped(self, shipped: Knobs) -> Space:
+        """The shipped queue delay joins the delays tried, so the climb starts at the shipped
+        config itself and a delay the search did not decide is written back unchanged."""
+        if not self.shipped_delay or not shipped.dynamic_batching:
+            return self
+        delays = tuple(sorted({*self.max_queue_delay_us, shipped.max_queue_delay_us}))
+        return replace(self, max_queue_delay_us=delays)
 
     def for_model(self, shipped_max_batch_size: int, batch_limit: int | None = None) -> Space:
         """A model that does not batch (``max_batch_size: 0``) only varies its instances; a

@@ -9,18 +9,23 @@ highest throughput whose p99 is within the budget, with no errors.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from infra.perf import loadgen
+from infra.perf.drive import DEFAULT_PROCESSES, Driver, InProcess
+from infra.perf.loadgen import Stability
 from infra.perf.space import Knobs, Space
 
 SATURATION_GAIN = 1.05  # quick: a level adding under 5% throughput counts as saturated ...
 SATURATION_LEVELS = 2  # ... and this many saturated levels in a row end the sweep (batching
 # configurations often gain only from the higher levels, so one flat level is not enough)
-CLIMB_GAIN = 1.02  # quick: a neighbour must beat the current best by 2% to move there
+CLIMB_GAIN = 1.02  # quick: a neighbour must beat the current best by 2% to move there ...
+# ... and by more than both points' measured spreads (a gain inside the noise is no gain)
+GPU_SATURATED = 0.95  # nv_gpu_utilization at or above this: more instances cannot help
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,17 @@ class Point:
     p90_ms: float
     p99_ms: float
     errors: int
+    windows: int = 1
+    spread: float = 0.0  # max/min - 1 over the last windows (inf: too few windows to tell)
+    stable: bool = True
+    client_bound: bool = False
+    gpu_utilization: float | None = None  # 0..1, the busiest GPU, with --metrics-url
+    gpu_memory_used_bytes: float | None = None
+
+    @property
+    def noise(self) -> float:
+        """The relative spread a comparison must beat (an unknown spread counts as none)."""
+        return 0.0 if math.isinf(self.spread) else self.spread
 
     def within(self, budget_ms: float) -> bool:
         return self.errors == 0 and self.ok() and self.p99_ms <= budget_ms
@@ -51,7 +67,27 @@ class Point:
             "p90_ms": round(self.p90_ms, 3),
             "p99_ms": round(self.p99_ms, 3),
             "errors": self.errors,
+            "windows": self.windows,
+            "spread": None if math.isinf(self.spread) else round(self.spread, 4),
+            "stable": self.stable,
+            "client_bound": self.client_bound,
+            "gpu_utilization": self.gpu_utilization,
+            "gpu_memory_used_bytes": self.gpu_memory_used_bytes,
         }
+
+
+def beats(candidate: Point, incumbent: Point, margin: float) -> bool:
+    """Whether ``candidate``'s throughput beats ``incumbent``'s by more than ``margin`` and more
+    than either point's spread."""
+    needed = max(margin - 1, candidate.noise, incumbent.noise)
+    return candidate.throughput_rps > incumbent.throughput_rps * (1 + needed)
+
+
+def inside_noise(candidate: Point, incumbent: Point, margin: float) -> bool:
+    """A gain above ``margin`` that the spreads do not let us believe."""
+    return candidate.throughput_rps > incumbent.throughput_rps * margin and not beats(
+        candidate, incumbent, margin
+    )
 
 
 @dataclass(frozen=True)
@@ -60,8 +96,10 @@ class Settings:
 
     budget_ms: float
     concurrency: tuple[int, ...] = (1, 2, 4, 8, 16)
-    duration_s: float = 1.0
+    duration_s: float = 1.0  # one window
     warmup_requests: int = 4
+    stability: Stability = field(default_factory=Stability)
+    processes: int = DEFAULT_PROCESSES  # load-generator processes (1: this process's threads)
 
 
 #: measures one configuration at one concurrency (tests and the CLI give a real one)
@@ -81,6 +119,7 @@ class Search:
     configs_done: int = 0
     started: float = field(default_factory=time.monotonic)
     interrupted: bool = False
+    notes: list[str] = field(default_factory=list)  # decisions inside the noise, GPU stops
 
     def best(self, knobs: Knobs | None = None) -> Point | None:
         """The highest-throughput point within the budget (of ``knobs`` only, if given)."""
@@ -135,28 +174,67 @@ def quick_search(
     measure: Measure,
     progress: Progress,
 ) -> None:
-    """First-improvement hill climb over the grid, one knob step at a time, from ``start``."""
-    total = len(space.grid())
-    seen: dict[Knobs, float] = {}
+    """First-improvement hill climb over the grid, one knob step at a time, from ``start``.
 
-    def visit(index: tuple[int, ...]) -> float:
+    A move needs a gain beyond both points' spreads; more instances are not tried once the
+    GPU is saturated (``nv_gpu_utilization``, when the points carry it)."""
+    total = len(space.grid())
+    seen: set[Knobs] = set()
+
+    def visit(index: tuple[int, ...]) -> Point | None:
         knobs = space.knobs(index)
         if knobs not in seen:
             sweep(search, knobs, prepare, measure, early_stop=True)
-            seen[knobs] = search.score(knobs)
+            seen.add(knobs)
             progress(search.configs_done, total, search.best())
-        return seen[knobs]
+        return search.best(knobs)
 
     current = space.nearest(start)
-    current_score = visit(current)
+    current_best = visit(current)
     moved = True
     while moved:
         moved = False
         for candidate in space.neighbours(current):
-            score = visit(candidate)
-            if score > current_score * CLIMB_GAIN:
-                current, current_score, moved = candidate, score, True
+            if _gpu_saturated(space, current, candidate, current_best, search):
+                continue
+            found = visit(candidate)
+            if found is None:
+                continue
+            if current_best is None or beats(found, current_best, CLIMB_GAIN):
+                current, current_best, moved = candidate, found, True
                 break
+            if inside_noise(found, current_best, CLIMB_GAIN):
+                search.notes.append(
+                    f"stayed at {current_best.knobs.label()}: {found.knobs.label()} measured "
+                    f"{found.throughput_rps:.1f} vs {current_best.throughput_rps:.1f} rps, "
+                    f"inside the spread ({_pct(found)} / {_pct(current_best)})"
+                )
+
+
+def _pct(point: Point) -> str:
+    return "unknown" if math.isinf(point.spread) else f"{point.spread:.0%}"
+
+
+def _gpu_saturated(
+    space: Space,
+    current: tuple[int, ...],
+    candidate: tuple[int, ...],
+    best: Point | None,
+    search: Search,
+) -> bool:
+    """Whether ``candidate`` adds instances to a config whose best point saturated the GPU."""
+    more = space.knobs(candidate).instances > space.knobs(current).instances
+    if not more or best is None or best.gpu_utilization is None:
+        return False
+    if best.gpu_utilization < GPU_SATURATED:
+        return False
+    note = (
+        f"did not add instances to {best.knobs.label()}: "
+        f"the GPU was {best.gpu_utilization:.0%} busy"
+    )
+    if note not in search.notes:
+        search.notes.append(note)
+    return True
 
 
 def pareto_front(points: Sequence[Point]) -> list[Point]:
@@ -170,23 +248,52 @@ def pareto_front(points: Sequence[Point]) -> list[Point]:
 
 
 def measure_with(
-    send_for: Callable[[Knobs], loadgen.Send], settings: Settings
+    send_for: Callable[[Knobs], loadgen.Send],
+    settings: Settings,
+    metrics: Callable[[], dict[str, float]] | None = None,
 ) -> Callable[[Knobs, int], Point]:
-    """A ``Measure`` driving the closed-loop load generator through ``send_for(knobs)``."""
+    """A ``Measure`` driving this process's closed-loop generator through ``send_for(knobs)``."""
 
     def measure(knobs: Knobs, concurrency: int) -> Point:
         send = send_for(knobs)
-        for _ in range(settings.warmup_requests):
-            send()
-        result = loadgen.closed_loop(send, concurrency, settings.duration_s)
-        return Point(
-            knobs,
-            concurrency,
-            result.throughput,
-            result.percentile(0.50),
-            result.percentile(0.90),
-            result.percentile(0.99),
-            sum(result.errors.values()),
-        )
+        return measure_point(knobs, concurrency, InProcess(send), send, settings, metrics)
 
     return measure
+
+
+def measure_point(
+    knobs: Knobs,
+    concurrency: int,
+    driver: Driver,
+    warm: loadgen.Send,
+    settings: Settings,
+    metrics: Callable[[], dict[str, float]] | None = None,
+) -> Point:
+    """Warm up with ``warm``, then windows on ``driver`` until stable (``settings.stability``);
+    ``metrics()`` is read after each window (e.g. the GPU's utilization and memory)."""
+    for _ in range(settings.warmup_requests):
+        warm()
+
+    def window() -> loadgen.Window:
+        done = driver.window(concurrency, settings.duration_s)
+        if metrics is not None:
+            done.extra.update(metrics())
+        return done
+
+    stable = loadgen.measure_stable(window, settings.stability)
+    result = stable.result
+    return Point(
+        knobs,
+        concurrency,
+        result.throughput,
+        result.percentile(0.50),
+        result.percentile(0.90),
+        result.percentile(0.99),
+        sum(result.errors.values()),
+        stable.windows,
+        stable.spread,
+        stable.stable,
+        stable.client_bound,
+        stable.extra.get("gpu_utilization"),
+        stable.extra.get("gpu_memory_used_bytes"),
+    )

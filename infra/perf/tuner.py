@@ -18,14 +18,17 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from infra.perf.accel import Capabilities, Skipped, batch_limit, options_for
+from infra.perf.drive import Driver, InProcess, Processes
 from infra.perf.space import Knobs, Space, apply_knobs, shipped_knobs
 from infra.perf.tune import (
     Point,
     Progress,
     Search,
     Settings,
+    beats,
     full_search,
-    measure_with,
+    inside_noise,
+    measure_point,
     pareto_front,
     quick_search,
     sweep,
@@ -34,7 +37,7 @@ from packager.config import backend_of, datatype_name
 from packager.manifest import ManifestModel, TensorSpec
 from tdk.signals import Terminated, terminations_interrupt
 
-KEEP_MARGIN = 1.02  # a candidate must beat the shipped config by 2% to replace it
+KEEP_MARGIN = 1.02  # a candidate must beat the shipped config by 2% (and the spreads) to replace it
 
 
 class SearchMode(StrEnum):
@@ -56,16 +59,45 @@ class TuneReport:
     shipped_points: list[Point] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     signal: int | None = None  # the signal that ended the search early, if one did
+    gpu: bool = False  # the server has a GPU (instance notes explain time-slicing)
 
     @property
     def choice(self) -> Point | None:
-        """The best point within the budget; the shipped config's unless a candidate beats it."""
+        """The best point within the budget; the shipped config's unless a candidate beats it
+        by more than the margin and both points' spreads."""
         found, shipped = self.search.best(), self.shipped_best
-        if found is None or (
-            shipped is not None and found.throughput_rps <= shipped.throughput_rps * KEEP_MARGIN
-        ):
+        if found is None:
             return shipped
-        return found
+        if shipped is None or beats(found, shipped, KEEP_MARGIN):
+            return found
+        return shipped
+
+    @property
+    def inside_noise(self) -> bool:
+        """The best candidate beat the shipped config by the margin, but not by the spreads."""
+        found, shipped = self.search.best(), self.shipped_best
+        return (
+            found is not None and shipped is not None and inside_noise(found, shipped, KEEP_MARGIN)
+        )
+
+    @property
+    def notes(self) -> list[str]:
+        """Why decisions went as they did: gains inside the noise, GPU limits, instance falls."""
+        notes = list(self.search.notes)
+        if self.inside_noise:
+            found, shipped = self.search.best(), self.shipped_best
+            assert found is not None and shipped is not None
+            notes.append(
+                f"kept the shipped config: {found.knobs.label()} measured "
+                f"{found.throughput_rps:.1f} vs {shipped.throughput_rps:.1f} rps, a gain inside "
+                "the measured spread"
+            )
+        if self.gpu:
+            notes += instance_falls([*self.shipped_points, *self.search.points], self.budget_ok)
+        return notes
+
+    def budget_ok(self, point: Point) -> bool:
+        return point.within(self.settings.budget_ms)
 
     @property
     def improves(self) -> bool:
@@ -103,6 +135,17 @@ class TuneReport:
             if choice and shipped and shipped.throughput_rps
             else None,
             "skipped": [{"option": s.option, "reason": s.reason} for s in self.skipped],
+            "stability_percentage": self.settings.stability.percentage,
+            "max_windows": self.settings.stability.max_windows,
+            "processes": self.settings.processes,
+            "client_bound": any(
+                p.client_bound for p in [*self.shipped_points, *self.search.points]
+            ),
+            "unstable_points": sum(
+                not p.stable for p in [*self.shipped_points, *self.search.points]
+            ),
+            "inside_noise": self.inside_noise,
+            "notes": self.notes,
             "pareto_front": [p.to_dict() for p in self.front],
             "points": [p.to_dict() for p in self.search.points],
         }
@@ -142,6 +185,7 @@ class TuneServer(Protocol):
 
     base_config: Any  # the config as this server serves it; knobs are applied to it
     capabilities: Capabilities
+    metrics: Callable[[], dict[str, float]] | None  # GPU figures after each window, if known
 
     def load(self, config: Any) -> None: ...
 
@@ -150,6 +194,7 @@ def model_space(space: Space, config: Any, caps: Capabilities) -> tuple[Space, l
     """``space`` narrowed and widened for this model on this server."""
     options, skipped = options_for(config, caps)
     space = space.for_model(int(config.max_batch_size), batch_limit(config))
+    space = space.with_shipped(shipped_knobs(config))
     if space.auto_accelerators:
         space = replace(space, accelerators=options)
     else:
@@ -171,7 +216,7 @@ def run_tune(
 ) -> TuneReport:
     """Measure the shipped config, then search; an interrupt returns what was measured."""
     from infra.clients.inputs import example_inputs
-    from infra.perf.server import PerThreadSender
+    from infra.perf.server import PerThreadSender, SenderFactory
 
     space.check()
     shipped = shipped_knobs(shipped_config)
@@ -181,8 +226,11 @@ def run_tune(
         try:
             with open_server() as server:
                 space, report.skipped = model_space(space, shipped_config, server.capabilities)
+                report.gpu = server.capabilities.gpu
                 model = model_of(server.base_config)
-                sender = PerThreadSender(server.url, model, example_inputs(model, 1))
+                arrays = example_inputs(model, 1)
+                sender = PerThreadSender(server.url, model, arrays)
+                driver = open_driver(SenderFactory(server.url, model, arrays), settings, sender)
 
                 def prepare(knobs: Knobs) -> None:
                     sender.close()
@@ -190,10 +238,15 @@ def run_tune(
                     base = server.base_config
                     server.load(base if knobs == shipped else apply_knobs(base, knobs))
 
-                measure = measure_with(lambda knobs: sender, settings)
+                def measure(knobs: Knobs, concurrency: int) -> Point:
+                    return measure_point(
+                        knobs, concurrency, driver, sender, settings, server.metrics
+                    )
+
                 try:
                     _search(report, space, prepare, measure, progress)
                 finally:
+                    driver.close()
                     sender.close()
         except KeyboardInterrupt as exc:
             report.search.interrupted = True
@@ -236,8 +289,16 @@ def tune_remote(
     from infra.perf.remote import RemoteTriton
 
     remote = RemoteTriton(url, model, metrics_url)
+    remote.refuse_unfinished()
     original = remote.fetch_config()
     return run_tune(lambda: remote, original, settings, space, mode, progress, url)
+
+
+def restore_remote(url: str, model: str) -> None:
+    """Load the config a killed ``tdk tune --url`` recorded before its first change."""
+    from infra.perf.remote import RemoteTriton
+
+    RemoteTriton(url, model).restore_recorded()
 
 
 def _search(
@@ -258,3 +319,38 @@ def _search(
         full_search(search, space, prepare, measure, progress)
     else:
         quick_search(search, space, report.shipped, prepare, measure, progress)
+
+
+def open_driver(factory: Any, settings: Settings, sender: Any) -> Driver:
+    """``settings.processes`` generator processes, or this process's threads for one."""
+    if settings.processes > 1:
+        return Processes(factory, settings.processes)
+    return InProcess(sender)
+
+
+def instance_falls(points: list[Point], fits: Callable[[Point], bool]) -> list[str]:
+    """Notes for configs where more instances served less than fewer on one GPU: separate
+    processes (Triton's Python backend runs one per instance) time-slice the GPU."""
+    best: dict[Knobs, Point] = {}
+    for point in points:
+        if fits(point) and (
+            point.knobs not in best or point.throughput_rps > best[point.knobs].throughput_rps
+        ):
+            best[point.knobs] = point
+    notes = []
+    for knobs, point in sorted(best.items()):
+        fewer = [
+            other
+            for other_knobs, other in best.items()
+            if replace(other_knobs, instances=knobs.instances) == knobs
+            and other_knobs.instances < knobs.instances
+            and beats(other, point, 1.0)
+        ]
+        for other in fewer:
+            notes.append(
+                f"{knobs.instances} instances served {point.throughput_rps:.1f} rps against "
+                f"{other.throughput_rps:.1f} for {other.knobs.instances} ({knobs.label()}): "
+                "instances on one GPU are separate processes for the Python backend (one per "
+                "instance), and separate processes time-slice a GPU rather than share it"
+            )
+    return notes

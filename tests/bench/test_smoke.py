@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.e2e
 
-#: script -> (arguments for a quick run, keys its JSON must carry)
+#: script -> (arguments for a quick run, keys its JSON must carry); "{tmp}" is a fresh directory
 SCRIPTS: dict[str, tuple[list[str], set[str]]] = {
     "churn.py": (
         ["--clients", "2", "--requests", "10", "--runs", "1"],
@@ -30,6 +30,10 @@ SCRIPTS: dict[str, tuple[list[str], set[str]]] = {
     "invoke.py": (
         ["--quick"],
         {"front_p50_ms", "direct_p50_ms", "front_rps_c8", "direct_rps_c8", "targets_met"},
+    ),
+    "gpu_check.py": (  # the CPU mode of the GPU check: every step, KIND_CPU (about a minute)
+        ["--cpu", "--out", "{tmp}/gpu-check.json"],
+        {"mode", "steps", "triton", "gpu_metrics", "tune", "bench", "problems", "ok"},
     ),
     "tune.py": (
         ["--quick"],
@@ -50,8 +54,9 @@ def test_every_bench_script_is_listed() -> None:
 
 
 @pytest.mark.parametrize("script", sorted(SCRIPTS))
-def test_bench_script_runs(script: str) -> None:
+def test_bench_script_runs(script: str, tmp_path: Path) -> None:
     args, keys = SCRIPTS[script]
+    args = [arg.replace("{tmp}", str(tmp_path)) for arg in args]
     done = subprocess.run(
         [sys.executable, str(ROOT / "bench" / script), *args, "--json"],
         cwd=ROOT,
@@ -63,3 +68,9 @@ def test_bench_script_runs(script: str) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert keys <= set(report), keys - set(report)
+    if script == "gpu_check.py":  # every step passed, the config was restored, one summary file
+        assert report["ok"] and set(report["steps"]) == {
+            "generate", "package", "serve", "tune", "bench",
+        }  # fmt: skip
+        assert report["tune"]["config_restored"] and report["bench"]["levels"]
+        assert json.loads((tmp_path / "gpu-check.json").read_text()) == report

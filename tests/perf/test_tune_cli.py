@@ -22,7 +22,7 @@ from infra.targets.local.runtime import RuntimeMissing, find_runtime
 runner = CliRunner()
 pytestmark = pytest.mark.e2e
 FAST = ["--latency-budget-ms", "2000", "--duration", "0.2", "--max-batch-sizes", "8"]
-FAST += ["--accelerators", "none"]
+FAST += ["--accelerators", "none", "--max-windows", "1", "--processes", "1"]  # one window each
 
 
 @pytest.fixture(autouse=True)
@@ -78,6 +78,9 @@ def test_write_in_place_shows_the_diff(model: Path) -> None:
     assert result.exit_code == 0, result.output
     after = (model / "config.pbtxt").read_text()
     assert "--- " in result.stdout and "+++ " in result.stdout
+    # a quick search says it measures only what it visits, not "n/126 configs"
+    assert "quick: a hill climb from the shipped config" in result.stderr
+    assert "configs measured (hill climb over a 6-config grid)" in result.stderr, result.stderr
     assert "instance_group" in after and "instance_group" not in before
     assert (model / "1" / "model.onnx").read_bytes() == onnx
     assert sorted(p.name for p in model.iterdir()) == ["1", "config.pbtxt"]  # no staging left

@@ -27,6 +27,7 @@ from tests.local.local_helpers import alive, children
 runner = CliRunner()
 TDK = str(Path(sys.executable).with_name("tdk"))
 FAST = ["--latency-budget-ms", "2000", "--duration", "0.2", "--accelerators", "none"]
+FAST += ["--max-windows", "1"]  # one window per point; generator processes as by default
 COMMENTED = """# Image model: tuned by hand, keep these notes
 name: "image_classifier"
 max_batch_size: 16  # the ONNX graph allows any batch

@@ -3,6 +3,7 @@ and economy, the Pareto front, and config edits made through the ModelConfig pro
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from infra.perf.space import Knobs, Space, apply_knobs, shipped_knobs
@@ -116,3 +117,35 @@ def test_apply_knobs_edits_only_the_tuned_fields(sample_repo: Path) -> None:
     off = apply_knobs(config, Knobs(1, 8, False))
     assert not off.HasField("dynamic_batching")
     assert shipped_knobs(off) == Knobs(1, 8, False)
+
+
+def test_a_queue_delay_the_search_did_not_decide_is_written_back_unchanged(
+    sample_repo: Path,
+) -> None:
+    """image_classifier ships a 100 us delay, not among the delays tried: the climb starts at the
+    shipped config itself, and moving only the instances keeps the delay in the written text."""
+    from infra.perf.accel import Capabilities
+    from infra.perf.tuneio import tuned_text
+    from infra.perf.tuner import model_space
+
+    model_dir = sample_repo / "image_classifier"
+    config = load_config(model_dir / CONFIG_NAME)
+    shipped = shipped_knobs(config)
+    space, _ = model_space(
+        Space(instances=(1, 2), max_batch_size=(16,), max_queue_delay_us=(0, 2000)),
+        config,
+        Capabilities(gpu=False),
+    )
+    assert space.max_queue_delay_us == (0, 100, 2000)
+
+    def measure(knobs: Knobs, concurrency: int) -> Point:  # only instances matter
+        return Point(knobs, concurrency, 100.0 * knobs.instances, 1, 1, 1, 0)
+
+    search = Search(Settings(budget_ms=50, concurrency=(1,)))
+    quick_search(search, space, shipped, lambda k: None, measure, lambda *a: None)
+    best = search.best()
+    assert best is not None and best.knobs.instances == 2
+    _, after = tuned_text(model_dir, apply_knobs(config, best.knobs))
+    assert "max_queue_delay_microseconds: 100" in after
+    given = replace(space, max_queue_delay_us=(0,), shipped_delay=False)  # --queue-delays-us 0
+    assert given.with_shipped(shipped).max_queue_delay_us == (0,)

@@ -1,0 +1,404 @@
+"""The GPU check: package the GPU sample, serve it with the local runtime's Triton on the GPU,
+read the GPU metrics, run ``tdk tune --url`` and ``tdk bench``, and write one JSON summary.
+
+    PYTHONPATH=. python bench/gpu_check.py --out gpu-check.json [--runtime DIR] [--deps DIR]
+    .venv/bin/python bench/gpu_check.py --cpu --out cpu-check.json     # the same steps, KIND_CPU
+
+Made for a machine with a GPU and no network: this script itself uses only the standard library;
+each step runs as a child process. What the steps need:
+
+- ``--runtime DIR``: an unpacked ``nvidia-pytriton`` 0.7.0 wheel's ``pytriton/tritonserver``
+  (Triton 2.51; its libraries in the sibling ``nvidia_pytriton.libs``). Default: this checkout's
+  ``.venv-triton``.
+- The tdk steps (generate, package, tune, bench) run ``python -m cli`` from this checkout; with
+  ``--deps DIR`` (e.g. ``pip install --target DIR`` of carried wheels) they find their packages
+  there: typer, rich, protobuf, numpy, onnx, tritonclient[http], urllib3/gevent as tritonclient
+  pulls them, PyYAML and the rest of pyproject's base dependencies.
+- The models run in the Python given by ``--model-python`` (default: this one; with ``--cpu``
+  and no flag, the runtime venv's): its ``bin`` goes first on Triton's ``PATH``, its
+  site-packages on Triton's ``PYTHONPATH`` (numpy; torch for ``gpu_mlp`` on a GPU), and its
+  ``libpython3.X.so`` directory on ``LD_LIBRARY_PATH``; Triton uses the wheel's stub for that
+  Python's version (``python_backend_stubs/3.X``; the wheel carries 3.8-3.13).
+FP16 tensors have no JSON form in Triton's HTTP API: tune and bench use the binary codec.
+Exit status 0 when every required step passed; the summary lists each step and what failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+MODEL = "gpu_mlp-0"  # the Python-backend torch model as `tdk package` names its first copy
+ONNX_MODEL = "gpu_onnx-0"
+STEP_TIMEOUT_S = 900
+
+
+def _run(
+    args: list[str], env: dict[str, str], timeout: float = STEP_TIMEOUT_S
+) -> tuple[int, str, str]:
+    done = subprocess.run(
+        args, env=env, capture_output=True, text=True, timeout=timeout, check=False, cwd=ROOT
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+def _python_facts(python: str) -> dict[str, str]:
+    """Version, libpython directory, bin directory and import path of ``python``."""
+    code = (
+        "import json, os, sys, sysconfig; print(json.dumps({'version': '%d.%d' % "
+        "sys.version_info[:2], 'libdir': sysconfig.get_config_var('LIBDIR') or '', 'bin': "
+        "os.path.dirname(sys.executable), 'path': os.pathsep.join(p for p in sys.path "
+        "if p and os.path.isdir(p))}))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return dict(json.loads(subprocess.check_output([python, "-c", code], text=True, env=env)))
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _http(url: str, body: object = None, timeout: float = 300) -> tuple[int, str]:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method="GET" if data is None else "POST")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, response.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode("utf-8", "replace")
+    except OSError as exc:
+        return 0, str(exc)
+
+
+class Triton:
+    """The runtime's tritonserver on 127.0.0.1 serving ``repository`` in explicit mode."""
+
+    def __init__(self, runtime: Path, repository: Path, work: Path, python: dict[str, str]):
+        self.runtime, self.repository, self.work, self.python = runtime, repository, work, python
+        self.http, self.grpc, self.metrics = _free_port(), _free_port(), _free_port()
+        self.shm_prefix = f"tdkcheck{os.getpid()}_"
+        self.log = work / "triton.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.http}"
+
+    @property
+    def metrics_url(self) -> str:
+        return f"http://127.0.0.1:{self.metrics}/metrics"
+
+    def _backends(self) -> Path:
+        python = self.work / "backends" / "python"
+        python.mkdir(parents=True, exist_ok=True)
+        source = self.runtime / "backends" / "python"
+        stub = self.runtime / "python_backend_stubs" / self.python["version"]
+        links = {
+            "libtriton_python.so": source / "libtriton_python.so",
+            "triton_python_backend_utils.py": source / "triton_python_backend_utils.py",
+            "triton_python_backend_stub": stub / "triton_python_backend_stub",
+        }
+        for name, target in links.items():
+            if not target.exists():
+                raise SystemExit(f"gpu_check: {target} is missing (is --runtime right?)")
+            (python / name).symlink_to(target)
+        return self.work / "backends"
+
+    def _env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONHOME", "VIRTUAL_ENV")}
+        env["PATH"] = os.pathsep.join([self.python["bin"], env.get("PATH", "")])
+        libs = [str(self.runtime.parent.parent / "nvidia_pytriton.libs"), self.python["libdir"]]
+        env["LD_LIBRARY_PATH"] = os.pathsep.join([*libs, env.get("LD_LIBRARY_PATH", "")])
+        env["PYTHONPATH"] = self.python["path"]  # the model Python's packages (numpy, torch)
+        return env
+
+    def start(self, gpu: bool) -> None:
+        command = [
+            str(self.runtime / "bin" / "tritonserver"),
+            f"--model-repository={self.repository}",
+            "--model-control-mode=explicit",
+            f"--backend-directory={self._backends()}",
+            "--http-address=127.0.0.1",
+            f"--http-port={self.http}",
+            "--grpc-address=127.0.0.1",
+            f"--grpc-port={self.grpc}",
+            "--metrics-address=127.0.0.1",
+            f"--metrics-port={self.metrics}",
+            f"--allow-gpu-metrics={'true' if gpu else 'false'}",
+            "--metrics-interval-ms=500",  # nv_gpu_utilization is sampled this often
+            f"--backend-config=python,shm-region-prefix-name={self.shm_prefix}",
+            "--allow-sagemaker=false",
+            "--allow-vertex-ai=false",
+            "--strict-readiness=false",
+            "--exit-timeout-secs=5",
+        ]
+        with self.log.open("wb") as log:
+            self.proc = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, env=self._env(),
+                start_new_session=True,
+            )  # fmt: skip
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise SystemExit(f"gpu_check: Triton exited at start:\n{self.tail()}")
+            if _http(f"{self.url}/v2/health/live", timeout=2)[0] == 200:
+                return
+            time.sleep(0.2)
+        raise SystemExit(f"gpu_check: Triton did not come up in 120 s:\n{self.tail()}")
+
+    def load(self, model: str) -> tuple[bool, str]:
+        status, body = _http(f"{self.url}/v2/repository/models/{model}/load", {})
+        return status == 200, body[:500]
+
+    def tail(self, lines: int = 20) -> str:
+        text = self.log.read_text(encoding="utf-8", errors="replace") if self.log.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        for region in Path("/dev/shm").glob(f"{self.shm_prefix}*"):
+            region.unlink(missing_ok=True)
+
+
+def gpu_series(metrics: str) -> dict[str, float]:
+    """The ``nv_gpu_*`` samples of a metrics text, summed by name (one GPU: its values)."""
+    series: dict[str, float] = {}
+    for line in metrics.splitlines():
+        if line.startswith("nv_gpu_"):
+            name, _, value = line.rpartition(" ")
+            key = name.split("{", 1)[0]
+            series[key] = series.get(key, 0.0) + float(value)
+    return series
+
+
+def _tdk_env(deps: list[Path], work: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *(str(d) for d in deps)])
+    env["TDK_STATE_DIR"] = str(work / "state")  # where tune --url records the original config
+    return env
+
+
+def _default_runtime() -> Path:
+    found = sorted(
+        (ROOT / ".venv-triton").glob("lib/python3.*/site-packages/pytriton/tritonserver")
+    )
+    if not found:
+        raise SystemExit("gpu_check: no .venv-triton here: give --runtime DIR")
+    return found[-1]
+
+
+#: how hard each mode searches: (concurrency, window s, max windows, instances, batch sizes, delays)
+SIZES = {
+    "gpu": ("1,4,16", "1.0", "6", "1,2", "8,32", "0,500"),
+    "cpu": ("1,4", "0.3", "3", "1,2", "32", "0"),
+}
+
+
+class Check:
+    """The steps, each recorded in ``summary["steps"]``; a failed step stops those after it."""
+
+    def __init__(self, args: argparse.Namespace, work: Path) -> None:
+        self.args, self.work = args, work
+        self.mode = "cpu" if args.cpu else "gpu"
+        self.env = _tdk_env(args.deps, work)
+        self.summary: dict[str, Any] = {"mode": self.mode, "python": sys.version.split()[0]}
+        self.summary["steps"] = {}
+        self.problems: list[str] = []
+
+    def step(self, name: str, args: list[str]) -> str | None:
+        started = time.monotonic()
+        code, out, err = _run([sys.executable, *args], self.env)
+        took = round(time.monotonic() - started, 2)
+        self.summary["steps"][name] = {"ok": code == 0, "seconds": took}
+        if code != 0:
+            self.problems.append(f"{name} failed ({code}): {err.strip()[-1500:]}")
+            return None
+        return out
+
+    def tdk_json(self, name: str, args: list[str]) -> dict[str, Any] | None:
+        out = self.step(name, ["-m", "cli", *args, "--json"])
+        return None if out is None else dict(json.loads(out))
+
+    def prepare(self) -> Path | None:
+        repo, store = self.work / "repo", self.work / "store"
+        gen = ["model_repos/generate.py", "--out", str(repo), "--with", "gpu", "--kind", self.mode]
+        if self.step("generate", gen) is None:
+            return None
+        if self.step("package", ["-m", "cli", "package", str(repo), "--dest", f"file://{store}"]):
+            return store
+        return None
+
+    def serve(self, triton: Triton) -> bool:
+        started = time.monotonic()
+        triton.start(gpu=self.mode == "gpu")
+        loaded, reply = triton.load(MODEL)
+        onnx_loaded, onnx_reply = triton.load(ONNX_MODEL)
+        self.summary["steps"]["serve"] = {
+            "ok": loaded, "seconds": round(time.monotonic() - started, 2),
+        }  # fmt: skip
+        _, server = _http(f"{triton.url}/v2")
+        self.summary["triton"] = json.loads(server).get("version") if server[:1] == "{" else None
+        # the wheel's Triton has no onnxruntime backend: gpu_onnx loads only where one exists
+        self.summary["onnx_model"] = {
+            "loaded": onnx_loaded,
+            "reply": "" if onnx_loaded else onnx_reply,
+        }
+        if not loaded:
+            self.problems.append(f"{MODEL} did not load: {reply}\n{triton.tail()}")
+        return loaded
+
+    def gpu_metrics(self, triton: Triton) -> None:
+        status, text = _http(triton.metrics_url)
+        series = gpu_series(text) if status == 200 else {}
+        self.summary["gpu_metrics"] = series
+        self.summary["device"] = _device()
+        if self.mode == "gpu" and "nv_gpu_utilization" not in series:
+            self.problems.append("Triton exported no nv_gpu_utilization: is the GPU visible?")
+
+    def tune_and_bench(self, triton: Triton, store: Path) -> None:
+        levels, window, windows, instances, sizes, delays = SIZES[self.mode]
+        before = _http(f"{triton.url}/v2/models/{MODEL}/config")[1]
+        tune = self.tdk_json("tune", [
+            "tune", "--url", triton.url, "--model", MODEL, "--metrics-url", triton.metrics_url,
+            "--latency-budget-ms", "1000", "-c", levels, "--duration", window,
+            "--max-windows", windows, "--instances", instances, "--max-batch-sizes", sizes,
+            "--queue-delays-us", delays,
+        ])  # fmt: skip
+        if tune is not None:
+            self.summary["tune"] = _tune_summary(tune)
+            restored = _http(f"{triton.url}/v2/models/{MODEL}/config")[1] == before
+            self.summary["tune"]["config_restored"] = restored
+            if not restored:
+                self.problems.append("tune --url did not restore the model's config")
+        bench = self.tdk_json("bench", [
+            "bench", "--target", "gke", "--url", triton.url, "--store", f"file://{store}",
+            "--target-model", f"{MODEL}.tar.gz", "-c", levels, "--duration", window,
+            "--max-windows", windows,
+        ])  # fmt: skip
+        if bench is not None:
+            self.summary["bench"] = _bench_summary(bench)
+
+
+def _device() -> str | None:
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+            capture_output=True, text=True, timeout=30, check=False,
+        ).stdout  # fmt: skip
+    except OSError:
+        return None
+    return out.strip() or None
+
+
+_POINT = ("label", "concurrency", "throughput_rps", "p99_ms", "spread", "stable", "client_bound")
+
+
+def _tune_summary(report: dict[str, Any]) -> dict[str, Any]:
+    points = [*report["shipped_points"], *report["points"]]
+    utils = [p["gpu_utilization"] for p in points if p.get("gpu_utilization") is not None]
+    pick = report["choice"] or {}
+    return {
+        "shipped_best": {k: report["shipped_best"][k] for k in _POINT}
+        if report["shipped_best"]
+        else None,
+        "choice": {k: pick[k] for k in _POINT} if pick else None,
+        "speedup": report["speedup"],
+        "configs_measured": report["configs_measured"],
+        "measurements": report["measurements"],
+        "unstable_points": report["unstable_points"],
+        "client_bound": report["client_bound"],
+        "inside_noise": report["inside_noise"],
+        "max_gpu_utilization": max(utils, default=None),
+        "notes": report["notes"],
+    }
+
+
+def _bench_summary(record: dict[str, Any]) -> dict[str, Any]:
+    keep = ("level", "throughput_rps", "p50_ms", "p99_ms", "windows", "spread", "stable")
+    levels = [
+        {
+            **{k: level[k] for k in keep},
+            "client_bound": level["client_bound"],
+            "errors": level["errors"],
+        }
+        for level in record["levels"]
+    ]
+    return {
+        "processes": record["processes"],
+        "client_bound": record["client_bound"],
+        "levels": levels,
+    }
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="tdk-gpu-check-") as tmp:
+        work = Path(tmp)
+        check = Check(args, work)
+        started = time.monotonic()
+        store = check.prepare()
+        if store is not None:
+            facts = _python_facts(args.model_python or _model_python(args))
+            check.summary["model_python"] = facts["version"]
+            triton = Triton(args.runtime or _default_runtime(), store / "repository", work, facts)
+            try:
+                if check.serve(triton):
+                    check.gpu_metrics(triton)
+                    check.tune_and_bench(triton, store)
+            finally:
+                triton.stop()
+        check.summary["seconds"] = round(time.monotonic() - started, 1)
+        check.summary["problems"] = check.problems
+        check.summary["ok"] = not check.problems
+        return check.summary
+
+
+def _model_python(args: argparse.Namespace) -> str:
+    venv_python = ROOT / ".venv-triton" / "bin" / "python"
+    if args.cpu and args.runtime is None and venv_python.exists():
+        return str(venv_python)
+    return sys.executable
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True, help="write the JSON summary here")
+    parser.add_argument("--cpu", action="store_true", help="the same steps with KIND_CPU")
+    parser.add_argument("--runtime", type=Path, help="an unpacked wheel's pytriton/tritonserver")
+    parser.add_argument(
+        "--deps", type=Path, action="append", default=[], help="packages for the tdk steps"
+    )
+    parser.add_argument("--model-python", help="the Python whose packages the models import")
+    parser.add_argument("--json", action="store_true", help="also print the summary (one line)")
+    args = parser.parse_args(argv)
+    summary = run(args)
+    args.out.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        status = "passed" if summary["ok"] else "FAILED: " + "; ".join(summary["problems"])
+        print(f"gpu_check ({summary['mode']}): {status}; summary in {args.out}")
+    return 0 if summary["ok"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
