@@ -47,9 +47,9 @@ from cli.output import Output
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import check_timeout
 from infra.clients.triton_http import TritonHttpTarget
-from infra.perf.genbench import GenLoad
 from infra.perf.bench import Load
 from infra.perf.drive import DEFAULT_PROCESSES
+from infra.perf.genbench import GenLoad
 from infra.perf.loadgen import Stability
 from tdk.errors import UsageError
 
