@@ -13,6 +13,7 @@ import resource
 import signal
 from collections import Counter
 from collections.abc import Callable
+from multiprocessing import resource_tracker
 from multiprocessing.connection import Connection
 from typing import Any, Protocol
 
@@ -155,3 +156,14 @@ class Processes:
             if proc.is_alive():
                 proc.terminate()
                 proc.join(timeout=5)
+        if procs:
+            _stop_resource_tracker()
+
+
+def _stop_resource_tracker() -> None:
+    """Stop and reap the resource-tracker process that starting ``spawn`` processes started, so
+    nothing of ours outlives the run (it would otherwise exit only after this process does).
+    ``_stop`` is CPython's own (3.8+); without it the tracker still exits with us."""
+    stop = getattr(resource_tracker._resource_tracker, "_stop", None)
+    if stop is not None:
+        stop()

@@ -4,6 +4,7 @@ decisions, and a load generator that says when it, not the server, was the limit
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -17,6 +18,7 @@ from infra.perf.loadgen import Result, Stability, Window, measure_stable
 from infra.perf.space import Knobs, Space
 from infra.perf.tune import Point, Search, Settings, quick_search
 from infra.perf.tuner import SearchMode, TuneReport
+from tests.local.local_helpers import alive, children
 
 
 def _window(rps: float, latency_ms: float = 1.0) -> Window:
@@ -157,6 +159,18 @@ def test_generator_processes_each_send_and_report_their_cpu() -> None:
         driver.close()
     assert window.result.ok > 50 and not window.result.errors
     assert 0 <= window.client_cpu < 0.5
+
+
+def test_closing_the_generator_leaves_no_process_of_ours() -> None:
+    """The workers and the resource tracker that ``spawn`` starts are all reaped by close()
+    (a tune stopped by SIGTERM must leave no process behind)."""
+    before = children(os.getpid())
+    driver = Processes(SleepSender(), 2)
+    try:
+        assert len(children(os.getpid()) - before) >= 2
+    finally:
+        driver.close()
+    assert not [pid for pid in children(os.getpid()) - before if alive(pid)]
 
 
 METRICS = """# HELP nv_gpu_utilization GPU utilization rate [0.0 - 1.0)
