@@ -28,6 +28,7 @@ from cli.genbench import (
     RequestsOpt,
     bench_prompts,
     one_level,
+    open_loop_load,
     read_prompts,
 )
 from cli.invoke import (
@@ -68,7 +69,16 @@ RateOpt = Annotated[
     float | None, typer.Option("--rate", help="Open loop: requests per second (replaces -c).")
 ]
 ArrivalOpt = Annotated[Arrival, typer.Option("--arrival", help="Open loop: constant or poisson.")]
-DurationOpt = Annotated[float, typer.Option("--duration", min=0.1, help="Seconds per load level.")]
+DurationOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--duration",
+        min=0.1,
+        help="Seconds per load level (default 5); with --prompt --rate: the deadline after "
+        "which no further request is sent (default none: all --requests).",
+    ),
+]
+DEFAULT_DURATION = 5.0
 BatchOpt = Annotated[int, typer.Option("--batch", min=1, help="Batch size of generated inputs.")]
 InstanceTypeOpt = Annotated[
     str | None,
@@ -100,7 +110,7 @@ def bench(
     concurrency: ConcurrencyOpt = None,
     rate: RateOpt = None,
     arrival: ArrivalOpt = Arrival.constant,
-    duration: DurationOpt = 5.0,
+    duration: DurationOpt = None,
     batch: BatchOpt = 1,
     inputs: InputOpt = None,
     text: TextOpt = None,
@@ -132,11 +142,15 @@ def bench(
     if prompt is not None or prompts is not None:
         no_tensor_options(
             **{"--input": inputs, "--text": text, "--example": example, "--grpc": grpc},
-            **{"--json-body": json_body, "--arrival poisson": arrival is Arrival.poisson},
+            **{"--json-body": json_body},
         )
         where = locator(endpoint, region, stack, project_dir, url)
         clients = 1 if concurrency is None else one_level(_levels(concurrency))
-        gen_load = GenLoad(read_prompts(prompt, prompts), requests, clients, rate)
+        gen_load = open_loop_load(
+            GenLoad(read_prompts(prompt, prompts), requests, clients, rate),
+            arrival is Arrival.poisson,
+            duration,
+        )
         bench_prompts(
             out,
             target,
@@ -153,7 +167,7 @@ def bench(
         _levels(DEFAULT_LEVELS if concurrency is None else concurrency),
         rate,
         arrival is Arrival.poisson,
-        duration,
+        DEFAULT_DURATION if duration is None else duration,
     )
     where = locator(endpoint, region, stack, project_dir, url)
     client, manifest = open_target(target, where, store, grpc, endpoint_url, timeout)
