@@ -15,7 +15,7 @@ from tdk.errors import UsageError
 
 if TYPE_CHECKING:
     from cli.locate import TargetName
-    from infra.clients.generate import GenerateClient
+    from infra.clients.generate import Generator
     from infra.targets.operations import Locator
 
 PromptsOpt = Annotated[
@@ -97,7 +97,7 @@ def bench_prompts(
 
 def bench_generate(
     out: Output,
-    client: GenerateClient,
+    client: Generator,
     load: GenLoad,
     max_tokens: int,
     recorded: dict[str, str | None] | None = None,

@@ -18,6 +18,7 @@ from infra.targets.sagemaker_ic.config import (
     Rolling,
     Startup,
 )
+from infra.targets.sagemaker_ic.generate import generate_container
 from infra.targets.sagemaker_ic.names import TARGET_NAME
 
 #: SageMaker Triton image: the directory under /opt/ml/model it serves in single-model mode
@@ -49,7 +50,12 @@ def model_container(
     image: str, release_url: str, spec: ComponentSpec, environment: dict[str, str]
 ) -> dict[str, Any]:
     """``aws.sagemaker.Model`` primary container: the Triton image on one copy's archive, which
-    is a one-model Triton repository (ensembles carry their composing models)."""
+    is a one-model Triton repository (ensembles carry their composing models); a decoupled copy
+    (no archive) is served from the release's repository/ in Triton's generate mode
+    (``generate.py``)."""
+    if spec.decoupled:
+        env = {**environment, DEFAULT_MODEL_ENV: spec.copy}
+        return generate_container(image, release_url, env)
     return {
         "image": image,
         "mode": "SingleModel",

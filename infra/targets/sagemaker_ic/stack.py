@@ -38,6 +38,20 @@ def resource_name(stack: str, component: str) -> str:
     return f"{name[:48].rstrip('-')}-{digest}"
 
 
+def _primary_container(args: dict[str, Any]) -> aws.sagemaker.ModelPrimaryContainerArgs:
+    """The builder's container as the provider's types: a dict two levels down
+    (``model_data_source.s3_data_sources[]``) would reach the provider with snake_case keys."""
+    source = args.pop("model_data_source", None)
+    if source is not None:
+        args["model_data_source"] = aws.sagemaker.ModelPrimaryContainerModelDataSourceArgs(
+            s3_data_sources=[
+                aws.sagemaker.ModelPrimaryContainerModelDataSourceS3DataSourceArgs(**s3)
+                for s3 in source["s3_data_sources"]
+            ]
+        )
+    return aws.sagemaker.ModelPrimaryContainerArgs(**args)
+
+
 class SageMakerInferenceComponents(pulumi.ComponentResource):
     """Role -> EndpointConfiguration (no model) -> Endpoint -> per copy: Model, component,
     scaling, alarms; one dashboard."""
@@ -168,8 +182,8 @@ class SageMakerInferenceComponents(pulumi.ComponentResource):
             base,
             execution_role_arn=self._role.arn,
             primary_container=release.apply(
-                lambda r: aws.sagemaker.ModelPrimaryContainerArgs(
-                    **builders.model_container(self._image, r.url, spec, config.environment)
+                lambda r: _primary_container(
+                    builders.model_container(self._image, r.url, spec, config.environment)
                 )
             ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[policy]),
