@@ -13,6 +13,8 @@ from cli.locate import ProjectDirOpt, TargetName
 from infra.targets import registry
 
 if TYPE_CHECKING:
+    from infra.targets.checks import TargetSpec
+    from packager.validate.engines.args import VllmImage
     from packager.validate.findings import Finding
 
 PathsArg = Annotated[
@@ -103,39 +105,47 @@ def validate(
     fmt = "json" if json else fmt
     if fmt not in FORMATS:
         raise UsageError(f"--format {fmt!r} is not a format", hint=f"use one of {as_text(FORMATS)}")
-    findings = validate_paths(paths)
-    if target is not None or stack is not None:
+    if target is None and stack is None:
+        findings = validate_paths(paths)
+    else:
         built_for = trt_built_for or (_release_built_for(release) if release else "")
         name = target.value if target is not None else None
         where = _stack(stack, project_dir) if stack is not None else None
-        target_args = (name, instance_type, gpu, image, where, copies, built_for)
-        findings = _with_target(findings, paths, *target_args)
+        spec = _target_spec(name, instance_type, gpu, image, where)
+        findings = validate_paths(paths, _vllm_image(spec.image.version))
+        findings = _with_target(findings, paths, spec, copies, built_for)
     sys.stdout.write(render(fmt, findings, __version__))
     if has_errors(findings):
         raise typer.Exit(1)
 
 
-def _with_target(
-    local: list[Finding],
-    paths: list[Path],
-    target: str | None,
-    instance_type: str,
-    gpu: str,
-    image: str,
-    stack: tuple[Path, str] | None,
-    copies: int,
-    built_for: str,
-) -> list[Finding]:
+def _target_spec(
+    target: str | None, instance_type: str, gpu: str, image: str, stack: tuple[Path, str] | None
+) -> TargetSpec:
+    """What the target (or the committed stack) offers: GPU, disk, image."""
     from infra.targets import registry
-    from infra.targets.checks import check_target, working_set
-    from packager.repository import discover_all
 
     if stack is not None:
         settings = registry.load_stack(*stack)
-        spec = settings.entry.stack_spec(settings)
         _warn_placeholders(*stack)
-    else:
-        spec = registry.get(str(target)).spec(instance_type, gpu, image)
+        return settings.entry.stack_spec(settings)
+    return registry.get(str(target)).spec(instance_type, gpu, image)
+
+
+def _vllm_image(release: str) -> VllmImage:
+    """The vLLM that release's vllm image ships, for the engine-argument check."""
+    from infra.facts.llm import vllm_version
+    from packager.validate.engines.args import VllmImage
+
+    return VllmImage(release, vllm_version(release))
+
+
+def _with_target(
+    local: list[Finding], paths: list[Path], spec: TargetSpec, copies: int, built_for: str
+) -> list[Finding]:
+    from infra.targets.checks import check_target, working_set
+    from packager.repository import discover_all
+
     models = [m for path in paths for m in discover_all(path).models]
     findings, fits = check_target(models, spec, built_for)
     if spec.gpu is not None:  # the local-endpoint caveat about KIND_GPU does not apply
