@@ -35,6 +35,7 @@ runner = CliRunner()
 
 def _valid(service: str, operation: str, request: dict[str, Any]) -> None:
     shape = SESSION.get_service_model(service).operation_model(operation).input_shape
+    assert shape is not None
     report = ParamValidator().validate(request, shape)
     assert not report.has_errors(), report.generate_report()
 
@@ -154,7 +155,7 @@ def test_component_stream_failures_are_errors() -> None:
     with pytest.raises(StreamError, match="inside an event"):
         ComponentGenerateClient(cut, "ep", _model()).generate("hi", 3, True)
     error = {"Error": {"Code": "ValidationError", "Message": "Inference Component not found"}}
-    refused = FakeRuntime(ClientError(error, "InvokeEndpointWithResponseStream"))
+    refused = FakeRuntime(ClientError(error, "InvokeEndpointWithResponseStream"))  # type: ignore[arg-type]
     with pytest.raises(InvokeFailed, match="not found") as caught:
         ComponentGenerateClient(refused, "ep", _model()).generate("hi", 3, True)
     assert caught.value.code == "ValidationError"

@@ -35,9 +35,17 @@ def test_vllm_version_by_release_or_image() -> None:
 
 
 def test_validate_target_checks_against_the_images_vllm(tmp_path: Path) -> None:
-    repo = c.vllm_repo(tmp_path)
-    where = ["--target", "gke", "--gpu", "nvidia-l4", "--image", "25.09", "--json"]
-    result = CliRunner().invoke(app, ["validate", str(repo), *where])
+    repo = c.vllm_repo(tmp_path, args=dict(c.VLLM_ARGS, max_num_seq=4))
+    where = ["--target", "gke", "--gpu", "nvidia-l4", "--json"]
+    result = CliRunner().invoke(app, ["validate", str(repo), *where, "--image", "25.09"])
     findings, _ = json.JSONDecoder().raw_decode(result.stdout[result.stdout.index("[") :])
-    found = [f for f in findings if f["code"] == "TDK613"]
-    assert found and "vLLM 0.10.1.1" in found[0]["message"], result.output
+    typos = {f["field"]: f["message"] for f in findings if f["code"] == "TDK603"}
+    assert "vLLM 0.10.1.1 EngineArgs" in typos["model.json max_num_seq"], result.output
+    # the vllm_backend sample's disable_log_requests became a property (not an init field)
+    # of AsyncEngineArgs in 0.10: AsyncEngineArgs(**model_json) refuses it there
+    assert "'enable_log_requests'" in typos["model.json disable_log_requests"]
+    assert "TDK613" not in {f["code"] for f in findings}
+    result = CliRunner().invoke(app, ["validate", str(repo), *where, "--image", "26.05"])
+    findings, _ = json.JSONDecoder().raw_decode(result.stdout[result.stdout.index("[") :])
+    (unknown,) = [f for f in findings if f["code"] == "TDK613"]
+    assert "26.05-vllm-python-py3" in unknown["message"]

@@ -71,9 +71,14 @@ def test_throughputs_over_the_benchmark_duration() -> None:
 
 
 def test_open_loop_sends_every_request() -> None:
-    seen = []
+    seen: list[str] = []
+
+    def generate(prompt: str) -> Generation:
+        seen.append(prompt)
+        return _gen(1.0, 2.0, 2)
+
     record = run_genbench(
-        lambda p: seen.append(p) or _gen(1.0, 2.0, 2),
+        generate,
         GenLoad(("p",), requests=5, rate=1000.0),
     )
     assert len(seen) == 5 and record["ok"] == 5 and record["mode"] == "rate"
