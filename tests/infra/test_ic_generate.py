@@ -77,6 +77,11 @@ def test_decoupled_copy_serves_generate_from_the_repository(
         }
     ]
     assert served["environment"]["SAGEMAKER_TRITON_INFERENCE_TYPE"] == "generate_stream"
+    (policy,) = run.of_type("aws:iam/rolePolicy:RolePolicy")
+    statements = {st["Sid"]: st for st in json.loads(policy.inputs["policy"])["Statement"]}
+    readable = statements["ReadReleaseArchives"]["Resource"]
+    assert any(r.endswith("/repository/*") for r in readable)
+    assert any(r.endswith("/mme/*") for r in readable)
     for copy, container in containers.items():  # the others keep their archives, infer mode
         assert container["modelDataUrl"] == f"{release}/mme/{copy}.tar.gz"
         assert "SAGEMAKER_TRITON_INFERENCE_TYPE" not in container["environment"]

@@ -18,7 +18,7 @@ from infra.targets.sagemaker_ic.config import (
     Rolling,
     Startup,
 )
-from infra.targets.sagemaker_ic.generate import generate_container
+from infra.targets.sagemaker_ic.generate import REPOSITORY_PREFIX, generate_container
 from infra.targets.sagemaker_ic.names import TARGET_NAME
 
 #: SageMaker Triton image: the directory under /opt/ml/model it serves in single-model mode
@@ -62,6 +62,14 @@ def model_container(
         "model_data_url": f"{release_url}/{spec.archive}",
         "environment": {**environment, DEFAULT_MODEL_ENV: spec.copy},
     }
+
+
+def release_prefixes(components: Sequence[ComponentSpec]) -> tuple[str, ...]:
+    """What the components' role reads in the release: mme/ archives, and repository/ where a
+    decoupled copy is served from it."""
+    if any(spec.decoupled for spec in components):
+        return ("mme/", REPOSITORY_PREFIX)
+    return ("mme/",)
 
 
 def deployment_config(rolling: Rolling, rollback_alarms: Sequence[Any]) -> dict[str, Any]:

@@ -148,11 +148,12 @@ class SageMakerInferenceComponents(pulumi.ComponentResource):
             self._name, assume_role_policy=json.dumps(assume_role_policy()), opts=child
         )
         image, region = self._image, self._config.region
+        prefixes = builders.release_prefixes(self._config.components)
         policy = aws.iam.RolePolicy(
             self._name,
             role=role.id,
             policy=release.apply(
-                lambda r: json.dumps(execution_policy(r, image, region, endpoint))
+                lambda r: json.dumps(execution_policy(r, image, region, endpoint, prefixes))
             ),
             opts=child,
         )

@@ -3,13 +3,14 @@ the release's PyPI wheel (``vllm/engine/arg_utils.py``: the ``EngineArgs`` and
 ``AsyncEngineArgs`` dataclass fields, the keys ``AsyncEngineArgs(**model_json)`` takes).
 
     pip download vllm==0.10.1.1 --no-deps --only-binary :all: -d WHEELS
-    python -m packager.validate.engines.vllm_argsgen WHEELS/vllm-*.whl \\
-        > packager/validate/engines/vllm_lists.py
+    python -m packager.validate.engines.vllm_argsgen WHEELS/vllm-*.whl > /tmp/vllm_lists.py
+    mv /tmp/vllm_lists.py packager/validate/engines/  # (the package imports the old one)
 """
 
 from __future__ import annotations
 
 import ast
+import datetime as dt
 import hashlib
 import sys
 import textwrap
@@ -78,7 +79,7 @@ def render(rows: list[WheelArgs], checked: str) -> str:
 
 def main(argv: list[str]) -> None:
     rows = sorted((read_wheel(Path(p)) for p in argv), key=lambda r: _key(r.version))
-    sys.stdout.write(render(rows, "2026-11-26"))
+    sys.stdout.write(render(rows, dt.date.today().isoformat()))
 
 
 def _key(version: str) -> tuple[int, ...]:
