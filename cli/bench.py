@@ -29,6 +29,7 @@ from cli.genbench import (
     RequestsOpt,
     bench_prompts,
     one_level,
+    open_loop_load,
     read_prompts,
 )
 from cli.invoke import (
@@ -75,7 +76,13 @@ RateOpt = Annotated[
 ]
 ArrivalOpt = Annotated[Arrival, typer.Option("--arrival", help="Open loop: constant or poisson.")]
 DurationOpt = Annotated[
-    float, typer.Option("--duration", min=0.1, help="Seconds per measurement window.")
+    float | None,
+    typer.Option(
+        "--duration",
+        min=0.1,
+        help="Seconds per measurement window (default 2); with --prompt --rate: the deadline "
+        "after which no further request is sent (default none: all --requests).",
+    ),
 ]
 StabilityOpt = Annotated[
     float,
@@ -121,7 +128,7 @@ def bench(
     concurrency: ConcurrencyOpt = None,
     rate: RateOpt = None,
     arrival: ArrivalOpt = Arrival.constant,
-    duration: DurationOpt = LOAD.duration_s,
+    duration: DurationOpt = None,
     stability: StabilityOpt = LOAD.stability.percentage,
     max_windows: MaxWindowsOpt = LOAD.stability.max_windows,
     processes: ProcessesOpt = DEFAULT_PROCESSES,
@@ -156,11 +163,15 @@ def bench(
     if prompt is not None or prompts is not None:
         no_tensor_options(
             **{"--input": inputs, "--text": text, "--example": example, "--grpc": grpc},
-            **{"--json-body": json_body, "--arrival poisson": arrival is Arrival.poisson},
+            **{"--json-body": json_body},
         )
         where = locator(endpoint, region, stack, project_dir, url)
         clients = 1 if concurrency is None else one_level(_levels(concurrency))
-        gen_load = GenLoad(read_prompts(prompt, prompts), requests, clients, rate)
+        gen_load = open_loop_load(
+            GenLoad(read_prompts(prompt, prompts), requests, clients, rate),
+            arrival is Arrival.poisson,
+            duration,
+        )
         bench_prompts(
             out,
             target,
@@ -176,7 +187,8 @@ def bench(
     steady = Stability(stability, max_windows)
     steady.check()
     levels = _levels(DEFAULT_LEVELS if concurrency is None else concurrency)
-    load = Load(levels, rate, arrival is Arrival.poisson, duration, steady)
+    window_s = LOAD.duration_s if duration is None else duration
+    load = Load(levels, rate, arrival is Arrival.poisson, window_s, steady)
     where = locator(endpoint, region, stack, project_dir, url)
     client, manifest = open_target(target, where, store, grpc, endpoint_url, timeout)
     try:

@@ -3,18 +3,19 @@ TTFT, TPOT, e2e latency, output tokens/s and errors (``infra.perf.genbench``).""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from cli.output import Output
+from infra.perf.genbench import GenLoad
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
     from cli.locate import TargetName
-    from infra.clients.generate import GenerateClient
-    from infra.perf.genbench import GenLoad
+    from infra.clients.generate import Generator
     from infra.targets.operations import Locator
 
 PromptsOpt = Annotated[
@@ -56,6 +57,23 @@ def one_level(levels: tuple[int, ...]) -> int:
     return levels[0]
 
 
+def open_loop_load(load: GenLoad, poisson: bool, deadline_s: float | None) -> GenLoad:
+    """``load`` with ``--arrival`` and ``--duration`` (its deadline), which only an open loop
+    (``--rate``) uses."""
+    if load.rate is None:
+        if poisson or deadline_s is not None:
+            given = "--arrival poisson" if poisson else "--duration"
+            raise UsageError(
+                f"{given} applies to an open loop; a --prompt bench without --rate is closed "
+                f"(-c {load.concurrency}, --requests {load.requests})",
+                hint="add --rate R (requests per second), or drop " + given,
+            )
+        return load
+    if load.rate <= 0:
+        raise UsageError(f"--rate {load.rate:g}: must be above 0", hint="e.g. --rate 2")
+    return replace(load, poisson=poisson, deadline_s=deadline_s)
+
+
 def bench_prompts(
     out: Output,
     target: TargetName,
@@ -79,7 +97,7 @@ def bench_prompts(
 
 def bench_generate(
     out: Output,
-    client: GenerateClient,
+    client: Generator,
     load: GenLoad,
     max_tokens: int,
     recorded: dict[str, str | None] | None = None,
@@ -102,14 +120,20 @@ def _table(out: Output, record: dict[str, Any]) -> None:
         (name, *(_ms(record[key][q]) for q in ("p50", "p90", "p99")))
         for name, key in (("TTFT", "ttft_ms"), ("TPOT", "tpot_ms"), ("e2e", "e2e_ms"))
     ]
+    arrival = f", {record['arrival']} arrivals" if record.get("arrival") else ""
     title = (
-        f"tdk bench {record['model']} ({record['mode']} {record['level']}): "
+        f"tdk bench {record['model']} ({record['mode']} {record['level']}{arrival}): "
         f"{record['output_tokens_per_s']} output tokens/s, {record['requests_per_s']} req/s, "
         f"{record['errors']} errors"
     )
     out.table(title, ["metric", "p50 ms", "p90 ms", "p99 ms"], rows)
     if record["errors"]:
         out.warn(f"failed requests: {record['error_kinds']}")
+    if record["unsent"]:
+        out.warn(
+            f"{record['unsent']} of {record['requests']} requests were scheduled after the "
+            f"{record['deadline_s']:g} s deadline and not sent"
+        )
 
 
 def _ms(value: float | None) -> str:

@@ -37,7 +37,7 @@ from packager.manifest import Manifest, ManifestModel
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
-    from infra.clients.generate import GenerateClient
+    from infra.clients.generate import Generator
     from infra.targets.operations import Locator
 
 
@@ -139,9 +139,10 @@ def generate_client(
     where: Locator,
     model: ManifestModel,
     timeout: float,
-) -> GenerateClient:
-    """A generate client for ``model`` on the deployment: ``--url`` (Triton's HTTP address) or
-    the URL the target's client reports (the local endpoint's)."""
+) -> Generator:
+    """A generate client for ``model`` on the deployment: ``--url`` (Triton's HTTP address),
+    the target's own route (``TargetClient.generator``), or the URL its client reports (the
+    local endpoint's)."""
     from infra.clients.generate import GenerateClient
     from infra.targets import registry
 
@@ -154,12 +155,16 @@ def generate_client(
     url = where.url
     if not url:
         try:
-            url = entry.client(where).where().get("url")
+            client = entry.client(where)
         except UsageError as exc:
             raise UsageError(
                 f"{exc.message} (or --url, Triton's HTTP address, for the generate endpoint)",
                 exc.hint or hint,
             ) from None
+        own = client.generator(model, timeout)  # e.g. sagemaker-ic's response streams
+        if own is not None:
+            return own
+        url = client.where().get("url")
     if not url:
         raise UsageError(
             f"--target {entry.name} has no generate endpoint to reach without --url", hint
@@ -167,9 +172,7 @@ def generate_client(
     return GenerateClient(url, model.name, timeout)
 
 
-def _generate(
-    out: Output, client: GenerateClient, prompt: str, stream: bool, max_tokens: int
-) -> None:
+def _generate(out: Output, client: Generator, prompt: str, stream: bool, max_tokens: int) -> None:
     """``invoke --prompt``: tokens printed as they arrive (human) or the summary (--json)."""
     import sys
 

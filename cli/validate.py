@@ -13,6 +13,7 @@ from cli.locate import ProjectDirOpt, TargetName
 from infra.targets import registry
 
 if TYPE_CHECKING:
+    from packager.validate.engines.args import VllmImage
     from packager.validate.findings import Finding
 
 PathsArg = Annotated[
@@ -108,20 +109,20 @@ def validate(
             "--stack reads the instance type, GPU and image from the stack",
             hint="drop --instance-type/--gpu/--image, or use --target with them instead",
         )
-    findings = validate_paths(paths)
-    if target is not None or stack is not None:
+    if target is None and stack is None:
+        findings = validate_paths(paths)
+    else:
         built_for = trt_built_for or (_release_built_for(release) if release else "")
         name = target.value if target is not None else None
         where = _stack(stack, project_dir) if stack is not None else None
         target_args = (name, instance_type, gpu, image, where, copies, built_for, project_dir)
-        findings = _with_target(findings, paths, *target_args)
+        findings = _with_target(paths, *target_args)
     sys.stdout.write(render(fmt, findings, __version__))
     if has_errors(findings):
         raise typer.Exit(1)
 
 
 def _with_target(
-    local: list[Finding],
     paths: list[Path],
     target: str | None,
     instance_type: str,
@@ -132,11 +133,13 @@ def _with_target(
     built_for: str,
     project_dir: str = ".",
 ) -> list[Finding]:
-    """The one feasibility path: the committed stack, or a stack built from the flags."""
+    """The one feasibility path: the committed stack, or a stack built from the flags; the
+    repository's own checks run against the vLLM of the image that stack deploys."""
     from infra.targets import registry
     from infra.targets.checks import working_set
     from infra.targets.feasibility import feasible, flag_stack
     from packager.repository import discover_all
+    from packager.validate.runner import validate_paths
 
     models = [m for path in paths for m in discover_all(path).models]
     if stack is not None:
@@ -150,6 +153,7 @@ def _with_target(
         _say_defaults(entry.flag_keys, flags, settings)
         where = f"--target {entry.name}"
     result = feasible(settings, models, built_for, where)
+    local = validate_paths(paths, _vllm_image(result.spec.image.version) if result.spec else None)
     if result.spec is not None and result.spec.gpu is not None:
         local = [f for f in local if f.code != "TDK213"]  # the local-endpoint KIND_GPU caveat
     for fit in result.fits:
@@ -166,6 +170,14 @@ def _say_defaults(keys: dict[str, str], flags: dict[str, str], settings: Any) ->
                 f"note: no {option}: checking the stack default {key} = {settings.get(key)!r} "
                 f"(Pulumi.yaml); pass {option} to check another\n"
             )
+
+
+def _vllm_image(release: str) -> VllmImage:
+    """The vLLM that release's vllm image ships, for the engine-argument check."""
+    from infra.facts.llm import vllm_version
+    from packager.validate.engines.args import VllmImage
+
+    return VllmImage(release, vllm_version(release))
 
 
 def _warn_placeholders(project_dir: Path, stack: str) -> None:

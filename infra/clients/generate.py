@@ -19,9 +19,9 @@ import http.client
 import json
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from infra.clients.base import InvokeFailed
@@ -58,6 +58,17 @@ class Generation:
 
 class StreamError(InvokeFailed):
     """The answer was not a complete, well-formed generate response."""
+
+
+class Generator(Protocol):
+    """What ``tdk invoke --prompt`` and ``tdk bench --prompt`` call: one model's generate
+    route (Triton's HTTP ``generate``/``generate_stream``, or a target's own)."""
+
+    model: str
+
+    def generate(
+        self, prompt: str, max_tokens: int, stream: bool, on_chunk: OnChunk | None = None
+    ) -> Generation: ...
 
 
 def request_body(prompt: str, max_tokens: int, stream: bool) -> bytes:
@@ -188,8 +199,13 @@ def _elapsed_ms(started: float) -> float:
 def _lines(response: http.client.HTTPResponse) -> Iterator[bytes]:
     """The body's lines as they arrive. ``read1`` raises IncompleteRead when a chunked body
     stops before its last chunk (``readline`` would swallow that and look like a clean end)."""
+    return split_lines(iter(lambda: response.read1(64 * 1024), b""))
+
+
+def split_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """Lines (with their ends) of a body that arrives in arbitrary chunks."""
     buffer = b""
-    while data := response.read1(64 * 1024):
+    for data in chunks:
         buffer += data
         while (end := buffer.find(b"\n")) >= 0:
             yield buffer[: end + 1]
@@ -201,11 +217,17 @@ def _lines(response: http.client.HTTPResponse) -> Iterator[bytes]:
 def _read_stream(
     response: http.client.HTTPResponse, started: float, on_chunk: OnChunk | None
 ) -> Generation:
+    return read_events(_lines(response), started, on_chunk)
+
+
+def read_events(lines: Iterable[bytes], started: float, on_chunk: OnChunk | None) -> Generation:
+    """A generate_stream answer (server-sent events, as lines) decoded and checked, timed from
+    ``started`` (``time.perf_counter``)."""
     pieces: list[str] = []
     times: list[float] = []
     finish = None
     count = 0
-    for count, payload in enumerate(sse_data(_lines(response)), start=1):
+    for count, payload in enumerate(sse_data(iter(lines)), start=1):
         text, reason = event_text(payload, count)
         finish = reason or finish
         if text:

@@ -5,6 +5,7 @@ source; all were checked 2026-11-26."""
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 
 from infra.facts import Source
 
@@ -48,8 +49,49 @@ TRTLLM_VERSIONS: dict[str, str] = {
     "25.01": "0.17.0", "25.06": "0.20.0", "25.07": "0.20.0", "25.08": "0.21.0",
     "25.09": "1.0.0", "25.10": "1.0.0", "25.11": "1.0.3", "25.12": "1.1.0",
 }  # fmt: skip
-#: vLLM version in ``<yy.mm>-vllm-python-py3`` where a checked source states it (RELEASE_24_12)
-VLLM_VERSIONS: dict[str, str] = {"24.12": "0.5.5"}
+#: Triton's build.py at a release tag: ``DEFAULT_TRITON_VERSION_MAP`` pairs the release's
+#: ``triton_container_version`` (the NGC ``yy.mm``) with the ``vllm_version`` its build installs
+#: (``pip3 install vllm==<vllm_version>`` for the vllm image); checked at each tag 2026-11-26.
+#: From v2.69.0 (26.05) on the map no longer names a vLLM version: those releases are unknown.
+TRITON_BUILD_PY = "https://github.com/triton-inference-server/server/blob/{tag}/build.py"
+
+
+@dataclass(frozen=True)
+class VllmRow:
+    """The vLLM version one ``<yy.mm>-vllm-python-py3`` image ships, and where it was read."""
+
+    vllm: str
+    tag: str  # the Triton server tag whose build.py says so
+    checked: dt.date = LLM_CHECKED
+
+    @property
+    def source(self) -> str:
+        return TRITON_BUILD_PY.format(tag=self.tag)
+
+
+#: ``yy.mm`` -> the vLLM in ``<yy.mm>-vllm-python-py3`` (24.12 = 0.5.5 agrees with RELEASE_24_12;
+#: 25.01's build.py is a "25.01dev" map at v2.54.0)
+VLLM_ROWS: dict[str, VllmRow] = {
+    "24.12": VllmRow("0.5.5", "v2.53.0"), "25.01": VllmRow("0.6.3.post1", "v2.54.0"),
+    "25.02": VllmRow("0.7.0", "v2.55.0"), "25.03": VllmRow("0.7.3", "v2.56.0"),
+    "25.04": VllmRow("0.8.1", "v2.57.0"), "25.05": VllmRow("0.8.4", "v2.58.0"),
+    "25.06": VllmRow("0.9.0.1", "v2.59.0"), "25.07": VllmRow("0.9.0.1", "v2.59.1"),
+    "25.08": VllmRow("0.9.2", "v2.60.0"), "25.09": VllmRow("0.10.1.1", "v2.61.0"),
+    "25.10": VllmRow("0.10.2", "v2.62.0"), "25.11": VllmRow("0.11.0", "v2.63.0"),
+    "25.12": VllmRow("0.11.1", "v2.64.0"), "26.01": VllmRow("0.13.0", "v2.65.0"),
+    "26.02": VllmRow("0.15.1", "v2.66.0"), "26.03": VllmRow("0.16.0", "v2.67.0"),
+    "26.04": VllmRow("0.19.0", "v2.68.0"),
+}  # fmt: skip
+#: vLLM version in ``<yy.mm>-vllm-python-py3`` where a checked source states it
+VLLM_VERSIONS: dict[str, str] = {release: row.vllm for release, row in VLLM_ROWS.items()}
+
+
+def vllm_version(image_or_release: str) -> str | None:
+    """The vLLM the vllm image of this release ships (``"25.09"`` or an image tag); None where
+    no checked source says."""
+    release = release_of(image_or_release) or image_or_release
+    return VLLM_VERSIONS.get(release)
+
 
 #: GKE G2 machine type -> L4 GPUs (GCE_G2); EC2 multi-GPU sizes are in hardware.EC2_GPU_FAMILIES
 #: (g6e.12xlarge: 4 L40S, g5.12xlarge: 4 A10G, g6.12xlarge: 4 L4)

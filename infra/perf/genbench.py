@@ -19,6 +19,7 @@ broken stream counts as an error, by its code.
 from __future__ import annotations
 
 import math
+import random
 import threading
 import time
 from collections import Counter
@@ -36,13 +37,38 @@ SOURCE = "https://docs.nvidia.com/aiperf/v0.13.0/reference/ai-perf-metrics-refer
 
 @dataclass(frozen=True)
 class GenLoad:
-    """How to load: ``concurrency`` clients (closed loop) or ``rate`` requests/s (open loop,
-    constant arrivals), ``requests`` in all, prompts used in turn."""
+    """How to load: ``concurrency`` clients (closed loop) or ``rate`` requests/s (open loop:
+    evenly spaced, or ``poisson`` arrivals from a ``seed``), ``requests`` at most, prompts used in
+    turn; an open loop sends nothing scheduled at or after ``deadline_s`` (None: no deadline)."""
 
     prompts: tuple[str, ...]
     requests: int
     concurrency: int = 1
     rate: float | None = None
+    poisson: bool = False
+    seed: int = 0
+    deadline_s: float | None = None
+
+
+def arrival_offsets(load: GenLoad) -> list[float]:
+    """Seconds after the start at which each open-loop request is sent: ``i / rate``, or a
+    Poisson process (exponential gaps of mean ``1 / rate`` from ``random.Random(seed)``, the
+    first at 0), cut at the deadline. The same load always gives the same schedule."""
+    rate = load.rate
+    if rate is None or rate <= 0:
+        return []
+    rng = random.Random(load.seed)
+    offsets: list[float] = []
+    at = 0.0
+    for index in range(load.requests):
+        if not load.poisson:
+            at = index / rate
+        if load.deadline_s is not None and at >= load.deadline_s:
+            break
+        offsets.append(at)
+        if load.poisson:
+            at += rng.expovariate(rate)
+    return offsets
 
 
 @dataclass
@@ -51,6 +77,7 @@ class GenResult:
 
     done: list[Generation] = field(default_factory=list)
     errors: Counter[str] = field(default_factory=Counter)
+    sent: int = 0
     started: float = 0.0
     ended: float = 0.0
 
@@ -80,10 +107,16 @@ def summarize(result: GenResult, load: GenLoad) -> dict[str, Any]:
     duration = max(result.ended - result.started, 1e-9)
     tokens = sum(g.output_tokens for g in result.done)
     tpots = [value for g in result.done if (value := tpot_ms(g)) is not None]
+    open_loop = load.rate is not None
     return {
-        "mode": "rate" if load.rate is not None else "concurrency",
-        "level": load.rate if load.rate is not None else load.concurrency,
+        "mode": "rate" if open_loop else "concurrency",
+        "level": load.rate if open_loop else load.concurrency,
+        "arrival": ("poisson" if load.poisson else "constant") if open_loop else None,
+        "seed": load.seed if open_loop and load.poisson else None,
+        "deadline_s": load.deadline_s if open_loop else None,
         "requests": load.requests,
+        "sent": result.sent,
+        "unsent": load.requests - result.sent,
         "ok": len(result.done),
         "errors": sum(result.errors.values()),
         "error_kinds": dict(result.errors),
@@ -127,8 +160,9 @@ def run_genbench(
     result.started = time.perf_counter()
     if load.rate is None:
         _closed_loop(one, load.requests, load.concurrency)
+        result.sent = load.requests
     else:
-        _open_loop(one, load.requests, load.rate, result.started)
+        result.sent = _open_loop(one, arrival_offsets(load), result.started)
     return summarize(result, load)
 
 
@@ -151,11 +185,13 @@ def _closed_loop(one: Callable[[int], None], requests: int, concurrency: int) ->
         thread.join()
 
 
-def _open_loop(one: Callable[[int], None], requests: int, rate: float, start: float) -> None:
-    """Request ``i`` is sent at ``start + i / rate`` whatever the earlier ones are doing."""
-    with ThreadPoolExecutor(max_workers=min(requests, 256)) as pool:
-        for index in range(requests):
-            delay = start + index / rate - time.perf_counter()
+def _open_loop(one: Callable[[int], None], offsets: list[float], start: float) -> int:
+    """Request ``i`` is sent at ``start + offsets[i]`` whatever the earlier ones are doing;
+    returns how many were sent (the pool then waits for those in flight)."""
+    with ThreadPoolExecutor(max_workers=max(1, min(len(offsets), 256))) as pool:
+        for index, offset in enumerate(offsets):
+            delay = start + offset - time.perf_counter()
             if delay > 0:
                 time.sleep(delay)  # pacing the arrivals, not synchronising with the server
             pool.submit(one, index)
+    return len(offsets)

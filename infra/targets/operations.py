@@ -16,11 +16,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import StrEnum
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import DEFAULT_TIMEOUT_S
 from tdk.errors import EndpointError, UsageError
+
+if TYPE_CHECKING:
+    from infra.clients.generate import Generator
+    from packager.manifest import ManifestModel
 
 
 class Operation(StrEnum):
@@ -126,6 +130,11 @@ class TargetClient(abc.ABC):
     def invoke(self, timeout: float = DEFAULT_TIMEOUT_S) -> InferenceTarget:
         """Where inference requests for this deployment go; each ends within ``timeout`` s."""
         raise self.refused(Operation.INVOKE)
+
+    def generator(self, model: ManifestModel, timeout: float) -> Generator | None:
+        """The target's own route to a decoupled model's generate endpoint; None (the
+        default): Triton's HTTP generate routes at ``--url`` or ``where()["url"]``."""
+        return None
 
     def metrics(self, window: timedelta | None) -> list[Reading]:
         """The dashboard's figures over ``window`` ending now (None: the target's default)."""

@@ -353,6 +353,11 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
      "with another data type, dims or optional flag is refused at load",
      "remove the tensor from config.pbtxt (the backend adds it) or declare it as the backend does",
      VLLM_SRC),
+    ("TDK613", "engine-version-unrecorded", "warning",
+     "the target's vllm image ships a vLLM version whose EngineArgs are not recorded (or no "
+     "checked source names its version): model.json names were checked against another version",
+     "record that version's EngineArgs, or check the names against the image's vLLM by hand",
+     VLLM_ARGS),
     # the deploy-target checks of infra.targets.checks (tdk validate --target)
     ("TDK901", "backend-not-in-image", "error",
      "the target's Triton image has no such backend; the model fails to load",

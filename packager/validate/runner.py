@@ -17,6 +17,7 @@ from packager.repository import ModelDir, Unloadable, discover_all
 from packager.validate.config_rules import check_config
 from packager.validate.engines import autocomplete as autocomplete_engine
 from packager.validate.engines import check_engine
+from packager.validate.engines.args import VllmImage
 from packager.validate.ensemble import check_ensembles
 from packager.validate.findings import Finding, Severity, Sink, finding, has_errors
 from packager.validate.layout import check_layout, duplicate_names
@@ -34,7 +35,7 @@ __all__ = [
 ]
 
 
-def validate_paths(paths: Sequence[Path]) -> list[Finding]:
+def validate_paths(paths: Sequence[Path], vllm_image: VllmImage | None = None) -> list[Finding]:
     """Findings for every model under ``paths`` (repositories or model directories).
 
     Directories without ``config.pbtxt`` and unreadable configs are findings, not exceptions;
@@ -52,10 +53,12 @@ def validate_paths(paths: Sequence[Path]) -> list[Finding]:
                 seen.add(model.path.resolve())
                 models.append(model)
         findings.extend(_unloadable_finding(u) for u in found.unloadable)
-    return findings + validate_models(models)
+    return findings + validate_models(models, vllm_image)
 
 
-def validate_models(models: Sequence[ModelDir]) -> list[Finding]:
+def validate_models(
+    models: Sequence[ModelDir], vllm_image: VllmImage | None = None
+) -> list[Finding]:
     """Findings for already-parsed models; ensembles are checked against the others given.
 
     Rules see each config as Triton does: with backend, platform and model file name filled in
@@ -69,7 +72,7 @@ def validate_models(models: Sequence[ModelDir]) -> list[Finding]:
         check_layout(model, sink)
         check_config(model, sink)
         check_onnx(model, sink)
-        check_engine(model, sink)
+        check_engine(model, sink, vllm_image)
     check_ensembles(models, sinks)
     for duplicate in duplicate_names(models):
         sinks[Path(duplicate.file).parent].found.append(duplicate)

@@ -80,8 +80,8 @@ def test_prompt_refuses_tensor_options(cli_env: Endpoint) -> None:
     alone = runner.invoke(app, ["invoke", "--target-model", "llm-0", "--stream"])
     assert alone.exit_code == 2 and "--prompt" in alone.output
     bench = ["bench", "--target-model", "llm-0", "--prompt", "x", "--arrival", "poisson"]
-    poisson = runner.invoke(app, [*bench, "--rate", "2"])
-    assert poisson.exit_code == 2 and "--arrival poisson" in poisson.output
+    poisson = runner.invoke(app, bench)  # arrivals belong to an open loop (--rate)
+    assert poisson.exit_code == 2 and "--arrival poisson applies to an open loop" in poisson.output
     levels = runner.invoke(app, ["bench", "--target-model", "llm-0", "--prompt", "x", "-c", "1,2"])
     assert levels.exit_code == 2 and "one level" in levels.output
 
@@ -118,6 +118,12 @@ def test_bench_prompt_json(cli_env: Endpoint, tmp_path: Path) -> None:
     assert record["output_tokens"] == 24 and record["output_tokens_per_s"] > 0
     human = runner.invoke(app, [*bench, "--rate", "20", "--requests", "3"])
     assert human.exit_code == 0 and "TTFT" in human.output and "0 errors" in human.output
+    poisson = [*bench, "--rate", "20", "--arrival", "poisson", "--requests", "4", "--json"]
+    arrivals = runner.invoke(app, poisson)
+    assert arrivals.exit_code == 0, arrivals.output
+    opened = json.loads(arrivals.output)
+    assert opened["arrival"] == "poisson" and opened["mode"] == "rate"
+    assert opened["ok"] == opened["sent"] == 4 and opened["errors"] == 0
     measured = tmp_path / "bench.json"
     measured.write_text(result.output)
     plan = ["plan", str(measured), "--target", "eks", "--baseline", "inf2.xlarge:300tok/s:0.76"]

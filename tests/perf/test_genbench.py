@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from cli.genbench import one_level, read_prompts
+from cli.genbench import one_level, open_loop_load, read_prompts
 from infra.clients.base import InvokeFailed
 from infra.clients.generate import Generation
 from infra.perf.genbench import (
     GenLoad,
     GenResult,
+    arrival_offsets,
     percentiles,
     run_genbench,
     summarize,
@@ -68,9 +71,14 @@ def test_throughputs_over_the_benchmark_duration() -> None:
 
 
 def test_open_loop_sends_every_request() -> None:
-    seen = []
+    seen: list[str] = []
+
+    def generate(prompt: str) -> Generation:
+        seen.append(prompt)
+        return _gen(1.0, 2.0, 2)
+
     record = run_genbench(
-        lambda p: seen.append(p) or _gen(1.0, 2.0, 2),
+        generate,
         GenLoad(("p",), requests=5, rate=1000.0),
     )
     assert len(seen) == 5 and record["ok"] == 5 and record["mode"] == "rate"
@@ -90,3 +98,48 @@ def test_prompt_options(tmp_path: Path) -> None:
         read_prompts(None, tmp_path / "missing.txt")
     with pytest.raises(UsageError, match="one level"):
         one_level((1, 2))
+
+
+def test_poisson_schedule_is_seeded_and_exponential() -> None:
+    load = GenLoad(("p",), requests=2000, rate=10.0, poisson=True, seed=7)
+    offsets = arrival_offsets(load)
+    assert offsets == arrival_offsets(load)  # deterministic: the same seed, the same schedule
+    assert offsets != arrival_offsets(GenLoad(("p",), 2000, rate=10.0, poisson=True, seed=8))
+    gaps = [b - a for a, b in itertools.pairwise(offsets)]
+    assert offsets[0] == 0.0 and len(offsets) == 2000 and min(gaps) > 0
+    assert sum(gaps) / len(gaps) == pytest.approx(0.1, rel=0.06)  # mean gap 1 / rate
+    assert len(set(round(g, 9) for g in gaps)) > 1900  # not evenly spaced
+    constant = arrival_offsets(GenLoad(("p",), requests=4, rate=2.0))
+    assert constant == [0.0, 0.5, 1.0, 1.5]
+
+
+def test_deadline_bounds_the_schedule_and_the_run() -> None:
+    load = GenLoad(("p",), requests=50, rate=1000.0, poisson=True, seed=3, deadline_s=0.01)
+    expected = [t for t in arrival_offsets(replace(load, deadline_s=None)) if t < 0.01]
+    assert arrival_offsets(load) == expected and 0 < len(expected) < 50
+    seen: list[str] = []
+    lock = threading.Lock()
+
+    def generate(prompt: str) -> Generation:
+        with lock:
+            seen.append(prompt)
+        return _gen(1.0, 2.0, 2)
+
+    record = run_genbench(generate, load)
+    assert len(seen) == len(expected) == record["sent"] == record["ok"]
+    assert record["unsent"] == 50 - len(expected)
+    assert record["arrival"] == "poisson" and record["seed"] == 3
+    assert record["deadline_s"] == 0.01
+
+
+def test_arrival_and_duration_need_a_rate() -> None:
+    closed = GenLoad(("p",), requests=3)
+    assert open_loop_load(closed, False, None) == closed
+    with pytest.raises(UsageError, match="--arrival poisson applies to an open loop"):
+        open_loop_load(closed, True, None)
+    with pytest.raises(UsageError, match="--duration applies to an open loop"):
+        open_loop_load(closed, False, 2.0)
+    with pytest.raises(UsageError, match="must be above 0"):
+        open_loop_load(GenLoad(("p",), requests=3, rate=0.0), True, None)
+    opened = open_loop_load(GenLoad(("p",), requests=3, rate=2.0), True, 9.0)
+    assert opened.poisson and opened.deadline_s == 9.0 and opened.seed == 0

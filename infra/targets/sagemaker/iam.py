@@ -44,11 +44,18 @@ def endpoint_log_group(endpoint_name: str) -> str:
 
 
 def execution_policy(
-    release: ReleaseLocation, image_uri: str, region: str, endpoint_name: str
+    release: ReleaseLocation,
+    image_uri: str,
+    region: str,
+    endpoint_name: str,
+    prefixes: tuple[str, ...] = ("mme/",),
 ) -> Document:
-    """Least privilege for the Model: GetObject/ListBucket on ``<release>/mme/`` only."""
+    """Least privilege for the Model: GetObject/ListBucket on ``<release>/mme/`` only (and
+    ``repository/`` where inference components serve decoupled copies from it)."""
     arn = partition(region)
-    mme = release.key("mme/")
+    keys = [release.key(prefix) for prefix in prefixes]
+    objects = [f"arn:{arn}:s3:::{release.bucket}/{key}*" for key in keys]
+    listed = [pattern for key in keys for pattern in (key, f"{key}*")]
     log_group = f"arn:{arn}:logs:{region}:*:log-group:{endpoint_log_group(endpoint_name)}"
     return {
         "Version": "2012-10-17",
@@ -57,14 +64,14 @@ def execution_policy(
                 "Sid": "ReadReleaseArchives",
                 "Effect": "Allow",
                 "Action": "s3:GetObject",
-                "Resource": f"arn:{arn}:s3:::{release.bucket}/{mme}*",
+                "Resource": objects[0] if len(objects) == 1 else objects,
             },
             {
                 "Sid": "ListReleaseArchives",
                 "Effect": "Allow",
                 "Action": "s3:ListBucket",
                 "Resource": f"arn:{arn}:s3:::{release.bucket}",
-                "Condition": {"StringLike": {"s3:prefix": [mme, f"{mme}*"]}},
+                "Condition": {"StringLike": {"s3:prefix": listed}},
             },
             {
                 "Sid": "PullTritonImage",

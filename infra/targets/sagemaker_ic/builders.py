@@ -19,6 +19,7 @@ from infra.targets.sagemaker_ic.config import (
     Rolling,
     Startup,
 )
+from infra.targets.sagemaker_ic.generate import REPOSITORY_PREFIX, generate_container
 from infra.targets.sagemaker_ic.names import TARGET_NAME
 
 #: SageMaker Triton image: the directory under /opt/ml/model it serves in single-model mode
@@ -50,13 +51,26 @@ def model_container(
     image: str, release_url: str, spec: ComponentSpec, environment: dict[str, str]
 ) -> dict[str, Any]:
     """``aws.sagemaker.Model`` primary container: the Triton image on one copy's archive, which
-    is a one-model Triton repository (ensembles carry their composing models)."""
+    is a one-model Triton repository (ensembles carry their composing models); a decoupled copy
+    (no archive) is served from the release's repository/ in Triton's generate mode
+    (``generate.py``)."""
+    if spec.decoupled:
+        env = {**environment, DEFAULT_MODEL_ENV: spec.copy}
+        return generate_container(image, release_url, env)
     return {
         "image": image,
         "mode": "SingleModel",
         "model_data_url": f"{release_url}/{spec.archive}",
         "environment": {**environment, DEFAULT_MODEL_ENV: spec.copy},
     }
+
+
+def release_prefixes(components: Sequence[ComponentSpec]) -> tuple[str, ...]:
+    """What the components' role reads in the release: mme/ archives, and repository/ where a
+    decoupled copy is served from it."""
+    if any(spec.decoupled for spec in components):
+        return ("mme/", REPOSITORY_PREFIX)
+    return ("mme/",)
 
 
 #: RollingUpdatePolicy.MaximumBatchSize "must be between 5% to 50% of the copy count of the

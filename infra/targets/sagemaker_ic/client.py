@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from infra.clients.aws_session import aws_client, aws_errors
 from infra.clients.base import InferenceTarget
@@ -24,6 +24,10 @@ from infra.targets.sagemaker_ic.names import TARGET_NAME as NAME
 from infra.targets.sagemaker_ic.scaling import COMPONENT_DIMENSION
 from infra.targets.sagemaker_ic.status import IcEndpointState, describe
 from tdk.errors import EndpointError
+
+if TYPE_CHECKING:
+    from infra.clients.generate import Generator
+    from packager.manifest import ManifestModel
 
 DEFAULT_WINDOW = timedelta(hours=1)
 #: CloudWatch GetMetricData takes at most 500 queries per call
@@ -56,6 +60,7 @@ class InferenceComponentsClient(TargetClient):
         self.endpoint = endpoint
         self.region = region
         self._clients = clients or (lambda service: aws_client(service, region))
+        self._given = clients is not None
 
     def where(self) -> dict[str, str | None]:
         return {"endpoint": self.endpoint, "region": self.region}
@@ -64,6 +69,18 @@ class InferenceComponentsClient(TargetClient):
         from infra.targets.sagemaker_ic.runtime import InferenceComponentTarget
 
         return InferenceComponentTarget(self.endpoint, region=self.region, timeout=timeout)
+
+    def generator(self, model: ManifestModel, timeout: float) -> Generator | None:
+        """A decoupled copy's component, through InvokeEndpointWithResponseStream."""
+        from infra.targets.sagemaker_ic.runtime import InferenceComponentTarget
+        from infra.targets.sagemaker_ic.stream import ComponentGenerateClient
+
+        if self._given:  # tests hand in their own clients
+            runtime = self._clients("sagemaker-runtime")
+        else:  # boto3 with this command's --timeout as its read timeout
+            runtime = InferenceComponentTarget(self.endpoint, region=self.region, timeout=timeout)
+            runtime = runtime.client
+        return ComponentGenerateClient(runtime, self.endpoint, model)
 
     def state(self) -> IcEndpointState:
         return describe(self._clients("sagemaker"), self.endpoint)

@@ -25,6 +25,8 @@ class ComponentSpec:
     min_copies: int
     max_copies: int
     initial_copies: int
+    #: decoupled (no mme/ archive): served from repository/ in Triton's generate mode
+    decoupled: bool = False
 
     @property
     def archive(self) -> str:

@@ -30,6 +30,8 @@ class CopyRequest:
     size_bytes: int
     where: str
     overrides: dict[str, float]
+    #: packaged without an mme/ archive (decoupled: ``mme_left_out`` says why)
+    decoupled: bool = False
 
 
 def _bad(where: str, problem: str) -> ConfigError:
@@ -98,6 +100,6 @@ def manifest_copies(url: str, key: str) -> list[CopyRequest]:
             f"in {qualify(MODELS_KEY)}",
         ) from None
     return [
-        CopyRequest(m.name, m.size, f"{url}/{MANIFEST_NAME} ({m.name})", {})
+        CopyRequest(m.name, m.size, f"{url}/{MANIFEST_NAME} ({m.name})", {}, not m.archive)
         for m in manifest.models
     ]

@@ -9,6 +9,7 @@ so a test can validate it against botocore's own service model. It documents the
 | aws-native:sagemaker:InferenceComponent    | sagemaker CreateInferenceComponent     |
 |   (its deploymentConfig)                   | sagemaker UpdateInferenceComponent     |
 | aws:sagemaker/endpointConfiguration        | sagemaker CreateEndpointConfig         |
+| aws:sagemaker/model                        | sagemaker CreateModel                  |
 | aws:appautoscaling/target                  | application-autoscaling RegisterScalableTarget |
 | aws:appautoscaling/policy                  | application-autoscaling PutScalingPolicy |
 | aws:cloudwatch/metricAlarm                 | cloudwatch PutMetricAlarm              |
@@ -142,8 +143,14 @@ AUTONAME_SAMPLE = "-0a1b2c3"
 
 def create_model(inputs: dict[str, Any], name: str) -> Request:
     """CreateModel of a component's model (``name`` + the provider's random suffix)."""
+    container = dict(inputs["primaryContainer"])
+    source = container.pop("modelDataSource", None)
+    primary = pascal(container)
+    if source is not None:  # the provider's s3DataSources list is the API's one S3DataSource
+        (s3,) = source["s3DataSources"]
+        primary["ModelDataSource"] = {"S3DataSource": pascal(s3)}
     return {
         "ModelName": inputs.get("name", name + AUTONAME_SAMPLE),
-        "PrimaryContainer": pascal(inputs["primaryContainer"]),
+        "PrimaryContainer": primary,
         "ExecutionRoleArn": inputs["executionRoleArn"],
     }

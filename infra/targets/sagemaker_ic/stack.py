@@ -34,6 +34,20 @@ def resource_name(stack: str, component: str) -> str:
     return cut_name(stack, component)
 
 
+def _primary_container(args: dict[str, Any]) -> aws.sagemaker.ModelPrimaryContainerArgs:
+    """The builder's container as the provider's types: a dict two levels down
+    (``model_data_source.s3_data_sources[]``) would reach the provider with snake_case keys."""
+    source = args.pop("model_data_source", None)
+    if source is not None:
+        args["model_data_source"] = aws.sagemaker.ModelPrimaryContainerModelDataSourceArgs(
+            s3_data_sources=[
+                aws.sagemaker.ModelPrimaryContainerModelDataSourceS3DataSourceArgs(**s3)
+                for s3 in source["s3_data_sources"]
+            ]
+        )
+    return aws.sagemaker.ModelPrimaryContainerArgs(**args)
+
+
 class SageMakerInferenceComponents(pulumi.ComponentResource):
     """Role -> EndpointConfiguration (no model) -> Endpoint -> per copy: Model, component,
     scaling, alarms; one dashboard."""
@@ -130,11 +144,12 @@ class SageMakerInferenceComponents(pulumi.ComponentResource):
             self._name, assume_role_policy=json.dumps(assume_role_policy()), opts=child
         )
         image, region = self._image, self._config.region
+        prefixes = builders.release_prefixes(self._config.components)
         policy = aws.iam.RolePolicy(
             self._name,
             role=role.id,
             policy=release.apply(
-                lambda r: json.dumps(execution_policy(r, image, region, endpoint))
+                lambda r: json.dumps(execution_policy(r, image, region, endpoint, prefixes))
             ),
             opts=child,
         )
@@ -164,8 +179,8 @@ class SageMakerInferenceComponents(pulumi.ComponentResource):
             base,
             execution_role_arn=self._role.arn,
             primary_container=release.apply(
-                lambda r: aws.sagemaker.ModelPrimaryContainerArgs(
-                    **builders.model_container(self._image, r.url, spec, config.environment)
+                lambda r: _primary_container(
+                    builders.model_container(self._image, r.url, spec, config.environment)
                 )
             ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[policy]),

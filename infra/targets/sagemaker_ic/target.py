@@ -28,6 +28,7 @@ from infra.targets.sagemaker_ic.config import (
     Startup,
 )
 from infra.targets.sagemaker_ic.entry import INSTANCE_KEY
+from infra.targets.sagemaker_ic.generate import check_generate_image
 from infra.targets.sagemaker_ic.models import (
     MODELS_KEY,
     CopyRequest,
@@ -112,9 +113,12 @@ def _copies(reader: ConfigReader, common: StackConfig) -> list[CopyRequest]:
 
 
 def _components(
-    reader: ConfigReader, common: StackConfig, instance: IcInstance
+    reader: ConfigReader, common: StackConfig, instance: IcInstance, version: str
 ) -> tuple[ComponentSpec, ...]:
     copies = _copies(reader, common)
+    for request in copies:
+        if request.decoupled:
+            check_generate_image(request.where, request.copy, version)
     names = check_component_names(qualify(MODELS_KEY), [c.copy for c in copies])
     stack = {
         "accelerators": reader.integer("sagemakerIcAccelerators", minimum=0),
@@ -142,7 +146,7 @@ def _components(
         )  # fmt: skip
         specs.append(
             ComponentSpec(request.copy, names[request.copy], request.size_bytes, needs,
-                          low, high, initial)
+                          low, high, initial, request.decoupled)
         )  # fmt: skip
     return tuple(specs)
 
@@ -173,7 +177,7 @@ class SageMakerIcTarget(Target[SageMakerIcConfig]):
             triton_version=version,
             inference_ami_version=inference_ami_version(reader, version),
             environment=container_environment(_knobs(reader)),
-            components=_components(reader, common, instance),
+            components=_components(reader, common, instance, version),
             scaling=_scaling(reader),
             startup=Startup(
                 download_timeout=reader.integer(

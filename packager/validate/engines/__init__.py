@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from packager.repository import ModelDir
 from packager.validate.engines import trtllm, vllm
+from packager.validate.engines.args import VllmImage
 from packager.validate.findings import Sink
 
 
@@ -16,10 +17,11 @@ def autocomplete(model: ModelDir) -> ModelDir:
     return model
 
 
-def check_engine(model: ModelDir, sink: Sink) -> None:
-    """The engine rules that apply to ``model`` (none for other backends)."""
+def check_engine(model: ModelDir, sink: Sink, image: VllmImage | None = None) -> None:
+    """The engine rules that apply to ``model`` (none for other backends); ``image``: the
+    target's vllm image, when a target is given."""
     if model.backend == vllm.BACKEND:
-        vllm.check(model, sink)
+        vllm.check(model, sink, image)
     elif model.backend == trtllm.BACKEND:
         trtllm.check_engine(model, sink)
     elif trtllm.is_llm_api(model):

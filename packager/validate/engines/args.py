@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from packager.validate.engines.vllm_lists import VLLM_ENGINE_ARGS
+
 CHECKED = "2026-11-26"
 
 
@@ -64,6 +66,55 @@ VLLM_0_7 = ArgList(
         calculate_kv_scales disable_log_requests"""
     ),
 )
+
+
+def _from_wheel(version: str, wheel: str, sha256: str, names: str) -> ArgList:
+    source = (
+        f"https://pypi.org/project/vllm/{version}/ ({wheel} sha256 {sha256[:16]}..., "
+        "vllm/engine/arg_utils.py)"
+    )
+    return ArgList("vLLM", version, source, _words(names))
+
+
+#: the recorded vLLM EngineArgs lists: by exact version (read from each release's wheel,
+#: ``vllm_lists.py``), and the 0.7 line's from GitHub (for 0.7.x without its own list)
+VLLM_LISTS: dict[str, ArgList] = {
+    VLLM_0_7.version: VLLM_0_7,
+    **{version: _from_wheel(version, *row) for version, row in VLLM_ENGINE_ARGS.items()},
+}
+#: what is checked against when the image's vLLM has no recorded list (or no image is given)
+VLLM_FALLBACK = VLLM_0_7
+
+
+@dataclass(frozen=True)
+class VllmImage:
+    """The vLLM of the target's ``<release>-vllm-python-py3`` image (``vllm`` None: no checked
+    source states it), handed in by ``tdk validate --target/--stack``."""
+
+    release: str
+    vllm: str | None
+
+
+def vllm_list(image: VllmImage | None) -> tuple[ArgList, str | None]:
+    """The EngineArgs list to check ``model.json`` against and, where it is not the image's own
+    vLLM's, why (a warning text naming the version checked against)."""
+    if image is None:
+        return VLLM_FALLBACK, None
+    fallback = f"checked against vLLM {VLLM_FALLBACK.version} EngineArgs ({VLLM_FALLBACK.source})"
+    if image.vllm is None:
+        return VLLM_FALLBACK, (
+            f"the vLLM version of the {image.release}-vllm-python-py3 image is not recorded "
+            f"(infra/facts/llm.py VLLM_ROWS); engine arguments {fallback}"
+        )
+    line = ".".join(image.vllm.split(".")[:2])
+    for key in (image.vllm, line):
+        if key in VLLM_LISTS:
+            return VLLM_LISTS[key], None
+    return VLLM_FALLBACK, (
+        f"the {image.release}-vllm-python-py3 image ships vLLM {image.vllm}, whose EngineArgs "
+        f"list is not recorded here; engine arguments {fallback}"
+    )
+
 
 #: tensorrt_llm/llmapi/llm_args.py ``BaseLlmArgs`` fields (TensorRT-LLM 1.0 line, NVIDIA/
 #: TensorRT-LLM main as stored 2026-11-26). The PyTorch and TensorRT flavours (TorchLlmArgs,

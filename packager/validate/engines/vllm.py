@@ -110,8 +110,9 @@ def memory_fraction(engine: dict[str, Any]) -> float:
         return facts.VLLM_DEFAULT_GPU_MEMORY_UTILIZATION
 
 
-def check(model: ModelDir, sink: Sink) -> None:
-    """Every vLLM rule for one model (its config already auto-completed)."""
+def check(model: ModelDir, sink: Sink, image: facts.VllmImage | None = None) -> None:
+    """Every vLLM rule for one model (its config already auto-completed); ``image``: the
+    target's vllm image, whose vLLM's EngineArgs the names are checked against."""
     _check_policy(model, sink)
     _check_tensors(model, sink)
     path = version_dir(model) / ENGINE_ARGS_FILE
@@ -127,7 +128,7 @@ def check(model: ModelDir, sink: Sink) -> None:
             file=path,
         )
         return
-    _check_names(engine, path, sink)
+    _check_names(engine, path, sink, image)
     _check_values(engine, path, sink)
     _check_gpus(model, engine, path, sink)
     _check_lora(model, engine, sink)
@@ -200,8 +201,14 @@ def _declares_true(text: str) -> bool:
     return bool(parse_config(text).model_transaction_policy.decoupled)
 
 
-def _check_names(engine: dict[str, Any], path: Path, sink: Sink) -> None:
-    known = facts.VLLM_0_7
+def _check_names(
+    engine: dict[str, Any], path: Path, sink: Sink, image: facts.VllmImage | None
+) -> None:
+    known, unrecorded = facts.vllm_list(image)
+    if unrecorded:
+        sink.report("TDK613", ENGINE_ARGS_FILE, unrecorded,
+                    "record the EngineArgs of that vLLM version in packager/validate/engines/"
+                    "args.py, or check the names by hand", file=path)  # fmt: skip
     for key in engine:
         if key in known.names:
             continue

@@ -9,14 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from packager.validate.engines.args import VllmImage
 from packager.validate.findings import Finding
 from packager.validate.rules import ENGINE_CODES, RULES
 from packager.validate.runner import validate_paths
 from tests.validate.llm import corpus as c
 
 
-def _findings(repo: Path) -> list[Finding]:
-    return validate_paths([repo])
+def _findings(repo: Path, image: VllmImage | None = None) -> list[Finding]:
+    return validate_paths([repo], image)
 
 
 def _errors(repo: Path) -> dict[str, str]:
@@ -213,3 +214,25 @@ def test_vllm_declared_tensors_must_agree_with_the_backend(
 ) -> None:
     codes = _codes(c.vllm_repo(tmp_path, config=c.VLLM_CONFIG + tensor + "\n"))
     assert ("TDK612" in codes) is bad
+
+
+def test_vllm_names_are_checked_against_the_targets_image(tmp_path: Path) -> None:
+    """The image's vLLM decides the list; a version without a recorded list, or an image whose
+    vLLM no source names, is a warning naming the version checked against (never silent)."""
+    repo = c.vllm_repo(tmp_path, args=dict(c.VLLM_ARGS, gpu_memory_utilisation=0.5))
+    recorded = _findings(repo, VllmImage("25.09", "0.10.1.1"))
+    assert "TDK613" not in {f.code for f in recorded}
+    assert "vLLM 0.10.1.1 EngineArgs" in next(f.message for f in recorded if f.code == "TDK603")
+    assert "TDK613" not in _codes(repo)  # no target: nothing to compare with
+    newer = [f for f in _findings(repo, VllmImage("27.01", "0.99.1")) if f.code == "TDK613"]
+    assert [f.severity for f in newer] == ["warning"]
+    assert "vLLM 0.99.1" in newer[0].message and "checked against vLLM 0.7" in newer[0].message
+    unknown = [f for f in _findings(repo, VllmImage("26.05", None)) if f.code == "TDK613"]
+    assert "26.05-vllm-python-py3" in unknown[0].message and "not recorded" in unknown[0].message
+
+
+def test_an_argument_new_in_the_images_vllm_is_accepted(tmp_path: Path) -> None:
+    """data_parallel_size is an EngineArgs field of vLLM 0.10.1.1 (25.09), not of 0.7."""
+    repo = c.vllm_repo(tmp_path, args=dict(c.VLLM_ARGS, data_parallel_size=1))
+    assert "TDK604" in _codes(repo)
+    assert "TDK604" not in {f.code for f in _findings(repo, VllmImage("25.09", "0.10.1.1"))}

@@ -1,0 +1,44 @@
+"""The vLLM EngineArgs lists per version: generated from the releases' wheels, one for every
+vLLM a Triton vllm image ships, each with its source; the generator reads a wheel's fields."""
+
+from __future__ import annotations
+
+import re
+import runpy
+import zipfile
+from pathlib import Path
+
+from infra.facts.llm import VLLM_VERSIONS
+from packager.validate.engines import args
+from packager.validate.engines.vllm_argsgen import read_wheel, render
+from packager.validate.engines.vllm_lists import CHECKED, VLLM_ENGINE_ARGS
+
+
+def test_every_image_vllm_has_a_recorded_list_with_its_source() -> None:
+    assert CHECKED == "2026-11-26"
+    assert set(VLLM_VERSIONS.values()) <= set(VLLM_ENGINE_ARGS)
+    for version, (wheel, sha256, names) in VLLM_ENGINE_ARGS.items():
+        assert wheel.startswith(f"vllm-{version}-") and wheel.endswith(".whl")
+        assert re.fullmatch(r"[0-9a-f]{64}", sha256)
+        listed = set(names.split())
+        assert {"model", "tensor_parallel_size", "gpu_memory_utilization"} <= listed, version
+        found = args.VLLM_LISTS[version]
+        assert found.names == listed and f"pypi.org/project/vllm/{version}/" in found.source
+
+
+def test_generator_reads_the_engine_dataclasses(tmp_path: Path) -> None:
+    source = (
+        "class EngineArgs:\n    model: str = 'x'\n    seed: int = 0\n    def f(self): pass\n"
+        "class AsyncEngineArgs(EngineArgs):\n    enable_log_requests: bool = False\n"
+        "class Other:\n    not_an_arg: int = 1\n"
+    )
+    wheel = tmp_path / "vllm-9.9.9-cp38-abi3-manylinux1_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("vllm/engine/arg_utils.py", source)
+    row = read_wheel(wheel)
+    assert row.version == "9.9.9" and row.names == ("model", "seed", "enable_log_requests")
+    module = tmp_path / "vllm_lists.py"
+    module.write_text(render([row], "2026-11-26"))
+    generated = runpy.run_path(str(module))["VLLM_ENGINE_ARGS"]
+    ((name, digest, names),) = generated.values()
+    assert (name, digest, names.split()) == (wheel.name, row.sha256, list(row.names))
