@@ -186,9 +186,9 @@ def bench(
         return
     steady = Stability(stability, max_windows)
     steady.check()
-    levels = _levels(DEFAULT_LEVELS if concurrency is None else concurrency)
+    sweep = _levels(DEFAULT_LEVELS if concurrency is None else concurrency)
     window_s = LOAD.duration_s if duration is None else duration
-    load = Load(levels, rate, arrival is Arrival.poisson, window_s, steady)
+    load = Load(sweep, rate, arrival is Arrival.poisson, window_s, steady)
     where = locator(endpoint, region, stack, project_dir, url)
     client, manifest = open_target(target, where, store, grpc, endpoint_url, timeout)
     try:

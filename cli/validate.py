@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -161,7 +162,7 @@ def _with_target(
     return local + result.findings + working_set(result.fits, copies)
 
 
-def _say_defaults(keys: dict[str, str], flags: dict[str, str], settings: Any) -> None:
+def _say_defaults(keys: Mapping[str, str], flags: Mapping[str, str], settings: Any) -> None:
     """Name each unit flag left out and the stack default checked instead (stderr)."""
     for flag, key in keys.items():
         if flag != "image" and not flags.get(flag):
