@@ -23,8 +23,9 @@ from packager.manifest import Manifest
 #: distinct input and every caller gets its own copy (tests mutate their release freely)
 _BUILT: dict[tuple[str, int], Path] = {}
 _BUILD_ROOT: list[Path] = []
-#: how many releases the publisher built this run (tests/conftest.py reports it)
+#: releases the publisher built this run, and make_release calls (tests/conftest.py reports them)
 BUILD_COUNT = [0]
+CALL_COUNT = [0]
 
 
 def _model_dirs(repo: Path, only: tuple[str, ...]) -> list[Path]:
@@ -69,6 +70,7 @@ def make_release(repo: Path, dest: Path, copies: int, only: tuple[str, ...] = ()
     """``copies`` renamed copies of every model in ``repo`` (or those in ``only``), published
     by the real publisher into ``dest``. The same input is published once per test run and
     copied to each caller's ``dest``."""
+    CALL_COUNT[0] += 1
     model_dirs = _model_dirs(repo, only)
     key = (_digest(model_dirs), copies)
     if key not in _BUILT:
