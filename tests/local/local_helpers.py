@@ -133,7 +133,9 @@ class Endpoint:
     state_dir: Path
     log: Path
 
-    def client(self, attempts: int = 1) -> Any:
+    def client(self, attempts: int = 1, read_timeout: float = 60) -> Any:
+        """boto3 ``sagemaker-runtime`` for this endpoint (``read_timeout``: botocore's 60 s
+        unless a test lets the endpoint hold requests longer, e.g. ``--capacity-timeout``)."""
         import boto3
         from botocore.config import Config
 
@@ -146,6 +148,7 @@ class Endpoint:
             config=Config(
                 retries={"total_max_attempts": attempts, "mode": "standard"},
                 max_pool_connections=64,
+                read_timeout=read_timeout,
             ),
         )
 

@@ -24,6 +24,7 @@ from tests.local.local_helpers import Endpoint
 pytestmark = pytest.mark.e2e
 
 CLIENTS = 32
+CAPACITY_TIMEOUT_S = 120  # how long the endpoint holds a request waiting for a model slot
 REQUESTS = int(os.environ.get("TDK_STRESS_REQUESTS", "100"))
 MODELS = (
     "tokenizer-0.tar.gz",
@@ -44,7 +45,7 @@ def endpoint(release: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         "--max-loaded-models",
         "2",
         "--capacity-timeout",
-        "120",
+        str(CAPACITY_TIMEOUT_S),
     )
     try:
         yield running
@@ -53,7 +54,7 @@ def endpoint(release: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 
 def test_32_clients_5_models_k2_all_answered(endpoint: Endpoint) -> None:
-    client = endpoint.client()
+    client = endpoint.client(read_timeout=CAPACITY_TIMEOUT_S + 60)  # outwait the endpoint
     target = SageMakerRuntimeTarget("local", endpoint_url=endpoint.url, local=True)
     models = [endpoint.manifest.by_target_model(name) for name in MODELS]
     requests = [target.prepare(model, example_inputs(model)) for model in models]
