@@ -119,3 +119,20 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Say what made the run slow, counted rather than timed: releases the publisher built for
+    ``make_release`` (once per distinct input; each call used to build one) and the Triton work
+    directories (one per Triton started; a restart reuses its directory) under the run's
+    temporary folder."""
+    helpers = sys.modules.get("tests.local.local_helpers")
+    built = helpers.BUILD_COUNT[0] if helpers is not None else 0
+    calls = helpers.CALL_COUNT[0] if helpers is not None else 0
+    factory = getattr(terminalreporter.config, "_tmp_path_factory", None)
+    base = factory.getbasetemp() if factory is not None and factory._basetemp else None
+    tritons = sum(1 for _ in base.rglob("triton.json")) if base is not None else 0
+    terminalreporter.write_line(
+        f"tdk: {built} release(s) published for {calls} make_release call(s), "
+        f"{tritons} Triton work dir(s)"
+    )

@@ -32,8 +32,6 @@ def inputs(tmp_path: Path) -> Path:
     (tmp_path / "list.json").write_text(json.dumps({"date": "d", "sagemaker": [1]}))
     (tmp_path / "region.json").write_text(json.dumps({"date": "d", "ec2": {"us-east-1": 3}}))
     (tmp_path / "broken.json").write_text('{"date": ')
-    rows = "".join(f"{i},{i % 500}\n" for i in range(1_000_000))
-    (tmp_path / "million.csv").write_text("time,rps\n" + rows)
     (tmp_path / "a-file").write_text("mine\n")
     return tmp_path
 
@@ -71,6 +69,8 @@ def test_hostile_value_is_a_message(inputs: Path, args: list[str], field: str) -
 
 
 def test_million_row_trace_plots(inputs: Path) -> None:
+    rows = "".join(f"{i},{i % 500}\n" for i in range(1_000_000))  # written here, not per row
+    (inputs / "million.csv").write_text("time,rps\n" + rows)
     args = [*PLAN, "--traffic", "{d}/million.csv", "--plot", "{d}/cost.png", "--json"]
     result = runner.invoke(app, [a.replace("{d}", str(inputs)) for a in args])
     assert result.exit_code == 0, result.output

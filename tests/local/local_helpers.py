@@ -1,99 +1,122 @@
-"""Helpers: a small release laid out as `tdk package` writes it, and a running endpoint."""
+"""Helpers: a release published by `tdk package`'s publisher, and a running endpoint."""
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import io
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from packager.config import CONFIG_NAME, backend_of, datatype_name, dump_config, load_config
-from packager.manifest import Manifest, ManifestModel, TensorSpec
+from packager.config import CONFIG_NAME
+from packager.manifest import ARCHIVE_PREFIX, MANIFEST_NAME, REPOSITORY_PREFIX, Manifest
+
+#: releases built this test run, by (repository digest, copies): the publisher runs once per
+#: distinct input and every caller gets its own copy (tests mutate their release freely)
+_BUILT: dict[tuple[str, int], Path] = {}
+_BUILD_ROOT: list[Path] = []
+#: releases the publisher built this run, and make_release calls (tests/conftest.py reports them)
+BUILD_COUNT = [0]
+CALL_COUNT = [0]
 
 
-def _specs(tensors: Any) -> tuple[TensorSpec, ...]:
-    return tuple(
-        TensorSpec(t.name, datatype_name(t.data_type), tuple(int(d) for d in t.dims))
-        for t in tensors
-    )
+def _model_dirs(repo: Path, only: tuple[str, ...]) -> list[Path]:
+    found = sorted(p for p in repo.iterdir() if (p / CONFIG_NAME).is_file())
+    if only:
+        found = [p for p in found if p.name in only]
+        missing = set(only) - {p.name for p in found}
+        assert not missing, f"make_release: no model {sorted(missing)} in {repo}"
+    return found
 
 
-def _add_dir(tar: tarfile.TarFile, source: Path, name: str, config: Any) -> None:
-    info = tarfile.TarInfo(name)
-    info.type, info.mode = tarfile.DIRTYPE, 0o755
-    tar.addfile(info)
-    for path in sorted(source.rglob("*")):
-        arcname = f"{name}/{path.relative_to(source).as_posix()}"
-        if path.is_dir():
-            info = tarfile.TarInfo(arcname)
-            info.type, info.mode = tarfile.DIRTYPE, 0o755
-            tar.addfile(info)
-            continue
-        data = (
-            dump_config(config).encode()
-            if path.name == CONFIG_NAME and path.parent == source
-            else path.read_bytes()
-        )
-        info = tarfile.TarInfo(arcname)
-        info.size, info.mode = len(data), 0o644
-        tar.addfile(info, io.BytesIO(data))
+def _digest(model_dirs: list[Path]) -> str:
+    """sha256 over every file's relative path and bytes: the release's whole input."""
+    digest = hashlib.sha256()
+    for model_dir in model_dirs:
+        for path in sorted(model_dir.rglob("*")):
+            digest.update(str(path.relative_to(model_dir.parent)).encode() + b"\0")
+            digest.update(b"d" if path.is_dir() else path.read_bytes())
+    return digest.hexdigest()
 
 
-def make_release(repo: Path, dest: Path, copies: int, only: tuple[str, ...] = ()) -> Manifest:
-    """``copies`` renamed copies of every model in ``repo`` (or those in ``only``)."""
-    entries = []
-    (dest / "mme").mkdir(parents=True, exist_ok=True)
-    for model_dir in sorted(p for p in repo.iterdir() if (p / CONFIG_NAME).is_file()):
-        if only and model_dir.name not in only:
-            continue
-        for index in range(copies):
-            config = load_config(model_dir / CONFIG_NAME)
-            name = f"{model_dir.name}-{index}"
-            config.name = name
-            members: list[tuple[Path, str, Any]] = []
-            for step in config.ensemble_scheduling.step:
-                composing = load_config(repo / step.model_name / CONFIG_NAME)
-                new = f"{name}.{step.model_name}"
-                composing.name = new
-                members.append((repo / step.model_name, new, composing))
-                step.model_name = new
-            members.append((model_dir, name, config))
-            buffer = io.BytesIO()
-            with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-                for source, member, member_config in members:
-                    _add_dir(tar, source, member, member_config)
-            data = buffer.getvalue()
-            (dest / "mme" / f"{name}.tar.gz").write_bytes(data)
-            entries.append(
-                ManifestModel(
-                    target_model=f"{name}.tar.gz",
-                    name=name,
-                    source=model_dir.name,
-                    copy=index,
-                    sha256=hashlib.sha256(data).hexdigest(),
-                    size=len(data),
-                    archive=f"mme/{name}.tar.gz",
-                    backend=backend_of(config),
-                    platform=config.platform,
-                    max_batch_size=config.max_batch_size,
-                    inputs=_specs(config.input),
-                    outputs=_specs(config.output),
-                    contains=tuple(m[1] for m in members) if len(members) > 1 else (),
-                )
-            )
-    manifest = Manifest(
-        models=tuple(entries), created_at="2026-01-01T00:00:00+00:00", tool_version="test"
-    )
-    (dest / "manifest.json").write_text(manifest.to_json())
-    return manifest
+def _archive_decoupled(store: Path) -> None:
+    """Give each decoupled copy the mme/ archive the publisher leaves out (Triton's SageMaker
+    MME front refuses decoupled models), made from the copy's published repository/ files, so
+    the local endpoint, which loads archives only, can serve it for the LLM tests."""
+    manifest = Manifest.from_json((store / MANIFEST_NAME).read_text())
+    models = []
+    for model in manifest.models:
+        if model.mme_left_out:
+            data = _tar_gz(store / REPOSITORY_PREFIX.rstrip("/"), sorted(model.files))
+            archive = f"{ARCHIVE_PREFIX}{model.target_model}"
+            (store / archive).parent.mkdir(parents=True, exist_ok=True)
+            (store / archive).write_bytes(data)
+            sha256 = hashlib.sha256(data).hexdigest()
+            model = replace(model, archive=archive, sha256=sha256, size=len(data), mme_left_out="")
+        models.append(model)
+    (store / MANIFEST_NAME).write_text(replace(manifest, models=tuple(models)).to_json())
+
+
+def _tar_gz(root: Path, files: list[str]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        for rel in files:
+            data = (root / rel).read_bytes()
+            info = tarfile.TarInfo(rel)
+            info.size, info.mode = len(data), 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def _build(model_dirs: list[Path], copies: int) -> Path:
+    """Publish ``model_dirs`` with the real publisher (``tdk package``'s) into a cached store."""
+    from packager.publish import publish
+    from packager.stores import open_store
+
+    if not _BUILD_ROOT:
+        _BUILD_ROOT.append(Path(tempfile.mkdtemp(prefix="tdk-test-releases-")))
+        atexit.register(shutil.rmtree, _BUILD_ROOT[0], True)
+    work = Path(tempfile.mkdtemp(dir=_BUILD_ROOT[0]))
+    inputs = work / "repo"
+    inputs.mkdir()
+    for model_dir in model_dirs:  # only the models asked for (an ensemble's need to be asked)
+        shutil.copytree(model_dir, inputs / model_dir.name, symlinks=True)
+    store = work / "store"
+    publish([inputs], open_store(f"file://{store}"), copies=copies)
+    BUILD_COUNT[0] += 1
+    return store
+
+
+def make_release(
+    repo: Path,
+    dest: Path,
+    copies: int,
+    only: tuple[str, ...] = (),
+    archive_decoupled: bool = False,
+) -> Manifest:
+    """``copies`` renamed copies of every model in ``repo`` (or those in ``only``), published
+    by the real publisher into ``dest``. The same input is published once per test run and
+    copied to each caller's ``dest``. ``archive_decoupled``: add the mme/ archives the
+    publisher leaves out for decoupled models (see ``_archive_decoupled``)."""
+    CALL_COUNT[0] += 1
+    model_dirs = _model_dirs(repo, only)
+    key = (_digest(model_dirs), copies)
+    if key not in _BUILT:
+        _BUILT[key] = _build(model_dirs, copies)
+    shutil.copytree(_BUILT[key], dest, dirs_exist_ok=True)
+    if archive_decoupled:
+        _archive_decoupled(dest)
+    return Manifest.from_json((dest / MANIFEST_NAME).read_text())
 
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,7 +133,9 @@ class Endpoint:
     state_dir: Path
     log: Path
 
-    def client(self, attempts: int = 1) -> Any:
+    def client(self, attempts: int = 1, read_timeout: float = 60) -> Any:
+        """boto3 ``sagemaker-runtime`` for this endpoint (``read_timeout``: botocore's 60 s
+        unless a test lets the endpoint hold requests longer, e.g. ``--capacity-timeout``)."""
         import boto3
         from botocore.config import Config
 
@@ -123,6 +148,7 @@ class Endpoint:
             config=Config(
                 retries={"total_max_attempts": attempts, "mode": "standard"},
                 max_pool_connections=64,
+                read_timeout=read_timeout,
             ),
         )
 

@@ -4,6 +4,7 @@ inference-component endpoints do, so the same boto3 code runs against both (real
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,9 +16,18 @@ from infra.clients.inputs import example_inputs
 from infra.targets.sagemaker.runtime import SageMakerRuntimeTarget
 from infra.targets.sagemaker_ic.names import component_name
 from infra.targets.sagemaker_ic.runtime import InferenceComponentTarget
-from tests.local.local_helpers import Endpoint
+from tests.local.local_helpers import Endpoint, make_release
 
 pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def release(sample_repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two copies of each sample model (8 TargetModels, not the conftest's 12): every copy is
+    loaded once below, and two copies already tell the copies of one model apart."""
+    store = tmp_path_factory.mktemp("store")
+    make_release(sample_repo, store, copies=2)
+    return store
 
 
 def _invoke(endpoint: Endpoint, name: str, target: SageMakerRuntimeTarget, model: Any) -> Any:
@@ -86,9 +96,9 @@ def test_tdk_invoke_sagemaker_ic_sends_the_component_name(
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
     before = endpoint.status()["metrics"]["Invocations"]
     args = ["invoke", "--target", "sagemaker-ic", "--endpoint", "local", "--region", "us-east-1"]
-    args += ["--store", f"file://{endpoint.store}", "--target-model", "text_pipeline-2"]
+    args += ["--store", f"file://{endpoint.store}", "--target-model", "text_pipeline-1"]
     result = CliRunner().invoke(app, [*args, "--text", "hello there", "--json"])
     assert result.exit_code == 0, result.output
-    model = endpoint.manifest.by_name("text_pipeline-2")
+    model = endpoint.manifest.by_name("text_pipeline-1")
     assert set(json.loads(result.output)["outputs"]) == {s.name for s in model.outputs}
     assert endpoint.status()["metrics"]["Invocations"] == before + 1

@@ -1,4 +1,9 @@
-"""32 concurrent boto3 clients across 5 models with K = 2: every request answered 200."""
+"""32 concurrent boto3 clients across 5 models with K = 2: every request answered 200.
+
+Every client starts on a different model (``worker % 5``), so all five are wanted at once from
+the first request and K = 2 forces at least three unloads whatever ``TDK_STRESS_REQUESTS`` is;
+the default (100 per client, 3,200 in all, each client moving on every 50) keeps `make test`
+short. Raise it (e.g. 500) for a longer soak."""
 
 from __future__ import annotations
 
@@ -19,7 +24,8 @@ from tests.local.local_helpers import Endpoint
 pytestmark = pytest.mark.e2e
 
 CLIENTS = 32
-REQUESTS = int(os.environ.get("TDK_STRESS_REQUESTS", "500"))
+CAPACITY_TIMEOUT_S = 120  # how long the endpoint holds a request waiting for a model slot
+REQUESTS = int(os.environ.get("TDK_STRESS_REQUESTS", "100"))
 MODELS = (
     "tokenizer-0.tar.gz",
     "tokenizer-1.tar.gz",
@@ -39,7 +45,7 @@ def endpoint(release: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         "--max-loaded-models",
         "2",
         "--capacity-timeout",
-        "120",
+        str(CAPACITY_TIMEOUT_S),
     )
     try:
         yield running
@@ -48,7 +54,7 @@ def endpoint(release: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 
 def test_32_clients_5_models_k2_all_answered(endpoint: Endpoint) -> None:
-    client = endpoint.client()
+    client = endpoint.client(read_timeout=CAPACITY_TIMEOUT_S + 60)  # outwait the endpoint
     target = SageMakerRuntimeTarget("local", endpoint_url=endpoint.url, local=True)
     models = [endpoint.manifest.by_target_model(name) for name in MODELS]
     requests = [target.prepare(model, example_inputs(model)) for model in models]
