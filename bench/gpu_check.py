@@ -359,7 +359,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if store is not None:
             facts = _python_facts(args.model_python or _model_python(args))
             check.summary["model_python"] = facts["version"]
-            triton = Triton(args.runtime or _default_runtime(), store / "repository", work, facts)
+            runtime = (args.runtime or _default_runtime()).resolve()  # links below point into it
+            triton = Triton(runtime, store / "repository", work, facts)
             try:
                 if check.serve(triton):
                     check.gpu_metrics(triton)
