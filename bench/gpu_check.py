@@ -297,6 +297,15 @@ class Check:
         ])  # fmt: skip
         if bench is not None:
             self.summary["bench"] = _bench_summary(bench)
+            errors = sum(sum(level["errors"].values()) for level in bench["levels"])
+            if errors:  # a 200 that does not decode is a failure, not throughput
+                self.problems.append(f"bench saw {errors} failed requests")
+        invoke = self.tdk_json("invoke", [
+            "invoke", "--target", "gke", "--url", triton.url, "--store", f"file://{store}",
+            "--target-model", f"{MODEL}.tar.gz", "--example",
+        ])  # fmt: skip
+        if invoke is not None:  # one request decoded end to end, as a user would send it
+            self.summary["invoke"] = {k: str(v)[:200] for k, v in invoke.items()}
 
 
 def _device() -> str | None:

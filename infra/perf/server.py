@@ -129,7 +129,8 @@ class PerThreadSender:
             client = self._local.client = self._make()
             with self._lock:
                 self._clients.append(client)
-        return client.send(self.model, self.request)
+        # decoded, not just sent: a 200 whose outputs do not decode is an error, not throughput
+        return client.decode(self.model, client.send(self.model, self.request))
 
     def close(self) -> None:
         with self._lock:
