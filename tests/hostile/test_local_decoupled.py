@@ -188,4 +188,5 @@ def _mme_invoke(client: Any) -> dict[str, str]:
             ContentType="application/json",
             Body=json.dumps(body),
         )
-    return dict(refused.value.response["Error"])
+    error = refused.value.response["Error"]
+    return {"Code": str(error.get("Code")), "Message": str(error.get("Message"))}
