@@ -53,10 +53,10 @@ def fetch_verified(store: Store, entry: ManifestModel, downloads: Path) -> Path:
     """Download the archive (at most the manifest's size + 1 byte) and check its size and
     sha256; a mismatch deletes it and raises. The message never quotes what was read (the
     object may be a link to another file, whose size or digest is not the client's business)."""
-    if not entry.archive:  # packaged without an mme/ archive (decoupled): say why
+    if not entry.archive:  # decoupled: ``install`` fetches its repository/ files instead
         raise TdkError(
             f"{entry.target_model} has no archive in this release: {entry.mme_left_out}",
-            hint="serve it from the release's repository/ on a Kubernetes target (gke, eks)",
+            hint="fetch its repository/ files (cache.install does) instead of an archive",
         )
     private_dir(downloads)
     fd, name = tempfile.mkstemp(prefix=f"{entry.name}.", suffix=".tar.gz", dir=downloads)
