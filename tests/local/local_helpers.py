@@ -4,22 +4,20 @@ from __future__ import annotations
 
 import atexit
 import hashlib
-import io
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from packager.config import CONFIG_NAME
-from packager.manifest import ARCHIVE_PREFIX, MANIFEST_NAME, REPOSITORY_PREFIX, Manifest
+from packager.manifest import MANIFEST_NAME, Manifest
 
 #: releases built this test run, by (repository digest, copies): the publisher runs once per
 #: distinct input and every caller gets its own copy (tests mutate their release freely)
@@ -49,35 +47,6 @@ def _digest(model_dirs: list[Path]) -> str:
     return digest.hexdigest()
 
 
-def _archive_decoupled(store: Path) -> None:
-    """Give each decoupled copy the mme/ archive the publisher leaves out (Triton's SageMaker
-    MME front refuses decoupled models), made from the copy's published repository/ files, so
-    the local endpoint, which loads archives only, can serve it for the LLM tests."""
-    manifest = Manifest.from_json((store / MANIFEST_NAME).read_text())
-    models = []
-    for model in manifest.models:
-        if model.mme_left_out:
-            data = _tar_gz(store / REPOSITORY_PREFIX.rstrip("/"), sorted(model.files))
-            archive = f"{ARCHIVE_PREFIX}{model.target_model}"
-            (store / archive).parent.mkdir(parents=True, exist_ok=True)
-            (store / archive).write_bytes(data)
-            sha256 = hashlib.sha256(data).hexdigest()
-            model = replace(model, archive=archive, sha256=sha256, size=len(data), mme_left_out="")
-        models.append(model)
-    (store / MANIFEST_NAME).write_text(replace(manifest, models=tuple(models)).to_json())
-
-
-def _tar_gz(root: Path, files: list[str]) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for rel in files:
-            data = (root / rel).read_bytes()
-            info = tarfile.TarInfo(rel)
-            info.size, info.mode = len(data), 0o644
-            tar.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
-
-
 def _build(model_dirs: list[Path], copies: int) -> Path:
     """Publish ``model_dirs`` with the real publisher (``tdk package``'s) into a cached store."""
     from packager.publish import publish
@@ -102,20 +71,16 @@ def make_release(
     dest: Path,
     copies: int,
     only: tuple[str, ...] = (),
-    archive_decoupled: bool = False,
 ) -> Manifest:
     """``copies`` renamed copies of every model in ``repo`` (or those in ``only``), published
     by the real publisher into ``dest``. The same input is published once per test run and
-    copied to each caller's ``dest``. ``archive_decoupled``: add the mme/ archives the
-    publisher leaves out for decoupled models (see ``_archive_decoupled``)."""
+    copied to each caller's ``dest``."""
     CALL_COUNT[0] += 1
     model_dirs = _model_dirs(repo, only)
     key = (_digest(model_dirs), copies)
     if key not in _BUILT:
         _BUILT[key] = _build(model_dirs, copies)
     shutil.copytree(_BUILT[key], dest, dirs_exist_ok=True)
-    if archive_decoupled:
-        _archive_decoupled(dest)
     return Manifest.from_json((dest / MANIFEST_NAME).read_text())
 
 

@@ -26,7 +26,7 @@ INVOKE = ["invoke", "--target-model", "llm-0.tar.gz", "--prompt", "hello there"]
 def llm_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoint]:
     _runtime_or_skip()
     store = tmp_path_factory.mktemp("llm-store")
-    make_release(llm_repo(tmp_path_factory.mktemp("llm-repo")), store, 1, archive_decoupled=True)
+    make_release(llm_repo(tmp_path_factory.mktemp("llm-repo")), store, 1)
     running = start_endpoint(store, tmp_path_factory.mktemp("llm-state"))
     try:
         yield running

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.e2e
 
 def test_triton_killed_mid_stream_breaks_the_stream(tmp_path: Path) -> None:
     _runtime_or_skip()
-    make_release(llm_repo(tmp_path / "repo"), tmp_path / "store", 1, archive_decoupled=True)
+    make_release(llm_repo(tmp_path / "repo"), tmp_path / "store", 1)
     endpoint = start_endpoint(tmp_path / "store", tmp_path / "state")
     try:
         client = GenerateClient(endpoint.url, "llm-0", timeout=60)

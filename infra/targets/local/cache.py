@@ -1,4 +1,5 @@
-"""Fetch a TargetModel's archive, verify its sha256 against the manifest, extract it safely.
+"""Fetch a TargetModel's archive, verify its sha256 against the manifest, extract it safely
+(a copy without an archive is fetched file by file from ``repository/``: ``repo_files``).
 
 Extraction accepts only regular files and directories under the model directories the
 manifest names: no links, devices, absolute paths or ``..``. A corrupted archive is deleted,
@@ -18,6 +19,7 @@ from pathlib import Path, PurePosixPath
 from infra.targets.local import workdir
 from infra.targets.local.adapter import adapt_model_dir
 from infra.targets.local.private import private_dir
+from infra.targets.local.repo_files import fetch_files
 from packager.manifest import ManifestModel
 from packager.stores import Store
 from packager.stores.capped import fetch_capped
@@ -51,10 +53,10 @@ def fetch_verified(store: Store, entry: ManifestModel, downloads: Path) -> Path:
     """Download the archive (at most the manifest's size + 1 byte) and check its size and
     sha256; a mismatch deletes it and raises. The message never quotes what was read (the
     object may be a link to another file, whose size or digest is not the client's business)."""
-    if not entry.archive:  # packaged without an mme/ archive (decoupled): say why
+    if not entry.archive:  # decoupled: ``install`` fetches its repository/ files instead
         raise TdkError(
             f"{entry.target_model} has no archive in this release: {entry.mme_left_out}",
-            hint="serve it from the release's repository/ on a Kubernetes target (gke, eks)",
+            hint="fetch its repository/ files (cache.install does) instead of an archive",
         )
     private_dir(downloads)
     fd, name = tempfile.mkstemp(prefix=f"{entry.name}.", suffix=".tar.gz", dir=downloads)
@@ -150,13 +152,18 @@ def extract_safely(archive: Path, dest: Path, entry: ManifestModel, max_bytes: i
             f"{entry.target_model}: not a readable gzip tar ({exc.__class__.__name__}: {exc})",
             hint="re-package the release with `tdk package`",
         ) from exc
-    missing = [name for name in allowed if not (dest / name / "config.pbtxt").is_file()]
+    _check_configs(dest, entry)
+    return written
+
+
+def _check_configs(dest: Path, entry: ManifestModel) -> None:
+    """Every model directory of the copy has its config.pbtxt (else Triton cannot load it)."""
+    missing = [name for name in model_dirs(entry) if not (dest / name / "config.pbtxt").is_file()]
     if missing:
         raise ArchiveRejected(
             f"{entry.target_model}: no config.pbtxt for {', '.join(sorted(missing))}",
-            hint="the archive does not match its manifest entry: re-package",
+            hint="the release does not match its manifest entry: re-package",
         )
-    return written
 
 
 def install(
@@ -168,15 +175,21 @@ def install(
     skip: frozenset[str] = frozenset(),
 ) -> Extracted:
     """Fetch, verify and extract into a staging dir, then move model dirs into ``repository``.
+    A copy without an archive (decoupled) is fetched file by file from the release's
+    ``repository/`` (``repo_files``), each file verified against the manifest's sha256.
 
     Directories in ``skip`` (composing models shared with a model already on disk) are kept.
     """
     started = time.monotonic()
-    archive = fetch_verified(store, entry, work / "downloads")
-    downloaded = time.monotonic()
+    private_dir(work)
     staging = Path(tempfile.mkdtemp(prefix=f"{entry.name}.", dir=work))
     try:
-        size = extract_safely(archive, staging, entry, max_bytes)
+        if entry.archive:
+            size, downloaded = _from_archive(store, entry, work / "downloads", staging, max_bytes)
+        else:
+            size = fetch_files(store, entry, staging, max_bytes, CACHE_HINT)
+            downloaded = time.monotonic()
+            _check_configs(staging, entry)
         for name in model_dirs(entry):
             if name in skip:
                 continue
@@ -185,7 +198,6 @@ def install(
             workdir.remove(repository, target)
             os.replace(staging / name, target)
     finally:
-        archive.unlink(missing_ok=True)
         shutil.rmtree(staging, ignore_errors=True)
     return Extracted(
         dirs=model_dirs(entry),
@@ -193,6 +205,18 @@ def install(
         download_s=downloaded - started,
         extract_s=time.monotonic() - downloaded,
     )
+
+
+def _from_archive(
+    store: Store, entry: ManifestModel, downloads: Path, staging: Path, max_bytes: int
+) -> tuple[int, float]:
+    """Fetch and extract the copy's archive into ``staging``: (bytes written, download end)."""
+    archive = fetch_verified(store, entry, downloads)
+    downloaded = time.monotonic()
+    try:
+        return extract_safely(archive, staging, entry, max_bytes), downloaded
+    finally:
+        archive.unlink(missing_ok=True)
 
 
 def remove_dirs(repository: Path, names: tuple[str, ...]) -> None:

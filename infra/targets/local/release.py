@@ -4,11 +4,17 @@ The manifest is read with a size and a nesting limit; every name in it that beco
 this machine (``name``, ``contains``, ``target_model``, ``archive``) must follow the packager's own
 rules (``packager/names.py``), as ``tdk package`` writes them, so no manifest can point the
 endpoint outside its work directory or at another file of the store. Archives are fetched with
-a cap of the manifest's size (``packager/stores/capped.py``), hashed as they arrive.
+a cap of the manifest's size (``packager/stores/capped.py``), hashed as they arrive. A copy
+published without an archive (decoupled) is served from its ``repository/`` files: each path in
+its ``files`` must be relative, inside the copy's model directories, without ``..``, empty, ``.``
+or unreadable components (``packager/archive.py``'s file-name rules), each digest a sha256.
 """
 
 from __future__ import annotations
 
+import re
+
+from packager.archive import name_problem as file_name_problem
 from packager.manifest import ARCHIVE_PREFIX, MANIFEST_NAME, Manifest, ManifestModel
 from packager.names import name_problem
 from packager.stores import Store
@@ -16,6 +22,7 @@ from packager.stores.capped import read_manifest as read_bounded
 from tdk.errors import UnsafeInputError
 
 REPACKAGE = "re-package the release with `tdk package` (it writes only valid names)"
+SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def read_manifest(store: Store) -> Manifest:
@@ -40,10 +47,45 @@ def _entry_problem(entry: ManifestModel, seen: set[str]) -> str | None:
     left_out = not entry.archive and bool(entry.mme_left_out)  # decoupled: repository/ only
     if not left_out and entry.archive != f"{ARCHIVE_PREFIX}{entry.target_model}":
         return f"archive {entry.archive[:80]!r} is not '{ARCHIVE_PREFIX}{entry.target_model}'"
+    if left_out:
+        problem = files_problem(entry)
+        if problem:
+            return problem
     if entry.name in seen:
         return f"name {entry.name!r} appears twice"
     if not isinstance(entry.size, int) or entry.size < 0 or isinstance(entry.size, bool):
         return f"size {entry.size!r} is not a number of bytes"
+    return None
+
+
+def path_problem(rel: object, allowed: tuple[str, ...]) -> str | None:
+    """Why ``rel`` (a ``files`` key) cannot be written under the model directories ``allowed``
+    (the copy's ``contains``, or its name), or None."""
+    if not isinstance(rel, str):
+        return f"{rel!r} is not a string"
+    shown = repr(rel[:120])
+    parts = rel.split("/")
+    if rel.startswith("/") or any(part in ("", ".", "..") for part in parts):
+        return f"{shown} is not a relative path without '..', '.' or empty parts"
+    problem = next((p for part in parts if (p := file_name_problem(part))), None)
+    if problem:
+        return f"{shown} {problem}"
+    if len(parts) < 2 or parts[0] not in allowed:
+        return f"{shown} is not a file inside the model directories {sorted(allowed)[:5]!r}"
+    return None
+
+
+def files_problem(entry: ManifestModel) -> str | None:
+    """Why the copy's ``files`` (relative path -> sha256) cannot be served, or None."""
+    if not isinstance(entry.files, dict) or not entry.files:
+        return "files is empty: a copy without an archive is served from its repository/ files"
+    allowed = entry.contains if entry.contains else (entry.name,)
+    for rel, digest in entry.files.items():
+        problem = path_problem(rel, allowed)
+        if problem:
+            return f"files: {problem}"
+        if not isinstance(digest, str) or not SHA256.fullmatch(digest):
+            return f"files: {rel[:120]!r}: {str(digest)[:80]!r} is not a sha256"
     return None
 
 
