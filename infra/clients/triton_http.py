@@ -120,20 +120,24 @@ class TritonHttpTarget(InferenceTarget):
                     raise self._unreachable(exc) from None
         if watchdog.fired or response is None:
             self.close()
-            raise InvokeFailed(
-                f"Triton at {self.url} gave no complete answer within {self.timeout:g} s",
-                hint="raise --timeout, or check the Service and its pods (a silent or "
-                "slow endpoint)",
-                code="timeout",
-            )
+            raise self._timed_out()
         return response.status, data, response
 
+    def _timed_out(self) -> InvokeFailed:
+        return InvokeFailed(
+            f"Triton at {self.url} gave no complete answer within {self.timeout:g} s",
+            hint="raise --timeout, or check the Service and its pods (a silent or slow endpoint)",
+            code="timeout",
+        )
+
     def _unreachable(self, exc: BaseException) -> InvokeFailed:
+        if isinstance(exc, TimeoutError):  # the socket's read timeout can beat the watchdog
+            return self._timed_out()
         return InvokeFailed(
             f"cannot reach Triton at {self.url}: {exc.__class__.__name__}: {exc}",
             hint="check --url and that the Service is reachable (kubectl "
             "port-forward svc/<name> 8000:8000)",
-            code="timeout" if isinstance(exc, TimeoutError) else "unreachable",
+            code="unreachable",
         )
 
     def _post(self, path: str, body: bytes, headers: dict[str, str]) -> http.client.HTTPResponse:

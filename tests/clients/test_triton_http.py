@@ -171,3 +171,13 @@ def test_cli_without_url_says_how(served: Served) -> None:
     )
     assert result.exit_code == 2
     assert "--url" in result.output
+
+
+def test_a_socket_timeout_that_beats_the_watchdog_is_still_the_deadline_message() -> None:
+    """Under load the per-read socket timeout can fire just before the total-deadline watchdog:
+    the user must still be told the deadline (seen as a bare "TimeoutError: timed out")."""
+    client = TritonHttpTarget("http://127.0.0.1:9", timeout=3)
+    error = client._unreachable(TimeoutError("timed out"))
+    assert error.code == "timeout" and "within 3 s" in error.message
+    other = client._unreachable(ConnectionRefusedError("refused"))
+    assert other.code == "unreachable" and "cannot reach" in other.message
