@@ -89,6 +89,7 @@ class Triton:
 
     def __init__(self, runtime: Path, repository: Path, work: Path, python: dict[str, str]):
         self.runtime, self.repository, self.work, self.python = runtime, repository, work, python
+        self.extra_args: list[str] = []  # --triton-arg: more tritonserver flags
         self.http, self.grpc, self.metrics = _free_port(), _free_port(), _free_port()
         self.shm_prefix = f"tdkcheck{os.getpid()}_"
         self.log = work / "triton.log"
@@ -145,6 +146,7 @@ class Triton:
             "--allow-vertex-ai=false",
             "--strict-readiness=false",
             "--exit-timeout-secs=5",
+            *self.extra_args,
         ]
         with self.log.open("wb") as log:
             self.proc = subprocess.Popen(
@@ -370,6 +372,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             check.summary["model_python"] = facts["version"]
             runtime = (args.runtime or _default_runtime()).resolve()  # links below point into it
             triton = Triton(runtime, store / "repository", work, facts)
+            triton.extra_args = list(args.triton_arg)
             try:
                 if check.serve(triton):
                     check.gpu_metrics(triton)
@@ -396,6 +399,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runtime", type=Path, help="an unpacked wheel's pytriton/tritonserver")
     parser.add_argument(
         "--deps", type=Path, action="append", default=[], help="packages for the tdk steps"
+    )
+    parser.add_argument(
+        "--triton-arg", action="append", default=[], help="one more tritonserver flag (repeatable)"
     )
     parser.add_argument("--model-python", help="the Python whose packages the models import")
     parser.add_argument("--json", action="store_true", help="also print the summary (one line)")
