@@ -70,7 +70,8 @@ def test_bench_script_runs(script: str, tmp_path: Path) -> None:
     assert keys <= set(report), keys - set(report)
     if script == "gpu_check.py":  # every step passed, the config was restored, one summary file
         assert report["ok"] and set(report["steps"]) == {
-            "generate", "package", "serve", "tune", "bench",
+            "generate", "package", "serve", "tune", "bench", "invoke",
         }  # fmt: skip
+        assert report["invoke"]["model"] == "gpu_mlp-0"  # one answer decoded end to end
         assert report["tune"]["config_restored"] and report["bench"]["levels"]
         assert json.loads((tmp_path / "gpu-check.json").read_text()) == report
