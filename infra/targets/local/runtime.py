@@ -16,6 +16,7 @@ import os
 import secrets
 import signal
 import socket
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,8 @@ from tdk.errors import TdkError
 
 logger = logging.getLogger("tdk.local")
 RUNTIME_ENV = "TDK_TRITON_RUNTIME"
+#: the runtime venv's folder name, beside the kit's own venv (`make setup`, `make demo`)
+RUNTIME_DIR = ".venv-triton"
 SHM_DIR = Path("/dev/shm")
 REPO_ROOT = Path(__file__).resolve().parents[3]
 _PR_SET_PDEATHSIG = 1
@@ -52,11 +55,19 @@ class Runtime:
         return self.venv / "bin"
 
 
+def _default_venv() -> Path:
+    beside = Path(sys.prefix).parent / RUNTIME_DIR
+    checkout = REPO_ROOT / RUNTIME_DIR
+    return checkout if checkout.is_dir() or not beside.is_dir() else beside
+
+
 def find_runtime(venv: Path | None = None) -> Runtime:
-    """The runtime venv: ``$TDK_TRITON_RUNTIME``, else ``<repo>/.venv-triton``; checked whole."""
+    """The runtime venv: ``$TDK_TRITON_RUNTIME``, else ``<repo>/.venv-triton``, else the
+    ``.venv-triton`` beside the venv tdk runs from (a non-editable install, as `make demo`
+    makes, lives in site-packages, far from the checkout); checked whole."""
     if venv is None:
         configured = os.environ.get(RUNTIME_ENV)
-        venv = Path(configured).expanduser() if configured else REPO_ROOT / ".venv-triton"
+        venv = Path(configured).expanduser() if configured else _default_venv()
     hint = f"run `make setup` (or point {RUNTIME_ENV} at a venv with nvidia-pytriton==0.7.0)"
     site = sorted(venv.glob("lib/python3.*/site-packages"))
     if not site:
