@@ -70,6 +70,20 @@ def positive_int(value: object) -> int | None:
     return value if isinstance(value, int) and value >= 1 else None
 
 
+PARALLEL_KEYS = ("tensor_parallel_size", "pipeline_parallel_size")
+
+
+def report_parallel_sizes(sink: Sink, file: Path, engine: dict[str, Any]) -> None:
+    """TDK605 for a tensor or pipeline parallel size that is not a whole number >= 1 (the
+    vLLM engine arguments and TensorRT-LLM's ``LLM()`` arguments spell them alike)."""
+    for key in PARALLEL_KEYS:
+        if key in engine and positive_int(engine[key]) is None:
+            sink.report("TDK605", f"{file.name} {key}",
+                        f"{key} is {engine[key]!r}; it must be a whole number >= 1",
+                        f"set {key} to the number of GPUs it splits the model over",
+                        file=file)  # fmt: skip
+
+
 def report_hub_id(sink: Sink, file: Path, key: str, value: str) -> None:
     sink.report(
         "TDK610",

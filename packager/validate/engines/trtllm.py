@@ -22,6 +22,7 @@ from packager.validate.engines.files import (
     positive_int,
     read_mapping,
     report_hub_id,
+    report_parallel_sizes,
     suggestion,
     version_dir,
 )
@@ -104,12 +105,7 @@ def check_llm_api(model: ModelDir, sink: Sink) -> None:
             sink.report("TDK604", f"{path.name} {key}", f"{key!r} is not an argument of {where}",
                         "check it against the TensorRT-LLM version of the image you deploy",
                         file=path)  # fmt: skip
-    for key in ("tensor_parallel_size", "pipeline_parallel_size"):
-        if key in llm and positive_int(llm[key]) is None:
-            sink.report("TDK605", f"{path.name} {key}",
-                        f"{key} is {llm[key]!r}; it must be a whole number >= 1",
-                        f"set {key} to the number of GPUs it splits the model over",
-                        file=path)  # fmt: skip
+    report_parallel_sizes(sink, path, llm)
     if is_hub_id(llm.get("model"), model):
         report_hub_id(sink, path, "model", str(llm["model"]))
 

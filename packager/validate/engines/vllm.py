@@ -22,6 +22,7 @@ from packager.validate.engines.files import (
     positive_int,
     read_mapping,
     report_hub_id,
+    report_parallel_sizes,
     suggestion,
     version_dir,
 )
@@ -235,12 +236,7 @@ def _check_values(engine: dict[str, Any], path: Path, sink: Sink) -> None:
                         "memory the engine reserves and must lie in (0, 1]",
                         "give a number such as 0.9 (or 0.45 for two engines on one GPU)",
                         file=path)  # fmt: skip
-    for key in ("tensor_parallel_size", "pipeline_parallel_size"):
-        if key in engine and positive_int(engine[key]) is None:
-            sink.report("TDK605", f"{path.name} {key}",
-                        f"{key} is {engine[key]!r}; it must be a whole number >= 1",
-                        f"set {key} to the number of GPUs it splits the model over",
-                        file=path)  # fmt: skip
+    report_parallel_sizes(sink, path, engine)
 
 
 def _check_gpus(model: ModelDir, engine: dict[str, Any], path: Path, sink: Sink) -> None:
