@@ -41,7 +41,7 @@ STACK_FILES = {
 }
 COMMANDS = {
     "render": ["render", "k8s", "--stack", STACK, "--out", "-"],
-    "validate": ["validate", str(ROOT / "model_repos" / "samples"), "--stack", STACK],
+    "validate": ["validate", "{samples}", "--stack", STACK],
     "doctor": ["doctor", "--stack", STACK],
 }
 
@@ -55,7 +55,7 @@ def project(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 @pytest.mark.parametrize("kind", sorted(STACK_FILES))
 def test_hostile_stack_file_is_refused_with_its_path(
-    project: Path, command: str, kind: str
+    project: Path, command: str, kind: str, sample_repo: Path
 ) -> None:
     how, content, fragment = STACK_FILES[kind]
     stack_file = project / f"Pulumi.{STACK}.yaml"
@@ -63,7 +63,8 @@ def test_hostile_stack_file_is_refused_with_its_path(
         stack_file.write_bytes(content.encode("latin-1"))
     else:
         stack_file.write_text(content)
-    result = runner.invoke(app, [*COMMANDS[command], "--project-dir", str(project)])
+    args = [arg.format(samples=sample_repo) for arg in COMMANDS[command]]
+    result = runner.invoke(app, [*args, "--project-dir", str(project)])
     assert result.exit_code != 0, result.output
     flat = re.sub(r"[\s│]+", "", result.output)  # doctor wraps its message in a table
     assert re.sub(r"\s+", "", fragment) in flat and str(stack_file) in flat, result.output
