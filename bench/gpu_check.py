@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -41,7 +42,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = "gpu_mlp-0"  # the Python-backend torch model as `tdk package` names its first copy
+ECHO_MODEL = "gpu_echo-0"  # the same tensors from a numpy-only Python model (the probe's control)
 ONNX_MODEL = "gpu_onnx-0"
+ECHO_CPU = "gpu_echo_cpu"  # gpu_echo on a KIND_CPU instance of the same server
 STEP_TIMEOUT_S = 900
 
 
@@ -55,12 +58,16 @@ def _run(
 
 
 def _python_facts(python: str) -> dict[str, str]:
-    """Version, libpython directory, bin directory and import path of ``python``."""
+    """Version, libpython directory, bin directory, import path and numpy version of ``python``
+    (the models' stub finds that Python's packages through ``PATH``; e.g. a venv's)."""
     code = (
-        "import json, os, sys, sysconfig; print(json.dumps({'version': '%d.%d' % "
-        "sys.version_info[:2], 'libdir': sysconfig.get_config_var('LIBDIR') or '', 'bin': "
-        "os.path.dirname(sys.executable), 'path': os.pathsep.join(p for p in sys.path "
-        "if p and os.path.isdir(p))}))"
+        "import json, os, sys, sysconfig\n"
+        "try:\n    import numpy; version = numpy.__version__\n"
+        "except Exception as exc:\n    version = 'not importable: %s' % str(exc)[:200]\n"
+        "print(json.dumps({'version': '%d.%d' % sys.version_info[:2], 'libdir': "
+        "sysconfig.get_config_var('LIBDIR') or '', 'bin': os.path.dirname(sys.executable), "
+        "'path': os.pathsep.join(p for p in sys.path if p and os.path.isdir(p)), "
+        "'numpy': version}))"
     )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     return dict(json.loads(subprocess.check_output([python, "-c", code], text=True, env=env)))
@@ -82,6 +89,49 @@ def _http(url: str, body: object = None, timeout: float = 300) -> tuple[int, str
         return exc.code, exc.read().decode("utf-8", "replace")
     except OSError as exc:
         return 0, str(exc)
+
+
+def probe(url: str, model: str) -> dict[str, Any]:
+    """One raw binary inference of ``model`` (x: FP16 [1, 64] of ones) and what came back: status,
+    the headers that frame a binary answer, the JSON part, and how many bytes followed it."""
+    x = b"\x00\x3c" * 64  # FP16 1.0, little-endian
+    header = json.dumps({
+        "inputs": [{"name": "x", "shape": [1, 64], "datatype": "FP16",
+                    "parameters": {"binary_data_size": len(x)}}],
+        "outputs": [{"name": "y", "parameters": {"binary_data": True}}],
+    }).encode()  # fmt: skip
+    request = urllib.request.Request(
+        f"{url}/v2/models/{model}/infer", data=header + x, method="POST",
+        headers={"Inference-Header-Content-Length": str(len(header)),
+                 "Content-Type": "application/octet-stream"},
+    )  # fmt: skip
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            status, headers, body = response.status, response.headers, response.read()
+    except urllib.error.HTTPError as exc:
+        status, headers, body = exc.code, exc.headers, exc.read()
+    except OSError as exc:
+        return {"error": str(exc)}
+    split = int(headers.get("Inference-Header-Content-Length") or len(body))
+    return {
+        "status": status,
+        "content_type": headers.get("Content-Type"),
+        "inference_header_content_length": headers.get("Inference-Header-Content-Length"),
+        "body_bytes": len(body),
+        "json": body[:split].decode("utf-8", "replace")[:600],
+        "binary_bytes": len(body) - split,
+        "binary_head": body[split : split + 8].hex(),
+    }
+
+
+def _cpu_twin(repository: Path, model: str) -> str:
+    """Copy ``model`` in the served repository as ``ECHO_CPU`` with a KIND_CPU instance."""
+    twin = repository / ECHO_CPU
+    shutil.copytree(repository / model, twin)
+    config = (twin / "config.pbtxt").read_text(encoding="utf-8")
+    config = config.replace(f'"{model}"', f'"{ECHO_CPU}"').replace("KIND_GPU", "KIND_CPU")
+    (twin / "config.pbtxt").write_text(config, encoding="utf-8")
+    return ECHO_CPU
 
 
 class Triton:
@@ -255,6 +305,8 @@ class Check:
         triton.start(gpu=self.mode == "gpu")
         loaded, reply = triton.load(MODEL)
         onnx_loaded, onnx_reply = triton.load(ONNX_MODEL)
+        echo_loaded, echo_reply = triton.load(ECHO_MODEL)
+        cpu_loaded, cpu_reply = triton.load(_cpu_twin(triton.repository, ECHO_MODEL))
         self.summary["steps"]["serve"] = {
             "ok": loaded, "seconds": round(time.monotonic() - started, 2),
         }  # fmt: skip
@@ -267,6 +319,23 @@ class Check:
         }
         if not loaded:
             self.problems.append(f"{MODEL} did not load: {reply}\n{triton.tail()}")
+        # one raw exchange per model, recorded as it came: shows where an answer loses its data
+        self.summary["probe"] = {
+            name: probe(triton.url, name) if ok else {"loaded": False, "reply": why}
+            for name, ok, why in (
+                (MODEL, loaded, reply), (ECHO_MODEL, echo_loaded, echo_reply),
+                (ONNX_MODEL, onnx_loaded, onnx_reply), (ECHO_CPU, cpu_loaded, cpu_reply),
+            )
+        }  # fmt: skip
+        answer = self.summary["probe"][MODEL]
+        if loaded and answer.get("status") == 200 and not answer.get("binary_bytes"):
+            self.problems.append(
+                f"{MODEL} answered an empty output ({answer.get('json', '')[-80:]}); the models' "
+                f"Python has numpy {self.summary.get('model_numpy')}, and Triton 2.51's Python "
+                "backend answers empty outputs with numpy 2 (docs/performance.md): give "
+                "--model-python a venv with numpy<2"
+            )
+            return False  # tune and bench would count answers that carry nothing
         return loaded
 
     def gpu_metrics(self, triton: Triton) -> None:
@@ -370,13 +439,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if store is not None:
             facts = _python_facts(args.model_python or _model_python(args))
             check.summary["model_python"] = facts["version"]
+            check.summary["model_numpy"] = facts["numpy"]  # the stub's pybind11 meets this numpy
             runtime = (args.runtime or _default_runtime()).resolve()  # links below point into it
             triton = Triton(runtime, store / "repository", work, facts)
             triton.extra_args = list(args.triton_arg)
             try:
                 if check.serve(triton):
                     check.gpu_metrics(triton)
-                    check.tune_and_bench(triton, store)
+                    if not args.probe_only:
+                        check.tune_and_bench(triton, store)
+                check.summary["triton_log_tail"] = triton.tail(40) if args.probe_only else None
             finally:
                 triton.stop()
         check.summary["seconds"] = round(time.monotonic() - started, 1)
@@ -402,6 +474,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--triton-arg", action="append", default=[], help="one more tritonserver flag (repeatable)"
+    )
+    parser.add_argument(
+        "--probe-only", action="store_true", help="serve and probe the models; no tune or bench"
     )
     parser.add_argument("--model-python", help="the Python whose packages the models import")
     parser.add_argument("--json", action="store_true", help="also print the summary (one line)")

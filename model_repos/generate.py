@@ -7,7 +7,8 @@ Models: ``text_classifier`` (ONNX, BERT-like I/O), ``image_classifier`` (ONNX CN
 on request ``ranker`` (``--with ranker``), a dense model whose throughput depends on batching,
 ``llm`` (``--with llm``), a decoupled text generator with the vLLM backend's tensor names, and
 (``--with gpu``) ``gpu_mlp`` (torch on the GPU in the Python backend; torch is imported by the
-model only) with ``gpu_onnx`` (an ONNX MLP on a GPU instance); ``--kind cpu`` makes both KIND_CPU.
+model only), ``gpu_echo`` (the same tensors, numpy only) and ``gpu_onnx`` (an ONNX MLP on a GPU
+instance); ``--kind cpu`` makes them KIND_CPU.
 Configs are built as Triton ``ModelConfig`` messages and written with ``dump_config``.
 """
 
@@ -35,6 +36,7 @@ DEFAULT_OUT = ROOT / "samples"
 TOKENIZER_SOURCE = ROOT / "sources" / "tokenizer" / "model.py"
 LLM_SOURCE = ROOT / "sources" / "llm" / "model.py"
 GPU_MLP_SOURCE = ROOT / "sources" / "gpu_mlp" / "model.py"
+GPU_ECHO_SOURCE = ROOT / "sources" / "gpu_echo" / "model.py"
 GPU_IN, GPU_HIDDEN, GPU_OUT = 64, 1024, 16  # must match model_repos/sources/gpu_mlp/model.py
 SEQ_LEN = 128
 HIDDEN = 32
@@ -385,10 +387,11 @@ def gpu_config(name: str, backend: str, kind: str) -> Any:
 
 
 def generate_gpu(out: Path, kind: str = "gpu") -> list[Path]:
-    """Write ``gpu_mlp`` (Python backend, torch) and ``gpu_onnx`` under ``out``."""
+    """Write ``gpu_mlp`` (Python backend, torch), ``gpu_echo`` (its tensors, numpy only) and
+    ``gpu_onnx`` under ``out``."""
     written: list[Path] = []
-    mlp = gpu_config("gpu_mlp", "python", kind)
-    _model_dir(out, mlp, "model.py", GPU_MLP_SOURCE.read_bytes(), written)
+    for name, source in (("gpu_mlp", GPU_MLP_SOURCE), ("gpu_echo", GPU_ECHO_SOURCE)):
+        _model_dir(out, gpu_config(name, "python", kind), "model.py", source.read_bytes(), written)
     onnx_config = gpu_config("gpu_onnx", "onnxruntime", kind)
     _model_dir(out, onnx_config, "model.onnx", gpu_onnx().SerializeToString(), written)
     return written
@@ -423,14 +426,14 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         choices=sorted([*EXTRA_MODELS, "gpu"]),
-        help="also write this extra model (repeatable; gpu: gpu_mlp and gpu_onnx)",
+        help="also write this extra model (repeatable; gpu: gpu_mlp, gpu_echo, gpu_onnx)",
     )
     parser.add_argument(
         "--kind", choices=("gpu", "cpu"), default="gpu", help="instance kind of the gpu models"
     )
     args = parser.parse_args(argv)
     files = generate(args.out, tuple(args.extra), args.kind)
-    count = len(MODELS) + len(args.extra) + ("gpu" in args.extra)
+    count = len(MODELS) + len(args.extra) + 2 * ("gpu" in args.extra)
     print(f"wrote {len(files)} files for {count} models under {args.out}")
     return 0
 

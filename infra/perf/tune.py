@@ -204,8 +204,8 @@ def quick_search(
                 current, current_best, moved = candidate, found, True
                 break
             if inside_noise(found, current_best, CLIMB_GAIN):
-                search.notes.append(
-                    f"stayed at {current_best.knobs.label()}: {found.knobs.label()} measured "
+                search.notes.append(  # the climb's path, not the choice: that is the best point
+                    f"did not climb from {current_best.knobs.label()} to {found.knobs.label()}: "
                     f"{found.throughput_rps:.1f} vs {current_best.throughput_rps:.1f} rps, "
                     f"inside the spread ({_pct(found)} / {_pct(current_best)})"
                 )

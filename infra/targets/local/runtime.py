@@ -87,7 +87,37 @@ def find_runtime(venv: Path | None = None) -> Runtime:
             raise RuntimeMissing(
                 f"{venv}: the Triton runtime is incomplete ({path} is missing)", hint=hint
             )
+    _check_numpy(packages)
     return runtime
+
+
+#: the numpy major the wheel's Python backend stub answers with: measured 2026-11-26 with
+#: bench/gpu_check.py --probe-only (docs/performance.md): with numpy 2.5.2 every Python-model
+#: output of Triton 2.51 came back empty (binary_data_size 0, KIND_CPU and KIND_GPU alike); with
+#: numpy 1.26.4 the same requests were answered whole. nvidia-pytriton 0.7.0 pins numpy<2.
+STUB_NUMPY_MAJOR = 1
+
+
+def _check_numpy(packages: Path) -> None:
+    """RuntimeMissing unless the venv holds exactly one numpy, of the major the stub works with
+    (read from its dist-info name: nothing is imported)."""
+    found = sorted(packages.glob("numpy-*.dist-info"))
+    versions = [info.name.removeprefix("numpy-").removesuffix(".dist-info") for info in found]
+    pin = (
+        f"{packages.parents[2]}/bin/pip install --force-reinstall 'numpy>=1.26,<2' (the "
+        "runtime's pin: infra/targets/local/runtime-requirements.txt)"
+    )
+    if len(versions) != 1:
+        raise RuntimeMissing(
+            f"{packages}: the Triton runtime needs one numpy, found {versions or 'none'}",
+            hint=pin,
+        )
+    if versions[0].split(".", 1)[0] != str(STUB_NUMPY_MAJOR):
+        raise RuntimeMissing(
+            f"{packages}: numpy {versions[0]} in the Triton runtime; the Python backend of "
+            "Triton 2.51 answers every Python-model output empty with numpy 2",
+            hint=pin,
+        )
 
 
 def backend_dir(runtime: Runtime, workdir: Path) -> Path:
