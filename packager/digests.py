@@ -46,13 +46,16 @@ class FileDigests:
 
     def __init__(self, directory: Path | None = None) -> None:
         self.path = (directory or cache_dir()) / CACHE_FILE
-        self._known: dict[str, tuple[Stamp, str]] = self._load()
+        #: path -> the entry as stored (JSON-shaped), checked by ``_entry`` only when looked up:
+        #: a cache of tens of thousands of files costs one ``json.loads``, not a pass over each
+        self._known: dict[str, object] = self._load()
         self._run: dict[str, str] = {}
         self._lock = threading.Lock()
+        self._changed = False  # nothing new: save() writes nothing
         self.hashed_bytes = 0  # bytes read to hash in this run (the cache's misses)
 
-    def _load(self) -> dict[str, tuple[Stamp, str]]:
-        """The cached digests; a cache too large, malformed or unreadable is ignored."""
+    def _load(self) -> dict[str, object]:
+        """The cached entries; a cache too large, malformed or unreadable is ignored."""
         try:
             if self.path.stat().st_size > MAX_CACHE_BYTES:
                 return {}
@@ -62,7 +65,7 @@ class FileDigests:
                 return {}
         except (OSError, ValueError, KeyError, TypeError, RecursionError):
             return {}
-        return {path: entry for path, raw in files.items() if (entry := _entry(raw))}
+        return files
 
     def sha256(self, path: Path) -> str:
         real = str(path.resolve())
@@ -70,7 +73,7 @@ class FileDigests:
             if real in self._run:
                 return self._run[real]
         stamp = _stamp(os.stat(real))
-        cached = self._known.get(real)
+        cached = _entry(self._known.get(real))
         if cached is not None and cached[0] == stamp:
             digest = cached[1]
         else:
@@ -80,8 +83,16 @@ class FileDigests:
             self.hashed_bytes += stamp[0]
         with self._lock:
             self._run[real] = digest
-            self._known[real] = (stamp, digest)
+            self._remember(real, stamp, digest)
         return digest
+
+    def _remember(self, real: str, stamp: Stamp, digest: str) -> None:
+        """Store an entry as the cache file holds it, newest last (the lock is held)."""
+        entry = [list(stamp), digest]
+        if self._known.get(real) != entry:
+            self._known.pop(real, None)
+            self._known[real] = entry
+            self._changed = True
 
     def record(self, path: Path, digest: str, before: os.stat_result) -> None:
         """Remember a digest computed elsewhere (while archiving) from the bytes read after
@@ -94,18 +105,23 @@ class FileDigests:
             if real not in self._run:
                 self.hashed_bytes += stamp[0]
             self._run[real] = digest
-            self._known[real] = (stamp, digest)
+            self._remember(real, stamp, digest)
 
     def save(self) -> None:
-        """Write the cache back (atomically); errors are ignored."""
-        entries = list(self._known.items())[-MAX_ENTRIES:]
-        payload = {"format_version": 1, "files": {path: list(e) for path, e in entries}}
+        """Write the cache back (atomically) when this run added to it; errors are ignored."""
+        with self._lock:
+            if not self._changed:
+                return
+            entries = list(self._known.items())[-MAX_ENTRIES:]
+            self._changed = False
+        payload = {"format_version": 1, "files": dict(entries)}
+        text = json.dumps(payload, separators=(",", ":"))  # json's C encoder; dump() is not
         with contextlib.suppress(OSError):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".tdk-cache-", dir=self.path.parent)
             try:
-                with os.fdopen(fd, "w") as handle:
-                    json.dump(payload, handle)
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write(text)
                 os.replace(tmp, self.path)
             finally:
                 with contextlib.suppress(FileNotFoundError):

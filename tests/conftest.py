@@ -27,6 +27,22 @@ def load_generator() -> ModuleType:
     return sys.modules[name]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """One ``$TDK_CACHE_DIR`` for the test run (digest cache, staging): the developer's
+    ``~/.cache/tdk`` is neither read nor grown, and a run starts from an empty cache as CI's
+    does. A test that needs its own sets it again with monkeypatch."""
+    import os
+
+    before = os.environ.get("TDK_CACHE_DIR")
+    os.environ["TDK_CACHE_DIR"] = str(tmp_path_factory.mktemp("tdk-cache"))
+    yield
+    if before is None:
+        os.environ.pop("TDK_CACHE_DIR", None)
+    else:
+        os.environ["TDK_CACHE_DIR"] = before
+
+
 @pytest.fixture(scope="session")
 def model_repos_generate() -> ModuleType:
     """The sample repository generator module (``generate(out) -> list[Path]``)."""
