@@ -66,7 +66,7 @@ def endpoint(release: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 
 def _unchanged(endpoint: Endpoint) -> list[Path]:
-    return [endpoint.store, endpoint.state_dir / "local-local" / "repository", Path.cwd()]
+    return [endpoint.store, endpoint.state_dir / "local-local" / "repository", endpoint.cwd]
 
 
 REQUESTS = [
@@ -212,13 +212,16 @@ def test_bad_up_options_exit_2_and_touch_nothing(
     (state / "local-x").mkdir(parents=True)
     (state / "local-x" / "keep.txt").write_text("user data")
     monkeypatch.setenv("TDK_STATE_DIR", str(state))
+    cwd = tmp_path / "cwd"  # an empty working directory: anything written there shows
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
     escaped = Path("/tmp/x").exists()
-    before = snapshot(state, release, Path.cwd())
+    before = snapshot(state, release, cwd)
     result = CliRunner().invoke(app, ["local", "up", "--store", str(release), "-d", *args])
     assert result.exit_code == 2, result.output
     assert fragment in result.output
     assert "Traceback" not in result.output
-    assert snapshot(state, release, Path.cwd()) == before
+    assert snapshot(state, release, cwd) == before
     assert Path("/tmp/x").exists() == escaped
 
 

@@ -79,9 +79,17 @@ ROWS: list[tuple[str, list[str], int, list[str]]] = [
     ("args", "code", "fragments"), [row[1:] for row in ROWS], ids=[row[0] for row in ROWS]
 )
 def test_bad_invoke_input_is_refused(
-    endpoint: Endpoint, npy: Path, args: list[str], code: int, fragments: list[str]
+    endpoint: Endpoint,
+    npy: Path,
+    args: list[str],
+    code: int,
+    fragments: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    watched = [endpoint.store, npy, Path.cwd(), endpoint.state_dir / "local-local" / "repository"]
+    monkeypatch.chdir(tmp_path)  # an empty working directory: anything written there shows
+    repository = endpoint.state_dir / "local-local" / "repository"
+    watched = [endpoint.store, npy, tmp_path, endpoint.cwd, repository]
     before = snapshot(*watched)
     loaded = endpoint.status()["loaded"]
     result = runner.invoke(app, ["invoke", *[a.format(npy=npy) for a in args]])

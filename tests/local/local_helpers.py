@@ -98,6 +98,12 @@ class Endpoint:
     state_dir: Path
     log: Path
 
+    @property
+    def cwd(self) -> Path:
+        """The endpoint process's working directory: empty at start, for "writes nothing" checks
+        (the repository's own tree is no place to look: other work writes there)."""
+        return self.state_dir / "cwd"
+
     def client(self, attempts: int = 1, read_timeout: float = 60) -> Any:
         """boto3 ``sagemaker-runtime`` for this endpoint (``read_timeout``: botocore's 60 s
         unless a test lets the endpoint hold requests longer, e.g. ``--capacity-timeout``)."""
@@ -142,7 +148,9 @@ class Endpoint:
 def start_endpoint(store: Path, state_dir: Path, *args: str, name: str = "local") -> Endpoint:
     """Start an endpoint on a free port and wait for its state file."""
     state_dir.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, TDK_STATE_DIR=str(state_dir))
+    (state_dir / "cwd").mkdir(exist_ok=True)  # Endpoint.cwd
+    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, TDK_STATE_DIR=str(state_dir), PYTHONPATH=path)
     log = state_dir / f"serve-{name}.log"
     command = [
         sys.executable,
@@ -159,7 +167,7 @@ def start_endpoint(store: Path, state_dir: Path, *args: str, name: str = "local"
             stdout=out,
             stderr=subprocess.STDOUT,
             env=env,
-            cwd=ROOT,
+            cwd=state_dir / "cwd",
         )
     state_file = state_dir / f"local-{name}.json"
     state_file.unlink(missing_ok=True)
