@@ -194,6 +194,7 @@ def test_ctrl_c_reports_the_best_so_far_and_stops_triton(model: Path) -> None:
 def test_an_impossible_budget_fails_and_writes_nothing(model: Path, tmp_path: Path) -> None:
     args = [str(model), "--latency-budget-ms", "0.001", "--duration", "0.1", "-c", "1"]
     args += ["--instances", "1", "--max-batch-sizes", "8", "--queue-delays-us", "0"]
+    args += ["--accelerators", "none", "--max-windows", "1", "--processes", "1"]
     result = runner.invoke(app, ["tune", *args, "--out", str(tmp_path / "o")])
     assert result.exit_code == 1, result.output
     assert "no configuration met p99 <= 0.001 ms" in result.output

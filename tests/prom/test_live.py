@@ -119,8 +119,13 @@ def _queueing_raises_keda_query_above_threshold_and_alert_conditions(
         assert figures["queue_compute_ratio"]["value"] > threshold
         assert 0.02 < figures["error_ratio"]["value"] < 0.5
         # Triton's summary is in µs; the figure is ms: a 20 ms model reads tens to hundreds
-        assert 20 <= figures["p99_latency_ms"]["value"] < 5000
-        assert prom.query(deployed["alerts"]["triton-latency-slo"]) == []  # under 500 ms
+        p99 = figures["p99_latency_ms"]["value"]
+        assert 20 <= p99 < 5000
+        # well under the SLO, the SLO alert stays quiet (a busy machine can push this 20 ms
+        # model past the 500 ms SLO; then the alert is right to fire, and nothing is asserted)
+        expr = deployed["alerts"]["triton-latency-slo"]
+        if p99 < 0.8 * float(expr.rsplit(">", 1)[1]):
+            assert prom.query(expr) == [], p99
     finally:
         load.join(60)
     assert not load.is_alive()
