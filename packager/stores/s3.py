@@ -386,4 +386,3 @@ class S3Store(Store):
 
         data: bytes | None = self._conditional("read", key, read)
         return data
-

@@ -197,7 +197,7 @@ class _S3Release:
         )
         return publish(self.repos, store, 2), calls
 
-    def put(self, key: str, body: bytes, **extra: object) -> None:
+    def put(self, key: str, body: bytes, **extra: Any) -> None:
         self.s3.put_object(Bucket=self.bucket, Key=f"r1/{key}", Body=body, **extra)
 
     def read(self, key: str) -> bytes:
