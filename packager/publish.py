@@ -268,7 +268,7 @@ def publish(
             rebuilt=built.rebuilt,
             hashed_bytes=built.hashed_bytes,
         )
-        known = _known(previous, present)
+        known = {key: seen.sha256 for key, seen in check.intact.items()} | _known(previous, present)
         release = _Target(dest, owned, present, known, previous, lock, stage, sizes)
         _publish_release(release, manifest, built.uploads, prune, phase, result)
         written = result.uploaded + result.copied

@@ -33,7 +33,9 @@ class StoreCheck:
     """The store as a republish found it."""
 
     sizes: dict[str, int]  # key -> stored size, DAMAGED for a damaged object
-    intact: dict[str, Recorded] = field(default_factory=dict)  # shown intact, with a tag
+    # Objects shown intact, with their listing tag: by the record alone (its sha256), or by
+    # the checksum check of the previous manifest's objects (the manifest's sha256).
+    intact: dict[str, Recorded] = field(default_factory=dict)
     record: dict[str, Recorded] = field(default_factory=dict)  # ``stores.record`` as read
     warning: str = ""  # why a record found was set aside
 
@@ -54,9 +56,12 @@ def check_store(
     where neither the listing nor the record tells)."""
     listed = store.list_objects(ARCHIVE_PREFIX) | store.list_objects(REPOSITORY_PREFIX)
     check = StoreCheck({key: item.size for key, item in listed.items()})
+    check.record, check.warning = read_record(store)
+    for key, recorded in check.record.items():
+        if key in listed and recorded.vouches(listed[key], recorded.sha256):
+            check.intact[key] = recorded
     if previous is None:
         return check
-    check.record, check.warning = read_record(store)
     expected: dict[str, str] = {}
     for model in previous.models:
         if model.archive in listed and listed[model.archive].size != model.size:
@@ -74,6 +79,7 @@ def check_store(
         for key, matches in zip(expected, pool.map(verdict, expected), strict=True):
             if matches is False:
                 check.sizes[key] = DAMAGED
+                check.intact.pop(key, None)
             elif matches and listed[key].tag:
                 check.intact[key] = Recorded(listed[key].size, listed[key].tag, expected[key])
     return check

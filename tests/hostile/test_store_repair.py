@@ -328,3 +328,13 @@ def test_a_record_that_lies_is_not_trusted(s3_release: _S3Release) -> None:
     assert calls.count("HeadObject") == 2
     assert again.uploaded == [model.archive]
     assert hashlib.sha256(s3_release.read(model.archive)).hexdigest() == model.sha256
+
+
+def test_without_a_manifest_the_record_still_spares_the_heads(s3_release: _S3Release) -> None:
+    """A publish cut off after it removed the manifest: the objects the record vouches for
+    (listed tag and size as recorded) are not asked about; the manifest is written again."""
+    s3_release.s3.delete_object(Bucket=s3_release.bucket, Key="r1/manifest.json")
+    again, calls = s3_release.republish()
+    assert calls.count("HeadObject") == 0
+    assert again.uploaded == [] and again.copied == [] and again.manifest_written
+    assert json.loads(s3_release.read("manifest.json"))["models"]
