@@ -224,10 +224,11 @@ class GcsStore(Store):
         return {key: listed.size for key, listed in self.list_objects(prefix).items()}
 
     def list_objects(self, prefix: str) -> dict[str, Listed]:
-        """One objects.list: each item is the whole object resource (size, ``crc32c`` and
-        ``metadata`` included), so ``checksum_matches`` is answered from it with no request
-        per object. https://cloud.google.com/storage/docs/json_api/v1/objects/list (items[]
-        are object resources, projection ``noAcl`` by default; checked 2026-11-26)."""
+        """One objects.list: each item is a whole object resource (``size``, ``crc32c``,
+        ``metadata``), so ``checksum_matches`` is answered from it with no request per object
+        and GCS needs no record (``stores.record``). Resource fields:
+        https://cloud.google.com/storage/docs/json_api/v1/objects; google-cloud-storage 3.17
+        lists with ``projection=noAcl``, which keeps them (both checked 2026-11-26)."""
         root = self._name("")
         blobs = self._call(
             "list",
