@@ -273,8 +273,9 @@ def publish(
         _publish_release(release, manifest, built.uploads, prune, phase, result)
         written = result.uploaded + result.copied
         remember_written(dest, built.uploads, written, digests)
-        lock.check()
-        update_record(dest, check, built.uploads, written)
+        if not lock.lost:  # else the lock's new holder records what it writes
+            warning = update_record(dest, check, built.uploads, written)
+            result.warnings.extend([warning] if warning else [])
         return result
 
 

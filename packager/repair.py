@@ -24,6 +24,7 @@ from packager.manifest import ARCHIVE_PREFIX, REPOSITORY_PREFIX, Manifest
 from packager.stores import Store
 from packager.stores.base import Listed
 from packager.stores.record import Recorded, read_record, write_record
+from tdk.errors import StoreError
 
 DAMAGED = -1  # the stored size recorded for a damaged object: no upload has it
 
@@ -114,11 +115,13 @@ def _matches(
 
 def update_record(
     store: Store, check: StoreCheck, uploads: Iterable[Upload], written: Iterable[str]
-) -> bool:
-    """Write the store's record of the release's objects: those this publish wrote, with the
-    tag their write returned, and those it found intact. Only when it changed; whether it did."""
+) -> str:
+    """Write the store's record of the release's objects (once the release is complete):
+    those this publish wrote, with the tag their write returned, and those it found intact;
+    only when it changed. The record only spares later checks, so a failure to write it is
+    a warning, returned ("" otherwise)."""
     if not store.tags_in_listing:
-        return False
+        return ""
     tags = store.written_tags()
     fresh = set(written)
     record: dict[str, Recorded] = {}
@@ -129,9 +132,12 @@ def update_record(
         elif upload.key not in fresh and seen and seen.sha256 == upload.sha256:
             record[upload.key] = seen
     if record == check.record:
-        return False
-    write_record(store, record)
-    return True
+        return ""
+    try:
+        write_record(store, record)
+    except StoreError as exc:
+        return f"{exc.message}; the release is complete, its next republish checks each object"
+    return ""
 
 
 def remember_written(

@@ -18,6 +18,7 @@ from packager.publish import PublishResult, publish
 from packager.stores import open_store, record
 from packager.stores.record import RECORD_NAME
 from packager.stores.s3 import SHA_META
+from tdk.errors import StoreError
 
 
 @pytest.fixture(autouse=True)
@@ -337,4 +338,20 @@ def test_without_a_manifest_the_record_still_spares_the_heads(s3_release: _S3Rel
     again, calls = s3_release.republish()
     assert calls.count("HeadObject") == 0
     assert again.uploaded == [] and again.copied == [] and again.manifest_written
+    assert json.loads(s3_release.read("manifest.json"))["models"]
+
+
+def test_a_record_that_cannot_be_written_is_a_warning_not_a_failure(
+    s3_release: _S3Release, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The record is written once the release is complete and only spares later checks."""
+    from packager import repair
+
+    def refuse(store: object, entries: object) -> None:
+        raise StoreError(f"cannot write s3://…/{RECORD_NAME}: AccessDenied", hint="")
+
+    s3_release.s3.delete_object(Bucket=s3_release.bucket, Key=f"r1/{RECORD_NAME}")
+    monkeypatch.setattr(repair, "write_record", refuse)
+    again, _ = s3_release.republish()
+    assert any("AccessDenied; the release is complete" in w for w in again.warnings)
     assert json.loads(s3_release.read("manifest.json"))["models"]
