@@ -67,6 +67,7 @@ def check_store(
     for model in previous.models:
         if model.archive in listed and listed[model.archive].size != model.size:
             check.sizes[model.archive] = DAMAGED
+            check.intact.pop(model.archive, None)
         elif model.archive in listed:
             expected[model.archive] = model.sha256
         for rel, sha in model.files.items():
