@@ -27,7 +27,7 @@ from packager.manifest import (
     Manifest,
 )
 from packager.rename import DEFAULT_TEMPLATE, plan_copies
-from packager.repair import remember_written, stored_sizes
+from packager.repair import check_store, remember_written, update_record
 from packager.repository import ModelDir, discover
 from packager.stores import Store
 from packager.stores.lock import DEFAULT_LOCK_TIMEOUT, PublishLock, publish_lock
@@ -243,7 +243,8 @@ def publish(
     with dest.staging() as stage, publish_lock(dest, lock_timeout) as lock:
         owned, previous = read_release(dest)
         digests = FileDigests()
-        sizes = stored_sizes(dest, previous, digests, CHECKS)  # a damaged object is rebuilt
+        check = check_store(dest, previous, digests, CHECKS)
+        sizes = check.sizes  # a damaged object is given the size DAMAGED: it is rebuilt
         present = set(sizes)
         try:
             before = previous.models if previous else ()
@@ -263,14 +264,18 @@ def publish(
         result = PublishResult(
             manifest=manifest,
             url=dest.url,
-            warnings=built.warnings,
+            warnings=built.warnings + ([check.warning] if check.warning else []),
             rebuilt=built.rebuilt,
             hashed_bytes=built.hashed_bytes,
         )
-        known = _known(previous, present)
+        known = {key: seen.sha256 for key, seen in check.intact.items()} | _known(previous, present)
         release = _Target(dest, owned, present, known, previous, lock, stage, sizes)
         _publish_release(release, manifest, built.uploads, prune, phase, result)
-        remember_written(dest, built.uploads, result.uploaded + result.copied, digests)
+        written = result.uploaded + result.copied
+        remember_written(dest, built.uploads, written, digests)
+        if not lock.lost:  # else the lock's new holder records what it writes
+            warning = update_record(dest, check, built.uploads, written)
+            result.warnings.extend([warning] if warning else [])
         return result
 
 

@@ -16,6 +16,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from packager.userdirs import staging_root
@@ -28,6 +29,19 @@ STAGING_PREFIX = "tdk-staging-"  # a publish's private work dir, locked while it
 
 def _noop(_: int) -> None:
     return None
+
+
+@dataclass(frozen=True)
+class Listed:
+    """One object as a single listing of the store shows it."""
+
+    size: int
+    # The listing's token of the stored bytes (S3's ETag), which another write of other bytes
+    # changes; "" when the listing carries none.
+    tag: str = ""
+    # The store's own checksum verdict (``Store.checksum_matches``) for a sha256, when the
+    # listing itself carries that checksum (GCS's ``crc32c`` and metadata); else None.
+    verdict: Callable[[str], bool | None] | None = None
 
 
 def sha256_file(path: Path) -> str:
@@ -130,6 +144,25 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def list_sizes(self, prefix: str) -> dict[str, int]:
         """Key -> stored size in bytes of every object under ``prefix``, from one listing."""
+
+    def list_objects(self, prefix: str) -> dict[str, Listed]:
+        """Key -> what one listing shows of every object under ``prefix``."""
+        return {key: Listed(size) for key, size in self.list_sizes(prefix).items()}
+
+    # A store whose listing tags the stored bytes but carries no checksum (S3: ETag and size
+    # only) keeps a record of what tdk wrote (``stores.record``), so a republish compares one
+    # listing with it instead of asking about each object.
+    tags_in_listing = False
+
+    def written_tags(self) -> dict[str, str]:
+        """Key -> the listing tag of each object this store object wrote, as the write's own
+        response named it (S3: the ETag of PutObject, CopyObject, CompleteMultipartUpload)."""
+        return {}
+
+    def read_prefix(self, key: str, limit: int) -> bytes | None:
+        """At most ``limit`` bytes from the start of ``key``, with one request; None when
+        there is no such object (or the store cannot read one this way)."""
+        return None
 
     # Conditional writes, for the publish lock: a token names one version of an object (S3
     # ETag, GCS generation, a file's content digest), and a write conditioned on it fails once

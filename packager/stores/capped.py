@@ -99,3 +99,12 @@ def _hash(path: Path, limit: int) -> tuple[int, str]:
             size += len(chunk)
             digest.update(chunk)
     return size, digest.hexdigest()
+
+
+def read_capped(store: Store, key: str, limit: int) -> bytes | None:
+    """``key``'s bytes with one request, at most ``limit`` of them read; None when absent.
+    TooLarge (nothing kept) when the object holds more than ``limit`` bytes."""
+    data = store.read_prefix(key, limit + 1)
+    if data is not None and len(data) > limit:
+        raise TooLarge(f"{store.describe(key)} is larger than {limit} bytes")
+    return data

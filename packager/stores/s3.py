@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from packager.stores.base import Progress, Store, _noop
+from packager.stores.base import Listed, Progress, Store, _noop
+from packager.stores.s3tags import WrittenTags, plain_etag
 from tdk.errors import ConfigError, StoreError
 
 MIB = 1024 * 1024
@@ -81,6 +82,13 @@ class S3Store(Store):
             max_pool_connections=2 * CONCURRENCY,
         )
         self.client: Any = boto3.client("s3", endpoint_url=endpoint_url, config=config)
+        self._written = WrittenTags(self.client, self._key(""))
+
+    # ListObjectsV2 carries each object's ETag and size, no checksum value (see ``s3tags``).
+    tags_in_listing = True
+
+    def written_tags(self) -> dict[str, str]:
+        return self._written.snapshot()
 
     def unsafe_root(self, prune: bool) -> str | None:
         if prune and not self.prefix:
@@ -346,17 +354,35 @@ class S3Store(Store):
         return bool(self._conditional("delete", key, delete))
 
     def list_sizes(self, prefix: str) -> dict[str, int]:
+        return {key: listed.size for key, listed in self.list_objects(prefix).items()}
+
+    def list_objects(self, prefix: str) -> dict[str, Listed]:
         from botocore.exceptions import BotoCoreError, ClientError
 
         root = self._key("")
-        sizes: dict[str, int] = {}
+        listed: dict[str, Listed] = {}
         try:
             pages = self.client.get_paginator("list_objects_v2").paginate(
                 Bucket=self.bucket, Prefix=self._key(prefix)
             )
             for page in pages:
                 for item in page.get("Contents", []):
-                    sizes[item["Key"][len(root) :]] = int(item.get("Size", -1))
+                    tag = plain_etag(str(item.get("ETag") or ""))
+                    listed[item["Key"][len(root) :]] = Listed(int(item.get("Size", -1)), tag)
         except (BotoCoreError, ClientError) as exc:
             raise self._error("list", prefix, exc) from exc
-        return sizes
+        return listed
+
+    def read_prefix(self, key: str, limit: int) -> bytes | None:
+        """One GetObject, of which at most ``limit`` bytes are read (no HeadObject first, as
+        a managed download would send)."""
+
+        def read() -> bytes:
+            body = self.client.get_object(Bucket=self.bucket, Key=self._key(key))["Body"]
+            try:
+                return bytes(body.read(limit))
+            finally:
+                body.close()
+
+        data: bytes | None = self._conditional("read", key, read)
+        return data

@@ -4,16 +4,21 @@ match ("0 rebuilt, manifest unchanged" on a corrupted store was the bug)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import tarfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from packager.manifest import REPOSITORY_PREFIX
 from packager.publish import PublishResult, publish
-from packager.stores import open_store
+from packager.stores import open_store, record
+from packager.stores.record import RECORD_NAME
 from packager.stores.s3 import SHA_META
+from tdk.errors import StoreError
 
 
 @pytest.fixture(autouse=True)
@@ -165,3 +170,188 @@ def test_an_intact_republish_uploads_nothing_on_file(sample_repo: Path, tmp_path
     publish([sample_repo / "tokenizer"], open_store(f"file://{dest}"), copies=2)
     again = publish([sample_repo / "tokenizer"], open_store(f"file://{dest}"), copies=2)
     assert again.uploaded == [] and again.copied == [] and again.rebuilt == []
+
+
+# A no-op republish to s3:// compares ONE listing (ETag, size) with tdk-objects.json, the
+# record of the ETags tdk's own writes returned, instead of one HEAD per object; whatever the
+# listing or the record cannot vouch for is asked about as before.
+
+
+class _S3Release:
+    """A one-copy tokenizer release on moto, and a republish that counts its S3 requests."""
+
+    def __init__(self, sample_repo: Path, endpoint: str) -> None:
+        import boto3
+
+        self.s3 = boto3.client("s3", endpoint_url=endpoint)
+        self.bucket = f"tdk-{os.urandom(4).hex()}"
+        self.s3.create_bucket(Bucket=self.bucket)
+        self.url, self.endpoint, self.repos = f"s3://{self.bucket}/r1", endpoint, [sample_repo]
+        self.first = publish(self.repos, open_store(self.url, endpoint_url=endpoint), 2)
+        self.keys = sorted(self.first.manifest.keys())
+
+    def republish(self) -> tuple[PublishResult, list[str]]:
+        store = open_store(self.url, endpoint_url=self.endpoint)
+        calls: list[str] = []
+        store.client.meta.events.register(  # type: ignore[attr-defined]
+            "before-call.s3.*", lambda model, **_: calls.append(model.name)
+        )
+        return publish(self.repos, store, 2), calls
+
+    def put(self, key: str, body: bytes, **extra: Any) -> None:
+        self.s3.put_object(Bucket=self.bucket, Key=f"r1/{key}", Body=body, **extra)
+
+    def read(self, key: str) -> bytes:
+        return bytes(self.s3.get_object(Bucket=self.bucket, Key=f"r1/{key}")["Body"].read())
+
+
+@pytest.fixture
+def s3_release(sample_repo: Path, moto_endpoint: str) -> _S3Release:
+    return _S3Release(sample_repo / "tokenizer", moto_endpoint)
+
+
+def test_the_record_holds_the_etag_each_write_returned(s3_release: _S3Release) -> None:
+    record = json.loads(s3_release.read(RECORD_NAME))["objects"]
+    assert sorted(record) == s3_release.keys
+    listing = s3_release.s3.list_objects_v2(Bucket=s3_release.bucket, Prefix="r1/")["Contents"]
+    etags = {item["Key"][3:]: item["ETag"].strip('"') for item in listing}
+    shas = {m.archive: m.sha256 for m in s3_release.first.manifest.models}
+    for key, entry in record.items():
+        assert entry["tag"] == etags[key]
+        assert entry["sha256"] == hashlib.sha256(s3_release.read(key)).hexdigest()
+        assert shas.get(key, entry["sha256"]) == entry["sha256"]
+
+
+def test_an_intact_s3_republish_sends_no_head(s3_release: _S3Release) -> None:
+    again, calls = s3_release.republish()
+    assert again.uploaded == [] and again.copied == [] and again.rebuilt == []
+    assert calls.count("HeadObject") == 0 and calls.count("ListObjectsV2") == 2
+    assert not again.warnings
+
+
+def test_an_object_overwritten_behind_our_back_costs_one_head_and_is_repaired(
+    s3_release: _S3Release,
+) -> None:
+    model = s3_release.first.manifest.models[0]
+    body = s3_release.read(model.archive)
+    meta = s3_release.s3.head_object(Bucket=s3_release.bucket, Key=f"r1/{model.archive}")
+    # same size, tdk's sha256 metadata, even S3's SHA-256 checksum (of the other bytes)
+    s3_release.put(
+        model.archive,
+        _same_size_garbage(body),
+        Metadata=meta["Metadata"],
+        ChecksumAlgorithm="SHA256",
+    )
+    again, calls = s3_release.republish()
+    assert calls.count("HeadObject") == 1
+    assert model.archive in again.uploaded
+    assert hashlib.sha256(s3_release.read(model.archive)).hexdigest() == model.sha256
+    third, calls = s3_release.republish()  # the record now holds the repaired object's ETag
+    assert calls.count("HeadObject") == 0 and third.uploaded == []
+
+
+def test_without_a_record_every_object_is_checked_then_recorded(s3_release: _S3Release) -> None:
+    """A release from before the record (or whose record was deleted): one HEAD per object,
+    as before, and the record is written, so the next republish needs none."""
+    s3_release.s3.delete_object(Bucket=s3_release.bucket, Key=f"r1/{RECORD_NAME}")
+    again, calls = s3_release.republish()
+    assert calls.count("HeadObject") == len(s3_release.keys)
+    assert again.uploaded == [] and not again.warnings
+    assert sorted(json.loads(s3_release.read(RECORD_NAME))["objects"]) == s3_release.keys
+    _, calls = s3_release.republish()
+    assert calls.count("HeadObject") == 0
+
+
+def _rewrite(record: dict[str, Any], change: Callable[[dict[str, Any]], None]) -> bytes:
+    change(record)
+    return json.dumps(record).encode()
+
+
+def _each_entry(field: str, value: object) -> Callable[[dict[str, Any]], None]:
+    def change(record: dict[str, Any]) -> None:
+        for entry in record["objects"].values():
+            entry[field] = value
+
+    return change
+
+
+GARBAGE: dict[str, Callable[[dict[str, Any]], bytes]] = {
+    "not JSON": lambda _: b"\xff{ not json",
+    "nested deep": lambda _: b"[" * 100_000,
+    "a list": lambda _: b"[]",
+    "another format": lambda r: _rewrite(r, lambda r: r.update(format_version=99)),
+    "objects a list": lambda r: _rewrite(r, lambda r: r.update(objects=[])),
+    "size a string": lambda r: _rewrite(r, _each_entry("size", "12")),
+    "size a bool": lambda r: _rewrite(r, _each_entry("size", True)),
+    "sha256 not hex": lambda r: _rewrite(r, _each_entry("sha256", "z" * 64)),
+    "tag empty": lambda r: _rewrite(r, _each_entry("tag", "")),
+    "an extra field": lambda r: _rewrite(r, _each_entry("trusted", True)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GARBAGE))
+def test_a_garbage_record_is_set_aside_and_every_object_checked(
+    s3_release: _S3Release, case: str
+) -> None:
+    original = s3_release.read(RECORD_NAME)
+    s3_release.put(RECORD_NAME, GARBAGE[case](json.loads(original)))
+    again, calls = s3_release.republish()
+    assert calls.count("HeadObject") == len(s3_release.keys)
+    assert again.uploaded == []
+    assert any(f"{RECORD_NAME}: not a tdk object record" in w for w in again.warnings)
+    assert s3_release.read(RECORD_NAME) == original  # rewritten whole
+
+
+def test_a_record_larger_than_its_cap_is_not_read_whole(
+    s3_release: _S3Release, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(record, "RECORD_MAX_BYTES", 4096)
+    s3_release.put(RECORD_NAME, b" " * 100_000)
+    again, calls = s3_release.republish()
+    assert calls.count("HeadObject") == len(s3_release.keys)
+    assert any("is larger than 4096 bytes" in w for w in again.warnings)
+
+
+def test_a_record_that_lies_is_not_trusted(s3_release: _S3Release) -> None:
+    """Entries whose tag is not the listing's, or whose sha256 is not the manifest's, vouch
+    for nothing: those objects are asked about (and the corrupted one repaired)."""
+    model = s3_release.first.manifest.models[0]
+    s3_release.put(model.archive, _same_size_garbage(s3_release.read(model.archive)))
+    lying = json.loads(s3_release.read(RECORD_NAME))
+    listing = s3_release.s3.list_objects_v2(Bucket=s3_release.bucket, Prefix="r1/mme/")
+    entry = lying["objects"][model.archive]
+    entry["tag"] = listing["Contents"][0]["ETag"].strip('"')  # the corrupted object's ETag
+    repo_key = next(key for key in s3_release.keys if key.startswith(REPOSITORY_PREFIX))
+    lying["objects"][repo_key]["sha256"] = "0" * 64  # not what the manifest names
+    entry["sha256"] = "1" * 64
+    s3_release.put(RECORD_NAME, json.dumps(lying).encode())
+    again, calls = s3_release.republish()
+    assert calls.count("HeadObject") == 2
+    assert again.uploaded == [model.archive]
+    assert hashlib.sha256(s3_release.read(model.archive)).hexdigest() == model.sha256
+
+
+def test_without_a_manifest_the_record_still_spares_the_heads(s3_release: _S3Release) -> None:
+    """A publish cut off after it removed the manifest: the objects the record vouches for
+    (listed tag and size as recorded) are not asked about; the manifest is written again."""
+    s3_release.s3.delete_object(Bucket=s3_release.bucket, Key="r1/manifest.json")
+    again, calls = s3_release.republish()
+    assert calls.count("HeadObject") == 0
+    assert again.uploaded == [] and again.copied == [] and again.manifest_written
+    assert json.loads(s3_release.read("manifest.json"))["models"]
+
+
+def test_a_record_that_cannot_be_written_is_a_warning_not_a_failure(
+    s3_release: _S3Release, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The record is written once the release is complete and only spares later checks."""
+    from packager import repair
+
+    def refuse(store: object, entries: object) -> None:
+        raise StoreError(f"cannot write s3://…/{RECORD_NAME}: AccessDenied", hint="")
+
+    s3_release.s3.delete_object(Bucket=s3_release.bucket, Key=f"r1/{RECORD_NAME}")
+    monkeypatch.setattr(repair, "write_record", refuse)
+    again, _ = s3_release.republish()
+    assert any("AccessDenied; the release is complete" in w for w in again.warnings)
+    assert json.loads(s3_release.read("manifest.json"))["models"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -179,9 +180,9 @@ def test_noop_republish_to_s3_lists_instead_of_asking_per_object(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """77 sequential HEADs for 20 copies before; now one LIST per prefix, and one HEAD per
-    object of the release (in parallel): S3's own SHA-256 checksum of each, which no listing
-    carries, so a corrupted object of the right size is found (issue 25)."""
+    """77 sequential HEADs for 20 copies before, then one HEAD per object (S3's own SHA-256
+    checksum, which no listing carries); now one LIST per prefix compared with the record of
+    the ETags tdk's own writes returned, and one GET of that record: no HEAD (issue 25)."""
     monkeypatch.setenv("TDK_CACHE_DIR", str(tmp_path / "cache"))
     publish([sample_repo], open_store(s3_url, endpoint_url=moto_endpoint), copies=3)
     store = open_store(s3_url, endpoint_url=moto_endpoint)
@@ -191,7 +192,58 @@ def test_noop_republish_to_s3_lists_instead_of_asking_per_object(
     )
     again = publish([sample_repo], store, copies=3)
     assert again.rebuilt == [] and again.uploaded == [] and again.uploaded_bytes == 0
-    assert calls.count("HeadObject") == len(again.manifest.keys())  # each checked once
+    assert calls.count("HeadObject") == 0
     assert calls.count("ListObjectsV2") == 2  # mme/ and repository/
     assert "CopyObject" not in calls and "CreateMultipartUpload" not in calls
     assert calls.count("PutObject") == 1  # the publish lock (then deleted)
+
+
+def test_s3_store_remembers_the_etag_each_write_returned(
+    s3_url: str, moto_endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PutObject, CopyObject and CompleteMultipartUpload (a multipart upload and a multipart
+    copy) each return the new object's ETag; the store keeps it, as the listing shows it."""
+    monkeypatch.setenv("TDK_S3_PART_SIZE", str(5 * 1024 * 1024))
+    store = open_store(s3_url, endpoint_url=moto_endpoint)
+    big = tmp_path / "big.bin"
+    big.write_bytes(os.urandom(6 * 1024 * 1024))
+    sha = hashlib.sha256(big.read_bytes()).hexdigest()
+    small = tmp_path / "small.bin"
+    small.write_bytes(b"small")
+    store.put_file("mme/big.tar.gz", big, sha)
+    store.copy("mme/big.tar.gz", "mme/twin.tar.gz", sha)
+    store.put_file("mme/small.tar.gz", small, hashlib.sha256(b"small").hexdigest())
+    store.copy("mme/small.tar.gz", "mme/small-twin.tar.gz", hashlib.sha256(b"small").hexdigest())
+    store.put_bytes("repository/m/config.pbtxt", b"name: 'm'")
+    listed = store.list_objects("mme/") | store.list_objects("repository/")
+    assert store.written_tags() == {key: item.tag for key, item in listed.items()}
+    assert listed["mme/big.tar.gz"].tag.endswith("-2")  # multipart: 2 parts
+    assert all(item.tag and '"' not in item.tag for item in listed.values())
+    assert store.tags_in_listing
+    assert store.read_prefix("repository/m/config.pbtxt", 4) == b"name"
+    assert store.read_prefix("repository/absent", 4) is None
+
+
+def test_noop_republish_to_gcs_asks_about_no_object(
+    gs_url: str, sample_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cloud Storage's listing carries each object's crc32c and metadata: the checksum check
+    of every object is answered from it, with no request per object (and no record)."""
+    import requests
+
+    monkeypatch.setenv("TDK_CACHE_DIR", str(tmp_path / "cache"))
+    publish([sample_repo / "tokenizer"], open_store(gs_url), copies=2)
+    sent: list[tuple[str, str]] = []
+    real = requests.Session.request
+
+    def counting(self: requests.Session, method: str, url: str, *args: Any, **kw: Any) -> Any:
+        sent.append((method, url))
+        return real(self, method, url, *args, **kw)
+
+    monkeypatch.setattr(requests.Session, "request", counting)
+    again = publish([sample_repo / "tokenizer"], open_store(gs_url), copies=2)
+    assert again.uploaded == [] and again.rebuilt == []
+    objects = [url.split("/o/", 1)[1] for _, url in sent if "/o/" in url]
+    assert objects and not [name for name in objects if "%2Fmme%2F" in name or "repository" in name]
+    assert sum("/o?" in url and "prefix=" in url for _, url in sent) == 2  # the listings
+    assert not any("tdk-objects.json" in url for _, url in sent)
