@@ -209,8 +209,9 @@ def _check_names(
     known, unrecorded = facts.vllm_list(image)
     if unrecorded:
         sink.report("TDK613", ENGINE_ARGS_FILE, unrecorded,
-                    "record the EngineArgs of that vLLM version in packager/validate/engines/"
-                    "args.py, or check the names by hand", file=path)  # fmt: skip
+                    "record that vLLM's EngineArgs: add its wheel to packager/validate/engines/"
+                    "vllm_lists.py with `python -m packager.validate.engines.vllm_argsgen`, or "
+                    "check the names by hand", file=path)  # fmt: skip
     for key in engine:
         if key in known.names:
             continue
