@@ -117,3 +117,15 @@ def test_decoupled_must_be_a_boolean() -> None:
     run = run_stack(STACK, {"sagemakerIcModels": listed}, expect_error=True)
     assert isinstance(run.error, ConfigError)
     assert "sagemakerIcModels[0].decoupled" in str(run.error) and "true or false" in str(run.error)
+
+
+def test_an_unpublished_named_release_stops_listed_copies(tmp_path: Path) -> None:
+    overrides = {
+        "sagemakerIcModels": _listed({"copies": ["llm-0"], "decoupled": True}),
+        "sagemakerIcManifestUrl": f"file://{tmp_path}",
+    }
+    run = run_stack(STACK, overrides, expect_error=True)
+    assert isinstance(run.error, ConfigError)
+    assert "cannot read the release manifest" in str(run.error)
+    assert "lists copies" in run.error.hint and "tdk package --dest" in run.error.hint
+    assert not run.of_type(COMPONENT)

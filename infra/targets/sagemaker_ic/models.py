@@ -101,8 +101,9 @@ def declared_copies(raw: str) -> list[CopyRequest]:
     return found
 
 
-def manifest_copies(url: str, key: str) -> list[CopyRequest]:
-    """Every copy of the release manifest at ``url`` (file://, s3://, gs://)."""
+def manifest_copies(url: str, key: str, listed: bool = False) -> list[CopyRequest]:
+    """Every copy of the release manifest at ``url`` (file://, s3://, gs://); ``listed``: read
+    to check hand-listed copies (the hint then says so)."""
     from packager.manifest import MANIFEST_NAME
     from packager.stores import open_store
     from packager.stores.capped import read_manifest
@@ -113,8 +114,13 @@ def manifest_copies(url: str, key: str) -> list[CopyRequest]:
     except TdkError as exc:
         raise ConfigError(
             f"{qualify(key)}: cannot read the release manifest at {url}: {exc.message}",
-            hint="publish the release first (`tdk package --dest URL`), or declare the copies "
-            f"in {qualify(MODELS_KEY)}",
+            hint=(
+                f"{qualify(MODELS_KEY)} lists copies and the stack names this release, so its "
+                "manifest says which are decoupled: publish it first (`tdk package --dest URL`)"
+                if listed
+                else "publish the release first (`tdk package --dest URL`), or declare the "
+                f"copies in {qualify(MODELS_KEY)}"
+            ),
         ) from None
     where = f"{url}/{MANIFEST_NAME}"
     return [

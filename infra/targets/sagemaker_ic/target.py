@@ -120,9 +120,10 @@ def _checked(
     """Hand-listed copies checked against the release the stack names (decoupled or not, as
     the manifest records it); with none named, unchecked copies are warned about."""
     if url is not None:
-        return with_manifest(declared, manifest_copies(url, "sagemakerIcManifestUrl"))
+        return with_manifest(declared, manifest_copies(url, "sagemakerIcManifestUrl", True))
     if common.release is not None:
-        return with_manifest(declared, manifest_copies(common.release.url, "releaseUrl"))
+        released = manifest_copies(common.release.url, "releaseUrl", True)
+        return with_manifest(declared, released)
     warn_unchecked(declared)
     return declared
 
