@@ -54,7 +54,7 @@ ModelsOpt = Annotated[
         "--models",
         help="Repository the release is packaged from (repeatable): LLM models pick the image "
         "flavour with their engine, /dev/shm, the startup budget, and are checked against "
-        "k8sGpusPerPod.",
+        "k8sGpusPerPod. The stack key k8sModels does the same for pulumi up (and for render).",
     ),
 ]
 

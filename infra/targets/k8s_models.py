@@ -3,8 +3,10 @@
 image flavour with their LLM engine, GPUs per pod checked, /dev/shm, the startup budget, KEDA's
 engine triggers). One path: ``model_needs`` is what both read.
 
-The paths must be absolute: the Pulumi program runs in ``infra/`` (Pulumi.yaml's ``main``) and
-``tdk render`` in the user's shell, so a relative path would name two different directories.
+The paths must be absolute: the Pulumi program runs in ``infra/`` (a ``main`` that is a
+directory becomes the program's working directory: pulumi/pulumi ``pkg/engine/project.go``
+``getPwdMain``, checked 2026-11-26) and ``tdk render`` in the user's shell, so a relative path
+would name two different directories.
 """
 
 from __future__ import annotations
