@@ -54,7 +54,7 @@ ModelsOpt = Annotated[
         "--models",
         help="Repository the release is packaged from (repeatable): LLM models pick the image "
         "flavour with their engine, /dev/shm, the startup budget, and are checked against "
-        "k8sGpusPerPod.",
+        "k8sGpusPerPod. The stack key k8sModels does the same for pulumi up (and for render).",
     ),
 ]
 
@@ -107,13 +107,9 @@ def _fitted_render(settings: Any, repos: list[Path], known: dict[str, Any] | Non
     ``tdk package`` validates them)."""
     from infra.k8s.config import with_models
     from infra.k8s.render import render_settings
-    from packager.publish import load_models
-    from packager.requirements import requirements
-    from packager.validate.runner import require_valid
+    from infra.targets.k8s_models import model_needs
 
-    found = load_models(repos)
-    require_valid(found)
-    fitted = with_models(settings.config, [requirements(m) for m in found])
+    fitted = with_models(settings.config, model_needs(repos))
     deploy = settings.entry.deploy()
     return render_settings(
         settings.entry.name, settings.name, lambda output: deploy.render(fitted, output), known

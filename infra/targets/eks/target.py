@@ -22,6 +22,7 @@ from infra.targets.eks.config import (
 from infra.targets.eks.observability import scraper_rbac
 from infra.targets.guardrails import read_api_cidrs, read_budget, read_log_retention
 from infra.targets.k8s_common import KubernetesTarget, csv, require_release
+from infra.targets.k8s_models import fitted_workload
 from tdk.errors import ConfigError
 
 _REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
@@ -85,7 +86,7 @@ class EksTarget(KubernetesTarget[EksConfig]):
         low = reader.integer("eksGpuNodesMin", minimum=0)
         high = reader.integer("eksGpuNodesMax", minimum=1)
         check_capacity("eksGpuNodesMin", low, "eksGpuNodesMax", high)
-        workload = read_workload_config(reader)
+        workload = fitted_workload(reader, read_workload_config(reader))
         if workload.kind == "gpu" and workload.gpus_per_pod > b.gpus_of(instance):
             raise ConfigError(
                 f"{qualify('k8sGpusPerPod')} ({workload.gpus_per_pod}) exceeds the "

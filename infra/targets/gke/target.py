@@ -16,6 +16,7 @@ from infra.targets.gke.cloud_names import DERIVED
 from infra.targets.gke.config import GkeConfig, triton_spec
 from infra.targets.guardrails import read_api_cidrs, read_budget
 from infra.targets.k8s_common import KubernetesTarget, csv, require_release
+from infra.targets.k8s_models import fitted_workload
 from tdk.errors import ConfigError
 
 _REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+$")
@@ -80,7 +81,7 @@ class GkeTarget(KubernetesTarget[GkeConfig]):
         low = reader.integer("gkeGpuNodesMin", minimum=0)
         high = reader.integer("gkeGpuNodesMax", minimum=1)
         check_capacity("gkeGpuNodesMin", low, "gkeGpuNodesMax", high)
-        workload = read_workload_config(reader)
+        workload = fitted_workload(reader, read_workload_config(reader))
         gpus_per_node = reader.integer("gkeGpusPerNode", minimum=1, maximum=8)
         if workload.kind == "gpu" and workload.gpus_per_pod > gpus_per_node:
             raise ConfigError(

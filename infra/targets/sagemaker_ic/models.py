@@ -1,15 +1,22 @@
 """Which model copies become inference components: declared groups, or the release manifest.
 
 ``sagemakerIcModels`` (a list of groups, each ``{"copies": [...], "sizeMb": N}`` plus optional
-``accelerators``, ``memoryMb``, ``cpuCores``, ``minCopies``, ``maxCopies``, ``initialCopies``)
-wins; when it is empty every copy of the manifest at ``sagemakerIcManifestUrl`` (or
-``releaseUrl``) becomes a component with the stack-wide settings.
+``accelerators``, ``memoryMb``, ``cpuCores``, ``minCopies``, ``maxCopies``, ``initialCopies``,
+``decoupled``) wins; when it is empty every copy of the manifest at ``sagemakerIcManifestUrl``
+(or ``releaseUrl``) becomes a component with the stack-wide settings.
+
+A decoupled copy (an LLM: packaged without an ``mme/`` archive) is served in Triton's generate
+mode from ``repository/``, so a hand-listed copy is checked like a manifest one: when the stack
+names the release, each listed copy is looked up in its manifest (``with_manifest``); else its
+group's ``decoupled`` says it, and copies that say nothing are named in a warning.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any
 
 from infra.config import qualify
@@ -32,6 +39,9 @@ class CopyRequest:
     overrides: dict[str, float]
     #: packaged without an mme/ archive (decoupled: ``mme_left_out`` says why)
     decoupled: bool = False
+    #: where ``decoupled`` comes from: the group's ``decoupled`` field or the manifest (None:
+    #: neither; it is assumed False)
+    decoupled_from: str | None = None
 
 
 def _bad(where: str, problem: str) -> ConfigError:
@@ -46,7 +56,7 @@ def _group(index: int, group: Any) -> list[CopyRequest]:
     where = f"{qualify(MODELS_KEY)}[{index}]"
     if not isinstance(group, dict):
         raise _bad(where, "must be an object with copies and sizeMb")
-    unknown = set(group) - {"copies", *_NUMBERS}
+    unknown = set(group) - {"copies", "decoupled", *_NUMBERS}
     if unknown:
         raise _bad(where, f"has unknown field(s) {', '.join(sorted(unknown))}")
     copies = group.get("copies")
@@ -65,7 +75,14 @@ def _group(index: int, group: Any) -> list[CopyRequest]:
     if not numbers.get("sizeMb"):
         raise _bad(where, "needs sizeMb > 0 (the model's archive size in MB)")
     size = int(numbers.pop("sizeMb") * 1024 * 1024)
-    return [CopyRequest(copy, size, f"{where} ({copy})", numbers) for copy in copies]
+    decoupled = group.get("decoupled")
+    if decoupled is not None and not isinstance(decoupled, bool):
+        raise _bad(f"{where}.decoupled", f"must be true or false, got {decoupled!r}")
+    stated = f"{where}.decoupled" if decoupled is not None else None
+    return [
+        CopyRequest(copy, size, f"{where} ({copy})", numbers, bool(decoupled), stated)
+        for copy in copies
+    ]
 
 
 def declared_copies(raw: str) -> list[CopyRequest]:
@@ -84,8 +101,9 @@ def declared_copies(raw: str) -> list[CopyRequest]:
     return found
 
 
-def manifest_copies(url: str, key: str) -> list[CopyRequest]:
-    """Every copy of the release manifest at ``url`` (file://, s3://, gs://)."""
+def manifest_copies(url: str, key: str, listed: bool = False) -> list[CopyRequest]:
+    """Every copy of the release manifest at ``url`` (file://, s3://, gs://); ``listed``: read
+    to check hand-listed copies (the hint then says so)."""
     from packager.manifest import MANIFEST_NAME
     from packager.stores import open_store
     from packager.stores.capped import read_manifest
@@ -96,10 +114,72 @@ def manifest_copies(url: str, key: str) -> list[CopyRequest]:
     except TdkError as exc:
         raise ConfigError(
             f"{qualify(key)}: cannot read the release manifest at {url}: {exc.message}",
-            hint="publish the release first (`tdk package --dest URL`), or declare the copies "
-            f"in {qualify(MODELS_KEY)}",
+            hint=(
+                f"{qualify(MODELS_KEY)} lists copies and the stack names this release, so its "
+                "manifest says which are decoupled: publish it first (`tdk package --dest URL`)"
+                if listed
+                else "publish the release first (`tdk package --dest URL`), or declare the "
+                f"copies in {qualify(MODELS_KEY)}"
+            ),
         ) from None
+    where = f"{url}/{MANIFEST_NAME}"
     return [
-        CopyRequest(m.name, m.size, f"{url}/{MANIFEST_NAME} ({m.name})", {}, not m.archive)
+        CopyRequest(m.name, m.size, f"{where} ({m.name})", {}, not m.archive, where)
         for m in manifest.models
     ]
+
+
+def _warn(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr, flush=True)
+
+
+#: how an unchecked hand-listed copy is told (stderr; Pulumi shows the program's stderr)
+on_warning: Callable[[str], None] = _warn
+
+
+def with_manifest(declared: list[CopyRequest], released: list[CopyRequest]) -> list[CopyRequest]:
+    """The hand-listed copies, each with ``decoupled`` as the release's manifest records it: a
+    copy the release lacks, or a group's ``decoupled`` that the manifest contradicts, is a
+    ConfigError (the component would load an archive that is not there, or in the wrong mode)."""
+    by_name = {r.copy: r for r in released}
+    fitted = []
+    for request in declared:
+        found = by_name.get(request.copy)
+        if found is None:
+            shown = ", ".join(sorted(by_name)[:5]) or "none"
+            raise ConfigError(
+                f"{request.where}: {request.copy} is not a copy of the release "
+                f"({released_where(released)} lists {shown})",
+                hint=f"list the copies the release holds in {qualify(MODELS_KEY)} (`tdk package` "
+                "prints them), or point sagemakerIcManifestUrl at the release that has it",
+            )
+        if request.decoupled_from and request.decoupled != found.decoupled:
+            raise ConfigError(
+                f"{request.where}: {request.decoupled_from} is {str(request.decoupled).lower()} "
+                f"but the release packaged {request.copy} "
+                + ("without an mme/ archive (decoupled)" if found.decoupled else "as an archive"),
+                hint=f"remove decoupled from {request.decoupled_from.rsplit('.', 1)[0]} (the "
+                "manifest says it), or re-package the release",
+            )
+        fitted.append(replace(request, decoupled=found.decoupled, decoupled_from=found.where))
+    return fitted
+
+
+def released_where(released: list[CopyRequest]) -> str:
+    """The manifest the copies were read from (for messages)."""
+    if not released:
+        return "an empty manifest"
+    return released[0].decoupled_from or "the manifest"
+
+
+def warn_unchecked(declared: list[CopyRequest]) -> None:
+    """Name the hand-listed copies nothing says are decoupled or not (no release to read)."""
+    unchecked = [r.copy for r in declared if r.decoupled_from is None]
+    if unchecked:
+        on_warning(
+            f"{qualify(MODELS_KEY)} lists {', '.join(unchecked)} and the stack names no "
+            "published release to read them from, so each is served as an mme/ archive in "
+            "infer mode; a decoupled (LLM) copy, packaged without an archive, would fail to "
+            f'load. Say which they are: "decoupled": true (or false) in their group, or set '
+            "sagemakerIcManifestUrl to the release so the manifest says it"
+        )

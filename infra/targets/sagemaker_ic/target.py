@@ -34,6 +34,8 @@ from infra.targets.sagemaker_ic.models import (
     CopyRequest,
     declared_copies,
     manifest_copies,
+    warn_unchecked,
+    with_manifest,
 )
 from infra.targets.sagemaker_ic.names import TARGET_NAME as NAME
 from infra.targets.sagemaker_ic.names import check_component_names
@@ -99,7 +101,7 @@ def _copies(reader: ConfigReader, common: StackConfig) -> list[CopyRequest]:
     declared = declared_copies(reader.string(MODELS_KEY))
     url = reader.optional_string("sagemakerIcManifestUrl")
     if declared:
-        return declared
+        return _checked(declared, url, common)
     if url is None and common.release is not None:
         return manifest_copies(common.release.url, "releaseUrl")
     if url is None:
@@ -110,6 +112,20 @@ def _copies(reader: ConfigReader, common: StackConfig) -> list[CopyRequest]:
             '"sizeMb": 420}], or set releaseUrl to the release',
         )
     return manifest_copies(url, "sagemakerIcManifestUrl")
+
+
+def _checked(
+    declared: list[CopyRequest], url: str | None, common: StackConfig
+) -> list[CopyRequest]:
+    """Hand-listed copies checked against the release the stack names (decoupled or not, as
+    the manifest records it); with none named, unchecked copies are warned about."""
+    if url is not None:
+        return with_manifest(declared, manifest_copies(url, "sagemakerIcManifestUrl", True))
+    if common.release is not None:
+        released = manifest_copies(common.release.url, "releaseUrl", True)
+        return with_manifest(declared, released)
+    warn_unchecked(declared)
+    return declared
 
 
 def _components(

@@ -9,6 +9,7 @@ and with ``enable_lora`` reads ``multi_lora.json``.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -208,14 +209,18 @@ def _check_names(
     known, unrecorded = facts.vllm_list(image)
     if unrecorded:
         sink.report("TDK613", ENGINE_ARGS_FILE, unrecorded,
-                    "record the EngineArgs of that vLLM version in packager/validate/engines/"
-                    "args.py, or check the names by hand", file=path)  # fmt: skip
+                    "record that vLLM's EngineArgs: add its wheel to packager/validate/engines/"
+                    "vllm_lists.py with `python -m packager.validate.engines.vllm_argsgen`, or "
+                    "check the names by hand", file=path)  # fmt: skip
     for key in engine:
         if key in known.names:
             continue
         close = suggestion(key, known.names)
         where = f"vLLM {known.version} EngineArgs ({known.source}, checked {facts.CHECKED})"
-        if close:
+        renamed = facts.RENAMED_VLLM_ARGS.get(key)
+        if renamed and renamed.new in known.names:
+            _report_renamed(renamed, engine[key], where, path, sink)
+        elif close:
             sink.report("TDK603", f"{path.name} {key}",
                         f"{key!r} is not an engine argument of {where}; did you mean {close!r}?",
                         f"rename {key!r} to {close!r}", file=path)  # fmt: skip
@@ -224,6 +229,30 @@ def _check_names(
                         f"{key!r} is not an engine argument of {where}",
                         "check it against the vLLM version of the image you deploy",
                         file=path)  # fmt: skip
+
+
+def _report_renamed(
+    renamed: facts.RenamedArg, value: Any, where: str, path: Path, sink: Sink
+) -> None:
+    """``old: value`` means ``new: not value``: the fix says the inverse, never a bare rename."""
+    wanted = not _truthy(value)
+    if wanted == renamed.new_default:
+        fix = (f"remove {renamed.old!r} ({renamed.new} defaults to "
+               f"{str(renamed.new_default).lower()}, which is what {renamed.old}: "
+               f"{json.dumps(value)} asked for)")  # fmt: skip
+    else:
+        fix = f'replace it with "{renamed.new}": {str(wanted).lower()}'
+    sink.report("TDK603", f"{path.name} {renamed.old}",
+                f"{renamed.old!r} is not an engine argument of {where}: that vLLM replaced it "
+                f"by {renamed.new!r}, its negation ({renamed.source}), and AsyncEngineArgs "
+                f"refuses {renamed.old!r} when the model loads", fix, file=path)  # fmt: skip
+
+
+def _truthy(value: Any) -> bool:
+    """How the engine reads a flag given in JSON (the backend passes strings through)."""
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "1", "yes")
+    return bool(value)
 
 
 def _check_values(engine: dict[str, Any], path: Path, sink: Sink) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from packager.validate.engines import args, vllm_lists
 from packager.validate.engines.args import VllmImage
 from packager.validate.findings import Finding
 from packager.validate.rules import ENGINE_CODES, RULES
@@ -236,3 +237,32 @@ def test_an_argument_new_in_the_images_vllm_is_accepted(tmp_path: Path) -> None:
     repo = c.vllm_repo(tmp_path, args=dict(c.VLLM_ARGS, data_parallel_size=1))
     assert "TDK604" in _codes(repo)
     assert "TDK604" not in {f.code for f in _findings(repo, VllmImage("25.09", "0.10.1.1"))}
+
+
+@pytest.mark.parametrize(
+    ("value", "fix"),
+    [
+        (True, "remove 'disable_log_requests' (enable_log_requests defaults to false"),
+        ("true", "remove 'disable_log_requests' (enable_log_requests defaults to false"),
+        (False, 'replace it with "enable_log_requests": true'),
+    ],
+)
+def test_disable_log_requests_fix_says_the_inverse(tmp_path: Path, value: object, fix: str) -> None:
+    """vLLM 0.10 replaced disable_log_requests by enable_log_requests (its negation): renaming
+    the key as a near-miss hint would flip its meaning; the fix must invert the value."""
+    repo = c.vllm_repo(tmp_path, args=dict(c.VLLM_ARGS, disable_log_requests=value))
+    found = _findings(repo, VllmImage("25.09", "0.10.1.1"))
+    (renamed,) = [f for f in found if f.field == "model.json disable_log_requests"]
+    assert renamed.code == "TDK603" and renamed.severity == "error"
+    assert renamed.fix.startswith(fix) and "rename" not in renamed.fix
+    assert "negation" in renamed.message and "v0.10.1.1/vllm/engine/arg_utils.py" in renamed.message
+    # vLLM 0.7 (the 25.03 image, and the fallback with no target) still takes it
+    assert "TDK603" not in {f.code for f in _findings(repo, VllmImage("25.03", "0.7.3"))}
+    assert "TDK603" not in _codes(repo)
+
+
+def test_the_fallback_list_is_the_generated_one() -> None:
+    """One source of truth: the fallback is a wheel-read row of vllm_lists.py."""
+    assert args.VLLM_FALLBACK.version in vllm_lists.VLLM_ENGINE_ARGS
+    assert args.VLLM_FALLBACK is args.VLLM_LISTS[args.VLLM_FALLBACK.version]
+    assert set(args.VLLM_LISTS) == set(vllm_lists.VLLM_ENGINE_ARGS)

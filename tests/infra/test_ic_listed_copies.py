@@ -1,0 +1,131 @@
+"""Hand-listed ``sagemakerIcModels`` copies are checked for decoupled (LLM) models like manifest
+copies: read from the release the stack names, or declared per group; with neither, the copies
+nothing describes are named in a warning (Pulumi mocks, the real program)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infra.targets.sagemaker_ic import models
+from tdk.errors import ConfigError
+from tests.infra.pulumi_harness import StackRun, run_stack
+from tests.local.local_helpers import make_release
+
+STACK = "sagemaker-ic-dev"
+MODEL = "aws:sagemaker/model:Model"
+COMPONENT = "aws-native:sagemaker:InferenceComponent"
+GENERATE = "generate_stream"
+
+
+@pytest.fixture
+def warnings(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    told: list[str] = []
+    monkeypatch.setattr(models, "on_warning", told.append)
+    return told
+
+
+def _release(sample_repo: Path, dest: Path) -> tuple[str, str]:
+    """(decoupled copy, archived copy) of a release whose first copy has no mme/ archive."""
+    manifest = make_release(sample_repo, dest, copies=1)
+    first, second = manifest.models[0], manifest.models[1]
+    left = replace(first, archive="", sha256="", mme_left_out="decoupled: MME cannot serve it")
+    manifest = replace(manifest, models=(left, *manifest.models[1:]))
+    (dest / "manifest.json").write_text(manifest.to_json())
+    return first.name, second.name
+
+
+def _modes(run: StackRun) -> dict[str, str]:
+    """copy -> the inference type its component's Triton runs ("infer" when unset)."""
+    found = {}
+    for model in run.of_type(MODEL):
+        env = model.inputs["primaryContainer"]["environment"]
+        mode = env.get("SAGEMAKER_TRITON_INFERENCE_TYPE", "infer")
+        found[env["SAGEMAKER_TRITON_DEFAULT_MODEL_NAME"]] = mode
+    return found
+
+
+def _listed(*groups: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"sizeMb": 1, **group} for group in groups]
+
+
+def test_a_listed_copy_is_decoupled_as_the_named_release_says(
+    tmp_path: Path, sample_repo: Path, warnings: list[str]
+) -> None:
+    llm, other = _release(sample_repo, tmp_path)
+    listed = _listed({"copies": [llm, other]})
+    run = run_stack(
+        STACK, {"sagemakerIcModels": listed, "sagemakerIcManifestUrl": f"file://{tmp_path}"}
+    )
+    assert _modes(run) == {llm: GENERATE, other: "infer"}
+    container = next(
+        m.inputs["primaryContainer"]
+        for m in run.of_type(MODEL)
+        if m.inputs["primaryContainer"]["environment"]["SAGEMAKER_TRITON_DEFAULT_MODEL_NAME"] == llm
+    )
+    assert "modelDataUrl" not in container  # served from repository/, no mme/ archive
+    assert warnings == []
+
+
+@pytest.mark.parametrize(
+    ("group", "message"),
+    [
+        ({"copies": ["absent-0"]}, "absent-0 is not a copy of the release"),
+        ({"copies": ["{llm}"], "decoupled": False}, "without an mme/ archive (decoupled)"),
+        ({"copies": ["{other}"], "decoupled": True}, "as an archive"),
+    ],
+)
+def test_a_listed_copy_the_release_contradicts_is_refused(
+    tmp_path: Path, sample_repo: Path, group: dict[str, Any], message: str
+) -> None:
+    llm, other = _release(sample_repo, tmp_path)
+    group = {**group, "copies": [c.format(llm=llm, other=other) for c in group["copies"]]}
+    overrides = {
+        "sagemakerIcModels": _listed(group),
+        "sagemakerIcManifestUrl": f"file://{tmp_path}",
+    }
+    run = run_stack(STACK, overrides, expect_error=True)
+    assert isinstance(run.error, ConfigError), run.error
+    assert message in str(run.error) and "sagemakerIcModels[0]" in str(run.error)
+    assert run.error.hint
+    assert not run.of_type(COMPONENT) and not run.of_type(MODEL)
+
+
+def test_without_a_release_the_group_says_it(warnings: list[str]) -> None:
+    listed = _listed(
+        {"copies": ["llm-0"], "decoupled": True}, {"copies": ["bert-0"], "decoupled": False}
+    )
+    run = run_stack(STACK, {"sagemakerIcModels": listed})
+    assert _modes(run) == {"llm-0": GENERATE, "bert-0": "infer"}
+    assert warnings == []
+
+
+def test_without_a_release_undescribed_copies_are_named(warnings: list[str]) -> None:
+    listed = _listed({"copies": ["llm-0"]}, {"copies": ["bert-0"], "decoupled": False})
+    run = run_stack(STACK, {"sagemakerIcModels": listed})
+    assert _modes(run) == {"llm-0": "infer", "bert-0": "infer"}
+    (told,) = warnings
+    assert "llm-0" in told and "bert-0" not in told
+    assert '"decoupled": true' in told and "sagemakerIcManifestUrl" in told
+
+
+def test_decoupled_must_be_a_boolean() -> None:
+    listed = _listed({"copies": ["llm-0"], "decoupled": "yes"})
+    run = run_stack(STACK, {"sagemakerIcModels": listed}, expect_error=True)
+    assert isinstance(run.error, ConfigError)
+    assert "sagemakerIcModels[0].decoupled" in str(run.error) and "true or false" in str(run.error)
+
+
+def test_an_unpublished_named_release_stops_listed_copies(tmp_path: Path) -> None:
+    overrides = {
+        "sagemakerIcModels": _listed({"copies": ["llm-0"], "decoupled": True}),
+        "sagemakerIcManifestUrl": f"file://{tmp_path}",
+    }
+    run = run_stack(STACK, overrides, expect_error=True)
+    assert isinstance(run.error, ConfigError)
+    assert "cannot read the release manifest" in str(run.error)
+    assert "lists copies" in run.error.hint and "tdk package --dest" in run.error.hint
+    assert not run.of_type(COMPONENT)
