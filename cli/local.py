@@ -79,7 +79,7 @@ def up(
 ) -> None:
     """Start the endpoint: boto3 `sagemaker-runtime` with endpoint_url=http://127.0.0.1:PORT."""
     from infra.targets.local import serve
-    from infra.targets.local.runtime import find_runtime
+    from infra.triton.runtime import find_runtime
 
     out = Output(json_mode=json)
     options = EndpointOptions(

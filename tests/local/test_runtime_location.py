@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.targets.local import runtime
+from infra.triton import runtime
 
 
 def test_a_non_editable_install_finds_the_runtime_beside_its_venv(
@@ -29,3 +29,9 @@ def test_a_checkout_keeps_its_own_runtime(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(runtime, "REPO_ROOT", tmp_path / "repo")
     monkeypatch.setattr(runtime.sys, "prefix", str(tmp_path / "elsewhere" / ".venv"))
     assert runtime._default_venv() == tmp_path / "repo" / ".venv-triton"
+
+
+def test_the_checkout_root_is_the_repository_root() -> None:
+    """``REPO_ROOT`` counts parents from the module's own file: a move must keep it the root."""
+    assert (runtime.REPO_ROOT / "pyproject.toml").is_file()
+    assert (runtime.REPO_ROOT / "infra" / "triton" / "runtime.py").is_file()

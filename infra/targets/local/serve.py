@@ -29,9 +29,9 @@ from pathlib import Path
 from infra.targets.local import workdir
 from infra.targets.local.front import Front
 from infra.targets.local.manager import ModelManager
-from infra.targets.local.options import EndpointOptions, check_name, state_dir
-from infra.targets.local.private import check_state_dir, open_private, write_private
-from infra.targets.local.runtime import find_runtime
+from infra.targets.local.options import EndpointOptions, check_name
+from infra.triton.private import check_state_dir, open_private, state_dir, write_private
+from infra.triton.runtime import find_runtime
 from tdk.errors import TdkError
 
 
