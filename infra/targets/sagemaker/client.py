@@ -8,6 +8,7 @@ from infra.clients.base import InferenceTarget
 from infra.clients.deadline import DEFAULT_TIMEOUT_S
 from infra.targets.operations import Locator, OnChange, Reading, Status, TargetClient
 from infra.targets.sagemaker.endpoint import READY_STATE, EndpointState
+from infra.targets.sagemaker.entry import ENTRY
 
 #: the window ``tdk metrics`` reads when none is given
 DEFAULT_WINDOW = timedelta(hours=1)
@@ -19,7 +20,7 @@ def as_status(state: EndpointState) -> Status:
     for key in ("endpoint", "status", "failure_reason"):
         details.pop(key)
     return Status(
-        "sagemaker",
+        ENTRY.name,
         state.name,
         state.status,
         state.status == READY_STATE,
@@ -32,7 +33,7 @@ def as_status(state: EndpointState) -> Status:
 class SageMakerClient(TargetClient):
     """One SageMaker endpoint by name, in ``region`` (the AWS SDK's default when None)."""
 
-    target = "sagemaker"
+    target = ENTRY.name
 
     def __init__(self, endpoint: str, region: str | None) -> None:
         self.endpoint = endpoint
@@ -88,6 +89,6 @@ class SageMakerClient(TargetClient):
 
 def from_locator(where: Locator) -> SageMakerClient:
     endpoint = where.need(
-        "endpoint", "sagemaker", "--endpoint", "pass the SageMaker endpoint's name"
+        "endpoint", ENTRY.name, "--endpoint", "pass the SageMaker endpoint's name"
     )
     return SageMakerClient(endpoint, where.region)

@@ -19,6 +19,7 @@ from infra.targets.checks import instance_spec
 from infra.targets.guardrails import read_budget, read_log_retention
 from infra.targets.sagemaker.cloud_names import DERIVED
 from infra.targets.sagemaker.config import SageMakerConfig
+from infra.targets.sagemaker.entry import ENTRY
 from infra.targets.sagemaker.env import TritonKnobs, container_environment
 from infra.targets.sagemaker.instances import (
     GPU_FAMILIES,
@@ -98,7 +99,7 @@ def _created_prefix(reader: ConfigReader) -> str:
 class SageMakerTarget(Target[SageMakerConfig]):
     """SageMaker MME running the SageMaker Triton image, releases read from S3."""
 
-    name: ClassVar[str] = "sagemaker"
+    name: ClassVar[str] = ENTRY.name
     derived_names = DERIVED
     release_schemes: ClassVar[tuple[str, ...]] = ("s3",)
     cannot_render: ClassVar[str | None] = (
@@ -196,7 +197,7 @@ def invoke_command(endpoint: str, region: str, release_url: str) -> str:
     """The exact ``tdk invoke`` line for this endpoint (the sample model as the example)."""
     return shlex.join(
         [
-            "tdk", "invoke", "--target", "sagemaker", "--endpoint", endpoint,
+            "tdk", "invoke", "--target", ENTRY.name, "--endpoint", endpoint,
             "--region", region, "--store", release_url,
             "--target-model", EXAMPLE_TARGET_MODEL, "--text", "a short test sentence",
         ]
