@@ -268,7 +268,7 @@ def _demo_rows(state: Any, warm: int, out: Output) -> list[dict[str, Any]]:
 
     from cli.invoke import load_manifest
     from infra.clients.inputs import example_inputs, summarize
-    from infra.targets.sagemaker.runtime import SageMakerRuntimeTarget
+    from infra.sagemaker.runtime import SageMakerRuntimeTarget
 
     manifest = load_manifest(state.store)
     target = SageMakerRuntimeTarget(state.name, endpoint_url=state.url, local=True)

@@ -11,6 +11,7 @@ from typing import Any
 
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import DEFAULT_TIMEOUT_S
+from infra.sagemaker.metrics import BY_KEY
 from infra.targets.local.entry import ENTRY
 from infra.targets.operations import (
     Locator,
@@ -21,7 +22,6 @@ from infra.targets.operations import (
     http_probe,
     poll_until_ready,
 )
-from infra.targets.sagemaker.metrics import BY_KEY
 from tdk.errors import EndpointError, UsageError
 
 #: figure key -> (SageMaker figure name, statistic): counters read as they are, timers in µs
@@ -78,7 +78,7 @@ class LocalClient(TargetClient):
         return {"endpoint": self.name, "url": self.url}
 
     def invoke(self, timeout: float = DEFAULT_TIMEOUT_S) -> InferenceTarget:
-        from infra.targets.sagemaker.runtime import SageMakerRuntimeTarget
+        from infra.sagemaker.runtime import SageMakerRuntimeTarget
 
         return SageMakerRuntimeTarget(self.name, endpoint_url=self.url, local=True, timeout=timeout)
 
