@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from infra.sagemaker.runtime import SageMakerRuntimeTarget
-from infra.triton.runtime import REPOSITORY_HEADER, RuntimeMissing, find_runtime
+from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
+from infra.triton_runtime.runtime import REPOSITORY_HEADER, RuntimeMissing, find_runtime
 from tests.hostile.endpoint_helpers import post
 from tests.local.local_helpers import Endpoint, make_release, start_endpoint, write_python_model
 

@@ -17,8 +17,8 @@ from infra.targets.local.cache import (
     install,
     remove_dirs,
 )
-from infra.triton import adapter
-from infra.triton.adapter import BackendUnavailable, adapt_model_dir
+from infra.triton_runtime import adapter
+from infra.triton_runtime.adapter import BackendUnavailable, adapt_model_dir
 from packager.config import load_config
 from packager.manifest import Manifest, ManifestModel
 from packager.stores import open_store

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.triton import runtime
+from infra.triton_runtime import runtime
 
 
 def test_a_non_editable_install_finds_the_runtime_beside_its_venv(
@@ -34,4 +34,4 @@ def test_a_checkout_keeps_its_own_runtime(tmp_path: Path, monkeypatch: pytest.Mo
 def test_the_checkout_root_is_the_repository_root() -> None:
     """``REPO_ROOT`` counts parents from the module's own file: a move must keep it the root."""
     assert (runtime.REPO_ROOT / "pyproject.toml").is_file()
-    assert (runtime.REPO_ROOT / "infra" / "triton" / "runtime.py").is_file()
+    assert (runtime.REPO_ROOT / "infra" / "triton_runtime" / "runtime.py").is_file()

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from infra.facts import hardware as facts
-from infra.sagemaker import instances as sagemaker
+from infra.sagemaker_common import instances as sagemaker
 from infra.targets.eks import builders as eks
 from infra.targets.gke import builders as gke
 from tests.validate.helpers import PYTHON_MODEL, make_repo

@@ -11,7 +11,7 @@ from typing import Any
 
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import DEFAULT_TIMEOUT_S
-from infra.sagemaker.metrics import BY_KEY
+from infra.sagemaker_common.metrics import BY_KEY
 from infra.targets.local.entry import ENTRY
 from infra.targets.operations import (
     Locator,
@@ -78,7 +78,7 @@ class LocalClient(TargetClient):
         return {"endpoint": self.name, "url": self.url}
 
     def invoke(self, timeout: float = DEFAULT_TIMEOUT_S) -> InferenceTarget:
-        from infra.sagemaker.runtime import SageMakerRuntimeTarget
+        from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
 
         return SageMakerRuntimeTarget(self.name, endpoint_url=self.url, local=True, timeout=timeout)
 

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from infra.clients.triton_errors import triton_error_text
-from infra.sagemaker.components import component_name
+from infra.sagemaker_common.components import component_name
 from infra.targets.local import generate
 from infra.targets.local.errors import ApiError, internal, model_error, unavailable, validation
 from infra.targets.local.manager import ModelManager

@@ -14,7 +14,7 @@ from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from infra.triton.private import state_dir
+from infra.triton_runtime.private import state_dir
 from tdk.errors import UsageError
 
 SAGEMAKER_PAYLOAD_LIMIT = 6 * 1024 * 1024  # InvokeEndpoint's request body limit

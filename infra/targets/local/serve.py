@@ -30,8 +30,8 @@ from infra.targets.local import workdir
 from infra.targets.local.front import Front
 from infra.targets.local.manager import ModelManager
 from infra.targets.local.options import EndpointOptions, check_name
-from infra.triton.private import check_state_dir, open_private, state_dir, write_private
-from infra.triton.runtime import find_runtime
+from infra.triton_runtime.private import check_state_dir, open_private, state_dir, write_private
+from infra.triton_runtime.runtime import find_runtime
 from tdk.errors import TdkError, UsageError
 
 

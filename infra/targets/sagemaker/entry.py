@@ -44,7 +44,7 @@ class SageMakerEntry(TargetEntry):
 
     def owns(self, unit: str) -> bool:
         """A single-GPU SageMaker instance type MME accepts (``instances.GPU_FAMILIES``)."""
-        from infra.sagemaker.instances import single_gpu_types
+        from infra.sagemaker_common.instances import single_gpu_types
 
         return unit in single_gpu_types()
 

@@ -11,8 +11,8 @@ from infra.config import (
     StackConfig,
     check_capacity,
 )
-from infra.sagemaker.env import TritonKnobs, container_environment
-from infra.sagemaker.instances import (
+from infra.sagemaker_common.env import TritonKnobs, container_environment
+from infra.sagemaker_common.instances import (
     GPU_FAMILIES,
     REFUSED_FAMILIES,
     InstanceKind,
@@ -20,8 +20,8 @@ from infra.sagemaker.instances import (
     host_ami,
     read_triton_version,
 )
-from infra.sagemaker.monitoring import AlarmThresholds
-from infra.sagemaker.settings import alarm_email, created_release_prefix
+from infra.sagemaker_common.monitoring import AlarmThresholds
+from infra.sagemaker_common.settings import alarm_email, created_release_prefix
 from infra.targets.base import EXAMPLE_TARGET_MODEL, Refusal, Target, TargetSpec
 from infra.targets.checks import instance_spec
 from infra.targets.guardrails import read_budget, read_log_retention
@@ -132,7 +132,7 @@ class SageMakerTarget(Target[SageMakerConfig]):
         )  # fmt: skip
 
     def declare(self, config: SageMakerConfig) -> Mapping[str, Any]:
-        from infra.sagemaker.instances import triton_image
+        from infra.sagemaker_common.instances import triton_image
         from infra.targets.sagemaker.mme import SageMakerMme, SageMakerMmeArgs
 
         endpoint = config.common.name

@@ -12,10 +12,10 @@ from typing import Any, ClassVar
 
 from infra.config import ConfigReader, StackConfig, check_capacity, check_choice, qualify
 from infra.facts.aws import enum
-from infra.sagemaker.components import check_component_names
-from infra.sagemaker.env import TritonKnobs, container_environment
-from infra.sagemaker.instances import host_ami, read_triton_version
-from infra.sagemaker.settings import alarm_email, created_release_prefix
+from infra.sagemaker_common.components import check_component_names
+from infra.sagemaker_common.env import TritonKnobs, container_environment
+from infra.sagemaker_common.instances import host_ami, read_triton_version
+from infra.sagemaker_common.settings import alarm_email, created_release_prefix
 from infra.targets.base import Refusal, Shortfall, Target, TargetSpec
 from infra.targets.checks import instance_spec
 from infra.targets.guardrails import read_budget, read_log_retention

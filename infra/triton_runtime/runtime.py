@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from infra.triton.private import hide_argument, open_private, private_dir, write_private
+from infra.triton_runtime.private import hide_argument, open_private, private_dir, write_private
 from tdk.errors import TdkError
 
 logger = logging.getLogger("tdk.local")
