@@ -79,7 +79,7 @@ def up(
 ) -> None:
     """Start the endpoint: boto3 `sagemaker-runtime` with endpoint_url=http://127.0.0.1:PORT."""
     from infra.targets.local import serve
-    from infra.targets.local.runtime import find_runtime
+    from infra.triton_runtime.runtime import find_runtime
 
     out = Output(json_mode=json)
     options = EndpointOptions(
@@ -268,7 +268,7 @@ def _demo_rows(state: Any, warm: int, out: Output) -> list[dict[str, Any]]:
 
     from cli.invoke import load_manifest
     from infra.clients.inputs import example_inputs, summarize
-    from infra.targets.sagemaker.runtime import SageMakerRuntimeTarget
+    from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
 
     manifest = load_manifest(state.store)
     target = SageMakerRuntimeTarget(state.name, endpoint_url=state.url, local=True)

@@ -18,10 +18,10 @@ from tdk.errors import UsageError
 if TYPE_CHECKING:
     from cli.locate import TargetName
     from infra.perf.measurement import Measurement
-    from infra.perf.plan import Candidate, PlanReport
-    from infra.perf.prices import PriceTable
     from infra.perf.stackfile import StackFile
     from infra.perf.token_cost import TokenMeasurement
+    from infra.planning.pricing import PriceTable
+    from infra.planning.report import Candidate, PlanReport
     from infra.targets.registry import StackSettings, TargetEntry
 
 MeasurementArg = Annotated[
@@ -180,8 +180,8 @@ def _ic_rows(
 ) -> list[dict[str, object]]:
     """Inference components vs MME vs the baseline for the release's models (issue 19)."""
     from cli.invoke import load_manifest
-    from infra.perf.ic_plan import Load, ModelSize, compare
     from infra.targets.sagemaker_ic.entry import ENTRY as components
+    from infra.targets.sagemaker_ic.plan import Load, ModelSize, compare
 
     models = [ModelSize(m.name, m.size) for m in load_manifest(url).models]
     types = [s.partition(":")[0] for s in specs if components.owns(s)]

@@ -1,14 +1,32 @@
 """The options ``tdk plan`` compares, priced from the table: one per instance type or node
-shape of the target (its entry prices it), plus the baseline the user runs today."""
+shape of the target (its entry prices it), plus the baseline the user runs today.
+
+The target's entry comes in as a parameter (``Pricer``: what of a
+``infra.targets.registry.TargetEntry`` this module asks), so the planner never imports the
+targets."""
 
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
+from typing import Protocol
 
-from infra.perf.plan import Candidate
-from infra.perf.prices import PriceTable
-from infra.targets.registry import Quote, TargetEntry
+from infra.planning.pricing import PriceTable, Quote
+from infra.planning.report import Candidate
 from tdk.errors import UsageError
+
+
+class Pricer(Protocol):
+    """What ``tdk plan`` asks a target's entry: its default candidates, which measured units
+    are its kinds, and the price of one quoted unit."""
+
+    @property
+    def default_candidates(self) -> tuple[str, ...]: ...
+
+    def owns(self, unit: str) -> bool: ...
+
+    def matches(self, spec: str, measured_on: str | None) -> bool: ...
+
+    def candidate(self, quote: Quote) -> Candidate: ...
 
 
 def _number(text: str, what: str, hint: str) -> Decimal:
@@ -21,7 +39,7 @@ def _number(text: str, what: str, hint: str) -> Decimal:
     return value
 
 
-def defaults(entry: TargetEntry, measured_on: str | None) -> list[str]:
+def defaults(entry: Pricer, measured_on: str | None) -> list[str]:
     """The candidates ``tdk plan`` compares by default: the target's, led by the measured unit
     when it is one of the target's kinds."""
     found = list(entry.default_candidates)
@@ -31,7 +49,7 @@ def defaults(entry: TargetEntry, measured_on: str | None) -> list[str]:
 
 
 def candidate(
-    entry: TargetEntry,
+    entry: Pricer,
     spec: str,
     region: str,
     prices: PriceTable,

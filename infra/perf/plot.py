@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from infra.perf.plan import PlanReport
     from infra.perf.space import Knobs
     from infra.perf.tune import Point
     from infra.perf.tuner import TuneReport
+    from infra.planning.report import PlanReport
 
 
 def _pyplot() -> Any:

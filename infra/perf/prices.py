@@ -8,47 +8,15 @@ its source; prices are Decimal strings so no float rounding enters a bill.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+from infra.planning.pricing import Price, PriceTable
 from tdk.errors import UsageError
 
 BUNDLED = Path(__file__).with_name("prices.json")
 SECTIONS = ("sagemaker", "ec2", "gce_machine", "gce_gpu")
-
-
-@dataclass(frozen=True)
-class Price:
-    usd_per_hour: Decimal
-    gpus: int
-    source: str
-
-
-@dataclass(frozen=True)
-class PriceTable:
-    date: str
-    origin: str
-    sections: dict[str, dict[str, dict[str, Price]]]  # section -> region -> name -> Price
-
-    def lookup(self, section: str, region: str, name: str) -> Price:
-        regions = self.sections.get(section, {})
-        table = regions.get(region)
-        if table is None:
-            raise UsageError(
-                f"{self.origin}: no {section} prices for region {region!r} "
-                f"(it has {', '.join(sorted(regions)) or 'none'})",
-                hint="pass --region one of those, or --prices FILE with your region",
-            )
-        price = table.get(name)
-        if price is None:
-            raise UsageError(
-                f"{self.origin}: no {section} price for {name!r} in {region} "
-                f"(it has {', '.join(sorted(table))})",
-                hint="give the price inline (--baseline TYPE:RPS:USD_PER_HOUR) or --prices FILE",
-            )
-        return price
 
 
 def _price(item: Any, where: str) -> Price:

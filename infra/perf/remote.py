@@ -126,7 +126,7 @@ class RemoteTriton:
     @property
     def record(self) -> Path:
         """Where the original config is kept while a tune may have changed it."""
-        from infra.targets.local.options import state_dir
+        from infra.triton_runtime.private import state_dir
 
         server = re.sub(r"[^A-Za-z0-9._-]", "_", f"{self._host}_{self._port}")
         return state_dir() / "tune" / f"{server}--{self.name}.json"

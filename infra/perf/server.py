@@ -31,8 +31,8 @@ class LocalTriton:
     """Triton on 127.0.0.1 serving ``model_dir`` (copied under ``workdir``) in explicit mode."""
 
     def __init__(self, model_dir: Path, workdir: Path) -> None:
-        from infra.targets.local.adapter import LOCAL_BACKENDS, adapt_model_dir
-        from infra.targets.local.runtime import TritonProcess, find_runtime
+        from infra.triton_runtime.adapter import LOCAL_BACKENDS, adapt_model_dir
+        from infra.triton_runtime.runtime import TritonProcess, find_runtime
 
         self.workdir = workdir
         self.repository = workdir / "repository"

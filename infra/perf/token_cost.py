@@ -16,8 +16,8 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from infra.perf.plan import SECONDS_PER_HOUR, Candidate
-from infra.perf.prices import PriceTable
+from infra.planning.pricing import PriceTable
+from infra.planning.report import SECONDS_PER_HOUR, Candidate
 from tdk.errors import UsageError
 
 MILLION = Decimal(1_000_000)

@@ -11,7 +11,7 @@ from tdk.errors import UsageError
 
 if TYPE_CHECKING:
     from infra.clients.base import InferenceTarget
-    from infra.perf.plan import Option, PlanReport
+    from infra.planning.report import Option, PlanReport
     from infra.targets.operations import Locator
 
 

@@ -22,7 +22,6 @@ import os
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from decimal import Decimal
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -33,8 +32,8 @@ if TYPE_CHECKING:
     from infra.clients.base import InferenceTarget
     from infra.config import ConfigReader, StackConfig
     from infra.k8s.render import Rendered
-    from infra.perf.plan import Candidate, Option, PlanReport
-    from infra.perf.prices import PriceTable
+    from infra.planning.pricing import Quote
+    from infra.planning.report import Candidate, Option, PlanReport
     from infra.targets.base import Target
     from infra.targets.operations import Locator, TargetClient
     from packager.repository import ModelDir
@@ -68,19 +67,6 @@ class PlanUnit:
 
     region: str
     instance: str  # an instance type, or a GKE MACHINE+GPU node shape
-    gpus_per_node: int = 1
-
-
-@dataclass(frozen=True)
-class Quote:
-    """What ``tdk plan`` asks a target to price: one candidate unit (an instance type, or a
-    node shape), what one unit sustains, whether that was measured, where, from which table."""
-
-    spec: str
-    unit_rps: Decimal
-    measured: bool
-    region: str
-    prices: PriceTable
     gpus_per_node: int = 1
 
 

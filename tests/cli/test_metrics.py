@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from cli.metrics import parse_since
-from infra.targets.local.runtime import RuntimeMissing, find_runtime
+from infra.triton_runtime.runtime import RuntimeMissing, find_runtime
 from tests.cli.sagemaker_moto import REGION, moto_aws
 from tests.local.local_helpers import Endpoint, make_release, start_endpoint
 

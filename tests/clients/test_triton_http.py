@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from infra.clients.triton_http import TritonHttpTarget
-from infra.targets.local.runtime import RuntimeMissing, TritonProcess, find_runtime
+from infra.triton_runtime.runtime import RuntimeMissing, TritonProcess, find_runtime
 from packager.manifest import Manifest
 from tdk.errors import EndpointError, UsageError
 

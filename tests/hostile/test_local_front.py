@@ -30,7 +30,7 @@ def _extracted_size(archive: Path) -> int:
 @pytest.fixture(scope="module")
 def endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoint]:
     """K = 2, a disk cache that holds one model but not two."""
-    from infra.targets.local.runtime import RuntimeMissing, find_runtime
+    from infra.triton_runtime.runtime import RuntimeMissing, find_runtime
 
     try:
         find_runtime()

@@ -113,7 +113,7 @@ def test_fetch_stops_one_byte_past_the_size(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoint]:
-    from infra.targets.local.runtime import RuntimeMissing, find_runtime
+    from infra.triton_runtime.runtime import RuntimeMissing, find_runtime
 
     try:
         find_runtime()

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from infra.targets.local.runtime import REPOSITORY_HEADER, RuntimeMissing, find_runtime
-from infra.targets.sagemaker.runtime import SageMakerRuntimeTarget
+from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
+from infra.triton_runtime.runtime import REPOSITORY_HEADER, RuntimeMissing, find_runtime
 from tests.hostile.endpoint_helpers import post
 from tests.local.local_helpers import Endpoint, make_release, start_endpoint, write_python_model
 

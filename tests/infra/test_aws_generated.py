@@ -11,9 +11,9 @@ import pytest
 from infra.facts import aws, generate
 from infra.facts import hardware as facts
 from infra.facts import triton as tf
+from infra.sagemaker_common.instances import single_gpu_types
 from infra.targets import names
 from infra.targets.checks import instance_spec
-from infra.targets.sagemaker.instances import single_gpu_types
 from infra.targets.sagemaker_ic import sizing
 
 

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from cli.main import app
 from infra.facts import hardware as facts
 from infra.facts import triton as tf
-from infra.targets.sagemaker import instances
+from infra.sagemaker_common import instances
 from tests.validate.helpers import make_repo
 
 PLAN = """name: "engine"

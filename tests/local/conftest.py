@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from infra.targets.local.runtime import RuntimeMissing, find_runtime
+from infra.triton_runtime.runtime import RuntimeMissing, find_runtime
 from tests.local.local_helpers import Endpoint, make_release, start_endpoint
 
 

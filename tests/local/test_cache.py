@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from infra.targets.local import adapter
-from infra.targets.local.adapter import BackendUnavailable, adapt_model_dir
 from infra.targets.local.cache import (
     ArchiveRejected,
     extract_safely,
@@ -19,6 +17,8 @@ from infra.targets.local.cache import (
     install,
     remove_dirs,
 )
+from infra.triton_runtime import adapter
+from infra.triton_runtime.adapter import BackendUnavailable, adapt_model_dir
 from packager.config import load_config
 from packager.manifest import Manifest, ManifestModel
 from packager.stores import open_store

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from infra.targets.local.runtime import SHM_DIR
+from infra.triton_runtime.runtime import SHM_DIR
 from tests.local.local_helpers import alive, children, make_release, wait_for
 
 TDK = str(Path(sys.executable).with_name("tdk"))

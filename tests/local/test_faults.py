@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from infra.targets.sagemaker.runtime import SageMakerRuntimeTarget
+from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
 from tests.local.local_helpers import (
     Endpoint,
     alive,

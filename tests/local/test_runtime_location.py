@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.targets.local import runtime
+from infra.triton_runtime import runtime
 
 
 def test_a_non_editable_install_finds_the_runtime_beside_its_venv(
@@ -67,3 +67,9 @@ def test_a_runtime_whose_numpy_the_stub_cannot_use_is_refused(
     with pytest.raises(runtime.RuntimeMissing) as raised:
         runtime.find_runtime(venv)
     assert said in str(raised.value) and "'numpy>=1.26,<2'" in str(raised.value.hint)
+
+
+def test_the_checkout_root_is_the_repository_root() -> None:
+    """``REPO_ROOT`` counts parents from the module's own file: a move must keep it the root."""
+    assert (runtime.REPO_ROOT / "pyproject.toml").is_file()
+    assert (runtime.REPO_ROOT / "infra" / "triton_runtime" / "runtime.py").is_file()

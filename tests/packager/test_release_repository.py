@@ -14,8 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from infra.targets.local.adapter import adapt_model_dir
-from infra.targets.local.runtime import (
+from infra.triton_runtime.adapter import adapt_model_dir
+from infra.triton_runtime.runtime import (
     RuntimeMissing,
     TritonProcess,
     find_runtime,

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from infra.targets.local.runtime import RuntimeMissing, find_runtime
+from infra.triton_runtime.runtime import RuntimeMissing, find_runtime
 
 runner = CliRunner()
 pytestmark = pytest.mark.e2e

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.targets.local.runtime import RuntimeMissing, find_runtime
+from infra.triton_runtime.runtime import RuntimeMissing, find_runtime
 
 pytestmark = pytest.mark.e2e
 

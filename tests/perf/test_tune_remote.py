@@ -19,8 +19,8 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from infra.targets.local.adapter import adapt_model_dir
-from infra.targets.local.runtime import RuntimeMissing, TritonProcess, find_runtime
+from infra.triton_runtime.adapter import adapt_model_dir
+from infra.triton_runtime.runtime import RuntimeMissing, TritonProcess, find_runtime
 
 runner = CliRunner()
 pytestmark = pytest.mark.e2e

@@ -21,7 +21,7 @@ from cli.main import app
 from infra.perf.space import Knobs
 from infra.perf.tune import Point, Search, Settings
 from infra.perf.tuner import SearchMode, TuneReport
-from infra.targets.local.runtime import SHM_DIR, RuntimeMissing, find_runtime
+from infra.triton_runtime.runtime import SHM_DIR, RuntimeMissing, find_runtime
 from tests.local.local_helpers import alive, children
 
 runner = CliRunner()

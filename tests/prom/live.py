@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import yaml
 
 from infra.clients.prometheus import PrometheusClient
-from infra.targets.local.runtime import TritonProcess, find_runtime, free_port
+from infra.triton_runtime.runtime import TritonProcess, find_runtime, free_port
 from tests.prom.tools import binary
 
 MODELS = Path(__file__).parent / "models"

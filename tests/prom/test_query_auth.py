@@ -145,7 +145,7 @@ def test_api_errors_name_the_status_and_the_fix(
 
 
 def test_unreachable_prometheus_is_an_endpoint_error() -> None:
-    from infra.targets.local.runtime import free_port
+    from infra.triton_runtime.runtime import free_port
 
     with pytest.raises(EndpointError, match="cannot reach Prometheus"):
         PrometheusClient(f"http://127.0.0.1:{free_port()}", timeout=5).query("up")

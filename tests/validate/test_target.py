@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from infra.facts import hardware as facts
+from infra.sagemaker_common import instances as sagemaker
 from infra.targets.eks import builders as eks
 from infra.targets.gke import builders as gke
-from infra.targets.sagemaker import instances as sagemaker
 from tests.validate.helpers import PYTHON_MODEL, make_repo
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,6 +7,7 @@ from typing import Any
 
 from infra.clients.prometheus import NoAuth, PrometheusClient, SigV4
 from infra.targets.eks.builders import amp_query_url
+from infra.targets.eks.entry import ENTRY
 from infra.targets.k8s_client import KubernetesClient, stack_config
 from infra.targets.operations import Locator, Reading
 from tdk.errors import UsageError
@@ -24,7 +25,7 @@ class EksClient(KubernetesClient):
     Status and readiness need only Triton's URL; the AMP workspace is asked for by metrics.
     """
 
-    target = "eks"
+    target = ENTRY.name
     workspace_missing = False
 
     def metrics(self, window: timedelta | None) -> list[Reading]:
@@ -39,7 +40,7 @@ def amp_client(region: str, workspace_id: str, credentials: Any | None = None) -
 
 
 def from_locator(where: Locator) -> EksClient:
-    config = stack_config(where, "eks")
+    config = stack_config(where, ENTRY.name)
     if where.prometheus_url:
         prometheus = PrometheusClient(where.prometheus_url, NoAuth())
     else:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from infra.targets.eks.entry import ENTRY
 from infra.targets.names import (
     AMP_ALIAS,
     BUDGET,
@@ -17,7 +18,7 @@ from infra.targets.names import (
     derived,
 )
 
-TARGET = "eks"
+TARGET = ENTRY.name
 
 # fmt: off
 DERIVED: tuple[DerivedName, ...] = (

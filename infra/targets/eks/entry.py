@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+from infra.planning.pricing import Quote
 from infra.targets.k8s_entry import KubernetesEntry
-from infra.targets.registry import PlanUnit, Quote, StackSettings
+from infra.targets.registry import PlanUnit, StackSettings
 
 if TYPE_CHECKING:
-    from infra.perf.plan import Candidate
+    from infra.planning.report import Candidate
 
 INSTANCE_KEY = "eksGpuInstanceType"
 IMAGE_KEY = "k8sTritonImage"
@@ -38,7 +39,7 @@ class EksEntry(KubernetesEntry):
         return family is not None and family[0] in GPU_FAMILIES
 
     def candidate(self, quote: Quote) -> Candidate:
-        from infra.perf.plan import Candidate
+        from infra.planning.report import Candidate
 
         price = quote.prices.lookup("ec2", quote.region, quote.spec)
         gpus = max(1, price.gpus)

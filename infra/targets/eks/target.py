@@ -19,6 +19,7 @@ from infra.targets.eks.config import (
     read_kubernetes_version,
     triton_spec,
 )
+from infra.targets.eks.entry import ENTRY
 from infra.targets.eks.observability import scraper_rbac
 from infra.targets.guardrails import read_api_cidrs, read_budget, read_log_retention
 from infra.targets.k8s_common import KubernetesTarget, csv, require_release
@@ -70,7 +71,7 @@ def _gpu_instance(reader: ConfigReader) -> str:
 class EksTarget(KubernetesTarget[EksConfig]):
     """EKS: cluster, GPU node group, Triton workload, KEDA, AMP, CloudWatch."""
 
-    name: ClassVar[str] = "eks"
+    name: ClassVar[str] = ENTRY.name
     derived_names = DERIVED
     release_schemes: ClassVar[tuple[str, ...]] = ("s3",)
 

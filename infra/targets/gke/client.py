@@ -6,6 +6,7 @@ from typing import Any
 
 from infra.clients.prometheus import GoogleBearer, NoAuth, PrometheusClient
 from infra.targets.gke.builders import managed_prometheus_url
+from infra.targets.gke.entry import ENTRY
 from infra.targets.k8s_client import KubernetesClient, stack_config
 from infra.targets.operations import Locator
 
@@ -13,7 +14,7 @@ from infra.targets.operations import Locator
 class GkeClient(KubernetesClient):
     """A gke workload; metrics through GMP's Prometheus-compatible query API."""
 
-    target = "gke"
+    target = ENTRY.name
 
 
 def gmp_client(project: str, credentials: Any | None = None) -> PrometheusClient:
@@ -22,7 +23,7 @@ def gmp_client(project: str, credentials: Any | None = None) -> PrometheusClient
 
 
 def from_locator(where: Locator) -> GkeClient:
-    config = stack_config(where, "gke")
+    config = stack_config(where, ENTRY.name)
     if where.prometheus_url:
         prometheus = PrometheusClient(where.prometheus_url, NoAuth())
     else:

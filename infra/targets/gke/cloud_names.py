@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from infra.targets.gke.entry import ENTRY
 from infra.targets.names import (
     GCE,
     GCP_SERVICE_ACCOUNT,
@@ -13,7 +14,7 @@ from infra.targets.names import (
     derived,
 )
 
-TARGET = "gke"
+TARGET = ENTRY.name
 
 # fmt: off
 DERIVED: tuple[DerivedName, ...] = (

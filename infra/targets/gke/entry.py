@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+from infra.planning.pricing import Quote
 from infra.targets.k8s_entry import KubernetesEntry
-from infra.targets.registry import PlanUnit, Quote, StackSettings
+from infra.targets.registry import PlanUnit, StackSettings
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
-    from infra.perf.plan import Candidate
+    from infra.planning.report import Candidate
 
 #: a GKE serving unit is a node shape: MACHINE+ACCELERATOR (``g2-standard-8+nvidia-l4``)
 SHAPE_SEPARATOR = "+"
@@ -43,7 +44,7 @@ class GkeEntry(KubernetesEntry):
         return bool(machine and plus) and gpu in ACCELERATORS
 
     def candidate(self, quote: Quote) -> Candidate:
-        from infra.perf.plan import Candidate
+        from infra.planning.report import Candidate
 
         machine, plus, gpu = quote.spec.partition(SHAPE_SEPARATOR)
         if not plus:

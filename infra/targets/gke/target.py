@@ -14,6 +14,7 @@ from infra.targets.checks import accelerator_spec, pod_spec
 from infra.targets.gke import builders as b
 from infra.targets.gke.cloud_names import DERIVED
 from infra.targets.gke.config import GkeConfig, triton_spec
+from infra.targets.gke.entry import ENTRY
 from infra.targets.guardrails import read_api_cidrs, read_budget
 from infra.targets.k8s_common import KubernetesTarget, csv, require_release
 from infra.targets.k8s_models import fitted_workload
@@ -57,7 +58,7 @@ SUGGESTED_ACCELERATOR = "nvidia-l4"
 class GkeTarget(KubernetesTarget[GkeConfig]):
     """GKE: cluster, GPU pool, Triton workload, KEDA, Managed Prometheus, dashboards, alerts."""
 
-    name: ClassVar[str] = "gke"
+    name: ClassVar[str] = ENTRY.name
     derived_names = DERIVED
     release_schemes: ClassVar[tuple[str, ...]] = ("gs",)
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from infra.targets.local import workdir
-from infra.targets.local.adapter import adapt_model_dir
-from infra.targets.local.private import private_dir
 from infra.targets.local.repo_files import fetch_files
+from infra.triton_runtime.adapter import adapt_model_dir
+from infra.triton_runtime.private import private_dir
 from packager.manifest import ManifestModel
 from packager.stores import Store
 from packager.stores.capped import fetch_capped

@@ -18,7 +18,7 @@ from pathlib import Path
 from infra.targets.local.errors import ApiError
 from infra.targets.local.manager import ModelManager
 from infra.targets.local.options import EndpointOptions
-from infra.targets.local.runtime import find_runtime
+from infra.triton_runtime.runtime import find_runtime
 from tdk.signals import terminations_interrupt
 
 

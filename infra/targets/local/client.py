@@ -11,6 +11,8 @@ from typing import Any
 
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import DEFAULT_TIMEOUT_S
+from infra.sagemaker_common.metrics import BY_KEY
+from infra.targets.local.entry import ENTRY
 from infra.targets.operations import (
     Locator,
     OnChange,
@@ -20,7 +22,6 @@ from infra.targets.operations import (
     http_probe,
     poll_until_ready,
 )
-from infra.targets.sagemaker.metrics import BY_KEY
 from tdk.errors import EndpointError, UsageError
 
 #: figure key -> (SageMaker figure name, statistic): counters read as they are, timers in µs
@@ -67,7 +68,7 @@ def readings(snapshot: dict[str, Any]) -> list[Reading]:
 class LocalClient(TargetClient):
     """A local endpoint found by its name (its state file says the URL)."""
 
-    target = "local"
+    target = ENTRY.name
 
     def __init__(self, name: str, url: str) -> None:
         self.name = name
@@ -77,7 +78,7 @@ class LocalClient(TargetClient):
         return {"endpoint": self.name, "url": self.url}
 
     def invoke(self, timeout: float = DEFAULT_TIMEOUT_S) -> InferenceTarget:
-        from infra.targets.sagemaker.runtime import SageMakerRuntimeTarget
+        from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
 
         return SageMakerRuntimeTarget(self.name, endpoint_url=self.url, local=True, timeout=timeout)
 
@@ -114,22 +115,8 @@ class LocalClient(TargetClient):
         return poll_until_ready(self.status, timeout, interval, on_change)
 
 
-START = "start one with `tdk local up --store URL --detach`"
-
-
-def running_state(name: str, hint: str = START) -> Any:
-    """The state file of the local endpoint ``name``; UsageError when none runs."""
-    from infra.targets.local.serve import read_state
-
-    state = read_state(name)
-    if state is None:
-        raise UsageError(
-            f"no local endpoint named {name!r} is running",
-            hint=hint,
-        )
-    return state
-
-
 def from_locator(where: Locator) -> LocalClient:
+    from infra.targets.local.serve import START, running_state
+
     name = where.endpoint or "local"
     return LocalClient(name, running_state(name, f"{START} (or pass --endpoint NAME)").url)

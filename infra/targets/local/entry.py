@@ -27,7 +27,7 @@ class LocalEntry(TargetEntry):
 
     def default_store(self, where: Locator) -> str | None:
         """The release the running endpoint serves (UsageError when none runs)."""
-        from infra.targets.local.client import running_state
+        from infra.targets.local.serve import running_state
 
         return str(running_state(where.endpoint or "local").store)
 

@@ -16,12 +16,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from infra.clients.triton_errors import triton_error_text
+from infra.sagemaker_common.components import component_name
 from infra.targets.local import generate
 from infra.targets.local.errors import ApiError, internal, model_error, unavailable, validation
 from infra.targets.local.manager import ModelManager
 from infra.targets.local.metrics import CONTENT_TYPE
 from infra.targets.local.upstream import UpstreamError, UpstreamResponse
-from infra.targets.sagemaker_ic.names import component_name
 
 Scope = dict[str, Any]
 Message = dict[str, Any]

@@ -22,8 +22,8 @@ from infra.targets.local.errors import ApiError, model_error, not_ready, unavail
 from infra.targets.local.metrics import Metrics
 from infra.targets.local.options import EndpointOptions
 from infra.targets.local.release import read_manifest
-from infra.targets.local.runtime import Runtime, TritonProcess
 from infra.targets.local.upstream import UpstreamError, UpstreamPool
+from infra.triton_runtime.runtime import Runtime, TritonProcess
 from packager.manifest import Manifest, ManifestModel
 from packager.stores import Store, open_store
 from tdk.errors import StoreError, TdkError

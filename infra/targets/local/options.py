@@ -8,16 +8,15 @@ same field list (``to_argv`` / ``from_argv``), so no option is declared twice.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from infra.triton_runtime.private import state_dir
 from tdk.errors import UsageError
 
-STATE_ENV = "TDK_STATE_DIR"
 SAGEMAKER_PAYLOAD_LIMIT = 6 * 1024 * 1024  # InvokeEndpoint's request body limit
 SAGEMAKER_INVOCATION_TIMEOUT = 60.0  # seconds a SageMaker container has to answer
 # SageMaker's EndpointName rule (CreateEndpoint / InvokeEndpoint): 1-63 characters.
@@ -173,11 +172,6 @@ def help_of(name: str) -> str:
         if item.name == name:
             return str(item.metadata["help"])
     raise KeyError(name)
-
-
-def state_dir() -> Path:
-    """Where endpoints keep their state files (``$TDK_STATE_DIR``, default ``~/.cache/tdk``)."""
-    return Path(os.environ.get(STATE_ENV) or Path.home() / ".cache" / "tdk").expanduser()
 
 
 def check_name(name: str) -> str:

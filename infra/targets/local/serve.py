@@ -29,10 +29,10 @@ from pathlib import Path
 from infra.targets.local import workdir
 from infra.targets.local.front import Front
 from infra.targets.local.manager import ModelManager
-from infra.targets.local.options import EndpointOptions, check_name, state_dir
-from infra.targets.local.private import check_state_dir, open_private, write_private
-from infra.targets.local.runtime import find_runtime
-from tdk.errors import TdkError
+from infra.targets.local.options import EndpointOptions, check_name
+from infra.triton_runtime.private import check_state_dir, open_private, state_dir, write_private
+from infra.triton_runtime.runtime import find_runtime
+from tdk.errors import TdkError, UsageError
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,17 @@ def read_state(name: str) -> EndpointState | None:
     if not is_endpoint(state):
         path.unlink(missing_ok=True)
         return None
+    return state
+
+
+START = "start one with `tdk local up --store URL --detach`"
+
+
+def running_state(name: str, hint: str = START) -> EndpointState:
+    """The state file of the local endpoint ``name``; UsageError when none runs."""
+    state = read_state(name)
+    if state is None:
+        raise UsageError(f"no local endpoint named {name!r} is running", hint=hint)
     return state
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from infra.targets.local.private import private_dir
+from infra.triton_runtime.private import private_dir
 from tdk.errors import ConfigError, UnsafeInputError
 
 MARKER = ".tdk-local-endpoint"

@@ -8,6 +8,7 @@ from infra.clients.base import InferenceTarget
 from infra.clients.deadline import DEFAULT_TIMEOUT_S
 from infra.targets.operations import Locator, OnChange, Reading, Status, TargetClient
 from infra.targets.sagemaker.endpoint import READY_STATE, EndpointState
+from infra.targets.sagemaker.entry import ENTRY
 
 #: the window ``tdk metrics`` reads when none is given
 DEFAULT_WINDOW = timedelta(hours=1)
@@ -19,7 +20,7 @@ def as_status(state: EndpointState) -> Status:
     for key in ("endpoint", "status", "failure_reason"):
         details.pop(key)
     return Status(
-        "sagemaker",
+        ENTRY.name,
         state.name,
         state.status,
         state.status == READY_STATE,
@@ -32,7 +33,7 @@ def as_status(state: EndpointState) -> Status:
 class SageMakerClient(TargetClient):
     """One SageMaker endpoint by name, in ``region`` (the AWS SDK's default when None)."""
 
-    target = "sagemaker"
+    target = ENTRY.name
 
     def __init__(self, endpoint: str, region: str | None) -> None:
         self.endpoint = endpoint
@@ -42,13 +43,13 @@ class SageMakerClient(TargetClient):
         return {"endpoint": self.endpoint, "region": self.region}
 
     def invoke(self, timeout: float = DEFAULT_TIMEOUT_S) -> InferenceTarget:
-        from infra.targets.sagemaker.runtime import SageMakerRuntimeTarget
+        from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
 
         return SageMakerRuntimeTarget(self.endpoint, region=self.region, timeout=timeout)
 
     def metrics(self, window: timedelta | None) -> list[Reading]:
         from infra.clients.aws_session import aws_client
-        from infra.targets.sagemaker.cloudwatch import endpoint_figures
+        from infra.sagemaker_common.cloudwatch import endpoint_figures
 
         end = datetime.now(UTC).replace(microsecond=0)
         start = end - (window or DEFAULT_WINDOW)
@@ -88,6 +89,6 @@ class SageMakerClient(TargetClient):
 
 def from_locator(where: Locator) -> SageMakerClient:
     endpoint = where.need(
-        "endpoint", "sagemaker", "--endpoint", "pass the SageMaker endpoint's name"
+        "endpoint", ENTRY.name, "--endpoint", "pass the SageMaker endpoint's name"
     )
     return SageMakerClient(endpoint, where.region)

@@ -14,8 +14,9 @@ from infra.targets.names import (
     DerivedName,
     derived,
 )
+from infra.targets.sagemaker.entry import ENTRY
 
-TARGET = "sagemaker"
+TARGET = ENTRY.name
 
 # fmt: off
 DERIVED: tuple[DerivedName, ...] = (

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from infra.config import (
     StackConfig,
 )
-from infra.targets.guardrails import Budget
-from infra.targets.sagemaker.env import TritonKnobs
-from infra.targets.sagemaker.instances import (
+from infra.sagemaker_common.env import TritonKnobs
+from infra.sagemaker_common.instances import (
     InstanceKind,
 )
-from infra.targets.sagemaker.monitoring import AlarmThresholds
+from infra.sagemaker_common.monitoring import AlarmThresholds
+from infra.targets.guardrails import Budget
 from infra.targets.sagemaker.rollout import Rollout
 from infra.targets.sagemaker.scaling import ScalingSettings
 

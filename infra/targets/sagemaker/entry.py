@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from infra.targets.registry import DECOUPLED, PlanUnit, Quote, StackSettings, TargetEntry
+from infra.planning.pricing import Quote
+from infra.targets.registry import DECOUPLED, PlanUnit, StackSettings, TargetEntry
 
 if TYPE_CHECKING:
-    from infra.perf.plan import Candidate, Option, PlanReport
+    from infra.planning.report import Candidate, Option, PlanReport
 
 INSTANCE_KEY = "sagemakerInstanceType"
 #: SageMaker instance types carry this prefix (``ml.g5.xlarge``)
@@ -43,12 +44,12 @@ class SageMakerEntry(TargetEntry):
 
     def owns(self, unit: str) -> bool:
         """A single-GPU SageMaker instance type MME accepts (``instances.GPU_FAMILIES``)."""
-        from infra.targets.sagemaker.instances import single_gpu_types
+        from infra.sagemaker_common.instances import single_gpu_types
 
         return unit in single_gpu_types()
 
     def candidate(self, quote: Quote) -> Candidate:
-        from infra.perf.plan import Candidate
+        from infra.planning.report import Candidate
 
         price = quote.prices.lookup(self.price_section, quote.region, quote.spec)
         return Candidate(quote.spec, quote.unit_rps, 1, price.usd_per_hour, quote.measured)
@@ -57,7 +58,7 @@ class SageMakerEntry(TargetEntry):
         return PlanUnit(stack.get(self.region_key), stack.get(INSTANCE_KEY))
 
     def scaling_updates(self, report: PlanReport, option: Option) -> dict[str, int]:
-        from infra.perf.plan import invocations_per_instance
+        from infra.planning.report import invocations_per_instance
 
         size = report.sizing(option)
         return {

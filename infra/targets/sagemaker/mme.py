@@ -15,22 +15,22 @@ import pulumi
 import pulumi_aws as aws
 
 from infra.config import ReleaseLocation
-from infra.targets.guardrails import Budget, aws_budget_args
-from infra.targets.sagemaker.iam import (
+from infra.sagemaker_common.iam import (
     assume_role_policy,
     endpoint_log_group,
     execution_policy,
 )
-from infra.targets.sagemaker.instances import InstanceKind
-from infra.targets.sagemaker.metrics import VARIANT_NAME
-from infra.targets.sagemaker.monitoring import (
+from infra.sagemaker_common.instances import InstanceKind
+from infra.sagemaker_common.metrics import VARIANT_NAME
+from infra.sagemaker_common.monitoring import (
     AlarmSpec,
     AlarmThresholds,
     alarm_specs,
     dashboard_body,
     dashboard_url,
 )
-from infra.targets.sagemaker.release_bucket import declare_release_bucket
+from infra.sagemaker_common.release_bucket import declare_release_bucket
+from infra.targets.guardrails import Budget, aws_budget_args
 from infra.targets.sagemaker.rollout import Rollout, deployment_config
 from infra.targets.sagemaker.scaling import ScalingSettings, scalable_target, scaling_policies
 

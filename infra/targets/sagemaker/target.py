@@ -7,20 +7,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 from infra.config import (
-    PREFIX_RULE,
     ConfigReader,
     StackConfig,
     check_capacity,
-    qualify,
-    valid_prefix,
 )
-from infra.targets.base import EXAMPLE_TARGET_MODEL, Refusal, Target, TargetSpec
-from infra.targets.checks import instance_spec
-from infra.targets.guardrails import read_budget, read_log_retention
-from infra.targets.sagemaker.cloud_names import DERIVED
-from infra.targets.sagemaker.config import SageMakerConfig
-from infra.targets.sagemaker.env import TritonKnobs, container_environment
-from infra.targets.sagemaker.instances import (
+from infra.sagemaker_common.env import TritonKnobs, container_environment
+from infra.sagemaker_common.instances import (
     GPU_FAMILIES,
     REFUSED_FAMILIES,
     InstanceKind,
@@ -28,10 +20,16 @@ from infra.targets.sagemaker.instances import (
     host_ami,
     read_triton_version,
 )
-from infra.targets.sagemaker.monitoring import AlarmThresholds
+from infra.sagemaker_common.monitoring import AlarmThresholds
+from infra.sagemaker_common.settings import alarm_email, created_release_prefix
+from infra.targets.base import EXAMPLE_TARGET_MODEL, Refusal, Target, TargetSpec
+from infra.targets.checks import instance_spec
+from infra.targets.guardrails import read_budget, read_log_retention
+from infra.targets.sagemaker.cloud_names import DERIVED
+from infra.targets.sagemaker.config import SageMakerConfig
+from infra.targets.sagemaker.entry import ENTRY
 from infra.targets.sagemaker.rollout import STRATEGIES, Rollout, check_rollout
 from infra.targets.sagemaker.scaling import ScalingSettings
-from tdk.errors import ConfigError
 
 #: the instance type the hints offer (the Pulumi.yaml default)
 SUGGESTED_INSTANCE = "ml.g4dn.xlarge"
@@ -75,30 +73,10 @@ def _knobs(reader: ConfigReader, instance: InstanceKind) -> TritonKnobs:
     )
 
 
-def _email(reader: ConfigReader) -> str | None:
-    email = reader.optional_string("sagemakerAlarmEmail")
-    if email is not None and ("@" not in email or " " in email):
-        raise ConfigError(
-            f"{qualify('sagemakerAlarmEmail')} is {email!r}, not an email address",
-            hint='set it to an address, or to "" for no SNS topic',
-        )
-    return email
-
-
-def _created_prefix(reader: ConfigReader) -> str:
-    prefix = reader.string("sagemakerReleasePrefix").strip("/")
-    if not prefix or not valid_prefix(prefix):
-        raise ConfigError(
-            f"{qualify('sagemakerReleasePrefix')} is {prefix!r}: {PREFIX_RULE}, not empty",
-            hint="set it to e.g. releases/r2",
-        )
-    return prefix
-
-
 class SageMakerTarget(Target[SageMakerConfig]):
     """SageMaker MME running the SageMaker Triton image, releases read from S3."""
 
-    name: ClassVar[str] = "sagemaker"
+    name: ClassVar[str] = ENTRY.name
     derived_names = DERIVED
     release_schemes: ClassVar[tuple[str, ...]] = ("s3",)
     cannot_render: ClassVar[str | None] = (
@@ -140,8 +118,8 @@ class SageMakerTarget(Target[SageMakerConfig]):
                 step_percent=step,
                 wait_seconds=reader.integer("sagemakerRolloutWaitSeconds", minimum=0, maximum=3600),
             ),
-            alarm_email=_email(reader),
-            created_release_prefix=_created_prefix(reader),
+            alarm_email=alarm_email(reader),
+            created_release_prefix=created_release_prefix(reader),
             budget=read_budget(reader, email_required=True),
             log_retention_days=read_log_retention(reader),
         )
@@ -154,7 +132,7 @@ class SageMakerTarget(Target[SageMakerConfig]):
         )  # fmt: skip
 
     def declare(self, config: SageMakerConfig) -> Mapping[str, Any]:
-        from infra.targets.sagemaker.instances import triton_image
+        from infra.sagemaker_common.instances import triton_image
         from infra.targets.sagemaker.mme import SageMakerMme, SageMakerMmeArgs
 
         endpoint = config.common.name
@@ -196,7 +174,7 @@ def invoke_command(endpoint: str, region: str, release_url: str) -> str:
     """The exact ``tdk invoke`` line for this endpoint (the sample model as the example)."""
     return shlex.join(
         [
-            "tdk", "invoke", "--target", "sagemaker", "--endpoint", endpoint,
+            "tdk", "invoke", "--target", ENTRY.name, "--endpoint", endpoint,
             "--region", region, "--store", release_url,
             "--target-model", EXAMPLE_TARGET_MODEL, "--text", "a short test sentence",
         ]

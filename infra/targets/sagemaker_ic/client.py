@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 from infra.clients.aws_session import aws_client, aws_errors
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import DEFAULT_TIMEOUT_S
+from infra.sagemaker_common.cloudwatch import window_period
+from infra.sagemaker_common.metrics import MetricSpec
 from infra.targets.operations import (
     Locator,
     OnChange,
@@ -17,8 +19,6 @@ from infra.targets.operations import (
     TargetClient,
     poll_until_ready,
 )
-from infra.targets.sagemaker.cloudwatch import window_period
-from infra.targets.sagemaker.metrics import MetricSpec
 from infra.targets.sagemaker_ic.monitoring import METRICS
 from infra.targets.sagemaker_ic.names import TARGET_NAME as NAME
 from infra.targets.sagemaker_ic.scaling import COMPONENT_DIMENSION

@@ -14,8 +14,9 @@ from infra.targets.names import (
     DerivedName,
     derived,
 )
+from infra.targets.sagemaker_ic.names import TARGET_NAME
 
-TARGET = "sagemaker-ic"
+TARGET = TARGET_NAME
 
 # fmt: off
 DERIVED: tuple[DerivedName, ...] = (

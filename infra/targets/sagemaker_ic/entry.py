@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING, ClassVar
 
 from infra.targets.registry import PLAN, TargetEntry
+from infra.targets.sagemaker_ic.names import TARGET_NAME
 
 if TYPE_CHECKING:
     from packager.repository import ModelDir
@@ -14,7 +15,7 @@ INSTANCE_KEY = "sagemakerIcInstanceType"
 
 
 class SageMakerIcEntry(TargetEntry):
-    name = "sagemaker-ic"
+    name = TARGET_NAME
     summary = "SageMaker inference components, one Triton container per model copy"
     deploy_module = "infra.targets.sagemaker_ic.target"
     client_module = "infra.targets.sagemaker_ic.client"

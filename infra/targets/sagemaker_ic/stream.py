@@ -18,8 +18,8 @@ from infra.clients.generate import (
     request_body,
     split_lines,
 )
+from infra.sagemaker_common.components import component_name
 from infra.targets.sagemaker_ic.generate import GENERATE_MODE
-from infra.targets.sagemaker_ic.names import component_name
 from packager.manifest import ManifestModel
 from tdk.errors import UsageError
 

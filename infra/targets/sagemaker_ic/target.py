@@ -12,12 +12,13 @@ from typing import Any, ClassVar
 
 from infra.config import ConfigReader, StackConfig, check_capacity, check_choice, qualify
 from infra.facts.aws import enum
+from infra.sagemaker_common.components import check_component_names
+from infra.sagemaker_common.env import TritonKnobs, container_environment
+from infra.sagemaker_common.instances import host_ami, read_triton_version
+from infra.sagemaker_common.settings import alarm_email, created_release_prefix
 from infra.targets.base import Refusal, Shortfall, Target, TargetSpec
 from infra.targets.checks import instance_spec
 from infra.targets.guardrails import read_budget, read_log_retention
-from infra.targets.sagemaker.env import TritonKnobs, container_environment
-from infra.targets.sagemaker.instances import host_ami, read_triton_version
-from infra.targets.sagemaker.target import _created_prefix, _email
 from infra.targets.sagemaker_ic.cloud_names import DERIVED
 from infra.targets.sagemaker_ic.config import (
     ComponentSpec,
@@ -38,7 +39,6 @@ from infra.targets.sagemaker_ic.models import (
     with_manifest,
 )
 from infra.targets.sagemaker_ic.names import TARGET_NAME as NAME
-from infra.targets.sagemaker_ic.names import check_component_names
 from infra.targets.sagemaker_ic.sizing import (
     IcInstance,
     describe_demand,
@@ -215,8 +215,8 @@ class SageMakerIcTarget(Target[SageMakerIcConfig]):
                     "sagemakerErrorRatePercent", minimum=0, maximum=100
                 ),
             ),
-            alarm_email=_email(reader),
-            created_release_prefix=_created_prefix(reader),
+            alarm_email=alarm_email(reader),
+            created_release_prefix=created_release_prefix(reader),
             budget=read_budget(reader, email_required=True),
             log_retention_days=read_log_retention(reader),
         )

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import ClassVar
 
 from infra.targets.operations import Locator, Operation, Status, TargetClient
+from tests.targets.dummy.entry import ENTRY
 
 
 class DummyClient(TargetClient):
-    target = "dummy"
+    target = ENTRY.name
     cannot: ClassVar[dict[Operation, str]] = {
         Operation.INVOKE: "a dummy serves nothing",
         Operation.METRICS: "a dummy has no figures",
@@ -26,4 +27,4 @@ class DummyClient(TargetClient):
 
 
 def from_locator(where: Locator) -> DummyClient:
-    return DummyClient(where.need("endpoint", "dummy", "--endpoint", "name the dummy"))
+    return DummyClient(where.need("endpoint", ENTRY.name, "--endpoint", "name the dummy"))

@@ -7,10 +7,11 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import TYPE_CHECKING, ClassVar
 
-from infra.targets.registry import PlanUnit, Quote, StackSettings, TargetEntry
+from infra.planning.pricing import Quote
+from infra.targets.registry import PlanUnit, StackSettings, TargetEntry
 
 if TYPE_CHECKING:
-    from infra.perf.plan import Candidate, Option, PlanReport
+    from infra.planning.report import Candidate, Option, PlanReport
 
 #: the dummy's own instance kinds and their $/h (its own price table: no edit to prices.json)
 PRICES = {"box.small": Decimal("0.50"), "box.large": Decimal("2.00")}
@@ -30,7 +31,7 @@ class DummyEntry(TargetEntry):
         return unit in PRICES
 
     def candidate(self, quote: Quote) -> Candidate:
-        from infra.perf.plan import Candidate
+        from infra.planning.report import Candidate
 
         return Candidate(quote.spec, quote.unit_rps, 1, PRICES[quote.spec], quote.measured)
 

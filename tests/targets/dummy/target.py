@@ -9,6 +9,7 @@ from typing import Any
 from infra.config import ConfigReader, StackConfig
 from infra.targets.base import Manifest, OutputValue, Target, TargetSpec
 from infra.targets.checks import image_facts
+from tests.targets.dummy.entry import ENTRY
 
 
 @dataclass(frozen=True)
@@ -18,7 +19,7 @@ class DummyConfig:
 
 
 class DummyTarget(Target[DummyConfig]):
-    name = "dummy"
+    name = ENTRY.name
     release_schemes = ("s3", "gs")
     cannot_render = None
 

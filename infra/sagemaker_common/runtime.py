@@ -38,6 +38,7 @@ class SageMakerRuntimeTarget(InferenceTarget):
         from botocore.config import Config
 
         self.endpoint_name = endpoint_name
+        self.local = local
         self.kind = "local" if local else "sagemaker"
         self.timeout = timeout
         options: dict[str, Any] = {
@@ -90,7 +91,7 @@ class SageMakerRuntimeTarget(InferenceTarget):
             status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0))
             raise InvokeFailed(
                 f"{where} refused {model.target_model}: {code}: {error.get('Message', exc)}",
-                hint=_hint(code, self.kind, status),
+                hint=_hint(code, self.local, status),
                 code=code,
                 status=status,
             ) from exc
@@ -98,7 +99,7 @@ class SageMakerRuntimeTarget(InferenceTarget):
             raise InvokeFailed(
                 f"cannot reach {where}: {exc}",
                 hint="check that the endpoint is running (`tdk local status` for local)"
-                if self.kind == "local"
+                if self.local
                 else "check the endpoint name, region and your AWS credentials",
                 code="timeout" if "Timeout" in exc.__class__.__name__ else exc.__class__.__name__,
             ) from exc
@@ -115,7 +116,7 @@ PAYLOAD_HINT = (
 )
 
 
-def _hint(code: str, kind: str, status: int = 0) -> str:
+def _hint(code: str, local: bool, status: int = 0) -> str:
     if status == 413:
         return PAYLOAD_HINT
     hints = {
@@ -126,4 +127,4 @@ def _hint(code: str, kind: str, status: int = 0) -> str:
     }
     if code in hints:
         return hints[code]
-    return "see `tdk local status`" if kind == "local" else "see the endpoint's CloudWatch logs"
+    return "see `tdk local status`" if local else "see the endpoint's CloudWatch logs"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from infra.config import ReleaseLocation
-from infra.targets.sagemaker.instances import partition
+from infra.sagemaker_common.instances import partition
 
 Document = dict[str, Any]
 

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from infra.targets.local.private import hide_argument, open_private, private_dir, write_private
+from infra.triton_runtime.private import hide_argument, open_private, private_dir, write_private
 from tdk.errors import TdkError
 
 logger = logging.getLogger("tdk.local")
@@ -29,7 +29,7 @@ RUNTIME_ENV = "TDK_TRITON_RUNTIME"
 #: the runtime venv's folder name, beside the kit's own venv (`make setup`, `make demo`)
 RUNTIME_DIR = ".venv-triton"
 SHM_DIR = Path("/dev/shm")
-REPO_ROOT = Path(__file__).resolve().parents[3]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 _PR_SET_PDEATHSIG = 1
 #: the request header Triton's model-repository API demands (``--http-restricted-api``)
 REPOSITORY_HEADER = "tdk-repository-key"

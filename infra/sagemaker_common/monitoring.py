@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from infra.targets.sagemaker.metrics import (
+from infra.sagemaker_common.metrics import (
     BY_KEY,
     INSTANCE_NAMESPACE,
     INVOCATION_NAMESPACE,

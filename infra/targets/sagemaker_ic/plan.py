@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from infra.perf.plan import MILLION, SECONDS_PER_HOUR, Candidate, ceil_div, units_for
-from infra.perf.prices import PriceTable
+from infra.planning.pricing import PriceTable
+from infra.planning.report import MILLION, SECONDS_PER_HOUR, Candidate, ceil_div, units_for
 from infra.targets.sagemaker_ic.sizing import (
     GPU_EXPANSION,
     USABLE_FRACTION,

@@ -17,6 +17,7 @@ from typing import IO
 
 from tdk.errors import UnsafeInputError
 
+STATE_ENV = "TDK_STATE_DIR"
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 
@@ -34,6 +35,11 @@ def private_dir(path: Path) -> Path:
     if stat.S_IMODE(info.st_mode) != DIR_MODE:
         os.chmod(path, DIR_MODE)
     return path
+
+
+def state_dir() -> Path:
+    """Where endpoints keep their state files (``$TDK_STATE_DIR``, default ``~/.cache/tdk``)."""
+    return Path(os.environ.get(STATE_ENV) or Path.home() / ".cache" / "tdk").expanduser()
 
 
 def check_state_dir(path: Path) -> Path:
