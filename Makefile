@@ -8,6 +8,10 @@ SAMPLES := model_repos/samples
 INPUTS  := model_repos/inputs
 RELEASE := build/release
 PYTEST_ARGS ?=
+# Test processes (pytest-xdist). Many tests wait on a Triton, a store or a child process, so 3 on
+# 2 cores keeps both busy: 7 min 55 s against 11 min 27 s with 2 (2-core machine, 2026-11-26).
+# Each file stays in one process (--dist loadfile): its module fixtures start one Triton.
+PYTEST_WORKERS ?= 3
 
 .PHONY: setup prometheus models demo test lint typecheck pytest bench bench-package bench-invoke bench-validate bench-churn bench-tune clean
 
@@ -85,7 +89,7 @@ typecheck: $(VENV)/.installed
 	$(BIN)/mypy tdk packager cli infra bench model_repos/generate.py model_repos/inputs.py
 
 pytest: setup
-	$(BIN)/pytest -q $(PYTEST_ARGS)
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 test: setup lint typecheck pytest
 

@@ -137,17 +137,40 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Say what made the run slow, counted rather than timed: releases the publisher built for
-    ``make_release`` (once per distinct input; each call used to build one) and the Triton work
-    directories (one per Triton started; a restart reuses its directory) under the run's
-    temporary folder."""
+def _counts(config: Any) -> list[int]:
+    """This process's (releases built, make_release calls, Triton work dirs)."""
     helpers = sys.modules.get("tests.local.local_helpers")
     built = helpers.BUILD_COUNT[0] if helpers is not None else 0
     calls = helpers.CALL_COUNT[0] if helpers is not None else 0
-    factory = getattr(terminalreporter.config, "_tmp_path_factory", None)
+    factory = getattr(config, "_tmp_path_factory", None)
     base = factory.getbasetemp() if factory is not None and factory._basetemp else None
     tritons = sum(1 for _ in base.rglob("triton.json")) if base is not None else 0
+    return [built, calls, tritons]
+
+
+_WORKER_COUNTS: list[list[int]] = []  # pytest-xdist: what each finished worker counted
+
+
+def pytest_sessionfinish(session: Any) -> None:
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:  # an xdist worker: hand the counts to the controller
+        output["tdk_counts"] = _counts(session.config)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    counts = getattr(node, "workeroutput", {}).get("tdk_counts")
+    if counts is not None:
+        _WORKER_COUNTS.append(list(counts))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Say what made the run slow, counted rather than timed: releases the publisher built for
+    ``make_release`` (once per distinct input in each test process) and the Triton work
+    directories (one per Triton started; a restart reuses its directory), over every worker."""
+    # xdist's controller runs no test, and its basetemp holds the workers' own: count once
+    rows = _WORKER_COUNTS or [_counts(terminalreporter.config)]
+    built, calls, tritons = (sum(row[i] for row in rows) for i in range(3))
     terminalreporter.write_line(
         f"tdk: {built} release(s) published for {calls} make_release call(s), "
         f"{tritons} Triton work dir(s)"
