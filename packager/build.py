@@ -282,7 +282,8 @@ def mme_refusal(plan: CopyPlan) -> str | None:
         return None
     return (
         f"{', '.join(decoupled)} decoupled: Triton's SageMaker MME front refuses decoupled "
-        "models; serve it from repository/ on a Kubernetes target"
+        "models; it is served from repository/ by the targets that serve decoupled models "
+        "(`tdk validate --target sagemaker` names them)"
     )
 
 
