@@ -137,6 +137,15 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def pytest_collection_modifyitems(items: list[Any]) -> None:
+    """Files with end-to-end tests (a real Triton, subprocesses: the long ones) run first, each
+    file's tests in their own order: with ``-n`` the long files start at once instead of leaving
+    one process busy at the end while the others idle. Order inside a file is kept."""
+    heavy = {item.path for item in items if item.get_closest_marker("e2e") is not None}
+    order = {id(item): index for index, item in enumerate(items)}
+    items.sort(key=lambda item: (item.path not in heavy, order[id(item)]))
+
+
 def _counts(config: Any) -> list[int]:
     """This process's (releases built, make_release calls, Triton work dirs)."""
     helpers = sys.modules.get("tests.local.local_helpers")

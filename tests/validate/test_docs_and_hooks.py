@@ -67,6 +67,7 @@ def _git(cwd: Path, *args: str) -> None:
     )  # fmt: skip
 
 
+@pytest.mark.e2e  # builds the hook's own environment: pip installs the kit at HEAD
 @pytest.mark.timeout(900)
 def test_pre_commit_runs_the_hook_from_this_repository(sample_repo: Path, tmp_path: Path) -> None:
     pre_commit = shutil.which("pre-commit") or str(Path(sys.executable).with_name("pre-commit"))
