@@ -154,31 +154,28 @@ class S3Store(Store):
     def root_parts(self) -> list[str]:
         return [part for part in self.prefix.split("/") if part]
 
-    def exists_at(self, parts: list[str]) -> bool:
-        from botocore.exceptions import BotoCoreError, ClientError
-
-        name = "/".join(parts)
-        try:
-            self.client.head_object(Bucket=self.bucket, Key=name)
-        except ClientError as exc:
-            if self._missing(exc):
-                return False
-            raise self._error("inspect", name, exc) from exc
-        except BotoCoreError as exc:
-            raise self._error("inspect", name, exc) from exc
-        return True
-
-    def sha256_of(self, key: str) -> str | None:
+    def _head(self, name: str, label: str, **extra: str) -> dict[str, Any] | None:
+        """HeadObject of the full key ``name`` (None: no such object); other failures are a
+        StoreError naming ``label``."""
         from botocore.exceptions import BotoCoreError, ClientError
 
         try:
-            head = self.client.head_object(Bucket=self.bucket, Key=self._key(key))
+            return dict(self.client.head_object(Bucket=self.bucket, Key=name, **extra))
         except ClientError as exc:
             if self._missing(exc):
                 return None
-            raise self._error("inspect", key, exc) from exc
+            raise self._error("inspect", label, exc) from exc
         except BotoCoreError as exc:
-            raise self._error("inspect", key, exc) from exc
+            raise self._error("inspect", label, exc) from exc
+
+    def exists_at(self, parts: list[str]) -> bool:
+        name = "/".join(parts)
+        return self._head(name, name) is not None
+
+    def sha256_of(self, key: str) -> str | None:
+        head = self._head(self._key(key), key)
+        if head is None:
+            return None
         value = head.get("Metadata", {}).get(SHA_META)
         return str(value) if value else None
 
@@ -193,18 +190,9 @@ class S3Store(Store):
         ``HeadObjectOutput.ChecksumSHA256`` / ``ChecksumType``; multipart checksums:
         https://docs.aws.amazon.com/AmazonS3/latest/userguide/checking-object-integrity.html
         (both checked 2026-11-26)."""
-        from botocore.exceptions import BotoCoreError, ClientError
-
-        try:
-            head = self.client.head_object(
-                Bucket=self.bucket, Key=self._key(key), ChecksumMode="ENABLED"
-            )
-        except ClientError as exc:
-            if self._missing(exc):
-                return False
-            raise self._error("inspect", key, exc) from exc
-        except BotoCoreError as exc:
-            raise self._error("inspect", key, exc) from exc
+        head = self._head(self._key(key), key, ChecksumMode="ENABLED")
+        if head is None:
+            return False
         stored = str(head.get("ChecksumSHA256") or "")
         if not stored:
             return False

@@ -57,23 +57,45 @@ def test_a_truncated_archive_and_repository_file_are_repaired_on_file(
         assert len(opened.getnames()) > 1
 
 
+class _S3Release:
+    """A tokenizer release on moto, and a republish that counts its S3 requests."""
+
+    def __init__(self, sample_repo: Path, endpoint: str, copies: int = 2) -> None:
+        import boto3
+
+        self.s3 = boto3.client("s3", endpoint_url=endpoint)
+        self.bucket = f"tdk-{os.urandom(4).hex()}"
+        self.s3.create_bucket(Bucket=self.bucket)
+        self.url, self.endpoint, self.repos = f"s3://{self.bucket}/r1", endpoint, [sample_repo]
+        self.copies = copies
+        self.first = publish(self.repos, open_store(self.url, endpoint_url=endpoint), copies)
+        self.keys = sorted(self.first.manifest.keys())
+
+    def republish(self) -> tuple[PublishResult, list[str]]:
+        store = open_store(self.url, endpoint_url=self.endpoint)
+        calls: list[str] = []
+        store.client.meta.events.register(  # type: ignore[attr-defined]
+            "before-call.s3.*", lambda model, **_: calls.append(model.name)
+        )
+        return publish(self.repos, store, self.copies), calls
+
+    def put(self, key: str, body: bytes, **extra: Any) -> None:
+        self.s3.put_object(Bucket=self.bucket, Key=f"r1/{key}", Body=body, **extra)
+
+    def read(self, key: str) -> bytes:
+        return bytes(self.s3.get_object(Bucket=self.bucket, Key=f"r1/{key}")["Body"].read())
+
+
 def test_a_damaged_s3_object_is_repaired(
     sample_repo: Path, moto_endpoint: str, tmp_path: Path
 ) -> None:
-    import boto3
-
-    s3 = boto3.client("s3", endpoint_url=moto_endpoint)
-    bucket = f"tdk-{os.urandom(4).hex()}"
-    s3.create_bucket(Bucket=bucket)
-    url = f"s3://{bucket}/r1"
-    first = publish([sample_repo / "tokenizer"], open_store(url, endpoint_url=moto_endpoint), 1)
-    model = first.manifest.models[0]
-    key = f"r1/{model.archive}"
+    release = _S3Release(sample_repo / "tokenizer", moto_endpoint, copies=1)
+    model = release.first.manifest.models[0]
     # Damaged bytes under the same sha256 metadata: only the size can tell.
-    s3.put_object(Bucket=bucket, Key=key, Body=b"\0" * 10, Metadata={SHA_META: model.sha256})
-    again = publish([sample_repo / "tokenizer"], open_store(url, endpoint_url=moto_endpoint), 1)
+    release.put(model.archive, b"\0" * 10, Metadata={SHA_META: model.sha256})
+    again, _ = release.republish()
     assert model.archive in again.uploaded
-    body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+    body = release.read(model.archive)
     assert hashlib.sha256(body).hexdigest() == model.sha256
 
 
@@ -113,29 +135,22 @@ def test_a_symlinked_store_object_is_replaced_not_read(sample_repo: Path, tmp_pa
 def test_a_same_size_s3_corruption_is_repaired(
     sample_repo: Path, moto_endpoint: str, tmp_path: Path
 ) -> None:
-    import boto3
-
-    s3 = boto3.client("s3", endpoint_url=moto_endpoint)
-    bucket = f"tdk-{os.urandom(4).hex()}"
-    s3.create_bucket(Bucket=bucket)
-    url = f"s3://{bucket}/r1"
-    first = publish([sample_repo / "tokenizer"], open_store(url, endpoint_url=moto_endpoint), 1)
-    model = first.manifest.models[0]
+    release = _S3Release(sample_repo / "tokenizer", moto_endpoint, copies=1)
+    model = release.first.manifest.models[0]
     keys = [f"r1/{model.archive}", "r1/repository/tokenizer-0/1/model.py"]
     for key in keys:
-        body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
-        meta = s3.head_object(Bucket=bucket, Key=key)["Metadata"]
+        body = release.read(key[len("r1/") :])
+        meta = release.s3.head_object(Bucket=release.bucket, Key=key)["Metadata"]
         # same size, same sha256 metadata, even a SHA-256 checksum (of the new bytes)
-        s3.put_object(
-            Bucket=bucket,
-            Key=key,
-            Body=_same_size_garbage(body),
+        release.put(
+            key[len("r1/") :],
+            _same_size_garbage(body),
             Metadata=meta,
             ChecksumAlgorithm="SHA256",
         )
-    again = publish([sample_repo / "tokenizer"], open_store(url, endpoint_url=moto_endpoint), 1)
+    again, _ = release.republish()
     assert {model.archive, "repository/tokenizer-0/1/model.py"} <= set(again.uploaded)
-    read = {k[len("r1/") :]: s3.get_object(Bucket=bucket, Key=k)["Body"].read() for k in keys}
+    read = {k[len("r1/") :]: release.read(k[len("r1/") :]) for k in keys}
     assert hashlib.sha256(read[model.archive]).hexdigest() == model.sha256
     entry = again.manifest.models[0]
     assert hashlib.sha256(read[keys[1][3:]]).hexdigest() == entry.files["tokenizer-0/1/model.py"]
@@ -175,34 +190,6 @@ def test_an_intact_republish_uploads_nothing_on_file(sample_repo: Path, tmp_path
 # A no-op republish to s3:// compares ONE listing (ETag, size) with tdk-objects.json, the
 # record of the ETags tdk's own writes returned, instead of one HEAD per object; whatever the
 # listing or the record cannot vouch for is asked about as before.
-
-
-class _S3Release:
-    """A one-copy tokenizer release on moto, and a republish that counts its S3 requests."""
-
-    def __init__(self, sample_repo: Path, endpoint: str) -> None:
-        import boto3
-
-        self.s3 = boto3.client("s3", endpoint_url=endpoint)
-        self.bucket = f"tdk-{os.urandom(4).hex()}"
-        self.s3.create_bucket(Bucket=self.bucket)
-        self.url, self.endpoint, self.repos = f"s3://{self.bucket}/r1", endpoint, [sample_repo]
-        self.first = publish(self.repos, open_store(self.url, endpoint_url=endpoint), 2)
-        self.keys = sorted(self.first.manifest.keys())
-
-    def republish(self) -> tuple[PublishResult, list[str]]:
-        store = open_store(self.url, endpoint_url=self.endpoint)
-        calls: list[str] = []
-        store.client.meta.events.register(  # type: ignore[attr-defined]
-            "before-call.s3.*", lambda model, **_: calls.append(model.name)
-        )
-        return publish(self.repos, store, 2), calls
-
-    def put(self, key: str, body: bytes, **extra: Any) -> None:
-        self.s3.put_object(Bucket=self.bucket, Key=f"r1/{key}", Body=body, **extra)
-
-    def read(self, key: str) -> bytes:
-        return bytes(self.s3.get_object(Bucket=self.bucket, Key=f"r1/{key}")["Body"].read())
 
 
 @pytest.fixture
