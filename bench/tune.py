@@ -10,7 +10,9 @@ re-measured in alternating rounds (so drift on a shared machine hits all alike) 
 of their best throughput within the budget are reported. Every point is measured as ``tdk tune``
 measures it: windows until the last three agree within ``--stability`` % (or ``--max-windows``),
 from generator processes. Last, the tuned config is measured five more times at its best
-concurrency: each result should land within its own reported spread of their median.
+concurrency: each result should land within its own reported noise of their median (its
+windows' spread, or the drift of the shipped best point measured again before the climb, as
+``tdk tune`` measures it, if larger). The quick search's count includes that sweep and its repeats.
 Run: ``.venv/bin/python bench/tune.py [--json] [--quick]``; the last line of ``--json`` is one
 JSON object.
 """
@@ -25,7 +27,7 @@ import statistics
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,7 @@ from infra.perf.tune import (  # noqa: E402
     Settings,
     full_search,
     measure_point,
+    probe_drift,
     quick_search,
     sweep,
 )
@@ -76,6 +79,7 @@ class Measured:
     repeats: list[Point]
     full_s: float
     quick_s: float
+    probe_n: int  # the shipped sweep and repeats before the climb (counted as quick's)
 
 
 def _space(quick: bool) -> tuple[Space, tuple[int, ...]]:
@@ -117,7 +121,10 @@ def _measure_all(args: argparse.Namespace, model_dir: Path, work: Path) -> Measu
         full = Search(settings)
         full_search(full, space, prepare, measure, progress)
         full_s, started = time.monotonic() - started, time.monotonic()
-        quick = Search(settings)
+        quick, probe = Search(settings), Search(settings)  # as tdk tune: shipped, drift, climb
+        sweep(probe, shipped, prepare, measure, early_stop=False)
+        drift_repeats = probe_drift(probe, measure)
+        quick.drift = probe.drift
         quick_search(quick, space, shipped, prepare, measure, progress)
         quick_s = time.monotonic() - started
         best, quick_best = full.best(), quick.best()
@@ -134,10 +141,16 @@ def _measure_all(args: argparse.Namespace, model_dir: Path, work: Path) -> Measu
             for knobs in rounds:
                 rounds[knobs].append(best_of(knobs))
         prepare(best.knobs)
-        repeats = [measure(best.knobs, best.concurrency) for _ in range(5)]
+        # each as tdk tune reports a point: its noise is its spread, or the drift if larger
+        repeats = [
+            replace(measure(best.knobs, best.concurrency), drift=quick.drift) for _ in range(5)
+        ]
         driver.close()
         sender.close()
-    return Measured(full, quick, best.knobs, quick_best.knobs, rounds, repeats, full_s, quick_s)
+    probe_n = len(probe.points) + len(drift_repeats)
+    return Measured(
+        full, quick, best.knobs, quick_best.knobs, rounds, repeats, full_s, quick_s, probe_n
+    )
 
 
 def _repeats(points: list[Point]) -> dict[str, Any]:
@@ -147,6 +160,8 @@ def _repeats(points: list[Point]) -> dict[str, Any]:
     return {
         "repeat_rps": [_rps(p) for p in points],
         "repeat_spreads": [None if math.isinf(p.spread) else round(p.spread, 4) for p in points],
+        "drift": round(points[0].drift, 4) if points else None,
+        "repeat_noise": [round(p.noise, 4) for p in points],
         "repeat_windows": [p.windows for p in points],
         "repeat_within_spread": sum(within),
     }
@@ -163,7 +178,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     tuned_rps = statistics.median(m.rounds[m.tuned])
     quick_best = statistics.median(m.rounds[m.quick_choice])
     full_best = tuned_rps
-    quick_n, full_n = len(m.quick.points), len(m.full.points)
+    quick_n, full_n = len(m.quick.points) + m.probe_n, len(m.full.points)
     return {
         "model": "ranker (model_repos/generate.py --with ranker), CPU",
         "baseline": "the shipped config.pbtxt, same Triton, same run",

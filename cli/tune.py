@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from infra.perf.tuner import TuneReport
 
 EXIT_INTERRUPTED = 130
+MAX_REPEATS = 20  # each repeat is one more point: a bound on what a typo can cost
 SPACE, SETTINGS = Space(), Settings(budget_ms=0)  # where the defaults are declared
 
 
@@ -110,6 +111,15 @@ ProcessesOpt = Annotated[
     int | None,
     typer.Option("--processes", help=f"Load-generator processes [{SETTINGS.processes}]."),
 ]
+RepeatsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--repeats",
+        help="Measure the shipped config's best point again this many times: how much it "
+        "varies (drift) is the least gain a candidate must show; 0 skips "
+        f"[{SETTINGS.repeats}].",
+    ),
+]
 RestoreOpt = Annotated[
     bool,
     typer.Option(
@@ -139,6 +149,7 @@ def tune(
     stability: StabilityOpt = None,
     max_windows: MaxWindowsOpt = None,
     processes: ProcessesOpt = None,
+    repeats: RepeatsOpt = None,
     restore: RestoreOpt = False,
     json: JsonOpt = False,
 ) -> None:
@@ -152,6 +163,7 @@ def tune(
         return
     settings, space = _options(latency_budget_ms, search, concurrency, duration)
     settings = _measuring(settings, stability, max_windows, processes)
+    settings = _repeating(settings, repeats)
     space = _space(space, instances, max_batch_sizes, queue_delays)
     if accelerators != "auto":
         from infra.perf.accel import is_option
@@ -267,6 +279,16 @@ def _measuring(
     return settings
 
 
+def _repeating(settings: Settings, repeats: int | None) -> Settings:
+    if repeats is None:
+        return settings
+    if not 0 <= repeats <= MAX_REPEATS:
+        raise UsageError(
+            f"--repeats {repeats}: expected 0 to {MAX_REPEATS}", hint="e.g. --repeats 3"
+        )
+    return replace(settings, repeats=repeats)
+
+
 def _plan(full: bool, settings: Settings) -> str:
     """What the search will measure, said before it starts."""
     what = (
@@ -278,7 +300,8 @@ def _plan(full: bool, settings: Settings) -> str:
     return (
         f"tune: {what}; each at concurrency {levels}, in {settings.duration_s:g} s windows until "
         f"the last 3 agree within {settings.stability.percentage:g}% "
-        f"(at most {settings.stability.max_windows}), {settings.processes} generator process(es)"
+        f"(at most {settings.stability.max_windows}), {settings.processes} generator process(es); "
+        f"the shipped best measured {settings.repeats} more time(s) to learn the drift"
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from infra.perf import loadgen
@@ -45,11 +45,13 @@ class Point:
     client_bound: bool = False
     gpu_utilization: float | None = None  # 0..1, the busiest GPU, with --metrics-url
     gpu_memory_used_bytes: float | None = None
+    drift: float = 0.0  # max/min - 1 of one point measured again on this server (probe_drift)
 
     @property
     def noise(self) -> float:
-        """The relative spread a comparison must beat (an unknown spread counts as none)."""
-        return 0.0 if math.isinf(self.spread) else self.spread
+        """The relative spread a comparison must beat: the windows' spread (an unknown one
+        counts as none), but never less than the server's measured drift between points."""
+        return max(0.0 if math.isinf(self.spread) else self.spread, self.drift)
 
     def within(self, budget_ms: float) -> bool:
         return self.errors == 0 and self.ok() and self.p99_ms <= budget_ms
@@ -73,6 +75,8 @@ class Point:
             "client_bound": self.client_bound,
             "gpu_utilization": self.gpu_utilization,
             "gpu_memory_used_bytes": self.gpu_memory_used_bytes,
+            "drift": round(self.drift, 4),
+            "noise": round(self.noise, 4),
         }
 
 
@@ -100,6 +104,10 @@ class Settings:
     warmup_requests: int = 4
     stability: Stability = field(default_factory=Stability)
     processes: int = DEFAULT_PROCESSES  # load-generator processes (1: this process's threads)
+    # the shipped config's best point measured this many more times (probe_drift): windows of
+    # one point agree more closely than points measured apart (measured: a 3-window spread of
+    # 3-5 % beside 10-15 % between repeats of one point on a 2-core machine, docs/performance.md)
+    repeats: int = 3
 
 
 #: measures one configuration at one concurrency (tests and the CLI give a real one)
@@ -120,6 +128,7 @@ class Search:
     started: float = field(default_factory=time.monotonic)
     interrupted: bool = False
     notes: list[str] = field(default_factory=list)  # decisions inside the noise, GPU stops
+    drift: float = 0.0  # every point measured from now on carries it (probe_drift)
 
     def best(self, knobs: Knobs | None = None) -> Point | None:
         """The highest-throughput point within the budget (of ``knobs`` only, if given)."""
@@ -143,7 +152,7 @@ def sweep(
     prepare(knobs)
     best, flat = 0.0, 0
     for level in search.settings.concurrency:
-        point = measure(knobs, level)
+        point = replace(measure(knobs, level), drift=search.drift)
         search.points.append(point)
         if not early_stop:
             continue
@@ -154,6 +163,31 @@ def sweep(
             break
         best = max(best, point.throughput_rps)
     search.configs_done += 1
+
+
+def probe_drift(search: Search, measure: Measure) -> list[Point]:
+    """Measure ``search``'s best point again ``settings.repeats`` times (its config still
+    loaded) and set ``search.drift`` to max/min - 1 of all its measurements; the points of
+    ``search`` carry it from then on. Returns the repeats."""
+    best = search.best()
+    if best is None or search.settings.repeats < 1:
+        return []
+    repeats = [measure(best.knobs, best.concurrency) for _ in range(search.settings.repeats)]
+    rates = [p.throughput_rps for p in (best, *repeats)]
+    # a repeat that served nothing failed; it says nothing about drift
+    search.drift = max(rates) / min(rates) - 1 if min(rates) > 0 else 0.0
+    search.points[:] = [replace(p, drift=search.drift) for p in search.points]
+    return [replace(p, drift=search.drift) for p in repeats]
+
+
+def drift_note(drift: float, stability: Stability) -> str | None:
+    """Said when points measured apart varied more than one point's windows may."""
+    if drift <= stability.percentage / 100:
+        return None
+    return (
+        f"the shipped config's best point, measured again, varied by {drift:.0%}: gains smaller "
+        "than that are treated as noise (a quieter server, or longer windows, narrow it)"
+    )
 
 
 def full_search(
@@ -212,7 +246,8 @@ def quick_search(
 
 
 def _pct(point: Point) -> str:
-    return "unknown" if math.isinf(point.spread) else f"{point.spread:.0%}"
+    """The noise a decision had to beat: the windows' spread or the drift, the larger."""
+    return "unknown" if math.isinf(point.spread) and not point.drift else f"{point.noise:.0%}"
 
 
 def _gpu_saturated(

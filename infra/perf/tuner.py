@@ -26,10 +26,12 @@ from infra.perf.tune import (
     Search,
     Settings,
     beats,
+    drift_note,
     full_search,
     inside_noise,
     measure_point,
     pareto_front,
+    probe_drift,
     quick_search,
     sweep,
 )
@@ -60,6 +62,12 @@ class TuneReport:
     skipped: list[Skipped] = field(default_factory=list)
     signal: int | None = None  # the signal that ended the search early, if one did
     gpu: bool = False  # the server has a GPU (instance notes explain time-slicing)
+    repeats: list[Point] = field(default_factory=list)  # the shipped best measured again
+
+    @property
+    def drift(self) -> float:
+        """How much the shipped best point varied when measured again (0.0: not measured)."""
+        return self.shipped_best.drift if self.shipped_best else 0.0
 
     @property
     def choice(self) -> Point | None:
@@ -84,6 +92,8 @@ class TuneReport:
     def notes(self) -> list[str]:
         """Why decisions went as they did: gains inside the noise, GPU limits, instance falls."""
         notes = list(self.search.notes)
+        said = drift_note(self.drift, self.settings.stability)
+        notes += [said] if said else []
         if self.inside_noise:
             found, shipped = self.search.best(), self.shipped_best
             assert found is not None and shipped is not None
@@ -145,6 +155,8 @@ class TuneReport:
                 not p.stable for p in [*self.shipped_points, *self.search.points]
             ),
             "inside_noise": self.inside_noise,
+            "drift": round(self.drift, 4),
+            "repeats_rps": [round(p.throughput_rps, 2) for p in self.repeats],
             "notes": self.notes,
             "pareto_front": [p.to_dict() for p in self.front],
             "points": [p.to_dict() for p in self.search.points],
@@ -312,6 +324,8 @@ def _search(
     shipped = Search(report.settings)
     try:
         sweep(shipped, report.shipped, prepare, measure, early_stop=False)
+        report.repeats = probe_drift(shipped, measure)
+        search.drift = shipped.drift
     finally:
         report.shipped_best = shipped.best()
         report.shipped_points = list(shipped.points)

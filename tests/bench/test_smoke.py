@@ -44,6 +44,8 @@ SCRIPTS: dict[str, tuple[list[str], set[str]]] = {
             "full_measurements",
             "quick_best_rps",
             "full_best_rps",
+            "drift",
+            "repeat_noise",
         },
     ),
 }

@@ -23,6 +23,7 @@ runner = CliRunner()
 pytestmark = pytest.mark.e2e
 FAST = ["--latency-budget-ms", "2000", "--duration", "0.2", "--max-batch-sizes", "8"]
 FAST += ["--accelerators", "none", "--max-windows", "1", "--processes", "1"]  # one window each
+FAST += ["--repeats", "1"]  # the shipped best measured once more (its drift)
 
 
 @pytest.fixture(autouse=True)
@@ -58,6 +59,7 @@ def test_full_search_writes_a_valid_tuned_model(model: Path, tmp_path: Path) -> 
     assert report["configs_measured"] == 6
     assert report["measurements"] == 6 * 2 == len(report["points"])
     assert len(report["shipped_points"]) == 2 and report["shipped_best"] is not None
+    assert len(report["repeats_rps"]) == 1 and report["drift"] >= 0
     choice = report["choice"]
     assert choice is not None and choice["p99_ms"] <= 2000 and choice["errors"] == 0
     assert max(p["throughput_rps"] for p in report["points"]) == choice["throughput_rps"]
