@@ -10,9 +10,11 @@ re-measured in alternating rounds (so drift on a shared machine hits all alike) 
 of their best throughput within the budget are reported. Every point is measured as ``tdk tune``
 measures it: windows until the last three agree within ``--stability`` % (or ``--max-windows``),
 from generator processes. Last, the tuned config is measured five more times at its best
-concurrency: each result should land within its own reported noise of their median (its
-windows' spread, or the drift of the shipped best point measured again before the climb, as
-``tdk tune`` measures it, if larger). The quick search's count includes that sweep and its repeats.
+concurrency, each time as a ``tdk tune`` run measures its shipped config (reloaded, measured,
+measured ``repeats`` more times for the drift): each result should land within its own reported
+noise (its windows' spread, or its drift if larger) of their median. The quick search, as
+``tdk tune``'s, starts with the shipped config's sweep and drift probe, and its measurement count
+includes them.
 Run: ``.venv/bin/python bench/tune.py [--json] [--quick]``; the last line of ``--json`` is one
 JSON object.
 """
@@ -27,6 +29,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -88,8 +91,48 @@ def _space(quick: bool) -> tuple[Space, tuple[int, ...]]:
     return Space(), (1, 2, 4, 8, 16)
 
 
+@dataclass
+class _Rig:
+    """One Triton and one generator: every step loads and measures through these."""
+
+    settings: Settings
+    prepare: Callable[[Knobs], None]
+    measure: Callable[[Knobs, int], Point]
+
+    def progress(self, done: int, total: int, best: Point | None) -> None:
+        print(f"  {done}/{total} configs, best {_rps(best)} rps", file=sys.stderr)
+
+    def full(self, space: Space) -> tuple[Search, float]:
+        started, search = time.monotonic(), Search(self.settings)
+        full_search(search, space, self.prepare, self.measure, self.progress)
+        return search, time.monotonic() - started
+
+    def quick(self, space: Space, shipped: Knobs) -> tuple[Search, float, int]:
+        """As ``tdk tune``: the shipped sweep, its drift probe, then the climb (with the
+        number of measurements the sweep and probe took)."""
+        started, quick, probe = time.monotonic(), Search(self.settings), Search(self.settings)
+        sweep(probe, shipped, self.prepare, self.measure, early_stop=False)
+        repeats = probe_drift(probe, self.measure)
+        quick.drift = probe.drift
+        quick_search(quick, space, shipped, self.prepare, self.measure, self.progress)
+        return quick, time.monotonic() - started, len(probe.points) + len(repeats)
+
+    def best_of(self, knobs: Knobs) -> float:
+        search = Search(self.settings)
+        sweep(search, knobs, self.prepare, self.measure, early_stop=False)
+        return _rps(search.best())
+
+    def as_tune_reports(self, knobs: Knobs, concurrency: int) -> Point:
+        """One point as a ``tdk tune`` run reports its shipped best: loaded, measured, measured
+        again for the drift; its noise is its spread or that drift."""
+        search = Search(replace(self.settings, concurrency=(concurrency,)))
+        sweep(search, knobs, self.prepare, self.measure, early_stop=False)
+        probe_drift(search, self.measure)
+        return search.points[0]
+
+
 def _measure_all(args: argparse.Namespace, model_dir: Path, work: Path) -> Measured:
-    """Full grid, quick climb, then alternating re-measurement of shipped vs tuned."""
+    """Full grid, quick climb, alternating re-measurement of shipped vs tuned, then repeats."""
     from infra.clients.inputs import example_inputs
     from infra.perf.server import LocalTriton, PerThreadSender, SenderFactory
     from infra.perf.tuner import model_of, model_space, open_driver
@@ -114,40 +157,19 @@ def _measure_all(args: argparse.Namespace, model_dir: Path, work: Path) -> Measu
         def measure(knobs: Knobs, concurrency: int) -> Point:
             return measure_point(knobs, concurrency, driver, sender, settings)
 
-        def progress(done: int, total: int, best: Point | None) -> None:
-            print(f"  {done}/{total} configs, best {_rps(best)} rps", file=sys.stderr)
-
-        started = time.monotonic()
-        full = Search(settings)
-        full_search(full, space, prepare, measure, progress)
-        full_s, started = time.monotonic() - started, time.monotonic()
-        quick, probe = Search(settings), Search(settings)  # as tdk tune: shipped, drift, climb
-        sweep(probe, shipped, prepare, measure, early_stop=False)
-        drift_repeats = probe_drift(probe, measure)
-        quick.drift = probe.drift
-        quick_search(quick, space, shipped, prepare, measure, progress)
-        quick_s = time.monotonic() - started
+        rig = _Rig(settings, prepare, measure)
+        full, full_s = rig.full(space)
+        quick, quick_s, probe_n = rig.quick(space, shipped)
         best, quick_best = full.best(), quick.best()
         if best is None or quick_best is None:
             raise SystemExit(f"nothing met p99 <= {args.budget_ms} ms: raise --budget-ms")
-
-        def best_of(knobs: Knobs) -> float:
-            search = Search(settings)
-            sweep(search, knobs, prepare, measure, early_stop=False)
-            return _rps(search.best())
-
         rounds: dict[Knobs, list[float]] = {shipped: [], best.knobs: [], quick_best.knobs: []}
         for _ in range(args.rounds):
             for knobs in rounds:
-                rounds[knobs].append(best_of(knobs))
-        prepare(best.knobs)
-        # each as tdk tune reports a point: its noise is its spread, or the drift if larger
-        repeats = [
-            replace(measure(best.knobs, best.concurrency), drift=quick.drift) for _ in range(5)
-        ]
+                rounds[knobs].append(rig.best_of(knobs))
+        repeats = [rig.as_tune_reports(best.knobs, best.concurrency) for _ in range(5)]
         driver.close()
         sender.close()
-    probe_n = len(probe.points) + len(drift_repeats)
     return Measured(
         full, quick, best.knobs, quick_best.knobs, rounds, repeats, full_s, quick_s, probe_n
     )
@@ -160,7 +182,7 @@ def _repeats(points: list[Point]) -> dict[str, Any]:
     return {
         "repeat_rps": [_rps(p) for p in points],
         "repeat_spreads": [None if math.isinf(p.spread) else round(p.spread, 4) for p in points],
-        "drift": round(points[0].drift, 4) if points else None,
+        "repeat_drift": [round(p.drift, 4) for p in points],
         "repeat_noise": [round(p.noise, 4) for p in points],
         "repeat_windows": [p.windows for p in points],
         "repeat_within_spread": sum(within),
@@ -205,6 +227,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "quick_share_of_measurements": round(quick_n / full_n, 3) if full_n else None,
         "full_s": round(m.full_s, 1),
         "quick_s": round(m.quick_s, 1),
+        "quick_drift": round(m.quick.drift, 4),
         "stability_percentage": args.stability,
         "max_windows": args.max_windows,
         "unstable_points": sum(not p.stable for p in [*m.full.points, *m.quick.points]),
