@@ -1,0 +1,1 @@
+"""Parts of bench/gpu_check.py (not a bench script of its own)."""
