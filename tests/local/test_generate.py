@@ -102,6 +102,10 @@ def test_mme_invoke_of_decoupled_model_is_refused(llm_endpoint: Endpoint) -> Non
     error = refused.value.response["Error"]
     assert error["Code"] == "ModelError"
     assert "decoupled" in error["Message"]
+    # SageMaker names a 5xx from the container a server error, a 4xx a client error
+    status = refused.value.response["OriginalStatusCode"]
+    side = "client" if status < 500 else "server"
+    assert error["Message"].startswith(f"Received {side} error ({status}) from model llm-0.tar.gz")
 
 
 def test_bench_prompt_json(cli_env: Endpoint, tmp_path: Path) -> None:

@@ -234,8 +234,9 @@ class Front:
             ) from exc
         if upstream.status != 200:
             message = triton_error_text(upstream.body)
+            side = "client" if upstream.status < 500 else "server"  # SageMaker's wording
             raise model_error(
-                f"Received client error ({upstream.status}) from model {target}: {message}",
+                f"Received {side} error ({upstream.status}) from model {target}: {message}",
                 original_status=upstream.status,
                 original_message=message,
             )
