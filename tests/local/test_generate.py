@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -103,7 +104,8 @@ def test_mme_invoke_of_decoupled_model_is_refused(llm_endpoint: Endpoint) -> Non
     assert error["Code"] == "ModelError"
     assert "decoupled" in error["Message"]
     # SageMaker names a 5xx from the container a server error, a 4xx a client error
-    status = refused.value.response["OriginalStatusCode"]
+    details: dict[str, Any] = dict(refused.value.response)
+    status = details["OriginalStatusCode"]
     side = "client" if status < 500 else "server"
     assert error["Message"].startswith(f"Received {side} error ({status}) from model llm-0.tar.gz")
 
