@@ -86,6 +86,10 @@ def test_prompt_refuses_tensor_options(cli_env: Endpoint) -> None:
     assert poisson.exit_code == 2 and "--arrival poisson applies to an open loop" in poisson.output
     levels = runner.invoke(app, ["bench", "--target-model", "llm-0", "--prompt", "x", "-c", "1,2"])
     assert levels.exit_code == 2 and "one level" in levels.output
+    for tensors in (["invoke", "--text", "x"], ["invoke", "--example"], ["bench", "--example"]):
+        refused = runner.invoke(app, [*tensors, "--target-model", "llm-0"])
+        assert refused.exit_code == 2 and "is a decoupled (streaming) model" in refused.output
+        assert "--prompt" in refused.output
 
 
 def test_mme_invoke_of_decoupled_model_is_refused(llm_endpoint: Endpoint) -> None:
