@@ -39,6 +39,7 @@ from cli.invoke import (
     PromptOpt,
     gather_inputs,
     locator,
+    no_decoupled,
     no_tensor_options,
     open_target,
     resolve_model,
@@ -193,6 +194,7 @@ def bench(
     client, manifest = open_target(target, where, store, grpc, endpoint_url, timeout)
     try:
         model = resolve_model(manifest, target_model)
+        no_decoupled(model)
         given = inputs or text is not None
         if example and given:
             gather_inputs(model, inputs, text, example)  # says which to drop

@@ -200,6 +200,17 @@ def no_tensor_options(**given: object) -> None:
         )
 
 
+def no_decoupled(model: ManifestModel) -> None:
+    """A tensor request to a decoupled copy is refused by Triton's unary infer routes (HTTP and
+    gRPC) on every target: point at --prompt before sending it."""
+    if model.mme_left_out:
+        raise UsageError(
+            f"{model.target_model} is a decoupled (streaming) model: Triton's infer route does "
+            f"not serve it ({model.mme_left_out})",
+            hint="call its generate endpoint with --prompt TEXT (and --stream)",
+        )
+
+
 def gather_inputs(
     model: ManifestModel, options: list[str] | None, text: str | None, example: bool = False
 ) -> dict[str, np.ndarray]:
@@ -263,6 +274,7 @@ def invoke(
     if prompt is not None:
         _generate(out, generate_client(target, where, model, timeout), prompt, stream, max_tokens)
         return
+    no_decoupled(model)
     arrays = gather_inputs(model, inputs, text, example)
     client = open_client(target, where, grpc, timeout)
     try:

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 import yaml
 from typer.testing import CliRunner
@@ -20,6 +21,7 @@ from cli.main import app
 from infra.facts import llm
 from infra.k8s.config import serve_models
 from packager.requirements import Requirements
+from tests.infra.test_crd_schemas import _schema
 from tests.validate.llm import corpus as c
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,8 +76,7 @@ def test_vllm_release_renders_an_llm_workload(tmp_path: Path, stack: str) -> Non
     assert {"name": "weight-cache", "mountPath": "/cache"} in triton["volumeMounts"]
     probe = triton["startupProbe"]
     assert probe["failureThreshold"] * probe["periodSeconds"] >= llm.LLM_STARTUP_BUDGET_SECONDS
-    [scaled] = [m for m in manifests if m["kind"] == "ScaledObject"]
-    queries = [t["metadata"]["query"] for t in scaled["spec"]["triggers"]]
+    queries = _engine_queries(manifests)
     assert queries and all("vllm:" in q for q in queries), queries  # engine metrics, not queue
     assert "--metrics-config=histogram_latencies=true" in triton["args"]
     tool = Path(sys.executable).with_name("kubernetes-validate")
@@ -83,6 +84,23 @@ def test_vllm_release_renders_an_llm_workload(tmp_path: Path, stack: str) -> Non
     checked = subprocess.run([str(tool), "--strict", "-k", K8S_VERSION, "--no-warn", *paths],
                              capture_output=True, text=True, check=False)  # fmt: skip
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def _engine_queries(manifests: list[dict[str, Any]]) -> list[str]:
+    """The rendered ScaledObject's trigger queries, after it passes the vendored KEDA CRD
+    schema (kubernetes-validate has no schema for custom resources and skips it)."""
+    [scaled] = [m for m in manifests if m["kind"] == "ScaledObject"]
+    document = {k: v for k, v in scaled.items() if k != "_path"}
+    jsonschema.validate(document, _schema("kubernetes:keda.sh/v1alpha1:ScaledObject"))
+    return [t["metadata"]["query"] for t in document["spec"]["triggers"]]
+
+
+def test_trtllm_release_scales_on_its_batch_manager_metrics(tmp_path: Path) -> None:
+    repo = c.trtllm_repo(tmp_path / "repo")
+    manifests = _render(_project(tmp_path, "eks-dev"), "eks-dev", repo, tmp_path / "out")
+    queries = _engine_queries(manifests)
+    assert len(queries) == 2 and all("nv_trt_llm_" in q for q in queries), queries
+    assert not any("nv_inference_queue_duration_us" in q for q in queries)
 
 
 def test_pod_smaller_than_the_model_is_refused(tmp_path: Path) -> None:

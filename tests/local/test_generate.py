@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -84,6 +86,10 @@ def test_prompt_refuses_tensor_options(cli_env: Endpoint) -> None:
     assert poisson.exit_code == 2 and "--arrival poisson applies to an open loop" in poisson.output
     levels = runner.invoke(app, ["bench", "--target-model", "llm-0", "--prompt", "x", "-c", "1,2"])
     assert levels.exit_code == 2 and "one level" in levels.output
+    for tensors in (["invoke", "--text", "x"], ["invoke", "--example"], ["bench", "--example"]):
+        refused = runner.invoke(app, [*tensors, "--target-model", "llm-0"])
+        assert refused.exit_code == 2 and "is a decoupled (streaming) model" in refused.output
+        assert "--prompt" in refused.output
 
 
 def test_mme_invoke_of_decoupled_model_is_refused(llm_endpoint: Endpoint) -> None:
@@ -102,6 +108,11 @@ def test_mme_invoke_of_decoupled_model_is_refused(llm_endpoint: Endpoint) -> Non
     error = refused.value.response["Error"]
     assert error["Code"] == "ModelError"
     assert "decoupled" in error["Message"]
+    # SageMaker names a 5xx from the container a server error, a 4xx a client error
+    details: dict[str, Any] = dict(refused.value.response)
+    status = details["OriginalStatusCode"]
+    side = "client" if status < 500 else "server"
+    assert error["Message"].startswith(f"Received {side} error ({status}) from model llm-0.tar.gz")
 
 
 def test_bench_prompt_json(cli_env: Endpoint, tmp_path: Path) -> None:
@@ -145,3 +156,25 @@ def test_invoke_prompt_on_kubernetes_targets_with_url(llm_endpoint: Endpoint, ta
     missing = runner.invoke(app, ["invoke", "--target", target, "--store", str(llm_endpoint.store),
                                   "--target-model", "llm-0", "--prompt", "hi"])  # fmt: skip
     assert missing.exit_code == 2 and "--url" in missing.output
+
+
+def test_inference_component_response_stream(llm_endpoint: Endpoint) -> None:
+    """sagemaker-ic's generate client (InvokeEndpointWithResponseStream with the component's
+    name) against the local twin: SageMaker's event stream, one PayloadPart per response."""
+    from infra.targets.sagemaker_ic.stream import ComponentGenerateClient
+    from packager.manifest import MANIFEST_NAME, Manifest
+
+    manifest = Manifest.from_json((llm_endpoint.store / MANIFEST_NAME).read_bytes())
+    [model] = [m for m in manifest.models if m.name == "llm-0"]
+    runtime = llm_endpoint.client()
+    seen: list[str] = []
+    streamed = ComponentGenerateClient(runtime, "local", model).generate("hi", 4, True, seen.append)
+    assert streamed.chunks == streamed.output_tokens == len(seen) == 4
+    assert 0 < streamed.ttft_ms < streamed.total_ms
+    assert streamed.text == GenerateClient(llm_endpoint.url, "llm-0").generate("hi", 4, True).text
+    with pytest.raises(InvokeFailed, match="max_tokens 9999"):
+        ComponentGenerateClient(runtime, "local", model).generate("hi", 9999, True)
+    unknown = replace(model, name="nope-0")
+    with pytest.raises(InvokeFailed, match="'nope-0' is not in the release") as caught:
+        ComponentGenerateClient(runtime, "local", unknown).generate("hi", 2, True)
+    assert caught.value.code == "ValidationError"

@@ -4,6 +4,8 @@
 so ``boto3.client("sagemaker-runtime", endpoint_url=...)`` works against it unchanged. The whole
 body (at most the payload limit, within the body timeout) is read before a model slot is taken,
 then sent to Triton's ``/v2/models/<name>/infer``; errors carry SageMaker's codes.
+``.../invocations-response-stream`` (InvokeEndpointWithResponseStream) and Triton's generate
+routes serve decoupled copies (``response_stream``, ``generate``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 from infra.clients.triton_errors import triton_error_text
 from infra.sagemaker_common.components import component_name
-from infra.targets.local import generate
+from infra.targets.local import generate, response_stream
 from infra.targets.local.errors import ApiError, internal, model_error, unavailable, validation
 from infra.targets.local.manager import ModelManager
 from infra.targets.local.metrics import CONTENT_TYPE
@@ -90,6 +92,11 @@ class Front:
             if len(parts) == 4 and parts[1] == "endpoints":
                 await self.invoke(scope, receive, send, parts[2])
                 return
+        if method == "POST" and path.endswith(response_stream.ROUTE_SUFFIX):
+            parts = path.split("/")
+            if len(parts) == 4 and parts[1] == "endpoints":
+                await self._response_stream(scope, receive, send, parts[2])
+                return
         if (found := generate.route(method, path)) is not None:
             await self._generate(found, receive, send)
             return
@@ -117,6 +124,34 @@ class Front:
         except ClientGone:
             return
         await generate.serve(self.manager, found, body, send)
+
+    async def _response_stream(
+        self, scope: Scope, receive: Receive, send: Send, endpoint: str
+    ) -> None:
+        """InvokeEndpointWithResponseStream: a decoupled copy's generate_stream as SageMaker's
+        event stream (``infra.targets.local.response_stream``)."""
+        headers = dict(scope["headers"])
+        target = headers.get(_TARGET, b"").decode("latin-1")
+        component = headers.get(_COMPONENT, b"").decode("latin-1")
+        raw_length = headers.get(b"content-length")
+        length = None if raw_length is None else int(raw_length) if raw_length.isdigit() else -1
+        try:
+            if not target and component:
+                target = self._by_component(component)
+            target = self._check_head(endpoint, target, length)
+            body = await read_body(receive, self.max_body, self.manager.settings.body_timeout)
+        except ApiError as exc:
+            await _error(send, exc)
+            return
+        except ClientGone:
+            return
+        stream = response_stream.StreamSender(send)
+        await generate.serve(self.manager, generate.Route(target, "generate_stream"), body, stream)
+        refused = stream.refusal(target)
+        if refused is not None:
+            await _error(send, refused)
+            return
+        await stream.finish()
 
     async def invoke(self, scope: Scope, receive: Receive, send: Send, endpoint: str) -> None:
         """InvokeEndpoint: read the body, then resolve and load the TargetModel and call Triton."""
@@ -234,8 +269,9 @@ class Front:
             ) from exc
         if upstream.status != 200:
             message = triton_error_text(upstream.body)
+            side = "client" if upstream.status < 500 else "server"  # SageMaker's wording
             raise model_error(
-                f"Received client error ({upstream.status}) from model {target}: {message}",
+                f"Received {side} error ({upstream.status}) from model {target}: {message}",
                 original_status=upstream.status,
                 original_message=message,
             )
