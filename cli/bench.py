@@ -231,10 +231,15 @@ def _same(client: InferenceTarget) -> InferenceTarget:
     return client
 
 
+def _ms(value: float | None) -> str:
+    """A probe's latency, or that it failed (its errors are listed next)."""
+    return "failed" if value is None else f"{value} ms"
+
+
 def _table(out: Output, record: dict[str, Any]) -> None:
     out.info(
-        f"{record['target_model']}: cold {record['cold_ms']} ms, "
-        f"first warm {record['first_warm_ms']} ms"
+        f"{record['target_model']}: cold {_ms(record['cold_ms'])}, "
+        f"first warm {_ms(record['first_warm_ms'])}"
     )
     if record["probe_errors"]:
         out.warn(f"probe requests failed: {record['probe_errors']}")
