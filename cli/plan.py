@@ -248,9 +248,13 @@ def _token_plan(
         rows.append(token_cost.row(option, f"{origin}; {price}"))
     if baseline is not None:
         rows.append(token_cost.baseline(baseline, region, table))
+    note = tokens.load_note()
     if out.json_mode:
-        out.json({"model": tokens.model, "region": region, "options": [r.as_dict() for r in rows]})
+        options = [r.as_dict() for r in rows]
+        out.json({"model": tokens.model, "region": region, "options": options, "note": note})
         return
+    if note is not None:
+        out.warn(note)
     columns = ["option", "$/h", "output tok/s", "$ / M output tokens", "source"]
     cells = [
         (r.name, str(r.usd_per_hour), str(r.output_tokens_per_s), str(r.usd_per_million_tokens),

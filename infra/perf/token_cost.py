@@ -34,6 +34,19 @@ class TokenMeasurement:
     gpu: str | None
     model: str
     output_tokens_per_s: Decimal
+    offered_rate: float | None = None  # bench --rate: the load it was given, not its capacity
+
+    def load_note(self) -> str | None:
+        """Said when the throughput is what an offered rate asked for, not what the unit can
+        serve: the cost per token is then at that load (too high if the unit had room)."""
+        if self.offered_rate is None:
+            return None
+        return (
+            f"{self.source} was measured at an offered rate of {self.offered_rate:g} requests/s "
+            "(bench --rate): its tokens/s are what that load asked for, not what the unit can "
+            "serve, so the cost per million tokens is at that load; bench with --concurrency "
+            "to price the unit's capacity"
+        )
 
 
 @dataclass(frozen=True)
@@ -82,7 +95,15 @@ def token_measurement(path: Path, data: Any) -> TokenMeasurement | None:
         data.get("gpu"),
         str(data.get("model", "")),
         rate,
+        _offered_rate(data),
     )
+
+
+def _offered_rate(data: dict[str, Any]) -> float | None:
+    level = data.get("level")
+    if data.get("mode") != "rate" or not isinstance(level, int | float):
+        return None
+    return float(level)
 
 
 def load_token_measurement(path: Path) -> TokenMeasurement | None:

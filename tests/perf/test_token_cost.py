@@ -70,3 +70,15 @@ def test_bad_token_measurements_and_baselines_are_refused(tmp_path: Path) -> Non
     assert bad.exit_code == 2 and "tok/s" in bad.output
     unknown = runner.invoke(app, ["plan", str(_bench(tmp_path, instance_type=None))])
     assert unknown.exit_code == 2 and "--instance-type" in unknown.output
+
+
+def test_a_rate_bench_is_priced_at_its_load_and_says_so(tmp_path: Path) -> None:
+    rated = _bench(tmp_path, mode="rate", level=2.5)
+    result = runner.invoke(app, ["plan", str(rated), "--region", "us-east-1", "--json"])
+    assert result.exit_code == 0, result.output
+    note = json.loads(result.output)["note"]
+    assert "offered rate of 2.5 requests/s" in note and "--concurrency" in note
+    human = runner.invoke(app, ["plan", str(rated), "--region", "us-east-1"])
+    assert human.exit_code == 0 and "not what the unit can" in human.output
+    closed = runner.invoke(app, ["plan", str(_bench(tmp_path)), "--json"])
+    assert closed.exit_code == 0 and json.loads(closed.output)["note"] is None
