@@ -117,6 +117,37 @@ def test_validate_format_metavar_is_the_formats() -> None:
     assert "[" + " | ".join(FORMATS) + "]" in _help(["validate"], "200")
 
 
+def _commands(command: object, path: str = "tdk") -> list[tuple[str, object]]:
+    found = [(path, command)]
+    for name, sub in getattr(command, "commands", {}).items():
+        found += _commands(sub, f"{path} {name}")
+    return found
+
+
+def test_no_help_text_is_eaten_as_rich_markup() -> None:
+    """`[the traffic maximum]` in a help string is a rich style tag: help showed `Peak inferences/s
+    .` with the default gone. Every option's help must render as written."""
+    from rich.text import Text
+
+    eaten = [
+        f"{path} {param.opts[0]}: {param.help!r}"
+        for path, command in _commands(typer.main.get_command(app))
+        for param in getattr(command, "params", [])
+        if getattr(param, "help", None) and Text.from_markup(param.help).plain != param.help
+    ]
+    assert not eaten, eaten
+
+
+def test_tune_help_shows_the_search_modes_and_numeric_lists() -> None:
+    from infra.perf.tuner import SearchMode
+
+    shown = _help(["tune"], "100")
+    assert "[" + " | ".join(m.value for m in SearchMode) + "]" in shown
+    for option in ("--concurrency", "--instances", "--max-batch-sizes", "--queue-delays-us"):
+        assert re.search(rf"{option}\s+(-\w\s+)?INTEGER,\.\.\.", shown), (option, shown)
+    assert re.search(r"--peak-rps\s+FLOAT", _help(["plan"], "100"))
+
+
 def test_validate_offers_only_targets_that_validate_and_names_the_image_default() -> None:
     from infra.facts.triton import default_checked_image
     from infra.targets import registry
