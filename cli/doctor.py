@@ -60,7 +60,10 @@ def doctor(
     online: OnlineOpt = False,
     json: JsonOpt = False,
 ) -> None:
-    """Every cloud/Triton fact a stack relies on, its source and age, and what has aged or
+    """What a deploy needs, per cloud: tools, state backend and credentials on this machine,
+    placeholders left in the stacks, each stack's feasibility, and every fact it relies on.
+
+    Every cloud/Triton fact a stack relies on, its source and age, and what has aged or
     broken as of today (TDK_TODAY=YYYY-MM-DD replays another day); then each stack's
     feasibility (the path `tdk validate --stack` takes). Exit 1 on a broken fact or a refused
     stack.

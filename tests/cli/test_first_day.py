@@ -227,3 +227,19 @@ def test_demo_prints_one_table_and_a_next_line(
     assert "tokenizer-1.tar.gz: cold" not in result.stdout
     assert sum(" tokenizer-1.tar.gz " in line for line in lines) == 1, result.stdout
     assert lines[-1].startswith("next: ") and "tdk doctor" in lines[-1]
+
+
+def test_the_command_list_wraps_summaries_at_the_terminal_not_at_the_docstring() -> None:
+    """typer's command list kept a docstring's line breaks (`tune ... reports the best` then
+    `so far` at any width); each summary is one paragraph the terminal wraps."""
+    from cli.help import one_paragraph
+
+    shown = _help([], "300")
+    root = typer.main.get_command(app)
+    for name, command in root.commands.items():  # type: ignore[attr-defined]
+        summary = one_paragraph(command.help or "")
+        assert any(
+            line.lstrip("│ ").startswith(name) and summary in line for line in shown.splitlines()
+        ), (name, summary, shown)
+    doctor = one_paragraph(root.commands["doctor"].help)  # type: ignore[attr-defined]
+    assert "credentials" in doctor and "placeholders" in doctor
