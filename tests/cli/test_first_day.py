@@ -71,6 +71,28 @@ def test_a_too_narrow_table_turns_vertical_instead_of_splitting(
     assert "  bytes: 123456789.125" in printed
 
 
+def test_a_long_note_is_never_squeezed_to_a_word_a_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`plan --components` at 100 columns gave its note 8 columns: 15 lines of one word each.
+    Long text keeps MIN_WRAP columns, else the table turns vertical."""
+    from cli.output import MIN_WRAP
+
+    note = "4 copies of 2 hot models, whole GPUs each; 18 idle models scaled to zero"
+    rows = [("ml.g4dn.xlarge inference components", "4", "2.95", note)]
+    columns = ("option", "inst. peak", "$/h peak", "note")
+    for width in (70, 100):
+        out = Output()
+        out.console.width = width
+        out.table("t", columns, rows)
+        printed = capsys.readouterr().out
+        lines = [line for line in printed.splitlines() if line.startswith("│")]
+        assert printed.count(f"note: {note}") == 1 or all(
+            len(line.split("│")[4]) >= MIN_WRAP + 2 for line in lines
+        ), printed
+        assert len(lines) <= 4 or f"note: {note}" in printed, printed
+
+
 def test_plan_says_loudly_what_was_not_measured_and_when_there_is_no_traffic() -> None:
     result = CliRunner(env={"COLUMNS": "100"}).invoke(app, [*PLAN, "--peak-rps", "4000"])
     assert result.exit_code == 0, result.output
