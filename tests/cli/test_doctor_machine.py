@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -106,6 +107,48 @@ def test_a_set_up_machine_is_ready_without_a_network_call(tmp_path: Path) -> Non
     assert versions["pulumi"] == "v3.200.0" and versions["kubectl"] == "Client Version: v1.34.1"
     assert all(c.status in ("ok", "optional") for c in checks), checks
     assert {row[1] for row in cloud_summary([AWS, GKE], checks)} == {"ready"}
+
+
+def test_the_pulumi_programs_packages_are_checked(tmp_path: Path) -> None:
+    """`make demo` installs the kit without its infra extra: `pulumi preview` would fail on its
+    first import, so doctor names the missing packages and the one command."""
+    import tomllib
+
+    from infra.facts import INFRA_EXTRA_INSTALL
+    from infra.facts.machine import program_requirements
+
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = [
+        re.split(r"[<>=!~;\[ ]", r, maxsplit=1)[0] for r in extra["optional-dependencies"]["infra"]
+    ]
+    assert program_requirements() == wanted
+    env = {"HOME": str(tmp_path)}
+    checks = survey([AWS], env=env, which=_nothing, is_installed=lambda name: name == "pulumi")
+    [program] = [c for c in checks if c.check == "program packages"]
+    assert program.status == "missing" and "pulumi-aws" in program.value
+    assert "pulumi," not in program.value and INFRA_EXTRA_INSTALL in program.fix
+    [aws] = cloud_summary([AWS], checks)
+    assert aws[1] == "not ready" and "pulumi program packages" in aws[3]
+    everything = survey([AWS], env=env, which=_nothing, is_installed=lambda name: True)
+    assert next(c for c in everything if c.check == "program packages").status == "ok"
+
+
+def test_a_missing_sagemaker_core_names_the_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib.util
+
+    from infra.facts import INFRA_EXTRA_INSTALL
+    from infra.facts import triton as tf
+    from tdk.errors import ConfigError
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "sagemaker" else real(name)
+    )
+    with pytest.raises(ConfigError) as raised:
+        tf.sagemaker_image_versions()
+    assert raised.value.hint is not None and INFRA_EXTRA_INSTALL in raised.value.hint
 
 
 def test_a_named_key_file_that_is_missing_is_reported(tmp_path: Path) -> None:

@@ -227,3 +227,17 @@ def test_the_demo_runs_without_the_extras(sample_repo: Path, tmp_path: Path) -> 
         codes.append(done.returncode)
         assert "Traceback" not in done.stderr or args[1] == "import pulumi", done.stderr
     assert codes == [1, 0, 0, 0]
+
+
+def test_the_cloud_path_installs_the_infra_extra_before_pulumi_runs() -> None:
+    """`make demo` installs the kit alone: the stacks' program (Pulumi.yaml runs it with .venv)
+    and `validate --stack` need the infra extra, so the cloud path installs it first."""
+    from infra.facts import INFRA_EXTRA_INSTALL
+
+    text = README.read_text()
+    cloud = text[text.index("## Deploy to a cloud") :]
+    assert INFRA_EXTRA_INSTALL in cloud
+    assert cloud.index(INFRA_EXTRA_INSTALL) < cloud.index("pulumi preview")
+    assert "virtualenv: .venv" in (ROOT / "Pulumi.yaml").read_text()
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert "pulumi" not in " ".join(extra["dependencies"])  # else the step would be needless
