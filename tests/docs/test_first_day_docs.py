@@ -241,3 +241,21 @@ def test_the_cloud_path_installs_the_infra_extra_before_pulumi_runs() -> None:
     assert "virtualenv: .venv" in (ROOT / "Pulumi.yaml").read_text()
     extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert "pulumi" not in " ".join(extra["dependencies"])  # else the step would be needless
+
+
+def test_chart_pins_in_the_docs_are_what_the_eks_stack_installs() -> None:
+    """docs/kubernetes.md said device plugin 0.17.0 and Cluster Autoscaler 9.50.1 while the
+    eks-dev stack installs 0.20.0 and 9.59.0 (as the KEDA version had drifted before)."""
+    from infra.facts.kubernetes import autoscaler_for, device_plugin_for
+    from infra.targets import registry
+
+    page = (ROOT / "docs" / "kubernetes.md").read_text().replace("\n", " ")
+    plugin = re.search(r"NVIDIA device plugin \((\d[\w.]*)\)", page)
+    autoscaler = re.search(
+        r"Cluster Autoscaler \(chart (\d[\w.]*) on the stack's Kubernetes (\S+),", page
+    )
+    assert plugin and autoscaler, "docs/kubernetes.md no longer names the chart pins"
+    kubernetes = registry.load_stack(ROOT, "eks-dev").config.kubernetes_version
+    assert autoscaler.group(2) == kubernetes
+    assert plugin.group(1) == device_plugin_for(kubernetes).version
+    assert autoscaler.group(1) == autoscaler_for(kubernetes).version
