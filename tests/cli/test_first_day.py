@@ -249,6 +249,9 @@ def test_demo_prints_one_table_and_a_next_line(
     assert "tokenizer-1.tar.gz: cold" not in result.stdout
     assert sum(" tokenizer-1.tar.gz " in line for line in lines) == 1, result.stdout
     assert lines[-1].startswith("next: ") and "tdk doctor" in lines[-1]
+    # pasteable: the store just served and a TargetModel it holds, not URL / NAME
+    assert f"--store {tmp_path / 'store'} --detach" in lines[-1]
+    assert "--target-model tokenizer-0.tar.gz --example" in lines[-1]
 
 
 def test_the_command_list_wraps_summaries_at_the_terminal_not_at_the_docstring() -> None:
