@@ -259,3 +259,20 @@ def test_chart_pins_in_the_docs_are_what_the_eks_stack_installs() -> None:
     assert autoscaler.group(2) == kubernetes
     assert plugin.group(1) == device_plugin_for(kubernetes).version
     assert autoscaler.group(1) == autoscaler_for(kubernetes).version
+
+
+def test_the_plan_walkthrough_names_the_warning_plan_prints() -> None:
+    """docs/inferentia.md said unmeasured types are marked "(assumed)"; plan prints `*` and a
+    NOT MEASURED warning (issue 27, friction 7)."""
+    from typer.testing import CliRunner
+
+    from cli.main import app
+
+    page = (ROOT / "docs" / "inferentia.md").read_text()
+    example = str(ROOT / "docs" / "examples" / "g4dn.json")
+    args = ["plan", example, "--slo-ms", "50", "--peak-rps", "100"]
+    result = CliRunner().invoke(app, [*args, "--instance-type", "ml.g5.xlarge"])
+    assert result.exit_code == 0, result.output
+    assert '"(assumed)"' not in page
+    for said in ("NOT MEASURED (every candidate)", "`*`"):
+        assert said.strip("`") in result.output and said in page, said
