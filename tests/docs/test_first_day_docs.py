@@ -91,6 +91,15 @@ def test_snippets_have_no_optional_brackets_or_org_placeholders() -> None:
         for where, line in _shell_lines()
         if re.search(r"\[--[\w-]+", line) or "<your-org>" in line
     ]
+    # `<pod>`, `<bucket>`: bash reads them as redirections (No such file or directory)
+    bad += [
+        f"{block.where}: {line}"
+        for path in doc_files()
+        for block in blocks(path)
+        if block.tag in ("bash", "sh")
+        for line in block.text.splitlines()
+        if re.search(r"<[A-Za-z][\w.-]*>", line.split(" #")[0].split("'")[0])
+    ]
     assert not bad, "\n".join(bad)
 
 
