@@ -51,18 +51,22 @@ def test_the_cloud_path_names_what_to_install_and_the_state_backend() -> None:
         assert needed in cloud.replace("\n", " ").replace("   ", " "), needed
 
 
-def test_gke_block_is_complete() -> None:
+K8S_STEPS = {
+    "gke": ["pulumi login", "gcp:project", "gkeAuthorizedNetworks", "pulumi preview -s gke-dev",
+            "pulumi up -s gke-dev", "KUBECONFIG", "kubectl -n triton port-forward"],
+    "eks": ["pulumi login", "aws:region", "eksPublicAccessCidrs", "pulumi preview -s eks-dev",
+            "pulumi up -s eks-dev", "update-kubeconfig", "kubectl -n triton port-forward"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("cloud", sorted(K8S_STEPS))
+def test_kubernetes_blocks_are_complete(cloud: str) -> None:
+    """Each block reaches `pulumi preview` (what these machines allow) and goes on to invoke."""
     page = (ROOT / "docs" / "kubernetes.md").read_text()
-    gke = page[page.index("### GKE") : page.index("### EKS")]
-    steps = [
-        "pulumi login",
-        "gcp:project",
-        "gkeAuthorizedNetworks",
-        "pulumi up -s gke-dev",
-        "KUBECONFIG",
-        "kubectl -n triton port-forward",
-    ]
-    where = [gke.index(step) for step in steps]
+    start = page.index(f"### {cloud.upper()}")
+    block = page[start : page.index("```\n", page.index("```bash", start) + 7)]
+    steps = K8S_STEPS[cloud]
+    where = [block.index(step) for step in steps]
     assert where == sorted(where), dict(zip(steps, where, strict=True))
 
 
