@@ -174,6 +174,22 @@ def test_doctor_reports_machine_clouds_and_placeholders(
     assert "my-gcp-project" in shown.stdout and "gkeAuthorizedNetworks" in shown.stdout
 
 
+def test_doctor_prints_the_facts_every_stack_shares_once() -> None:
+    """Four stacks printed the same botocore / sagemaker-core / price rows four times (279
+    lines at 100 columns), burying what is missing; shared rows now come once."""
+    args = ["doctor", "--project-dir", str(ROOT), "-s", "eks-dev", "-s", "gke-dev"]
+    document = json.loads(CliRunner().invoke(app, [*args, "--json"]).stdout)
+    shown = CliRunner(env={"COLUMNS": "250"}).invoke(app, args).stdout
+    facts = {s: {f["fact"] for f in found} for s, found in document["stacks"].items()}
+    both = facts["eks-dev"] & facts["gke-dev"]
+    assert "list prices" in both and "keda chart (release channel)" in facts["gke-dev"] - both
+    assert "every stack (eks-dev, gke-dev) as of" in shown
+    for fact in both:
+        assert shown.count(f" {fact} ") == 1, (fact, shown)
+    for fact in (facts["eks-dev"] | facts["gke-dev"]) - both:
+        assert f" {fact} " in shown, fact
+
+
 def test_validate_stack_and_render_warn_on_placeholders(sample_repo: Path, tmp_path: Path) -> None:
     args = ["validate", str(sample_repo), "--stack", "gke-dev", "--project-dir", str(ROOT)]
     checked = CliRunner().invoke(app, args)
