@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -60,7 +60,10 @@ def doctor(
     online: OnlineOpt = False,
     json: JsonOpt = False,
 ) -> None:
-    """Every cloud/Triton fact a stack relies on, its source and age, and what has aged or
+    """What a deploy needs, per cloud: tools, state backend and credentials on this machine,
+    placeholders left in the stacks, each stack's feasibility, and every fact it relies on.
+
+    Every cloud/Triton fact a stack relies on, its source and age, and what has aged or
     broken as of today (TDK_TODAY=YYYY-MM-DD replays another day); then each stack's
     feasibility (the path `tdk validate --stack` takes). Exit 1 on a broken fact or a refused
     stack.
@@ -90,15 +93,30 @@ def doctor(
             }
         )
     else:
-        for name, found in report.items():
-            rows = [(f.status, f.fact, f.value, f.note, f.source) for f in found]
-            printer.table(
-                f"{name} as of {day}", ("status", "fact", "value", "note", "source"), rows,
-                whole=(1,), drop=(4,),
-            )  # fmt: skip
+        _show_facts(printer, report, str(day))
         verdicts = [(name, str(f["target"]), "ok" if f["ok"] else f"refused: {f['refusal']} "
                      f"(fix: {f['fix']})") for name, f in feasibility.items()]  # fmt: skip
         printer.table(f"feasibility as of {day}", ("stack", "target", "feasibility"), verdicts)
         show_machine(printer, machine)
     if broken:
         raise typer.Exit(1)
+
+
+FACT_COLUMNS = ("status", "fact", "value", "note", "source")
+
+
+def _show_facts(printer: Output, report: dict[str, list[Any]], day: str) -> None:
+    """The facts as tables: those every stack shares once (the fact tables, botocore,
+    sagemaker-core, prices), then each stack's own; the same row four times hid the rest."""
+    rows = {name: [(f.status, f.fact, f.value, f.note, f.source) for f in found]
+            for name, found in report.items()}  # fmt: skip
+    shared = [r for r in next(iter(rows.values()), []) if all(r in mine for mine in rows.values())]
+    if len(rows) > 1 and shared:
+        title = f"every stack ({', '.join(rows)}) as of {day}"
+        printer.table(title, FACT_COLUMNS, shared, whole=(1,), drop=(4,))
+    else:
+        shared = []
+    for name, mine in rows.items():
+        own = [r for r in mine if r not in shared]
+        if own:
+            printer.table(f"{name} as of {day}", FACT_COLUMNS, own, whole=(1,), drop=(4,))

@@ -6,6 +6,7 @@ root group swaps every parameter of the command tree for one that describes its 
 
 from __future__ import annotations
 
+import inspect
 from enum import Enum
 from pathlib import PurePath
 from typing import Any, get_args, get_origin
@@ -65,4 +66,12 @@ def use_user_words(command: click.Command) -> None:
         elif type(param) is TyperArgument:
             param.__class__ = _Argument
     for sub in getattr(command, "commands", {}).values():
+        if sub.short_help is None and sub.help:
+            sub.short_help = one_paragraph(sub.help)
         use_user_words(sub)
+
+
+def one_paragraph(help_text: str) -> str:
+    """The first paragraph of ``help_text`` on one line: typer's command list keeps a
+    docstring's line breaks, which broke lines at the docstring's width, not the terminal's."""
+    return " ".join(inspect.cleandoc(help_text).split("\n\n")[0].split())

@@ -245,15 +245,16 @@ def demo(
         return
     columns = ["TargetModel", "cold ms", "warm p50 ms", "LRU unloaded", "outputs"]
     out.table(_demo_title(figures), columns, [list(row.values()) for row in rows], drop=(4,))
-    out.info(DEMO_NEXT)
+    out.info(demo_next(state.store, rows[0]["target_model"] if rows else "NAME"))
 
 
-#: the demo's last line: where a newcomer goes from here
-DEMO_NEXT = (
-    "next: `source .venv/bin/activate`, then `tdk local up --store URL --detach` and "
-    "`tdk invoke --target-model NAME --example` (README, Local endpoint); to deploy: "
-    "`tdk doctor` and the README's 'Deploy to a cloud'"
-)
+def demo_next(store: str, target_model: str) -> str:
+    """The demo's last line: where a newcomer goes from here, as commands to paste."""
+    return (
+        f"next: `source .venv/bin/activate`, then `tdk local up --store {store} --detach` and "
+        f"`tdk invoke --target-model {target_model} --example` (README, Local endpoint); to "
+        "deploy: `tdk doctor` and the README's 'Deploy to a cloud'"
+    )
 
 
 def _demo_title(figures: dict[str, Any]) -> str:

@@ -53,6 +53,10 @@ def _fit_columns(
     return shown
 
 
+#: the narrowest a column of long text (a note, a message) is wrapped to
+MIN_WRAP = 20
+
+
 def _word_widths(
     columns: Sequence[str],
     rows: Sequence[Sequence[str]],
@@ -61,13 +65,17 @@ def _word_widths(
     width: int,
 ) -> list[int] | None:
     """The width of each shown column such that no word of a cell or header is split (whole
-    columns: no cell wrapped at all); ``None`` when the terminal is too narrow for that."""
+    columns: no cell wrapped at all) and long text keeps ``MIN_WRAP`` columns; ``None`` when
+    the terminal is too narrow for that."""
     least, most = [], []
     for index in shown:
         texts = [columns[index], *(row[index] for row in rows)]
         longest = max(len(text) for text in texts)
         word = max((len(w) for text in texts for w in text.split()), default=1)
-        least.append(max(len(r[index]) for r in rows) if index in whole and rows else word)
+        if index in whole and rows:
+            least.append(max(len(r[index]) for r in rows))
+        else:  # a prose column wrapped to a word a line is unreadable: vertical instead
+            least.append(max(word, MIN_WRAP) if longest > MIN_WRAP else word)
         most.append(max(longest, least[-1]))
     spare = width - (3 * len(shown) + 1) - sum(least)
     if spare < 0:

@@ -44,7 +44,10 @@ def _decimal(option: str, text: str | None) -> Decimal | None:
 def plan(
     measurement: MeasurementArg,
     peak_rps: Annotated[
-        str | None, typer.Option("--peak-rps", help="Peak inferences/s [the traffic maximum].")
+        str | None,
+        typer.Option(
+            "--peak-rps", metavar="FLOAT", help="Peak inferences/s (default: the traffic maximum)."
+        ),
     ] = None,
     traffic: Annotated[
         Path | None, typer.Option("--traffic", help="CSV of time,rps (one row per interval).")
@@ -92,7 +95,7 @@ def plan(
         typer.Option(
             "--hot-models",
             min=1,
-            help="With --components: models taking the peak (the rest idle) [all].",
+            help="With --components: models taking the peak, the rest idle (default: all).",
         ),
     ] = None,
     force: Annotated[

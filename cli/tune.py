@@ -53,25 +53,43 @@ BudgetOpt = Annotated[
 ]
 
 
-SearchOpt = Annotated[str, typer.Option("--search", help="quick (hill climb) or full (grid).")]
+SearchOpt = Annotated[
+    str,
+    typer.Option(
+        "--search",
+        metavar="[quick|full]",  # infra.perf.tuner.SearchMode (a test keeps them equal)
+        help="quick (hill climb) or full (grid).",
+    ),
+]
+_INTS = "INTEGER,..."  # the metavar of a comma-separated list of numbers
 ConcurrencyOpt = Annotated[
     str | None,
-    typer.Option("--concurrency", "-c", help=f"Sweep per config [{_csv(SETTINGS.concurrency)}]."),
+    typer.Option(
+        "--concurrency",
+        "-c",
+        metavar=_INTS,
+        help=f"Sweep per config [{_csv(SETTINGS.concurrency)}].",
+    ),
 ]
 DurationOpt = Annotated[
     float | None,
     typer.Option("--duration", min=0.05, help=f"Seconds per level [{SETTINGS.duration_s:g}]."),
 ]
 InstancesOpt = Annotated[
-    str | None, typer.Option("--instances", help=f"Instance counts [{_csv(SPACE.instances)}].")
+    str | None,
+    typer.Option("--instances", metavar=_INTS, help=f"Instance counts [{_csv(SPACE.instances)}]."),
 ]
 BatchSizesOpt = Annotated[
     str | None,
-    typer.Option("--max-batch-sizes", help=f"Batch sizes [{_csv(SPACE.max_batch_size)}]."),
+    typer.Option(
+        "--max-batch-sizes", metavar=_INTS, help=f"Batch sizes [{_csv(SPACE.max_batch_size)}]."
+    ),
 ]
 DelaysOpt = Annotated[
     str | None,
-    typer.Option("--queue-delays-us", help=f"Queue delays [{_csv(SPACE.max_queue_delay_us)}]."),
+    typer.Option(
+        "--queue-delays-us", metavar=_INTS, help=f"Queue delays [{_csv(SPACE.max_queue_delay_us)}]."
+    ),
 ]
 OutOpt = Annotated[Path | None, typer.Option("--out", help="Write the tuned model to OUT/<model>.")]
 WriteOpt = Annotated[bool, typer.Option("--write", help="Rewrite MODEL_DIR's config in place.")]

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 
 #: the day every hand-written table below was last checked against its source
 CHECKED = dt.date(2026, 11, 24)
+#: installs the kit's ``infra`` extra (Pulumi's SDK and providers, sagemaker-core), which
+#: `make demo` leaves out; Pulumi.yaml runs the stacks' program with .venv's Python
+INFRA_EXTRA_INSTALL = ".venv/bin/pip install -e '.[infra]'"
 
 
 @dataclass(frozen=True)

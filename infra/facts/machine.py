@@ -14,14 +14,18 @@ Where each tool and credential is looked up (checked 2026-11-26):
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from infra.facts import INFRA_EXTRA_INSTALL
 
 VERSION_TIMEOUT_S = 20
 
@@ -241,6 +245,50 @@ def verify_online(cloud: str) -> Check:
     return Check(cloud, "credentials (online)", "ok", who)
 
 
+#: the distribution whose ``infra`` extra holds what the stacks' Pulumi program imports
+KIT, PROGRAM_EXTRA = "triton-deploy-kit", "infra"
+PROGRAM_FIX = f"{INFRA_EXTRA_INSTALL} (`make demo` installs the kit alone, without its extras)"
+
+
+def program_requirements() -> list[str]:
+    """The distributions of the kit's ``infra`` extra (Pulumi's SDK and providers), read from
+    the installed kit's metadata: the one list is pyproject.toml's."""
+    try:
+        requires = importlib.metadata.requires(KIT) or []
+    except importlib.metadata.PackageNotFoundError:
+        return []
+    marker = re.compile(rf"extra\s*==\s*['\"]{PROGRAM_EXTRA}['\"]")
+    found = (
+        re.match(r"[A-Za-z0-9._-]+", r.split(";")[0].strip()) for r in requires if marker.search(r)
+    )
+    return [m.group(0) for m in found if m]
+
+
+def installed(distribution: str) -> bool:
+    try:
+        importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def program_packages(wanted: list[str], is_installed: Callable[[str], bool] = installed) -> Check:
+    """Whether the Python that runs tdk (the ``.venv`` Pulumi.yaml names) holds the Pulumi
+    program's packages: without them `pulumi preview` fails on its first import."""
+    missing = [name for name in wanted if not is_installed(name)]
+    if missing:
+        return Check(
+            "pulumi",
+            "program packages",
+            "missing",
+            f"not installed: {', '.join(missing)}",
+            PROGRAM_FIX,
+        )
+    return Check(
+        "pulumi", "program packages", "ok", f"{len(wanted)} installed ({PROGRAM_EXTRA} extra)"
+    )
+
+
 @dataclass(frozen=True)
 class Needs:
     """What deploying one stack takes from this machine: its target, the cloud whose
@@ -257,8 +305,10 @@ def survey(
     env: Mapping[str, str] | None = None,
     which: Callable[[str], str | None] = shutil.which,
     online: bool = False,
+    is_installed: Callable[[str], bool] = installed,
 ) -> list[Check]:
-    """Every machine check the stacks in ``needs`` call for (tools, backend, credentials)."""
+    """Every machine check the stacks in ``needs`` call for (tools, the Pulumi program's
+    packages and state backend, credentials)."""
     env = os.environ if env is None else env
     users: dict[str, list[str]] = {name: [] for name in TOOLS}
     for need in needs:
@@ -270,6 +320,7 @@ def survey(
     with ThreadPoolExecutor(len(TOOLS)) as pool:  # each version probe starts a program
         checks = list(pool.map(lambda name: tool_check(name, users[name], which), TOOLS))
     if needs:
+        checks.append(program_packages(program_requirements(), is_installed))
         checks.append(pulumi_backend(env))
     for cloud in dict.fromkeys(n.cloud for n in needs if n.cloud in CREDENTIALS):
         found = CREDENTIALS[cloud](env)
@@ -282,7 +333,7 @@ def survey(
 def cloud_summary(needs: list[Needs], checks: list[Check]) -> list[tuple[str, str, str, str]]:
     """Per cloud, ``sky check`` style: (cloud, ready / not ready, its stacks, what to fix)."""
     rows = []
-    common = [c for c in checks if c.status == "missing" and c.check in ("pulumi", "state backend")]
+    common = [c for c in checks if c.status == "missing" and "pulumi" in (c.scope, c.check)]
     for cloud in dict.fromkeys(n.cloud for n in needs if n.cloud):
         mine = [n for n in needs if n.cloud == cloud]
         tools = {"kubectl"} if any(n.kubernetes for n in mine) else set()

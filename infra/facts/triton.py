@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from infra.facts import Source
+from infra.facts import INFRA_EXTRA_INSTALL, Source
 from infra.facts import hardware as facts
 from tdk.errors import ConfigError
 
@@ -57,7 +57,8 @@ def sagemaker_image_versions() -> list[str]:
     if spec is None or not spec.submodule_search_locations:
         raise ConfigError(
             "sagemaker-core is not installed: tdk reads the Triton image list from it",
-            hint="install the kit's dependencies (pip install -e .)",
+            hint=f"{INFRA_EXTRA_INSTALL}: sagemaker-core is in the kit's infra extra, which "
+            "`make demo` does not install",
         )
     path = Path(spec.submodule_search_locations[0]) / SAGEMAKER_IMAGES_FILE
     return sorted(json.loads(path.read_text())["versions"], key=_key)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.config import ConfigReader, check_choice, qualify
+from infra.facts import INFRA_EXTRA_INSTALL
 from infra.facts import hardware as facts
 from infra.facts import triton as tf
 from tdk.errors import ConfigError
@@ -102,7 +103,8 @@ def _framework_config() -> dict[str, Any]:
     if spec is None or not spec.submodule_search_locations:
         raise ConfigError(
             "sagemaker-core is not installed: tdk reads the Triton image list from it",
-            hint="install the kit's dependencies (pip install -e .)",
+            hint=f"{INFRA_EXTRA_INSTALL}: sagemaker-core is in the kit's infra extra, which "
+            "`make demo` does not install",
         )
     path = Path(spec.submodule_search_locations[0]) / tf.SAGEMAKER_IMAGES_FILE
     config: dict[str, Any] = json.loads(path.read_text())

@@ -160,7 +160,7 @@ class TritonProcess:
     may carry files, i.e. code) answers 403 unless the request carries a secret drawn at each
     start, over HTTP and gRPC alike; ``repository_headers`` is what our own calls send. Triton
     2.51 (the runtime wheel's) takes ``--http-restricted-api=model-repository:<header>=<value>``
-    and ``--grpc-restricted-protocol=...``: measured 2026-11-26 (docs ENVIRONMENT.md), flags in
+    and ``--grpc-restricted-protocol=...``: measured 2026-11-26 (CPU), flags in
     https://github.com/triton-inference-server/server/blob/main/docs/customization_guide/inference_protocols.md
     """
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -108,6 +109,48 @@ def test_a_set_up_machine_is_ready_without_a_network_call(tmp_path: Path) -> Non
     assert {row[1] for row in cloud_summary([AWS, GKE], checks)} == {"ready"}
 
 
+def test_the_pulumi_programs_packages_are_checked(tmp_path: Path) -> None:
+    """`make demo` installs the kit without its infra extra: `pulumi preview` would fail on its
+    first import, so doctor names the missing packages and the one command."""
+    import tomllib
+
+    from infra.facts import INFRA_EXTRA_INSTALL
+    from infra.facts.machine import program_requirements
+
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = [
+        re.split(r"[<>=!~;\[ ]", r, maxsplit=1)[0] for r in extra["optional-dependencies"]["infra"]
+    ]
+    assert program_requirements() == wanted
+    env = {"HOME": str(tmp_path)}
+    checks = survey([AWS], env=env, which=_nothing, is_installed=lambda name: name == "pulumi")
+    [program] = [c for c in checks if c.check == "program packages"]
+    assert program.status == "missing" and "pulumi-aws" in program.value
+    assert "pulumi," not in program.value and INFRA_EXTRA_INSTALL in program.fix
+    [aws] = cloud_summary([AWS], checks)
+    assert aws[1] == "not ready" and "pulumi program packages" in aws[3]
+    everything = survey([AWS], env=env, which=_nothing, is_installed=lambda name: True)
+    assert next(c for c in everything if c.check == "program packages").status == "ok"
+
+
+def test_a_missing_sagemaker_core_names_the_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib.util
+
+    from infra.facts import INFRA_EXTRA_INSTALL
+    from infra.facts import triton as tf
+    from tdk.errors import ConfigError
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "sagemaker" else real(name)
+    )
+    with pytest.raises(ConfigError) as raised:
+        tf.sagemaker_image_versions()
+    assert raised.value.hint is not None and INFRA_EXTRA_INSTALL in raised.value.hint
+
+
 def test_a_named_key_file_that_is_missing_is_reported(tmp_path: Path) -> None:
     env = {"HOME": str(tmp_path), "GOOGLE_APPLICATION_CREDENTIALS": str(tmp_path / "k.json")}
     [gcp] = [c for c in survey([GKE], env=env, which=_nothing) if c.scope == "gcp"]
@@ -129,6 +172,22 @@ def test_doctor_reports_machine_clouds_and_placeholders(
     shown = CliRunner(env={"COLUMNS": "100"}).invoke(app, args)
     assert "gcp: not ready for gke-dev" in shown.stdout
     assert "my-gcp-project" in shown.stdout and "gkeAuthorizedNetworks" in shown.stdout
+
+
+def test_doctor_prints_the_facts_every_stack_shares_once() -> None:
+    """Four stacks printed the same botocore / sagemaker-core / price rows four times (279
+    lines at 100 columns), burying what is missing; shared rows now come once."""
+    args = ["doctor", "--project-dir", str(ROOT), "-s", "eks-dev", "-s", "gke-dev"]
+    document = json.loads(CliRunner().invoke(app, [*args, "--json"]).stdout)
+    shown = CliRunner(env={"COLUMNS": "250"}).invoke(app, args).stdout
+    facts = {s: {f["fact"] for f in found} for s, found in document["stacks"].items()}
+    both = facts["eks-dev"] & facts["gke-dev"]
+    assert "list prices" in both and "keda chart (release channel)" in facts["gke-dev"] - both
+    assert "every stack (eks-dev, gke-dev) as of" in shown
+    for fact in both:
+        assert shown.count(f" {fact} ") == 1, (fact, shown)
+    for fact in (facts["eks-dev"] | facts["gke-dev"]) - both:
+        assert f" {fact} " in shown, fact
 
 
 def test_validate_stack_and_render_warn_on_placeholders(sample_repo: Path, tmp_path: Path) -> None:

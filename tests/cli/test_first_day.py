@@ -71,6 +71,28 @@ def test_a_too_narrow_table_turns_vertical_instead_of_splitting(
     assert "  bytes: 123456789.125" in printed
 
 
+def test_a_long_note_is_never_squeezed_to_a_word_a_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`plan --components` at 100 columns gave its note 8 columns: 15 lines of one word each.
+    Long text keeps MIN_WRAP columns, else the table turns vertical."""
+    from cli.output import MIN_WRAP
+
+    note = "4 copies of 2 hot models, whole GPUs each; 18 idle models scaled to zero"
+    rows = [("ml.g4dn.xlarge inference components", "4", "2.95", note)]
+    columns = ("option", "inst. peak", "$/h peak", "note")
+    for width in (70, 100):
+        out = Output()
+        out.console.width = width
+        out.table("t", columns, rows)
+        printed = capsys.readouterr().out
+        lines = [line for line in printed.splitlines() if line.startswith("│")]
+        assert printed.count(f"note: {note}") == 1 or all(
+            len(line.split("│")[4]) >= MIN_WRAP + 2 for line in lines
+        ), printed
+        assert len(lines) <= 4 or f"note: {note}" in printed, printed
+
+
 def test_plan_says_loudly_what_was_not_measured_and_when_there_is_no_traffic() -> None:
     result = CliRunner(env={"COLUMNS": "100"}).invoke(app, [*PLAN, "--peak-rps", "4000"])
     assert result.exit_code == 0, result.output
@@ -115,6 +137,37 @@ def test_validate_format_metavar_is_the_formats() -> None:
     from packager.validate.report import FORMATS
 
     assert "[" + " | ".join(FORMATS) + "]" in _help(["validate"], "200")
+
+
+def _commands(command: object, path: str = "tdk") -> list[tuple[str, object]]:
+    found = [(path, command)]
+    for name, sub in getattr(command, "commands", {}).items():
+        found += _commands(sub, f"{path} {name}")
+    return found
+
+
+def test_no_help_text_is_eaten_as_rich_markup() -> None:
+    """`[the traffic maximum]` in a help string is a rich style tag: help showed `Peak inferences/s
+    .` with the default gone. Every option's help must render as written."""
+    from rich.text import Text
+
+    eaten = [
+        f"{path} {param.opts[0]}: {param.help!r}"
+        for path, command in _commands(typer.main.get_command(app))
+        for param in getattr(command, "params", [])
+        if getattr(param, "help", None) and Text.from_markup(param.help).plain != param.help
+    ]
+    assert not eaten, eaten
+
+
+def test_tune_help_shows_the_search_modes_and_numeric_lists() -> None:
+    from infra.perf.tuner import SearchMode
+
+    shown = _help(["tune"], "100")
+    assert "[" + " | ".join(m.value for m in SearchMode) + "]" in shown
+    for option in ("--concurrency", "--instances", "--max-batch-sizes", "--queue-delays-us"):
+        assert re.search(rf"{option}\s+(-\w\s+)?INTEGER,\.\.\.", shown), (option, shown)
+    assert re.search(r"--peak-rps\s+FLOAT", _help(["plan"], "100"))
 
 
 def test_validate_offers_only_targets_that_validate_and_names_the_image_default() -> None:
@@ -196,3 +249,22 @@ def test_demo_prints_one_table_and_a_next_line(
     assert "tokenizer-1.tar.gz: cold" not in result.stdout
     assert sum(" tokenizer-1.tar.gz " in line for line in lines) == 1, result.stdout
     assert lines[-1].startswith("next: ") and "tdk doctor" in lines[-1]
+    # pasteable: the store just served and a TargetModel it holds, not URL / NAME
+    assert f"--store {tmp_path / 'store'} --detach" in lines[-1]
+    assert "--target-model tokenizer-0.tar.gz --example" in lines[-1]
+
+
+def test_the_command_list_wraps_summaries_at_the_terminal_not_at_the_docstring() -> None:
+    """typer's command list kept a docstring's line breaks (`tune ... reports the best` then
+    `so far` at any width); each summary is one paragraph the terminal wraps."""
+    from cli.help import one_paragraph
+
+    shown = _help([], "300")
+    root = typer.main.get_command(app)
+    for name, command in root.commands.items():  # type: ignore[attr-defined]
+        summary = one_paragraph(command.help or "")
+        assert any(
+            line.lstrip("│ ").startswith(name) and summary in line for line in shown.splitlines()
+        ), (name, summary, shown)
+    doctor = one_paragraph(root.commands["doctor"].help)  # type: ignore[attr-defined]
+    assert "credentials" in doctor and "placeholders" in doctor
