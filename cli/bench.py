@@ -68,6 +68,7 @@ ConcurrencyOpt = Annotated[
     typer.Option(
         "--concurrency",
         "-c",
+        metavar="INTEGER,...",
         help="Closed loop: comma-separated client counts (default 1,2,4,8; --prompt: one, 1).",
     ),
 ]

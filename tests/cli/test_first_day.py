@@ -168,6 +168,8 @@ def test_tune_help_shows_the_search_modes_and_numeric_lists() -> None:
     for option in ("--concurrency", "--instances", "--max-batch-sizes", "--queue-delays-us"):
         assert re.search(rf"{option}\s+(-\w\s+)?INTEGER,\.\.\.", shown), (option, shown)
     assert re.search(r"--peak-rps\s+FLOAT", _help(["plan"], "100"))
+    assert re.search(r"--concurrency\s+-c\s+INTEGER,\.\.\.", _help(["bench"], "100"))
+    assert re.search(r"--repeats\s+INTEGER", shown)
 
 
 def test_validate_offers_only_targets_that_validate_and_names_the_image_default() -> None:
