@@ -9,14 +9,14 @@ process; then the shipped config, the full grid's choice and the quick search's 
 re-measured in alternating rounds (so drift on a shared machine hits all alike) and the medians
 of their best throughput within the budget are reported. Every point is measured as ``tdk tune``
 measures it: windows until the last three agree within ``--stability`` % (or ``--max-windows``),
-from generator processes. Last, the tuned config is measured five more times at its best
-concurrency, each time as a ``tdk tune`` run measures its shipped config (reloaded, measured,
-measured ``repeats`` more times for the drift): each result should land within its own reported
-noise (its windows' spread, or its drift if larger) of their median. The quick search, as
-``tdk tune``'s, starts with the shipped config's sweep and drift probe, and its measurement count
-includes them.
-Run: ``.venv/bin/python bench/tune.py [--json] [--quick]``; the last line of ``--json`` is one
-JSON object.
+from generator processes. The quick search, as ``tdk tune``'s, starts with the shipped config's
+sweep and drift probe, and its measurement count includes them. Last, the full grid's choice is
+written as the model's config and ``tdk tune`` (quick) runs five times on it, each with its own
+Triton: the shipped best each run reports should land within its own reported noise (its
+windows' spread, or the drift of that point measured again, if larger) of their median.
+``--repeats-only`` runs only the quick search and the five tune runs of its choice.
+Run: ``.venv/bin/python bench/tune.py [--json] [--quick] [--repeats-only]``; the last line of
+``--json`` is one JSON object.
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -122,29 +123,23 @@ class _Rig:
         sweep(search, knobs, self.prepare, self.measure, early_stop=False)
         return _rps(search.best())
 
-    def as_tune_reports(self, knobs: Knobs, concurrency: int) -> Point:
-        """One point as a ``tdk tune`` run reports its shipped best: loaded, measured, measured
-        again for the drift; its noise is its spread or that drift."""
-        search = Search(replace(self.settings, concurrency=(concurrency,)))
-        sweep(search, knobs, self.prepare, self.measure, early_stop=False)
-        probe_drift(search, self.measure)
-        return search.points[0]
+
+def _settings(args: argparse.Namespace) -> Settings:
+    _, levels = _space(args.quick)
+    steady = Stability(args.stability, args.max_windows)
+    return Settings(args.budget_ms, levels, args.duration, stability=steady)
 
 
-def _measure_all(args: argparse.Namespace, model_dir: Path, work: Path) -> Measured:
-    """Full grid, quick climb, alternating re-measurement of shipped vs tuned, then repeats."""
+@contextmanager
+def _rig(args: argparse.Namespace, model_dir: Path, work: Path) -> Iterator[tuple[_Rig, Space]]:
+    """One local Triton serving ``model_dir``, a generator, and the space tune derives."""
     from infra.clients.inputs import example_inputs
     from infra.perf.server import LocalTriton, PerThreadSender, SenderFactory
     from infra.perf.tuner import model_of, model_space, open_driver
-    from packager.config import CONFIG_NAME, load_config
 
-    space, levels = _space(args.quick)
-    steady = Stability(args.stability, args.max_windows)
-    settings = Settings(args.budget_ms, levels, args.duration, stability=steady)
-    config = load_config(model_dir / CONFIG_NAME)
-    shipped = shipped_knobs(config)
+    settings = _settings(args)
     with LocalTriton(model_dir, work / "triton") as triton:
-        space, _ = model_space(space, config, triton.capabilities)
+        space, _ = model_space(_space(args.quick)[0], triton.base_config, triton.capabilities)
         model = model_of(triton.base_config)
         arrays = example_inputs(model, 1)
         sender = PerThreadSender(triton.url, model, arrays)
@@ -157,7 +152,17 @@ def _measure_all(args: argparse.Namespace, model_dir: Path, work: Path) -> Measu
         def measure(knobs: Knobs, concurrency: int) -> Point:
             return measure_point(knobs, concurrency, driver, sender, settings)
 
-        rig = _Rig(settings, prepare, measure)
+        try:
+            yield _Rig(settings, prepare, measure), space
+        finally:
+            driver.close()
+            sender.close()
+
+
+def _measure_all(args: argparse.Namespace, model_dir: Path, work: Path) -> Measured:
+    """Full grid, quick climb, then alternating re-measurement of shipped vs tuned."""
+    shipped = shipped_knobs(load_config(model_dir / CONFIG_NAME))
+    with _rig(args, model_dir, work) as (rig, space):
         full, full_s = rig.full(space)
         quick, quick_s, probe_n = rig.quick(space, shipped)
         best, quick_best = full.best(), quick.best()
@@ -167,12 +172,31 @@ def _measure_all(args: argparse.Namespace, model_dir: Path, work: Path) -> Measu
         for _ in range(args.rounds):
             for knobs in rounds:
                 rounds[knobs].append(rig.best_of(knobs))
-        repeats = [rig.as_tune_reports(best.knobs, best.concurrency) for _ in range(5)]
-        driver.close()
-        sender.close()
+    repeats = _tune_runs(args, model_dir, best.knobs, work)
     return Measured(
         full, quick, best.knobs, quick_best.knobs, rounds, repeats, full_s, quick_s, probe_n
     )
+
+
+def _tune_runs(args: argparse.Namespace, model_dir: Path, knobs: Knobs, work: Path) -> list[Point]:
+    """``knobs`` written as the model's config, then five ``tdk tune`` runs of it (each its own
+    Triton, quick search): the shipped best each run reports, with its spread and drift."""
+    from infra.perf.tuneio import write_tuned
+    from infra.perf.tuner import SearchMode, tune_local
+
+    config = load_config(model_dir / CONFIG_NAME)
+    tuned = write_tuned(model_dir, apply_knobs(config, knobs), work / "tuned").path
+    reported = []
+    for run in range(5):
+        print(f"  tune run {run + 1}/5 of {knobs.label()}", file=sys.stderr)
+        report = tune_local(
+            tuned, load_config(tuned / CONFIG_NAME), _settings(args), _space(args.quick)[0],
+            SearchMode.quick, lambda *_: None,
+        )  # fmt: skip
+        if report.shipped_best is None:
+            raise SystemExit(f"tune run {run + 1}: the config met no point within the budget")
+        reported.append(report.shipped_best)
+    return reported
 
 
 def _repeats(points: list[Point]) -> dict[str, Any]:
@@ -242,6 +266,32 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def run_repeats(args: argparse.Namespace) -> dict[str, Any]:
+    """``--repeats-only``: the quick search's choice, then the five tune runs of it."""
+    with tempfile.TemporaryDirectory(prefix="tdk-bench-tune-") as tmp:
+        work = Path(tmp)
+        model_dir = _generate(work)
+        shipped = shipped_knobs(load_config(model_dir / CONFIG_NAME))
+        with _rig(args, model_dir, work) as (rig, space):
+            quick, quick_s, _ = rig.quick(space, shipped)
+        best = quick.best()
+        if best is None:
+            raise SystemExit(f"nothing met p99 <= {args.budget_ms} ms: raise --budget-ms")
+        repeats = _repeats(_tune_runs(args, model_dir, best.knobs, work))
+    return {
+        "model": "ranker (model_repos/generate.py --with ranker), CPU",
+        "repeated_config": best.knobs.label(),
+        "duration_s": args.duration,
+        "cpus": os.cpu_count(),
+        "load_average_1m": round(os.getloadavg()[0], 2),
+        "quick_s": round(quick_s, 1),
+        **repeats,
+        "goals_met": {
+            "5 repeats each within their reported spread": repeats["repeat_within_spread"] == 5,
+        },
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="last line: one JSON object")
@@ -251,6 +301,9 @@ def main() -> int:
     parser.add_argument("--stability", type=float, default=10.0, help="stable within this %%")
     parser.add_argument("--max-windows", type=int, default=None, help="windows per point at most")
     parser.add_argument("--rounds", type=int, default=None, help="re-measure rounds")
+    parser.add_argument(
+        "--repeats-only", action="store_true", help="only the quick choice's five tune runs"
+    )
     args = parser.parse_args()
     if args.duration is None:
         args.duration = 0.1 if args.quick else 0.3
@@ -259,7 +312,7 @@ def main() -> int:
     if args.rounds is None:
         args.rounds = 1 if args.quick else 3
     with terminations_interrupt():  # SIGTERM stops Triton and removes the work dir too
-        report = run(args)
+        report = run_repeats(args) if args.repeats_only else run(args)
     if args.json:
         print(json.dumps(report))
     else:

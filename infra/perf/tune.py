@@ -129,6 +129,7 @@ class Search:
     interrupted: bool = False
     notes: list[str] = field(default_factory=list)  # decisions inside the noise, GPU stops
     drift: float = 0.0  # every point measured from now on carries it (probe_drift)
+    again: list[Point] = field(default_factory=list)  # the best point measured again
 
     def best(self, knobs: Knobs | None = None) -> Point | None:
         """The highest-throughput point within the budget (of ``knobs`` only, if given)."""
@@ -165,19 +166,29 @@ def sweep(
     search.configs_done += 1
 
 
-def probe_drift(search: Search, measure: Measure) -> list[Point]:
-    """Measure ``search``'s best point again ``settings.repeats`` times (its config still
-    loaded) and set ``search.drift`` to max/min - 1 of all its measurements; the points of
-    ``search`` carry it from then on. Returns the repeats."""
+def probe_drift(search: Search, measure: Measure, times: int | None = None) -> list[Point]:
+    """Measure ``search``'s best point again (``times``, default ``settings.repeats``; its config
+    must be loaded) and set ``search.drift`` to max/min - 1 of every measurement of it so far
+    (``search.again`` keeps them); ``search``'s points carry the drift from then on. Returns the
+    new measurements."""
     best = search.best()
-    if best is None or search.settings.repeats < 1:
+    times = search.settings.repeats if times is None else times
+    if best is None or times < 1:
         return []
-    repeats = [measure(best.knobs, best.concurrency) for _ in range(search.settings.repeats)]
-    rates = [p.throughput_rps for p in (best, *repeats)]
-    # a repeat that served nothing failed; it says nothing about drift
+    new = [measure(best.knobs, best.concurrency) for _ in range(times)]
+    search.again += new
+    rates = [p.throughput_rps for p in (best, *search.again)]
+    # a measurement that served nothing failed; it says nothing about drift
     search.drift = max(rates) / min(rates) - 1 if min(rates) > 0 else 0.0
     search.points[:] = [replace(p, drift=search.drift) for p in search.points]
-    return [replace(p, drift=search.drift) for p in repeats]
+    search.again[:] = [replace(p, drift=search.drift) for p in search.again]
+    return search.again[-times:]
+
+
+def carry_drift(search: Search, drift: float) -> None:
+    """Raise ``search``'s drift (and its points') to ``drift`` if that is larger."""
+    search.drift = max(search.drift, drift)
+    search.points[:] = [replace(p, drift=max(p.drift, drift)) for p in search.points]
 
 
 def drift_note(drift: float, stability: Stability) -> str | None:

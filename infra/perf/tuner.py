@@ -26,6 +26,7 @@ from infra.perf.tune import (
     Search,
     Settings,
     beats,
+    carry_drift,
     drift_note,
     full_search,
     inside_noise,
@@ -324,15 +325,22 @@ def _search(
     shipped = Search(report.settings)
     try:
         sweep(shipped, report.shipped, prepare, measure, early_stop=False)
-        report.repeats = probe_drift(shipped, measure)
+        probe_drift(shipped, measure)
         search.drift = shipped.drift
+        if report.mode is SearchMode.full:
+            full_search(search, space, prepare, measure, progress)
+        else:
+            quick_search(search, space, report.shipped, prepare, measure, progress)
+        if shipped.again:
+            # once more after the search: the choice is compared with a point measured minutes
+            # before it, so the drift must span the search too
+            prepare(report.shipped)
+            probe_drift(shipped, measure, times=1)
+            carry_drift(search, shipped.drift)
     finally:
         report.shipped_best = shipped.best()
         report.shipped_points = list(shipped.points)
-    if report.mode is SearchMode.full:
-        full_search(search, space, prepare, measure, progress)
-    else:
-        quick_search(search, space, report.shipped, prepare, measure, progress)
+        report.repeats = list(shipped.again)
 
 
 def open_driver(factory: Any, settings: Settings, sender: Any) -> Driver:
