@@ -25,6 +25,7 @@ import argparse
 import json
 import math
 import os
+import signal
 import statistics
 import sys
 import tempfile
@@ -51,7 +52,7 @@ from infra.perf.tune import (  # noqa: E402
     sweep,
 )
 from packager.config import CONFIG_NAME, load_config  # noqa: E402
-from tdk.signals import terminations_interrupt  # noqa: E402
+from tdk.signals import Terminated, terminations_interrupt  # noqa: E402
 
 GOAL_SPEEDUP = 1.5
 GOAL_QUICK_SHARE = 0.9  # quick reaches 90% of full's best
@@ -139,7 +140,10 @@ def _rig(args: argparse.Namespace, model_dir: Path, work: Path) -> Iterator[tupl
 
     settings = _settings(args)
     with LocalTriton(model_dir, work / "triton") as triton:
-        space, _ = model_space(_space(args.quick)[0], triton.base_config, triton.capabilities)
+        # the model's own config, as tdk tune derives it (base_config is what this Triton
+        # serves: an ONNX model through the runtime's Python adapter)
+        config = load_config(model_dir / CONFIG_NAME)
+        space, _ = model_space(_space(args.quick)[0], config, triton.capabilities)
         model = model_of(triton.base_config)
         arrays = example_inputs(model, 1)
         sender = PerThreadSender(triton.url, model, arrays)
@@ -193,6 +197,8 @@ def _tune_runs(args: argparse.Namespace, model_dir: Path, knobs: Knobs, work: Pa
             tuned, load_config(tuned / CONFIG_NAME), _settings(args), _space(args.quick)[0],
             SearchMode.quick, lambda *_: None,
         )  # fmt: skip
+        if report.signal is not None:  # tune stopped on Ctrl-C / SIGTERM: so does the bench
+            raise SystemExit(128 + report.signal)
         if report.shipped_best is None:
             raise SystemExit(f"tune run {run + 1}: the config met no point within the budget")
         reported.append(report.shipped_best)
@@ -311,8 +317,13 @@ def main() -> int:
         args.max_windows = 3 if args.quick else 5
     if args.rounds is None:
         args.rounds = 1 if args.quick else 3
-    with terminations_interrupt():  # SIGTERM stops Triton and removes the work dir too
-        report = run_repeats(args) if args.repeats_only else run(args)
+    try:
+        with terminations_interrupt():  # SIGTERM stops Triton and removes the work dir too
+            report = run_repeats(args) if args.repeats_only else run(args)
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: the cleanup ran on the way out
+        signum = exc.signum if isinstance(exc, Terminated) else signal.SIGINT
+        print(f"bench/tune.py: stopped by signal {signum}", file=sys.stderr)
+        return 128 + signum
     if args.json:
         print(json.dumps(report))
     else:

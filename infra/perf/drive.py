@@ -68,14 +68,16 @@ def shares(concurrency: int, processes: int) -> list[int]:
 
 
 def _worker(factory: Callable[[], Send], conn: Connection) -> None:
-    """A generator process: build a sender once, then run the windows it is asked for."""
+    """A generator process: build a sender once, then run the windows it is asked for. A parent
+    that stopped listening (interrupted, closed) ends it quietly."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     try:
         send = factory()
     except Exception as exc:  # reported to the parent, which raises it as an EndpointError
-        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+        _tell(conn, ("error", f"{type(exc).__name__}: {exc}"))
         return
-    conn.send(("ready", ""))
+    if not _tell(conn, ("ready", "")):
+        return
     while True:
         try:
             message = conn.recv()
@@ -86,7 +88,17 @@ def _worker(factory: Callable[[], Send], conn: Connection) -> None:
         _, clients, duration_s = message
         result = closed_loop(send, clients, duration_s)
         payload = (result.ok, dict(result.errors), result.latencies_ms, result.duration_s)
-        conn.send(("done", (*payload, result.client_s)))
+        if not _tell(conn, ("done", (*payload, result.client_s))):
+            return
+
+
+def _tell(conn: Connection, message: tuple[str, Any]) -> bool:
+    """Send ``message`` to the parent; False when it is gone (a broken pipe is no error here)."""
+    try:
+        conn.send(message)
+    except OSError:  # BrokenPipeError, ConnectionResetError: the parent closed its end
+        return False
+    return True
 
 
 class Processes:

@@ -78,3 +78,33 @@ def test_bench_script_runs(script: str, tmp_path: Path) -> None:
         assert report["invoke"]["model"] == "gpu_mlp-0"  # one answer decoded end to end
         assert report["tune"]["config_restored"] and report["bench"]["levels"]
         assert json.loads((tmp_path / "gpu-check.json").read_text()) == report
+
+
+def test_sigterm_during_a_tune_run_stops_bench_tune(tmp_path: Path) -> None:
+    """The five tune runs each catch SIGTERM to report what they measured; the bench must stop
+    there too, not start the next run (it did), and leave no Triton or traceback behind."""
+    import os
+    import signal
+
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "bench" / "tune.py"), "--quick", "--repeats-only", "--json"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stderr is not None
+        lines = []
+        for line in proc.stderr:  # read until the first tune run has started
+            lines.append(line)
+            if "tune run 1/5" in line:  # the first run has begun
+                break
+        proc.send_signal(signal.SIGTERM)
+        _, rest = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:  # pragma: no cover - only when the test already failed
+            proc.kill()
+            proc.wait()
+    said = "".join(lines) + rest
+    assert proc.returncode == 128 + signal.SIGTERM, said[-3000:]
+    assert "tune run 2/5" not in said and "Traceback" not in said, said[-3000:]
+    assert [p.name for p in tmp_path.iterdir() if p.name != ".ses"] == []  # work dirs removed
