@@ -11,9 +11,10 @@ of their best throughput within the budget are reported. Every point is measured
 measures it: windows until the last three agree within ``--stability`` % (or ``--max-windows``),
 from generator processes. The quick search, as ``tdk tune``'s, starts with the shipped config's
 sweep and drift probe, and its measurement count includes them. Last, the full grid's choice is
-written as the model's config and ``tdk tune`` (quick) runs five times on it, each with its own
-Triton: the shipped best each run reports should land within its own reported noise (its
-windows' spread, or the drift of that point measured again, if larger) of their median.
+written as the model's config and ``tdk tune`` (quick) runs five times on it (``--tune-runs``;
+two with ``--quick``), each with its own Triton: the shipped best each run reports should land
+within its own reported noise (its windows' spread, or the drift of that point measured again,
+if larger) of their median.
 ``--repeats-only`` runs only the quick search and the five tune runs of its choice.
 Run: ``.venv/bin/python bench/tune.py [--json] [--quick] [--repeats-only]``; the last line of
 ``--json`` is one JSON object.
@@ -57,6 +58,7 @@ from tdk.signals import Terminated, terminations_interrupt  # noqa: E402
 GOAL_SPEEDUP = 1.5
 GOAL_QUICK_SHARE = 0.9  # quick reaches 90% of full's best
 GOAL_QUICK_COST = 1 / 3  # with at most a third of full's measurements
+GOAL_RUNS = 5  # tdk tune runs of one config, each landing within its reported noise
 
 
 def _generate(work: Path) -> Path:
@@ -183,16 +185,16 @@ def _measure_all(args: argparse.Namespace, model_dir: Path, work: Path) -> Measu
 
 
 def _tune_runs(args: argparse.Namespace, model_dir: Path, knobs: Knobs, work: Path) -> list[Point]:
-    """``knobs`` written as the model's config, then five ``tdk tune`` runs of it (each its own
-    Triton, quick search): the shipped best each run reports, with its spread and drift."""
+    """``knobs`` written as the model's config, then ``--tune-runs`` runs of ``tdk tune`` (each
+    its own Triton, quick search): the shipped best each run reports, with spread and drift."""
     from infra.perf.tuneio import write_tuned
     from infra.perf.tuner import SearchMode, tune_local
 
     config = load_config(model_dir / CONFIG_NAME)
     tuned = write_tuned(model_dir, apply_knobs(config, knobs), work / "tuned").path
     reported = []
-    for run in range(5):
-        print(f"  tune run {run + 1}/5 of {knobs.label()}", file=sys.stderr)
+    for run in range(args.tune_runs):
+        print(f"  tune run {run + 1}/{args.tune_runs} of {knobs.label()}", file=sys.stderr)
         report = tune_local(
             tuned, load_config(tuned / CONFIG_NAME), _settings(args), _space(args.quick)[0],
             SearchMode.quick, lambda *_: None,
@@ -264,7 +266,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "client_bound_points": sum(p.client_bound for p in [*m.full.points, *m.quick.points]),
         **repeats,
         "goals_met": {
-            "5 repeats each within their reported spread": repeats["repeat_within_spread"] == 5,
+            f"{GOAL_RUNS} repeats each within their reported spread": args.tune_runs >= GOAL_RUNS
+            and repeats["repeat_within_spread"] == args.tune_runs,
             f"tuned_rps >= {GOAL_SPEEDUP} * default_rps": tuned_rps >= GOAL_SPEEDUP * default_rps,
             "quick_best_rps >= 0.9 * full_best_rps": quick_best >= GOAL_QUICK_SHARE * full_best,
             "quick_measurements <= full_measurements / 3": quick_n <= GOAL_QUICK_COST * full_n,
@@ -293,7 +296,8 @@ def run_repeats(args: argparse.Namespace) -> dict[str, Any]:
         "quick_s": round(quick_s, 1),
         **repeats,
         "goals_met": {
-            "5 repeats each within their reported spread": repeats["repeat_within_spread"] == 5,
+            f"{GOAL_RUNS} repeats each within their reported spread": args.tune_runs >= GOAL_RUNS
+            and repeats["repeat_within_spread"] == args.tune_runs,
         },
     }
 
@@ -307,6 +311,7 @@ def main() -> int:
     parser.add_argument("--stability", type=float, default=10.0, help="stable within this %%")
     parser.add_argument("--max-windows", type=int, default=None, help="windows per point at most")
     parser.add_argument("--rounds", type=int, default=None, help="re-measure rounds")
+    parser.add_argument("--tune-runs", type=int, default=None, help="tdk tune runs of the choice")
     parser.add_argument(
         "--repeats-only", action="store_true", help="only the quick choice's five tune runs"
     )
@@ -317,6 +322,8 @@ def main() -> int:
         args.max_windows = 3 if args.quick else 5
     if args.rounds is None:
         args.rounds = 1 if args.quick else 3
+    if args.tune_runs is None:
+        args.tune_runs = 2 if args.quick else GOAL_RUNS
     try:
         with terminations_interrupt():  # SIGTERM stops Triton and removes the work dir too
             report = run_repeats(args) if args.repeats_only else run(args)

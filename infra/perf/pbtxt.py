@@ -99,11 +99,20 @@ def top_level_spans(text: str) -> list[Span]:
     return spans
 
 
+def _is_map(descriptor: Any) -> bool:
+    """A ``map<K, V>`` field (``parameters``): repeated entries, compared and copied by key."""
+    return bool(
+        descriptor.message_type is not None and descriptor.message_type.GetOptions().map_entry
+    )
+
+
 def _render(config: Any, field: str) -> str:
     """``field`` of ``config`` as text_format prints it (every element of a repeated field)."""
     only = type(config)()
     descriptor = config.DESCRIPTOR.fields_by_name[field]
-    if descriptor.is_repeated:
+    if _is_map(descriptor):
+        getattr(only, field).MergeFrom(getattr(config, field))
+    elif descriptor.is_repeated:
         getattr(only, field).extend(getattr(config, field))
     elif descriptor.message_type is not None:
         getattr(only, field).CopyFrom(getattr(config, field))
@@ -117,7 +126,9 @@ def _changed_fields(before: Any, after: Any) -> list[str]:
     changed = []
     for name in sorted(names):
         descriptor = before.DESCRIPTOR.fields_by_name[name]
-        if descriptor.is_repeated:
+        if _is_map(descriptor):  # listing a map gives its keys alone: compare the entries
+            same = dict(getattr(before, name).items()) == dict(getattr(after, name).items())
+        elif descriptor.is_repeated:
             same = list(getattr(before, name)) == list(getattr(after, name))
         elif descriptor.message_type is not None:
             same = before.HasField(name) == after.HasField(name) and (

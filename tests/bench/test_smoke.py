@@ -96,7 +96,7 @@ def test_sigterm_during_a_tune_run_stops_bench_tune(tmp_path: Path) -> None:
         lines = []
         for line in proc.stderr:  # read until the first tune run has started
             lines.append(line)
-            if "tune run 1/5" in line:  # the first run has begun
+            if "tune run 1/" in line:  # the first run has begun
                 break
         proc.send_signal(signal.SIGTERM)
         _, rest = proc.communicate(timeout=120)
@@ -106,5 +106,5 @@ def test_sigterm_during_a_tune_run_stops_bench_tune(tmp_path: Path) -> None:
             proc.wait()
     said = "".join(lines) + rest
     assert proc.returncode == 128 + signal.SIGTERM, said[-3000:]
-    assert "tune run 2/5" not in said and "Traceback" not in said, said[-3000:]
+    assert "tune run 2/" not in said and "Traceback" not in said, said[-3000:]
     assert [p.name for p in tmp_path.iterdir() if p.name != ".ses"] == []  # work dirs removed

@@ -113,6 +113,19 @@ def test_patch_changes_only_the_tuned_fields_and_keeps_every_comment() -> None:
     assert "dynamic_batching" in text and "max_queue_delay_microseconds: 500" in text
 
 
+@pytest.mark.parametrize(
+    "shipped", ["", 'parameters { key: "intra_op_thread_count" value { string_value: "1" } }\n']
+)
+def test_patch_writes_a_threads_option_into_the_parameters_map(shipped: str) -> None:
+    text = ONNX + shipped + "# kept\n"
+    tuned = apply_knobs(parse_config(text), Knobs(1, 16, False, accelerator="threads-2"))
+    patched = patch_text(
+        text, tuned
+    )  # a map field raised AttributeError; a value change was missed
+    assert parse_config(patched) == tuned and "# kept" in patched
+    assert 'string_value: "2"' in patched and patched.count("intra_op_thread_count") == 1
+
+
 def test_patch_of_an_unchanged_config_is_the_identity(sample_repo: Path) -> None:
     path = sample_repo / "image_classifier" / CONFIG_NAME
     text = path.read_text()
