@@ -324,6 +324,8 @@ def main() -> int:
         args.rounds = 1 if args.quick else 3
     if args.tune_runs is None:
         args.tune_runs = 2 if args.quick else GOAL_RUNS
+    if args.tune_runs < 1:
+        parser.error(f"--tune-runs {args.tune_runs}: expected >= 1")
     try:
         with terminations_interrupt():  # SIGTERM stops Triton and removes the work dir too
             report = run_repeats(args) if args.repeats_only else run(args)

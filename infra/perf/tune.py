@@ -178,9 +178,9 @@ def probe_drift(search: Search, measure: Measure, times: int | None = None) -> l
     new = [measure(best.knobs, best.concurrency) for _ in range(times)]
     search.again += new
     rates = [p.throughput_rps for p in (best, *search.again)]
-    # a measurement that served nothing failed; it says nothing about drift
-    search.drift = max(rates) / min(rates) - 1 if min(rates) > 0 else 0.0
-    search.points[:] = [replace(p, drift=search.drift) for p in search.points]
+    # a measurement that served nothing failed; it says nothing about drift (max/min over a
+    # growing set only grows, so raising the drift to it is setting it)
+    carry_drift(search, max(rates) / min(rates) - 1 if min(rates) > 0 else 0.0)
     search.again[:] = [replace(p, drift=search.drift) for p in search.again]
     return search.again[-times:]
 

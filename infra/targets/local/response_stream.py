@@ -24,6 +24,7 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 ROUTE_SUFFIX = "/invocations-response-stream"
 EVENT_STREAM = b"application/vnd.amazon.eventstream"
 _STRING = 7  # the event-stream header value type of a UTF-8 string
+_REFUSAL_CAP = 64 * 1024  # of a refusal's body kept for its message (Triton's are short)
 
 
 def _header(name: str, value: str) -> bytes:
@@ -87,7 +88,7 @@ class StreamSender:
             return
         body: bytes = msg.get("body", b"")
         if self.status != 200:
-            self.refused += body
+            self.refused += body[: max(0, _REFUSAL_CAP - len(self.refused))]
             return
         if body:
             part = payload_part(body)
