@@ -138,6 +138,14 @@ RepeatsOpt = Annotated[
         f"[{SETTINGS.repeats}].",
     ),
 ]
+PairsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--pairs",
+        help="A gain inside the noise is settled by measuring both configs back to back this "
+        f"many times (the candidate must win each pair); 0 keeps the incumbent [{SETTINGS.pairs}].",
+    ),
+]
 RestoreOpt = Annotated[
     bool,
     typer.Option(
@@ -168,6 +176,7 @@ def tune(
     max_windows: MaxWindowsOpt = None,
     processes: ProcessesOpt = None,
     repeats: RepeatsOpt = None,
+    pairs: PairsOpt = None,
     restore: RestoreOpt = False,
     json: JsonOpt = False,
 ) -> None:
@@ -181,7 +190,7 @@ def tune(
         return
     settings, space = _options(latency_budget_ms, search, concurrency, duration)
     settings = _measuring(settings, stability, max_windows, processes)
-    settings = _repeating(settings, repeats)
+    settings = _repeating(settings, repeats, pairs)
     space = _space(space, instances, max_batch_sizes, queue_delays)
     if accelerators != "auto":
         from infra.perf.accel import is_option
@@ -297,14 +306,15 @@ def _measuring(
     return settings
 
 
-def _repeating(settings: Settings, repeats: int | None) -> Settings:
-    if repeats is None:
-        return settings
-    if not 0 <= repeats <= MAX_REPEATS:
-        raise UsageError(
-            f"--repeats {repeats}: expected 0 to {MAX_REPEATS}", hint="e.g. --repeats 3"
-        )
-    return replace(settings, repeats=repeats)
+def _repeating(settings: Settings, repeats: int | None, pairs: int | None) -> Settings:
+    for option, value in (("--repeats", repeats), ("--pairs", pairs)):
+        if value is not None and not 0 <= value <= MAX_REPEATS:
+            raise UsageError(
+                f"{option} {value}: expected 0 to {MAX_REPEATS}", hint=f"e.g. {option} 3"
+            )
+    if repeats is not None:
+        settings = replace(settings, repeats=repeats)
+    return settings if pairs is None else replace(settings, pairs=pairs)
 
 
 def _plan(full: bool, settings: Settings) -> str:
@@ -319,7 +329,8 @@ def _plan(full: bool, settings: Settings) -> str:
         f"tune: {what}; each at concurrency {levels}, in {settings.duration_s:g} s windows until "
         f"the last 3 agree within {settings.stability.percentage:g}% "
         f"(at most {settings.stability.max_windows}), {settings.processes} generator process(es); "
-        f"the shipped best measured {settings.repeats} more time(s) to learn the drift"
+        f"the shipped best measured {settings.repeats} more time(s) to learn the drift; a gain "
+        f"inside the noise settled by {settings.pairs} back-to-back pair(s)"
     )
 
 

@@ -10,6 +10,7 @@ highest throughput whose p99 is within the budget, with no errors.
 from __future__ import annotations
 
 import math
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -108,6 +109,9 @@ class Settings:
     # one point agree more closely than points measured apart (measured: a 3-window spread of
     # 3-5 % beside 10-15 % between repeats of one point on a 2-core machine, docs/performance.md)
     repeats: int = 3
+    # a gain inside the noise is settled by measuring both configs back to back this many times
+    # (alternating which goes first): points measured seconds apart share the server's drift
+    pairs: int = 3
 
 
 #: measures one configuration at one concurrency (tests and the CLI give a real one)
@@ -130,6 +134,7 @@ class Search:
     notes: list[str] = field(default_factory=list)  # decisions inside the noise, GPU stops
     drift: float = 0.0  # every point measured from now on carries it (probe_drift)
     again: list[Point] = field(default_factory=list)  # the best point measured again
+    duels: list[Duel] = field(default_factory=list)  # gains inside the noise, settled
 
     def best(self, knobs: Knobs | None = None) -> Point | None:
         """The highest-throughput point within the budget (of ``knobs`` only, if given)."""
@@ -201,6 +206,72 @@ def drift_note(drift: float, stability: Stability) -> str | None:
     )
 
 
+@dataclass(frozen=True)
+class Duel:
+    """Two configs measured back to back in ``pairs``: ``ratios`` are candidate / incumbent
+    throughput, one per pair (0.0 where the candidate's point failed or left the budget)."""
+
+    incumbent: Knobs
+    candidate: Knobs
+    ratios: tuple[float, ...]
+    margin: float
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.ratios) if self.ratios else 0.0
+
+    @property
+    def won(self) -> bool:
+        """The candidate won every pair, and the median pair by more than the margin."""
+        return bool(self.ratios) and min(self.ratios) > 1 and self.median > self.margin
+
+    def describe(self) -> str:
+        wins = sum(r > 1 for r in self.ratios)
+        return (
+            f"back to back, {self.candidate.label()} won {wins} of {len(self.ratios)} pairs "
+            f"(median {self.median - 1:+.0%})"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "incumbent": self.incumbent.label(),
+            "candidate": self.candidate.label(),
+            "ratios": [round(r, 4) for r in self.ratios],
+            "won": self.won,
+        }
+
+
+def duel(
+    search: Search,
+    incumbent: Point,
+    candidate: Point,
+    prepare: Prepare,
+    measure: Measure,
+    loaded: Knobs | None,
+    margin: float,
+) -> tuple[Duel, list[Point], list[Point]]:
+    """Measure ``incumbent`` and ``candidate`` (each at its own best concurrency) back to back,
+    ``settings.pairs`` times, the first of each pair alternating (ABBA, so a steady drift
+    favours neither; the config ``loaded`` now goes first, saving a reload). Returns the duel
+    and the incumbent's and candidate's new points, which carry ``search``'s drift."""
+    budget = search.settings.budget_ms
+    sides = (candidate, incumbent) if loaded != incumbent.knobs else (incumbent, candidate)
+    got: dict[Knobs, list[Point]] = {incumbent.knobs: [], candidate.knobs: []}
+    ratios = []
+    for pair in range(search.settings.pairs):
+        for side in sides if pair % 2 == 0 else sides[::-1]:
+            if loaded != side.knobs:
+                prepare(side.knobs)
+                loaded = side.knobs
+            point = measure(side.knobs, side.concurrency)
+            got[side.knobs].append(replace(point, drift=search.drift))
+        old, new = got[incumbent.knobs][-1], got[candidate.knobs][-1]
+        fair = old.within(budget) and new.within(budget)
+        ratios.append(new.throughput_rps / old.throughput_rps if fair else 0.0)
+    result = Duel(incumbent.knobs, candidate.knobs, tuple(ratios), margin)
+    return result, got[incumbent.knobs], got[candidate.knobs]
+
+
 def full_search(
     search: Search, space: Space, prepare: Prepare, measure: Measure, progress: Progress
 ) -> None:
@@ -221,8 +292,9 @@ def quick_search(
 ) -> None:
     """First-improvement hill climb over the grid, one knob step at a time, from ``start``.
 
-    A move needs a gain beyond both points' spreads; more instances are not tried once the
-    GPU is saturated (``nv_gpu_utilization``, when the points carry it)."""
+    A move needs a gain beyond both points' spreads, or, when the gain is inside them, a won
+    duel (``settings.pairs`` back-to-back pairs); more instances are not tried once the GPU is
+    saturated (``nv_gpu_utilization``, when the points carry it)."""
     total = len(space.grid())
     seen: set[Knobs] = set()
 
@@ -248,12 +320,34 @@ def quick_search(
             if current_best is None or beats(found, current_best, CLIMB_GAIN):
                 current, current_best, moved = candidate, found, True
                 break
-            if inside_noise(found, current_best, CLIMB_GAIN):
-                search.notes.append(  # the climb's path, not the choice: that is the best point
-                    f"did not climb from {current_best.knobs.label()} to {found.knobs.label()}: "
-                    f"{found.throughput_rps:.1f} vs {current_best.throughput_rps:.1f} rps, "
-                    f"inside the spread ({_pct(found)} / {_pct(current_best)})"
-                )
+            if inside_noise(found, current_best, CLIMB_GAIN) and _settled(
+                search, current_best, found, prepare, measure
+            ):
+                current, current_best, moved = candidate, search.best(found.knobs), True
+                break
+
+
+def _settled(
+    search: Search, incumbent: Point, candidate: Point, prepare: Prepare, measure: Measure
+) -> bool:
+    """A climb's gain inside the noise: settled by a duel (``settings.pairs``), and said either
+    way (the climb's path, not the choice: that is the best point)."""
+    said = (
+        f"{candidate.throughput_rps:.1f} vs {incumbent.throughput_rps:.1f} rps, "
+        f"inside the spread ({_pct(candidate)} / {_pct(incumbent)})"
+    )
+    step = f"from {incumbent.knobs.label()} to {candidate.knobs.label()}"
+    if search.settings.pairs < 1:
+        search.notes.append(f"did not climb {step}: {said}")
+        return False
+    result, old, new = duel(
+        search, incumbent, candidate, prepare, measure, candidate.knobs, CLIMB_GAIN
+    )
+    search.points += [*old, *new]
+    search.duels.append(result)
+    verb = "climbed" if result.won else "did not climb"
+    search.notes.append(f"{verb} {step}: {said}; {result.describe()}")
+    return result.won
 
 
 def _pct(point: Point) -> str:

@@ -21,6 +21,7 @@ from infra.perf.accel import Capabilities, Skipped, batch_limit, options_for
 from infra.perf.drive import Driver, InProcess, Processes
 from infra.perf.space import Knobs, Space, apply_knobs, shipped_knobs
 from infra.perf.tune import (
+    Duel,
     Point,
     Progress,
     Search,
@@ -28,6 +29,7 @@ from infra.perf.tune import (
     beats,
     carry_drift,
     drift_note,
+    duel,
     full_search,
     inside_noise,
     measure_point,
@@ -64,6 +66,7 @@ class TuneReport:
     signal: int | None = None  # the signal that ended the search early, if one did
     gpu: bool = False  # the server has a GPU (instance notes explain time-slicing)
     repeats: list[Point] = field(default_factory=list)  # the shipped best measured again
+    duel: Duel | None = None  # the choice against the shipped config, when inside the noise
 
     @property
     def drift(self) -> float:
@@ -73,20 +76,27 @@ class TuneReport:
     @property
     def choice(self) -> Point | None:
         """The best point within the budget; the shipped config's unless a candidate beats it
-        by more than the margin and both points' spreads."""
+        by more than the margin and both points' spreads, or won a duel with it."""
         found, shipped = self.search.best(), self.shipped_best
         if found is None:
             return shipped
-        if shipped is None or beats(found, shipped, KEEP_MARGIN):
+        if shipped is None or beats(found, shipped, KEEP_MARGIN) or self._won(found):
             return found
         return shipped
 
+    def _won(self, found: Point) -> bool:
+        return self.duel is not None and self.duel.won and self.duel.candidate == found.knobs
+
     @property
     def inside_noise(self) -> bool:
-        """The best candidate beat the shipped config by the margin, but not by the spreads."""
+        """The best candidate beat the shipped config by the margin, but not by the spreads
+        (nor in a duel)."""
         found, shipped = self.search.best(), self.shipped_best
         return (
-            found is not None and shipped is not None and inside_noise(found, shipped, KEEP_MARGIN)
+            found is not None
+            and shipped is not None
+            and inside_noise(found, shipped, KEEP_MARGIN)
+            and not self._won(found)
         )
 
     @property
@@ -95,8 +105,20 @@ class TuneReport:
         notes = list(self.search.notes)
         said = drift_note(self.drift, self.settings.stability)
         notes += [said] if said else []
-        if self.inside_noise:
-            found, shipped = self.search.best(), self.shipped_best
+        found, shipped = self.search.best(), self.shipped_best
+        if found is not None and shipped is not None and self._won(found):
+            assert self.duel is not None
+            notes.append(
+                f"chose {found.knobs.label()}: {found.throughput_rps:.1f} vs "
+                f"{shipped.throughput_rps:.1f} rps is a gain inside the measured spread, but "
+                f"{self.duel.describe()}"
+            )
+        elif self.duel is not None:  # lost: the gain it settled may have gone with the pairs
+            notes.append(
+                f"kept the shipped config: {self.duel.candidate.label()} gained inside the "
+                f"measured spread, and {self.duel.describe()}"
+            )
+        elif self.inside_noise:
             assert found is not None and shipped is not None
             notes.append(
                 f"kept the shipped config: {found.knobs.label()} measured "
@@ -158,6 +180,10 @@ class TuneReport:
             "inside_noise": self.inside_noise,
             "drift": round(self.drift, 4),
             "repeats_rps": [round(p.throughput_rps, 2) for p in self.repeats],
+            "pairs": self.settings.pairs,
+            "duels": [
+                d.to_dict() for d in [*self.search.duels, *([self.duel] if self.duel else [])]
+            ],
             "notes": self.notes,
             "pareto_front": [p.to_dict() for p in self.front],
             "points": [p.to_dict() for p in self.search.points],
@@ -337,10 +363,32 @@ def _search(
             prepare(report.shipped)
             probe_drift(shipped, measure, times=1)
             carry_drift(search, shipped.drift)
+        _settle(report, shipped, prepare, measure)
     finally:
         report.shipped_best = shipped.best()
         report.shipped_points = list(shipped.points)
         report.repeats = list(shipped.again)
+
+
+def _settle(
+    report: TuneReport,
+    shipped: Search,
+    prepare: Callable[[Knobs], None],
+    measure: Callable[[Knobs, int], Point],
+) -> None:
+    """The best candidate beat the shipped config inside the noise: a duel decides (with
+    ``settings.pairs``; the shipped config is loaded when its drift was measured last)."""
+    search, found, kept = report.search, report.search.best(), shipped.best()
+    if found is None or kept is None or report.settings.pairs < 1:
+        return
+    if found.knobs.canonical() == report.shipped.canonical():
+        return
+    if not inside_noise(found, kept, KEEP_MARGIN):
+        return
+    loaded = report.shipped if shipped.again else None
+    report.duel, old, new = duel(search, kept, found, prepare, measure, loaded, KEEP_MARGIN)
+    shipped.points += old
+    search.points += new
 
 
 def open_driver(factory: Any, settings: Settings, sender: Any) -> Driver:

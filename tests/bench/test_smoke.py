@@ -45,6 +45,8 @@ SCRIPTS: dict[str, tuple[list[str], set[str]]] = {
             "quick_best_rps",
             "full_best_rps",
             "quick_drift",
+            "speedup_rounds",
+            "quick_vs_full_rounds",
             "repeat_drift",
             "repeat_noise",
         },

@@ -66,7 +66,7 @@ def test_the_climb_needs_a_gain_beyond_the_drift(drift: float, climbs: bool) -> 
     def measure(knobs: Knobs, concurrency: int) -> Point:
         return _point(knobs, concurrency, rates[knobs.instances])
 
-    search = Search(Settings(budget_ms=50, concurrency=(4,)))
+    search = Search(Settings(budget_ms=50, concurrency=(4,), pairs=0))  # no duel (test_duel)
     search.drift = drift
     quick_search(search, space, SHIPPED, lambda k: None, measure, lambda *a: None)
     assert search.configs_done == (3 if climbs else 2)  # 4 instances: reached only from 2
@@ -83,7 +83,7 @@ def test_tune_reports_the_drift_and_keeps_the_shipped_config_inside_it() -> None
     def measure(knobs: Knobs, concurrency: int) -> Point:
         return _point(knobs, concurrency, next(rates[knobs]))
 
-    settings = Settings(budget_ms=50, concurrency=(4,), repeats=3)
+    settings = Settings(budget_ms=50, concurrency=(4,), repeats=3, pairs=0)  # no duel
     space = Space(instances=(1, 2), max_batch_size=(8,), dynamic_batching=(False,))
     report = TuneReport("m", SearchMode.quick, settings, SHIPPED, Search(settings))
     _search(report, space, loaded.append, measure, lambda *a: None)
@@ -102,7 +102,7 @@ def test_the_measurement_after_the_search_widens_the_drift() -> None:
     def measure(knobs: Knobs, concurrency: int) -> Point:
         return _point(knobs, concurrency, next(rates[knobs]))
 
-    settings = Settings(budget_ms=50, concurrency=(4,), repeats=3)
+    settings = Settings(budget_ms=50, concurrency=(4,), repeats=3, pairs=0)  # no duel
     space = Space(instances=(1, 2), max_batch_size=(8,), dynamic_batching=(False,))
     report = TuneReport("m", SearchMode.quick, settings, SHIPPED, Search(settings))
     _search(report, space, lambda k: None, measure, lambda *a: None)
@@ -111,8 +111,9 @@ def test_the_measurement_after_the_search_widens_the_drift() -> None:
     assert report.drift == pytest.approx(0.5) and not report.improves and report.inside_noise
 
 
-def test_repeats_out_of_bounds_are_refused() -> None:
+@pytest.mark.parametrize("option", ["--repeats", "--pairs"])
+def test_repeats_out_of_bounds_are_refused(option: str) -> None:
     runner = CliRunner()
     for value in ("-1", "21"):
-        result = runner.invoke(app, ["tune", ".", "--latency-budget-ms", "5", "--repeats", value])
-        assert result.exit_code == 2 and f"--repeats {value}" in result.output, result.output
+        result = runner.invoke(app, ["tune", ".", "--latency-budget-ms", "5", option, value])
+        assert result.exit_code == 2 and f"{option} {value}" in result.output, result.output
