@@ -232,6 +232,8 @@ def _tune_summary(report: dict[str, Any]) -> dict[str, Any]:
         "unstable_points": report["unstable_points"],
         "client_bound": report["client_bound"],
         "inside_noise": report["inside_noise"],
+        "drift": report["drift"],
+        "duels": report["duels"],
         "max_gpu_utilization": max(utils, default=None),
         "notes": report["notes"],
     }

@@ -273,6 +273,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "full_s": round(m.full_s, 1),
         "quick_s": round(m.quick_s, 1),
         "quick_drift": round(m.quick.drift, 4),
+        "quick_notes": m.quick.notes,
+        "quick_duels": [d.to_dict() for d in m.quick.duels],
         "stability_percentage": args.stability,
         "max_windows": args.max_windows,
         "unstable_points": sum(not p.stable for p in [*m.full.points, *m.quick.points]),

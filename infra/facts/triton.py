@@ -8,6 +8,7 @@ import importlib.util
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from infra.facts import INFRA_EXTRA_INSTALL, Source
 from infra.facts import hardware as facts
@@ -15,7 +16,8 @@ from tdk.errors import ConfigError
 
 #: sagemaker-core ships the image registry as data; we read it, never transcribe it (found
 #: without importing sagemaker, which would pull boto3 into ``tdk validate``)
-SAGEMAKER_IMAGES_FILE = "core/image_uri_config/sagemaker-tritonserver.json"
+SAGEMAKER_FRAMEWORK = "sagemaker-tritonserver"
+SAGEMAKER_IMAGES_FILE = f"core/image_uri_config/{SAGEMAKER_FRAMEWORK}.json"
 AMI_SOURCE = Source(
     "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariant.html"
 )
@@ -51,8 +53,10 @@ def _key(version: str) -> tuple[int, int]:
     return int(year), int(month)
 
 
-def sagemaker_image_versions() -> list[str]:
-    """Triton image versions the installed sagemaker-core lists, oldest first."""
+def sagemaker_images() -> dict[str, Any]:
+    """sagemaker-core's Triton image registry, read as the data file it is (what
+    ``image_uris.config_for_framework`` loads): importing ``sagemaker.core`` loads boto3, and
+    ``tdk validate`` parses stacks without a cloud SDK."""
     spec = importlib.util.find_spec("sagemaker")
     if spec is None or not spec.submodule_search_locations:
         raise ConfigError(
@@ -61,7 +65,13 @@ def sagemaker_image_versions() -> list[str]:
             "`make demo` does not install",
         )
     path = Path(spec.submodule_search_locations[0]) / SAGEMAKER_IMAGES_FILE
-    return sorted(json.loads(path.read_text())["versions"], key=_key)
+    config: dict[str, Any] = json.loads(path.read_text())
+    return config
+
+
+def sagemaker_image_versions() -> list[str]:
+    """Triton image versions the installed sagemaker-core lists, oldest first."""
+    return sorted(sagemaker_images()["versions"], key=_key)
 
 
 def default_sagemaker_triton_version() -> str:
@@ -74,7 +84,7 @@ def default_sagemaker_triton_image(region: str) -> str:
     from sagemaker.core import image_uris
 
     uri: str = image_uris.retrieve(
-        "sagemaker-tritonserver",
+        SAGEMAKER_FRAMEWORK,
         region=region,
         version=default_sagemaker_triton_version(),
         instance_type="ml.g5.xlarge",

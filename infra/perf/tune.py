@@ -190,6 +190,24 @@ def probe_drift(search: Search, measure: Measure, times: int | None = None) -> l
     return search.again[-times:]
 
 
+def typical(search: Search) -> Point | None:
+    """``search``'s best point as the median of every measurement of it within the budget (its
+    config at its concurrency: the sweep, the repeats, a duel's), the upper middle of an even
+    count; it carries the search's drift. One measurement picked as the best of a sweep is the
+    luckiest of several; the median of five is what the point serves."""
+    best = search.best()
+    if best is None:
+        return None
+    budget = search.settings.budget_ms
+    same = [
+        p
+        for p in (*search.points, *search.again)
+        if (p.knobs, p.concurrency) == (best.knobs, best.concurrency) and p.within(budget)
+    ]
+    ranked = sorted(same, key=lambda p: p.throughput_rps)
+    return replace(ranked[len(ranked) // 2], drift=search.drift)
+
+
 def carry_drift(search: Search, drift: float) -> None:
     """Raise ``search``'s drift (and its points') to ``drift`` if that is larger."""
     search.drift = max(search.drift, drift)

@@ -37,6 +37,7 @@ from infra.perf.tune import (
     probe_drift,
     quick_search,
     sweep,
+    typical,
 )
 from packager.config import backend_of, datatype_name
 from packager.manifest import ManifestModel, TensorSpec
@@ -365,7 +366,7 @@ def _search(
             carry_drift(search, shipped.drift)
         _settle(report, shipped, prepare, measure)
     finally:
-        report.shipped_best = shipped.best()
+        report.shipped_best = typical(shipped)
         report.shipped_points = list(shipped.points)
         report.repeats = list(shipped.again)
 
@@ -378,7 +379,7 @@ def _settle(
 ) -> None:
     """The best candidate beat the shipped config inside the noise: a duel decides (with
     ``settings.pairs``; the shipped config is loaded when its drift was measured last)."""
-    search, found, kept = report.search, report.search.best(), shipped.best()
+    search, found, kept = report.search, report.search.best(), typical(shipped)
     if found is None or kept is None or report.settings.pairs < 1:
         return
     if found.knobs.canonical() == report.shipped.canonical():

@@ -9,20 +9,16 @@ offline: nothing here calls AWS.
 
 from __future__ import annotations
 
-import importlib.util
-import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from infra.config import ConfigReader, check_choice, qualify
-from infra.facts import INFRA_EXTRA_INSTALL
 from infra.facts import hardware as facts
 from infra.facts import triton as tf
 from tdk.errors import ConfigError
 
-FRAMEWORK = "sagemaker-tritonserver"
+FRAMEWORK = tf.SAGEMAKER_FRAMEWORK
 
 #: GPU families SageMaker lists for multi-model endpoints: size -> number of GPUs
 GPU_FAMILIES: dict[str, dict[str, int]] = {
@@ -96,19 +92,7 @@ def classify_instance(key: str, instance_type: str) -> InstanceKind:
 
 
 def _framework_config() -> dict[str, Any]:
-    """sagemaker-core's Triton image registry, read as the data file it is (what
-    ``image_uris.config_for_framework`` loads): importing ``sagemaker.core`` loads boto3, and
-    ``tdk validate`` parses stacks without a cloud SDK."""
-    spec = importlib.util.find_spec("sagemaker")
-    if spec is None or not spec.submodule_search_locations:
-        raise ConfigError(
-            "sagemaker-core is not installed: tdk reads the Triton image list from it",
-            hint=f"{INFRA_EXTRA_INSTALL}: sagemaker-core is in the kit's infra extra, which "
-            "`make demo` does not install",
-        )
-    path = Path(spec.submodule_search_locations[0]) / tf.SAGEMAKER_IMAGES_FILE
-    config: dict[str, Any] = json.loads(path.read_text())
-    return config
+    return tf.sagemaker_images()
 
 
 def image_versions() -> list[str]:

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from infra.perf.space import Knobs, Space
-from infra.perf.tune import Point, Search, Settings, probe_drift, quick_search, sweep
+from infra.perf.tune import Point, Search, Settings, probe_drift, quick_search, sweep, typical
 from infra.perf.tuner import SearchMode, TuneReport, _search
 
 SHIPPED, CANDIDATE = Knobs(1, 8, False), Knobs(2, 8, False)
@@ -117,3 +117,29 @@ def test_repeats_out_of_bounds_are_refused(option: str) -> None:
     for value in ("-1", "21"):
         result = runner.invoke(app, ["tune", ".", "--latency-budget-ms", "5", option, value])
         assert result.exit_code == 2 and f"{option} {value}" in result.output, result.output
+
+
+def test_the_shipped_best_is_the_median_of_its_measurements() -> None:
+    # the sweep's best point was a lucky 130; measured again it serves about 100
+    rates = {SHIPPED: iter([130, 100, 95, 105, 130, 98]), CANDIDATE: iter([90])}
+
+    def measure(knobs: Knobs, concurrency: int) -> Point:
+        return _point(knobs, concurrency, next(rates[knobs]))
+
+    settings = Settings(budget_ms=50, concurrency=(4,), repeats=3)
+    space = Space(instances=(1, 2), max_batch_size=(8,), dynamic_batching=(False,))
+    report = TuneReport("m", SearchMode.quick, settings, SHIPPED, Search(settings))
+    _search(report, space, lambda k: None, measure, lambda *a: None)
+    assert report.shipped_best is not None
+    assert report.shipped_best.throughput_rps == 100  # of 130, 100, 95, 105 and 98 (after)
+    assert report.drift == pytest.approx(130 / 95 - 1) and report.shipped_best.drift == report.drift
+    assert report.to_dict()["shipped_best"]["throughput_rps"] == 100
+
+
+def test_a_measurement_over_the_budget_is_not_the_median() -> None:
+    search = Search(Settings(budget_ms=50, concurrency=(4,)))
+    search.points = [_point(SHIPPED, 4, 100)]
+    over = Point(SHIPPED, 4, 500, 1.0, 1.5, 80.0, 0, 3, 0.01, True)  # p99 80 ms > 50
+    search.again = [over, over, _point(SHIPPED, 4, 90)]
+    median = typical(search)
+    assert median is not None and median.throughput_rps == 100  # of 100 and 90 (upper middle)
