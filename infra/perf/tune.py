@@ -227,7 +227,7 @@ def drift_note(drift: float, stability: Stability) -> str | None:
 @dataclass(frozen=True)
 class Duel:
     """Two configs measured back to back in ``pairs``: ``ratios`` are candidate / incumbent
-    throughput, one per pair (0.0 where the candidate's point failed or left the budget)."""
+    throughput, one per pair (0.0 where either point failed or left the budget)."""
 
     incumbent: Knobs
     candidate: Knobs

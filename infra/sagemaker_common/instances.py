@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from infra.config import ConfigReader, check_choice, qualify
 from infra.facts import hardware as facts
@@ -91,18 +90,14 @@ def classify_instance(key: str, instance_type: str) -> InstanceKind:
     raise AssertionError("unreachable: check_choice raised")  # pragma: no cover
 
 
-def _framework_config() -> dict[str, Any]:
-    return tf.sagemaker_images()
-
-
 def image_versions() -> list[str]:
     """Triton image versions the installed SageMaker SDK knows."""
-    return list(_framework_config()["versions"])
+    return list(tf.sagemaker_images()["versions"])
 
 
 def image_regions(version: str) -> list[str]:
     """Regions where the SageMaker Triton image ``version`` is published."""
-    return sorted(_framework_config()["versions"][version]["registries"])
+    return sorted(tf.sagemaker_images()["versions"][version]["registries"])
 
 
 def check_image(version_key: str, version: str, region_key: str, region: str) -> None:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.local.local_helpers import reaped
+
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.e2e
 
@@ -93,7 +95,7 @@ def test_sigterm_during_a_tune_run_stops_bench_tune(tmp_path: Path) -> None:
         [sys.executable, str(ROOT / "bench" / "tune.py"), "--quick", "--repeats-only", "--json"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    try:
+    with reaped(proc):
         assert proc.stderr is not None
         lines = []
         for line in proc.stderr:  # read until the first tune run has started
@@ -102,10 +104,6 @@ def test_sigterm_during_a_tune_run_stops_bench_tune(tmp_path: Path) -> None:
                 break
         proc.send_signal(signal.SIGTERM)
         _, rest = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:  # pragma: no cover - only when the test already failed
-            proc.kill()
-            proc.wait()
     said = "".join(lines) + rest
     assert proc.returncode == 128 + signal.SIGTERM, said[-3000:]
     assert "tune run 2/" not in said and "Traceback" not in said, said[-3000:]

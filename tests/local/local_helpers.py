@@ -12,6 +12,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -262,3 +264,15 @@ def wait_for(condition: Any, timeout: float, what: str) -> Any:
             return value
         time.sleep(0.05)
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+@contextmanager
+def reaped(proc: subprocess.Popen[Any]) -> Iterator[subprocess.Popen[Any]]:
+    """``proc``, killed and waited for on the way out if it still runs (only when the test
+    already failed: a passing test has ended it)."""
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:  # pragma: no cover - only when the test already failed
+            proc.kill()
+            proc.wait()

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from infra.triton_runtime.runtime import SHM_DIR
-from tests.local.local_helpers import alive, children, make_release, wait_for
+from tests.local.local_helpers import alive, children, make_release, reaped, wait_for
 
 TDK = str(Path(sys.executable).with_name("tdk"))
 
@@ -28,7 +28,7 @@ def test_sigterm_during_check_leaves_no_process_and_no_temp_dir(
         stderr=subprocess.PIPE,
         env=dict(os.environ, TMPDIR=str(tmp)),
     )
-    try:
+    with reaped(proc):
         # Triton and at least one Python stub are up: the check is loading a model
         family = wait_for(
             lambda: children(proc.pid) if len(children(proc.pid)) >= 2 else None,
@@ -38,10 +38,6 @@ def test_sigterm_during_check_leaves_no_process_and_no_temp_dir(
         assert any(p.name.startswith("tdk-check-") for p in tmp.iterdir())
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:  # pragma: no cover - only when the test already failed
-            proc.kill()
-            proc.wait()
     assert proc.returncode != 0 and b"Traceback" not in err
     assert not [pid for pid in family if alive(pid)]
     assert not list(SHM_DIR.glob(f"tdk{proc.pid}_*"))

@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from infra.triton_runtime.runtime import RuntimeMissing, find_runtime
+from tests.local.local_helpers import reaped
 
 runner = CliRunner()
 pytestmark = pytest.mark.e2e
@@ -171,16 +172,12 @@ def test_ctrl_c_reports_the_best_so_far_and_stops_triton(model: Path) -> None:
     reader.start()
     out_reader = threading.Thread(target=read_stdout, daemon=True)
     out_reader.start()
-    try:
+    with reaped(proc):
         assert progress.wait(180), "".join(err_lines)
         tritons = _children(proc.pid, "tritonserver")
         assert len(tritons) == 1
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:  # pragma: no cover - only when the test already failed
-            proc.kill()
-            proc.wait()
     reader.join(10)
     out_reader.join(10)
     out = "".join(out_chunks)

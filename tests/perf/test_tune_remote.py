@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from cli.main import app
 from infra.triton_runtime.adapter import adapt_model_dir
 from infra.triton_runtime.runtime import RuntimeMissing, TritonProcess, find_runtime
+from tests.local.local_helpers import reaped
 
 runner = CliRunner()
 pytestmark = pytest.mark.e2e
@@ -113,17 +114,13 @@ def test_sigterm_mid_tune_still_restores_the_config(triton: TritonProcess) -> No
     args += ["--latency-budget-ms", "2000", "--duration", "0.3", "-c", "1,2", "--search", "full"]
     args += ["--max-windows", "1"]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+    with reaped(proc):
         assert proc.stderr is not None
         for line in proc.stderr:  # the first candidate has been loaded and measured
             if line.startswith("tune: 1/"):
                 break
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:  # pragma: no cover - only when the test already failed
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 128 + signal.SIGTERM
     assert _call(port, "GET", "/v2/models/image_classifier/config")[1] == before
 
@@ -137,17 +134,13 @@ def test_after_a_sigkill_the_next_tune_refuses_and_restore_puts_the_config_back(
     args += ["--latency-budget-ms", "2000", "--duration", "0.2", "-c", "1", "--max-windows", "1"]
     args += ["--processes", "1", "--instances", "2", "--queue-delays-us", "0"]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+    with reaped(proc):
         assert proc.stderr is not None
         for line in proc.stderr:  # a candidate (2 instances) has been loaded and measured
             if line.startswith("tune: 1/"):
                 break
         proc.kill()  # SIGKILL: no chance to restore
         proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:  # pragma: no cover - only when the test already failed
-            proc.kill()
-            proc.wait()
     assert _call(port, "GET", "/v2/models/image_classifier/config")[1] != before
     again = ["tune", "--url", url, "--model", "image_classifier", "--latency-budget-ms", "50"]
     refused = runner.invoke(app, again)

@@ -22,7 +22,7 @@ from infra.perf.space import Knobs
 from infra.perf.tune import Point, Search, Settings
 from infra.perf.tuner import SearchMode, TuneReport
 from infra.triton_runtime.runtime import SHM_DIR, RuntimeMissing, find_runtime
-from tests.local.local_helpers import alive, children
+from tests.local.local_helpers import alive, children, reaped
 
 runner = CliRunner()
 TDK = str(Path(sys.executable).with_name("tdk"))
@@ -132,7 +132,7 @@ def test_a_termination_signal_cleans_up_like_ctrl_c(
                 progress.set()
 
     threading.Thread(target=read_stderr, daemon=True).start()
-    try:
+    with reaped(proc):
         assert progress.wait(180), "tune made no progress"
         family = children(proc.pid)
         prefix = f"tdk{proc.pid}_"
@@ -140,10 +140,6 @@ def test_a_termination_signal_cleans_up_like_ctrl_c(
         assert any(p.name.startswith("tdk-tune-") for p in tmp.iterdir())
         proc.send_signal(signum)
         out, _ = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:  # pragma: no cover - only when the test already failed
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 128 + signum
     assert "best: " in out
     assert not [pid for pid in family if alive(pid)]
