@@ -68,7 +68,9 @@ def tune_plot(report: TuneReport, path: Path) -> Path:
     ax.axvline(report.settings.budget_ms, color="tab:red", linestyle="--", label="p99 budget")
     shipped, choice = report.shipped_best, report.choice
     if shipped is not None:
-        _mark(ax, shipped, "s", "tab:orange", f"shipped: {shipped.throughput_rps:.0f} rps")
+        # the median of every measurement of that point (it may sit off the sweep's line)
+        said = f"shipped: {shipped.throughput_rps:.0f} rps, median at c={shipped.concurrency}"
+        _mark(ax, shipped, "s", "tab:orange", said)
     if choice is not None:
         _mark(ax, choice, "*", "tab:red", f"choice: {choice.knobs.label()}, c={choice.concurrency}")
     ax.set_xscale("log")
