@@ -17,6 +17,8 @@ two with ``--quick``), each with its own Triton: the shipped best each run repor
 within its own reported noise (its windows' spread, or the drift of that point measured again,
 if larger) of their median.
 ``--repeats-only`` runs only the quick search and the five tune runs of its choice.
+Server and generator are placed as ``tdk tune`` places them (``--server-cpus`` /
+``--client-cpus``, default auto: apart, infra/perf/placement.py); ``all all`` leaves both unpinned.
 Run: ``.venv/bin/python bench/tune.py [--json] [--quick] [--repeats-only]``; the last line of
 ``--json`` is one JSON object.
 """
@@ -42,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from infra.perf.loadgen import Stability  # noqa: E402
+from infra.perf.placement import resolve  # noqa: E402
 from infra.perf.space import Knobs, Space, apply_knobs, shipped_knobs  # noqa: E402
 from infra.perf.tune import (  # noqa: E402
     Point,
@@ -54,6 +57,7 @@ from infra.perf.tune import (  # noqa: E402
     sweep,
 )
 from packager.config import CONFIG_NAME, load_config  # noqa: E402
+from tdk.errors import UsageError  # noqa: E402
 from tdk.signals import Terminated, terminations_interrupt  # noqa: E402
 
 GOAL_SPEEDUP = 1.5
@@ -131,7 +135,8 @@ class _Rig:
 def _settings(args: argparse.Namespace) -> Settings:
     _, levels = _space(args.quick)
     steady = Stability(args.stability, args.max_windows)
-    return Settings(args.budget_ms, levels, args.duration, stability=steady)
+    where = resolve(args.server_cpus, args.client_cpus, local=True)  # as tdk tune places them
+    return Settings(args.budget_ms, levels, args.duration, stability=steady, placement=where)
 
 
 @contextmanager
@@ -142,7 +147,7 @@ def _rig(args: argparse.Namespace, model_dir: Path, work: Path) -> Iterator[tupl
     from infra.perf.tuner import model_of, model_space, open_driver
 
     settings = _settings(args)
-    with LocalTriton(model_dir, work / "triton") as triton:
+    with LocalTriton(model_dir, work / "triton", settings.placement.server) as triton:
         # the model's own config, as tdk tune derives it (base_config is what this Triton
         # serves: an ONNX model through the runtime's Python adapter)
         config = load_config(model_dir / CONFIG_NAME)
@@ -250,6 +255,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "latency_budget_ms": args.budget_ms,
         "duration_s": args.duration,
         "cpus": os.cpu_count(),
+        **_settings(args).placement.to_dict(),
         "load_average_1m": round(os.getloadavg()[0], 2),
         "shipped_config": shipped.label(),
         "tuned_config": m.tuned.label(),
@@ -307,6 +313,7 @@ def run_repeats(args: argparse.Namespace) -> dict[str, Any]:
         "repeated_config": best.knobs.label(),
         "duration_s": args.duration,
         "cpus": os.cpu_count(),
+        **_settings(args).placement.to_dict(),
         "load_average_1m": round(os.getloadavg()[0], 2),
         "quick_s": round(quick_s, 1),
         **repeats,
@@ -330,6 +337,8 @@ def main() -> int:
     parser.add_argument(
         "--repeats-only", action="store_true", help="only the quick choice's five tune runs"
     )
+    for side in ("server", "client"):  # tdk tune's options, read by the same code
+        parser.add_argument(f"--{side}-cpus", default="auto", help="auto, all or a CPU list")
     args = parser.parse_args()
     if args.duration is None:
         args.duration = 0.1 if args.quick else 0.3
@@ -341,6 +350,10 @@ def main() -> int:
         args.tune_runs = 2 if args.quick else GOAL_RUNS
     if args.tune_runs < 1:
         parser.error(f"--tune-runs {args.tune_runs}: expected >= 1")
+    try:
+        _settings(args)
+    except UsageError as exc:
+        parser.error(str(exc))
     try:
         with terminations_interrupt():  # SIGTERM stops Triton and removes the work dir too
             report = run_repeats(args) if args.repeats_only else run(args)

@@ -146,6 +146,24 @@ PairsOpt = Annotated[
         f"many times (the candidate must win each pair); 0 keeps the incumbent [{SETTINGS.pairs}].",
     ),
 ]
+ServerCpusOpt = Annotated[
+    str,
+    typer.Option(
+        "--server-cpus",
+        metavar="[auto|all|LIST]",
+        help="CPUs for the local Triton and its stubs: auto (all but the generator's), all "
+        "(unpinned) or a list such as 0-2.",
+    ),
+]
+ClientCpusOpt = Annotated[
+    str,
+    typer.Option(
+        "--client-cpus",
+        metavar="[auto|all|LIST]",
+        help="CPUs for the load generator: auto (locally a quarter of them, at least one, apart "
+        "from the server's; with --url all), all (unpinned) or a list such as 3.",
+    ),
+]
 RestoreOpt = Annotated[
     bool,
     typer.Option(
@@ -177,11 +195,14 @@ def tune(
     processes: ProcessesOpt = None,
     repeats: RepeatsOpt = None,
     pairs: PairsOpt = None,
+    server_cpus: ServerCpusOpt = "auto",
+    client_cpus: ClientCpusOpt = "auto",
     restore: RestoreOpt = False,
     json: JsonOpt = False,
 ) -> None:
     """Tune max_batch_size, dynamic batching, instances and accelerators; Ctrl-C reports the best
     so far. The shipped config is kept unless a candidate beats it."""
+    from infra.perf.placement import resolve
     from infra.perf.tuneio import check_out, check_write, read_model, write_tuned
     from infra.perf.tuner import SearchMode, tune_local, tune_remote
 
@@ -191,6 +212,7 @@ def tune(
     settings, space = _options(latency_budget_ms, search, concurrency, duration)
     settings = _measuring(settings, stability, max_windows, processes)
     settings = _repeating(settings, repeats, pairs)
+    settings = replace(settings, placement=resolve(server_cpus, client_cpus, local=url is None))
     space = _space(space, instances, max_batch_sizes, queue_delays)
     if accelerators != "auto":
         from infra.perf.accel import is_option
@@ -330,7 +352,8 @@ def _plan(full: bool, settings: Settings) -> str:
         f"the last 3 agree within {settings.stability.percentage:g}% "
         f"(at most {settings.stability.max_windows}), {settings.processes} generator process(es); "
         f"the shipped best measured {settings.repeats} more time(s) to learn the drift; a gain "
-        f"inside the noise settled by {settings.pairs} back-to-back pair(s)"
+        f"inside the noise settled by {settings.pairs} back-to-back pair(s); "
+        f"{settings.placement.label()}"
     )
 
 

@@ -1,7 +1,8 @@
 """Who sends the load: this process's threads, or several generator processes, each with its own
 threads and keep-alive connections (one Python process tops out near one core, so a fast server
 needs more than one to be the limit). Each window reports the busiest process's CPU use, so a
-report can say when the client, not the server, was the bound.
+report can say when the client, not the server, was the bound. Pinned to some CPUs
+(``infra.perf.placement``), the generator's threads and processes run only there.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from multiprocessing.connection import Connection
 from typing import Any, Protocol
 
 from infra.perf.loadgen import Result, Send, Window, closed_loop
+from infra.perf.placement import pin, pinned
 from tdk.errors import EndpointError
 
 #: generator processes by default: enough to drive a small server twice over, bounded
@@ -46,13 +48,15 @@ class Driver(Protocol):
 
 
 class InProcess:
-    """Threads of this process, all sending through ``send``."""
+    """Threads of this process, all sending through ``send`` (started on ``cpus`` if given)."""
 
-    def __init__(self, send: Send) -> None:
+    def __init__(self, send: Send, cpus: frozenset[int] | None = None) -> None:
         self.send = send
+        self.cpus = cpus
 
     def window(self, concurrency: int, duration_s: float) -> Window:
-        result = closed_loop(self.send, concurrency, duration_s)
+        with pinned(self.cpus):  # the window's threads start here and inherit the CPUs
+            result = closed_loop(self.send, concurrency, duration_s)
         return Window(result, busy(result))
 
     def close(self) -> None:
@@ -67,10 +71,13 @@ def shares(concurrency: int, processes: int) -> list[int]:
     return [base + (1 if i < rest else 0) for i in range(processes)]
 
 
-def _worker(factory: Callable[[], Send], conn: Connection) -> None:
+def _worker(
+    factory: Callable[[], Send], conn: Connection, cpus: frozenset[int] | None = None
+) -> None:
     """A generator process: build a sender once, then run the windows it is asked for. A parent
     that stopped listening (interrupted, closed) ends it quietly."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    pin(cpus)  # before any thread starts: they all inherit it
     try:
         send = factory()
     except Exception as exc:  # reported to the parent, which raises it as an EndpointError
@@ -103,16 +110,22 @@ def _tell(conn: Connection, message: tuple[str, Any]) -> bool:
 
 class Processes:
     """``processes`` generator processes, each calling ``factory()`` (picklable) for its
-    sender; a window's clients are spread over them."""
+    sender, on ``cpus`` if given; a window's clients are spread over them."""
 
-    def __init__(self, factory: Callable[[], Send], processes: int = DEFAULT_PROCESSES) -> None:
+    def __init__(
+        self,
+        factory: Callable[[], Send],
+        processes: int = DEFAULT_PROCESSES,
+        cpus: frozenset[int] | None = None,
+    ) -> None:
         context = multiprocessing.get_context("spawn")  # safe beside threads, unlike fork
         self._conns: list[Connection] = []
         self._procs: list[Any] = []
         try:
             for _ in range(processes):
                 parent, child = context.Pipe()
-                proc = context.Process(target=_worker, args=(factory, child), daemon=True)
+                work = (factory, child, cpus)
+                proc = context.Process(target=_worker, args=work, daemon=True)
                 proc.start()
                 child.close()
                 self._conns.append(parent)

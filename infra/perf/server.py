@@ -1,4 +1,5 @@
 """One local Triton (the kit's runtime) holding one model whose config tune rewrites and reloads.
+It may be pinned to some CPUs (``infra.perf.placement``), its backend stubs with it.
 
 The model directory is copied into a private repository and adapted for the local runtime
 (``adapt_model_dir``: ONNX on the Python backend, CPU instances), so the user's files are
@@ -30,7 +31,7 @@ LOAD_TIMEOUT_S = 300.0
 class LocalTriton:
     """Triton on 127.0.0.1 serving ``model_dir`` (copied under ``workdir``) in explicit mode."""
 
-    def __init__(self, model_dir: Path, workdir: Path) -> None:
+    def __init__(self, model_dir: Path, workdir: Path, cpus: frozenset[int] | None = None) -> None:
         from infra.triton_runtime.adapter import LOCAL_BACKENDS, adapt_model_dir
         from infra.triton_runtime.runtime import TritonProcess, find_runtime
 
@@ -42,12 +43,14 @@ class LocalTriton:
         adapt_model_dir(self.model_dir)
         #: the config as the local runtime serves it (backend adapted); knobs are applied to it
         self.base_config = load_config(self.model_dir / CONFIG_NAME)
-        #: the local runtime runs on this machine's CPUs, with the backends it carries
-        self.capabilities = Capabilities(False, frozenset(LOCAL_BACKENDS), os.cpu_count() or 1)
+        #: the local runtime runs on this machine's CPUs (``cpus``, when it is pinned to them),
+        #: with the backends it carries
+        count = len(cpus) if cpus else os.cpu_count() or 1
+        self.capabilities = Capabilities(False, frozenset(LOCAL_BACKENDS), count)
         #: the local runtime serves on CPUs: no GPU figures to read after a window
         self.metrics: Callable[[], dict[str, float]] | None = None
         self._loop = asyncio.new_event_loop()
-        self._triton = TritonProcess(find_runtime(), self.repository, workdir / "triton")
+        self._triton = TritonProcess(find_runtime(), self.repository, workdir / "triton", cpus=cpus)
 
     @property
     def url(self) -> str:

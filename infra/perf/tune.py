@@ -19,6 +19,7 @@ from typing import Any
 from infra.perf import loadgen
 from infra.perf.drive import DEFAULT_PROCESSES, Driver, InProcess
 from infra.perf.loadgen import Stability
+from infra.perf.placement import Placement
 from infra.perf.space import Knobs, Space
 
 SATURATION_GAIN = 1.05  # quick: a level adding under 5% throughput counts as saturated ...
@@ -112,6 +113,9 @@ class Settings:
     # a gain inside the noise is settled by measuring both configs back to back this many times
     # (alternating which goes first): points measured seconds apart share the server's drift
     pairs: int = 3
+    # where the server and the generator run (a local tune pins them apart by default: sharing
+    # CPUs, where the scheduler puts them decides the figures; infra.perf.placement)
+    placement: Placement = field(default_factory=Placement)
 
 
 #: measures one configuration at one concurrency (tests and the CLI give a real one)
@@ -330,6 +334,8 @@ def quick_search(
     while moved:
         moved = False
         for candidate in space.neighbours(current):
+            if space.knobs(candidate) == space.knobs(current):  # a step that changes nothing
+                continue
             if _gpu_saturated(space, current, candidate, current_best, search):
                 continue
             found = visit(candidate)

@@ -172,6 +172,7 @@ class TuneReport:
             "stability_percentage": self.settings.stability.percentage,
             "max_windows": self.settings.stability.max_windows,
             "processes": self.settings.processes,
+            **self.settings.placement.to_dict(),
             "client_bound": any(
                 p.client_bound for p in [*self.shipped_points, *self.search.points]
             ),
@@ -309,7 +310,7 @@ def tune_local(
     def open_server() -> Iterator[TuneServer]:
         with (
             tempfile.TemporaryDirectory(prefix="tdk-tune-") as work,
-            LocalTriton(model_dir, Path(work)) as triton,
+            LocalTriton(model_dir, Path(work), settings.placement.server) as triton,
         ):
             yield triton
 
@@ -395,8 +396,8 @@ def _settle(
 def open_driver(factory: Any, settings: Settings, sender: Any) -> Driver:
     """``settings.processes`` generator processes, or this process's threads for one."""
     if settings.processes > 1:
-        return Processes(factory, settings.processes)
-    return InProcess(sender)
+        return Processes(factory, settings.processes, settings.placement.client)
+    return InProcess(sender, settings.placement.client)
 
 
 def instance_falls(points: list[Point], fits: Callable[[Point], bool]) -> list[str]:

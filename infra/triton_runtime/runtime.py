@@ -165,9 +165,16 @@ class TritonProcess:
     """
 
     def __init__(
-        self, runtime: Runtime, repository: Path, workdir: Path, restricted: bool = True
+        self,
+        runtime: Runtime,
+        repository: Path,
+        workdir: Path,
+        restricted: bool = True,
+        cpus: frozenset[int] | None = None,
     ) -> None:
         self.runtime = runtime
+        #: the CPUs Triton (and the backend stubs it starts, which inherit them) runs on; None: any
+        self.cpus = cpus
         self.repository = repository
         self.workdir = workdir
         self.restricted = restricted
@@ -245,7 +252,7 @@ class TritonProcess:
                 stderr=asyncio.subprocess.STDOUT,
                 env=self.environment(),
                 cwd=str(self.workdir),
-                preexec_fn=_die_with_parent,
+                preexec_fn=self._child_setup,
             )
         await self._wait_live(timeout)
         # parsed by now (its HTTP listener answers): take the secret off its command line
@@ -257,6 +264,12 @@ class TritonProcess:
                 self.proc.pid,
             )
         self._record()
+
+    def _child_setup(self) -> None:
+        """In the child, before Triton runs: die with us, and stay on ``cpus`` when given."""
+        _die_with_parent()
+        if self.cpus is not None:
+            os.sched_setaffinity(0, self.cpus)
 
     def _record(self) -> None:
         """``<workdir>/triton.json`` (0600): pid, ports and the repository API header, for this

@@ -51,6 +51,8 @@ SCRIPTS: dict[str, tuple[list[str], set[str]]] = {
             "quick_vs_full_rounds",
             "repeat_drift",
             "repeat_noise",
+            "server_cpus",
+            "client_cpus",
         },
     ),
 }

@@ -137,3 +137,18 @@ def test_the_choice_against_the_shipped_config_is_settled_too(
         assert data["choice"]["label"] == SHIPPED.label()
         [kept] = [n for n in report.notes if n.startswith("kept the shipped config")]
         assert "back to back" in kept
+
+
+def test_the_climb_never_duels_a_config_against_itself() -> None:
+    """A step along an axis that means nothing here (preferred sizes without the dynamic
+    batcher) lands on the same config; after a lost duel raised that config's own best, it
+    looked like a gain inside the noise, and the climb measured the config against itself."""
+    space = Space(
+        instances=(1, 2), max_batch_size=(8,), dynamic_batching=(False,), preferred=(False, True)
+    )
+    server = _Server({SHIPPED: iter([100.0, *[110.0] * 3]), CANDIDATE: iter([108.0] * 4)})
+    search = Search(Settings(budget_ms=50, concurrency=(4,), pairs=3))
+    search.drift = 0.15
+    quick_search(search, space, SHIPPED, server.prepare, server.measure, lambda *a: None)
+    assert [(d.incumbent, d.candidate) for d in search.duels] == [(SHIPPED, CANDIDATE)]
+    assert len(search.points) == 2 + 6  # both sweeps and one duel, nothing more
