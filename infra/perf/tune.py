@@ -271,27 +271,30 @@ def duel(
     measure: Measure,
     loaded: Knobs | None,
     margin: float,
-) -> tuple[Duel, list[Point], list[Point]]:
+    filed: tuple[list[Point], list[Point]],
+) -> Duel:
     """Measure ``incumbent`` and ``candidate`` (each at its own best concurrency) back to back,
     ``settings.pairs`` times, the first of each pair alternating (ABBA, so a steady drift
-    favours neither; the config ``loaded`` now goes first, saving a reload). Returns the duel
-    and the incumbent's and candidate's new points, which carry ``search``'s drift."""
+    favours neither; the config ``loaded`` now goes first, saving a reload). Each new point,
+    carrying ``search``'s drift, joins ``filed`` (the incumbent's list, the candidate's) as soon
+    as it is measured, so an interrupted duel's points are reported too."""
     budget = search.settings.budget_ms
     sides = (candidate, incumbent) if loaded != incumbent.knobs else (incumbent, candidate)
-    got: dict[Knobs, list[Point]] = {incumbent.knobs: [], candidate.knobs: []}
+    into = {incumbent.knobs: filed[0], candidate.knobs: filed[1]}
+    last: dict[Knobs, Point] = {}
     ratios = []
     for pair in range(search.settings.pairs):
         for side in sides if pair % 2 == 0 else sides[::-1]:
             if loaded != side.knobs:
                 prepare(side.knobs)
                 loaded = side.knobs
-            point = measure(side.knobs, side.concurrency)
-            got[side.knobs].append(replace(point, drift=search.drift))
-        old, new = got[incumbent.knobs][-1], got[candidate.knobs][-1]
+            point = replace(measure(side.knobs, side.concurrency), drift=search.drift)
+            into[side.knobs].append(point)
+            last[side.knobs] = point
+        old, new = last[incumbent.knobs], last[candidate.knobs]
         fair = old.within(budget) and new.within(budget)
         ratios.append(new.throughput_rps / old.throughput_rps if fair else 0.0)
-    result = Duel(incumbent.knobs, candidate.knobs, tuple(ratios), margin)
-    return result, got[incumbent.knobs], got[candidate.knobs]
+    return Duel(incumbent.knobs, candidate.knobs, tuple(ratios), margin)
 
 
 def full_search(
@@ -364,10 +367,10 @@ def _settled(
     if search.settings.pairs < 1:
         search.notes.append(f"did not climb {step}: {said}")
         return False
-    result, old, new = duel(
-        search, incumbent, candidate, prepare, measure, candidate.knobs, CLIMB_GAIN
+    filed = (search.points, search.points)
+    result = duel(
+        search, incumbent, candidate, prepare, measure, candidate.knobs, CLIMB_GAIN, filed
     )
-    search.points += [*old, *new]
     search.duels.append(result)
     verb = "climbed" if result.won else "did not climb"
     search.notes.append(f"{verb} {step}: {said}; {result.describe()}")

@@ -388,9 +388,8 @@ def _settle(
     if not inside_noise(found, kept, KEEP_MARGIN):
         return
     loaded = report.shipped if shipped.again else None
-    report.duel, old, new = duel(search, kept, found, prepare, measure, loaded, KEEP_MARGIN)
-    shipped.points += old
-    search.points += new
+    filed = (shipped.points, search.points)
+    report.duel = duel(search, kept, found, prepare, measure, loaded, KEEP_MARGIN, filed)
 
 
 def open_driver(factory: Any, settings: Settings, sender: Any) -> Driver:

@@ -5,6 +5,7 @@ not (docs/performance.md)."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Iterator
 
@@ -48,9 +49,12 @@ def test_pairs_alternate_so_a_steady_drift_favours_neither() -> None:
     server = _drifting()
     search = Search(Settings(budget_ms=50, pairs=3))
     old, new = _point(SHIPPED, 4, 100), _point(CANDIDATE, 8, 100)
-    result, old_points, new_points = duel(
-        search, old, new, server.prepare, server.measure, CANDIDATE, CLIMB_GAIN
-    )
+    old_points: list[Point] = []
+    new_points: list[Point] = []
+    result = duel(
+        search, old, new, server.prepare, server.measure, CANDIDATE, CLIMB_GAIN,
+        (old_points, new_points),
+    )  # fmt: skip
     measured = [k for what, k in server.log if what == "measure"]
     assert measured == [CANDIDATE, SHIPPED, SHIPPED, CANDIDATE, CANDIDATE, SHIPPED]  # ABBA
     assert [k for what, k in server.log if what == "load"] == [SHIPPED, CANDIDATE, SHIPPED]
@@ -65,7 +69,7 @@ def test_a_candidate_must_win_every_pair_and_the_median_by_the_margin() -> None:
         server = _Server({SHIPPED: iter([100.0] * 3), CANDIDATE: iter(r * 100 for r in ratios)})
         search = Search(Settings(budget_ms=50, pairs=3))
         old, new = _point(SHIPPED, 4, 100), _point(CANDIDATE, 4, 108)
-        won = duel(search, old, new, server.prepare, server.measure, None, CLIMB_GAIN)[0]
+        won = duel(search, old, new, server.prepare, server.measure, None, CLIMB_GAIN, ([], []))
         return won.won
 
     assert result((1.08, 1.10, 1.06))
@@ -83,7 +87,7 @@ def test_a_duel_point_over_the_budget_or_failed_counts_as_lost() -> None:
 
     search = Search(Settings(budget_ms=50, pairs=3))
     old, new = _point(SHIPPED, 4, 100), _point(CANDIDATE, 4, 108)
-    result = duel(search, old, new, server.prepare, measure, None, CLIMB_GAIN)[0]
+    result = duel(search, old, new, server.prepare, measure, None, CLIMB_GAIN, ([], []))
     assert result.ratios == (0.0, 0.0, 0.0) and not result.won
 
 
@@ -152,3 +156,36 @@ def test_the_climb_never_duels_a_config_against_itself() -> None:
     quick_search(search, space, SHIPPED, server.prepare, server.measure, lambda *a: None)
     assert [(d.incumbent, d.candidate) for d in search.duels] == [(SHIPPED, CANDIDATE)]
     assert len(search.points) == 2 + 6  # both sweeps and one duel, nothing more
+
+
+def test_an_interrupted_duel_still_reports_the_points_it_measured() -> None:
+    """Ctrl-C half-way through the final duel: the report holds every point measured so far
+    (before, a duel's points were filed only when it returned)."""
+
+    def run(stop_at: int | None) -> tuple[int, TuneReport]:
+        server = _Server(
+            {SHIPPED: itertools.cycle([100.0, 80.0, 120.0]), CANDIDATE: itertools.repeat(104.0)}
+        )
+        calls = itertools.count(1)
+
+        def measure(knobs: Knobs, concurrency: int) -> Point:
+            if next(calls) == stop_at:
+                raise KeyboardInterrupt
+            return server.measure(knobs, concurrency)
+
+        settings = Settings(budget_ms=50, concurrency=(4,), repeats=3, pairs=3)
+        report = TuneReport("m", SearchMode.full, settings, SHIPPED, Search(settings))
+        with contextlib.suppress(KeyboardInterrupt):
+            _search(report, SPACE, server.prepare, measure, lambda *a: None)
+        return next(calls) - 1, report
+
+    def reported(report: TuneReport) -> int:
+        return len(report.shipped_points) + len(report.repeats) + report.measurements
+
+    measured, whole = run(None)
+    assert whole.duel is not None and reported(whole) == measured
+    stop_at = measured - 1  # the duel's last point: two of each config were measured
+    made, cut = run(stop_at)
+    assert cut.duel is None and made == stop_at and reported(cut) == stop_at - 1
+    assert len(cut.shipped_points) == len(whole.shipped_points) - 1
+    assert len(cut.search.points) == len(whole.search.points) - 1

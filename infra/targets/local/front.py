@@ -114,16 +114,22 @@ class Front:
                 send, ApiError(404, "UnknownOperationException", f"no route {method} {path}")
             )
 
-    async def _generate(self, found: generate.Route, receive: Receive, send: Send) -> None:
-        """Triton's generate / generate_stream (see ``infra.targets.local.generate``)."""
+    async def _body(self, receive: Receive, send: Send) -> bytes | None:
+        """The request body; None once the client was answered with the error (too large, too
+        slow) or has gone."""
         try:
-            body = await read_body(receive, self.max_body, self.manager.settings.body_timeout)
+            return await read_body(receive, self.max_body, self.manager.settings.body_timeout)
         except ApiError as exc:
             await _error(send, exc)
-            return
         except ClientGone:
-            return
-        await generate.serve(self.manager, found, body, send)
+            pass
+        return None
+
+    async def _generate(self, found: generate.Route, receive: Receive, send: Send) -> None:
+        """Triton's generate / generate_stream (see ``infra.targets.local.generate``)."""
+        body = await self._body(receive, send)
+        if body is not None:
+            await generate.serve(self.manager, found, body, send)
 
     async def _response_stream(
         self, scope: Scope, receive: Receive, send: Send, endpoint: str
@@ -139,11 +145,11 @@ class Front:
             if not target and component:
                 target = self._by_component(component)
             target = self._check_head(endpoint, target, length)
-            body = await read_body(receive, self.max_body, self.manager.settings.body_timeout)
         except ApiError as exc:
             await _error(send, exc)
             return
-        except ClientGone:
+        body = await self._body(receive, send)
+        if body is None:
             return
         stream = response_stream.StreamSender(send)
         await generate.serve(self.manager, generate.Route(target, "generate_stream"), body, stream)
