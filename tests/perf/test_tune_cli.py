@@ -17,6 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
+from infra.perf.placement import resolve
 from infra.triton_runtime.runtime import RuntimeMissing, find_runtime
 from tests.local.local_helpers import reaped
 
@@ -56,6 +57,9 @@ def test_full_search_writes_a_valid_tuned_model(model: Path, tmp_path: Path) -> 
     result = runner.invoke(app, ["tune", *args])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
+    where = resolve("auto", "auto", local=True)  # pinned apart by default: said and reported
+    assert where.label() in " ".join(result.stderr.split())  # the plan line, wrapped or not
+    assert (report["server_cpus"], report["client_cpus"]) == tuple(where.to_dict().values())
     # grid: 2 instance counts x (no dynamic batching, dynamic, dynamic + preferred) = 6
     assert report["configs_measured"] == 6
     assert report["measurements"] == 6 * 2 == len(report["points"])
