@@ -135,8 +135,7 @@ class _Rig:
 def _settings(args: argparse.Namespace) -> Settings:
     _, levels = _space(args.quick)
     steady = Stability(args.stability, args.max_windows)
-    where = resolve(args.server_cpus, args.client_cpus, local=True)  # as tdk tune places them
-    return Settings(args.budget_ms, levels, args.duration, stability=steady, placement=where)
+    return Settings(args.budget_ms, levels, args.duration, stability=steady, placement=args.where)
 
 
 @contextmanager
@@ -255,7 +254,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "latency_budget_ms": args.budget_ms,
         "duration_s": args.duration,
         "cpus": os.cpu_count(),
-        **_settings(args).placement.to_dict(),
+        **args.where.to_dict(),
         "load_average_1m": round(os.getloadavg()[0], 2),
         "shipped_config": shipped.label(),
         "tuned_config": m.tuned.label(),
@@ -313,7 +312,7 @@ def run_repeats(args: argparse.Namespace) -> dict[str, Any]:
         "repeated_config": best.knobs.label(),
         "duration_s": args.duration,
         "cpus": os.cpu_count(),
-        **_settings(args).placement.to_dict(),
+        **args.where.to_dict(),
         "load_average_1m": round(os.getloadavg()[0], 2),
         "quick_s": round(quick_s, 1),
         **repeats,
@@ -350,8 +349,8 @@ def main() -> int:
         args.tune_runs = 2 if args.quick else GOAL_RUNS
     if args.tune_runs < 1:
         parser.error(f"--tune-runs {args.tune_runs}: expected >= 1")
-    try:
-        _settings(args)
+    try:  # placed as tdk tune places them, resolved once
+        args.where = resolve(args.server_cpus, args.client_cpus, local=True)
     except UsageError as exc:
         parser.error(str(exc))
     try:

@@ -20,9 +20,8 @@ from typing import Any
 from tdk.errors import UsageError
 
 AUTO, ALL = "auto", "all"
-CLIENT_SHARE = (
-    4  # auto: the generator gets a quarter of the CPUs (at least one), the server the rest
-)
+# auto: the generator gets a quarter of the CPUs (at least one), the server the rest
+CLIENT_SHARE = 4
 MAX_CPU = 4096  # CONFIG_NR_CPUS tops out here on common kernels: a bound on what a typo can cost
 
 

@@ -111,15 +111,20 @@ class Space:
 
     def neighbours(self, index: Sequence[int]) -> Iterator[tuple[int, ...]]:
         """Indexes one step away along one dimension (the hill climb's moves), the knobs that
-        move throughput most first: turning the dynamic batcher on, instances, batch size."""
+        move throughput most first: turning the dynamic batcher on, instances, batch size. A step
+        that changes nothing (a queue delay or preferred size without the dynamic batcher) is no
+        move."""
         names = [name for name, _ in self.dimensions()]
         order = sorted(range(len(names)), key=lambda axis: CLIMB_ORDER.index(names[axis]))
+        here = self.knobs(index)
         for axis in order:
             values = self.dimensions()[axis][1]
             for step in (1, -1):
                 moved = index[axis] + step
                 if 0 <= moved < len(values):
-                    yield (*index[:axis], moved, *index[axis + 1 :])
+                    there = (*index[:axis], moved, *index[axis + 1 :])
+                    if self.knobs(there) != here:
+                        yield there
 
     def nearest(self, knobs: Knobs) -> tuple[int, ...]:
         """The grid index closest to ``knobs`` (the hill climb starts at the shipped config)."""

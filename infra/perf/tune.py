@@ -337,8 +337,6 @@ def quick_search(
     while moved:
         moved = False
         for candidate in space.neighbours(current):
-            if space.knobs(candidate) == space.knobs(current):  # a step that changes nothing
-                continue
             if _gpu_saturated(space, current, candidate, current_best, search):
                 continue
             found = visit(candidate)
