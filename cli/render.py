@@ -107,9 +107,12 @@ def _fitted_render(settings: Any, repos: list[Path], known: dict[str, Any] | Non
     ``tdk package`` validates them)."""
     from infra.k8s.config import with_models
     from infra.k8s.render import render_settings
+    from infra.targets.feasibility import require_feasible
     from infra.targets.k8s_models import model_needs
+    from packager.publish import load_models
 
     fitted = with_models(settings.config, model_needs(repos))
+    require_feasible(settings, load_models(repos))
     deploy = settings.entry.deploy()
     return render_settings(
         settings.entry.name, settings.name, lambda output: deploy.render(fitted, output), known

@@ -9,6 +9,7 @@ workload on those metrics, so a packaged vLLM model gets the parameter unless it
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 VLLM = "vllm"
@@ -31,3 +32,24 @@ def with_engine_metrics(config: Any) -> None:
     if config.backend != VLLM or REPORT_CUSTOM_METRICS in config.parameters:
         return
     config.parameters[REPORT_CUSTOM_METRICS].string_value = "true"
+
+
+def released_engine(name: str, backend: str, files: Iterable[str]) -> str:
+    """The LLM engine a release's model copy runs ("vllm", "tensorrt_llm"; "" for none), from
+    its manifest entry: the backend, or a Python model shipping TensorRT-LLM's LLM-API
+    ``<version>/model.yaml`` (``packager.requirements`` reads the same from a repository)."""
+    if backend == VLLM:
+        return "vllm"
+    if backend == TENSORRT_LLM:
+        return "tensorrt_llm"
+    prefix = f"{name}/"
+    for path in files:
+        version, _, rest = path.removeprefix(prefix).partition("/")
+        if (
+            backend == "python"
+            and path.startswith(prefix)
+            and version.isdigit()
+            and (rest == "model.yaml")
+        ):
+            return "tensorrt_llm"
+    return ""

@@ -5,9 +5,11 @@ source; all were checked 2026-11-26."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from infra.facts import Source
+from tdk.errors import ConfigError
 
 LLM_CHECKED = dt.date(2026, 11, 26)
 #: NVIDIA's Triton release compatibility matrix (the trtllm-python-py3 table)
@@ -117,6 +119,40 @@ def engine_image(base_image: str, engine: str) -> str:
     if not repo or not release:
         return base_image
     return f"{repo}:{release}-{FLAVOURS[engine]}"
+
+
+def serving_image(image: str, engines: Iterable[str], key: str = "the Triton image") -> str:
+    """The one engine-image decision (validate, render, plan, doctor and the Pulumi program
+    all ask it): ``image`` when the models run no engine or it already is the engine's
+    flavour; else the same NGC release in the flavour that carries the engine. A custom image
+    (no ``yy.mm`` tag) is the user's choice, kept as is; two engines, or a release before the
+    flavour's first, are ConfigErrors naming ``key``."""
+    wanted = sorted(set(engines) - {""})
+    if not wanted:
+        return image
+    if len(wanted) > 1:
+        raise ConfigError(
+            f"the release mixes LLM engines ({', '.join(wanted)}); each ships in its own "
+            "Triton image flavour, so one Triton cannot serve both",
+            hint="package and deploy the vLLM and TensorRT-LLM models as separate releases/stacks",
+        )
+    engine = wanted[0]
+    release = release_of(image)
+    if not release or image.endswith(FLAVOURS[engine]):
+        return image
+    first = FIRST_RELEASE[engine]
+    if release_key(release) < release_key(first):
+        raise ConfigError(
+            f"{key} is Triton {release}; the {FLAVOURS[engine]} flavour starts at {first} "
+            f"({VLLM_BACKEND.url}, checked {VLLM_BACKEND.checked})",
+            hint=f"set {key} to a release from {first} on, or leave it empty for the default",
+        )
+    return engine_image(image, engine)
+
+
+def image_backends(image: str, base: frozenset[str]) -> frozenset[str]:
+    """The backends ``image`` serves: its release's base backends plus what its flavour adds."""
+    return base | flavour_backends(image)
 
 
 def release_of(image: str) -> str:

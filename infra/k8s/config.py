@@ -120,12 +120,7 @@ def serve_models(config: WorkloadConfig, needs: Sequence[ModelNeeds]) -> Workloa
     engines = sorted({n.engine for n in needs if n.engine})
     if not engines:
         return config
-    if len(engines) > 1:
-        raise ConfigError(
-            f"the release mixes LLM engines ({', '.join(engines)}); each ships in its own "
-            "Triton image flavour, so one workload cannot serve both",
-            hint="package and deploy the vLLM and TensorRT-LLM models as separate releases/stacks",
-        )
+    image = llm.serving_image(config.image, engines, qualify("k8sTritonImage"))
     if config.kind != "gpu":
         raise ConfigError(
             f"{qualify('k8sWorkloadKind')} is {config.kind!r} but the release holds "
@@ -144,7 +139,6 @@ def serve_models(config: WorkloadConfig, needs: Sequence[ModelNeeds]) -> Workloa
             f"{widest.gpus_per_replica}; eks: a multi-GPU eksGpuInstanceType such as "
             "g6e.12xlarge, 4 L40S)",
         )
-    image = _engine_image(config.image, engines[0])
     shm = max(llm.SHM_GIB_MIN, llm.SHM_GIB_PER_GPU * config.gpus_per_pod)
     return replace(
         config,
@@ -153,24 +147,6 @@ def serve_models(config: WorkloadConfig, needs: Sequence[ModelNeeds]) -> Workloa
         engines=engines_of(sorted(llm.FLAVOUR_BACKENDS[llm.FLAVOURS[engines[0]]])),
         startup_budget_seconds=max(config.startup_budget_seconds, llm.LLM_STARTUP_BUDGET_SECONDS),
     )
-
-
-def _engine_image(image: str, engine: str) -> str:
-    """The same Triton release in the flavour that carries ``engine``; a custom image (no
-    ``yy.mm`` tag) is kept as the user's choice."""
-    release = llm.release_of(image)
-    if not release or image.endswith(llm.FLAVOURS[engine]):
-        return image
-    first = llm.FIRST_RELEASE[engine]
-    if llm.release_key(release) < llm.release_key(first):
-        raise ConfigError(
-            f"{qualify('k8sTritonImage')} is Triton {release}; the {llm.FLAVOURS[engine]} "
-            f"flavour starts at {first} ({llm.VLLM_BACKEND.url}, checked "
-            f"{llm.VLLM_BACKEND.checked})",
-            hint=f"set {qualify('k8sTritonImage')} to a release from {first} on, or leave it "
-            "empty for the default",
-        )
-    return llm.engine_image(image, engine)
 
 
 def with_models(stack: StackConfigT, needs: Sequence[ModelNeeds]) -> StackConfigT:

@@ -17,6 +17,7 @@ from infra.k8s.spec import (
     HTTP_PORT,
     METRICS_PORT,
     POOL_LABEL,
+    ENGINE_HOME,
     WEIGHT_CACHE_MOUNT,
     ModelSync,
     TritonServiceSpec,
@@ -127,6 +128,7 @@ def container(spec: TritonServiceSpec) -> dict[str, Any]:
                 if spec.weight_cache_claim
                 else []
             ),
+            *([{"name": "engine-home", "mountPath": ENGINE_HOME}] if spec.engines else []),
         ],
     }
 
@@ -134,7 +136,13 @@ def container(spec: TritonServiceSpec) -> dict[str, Any]:
 def _env(spec: TritonServiceSpec) -> list[dict[str, Any]]:
     """The stack's environment, plus the LLM engines' Hugging Face token and cache."""
     env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in sorted(spec.env.items())]
-    if spec.weight_cache_claim:
+    if spec.engines:
+        # NGC's triton-server user (uid 1000) has no home directory: the engines' caches
+        # (Hugging Face, vLLM, torch, Triton's kernels) need a writable HOME and HF_HOME
+        cache = WEIGHT_CACHE_MOUNT if spec.weight_cache_claim else ENGINE_HOME
+        env.append({"name": "HOME", "value": ENGINE_HOME})
+        env.append({"name": "HF_HOME", "value": f"{cache}/huggingface"})
+    elif spec.weight_cache_claim:
         env.append({"name": "HF_HOME", "value": f"{WEIGHT_CACHE_MOUNT}/huggingface"})
     if spec.hf_token_secret:
         ref = {"name": spec.hf_token_secret, "key": "token", "optional": True}
@@ -151,6 +159,8 @@ def _volumes(spec: TritonServiceSpec) -> list[dict[str, Any]]:
     if spec.weight_cache_claim:
         claim = {"claimName": spec.weight_cache_claim}
         volumes.append({"name": "weight-cache", "persistentVolumeClaim": claim})
+    if spec.engines:  # HOME (and, without a claimed cache, the weights the engine downloads)
+        volumes.append({"name": "engine-home", "emptyDir": {}})
     return volumes
 
 
