@@ -10,6 +10,7 @@ from typing import Any
 
 from infra.k8s import promql
 from infra.k8s.spec import (
+    ENGINE_HOME,
     GPU_POOL,
     GPU_TAINT_EFFECT,
     GPU_TAINT_KEY,
@@ -17,7 +18,6 @@ from infra.k8s.spec import (
     HTTP_PORT,
     METRICS_PORT,
     POOL_LABEL,
-    ENGINE_HOME,
     WEIGHT_CACHE_MOUNT,
     ModelSync,
     TritonServiceSpec,
