@@ -75,12 +75,6 @@ VLLM_VERSIONS: dict[str, str] = {
     "26.04": "0.19.0", "26.05": "0.19.0", "26.06": "0.22.1", "26.07": "0.24.0",
     "26.08": "0.27.1",
 }  # fmt: skip
-#: TensorRT-LLM removed its engine-based Triton repositories (the C++ ``tensorrtllm``
-#: backend's ``all_models/inflight_batcher_llm``) in NVIDIA/TensorRT-LLM PRs #15763 and
-#: #15907 (June-July 2026, as issue 38 cites them; not re-read here): only
-#: ``all_models/llmapi`` remains. The first TensorRT-LLM without them is not pinned by a
-#: release note we read, so the kit flags them for the images released after the removal.
-ENGINE_REPOS_REMOVED_AFTER = "26.07"
 
 
 def vllm_version(image_or_release: str) -> str | None:

@@ -35,6 +35,10 @@ class ModelNeeds(Protocol):
     def gpus_per_replica(self) -> int: ...
     @property
     def source(self) -> str: ...
+    @property
+    def decoupled(self) -> bool: ...
+    @property
+    def engine_metrics(self) -> bool: ...
 
 
 StackConfigT = TypeVar("StackConfigT")
@@ -51,6 +55,11 @@ class AlertThresholds:
     error_rate_percent: float
     queue_ratio: float
     email: str | None
+    #: models that stream (decoupled): Triton's request-latency summary spans a whole
+    #: generation there, so the p99 latency rule leaves them out; TTFT covers them
+    streamed_models: tuple[str, ...] = ()
+    #: engines whose own metrics are exported (``packager.engines``): their alerts apply
+    metric_engines: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -73,8 +82,11 @@ class WorkloadConfig:
     #: memory-backed /dev/shm per pod; ``serve_models`` sizes it for LLM engines
     shm_size: str = "1Gi"
     #: the LLM engines the models run (``packager.engines`` backend names); ``serve_models``
-    #: sets them, and KEDA then scales on the engines' own metrics
+    #: sets them
     engines: tuple[str, ...] = ()
+    #: those whose own metrics every model exports: KEDA scales on them; an engine without
+    #: them is scaled on Triton's own in-flight and pending series
+    metric_engines: tuple[str, ...] = ()
 
 
 def read_workload_config(reader: ConfigReader) -> WorkloadConfig:
@@ -140,11 +152,16 @@ def serve_models(config: WorkloadConfig, needs: Sequence[ModelNeeds]) -> Workloa
             "g6e.12xlarge, 4 L40S)",
         )
     shm = max(llm.SHM_GIB_MIN, llm.SHM_GIB_PER_GPU * config.gpus_per_pod)
+    flavour = engines_of(sorted(llm.FLAVOUR_BACKENDS[llm.FLAVOURS[engines[0]]]))
+    metered = flavour if all(n.engine_metrics for n in needs if n.engine) else ()
+    streamed = tuple(sorted(n.model for n in needs if n.decoupled))
     return replace(
         config,
         image=image,
         shm_size=f"{shm}Gi",
-        engines=engines_of(sorted(llm.FLAVOUR_BACKENDS[llm.FLAVOURS[engines[0]]])),
+        engines=flavour,
+        metric_engines=metered,
+        alerts=replace(config.alerts, streamed_models=streamed, metric_engines=metered),
         startup_budget_seconds=max(config.startup_budget_seconds, llm.LLM_STARTUP_BUDGET_SECONDS),
     )
 
@@ -199,6 +216,7 @@ def workload_spec(
         model_sync=model_sync,
         shm_size=config.shm_size,
         engines=config.engines,
+        metric_engines=config.metric_engines,
         hf_token_secret=config.hf_token_secret,
         weight_cache_claim=config.weight_cache_claim,
     )

@@ -293,12 +293,15 @@ def scaling_query(spec: TritonServiceSpec) -> str:
 
 
 def _triggers(spec: TritonServiceSpec) -> list[promql.EngineTrigger]:
-    """LLM engines' own metrics where the models run one, else Triton's queue/compute ratio
+    """LLM engines' own metrics where the models run one that exports them, Triton's in-flight
+    and pending series for one that does not, else Triton's queue/compute ratio
     (``metricType: Value``: the ratio is already per unit of compute, so the HPA asks for
     ``ceil(replicas * ratio / target)`` pods)."""
-    engine = promql.engine_triggers(spec.namespace, spec.name, spec.engines)
+    engine = promql.engine_triggers(spec.namespace, spec.name, spec.metric_engines)
     if engine:
         return engine
+    if spec.engines:  # an engine without exported metrics: Triton's queue reads ~0 before it
+        return promql.in_flight_triggers(spec.namespace, spec.name)
     query = promql.queue_compute_ratio(spec.namespace, spec.name)
     return [
         promql.EngineTrigger("queue-compute-ratio", query, "Value", spec.scaling.queue_ratio_target)

@@ -115,6 +115,9 @@ class TritonServiceSpec:
     #: LLM engines the release's models run (``packager.engines`` names, from their backends):
     #: KEDA scales on the engines' own metrics instead of Triton's queue/compute ratio
     engines: tuple[str, ...] = ()
+    #: the engines whose own metrics are exported (KEDA scales on those; an engine without
+    #: them on Triton's in-flight and pending series)
+    metric_engines: tuple[str, ...] = ()
     #: size of the memory-backed /dev/shm (LLM engines exchange tensors across processes there)
     shm_size: str = "1Gi"
     #: a Secret (key ``token``) whose value becomes HF_TOKEN, for gated Hugging Face weights;

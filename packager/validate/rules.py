@@ -364,6 +364,15 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
      "checked source names its version): model.json names were checked against another version",
      "record that version's EngineArgs, or check the names against the image's vLLM by hand",
      VLLM_ARGS),
+    ("TDK614", "engine-metrics-off", "warning",
+     "the vLLM backend exports the engine's metrics only when REPORT_CUSTOM_METRICS is \"true\" "
+     "(any case) and disable_log_stats is false: otherwise the vllm: series never exist",
+     "drop disable_log_stats and REPORT_CUSTOM_METRICS (packaging turns the metrics on), or "
+     "accept scaling on Triton's in-flight and pending series", VLLM_SRC),
+    ("TDK615", "engine-repository-removed", "warning",
+     "TensorRT-LLM removed its engine-based Triton repositories (the tensorrtllm backend, "
+     "all_models/inflight_batcher_llm) in PRs #15763 and #15907; only all_models/llmapi remains",
+     "move to the LLM-API model (all_models/llmapi: model.yaml)", TRTLLM_REPO),
     # the deploy-target checks of infra.targets.checks (tdk validate --target)
     ("TDK901", "backend-not-in-image", "error",
      "the target's Triton image has no such backend; the model fails to load",

@@ -185,6 +185,13 @@ TRTLLM_1_0 = ArgList(
 #: (NVIDIA/TensorRT-LLM triton_backend/all_models/llmapi/tensorrt_llm/1/model.yaml)
 TRTLLM_MODEL_YAML_EXTRA = frozenset({"triton_config", "logits_post_processors"})
 
+#: TensorRT-LLM removed its engine-based Triton repositories (the C++ ``tensorrtllm`` backend's
+#: ``all_models/inflight_batcher_llm``) in NVIDIA/TensorRT-LLM PRs #15763 and #15907 (June-July
+#: 2026, as issue 38 cites them; not re-read here, 2026-11-27): only ``all_models/llmapi``
+#: remains. The compatibility matrix lists trtllm images up to 26.07 (TensorRT-LLM 1.2.1,
+#: which predates the removal), so the images after 26.07 are flagged.
+ENGINE_REPOS_LAST_RELEASE = "26.07"
+
 VLLM_DEFAULT_GPU_MEMORY_UTILIZATION = 0.9  # EngineArgs.gpu_memory_utilization default, above
 
 
