@@ -84,7 +84,8 @@ def _walk(node: ast.expr, aliases: dict[str, tuple[str, ...]]) -> tuple[set[str]
         outer = _name(node.value)
         args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         if outer in ("Optional", "Union"):
-            kinds, choices = {"none"} if outer == "Optional" else set(), set()
+            kinds: set[str] = {"none"} if outer == "Optional" else set()
+            choices: set[str] = set()
             for arg in args:
                 more = _walk(arg, aliases)
                 kinds, choices = kinds | more[0], choices | more[1]
@@ -149,8 +150,12 @@ def _cli_choices(tree: ast.Module) -> dict[str, tuple[str, ...]]:
         choices = next((k.value for k in node.keywords if k.arg == "choices"), None)
         if not (isinstance(flag, ast.Constant) and isinstance(choices, ast.List | ast.Tuple)):
             continue
-        values = [e.value for e in choices.elts if isinstance(e, ast.Constant)]
-        if values and len(values) == len(choices.elts) and all(isinstance(v, str) for v in values):
+        values = [
+            e.value
+            for e in choices.elts
+            if isinstance(e, ast.Constant) and isinstance(e.value, str)
+        ]
+        if values and len(values) == len(choices.elts):
             found[str(flag.value).lstrip("-").replace("-", "_")] = tuple(values)
     return found
 
