@@ -70,6 +70,7 @@ def k8s(
     json: JsonOpt = False,
 ) -> None:
     """Render ServiceAccount, Deployment, Service, PDB, KEDA scaling and monitoring manifests."""
+    from infra.k8s.config import stack_alerts
     from infra.k8s.render import yaml_stream
     from infra.targets import registry
 
@@ -82,7 +83,7 @@ def k8s(
         rendered, config = _fitted_render(settings, models, known)
     else:
         rendered, config = settings.render(known), settings.config
-    alerts = config.workload.alerts
+    alerts = stack_alerts(config, settings.reader)
     if out == "-":
         if rules_out is not None:
             _write_alert_rules(alerts, rendered.manifests, rules_out)

@@ -177,6 +177,15 @@ def with_models(stack: StackConfigT, needs: Sequence[ModelNeeds]) -> StackConfig
     return cast(StackConfigT, replace(stack, workload=serve_models(workload, needs)))  # type: ignore[type-var]
 
 
+def stack_alerts(stack: object, reader: ConfigReader) -> AlertThresholds:
+    """The alert thresholds of a stack's (model-fitted) workload; a target whose config holds
+    no ``WorkloadConfig`` gets the ``k8s*`` keys as read."""
+    workload = getattr(stack, "workload", None)
+    if isinstance(workload, WorkloadConfig):
+        return workload.alerts
+    return read_workload_config(reader).alerts
+
+
 def workload_spec(
     config: WorkloadConfig,
     *,

@@ -14,7 +14,9 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from packager.validate.engines.vllm_argsgen import ARG_UTILS, CLASSES
+#: the file and the dataclasses whose fields ``AsyncEngineArgs(**model_json)`` takes
+ARG_UTILS = "vllm/engine/arg_utils.py"
+CLASSES = ("EngineArgs", "AsyncEngineArgs")
 
 #: annotation names -> the JSON kinds they accept (anything else: not checked)
 _KINDS = {
