@@ -147,6 +147,7 @@ def _with_target(
         settings = registry.load_stack(*stack)
         where = str(stack[0] / f"Pulumi.{stack[1]}.yaml")
         _warn_placeholders(*stack)
+        _warn_undeclared(*stack)
     else:
         entry = registry.get(str(target))
         flags = {"instance_type": instance_type, "gpu": gpu, "image": image}
@@ -188,6 +189,14 @@ def _warn_placeholders(project_dir: Path, stack: str) -> None:
     found = scan_stack(project_dir, stack)
     if found:
         sys.stderr.write(f"warning: {describe(stack, found)}: {fix_hint(stack, found)}\n")
+
+
+def _warn_undeclared(project_dir: Path, stack: str) -> None:
+    """A key Pulumi.yaml does not declare is ignored by every reader: say so (stderr)."""
+    from infra.stack_keys import stack_file_keys, undeclared
+
+    for warning in undeclared(project_dir, stack_file_keys(project_dir, stack)):
+        sys.stderr.write(f"warning: Pulumi.{stack}.yaml: {warning}\n")
 
 
 def _stack(stack: str, project_dir: str) -> tuple[Path, str]:

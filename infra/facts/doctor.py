@@ -141,6 +141,29 @@ def _generated_enums() -> tuple[str, dict[str, list[str]]]:
     return str(built["source"]), dict(built["enums"])
 
 
+def _generated_families() -> dict[str, list[str]]:
+    """The GPU families the installed botocore lists (indirection for tests)."""
+    from infra.facts import generate
+
+    return dict(generate.build()["gpu_families"])
+
+
+def _gpu_family_finding(source: str) -> Finding:
+    """A GPU family botocore lists that the kit neither describes nor refuses with a reason
+    (it would be refused as unknown, and nobody said why)."""
+    known = set(facts.EC2_GPU_FAMILIES) | set(facts.UNSUPPORTED_GPU_FAMILIES)
+    listed = {f for families in _generated_families().values() for f in families}
+    unknown = sorted(listed - known)
+    note = f"all {len(listed)} are in infra/facts/hardware.py (described or refused, with why)"
+    if unknown:
+        note = (
+            f"botocore lists {', '.join(unknown)}, which the kit neither describes nor refuses: "
+            "add them to EC2_GPU_FAMILIES or UNSUPPORTED_GPU_FAMILIES in infra/facts/hardware.py"
+        )
+    return Finding("GPU instance families", f"{len(listed)} families", source, "installed",
+                   "aged" if unknown else "ok", note)  # fmt: skip
+
+
 def botocore_findings() -> list[Finding]:
     """The installed botocore's enums against the kit's tables: the generated file, the GPU
     instance sizes and the InferenceAmiVersions (a size or AMI botocore lists that the kit
@@ -178,6 +201,7 @@ def botocore_findings() -> list[Finding]:
         )
     out.append(Finding("GPU instance sizes", f"{len(facts.EC2_GPU_FAMILIES)} families",
                        source, "installed", "aged" if missing else "ok", note))  # fmt: skip
+    out.append(_gpu_family_finding(source))
     amis = {a for a in enums.get("sagemaker.ProductionVariantInferenceAmiVersion", [])
             if "-gpu-" in a}  # fmt: skip
     unknown = sorted(amis - set(tf.AMI_BY_NAME))
@@ -235,6 +259,20 @@ def newer_release_findings() -> list[Finding]:
                     "aged", note)]  # fmt: skip
 
 
+def _stack_keys(project_dir: Path, stack: str) -> Finding:
+    """Keys of the stack file that Pulumi.yaml does not declare (ignored: defaults apply)."""
+    from infra.stack_keys import stack_file_keys, undeclared
+
+    where = f"Pulumi.{stack}.yaml"
+    try:
+        warnings = undeclared(project_dir, stack_file_keys(project_dir, stack))
+    except TdkError as exc:
+        return Finding("stack keys", where, "Pulumi.yaml", "", "broken", exc.message)
+    if not warnings:
+        return Finding("stack keys", where, "Pulumi.yaml", "", "ok", "every key is declared")
+    return Finding("stack keys", where, "Pulumi.yaml", "", "aged", " | ".join(warnings))
+
+
 def diagnose(project_dir: Path, stack: str, today: dt.date) -> list[Finding]:
     """Every finding for ``stack``; a config the kit refuses is one ``broken`` finding."""
     from infra.perf.prices import load_prices
@@ -251,6 +289,7 @@ def diagnose(project_dir: Path, stack: str, today: dt.date) -> list[Finding]:
             dt.date.fromisoformat(prices.date), today,
         ),
     ]  # fmt: skip
+    found.append(_stack_keys(project_dir, stack))
     try:
         config = registry.load_stack(project_dir, stack).config
     except TdkError as exc:

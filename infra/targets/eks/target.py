@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
+from infra.facts import hardware as facts
 from infra.k8s.config import read_workload_config
 from infra.k8s.spec import TritonServiceSpec
 from infra.targets.base import Manifest, OutputValue, Refusal, TargetSpec
@@ -57,7 +58,14 @@ SUGGESTED_GPU_INSTANCE = "g5.xlarge"
 def _gpu_instance(reader: ConfigReader) -> str:
     """An instance type of a supported GPU family (refused families never get here)."""
     instance = reader.string("eksGpuInstanceType")
-    family, _ = b.split_instance(instance) or ("", "")
+    family, size = b.split_instance(instance) or ("", "")
+    if family in b.GPU_FAMILIES and not b.gpus_of(instance):
+        sizes = ", ".join(f"{family}.{s}" for s in facts.EC2_GPU_FAMILIES[family].gpus)
+        raise ConfigError(
+            f"{qualify('eksGpuInstanceType')} is {instance!r}: {family} has no size {size!r} "
+            f"in tdk's hardware table (infra/facts/hardware.py)",
+            hint=f"use one of {sizes}",
+        )
     if family not in b.GPU_FAMILIES:
         key = qualify("eksGpuInstanceType")
         raise ConfigError(

@@ -19,6 +19,7 @@ from infra.sagemaker_common.settings import alarm_email, created_release_prefix
 from infra.targets.base import Refusal, Shortfall, Target, TargetSpec
 from infra.targets.checks import instance_spec
 from infra.targets.guardrails import read_budget, read_log_retention
+from infra.targets.sagemaker_ic.builders import ROLLING_PERCENT
 from infra.targets.sagemaker_ic.cloud_names import DERIVED
 from infra.targets.sagemaker_ic.config import (
     AwaitingRelease,
@@ -192,7 +193,11 @@ class SageMakerIcTarget(Target[SageMakerIcConfig]):
                 ),
             ),
             rolling=Rolling(
-                batch_copies=reader.integer("sagemakerIcRollingBatchCopies", minimum=1),
+                batch_percent=reader.integer(
+                    "sagemakerIcRollingBatchPercent",
+                    minimum=ROLLING_PERCENT[0],
+                    maximum=ROLLING_PERCENT[1],
+                ),
                 wait_seconds=reader.integer(
                     "sagemakerIcRollingWaitSeconds", minimum=0, maximum=3600
                 ),
