@@ -40,7 +40,6 @@ def undeclared(project_dir: Path, keys: Iterable[str]) -> list[str]:
             close = [d for d in declared if d.lower().endswith(name.lower())][:1]
         guess = f"; did you mean {PROJECT}:{close[0]}?" if close else ""
         found.append(
-            f"{key} is not a key Pulumi.yaml declares: it is ignored and its default "
-            f"applies{guess}"
+            f"{key} is not a key Pulumi.yaml declares: it is ignored and its default applies{guess}"
         )
     return found
