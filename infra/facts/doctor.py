@@ -19,6 +19,9 @@ from tdk.errors import TdkError
 
 #: a hand-written table or a price list older than this is reported
 MAX_FACT_AGE_DAYS = 90
+#: a fact only the kit's own table says (nothing installed or online compared it): never "ok"
+UNVERIFIED = "unverified"
+HAND = "; the kit's calendar, compared with the cloud only by `tdk doctor --online`"
 SUPPORT_MARGIN_DAYS = kf.DEFAULT_MARGIN_DAYS
 
 
@@ -48,7 +51,7 @@ def _eks(version: str, support: str, today: dt.date) -> list[Finding]:
     row = kf.EKS_BY_VERSION[version]
     left = (row.standard_end - today).days
     phase = row.phase(today)
-    status, note = "ok", f"standard support ends {row.standard_end} ({left} days)"
+    status, note = UNVERIFIED, f"standard support ends {row.standard_end} ({left} days){HAND}"
     if phase == "ended":
         status, note = "broken", f"extended support ended {row.extended_end}"
     elif phase == "extended":
@@ -77,7 +80,7 @@ def _charts(version: str, keda: str | None) -> list[Finding]:
     for chart, row in picks.items():
         src = sources[chart]
         tested = f"tested with Kubernetes 1.{row.low}-1.{row.high}"
-        status, note = "ok", f"{tested}; the cluster runs {version}"
+        status, note = UNVERIFIED, f"{tested}; the cluster runs {version} (the kit's table)"
         if not row.supports(minor):
             status, note = "broken", f"{tested}, not the cluster's {version}"
         out.append(Finding(f"{chart} chart", row.version, src.url, str(src.checked), status, note))
@@ -89,8 +92,9 @@ def _channel(channel: str) -> Finding:
     low, high = kf.GKE_CHANNELS[channel]
     row = kf.keda_for_channel(channel)
     status, note = (
-        "ok",
-        (f"{channel} offers 1.{low}-1.{high}; the chart is tested with 1.{row.low}-1.{row.high}"),
+        UNVERIFIED,
+        f"{channel} offers 1.{low}-1.{high}; the chart is tested with 1.{row.low}-1.{row.high} "
+        "(the kit's tables)",
     )
     if high > row.high:
         status = "aged"
@@ -128,8 +132,10 @@ def _config_facts(config: Any, today: dt.date) -> list[Finding]:
     if ami:
         src = tf.AMI_SOURCE
         row = tf.AMI_BY_NAME[ami]
-        note = f"driver {row.driver}, CUDA {row.cuda[0]}.{row.cuda[1]}"
-        found.append(Finding("InferenceAmiVersion", ami, src.url, str(src.checked), "ok", note))
+        note = f"driver {row.driver}, CUDA {row.cuda[0]}.{row.cuda[1]} (the kit's table)"
+        found.append(
+            Finding("InferenceAmiVersion", ami, src.url, str(src.checked), UNVERIFIED, note)
+        )
     return found
 
 
@@ -273,7 +279,25 @@ def _stack_keys(project_dir: Path, stack: str) -> Finding:
     return Finding("stack keys", where, "Pulumi.yaml", "", "aged", " | ".join(warnings))
 
 
-def diagnose(project_dir: Path, stack: str, today: dt.date) -> list[Finding]:
+def online_findings(settings: Any, today: dt.date) -> list[Finding]:
+    """What the stack's cloud answers about the kit's facts (its target asks; no target name
+    here): drift is aged, no answer (credentials, network) is unverified, never ok."""
+    try:
+        asked = settings.entry.deploy().online_drift(settings.config)
+    except Exception as exc:
+        return [Finding("cloud facts", "no answer", "", "online", UNVERIFIED,
+                        f"{type(exc).__name__}: {exc}")]  # fmt: skip
+    if asked is None:
+        return []
+    api, drift = asked
+    if drift:
+        return [Finding(f"cloud facts ({api})", f"{len(drift)} differences", api,
+                        today.isoformat(), "aged", " | ".join(drift))]  # fmt: skip
+    return [Finding(f"cloud facts ({api})", "agree", api, today.isoformat(), "ok",
+                    "the cloud's answer matches the kit's facts")]  # fmt: skip
+
+
+def diagnose(project_dir: Path, stack: str, today: dt.date, online: bool = False) -> list[Finding]:
     """Every finding for ``stack``; a config the kit refuses is one ``broken`` finding."""
     from infra.perf.prices import load_prices
     from infra.targets import registry
@@ -291,10 +315,13 @@ def diagnose(project_dir: Path, stack: str, today: dt.date) -> list[Finding]:
     ]  # fmt: skip
     found.append(_stack_keys(project_dir, stack))
     try:
-        config = registry.load_stack(project_dir, stack).config
+        settings = registry.load_stack(project_dir, stack)
+        config = settings.config
     except TdkError as exc:
         found.append(
             Finding("stack config", stack, "", "", "broken", f"{exc.message} ({exc.hint})")
         )
         return found
-    return found + _config_facts(config, today)
+    return (
+        found + _config_facts(config, today) + (online_findings(settings, today) if online else [])
+    )

@@ -131,6 +131,12 @@ class Target(abc.ABC, Generic[ConfigT]):
         del config
         return ()
 
+    def online_drift(self, config: ConfigT) -> tuple[str, list[str]] | None:
+        """(what was asked, what differs from the kit's facts) from the cloud's own API for
+        ``tdk doctor --online``; None where the target's cloud answers nothing it checks."""
+        del config
+        return None
+
     @abc.abstractmethod
     def parse_config(self, reader: ConfigReader, common: StackConfig) -> ConfigT:
         """Read and validate this target's keys into its frozen config (ConfigError if bad)."""

@@ -51,6 +51,13 @@ def _zones(reader: ConfigReader, region: str) -> tuple[str, ...]:
     return zones
 
 
+def eks_client(region: str) -> Any:
+    """The EKS API client ``doctor --online`` asks (a seam for botocore's Stubber)."""
+    import boto3
+
+    return boto3.client("eks", region_name=region)
+
+
 #: a GPU instance type the hints offer (the Pulumi.yaml default)
 SUGGESTED_GPU_INSTANCE = "g5.xlarge"
 
@@ -88,6 +95,12 @@ class EksTarget(KubernetesTarget[EksConfig]):
             Refusal("eksGpuInstanceType", f"{family}.*", why, SUGGESTED_GPU_INSTANCE)
             for family, why in b.REFUSED_FAMILIES.items()
         ]
+
+    def online_drift(self, config: EksConfig) -> tuple[str, list[str]] | None:
+        """The calendar against EKS's DescribeClusterVersions in the stack's region."""
+        from infra.targets.eks import versions
+
+        return versions.API, versions.drift(versions.describe(eks_client(config.region)))
 
     def parse_config(self, reader: ConfigReader, common: StackConfig) -> EksConfig:
         region = _region(reader)
