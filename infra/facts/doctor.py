@@ -269,14 +269,15 @@ def _stack_keys(project_dir: Path, stack: str) -> Finding:
     """Keys of the stack file that Pulumi.yaml does not declare (ignored: defaults apply)."""
     from infra.stack_keys import stack_file_keys, undeclared
 
-    where = f"Pulumi.{stack}.yaml"
     try:
         warnings = undeclared(project_dir, stack_file_keys(project_dir, stack))
     except TdkError as exc:
-        return Finding("stack keys", where, "Pulumi.yaml", "", "broken", exc.message)
+        return Finding("stack keys", "unreadable", "Pulumi.yaml", "", "broken", exc.message)
     if not warnings:
-        return Finding("stack keys", where, "Pulumi.yaml", "", "ok", "every key is declared")
-    return Finding("stack keys", where, "Pulumi.yaml", "", "aged", " | ".join(warnings))
+        return Finding("stack keys", "all declared", "Pulumi.yaml", "", "ok",
+                       "every key of the stack file is declared in Pulumi.yaml")  # fmt: skip
+    return Finding("stack keys", f"{len(warnings)} undeclared", "Pulumi.yaml", "", "aged",
+                   " | ".join(warnings))  # fmt: skip
 
 
 def online_findings(settings: Any, today: dt.date) -> list[Finding]:
