@@ -53,7 +53,7 @@ from infra.perf.bench import Load
 from infra.perf.drive import DEFAULT_PROCESSES
 from infra.perf.genbench import GenLoad
 from infra.perf.loadgen import Stability
-from tdk.errors import UsageError
+from tdk.errors import TdkError, UsageError
 
 LOAD = Load()  # where the defaults are declared
 
@@ -157,7 +157,6 @@ def bench(
 ) -> None:
     """Throughput, p50/p90/p99 latency and errors; the first request is reported as cold.
     With --prompt/--prompts: streamed generation, TTFT, TPOT, e2e and output tokens/s."""
-    from infra.clients.inputs import example_inputs
     from infra.perf.bench import RunsOn, run_bench
 
     out = Output(json_mode=json)
@@ -196,10 +195,8 @@ def bench(
     try:
         model = resolve_model(manifest, target_model)
         no_decoupled(model)
-        given = inputs or text is not None
-        if example and given:
-            gather_inputs(model, inputs, text, example)  # says which to drop
-        arrays = gather_inputs(model, inputs, text) if given else example_inputs(model, batch)
+        # example inputs, any tensor given with --input / --text replacing its example
+        arrays = gather_inputs(model, inputs, text, example=True, batch=batch)
         request = client.prepare(model, arrays, binary=not json_body)
         make: Callable[[], InferenceTarget]
         if isinstance(client, TritonHttpTarget):  # one keep-alive connection per thread
@@ -217,8 +214,32 @@ def bench(
         client.close()
     if json:
         out.json(record)
+    else:
+        _table(out, record)
+    _check_failures(out, record)
+
+
+def _check_failures(out: Output, record: dict[str, Any]) -> None:
+    """Say how many requests failed whenever any did; every one failing is an error (exit 1):
+    a benchmark of nothing but errors measured no model."""
+    failed = sum(record["probe_errors"].values())
+    failed += sum(sum(level["errors"].values()) for level in record["levels"])
+    ok = sum(level["ok"] for level in record["levels"])
+    ok += sum(record[key] is not None for key in ("cold_ms", "first_warm_ms"))
+    if not failed:
         return
-    _table(out, record)
+    kinds: dict[str, int] = dict(record["probe_errors"])
+    for level in record["levels"]:
+        for kind, count in level["errors"].items():
+            kinds[kind] = kinds.get(kind, 0) + count
+    shown = ", ".join(f"{kind}: {count}" for kind, count in sorted(kinds.items()))
+    if ok == 0:
+        raise TdkError(
+            f"every request failed ({failed} of {failed}: {shown}); nothing was measured",
+            hint="send one request with `tdk invoke --example` (same target and model) to see "
+            "the model's error, then fix the inputs (--input NAME=...) or the model",
+        )
+    out.warn(f"{failed} of {failed + ok} requests failed ({shown})")
 
 
 def _rows(max_batch_size: int, arrays: dict[str, Any]) -> int:
