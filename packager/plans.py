@@ -98,7 +98,7 @@ class PlanKey:
 
     @property
     def target(self) -> str:
-        return f"cc{self.compute}-trt{self.tensorrt}"
+        return f"cc{self.compute}-tensorrt-{self.tensorrt}"
 
     @property
     def build_digest(self) -> str:

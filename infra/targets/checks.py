@@ -129,8 +129,9 @@ def check_target(
 ) -> tuple[list[Finding], list[Fit]]:
     """Findings for ``models`` on ``spec``, and the working set each model allows.
 
-    ``trt_built_for`` (``"8.6:10.4"``, ``"8.6:10.16@26.05"``, from ``--trt-built-for`` or a release's manifest) says
-    what the TensorRT plans were built for; it is compared with the target's GPU and image.
+    ``trt_built_for`` (``"8.6:10.4"``, ``"8.6:10.16@26.05"``, from ``--trt-built-for`` or a
+    release's manifest) says what the TensorRT plans were built for; it is compared with the
+    target's GPU and image.
     """
     models = [ModelDir(m.path, autocomplete_backend(m.config, m.path)) for m in models]
     sinks = {m.path: Sink(m.name, m.config_path) for m in models}
