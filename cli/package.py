@@ -24,7 +24,8 @@ def package(
     dest: Annotated[
         str,
         typer.Option(
-            "--dest", help="Release URL, a directory or prefix of its own: file://, s3:// or gs://."
+            "--dest",
+            help="Release URL, a directory or prefix of its own: file://, s3://, gs:// or az://.",
         ),
     ],
     copies: Annotated[int, typer.Option("--copies", min=1, help="Copies of each model.")] = 1,

@@ -25,11 +25,11 @@ def image_facts(image: str = "") -> facts.Image:
     """The facts of Triton ``image`` (a tag, a URI or a version; empty: the checked default)."""
     version = facts.image_version(image) if image else default_checked_image()
     found = facts.IMAGES.get(version)
-    if found is None or not found.triton:
+    if found is None:
         what = repr(image) if image else "the image the stacks deploy"
         raise UsageError(
-            f"Triton image {what} (version {version}) has no Triton version and CUDA in tdk's "
-            "image facts: its backends and limits cannot be checked",
+            f"Triton image {what} (version {version}) is not a published release in tdk's "
+            "image facts: its CUDA, backends and limits cannot be checked",
             hint=f"add its row to infra/facts/hardware.py from {facts.TRITON_RELEASE_NOTES}, "
             f"or check against one of {', '.join(sorted(facts.IMAGES))} with --image",
         )
