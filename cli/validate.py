@@ -71,7 +71,10 @@ BuiltForOpt = Annotated[
     ),
 ]
 ReleaseOpt = Annotated[
-    str, typer.Option("--release", help="A release (file://, s3://, gs://) whose manifest to use.")
+    str,
+    typer.Option(
+        "--release", help="A release (file://, s3://, gs://, az://) whose manifest to use."
+    ),
 ]
 ShowConfigOpt = Annotated[
     bool,
