@@ -18,9 +18,10 @@ from cli.locate import (
     ProjectDirOpt,
     PrometheusUrlOpt,
     StackOpt,
-    TargetOpt,
+    StackOutputsOpt,
+    StackTargetOpt,
     WorkspaceOpt,
-    default_target,
+    locate,
 )
 from cli.output import Output
 from tdk.errors import UsageError
@@ -52,9 +53,10 @@ def _format(value: float | None) -> str:
 
 
 def metrics(
-    target: TargetOpt = default_target("local"),
+    target: StackTargetOpt = None,
     endpoint: EndpointOpt = None,
     stack: StackOpt = None,
+    outputs: StackOutputsOpt = None,
     since: Annotated[
         str | None,
         typer.Option(
@@ -75,7 +77,7 @@ def metrics(
 
     out = Output(json_mode=json_mode)
     window = parse_since(since) if since else None
-    where = Locator(
+    given = Locator(
         endpoint=endpoint,
         region=region,
         stack=stack,
@@ -83,6 +85,7 @@ def metrics(
         prometheus_url=prometheus_url,
         workspace_id=workspace_id,
     )
+    target, where = locate(target, given, outputs)
     client = load_client(target.value, where)
     readings = client.metrics(window)
     located = client.where()

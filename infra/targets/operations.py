@@ -195,6 +195,8 @@ class Locator:
     workspace_id: str | None = None
     #: gke/eks: Triton's HTTP URL (a load balancer, or ``kubectl port-forward``)
     url: str | None = None
+    #: the release URL the deployment serves (``--store``; a stack's ``releaseUrl``)
+    release: str | None = None
 
     def need(self, field_name: str, target: str, option: str, hint: str) -> str:
         """The value of ``field_name``, or a UsageError naming the option and the fix."""
