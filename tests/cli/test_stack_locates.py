@@ -109,9 +109,7 @@ def test_the_pulumi_cli_gives_the_outputs_when_installed(
     bin_dir.mkdir()
     fake = bin_dir / "pulumi"
     fake.write_text(
-        "#!/bin/sh\n"
-        f'echo "$@" > {tmp_path}/args\n'
-        'echo \'{"endpointName": "tdk-from-outputs"}\'\n'
+        f'#!/bin/sh\necho "$@" > {tmp_path}/args\necho \'{{"endpointName": "tdk-from-outputs"}}\'\n'
     )
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.defpath}")
