@@ -88,6 +88,7 @@ def _new_target(value: str) -> str:
 COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("cli.validate", "validate"),
     "package": ("cli.package", "package"),
+    "releases": ("cli.releases", "releases"),
     "invoke": ("cli.invoke", "invoke"),
     "bench": ("cli.bench", "bench"),
     "metrics": ("cli.metrics", "metrics"),

@@ -20,6 +20,7 @@ from cli.locate import (
     StackOpt,
     StackOutputsOpt,
     StackTargetOpt,
+    UrlOpt,
     WorkspaceOpt,
     locate,
 )
@@ -68,6 +69,7 @@ def metrics(
     project_dir: ProjectDirOpt = ".",
     prometheus_url: PrometheusUrlOpt = None,
     workspace_id: WorkspaceOpt = None,
+    url: UrlOpt = None,
     region: RegionOpt = None,
     json_mode: JsonOpt = False,
 ) -> None:
@@ -84,6 +86,7 @@ def metrics(
         project_dir=project_dir,
         prometheus_url=prometheus_url,
         workspace_id=workspace_id,
+        url=url,
     )
     target, where = locate(target, given, outputs)
     client = load_client(target.value, where)
