@@ -89,6 +89,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("cli.validate", "validate"),
     "package": ("cli.package", "package"),
     "releases": ("cli.releases", "releases"),
+    "build": ("cli.build", "build"),
     "invoke": ("cli.invoke", "invoke"),
     "bench": ("cli.bench", "bench"),
     "metrics": ("cli.metrics", "metrics"),

@@ -71,7 +71,10 @@ BuiltForOpt = Annotated[
     ),
 ]
 ReleaseOpt = Annotated[
-    str, typer.Option("--release", help="A release (file://, s3://, gs://) whose manifest to use.")
+    str,
+    typer.Option(
+        "--release", help="A release (file://, s3://, gs://, az://) whose manifest to use."
+    ),
 ]
 CopiesOpt = Annotated[
     int, typer.Option("--copies", min=1, help="Copies `tdk package` will make (working set).")

@@ -12,7 +12,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from tdk.errors import TdkError, UsageError
+from tdk.errors import TdkError
 
 FORMAT_VERSION = 1
 MANIFEST_NAME = "manifest.json"
@@ -143,21 +143,6 @@ class Manifest:
                 f"{source}: not a tdk manifest ({exc.__class__.__name__}: {exc})",
                 hint=RELEASE_HINT,
             ) from exc
-
-
-_TRT_BUILT_FOR = re.compile(r"^(\d+)\.(\d+):(\d+)\.(\d+)$")
-
-
-def parse_trt_built_for(value: str) -> tuple[tuple[int, int], tuple[int, int]]:
-    """``"8.6:10.4"`` -> ((8, 6), (10, 4)): compute capability and TensorRT major.minor."""
-    match = _TRT_BUILT_FOR.match(value)
-    if not match:
-        raise UsageError(
-            f"--trt-built-for {value!r} is not <compute capability>:<TensorRT version>",
-            hint="e.g. --trt-built-for 8.6:10.4 for plans built on an A10G with TensorRT 10.4",
-        )
-    major, minor, trt_major, trt_minor = (int(g) for g in match.groups())
-    return (major, minor), (trt_major, trt_minor)
 
 
 @dataclass(frozen=True)

@@ -197,7 +197,7 @@ def sagemaker_image_findings() -> list[Finding]:
     except TdkError as exc:
         return [Finding("sagemaker-core Triton images", "not installed", src.url,
                         str(src.checked), "broken", exc.message)]  # fmt: skip
-    missing = [v for v in listed if v not in facts.IMAGES or not facts.IMAGES[v].triton]
+    missing = [v for v in listed if v not in facts.IMAGES]
     status, note = "ok", f"all {len(listed)} have Triton/CUDA facts; stacks deploy {listed[-1]}"
     if missing:
         status = "broken" if listed[-1] in missing else "aged"
@@ -207,6 +207,32 @@ def sagemaker_image_findings() -> list[Finding]:
         )
     return [Finding("sagemaker-core Triton images", ", ".join(listed), src.url,
                     str(src.checked), status, note)]  # fmt: skip
+
+
+def newer_release_findings() -> list[Finding]:
+    """NVIDIA's published releases (the image facts) against the default every target deploys
+    (the newest the installed sagemaker-core lists): newer ones are reported, never adopted
+    silently, so a release validated once behaves the same on every target."""
+    src = tf.TRITON_SOURCE
+    try:
+        default = tf.default_sagemaker_triton_version()
+    except TdkError as exc:
+        return [Finding("newer Triton releases", "unknown", src.url, str(src.checked),
+                        "broken", exc.message)]  # fmt: skip
+    newer = sorted((v for v in facts.IMAGES if tf.released(v) > tf.released(default)),
+                   key=tf.released)  # fmt: skip
+    if not newer:
+        note = f"the default {default} is NVIDIA's newest release in the facts"
+        return [Finding("newer Triton releases", "none", src.url, str(src.checked), "ok", note)]
+    row = facts.IMAGES[newer[-1]]
+    note = (
+        f"NVIDIA published {', '.join(newer)} after the default {default} (the newest the "
+        "installed sagemaker-core lists, deployed on every target): a Kubernetes stack may pin "
+        f"one (k8sTritonImage {tf.NGC_REPOSITORY}:{newer[-1]}-py3); a sagemaker-tritonserver "
+        "image exists once sagemaker-core lists it (upgrade sagemaker-core)"
+    )
+    return [Finding("newer Triton releases", ", ".join(newer), row.source, row.checked,
+                    "aged", note)]  # fmt: skip
 
 
 def diagnose(project_dir: Path, stack: str, today: dt.date) -> list[Finding]:
@@ -219,6 +245,7 @@ def diagnose(project_dir: Path, stack: str, today: dt.date) -> list[Finding]:
         _dated("fact tables", "infra/facts", "see each table's source", CHECKED, today),
         *botocore_findings(),
         *sagemaker_image_findings(),
+        *newer_release_findings(),
         _dated(
             "list prices", str(prices.origin), "infra/perf/prices.json sources",
             dt.date.fromisoformat(prices.date), today,

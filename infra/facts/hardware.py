@@ -138,23 +138,46 @@ TRITON_FACTS_CHECKED = "2026-11-26"
 
 @dataclass(frozen=True)
 class Image:
-    """A Triton image version: the Triton release, CUDA, TensorRT, and its backends.
+    """A published Triton image release: the Triton version, CUDA, TensorRT, minimum driver
+    branch, lowest compute capability, its backends, and where those facts come from.
 
-    ``triton`` and ``cuda`` are required (a test says every row has them); ``tensorrt`` is None
-    where the release notes checked do not say.
+    A row exists only for a release NVIDIA has published (its release notes page exists);
+    ``cuda`` is required. ``triton``, ``tensorrt`` and ``driver`` are None where the sources
+    checked do not give them: the kit says so (TDK906 for plans) and never guesses.
     """
 
     version: str
-    triton: str
+    triton: str | None
     tensorrt: tuple[int, int] | None
     cuda: tuple[int, int]
     gpu_backends: frozenset[str] = _GPU_BACKENDS
     cpu_backends: frozenset[str] = _CPU_BACKENDS
+    #: lowest NVIDIA driver branch the release notes name (None: the notes leave it blank)
+    driver: int | None = None
+    source: str = TRITON_RELEASE_NOTES
+    checked: str = TRITON_FACTS_CHECKED
 
     @property
     def min_compute(self) -> tuple[int, int]:
         """Lowest CUDA compute capability: 7.5 from 25.01 on (release notes), 6.0 before."""
         return (7, 5) if self.version >= "25.01" else (6, 0)
+
+
+def _notes(version: str) -> str:
+    """The release notes page of Triton ``version`` (``26.06`` -> ``.../rel-26-06.html``)."""
+    return TRITON_RELEASE_NOTES.replace("index.html", f"rel-{version.replace('.', '-')}.html")
+
+
+#: Releases after 26.05, checked 2026-11-27 (h37). CUDA and compute capability 7.5: each
+#: release's notes (rel-26-06 ... rel-26-10.html; 26.06's notes say "Release 26.05 supports
+#: compute capability 7.5", a slip in NVIDIA's text). Their "Driver Requirements" name no
+#: driver ("requires the NVIDIA Driver release."): ``driver`` is None. Triton version: the
+#: server's build.py TRITON_VERSION_MAP on tags v2.70.0 (26.06), v2.71.0 (26.07) and branch
+#: r26.08 (2.72.0); 2.73.0 for 26.09 from the server's commit e1db8a6 "Update default branch
+#: to track 2.73.0 / 26.09"; 26.10's Triton version was not found (None). TensorRT of the py3
+#: image: neither the notes' excerpts nor docs/introduction/compatibility.md (which lists only
+#: the trtllm and vllm flavours) give it: None. No 26.11 notes were published by 2026-11-27.
+NEW_RELEASES_CHECKED = "2026-11-27"
 
 
 IMAGES: dict[str, Image] = {
@@ -168,6 +191,17 @@ IMAGES: dict[str, Image] = {
         Image("25.04", "2.57.0", (10, 9), (12, 9), _GPU_BACKENDS - _NO_TF, _CPU_BACKENDS - _NO_TF),
         Image("25.09", "2.61.0", (10, 13), (13, 0), _GPU_BACKENDS - _NO_TF, _CPU_BACKENDS - _NO_TF),
         Image("26.05", "2.69.0", None, (13, 2), _GPU_BACKENDS - _NO_TF, _CPU_BACKENDS - _NO_TF),
+        *(
+            Image(version, triton, None, cuda, _GPU_BACKENDS - _NO_TF, _CPU_BACKENDS - _NO_TF,
+                  source=_notes(version), checked=NEW_RELEASES_CHECKED)
+            for version, triton, cuda in (
+                ("26.06", "2.70.0", (13, 3)),  # CUDA 13.3.0
+                ("26.07", "2.71.0", (13, 3)),  # CUDA 13.3.1
+                ("26.08", "2.72.0", (13, 4)),  # CUDA 13.4.1
+                ("26.09", "2.73.0", (13, 4)),  # CUDA 13.4.1
+                ("26.10", None, (13, 4)),  # CUDA 13.4.3
+            )
+        ),
     )
 }  # fmt: skip
 

@@ -376,11 +376,12 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
      "fewer copies fit loaded at once than the release holds: SageMaker MME unloads (LRU) and "
      "reloads them",
      "raise instance count, GPU size, or expect load latency", TARGET_FACTS),
-    ("TDK906", "tensorrt-plan-target", "warning",
-     "a plan runs only on the GPU compute capability and TensorRT version it was built for",
-     "build the plan on the target GPU with the image's TensorRT; record it with "
-     "--trt-built-for", TARGET_FACTS),
-    ("TDK907", "tensorrt-built-for-other", "warning",
+    ("TDK906", "tensorrt-plan-target", "error",
+     "a plan runs only on the GPU compute capability and TensorRT version it was built for, "
+     "and nothing shows these plans were built for the target's (no record, or the image's "
+     "TensorRT unknown and the plan built in another release's container)",
+     "tdk build --stack (records it); or record it with --trt-built-for", TARGET_FACTS),
+    ("TDK907", "tensorrt-built-for-other", "error",
      "the plans were recorded as built for another compute capability or TensorRT version "
      "than the target's: Triton fails to deserialize them",
      "rebuild the plans for the target", TARGET_FACTS),

@@ -16,6 +16,7 @@ from botocore.validate import ParamValidator
 from infra.targets.sagemaker_ic import requests
 from infra.targets.sagemaker_ic.target import AMI_VERSIONS
 from tdk.errors import ConfigError
+from tests.infra.ic_release import release_holding
 from tests.infra.pulumi_harness import Declared, StackRun, run_stack
 
 STACK = "sagemaker-ic-dev"
@@ -67,8 +68,21 @@ def _python_pattern(pattern: str | None) -> re.Pattern[str] | None:
 
 
 @pytest.fixture(scope="module")
-def dev(stack_runner: Callable[..., StackRun]) -> StackRun:
-    return stack_runner(STACK)
+def dev(
+    stack_runner: Callable[..., StackRun],
+    sample_repo: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> StackRun:
+    """The committed stack once its copies are published (the walk-through's second up)."""
+    url = release_holding(sample_repo, tmp_path_factory.mktemp("release"))
+    return stack_runner(STACK, {"sagemakerIcManifestUrl": url})
+
+
+def _published(tmp_path: Path, sample_repo: Path, *copies: str) -> dict[str, Any]:
+    """Overrides serving ``copies`` from a release that holds them."""
+    url = release_holding(sample_repo, tmp_path / "release", *copies)
+    groups = [{"copies": list(copies), "sizeMb": 1}]
+    return {"sagemakerIcModels": groups, "sagemakerIcManifestUrl": url}
 
 
 def test_dev_stack_declares_components_with_reservations(dev: StackRun) -> None:
@@ -176,16 +190,17 @@ def test_every_alarm_is_a_valid_put_metric_alarm(dev: StackRun) -> None:
 
 @pytest.mark.parametrize(("copies", "batch", "expected"), [(2, 1, 1), (4, 3, 2), (40, 1, 2)])
 def test_updates_roll_back_on_the_components_own_alarms(
-    copies: int, batch: int, expected: int
+    tmp_path: Path, sample_repo: Path, copies: int, batch: int, expected: int
 ) -> None:
     """MaximumBatchSize stays within 5-50% of the copy count (botocore's shape docs)."""
     run = run_stack(
         STACK,
         {"sagemakerIcInitialCopies": copies, "sagemakerIcMaxCopies": copies,
          "sagemakerIcRollingBatchCopies": batch, "sagemakerIcMaxInstances": 40 * 3,
-         "sagemakerIcModels": [{"copies": ["m-0"], "sizeMb": 1}]},
+         **_published(tmp_path, sample_repo, "m-0")},
     )  # fmt: skip
     alarms = {a.inputs["name"] for a in run.of_type(ALARM)}
+    assert run.of_type(COMPONENT)
     for component in run.of_type(COMPONENT):
         valid("sagemaker", "UpdateInferenceComponent", requests.update_deployment_config(
             component.inputs
@@ -219,9 +234,11 @@ def test_dashboard_has_a_row_per_component(dev: StackRun) -> None:
         assert component.inputs["inferenceComponentName"] + ":" in titles
 
 
-def test_long_copy_names_keep_model_names_within_63_characters() -> None:
+def test_long_copy_names_keep_model_names_within_63_characters(
+    tmp_path: Path, sample_repo: Path
+) -> None:
     copy = "a_very_long_model_name_for_a_text_pipeline_with_many_parts-0"
-    run = run_stack(STACK, {"sagemakerIcModels": [{"copies": [copy], "sizeMb": 1}]})
+    run = run_stack(STACK, _published(tmp_path, sample_repo, copy))
     (model,) = run.of_type(MODEL)
     valid("sagemaker", "CreateModel", requests.create_model(model.inputs, model.name))
     (component,) = run.of_type(COMPONENT)
@@ -253,7 +270,6 @@ def test_manifest_of_a_published_release_lists_the_components(
         ({"sagemakerIcModels": [{"copies": ["bert-0"]}]}, "sizeMb"),
         ({"sagemakerIcModels": [{"copies": ["bert-0"], "sizeMb": 1, "gpus": 1}]}, "gpus"),
         ({"sagemakerIcModels": [{"copies": ["big-0"], "sizeMb": 40000}]}, "GPUs but"),
-        ({"sagemakerIcModels": [], "sagemakerIcManifestUrl": ""}, "needs its model copies"),
         ({"sagemakerIcInstanceType": "ml.inf2.xlarge"}, "Inferentia"),
         ({"sagemakerIcMinCopies": 3}, "minCopies"),
         ({"sagemakerIcInitialCopies": 0}, "sagemakerIcInitialCopies"),
@@ -274,10 +290,18 @@ def test_bad_config_is_refused_before_any_resource(overrides: dict[str, Any], me
     assert not run.of_type(COMPONENT)
 
 
-def test_missing_manifest_names_the_key(tmp_path: Path) -> None:
+def test_an_unpublished_manifest_url_declares_no_component(tmp_path: Path) -> None:
+    """A named release with no manifest yet: nothing is declared, the next step is said."""
+    url = f"file://{tmp_path}"
+    run = run_stack(STACK, {"sagemakerIcModels": [], "sagemakerIcManifestUrl": url})
+    assert not run.of_type(COMPONENT) and not run.of_type(MODEL)
+    assert run.outputs["nextStep"] == f"tdk package MODEL_REPO --dest {url} && pulumi up -s {STACK}"
+
+
+def test_an_unreadable_manifest_url_names_the_key() -> None:
     run = run_stack(
         STACK,
-        {"sagemakerIcModels": [], "sagemakerIcManifestUrl": f"file://{tmp_path}"},
+        {"sagemakerIcModels": [], "sagemakerIcManifestUrl": "file://elsewhere/releases/r1"},
         expect_error=True,
     )
     assert isinstance(run.error, ConfigError)

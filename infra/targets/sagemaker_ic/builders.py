@@ -145,6 +145,26 @@ def component_args(
     }
 
 
+#: what the program logs while no release is published (the stack output nextStep says how)
+AWAITING_WARNING = (
+    "no inference component is declared yet: the stack names no published release, and a "
+    "component whose copy has no archive fails to create. See `pulumi stack output nextStep`"
+)
+
+
+def next_step(release_url: str, key: str, stack: str) -> str:
+    """The commands that publish the release and declare the components (``key`` "": the
+    stack's own bucket, which the stack must then name in sagemakerIcManifestUrl)."""
+    package = shlex.join(["tdk", "package", "MODEL_REPO", "--dest", release_url])
+    steps = [package]
+    if not key:
+        steps.append(shlex.join(["pulumi", "config", "set",
+                                 "triton-deploy-kit:sagemakerIcManifestUrl", release_url,
+                                 "-s", stack]))  # fmt: skip
+    steps.append(shlex.join(["pulumi", "up", "-s", stack]))
+    return " && ".join(steps)
+
+
 def invoke_command(endpoint: str, region: str, release_url: str) -> str:
     """The exact ``tdk invoke`` line for this endpoint (the sample model as the example)."""
     return shlex.join(

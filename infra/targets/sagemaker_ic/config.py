@@ -74,6 +74,16 @@ class IcThresholds:
 
 
 @dataclass(frozen=True)
+class AwaitingRelease:
+    """No component is declared yet: the release is not published. ``url`` is where it goes
+    (None: the stack's own bucket, whose name is known once it exists); ``key`` the stack key
+    that names it ("" when the stack creates it)."""
+
+    url: str | None
+    key: str
+
+
+@dataclass(frozen=True)
 class SageMakerIcConfig:
     """The validated config of a sagemaker-ic stack."""
 
@@ -93,3 +103,5 @@ class SageMakerIcConfig:
     created_release_prefix: str
     budget: Budget | None
     log_retention_days: int
+    #: set until the stack names a published release: components wait for it
+    awaiting: AwaitingRelease | None = None
