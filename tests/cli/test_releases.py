@@ -20,8 +20,10 @@ def test_releases_lists_each_release_oldest_first(sample_repo: Path, tmp_path: P
     result = CliRunner().invoke(app, ["releases", "--store", root.as_uri(), "--json"])
     assert result.exit_code == 0, result.output
     found = json.loads(result.stdout)
-    assert [r["url"] for r in found] == [(root / "r1").as_uri(), (root / "r2").as_uri()]
-    assert [r["models"] for r in found] == [1, 2]
+    models = {r["url"]: r["models"] for r in found}
+    assert models == {(root / "r1").as_uri(): 1, (root / "r2").as_uri(): 2}
+    created = [r["created_at"] for r in found]
+    assert created == sorted(created)  # oldest first
     table = CliRunner().invoke(app, ["releases", "--store", root.as_uri()])
     assert table.exit_code == 0 and "r2" in table.stdout
 
