@@ -44,7 +44,15 @@ from cli.invoke import (
     open_target,
     resolve_model,
 )
-from cli.locate import EndpointOpt, ProjectDirOpt, StackOpt, TargetOpt, UrlOpt, default_target
+from cli.locate import (
+    EndpointOpt,
+    ProjectDirOpt,
+    StackOpt,
+    StackOutputsOpt,
+    StackTargetOpt,
+    UrlOpt,
+    locate,
+)
 from cli.output import Output
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import check_timeout
@@ -125,8 +133,8 @@ def _levels(text: str) -> tuple[int, ...]:
 
 def bench(
     target_model: TargetModelOpt,
-    target: TargetOpt = default_target("local"),
-    endpoint: EndpointOpt = "local",
+    target: StackTargetOpt = None,
+    endpoint: EndpointOpt = None,
     concurrency: ConcurrencyOpt = None,
     rate: RateOpt = None,
     arrival: ArrivalOpt = Arrival.constant,
@@ -140,6 +148,7 @@ def bench(
     store: ManifestStoreOpt = None,
     url: UrlOpt = None,
     stack: StackOpt = None,
+    stack_outputs: StackOutputsOpt = None,
     project_dir: ProjectDirOpt = ".",
     grpc: GrpcOpt = False,
     json_body: JsonBodyOpt = False,
@@ -161,12 +170,14 @@ def bench(
 
     out = Output(json_mode=json)
     check_timeout(timeout)
+    target, where = locate(
+        target, locator(endpoint, region, stack, project_dir, url, store), stack_outputs
+    )
     if prompt is not None or prompts is not None:
         no_tensor_options(
             **{"--input": inputs, "--text": text, "--example": example, "--grpc": grpc},
             **{"--json-body": json_body},
         )
-        where = locator(endpoint, region, stack, project_dir, url)
         clients = 1 if concurrency is None else one_level(_levels(concurrency))
         gen_load = open_loop_load(
             GenLoad(read_prompts(prompt, prompts), requests, clients, rate),
@@ -190,7 +201,6 @@ def bench(
     sweep = _levels(DEFAULT_LEVELS if concurrency is None else concurrency)
     window_s = LOAD.duration_s if duration is None else duration
     load = Load(sweep, rate, arrival is Arrival.poisson, window_s, steady)
-    where = locator(endpoint, region, stack, project_dir, url)
     client, manifest = open_target(target, where, store, grpc, endpoint_url, timeout)
     try:
         model = resolve_model(manifest, target_model)

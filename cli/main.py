@@ -89,6 +89,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "import": ("cli.import_", "import_model"),
     "validate": ("cli.validate", "validate"),
     "package": ("cli.package", "package"),
+    "releases": ("cli.releases", "releases"),
     "build": ("cli.build", "build"),
     "invoke": ("cli.invoke", "invoke"),
     "bench": ("cli.bench", "bench"),
