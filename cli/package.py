@@ -10,7 +10,7 @@ import typer
 from cli.common import EndpointUrlOpt, JsonOpt
 from cli.output import Output
 from packager.archive import DEFAULT_LEVEL
-from packager.manifest import parse_trt_built_for
+from packager.plans import BuiltFor
 from packager.publish import publish
 from packager.rename import DEFAULT_TEMPLATE
 from packager.stores import open_store
@@ -24,7 +24,8 @@ def package(
     dest: Annotated[
         str,
         typer.Option(
-            "--dest", help="Release URL, a directory or prefix of its own: file://, s3:// or gs://."
+            "--dest",
+            help="Release URL, a directory or prefix of its own: file://, s3://, gs:// or az://.",
         ),
     ],
     copies: Annotated[int, typer.Option("--copies", min=1, help="Copies of each model.")] = 1,
@@ -57,7 +58,8 @@ def package(
         typer.Option(
             "--trt-built-for",
             help="Record in the manifest what the TensorRT plans were built for: "
-            "<compute capability>:<TensorRT version>, e.g. 8.6:10.4.",
+            "<compute capability>:<TensorRT version>[@<TensorRT container release>], e.g. "
+            "8.6:10.13 or 8.6:10.16@26.05 (ampere+ for a hardware-compatible plan).",
         ),
     ] = "",
     lock_timeout: Annotated[
@@ -71,7 +73,7 @@ def package(
 ) -> None:
     """Validate, rename, archive and publish REPOS to --dest; the manifest is written last."""
     if trt_built_for:
-        parse_trt_built_for(trt_built_for)
+        trt_built_for = str(BuiltFor.parse(trt_built_for))
     out = Output(json_mode=json)
     store = open_store(dest, endpoint_url=endpoint_url)
     with out.progress(after_s=PROGRESS_AFTER_S) as phase:

@@ -64,6 +64,18 @@ class TargetSpec:
 
 
 @dataclass(frozen=True)
+class PlanJob:
+    """A TensorRT plan build to run on the stack's own compute (``tdk build --stack``): the
+    Job's name, the cache entry's URL (``<release>/plans/.../``, its inputs under ``input/``),
+    NVIDIA's TensorRT image of the stack's Triton release, and the build's deadline."""
+
+    name: str
+    entry_url: str
+    tensorrt_image: str
+    deadline_seconds: int
+
+
+@dataclass(frozen=True)
 class Shortfall:
     """A stack whose own numbers do not fit: the key to change, what is short, and the fix.
     ``blocking`` False: the stack deploys, but cannot reach what it configures."""
@@ -86,6 +98,8 @@ class Target(abc.ABC, Generic[ConfigT]):
     derived_names: ClassVar[tuple[DerivedName, ...]] = ()
     #: why ``tdk render k8s`` has nothing to render for this target (None: it renders)
     cannot_render: ClassVar[str | None] = "it runs no Kubernetes workload"
+    #: why ``tdk build --stack`` cannot build plans on this target's compute (None: it can)
+    cannot_build: ClassVar[str | None] = "it runs no Kubernetes Job"
 
     def refusals(self) -> Iterable[Refusal]:
         """Values this target refuses outright, each with its reason (none by default)."""
@@ -120,6 +134,23 @@ class Target(abc.ABC, Generic[ConfigT]):
             f"the {self.name} target has no Kubernetes manifests: {self.cannot_render}",
             hint="render a gke or eks stack (e.g. --stack gke-dev)",
         )
+
+    def check_build(self) -> None:
+        """A UsageError naming why, when this target cannot build plans on its compute."""
+        if self.cannot_build is None:
+            return
+        raise UsageError(
+            f"the {self.name} target cannot build TensorRT plans on its own compute: "
+            f"{self.cannot_build}",
+            hint="build on a machine with the same GPU (tdk build --local there; see "
+            "docs/build.md), then tdk package --trt-built-for",
+        )
+
+    def plan_job(self, config: ConfigT, output: OutputValue, job: PlanJob) -> list[Manifest]:
+        """The manifests that build one plan on the stack's GPUs (``tdk build --stack``)."""
+        del config, output, job
+        self.check_build()
+        return []
 
     @abc.abstractmethod
     def offer(self, config: ConfigT) -> TargetSpec:

@@ -1,6 +1,6 @@
-"""Release stores: ``file://``, ``s3://`` and ``gs://`` behind one small contract.
+"""Release stores: ``file://``, ``s3://``, ``gs://`` and ``az://`` behind one small contract.
 
-Every object carries its sha256 (S3 and GCS as object metadata, files by content), so a
+Every object carries its sha256 (S3, GCS and Azure as object metadata, files by content), so a
 publisher skips objects that already match and a reader verifies what it fetched.
 """
 
@@ -18,17 +18,40 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from packager.userdirs import staging_root
-from tdk.errors import StoreError
+from tdk.errors import ConfigError, StoreError
 
 Progress = Callable[[int], None]
 CHUNK = 8 * 1024 * 1024
 STAGING_PREFIX = "tdk-staging-"  # a publish's private work dir, locked while it runs
 
 
+_Number = TypeVar("_Number", int, float)
+
+
 def _noop(_: int) -> None:
     return None
+
+
+def env_number(name: str, kind: type[_Number], default: _Number, least: _Number) -> _Number:
+    """A store client's network limit from the environment variable ``name`` (``default``
+    when unset); a ConfigError naming the variable when it is not a number of at least
+    ``least``."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        value = None
+    if value is None or value < least:
+        raise ConfigError(
+            f"environment variable {name}={raw!r} is not a {kind.__name__} of at least {least}",
+            hint=f"unset {name} or set it to a number >= {least}",
+        )
+    return value
 
 
 @dataclass(frozen=True)

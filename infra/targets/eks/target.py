@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
 from infra.facts import hardware as facts
+from infra.k8s.build_job import StoreCopy
 from infra.k8s.config import read_workload_config
 from infra.k8s.spec import TritonServiceSpec
 from infra.targets.base import Manifest, OutputValue, Refusal, TargetSpec
@@ -147,6 +148,11 @@ class EksTarget(KubernetesTarget[EksConfig]):
         from infra.targets.eks.stack import declare_eks
 
         return declare_eks(config)
+
+    def store_copy(self, config: EksConfig, entry_url: str) -> StoreCopy:
+        from infra.targets.eks.plans import store_copy
+
+        return store_copy(config, entry_url)
 
     def workload_spec(self, config: EksConfig, output: OutputValue) -> TritonServiceSpec:
         prometheus_url = b.amp_query_url(config.region, output("ampWorkspaceId"))

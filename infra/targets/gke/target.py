@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
+from infra.k8s.build_job import StoreCopy
 from infra.k8s.config import read_workload_config
 from infra.k8s.spec import TritonServiceSpec
 from infra.targets.base import OutputValue, Refusal, TargetSpec
@@ -142,6 +143,11 @@ class GkeTarget(KubernetesTarget[GkeConfig]):
         from infra.targets.gke.stack import declare_gke
 
         return declare_gke(config)
+
+    def store_copy(self, config: GkeConfig, entry_url: str) -> StoreCopy:
+        from infra.targets.gke.plans import store_copy
+
+        return store_copy(config, entry_url)
 
     def workload_spec(self, config: GkeConfig, output: OutputValue) -> TritonServiceSpec:
         del output  # every value of a gke workload is known from its config
