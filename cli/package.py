@@ -10,7 +10,7 @@ import typer
 from cli.common import EndpointUrlOpt, JsonOpt
 from cli.output import Output
 from packager.archive import DEFAULT_LEVEL
-from packager.manifest import parse_trt_built_for
+from packager.plans import BuiltFor
 from packager.publish import publish
 from packager.rename import DEFAULT_TEMPLATE
 from packager.stores import open_store
@@ -58,7 +58,8 @@ def package(
         typer.Option(
             "--trt-built-for",
             help="Record in the manifest what the TensorRT plans were built for: "
-            "<compute capability>:<TensorRT version>, e.g. 8.6:10.4.",
+            "<compute capability>:<TensorRT version>[@<TensorRT container release>], e.g. "
+            "8.6:10.13 or 8.6:10.16@26.05 (ampere+ for a hardware-compatible plan).",
         ),
     ] = "",
     lock_timeout: Annotated[
@@ -72,7 +73,7 @@ def package(
 ) -> None:
     """Validate, rename, archive and publish REPOS to --dest; the manifest is written last."""
     if trt_built_for:
-        parse_trt_built_for(trt_built_for)
+        trt_built_for = str(BuiltFor.parse(trt_built_for))
     out = Output(json_mode=json)
     store = open_store(dest, endpoint_url=endpoint_url)
     with out.progress(after_s=PROGRESS_AFTER_S) as phase:

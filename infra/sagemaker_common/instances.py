@@ -46,7 +46,21 @@ REFUSED_FAMILIES: dict[str, str] = {
     "p2": "NVIDIA K80 GPUs are too old for current Triton images",
     **{
         f: "not a GPU instance SageMaker supports for multi-model endpoints"
-        for f in ("g6", "g6e", "g4ad", "p4d", "p4de", "p5", "p5e")
+        for f in (
+            "g6",
+            "g6e",
+            "g7",
+            "g7e",
+            "g4ad",
+            "p4d",
+            "p4de",
+            "p5",
+            "p5e",
+            "p5en",
+            "p6-b200",
+            "p6-b300",
+            "p6e-gb200",
+        )
     },
     **{
         f: "AWS Inferentia/Trainium accelerators cannot run the Triton GPU or CPU image"

@@ -75,6 +75,18 @@ class TargetSpec:
 
 
 @dataclass(frozen=True)
+class PlanJob:
+    """A TensorRT plan build to run on the stack's own compute (``tdk build --stack``): the
+    Job's name, the cache entry's URL (``<release>/plans/.../``, its inputs under ``input/``),
+    NVIDIA's TensorRT image of the stack's Triton release, and the build's deadline."""
+
+    name: str
+    entry_url: str
+    tensorrt_image: str
+    deadline_seconds: int
+
+
+@dataclass(frozen=True)
 class Shortfall:
     """A stack whose own numbers do not fit: the key to change, what is short, and the fix.
     ``blocking`` False: the stack deploys, but cannot reach what it configures."""
@@ -97,6 +109,8 @@ class Target(abc.ABC, Generic[ConfigT]):
     derived_names: ClassVar[tuple[DerivedName, ...]] = ()
     #: why ``tdk render k8s`` has nothing to render for this target (None: it renders)
     cannot_render: ClassVar[str | None] = "it runs no Kubernetes workload"
+    #: why ``tdk build --stack`` cannot build plans on this target's compute (None: it can)
+    cannot_build: ClassVar[str | None] = "it runs no Kubernetes Job"
 
     def refusals(self) -> Iterable[Refusal]:
         """Values this target refuses outright, each with its reason (none by default)."""
@@ -138,6 +152,23 @@ class Target(abc.ABC, Generic[ConfigT]):
             hint="render a gke or eks stack (e.g. --stack gke-dev)",
         )
 
+    def check_build(self) -> None:
+        """A UsageError naming why, when this target cannot build plans on its compute."""
+        if self.cannot_build is None:
+            return
+        raise UsageError(
+            f"the {self.name} target cannot build TensorRT plans on its own compute: "
+            f"{self.cannot_build}",
+            hint="build on a machine with the same GPU (tdk build --local there; see "
+            "docs/build.md), then tdk package --trt-built-for",
+        )
+
+    def plan_job(self, config: ConfigT, output: OutputValue, job: PlanJob) -> list[Manifest]:
+        """The manifests that build one plan on the stack's GPUs (``tdk build --stack``)."""
+        del config, output, job
+        self.check_build()
+        return []
+
     @abc.abstractmethod
     def offer(self, config: ConfigT) -> TargetSpec:
         """What one serving unit of the stack (an instance, a pod) offers a model: its GPU and
@@ -147,6 +178,12 @@ class Target(abc.ABC, Generic[ConfigT]):
         """What the stack's own sizing cannot place (none by default)."""
         del config
         return ()
+
+    def online_drift(self, config: ConfigT) -> tuple[str, list[str]] | None:
+        """(what was asked, what differs from the kit's facts) from the cloud's own API for
+        ``tdk doctor --online``; None where the target's cloud answers nothing it checks."""
+        del config
+        return None
 
     @abc.abstractmethod
     def parse_config(self, reader: ConfigReader, common: StackConfig) -> ConfigT:

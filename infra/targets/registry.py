@@ -164,6 +164,19 @@ class TargetEntry:
             )
         return self.client(where).invoke(timeout)
 
+    def stack_location(
+        self, stack: StackSettings, outputs: Mapping[str, Any]
+    ) -> dict[str, str | None]:
+        """Where ``stack``'s deployment is, as ``Locator`` fields (endpoint, region, release):
+        its outputs once deployed (``pulumi stack output --json``), else its config."""
+        release = stack.common.release
+        region = stack.get(self.region_key) if self.region_key else None
+        return {
+            "endpoint": _text(outputs.get("endpointName")) or stack.common.name,
+            "region": _text(outputs.get("region")) or region or None,
+            "release": _text(outputs.get("releaseUrl")) or (release.url if release else None),
+        }
+
     def default_store(self, where: Locator) -> str | None:
         """The release whose manifest describes the deployment's models when ``--store`` is
         not given (None: the user must pass it)."""
@@ -220,6 +233,11 @@ class TargetEntry:
         """The stack keys that size ``option`` to the report's trough and peak."""
         del report, option
         raise self.refuse(PLAN)
+
+
+def _text(value: Any) -> str | None:
+    """A stack output as text (None when absent or not a string)."""
+    return value if isinstance(value, str) and value else None
 
 
 #: what each capability a target may refuse needs implemented (all of them, or a refusal)

@@ -20,6 +20,7 @@ _CORE = "https://github.com/triton-inference-server/core/blob/main/src/"
 ORT_SRC = (
     "https://github.com/triton-inference-server/onnxruntime_backend/blob/main/src/onnxruntime.cc"
 )
+TRT_SRC = "https://github.com/triton-inference-server/tensorrt_backend/blob/main/src/model_state.cc"
 CONFIG_DOC = _DOCS + "model_configuration.md"
 REPO_DOC = _DOCS + "model_repository.md"
 BATCHER_DOC = _DOCS + "batcher.md"
@@ -106,6 +107,18 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
      "a version the version_policy does not serve is not loaded, so its missing model file "
      "does no harm now; serving it later fails",
      "add the file, or remove the version directory", REPO_DOC),
+    ("TDK117", "config-completed-onnx", "warning",
+     "no config.pbtxt: the ONNX Runtime backend completes the config from the graph at load "
+     "(inputs, outputs, max_batch_size = default-max-batch-size (4) with dynamic batching when "
+     "every tensor has a variable first dimension); tdk checks and packages that config",
+     "`tdk import model.onnx` (or `tdk validate --show-config`) writes it so you own it",
+     ORT_SRC),
+    ("TDK118", "config-completed-plan", "warning",
+     "no config.pbtxt: the TensorRT backend completes the config from the plan's bindings at "
+     "load; tdk cannot read a plan without TensorRT, so its inputs and outputs are unchecked "
+     "and the release manifest lists none (invoke then needs every --input)",
+     "write config.pbtxt (the ONNX the plan was built from: `tdk import`)",
+     TRT_SRC),
     ("TDK201", "max-batch-size-negative", "error",
      "max_batch_size must be >= 0",
      "set 0 or the largest batch", CONFIG_DOC),
@@ -391,11 +404,12 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
      "fewer copies fit loaded at once than the release holds: SageMaker MME unloads (LRU) and "
      "reloads them",
      "raise instance count, GPU size, or expect load latency", TARGET_FACTS),
-    ("TDK906", "tensorrt-plan-target", "warning",
-     "a plan runs only on the GPU compute capability and TensorRT version it was built for",
-     "build the plan on the target GPU with the image's TensorRT; record it with "
-     "--trt-built-for", TARGET_FACTS),
-    ("TDK907", "tensorrt-built-for-other", "warning",
+    ("TDK906", "tensorrt-plan-target", "error",
+     "a plan runs only on the GPU compute capability and TensorRT version it was built for, "
+     "and nothing shows these plans were built for the target's (no record, or the image's "
+     "TensorRT unknown and the plan built in another release's container)",
+     "tdk build --stack (records it); or record it with --trt-built-for", TARGET_FACTS),
+    ("TDK907", "tensorrt-built-for-other", "error",
      "the plans were recorded as built for another compute capability or TensorRT version "
      "than the target's: Triton fails to deserialize them",
      "rebuild the plans for the target", TARGET_FACTS),

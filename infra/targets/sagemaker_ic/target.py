@@ -19,6 +19,7 @@ from infra.sagemaker_common.settings import alarm_email, created_release_prefix
 from infra.targets.base import Refusal, Shortfall, Target, TargetSpec
 from infra.targets.checks import instance_spec
 from infra.targets.guardrails import read_budget, read_log_retention
+from infra.targets.sagemaker_ic.builders import ROLLING_PERCENT
 from infra.targets.sagemaker_ic.cloud_names import DERIVED
 from infra.targets.sagemaker_ic.config import (
     AwaitingRelease,
@@ -173,6 +174,9 @@ class SageMakerIcTarget(Target[SageMakerIcConfig]):
     name: ClassVar[str] = NAME
     derived_names = DERIVED
     release_schemes: ClassVar[tuple[str, ...]] = ("s3",)
+    cannot_build: ClassVar[str | None] = (
+        "a SageMaker endpoint runs no build jobs; build on its instance type (docs/build.md)"
+    )
     cannot_render: ClassVar[str | None] = (
         "SageMaker runs the Triton containers itself; there is no cluster to apply manifests to"
     )
@@ -205,7 +209,11 @@ class SageMakerIcTarget(Target[SageMakerIcConfig]):
                 ),
             ),
             rolling=Rolling(
-                batch_copies=reader.integer("sagemakerIcRollingBatchCopies", minimum=1),
+                batch_percent=reader.integer(
+                    "sagemakerIcRollingBatchPercent",
+                    minimum=ROLLING_PERCENT[0],
+                    maximum=ROLLING_PERCENT[1],
+                ),
                 wait_seconds=reader.integer(
                     "sagemakerIcRollingWaitSeconds", minimum=0, maximum=3600
                 ),
