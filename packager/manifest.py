@@ -63,6 +63,9 @@ class ManifestModel:
     # why the copy has no mme/ archive (it cannot run on SageMaker MME: decoupled); then
     # ``archive`` and ``sha256`` are "" and only its repository/ files are published.
     mme_left_out: str = ""
+    # what the copy's TensorRT plan was built for (``packager.plans.BuiltFor``'s text, e.g.
+    # "8.9:10.16@26.05"), when ``tdk package --stack`` served it from the plan cache; else ""
+    built_for: str = ""
 
     def input(self, name: str) -> TensorSpec | None:
         return next((spec for spec in self.inputs if spec.name == name), None)
@@ -232,4 +235,5 @@ def _model_from_dict(item: dict[str, Any]) -> ManifestModel:
     fields["contains"] = tuple(item.get("contains", ()))
     fields["files"] = dict(item.get("files", {}))
     fields["content_key"] = str(item.get("content_key", ""))
+    fields["built_for"] = str(item.get("built_for", ""))
     return ManifestModel(**fields)

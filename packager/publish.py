@@ -9,8 +9,9 @@ happens under the destination's publish lock, so two publishes never interleave.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from packager.manifest import (
     REPOSITORY_PREFIX,
     Ledger,
     Manifest,
+    ManifestModel,
 )
 from packager.rename import DEFAULT_TEMPLATE, plan_copies
 from packager.repair import check_store, remember_written, update_record
@@ -219,6 +221,11 @@ def _check_count(models: list[ModelDir], copies: int) -> None:
         )
 
 
+def _with_built_for(entry: ManifestModel, built_for: Mapping[str, str]) -> ManifestModel:
+    """``entry`` recording what its source model's TensorRT plan was built for ("" if none)."""
+    return replace(entry, built_for=built_for.get(entry.source, ""))
+
+
 def publish(
     repos: list[Path],
     dest: Store,
@@ -230,6 +237,7 @@ def publish(
     phase: Phase = quiet,
     trt_built_for: str = "",
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    built_for: Mapping[str, str] | None = None,
 ) -> PublishResult:
     """Package ``repos`` into ``copies`` renamed copies each and publish them to ``dest``,
     holding the destination's publish lock from reading its ledger to writing its manifest."""
@@ -256,7 +264,7 @@ def publish(
             ) from exc
         digests.save()
         manifest = Manifest(
-            models=tuple(built.entries),
+            models=tuple(_with_built_for(e, built_for or {}) for e in built.entries),
             created_at=datetime.now(UTC).isoformat(timespec="seconds"),
             tool_version=__version__,
             trt_built_for=trt_built_for,
