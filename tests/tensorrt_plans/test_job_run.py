@@ -140,7 +140,7 @@ def test_pod_build_refuses_another_gpu(tmp_path: Path, monkeypatch: pytest.Monke
     a10g = BuildTarget("g5.xlarge", "A10G", (8, 6), "26.05", None)
     stage(planned(model_dir(tmp_path), a10g), work)
     _tools(tmp_path, 0.0, monkeypatch)
-    with pytest.raises(SystemExit, match="8.9; the plan is for 8.6"):
+    with pytest.raises(SystemExit, match=r"8\.9; the plan is for 8\.6"):
         pod_main([str(work)])
     assert np.load(work / "reference.npz")["logits"].shape == (32, 2)
 
