@@ -35,6 +35,9 @@ class TensorSpec:
     datatype: str  # Triton's name: "FP32", "INT32", "BYTES", ...
     dims: tuple[int, ...]
     optional: bool = False
+    # the inclusive (low, high) values an integer input accepts, when the model says so (the
+    # ONNX graph: the rows of the table a Gather indexes, a mask's 0/1); None: not known
+    range: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -113,7 +116,7 @@ class Manifest:
             "format_version": self.format_version,
             "created_at": self.created_at,
             "tool_version": self.tool_version,
-            "models": [asdict(model) for model in self.models],
+            "models": [_model_dict(model) for model in self.models],
         }
         if self.trt_built_for:
             payload["trt_built_for"] = self.trt_built_for
@@ -219,12 +222,25 @@ def _inside(key: str) -> bool:
     return "\\" not in key and all(part not in ("", ".", "..") for part in parts)
 
 
+def _model_dict(model: ManifestModel) -> dict[str, Any]:
+    """``model`` as JSON data; a tensor without a known range carries no ``range`` key (the
+    manifests of releases made before ranges were recorded read the same)."""
+    data = asdict(model)
+    for key in ("inputs", "outputs"):
+        for spec in data[key]:
+            if spec["range"] is None:
+                del spec["range"]
+    return data
+
+
 def _spec(item: dict[str, Any]) -> TensorSpec:
+    bounds = item.get("range")
     return TensorSpec(
         name=item["name"],
         datatype=item["datatype"],
         dims=tuple(int(d) for d in item["dims"]),
         optional=bool(item.get("optional", False)),
+        range=None if bounds is None else (int(bounds[0]), int(bounds[1])),
     )
 
 

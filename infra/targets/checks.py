@@ -49,18 +49,23 @@ def accelerator_spec(target: str, gpu: str, image: str = "", gpus: int = 1) -> T
             f"--gpu {gpu!r} is not a GKE accelerator tdk knows",
             hint=f"use one of {', '.join(sorted(facts.GKE_ACCELERATORS))}",
         )
-    return TargetSpec(target, gpu, facts.GPUS[kind], 0, image_facts(image), mme=False, gpus=gpus)
+    return TargetSpec(
+        target, gpu, facts.GPUS[kind], 0, image_facts(image), mme=False, gpus=gpus,
+        image_name=image,
+    )  # fmt: skip
 
 
 def cpu_spec(target: str, label: str, image: str = "") -> TargetSpec:
     """A Triton that runs on CPU (a pod of a CPU workload): no GPU, no disk limit."""
-    return TargetSpec(target, label, None, 0, image_facts(image), mme=False, gpus=0)
+    return TargetSpec(
+        target, label, None, 0, image_facts(image), mme=False, gpus=0, image_name=image
+    )
 
 
 def pod_spec(target: str, node: TargetSpec, gpus_per_pod: int, cpu: bool) -> TargetSpec:
     """One Kubernetes pod on ``node``: its GPUs (a CPU workload: none), no MME."""
     if cpu:
-        return cpu_spec(target, node.label, node.image.version)
+        return cpu_spec(target, node.label, node.image_name or node.image.version)
     return replace(node, gpus=gpus_per_pod)
 
 
@@ -86,7 +91,7 @@ def instance_spec(
     if offer is None or size not in offer.gpus:
         if cpu and instance_type.startswith(prefix) and family[:1] in "cmrt":
             return TargetSpec(target, instance_type, None, facts.SAGEMAKER_DEFAULT_VOLUME_GB,
-                              found, mme=mme, gpus=0)  # fmt: skip
+                              found, mme=mme, gpus=0, image_name=image)  # fmt: skip
         choices = [f"{f}.{s}" for f, o in facts.EC2_GPU_FAMILIES.items() for s in o.gpus]
         raise UsageError(
             f"--instance-type {instance_type!r} is not a GPU instance type tdk knows",
@@ -94,7 +99,7 @@ def instance_spec(
         )
     disk = offer.disk_gb[size] or facts.SAGEMAKER_DEFAULT_VOLUME_GB
     gpu, gpus = facts.GPUS[offer.gpu], offer.gpus[size]
-    return TargetSpec(target, instance_type, gpu, disk, found, mme, gpus, shares_gpus)
+    return TargetSpec(target, instance_type, gpu, disk, found, mme, gpus, shares_gpus, image)
 
 
 @dataclass(frozen=True)
@@ -150,7 +155,7 @@ def check_target(
 
 
 def _check_backend(model: ModelDir, spec: TargetSpec, sink: Sink) -> None:
-    backends = spec.image.gpu_backends if spec.gpu else spec.image.cpu_backends
+    backends = spec.backends
     where = "GPU" if spec.gpu else "CPU"
     if model.backend not in backends:
         sink.report(
