@@ -172,7 +172,8 @@ FAKE_KUBECTL = """#!/bin/sh
 printf "%s\\n" "$*" >> {log}
 case "$*" in
   *" apply -f "*|"apply -f "*) cp "$3" {log}.job.yaml; echo applied ;;
-  *" get job "*) echo '{{"status": {{"conditions": [{{"type": "Complete", "status": "True"}}]}}}}' ;;
+  *" get job "*) echo '{{"status": {{"conditions": [{{"type": "Complete", "status": "True"}}]}}}}'
+    ;;
 esac
 """
 
