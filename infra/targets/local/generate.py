@@ -128,9 +128,8 @@ async def _proxy(manager: ModelManager, path: str, body: bytes, send: Send) -> N
     loop = asyncio.get_running_loop()
     timeout = manager.settings.invocation_timeout
     try:
-        transport, upstream = await loop.create_connection(
-            _Upstream, "127.0.0.1", manager.triton.http_port
-        )
+        sock = await manager.triton.open_socket()
+        transport, upstream = await loop.create_connection(_Upstream, sock=sock)
     except OSError as exc:
         await _triton_error(send, 503, f"the local Triton runtime cannot be reached: {exc}")
         return

@@ -87,10 +87,12 @@ class ModelManager:
         self._watcher = asyncio.create_task(self._watch())
 
     async def _start_triton(self) -> None:
-        self.triton = TritonProcess(self.runtime, self.repository, self.workdir)
+        self.triton = TritonProcess(
+            self.runtime, self.repository, self.workdir, netns=self.settings.triton_netns
+        )
         await self.triton.start()
         self.pool.close()
-        self.pool = UpstreamPool("127.0.0.1", self.triton.http_port)
+        self.pool = UpstreamPool("127.0.0.1", self.triton.http_port, self.triton.open_socket)
         self.ready.set()
 
     async def stop(self) -> None:
@@ -112,6 +114,7 @@ class ModelManager:
                 return
             self.ready.clear()
             log.error("Triton exited with code %s; restarting\n%s", code, self.triton.log_tail(5))
+            await self.triton.stop()  # its stubs and shared memory go before a new one starts
             for state in self.models.values():
                 state.loaded = False
             self.slots.clear()
