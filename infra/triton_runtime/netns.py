@@ -1,11 +1,14 @@
-"""Triton in a network namespace of its own: no other local user can connect to it at all.
+"""Triton in namespaces of its own: no other local user can connect to it or see its memory.
 
 Run by ``TritonProcess`` as ``python -I netns.py --control-fd N --port P -- tritonserver ...``
-(standard library only, so it needs no package on ``sys.path``). It enters a new network
-namespace (as root; otherwise inside a new user namespace that maps only this user), brings its
-loopback up, starts Triton there and stays as its parent. Triton's listeners then exist only
-inside that namespace: another user can neither connect to them nor join the namespace, so
-the per-start secret on Triton's command line opens nothing for them.
+(standard library only, so it needs no package on ``sys.path``). It enters a new network and
+mount namespace (as root; otherwise inside a new user namespace that maps only this user),
+brings its loopback up, mounts a private tmpfs (0700) on ``/dev/shm``, starts Triton there and
+stays as its parent. Triton's listeners then exist only inside that namespace: another user can
+neither connect to them nor join the namespace, so the per-start secret on Triton's command
+line opens nothing for them. The Python backend's shared memory (every request and response:
+prompts, outputs; boost creates it 0644 whatever the umask) lives in that tmpfs, which nobody
+else sees and which is gone with the last process of the namespace, however Triton ended.
 
 The front reaches Triton through the control socket, one end of a socket pair it created (no
 path in the file system, so nobody else can open it): each ``c`` it sends is answered with a
@@ -31,8 +34,11 @@ import subprocess
 import sys
 from collections.abc import Sequence
 
+CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
+_MS_NOSUID, _MS_NODEV, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
+SHM = "/dev/shm"
 _SIOCGIFFLAGS = 0x8913
 _SIOCSIFFLAGS = 0x8914
 _IFF_UP = 0x1
@@ -45,15 +51,30 @@ def _write(path: str, text: str) -> None:
         out.write(text)
 
 
+def _check(what: str, result: int) -> None:
+    if result != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"{what}: {os.strerror(error)}")
+
+
+def _private_shm(libc: ctypes.CDLL) -> None:
+    """A tmpfs of the host's /dev/shm size, 0700, on /dev/shm, seen by this namespace only."""
+    info = os.statvfs(SHM)
+    size = max(info.f_blocks * info.f_frsize, 64 * 1024 * 1024)
+    _check("mount --make-rprivate /", libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None))
+    options = f"mode=0700,size={size}".encode()
+    flags = _MS_NOSUID | _MS_NODEV
+    _check(f"mount tmpfs on {SHM}", libc.mount(b"tmpfs", SHM.encode(), b"tmpfs", flags, options))
+
+
 def enter_namespace() -> None:
-    """Move this (single-threaded) process into a new network namespace with loopback up;
-    OSError when the kernel refuses (no user namespaces, a seccomp filter, ...)."""
+    """Move this (single-threaded) process into new network and mount namespaces with
+    loopback up and a private /dev/shm; OSError when the kernel refuses (no user namespaces,
+    a seccomp filter, ...)."""
     libc = ctypes.CDLL(None, use_errno=True)
     uid, gid = os.geteuid(), os.getegid()
-    flags = CLONE_NEWNET if uid == 0 else CLONE_NEWUSER | CLONE_NEWNET
-    if libc.unshare(flags) != 0:
-        error = ctypes.get_errno()
-        raise OSError(error, f"unshare: {os.strerror(error)}")
+    flags = CLONE_NEWNET | CLONE_NEWNS | (0 if uid == 0 else CLONE_NEWUSER)
+    _check("unshare", libc.unshare(flags))
     if uid != 0:  # the new user namespace maps this user (and its group) to themselves only
         _write("/proc/self/setgroups", "deny")
         _write("/proc/self/uid_map", f"{uid} {uid} 1")
@@ -62,6 +83,7 @@ def enter_namespace() -> None:
         request = struct.pack("16sH14x", b"lo", 0)
         flags_now = struct.unpack("16sH14x", fcntl.ioctl(sock, _SIOCGIFFLAGS, request))[1]
         fcntl.ioctl(sock, _SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags_now | _IFF_UP))
+    _private_shm(libc)
 
 
 def _die_with_parent() -> None:

@@ -219,6 +219,12 @@ class TritonProcess:
         """Triton's own pid (in a namespace, the launcher's child)."""
         return self._triton_pid or (self.proc.pid if self.proc else None)
 
+    def protect_memory(self) -> None:
+        """After a model load: its Python stubs' regions on the host's /dev/shm made 0600
+        (nothing to do in a namespace of its own: its /dev/shm is private)."""
+        if self.link is None:
+            shm.protect_regions(self.shm_prefix)
+
     async def open_socket(self) -> socket.socket:
         """A connected, non-blocking socket to Triton's HTTP listener."""
         if self.link is not None:

@@ -3,7 +3,8 @@
 Each Triton we start gets its own region prefix ``tdk<owner pid>_<token>_`` (Triton's
 ``--backend-config=python,shm-region-prefix-name=...``); its stubs exchange every request and
 response (prompts, outputs) through those files, so Triton runs with umask 077 (the files are
-0600) and the files go when that Triton stops. What a killed owner left is swept at the next
+0600) and the files go when that Triton stops. (In its own namespaces, ``netns.py``, they are in
+a private tmpfs instead; this module is for a Triton on the host's /dev/shm.) What a killed owner left is swept at the next
 start: a file is removed only when its name has our pattern, it is a regular file owned by this
 user, and the owner pid in its name no longer runs. Nothing else in /dev/shm is touched.
 """
@@ -41,6 +42,21 @@ def _running(pid: int) -> bool:
     except (OSError, IndexError):
         return False
     return fields[0] != "Z"
+
+
+def protect_regions(prefix: str, directory: Path = SHM_DIR) -> int:
+    """Make this user's files named ``<prefix>*`` 0600 (boost, which the Python backend uses,
+    creates them 0644 whatever the umask); how many were open to others."""
+    changed = 0
+    with contextlib.suppress(FileNotFoundError), os.scandir(directory) as entries:
+        for entry in entries:
+            if not (entry.name.startswith(prefix) and _ours(entry)):
+                continue
+            with contextlib.suppress(FileNotFoundError):
+                if stat.S_IMODE(entry.stat(follow_symlinks=False).st_mode) & 0o077:
+                    os.chmod(entry.path, 0o600, follow_symlinks=False)
+                    changed += 1
+    return changed
 
 
 def remove_regions(prefix: str, directory: Path = SHM_DIR) -> int:

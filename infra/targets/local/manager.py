@@ -250,6 +250,7 @@ class ModelManager:
                 original_status=response.status,
                 original_message=message,
             )
+        self.triton.protect_memory()
         self.metrics.observe("ModelLoadingTime", time.monotonic() - started)
 
     # -- capacity ---------------------------------------------------------------------------
