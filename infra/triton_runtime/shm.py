@@ -2,11 +2,12 @@
 
 Each Triton we start gets its own region prefix ``tdk<owner pid>_<token>_`` (Triton's
 ``--backend-config=python,shm-region-prefix-name=...``); its stubs exchange every request and
-response (prompts, outputs) through those files, so Triton runs with umask 077 (the files are
-0600) and the files go when that Triton stops. (In its own namespaces, ``netns.py``, they are in
-a private tmpfs instead; this module is for a Triton on the host's /dev/shm.) What a killed owner left is swept at the next
-start: a file is removed only when its name has our pattern, it is a regular file owned by this
-user, and the owner pid in its name no longer runs. Nothing else in /dev/shm is touched.
+response (prompts, outputs) through those files. Boost, which the Python backend uses, creates
+them 0644 whatever the umask, so they are made 0600 after each load (``protect_regions``), and
+they go when that Triton stops. What a killed owner left is swept at the next start: a file is
+removed only when its name has our pattern, it is a regular file owned by this user, and the
+owner pid in its name no longer runs. Nothing else in /dev/shm is touched. (A Triton in
+namespaces of its own, ``netns.py``, has a private tmpfs on /dev/shm instead.)
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ from infra.targets.local import workdir
 from infra.targets.local.front import Front
 from infra.targets.local.manager import ModelManager
 from infra.targets.local.options import EndpointOptions, check_name
+from infra.triton_runtime import shm
 from infra.triton_runtime.private import check_state_dir, open_private, state_dir, write_private
 from infra.triton_runtime.runtime import find_runtime
 from tdk.errors import TdkError, UsageError
@@ -317,6 +318,7 @@ def stop(state: EndpointState, timeout: float = 30.0) -> None:
         if is_endpoint(state):
             _signal(state, signal.SIGKILL)
     state_path(state.name).unlink(missing_ok=True)
+    shm.sweep_orphans()  # the regions of a Triton whose front had to be killed
     root = Path(state.workdir)
     if (root / workdir.MARKER).is_file():
         workdir.remove(root, root / "staging")
