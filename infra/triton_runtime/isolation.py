@@ -4,6 +4,7 @@ connections to it (file descriptors passed over a socket pair; see ``netns.py``)
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import sys
 from pathlib import Path
@@ -46,10 +47,16 @@ class Link:
         return cls(ours), theirs
 
     @staticmethod
-    def command(control_fd: int, port: int, triton: list[str]) -> list[str]:
-        """The launcher's command line, starting ``triton`` (its HTTP port ``port``)."""
+    def command(control_fd: int, port: int) -> list[str]:
+        """The launcher's command line (Triton's HTTP port ``port``); ``send_command`` then
+        hands it Triton's, which holds the secret, through the socket."""
         head = [sys.executable, "-I", str(LAUNCHER), "--control-fd", str(control_fd)]
-        return [*head, "--port", str(port), "--", *triton]
+        return [*head, "--port", str(port)]
+
+    def send_command(self, triton: list[str]) -> None:
+        """Triton's command line for the launcher to start (one datagram; the launcher reads
+        it first, so the socket's buffer holds it until then)."""
+        self.sock.send(json.dumps(triton).encode())
 
     async def _receive(self) -> tuple[bytes, list[int]]:
         loop = asyncio.get_running_loop()

@@ -1,7 +1,9 @@
 """Triton in namespaces of its own: no other local user can connect to it or see its memory.
 
-Run by ``TritonProcess`` as ``python -I netns.py --control-fd N --port P -- tritonserver ...``
-(standard library only, so it needs no package on ``sys.path``). It enters a new network and
+Run by ``TritonProcess`` as ``python -I netns.py --control-fd N --port P`` (standard library
+only, so it needs no package on ``sys.path``); Triton's command line (which holds the per-start
+secret) arrives as the first datagram on the control socket, as JSON, never on this process's
+own command line. It enters a new network and
 mount namespace (as root; otherwise inside a new user namespace that maps only this user),
 brings its loopback up, mounts a private tmpfs (0700) on ``/dev/shm``, starts Triton there and
 stays as its parent. Triton's listeners then exist only inside that namespace: another user can
@@ -25,6 +27,7 @@ import argparse
 import contextlib
 import ctypes
 import fcntl
+import json
 import os
 import select
 import signal
@@ -136,10 +139,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="netns.py")
     parser.add_argument("--control-fd", type=int, required=True)
     parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
     control = socket.socket(fileno=args.control_fd)
+    command = [str(part) for part in json.loads(control.recv(1 << 20))]
     try:
         enter_namespace()
     except OSError as exc:

@@ -321,9 +321,8 @@ class TritonProcess:
         refuses one and ``netns`` is "auto"; TdkError when it is "on"."""
         link, theirs = isolation.Link.pair()
         try:
-            await self._spawn(
-                link.command(theirs.fileno(), self.http_port, command), (theirs.fileno(),)
-            )
+            link.send_command(command)
+            await self._spawn(link.command(theirs.fileno(), self.http_port), (theirs.fileno(),))
         finally:
             theirs.close()
         try:

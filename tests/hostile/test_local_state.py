@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,10 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from infra.targets.local.serve import process_identity
+from tests.conftest import ROOT
+from tests.local.conftest import _runtime_or_skip
+from tests.local.local_helpers import alive as is_endpoint_pid
+from tests.local.local_helpers import make_release, write_python_model
 
 runner = CliRunner()
 
@@ -135,3 +140,56 @@ def test_a_work_dir_another_user_owns_is_refused(tmp_path: Path) -> None:
     with pytest.raises(UnsafeInputError, match="belongs to uid 65534"):
         workdir.claim(planted)
     assert list(planted.iterdir()) == []  # no marker written into it
+
+
+def _up_detached(store: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    args = ["local", "up", "--store", str(store), "--name", "dup", "--port", "0", "--detach"]
+    return subprocess.Popen(
+        [sys.executable, "-m", "cli", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        cwd=ROOT,
+    )
+
+
+@pytest.mark.e2e
+def test_two_ups_of_one_name_at_once_the_second_refuses(tmp_path: Path, state_dir: Path) -> None:
+    """Both start together; exactly one endpoint runs, the other refuses before touching the
+    work directory, the log or the state file of the first."""
+    _runtime_or_skip()
+    repo = tmp_path / "repo"
+    write_python_model(repo, "sleeper")
+    store = tmp_path / "store"
+    make_release(repo, store, copies=1)
+    env = dict(os.environ, TDK_STATE_DIR=str(state_dir), PYTHONPATH=str(ROOT))
+    both = [_up_detached(store, env), _up_detached(store, env)]
+    try:
+        outputs = [proc.communicate(timeout=120)[0].decode() for proc in both]
+        codes = sorted(proc.returncode for proc in both)
+        assert codes == [0, 1], outputs
+        refusal = next(out for proc, out in zip(both, outputs, strict=True) if proc.returncode)
+        assert "a local endpoint named 'dup' is already starting or running" in refusal
+        assert "Traceback" not in refusal
+        state = json.loads((state_dir / "local-dup.json").read_text())
+        invoke = ["invoke", "--endpoint", "dup", "--target-model", "sleeper-0.tar.gz"]
+        result = runner.invoke(app, [*invoke, "-i", "x=[0.0]", "--json"])
+        assert result.exit_code == 0, result.output
+        assert (state_dir / "local-dup" / "repository" / "sleeper-0").is_dir()
+        assert is_endpoint_pid(state["pid"])
+    finally:
+        down = runner.invoke(app, ["local", "down", "--name", "dup"])
+        assert down.exit_code == 0, down.output
+
+
+def test_a_name_held_by_a_running_endpoint_is_refused_at_once(state_dir: Path) -> None:
+    from infra.targets.local import lock
+
+    held = lock.hold_name("busy")
+    try:
+        result = runner.invoke(app, ["local", "up", "--store", "/nowhere", "--name", "busy"])
+        assert result.exit_code == 1, result.output
+        assert "already starting or running" in result.output
+        assert "local down --name busy" in result.output
+    finally:
+        os.close(held)

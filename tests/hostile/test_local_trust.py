@@ -270,6 +270,10 @@ def test_in_its_namespace_triton_is_unreachable_for_another_user(isolated: Endpo
     known = isolated.triton()
     assert known["netns"] is True
     pid = known["pid"]
+    secret = known["repository_header"][1].encode()
+    launcher = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    for process in (pid, launcher):  # the command reached Triton through a socket
+        assert secret not in Path(f"/proc/{process}/cmdline").read_bytes()
     # the Python backend's memory is in Triton's own /dev/shm, not in this machine's
     inside = sorted(Path(f"/proc/{pid}/root/dev/shm").iterdir())
     assert inside and not list(Path("/dev/shm").glob(f"tdk{isolated.proc.pid}_*"))

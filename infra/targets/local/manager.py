@@ -13,11 +13,12 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 
 from infra.clients.triton_errors import triton_error_text
-from infra.targets.local import cache, workdir
+from infra.targets.local import cache, lock, workdir
 from infra.targets.local.errors import ApiError, model_error, not_ready, unavailable, validation
 from infra.targets.local.metrics import Metrics
 from infra.targets.local.options import EndpointOptions
@@ -65,6 +66,7 @@ class ModelManager:
         self._waiting = 0
         self._stopping = False
         self._claimed = False
+        self._workdir_lock: int | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
         self.store: Store = open_store(settings.store_url, settings.store_endpoint_url)
@@ -76,6 +78,11 @@ class ModelManager:
         self.models = {m.target_model: ModelState(m) for m in self.manifest.models}
         self.metrics.known = frozenset(self.models)
         root = workdir.claim(self.workdir, adopt=not self.settings.workdir)
+        self._workdir_lock = lock.hold(
+            root / workdir.MARKER,
+            f"a local endpoint in the work directory {root}",
+            "give each endpoint its own --workdir",
+        )
         self._claimed = True
         self.workdir = root
         self.repository = root / "repository"
@@ -105,6 +112,9 @@ class ModelManager:
         await self.triton.stop()
         if self._claimed:  # the work dir is the endpoint's: its staging goes
             workdir.remove(self.workdir, self.workdir / "staging")
+        if self._workdir_lock is not None:
+            os.close(self._workdir_lock)
+            self._workdir_lock = None
 
     async def _watch(self) -> None:
         """Triton died: forget what was loaded, restart it; models reload on demand."""

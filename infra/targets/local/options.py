@@ -159,6 +159,7 @@ class EndpointOptions:
         """Options from ``argv`` plus argparse's namespace for extra arguments of the caller."""
         parser = cls.parser(prog)
         parser.add_argument("--log", default=None)
+        parser.add_argument("--lock-fd", type=int, default=None, help=argparse.SUPPRESS)
         ns = parser.parse_args(list(argv))
         values = {item.name: getattr(ns, item.name) for item in fields(cls)}
         return cls(**values), ns

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from infra.targets.local import workdir
+from infra.targets.local import lock, workdir
 from infra.targets.local.front import Front
 from infra.targets.local.manager import ModelManager
 from infra.targets.local.options import EndpointOptions, check_name
@@ -140,8 +140,20 @@ def run(
     settings: EndpointOptions,
     log_path: Path | None = None,
     announce: Callable[[str], None] | None = None,
+    lock_fd: int | None = None,
 ) -> None:
-    """Serve in this process until SIGINT/SIGTERM; the state file lives while it runs."""
+    """Serve in this process until SIGINT/SIGTERM; the state file lives while it runs, the
+    name's lock (``lock_fd``: the one ``spawn`` took) while the process does."""
+    held = lock.hold_name(settings.name, lock_fd)
+    try:
+        _run(settings, log_path, announce)
+    finally:
+        os.close(held)
+
+
+def _run(
+    settings: EndpointOptions, log_path: Path | None, announce: Callable[[str], None] | None
+) -> None:
     import uvicorn
 
     runtime = find_runtime()
@@ -276,17 +288,23 @@ def spawn(options: EndpointOptions, timeout: float = 120.0) -> EndpointState:
         raise TdkError(
             f"a local endpoint named {name!r} is already running", hint="run `tdk local down`"
         )
-    log_path = check_state_dir(state_dir()) / f"local-{name}.log"
-    state_path(name).unlink(missing_ok=True)
-    with open_private(log_path) as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "infra.targets.local.serve", *args, "--log", str(log_path)],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            cwd=str(Path(__file__).resolve().parents[3]),
-        )
+    held = lock.hold_name(name)  # before the log or the state file is touched
+    try:
+        log_path = check_state_dir(state_dir()) / f"local-{name}.log"
+        state_path(name).unlink(missing_ok=True)
+        args += ["--log", str(log_path), "--lock-fd", str(held)]
+        with open_private(log_path) as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "infra.targets.local.serve", *args],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                cwd=str(Path(__file__).resolve().parents[3]),
+                pass_fds=(held,),
+            )
+    finally:
+        os.close(held)  # the child holds it now
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         state = read_state(name)
@@ -333,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     try:
         options, ns = EndpointOptions.from_argv(sys.argv[1:] if argv is None else argv, PROG)
-        run(options, Path(ns.log) if ns.log else None)
+        run(options, Path(ns.log) if ns.log else None, lock_fd=ns.lock_fd)
     except TdkError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         if exc.hint:
