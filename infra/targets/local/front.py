@@ -13,15 +13,17 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from infra.clients.triton_errors import triton_error_text
 from infra.sagemaker_common.components import component_name
+from infra.sagemaker_common.runtime import RELOADS
 from infra.targets.local import generate, response_stream
 from infra.targets.local.errors import ApiError, internal, model_error, unavailable, validation
-from infra.targets.local.manager import ModelManager
+from infra.targets.local.manager import ModelManager, ModelState
 from infra.targets.local.metrics import CONTENT_TYPE
 from infra.targets.local.upstream import UpstreamError, UpstreamResponse
 
@@ -37,6 +39,9 @@ _TARGET = b"x-amzn-sagemaker-target-model"
 _COMPONENT = b"x-amzn-sagemaker-inference-component"
 _VARIANT = (b"x-amzn-invoked-production-variant", b"AllTraffic")
 _JSON = (b"content-type", b"application/json")
+#: what Triton 2.51's Python backend answers once a model instance's stub process has died
+#: (measured 2026-11-27 with the runtime wheel: ``Stub process 'm_0_0' is not healthy.``)
+STUB_CRASHED = re.compile(r"Stub process '[^']*' is not healthy")
 
 
 class ClientGone(Exception):
@@ -215,7 +220,7 @@ class Front:
         self.manager.metrics.count("Invocations", target)
         model_started = time.perf_counter()
         try:
-            upstream = await self._call_model(target, state.entry.name, body, extra)
+            upstream = await self._call_model(state, body, extra)
         finally:
             self.manager.release(state)
         model_s = time.perf_counter() - model_started
@@ -227,13 +232,17 @@ class Front:
         return 200, upstream.body, [(b"content-type", kind), _VARIANT], model_s
 
     def _by_component(self, component: str) -> str:
-        """The TargetModel an inference component name stands for: the model copy's name, or
-        the name the sagemaker-ic target gives its component (``text-pipeline-0``)."""
+        """The TargetModel an inference component name stands for: the model copy of exactly
+        that name, else the one copy the sagemaker-ic target deploys under that component
+        name (``text_pipeline-0`` as ``text-pipeline-0``). A derived name two copies share, or
+        one that is another copy's own name, never stands for a copy it does not name."""
         if self._components is None:
-            self._components = {}
-            for target_model, state in self.manager.models.items():
-                self._components[component_name(state.entry.name)] = target_model
-                self._components[state.entry.name] = target_model
+            exact = {state.entry.name: target for target, state in self.manager.models.items()}
+            derived: dict[str, list[str]] = {}
+            for name, target in exact.items():
+                derived.setdefault(component_name(name), []).append(target)
+            unique = {name: found[0] for name, found in derived.items() if len(found) == 1}
+            self._components = unique | exact
         found = self._components.get(component)
         if found is None:
             shown = component if len(component) < 200 else component[:200] + "…"
@@ -256,9 +265,12 @@ class Front:
         return target
 
     async def _call_model(
-        self, target: str, name: str, body: bytes, extra: tuple[tuple[str, str], ...]
+        self, state: ModelState, body: bytes, extra: tuple[tuple[str, str], ...]
     ) -> UpstreamResponse:
-        """Triton's ``/v2/models/<name>/infer``, within the invocation timeout; 200 or raises."""
+        """Triton's ``/v2/models/<name>/infer``, within the invocation timeout; 200 or raises.
+        A model whose Python stub crashed is forgotten, to be loaded again on its next request
+        (``ModelManager.reload_on_next_request``)."""
+        target, name = state.entry.target_model, state.entry.name
         timeout = self.manager.settings.invocation_timeout
         try:
             async with asyncio.timeout(timeout):
@@ -275,6 +287,14 @@ class Front:
             ) from exc
         if upstream.status != 200:
             message = triton_error_text(upstream.body)
+            if STUB_CRASHED.search(message):
+                self.manager.reload_on_next_request(state)
+                raise model_error(
+                    f"{target}: {message} (its Python backend stub crashed); the endpoint "
+                    f"unloaded it and {RELOADS}, as SageMaker MME reloads a failed model",
+                    original_status=upstream.status,
+                    original_message=message,
+                )
             side = "client" if upstream.status < 500 else "server"  # SageMaker's wording
             raise model_error(
                 f"Received {side} error ({upstream.status}) from model {target}: {message}",

@@ -165,6 +165,19 @@ class ModelManager:
         state.last_used = time.monotonic()
         return state
 
+    def reload_on_next_request(self, state: ModelState) -> None:
+        """The model's Python stub crashed: count it unloaded and free its slot; the next
+        request loads it again (Triton's load of a loaded model replaces its instances)."""
+        if state.loaded:
+            state.loaded = False
+            self.slots.discard(state.entry.target_model)
+            self.metrics.count("ModelUnloads", state.entry.target_model)
+            log.warning(
+                "%s: its Python stub crashed; reloading it on the next request",
+                state.entry.target_model,
+            )
+            self._notify()
+
     def release(self, state: ModelState) -> None:
         state.inflight -= 1
         if state.inflight == 0 and self._waiting:
