@@ -134,7 +134,7 @@ class Front:
         """Triton's generate / generate_stream (see ``infra.targets.local.generate``)."""
         body = await self._body(receive, send)
         if body is not None:
-            await generate.serve(self.manager, found, body, send)
+            await generate.serve(self.manager, found, body, send, receive)
 
     async def _response_stream(
         self, scope: Scope, receive: Receive, send: Send, endpoint: str
@@ -157,7 +157,8 @@ class Front:
         if body is None:
             return
         stream = response_stream.StreamSender(send)
-        await generate.serve(self.manager, generate.Route(target, "generate_stream"), body, stream)
+        route = generate.Route(target, "generate_stream")
+        await generate.serve(self.manager, route, body, stream, receive)
         refused = stream.refusal(target)
         if refused is not None:
             await _error(send, refused)
