@@ -48,6 +48,7 @@ RESTRICTED_APIS = (
     "logging",
 )
 TRITON_FILE = "triton.json"
+SHM_DIR = shm.SHM_DIR  # where a Triton on the host's /dev/shm keeps the Python backend's regions
 
 
 class RuntimeMissing(TdkError):

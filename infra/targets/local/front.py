@@ -11,6 +11,7 @@ routes serve decoupled copies (``response_stream``, ``generate``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import re
@@ -26,6 +27,7 @@ from infra.targets.local.errors import ApiError, internal, model_error, unavaila
 from infra.targets.local.manager import ModelManager, ModelState
 from infra.targets.local.metrics import CONTENT_TYPE
 from infra.targets.local.upstream import UpstreamError, UpstreamResponse
+from tdk.errors import TdkError
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -39,6 +41,7 @@ _TARGET = b"x-amzn-sagemaker-target-model"
 _COMPONENT = b"x-amzn-sagemaker-inference-component"
 _VARIANT = (b"x-amzn-invoked-production-variant", b"AllTraffic")
 _JSON = (b"content-type", b"application/json")
+STOP_POLL_S = 0.1  # how often a start looks whether the server was told to stop
 #: what Triton 2.51's Python backend answers once a model instance's stub process has died
 #: (measured 2026-11-27 with the runtime wheel: ``Stub process 'm_0_0' is not healthy.``)
 STUB_CRASHED = re.compile(r"Stub process '[^']*' is not healthy")
@@ -60,6 +63,8 @@ class Front:
         self.startup_error: Exception | None = None
         #: inference component name -> TargetModel, built on the first component request
         self._components: dict[str, str] | None = None
+        #: whether the server was told to stop (set by ``serve``: uvicorn's should_exit)
+        self.stopping: Callable[[], bool] = lambda: False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -68,12 +73,28 @@ class Front:
         elif kind == "lifespan":
             await self._lifespan(receive, send)
 
+    async def _start(self) -> None:
+        """``manager.start()``, abandoned (and what it started stopped) as soon as the server
+        is told to stop (SIGTERM, Ctrl-C): a start stuck on a stalled store never pins it."""
+        task = asyncio.ensure_future(self.manager.start())
+        while not task.done():
+            await asyncio.wait([task], timeout=STOP_POLL_S)
+            if self.stopping() and not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+                raise TdkError(
+                    "the local endpoint was stopped while starting",
+                    hint="start it again with `tdk local up`",
+                )
+        task.result()
+
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
                 try:
-                    await self.manager.start()
+                    await self._start()
                     if self.on_ready is not None:
                         self.on_ready()
                 except Exception as exc:

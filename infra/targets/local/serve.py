@@ -189,9 +189,11 @@ def _run(
         server_header=False,
         date_header=False,
     )
+    server = uvicorn.Server(config)
+    front.stopping = lambda: server.should_exit
     try:
         try:
-            uvicorn.Server(config).run(sockets=[sock])
+            server.run(sockets=[sock])
         except SystemExit:  # uvicorn exits 3 when the lifespan startup failed
             if front.startup_error is None:
                 raise
@@ -305,6 +307,17 @@ def spawn(options: EndpointOptions, timeout: float = 120.0) -> EndpointState:
             )
     finally:
         os.close(held)  # the child holds it now
+    try:
+        return _started(proc, name, log_path, timeout)
+    except BaseException:  # Ctrl-C while it starts: the child goes too (it honours SIGTERM)
+        proc.terminate()
+        raise
+
+
+def _started(
+    proc: subprocess.Popen[bytes], name: str, log_path: Path, timeout: float
+) -> EndpointState:
+    """The child's state once it serves; TdkError when it exits or takes over ``timeout``."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         state = read_state(name)
@@ -316,7 +329,6 @@ def spawn(options: EndpointOptions, timeout: float = 120.0) -> EndpointState:
                 f"the local endpoint exited while starting:\n{tail}", hint=f"see {log_path}"
             )
         time.sleep(0.1)
-    proc.terminate()
     raise TdkError(
         f"the local endpoint did not start within {timeout:.0f} s", hint=f"see {log_path}"
     )
