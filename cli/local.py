@@ -79,6 +79,7 @@ def up(
 ) -> None:
     """Start the endpoint: boto3 `sagemaker-runtime` with endpoint_url=http://127.0.0.1:PORT."""
     from infra.targets.local import serve
+    from infra.targets.local.front import StartInterrupted
     from infra.triton_runtime.runtime import find_runtime
 
     out = Output(json_mode=json)
@@ -108,7 +109,13 @@ def up(
     out.info(
         f"starting local endpoint {name} on 127.0.0.1:{port or '(free port)'}; Ctrl-C stops it"
     )
-    serve.run(options, announce=lambda url: out.info(f"ready: {url}/endpoints/{name}/invocations"))
+    try:
+        serve.run(
+            options, announce=lambda url: out.info(f"ready: {url}/endpoints/{name}/invocations")
+        )
+    except StartInterrupted as exc:  # Ctrl-C while it started: stopped, cleaned up; say so
+        out.error(exc.message, exc.hint)
+        serve.leave_now(130)
 
 
 def _running(name: str) -> Any:

@@ -47,6 +47,10 @@ STOP_POLL_S = 0.1  # how often a start looks whether the server was told to stop
 STUB_CRASHED = re.compile(r"Stub process '[^']*' is not healthy")
 
 
+class StartInterrupted(TdkError):
+    """Told to stop (SIGTERM, Ctrl-C) before the endpoint was ready."""
+
+
 class ClientGone(Exception):
     """The caller disconnected before sending its whole body."""
 
@@ -83,7 +87,7 @@ class Front:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-                raise TdkError(
+                raise StartInterrupted(
                     "the local endpoint was stopped while starting",
                     hint="start it again with `tdk local up`",
                 )

@@ -25,9 +25,10 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import NoReturn
 
 from infra.targets.local import lock, workdir
-from infra.targets.local.front import Front
+from infra.targets.local.front import Front, StartInterrupted
 from infra.targets.local.manager import ModelManager
 from infra.targets.local.options import EndpointOptions, check_name
 from infra.triton_runtime import shm
@@ -359,6 +360,16 @@ def _signal(state: EndpointState, number: int) -> None:
         os.kill(state.pid, number)
 
 
+def leave_now(code: int) -> NoReturn:
+    """Exit at once, after a start that was told to stop: everything of ours is cleaned up by
+    now, but a store client's worker thread may still wait on a stalled server (s3transfer's
+    pool, which the interpreter would join for minutes)."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     try:
@@ -368,6 +379,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc.message}", file=sys.stderr)
         if exc.hint:
             print(f"hint: {exc.hint}", file=sys.stderr)
+        if isinstance(exc, StartInterrupted):
+            leave_now(128 + signal.SIGTERM)
         return exc.exit_code
     return 0
 
