@@ -19,7 +19,7 @@ FALLBACK = (
     "Triton runs in this machine's network namespace (%s): other local users can reach its "
     "127.0.0.1 listeners; they get health and inference, every other Triton API answers 403 "
     "without the per-start secret, which they can read on Triton's command line for the moment "
-    "between its start and the front hiding it (docs/local-endpoint.md, 'Isolation')"
+    "between its start and the front hiding it (README.md, 'Trust boundaries')"
 )
 
 

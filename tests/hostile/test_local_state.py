@@ -282,3 +282,11 @@ def test_ctrl_c_early_in_local_up_prints_no_traceback_and_leaves_no_process(
         wait_for(lambda: not [p for p in left if alive(p)], 15, "its processes to end")  # noqa: B023
     assert counted >= 3
     assert not (state_dir / "local-local.json").exists()
+
+
+def test_an_unknown_triton_netns_mode_is_refused(tmp_path: Path, state_dir: Path) -> None:
+    result = runner.invoke(app, ["local", "up", "--store", str(tmp_path), "--triton-netns", "x"])
+    assert result.exit_code == 2, result.output
+    assert "--triton-netns 'x' is not one of auto, on, off" in result.output
+    assert "--triton-netns auto" in result.output
+    assert list(state_dir.iterdir()) == []

@@ -290,3 +290,55 @@ def test_in_its_namespace_triton_is_unreachable_for_another_user(isolated: Endpo
     # the namespace is Triton's alone: its listeners are not in this machine's tables
     host = Path("/proc/net/tcp").read_text() + Path("/proc/net/tcp6").read_text()
     assert f":{known['http_port']:04X} " not in host
+
+
+#: runs a command where the kernel refuses new network namespaces (a user namespace whose
+#: limit of them is 0): what a container without namespace rights gives the endpoint
+NO_NAMESPACES = (
+    "unshare",
+    "--user",
+    "--map-root-user",
+    "sh",
+    "-c",
+    'echo 0 > /proc/sys/user/max_net_namespaces && exec "$@"',
+    "sh",
+)
+
+
+def _no_namespaces_or_skip() -> None:
+    probe = subprocess.run([*NO_NAMESPACES, "true"], capture_output=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"cannot make a namespace without namespace rights here: {probe.stderr!r}")
+
+
+def test_without_namespaces_the_endpoint_warns_and_keeps_the_restrictions(
+    tmp_path: Path,
+) -> None:
+    _no_namespaces_or_skip()
+    repo = tmp_path / "repo"
+    write_python_model(repo, "sleeper")
+    store = tmp_path / "store"
+    make_release(repo, store, copies=1)
+    running = start_endpoint(store, tmp_path / "state", wrapper=NO_NAMESPACES)
+    try:
+        assert _infer(running) == [0.0]
+        known = running.triton()
+        assert known["netns"] is False
+        log = running.log.read_text()
+        assert "Triton runs in this machine's network namespace" in log
+        assert "every other Triton API answers 403" in log
+        triton = f"http://127.0.0.1:{known['http_port']}"
+        assert _request(triton, "POST", "/v2/repository/index", "{}", {}) == 403
+        assert _request(triton, "GET", "/v2/logging", "", {}) == 403
+    finally:
+        running.stop()
+
+
+def test_triton_netns_on_refuses_to_start_without_namespaces(tmp_path: Path) -> None:
+    _no_namespaces_or_skip()
+    store = tmp_path / "store"
+    make_release(write_python_model(tmp_path / "repo", "sleeper").parent, store, copies=1)
+    with pytest.raises(AssertionError) as refused:
+        start_endpoint(store, tmp_path / "state", "--triton-netns", "on", wrapper=NO_NAMESPACES)
+    assert "cannot run in a network namespace of its own" in str(refused.value)
+    assert "--triton-netns auto" in str(refused.value)
