@@ -14,18 +14,15 @@ import contextlib
 import json
 import logging
 import os
-import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 from infra.clients.triton_errors import triton_error_text
 from infra.targets.local import cache, lock, workdir
 from infra.targets.local.errors import ApiError, model_error, not_ready, unavailable, validation
 from infra.targets.local.metrics import Metrics
 from infra.targets.local.options import EndpointOptions
-from infra.targets.local.release import read_manifest
+from infra.targets.local.release import read_manifest_abandonable
 from infra.targets.local.upstream import UpstreamError, UpstreamPool
 from infra.triton_runtime.runtime import Runtime, TritonProcess
 from packager.manifest import Manifest, ManifestModel
@@ -33,33 +30,6 @@ from packager.stores import Store, open_store
 from tdk.errors import StoreError, TdkError
 
 log = logging.getLogger("tdk.local")
-T = TypeVar("T")
-
-
-async def in_daemon_thread(function: Callable[..., T], *args: object) -> T:
-    """``function(*args)`` on a daemon thread: a read that blocks (a stalled store) can be
-    abandoned when the endpoint is told to stop while starting; the process still exits."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[T] = loop.create_future()
-
-    def settle(result: T | None, error: BaseException | None) -> None:
-        if future.done():
-            return
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(result)  # type: ignore[arg-type]
-
-    def work() -> None:
-        try:
-            result, error = function(*args), None
-        except BaseException as exc:
-            result, error = None, exc
-        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits
-            loop.call_soon_threadsafe(settle, result, error)
-
-    threading.Thread(target=work, daemon=True, name=f"tdk-{function.__name__}").start()
-    return await future
 
 
 IDLE_GRACE = 0.2  # seconds without requests before a loaded model counts as idle
@@ -106,7 +76,7 @@ class ModelManager:
 
     async def start(self) -> None:
         """Read the manifest, reset the repository, start Triton and watch it."""
-        self.manifest = await in_daemon_thread(read_manifest, self.store)
+        self.manifest = await read_manifest_abandonable(self.store)
         self.models = {m.target_model: ModelState(m) for m in self.manifest.models}
         self.metrics.known = frozenset(self.models)
         root = workdir.claim(self.workdir, adopt=not self.settings.workdir)

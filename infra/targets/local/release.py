@@ -12,8 +12,11 @@ or unreadable components (``packager/archive.py``'s file-name rules), each diges
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
 import stat
+import threading
 
 from packager.archive import name_problem as file_name_problem
 from packager.manifest import ARCHIVE_PREFIX, MANIFEST_NAME, Manifest, ManifestModel
@@ -33,6 +36,34 @@ def read_manifest(store: Store) -> Manifest:
     manifest = read_bounded(store)
     check_entries(manifest, store.describe(MANIFEST_NAME))
     return manifest
+
+
+async def read_manifest_abandonable(store: Store) -> Manifest:
+    """``read_manifest`` on a daemon thread: a read that blocks (a stalled store) can be
+    abandoned when the endpoint is told to stop while starting; the process still exits."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Manifest] = loop.create_future()
+
+    def settle(result: Manifest | None, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        elif result is not None:
+            future.set_result(result)
+
+    def work() -> None:
+        result: Manifest | None = None
+        error: BaseException | None = None
+        try:
+            result = read_manifest(store)
+        except BaseException as exc:
+            error = exc
+        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits
+            loop.call_soon_threadsafe(settle, result, error)
+
+    threading.Thread(target=work, daemon=True, name="tdk-read-manifest").start()
+    return await future
 
 
 def _check_regular(store: Store) -> None:
