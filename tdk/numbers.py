@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from decimal import Decimal
 
 from tdk.errors import TdkError, UsageError
 
@@ -28,6 +29,14 @@ def _range(low: float | None, high: float | None, above: bool, integer: bool) ->
     if high is not None:
         parts.append(f"<= {high:g}")
     return f"{what} {' and '.join(parts)}".rstrip()
+
+
+def _example(low: float | None, high: float | None, above: bool) -> float:
+    if low is None:
+        return 1 if high is None or high >= 1 else high
+    if not above:
+        return low
+    return low + 1 if high is None or low + 1 <= high else high
 
 
 def check_number(
@@ -78,7 +87,7 @@ def parse_number(
         wanted = _range(low, high, above, integer)
         raise error(
             f"{name} {text[:_MAX_TEXT]!r}: not {wanted} written in ASCII digits",
-            hint=hint or f"give {name} {wanted}, e.g. {low if low is not None else 1:g}",
+            hint=hint or f"give {name} {wanted}, e.g. {_example(low, high, above):g}",
         )
     value = int(stripped) if integer else float(stripped)
     return check_number(
@@ -120,3 +129,22 @@ def ascii_int(text: str) -> int | None:
     if len(stripped) > _MAX_TEXT or not stripped.isascii() or not stripped.isdigit():
         return None
     return int(stripped)
+
+
+def decimal_of(
+    value: object,
+    name: str,
+    low: float | None = None,
+    high: float | None = None,
+    *,
+    above: bool = False,
+    hint: str = "",
+) -> Decimal:
+    """``value`` (a JSON number, or text in ASCII digits) as an exact Decimal, checked as
+    ``check_number`` checks: a rate of ``1e-308`` or a price of ``1e300`` would overflow the
+    cost arithmetic's quantize (``decimal.InvalidOperation``) if let in."""
+    if isinstance(value, str):
+        parse_number(value, name, low, high, above=above, hint=hint)
+        return Decimal(value.strip())
+    check_number(value, name, low, high, above=above, hint=hint)
+    return Decimal(str(value))
