@@ -29,7 +29,7 @@ from packager.stores.base import (
     remove_unlocked,
     sha256_file,
 )
-from tdk.bounded import open_regular
+from tdk.bounded import NotRegularFile, open_regular
 from tdk.errors import StoreError
 
 STAGING_DIR = ".tdk-staging"
@@ -92,6 +92,11 @@ class FileStore(Store):
             return None
         except dirfd.Refused as exc:
             raise self._refused(action, key, exc) from exc
+        except NotRegularFile as exc:  # a FIFO would block the read, a device never end
+            raise StoreError(
+                f"cannot {action} {self.describe(key)}: {exc.strerror}",
+                hint="a release holds regular files only: remove it, or publish elsewhere",
+            ) from exc
         except OSError as exc:
             raise self._error(action, key, exc) from exc
 
