@@ -37,7 +37,8 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document i
 StoreOpt = Annotated[
     str,
     typer.Option(
-        "--store", help="Release URL written by `tdk package --dest` (file://, s3://, gs://)."
+        "--store",
+        help="Release URL written by `tdk package --dest` (file://, s3://, gs://, az://).",
     ),
 ]
 EndpointUrlOpt = Annotated[

@@ -192,6 +192,15 @@ RestoreOpt = Annotated[
     ),
 ]
 PlotOpt = Annotated[Path | None, typer.Option("--plot", help="PNG: throughput vs p99.")]
+TuneInputOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--input",
+        "-i",
+        help="NAME=@file.npy or NAME='<json>': this tensor replaces its example value in every "
+        "request (repeatable).",
+    ),
+]
 
 
 def tune(
@@ -218,6 +227,7 @@ def tune(
     server_cpus: ServerCpusOpt = "auto",
     client_cpus: ClientCpusOpt = "auto",
     restore: RestoreOpt = False,
+    inputs: TuneInputOpt = None,
     json: JsonOpt = False,
 ) -> None:
     """Tune max_batch_size, dynamic batching, instances and accelerators; Ctrl-C reports the best
@@ -233,6 +243,7 @@ def tune(
     settings = _measuring(settings, stability, max_windows, processes)
     settings = _repeating(settings, repeats, pairs)
     settings = replace(settings, placement=resolve(server_cpus, client_cpus, local=url is None))
+    settings = replace(settings, inputs=tuple(inputs or ()))
     space = _space(space, instances, max_batch_sizes, queue_delays)
     if accelerators != "auto":
         from infra.perf.accel import is_option
@@ -259,6 +270,8 @@ def tune(
         check_out(model_dir, out_dir)
     if write and model_dir is not None:
         check_write(model_dir)
+    if config is not None and settings.inputs:
+        _check_inputs(config, settings.inputs)
     out = Output(json_mode=json)
     started = time.monotonic()
 
@@ -318,6 +331,15 @@ def _options(
     if duration is not None:
         settings = replace(settings, duration_s=duration)
     return settings, SPACE
+
+
+def _check_inputs(config: object, options: tuple[str, ...]) -> None:
+    """Every ``--input`` names an input of the model and parses, before anything starts."""
+    from infra.clients.inputs import example_inputs, with_overrides
+    from infra.perf.tuner import model_of
+
+    model = model_of(config)
+    with_overrides(model, example_inputs(model, 1), list(options))
 
 
 def _restore(url: str | None, model: str | None, json: bool) -> None:

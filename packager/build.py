@@ -24,6 +24,7 @@ from packager.archive import ArchiveWriter, Entry, SourceFile, outside_links, sc
 from packager.config import CONFIG_NAME, backend_of, datatype_name, dump_config
 from packager.digests import FileDigests
 from packager.manifest import ARCHIVE_PREFIX, REPOSITORY_PREFIX, ManifestModel, TensorSpec
+from packager.onnx_signature import model_input_ranges
 from packager.rename import CopyPlan, Member
 from packager.repository import ModelDir
 from packager.requirements import requirements
@@ -131,13 +132,16 @@ class Built:
     hashed_bytes: int  # input bytes read to hash (what the digest cache did not know)
 
 
-def _tensor_specs(tensors: object) -> tuple[TensorSpec, ...]:
+def _tensor_specs(
+    tensors: object, ranges: Mapping[str, tuple[int, int]] | None = None
+) -> tuple[TensorSpec, ...]:
     return tuple(
         TensorSpec(
             t.name,
             datatype_name(t.data_type),
             tuple(int(d) for d in t.dims),
             bool(getattr(t, "optional", False)),
+            (ranges or {}).get(t.name),
         )
         for t in tensors  # type: ignore[attr-defined]
     )
@@ -301,7 +305,7 @@ class _Release:
             backend=backend_of(config),
             platform=str(config.platform),
             max_batch_size=int(config.max_batch_size),
-            inputs=_tensor_specs(config.input),
+            inputs=_tensor_specs(config.input, model_input_ranges(plan.served.source.path, config)),
             outputs=_tensor_specs(config.output),
             contains=tuple(member.name for member in plan.members),
             files=files,
@@ -355,6 +359,13 @@ def build_release(
     entries: dict[str, Callable[[], ManifestModel]] = {}
     todo = []
     for plan in plans:
+        for member in plan.members:
+            if member.source.completed == "tensorrt":
+                release.warnings.append(
+                    f"{member.name}: a TensorRT plan without config.pbtxt; Triton completes its "
+                    "inputs and outputs from the plan at load, tdk cannot read them without "
+                    "TensorRT: the manifest lists none (write config.pbtxt to record them)"
+                )
         refusal = mme_refusal(plan)
         if refusal is not None:
             only = release.repository_only(plan, refusal)

@@ -8,12 +8,11 @@ recurse); ``packager.stores.capped.read_manifest`` fetches it from a store with 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tdk.bounded import DocumentError, parse_json
-from tdk.errors import TdkError, UsageError
+from tdk.errors import TdkError
 
 FORMAT_VERSION = 1
 MANIFEST_NAME = "manifest.json"
@@ -33,6 +32,9 @@ class TensorSpec:
     datatype: str  # Triton's name: "FP32", "INT32", "BYTES", ...
     dims: tuple[int, ...]
     optional: bool = False
+    # the inclusive (low, high) values an integer input accepts, when the model says so (the
+    # ONNX graph: the rows of the table a Gather indexes, a mask's 0/1); None: not known
+    range: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,9 @@ class ManifestModel:
     # why the copy has no mme/ archive (it cannot run on SageMaker MME: decoupled); then
     # ``archive`` and ``sha256`` are "" and only its repository/ files are published.
     mme_left_out: str = ""
+    # what the copy's TensorRT plan was built for (``packager.plans.BuiltFor``'s text, e.g.
+    # "8.9:10.16@26.05"), when ``tdk package --stack`` served it from the plan cache; else ""
+    built_for: str = ""
 
     def input(self, name: str) -> TensorSpec | None:
         return next((spec for spec in self.inputs if spec.name == name), None)
@@ -108,7 +113,7 @@ class Manifest:
             "format_version": self.format_version,
             "created_at": self.created_at,
             "tool_version": self.tool_version,
-            "models": [asdict(model) for model in self.models],
+            "models": [_model_dict(model) for model in self.models],
         }
         if self.trt_built_for:
             payload["trt_built_for"] = self.trt_built_for
@@ -140,21 +145,6 @@ class Manifest:
                 f"{source}: not a tdk manifest ({exc.__class__.__name__}: {exc})",
                 hint=RELEASE_HINT,
             ) from exc
-
-
-_TRT_BUILT_FOR = re.compile(r"^(\d+)\.(\d+):(\d+)\.(\d+)$")
-
-
-def parse_trt_built_for(value: str) -> tuple[tuple[int, int], tuple[int, int]]:
-    """``"8.6:10.4"`` -> ((8, 6), (10, 4)): compute capability and TensorRT major.minor."""
-    match = _TRT_BUILT_FOR.match(value)
-    if not match:
-        raise UsageError(
-            f"--trt-built-for {value!r} is not <compute capability>:<TensorRT version>",
-            hint="e.g. --trt-built-for 8.6:10.4 for plans built on an A10G with TensorRT 10.4",
-        )
-    major, minor, trt_major, trt_minor = (int(g) for g in match.groups())
-    return (major, minor), (trt_major, trt_minor)
 
 
 @dataclass(frozen=True)
@@ -216,12 +206,25 @@ def _inside(key: str) -> bool:
     return "\\" not in key and all(part not in ("", ".", "..") for part in parts)
 
 
+def _model_dict(model: ManifestModel) -> dict[str, Any]:
+    """``model`` as JSON data; a tensor without a known range carries no ``range`` key (the
+    manifests of releases made before ranges were recorded read the same)."""
+    data = asdict(model)
+    for key in ("inputs", "outputs"):
+        for spec in data[key]:
+            if spec["range"] is None:
+                del spec["range"]
+    return data
+
+
 def _spec(item: dict[str, Any]) -> TensorSpec:
+    bounds = item.get("range")
     return TensorSpec(
         name=item["name"],
         datatype=item["datatype"],
         dims=tuple(int(d) for d in item["dims"]),
         optional=bool(item.get("optional", False)),
+        range=None if bounds is None else (int(bounds[0]), int(bounds[1])),
     )
 
 
@@ -232,4 +235,5 @@ def _model_from_dict(item: dict[str, Any]) -> ManifestModel:
     fields["contains"] = tuple(item.get("contains", ()))
     fields["files"] = dict(item.get("files", {}))
     fields["content_key"] = str(item.get("content_key", ""))
+    fields["built_for"] = str(item.get("built_for", ""))
     return ManifestModel(**fields)

@@ -9,8 +9,9 @@ happens under the destination's publish lock, so two publishes never interleave.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
@@ -35,6 +36,7 @@ from packager.manifest import (
     REPOSITORY_PREFIX,
     Ledger,
     Manifest,
+    ManifestModel,
 )
 from packager.rename import DEFAULT_TEMPLATE, CopyPlan, plan_copies
 from packager.repair import StoreCheck, check_store, remember_written, update_record
@@ -172,6 +174,11 @@ def _check_count(models: list[ModelDir], copies: int) -> None:
         )
 
 
+def _with_built_for(entry: ManifestModel, built_for: Mapping[str, str]) -> ManifestModel:
+    """``entry`` recording what its source model's TensorRT plan was built for ("" if none)."""
+    return replace(entry, built_for=built_for.get(entry.source, ""))
+
+
 def publish(
     repos: list[Path],
     dest: Store,
@@ -183,6 +190,7 @@ def publish(
     phase: Phase = quiet,
     trt_built_for: str = "",
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    built_for: Mapping[str, str] | None = None,
 ) -> PublishResult:
     """Package ``repos`` into ``copies`` renamed copies each and publish them to ``dest``,
     holding the destination's publish lock from reading its ledger to writing its manifest."""
@@ -204,7 +212,7 @@ def publish(
                     plans,
                     level,
                     phase,
-                    trt_built_for,
+                    (trt_built_for, built_for or {}),
                     prune,
                 )
                 break
@@ -225,10 +233,11 @@ def _build_and_publish(
     plans: list[CopyPlan],
     level: int,
     phase: Phase,
-    trt_built_for: str,
+    built_for: tuple[str, Mapping[str, str]],
     prune: bool,
 ) -> PublishResult:
-    """Build the release in the stage and publish it; StaleDigest (nothing published) when
+    """Build the release in the stage and publish it (``built_for``: what the release's and
+    each source model's TensorRT plans were built for); StaleDigest (nothing published) when
     an input's bytes are not the sha256 the digest cache gave."""
     dest, previous, check, stage = target.store, target.previous, target.check, target.stage
     try:
@@ -243,10 +252,10 @@ def _build_and_publish(
         ) from exc
     target.digests.save()
     manifest = Manifest(
-        models=tuple(built.entries),
+        models=tuple(_with_built_for(e, built_for[1]) for e in built.entries),
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         tool_version=__version__,
-        trt_built_for=trt_built_for,
+        trt_built_for=built_for[0],
     )
     result = PublishResult(
         manifest=manifest,

@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from packager.stores.base import Listed, Progress, Store, _noop
+from packager.stores.base import Listed, Progress, Store, _noop, env_number
 from packager.stores.s3tags import WrittenTags, plain_etag
-from tdk.errors import ConfigError, StoreError
-from tdk.numbers import env_number
+from tdk.errors import StoreError
 
 MIB = 1024 * 1024
 PART_SIZE = 16 * MIB
@@ -26,7 +25,6 @@ MIN_PART_SIZE = 5 * MIB  # S3's smallest part (all but the last)
 # S3's largest part: 5 GiB (https://docs.aws.amazon.com/AmazonS3/latest/userguide/qfacts.html,
 # checked 2026-11-27)
 MAX_PART_SIZE = 5 * 1024 * MIB
-MAX_WAIT = 24 * 3600.0  # a timeout beyond a day is a typo (and 1e300 s overflows a socket)
 CONCURRENCY = 8
 SHA_META = "sha256"  # object metadata key: the hex sha256 of the whole object
 
@@ -43,17 +41,13 @@ class S3Settings:
     @classmethod
     def from_env(cls) -> S3Settings:
         return cls(
-            connect_timeout=_env("TDK_S3_CONNECT_TIMEOUT", cls.connect_timeout, 0.1, MAX_WAIT),
-            read_timeout=_env("TDK_S3_READ_TIMEOUT", cls.read_timeout, 0.1, MAX_WAIT),
-            max_attempts=_env("TDK_S3_MAX_ATTEMPTS", cls.max_attempts, 1, 100, integer=True),
-            part_size=_env(
-                "TDK_S3_PART_SIZE", cls.part_size, MIN_PART_SIZE, MAX_PART_SIZE, integer=True
+            connect_timeout=env_number("TDK_S3_CONNECT_TIMEOUT", float, cls.connect_timeout, 0.1),
+            read_timeout=env_number("TDK_S3_READ_TIMEOUT", float, cls.read_timeout, 0.1),
+            max_attempts=env_number("TDK_S3_MAX_ATTEMPTS", int, cls.max_attempts, 1, 100),
+            part_size=env_number(
+                "TDK_S3_PART_SIZE", int, cls.part_size, MIN_PART_SIZE, MAX_PART_SIZE
             ),
         )
-
-
-def _env(name: str, default: float, least: float, most: float, integer: bool = False) -> Any:
-    return env_number(name, default, least, most, integer=integer, error=ConfigError)
 
 
 class S3Store(Store):

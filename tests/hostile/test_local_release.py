@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from packager.manifest import MANIFEST_MAX_BYTES
-from packager.stores import open_store
+from packager.stores import Store, open_store
 from packager.stores.capped import fetch_capped
 from tdk.errors import StoreError
 from tests.hostile.endpoint_helpers import post, snapshot
@@ -193,15 +193,26 @@ def test_an_archive_linked_to_another_file_reveals_nothing_of_it(
     assert _invoke(endpoint, "sleeper-2.tar.gz")[0] == 200  # the others still serve
 
 
-def test_an_s3_download_stops_past_the_size_and_leaves_no_part(
-    moto_endpoint: str, tmp_path: Path
-) -> None:
-    """Remote stores: the download is stopped once it reports more than the size."""
+def _remote_store(which: str, request: pytest.FixtureRequest) -> Store:
+    """An empty release root in a fresh bucket (moto) or container (Azurite)."""
+    if which == "az":
+        from tests.packager.test_stores import new_container
+
+        return open_store(f"az://{new_container(request.getfixturevalue('azurite'))}/r1")
     import boto3
 
+    endpoint = request.getfixturevalue("moto_endpoint")
     bucket = f"tdk-{os.urandom(4).hex()}"
-    boto3.client("s3", endpoint_url=moto_endpoint).create_bucket(Bucket=bucket)
-    store = open_store(f"s3://{bucket}/r1", endpoint_url=moto_endpoint)
+    boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket=bucket)
+    return open_store(f"s3://{bucket}/r1", endpoint_url=endpoint)
+
+
+@pytest.mark.parametrize("which", ["s3", "az"])
+def test_a_remote_download_stops_past_the_size_and_leaves_no_part(
+    which: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Remote stores: the download is stopped once it reports more than the size."""
+    store = _remote_store(which, request)
     payload = os.urandom(3 * 1024 * 1024)
     store.put_bytes("mme/m.tar.gz", payload)
     dest = tmp_path / "dl" / "m.tar.gz"

@@ -144,8 +144,11 @@ def check_llm_api(model: ModelDir, sink: Sink) -> None:
         report_hub_id(sink, path, "model", str(llm["model"]))
 
 
-def check_engine(model: ModelDir, sink: Sink) -> None:
-    """The ``tensorrtllm`` model against the engine it loads, when the engine is here."""
+def check_engine(model: ModelDir, sink: Sink, release: str | None = None) -> None:
+    """The ``tensorrtllm`` model against the engine it loads, when the engine is here; flagged
+    (TDK615) on a release after TensorRT-LLM removed engine-based repositories, or when no
+    target names the release."""
+    _check_removed(release, sink)
     where = engine_dir(model)
     if where is None:
         return
@@ -184,3 +187,26 @@ def _check_input_len(model: ModelDir, limits: dict[str, int], path: Path, sink: 
                         f"input_ids holds {fixed[-1]} tokens but the engine's max_input_len is "
                         f"{limit} ({path})", f"use dims [ -1 ] (or <= {limit}), or rebuild the "
                         "engine with a larger --max_input_len")  # fmt: skip
+
+
+def _check_removed(release: str | None, sink: Sink) -> None:
+    """TDK615 unless the target's release still carries the engine-based repositories."""
+    if release is not None and _key(release) <= _key(facts.ENGINE_REPOS_LAST_RELEASE):
+        return
+    when = (
+        f"the {release}-trtllm-python-py3 image is"
+        if release
+        else "with no --target, the image is unknown; images are"
+    )
+    sink.report("TDK615", "backend",
+                "TensorRT-LLM removed its engine-based Triton repositories (the tensorrtllm "
+                "backend, all_models/inflight_batcher_llm) in NVIDIA/TensorRT-LLM PRs #15763 and "
+                f"#15907; {when} released after "
+                f"{facts.ENGINE_REPOS_LAST_RELEASE}, the last tdk treats as carrying them",
+                "move to the LLM-API model (triton_backend/all_models/llmapi: 1/model.yaml on the "
+                "python backend), or pin --image to a release that still has them")  # fmt: skip
+
+
+def _key(release: str) -> tuple[int, int]:
+    year, _, month = release.partition(".")
+    return (int(year), int(month)) if year.isdigit() and month.isdigit() else (0, 0)
