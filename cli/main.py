@@ -103,8 +103,11 @@ def _new_target(value: str) -> str:
 
 #: command name -> (module, attribute): a function for a command, a Typer app for a group
 COMMANDS: dict[str, tuple[str, str]] = {
+    "import": ("cli.import_", "import_model"),
     "validate": ("cli.validate", "validate"),
     "package": ("cli.package", "package"),
+    "releases": ("cli.releases", "releases"),
+    "build": ("cli.build", "build"),
     "invoke": ("cli.invoke", "invoke"),
     "bench": ("cli.bench", "bench"),
     "metrics": ("cli.metrics", "metrics"),

@@ -43,7 +43,7 @@ class UnsafeInputError(TdkError):
 
 
 class StoreError(TdkError):
-    """A store (file://, s3://, gs://) could not be read or written."""
+    """A store (file://, s3://, gs://, az://) could not be read or written."""
 
 
 class EndpointError(TdkError):

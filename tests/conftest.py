@@ -58,6 +58,15 @@ def sample_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.fixture(scope="session")
+def bert_onnx(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A BERT-shaped ONNX classifier file (tests/bert_onnx.py): input_ids, attention_mask,
+    token_type_ids with dynamic batch and sequence, a 2-row token-type table. Read-only."""
+    from tests.bert_onnx import write_bert_onnx
+
+    return write_bert_onnx(tmp_path_factory.mktemp("bert") / "model.onnx")
+
+
 @pytest.fixture
 def repo(sample_repo: Path, tmp_path: Path) -> Path:
     """A private, writable copy of the sample repository."""
@@ -129,6 +138,90 @@ def gcs_emulator(_gcs_server: str, monkeypatch: pytest.MonkeyPatch) -> str:
     """The emulator's URL; STORAGE_EMULATOR_HOST points at it for this test only."""
     monkeypatch.setenv("STORAGE_EMULATOR_HOST", _gcs_server)
     return _gcs_server
+
+
+# Azurite's well-known development account (its README, "Default Storage Account"): a public
+# test key, valid against the emulator only.
+AZURITE_ACCOUNT = "devstoreaccount1"
+AZURITE_KEY = (
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+)
+AZURITE_START_S = 60.0  # node starts Azurite in about a second here; far below this bound
+
+
+def azurite_connection(endpoint: str) -> str:
+    """A connection string for Azurite's development account at ``endpoint`` (host:port)."""
+    return (
+        f"DefaultEndpointsProtocol=http;AccountName={AZURITE_ACCOUNT};AccountKey={AZURITE_KEY};"
+        f"BlobEndpoint=http://{endpoint}/{AZURITE_ACCOUNT};"
+    )
+
+
+@pytest.fixture(scope="session")
+def _azurite_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Azurite's blob service (npm ``azurite``, installed by ``make setup`` into ``.node/``) on
+    127.0.0.1 at a port it picks, storing in a temp dir, started once per session; its
+    ``host:port``."""
+    import shutil
+    import subprocess
+
+    binary = ROOT / ".node" / "node_modules" / ".bin" / "azurite-blob"
+    found = str(binary) if binary.is_file() else shutil.which("azurite-blob")
+    if found is None:
+        pytest.fail(f"Azurite is not installed ({binary}): run `make setup` (or `make azurite`)")
+    args = ["--blobHost", "127.0.0.1", "--blobPort", "0", "--silent", "--disableTelemetry"]
+    # the SDK's API version may be newer than Azurite's; --loose ignores headers it lacks
+    args += ["--skipApiVersionCheck", "--loose"]
+    folder = tmp_path_factory.mktemp("azurite")
+    proc = subprocess.Popen(
+        [found, *args, "--location", str(folder)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        yield _azurite_endpoint(proc)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _azurite_endpoint(proc: Any) -> str:
+    """The ``host:port`` Azurite prints once it listens, waited for up to AZURITE_START_S. A
+    thread keeps reading its output to the end, so a chatty Azurite never blocks on the pipe."""
+    import re
+    import threading
+
+    seen: list[str] = []
+    listening = threading.Event()
+
+    def drain() -> None:
+        for line in proc.stdout:
+            seen.append(line)
+            if re.search(r"successfully listens on http://[0-9.]+:[0-9]+", line):
+                listening.set()
+        listening.set()  # it exited: stop waiting
+
+    threading.Thread(target=drain, daemon=True).start()
+    listening.wait(AZURITE_START_S)
+    for line in seen:
+        found = re.search(r"successfully listens on http://([0-9.]+:[0-9]+)", line)
+        if found:
+            return found.group(1)
+    proc.kill()
+    raise RuntimeError(f"Azurite did not start: {''.join(seen)[-2000:]}")
+
+
+@pytest.fixture
+def azurite(_azurite_server: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Azurite's connection string; AZURE_STORAGE_CONNECTION_STRING holds it for this test only."""
+    connection = azurite_connection(_azurite_server)
+    monkeypatch.setenv("AZURE_STORAGE_CONNECTION_STRING", connection)
+    return connection
 
 
 def _free_port() -> int:

@@ -95,9 +95,10 @@ def default_sagemaker_triton_image(region: str) -> str:
 def image_facts(version: str) -> facts.Image:
     """The table row of a Triton release; ConfigError naming the table when it has none."""
     found = facts.IMAGES.get(facts.image_version(version))
-    if found is None or not found.triton:
+    if found is None:
         raise ConfigError(
-            f"Triton {version} is not in the kit's image facts ({TRITON_SOURCE.url})",
+            f"Triton {version} is not a release in the kit's image facts ({TRITON_SOURCE.url}): "
+            "NVIDIA has not published it, or the kit predates it",
             hint=f"use one of {', '.join(sorted(facts.IMAGES))}, or add its row to "
             "infra/facts/hardware.py from its release notes",
         )

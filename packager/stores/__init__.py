@@ -1,4 +1,5 @@
-"""Release stores: ``file://``, ``s3://`` and ``gs://`` behind one small contract (``base``)."""
+"""Release stores: ``file://``, ``s3://``, ``gs://`` and ``az://`` behind one small contract
+(``base``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ __all__ = ["FileStore", "Progress", "Store", "open_store", "sha256_file"]
 
 
 def open_store(url: str, endpoint_url: str | None = None) -> Store:
-    """The store for a release URL: ``file://``, a plain path, ``s3://bucket/prefix`` or ``gs://``."""
+    """The store for a release URL: ``file://``, a plain path, ``s3://bucket/prefix``,
+    ``gs://bucket/prefix`` or ``az://account/container/prefix``."""
     parsed = urlparse(url)
     if parsed.scheme in ("", "file"):
         if parsed.scheme == "file" and parsed.netloc not in ("", "localhost"):
@@ -40,7 +42,12 @@ def open_store(url: str, endpoint_url: str | None = None) -> Store:
         from packager.stores.gcs import GcsStore
 
         return GcsStore(url, parsed.netloc, parsed.path.strip("/"))
+    if parsed.scheme == "az":
+        from packager.stores.azblob import AzStore, parse_url
+
+        return AzStore(url, *parse_url(url))
     raise StoreError(
         f"{url}: unsupported store scheme {parsed.scheme!r}",
-        hint="use file:///path, s3://bucket/prefix or gs://bucket/prefix",
+        hint="use file:///path, s3://bucket/prefix, gs://bucket/prefix or "
+        "az://account/container/prefix",
     )

@@ -1,6 +1,6 @@
-"""Release stores: ``file://``, ``s3://`` and ``gs://`` behind one small contract.
+"""Release stores: ``file://``, ``s3://``, ``gs://`` and ``az://`` behind one small contract.
 
-Every object carries its sha256 (S3 and GCS as object metadata, files by content), so a
+Every object carries its sha256 (S3, GCS and Azure as object metadata, files by content), so a
 publisher skips objects that already match and a reader verifies what it fetched.
 """
 
@@ -18,17 +18,37 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from packager.userdirs import staging_root
-from tdk.errors import StoreError
+from tdk import numbers
+from tdk.errors import ConfigError, StoreError
 
 Progress = Callable[[int], None]
 CHUNK = 8 * 1024 * 1024
 STAGING_PREFIX = "tdk-staging-"  # a publish's private work dir, locked while it runs
 
 
+_Number = TypeVar("_Number", int, float)
+
+
 def _noop(_: int) -> None:
     return None
+
+
+MAX_WAIT = 24 * 3600.0  # a store timeout beyond a day is a typo (and 1e300 s overflows a socket)
+
+
+def env_number(
+    name: str, kind: type[_Number], default: _Number, least: _Number, most: float | None = None
+) -> _Number:
+    """A store client's network limit from the environment variable ``name`` (``default``
+    when unset); a ConfigError naming the variable when it is not a finite number from
+    ``least`` to ``most`` (a float: at most MAX_WAIT) written in ASCII digits
+    (``tdk.numbers``: ``nan``, ``0_1`` and other scripts' digits are refused)."""
+    high = most if most is not None else (MAX_WAIT if kind is float else None)
+    value = numbers.env_number(name, default, least, high, integer=kind is int, error=ConfigError)
+    return kind(value)
 
 
 @dataclass(frozen=True)

@@ -13,18 +13,20 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from packager.stores.base import Listed, Progress, Store, _noop
+from packager.stores.base import Listed, Progress, Store, _noop, env_number
 from packager.stores.s3tags import WrittenTags, plain_etag
-from tdk.errors import ConfigError, StoreError
+from tdk.errors import StoreError
 
 MIB = 1024 * 1024
 PART_SIZE = 16 * MIB
 MIN_PART_SIZE = 5 * MIB  # S3's smallest part (all but the last)
+# S3's largest part: 5 GiB (https://docs.aws.amazon.com/AmazonS3/latest/userguide/qfacts.html,
+# checked 2026-11-27)
+MAX_PART_SIZE = 5 * 1024 * MIB
 CONCURRENCY = 8
 SHA_META = "sha256"  # object metadata key: the hex sha256 of the whole object
-_Number = TypeVar("_Number", int, float)
 
 
 @dataclass(frozen=True)
@@ -39,27 +41,13 @@ class S3Settings:
     @classmethod
     def from_env(cls) -> S3Settings:
         return cls(
-            connect_timeout=_env("TDK_S3_CONNECT_TIMEOUT", float, cls.connect_timeout, 0.1),
-            read_timeout=_env("TDK_S3_READ_TIMEOUT", float, cls.read_timeout, 0.1),
-            max_attempts=_env("TDK_S3_MAX_ATTEMPTS", int, cls.max_attempts, 1),
-            part_size=_env("TDK_S3_PART_SIZE", int, cls.part_size, MIN_PART_SIZE),
+            connect_timeout=env_number("TDK_S3_CONNECT_TIMEOUT", float, cls.connect_timeout, 0.1),
+            read_timeout=env_number("TDK_S3_READ_TIMEOUT", float, cls.read_timeout, 0.1),
+            max_attempts=env_number("TDK_S3_MAX_ATTEMPTS", int, cls.max_attempts, 1, 100),
+            part_size=env_number(
+                "TDK_S3_PART_SIZE", int, cls.part_size, MIN_PART_SIZE, MAX_PART_SIZE
+            ),
         )
-
-
-def _env(name: str, kind: type[_Number], default: _Number, least: _Number) -> _Number:
-    raw = os.environ.get(name)
-    if raw is None:
-        return default
-    try:
-        value = kind(raw)
-    except ValueError:
-        value = None
-    if value is None or value < least:
-        raise ConfigError(
-            f"environment variable {name}={raw!r} is not a {kind.__name__} of at least {least}",
-            hint=f"unset {name} or set it to a number >= {least}",
-        )
-    return value
 
 
 class S3Store(Store):

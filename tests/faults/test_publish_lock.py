@@ -97,6 +97,17 @@ def test_concurrent_prune_publishes_to_s3_leave_a_consistent_release(
     _concurrent_rounds(weighty_repo, f"s3://{bucket}/releases/r1", env)
 
 
+def test_concurrent_prune_publishes_to_az_leave_a_consistent_release(
+    weighty_repo: Path, azurite: str
+) -> None:
+    from tests.packager.test_stores import new_container
+
+    url = f"az://{new_container(azurite)}/releases/r1"
+    _concurrent_rounds(
+        weighty_repo, url, {**os.environ, "AZURE_STORAGE_CONNECTION_STRING": azurite}
+    )
+
+
 def _lock_record(owner: str, host: str, expires: float) -> bytes:
     record = {
         "tdk_lock": 1,

@@ -40,6 +40,15 @@ ROWS = {
     "s3-bucket-root-prune": Row("s3://bucket", 2, "whole bucket", ("--prune",)),
     "s3-bucket-slash-prune": Row("s3://bucket/", 2, "whole bucket", ("--prune",)),
     "gs-bucket-root-prune": Row("gs://bucket", 2, "whole bucket", ("--prune",)),
+    "az-no-account": Row("az://", 2, "names no storage account", ("--prune",)),
+    "az-no-container": Row("az://acct", 2, "names no container"),
+    "az-no-container-slash": Row("az://acct/", 2, "names no container"),
+    "az-account-uppercase": Row("az://MyAcct/releases/r1", 2, "not a valid Azure storage account"),
+    "az-account-too-long": Row("az://" + "a" * 25 + "/c1c/r1", 2, "not a valid Azure storage"),
+    "az-container-double-dash": Row("az://acct/rel--eases/r1", 2, "not a valid Azure container"),
+    "az-container-too-short": Row("az://acct/ab/r1", 2, "not a valid Azure container"),
+    "az-container-root-prune": Row("az://acct/releases", 2, "whole container", ("--prune",)),
+    "az-container-slash-prune": Row("az://acct/releases/", 2, "whole container", ("--prune",)),
     "dest-is-a-file": Row("file://{cwd}/notes.txt", 1, "choose a directory"),
     "dest-under-a-file": Row("{cwd}/notes.txt/release", 1, "Not a directory"),
     "dest-not-permitted": Row("file:///sys/tdk-release", 1, "choose a destination you can write"),
@@ -75,6 +84,10 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # Nothing may reach a real cloud: dead local endpoints for both SDKs.
     monkeypatch.setenv("STORAGE_EMULATOR_HOST", "http://127.0.0.1:9")
     monkeypatch.setenv("TDK_S3_ENDPOINT_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv(
+        "AZURE_STORAGE_CONNECTION_STRING",
+        "AccountName=acct;AccountKey=a2V5;BlobEndpoint=http://127.0.0.1:9/acct;",
+    )
     return cwd
 
 

@@ -1,6 +1,6 @@
 """Hand-listed ``sagemakerIcModels`` copies are checked for decoupled (LLM) models like manifest
-copies: read from the release the stack names, or declared per group; with neither, the copies
-nothing describes are named in a warning (Pulumi mocks, the real program)."""
+copies: read from the release the stack names. Without a published release nothing is declared
+(issue 37): the copies are checked and the next step is said (Pulumi mocks, the real program)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from infra.targets.sagemaker_ic import models
 from tdk.errors import ConfigError
 from tests.infra.pulumi_harness import StackRun, run_stack
 from tests.local.local_helpers import make_release
@@ -19,13 +18,6 @@ STACK = "sagemaker-ic-dev"
 MODEL = "aws:sagemaker/model:Model"
 COMPONENT = "aws-native:sagemaker:InferenceComponent"
 GENERATE = "generate_stream"
-
-
-@pytest.fixture
-def warnings(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    told: list[str] = []
-    monkeypatch.setattr(models, "on_warning", told.append)
-    return told
 
 
 def _release(sample_repo: Path, dest: Path) -> tuple[str, str]:
@@ -53,7 +45,7 @@ def _listed(*groups: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_a_listed_copy_is_decoupled_as_the_named_release_says(
-    tmp_path: Path, sample_repo: Path, warnings: list[str]
+    tmp_path: Path, sample_repo: Path
 ) -> None:
     llm, other = _release(sample_repo, tmp_path)
     listed = _listed({"copies": [llm, other]})
@@ -67,7 +59,6 @@ def test_a_listed_copy_is_decoupled_as_the_named_release_says(
         if m.inputs["primaryContainer"]["environment"]["SAGEMAKER_TRITON_DEFAULT_MODEL_NAME"] == llm
     )
     assert "modelDataUrl" not in container  # served from repository/, no mme/ archive
-    assert warnings == []
 
 
 @pytest.mark.parametrize(
@@ -94,22 +85,17 @@ def test_a_listed_copy_the_release_contradicts_is_refused(
     assert not run.of_type(COMPONENT) and not run.of_type(MODEL)
 
 
-def test_without_a_release_the_group_says_it(warnings: list[str]) -> None:
+def test_without_a_release_listed_copies_are_checked_but_not_declared() -> None:
+    """The trap of issue 37: a component created before its archive exists fails."""
     listed = _listed(
         {"copies": ["llm-0"], "decoupled": True}, {"copies": ["bert-0"], "decoupled": False}
     )
     run = run_stack(STACK, {"sagemakerIcModels": listed})
-    assert _modes(run) == {"llm-0": GENERATE, "bert-0": "infer"}
-    assert warnings == []
-
-
-def test_without_a_release_undescribed_copies_are_named(warnings: list[str]) -> None:
-    listed = _listed({"copies": ["llm-0"]}, {"copies": ["bert-0"], "decoupled": False})
-    run = run_stack(STACK, {"sagemakerIcModels": listed})
-    assert _modes(run) == {"llm-0": "infer", "bert-0": "infer"}
-    (told,) = warnings
-    assert "llm-0" in told and "bert-0" not in told
-    assert '"decoupled": true' in told and "sagemakerIcManifestUrl" in told
+    assert not run.of_type(MODEL) and not run.of_type(COMPONENT)
+    assert "sagemakerIcManifestUrl" in run.outputs["nextStep"]
+    too_big = _listed({"copies": ["big-0"], "sizeMb": 40000})
+    run = run_stack(STACK, {"sagemakerIcModels": too_big}, expect_error=True)
+    assert isinstance(run.error, ConfigError) and "GPUs but" in str(run.error)
 
 
 def test_decoupled_must_be_a_boolean() -> None:
@@ -119,13 +105,11 @@ def test_decoupled_must_be_a_boolean() -> None:
     assert "sagemakerIcModels[0].decoupled" in str(run.error) and "true or false" in str(run.error)
 
 
-def test_an_unpublished_named_release_stops_listed_copies(tmp_path: Path) -> None:
+def test_an_unpublished_named_release_waits_for_its_manifest(tmp_path: Path) -> None:
     overrides = {
         "sagemakerIcModels": _listed({"copies": ["llm-0"], "decoupled": True}),
         "sagemakerIcManifestUrl": f"file://{tmp_path}",
     }
-    run = run_stack(STACK, overrides, expect_error=True)
-    assert isinstance(run.error, ConfigError)
-    assert "cannot read the release manifest" in str(run.error)
-    assert "lists copies" in run.error.hint and "tdk package --dest" in run.error.hint
-    assert not run.of_type(COMPONENT)
+    run = run_stack(STACK, overrides)
+    assert not run.of_type(MODEL) and not run.of_type(COMPONENT)
+    assert run.outputs["nextStep"].startswith(f"tdk package MODEL_REPO --dest file://{tmp_path}")

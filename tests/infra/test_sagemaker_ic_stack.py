@@ -16,6 +16,7 @@ from botocore.validate import ParamValidator
 from infra.targets.sagemaker_ic import requests
 from infra.targets.sagemaker_ic.target import AMI_VERSIONS
 from tdk.errors import ConfigError
+from tests.infra.ic_release import release_holding
 from tests.infra.pulumi_harness import Declared, StackRun, run_stack
 
 STACK = "sagemaker-ic-dev"
@@ -67,8 +68,21 @@ def _python_pattern(pattern: str | None) -> re.Pattern[str] | None:
 
 
 @pytest.fixture(scope="module")
-def dev(stack_runner: Callable[..., StackRun]) -> StackRun:
-    return stack_runner(STACK)
+def dev(
+    stack_runner: Callable[..., StackRun],
+    sample_repo: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> StackRun:
+    """The committed stack once its copies are published (the walk-through's second up)."""
+    url = release_holding(sample_repo, tmp_path_factory.mktemp("release"))
+    return stack_runner(STACK, {"sagemakerIcManifestUrl": url})
+
+
+def _published(tmp_path: Path, sample_repo: Path, *copies: str) -> dict[str, Any]:
+    """Overrides serving ``copies`` from a release that holds them."""
+    url = release_holding(sample_repo, tmp_path / "release", *copies)
+    groups = [{"copies": list(copies), "sizeMb": 1}]
+    return {"sagemakerIcModels": groups, "sagemakerIcManifestUrl": url}
 
 
 def test_dev_stack_declares_components_with_reservations(dev: StackRun) -> None:
@@ -85,10 +99,8 @@ def test_dev_stack_declares_components_with_reservations(dev: StackRun) -> None:
         assert needs["MinMemoryRequiredInMb"] >= 1024
         assert request["RuntimeConfig"]["CopyCount"] >= 1  # AWS: one copy or more at create
         assert request["VariantName"] == "AllTraffic"
-        # one copy allows no rolling batch (5-50% of the copy count): SageMaker's default update
-        assert request["RuntimeConfig"]["CopyCount"] > 1 or "deploymentConfig" not in (
-            component.inputs
-        )
+        batch = component.inputs["deploymentConfig"]["rollingUpdatePolicy"]["maximumBatchSize"]
+        assert batch["type"] == "CAPACITY_PERCENT" and 5 <= batch["value"] <= 50
 
 
 def test_each_component_runs_triton_on_its_own_archive(dev: StackRun) -> None:
@@ -174,36 +186,50 @@ def test_every_alarm_is_a_valid_put_metric_alarm(dev: StackRun) -> None:
         valid("cloudwatch", "PutMetricAlarm", requests.put_metric_alarm(alarm.inputs))
 
 
-@pytest.mark.parametrize(("copies", "batch", "expected"), [(2, 1, 1), (4, 3, 2), (40, 1, 2)])
+@pytest.mark.parametrize(("low", "initial", "high"), [(0, 1, 1), (0, 1, 40), (1, 2, 4)])
 def test_updates_roll_back_on_the_components_own_alarms(
-    copies: int, batch: int, expected: int
+    tmp_path: Path, sample_repo: Path, low: int, initial: int, high: int
 ) -> None:
-    """MaximumBatchSize stays within 5-50% of the copy count (botocore's shape docs)."""
+    """MaximumBatchSize is a share of the copies (CAPACITY_PERCENT, 5-50 %: botocore's shape
+    docs), so it stays valid at any count autoscaling reaches (0, 1, 40); a COPY_COUNT from
+    initialCopies was invalid there. Every component gets the rollback alarms the docs promise."""
     run = run_stack(
         STACK,
-        {"sagemakerIcInitialCopies": copies, "sagemakerIcMaxCopies": copies,
-         "sagemakerIcRollingBatchCopies": batch, "sagemakerIcMaxInstances": 40 * 3,
-         "sagemakerIcModels": [{"copies": ["m-0"], "sizeMb": 1}]},
+        {"sagemakerIcMinCopies": low, "sagemakerIcInitialCopies": initial,
+         "sagemakerIcMaxCopies": high, "sagemakerIcMaxInstances": 40 * 3,
+         **_published(tmp_path, sample_repo, "m-0")},
     )  # fmt: skip
     alarms = {a.inputs["name"] for a in run.of_type(ALARM)}
-    for component in run.of_type(COMPONENT):
-        valid("sagemaker", "UpdateInferenceComponent", requests.update_deployment_config(
-            component.inputs
-        ))  # fmt: skip
-        config = component.inputs["deploymentConfig"]
-        names = [a["alarmName"] for a in config["autoRollbackConfiguration"]["alarms"]]
-        assert names and set(names) <= alarms
-        name = component.inputs["inferenceComponentName"]
-        assert all(name in n for n in names)
-        size = config["rollingUpdatePolicy"]["maximumBatchSize"]
-        assert size == {"type": "COPY_COUNT", "value": expected}
-        assert 0.05 * copies <= size["value"] <= 0.5 * copies
+    (component,) = run.of_type(COMPONENT)
+    valid("sagemaker", "UpdateInferenceComponent", requests.update_deployment_config(
+        component.inputs
+    ))  # fmt: skip
+    config = component.inputs["deploymentConfig"]
+    names = [a["alarmName"] for a in config["autoRollbackConfiguration"]["alarms"]]
+    assert names and set(names) <= alarms
+    assert all(component.inputs["inferenceComponentName"] in n for n in names)
+    size = config["rollingUpdatePolicy"]["maximumBatchSize"]
+    assert size == {"type": "CAPACITY_PERCENT", "value": 50}
+    assert SESSION.get_service_model("sagemaker").shape_for(
+        "InferenceComponentCapacitySizeType"
+    ).enum == ["COPY_COUNT", "CAPACITY_PERCENT"]
 
 
-def test_a_one_copy_component_has_no_rolling_update(dev: StackRun) -> None:
-    for component in dev.of_type(COMPONENT):
+@pytest.mark.parametrize("percent", [4, 51])
+def test_a_batch_share_outside_5_to_50_percent_is_refused(percent: int) -> None:
+    run = run_stack(STACK, {"sagemakerIcRollingBatchPercent": percent}, expect_error=True)
+    assert isinstance(run.error, ConfigError)
+    assert "sagemakerIcRollingBatchPercent" in str(run.error)
+
+
+def test_a_one_copy_component_rolls_back_on_its_alarms(dev: StackRun) -> None:
+    """With the default initialCopies of 1, every component still gets a DeploymentConfig."""
+    components = dev.of_type(COMPONENT)
+    assert components
+    for component in components:
         assert component.inputs["runtimeConfig"]["copyCount"] == 1
-        assert "deploymentConfig" not in component.inputs
+        rollback = component.inputs["deploymentConfig"]["autoRollbackConfiguration"]
+        assert rollback["alarms"]
 
 
 def test_the_no_capacity_alarm_period_is_awss_60_seconds(dev: StackRun) -> None:
@@ -219,9 +245,11 @@ def test_dashboard_has_a_row_per_component(dev: StackRun) -> None:
         assert component.inputs["inferenceComponentName"] + ":" in titles
 
 
-def test_long_copy_names_keep_model_names_within_63_characters() -> None:
+def test_long_copy_names_keep_model_names_within_63_characters(
+    tmp_path: Path, sample_repo: Path
+) -> None:
     copy = "a_very_long_model_name_for_a_text_pipeline_with_many_parts-0"
-    run = run_stack(STACK, {"sagemakerIcModels": [{"copies": [copy], "sizeMb": 1}]})
+    run = run_stack(STACK, _published(tmp_path, sample_repo, copy))
     (model,) = run.of_type(MODEL)
     valid("sagemaker", "CreateModel", requests.create_model(model.inputs, model.name))
     (component,) = run.of_type(COMPONENT)
@@ -253,7 +281,6 @@ def test_manifest_of_a_published_release_lists_the_components(
         ({"sagemakerIcModels": [{"copies": ["bert-0"]}]}, "sizeMb"),
         ({"sagemakerIcModels": [{"copies": ["bert-0"], "sizeMb": 1, "gpus": 1}]}, "gpus"),
         ({"sagemakerIcModels": [{"copies": ["big-0"], "sizeMb": 40000}]}, "GPUs but"),
-        ({"sagemakerIcModels": [], "sagemakerIcManifestUrl": ""}, "needs its model copies"),
         ({"sagemakerIcInstanceType": "ml.inf2.xlarge"}, "Inferentia"),
         ({"sagemakerIcMinCopies": 3}, "minCopies"),
         ({"sagemakerIcInitialCopies": 0}, "sagemakerIcInitialCopies"),
@@ -274,10 +301,18 @@ def test_bad_config_is_refused_before_any_resource(overrides: dict[str, Any], me
     assert not run.of_type(COMPONENT)
 
 
-def test_missing_manifest_names_the_key(tmp_path: Path) -> None:
+def test_an_unpublished_manifest_url_declares_no_component(tmp_path: Path) -> None:
+    """A named release with no manifest yet: nothing is declared, the next step is said."""
+    url = f"file://{tmp_path}"
+    run = run_stack(STACK, {"sagemakerIcModels": [], "sagemakerIcManifestUrl": url})
+    assert not run.of_type(COMPONENT) and not run.of_type(MODEL)
+    assert run.outputs["nextStep"] == f"tdk package MODEL_REPO --dest {url} && pulumi up -s {STACK}"
+
+
+def test_an_unreadable_manifest_url_names_the_key() -> None:
     run = run_stack(
         STACK,
-        {"sagemakerIcModels": [], "sagemakerIcManifestUrl": f"file://{tmp_path}"},
+        {"sagemakerIcModels": [], "sagemakerIcManifestUrl": "file://elsewhere/releases/r1"},
         expect_error=True,
     )
     assert isinstance(run.error, ConfigError)

@@ -1,4 +1,5 @@
-"""S3 (moto's threaded server) and GCS (gcp-storage-emulator) stores, through our own API."""
+"""S3 (moto's threaded server), GCS (gcp-storage-emulator) and Azure Blob (Azurite) stores,
+through our own API."""
 
 from __future__ import annotations
 
@@ -37,6 +38,22 @@ def gs_url(gcs_emulator: str) -> str:
     return f"gs://{name}/releases/r1"
 
 
+@pytest.fixture
+def az_url(azurite: str) -> str:
+    """A fresh container in Azurite's development account; the release under a prefix."""
+    return f"az://{new_container(azurite)}/releases/r1"
+
+
+def new_container(connection: str) -> str:
+    """Create a container with a fresh name; ``<account>/<container>`` for an az:// URL."""
+    from azure.storage.blob import BlobServiceClient
+
+    service = BlobServiceClient.from_connection_string(connection)
+    name = f"tdk-{os.urandom(4).hex()}"
+    service.create_container(name)
+    return f"{service.account_name}/{name}"
+
+
 def _roundtrip(store: Store, tmp_path: Path) -> None:
     big = tmp_path / "big.bin"
     big.write_bytes(os.urandom(PART_SIZE + 1234))  # multipart on S3, chunked on GCS
@@ -72,7 +89,12 @@ def test_gcs_store_roundtrip(gs_url: str, tmp_path: Path) -> None:
     _roundtrip(open_store(gs_url), tmp_path)
 
 
-@pytest.mark.parametrize("which", ["s3", "gs"])
+def test_az_store_roundtrip(az_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TDK_AZ_BLOCK_SIZE", str(4 * 1024 * 1024))  # the big file: 5 blocks
+    _roundtrip(open_store(az_url), tmp_path)
+
+
+@pytest.mark.parametrize("which", ["s3", "gs", "az"])
 def test_publish_to_cloud_store_and_republish(
     which: str, request: pytest.FixtureRequest, sample_repo: Path, moto_endpoint: str
 ) -> None:
@@ -102,7 +124,7 @@ def test_unknown_scheme_is_refused() -> None:
     assert "file://" in (info.value.hint or "")
 
 
-@pytest.mark.parametrize("which", ["s3", "gs"])
+@pytest.mark.parametrize("which", ["s3", "gs", "az"])
 def test_prune_on_cloud_store_deletes_only_keys_of_our_releases(
     which: str, request: pytest.FixtureRequest, sample_repo: Path, moto_endpoint: str
 ) -> None:
@@ -144,7 +166,7 @@ _NO_GCS_PRECONDITIONS = pytest.mark.skip(reason="gcp-storage-emulator ignores if
 
 @pytest.mark.parametrize(
     "which",
-    ["file", "file-no-exchange", "s3", pytest.param("gs", marks=_NO_GCS_PRECONDITIONS)],
+    ["file", "file-no-exchange", "s3", pytest.param("gs", marks=_NO_GCS_PRECONDITIONS), "az"],
 )
 def test_conditional_writes_let_exactly_one_writer_win(
     which: str, request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -152,7 +174,7 @@ def test_conditional_writes_let_exactly_one_writer_win(
     """The publish lock's primitives: create only if absent, replace and delete only the version
     one read, so two publishers taking over the same expired lock cannot both win."""
     if which == "file-no-exchange":  # a filesystem without renameat2(RENAME_EXCHANGE), e.g. NFS
-        monkeypatch.setattr("packager.stores.file._exchange", lambda a, b: None)
+        monkeypatch.setattr("packager.stores.dirfd.exchange", lambda a, parent, b: None)
         which = "file"
     url = f"file://{tmp_path / 'r'}" if which == "file" else request.getfixturevalue(f"{which}_url")
     endpoint = request.getfixturevalue("moto_endpoint") if which == "s3" else None

@@ -46,6 +46,8 @@ class ModelState:
     last_used: float = 0.0
     loaded_at: float = 0.0
     loading: asyncio.Future[None] | None = field(default=None, repr=False)
+    #: why its last load failed (Triton's reason), until a load succeeds
+    failed: str | None = None
 
 
 class ModelManager:
@@ -219,6 +221,7 @@ class ModelManager:
                 self._notify()
                 raise
             state.loaded = True
+            state.failed = None
             state.loaded_at = time.monotonic()
         finally:
             state.loading = None
@@ -244,12 +247,12 @@ class ModelManager:
                 skip=self.disk.shared(),
             )
         except StoreError as exc:
-            self.metrics.count("ModelLoadFailures", entry.target_model)
-            raise model_error(f"cannot fetch {entry.target_model}: {exc.message}") from exc
+            message = self._load_failed(state, f"cannot fetch {entry.target_model}: {exc.message}")
+            raise model_error(message) from exc
         except TdkError as exc:
-            self.metrics.count("ModelLoadFailures", entry.target_model)
             fix = f" (hint: {exc.hint})" if exc.hint else ""
-            raise model_error(f"{entry.target_model} refused: {exc.message}{fix}") from exc
+            message = self._load_failed(state, f"{entry.target_model} refused: {exc.message}{fix}")
+            raise model_error(message) from exc
         self.metrics.observe("ModelDownloadingTime", result.download_s)
         self.disk.add(entry, result)
         idle = [s for s in self.models.values() if s.entry.target_model not in self.slots]
@@ -268,15 +271,22 @@ class ModelManager:
             ) from exc
         if response.status != 200:
             message = triton_error_text(response.body)
-            self.metrics.count("ModelLoadFailures", state.entry.target_model)
             self.disk.drop(state.entry)
             raise model_error(
-                f"Triton could not load {state.entry.target_model}: {message}",
+                self._load_failed(
+                    state, f"Triton could not load {state.entry.target_model}: {message}"
+                ),
                 original_status=response.status,
                 original_message=message,
             )
         self.triton.protect_memory()
         self.metrics.observe("ModelLoadingTime", time.monotonic() - started)
+
+    def _load_failed(self, state: ModelState, message: str) -> str:
+        """Count a failed load and keep its reason for ``endpoint status``; the message."""
+        self.metrics.count("ModelLoadFailures", state.entry.target_model)
+        state.failed = message
+        return message
 
     # -- capacity ---------------------------------------------------------------------------
 
@@ -416,6 +426,7 @@ class ModelManager:
                 for s in sorted(self.models.values(), key=lambda s: -s.last_used)
                 if s.loaded
             ],
+            "failed": {s.entry.target_model: s.failed for s in self.models.values() if s.failed},
             "metrics": self.metrics.snapshot(self.loaded_count()),
         }
 

@@ -99,7 +99,7 @@ class EndpointOptions:
             )
         if not self.store_url:
             raise UsageError(
-                "--store is empty", hint="pass the release URL (file://, s3://, gs://)"
+                "--store is empty", hint="pass the release URL (file://, s3://, gs://, az://)"
             )
         for name in ("max_loaded", "cache_bytes", "max_body", "max_connections"):
             self._positive(name, int(getattr(self, name)))

@@ -59,9 +59,9 @@ class Startup:
 
 @dataclass(frozen=True)
 class Rolling:
-    """RollingUpdatePolicy of component updates: copies per batch and bake time."""
+    """RollingUpdatePolicy of component updates: percent of the copies per batch, bake time."""
 
-    batch_copies: int
+    batch_percent: int
     wait_seconds: int
 
 
@@ -71,6 +71,16 @@ class IcThresholds:
 
     latency_slo_ms: int
     error_rate_percent: int
+
+
+@dataclass(frozen=True)
+class AwaitingRelease:
+    """No component is declared yet: the release is not published. ``url`` is where it goes
+    (None: the stack's own bucket, whose name is known once it exists); ``key`` the stack key
+    that names it ("" when the stack creates it)."""
+
+    url: str | None
+    key: str
 
 
 @dataclass(frozen=True)
@@ -93,3 +103,5 @@ class SageMakerIcConfig:
     created_release_prefix: str
     budget: Budget | None
     log_retention_days: int
+    #: set until the stack names a published release: components wait for it
+    awaiting: AwaitingRelease | None = None

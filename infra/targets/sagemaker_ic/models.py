@@ -5,17 +5,16 @@
 ``decoupled``) wins; when it is empty every copy of the manifest at ``sagemakerIcManifestUrl``
 (or ``releaseUrl``) becomes a component with the stack-wide settings.
 
-A decoupled copy (an LLM: packaged without an ``mme/`` archive) is served in Triton's generate
-mode from ``repository/``, so a hand-listed copy is checked like a manifest one: when the stack
-names the release, each listed copy is looked up in its manifest (``with_manifest``); else its
-group's ``decoupled`` says it, and copies that say nothing are named in a warning.
+Components are declared only for copies the named release holds: until the stack names a
+published release (its manifest exists), listed copies are checked (capacity, names) but no
+Model or component is declared, and the program says what to run next. A decoupled copy (an
+LLM: packaged without an ``mme/`` archive) is served in Triton's generate mode from
+``repository/``: each listed copy is looked up in the manifest (``with_manifest``).
 """
 
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -42,6 +41,8 @@ class CopyRequest:
     #: where ``decoupled`` comes from: the group's ``decoupled`` field or the manifest (None:
     #: neither; it is assumed False)
     decoupled_from: str | None = None
+    #: the LLM engine the manifest says the copy runs ("" for none or unknown)
+    engine: str = ""
 
 
 def _bad(where: str, problem: str) -> ConfigError:
@@ -101,6 +102,22 @@ def declared_copies(raw: str) -> list[CopyRequest]:
     return found
 
 
+def published(url: str, key: str) -> bool:
+    """Whether the release at ``url`` has its manifest (written last by ``tdk package``: a
+    release without one is not published, and its archives may be missing)."""
+    from packager.manifest import MANIFEST_NAME
+    from packager.stores import open_store
+
+    try:
+        store = open_store(url, None)
+        return store.exists_at([*store.root_parts, MANIFEST_NAME])
+    except TdkError as exc:
+        raise ConfigError(
+            f"{qualify(key)}: cannot look for the release manifest at {url}: {exc.message}",
+            hint="check the URL and the credentials that may read it",
+        ) from None
+
+
 def manifest_copies(url: str, key: str, listed: bool = False) -> list[CopyRequest]:
     """Every copy of the release manifest at ``url`` (file://, s3://, gs://); ``listed``: read
     to check hand-listed copies (the hint then says so)."""
@@ -122,19 +139,14 @@ def manifest_copies(url: str, key: str, listed: bool = False) -> list[CopyReques
                 f"copies in {qualify(MODELS_KEY)}"
             ),
         ) from None
+    from packager.engines import released_engine
+
     where = f"{url}/{MANIFEST_NAME}"
     return [
-        CopyRequest(m.name, m.size, f"{where} ({m.name})", {}, not m.archive, where)
+        CopyRequest(m.name, m.size, f"{where} ({m.name})", {}, not m.archive, where,
+                    released_engine(m.name, m.backend, m.files))
         for m in manifest.models
-    ]
-
-
-def _warn(message: str) -> None:
-    print(f"warning: {message}", file=sys.stderr, flush=True)
-
-
-#: how an unchecked hand-listed copy is told (stderr; Pulumi shows the program's stderr)
-on_warning: Callable[[str], None] = _warn
+    ]  # fmt: skip
 
 
 def with_manifest(declared: list[CopyRequest], released: list[CopyRequest]) -> list[CopyRequest]:
@@ -161,7 +173,10 @@ def with_manifest(declared: list[CopyRequest], released: list[CopyRequest]) -> l
                 hint=f"remove decoupled from {request.decoupled_from.rsplit('.', 1)[0]} (the "
                 "manifest says it), or re-package the release",
             )
-        fitted.append(replace(request, decoupled=found.decoupled, decoupled_from=found.where))
+        fitted.append(
+            replace(request, decoupled=found.decoupled, decoupled_from=found.where,
+                    engine=found.engine)
+        )  # fmt: skip
     return fitted
 
 
@@ -170,16 +185,3 @@ def released_where(released: list[CopyRequest]) -> str:
     if not released:
         return "an empty manifest"
     return released[0].decoupled_from or "the manifest"
-
-
-def warn_unchecked(declared: list[CopyRequest]) -> None:
-    """Name the hand-listed copies nothing says are decoupled or not (no release to read)."""
-    unchecked = [r.copy for r in declared if r.decoupled_from is None]
-    if unchecked:
-        on_warning(
-            f"{qualify(MODELS_KEY)} lists {', '.join(unchecked)} and the stack names no "
-            "published release to read them from, so each is served as an mme/ archive in "
-            "infer mode; a decoupled (LLM) copy, packaged without an archive, would fail to "
-            f'load. Say which they are: "decoupled": true (or false) in their group, or set '
-            "sagemakerIcManifestUrl to the release so the manifest says it"
-        )

@@ -68,13 +68,15 @@ class SageMakerInferenceComponents(pulumi.ComponentResource):
         self._topic = self._alarm_topic()
         endpoint = self._endpoint(policy)
         self.components: dict[str, pulumi.Output[str]] = {}
-        for spec in config.components:
+        declared = () if config.awaiting is not None else config.components
+        for spec in declared:
             self._component(spec, endpoint, release, policy)
+        self.next_step: pulumi.Output[str] | None = self._next_step()
         dashboard = aws.cloudwatch.Dashboard(
             name,
             dashboard_name=endpoint_name,
             dashboard_body=json.dumps(
-                monitoring.dashboard_body(config.region, list(config.components), config.thresholds)
+                monitoring.dashboard_body(config.region, list(declared), config.thresholds)
             ),
             opts=child,
         )
@@ -95,6 +97,17 @@ class SageMakerInferenceComponents(pulumi.ComponentResource):
                 "inferenceComponents": self.components,
             }
         )
+
+    def _next_step(self) -> pulumi.Output[str] | None:
+        """While no release is published: a warning, and the commands that publish it and
+        declare the components (the release URL is the stack's bucket when it creates one)."""
+        awaiting = self._config.awaiting
+        if awaiting is None:
+            return None
+        pulumi.log.warn(builders.AWAITING_WARNING, resource=self)
+        url = pulumi.Output.from_input(awaiting.url) if awaiting.url else self.release_url
+        stack = pulumi.get_stack()
+        return url.apply(lambda u: builders.next_step(u, awaiting.key, stack))
 
     def _endpoint(self, policy: aws.iam.RolePolicy) -> aws.sagemaker.Endpoint:
         """The endpoint config (one variant, no model), its log group, budget and endpoint."""
@@ -195,9 +208,7 @@ class SageMakerInferenceComponents(pulumi.ComponentResource):
             if alarm_spec.rollback:
                 rollback.append(alarm.name)
         args = builders.component_args(spec, endpoint.name, model.name, config.startup)
-        deployment = builders.deployment_config(config.rolling, rollback, spec.initial_copies)
-        if deployment is not None:
-            args["deployment_config"] = deployment
+        args["deployment_config"] = builders.deployment_config(config.rolling, rollback)
         component = aws_native.sagemaker.InferenceComponent(
             base,
             aws_native.sagemaker.InferenceComponentArgs(**args),
@@ -272,4 +283,6 @@ def declare_stack(config: SageMakerIcConfig) -> dict[str, Any]:
     }
     if stack.alarm_topic_arn is not None:
         outputs["alarmTopicArn"] = stack.alarm_topic_arn
+    if stack.next_step is not None:
+        outputs["nextStep"] = stack.next_step
     return outputs

@@ -14,13 +14,15 @@ from infra.config import ConfigReader, StackConfig, check_capacity, check_choice
 from infra.facts.aws import enum
 from infra.sagemaker_common.components import check_component_names
 from infra.sagemaker_common.env import TritonKnobs, container_environment
-from infra.sagemaker_common.instances import host_ami, read_triton_version
+from infra.sagemaker_common.instances import NO_ENGINE_IMAGE, host_ami, read_triton_version
 from infra.sagemaker_common.settings import alarm_email, created_release_prefix
 from infra.targets.base import Refusal, Shortfall, Target, TargetSpec
 from infra.targets.checks import instance_spec
 from infra.targets.guardrails import read_budget, read_log_retention
+from infra.targets.sagemaker_ic.builders import ROLLING_PERCENT
 from infra.targets.sagemaker_ic.cloud_names import DERIVED
 from infra.targets.sagemaker_ic.config import (
+    AwaitingRelease,
     ComponentSpec,
     IcScaling,
     IcThresholds,
@@ -35,7 +37,7 @@ from infra.targets.sagemaker_ic.models import (
     CopyRequest,
     declared_copies,
     manifest_copies,
-    warn_unchecked,
+    published,
     with_manifest,
 )
 from infra.targets.sagemaker_ic.names import TARGET_NAME as NAME
@@ -97,42 +99,41 @@ def _scaling(reader: ConfigReader) -> IcScaling:
     )
 
 
-def _copies(reader: ConfigReader, common: StackConfig) -> list[CopyRequest]:
+def _copies(
+    reader: ConfigReader, common: StackConfig
+) -> tuple[list[CopyRequest], AwaitingRelease | None]:
+    """The copies to serve, read from the release the stack names; until it is published,
+    the listed copies (checked, never declared) and where the release goes."""
     declared = declared_copies(reader.string(MODELS_KEY))
-    url = reader.optional_string("sagemakerIcManifestUrl")
-    if declared:
-        return _checked(declared, url, common)
+    url, key = reader.optional_string("sagemakerIcManifestUrl"), "sagemakerIcManifestUrl"
     if url is None and common.release is not None:
-        return manifest_copies(common.release.url, "releaseUrl")
-    if url is None:
+        url, key = common.release.url, "releaseUrl"
+    if url is None:  # the stack creates the bucket: nothing can be published in it yet
+        return declared, AwaitingRelease(None, "")
+    if not published(url, key):
+        return declared, AwaitingRelease(url, key)
+    released = manifest_copies(url, key, listed=bool(declared))
+    return (with_manifest(declared, released) if declared else released), None
+
+
+def _refuse_engine(request: CopyRequest) -> None:
+    """A copy running an LLM engine cannot run on the SageMaker Triton images (TDK916)."""
+    if request.engine:
         raise ConfigError(
-            f"a sagemaker-ic stack needs its model copies: {qualify(MODELS_KEY)} is empty and "
-            "neither sagemakerIcManifestUrl nor releaseUrl names a published release",
-            hint=f'declare them, e.g. {qualify(MODELS_KEY)}: [{{"copies": ["bert-0"], '
-            '"sizeMb": 420}], or set releaseUrl to the release',
+            f"{request.where}: {request.copy} runs the {request.engine} engine; the {NAME} "
+            f"target cannot serve it: {NO_ENGINE_IMAGE}",
+            hint="deploy the release's LLM copies with a gke or eks stack (the kit picks the "
+            "Triton image flavour that carries the engine), and list the other copies in "
+            f"{qualify(MODELS_KEY)}",
         )
-    return manifest_copies(url, "sagemakerIcManifestUrl")
-
-
-def _checked(
-    declared: list[CopyRequest], url: str | None, common: StackConfig
-) -> list[CopyRequest]:
-    """Hand-listed copies checked against the release the stack names (decoupled or not, as
-    the manifest records it); with none named, unchecked copies are warned about."""
-    if url is not None:
-        return with_manifest(declared, manifest_copies(url, "sagemakerIcManifestUrl", True))
-    if common.release is not None:
-        released = manifest_copies(common.release.url, "releaseUrl", True)
-        return with_manifest(declared, released)
-    warn_unchecked(declared)
-    return declared
 
 
 def _components(
     reader: ConfigReader, common: StackConfig, instance: IcInstance, version: str
-) -> tuple[ComponentSpec, ...]:
-    copies = _copies(reader, common)
+) -> tuple[tuple[ComponentSpec, ...], AwaitingRelease | None]:
+    copies, awaiting = _copies(reader, common)
     for request in copies:
+        _refuse_engine(request)
         if request.decoupled:
             check_generate_image(request.where, request.copy, version)
     names = check_component_names(qualify(MODELS_KEY), [c.copy for c in copies])
@@ -164,7 +165,7 @@ def _components(
             ComponentSpec(request.copy, names[request.copy], request.size_bytes, needs,
                           low, high, initial, request.decoupled)
         )  # fmt: skip
-    return tuple(specs)
+    return tuple(specs), awaiting
 
 
 class SageMakerIcTarget(Target[SageMakerIcConfig]):
@@ -173,6 +174,9 @@ class SageMakerIcTarget(Target[SageMakerIcConfig]):
     name: ClassVar[str] = NAME
     derived_names = DERIVED
     release_schemes: ClassVar[tuple[str, ...]] = ("s3",)
+    cannot_build: ClassVar[str | None] = (
+        "a SageMaker endpoint runs no build jobs; build on its instance type (docs/build.md)"
+    )
     cannot_render: ClassVar[str | None] = (
         "SageMaker runs the Triton containers itself; there is no cluster to apply manifests to"
     )
@@ -186,6 +190,7 @@ class SageMakerIcTarget(Target[SageMakerIcConfig]):
         region = reader.string("aws:region")
         version = read_triton_version(reader, region)
         instance = ic_instance(INSTANCE_KEY, reader.string(INSTANCE_KEY))
+        components, awaiting = _components(reader, common, instance, version)
         return SageMakerIcConfig(
             common=common,
             region=region,
@@ -193,7 +198,7 @@ class SageMakerIcTarget(Target[SageMakerIcConfig]):
             triton_version=version,
             inference_ami_version=inference_ami_version(reader, version),
             environment=container_environment(_knobs(reader)),
-            components=_components(reader, common, instance, version),
+            components=components,
             scaling=_scaling(reader),
             startup=Startup(
                 download_timeout=reader.integer(
@@ -204,7 +209,11 @@ class SageMakerIcTarget(Target[SageMakerIcConfig]):
                 ),
             ),
             rolling=Rolling(
-                batch_copies=reader.integer("sagemakerIcRollingBatchCopies", minimum=1),
+                batch_percent=reader.integer(
+                    "sagemakerIcRollingBatchPercent",
+                    minimum=ROLLING_PERCENT[0],
+                    maximum=ROLLING_PERCENT[1],
+                ),
                 wait_seconds=reader.integer(
                     "sagemakerIcRollingWaitSeconds", minimum=0, maximum=3600
                 ),
@@ -219,6 +228,7 @@ class SageMakerIcTarget(Target[SageMakerIcConfig]):
             created_release_prefix=created_release_prefix(reader),
             budget=read_budget(reader, email_required=True),
             log_retention_days=read_log_retention(reader),
+            awaiting=awaiting,
         )
 
     def offer(self, config: SageMakerIcConfig) -> TargetSpec:
