@@ -12,6 +12,7 @@ import typer
 
 from cli.common import (
     DEFAULT_TIMEOUT,
+    MAX_SECONDS,
     EndpointUrlOpt,
     GrpcOpt,
     InputOpt,
@@ -22,6 +23,7 @@ from cli.common import (
     TargetModelOpt,
     TextOpt,
     TimeoutOpt,
+    number,
 )
 from cli.genbench import (
     DEFAULT_REQUESTS,
@@ -81,25 +83,44 @@ ConcurrencyOpt = Annotated[
     ),
 ]
 DEFAULT_LEVELS = "1,2,4,8"
+MAX_RATE = 1e6  # requests per second: beyond any endpoint, and 1/rate stays a usable interval
 RateOpt = Annotated[
-    float | None, typer.Option("--rate", help="Open loop: requests per second (replaces -c).")
+    float | None,
+    typer.Option(
+        "--rate",
+        parser=number("--rate", 0.001, MAX_RATE),
+        metavar="FLOAT",
+        help="Open loop: requests per second (replaces -c).",
+    ),
 ]
 ArrivalOpt = Annotated[Arrival, typer.Option("--arrival", help="Open loop: constant or poisson.")]
 DurationOpt = Annotated[
     float | None,
     typer.Option(
         "--duration",
-        min=0.1,
+        parser=number("--duration", 0.1, MAX_SECONDS),
+        metavar="SECONDS",
         help="Seconds per measurement window (default 2); with --prompt --rate: the deadline "
         "after which no further request is sent (default none: all --requests).",
     ),
 ]
 StabilityOpt = Annotated[
     float,
-    typer.Option("--stability", help="A level is stable when its last 3 windows agree within %."),
+    typer.Option(
+        "--stability",
+        parser=number("--stability", 0, 999, above=True),
+        metavar="PERCENT",
+        help="A level is stable when its last 3 windows agree within %.",
+    ),
 ]
 MaxWindowsOpt = Annotated[
-    int, typer.Option("--max-windows", min=1, help="Windows per level at most.")
+    int,
+    typer.Option(
+        "--max-windows",
+        parser=number("--max-windows", 1, 1000, integer=True),
+        metavar="INTEGER",
+        help="Windows per level at most.",
+    ),
 ]
 ProcessesOpt = Annotated[
     int,

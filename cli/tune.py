@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from cli.common import JsonOpt
+from cli.common import MAX_SECONDS, JsonOpt, number
 from cli.output import Output
 from infra.perf.space import Space
 from infra.perf.tune import Settings
@@ -49,7 +49,12 @@ ModelDirArg = Annotated[
 ]
 BudgetOpt = Annotated[
     float | None,
-    typer.Option("--latency-budget-ms", help="p99 latency the choice must meet (required)."),
+    typer.Option(
+        "--latency-budget-ms",
+        parser=number("--latency-budget-ms", 0, 1e6, above=True),
+        metavar="FLOAT",
+        help="p99 latency the choice must meet (required).",
+    ),
 ]
 
 
@@ -73,7 +78,12 @@ ConcurrencyOpt = Annotated[
 ]
 DurationOpt = Annotated[
     float | None,
-    typer.Option("--duration", min=0.05, help=f"Seconds per level [{SETTINGS.duration_s:g}]."),
+    typer.Option(
+        "--duration",
+        parser=number("--duration", 0.05, MAX_SECONDS),
+        metavar="SECONDS",
+        help=f"Seconds per level [{SETTINGS.duration_s:g}].",
+    ),
 ]
 InstancesOpt = Annotated[
     str | None,
@@ -115,6 +125,8 @@ StabilityOpt = Annotated[
     float | None,
     typer.Option(
         "--stability",
+        parser=number("--stability", 0, 999, above=True),
+        metavar="PERCENT",
         help=f"A point is stable when its last 3 windows agree within this % "
         f"[{SETTINGS.stability.percentage:g}].",
     ),
@@ -122,12 +134,20 @@ StabilityOpt = Annotated[
 MaxWindowsOpt = Annotated[
     int | None,
     typer.Option(
-        "--max-windows", help=f"Windows per point at most [{SETTINGS.stability.max_windows}]."
+        "--max-windows",
+        parser=number("--max-windows", 1, 1000, integer=True),
+        metavar="INTEGER",
+        help=f"Windows per point at most [{SETTINGS.stability.max_windows}].",
     ),
 ]
 ProcessesOpt = Annotated[
     int | None,
-    typer.Option("--processes", help=f"Load-generator processes [{SETTINGS.processes}]."),
+    typer.Option(
+        "--processes",
+        parser=number("--processes", 1, 1024, integer=True),
+        metavar="INTEGER",
+        help=f"Load-generator processes [{SETTINGS.processes}].",
+    ),
 ]
 RepeatsOpt = Annotated[
     int | None,

@@ -59,6 +59,16 @@ class ReleaseReader(pulumi.ComponentResource):
             ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.account]),
         )
+        gcp.storage.BucketIAMMember(  # tdk build's Job writes plans (create and replace)
+            f"{name}-plan-cache-write",
+            bucket=args.release.bucket,
+            role="roles/storage.objectUser",
+            member=f"serviceAccount:{self.email}",
+            condition=gcp.storage.BucketIAMMemberConditionArgs(
+                **b.plan_cache_condition(args.release.bucket, args.release.prefix)
+            ),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.account]),
+        )
         gcp.serviceaccount.IAMMember(
             f"{name}-wi",
             service_account_id=self.account.name,

@@ -44,6 +44,36 @@ def llm_args(model: ModelDir) -> dict[str, Any]:
     return read_mapping(version_dir(model) / MODEL_YAML, "YAML")
 
 
+#: how the LLM-API model.py reads ``triton_config`` (NVIDIA/TensorRT-LLM
+#: triton_backend/all_models/llmapi/tensorrt_llm/1/model.py at 044a90d, checked 2026-11-27):
+#: ``int(triton_config["max_batch_size"])`` and ``bool(triton_config["decoupled"])`` in
+#: auto_complete_config (a KeyError when absent; ``bool("false")`` is True, so only a YAML
+#: boolean says what it means), ``int(triton_config["cancellation_check_period_ms"])`` if given
+TRITON_CONFIG_INTS = {"max_batch_size": 0, "cancellation_check_period_ms": 1}  # key -> minimum
+TRITON_CONFIG_REQUIRED = ("max_batch_size", "decoupled")
+
+
+def triton_config_problems(value: object) -> list[tuple[str, str]]:
+    """(``.key`` or "", problem) for each way ``triton_config`` of a model.yaml breaks what
+    the LLM-API model.py reads; [] when absent or right."""
+    if value is None:
+        return []
+    if not isinstance(value, dict):
+        return [("", f"triton_config is {value!r}; the model reads it as a mapping")]
+    problems = [(f".{key}", f"triton_config has no {key}; the model reads it when it loads")
+                for key in TRITON_CONFIG_REQUIRED if key not in value]  # fmt: skip
+    for key, least in TRITON_CONFIG_INTS.items():
+        number = value.get(key, least)
+        if type(number) is not int or number < least:
+            problems.append((f".{key}", f"triton_config.{key} is {number!r}; it must be a "
+                             f"whole number >= {least}"))  # fmt: skip
+    if "decoupled" in value and not isinstance(value["decoupled"], bool):
+        problems.append((".decoupled", f"triton_config.decoupled is {value['decoupled']!r}; "
+                         "the model reads bool() of it, so only true or false say what they "
+                         "mean"))  # fmt: skip
+    return problems
+
+
 def engine_dir(model: ModelDir) -> Path | None:
     """Where the engine of a ``tensorrtllm`` model is: its ``gpt_model_path`` parameter when
     that exists here (relative paths from the model directory), else the version directory
@@ -106,6 +136,10 @@ def check_llm_api(model: ModelDir, sink: Sink) -> None:
                         "check it against the TensorRT-LLM version of the image you deploy",
                         file=path)  # fmt: skip
     report_parallel_sizes(sink, path, llm)
+    for key, problem in triton_config_problems(llm.get("triton_config")):
+        sink.report("TDK605", f"{path.name} triton_config{key}", problem,
+                    "give triton_config as in the shipped model.yaml: {max_batch_size: 0, "
+                    "decoupled: false} (a whole number and true or false)", file=path)  # fmt: skip
     if is_hub_id(llm.get("model"), model):
         report_hub_id(sink, path, "model", str(llm["model"]))
 
