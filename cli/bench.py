@@ -27,11 +27,13 @@ from cli.common import (
 )
 from cli.genbench import (
     DEFAULT_REQUESTS,
+    CsvOpt,
+    GoodputOpt,
     PromptsOpt,
     RequestsOpt,
     bench_prompts,
-    one_level,
     open_loop_load,
+    parse_goodput,
     read_prompts,
 )
 from cli.invoke import (
@@ -184,6 +186,8 @@ def bench(
     prompts: PromptsOpt = None,
     requests: RequestsOpt = DEFAULT_REQUESTS,
     max_tokens: MaxTokensOpt = DEFAULT_MAX_TOKENS,
+    goodput: GoodputOpt = None,
+    csv: CsvOpt = None,
 ) -> None:
     """Throughput, p50/p90/p99 latency and errors; the first request is reported as cold.
     With --prompt/--prompts: streamed generation, TTFT, TPOT, e2e and output tokens/s."""
@@ -199,12 +203,14 @@ def bench(
             **{"--input": inputs, "--text": text, "--example": example, "--grpc": grpc},
             **{"--json-body": json_body},
         )
-        clients = 1 if concurrency is None else one_level(_levels(concurrency))
-        gen_load = open_loop_load(
-            GenLoad(read_prompts(prompt, prompts), requests, clients, rate),
-            arrival is Arrival.poisson,
-            duration,
-        )
+        levels = (1,) if concurrency is None or rate is not None else _levels(concurrency)
+        texts = read_prompts(prompt, prompts)
+        gen_loads = [
+            open_loop_load(
+                GenLoad(texts, requests, clients, rate), arrival is Arrival.poisson, duration
+            )
+            for clients in levels
+        ]
         bench_prompts(
             out,
             target,
@@ -212,9 +218,10 @@ def bench(
             (store, endpoint_url),
             target_model,
             timeout,
-            gen_load,
+            gen_loads,
             max_tokens,
             (instance_type, gpu),
+            (parse_goodput(goodput), csv),
         )
         return
     steady = Stability(stability, max_windows)

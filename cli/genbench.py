@@ -12,7 +12,7 @@ import typer
 from cli.output import Output
 from infra.perf.genbench import GenLoad
 from tdk.bounded import read_bounded
-from tdk.errors import UsageError
+from tdk.errors import TdkError, UsageError
 
 if TYPE_CHECKING:
     from cli.locate import TargetName
@@ -25,6 +25,20 @@ PromptsOpt = Annotated[
 ]
 RequestsOpt = Annotated[
     int, typer.Option("--requests", min=1, help="With --prompt/--prompts: requests in all.")
+]
+GoodputOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--goodput",
+        help="With --prompt/--prompts: SLOs as AIPerf takes them, e.g. "
+        '"time_to_first_token:100 inter_token_latency:3.4" (ms; '
+        "output_token_throughput_per_user in tokens/s): goodput is the requests per second "
+        "meeting all of them.",
+    ),
+]
+CsvOpt = Annotated[
+    Path | None,
+    typer.Option("--csv", help="With --prompt/--prompts: also write the metrics as CSV here."),
 ]
 DEFAULT_REQUESTS = 20
 PROMPTS_MAX_BYTES = 64 * 1024 * 1024  # prompts are held in memory, all of them
@@ -48,14 +62,31 @@ def read_prompts(prompt: str | None, prompts: Path | None) -> tuple[str, ...]:
     return found
 
 
-def one_level(levels: tuple[int, ...]) -> int:
-    """The single concurrency a generate bench runs at."""
-    if len(levels) != 1:
-        raise UsageError(
-            f"--concurrency {','.join(map(str, levels))}: a generate bench runs one level",
-            hint="pass one client count, e.g. -c 4 (or --rate R)",
-        )
-    return levels[0]
+def parse_goodput(text: str | None) -> dict[str, float] | None:
+    """``--goodput "name:value ..."`` as AIPerf writes it (None: not asked)."""
+    import math
+
+    from infra.perf.genbench import GOODPUT_METRICS
+
+    if text is None:
+        return None
+    slos: dict[str, float] = {}
+    for part in text.split():
+        name, _, value = part.partition(":")
+        try:
+            limit = float(value)
+        except ValueError:
+            limit = math.nan
+        if name not in GOODPUT_METRICS or not math.isfinite(limit) or limit <= 0:
+            raise UsageError(
+                f"--goodput {part!r}: expected METRIC:VALUE with a value above 0, METRIC one "
+                f"of {', '.join(GOODPUT_METRICS)}",
+                hint='e.g. --goodput "time_to_first_token:100 inter_token_latency:3.4"',
+            )
+        slos[name] = limit
+    if not slos:
+        raise UsageError("--goodput names no SLO", hint="e.g. --goodput time_to_first_token:100")
+    return slos
 
 
 def open_loop_load(load: GenLoad, poisson: bool, deadline_s: float | None) -> GenLoad:
@@ -82,44 +113,96 @@ def bench_prompts(
     stores: tuple[str | None, str | None],
     target_model: str,
     timeout: float,
-    load: GenLoad,
+    loads: list[GenLoad],
     max_tokens: int,
     runs_on: tuple[str | None, str | None] = (None, None),
+    report: tuple[dict[str, float] | None, Path | None] = (None, None),
 ) -> None:
-    """Resolve the model in the release (``stores``: --store, --s3-endpoint-url), then bench;
-    ``runs_on`` (--instance-type, --gpu) is recorded for ``tdk plan``."""
+    """Resolve the model in the release (``stores``: --store, --s3-endpoint-url), then bench
+    each load level; ``runs_on`` (--instance-type, --gpu) is recorded for ``tdk plan``;
+    ``report``: --goodput SLOs and the --csv path."""
     from cli.invoke import generate_client, resolve_model, target_manifest
 
     model = resolve_model(target_manifest(target, where, *stores), target_model)
     client = generate_client(target, where, model, timeout)
     recorded = {"target": target.value, "instance_type": runs_on[0], "gpu": runs_on[1]}
-    bench_generate(out, client, load, max_tokens, recorded)
+    bench_generate(out, client, loads, max_tokens, recorded, report)
 
 
 def bench_generate(
     out: Output,
     client: Generator,
-    load: GenLoad,
+    loads: list[GenLoad],
     max_tokens: int,
     recorded: dict[str, str | None] | None = None,
+    report: tuple[dict[str, float] | None, Path | None] = (None, None),
 ) -> None:
-    """Run the load and print the metrics (a table, or the --json document)."""
+    """Run each load level and print the metrics (tables, or the --json document: one level's
+    record, or ``{"runs": [...]}``); exit 1 when no request produced a token."""
     from infra.perf.genbench import run_genbench
 
-    with out.progress() as start:
-        advance = start(f"bench {client.model}", load.requests)
-        record = run_genbench(lambda p: client.generate(p, max_tokens, True), load, advance)
-    record.update(recorded or {}, model=client.model, max_tokens=max_tokens)
+    slos, csv_path = report
+    records = []
+    for load in loads:
+        with out.progress() as start:
+            advance = start(f"bench {client.model}", load.requests)
+            record = run_genbench(
+                lambda p: client.generate(p, max_tokens, True), load, advance, slos
+            )
+        record.update(recorded or {}, model=client.model, max_tokens=max_tokens)
+        records.append(record)
+    if csv_path is not None:
+        write_csv(csv_path, records)
     if out.json_mode:
-        out.json(record)
-        return
-    _table(out, record)
+        out.json(records[0] if len(records) == 1 else {"runs": records})
+    else:
+        for record in records:
+            _table(out, record)
+    if not any(record["output_tokens"] for record in records):
+        raise TdkError(
+            f"no request to {client.model} produced a token "
+            f"({sum(r['errors'] for r in records)} failed)",
+            hint="check the model streams text (tdk invoke --prompt), the errors above, or "
+            "--max-tokens",
+        )
+
+
+def write_csv(path: Path, records: list[dict[str, Any]]) -> None:
+    """AIPerf's CSV layout: one row per level and metric, its statistics as columns; then the
+    throughputs (``value``)."""
+    import csv
+    import io
+
+    from infra.perf.genbench import STATS
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["mode", "level", "metric", *STATS, "value"])
+    for record in records:
+        for name, value in record["metrics"].items():
+            if isinstance(value, dict):
+                row = [value[s] for s in STATS]
+                writer.writerow([record["mode"], record["level"], name, *row, ""])
+            else:
+                writer.writerow([record["mode"], record["level"], name, *[""] * len(STATS), value])
+    try:
+        path.write_text(buffer.getvalue(), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--csv {path}: cannot write it ({exc.strerror or exc})",
+                         hint="choose a writable path") from None  # fmt: skip
 
 
 def _table(out: Output, record: dict[str, Any]) -> None:
+    metrics = record["metrics"]
     rows = [
-        (name, *(_ms(record[key][q]) for q in ("p50", "p90", "p99")))
-        for name, key in (("TTFT", "ttft_ms"), ("TPOT", "tpot_ms"), ("e2e", "e2e_ms"))
+        (name, *(_ms(metrics[key][s]) for s in ("avg", "min", "max", "std", "p50", "p90", "p99")))
+        for name, key in (
+            ("time to first token (ms)", "time_to_first_token"),
+            ("inter token latency (ms)", "inter_token_latency"),
+            ("request latency (ms)", "request_latency"),
+            ("output tokens/s per user", "output_token_throughput_per_user"),
+            ("output sequence length", "output_sequence_length"),
+        )
     ]
     arrival = f", {record['arrival']} arrivals" if record.get("arrival") else ""
     title = (
@@ -127,7 +210,9 @@ def _table(out: Output, record: dict[str, Any]) -> None:
         f"{record['output_tokens_per_s']} output tokens/s, {record['requests_per_s']} req/s, "
         f"{record['errors']} errors"
     )
-    out.table(title, ["metric", "p50 ms", "p90 ms", "p99 ms"], rows)
+    if metrics["goodput"] is not None:
+        title += f", goodput {metrics['goodput']} req/s"
+    out.table(title, ["metric", "avg", "min", "max", "std", "p50", "p90", "p99"], rows)
     if record["errors"]:
         out.warn(f"failed requests: {record['error_kinds']}")
     if record["unsent"]:

@@ -102,8 +102,71 @@ def tpot_ms(generation: Generation) -> float | None:
     return (generation.total_ms - generation.ttft_ms) / (generation.output_tokens - 1)
 
 
-def summarize(result: GenResult, load: GenLoad) -> dict[str, Any]:
-    """The ``tdk bench --prompt --json`` document."""
+#: AIPerf's metric tags (its metrics reference, v0.13.0) and the statistics it reports
+STATS = ("avg", "min", "max", "std", "p50", "p90", "p99")
+#: the per-request metrics ``--goodput`` may constrain, and whether lower is better (AIPerf's
+#: goodput: requests per second whose every constrained metric meets its SLO)
+GOODPUT_METRICS = {
+    "time_to_first_token": True, "inter_token_latency": True, "request_latency": True,
+    "output_token_throughput_per_user": False,
+}  # fmt: skip
+
+
+def stats(values: Sequence[float]) -> dict[str, float | None]:
+    """avg, min, max, std (population, as numpy's default) and p50/p90/p99 (nearest rank)."""
+    if not values:
+        return dict.fromkeys(STATS, None)
+    mean = sum(values) / len(values)
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+    return {"avg": round(mean, 3), "min": round(min(values), 3), "max": round(max(values), 3),
+            "std": round(std, 3), **percentiles(values)}  # fmt: skip
+
+
+def request_metrics(generation: Generation) -> dict[str, float]:
+    """One request's AIPerf record metrics (ms, tokens, tokens/s per user)."""
+    found = {
+        "time_to_first_token": generation.ttft_ms,
+        "request_latency": generation.total_ms,
+        "output_sequence_length": float(generation.output_tokens),
+    }
+    itl = tpot_ms(generation)
+    if itl is not None:
+        found["inter_token_latency"] = itl
+        if itl > 0:
+            found["output_token_throughput_per_user"] = 1000.0 / itl
+    return found
+
+
+def meets(found: dict[str, float], slos: dict[str, float]) -> bool:
+    """Whether one request meets every SLO (a metric it lacks fails it, as in AIPerf)."""
+    for name, limit in slos.items():
+        value = found.get(name)
+        if value is None or (value > limit if GOODPUT_METRICS[name] else value < limit):
+            return False
+    return True
+
+
+def aiperf_metrics(
+    result: GenResult, duration: float, slos: dict[str, float] | None
+) -> dict[str, Any]:
+    """The AIPerf-named metrics of a run: each record metric's statistics, the throughputs,
+    and goodput under ``slos`` (None: not asked)."""
+    records = [request_metrics(g) for g in result.done]
+    names = ("time_to_first_token", "inter_token_latency", "request_latency",
+             "output_token_throughput_per_user", "output_sequence_length")  # fmt: skip
+    found: dict[str, Any] = {n: stats([r[n] for r in records if n in r]) for n in names}
+    tokens = sum(g.output_tokens for g in result.done)
+    found["output_token_throughput"] = round(tokens / duration, 3)
+    found["request_throughput"] = round(len(records) / duration, 3)
+    good = sum(meets(r, slos) for r in records) if slos else None
+    found["goodput"] = None if good is None else round(good / duration, 3)
+    return found
+
+
+def summarize(
+    result: GenResult, load: GenLoad, slos: dict[str, float] | None = None
+) -> dict[str, Any]:
+    """The ``tdk bench --prompt --json`` document (one load level)."""
     duration = max(result.ended - result.started, 1e-9)
     tokens = sum(g.output_tokens for g in result.done)
     tpots = [value for g in result.done if (value := tpot_ms(g)) is not None]
@@ -127,6 +190,8 @@ def summarize(result: GenResult, load: GenLoad) -> dict[str, Any]:
         "output_tokens": tokens,
         "output_tokens_per_s": round(tokens / duration, 3),
         "requests_per_s": round(len(result.done) / duration, 3),
+        "metrics": aiperf_metrics(result, duration, slos),
+        "goodput_slos": slos,
         "definitions": SOURCE,
     }
 
@@ -136,7 +201,10 @@ def _error_code(exc: BaseException) -> str:
 
 
 def run_genbench(
-    generate: Generate, load: GenLoad, advance: Callable[[int], None] | None = None
+    generate: Generate,
+    load: GenLoad,
+    advance: Callable[[int], None] | None = None,
+    slos: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """Send ``load.requests`` streamed requests and summarize them."""
     result = GenResult()
@@ -163,7 +231,7 @@ def run_genbench(
         result.sent = load.requests
     else:
         result.sent = _open_loop(one, arrival_offsets(load), result.started)
-    return summarize(result, load)
+    return summarize(result, load, slos)
 
 
 def _closed_loop(one: Callable[[int], None], requests: int, concurrency: int) -> None:

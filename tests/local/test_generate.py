@@ -84,8 +84,9 @@ def test_prompt_refuses_tensor_options(cli_env: Endpoint) -> None:
     bench = ["bench", "--target-model", "llm-0", "--prompt", "x", "--arrival", "poisson"]
     poisson = runner.invoke(app, bench)  # arrivals belong to an open loop (--rate)
     assert poisson.exit_code == 2 and "--arrival poisson applies to an open loop" in poisson.output
-    levels = runner.invoke(app, ["bench", "--target-model", "llm-0", "--prompt", "x", "-c", "1,2"])
-    assert levels.exit_code == 2 and "one level" in levels.output
+    slo = runner.invoke(app, ["bench", "--target-model", "llm-0", "--prompt", "x",
+                              "--goodput", "ttft:5"])  # fmt: skip
+    assert slo.exit_code == 2 and "time_to_first_token" in slo.output
     for tensors in (["invoke", "--text", "x"], ["invoke", "--example"], ["bench", "--example"]):
         refused = runner.invoke(app, [*tensors, "--target-model", "llm-0"])
         assert refused.exit_code == 2 and "is a decoupled (streaming) model" in refused.output
@@ -127,8 +128,23 @@ def test_bench_prompt_json(cli_env: Endpoint, tmp_path: Path) -> None:
         assert all(value > 0 for value in record[key].values())
     assert record["ttft_ms"]["p50"] < record["e2e_ms"]["p50"]
     assert record["output_tokens"] == 24 and record["output_tokens_per_s"] > 0
+    metrics = record["metrics"]
+    for key in ("time_to_first_token", "inter_token_latency", "request_latency"):
+        assert set(metrics[key]) == {"avg", "min", "max", "std", "p50", "p90", "p99"}
+    assert metrics["output_sequence_length"]["avg"] == 4.0 and metrics["goodput"] is None
     human = runner.invoke(app, [*bench, "--rate", "20", "--requests", "3"])
-    assert human.exit_code == 0 and "TTFT" in human.output and "0 errors" in human.output
+    assert human.exit_code == 0 and "time to first token" in human.output
+    assert "0 errors" in human.output
+    csv = tmp_path / "levels.csv"
+    levels = [*bench, "-c", "1,2", "--requests", "4", "--goodput", "time_to_first_token:60000"]
+    swept = runner.invoke(app, [*levels, "--csv", str(csv), "--json"])
+    assert swept.exit_code == 0, swept.output
+    runs = json.loads(swept.output)["runs"]
+    assert [r["level"] for r in runs] == [1, 2]
+    assert all(r["metrics"]["goodput"] == r["metrics"]["request_throughput"] for r in runs)
+    rows = csv.read_text().splitlines()
+    assert rows[0] == "mode,level,metric,avg,min,max,std,p50,p90,p99,value"
+    assert any(row.startswith("concurrency,2,time_to_first_token,") for row in rows)
     poisson = [*bench, "--rate", "20", "--arrival", "poisson", "--requests", "4", "--json"]
     arrivals = runner.invoke(app, poisson)
     assert arrivals.exit_code == 0, arrivals.output

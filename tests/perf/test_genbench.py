@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.genbench import one_level, open_loop_load, read_prompts
+from cli.genbench import open_loop_load, parse_goodput, read_prompts
 from infra.clients.base import InvokeFailed
 from infra.clients.generate import Generation
 from infra.perf.genbench import (
@@ -96,8 +96,13 @@ def test_prompt_options(tmp_path: Path) -> None:
         read_prompts(None, tmp_path / "empty.txt")
     with pytest.raises(UsageError, match="cannot read"):
         read_prompts(None, tmp_path / "missing.txt")
-    with pytest.raises(UsageError, match="one level"):
-        one_level((1, 2))
+    assert parse_goodput("time_to_first_token:100 inter_token_latency:3.4") == {
+        "time_to_first_token": 100.0,
+        "inter_token_latency": 3.4,
+    }
+    for bad in ("ttft:100", "time_to_first_token:nan", "time_to_first_token:-1", ""):
+        with pytest.raises(UsageError, match="goodput"):
+            parse_goodput(bad)
 
 
 def test_poisson_schedule_is_seeded_and_exponential() -> None:
@@ -143,3 +148,37 @@ def test_arrival_and_duration_need_a_rate() -> None:
         open_loop_load(GenLoad(("p",), requests=3, rate=0.0), True, None)
     opened = open_loop_load(GenLoad(("p",), requests=3, rate=2.0), True, 9.0)
     assert opened.poisson and opened.deadline_s == 9.0 and opened.seed == 0
+
+
+def test_aiperf_metrics_and_goodput() -> None:
+    """AIPerf's record metrics with avg/min/max/std/p50/p90/p99, the throughputs, and goodput:
+    requests per second meeting every SLO."""
+    done = [_gen(100, 1100, 11), _gen(300, 2300, 11), _gen(50, 50, 1)]
+    result = GenResult(done=done, sent=3, started=0.0, ended=2.0)
+    slos = {"time_to_first_token": 200.0, "inter_token_latency": 150.0}
+    metrics = summarize(result, GenLoad(("p",), 3), slos)["metrics"]
+    ttft = metrics["time_to_first_token"]
+    assert (ttft["avg"], ttft["min"], ttft["max"], ttft["p50"]) == (150.0, 50.0, 300.0, 100.0)
+    assert ttft["std"] == pytest.approx(108.012, abs=1e-3)
+    assert metrics["inter_token_latency"]["avg"] == 150.0  # (100 + 200) / 2; one-token left out
+    assert metrics["output_token_throughput_per_user"]["max"] == 10.0  # 1000 / 100 ms
+    assert metrics["output_sequence_length"]["min"] == 1.0
+    assert metrics["output_token_throughput"] == 11.5 and metrics["request_throughput"] == 1.5
+    # the first meets both SLOs; the second's TTFT is 300 ms; the third has no ITL: fails
+    assert metrics["goodput"] == 0.5
+    assert summarize(result, GenLoad(("p",), 3))["metrics"]["goodput"] is None
+
+
+def test_a_bench_where_no_request_produced_a_token_fails() -> None:
+    from cli.genbench import bench_generate
+    from cli.output import Output
+    from tdk.errors import TdkError
+
+    class Silent:
+        model = "llm-0"
+
+        def generate(self, prompt: str, max_tokens: int, stream: bool) -> Generation:
+            raise InvokeFailed("not a generate model", code="400")
+
+    with pytest.raises(TdkError, match="no request to llm-0 produced a token"):
+        bench_generate(Output(json_mode=True), Silent(), [GenLoad(("p",), 2)], 4)  # type: ignore[arg-type]
