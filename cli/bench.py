@@ -203,13 +203,13 @@ def bench(
             **{"--input": inputs, "--text": text, "--example": example, "--grpc": grpc},
             **{"--json-body": json_body},
         )
-        levels = (1,) if concurrency is None or rate is not None else _levels(concurrency)
+        gen_levels = (1,) if concurrency is None or rate is not None else _levels(concurrency)
         texts = read_prompts(prompt, prompts)
         gen_loads = [
             open_loop_load(
                 GenLoad(texts, requests, clients, rate), arrival is Arrival.poisson, duration
             )
-            for clients in levels
+            for clients in gen_levels
         ]
         bench_prompts(
             out,
