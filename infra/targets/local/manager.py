@@ -14,6 +14,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -30,6 +31,14 @@ from packager.stores import Store, open_store
 from tdk.errors import StoreError, TdkError
 
 log = logging.getLogger("tdk.local")
+#: what Triton 2.51's Python backend answers once a model instance's stub process has died
+#: (measured 2026-11-27 with the runtime wheel: ``Stub process 'm_0_0' is not healthy.``)
+_STUB_CRASHED = re.compile(r"Stub process '[^']*' is not healthy")
+
+
+def stub_crashed(message: str) -> bool:
+    """Whether Triton's error ``message`` says the model's Python stub process died."""
+    return _STUB_CRASHED.search(message) is not None
 
 
 IDLE_GRACE = 0.2  # seconds without requests before a loaded model counts as idle
