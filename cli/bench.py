@@ -53,7 +53,7 @@ from cli.locate import (
     UrlOpt,
     locate,
 )
-from cli.output import Output
+from cli.output import Output, stability
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import check_timeout
 from infra.clients.triton_http import TritonHttpTarget
@@ -225,10 +225,21 @@ def bench(
             record = run_bench(make, model, request, load, runs_on, rows, advance)
     finally:
         client.close()
+    report(out, record, json)
+
+
+def report(out: Output, record: dict[str, Any], json: bool) -> None:
+    """The record as JSON or a table; after an interrupt, the levels it finished and the
+    exit status of the signal (130 for Ctrl-C), as `tdk tune` does."""
     if json:
         out.json(record)
-        return
-    _table(out, record)
+    else:
+        if record["interrupted"]:
+            done = len(record["levels"])
+            out.warn(f"interrupted: reporting the {done} level(s) finished")
+        _table(out, record)
+    if record["interrupted"]:
+        raise typer.Exit(128 + int(record["interrupted"]))
 
 
 def _rows(max_batch_size: int, arrays: dict[str, Any]) -> int:
@@ -254,8 +265,9 @@ def _table(out: Output, record: dict[str, Any]) -> None:
     )
     if record["probe_errors"]:
         out.warn(f"probe requests failed: {record['probe_errors']}")
-    columns = ["mode", "level", "rps", "spread", "p50 ms", "p90 ms", "p99 ms", "ok", "errors"]
-    columns.append("client")
+    columns = ["mode", "level", "rps", "stability", "p50 ms", "p90 ms", "p99 ms", "ok", "errors"]
+    bound = any(s["client_bound"] for s in record["levels"])
+    columns += ["client"] if bound else []  # no column that is empty on every row
     rows = [
         (
             s["mode"],
@@ -267,7 +279,7 @@ def _table(out: Output, record: dict[str, Any]) -> None:
             s["p99_ms"],
             s["ok"],
             ", ".join(f"{k}: {v}" for k, v in s["errors"].items()) or "0",
-            "bound" if s["client_bound"] else "",
+            *(["bound" if s["client_bound"] else "-"] if bound else []),
         )
         for s in record["levels"]
     ]
@@ -282,5 +294,4 @@ def _table(out: Output, record: dict[str, Any]) -> None:
 
 
 def _spread(level: dict[str, Any]) -> str:
-    spread = "?" if level["spread"] is None else f"{level['spread']:.0%}"
-    return f"{spread} ({level['windows']} w)" + ("" if level["stable"] else " unstable")
+    return stability(level["spread"], level["windows"], level["stable"])

@@ -13,6 +13,7 @@ from typing import Any
 
 from rich import filesize
 from rich.console import Console
+from rich.padding import Padding
 from rich.progress import (
     BarColumn,
     Progress,
@@ -88,6 +89,12 @@ def _word_widths(
     return widths
 
 
+def stability(spread: float | None, windows: int, stable: bool) -> str:
+    """A measurement's stability in plain words: ``unstable: 10 windows, spread 84 %``."""
+    shown = "unknown" if spread is None or spread == float("inf") else f"{spread * 100:.0f} %"
+    return f"{'stable' if stable else 'unstable'}: {windows} windows, spread {shown}"
+
+
 class _Amount(ProgressColumn):
     """``done/total``, in bytes (``12.0/48.3 MB``) for tasks started with ``unit="bytes"``."""
 
@@ -105,6 +112,8 @@ class Output:
     json_mode: bool = False
     console: Console = field(default_factory=lambda: _console(stderr=False))
     err: Console = field(default_factory=lambda: _console(stderr=True))
+    #: the warnings already said by this command
+    said: set[str] = field(default_factory=set)
 
     def json(self, payload: Any) -> None:
         """Print ``payload`` as JSON on stdout (always, whatever the mode)."""
@@ -122,13 +131,25 @@ class Output:
         (self.err if self.json_mode else self.console).print(message, soft_wrap=True)
 
     def warn(self, message: str) -> None:
-        self.err.print(Text("warning: ", style="yellow") + Text(message), soft_wrap=True)
+        """A warning on stderr, wrapped at the terminal's width, and said once per command
+        however often the code path that finds it runs."""
+        if message in self.said:
+            return
+        self.said.add(message)
+        self.err.print(Text("warning: ", style="yellow") + Text(message), soft_wrap=self._whole)
 
     def error(self, message: str, hint: str = "") -> None:
-        """An error and its hint on stderr (the top-level handler's one way to print)."""
-        self.err.print(Text(f"error: {message}", style="red"), soft_wrap=True)
+        """An error and its hint on stderr (the top-level handler's one way to print), wrapped
+        at the terminal's width; the hint's lines indented under it."""
+        self.err.print(Text(f"error: {message}", style="red"), soft_wrap=self._whole)
         if hint:
-            self.err.print(Text(f"  hint: {hint}"), soft_wrap=True)
+            self.err.print(Padding(Text(f"hint: {hint}"), (0, 0, 0, 2)), soft_wrap=self._whole)
+
+    @property
+    def _whole(self) -> bool:
+        """Lines stay whole when stderr is a pipe or a file (a log, a grep); a person's
+        terminal (or a set ``COLUMNS``) gets them wrapped at its width."""
+        return not (self.err.is_terminal or "COLUMNS" in os.environ)
 
     def table(
         self,

@@ -12,7 +12,7 @@ import typer
 from rich.markup import escape
 
 from cli.common import JsonOpt
-from cli.output import Output
+from cli.output import Output, stability
 from infra.perf.space import Space
 from infra.perf.tune import Settings
 from packager.config import CONFIG_NAME, load_config
@@ -379,8 +379,11 @@ def _show(out: Output, report: TuneReport, json: bool, diff: str | None, plot: P
         return
     if report.search.interrupted:
         out.warn("interrupted: reporting the best configuration measured so far")
-    columns = ["config", "conc.", "rps", "spread", "p50 ms", "p99 ms", "client", ""]
     front = report.front
+    bound = any(p.client_bound for p in front)
+    columns = ["config", "conc.", "rps", "stability", "p50 ms", "p99 ms"]
+    columns += ["client"] if bound else []  # no column that is empty on every row
+    columns.append("choice")
     rows = [
         (
             escape(p.knobs.label()),
@@ -389,8 +392,8 @@ def _show(out: Output, report: TuneReport, json: bool, diff: str | None, plot: P
             _spread(p),
             f"{p.p50_ms:.2f}",
             f"{p.p99_ms:.2f}",
-            "bound" if p.client_bound else "",
-            "",
+            *(["bound" if p.client_bound else "-"] if bound else []),
+            "-",
         )
         for p in front
     ]
@@ -404,14 +407,13 @@ def _show(out: Output, report: TuneReport, json: bool, diff: str | None, plot: P
 
 
 def _spread(point: Point) -> str:
-    shown = "?" if point.spread == float("inf") else f"{point.spread:.0%}"
-    return shown if point.stable else f"{shown} unstable"
+    return stability(point.spread, point.windows, point.stable)
 
 
 def _mark(row: tuple[object, ...], report: TuneReport) -> tuple[object, ...]:
     choice = report.choice
     if choice and row[0] == escape(choice.knobs.label()) and row[1] == choice.concurrency:
-        return (*row[:-1], "choice")
+        return (*row[:-1], "chosen")
     return row
 
 
