@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import textwrap
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -13,7 +14,6 @@ from typing import Any
 
 from rich import filesize
 from rich.console import Console
-from rich.padding import Padding
 from rich.progress import (
     BarColumn,
     Progress,
@@ -136,20 +136,28 @@ class Output:
         if message in self.said:
             return
         self.said.add(message)
-        self.err.print(Text("warning: ", style="yellow") + Text(message), soft_wrap=self._whole)
+        text = self._fill(f"warning: {message}", "")
+        self.err.print(Text(text[:8], style="yellow") + Text(text[8:]), soft_wrap=True)
 
     def error(self, message: str, hint: str = "") -> None:
         """An error and its hint on stderr (the top-level handler's one way to print), wrapped
         at the terminal's width; the hint's lines indented under it."""
-        self.err.print(Text(f"error: {message}", style="red"), soft_wrap=self._whole)
+        self.err.print(Text(self._fill(f"error: {message}", ""), style="red"), soft_wrap=True)
         if hint:
-            self.err.print(Padding(Text(f"hint: {hint}"), (0, 0, 0, 2)), soft_wrap=self._whole)
+            self.err.print(Text(self._fill(f"  hint: {hint}", "    ")), soft_wrap=True)
 
-    @property
-    def _whole(self) -> bool:
-        """Lines stay whole when stderr is a pipe or a file (a log, a grep); a person's
-        terminal (or a set ``COLUMNS``) gets them wrapped at its width."""
-        return not (self.err.is_terminal or "COLUMNS" in os.environ)
+    def _fill(self, text: str, indent: str) -> str:
+        """``text`` wrapped at a terminal's width between words, never inside one (a path or a
+        URL stays whole); as it is when stderr is a pipe or a file (a log, a grep)."""
+        if not self.err.is_terminal:
+            return text
+        return "\n".join(
+            textwrap.fill(
+                line, self.err.width, subsequent_indent=indent, break_long_words=False,
+                break_on_hyphens=False, drop_whitespace=True,
+            ) or line
+            for line in text.splitlines()
+        )  # fmt: skip
 
     def table(
         self,
