@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from enum import StrEnum
 from functools import partial
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -149,7 +150,7 @@ def bench(
     url: UrlOpt = None,
     stack: StackOpt = None,
     stack_outputs: StackOutputsOpt = None,
-    project_dir: ProjectDirOpt = ".",
+    project_dir: ProjectDirOpt = Path("."),
     grpc: GrpcOpt = False,
     json_body: JsonBodyOpt = False,
     region: RegionOpt = None,
