@@ -46,7 +46,8 @@ class Measurement:
         slo = slo_ms if slo_ms is not None else self.slo_ms
         if slo is None:
             raise UsageError(
-                f"{self.source}: a bench measurement needs --latency-budget-ms to pick the usable level",
+                f"{self.source}: a bench measurement needs --latency-budget-ms to pick the "
+                "usable level",
                 hint="e.g. --latency-budget-ms 100 (the p99 your service must meet)",
             )
         fits = [lv for lv in self.levels if lv.errors == 0 and lv.p99_ms <= slo]

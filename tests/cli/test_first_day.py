@@ -130,7 +130,7 @@ def test_help_shows_choices_whole_and_numeric_metavars(columns: str) -> None:
     assert "…" not in plan and "inf2.xlarge:2756rps:0.76" in words
     assert re.search(r"--latency-budget-ms\s+FLOAT", plan)
     validate = _help(["validate"], columns)
-    assert "[human | json | sarif |" in validate
+    assert "[human | sarif | github]" in validate
 
 
 def test_validate_format_metavar_is_the_formats() -> None:

@@ -221,7 +221,14 @@ def test_bad_inputs_name_the_fix_and_write_nothing(files: dict[str, Path], tmp_p
         (["--peak-rps", "10", "--instance-type", "ml.p9.huge"], "no sagemaker price for"),
     ]
     for extra, message in cases:
-        args = [str(files["bench"]), "--latency-budget-ms", "50", *extra, "--write-stack", str(stack)]
+        args = [
+            str(files["bench"]),
+            "--latency-budget-ms",
+            "50",
+            *extra,
+            "--write-stack",
+            str(stack),
+        ]
         result = runner.invoke(app, ["plan", *args, "--prices", str(files["prices"])])
         assert result.exit_code == 2, result.output
         assert message in result.output
