@@ -13,6 +13,7 @@ import typer
 
 from cli.common import (
     DEFAULT_TIMEOUT,
+    MAX_SECONDS,
     EndpointUrlOpt,
     GrpcOpt,
     InputOpt,
@@ -23,6 +24,7 @@ from cli.common import (
     TargetModelOpt,
     TextOpt,
     TimeoutOpt,
+    number,
 )
 from cli.genbench import (
     DEFAULT_REQUESTS,
@@ -62,7 +64,7 @@ from infra.perf.bench import Load
 from infra.perf.drive import DEFAULT_PROCESSES
 from infra.perf.genbench import GenLoad
 from infra.perf.loadgen import Stability
-from tdk.errors import UsageError
+from tdk.errors import TdkError, UsageError
 
 LOAD = Load()  # where the defaults are declared
 
@@ -82,25 +84,44 @@ ConcurrencyOpt = Annotated[
     ),
 ]
 DEFAULT_LEVELS = "1,2,4,8"
+MAX_RATE = 1e6  # requests per second: beyond any endpoint, and 1/rate stays a usable interval
 RateOpt = Annotated[
-    float | None, typer.Option("--rate", help="Open loop: requests per second (replaces -c).")
+    float | None,
+    typer.Option(
+        "--rate",
+        parser=number("--rate", 0.001, MAX_RATE),
+        metavar="FLOAT",
+        help="Open loop: requests per second (replaces -c).",
+    ),
 ]
 ArrivalOpt = Annotated[Arrival, typer.Option("--arrival", help="Open loop: constant or poisson.")]
 DurationOpt = Annotated[
     float | None,
     typer.Option(
         "--duration",
-        min=0.1,
+        parser=number("--duration", 0.1, MAX_SECONDS),
+        metavar="SECONDS",
         help="Seconds per measurement window (default 2); with --prompt --rate: the deadline "
         "after which no further request is sent (default none: all --requests).",
     ),
 ]
 StabilityOpt = Annotated[
     float,
-    typer.Option("--stability", help="A level is stable when its last 3 windows agree within %."),
+    typer.Option(
+        "--stability",
+        parser=number("--stability", 0, 999, above=True),
+        metavar="PERCENT",
+        help="A level is stable when its last 3 windows agree within %.",
+    ),
 ]
 MaxWindowsOpt = Annotated[
-    int, typer.Option("--max-windows", min=1, help="Windows per level at most.")
+    int,
+    typer.Option(
+        "--max-windows",
+        parser=number("--max-windows", 1, 1000, integer=True),
+        metavar="INTEGER",
+        help="Windows per level at most.",
+    ),
 ]
 ProcessesOpt = Annotated[
     int,
@@ -167,7 +188,6 @@ def bench(
 ) -> None:
     """Throughput, p50/p90/p99 latency and errors; the first request is reported as cold.
     With --prompt/--prompts: streamed generation, TTFT, TPOT, e2e and output tokens/s."""
-    from infra.clients.inputs import example_inputs
     from infra.perf.bench import RunsOn, run_bench
 
     out = Output(json_mode=json)
@@ -207,10 +227,8 @@ def bench(
     try:
         model = resolve_model(manifest, target_model)
         no_decoupled(model)
-        given = inputs or text is not None
-        if example and given:
-            gather_inputs(model, inputs, text, example)  # says which to drop
-        arrays = gather_inputs(model, inputs, text) if given else example_inputs(model, batch)
+        # example inputs, any tensor given with --input / --text replacing its example
+        arrays = gather_inputs(model, inputs, text, example=True, batch=batch)
         request = client.prepare(model, arrays, binary=not json_body)
         make: Callable[[], InferenceTarget]
         if isinstance(client, TritonHttpTarget):  # one keep-alive connection per thread
@@ -241,6 +259,30 @@ def report(out: Output, record: dict[str, Any], json: bool) -> None:
         _table(out, record)
     if record["interrupted"]:
         raise typer.Exit(128 + int(record["interrupted"]))
+    _check_failures(out, record)
+
+
+def _check_failures(out: Output, record: dict[str, Any]) -> None:
+    """Say how many requests failed whenever any did; every one failing is an error (exit 1):
+    a benchmark of nothing but errors measured no model."""
+    failed = sum(record["probe_errors"].values())
+    failed += sum(sum(level["errors"].values()) for level in record["levels"])
+    ok = sum(level["ok"] for level in record["levels"])
+    ok += sum(record[key] is not None for key in ("cold_ms", "first_warm_ms"))
+    if not failed:
+        return
+    kinds: dict[str, int] = dict(record["probe_errors"])
+    for level in record["levels"]:
+        for kind, count in level["errors"].items():
+            kinds[kind] = kinds.get(kind, 0) + count
+    shown = ", ".join(f"{kind}: {count}" for kind, count in sorted(kinds.items()))
+    if ok == 0:
+        raise TdkError(
+            f"every request failed ({failed} of {failed}: {shown}); nothing was measured",
+            hint="send one request with `tdk invoke --example` (same target and model) to see "
+            "the model's error, then fix the inputs (--input NAME=...) or the model",
+        )
+    out.warn(f"{failed} of {failed + ok} requests failed ({shown})")
 
 
 def _rows(max_batch_size: int, arrays: dict[str, Any]) -> int:

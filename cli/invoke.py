@@ -118,7 +118,9 @@ def locator(
 ExampleOpt = Annotated[
     bool,
     typer.Option(
-        "--example", help="Send example inputs built from the manifest's signature (no --input)."
+        "--example",
+        help="Send example inputs built from the manifest's signature (integers within the "
+        "range it records); --input NAME=... replaces one of them.",
     ),
 ]
 
@@ -218,17 +220,18 @@ def no_decoupled(model: ManifestModel) -> None:
 
 
 def gather_inputs(
-    model: ManifestModel, options: list[str] | None, text: str | None, example: bool = False
+    model: ManifestModel,
+    options: list[str] | None,
+    text: str | None,
+    example: bool = False,
+    batch: int = 1,
 ) -> dict[str, np.ndarray]:
-    from infra.clients.inputs import example_inputs, parse_input, text_inputs
+    """The request's tensors: the given ones (``--input``, ``--text``); with ``example``, the
+    example inputs with any given tensor replacing its example."""
+    from infra.clients.inputs import example_inputs, parse_input, text_inputs, with_overrides
 
     if example:
-        if options or text is not None:
-            raise UsageError(
-                "--example builds every input itself",
-                hint="drop --example, or drop --input/--text",
-            )
-        return example_inputs(model)
+        return with_overrides(model, example_inputs(model, batch), options, text)
 
     arrays: dict[str, np.ndarray] = text_inputs(model, text) if text is not None else {}
     for option in options or []:
