@@ -63,7 +63,7 @@ from infra.clients.triton_http import TritonHttpTarget
 from infra.perf.bench import Load
 from infra.perf.drive import DEFAULT_PROCESSES
 from infra.perf.genbench import GenLoad
-from infra.perf.loadgen import Stability
+from infra.perf.loadgen import DEFAULT_CONCURRENCY, Stability
 from tdk.errors import TdkError, UsageError
 
 LOAD = Load()  # where the defaults are declared
@@ -74,16 +74,17 @@ class Arrival(StrEnum):
     poisson = "poisson"
 
 
+#: the sweep when --concurrency is not given: tune's too (infra.perf.loadgen)
+DEFAULT_LEVELS = ",".join(str(n) for n in DEFAULT_CONCURRENCY)
 ConcurrencyOpt = Annotated[
     str | None,
     typer.Option(
         "--concurrency",
         "-c",
         metavar="INTEGER,...",
-        help="Closed loop: comma-separated client counts (default 1,2,4,8; --prompt: one, 1).",
+        help=f"Closed loop: comma-separated client counts [{DEFAULT_LEVELS}] (--prompt: one, [1]).",
     ),
 ]
-DEFAULT_LEVELS = "1,2,4,8"
 MAX_RATE = 1e6  # requests per second: beyond any endpoint, and 1/rate stays a usable interval
 RateOpt = Annotated[
     float | None,

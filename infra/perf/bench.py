@@ -23,7 +23,7 @@ class Load:
     is measured in windows of ``duration_s`` until stable (``stability``), the closed loop from
     ``processes`` generator processes."""
 
-    concurrency: tuple[int, ...] = (1, 2, 4, 8)
+    concurrency: tuple[int, ...] = loadgen.DEFAULT_CONCURRENCY
     rate: float | None = None
     poisson: bool = False
     duration_s: float = 2.0

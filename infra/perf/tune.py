@@ -18,7 +18,7 @@ from typing import Any
 
 from infra.perf import loadgen
 from infra.perf.drive import DEFAULT_PROCESSES, Driver, InProcess
-from infra.perf.loadgen import Stability
+from infra.perf.loadgen import DEFAULT_CONCURRENCY, Stability
 from infra.perf.placement import Placement
 from infra.perf.space import Knobs, Space
 
@@ -101,7 +101,7 @@ class Settings:
     """How long and how hard each configuration is driven."""
 
     budget_ms: float
-    concurrency: tuple[int, ...] = (1, 2, 4, 8, 16)
+    concurrency: tuple[int, ...] = DEFAULT_CONCURRENCY
     duration_s: float = 1.0  # one window
     warmup_requests: int = 4
     stability: Stability = field(default_factory=Stability)

@@ -98,3 +98,20 @@ def test_a_deprecated_spelling_runs_the_command(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert "--name is now --endpoint" in result.stderr and "deprecated" in result.stderr
+
+
+def test_bench_and_tune_sweep_the_same_default_concurrency() -> None:
+    """One default per option: `--concurrency` sweeps the same levels in bench and tune."""
+    from cli.bench import DEFAULT_LEVELS
+    from infra.perf.bench import Load
+    from infra.perf.loadgen import DEFAULT_CONCURRENCY
+    from infra.perf.tune import Settings
+
+    assert Load().concurrency == Settings(1.0).concurrency == DEFAULT_CONCURRENCY
+    assert DEFAULT_LEVELS == ",".join(map(str, DEFAULT_CONCURRENCY))
+    command = typer.main.get_command(app)
+    helps = [
+        next(p.help for p in command.commands[name].params if "--concurrency" in p.opts)  # type: ignore[attr-defined]
+        for name in ("bench", "tune")
+    ]
+    assert all(f"[{DEFAULT_LEVELS}]" in (h or "") for h in helps), helps
