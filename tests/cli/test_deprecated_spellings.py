@@ -108,7 +108,7 @@ def test_bench_and_tune_sweep_the_same_default_concurrency() -> None:
     from infra.perf.tune import Settings
 
     assert Load().concurrency == Settings(1.0).concurrency == DEFAULT_CONCURRENCY
-    assert DEFAULT_LEVELS == ",".join(map(str, DEFAULT_CONCURRENCY))
+    assert ",".join(map(str, DEFAULT_CONCURRENCY)) == DEFAULT_LEVELS
     command = typer.main.get_command(app)
     helps = [
         next(p.help for p in command.commands[name].params if "--concurrency" in p.opts)  # type: ignore[attr-defined]
