@@ -213,6 +213,10 @@ def test_updates_roll_back_on_the_components_own_alarms(
     assert SESSION.get_service_model("sagemaker").shape_for(
         "InferenceComponentCapacitySizeType"
     ).enum == ["COPY_COUNT", "CAPACITY_PERCENT"]
+    # the installed provider's schema (what `pulumi up` sends through) has the value too
+    from pulumi_aws_native.sagemaker import InferenceComponentCapacitySizeType
+
+    assert size["type"] in {e.value for e in InferenceComponentCapacitySizeType}
 
 
 @pytest.mark.parametrize("percent", [4, 51])
