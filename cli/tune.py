@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from cli.common import JsonOpt
-from cli.output import Output
+from cli.common import MAX_SECONDS, JsonOpt, number
+from cli.output import Output, stability
 from infra.perf.space import Space
 from infra.perf.tune import Settings
 from packager.config import CONFIG_NAME, load_config
@@ -49,7 +49,12 @@ ModelDirArg = Annotated[
 ]
 BudgetOpt = Annotated[
     float | None,
-    typer.Option("--latency-budget-ms", help="p99 latency the choice must meet (required)."),
+    typer.Option(
+        "--latency-budget-ms",
+        parser=number("--latency-budget-ms", 0, 1e6, above=True),
+        metavar="FLOAT",
+        help="p99 latency the choice must meet (required).",
+    ),
 ]
 
 
@@ -73,7 +78,12 @@ ConcurrencyOpt = Annotated[
 ]
 DurationOpt = Annotated[
     float | None,
-    typer.Option("--duration", min=0.05, help=f"Seconds per level [{SETTINGS.duration_s:g}]."),
+    typer.Option(
+        "--duration",
+        parser=number("--duration", 0.05, MAX_SECONDS),
+        metavar="SECONDS",
+        help=f"Seconds per level [{SETTINGS.duration_s:g}].",
+    ),
 ]
 InstancesOpt = Annotated[
     str | None,
@@ -115,6 +125,8 @@ StabilityOpt = Annotated[
     float | None,
     typer.Option(
         "--stability",
+        parser=number("--stability", 0, 999, above=True),
+        metavar="PERCENT",
         help=f"A point is stable when its last 3 windows agree within this % "
         f"[{SETTINGS.stability.percentage:g}].",
     ),
@@ -122,12 +134,20 @@ StabilityOpt = Annotated[
 MaxWindowsOpt = Annotated[
     int | None,
     typer.Option(
-        "--max-windows", help=f"Windows per point at most [{SETTINGS.stability.max_windows}]."
+        "--max-windows",
+        parser=number("--max-windows", 1, 1000, integer=True),
+        metavar="INTEGER",
+        help=f"Windows per point at most [{SETTINGS.stability.max_windows}].",
     ),
 ]
 ProcessesOpt = Annotated[
     int | None,
-    typer.Option("--processes", help=f"Load-generator processes [{SETTINGS.processes}]."),
+    typer.Option(
+        "--processes",
+        parser=number("--processes", 1, 1024, integer=True),
+        metavar="INTEGER",
+        help=f"Load-generator processes [{SETTINGS.processes}].",
+    ),
 ]
 RepeatsOpt = Annotated[
     int | None,
@@ -401,8 +421,11 @@ def _show(out: Output, report: TuneReport, json: bool, diff: str | None, plot: P
         return
     if report.search.interrupted:
         out.warn("interrupted: reporting the best configuration measured so far")
-    columns = ["config", "conc.", "rps", "spread", "p50 ms", "p99 ms", "client", ""]
     front = report.front
+    bound = any(p.client_bound for p in front)
+    columns = ["config", "conc.", "rps", "stability", "p50 ms", "p99 ms"]
+    columns += ["client"] if bound else []  # no column that is empty on every row
+    columns.append("choice")
     rows = [
         (
             escape(p.knobs.label()),
@@ -411,8 +434,8 @@ def _show(out: Output, report: TuneReport, json: bool, diff: str | None, plot: P
             _spread(p),
             f"{p.p50_ms:.2f}",
             f"{p.p99_ms:.2f}",
-            "bound" if p.client_bound else "",
-            "",
+            *(["bound" if p.client_bound else "-"] if bound else []),
+            "-",
         )
         for p in front
     ]
@@ -426,14 +449,13 @@ def _show(out: Output, report: TuneReport, json: bool, diff: str | None, plot: P
 
 
 def _spread(point: Point) -> str:
-    shown = "?" if point.spread == float("inf") else f"{point.spread:.0%}"
-    return shown if point.stable else f"{shown} unstable"
+    return stability(point.spread, point.windows, point.stable)
 
 
 def _mark(row: tuple[object, ...], report: TuneReport) -> tuple[object, ...]:
     choice = report.choice
     if choice and row[0] == escape(choice.knobs.label()) and row[1] == choice.concurrency:
-        return (*row[:-1], "choice")
+        return (*row[:-1], "chosen")
     return row
 
 

@@ -15,6 +15,17 @@ from packager.manifest import ManifestModel, TensorSpec
 from tdk.errors import UsageError
 
 SAMPLE_TEXT = "the quick brown fox jumps over the lazy dog"
+#: where ``make models`` and ``make demo`` write the sample inputs the docs use
+SAMPLE_INPUTS = "model_repos/inputs"
+
+
+def _unreadable_hint(path: Path, exc: Exception) -> str:
+    """What makes the file: the sample inputs' make target, or numpy for your own."""
+    if not isinstance(exc, FileNotFoundError):
+        return "pass a .npy file (numpy.save), or --example for inputs made from the manifest"
+    if f"{SAMPLE_INPUTS}/" in path.as_posix():
+        return f"`make models` (and `make demo`) write the sample inputs in {SAMPLE_INPUTS}/"
+    return "write it with numpy.save, or pass --example for inputs made from the manifest"
 
 
 def _with_batch(model: ManifestModel, spec: TensorSpec, array: np.ndarray) -> np.ndarray:
@@ -43,7 +54,7 @@ def parse_input(model: ManifestModel, option: str) -> tuple[str, np.ndarray]:
             array = np.load(path, allow_pickle=False)
         except (OSError, ValueError) as exc:
             raise UsageError(
-                f"--input {name}: cannot read {path}: {exc}", hint="pass a .npy file"
+                f"--input {name}: cannot read {path}: {exc}", hint=_unreadable_hint(path, exc)
             ) from exc
     else:
         try:

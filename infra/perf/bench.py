@@ -3,7 +3,9 @@ recorded with what it ran on so ``tdk plan`` can size a fleet from it."""
 
 from __future__ import annotations
 
+import signal
 import threading
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,6 +14,7 @@ from infra.clients.base import InferenceTarget, PreparedRequest
 from infra.perf import loadgen
 from infra.perf.drive import Driver, InProcess, Processes, cpu_seconds
 from packager.manifest import ManifestModel
+from tdk.signals import Terminated
 
 
 @dataclass(frozen=True)
@@ -108,10 +111,14 @@ def run_bench(
     factory = BenchSender(make_client, model, request)
     send = factory()
     driver: Driver | None = None
+    cold_ms: float | None = None
+    warm_ms: float | None = None
+    probe_errors: Counter[str] = Counter()
+    levels: list[dict[str, Any]] = []
+    interrupted: int | None = None
     try:
         cold_ms, warm_ms, probe_errors = loadgen.cold_then_warm(send)
         progress(1)
-        levels: list[dict[str, Any]] = []
         if load.rate is not None:
             rate = load.rate
             levels.append(_level(lambda: _open_window(send, rate, load), load))
@@ -122,6 +129,8 @@ def run_bench(
                 window = _closed_window(driver, clients_n, load.duration_s)
                 levels.append(_level(window, load))
                 progress(1)
+    except KeyboardInterrupt as exc:  # Ctrl-C (or SIGTERM): report the levels finished
+        interrupted = exc.signum if isinstance(exc, Terminated) else signal.SIGINT
     finally:
         if driver is not None:
             driver.close()
@@ -145,6 +154,8 @@ def run_bench(
         "probe_errors": dict(probe_errors),
         "client_bound": any(level["client_bound"] for level in levels),
         "levels": levels,
+        #: the signal that stopped the sweep (None: it ran to the end)
+        "interrupted": interrupted,
     }
 
 

@@ -56,6 +56,15 @@ def _billing_account(reader: ConfigReader) -> str | None:
 SUGGESTED_ACCELERATOR = "nvidia-l4"
 
 
+def gke_session() -> Any:
+    """An authorized HTTP session (Application Default Credentials) for ``doctor --online``."""
+    import google.auth
+    from google.auth.transport.requests import AuthorizedSession
+
+    credentials, _ = google.auth.default(scopes=["https://www.googleapis.com/auth/cloud-platform"])
+    return AuthorizedSession(credentials)
+
+
 class GkeTarget(KubernetesTarget[GkeConfig]):
     """GKE: cluster, GPU pool, Triton workload, KEDA, Managed Prometheus, dashboards, alerts."""
 
@@ -68,6 +77,13 @@ class GkeTarget(KubernetesTarget[GkeConfig]):
             Refusal("gkeGpuType", accelerator, why, SUGGESTED_ACCELERATOR)
             for accelerator, why in b.REFUSED_ACCELERATORS.items()
         ]
+
+    def online_drift(self, config: GkeConfig) -> tuple[str, list[str]] | None:
+        """The release-channel table against GKE's getServerConfig in the stack's region."""
+        from infra.targets.gke import versions
+
+        answer = versions.server_config(gke_session(), config.project, config.region)
+        return versions.API, versions.drift(answer)
 
     def parse_config(self, reader: ConfigReader, common: StackConfig) -> GkeConfig:
         project, region = _project_region(reader)
