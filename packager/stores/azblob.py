@@ -222,7 +222,9 @@ class AzStore(Store):
         source = self._blob(source_key)
 
         def run() -> None:
-            meta = {SHA_META: sha256, MD5_META: source.get_blob_properties().metadata[MD5_META]}
+            # the source's recorded MD5 (none: the copy cannot be vouched for, and is redone)
+            recorded = (source.get_blob_properties().metadata or {}).get(MD5_META, "")
+            meta = {SHA_META: sha256, MD5_META: recorded}
             target = self._blob(key)
             copied = target.start_copy_from_url(source.url, metadata=meta)
             self._await_copy(target, key, str(copied.get("copy_status")))
