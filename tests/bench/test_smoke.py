@@ -95,10 +95,13 @@ BOUNDS: dict[str, dict[str, tuple[float, float]]] = {
     },
     "gpu_check.py": {},  # checked step by step in test_bench_script_runs
     "tune.py": {
-        "default_rps": (0.1, 1e6),
-        "tuned_rps": (0.1, 1e6),
-        "quick_best_rps": (0.1, 1e6),
-        "full_best_rps": (0.1, 1e6),
+        # medians of rounds of 0.1 s windows: one can serve nothing on a loaded machine
+        # (measured: tuned_rps 0.0 once beside another test, 287 alone), so >= 0 here and
+        # some throughput overall in _consistent
+        "default_rps": (0, 1e6),
+        "tuned_rps": (0, 1e6),
+        "quick_best_rps": (0, 1e6),
+        "full_best_rps": (0, 1e6),
         "quick_measurements": (1, 10_000),
         "full_measurements": (1, 10_000),
         "speedup_rounds": (0, 1e3),  # 0.0 where the shipped config served nothing
@@ -127,7 +130,10 @@ def _consistent(report: dict[str, Any]) -> dict[str, Callable[[], bool]]:
             and len(report["targets_met"]) == 5
         ),
         "gpu_check.py": lambda: True,
-        "tune.py": lambda: report["full_best_rps"] == report["tuned_rps"],
+        "tune.py": lambda: (
+            report["full_best_rps"] == report["tuned_rps"]
+            and max(report["default_rps"], report["tuned_rps"], report["quick_best_rps"]) > 0
+        ),
     }
 
 
@@ -145,7 +151,7 @@ def out_of_bounds(script: str, report: dict[str, Any]) -> list[str]:
         if bad or not values:
             wrong.append(f"{key}={report[key]!r} not within [{least}, {most}]")
     if not wrong and not _consistent(report)[script]():
-        wrong.append("a derived figure contradicts the figures it is derived from")
+        wrong.append("a derived figure contradicts its sources, or nothing was served")
     return wrong
 
 
@@ -162,7 +168,7 @@ def test_every_bench_script_is_listed() -> None:
         ("churn.py", {"errors": 1, "req_per_s": 5.0, "p99_s": 1.0, "vs_baseline_req_per_s": 0.47},
          "errors=1"),
         ("churn.py", {"errors": 0, "req_per_s": 5.0, "p99_s": 1.0, "vs_baseline_req_per_s": 4.7},
-         "contradicts"),
+         "contradicts its sources"),
         ("package.py", {"ours_s": 1.0, "baseline_s": 2.0, "speedup": 2.0, "bytes_ratio": 1.0,
                         "republish_uploaded_bytes": 4096}, "republish_uploaded_bytes=4096"),
         ("tune.py", {**{k: 1.0 for k in BOUNDS["tune.py"]}, "repeat_noise": [0.1, float("nan")],
