@@ -12,6 +12,7 @@ import typer
 
 from cli.common import (
     DEFAULT_TIMEOUT,
+    MAX_SECONDS,
     EndpointUrlOpt,
     GrpcOpt,
     InputOpt,
@@ -22,6 +23,7 @@ from cli.common import (
     TargetModelOpt,
     TextOpt,
     TimeoutOpt,
+    number,
 )
 from cli.genbench import (
     DEFAULT_REQUESTS,
@@ -44,7 +46,15 @@ from cli.invoke import (
     open_target,
     resolve_model,
 )
-from cli.locate import EndpointOpt, ProjectDirOpt, StackOpt, TargetOpt, UrlOpt, default_target
+from cli.locate import (
+    EndpointOpt,
+    ProjectDirOpt,
+    StackOpt,
+    StackOutputsOpt,
+    StackTargetOpt,
+    UrlOpt,
+    locate,
+)
 from cli.output import Output
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import check_timeout
@@ -53,7 +63,7 @@ from infra.perf.bench import Load
 from infra.perf.drive import DEFAULT_PROCESSES
 from infra.perf.genbench import GenLoad
 from infra.perf.loadgen import Stability
-from tdk.errors import UsageError
+from tdk.errors import TdkError, UsageError
 
 LOAD = Load()  # where the defaults are declared
 
@@ -73,25 +83,44 @@ ConcurrencyOpt = Annotated[
     ),
 ]
 DEFAULT_LEVELS = "1,2,4,8"
+MAX_RATE = 1e6  # requests per second: beyond any endpoint, and 1/rate stays a usable interval
 RateOpt = Annotated[
-    float | None, typer.Option("--rate", help="Open loop: requests per second (replaces -c).")
+    float | None,
+    typer.Option(
+        "--rate",
+        parser=number("--rate", 0.001, MAX_RATE),
+        metavar="FLOAT",
+        help="Open loop: requests per second (replaces -c).",
+    ),
 ]
 ArrivalOpt = Annotated[Arrival, typer.Option("--arrival", help="Open loop: constant or poisson.")]
 DurationOpt = Annotated[
     float | None,
     typer.Option(
         "--duration",
-        min=0.1,
+        parser=number("--duration", 0.1, MAX_SECONDS),
+        metavar="SECONDS",
         help="Seconds per measurement window (default 2); with --prompt --rate: the deadline "
         "after which no further request is sent (default none: all --requests).",
     ),
 ]
 StabilityOpt = Annotated[
     float,
-    typer.Option("--stability", help="A level is stable when its last 3 windows agree within %."),
+    typer.Option(
+        "--stability",
+        parser=number("--stability", 0, 999, above=True),
+        metavar="PERCENT",
+        help="A level is stable when its last 3 windows agree within %.",
+    ),
 ]
 MaxWindowsOpt = Annotated[
-    int, typer.Option("--max-windows", min=1, help="Windows per level at most.")
+    int,
+    typer.Option(
+        "--max-windows",
+        parser=number("--max-windows", 1, 1000, integer=True),
+        metavar="INTEGER",
+        help="Windows per level at most.",
+    ),
 ]
 ProcessesOpt = Annotated[
     int,
@@ -125,8 +154,8 @@ def _levels(text: str) -> tuple[int, ...]:
 
 def bench(
     target_model: TargetModelOpt,
-    target: TargetOpt = default_target("local"),
-    endpoint: EndpointOpt = "local",
+    target: StackTargetOpt = None,
+    endpoint: EndpointOpt = None,
     concurrency: ConcurrencyOpt = None,
     rate: RateOpt = None,
     arrival: ArrivalOpt = Arrival.constant,
@@ -140,6 +169,7 @@ def bench(
     store: ManifestStoreOpt = None,
     url: UrlOpt = None,
     stack: StackOpt = None,
+    stack_outputs: StackOutputsOpt = None,
     project_dir: ProjectDirOpt = ".",
     grpc: GrpcOpt = False,
     json_body: JsonBodyOpt = False,
@@ -157,17 +187,18 @@ def bench(
 ) -> None:
     """Throughput, p50/p90/p99 latency and errors; the first request is reported as cold.
     With --prompt/--prompts: streamed generation, TTFT, TPOT, e2e and output tokens/s."""
-    from infra.clients.inputs import example_inputs
     from infra.perf.bench import RunsOn, run_bench
 
     out = Output(json_mode=json)
     check_timeout(timeout)
+    target, where = locate(
+        target, locator(endpoint, region, stack, project_dir, url, store), stack_outputs
+    )
     if prompt is not None or prompts is not None:
         no_tensor_options(
             **{"--input": inputs, "--text": text, "--example": example, "--grpc": grpc},
             **{"--json-body": json_body},
         )
-        where = locator(endpoint, region, stack, project_dir, url)
         clients = 1 if concurrency is None else one_level(_levels(concurrency))
         gen_load = open_loop_load(
             GenLoad(read_prompts(prompt, prompts), requests, clients, rate),
@@ -191,15 +222,12 @@ def bench(
     sweep = _levels(DEFAULT_LEVELS if concurrency is None else concurrency)
     window_s = LOAD.duration_s if duration is None else duration
     load = Load(sweep, rate, arrival is Arrival.poisson, window_s, steady)
-    where = locator(endpoint, region, stack, project_dir, url)
     client, manifest = open_target(target, where, store, grpc, endpoint_url, timeout)
     try:
         model = resolve_model(manifest, target_model)
         no_decoupled(model)
-        given = inputs or text is not None
-        if example and given:
-            gather_inputs(model, inputs, text, example)  # says which to drop
-        arrays = gather_inputs(model, inputs, text) if given else example_inputs(model, batch)
+        # example inputs, any tensor given with --input / --text replacing its example
+        arrays = gather_inputs(model, inputs, text, example=True, batch=batch)
         request = client.prepare(model, arrays, binary=not json_body)
         make: Callable[[], InferenceTarget]
         if isinstance(client, TritonHttpTarget):  # one keep-alive connection per thread
@@ -217,8 +245,32 @@ def bench(
         client.close()
     if json:
         out.json(record)
+    else:
+        _table(out, record)
+    _check_failures(out, record)
+
+
+def _check_failures(out: Output, record: dict[str, Any]) -> None:
+    """Say how many requests failed whenever any did; every one failing is an error (exit 1):
+    a benchmark of nothing but errors measured no model."""
+    failed = sum(record["probe_errors"].values())
+    failed += sum(sum(level["errors"].values()) for level in record["levels"])
+    ok = sum(level["ok"] for level in record["levels"])
+    ok += sum(record[key] is not None for key in ("cold_ms", "first_warm_ms"))
+    if not failed:
         return
-    _table(out, record)
+    kinds: dict[str, int] = dict(record["probe_errors"])
+    for level in record["levels"]:
+        for kind, count in level["errors"].items():
+            kinds[kind] = kinds.get(kind, 0) + count
+    shown = ", ".join(f"{kind}: {count}" for kind, count in sorted(kinds.items()))
+    if ok == 0:
+        raise TdkError(
+            f"every request failed ({failed} of {failed}: {shown}); nothing was measured",
+            hint="send one request with `tdk invoke --example` (same target and model) to see "
+            "the model's error, then fix the inputs (--input NAME=...) or the model",
+        )
+    out.warn(f"{failed} of {failed + ok} requests failed ({shown})")
 
 
 def _rows(max_batch_size: int, arrays: dict[str, Any]) -> int:

@@ -30,7 +30,12 @@ def _stacks(project_dir: Path, given: list[str] | None) -> list[str]:
 
 
 OnlineOpt = Annotated[
-    bool, typer.Option("--online", help="Also ask each cloud who the credentials are (network).")
+    bool,
+    typer.Option(
+        "--online",
+        help="Also ask each cloud who the credentials are and compare the kit's facts with "
+        "the cloud's own API (network).",
+    ),
 ]
 
 
@@ -77,7 +82,9 @@ def doctor(
 
     printer = Output(json_mode=json)
     day = infra.facts.today()
-    report = {name: diagnose(project_dir, name, day) for name in _stacks(project_dir, stack)}
+    report = {
+        name: diagnose(project_dir, name, day, online) for name in _stacks(project_dir, stack)
+    }
     feasibility = {name: _feasibility(project_dir, name) for name in report}
     broken = any(f.status == "broken" for found in report.values() for f in found)
     broken = broken or not all(f["ok"] for f in feasibility.values())

@@ -6,6 +6,7 @@ SageMaker: endpoint status, instance counts, last failure. gke/eks: Triton's rea
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -15,10 +16,11 @@ from cli.locate import (
     EndpointOpt,
     ProjectDirOpt,
     StackOpt,
+    StackOutputsOpt,
+    StackTargetOpt,
     TargetName,
-    TargetOpt,
     UrlOpt,
-    default_target,
+    locate,
 )
 from cli.output import Output
 
@@ -29,18 +31,20 @@ app = typer.Typer(
 
 
 def _client(
-    target: TargetName,
+    target: TargetName | None,
     endpoint: str | None,
     region: str | None,
     stack: str | None,
     project_dir: str,
     url: str | None,
+    outputs: Path | None,
 ) -> Any:
     from infra.targets.operations import Locator
     from infra.targets.registry import load_client
 
-    where = Locator(endpoint=endpoint, region=region, stack=stack, project_dir=project_dir, url=url)
-    return load_client(target.value, where)
+    given = Locator(endpoint=endpoint, region=region, stack=stack, project_dir=project_dir, url=url)
+    name, where = locate(target, given, outputs)
+    return load_client(name.value, where)
 
 
 def _show(out: Output, state: Any) -> None:
@@ -61,23 +65,25 @@ def _show(out: Output, state: Any) -> None:
 @app.command("status")
 def status(
     endpoint: EndpointOpt = None,
-    target: TargetOpt = default_target("local"),
+    target: StackTargetOpt = None,
     stack: StackOpt = None,
+    outputs: StackOutputsOpt = None,
     url: UrlOpt = None,
     project_dir: ProjectDirOpt = ".",
     region: RegionOpt = None,
     json_mode: JsonOpt = False,
 ) -> None:
     """The deployment's state now (SageMaker: instance counts, autoscaling bounds, failure)."""
-    client = _client(target, endpoint, region, stack, project_dir, url)
+    client = _client(target, endpoint, region, stack, project_dir, url, outputs)
     _show(Output(json_mode=json_mode), client.status())
 
 
 @app.command("wait")
 def wait(
     endpoint: EndpointOpt = None,
-    target: TargetOpt = default_target("local"),
+    target: StackTargetOpt = None,
     stack: StackOpt = None,
+    outputs: StackOutputsOpt = None,
     url: UrlOpt = None,
     project_dir: ProjectDirOpt = ".",
     region: RegionOpt = None,
@@ -89,6 +95,6 @@ def wait(
 ) -> None:
     """Wait until the deployment serves; fail on Failed, on a rollback, or at the timeout."""
     out = Output(json_mode=json_mode)
-    client = _client(target, endpoint, region, stack, project_dir, url)
+    client = _client(target, endpoint, region, stack, project_dir, url, outputs)
     state = client.wait(timeout, interval, lambda s: out.info(f"{s.name}: {s.state}"))
     _show(out, state)

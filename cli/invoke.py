@@ -25,10 +25,11 @@ from cli.locate import (
     EndpointOpt,
     ProjectDirOpt,
     StackOpt,
+    StackOutputsOpt,
+    StackTargetOpt,
     TargetName,
-    TargetOpt,
     UrlOpt,
-    default_target,
+    locate,
 )
 from cli.output import Output
 from infra.clients.base import InferenceTarget
@@ -77,7 +78,7 @@ def target_manifest(
     from infra.targets import registry
 
     entry = registry.get(target.value)
-    store = store or entry.default_store(where)
+    store = store or where.release or entry.default_store(where)
     if store is None:
         raise UsageError(f"--target {entry.name} needs --store", hint="pass the release URL")
     return load_manifest(store, store_endpoint_url)
@@ -99,6 +100,7 @@ def locator(
     stack: str | None = None,
     project_dir: str = ".",
     url: str | None = None,
+    store: str | None = None,
 ) -> Locator:
     """Where the deployment is, as the options gave it (``--stack`` is a stack name)."""
     from infra.targets.operations import Locator
@@ -106,13 +108,18 @@ def locator(
 
     if stack is not None:
         check_stack_name(stack)
-    return Locator(endpoint=endpoint, region=region, stack=stack, project_dir=project_dir, url=url)
+    return Locator(
+        endpoint=endpoint, region=region, stack=stack, project_dir=project_dir, url=url,
+        release=store,
+    )  # fmt: skip
 
 
 ExampleOpt = Annotated[
     bool,
     typer.Option(
-        "--example", help="Send example inputs built from the manifest's signature (no --input)."
+        "--example",
+        help="Send example inputs built from the manifest's signature (integers within the "
+        "range it records); --input NAME=... replaces one of them.",
     ),
 ]
 
@@ -212,17 +219,18 @@ def no_decoupled(model: ManifestModel) -> None:
 
 
 def gather_inputs(
-    model: ManifestModel, options: list[str] | None, text: str | None, example: bool = False
+    model: ManifestModel,
+    options: list[str] | None,
+    text: str | None,
+    example: bool = False,
+    batch: int = 1,
 ) -> dict[str, np.ndarray]:
-    from infra.clients.inputs import example_inputs, parse_input, text_inputs
+    """The request's tensors: the given ones (``--input``, ``--text``); with ``example``, the
+    example inputs with any given tensor replacing its example."""
+    from infra.clients.inputs import example_inputs, parse_input, text_inputs, with_overrides
 
     if example:
-        if options or text is not None:
-            raise UsageError(
-                "--example builds every input itself",
-                hint="drop --example, or drop --input/--text",
-            )
-        return example_inputs(model)
+        return with_overrides(model, example_inputs(model, batch), options, text)
 
     arrays: dict[str, np.ndarray] = text_inputs(model, text) if text is not None else {}
     for option in options or []:
@@ -238,13 +246,14 @@ def gather_inputs(
 
 def invoke(
     target_model: TargetModelOpt,
-    target: TargetOpt = default_target("local"),
-    endpoint: EndpointOpt = "local",
+    target: StackTargetOpt = None,
+    endpoint: EndpointOpt = None,
     inputs: InputOpt = None,
     text: TextOpt = None,
     store: ManifestStoreOpt = None,
     url: UrlOpt = None,
     stack: StackOpt = None,
+    stack_outputs: StackOutputsOpt = None,
     project_dir: ProjectDirOpt = ".",
     grpc: GrpcOpt = False,
     json_body: JsonBodyOpt = False,
@@ -261,7 +270,9 @@ def invoke(
     (--stream prints tokens as they arrive)."""
     out = Output(json_mode=json)
     check_timeout(timeout)
-    where = locator(endpoint, region, stack, project_dir, url)
+    target, where = locate(
+        target, locator(endpoint, region, stack, project_dir, url, store), stack_outputs
+    )
     if prompt is None and stream:
         raise UsageError("--stream needs --prompt", hint="add --prompt TEXT")
     if prompt is not None:

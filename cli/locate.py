@@ -8,11 +8,15 @@ command offers the same ones and a registered target appears everywhere.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from infra.targets import registry
+
+if TYPE_CHECKING:
+    from infra.targets.operations import Locator
 
 #: one member per registered target, in registry order (``sagemaker-ic``'s member is its value)
 TargetName = StrEnum("TargetName", [(name, name) for name in registry.names()])  # type: ignore[misc]
@@ -25,6 +29,15 @@ OptionalTargetOpt = Annotated[
     TargetName | None,
     typer.Option("--target", help="The deployment target (its registered name)."),
 ]
+#: ``--target`` of the operation commands: the stack's target with ``--stack``, else local
+StackTargetOpt = Annotated[
+    TargetName | None,
+    typer.Option(
+        "--target",
+        help="The deployment target (its registered name); default: the --stack's, else local.",
+        show_default=False,
+    ),
+]
 EndpointOpt = Annotated[
     str | None,
     typer.Option(
@@ -34,7 +47,18 @@ EndpointOpt = Annotated[
 StackOpt = Annotated[
     str | None,
     typer.Option(
-        "--stack", "-s", help="gke/eks: the committed stack (namespace, workload, cloud)."
+        "--stack",
+        "-s",
+        help="The committed stack: its target, endpoint, region and release (a flag given "
+        "alongside wins; a --target or --endpoint it contradicts is an error).",
+    ),
+]
+StackOutputsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--outputs",
+        help="With --stack: `pulumi stack output --json` of the deployed stack (default: asks "
+        "the pulumi CLI when it is installed).",
     ),
 ]
 ProjectDirOpt = Annotated[
@@ -65,3 +89,16 @@ UrlOpt = Annotated[
 def default_target(name: str) -> TargetName:
     """The member for ``name`` (a command's default ``--target``)."""
     return TargetName(name)
+
+
+def locate(
+    target: TargetName | None,
+    where: Locator,
+    outputs: Path | None = None,
+) -> tuple[TargetName, Locator]:
+    """The target and where its deployment is: ``--stack`` names them, flags win
+    (``infra.targets.deployment.resolve``)."""
+    from infra.targets.deployment import resolve
+
+    name, located = resolve(target.value if target is not None else None, where, outputs)
+    return TargetName(name), located

@@ -2,19 +2,36 @@
 
 from __future__ import annotations
 
-import functools
-import importlib
 import os
+import signal
 import sys
-from typing import Any
+import threading
 
-import typer
-from typer.core import TyperGroup
 
-from cli.help import use_user_words
-from cli.output import Output
-from packager import __version__
-from tdk.errors import TdkError
+def _interrupted_while_loading(signum: int, frame: object) -> None:
+    """Ctrl-C while the command line loads (nothing started yet): a line, no traceback."""
+    sys.stderr.write("\ninterrupted\n")
+    os._exit(128 + signum)
+
+
+#: while the modules below load (the first ~0.2 s of every command), Ctrl-C exits quietly
+_LOADING = threading.current_thread() is threading.main_thread()
+_BEFORE = signal.signal(signal.SIGINT, _interrupted_while_loading) if _LOADING else None
+
+import functools  # noqa: E402
+import importlib  # noqa: E402
+from typing import Any  # noqa: E402
+
+import typer  # noqa: E402
+from typer.core import TyperGroup  # noqa: E402
+
+from cli.help import use_user_words  # noqa: E402
+from cli.output import Output  # noqa: E402
+from packager import __version__  # noqa: E402
+from tdk.errors import TdkError  # noqa: E402
+
+if _LOADING:
+    signal.signal(signal.SIGINT, _BEFORE)
 
 
 class _TdkGroup(TyperGroup):
@@ -86,8 +103,11 @@ def _new_target(value: str) -> str:
 
 #: command name -> (module, attribute): a function for a command, a Typer app for a group
 COMMANDS: dict[str, tuple[str, str]] = {
+    "import": ("cli.import_", "import_model"),
     "validate": ("cli.validate", "validate"),
     "package": ("cli.package", "package"),
+    "releases": ("cli.releases", "releases"),
+    "build": ("cli.build", "build"),
     "invoke": ("cli.invoke", "invoke"),
     "bench": ("cli.bench", "bench"),
     "metrics": ("cli.metrics", "metrics"),
@@ -146,6 +166,14 @@ def __getattr__(name: str) -> Any:
 def main() -> None:
     """Console entry point: only the command named on the line is imported (all of them for
     the root's help and for shell completion)."""
+    try:
+        _main()
+    except KeyboardInterrupt:  # before the command ran (its own Ctrl-C is click's "Aborted!")
+        sys.stderr.write("\ninterrupted\n")
+        sys.exit(130)
+
+
+def _main() -> None:
     args = sys.argv[1:]
     only = args[0] if args and args[0] in COMMANDS else None
     try:

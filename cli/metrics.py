@@ -18,9 +18,11 @@ from cli.locate import (
     ProjectDirOpt,
     PrometheusUrlOpt,
     StackOpt,
-    TargetOpt,
+    StackOutputsOpt,
+    StackTargetOpt,
+    UrlOpt,
     WorkspaceOpt,
-    default_target,
+    locate,
 )
 from cli.output import Output
 from tdk.errors import UsageError
@@ -52,9 +54,10 @@ def _format(value: float | None) -> str:
 
 
 def metrics(
-    target: TargetOpt = default_target("local"),
+    target: StackTargetOpt = None,
     endpoint: EndpointOpt = None,
     stack: StackOpt = None,
+    outputs: StackOutputsOpt = None,
     since: Annotated[
         str | None,
         typer.Option(
@@ -66,6 +69,7 @@ def metrics(
     project_dir: ProjectDirOpt = ".",
     prometheus_url: PrometheusUrlOpt = None,
     workspace_id: WorkspaceOpt = None,
+    url: UrlOpt = None,
     region: RegionOpt = None,
     json_mode: JsonOpt = False,
 ) -> None:
@@ -75,14 +79,16 @@ def metrics(
 
     out = Output(json_mode=json_mode)
     window = parse_since(since) if since else None
-    where = Locator(
+    given = Locator(
         endpoint=endpoint,
         region=region,
         stack=stack,
         project_dir=project_dir,
         prometheus_url=prometheus_url,
         workspace_id=workspace_id,
+        url=url,
     )
+    target, where = locate(target, given, outputs)
     client = load_client(target.value, where)
     readings = client.metrics(window)
     located = client.where()

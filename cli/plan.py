@@ -3,7 +3,7 @@ baseline; optionally write the stack's scaling keys."""
 
 from __future__ import annotations
 
-from decimal import Decimal, DecimalException, InvalidOperation
+from decimal import Decimal, DecimalException
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -13,7 +13,9 @@ from rich.markup import escape
 from cli.common import JsonOpt
 from cli.locate import OptionalTargetOpt
 from cli.output import Output
+from infra.planning.report import MAX_RATE
 from tdk.errors import UsageError
+from tdk.numbers import decimal_of
 
 if TYPE_CHECKING:
     from cli.locate import TargetName
@@ -32,13 +34,8 @@ MeasurementArg = Annotated[
 def _decimal(option: str, text: str | None) -> Decimal | None:
     if text is None:
         return None
-    try:
-        value = Decimal(text)
-    except InvalidOperation:
-        raise UsageError(f"{option} {text!r} is not a number", hint=f"e.g. {option} 100") from None
-    if not value.is_finite() or value < 0:
-        raise UsageError(f"{option} {text!r} must be >= 0", hint=f"e.g. {option} 100")
-    return value
+    # ASCII digits, finite, in range: 1e300 or an Arabic-Indic digit are refused, not priced
+    return decimal_of(text, option, 0, MAX_RATE, hint=f"e.g. {option} 100")
 
 
 def plan(

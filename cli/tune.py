@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from cli.common import JsonOpt
+from cli.common import MAX_SECONDS, JsonOpt, number
 from cli.output import Output
 from infra.perf.space import Space
 from infra.perf.tune import Settings
@@ -49,7 +49,12 @@ ModelDirArg = Annotated[
 ]
 BudgetOpt = Annotated[
     float | None,
-    typer.Option("--latency-budget-ms", help="p99 latency the choice must meet (required)."),
+    typer.Option(
+        "--latency-budget-ms",
+        parser=number("--latency-budget-ms", 0, 1e6, above=True),
+        metavar="FLOAT",
+        help="p99 latency the choice must meet (required).",
+    ),
 ]
 
 
@@ -73,7 +78,12 @@ ConcurrencyOpt = Annotated[
 ]
 DurationOpt = Annotated[
     float | None,
-    typer.Option("--duration", min=0.05, help=f"Seconds per level [{SETTINGS.duration_s:g}]."),
+    typer.Option(
+        "--duration",
+        parser=number("--duration", 0.05, MAX_SECONDS),
+        metavar="SECONDS",
+        help=f"Seconds per level [{SETTINGS.duration_s:g}].",
+    ),
 ]
 InstancesOpt = Annotated[
     str | None,
@@ -115,6 +125,8 @@ StabilityOpt = Annotated[
     float | None,
     typer.Option(
         "--stability",
+        parser=number("--stability", 0, 999, above=True),
+        metavar="PERCENT",
         help=f"A point is stable when its last 3 windows agree within this % "
         f"[{SETTINGS.stability.percentage:g}].",
     ),
@@ -122,12 +134,20 @@ StabilityOpt = Annotated[
 MaxWindowsOpt = Annotated[
     int | None,
     typer.Option(
-        "--max-windows", help=f"Windows per point at most [{SETTINGS.stability.max_windows}]."
+        "--max-windows",
+        parser=number("--max-windows", 1, 1000, integer=True),
+        metavar="INTEGER",
+        help=f"Windows per point at most [{SETTINGS.stability.max_windows}].",
     ),
 ]
 ProcessesOpt = Annotated[
     int | None,
-    typer.Option("--processes", help=f"Load-generator processes [{SETTINGS.processes}]."),
+    typer.Option(
+        "--processes",
+        parser=number("--processes", 1, 1024, integer=True),
+        metavar="INTEGER",
+        help=f"Load-generator processes [{SETTINGS.processes}].",
+    ),
 ]
 RepeatsOpt = Annotated[
     int | None,
@@ -172,6 +192,15 @@ RestoreOpt = Annotated[
     ),
 ]
 PlotOpt = Annotated[Path | None, typer.Option("--plot", help="PNG: throughput vs p99.")]
+TuneInputOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--input",
+        "-i",
+        help="NAME=@file.npy or NAME='<json>': this tensor replaces its example value in every "
+        "request (repeatable).",
+    ),
+]
 
 
 def tune(
@@ -198,6 +227,7 @@ def tune(
     server_cpus: ServerCpusOpt = "auto",
     client_cpus: ClientCpusOpt = "auto",
     restore: RestoreOpt = False,
+    inputs: TuneInputOpt = None,
     json: JsonOpt = False,
 ) -> None:
     """Tune max_batch_size, dynamic batching, instances and accelerators; Ctrl-C reports the best
@@ -213,6 +243,7 @@ def tune(
     settings = _measuring(settings, stability, max_windows, processes)
     settings = _repeating(settings, repeats, pairs)
     settings = replace(settings, placement=resolve(server_cpus, client_cpus, local=url is None))
+    settings = replace(settings, inputs=tuple(inputs or ()))
     space = _space(space, instances, max_batch_sizes, queue_delays)
     if accelerators != "auto":
         from infra.perf.accel import is_option
@@ -239,6 +270,8 @@ def tune(
         check_out(model_dir, out_dir)
     if write and model_dir is not None:
         check_write(model_dir)
+    if config is not None and settings.inputs:
+        _check_inputs(config, settings.inputs)
     out = Output(json_mode=json)
     started = time.monotonic()
 
@@ -298,6 +331,15 @@ def _options(
     if duration is not None:
         settings = replace(settings, duration_s=duration)
     return settings, SPACE
+
+
+def _check_inputs(config: object, options: tuple[str, ...]) -> None:
+    """Every ``--input`` names an input of the model and parses, before anything starts."""
+    from infra.clients.inputs import example_inputs, with_overrides
+    from infra.perf.tuner import model_of
+
+    model = model_of(config)
+    with_overrides(model, example_inputs(model, 1), list(options))
 
 
 def _restore(url: str | None, model: str | None, json: bool) -> None:

@@ -76,6 +76,14 @@ ReleaseOpt = Annotated[
         "--release", help="A release (file://, s3://, gs://, az://) whose manifest to use."
     ),
 ]
+ShowConfigOpt = Annotated[
+    bool,
+    typer.Option(
+        "--show-config",
+        help="Also print the config Triton completes for each model without config.pbtxt "
+        "(an ONNX model: its ONNX Runtime backend's auto-complete).",
+    ),
+]
 CopiesOpt = Annotated[
     int, typer.Option("--copies", min=1, help="Copies `tdk package` will make (working set).")
 ]
@@ -94,6 +102,7 @@ def validate(
     copies: CopiesOpt = 1,
     trt_built_for: BuiltForOpt = "",
     release: ReleaseOpt = "",
+    show_config: ShowConfigOpt = False,
 ) -> None:
     """Check layout, config semantics, ensembles, ONNX graphs and names, as Triton would.
 
@@ -108,6 +117,11 @@ def validate(
     fmt = "json" if json else fmt
     if fmt not in FORMATS:
         raise UsageError(f"--format {fmt!r} is not a format", hint=f"use one of {as_text(FORMATS)}")
+    if show_config and fmt != "human":
+        raise UsageError(
+            f"--show-config prints config text; --format {fmt} is a machine format",
+            hint="drop --show-config, or use --format human",
+        )
     if stack is not None and (instance_type or gpu or image):
         raise UsageError(
             "--stack reads the instance type, GPU and image from the stack",
@@ -122,8 +136,27 @@ def validate(
         target_args = (name, instance_type, gpu, image, where, copies, built_for, project_dir)
         findings = _with_target(paths, *target_args)
     sys.stdout.write(render(fmt, findings, __version__))
+    if show_config:
+        _show_completed(paths)
     if has_errors(findings):
         raise typer.Exit(1)
+
+
+def _show_completed(paths: list[Path]) -> None:
+    """Print the config Triton completes for each model under ``paths`` that has none."""
+    from packager.config import CONFIG_NAME, dump_config
+    from packager.repository import discover_all
+
+    completed = [m for path in paths for m in discover_all(path).models if m.completed]
+    if not completed:
+        sys.stdout.write("every model has its config.pbtxt: nothing is completed\n")
+    for model in completed:
+        sys.stdout.write(
+            f"\n# {model.path / CONFIG_NAME}: not there; Triton's {model.completed} backend "
+            "completes it at load as:\n" + dump_config(model.config)
+        )
+        if model.completed == "tensorrt":
+            sys.stdout.write("# + max_batch_size, input, output: the plan's (read by TensorRT)\n")
 
 
 def _with_target(
@@ -150,6 +183,7 @@ def _with_target(
         settings = registry.load_stack(*stack)
         where = str(stack[0] / f"Pulumi.{stack[1]}.yaml")
         _warn_placeholders(*stack)
+        _warn_undeclared(*stack)
     else:
         entry = registry.get(str(target))
         flags = {"instance_type": instance_type, "gpu": gpu, "image": image}
@@ -191,6 +225,14 @@ def _warn_placeholders(project_dir: Path, stack: str) -> None:
     found = scan_stack(project_dir, stack)
     if found:
         sys.stderr.write(f"warning: {describe(stack, found)}: {fix_hint(stack, found)}\n")
+
+
+def _warn_undeclared(project_dir: Path, stack: str) -> None:
+    """A key Pulumi.yaml does not declare is ignored by every reader: say so (stderr)."""
+    from infra.stack_keys import stack_file_keys, undeclared
+
+    for warning in undeclared(project_dir, stack_file_keys(project_dir, stack)):
+        sys.stderr.write(f"warning: Pulumi.{stack}.yaml: {warning}\n")
 
 
 def _stack(stack: str, project_dir: str) -> tuple[Path, str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pulumi
 
 from infra.config import ConfigReader, ConfigSource
+from infra.stack_keys import PROJECT_DIR, undeclared
 from infra.targets import registry
 from infra.targets.feasibility import require_feasible
 
@@ -23,10 +24,19 @@ def pulumi_source() -> ConfigSource:
     return get
 
 
+def configured_keys() -> list[str]:
+    """Every config key the engine handed the program (qualified)."""
+    from pulumi.runtime.config import CONFIG, get_config_env
+
+    return [*CONFIG.get(), *get_config_env()]
+
+
 def main() -> None:
     """Validate every key and the stack's feasibility first (the one path ``tdk validate``
     takes), then declare the chosen target's resources and outputs."""
     stack = registry.settings(ConfigReader(pulumi_source()), pulumi.get_stack())
+    for warning in undeclared(PROJECT_DIR, configured_keys()):
+        pulumi.log.warn(warning)
     require_feasible(stack)
     for name, value in stack.entry.deploy().declare(stack.config).items():
         pulumi.export(name, value)

@@ -24,6 +24,7 @@ from packager.archive import ArchiveWriter, Entry, SourceFile, outside_links, sc
 from packager.config import CONFIG_NAME, backend_of, datatype_name, dump_config
 from packager.digests import FileDigests
 from packager.manifest import ARCHIVE_PREFIX, REPOSITORY_PREFIX, ManifestModel, TensorSpec
+from packager.onnx_signature import model_input_ranges
 from packager.rename import CopyPlan, Member
 from packager.repository import ModelDir
 from packager.requirements import requirements
@@ -85,6 +86,41 @@ def snapshot(upload: Upload, stage: Path) -> Path:
     return Path(name)
 
 
+class StaleDigest(UnsafeInputError):
+    """The digest cache gave a sha256 that ``path``'s bytes do not have (the entry was edited
+    or damaged): the entry is dropped, and the release is built again from the bytes."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"the digest cache's sha256 of {path} disagrees with its bytes (an edited cache); "
+            "the entry was dropped",
+            hint="publish again: the file is hashed from its bytes",
+        )
+        self.path = path
+
+
+def snapshot_all(uploads: list[Upload], stage: Path, digests: FileDigests) -> list[Upload]:
+    """``uploads`` with each live input replaced by its private snapshot, read now, before the
+    store changes: a snapshot whose bytes are not the sha256 the digest cache gave raises
+    StaleDigest (the entry forgotten), so the caller can rebuild with nothing published."""
+
+    def take(upload: Upload) -> Upload:
+        if not upload.live:
+            return upload
+        assert upload.path is not None
+        try:
+            staged = snapshot(upload, stage)
+        except UnsafeInputError:
+            if not digests.from_cache(upload.path):
+                raise
+            digests.forget(upload.path)
+            raise StaleDigest(upload.path) from None
+        return replace(upload, path=staged, live=False, move=True)
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        return list(pool.map(take, uploads))
+
+
 @dataclass
 class Built:
     """What ``build_release`` decided: entries, every object, what it had to build."""
@@ -96,13 +132,16 @@ class Built:
     hashed_bytes: int  # input bytes read to hash (what the digest cache did not know)
 
 
-def _tensor_specs(tensors: object) -> tuple[TensorSpec, ...]:
+def _tensor_specs(
+    tensors: object, ranges: Mapping[str, tuple[int, int]] | None = None
+) -> tuple[TensorSpec, ...]:
     return tuple(
         TensorSpec(
             t.name,
             datatype_name(t.data_type),
             tuple(int(d) for d in t.dims),
             bool(getattr(t, "optional", False)),
+            (ranges or {}).get(t.name),
         )
         for t in tensors  # type: ignore[attr-defined]
     )
@@ -266,7 +305,7 @@ class _Release:
             backend=backend_of(config),
             platform=str(config.platform),
             max_batch_size=int(config.max_batch_size),
-            inputs=_tensor_specs(config.input),
+            inputs=_tensor_specs(config.input, model_input_ranges(plan.served.source.path, config)),
             outputs=_tensor_specs(config.output),
             contains=tuple(member.name for member in plan.members),
             files=files,
@@ -320,6 +359,13 @@ def build_release(
     entries: dict[str, Callable[[], ManifestModel]] = {}
     todo = []
     for plan in plans:
+        for member in plan.members:
+            if member.source.completed == "tensorrt":
+                release.warnings.append(
+                    f"{member.name}: a TensorRT plan without config.pbtxt; Triton completes its "
+                    "inputs and outputs from the plan at load, tdk cannot read them without "
+                    "TensorRT: the manifest lists none (write config.pbtxt to record them)"
+                )
         refusal = mme_refusal(plan)
         if refusal is not None:
             only = release.repository_only(plan, refusal)

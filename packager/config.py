@@ -60,6 +60,11 @@ def datatype_name(value: int) -> str:
     return "BYTES" if name == "STRING" else name
 
 
+def datatype_value(name: str) -> int:
+    """Triton's wire name ``FP32`` (``BYTES``) -> the ``TYPE_FP32`` (``TYPE_STRING``) enum value."""
+    return int(_pb().DataType.Value("TYPE_STRING" if name == "BYTES" else f"TYPE_{name}"))
+
+
 def backend_of(config: Any) -> str:
     """The backend Triton will use: explicit ``backend`` or the one implied by ``platform``."""
     if config.backend:

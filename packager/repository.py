@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from packager.config import CONFIG_NAME, backend_of, load_config
+from packager.config import CONFIG_NAME, autocomplete_backend, backend_of, load_config, new_config
 from tdk.errors import ConfigError, UsageError, ValidationFailed
 
 
@@ -17,6 +17,9 @@ class ModelDir:
 
     path: Path
     config: Any  # inference.ModelConfig
+    # "" when config.pbtxt holds the config; else the backend that completes it at load
+    # (no config.pbtxt: "onnxruntime" from the graph, "tensorrt" from the plan)
+    completed: str = ""
 
     @property
     def dir_name(self) -> str:
@@ -125,6 +128,14 @@ def _looks_like_model(path: Path) -> bool:
 
 def _load_into(path: Path, found: Discovery) -> None:
     if not is_model_dir(path):
+        try:
+            completed = completed_model(path)
+        except ConfigError as exc:  # an ONNX file that is not one: Triton cannot complete it
+            found.unloadable.append(Unloadable(path, "TDK501", exc.message, exc.hint))
+            return
+        if completed is not None:
+            found.models.append(completed)
+            return
         found.unloadable.append(
             Unloadable(
                 path,
@@ -145,6 +156,26 @@ def _load_into(path: Path, found: Discovery) -> None:
             )
         else:
             found.unloadable.append(Unloadable(path, "TDK102", exc.message, exc.hint))
+
+
+def completed_model(path: Path) -> ModelDir | None:
+    """A model directory without config.pbtxt as Triton loads it: an ONNX model with the config
+    its ONNX Runtime backend completes from the graph (``packager.onnx_signature``), a TensorRT
+    plan with the backend alone (the TensorRT backend reads the plan's bindings, which needs
+    TensorRT); None when Triton cannot complete it either."""
+    from packager.onnx_signature import completed_config, onnx_file, read_graph
+
+    bare = autocomplete_backend(new_config(), path)
+    if bare.backend == "tensorrt":
+        return ModelDir(path, bare, completed="tensorrt")
+    if bare.backend != "onnxruntime":
+        return None
+    versions = sorted((p.name for p in path.iterdir() if p.is_dir() and p.name.isdigit()), key=int)
+    for version in reversed(versions):  # the latest version is the one served by default
+        onnx = onnx_file(path, version)
+        if onnx is not None:
+            return ModelDir(path, completed_config(read_graph(onnx), path.name), "onnxruntime")
+    return None
 
 
 _PLACEHOLDER = re.compile(r"\$\{([^}\n]*)\}")

@@ -58,6 +58,15 @@ def sample_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.fixture(scope="session")
+def bert_onnx(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A BERT-shaped ONNX classifier file (tests/bert_onnx.py): input_ids, attention_mask,
+    token_type_ids with dynamic batch and sequence, a 2-row token-type table. Read-only."""
+    from tests.bert_onnx import write_bert_onnx
+
+    return write_bert_onnx(tmp_path_factory.mktemp("bert") / "model.onnx")
+
+
 @pytest.fixture
 def repo(sample_repo: Path, tmp_path: Path) -> Path:
     """A private, writable copy of the sample repository."""

@@ -110,9 +110,39 @@ def example_inputs(model: ManifestModel, batch: int = 1, seed: int = 0) -> dict[
             arrays[spec.name] = rng.standard_normal(shape).astype(want)
         elif spec.datatype == "BOOL":
             arrays[spec.name] = np.ones(shape, dtype=np.bool_)
+        elif spec.range is not None:  # the values the model accepts (manifest, ONNX graph)
+            low, high = spec.range
+            arrays[spec.name] = rng.integers(low, high + 1, size=shape).astype(want)
         else:
             arrays[spec.name] = rng.integers(1, 100, size=shape).astype(want)
     return arrays
+
+
+def with_overrides(
+    model: ManifestModel,
+    arrays: dict[str, np.ndarray],
+    options: list[str] | None,
+    text: str | None = None,
+) -> dict[str, np.ndarray]:
+    """``arrays`` with the tensors ``--text`` and ``--input NAME=...`` give replacing their
+    example values; a given value of batch 1 is repeated to the examples' batch."""
+    given = text_inputs(model, text) if text is not None else {}
+    for option in options or []:
+        name, array = parse_input(model, option)
+        given[name] = array
+    result = dict(arrays)
+    for name, array in given.items():
+        example = arrays.get(name)
+        if (
+            example is not None
+            and model.max_batch_size > 0
+            and array.ndim == example.ndim
+            and array.shape[0] == 1
+            and example.shape[0] > 1
+        ):
+            array = np.repeat(array, example.shape[0], axis=0)
+        result[name] = array
+    return result
 
 
 def summarize(array: np.ndarray, limit: int = 6) -> str:

@@ -40,3 +40,8 @@ def sagemaker_sizes(family: str) -> tuple[str, ...]:
         for t in enum("sagemaker.ProductionVariantInstanceType")
         if t.startswith(prefix)
     )
+
+
+def gpu_families(service: str) -> tuple[str, ...]:
+    """The GPU instance families botocore lists for ``service`` (``sagemaker`` or ``ec2``)."""
+    return tuple(_table()["gpu_families"][service])

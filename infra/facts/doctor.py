@@ -19,6 +19,9 @@ from tdk.errors import TdkError
 
 #: a hand-written table or a price list older than this is reported
 MAX_FACT_AGE_DAYS = 90
+#: a fact only the kit's own table says (nothing installed or online compared it): never "ok"
+UNVERIFIED = "unverified"
+HAND = "; the kit's calendar, compared with the cloud only by `tdk doctor --online`"
 SUPPORT_MARGIN_DAYS = kf.DEFAULT_MARGIN_DAYS
 
 
@@ -48,7 +51,7 @@ def _eks(version: str, support: str, today: dt.date) -> list[Finding]:
     row = kf.EKS_BY_VERSION[version]
     left = (row.standard_end - today).days
     phase = row.phase(today)
-    status, note = "ok", f"standard support ends {row.standard_end} ({left} days)"
+    status, note = UNVERIFIED, f"standard support ends {row.standard_end} ({left} days){HAND}"
     if phase == "ended":
         status, note = "broken", f"extended support ended {row.extended_end}"
     elif phase == "extended":
@@ -77,7 +80,7 @@ def _charts(version: str, keda: str | None) -> list[Finding]:
     for chart, row in picks.items():
         src = sources[chart]
         tested = f"tested with Kubernetes 1.{row.low}-1.{row.high}"
-        status, note = "ok", f"{tested}; the cluster runs {version}"
+        status, note = UNVERIFIED, f"{tested}; the cluster runs {version} (the kit's table)"
         if not row.supports(minor):
             status, note = "broken", f"{tested}, not the cluster's {version}"
         out.append(Finding(f"{chart} chart", row.version, src.url, str(src.checked), status, note))
@@ -89,8 +92,9 @@ def _channel(channel: str) -> Finding:
     low, high = kf.GKE_CHANNELS[channel]
     row = kf.keda_for_channel(channel)
     status, note = (
-        "ok",
-        (f"{channel} offers 1.{low}-1.{high}; the chart is tested with 1.{row.low}-1.{row.high}"),
+        UNVERIFIED,
+        f"{channel} offers 1.{low}-1.{high}; the chart is tested with 1.{row.low}-1.{row.high} "
+        "(the kit's tables)",
     )
     if high > row.high:
         status = "aged"
@@ -128,8 +132,10 @@ def _config_facts(config: Any, today: dt.date) -> list[Finding]:
     if ami:
         src = tf.AMI_SOURCE
         row = tf.AMI_BY_NAME[ami]
-        note = f"driver {row.driver}, CUDA {row.cuda[0]}.{row.cuda[1]}"
-        found.append(Finding("InferenceAmiVersion", ami, src.url, str(src.checked), "ok", note))
+        note = f"driver {row.driver}, CUDA {row.cuda[0]}.{row.cuda[1]} (the kit's table)"
+        found.append(
+            Finding("InferenceAmiVersion", ami, src.url, str(src.checked), UNVERIFIED, note)
+        )
     return found
 
 
@@ -139,6 +145,29 @@ def _generated_enums() -> tuple[str, dict[str, list[str]]]:
 
     built = generate.build()
     return str(built["source"]), dict(built["enums"])
+
+
+def _generated_families() -> dict[str, list[str]]:
+    """The GPU families the installed botocore lists (indirection for tests)."""
+    from infra.facts import generate
+
+    return dict(generate.build()["gpu_families"])
+
+
+def _gpu_family_finding(source: str) -> Finding:
+    """A GPU family botocore lists that the kit neither describes nor refuses with a reason
+    (it would be refused as unknown, and nobody said why)."""
+    known = set(facts.EC2_GPU_FAMILIES) | set(facts.UNSUPPORTED_GPU_FAMILIES)
+    listed = {f for families in _generated_families().values() for f in families}
+    unknown = sorted(listed - known)
+    note = f"all {len(listed)} are in infra/facts/hardware.py (described or refused, with why)"
+    if unknown:
+        note = (
+            f"botocore lists {', '.join(unknown)}, which the kit neither describes nor refuses: "
+            "add them to EC2_GPU_FAMILIES or UNSUPPORTED_GPU_FAMILIES in infra/facts/hardware.py"
+        )
+    return Finding("GPU instance families", f"{len(listed)} families", source, "installed",
+                   "aged" if unknown else "ok", note)  # fmt: skip
 
 
 def botocore_findings() -> list[Finding]:
@@ -178,6 +207,7 @@ def botocore_findings() -> list[Finding]:
         )
     out.append(Finding("GPU instance sizes", f"{len(facts.EC2_GPU_FAMILIES)} families",
                        source, "installed", "aged" if missing else "ok", note))  # fmt: skip
+    out.append(_gpu_family_finding(source))
     amis = {a for a in enums.get("sagemaker.ProductionVariantInferenceAmiVersion", [])
             if "-gpu-" in a}  # fmt: skip
     unknown = sorted(amis - set(tf.AMI_BY_NAME))
@@ -235,7 +265,40 @@ def newer_release_findings() -> list[Finding]:
                     "aged", note)]  # fmt: skip
 
 
-def diagnose(project_dir: Path, stack: str, today: dt.date) -> list[Finding]:
+def _stack_keys(project_dir: Path, stack: str) -> Finding:
+    """Keys of the stack file that Pulumi.yaml does not declare (ignored: defaults apply)."""
+    from infra.stack_keys import stack_file_keys, undeclared
+
+    try:
+        warnings = undeclared(project_dir, stack_file_keys(project_dir, stack))
+    except TdkError as exc:
+        return Finding("stack keys", "unreadable", "Pulumi.yaml", "", "broken", exc.message)
+    if not warnings:
+        return Finding("stack keys", "all declared", "Pulumi.yaml", "", "ok",
+                       "every key of the stack file is declared in Pulumi.yaml")  # fmt: skip
+    return Finding("stack keys", f"{len(warnings)} undeclared", "Pulumi.yaml", "", "aged",
+                   " | ".join(warnings))  # fmt: skip
+
+
+def online_findings(settings: Any, today: dt.date) -> list[Finding]:
+    """What the stack's cloud answers about the kit's facts (its target asks; no target name
+    here): drift is aged, no answer (credentials, network) is unverified, never ok."""
+    try:
+        asked = settings.entry.deploy().online_drift(settings.config)
+    except Exception as exc:
+        return [Finding("cloud facts", "no answer", "", "online", UNVERIFIED,
+                        f"{type(exc).__name__}: {exc}")]  # fmt: skip
+    if asked is None:
+        return []
+    api, drift = asked
+    if drift:
+        return [Finding(f"cloud facts ({api})", f"{len(drift)} differences", api,
+                        today.isoformat(), "aged", " | ".join(drift))]  # fmt: skip
+    return [Finding(f"cloud facts ({api})", "agree", api, today.isoformat(), "ok",
+                    "the cloud's answer matches the kit's facts")]  # fmt: skip
+
+
+def diagnose(project_dir: Path, stack: str, today: dt.date, online: bool = False) -> list[Finding]:
     """Every finding for ``stack``; a config the kit refuses is one ``broken`` finding."""
     from infra.perf.prices import load_prices
     from infra.targets import registry
@@ -251,11 +314,15 @@ def diagnose(project_dir: Path, stack: str, today: dt.date) -> list[Finding]:
             dt.date.fromisoformat(prices.date), today,
         ),
     ]  # fmt: skip
+    found.append(_stack_keys(project_dir, stack))
     try:
-        config = registry.load_stack(project_dir, stack).config
+        settings = registry.load_stack(project_dir, stack)
+        config = settings.config
     except TdkError as exc:
         found.append(
             Finding("stack config", stack, "", "", "broken", f"{exc.message} ({exc.hint})")
         )
         return found
-    return found + _config_facts(config, today)
+    return (
+        found + _config_facts(config, today) + (online_findings(settings, today) if online else [])
+    )

@@ -54,6 +54,23 @@ def build() -> dict[str, Any]:
         "source": f"botocore {botocore.__version__} data/<service>/*/service-2.json",
         "names": names,
         "enums": enums,
+        "gpu_families": gpu_families(session, enums),
+    }
+
+
+def _families(types: Any, prefix: str = "") -> list[str]:
+    """The g*/p* (accelerated: NVIDIA and AMD GPU) families among instance types."""
+    cut = [t.removeprefix(prefix).split(".")[0] for t in types if t.startswith(prefix)]
+    return sorted({family for family in cut if family[:1] in ("g", "p")})
+
+
+def gpu_families(session: Any, enums: dict[str, list[str]]) -> dict[str, list[str]]:
+    """GPU families botocore lists: SageMaker's (ProductionVariantInstanceType) and EC2's
+    (InstanceType); a family the kit neither describes nor refuses fails a drift test."""
+    ec2 = session.get_service_model("ec2").shape_for("InstanceType").enum
+    return {
+        "sagemaker": _families(enums["sagemaker.ProductionVariantInstanceType"], "ml."),
+        "ec2": _families(ec2),
     }
 
 

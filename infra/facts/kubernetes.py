@@ -51,7 +51,11 @@ class EksVersion:
 
 
 #: the EKS Kubernetes release calendar (EKS_VERSIONS_SOURCE, re-checked 2026-11-26: 1.31 ends
-#: extended support on 2026-11-26, 1.32 standard support on 2026-03-23, ...)
+#: extended support on 2026-11-26, 1.32 standard support on 2026-03-23, ...; 1.34's end of
+#: standard support 2026-12-02 re-checked 2026-11-27 in awsdocs/amazon-eks-user-guide
+#: latest/ug/versioning/kubernetes-versions.adoc). 1.37: no EKS release date found in the
+#: sources checked on 2026-11-27, so no row; `tdk doctor --online` asks EKS
+#: (DescribeClusterVersions) and names a version EKS offers that this table lacks.
 EKS_VERSIONS: tuple[EksVersion, ...] = (
     EksVersion("1.31", D(2024, 9, 26), D(2025, 11, 26), D(2026, 11, 26)),
     EksVersion("1.32", D(2025, 1, 23), D(2026, 3, 23), D(2027, 3, 23)),
@@ -159,10 +163,12 @@ def autoscaler_for(kubernetes_version: str) -> AddonRelease:
 
 
 #: GKE release channels: the Kubernetes minors each offers ("Available minor versions" of the
-#: "Current versions" table, GKE_CHANNELS_SOURCE, checked 2026-11-26). EXTENDED keeps a minor
-#: up to 24 months (extra cost past standard support).
+#: "Current versions" table, GKE_CHANNELS_SOURCE, re-checked 2026-11-27: Rapid 1.34 to 1.37,
+#: Regular 1.34 to 1.36, Stable 1.34 to 1.35, Extended 1.31 to 1.36). EXTENDED keeps a minor
+#: up to 24 months (extra cost past standard support). `tdk doctor --online` compares them
+#: with GKE's getServerConfig.
 GKE_CHANNELS_SOURCE = Source(
-    "https://cloud.google.com/kubernetes-engine/docs/release-notes", dt.date(2026, 11, 26)
+    "https://cloud.google.com/kubernetes-engine/docs/release-notes", dt.date(2026, 11, 27)
 )
 GKE_CHANNELS: dict[str, tuple[int, int]] = {
     "RAPID": (34, 37),

@@ -116,6 +116,8 @@ class Settings:
     # where the server and the generator run (a local tune pins them apart by default: sharing
     # CPUs, where the scheduler puts them decides the figures; infra.perf.placement)
     placement: Placement = field(default_factory=Placement)
+    # ``--input NAME=...`` options: these tensors replace their example values in every request
+    inputs: tuple[str, ...] = ()
 
 
 #: measures one configuration at one concurrency (tests and the CLI give a real one)

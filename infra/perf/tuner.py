@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import signal
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -192,12 +192,18 @@ class TuneReport:
         }
 
 
-def model_of(config: Any) -> ManifestModel:
-    """A manifest entry describing ``config``'s signature, to encode requests for it."""
+def model_of(config: Any, ranges: Mapping[str, tuple[int, int]] | None = None) -> ManifestModel:
+    """A manifest entry describing ``config``'s signature, to encode requests for it;
+    ``ranges``: the values integer inputs accept (``packager.onnx_signature.input_ranges``)."""
 
     def specs(tensors: Any) -> tuple[TensorSpec, ...]:
         return tuple(
-            TensorSpec(t.name, datatype_name(t.data_type), tuple(int(d) for d in t.dims))
+            TensorSpec(
+                t.name,
+                datatype_name(t.data_type),
+                tuple(int(d) for d in t.dims),
+                range=(ranges or {}).get(t.name),
+            )
             for t in tensors
         )
 
@@ -254,9 +260,12 @@ def run_tune(
     mode: SearchMode,
     progress: Progress,
     server_label: str = "local",
+    ranges: Mapping[str, tuple[int, int]] | None = None,
 ) -> TuneReport:
-    """Measure the shipped config, then search; an interrupt returns what was measured."""
-    from infra.clients.inputs import example_inputs
+    """Measure the shipped config, then search; an interrupt returns what was measured.
+    Requests carry example inputs (integers within ``ranges``), ``settings.inputs`` replacing
+    the tensors they name."""
+    from infra.clients.inputs import example_inputs, with_overrides
     from infra.perf.server import PerThreadSender, SenderFactory
 
     space.check()
@@ -268,8 +277,8 @@ def run_tune(
             with open_server() as server:
                 space, report.skipped = model_space(space, shipped_config, server.capabilities)
                 report.gpu = server.capabilities.gpu
-                model = model_of(server.base_config)
-                arrays = example_inputs(model, 1)
+                model = model_of(server.base_config, ranges)
+                arrays = with_overrides(model, example_inputs(model, 1), list(settings.inputs))
                 sender = PerThreadSender(server.url, model, arrays)
                 driver = open_driver(SenderFactory(server.url, model, arrays), settings, sender)
 
@@ -303,8 +312,10 @@ def tune_local(
     mode: SearchMode,
     progress: Progress,
 ) -> TuneReport:
-    """Tune ``model_dir`` (already checked) on a private local Triton in a temp dir."""
+    """Tune ``model_dir`` (already checked) on a private local Triton in a temp dir; integer
+    inputs are drawn within what its ONNX graph accepts."""
     from infra.perf.server import LocalTriton
+    from packager.onnx_signature import model_input_ranges
 
     @contextmanager
     def open_server() -> Iterator[TuneServer]:
@@ -314,7 +325,8 @@ def tune_local(
         ):
             yield triton
 
-    return run_tune(open_server, config, settings, space, mode, progress)
+    ranges = model_input_ranges(model_dir, config)
+    return run_tune(open_server, config, settings, space, mode, progress, ranges=ranges)
 
 
 def tune_remote(

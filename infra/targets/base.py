@@ -14,10 +14,12 @@ import abc
 import fnmatch
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
 from infra.config import ConfigReader, StackConfig, qualify
 from infra.facts import hardware as facts
+from infra.facts import llm
 from infra.targets.names import DerivedName, check_name
 from tdk.errors import ConfigError, UsageError
 
@@ -61,6 +63,27 @@ class TargetSpec:
     mme: bool
     gpus: int = 1
     shares_gpus: bool = True
+    #: the image reference the unit runs (an NGC tag, or a version): its flavour adds the
+    #: LLM engines' backends (``infra.facts.llm.serving_image`` fits it to the models)
+    image_name: str = ""
+
+    @property
+    def backends(self) -> frozenset[str]:
+        """The backends this unit's image serves on its GPU (or CPU)."""
+        base = self.image.gpu_backends if self.gpu else self.image.cpu_backends
+        return llm.image_backends(self.image_name, base)
+
+
+@dataclass(frozen=True)
+class PlanJob:
+    """A TensorRT plan build to run on the stack's own compute (``tdk build --stack``): the
+    Job's name, the cache entry's URL (``<release>/plans/.../``, its inputs under ``input/``),
+    NVIDIA's TensorRT image of the stack's Triton release, and the build's deadline."""
+
+    name: str
+    entry_url: str
+    tensorrt_image: str
+    deadline_seconds: int
 
 
 @dataclass(frozen=True)
@@ -86,9 +109,17 @@ class Target(abc.ABC, Generic[ConfigT]):
     derived_names: ClassVar[tuple[DerivedName, ...]] = ()
     #: why ``tdk render k8s`` has nothing to render for this target (None: it renders)
     cannot_render: ClassVar[str | None] = "it runs no Kubernetes workload"
+    #: why ``tdk build --stack`` cannot build plans on this target's compute (None: it can)
+    cannot_build: ClassVar[str | None] = "it runs no Kubernetes Job"
 
     def refusals(self) -> Iterable[Refusal]:
         """Values this target refuses outright, each with its reason (none by default)."""
+        return ()
+
+    def model_repositories(self, reader: ConfigReader) -> tuple[Path, ...]:
+        """The model repositories the stack names, whose models ``feasible`` checks with the
+        stack (none by default: the target serves whatever the release holds)."""
+        del reader
         return ()
 
     def read_config(self, reader: ConfigReader, common: StackConfig) -> ConfigT:
@@ -121,6 +152,23 @@ class Target(abc.ABC, Generic[ConfigT]):
             hint="render a gke or eks stack (e.g. --stack gke-dev)",
         )
 
+    def check_build(self) -> None:
+        """A UsageError naming why, when this target cannot build plans on its compute."""
+        if self.cannot_build is None:
+            return
+        raise UsageError(
+            f"the {self.name} target cannot build TensorRT plans on its own compute: "
+            f"{self.cannot_build}",
+            hint="build on a machine with the same GPU (tdk build --local there; see "
+            "docs/build.md), then tdk package --trt-built-for",
+        )
+
+    def plan_job(self, config: ConfigT, output: OutputValue, job: PlanJob) -> list[Manifest]:
+        """The manifests that build one plan on the stack's GPUs (``tdk build --stack``)."""
+        del config, output, job
+        self.check_build()
+        return []
+
     @abc.abstractmethod
     def offer(self, config: ConfigT) -> TargetSpec:
         """What one serving unit of the stack (an instance, a pod) offers a model: its GPU and
@@ -130,6 +178,12 @@ class Target(abc.ABC, Generic[ConfigT]):
         """What the stack's own sizing cannot place (none by default)."""
         del config
         return ()
+
+    def online_drift(self, config: ConfigT) -> tuple[str, list[str]] | None:
+        """(what was asked, what differs from the kit's facts) from the cloud's own API for
+        ``tdk doctor --online``; None where the target's cloud answers nothing it checks."""
+        del config
+        return None
 
     @abc.abstractmethod
     def parse_config(self, reader: ConfigReader, common: StackConfig) -> ConfigT:

@@ -15,7 +15,7 @@ from infra.facts import hardware as facts
 from infra.facts.triton import default_checked_image
 from infra.targets.base import TargetSpec
 from packager.config import autocomplete_backend
-from packager.manifest import parse_trt_built_for
+from packager.plans import BuiltFor
 from packager.repository import ModelDir
 from packager.validate.findings import Finding, Sink, finding
 from tdk.errors import UsageError
@@ -49,18 +49,23 @@ def accelerator_spec(target: str, gpu: str, image: str = "", gpus: int = 1) -> T
             f"--gpu {gpu!r} is not a GKE accelerator tdk knows",
             hint=f"use one of {', '.join(sorted(facts.GKE_ACCELERATORS))}",
         )
-    return TargetSpec(target, gpu, facts.GPUS[kind], 0, image_facts(image), mme=False, gpus=gpus)
+    return TargetSpec(
+        target, gpu, facts.GPUS[kind], 0, image_facts(image), mme=False, gpus=gpus,
+        image_name=image,
+    )  # fmt: skip
 
 
 def cpu_spec(target: str, label: str, image: str = "") -> TargetSpec:
     """A Triton that runs on CPU (a pod of a CPU workload): no GPU, no disk limit."""
-    return TargetSpec(target, label, None, 0, image_facts(image), mme=False, gpus=0)
+    return TargetSpec(
+        target, label, None, 0, image_facts(image), mme=False, gpus=0, image_name=image
+    )
 
 
 def pod_spec(target: str, node: TargetSpec, gpus_per_pod: int, cpu: bool) -> TargetSpec:
     """One Kubernetes pod on ``node``: its GPUs (a CPU workload: none), no MME."""
     if cpu:
-        return cpu_spec(target, node.label, node.image.version)
+        return cpu_spec(target, node.label, node.image_name or node.image.version)
     return replace(node, gpus=gpus_per_pod)
 
 
@@ -86,7 +91,7 @@ def instance_spec(
     if offer is None or size not in offer.gpus:
         if cpu and instance_type.startswith(prefix) and family[:1] in "cmrt":
             return TargetSpec(target, instance_type, None, facts.SAGEMAKER_DEFAULT_VOLUME_GB,
-                              found, mme=mme, gpus=0)  # fmt: skip
+                              found, mme=mme, gpus=0, image_name=image)  # fmt: skip
         choices = [f"{f}.{s}" for f, o in facts.EC2_GPU_FAMILIES.items() for s in o.gpus]
         raise UsageError(
             f"--instance-type {instance_type!r} is not a GPU instance type tdk knows",
@@ -94,7 +99,7 @@ def instance_spec(
         )
     disk = offer.disk_gb[size] or facts.SAGEMAKER_DEFAULT_VOLUME_GB
     gpu, gpus = facts.GPUS[offer.gpu], offer.gpus[size]
-    return TargetSpec(target, instance_type, gpu, disk, found, mme, gpus, shares_gpus)
+    return TargetSpec(target, instance_type, gpu, disk, found, mme, gpus, shares_gpus, image)
 
 
 @dataclass(frozen=True)
@@ -129,8 +134,9 @@ def check_target(
 ) -> tuple[list[Finding], list[Fit]]:
     """Findings for ``models`` on ``spec``, and the working set each model allows.
 
-    ``trt_built_for`` (``"8.6:10.4"``, from ``--trt-built-for`` or a release's manifest) says
-    what the TensorRT plans were built for; it is compared with the target's GPU and image.
+    ``trt_built_for`` (``"8.6:10.4"``, ``"8.6:10.16@26.05"``, from ``--trt-built-for`` or a
+    release's manifest) says what the TensorRT plans were built for; it is compared with the
+    target's GPU and image.
     """
     models = [ModelDir(m.path, autocomplete_backend(m.config, m.path)) for m in models]
     sinks = {m.path: Sink(m.name, m.config_path) for m in models}
@@ -149,7 +155,7 @@ def check_target(
 
 
 def _check_backend(model: ModelDir, spec: TargetSpec, sink: Sink) -> None:
-    backends = spec.image.gpu_backends if spec.gpu else spec.image.cpu_backends
+    backends = spec.backends
     where = "GPU" if spec.gpu else "CPU"
     if model.backend not in backends:
         sink.report(
@@ -162,37 +168,53 @@ def _check_backend(model: ModelDir, spec: TargetSpec, sink: Sink) -> None:
 
 
 def _check_plan(spec: TargetSpec, built_for: str, sink: Sink) -> None:
+    """TDK906 when nothing says what the plans were built for (or it cannot be compared with
+    the image), TDK907 when they were built for another GPU or TensorRT: errors both, as
+    Triton fails to deserialize such a plan."""
     assert spec.gpu is not None
-    gpu, trt = spec.gpu, spec.image.tensorrt
-    if trt is None:  # the release notes checked do not give this image's TensorRT
-        sink.report(
-            "TDK906",
-            "backend",
-            f"{spec.label} runs Triton {spec.image.version}, whose TensorRT version tdk's "
-            "table does not record: a plan built for another TensorRT fails to load",
-            "build the plan in that image, or add its TensorRT to infra/facts/hardware.py",
-        )
-        return
-    want = f"compute capability {gpu.compute[0]}.{gpu.compute[1]}, TensorRT {trt[0]}.{trt[1]}"
+    gpu, trt, version = spec.gpu, spec.image.tensorrt, spec.image.version
+    cc = f"{gpu.compute[0]}.{gpu.compute[1]}"
+    trt_text = f"TensorRT {trt[0]}.{trt[1]}" if trt else f"the TensorRT of the {version} release"
+    want = f"compute capability {cc}, {trt_text}"
+    rebuild = f"tdk build --stack <stack> (a {gpu.kind} with the TensorRT {version} container)"
     if not built_for:
         sink.report(
             "TDK906",
             "backend",
-            f"{spec.label} runs {gpu.kind} ({want}, Triton {spec.image.version}); a plan built "
-            "for anything else fails to load, and a plan does not say what it was built for",
-            f"build the plan on a {gpu.kind} with the Triton {spec.image.version} image and "
-            "record it: tdk package --trt-built-for "
-            f"{gpu.compute[0]}.{gpu.compute[1]}:{trt[0]}.{trt[1]}",
+            f"{spec.label} runs {gpu.kind} ({want}, Triton {version}); a plan built for "
+            "anything else fails to load, and nothing records what these plans were built for",
+            f"{rebuild}, or record it: tdk package --trt-built-for "
+            f"{cc}:{f'{trt[0]}.{trt[1]}' if trt else '<TensorRT>'}@{version}",
         )
         return
-    compute, version = parse_trt_built_for(built_for)
-    if compute != gpu.compute or version != trt:
+    plan = BuiltFor.parse(built_for)
+    if not plan.runs_on(gpu.compute):
+        where = plan.hardware or f"{plan.compute[0]}.{plan.compute[1]}"
         sink.report(
             "TDK907",
             "backend",
-            f"the plans were built for compute capability {compute[0]}.{compute[1]} and "
-            f"TensorRT {version[0]}.{version[1]}, but {spec.label} has {gpu.kind} ({want})",
-            f"rebuild the plans on a {gpu.kind} with the Triton {spec.image.version} image",
+            f"the plans were built for compute capability {where}, but {spec.label} has "
+            f"{gpu.kind} ({want}): Triton cannot deserialize them",
+            rebuild,
+        )
+        return
+    if trt is not None and plan.tensorrt != trt:
+        sink.report(
+            "TDK907",
+            "backend",
+            f"the plans were built with TensorRT {plan.tensorrt[0]}.{plan.tensorrt[1]}, but "
+            f"{spec.label} runs Triton {version} ({want}): Triton cannot deserialize them",
+            rebuild,
+        )
+    elif trt is None and plan.release != version:
+        built = f"in the TensorRT {plan.release} container" if plan.release else "elsewhere"
+        sink.report(
+            "TDK906",
+            "backend",
+            f"Triton {version}'s TensorRT version is not in tdk's facts and the plans were "
+            f"built {built}: nothing shows they load on {spec.label}",
+            f"{rebuild}; or add its TensorRT to infra/facts/hardware.py from "
+            f"{facts.TRITON_RELEASE_NOTES}",
         )
 
 

@@ -7,7 +7,10 @@ load balancer, or ``kubectl port-forward``), since the kit holds no Kubernetes A
 
 from __future__ import annotations
 
+import json
 import re
+import urllib.error
+import urllib.request
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -23,11 +26,33 @@ from infra.targets.operations import (
     Status,
     TargetClient,
     http_probe,
+    load_failures,
     poll_until_ready,
 )
 from tdk.errors import UsageError
 
 READY_PATH = "/v2/health/ready"
+#: Triton's repository index: every model with its state and, when unavailable, the reason
+INDEX_PATH = "/v2/repository/index"
+
+
+def repository_failures(url: str, timeout: float = 10.0) -> dict[str, str] | None:
+    """Models Triton at ``url`` could not load -> its reason (None: the index is unreachable)."""
+    request = urllib.request.Request(f"{url}{INDEX_PATH}", data=b"{}", method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            index = json.loads(response.read())
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+    if not isinstance(index, list):
+        return None
+    return {
+        f"{m.get('name')}" + (f" v{m['version']}" if m.get("version") else ""): str(
+            m.get("reason") or "no reason given"
+        )
+        for m in index
+        if isinstance(m, dict) and m.get("state") == "UNAVAILABLE"
+    }
 
 
 def prom_duration(window: timedelta) -> str:
@@ -93,16 +118,30 @@ class KubernetesClient(TargetClient, partial=True):
             value = self.prometheus.value(query)
             unit = promql.UNITS[title]
             readings.append(Reading(key, title, value, unit, query))
-        return readings
+        return [*readings, self._load_failures()]
+
+    def _load_failures(self) -> Reading:
+        """Models Triton reports UNAVAILABLE in its repository index (needs ``--url``)."""
+        found = repository_failures(self.url) if self.url else None
+        if found is None:
+            where = f"{self.url}{INDEX_PATH} unreachable" if self.url else "needs --url"
+            return load_failures(None, f"Triton {INDEX_PATH} ({where})")
+        return load_failures(float(len(found)), f"Triton {INDEX_PATH} at {self.url}")
 
     def status(self) -> Status:
         url = self._triton_url()
-        details = {"url": url, "namespace": self.namespace, "workload": self.job}
+        details: dict[str, Any] = {"url": url, "namespace": self.namespace, "workload": self.job}
         code = http_probe(f"{url}{READY_PATH}")
         if isinstance(code, OSError):
             return Status(self.target, self.job, "Unreachable", False, str(code), details)
         if code == 200:
             return Status(self.target, self.job, "Ready", True, None, details)
+        failed = repository_failures(url)
+        if failed:
+            details["failed"] = failed
+            reasons = "; ".join(f"{name}: {why}" for name, why in failed.items())
+            failure = f"{len(failed)} model(s) failed to load: {reasons}"
+            return Status(self.target, self.job, "Failed", False, failure, details, final=True)
         failure = f"{READY_PATH} answered {code}: models still loading, or one failed"
         return Status(self.target, self.job, "NotReady", False, failure, details)
 

@@ -1,15 +1,18 @@
-"""What the GKE and EKS targets share: a release is required, rendering, the invoke command."""
+"""What the GKE and EKS targets share: a release is required, rendering, the plan-build Job,
+the invoke command."""
 
 from __future__ import annotations
 
 import abc
 import shlex
+from pathlib import Path
 from typing import ClassVar, TypeVar
 
 from infra.config import ConfigReader, ReleaseLocation, StackConfig, qualify
 from infra.k8s import manifests
+from infra.k8s.build_job import BuildJobSpec, StoreCopy, build_job
 from infra.k8s.spec import HTTP_PORT, TritonServiceSpec
-from infra.targets.base import EXAMPLE_TARGET_MODEL, Manifest, OutputValue, Target
+from infra.targets.base import EXAMPLE_TARGET_MODEL, Manifest, OutputValue, PlanJob, Target
 from tdk.errors import ConfigError
 
 ConfigT = TypeVar("ConfigT")
@@ -19,10 +22,33 @@ class KubernetesTarget(Target[ConfigT]):
     """A target that runs the shared Triton workload on a cluster: it renders manifests."""
 
     cannot_render: ClassVar[str | None] = None
+    cannot_build: ClassVar[str | None] = None
 
     @abc.abstractmethod
     def workload_spec(self, config: ConfigT, output: OutputValue) -> TritonServiceSpec:
         """The Triton workload of this stack (deployment-only values come from ``output``)."""
+
+    def model_repositories(self, reader: ConfigReader) -> tuple[Path, ...]:
+        """The ``k8sModels`` repositories the stack's workload is fitted to."""
+        from infra.targets.k8s_models import stack_repositories
+
+        return stack_repositories(reader)
+
+    @abc.abstractmethod
+    def store_copy(self, config: ConfigT, entry_url: str) -> StoreCopy:
+        """How a pod with the workload's identity fetches ``<entry_url>input/`` and uploads the
+        plan and its record to ``entry_url`` (the cloud's CLI image and commands)."""
+
+    def plan_job(self, config: ConfigT, output: OutputValue, job: PlanJob) -> list[Manifest]:
+        """A Job on the GPU pool, as the stack's Triton pods run (``infra.k8s.build_job``)."""
+        spec = BuildJobSpec(
+            name=job.name,
+            workload=self.workload_spec(config, output),
+            tensorrt_image=job.tensorrt_image,
+            copy=self.store_copy(config, job.entry_url),
+            deadline_seconds=job.deadline_seconds,
+        )
+        return [build_job(spec)]
 
     def cluster_manifests(self, config: ConfigT) -> list[Manifest]:
         """Cluster-scoped objects the target adds to the workload's (none by default)."""

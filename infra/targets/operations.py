@@ -59,6 +59,16 @@ class Reading:
         }
 
 
+#: the figure every target's ``metrics`` carries for models that failed to load
+LOAD_FAILURES_KEY, LOAD_FAILURES_LABEL = "model_load_failures", "Model load failures"
+
+
+def load_failures(value: float | None, source: str) -> Reading:
+    """The shared "models that failed to load" figure (None: the target cannot count them;
+    ``source`` then says where the failures show instead)."""
+    return Reading(LOAD_FAILURES_KEY, LOAD_FAILURES_LABEL, value, "count", source)
+
+
 @dataclass(frozen=True)
 class Status:
     """A deployed target's state: ``ready`` means it serves requests now."""
@@ -72,6 +82,8 @@ class Status:
     details: Mapping[str, Any] = field(default_factory=dict)
     #: per-unit rows (SageMaker variants), shown as a table
     rows: list[Mapping[str, Any]] = field(default_factory=list)
+    #: waiting will not make it ready (a model failed to load): ``wait`` fails at once
+    final: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -166,6 +178,11 @@ def poll_until_ready(
             on_change(state)
         if state.ready:
             return state
+        if state.final:
+            raise EndpointError(
+                f"{state.target} endpoint {state.name} is {state.state}: {state.failure}",
+                hint="fix the release and deploy it again, or roll back (docs/operations.md)",
+            )
         if time.monotonic() >= deadline:
             reason = f": {state.failure}" if state.failure else ""
             raise EndpointError(
@@ -195,6 +212,8 @@ class Locator:
     workspace_id: str | None = None
     #: gke/eks: Triton's HTTP URL (a load balancer, or ``kubectl port-forward``)
     url: str | None = None
+    #: the release URL the deployment serves (``--store``; a stack's ``releaseUrl``)
+    release: str | None = None
 
     def need(self, field_name: str, target: str, option: str, hint: str) -> str:
         """The value of ``field_name``, or a UsageError naming the option and the fix."""

@@ -58,7 +58,10 @@ DEPRECATED: Mapping[str, tuple[str, str]] = {
 DEPLOY, PLAN, VALIDATE = "deploy", "plan", "validate"
 #: a capability with no methods: serving decoupled models (several responses per request)
 DECOUPLED = "serve decoupled models"
-CAPABILITIES = (DEPLOY, PLAN, VALIDATE, DECOUPLED)
+#: a capability with no methods: running an LLM engine (vLLM, TensorRT-LLM), which needs the
+#: Triton image flavour that carries it (``infra.facts.llm.serving_image``)
+LLM_ENGINES = "serve vLLM or TensorRT-LLM models"
+CAPABILITIES = (DEPLOY, PLAN, VALIDATE, DECOUPLED, LLM_ENGINES)
 
 
 @dataclass(frozen=True)
@@ -161,6 +164,19 @@ class TargetEntry:
             )
         return self.client(where).invoke(timeout)
 
+    def stack_location(
+        self, stack: StackSettings, outputs: Mapping[str, Any]
+    ) -> dict[str, str | None]:
+        """Where ``stack``'s deployment is, as ``Locator`` fields (endpoint, region, release):
+        its outputs once deployed (``pulumi stack output --json``), else its config."""
+        release = stack.common.release
+        region = stack.get(self.region_key) if self.region_key else None
+        return {
+            "endpoint": _text(outputs.get("endpointName")) or stack.common.name,
+            "region": _text(outputs.get("region")) or region or None,
+            "release": _text(outputs.get("releaseUrl")) or (release.url if release else None),
+        }
+
     def default_store(self, where: Locator) -> str | None:
         """The release whose manifest describes the deployment's models when ``--store`` is
         not given (None: the user must pass it)."""
@@ -217,6 +233,11 @@ class TargetEntry:
         """The stack keys that size ``option`` to the report's trough and peak."""
         del report, option
         raise self.refuse(PLAN)
+
+
+def _text(value: Any) -> str | None:
+    """A stack output as text (None when absent or not a string)."""
+    return value if isinstance(value, str) and value else None
 
 
 #: what each capability a target may refuse needs implemented (all of them, or a refusal)
@@ -351,6 +372,15 @@ class StackSettings:
     def config(self) -> Any:
         """The target's typed config, validated as ``pulumi up`` validates it."""
         return self.entry.deploy().read_config(self.reader, self.common)
+
+    @cached_property
+    def models(self) -> list[ModelDir]:
+        """The models of the repositories the stack names (``k8sModels``; none for a target
+        whose stack names none), for the one feasibility path."""
+        from packager.repository import discover
+
+        repos = self.entry.deploy().model_repositories(self.reader)
+        return [model for repo in repos for model in discover(repo)]
 
     def render(self, outputs: Mapping[str, Any] | None = None) -> Rendered:
         """The stack's Kubernetes manifests (``tdk render k8s``), validated like ``pulumi up``

@@ -80,6 +80,39 @@ def _check_entries(model: ModelDir, sink: Sink) -> None:
         sink.report("TDK114", "model directory", exc.message, exc.hint, file=model.path)
 
 
+def check_completed(model: ModelDir, sink: Sink) -> None:
+    """A model without config.pbtxt: say which backend completes its config (TDK117/118)."""
+    if model.completed == "tensorrt":
+        sink.report(
+            "TDK118",
+            "config.pbtxt",
+            f"{model.path} has no config.pbtxt: Triton's TensorRT backend completes it from "
+            "the plan at load; without TensorRT tdk cannot read the plan, so its inputs and "
+            "outputs are unchecked and the release manifest cannot list them",
+            "write config.pbtxt with the plan's inputs and outputs (`tdk import` of the ONNX "
+            "it was built from gives them)",
+            file=model.path,
+        )
+    elif model.completed:
+        config = model.config
+        batching = (
+            f"max_batch_size {config.max_batch_size}"
+            + (" with dynamic batching" if config.HasField("dynamic_batching") else "")
+            if config.max_batch_size > 0
+            else "max_batch_size 0 (a tensor without a variable first dimension: no batching)"
+        )
+        sink.report(
+            "TDK117",
+            "config.pbtxt",
+            f"{model.path} has no config.pbtxt: Triton's {model.completed} backend completes "
+            f"it from the model file ({len(config.input)} input(s), {len(config.output)} "
+            f"output(s), {batching}); validated and packaged as completed",
+            f"`tdk validate --show-config {model.path}` prints it; `tdk import` writes it "
+            "so you own it",
+            file=model.path,
+        )
+
+
 def _plain_name(name: str) -> bool:
     return "/" not in name and "\\" not in name and name not in (".", "..")
 

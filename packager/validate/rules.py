@@ -20,6 +20,7 @@ _CORE = "https://github.com/triton-inference-server/core/blob/main/src/"
 ORT_SRC = (
     "https://github.com/triton-inference-server/onnxruntime_backend/blob/main/src/onnxruntime.cc"
 )
+TRT_SRC = "https://github.com/triton-inference-server/tensorrt_backend/blob/main/src/model_state.cc"
 CONFIG_DOC = _DOCS + "model_configuration.md"
 REPO_DOC = _DOCS + "model_repository.md"
 BATCHER_DOC = _DOCS + "batcher.md"
@@ -32,6 +33,12 @@ VLLM_SRC = "https://github.com/triton-inference-server/vllm_backend/blob/main/sr
 VLLM_ARGS = "https://github.com/vllm-project/vllm/blob/main/vllm/engine/arg_utils.py"
 TRTLLM_REPO = "https://github.com/NVIDIA/TensorRT-LLM/tree/main/triton_backend/all_models"
 FEASIBILITY = "infra/targets/feasibility.py"  # the stack rules (TDK91x): the one feasibility path
+#: sagemaker-core 2.27 lists the SageMaker Triton images: only ``<yy.mm>-py3`` tags (checked
+#: 2026-11-27 in the installed package)
+SAGEMAKER_CORE_TRITON_IMAGES = (
+    "https://github.com/aws/sagemaker-python-sdk/blob/master/sagemaker-core/src/sagemaker/core/"
+    "image_uri_config/sagemaker-tritonserver.json"
+)
 SAGEMAKER_SERVER_SRC = (
     "https://github.com/triton-inference-server/server/blob/main/src/sagemaker_server.cc"
 )
@@ -100,6 +107,18 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
      "a version the version_policy does not serve is not loaded, so its missing model file "
      "does no harm now; serving it later fails",
      "add the file, or remove the version directory", REPO_DOC),
+    ("TDK117", "config-completed-onnx", "warning",
+     "no config.pbtxt: the ONNX Runtime backend completes the config from the graph at load "
+     "(inputs, outputs, max_batch_size = default-max-batch-size (4) with dynamic batching when "
+     "every tensor has a variable first dimension); tdk checks and packages that config",
+     "`tdk import model.onnx` (or `tdk validate --show-config`) writes it so you own it",
+     ORT_SRC),
+    ("TDK118", "config-completed-plan", "warning",
+     "no config.pbtxt: the TensorRT backend completes the config from the plan's bindings at "
+     "load; tdk cannot read a plan without TensorRT, so its inputs and outputs are unchecked "
+     "and the release manifest lists none (invoke then needs every --input)",
+     "write config.pbtxt (the ONNX the plan was built from: `tdk import`)",
+     TRT_SRC),
     ("TDK201", "max-batch-size-negative", "error",
      "max_batch_size must be >= 0",
      "set 0 or the largest batch", CONFIG_DOC),
@@ -358,6 +377,15 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
      "checked source names its version): model.json names were checked against another version",
      "record that version's EngineArgs, or check the names against the image's vLLM by hand",
      VLLM_ARGS),
+    ("TDK614", "engine-metrics-off", "warning",
+     "the vLLM backend exports the engine's metrics only when REPORT_CUSTOM_METRICS is \"true\" "
+     "(any case) and disable_log_stats is false: otherwise the vllm: series never exist",
+     "drop disable_log_stats and REPORT_CUSTOM_METRICS (packaging turns the metrics on), or "
+     "accept scaling on Triton's in-flight and pending series", VLLM_SRC),
+    ("TDK615", "engine-repository-removed", "warning",
+     "TensorRT-LLM removed its engine-based Triton repositories (the tensorrtllm backend, "
+     "all_models/inflight_batcher_llm) in PRs #15763 and #15907; only all_models/llmapi remains",
+     "move to the LLM-API model (all_models/llmapi: model.yaml)", TRTLLM_REPO),
     # the deploy-target checks of infra.targets.checks (tdk validate --target)
     ("TDK901", "backend-not-in-image", "error",
      "the target's Triton image has no such backend; the model fails to load",
@@ -376,11 +404,12 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
      "fewer copies fit loaded at once than the release holds: SageMaker MME unloads (LRU) and "
      "reloads them",
      "raise instance count, GPU size, or expect load latency", TARGET_FACTS),
-    ("TDK906", "tensorrt-plan-target", "warning",
-     "a plan runs only on the GPU compute capability and TensorRT version it was built for",
-     "build the plan on the target GPU with the image's TensorRT; record it with "
-     "--trt-built-for", TARGET_FACTS),
-    ("TDK907", "tensorrt-built-for-other", "warning",
+    ("TDK906", "tensorrt-plan-target", "error",
+     "a plan runs only on the GPU compute capability and TensorRT version it was built for, "
+     "and nothing shows these plans were built for the target's (no record, or the image's "
+     "TensorRT unknown and the plan built in another release's container)",
+     "tdk build --stack (records it); or record it with --trt-built-for", TARGET_FACTS),
+    ("TDK907", "tensorrt-built-for-other", "error",
      "the plans were recorded as built for another compute capability or TensorRT version "
      "than the target's: Triton fails to deserialize them",
      "rebuild the plans for the target", TARGET_FACTS),
@@ -411,6 +440,11 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
      "the target cannot serve decoupled models: SageMaker MME's front answers 'HTTP end point "
      "doesn't support models with decoupled transaction policy'",
      "serve the model on a target that streams (sagemaker-ic, gke, eks)", SAGEMAKER_SERVER_SRC),
+    ("TDK916", "engine-unsupported", "error",
+     "the target's Triton image carries no LLM engine: the SageMaker Triton images are the -py3 "
+     "tags only, without the vllm and tensorrtllm backends",
+     "serve vLLM / TensorRT-LLM models on gke or eks (the -vllm-python-py3 / "
+     "-trtllm-python-py3 image)", SAGEMAKER_CORE_TRITON_IMAGES),
 ]
 # fmt: on
 

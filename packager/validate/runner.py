@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from packager.config import CONFIG_NAME, autocomplete_backend
@@ -20,7 +21,7 @@ from packager.validate.engines import check_engine
 from packager.validate.engines.args import VllmImage
 from packager.validate.ensemble import check_ensembles
 from packager.validate.findings import Finding, Severity, Sink, finding, has_errors
-from packager.validate.layout import check_layout, duplicate_names
+from packager.validate.layout import check_completed, check_layout, duplicate_names
 from packager.validate.locate import Locations
 from packager.validate.onnx_graph import check_onnx
 from tdk.errors import UnsafeInputError, UsageError, ValidationFailed
@@ -64,13 +65,16 @@ def validate_models(
     Rules see each config as Triton does: with backend, platform and model file name filled in
     from the model's files first (a config without `backend` is valid when Triton infers it).
     """
-    models = [ModelDir(m.path, autocomplete_backend(m.config, m.path)) for m in models]
+    models = [replace(m, config=autocomplete_backend(m.config, m.path)) for m in models]
     models = [autocomplete_engine(m) for m in models]  # what an LLM backend completes
     sinks = {m.path: Sink(m.name, m.config_path) for m in models}
     for model in models:
         sink = sinks[model.path]
         check_layout(model, sink)
-        check_config(model, sink)
+        if model.completed:
+            check_completed(model, sink)
+        if model.completed != "tensorrt":  # a plan's inputs and outputs are unknown here
+            check_config(model, sink)
         check_onnx(model, sink)
         check_engine(model, sink, vllm_image)
     check_ensembles(models, sinks)

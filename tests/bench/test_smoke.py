@@ -23,6 +23,11 @@ pytestmark = pytest.mark.e2e
 
 #: script -> (arguments for a quick run, keys its JSON must carry); "{tmp}" is a fresh directory
 SCRIPTS: dict[str, tuple[list[str], set[str]]] = {
+    "bert_onnx.py": (["{tmp}/repo"], {"model", "inputs", "outputs", "sha256", "bytes"}),
+    "trt_check.py": (  # here (no GPU): what is offered and missing, nothing measured
+        ["--out", "{tmp}/trt.json"],
+        {"tensorrt", "trtexec", "gpu", "onnxruntime_providers", "missing", "ran", "measured"},
+    ),
     "churn.py": (
         ["--clients", "2", "--requests", "10", "--runs", "1"],
         {"req_per_s", "p99_s", "errors", "vs_baseline_req_per_s"},

@@ -35,11 +35,13 @@ def moto_aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         server.stop()
 
 
-def create_mme_endpoint(name: str, instance_type: str = "ml.g4dn.xlarge") -> None:
+def create_mme_endpoint(
+    name: str, instance_type: str = "ml.g4dn.xlarge", region: str = REGION
+) -> None:
     """Model (MultiModel) -> EndpointConfig -> Endpoint, plus its scalable target."""
     import boto3
 
-    sagemaker = boto3.client("sagemaker", region_name=REGION)
+    sagemaker = boto3.client("sagemaker", region_name=region)
     sagemaker.create_model(
         ModelName=f"{name}-model",
         ExecutionRoleArn="arn:aws:iam::123456789012:role/tdk",
@@ -59,7 +61,7 @@ def create_mme_endpoint(name: str, instance_type: str = "ml.g4dn.xlarge") -> Non
         EndpointConfigName=f"{name}-config", ProductionVariants=[variant]
     )
     sagemaker.create_endpoint(EndpointName=name, EndpointConfigName=f"{name}-config")
-    boto3.client("application-autoscaling", region_name=REGION).register_scalable_target(
+    boto3.client("application-autoscaling", region_name=region).register_scalable_target(
         ServiceNamespace="sagemaker",
         ResourceId=f"endpoint/{name}/variant/AllTraffic",
         ScalableDimension="sagemaker:variant:DesiredInstanceCount",

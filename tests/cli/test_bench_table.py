@@ -23,3 +23,29 @@ def test_failed_probes_read_as_failed_not_none() -> None:
     text = screen.getvalue()
     assert "m-0: cold failed, first warm failed" in text and "None" not in text
     assert "probe requests failed: {'http_500': 2}" in text
+
+
+def _record(ok: int, errors: dict[str, int], probes: dict[str, int]) -> dict[str, object]:
+    failed_probes = sum(probes.values())
+    return {
+        "probe_errors": probes, "cold_ms": None if failed_probes else 3.0,
+        "first_warm_ms": None if failed_probes > 1 else 1.0,
+        "levels": [{"ok": ok, "errors": errors}],
+    }  # fmt: skip
+
+
+def test_bench_says_how_many_requests_failed() -> None:
+    import pytest
+
+    from cli.bench import _check_failures
+    from tdk.errors import TdkError
+
+    screen = io.StringIO()
+    console = Console(file=screen, width=200, color_system=None)
+    out = Output(console=console, err=console)
+    _check_failures(out, _record(10, {}, {}))
+    assert screen.getvalue() == ""
+    _check_failures(out, _record(8, {"ModelError": 2}, {}))
+    assert "2 of 12 requests failed (ModelError: 2)" in screen.getvalue()
+    with pytest.raises(TdkError, match=r"every request failed \(500 of 500: ModelError: 500\)"):
+        _check_failures(out, _record(0, {"ModelError": 498}, {"ModelError": 2}))

@@ -41,7 +41,9 @@ def test_committed_stacks_are_healthy_on_the_day_the_facts_were_checked() -> Non
              if f["fact"] == "newer Triton releases"}  # fmt: skip
     assert newer == {"aged"}
     rest = [f for s in report["stacks"].values() for f in s if f["fact"] != "newer Triton releases"]
-    assert all(f["status"] == "ok" for f in rest)
+    # what only the kit's own tables say is "unverified" (issue 37), the rest compared and ok
+    assert {f["status"] for f in rest} == {"ok", "unverified"}
+    assert all("the kit's" in f["note"] for f in rest if f["status"] == "unverified")
 
 
 def test_aged_facts_are_reported_without_failing() -> None:

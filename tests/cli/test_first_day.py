@@ -200,6 +200,11 @@ def test_validate_target_without_its_unit_says_which_default_it_checks(
 
 
 def test_defaults_agree_on_local() -> None:
+    """Every operation command leaves --target to --stack, else local (one default, declared in
+    infra.targets.deployment and said in the help)."""
+    from infra.targets.deployment import DEFAULT_TARGET
+
+    assert DEFAULT_TARGET == "local"
     command = typer.main.get_command(app)
     for path in (
         ("invoke",),
@@ -212,7 +217,8 @@ def test_defaults_agree_on_local() -> None:
         for name in path:
             found = found.commands[name]  # type: ignore[attr-defined]
         [target] = [p for p in found.params if "--target" in p.opts]
-        assert str(target.default) == "local", (path, target.default)
+        assert target.default is None, (path, target.default)
+        assert "the --stack's, else local" in (target.help or ""), path
 
 
 def test_local_down_with_nothing_running_exits_0(

@@ -48,6 +48,19 @@ def blocks(path: Path) -> list[Block]:
     return found
 
 
+def marked(path: Path, mark: str) -> list[Block]:
+    """The fenced blocks right after ``<!-- doctest: MARK -->`` (e.g. ``moto``: run against a
+    mocked cloud rather than in a shell)."""
+    text = path.read_text(encoding="utf-8")
+    found = []
+    for match in FENCE.finditer(text):
+        before = text[: match.start()].rstrip().splitlines()
+        if before and before[-1].strip() == f"<!-- doctest: {mark} -->":
+            line = text.count("\n", 0, match.start()) + 1
+            found.append(Block(path, line, match.group(1), match.group(2), False))
+    return found
+
+
 def tdk_lines(path: Path) -> list[tuple[str, str]]:
     """(where, command line) of every ``tdk`` command the file shows: shell blocks, CI YAML
     ``run:`` steps and inline code spans."""

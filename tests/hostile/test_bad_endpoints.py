@@ -72,7 +72,8 @@ def test_bench_counts_garbage_bodies_as_bad_responses(
         args = ["bench", "--target-model", MODEL, "--store", store, "-c", "2"]
         args += ["--duration", "0.3", "--json", *_target(kind, url, aws_at)]
         result = runner.invoke(app, args)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # every request failed: nothing was measured
+    assert "every request failed" in result.stderr
     record = json.loads(result.stdout)
     [level] = record["levels"]
     assert level["ok"] == 0
@@ -104,7 +105,7 @@ def test_bench_counts_timeouts_and_ends(behaviour: str, store: str) -> None:
         started = time.monotonic()
         result = runner.invoke(app, args)
         elapsed = time.monotonic() - started
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # every request failed
     assert elapsed < 15, elapsed
     record = json.loads(result.stdout)
     assert record["probe_errors"] == {"timeout": 2}

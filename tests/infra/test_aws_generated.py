@@ -71,3 +71,29 @@ def test_g6e_sizes_are_accepted_by_every_aws_target(size: str) -> None:
     assert sizing.ic_instance("k", f"ml.g6e.{size}").gpus == gpus
     spec = instance_spec("eks", f"g6e.{size}")
     assert spec.gpu is not None and spec.gpu.kind == "L40S"
+
+
+@pytest.mark.parametrize("service", ["sagemaker", "ec2"])
+def test_every_gpu_family_botocore_lists_is_described_or_refused(service: str) -> None:
+    """g7e, g7, p5e, p5en, p6-b200/b300 (botocore 1.44.8) were refused as unknown."""
+    known = set(facts.EC2_GPU_FAMILIES) | set(facts.UNSUPPORTED_GPU_FAMILIES)
+    missing = set(aws.gpu_families(service)) - known
+    assert not missing, f"add {sorted(missing)} to infra/facts/hardware.py"
+
+
+def test_the_new_gpu_families_are_offered_where_aws_takes_them() -> None:
+    assert sizing.ic_instance("k", "ml.p6-b200.48xlarge").gpus == 8
+    assert sizing.ic_instance("k", "ml.g7e.12xlarge").gpus == 2
+    spec = instance_spec("eks", "p5e.48xlarge")
+    assert spec.gpu is not None and spec.gpu.kind == "H200" and spec.gpus == 8
+    assert facts.GPUS["B200"].compute == (10, 0) and facts.GPUS["RTX-PRO-6000"].memory_gib == 96
+    assert "ml.g7e.2xlarge" not in single_gpu_types()  # MME: g4dn, g5, p3 only
+
+
+def test_doctor_names_a_gpu_family_the_kit_does_not_know(monkeypatch: pytest.MonkeyPatch) -> None:
+    from infra.facts import doctor
+
+    listed = {"sagemaker": [*aws.gpu_families("sagemaker"), "g8x"], "ec2": []}
+    monkeypatch.setattr(doctor, "_generated_families", lambda: listed)
+    (found,) = [f for f in doctor.botocore_findings() if f.fact == "GPU instance families"]
+    assert found.status == "aged" and "g8x" in found.note

@@ -86,6 +86,9 @@ def test_triton_role_is_irsa_only_and_reads_only_the_release_prefix(eks: StackRu
     assert get["Resource"] == "arn:aws:s3:::my-tdk-releases/releases/v1/*"
     listing = next(s for s in statements if s["Action"] == "s3:ListBucket")
     assert listing["Condition"]["StringLike"]["s3:prefix"][0] == "releases/v1/*"
+    # tdk build's Job writes only the release's plan cache
+    put = next(s for s in statements if s["Action"] == "s3:PutObject")
+    assert put["Resource"] == "arn:aws:s3:::my-tdk-releases/releases/v1/plans/*"
     for statement in statements:
         assert statement["Resource"] != "*" and "s3:*" not in str(statement["Action"])
 
@@ -161,6 +164,9 @@ def test_monitoring_amp_scraper_rules_cloudwatch_dashboard_and_alarms(eks: Stack
         ({"eksGpuNodesMin": 4, "eksGpuNodesMax": 2}, "eksGpuNodesMin (4) is greater than"),
         ({"releaseUrl": "gs://bucket/releases/v1"}, "scheme must be one of s3://"),
         ({"k8sGpusPerPod": 2}, "exceeds the 1 GPU(s) of g5.xlarge"),
+        # one hardware table: p5.4xlarge has 1 H100 (eks/builders.py used to say 8)
+        ({"eksGpuInstanceType": "p5.4xlarge", "k8sGpusPerPod": 2}, "exceeds the 1 GPU(s)"),
+        ({"eksGpuInstanceType": "g5.3xlarge"}, "g5 has no size '3xlarge'"),
         ({"eksAvailabilityZones": "us-west-2a,us-west-2b"}, "2 or 3 zones of us-east-1"),
         ({"eksKubernetesVersion": "1.20"}, "valid choices: 1.31"),
         ({"eksKubernetesVersion": "1.33"}, "extended support"),
@@ -176,6 +182,14 @@ def test_bad_config_fails_before_any_resource(
     with pytest.raises(ConfigError) as caught:
         stack_runner("eks-dev", overrides=overrides)
     assert message in str(caught.value)
+
+
+@pytest.mark.parametrize(("instance", "gpus"), [("p5.48xlarge", 8), ("p6-b200.48xlarge", 8),
+                                               ("g7e.24xlarge", 4)])  # fmt: skip
+def test_the_hardware_tables_gpu_count_bounds_gpus_per_pod(instance: str, gpus: int) -> None:
+    run = run_stack("eks-dev", overrides={"eksGpuInstanceType": instance, "k8sGpusPerPod": gpus})
+    pod = run.one("kubernetes:apps/v1:Deployment").inputs["spec"]["template"]["spec"]
+    assert pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == gpus
 
 
 def test_multi_gpu_instances_allow_more_gpus_per_pod() -> None:

@@ -54,7 +54,7 @@ def test_validate_checks_a_plan_against_the_deployed_image(plan_repo: Path) -> N
     """Row 6: ``--target sagemaker --instance-type ml.g5.xlarge`` used to check 25.09."""
     status, out = _validate(plan_repo, "--target", "sagemaker", "--instance-type", "ml.g5.xlarge")
     findings = json.loads(out[: out.rindex("]") + 1])
-    assert status == 0 and [f["code"] for f in findings] == ["TDK906"]
+    assert status == 1 and [f["code"] for f in findings] == ["TDK906"]
     assert "Triton 26.05" in findings[0]["message"] and "25.09" not in out
 
 
@@ -84,3 +84,39 @@ def test_the_facts_lookup_refuses_a_release_nvidia_has_not_published(
     monkeypatch.delitem(facts.IMAGES, "26.08")
     with pytest.raises(ConfigError, match=r"26\.08 is not a release"):
         tf.image_facts("26.08")
+
+
+def _codes(out: str) -> list[str]:
+    return [f["code"] for f in json.loads(out[: out.rindex("]") + 1])]
+
+
+def test_a_t4_plan_on_an_a10g_is_an_error_on_the_default_image(plan_repo: Path) -> None:
+    """Row 6 of issue 35: a plan built on a T4 (7.5) checked for ml.g5.xlarge (A10G, 8.6)
+    passed on 26.05 (TensorRT unknown) and warned on 25.09; Triton cannot load it: an error."""
+    g5 = ["--target", "sagemaker", "--instance-type", "ml.g5.xlarge"]
+    for built in ("7.5:10.13", "7.5:10.13@26.05"):
+        status, out = _validate(plan_repo, *g5, "--trt-built-for", built)
+        assert (status, _codes(out)) == (1, ["TDK907"]), out
+        assert "7.5" in out and "A10G" in out
+    status, out = _validate(plan_repo, *g5, "--image", "25.09", "--trt-built-for", "7.5:10.13")
+    assert (status, _codes(out)) == (1, ["TDK907"])
+    # built on an A10G in the TensorRT container of the image's own release: loads
+    assert _validate(plan_repo, *g5, "--trt-built-for", "8.6:10.16@26.05") == (0, "[]\n")
+
+
+def test_another_tensorrt_or_release_is_an_error(plan_repo: Path) -> None:
+    g5 = ["--target", "sagemaker", "--instance-type", "ml.g5.xlarge"]
+    status, out = _validate(plan_repo, *g5, "--image", "25.09", "--trt-built-for", "8.6:10.4")
+    assert (status, _codes(out)) == (1, ["TDK907"]) and "10.4" in out
+    assert _validate(plan_repo, *g5, "--image", "25.09", "--trt-built-for", "8.6:10.13")[0] == 0
+    if facts.IMAGES["26.05"].tensorrt is None:  # compared by the container release instead
+        status, out = _validate(plan_repo, *g5, "--trt-built-for", "8.6:10.13@25.09")
+        assert (status, _codes(out)) == (1, ["TDK906"]) and "25.09" in out
+
+
+def test_a_hardware_compatible_plan_runs_on_ampere_and_later_only(plan_repo: Path) -> None:
+    l4 = ["--target", "gke", "--gpu", "nvidia-l4", "--image", "25.09"]
+    assert _validate(plan_repo, *l4, "--trt-built-for", "ampere+:10.13")[0] == 0
+    t4 = ["--target", "sagemaker", "--instance-type", "ml.g4dn.xlarge", "--image", "25.09"]
+    status, out = _validate(plan_repo, *t4, "--trt-built-for", "ampere+:10.13")
+    assert (status, _codes(out)) == (1, ["TDK907"]) and "ampere+" in out

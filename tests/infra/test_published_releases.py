@@ -68,11 +68,13 @@ def test_every_release_row_has_its_cuda_source_and_date() -> None:
 
 @pytest.mark.parametrize("version", sorted(PUBLISHED))
 def test_pinning_a_published_release_on_eks_validates_against_its_facts(
-    tmp_path: Path, version: str
+    tmp_path: Path, sample_repo: Path, version: str
 ) -> None:
-    repo = make_repo(tmp_path / "repo", {"engine": (PLAN, {"1/model.plan": b"\0plan"})})
-    status, findings = _validate(repo, _pinned(tmp_path, version))
-    assert status == 0 and [f["code"] for f in findings] == ["TDK906"]
+    project = _pinned(tmp_path, version)
+    assert _validate(sample_repo, project) == (0, [])
+    plans = make_repo(tmp_path / "repo", {"engine": (PLAN, {"1/model.plan": b"\0plan"})})
+    _, findings = _validate(plans, project)
+    assert [f["code"] for f in findings] == ["TDK906"]
     assert f"Triton {version}" in findings[0]["message"]  # checked against this release's row
 
 

@@ -99,10 +99,8 @@ def test_dev_stack_declares_components_with_reservations(dev: StackRun) -> None:
         assert needs["MinMemoryRequiredInMb"] >= 1024
         assert request["RuntimeConfig"]["CopyCount"] >= 1  # AWS: one copy or more at create
         assert request["VariantName"] == "AllTraffic"
-        # one copy allows no rolling batch (5-50% of the copy count): SageMaker's default update
-        assert request["RuntimeConfig"]["CopyCount"] > 1 or "deploymentConfig" not in (
-            component.inputs
-        )
+        batch = component.inputs["deploymentConfig"]["rollingUpdatePolicy"]["maximumBatchSize"]
+        assert batch["type"] == "CAPACITY_PERCENT" and 5 <= batch["value"] <= 50
 
 
 def test_each_component_runs_triton_on_its_own_archive(dev: StackRun) -> None:
@@ -192,37 +190,50 @@ def test_every_alarm_is_a_valid_put_metric_alarm(dev: StackRun) -> None:
         valid("cloudwatch", "PutMetricAlarm", requests.put_metric_alarm(alarm.inputs))
 
 
-@pytest.mark.parametrize(("copies", "batch", "expected"), [(2, 1, 1), (4, 3, 2), (40, 1, 2)])
+@pytest.mark.parametrize(("low", "initial", "high"), [(0, 1, 1), (0, 1, 40), (1, 2, 4)])
 def test_updates_roll_back_on_the_components_own_alarms(
-    tmp_path: Path, sample_repo: Path, copies: int, batch: int, expected: int
+    tmp_path: Path, sample_repo: Path, low: int, initial: int, high: int
 ) -> None:
-    """MaximumBatchSize stays within 5-50% of the copy count (botocore's shape docs)."""
+    """MaximumBatchSize is a share of the copies (CAPACITY_PERCENT, 5-50 %: botocore's shape
+    docs), so it stays valid at any count autoscaling reaches (0, 1, 40); a COPY_COUNT from
+    initialCopies was invalid there. Every component gets the rollback alarms the docs promise."""
     run = run_stack(
         STACK,
-        {"sagemakerIcInitialCopies": copies, "sagemakerIcMaxCopies": copies,
-         "sagemakerIcRollingBatchCopies": batch, "sagemakerIcMaxInstances": 40 * 3,
+        {"sagemakerIcMinCopies": low, "sagemakerIcInitialCopies": initial,
+         "sagemakerIcMaxCopies": high, "sagemakerIcMaxInstances": 40 * 3,
          **_published(tmp_path, sample_repo, "m-0")},
     )  # fmt: skip
     alarms = {a.inputs["name"] for a in run.of_type(ALARM)}
-    assert run.of_type(COMPONENT)
-    for component in run.of_type(COMPONENT):
-        valid("sagemaker", "UpdateInferenceComponent", requests.update_deployment_config(
-            component.inputs
-        ))  # fmt: skip
-        config = component.inputs["deploymentConfig"]
-        names = [a["alarmName"] for a in config["autoRollbackConfiguration"]["alarms"]]
-        assert names and set(names) <= alarms
-        name = component.inputs["inferenceComponentName"]
-        assert all(name in n for n in names)
-        size = config["rollingUpdatePolicy"]["maximumBatchSize"]
-        assert size == {"type": "COPY_COUNT", "value": expected}
-        assert 0.05 * copies <= size["value"] <= 0.5 * copies
+    (component,) = run.of_type(COMPONENT)
+    valid("sagemaker", "UpdateInferenceComponent", requests.update_deployment_config(
+        component.inputs
+    ))  # fmt: skip
+    config = component.inputs["deploymentConfig"]
+    names = [a["alarmName"] for a in config["autoRollbackConfiguration"]["alarms"]]
+    assert names and set(names) <= alarms
+    assert all(component.inputs["inferenceComponentName"] in n for n in names)
+    size = config["rollingUpdatePolicy"]["maximumBatchSize"]
+    assert size == {"type": "CAPACITY_PERCENT", "value": 50}
+    assert SESSION.get_service_model("sagemaker").shape_for(
+        "InferenceComponentCapacitySizeType"
+    ).enum == ["COPY_COUNT", "CAPACITY_PERCENT"]
 
 
-def test_a_one_copy_component_has_no_rolling_update(dev: StackRun) -> None:
-    for component in dev.of_type(COMPONENT):
+@pytest.mark.parametrize("percent", [4, 51])
+def test_a_batch_share_outside_5_to_50_percent_is_refused(percent: int) -> None:
+    run = run_stack(STACK, {"sagemakerIcRollingBatchPercent": percent}, expect_error=True)
+    assert isinstance(run.error, ConfigError)
+    assert "sagemakerIcRollingBatchPercent" in str(run.error)
+
+
+def test_a_one_copy_component_rolls_back_on_its_alarms(dev: StackRun) -> None:
+    """With the default initialCopies of 1, every component still gets a DeploymentConfig."""
+    components = dev.of_type(COMPONENT)
+    assert components
+    for component in components:
         assert component.inputs["runtimeConfig"]["copyCount"] == 1
-        assert "deploymentConfig" not in component.inputs
+        rollback = component.inputs["deploymentConfig"]["autoRollbackConfiguration"]
+        assert rollback["alarms"]
 
 
 def test_the_no_capacity_alarm_period_is_awss_60_seconds(dev: StackRun) -> None:

@@ -103,7 +103,7 @@ def test_unknown_target_and_missing_locations_name_the_option() -> None:
         (["metrics", "--target", "gke"], "--stack"),
         (["metrics", "--target", "eks", "--stack", "eks-dev"], "--workspace-id"),
         (["endpoint", "status", "--target", "gke", "--stack", "gke-dev"], "--url"),
-        (["metrics", "--target", "gke", "--stack", "eks-dev"], "deploys to 'eks'"),
+        (["metrics", "--target", "gke", "--stack", "eks-dev"], "the stack deploys to eks"),
     ):
         result = CliRunner().invoke(app, args)
         assert result.exit_code == 2, (args, result.output)

@@ -125,6 +125,8 @@ FIXTURES: dict[str, tuple[Fix, Fix]] = {
     "TDK113": (lambda r: (r / IC / "1" / "model.onnx").rename(r / IC / "1" / "m.onnx"), nothing),
     "TDK114": (lambda r: (r / TOK / "1" / "link").symlink_to("model.py"), nothing),
     "TDK115": (write(f"{IC}/1/model.onnx", b""), nothing),
+    "TDK117": (lambda r: (r / IC / "config.pbtxt").unlink(), nothing),
+    "TDK118": (write("plan/1/model.plan", b"a serialized engine"), nothing),
     "TDK116": (both(cfg(IC, lambda c: c.version_policy.specific.versions.append(1)), lambda r: (r / IC / "2").mkdir()),
                both(cfg(IC, lambda c: c.version_policy.specific.versions.append(1)), lambda r: shutil.copytree(r / IC / "1", r / IC / "2"))),
     "TDK201": (cfg(IC, lambda c: setattr(c, "max_batch_size", -1)), nothing),

@@ -6,6 +6,7 @@ import json
 import re
 from typing import Any
 
+from infra.facts import hardware as facts
 from infra.facts import kubernetes as kf
 from infra.k8s.addons import (  # noqa: F401 (the chart names are re-exported for callers)
     AUTOSCALER_CHART,
@@ -16,25 +17,32 @@ from infra.k8s.addons import (  # noqa: F401 (the chart names are re-exported fo
     KEDA_OPERATOR_SA,
 )
 from infra.k8s.spec import GPU_POOL, GPU_TAINT_KEY, GPU_TAINT_VALUE, POOL_LABEL
+from packager.plans import PLANS_PREFIX
 
-#: GPU instance families the kit deploys on (NVIDIA-accelerated AL2023 AMI), and why.
-GPU_FAMILIES: dict[str, str] = {
-    "g4dn": "NVIDIA T4 16 GB: lowest cost per inference",
-    "g5": "NVIDIA A10G 24 GB: the general-purpose inference GPU",
-    "g6": "NVIDIA L4 24 GB: T4 successor, best perf/W",
-    "g6e": "NVIDIA L40S 48 GB: large models on one GPU",
-    "p4d": "8x NVIDIA A100 40 GB",
-    "p5": "8x NVIDIA H100 80 GB",
-}
+#: GPU instance families the kit deploys on (NVIDIA-accelerated AL2023 AMI); their GPUs,
+#: counts and memory come from the one hardware table (infra/facts/hardware.py).
+EKS_GPU_FAMILIES: tuple[str, ...] = (
+    "g4dn", "g5", "g6", "g6e", "g7e", "p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300",
+)  # fmt: skip
+
+
+def _offer(family: str) -> str:
+    row = facts.EC2_GPU_FAMILIES[family]
+    most = max(row.gpus.values())
+    gpu = facts.GPUS[row.gpu]
+    return f"up to {most}x NVIDIA {row.gpu} {gpu.memory_gib} GB"
+
+
+GPU_FAMILIES: dict[str, str] = {family: _offer(family) for family in EKS_GPU_FAMILIES}
 
 #: Families EC2 offers that the kit refuses, with the reason shown to the user.
 REFUSED_FAMILIES: dict[str, str] = {
     "inf1": "AWS Inferentia: no CUDA, Triton's GPU backends cannot run (this is what we leave)",
     "inf2": "AWS Inferentia2: no CUDA, Triton's GPU backends cannot run",
     "trn1": "AWS Trainium: no CUDA",
-    "g4ad": "AMD Radeon GPUs: no CUDA",
     "g5g": "Graviton (arm64) with T4G: no NVIDIA-accelerated x86_64 AMI, arm64 Triton image",
     "p3": "V100: TensorRT 10 in current Triton images targets Turing (T4) and newer",
+    **facts.UNSUPPORTED_GPU_FAMILIES,
 }
 
 #: Cluster Autoscaler's GPU node label (its AWS provider's ``GPULabel``): with it, CA treats a
@@ -45,14 +53,19 @@ ACCELERATOR_OF_FAMILY: dict[str, str] = {
     "g5": "nvidia-a10g",
     "g6": "nvidia-l4",
     "g6e": "nvidia-l40s",
+    "g7e": "nvidia-rtx-pro-6000",
     "p4d": "nvidia-tesla-a100",
+    "p4de": "nvidia-a100-80gb",
     "p5": "nvidia-h100",
+    "p5e": "nvidia-h200",
+    "p5en": "nvidia-h200",
+    "p6-b200": "nvidia-b200",
+    "p6-b300": "nvidia-b300",
 }
 
 GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"  # drivers + container toolkit preinstalled
 SYSTEM_AMI_TYPE = "AL2023_x86_64_STANDARD"
-_INSTANCE = re.compile(r"^([a-z0-9]+)\.([a-z0-9]+)$")
-_MULTI_GPU = {"12xlarge": 4, "24xlarge": 4, "48xlarge": 8, "metal": 8}
+_INSTANCE = re.compile(r"^([a-z0-9-]+)\.([a-z0-9]+)$")
 
 AUTOSCALER_SA = "cluster-autoscaler"
 #: chart versions per Kubernetes minor: infra/facts/kubernetes.py (device plugin, autoscaler)
@@ -67,11 +80,10 @@ def split_instance(instance_type: str) -> tuple[str, str] | None:
 
 
 def gpus_of(instance_type: str) -> int:
-    """GPUs in an instance of a supported family (p4d/p5 carry 8)."""
+    """GPUs in an instance (the hardware table's count; 0 for a size it does not list)."""
     family, size = split_instance(instance_type) or ("", "")
-    if family in ("p4d", "p5"):
-        return 8
-    return _MULTI_GPU.get(size, 1)
+    row = facts.EC2_GPU_FAMILIES.get(family)
+    return row.gpus.get(size, 0) if row is not None else 0
 
 
 def _doc(*statements: dict[str, Any]) -> str:
@@ -102,7 +114,8 @@ def irsa_trust_policy(oidc_arn: str, issuer_url: str, namespace: str, service_ac
 
 
 def release_read_policy(bucket: str, prefix: str) -> str:
-    """GetObject under the release prefix; ListBucket only for keys under it."""
+    """GetObject under the release prefix; ListBucket only for keys under it; PutObject only
+    under its plan cache (``plans/``), where ``tdk build``'s Job writes TensorRT plans."""
     scope = f"{prefix}/" if prefix else ""
     return _doc(
         {
@@ -117,6 +130,12 @@ def release_read_policy(bucket: str, prefix: str) -> str:
             "Action": "s3:ListBucket",
             "Resource": f"arn:aws:s3:::{bucket}",
             "Condition": {"StringLike": {"s3:prefix": [f"{scope}*", prefix] if prefix else ["*"]}},
+        },
+        {
+            "Sid": "WritePlanCache",
+            "Effect": "Allow",
+            "Action": "s3:PutObject",
+            "Resource": f"arn:aws:s3:::{bucket}/{scope}{PLANS_PREFIX}*",
         },
     )
 

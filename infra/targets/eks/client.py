@@ -14,8 +14,9 @@ from tdk.errors import UsageError
 
 #: what ``tdk metrics --target eks`` needs when neither the workspace nor a URL was given
 WORKSPACE_HINT = (
-    "pass --workspace-id $(pulumi stack output ampWorkspaceId) (or --prometheus-url URL) "
-    "to `tdk metrics`"
+    "with the pulumi CLI installed --stack reads it from the stack's outputs; else pass "
+    "--outputs FILE (`pulumi stack output --json > FILE`), --workspace-id ID or "
+    "--prometheus-url URL to `tdk metrics`"
 )
 
 

@@ -7,6 +7,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
+from infra.facts import hardware as facts
+from infra.k8s.build_job import StoreCopy
 from infra.k8s.config import read_workload_config
 from infra.k8s.spec import TritonServiceSpec
 from infra.targets.base import Manifest, OutputValue, Refusal, TargetSpec
@@ -50,6 +52,13 @@ def _zones(reader: ConfigReader, region: str) -> tuple[str, ...]:
     return zones
 
 
+def eks_client(region: str) -> Any:
+    """The EKS API client ``doctor --online`` asks (a seam for botocore's Stubber)."""
+    import boto3
+
+    return boto3.client("eks", region_name=region)
+
+
 #: a GPU instance type the hints offer (the Pulumi.yaml default)
 SUGGESTED_GPU_INSTANCE = "g5.xlarge"
 
@@ -57,7 +66,14 @@ SUGGESTED_GPU_INSTANCE = "g5.xlarge"
 def _gpu_instance(reader: ConfigReader) -> str:
     """An instance type of a supported GPU family (refused families never get here)."""
     instance = reader.string("eksGpuInstanceType")
-    family, _ = b.split_instance(instance) or ("", "")
+    family, size = b.split_instance(instance) or ("", "")
+    if family in b.GPU_FAMILIES and not b.gpus_of(instance):
+        sizes = ", ".join(f"{family}.{s}" for s in facts.EC2_GPU_FAMILIES[family].gpus)
+        raise ConfigError(
+            f"{qualify('eksGpuInstanceType')} is {instance!r}: {family} has no size {size!r} "
+            f"in tdk's hardware table (infra/facts/hardware.py)",
+            hint=f"use one of {sizes}",
+        )
     if family not in b.GPU_FAMILIES:
         key = qualify("eksGpuInstanceType")
         raise ConfigError(
@@ -80,6 +96,12 @@ class EksTarget(KubernetesTarget[EksConfig]):
             Refusal("eksGpuInstanceType", f"{family}.*", why, SUGGESTED_GPU_INSTANCE)
             for family, why in b.REFUSED_FAMILIES.items()
         ]
+
+    def online_drift(self, config: EksConfig) -> tuple[str, list[str]] | None:
+        """The calendar against EKS's DescribeClusterVersions in the stack's region."""
+        from infra.targets.eks import versions
+
+        return versions.API, versions.drift(versions.describe(eks_client(config.region)))
 
     def parse_config(self, reader: ConfigReader, common: StackConfig) -> EksConfig:
         region = _region(reader)
@@ -126,6 +148,11 @@ class EksTarget(KubernetesTarget[EksConfig]):
         from infra.targets.eks.stack import declare_eks
 
         return declare_eks(config)
+
+    def store_copy(self, config: EksConfig, entry_url: str) -> StoreCopy:
+        from infra.targets.eks.plans import store_copy
+
+        return store_copy(config, entry_url)
 
     def workload_spec(self, config: EksConfig, output: OutputValue) -> TritonServiceSpec:
         prometheus_url = b.amp_query_url(config.region, output("ampWorkspaceId"))

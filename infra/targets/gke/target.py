@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
+from infra.k8s.build_job import StoreCopy
 from infra.k8s.config import read_workload_config
 from infra.k8s.spec import TritonServiceSpec
 from infra.targets.base import OutputValue, Refusal, TargetSpec
@@ -55,6 +56,15 @@ def _billing_account(reader: ConfigReader) -> str | None:
 SUGGESTED_ACCELERATOR = "nvidia-l4"
 
 
+def gke_session() -> Any:
+    """An authorized HTTP session (Application Default Credentials) for ``doctor --online``."""
+    import google.auth
+    from google.auth.transport.requests import AuthorizedSession
+
+    credentials, _ = google.auth.default(scopes=["https://www.googleapis.com/auth/cloud-platform"])
+    return AuthorizedSession(credentials)
+
+
 class GkeTarget(KubernetesTarget[GkeConfig]):
     """GKE: cluster, GPU pool, Triton workload, KEDA, Managed Prometheus, dashboards, alerts."""
 
@@ -67,6 +77,13 @@ class GkeTarget(KubernetesTarget[GkeConfig]):
             Refusal("gkeGpuType", accelerator, why, SUGGESTED_ACCELERATOR)
             for accelerator, why in b.REFUSED_ACCELERATORS.items()
         ]
+
+    def online_drift(self, config: GkeConfig) -> tuple[str, list[str]] | None:
+        """The release-channel table against GKE's getServerConfig in the stack's region."""
+        from infra.targets.gke import versions
+
+        answer = versions.server_config(gke_session(), config.project, config.region)
+        return versions.API, versions.drift(answer)
 
     def parse_config(self, reader: ConfigReader, common: StackConfig) -> GkeConfig:
         project, region = _project_region(reader)
@@ -126,6 +143,11 @@ class GkeTarget(KubernetesTarget[GkeConfig]):
         from infra.targets.gke.stack import declare_gke
 
         return declare_gke(config)
+
+    def store_copy(self, config: GkeConfig, entry_url: str) -> StoreCopy:
+        from infra.targets.gke.plans import store_copy
+
+        return store_copy(config, entry_url)
 
     def workload_spec(self, config: GkeConfig, output: OutputValue) -> TritonServiceSpec:
         del output  # every value of a gke workload is known from its config

@@ -20,6 +20,7 @@ from infra.targets.operations import (
     Status,
     TargetClient,
     http_probe,
+    load_failures,
     poll_until_ready,
 )
 from tdk.errors import EndpointError, UsageError
@@ -98,7 +99,12 @@ class LocalClient(TargetClient):
                 "the local endpoint keeps its figures since it started, not over a window",
                 hint="drop --since for --target local",
             )
-        return readings(self._document()["metrics"])
+        snapshot = self._document()["metrics"]
+        failed = snapshot.get("ModelLoadFailures")
+        return [
+            *readings(snapshot),
+            load_failures(float(failed or 0), "/tdk/status ModelLoadFailures"),
+        ]
 
     def status(self) -> Status:
         details: dict[str, Any] = {"url": self.url}
@@ -108,7 +114,13 @@ class LocalClient(TargetClient):
         if code != 200:
             return Status(self.target, self.name, "Starting", False, f"/ping answered {code}")
         document = self._document()
+        failed: dict[str, str] = document.get("failed") or {}
         details.update(loaded=document.get("loaded"), models=document.get("models"))
+        if failed:
+            details["failed"] = failed
+            reasons = "; ".join(failed.values())
+            failure = f"{len(failed)} model(s) failed to load: {reasons}"
+            return Status(self.target, self.name, "Failed", False, failure, details, final=True)
         return Status(self.target, self.name, "InService", True, None, details)
 
     def wait(self, timeout: float, interval: float, on_change: OnChange) -> Status:

@@ -13,15 +13,16 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 
 from infra.clients.triton_errors import triton_error_text
-from infra.targets.local import cache, workdir
+from infra.targets.local import cache, lock, workdir
 from infra.targets.local.errors import ApiError, model_error, not_ready, unavailable, validation
 from infra.targets.local.metrics import Metrics
 from infra.targets.local.options import EndpointOptions
-from infra.targets.local.release import read_manifest
+from infra.targets.local.release import read_manifest_abandonable
 from infra.targets.local.upstream import UpstreamError, UpstreamPool
 from infra.triton_runtime.runtime import Runtime, TritonProcess
 from packager.manifest import Manifest, ManifestModel
@@ -29,6 +30,8 @@ from packager.stores import Store, open_store
 from tdk.errors import StoreError, TdkError
 
 log = logging.getLogger("tdk.local")
+
+
 IDLE_GRACE = 0.2  # seconds without requests before a loaded model counts as idle
 
 
@@ -43,6 +46,8 @@ class ModelState:
     last_used: float = 0.0
     loaded_at: float = 0.0
     loading: asyncio.Future[None] | None = field(default=None, repr=False)
+    #: why its last load failed (Triton's reason), until a load succeeds
+    failed: str | None = None
 
 
 class ModelManager:
@@ -65,6 +70,7 @@ class ModelManager:
         self._waiting = 0
         self._stopping = False
         self._claimed = False
+        self._workdir_lock: int | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
         self.store: Store = open_store(settings.store_url, settings.store_endpoint_url)
@@ -72,10 +78,15 @@ class ModelManager:
 
     async def start(self) -> None:
         """Read the manifest, reset the repository, start Triton and watch it."""
-        self.manifest = await asyncio.to_thread(read_manifest, self.store)
+        self.manifest = await read_manifest_abandonable(self.store)
         self.models = {m.target_model: ModelState(m) for m in self.manifest.models}
         self.metrics.known = frozenset(self.models)
         root = workdir.claim(self.workdir, adopt=not self.settings.workdir)
+        self._workdir_lock = lock.hold(
+            root / workdir.MARKER,
+            f"a local endpoint in the work directory {root}",
+            "give each endpoint its own --workdir",
+        )
         self._claimed = True
         self.workdir = root
         self.repository = root / "repository"
@@ -87,10 +98,12 @@ class ModelManager:
         self._watcher = asyncio.create_task(self._watch())
 
     async def _start_triton(self) -> None:
-        self.triton = TritonProcess(self.runtime, self.repository, self.workdir)
+        self.triton = TritonProcess(
+            self.runtime, self.repository, self.workdir, netns=self.settings.triton_netns
+        )
         await self.triton.start()
         self.pool.close()
-        self.pool = UpstreamPool("127.0.0.1", self.triton.http_port)
+        self.pool = UpstreamPool("127.0.0.1", self.triton.http_port, self.triton.open_socket)
         self.ready.set()
 
     async def stop(self) -> None:
@@ -103,6 +116,9 @@ class ModelManager:
         await self.triton.stop()
         if self._claimed:  # the work dir is the endpoint's: its staging goes
             workdir.remove(self.workdir, self.workdir / "staging")
+        if self._workdir_lock is not None:
+            os.close(self._workdir_lock)
+            self._workdir_lock = None
 
     async def _watch(self) -> None:
         """Triton died: forget what was loaded, restart it; models reload on demand."""
@@ -112,6 +128,7 @@ class ModelManager:
                 return
             self.ready.clear()
             log.error("Triton exited with code %s; restarting\n%s", code, self.triton.log_tail(5))
+            await self.triton.stop()  # its stubs and shared memory go before a new one starts
             for state in self.models.values():
                 state.loaded = False
             self.slots.clear()
@@ -152,6 +169,19 @@ class ModelManager:
         state.last_used = time.monotonic()
         return state
 
+    def reload_on_next_request(self, state: ModelState) -> None:
+        """The model's Python stub crashed: count it unloaded and free its slot; the next
+        request loads it again (Triton's load of a loaded model replaces its instances)."""
+        if state.loaded:
+            state.loaded = False
+            self.slots.discard(state.entry.target_model)
+            self.metrics.count("ModelUnloads", state.entry.target_model)
+            log.warning(
+                "%s: its Python stub crashed; reloading it on the next request",
+                state.entry.target_model,
+            )
+            self._notify()
+
     def release(self, state: ModelState) -> None:
         state.inflight -= 1
         if state.inflight == 0 and self._waiting:
@@ -191,6 +221,7 @@ class ModelManager:
                 self._notify()
                 raise
             state.loaded = True
+            state.failed = None
             state.loaded_at = time.monotonic()
         finally:
             state.loading = None
@@ -216,12 +247,12 @@ class ModelManager:
                 skip=self.disk.shared(),
             )
         except StoreError as exc:
-            self.metrics.count("ModelLoadFailures", entry.target_model)
-            raise model_error(f"cannot fetch {entry.target_model}: {exc.message}") from exc
+            message = self._load_failed(state, f"cannot fetch {entry.target_model}: {exc.message}")
+            raise model_error(message) from exc
         except TdkError as exc:
-            self.metrics.count("ModelLoadFailures", entry.target_model)
             fix = f" (hint: {exc.hint})" if exc.hint else ""
-            raise model_error(f"{entry.target_model} refused: {exc.message}{fix}") from exc
+            message = self._load_failed(state, f"{entry.target_model} refused: {exc.message}{fix}")
+            raise model_error(message) from exc
         self.metrics.observe("ModelDownloadingTime", result.download_s)
         self.disk.add(entry, result)
         idle = [s for s in self.models.values() if s.entry.target_model not in self.slots]
@@ -240,14 +271,22 @@ class ModelManager:
             ) from exc
         if response.status != 200:
             message = triton_error_text(response.body)
-            self.metrics.count("ModelLoadFailures", state.entry.target_model)
             self.disk.drop(state.entry)
             raise model_error(
-                f"Triton could not load {state.entry.target_model}: {message}",
+                self._load_failed(
+                    state, f"Triton could not load {state.entry.target_model}: {message}"
+                ),
                 original_status=response.status,
                 original_message=message,
             )
+        self.triton.protect_memory()
         self.metrics.observe("ModelLoadingTime", time.monotonic() - started)
+
+    def _load_failed(self, state: ModelState, message: str) -> str:
+        """Count a failed load and keep its reason for ``endpoint status``; the message."""
+        self.metrics.count("ModelLoadFailures", state.entry.target_model)
+        state.failed = message
+        return message
 
     # -- capacity ---------------------------------------------------------------------------
 
@@ -387,6 +426,7 @@ class ModelManager:
                 for s in sorted(self.models.values(), key=lambda s: -s.last_used)
                 if s.loaded
             ],
+            "failed": {s.entry.target_model: s.failed for s in self.models.values() if s.failed},
             "metrics": self.metrics.snapshot(self.loaded_count()),
         }
 

@@ -6,12 +6,29 @@ from datetime import UTC, datetime, timedelta
 
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import DEFAULT_TIMEOUT_S
-from infra.targets.operations import Locator, OnChange, Reading, Status, TargetClient
+from infra.targets.operations import (
+    Locator,
+    OnChange,
+    Reading,
+    Status,
+    TargetClient,
+    load_failures,
+)
 from infra.targets.sagemaker.endpoint import READY_STATE, EndpointState
 from infra.targets.sagemaker.entry import ENTRY
 
 #: the window ``tdk metrics`` reads when none is given
 DEFAULT_WINDOW = timedelta(hours=1)
+#: SageMaker MME publishes no figure for a model that fails to load: the caller gets a
+#: ModelError carrying the container's status and message (Triton's SageMaker front answers a
+#: failed load with 400 and Triton's reason), counted in Invocation4XXErrors, and the reason is
+#: logged in the endpoint's log group. Sources, checked 2026-11-27:
+#: https://docs.aws.amazon.com/sagemaker/latest/dg/mms-container-apis.html (load contract),
+#: https://docs.aws.amazon.com/sagemaker/latest/dg/multi-model-endpoint-cloudwatch-metrics.html
+MME_LOAD_FAILURES = (
+    "not published by SageMaker MME: a failed load is a ModelError (4xx) to the caller, counted "
+    "in 4xx errors; Triton's reason is in CloudWatch Logs /aws/sagemaker/Endpoints/{endpoint}"
+)
 
 
 def as_status(state: EndpointState) -> Status:
@@ -65,7 +82,7 @@ class SageMakerClient(TargetClient):
                 f.datapoints,
             )
             for f in endpoint_figures(client, self.endpoint, start, end)
-        ]
+        ] + [load_failures(None, MME_LOAD_FAILURES.format(endpoint=self.endpoint))]
 
     def _describe(self) -> EndpointState:
         from infra.clients.aws_session import aws_client

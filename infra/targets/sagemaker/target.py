@@ -79,6 +79,9 @@ class SageMakerTarget(Target[SageMakerConfig]):
     name: ClassVar[str] = ENTRY.name
     derived_names = DERIVED
     release_schemes: ClassVar[tuple[str, ...]] = ("s3",)
+    cannot_build: ClassVar[str | None] = (
+        "a SageMaker endpoint runs no build jobs; build on its instance type (docs/build.md)"
+    )
     cannot_render: ClassVar[str | None] = (
         "SageMaker runs the Triton container itself; there is no cluster to apply manifests to"
     )

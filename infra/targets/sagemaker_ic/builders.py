@@ -6,7 +6,6 @@ the program declares to the SageMaker API's request shapes, which tests validate
 
 from __future__ import annotations
 
-import math
 import shlex
 from collections.abc import Sequence
 from typing import Any
@@ -74,33 +73,18 @@ def release_prefixes(components: Sequence[ComponentSpec]) -> tuple[str, ...]:
 
 
 #: RollingUpdatePolicy.MaximumBatchSize "must be between 5% to 50% of the copy count of the
-#: inference component" (botocore sagemaker InferenceComponentRollingUpdatePolicy docs, botocore
-#: 1.44; https://docs.aws.amazon.com/sagemaker/latest/APIReference/
-#: API_InferenceComponentRollingUpdatePolicy.html; checked 2026-11-26)
-ROLLING_BATCH_SHARE = (0.05, 0.5)
+#: inference component"; InferenceComponentCapacitySize.Type is COPY_COUNT or CAPACITY_PERCENT
+#: (botocore 1.44.8 sagemaker service-2.json; https://docs.aws.amazon.com/sagemaker/latest/
+#: APIReference/API_InferenceComponentRollingUpdatePolicy.html; checked 2026-11-27). A
+#: percentage is valid at every copy count autoscaling may reach (1, 0 or over 20 copies); a
+#: count fixed from initialCopies was not.
+ROLLING_PERCENT = (5, 50)
 
 
-def rolling_batch(rolling: Rolling, copies: int) -> int | None:
-    """Copies per rolling batch for a component of ``copies`` copies: the configured batch kept
-    within 5-50% of the copy count, or None when no whole batch is (one copy: no rolling)."""
-    low = math.ceil(copies * ROLLING_BATCH_SHARE[0])
-    high = math.floor(copies * ROLLING_BATCH_SHARE[1])
-    if high < max(low, 1):
-        return None
-    return min(max(rolling.batch_copies, low), high)
-
-
-def deployment_config(
-    rolling: Rolling, rollback_alarms: Sequence[Any], copies: int
-) -> dict[str, Any] | None:
-    """Rolling updates of a component, one batch of copies at a time, rolled back when one of
-    ``rollback_alarms`` fires (UpdateInferenceComponent DeploymentConfig); None for a component
-    whose copy count allows no rolling batch (one copy): SageMaker's default update then
-    replaces it, since a DeploymentConfig must carry a RollingUpdatePolicy."""
-    size = rolling_batch(rolling, copies)
-    if size is None:
-        return None
-    batch = {"type": "COPY_COUNT", "value": size}
+def deployment_config(rolling: Rolling, rollback_alarms: Sequence[Any]) -> dict[str, Any]:
+    """Rolling updates of a component, ``batch_percent`` of its copies at a time, rolled back
+    when one of ``rollback_alarms`` fires (UpdateInferenceComponent DeploymentConfig)."""
+    batch = {"type": "CAPACITY_PERCENT", "value": rolling.batch_percent}
     config: dict[str, Any] = {
         "rolling_update_policy": {
             "maximum_batch_size": batch,

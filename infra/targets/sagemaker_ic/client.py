@@ -17,12 +17,13 @@ from infra.targets.operations import (
     Reading,
     Status,
     TargetClient,
+    load_failures,
     poll_until_ready,
 )
 from infra.targets.sagemaker_ic.monitoring import METRICS
 from infra.targets.sagemaker_ic.names import TARGET_NAME as NAME
 from infra.targets.sagemaker_ic.scaling import COMPONENT_DIMENSION
-from infra.targets.sagemaker_ic.status import IcEndpointState, describe
+from infra.targets.sagemaker_ic.status import FAILED, IcEndpointState, describe
 from tdk.errors import EndpointError
 
 if TYPE_CHECKING:
@@ -103,7 +104,8 @@ class InferenceComponentsClient(TargetClient):
 
     def metrics(self, window: timedelta | None) -> list[Reading]:
         """Each component's figures over ``window`` (key ``<component>.<figure>``)."""
-        components = [c.component for c in self.state().components]
+        state = self.state()
+        components = [c.component for c in state.components]
         end = datetime.now(UTC).replace(microsecond=0)
         start = end - (window or DEFAULT_WINDOW)
         period = window_period(start, end)
@@ -113,6 +115,11 @@ class InferenceComponentsClient(TargetClient):
             for j, spec in enumerate(METRICS)
         }
         values = self._fetch(queries, start, end, period)
+        failed = sum(1 for c in state.components if c.status in FAILED)
+        source = "DescribeInferenceComponent: components in a failed state (FailureReason)"
+        return [load_failures(float(failed), source), *self._readings(queries, values)]
+
+    def _readings(self, queries: dict[str, Any], values: dict[str, list[float]]) -> list[Reading]:
         return [
             Reading(
                 f"{component}.{spec.key}",

@@ -59,9 +59,9 @@ class Startup:
 
 @dataclass(frozen=True)
 class Rolling:
-    """RollingUpdatePolicy of component updates: copies per batch and bake time."""
+    """RollingUpdatePolicy of component updates: percent of the copies per batch, bake time."""
 
-    batch_copies: int
+    batch_percent: int
     wait_seconds: int
 
 

@@ -16,24 +16,10 @@ from infra.config import check_choice, qualify
 from infra.facts import hardware as facts
 from tdk.errors import ConfigError
 
-#: EC2 accelerated-computing sizes: (vCPUs, host memory GiB). Sources, checked 2026-11-26:
-#: https://aws.amazon.com/ec2/instance-types/g4/ , /g5/ , /g6/ , /g6e/ , /p3/ , /p4/ , /p5/
+#: EC2 accelerated-computing sizes: (vCPUs, host memory GiB), from the one hardware table
 HOST: dict[str, dict[str, tuple[int, int]]] = {
-    "g4dn": {"xlarge": (4, 16), "2xlarge": (8, 32), "4xlarge": (16, 64), "8xlarge": (32, 128),
-             "12xlarge": (48, 192), "16xlarge": (64, 256)},
-    "g5": {"xlarge": (4, 16), "2xlarge": (8, 32), "4xlarge": (16, 64), "8xlarge": (32, 128),
-           "12xlarge": (48, 192), "16xlarge": (64, 256), "24xlarge": (96, 384),
-           "48xlarge": (192, 768)},
-    "g6": {"xlarge": (4, 16), "2xlarge": (8, 32), "4xlarge": (16, 64), "8xlarge": (32, 128),
-           "12xlarge": (48, 192), "16xlarge": (64, 256), "24xlarge": (96, 384),
-           "48xlarge": (192, 768)},
-    "g6e": {"xlarge": (4, 32), "2xlarge": (8, 64), "4xlarge": (16, 128), "8xlarge": (32, 256),
-            "16xlarge": (64, 512), "12xlarge": (48, 384), "24xlarge": (96, 768),
-            "48xlarge": (192, 1536)},
-    "p3": {"2xlarge": (8, 61), "8xlarge": (32, 244), "16xlarge": (64, 488)},
-    "p4d": {"24xlarge": (96, 1152)},
-    "p5": {"4xlarge": (16, 256), "48xlarge": (192, 2048)},
-}  # fmt: skip
+    family: dict(row.host) for family, row in facts.EC2_GPU_FAMILIES.items()
+}
 
 #: Our planning assumptions (not AWS facts): the share of host memory and of each GPU's
 #: memory a copy may plan on (the rest is the platform's and the CUDA context's), how much

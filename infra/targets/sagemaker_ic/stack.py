@@ -208,9 +208,7 @@ class SageMakerInferenceComponents(pulumi.ComponentResource):
             if alarm_spec.rollback:
                 rollback.append(alarm.name)
         args = builders.component_args(spec, endpoint.name, model.name, config.startup)
-        deployment = builders.deployment_config(config.rolling, rollback, spec.initial_copies)
-        if deployment is not None:
-            args["deployment_config"] = deployment
+        args["deployment_config"] = builders.deployment_config(config.rolling, rollback)
         component = aws_native.sagemaker.InferenceComponent(
             base,
             aws_native.sagemaker.InferenceComponentArgs(**args),

@@ -60,7 +60,7 @@ class IcEndpointState:
         rows: list[Mapping[str, Any]] = [vars(c) for c in self.components]
         details = {**self.instances, "components": len(self.components)}
         return Status(target, self.name, state, self.ready, self.failed or self.failure,
-                      details, rows)  # fmt: skip
+                      details, rows, final=self.failed is not None)  # fmt: skip
 
 
 def _component(sagemaker: Any, name: str) -> ComponentState:

@@ -14,11 +14,12 @@ from infra.config import ConfigReader, StackConfig, check_capacity, check_choice
 from infra.facts.aws import enum
 from infra.sagemaker_common.components import check_component_names
 from infra.sagemaker_common.env import TritonKnobs, container_environment
-from infra.sagemaker_common.instances import host_ami, read_triton_version
+from infra.sagemaker_common.instances import NO_ENGINE_IMAGE, host_ami, read_triton_version
 from infra.sagemaker_common.settings import alarm_email, created_release_prefix
 from infra.targets.base import Refusal, Shortfall, Target, TargetSpec
 from infra.targets.checks import instance_spec
 from infra.targets.guardrails import read_budget, read_log_retention
+from infra.targets.sagemaker_ic.builders import ROLLING_PERCENT
 from infra.targets.sagemaker_ic.cloud_names import DERIVED
 from infra.targets.sagemaker_ic.config import (
     AwaitingRelease,
@@ -115,11 +116,24 @@ def _copies(
     return (with_manifest(declared, released) if declared else released), None
 
 
+def _refuse_engine(request: CopyRequest) -> None:
+    """A copy running an LLM engine cannot run on the SageMaker Triton images (TDK916)."""
+    if request.engine:
+        raise ConfigError(
+            f"{request.where}: {request.copy} runs the {request.engine} engine; the {NAME} "
+            f"target cannot serve it: {NO_ENGINE_IMAGE}",
+            hint="deploy the release's LLM copies with a gke or eks stack (the kit picks the "
+            "Triton image flavour that carries the engine), and list the other copies in "
+            f"{qualify(MODELS_KEY)}",
+        )
+
+
 def _components(
     reader: ConfigReader, common: StackConfig, instance: IcInstance, version: str
 ) -> tuple[tuple[ComponentSpec, ...], AwaitingRelease | None]:
     copies, awaiting = _copies(reader, common)
     for request in copies:
+        _refuse_engine(request)
         if request.decoupled:
             check_generate_image(request.where, request.copy, version)
     names = check_component_names(qualify(MODELS_KEY), [c.copy for c in copies])
@@ -160,6 +174,9 @@ class SageMakerIcTarget(Target[SageMakerIcConfig]):
     name: ClassVar[str] = NAME
     derived_names = DERIVED
     release_schemes: ClassVar[tuple[str, ...]] = ("s3",)
+    cannot_build: ClassVar[str | None] = (
+        "a SageMaker endpoint runs no build jobs; build on its instance type (docs/build.md)"
+    )
     cannot_render: ClassVar[str | None] = (
         "SageMaker runs the Triton containers itself; there is no cluster to apply manifests to"
     )
@@ -192,7 +209,11 @@ class SageMakerIcTarget(Target[SageMakerIcConfig]):
                 ),
             ),
             rolling=Rolling(
-                batch_copies=reader.integer("sagemakerIcRollingBatchCopies", minimum=1),
+                batch_percent=reader.integer(
+                    "sagemakerIcRollingBatchPercent",
+                    minimum=ROLLING_PERCENT[0],
+                    maximum=ROLLING_PERCENT[1],
+                ),
                 wait_seconds=reader.integer(
                     "sagemakerIcRollingWaitSeconds", minimum=0, maximum=3600
                 ),

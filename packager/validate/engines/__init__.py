@@ -4,6 +4,8 @@ so every other rule sees what Triton will load."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from packager.repository import ModelDir
 from packager.validate.engines import trtllm, vllm
 from packager.validate.engines.args import VllmImage
@@ -13,7 +15,7 @@ from packager.validate.findings import Sink
 def autocomplete(model: ModelDir) -> ModelDir:
     """``model`` with the config its engine backend completes (vLLM); others unchanged."""
     if model.backend == vllm.BACKEND:
-        return ModelDir(model.path, vllm.autocomplete(model.config))
+        return replace(model, config=vllm.autocomplete(model.config))
     return model
 
 
@@ -23,7 +25,7 @@ def check_engine(model: ModelDir, sink: Sink, image: VllmImage | None = None) ->
     if model.backend == vllm.BACKEND:
         vllm.check(model, sink, image)
     elif model.backend == trtllm.BACKEND:
-        trtllm.check_engine(model, sink)
+        trtllm.check_engine(model, sink, image.release if image else None)
     elif trtllm.is_llm_api(model):
         trtllm.check_llm_api(model, sink)
     trtllm.check_placeholders(model, sink)

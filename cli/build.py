@@ -1,0 +1,242 @@
+"""``tdk build``: a TensorRT plan for the GPU a stack serves on, parity-checked and cached."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from cli.common import EndpointUrlOpt, JsonOpt
+from cli.output import Output
+from tdk.errors import UsageError
+
+if TYPE_CHECKING:
+    from infra.tensorrt_plans.stage import BuildTarget, PlanBuild
+
+HARDWARE_HELP = (
+    "TensorRT hardware compatibility: ampere+ builds one plan for every GPU of compute "
+    "capability 8.0 or later. Its cost (TensorRT's HardwareCompatibilityLevel docs): kernels "
+    "limited to 48 KiB of shared memory, fewer tactics, some fusions prevented, cuDNN/cuBLAS "
+    "tactics off, so it can be slower (most for TF32). Needs an Ampere or later GPU to build."
+)
+
+
+def build(
+    model: Annotated[
+        Path, typer.Argument(help="ONNX model directory (config.pbtxt, 1/model.onnx).")
+    ],
+    stack: Annotated[
+        str, typer.Option("--stack", "-s", help="Stack whose GPU and Triton release to build for.")
+    ],
+    project_dir: Annotated[
+        Path, typer.Option("--project-dir", help="Directory holding Pulumi.yaml and stack files.")
+    ] = Path("."),
+    shape: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--shape",
+            help="NAME:MIN,OPT,MAX of an input's dynamic dimensions other than batch "
+            "(AxB for two), as trtexec's --minShapes/--optShapes/--maxShapes take them.",
+        ),
+    ] = None,
+    opt_batch: Annotated[
+        int | None,
+        typer.Option(
+            "--opt-batch", min=1, help="Batch size the profile is tuned for (default: max)."
+        ),
+    ] = None,
+    fp16: Annotated[
+        bool, typer.Option("--fp16", help="Allow FP16 kernels (trtexec --fp16).")
+    ] = False,
+    hardware: Annotated[str, typer.Option("--hardware-compatibility", help=HARDWARE_HELP)] = "",
+    atol: Annotated[
+        float | None, typer.Option("--atol", help="Parity: absolute tolerance (fp32 1e-3).")
+    ] = None,
+    rtol: Annotated[
+        float | None, typer.Option("--rtol", help="Parity: relative tolerance (fp32 1e-3).")
+    ] = None,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store", help="Store holding the plan cache (default: the stack's releaseUrl)."
+        ),
+    ] = None,
+    render: Annotated[
+        Path | None,
+        typer.Option(
+            "--render",
+            help="Write the build Job (and its staged inputs) to DIR instead of running it.",
+        ),
+    ] = None,
+    local: Annotated[
+        bool, typer.Option("--local", help="Build here (needs trtexec and an NVIDIA GPU).")
+    ] = False,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=60, help="Seconds the build Job may take.")
+    ] = 3600.0,
+    endpoint_url: EndpointUrlOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Build MODEL's TensorRT plan for the stack's GPU: on its GPU pool (a Kubernetes Job),
+    or --local; compare it with ONNX Runtime; cache it in the release store."""
+    from infra.tensorrt_plans.stage import BuildOptions, plan_build
+
+    out = Output(json_mode=json)
+    if render is not None and local:
+        raise UsageError("--render and --local both say where to build", hint="drop one")
+    settings, target = _target(project_dir, stack)
+    if not local:
+        settings.entry.deploy().check_build()
+    options = BuildOptions(tuple(shape or ()), opt_batch, fp16, hardware, atol, rtol)
+    planned = plan_build(model, target, options)
+    url = store or _release_url(settings, stack)
+    if render is not None:
+        _render(out, settings, planned, url, render, timeout)
+        return
+    from packager.stores import open_store
+
+    where = open_store(url, endpoint_url=endpoint_url)
+    from infra.tensorrt_plans.run import cached_record
+
+    record = cached_record(where, planned)
+    if record is None:
+        record = _run(out, settings, planned, where, local, timeout)
+        built = True
+    else:
+        built = False
+    _report(out, planned, where.describe(planned.key.prefix), record, built)
+
+
+def _target(project_dir: Path, stack: str) -> tuple[Any, BuildTarget]:
+    from infra.targets import registry
+    from infra.tensorrt_plans.stage import stack_target
+
+    settings = registry.load_stack(project_dir, stack)
+    return settings, stack_target(settings, stack)
+
+
+def _release_url(settings: Any, stack: str) -> str:
+    release = settings.common.release
+    if release is None:
+        raise UsageError(
+            f"stack {stack} has no releaseUrl: the plan cache lives in the release store",
+            hint="pass --store URL, or set the stack's releaseUrl",
+        )
+    return str(release.url)
+
+
+def _job(
+    settings: Any, planned: PlanBuild, url: str, timeout: float, strict: bool = True
+) -> list[dict[str, Any]]:
+    """The build Job's manifests; ``strict``: a value only the deployed stack knows (the EKS
+    role ARN) is an error instead of a ``${name}`` placeholder."""
+    from infra.targets.base import PlanJob
+    from infra.tensorrt_plans.run import job_name
+
+    job = PlanJob(
+        job_name(planned), f"{url.rstrip('/')}/{planned.key.prefix}",
+        planned.target.tensorrt_image, int(timeout),
+    )  # fmt: skip
+    placeholders: list[str] = []
+
+    def output(name: str) -> str:
+        placeholders.append(name)
+        return "${" + name + "}"
+
+    manifests = list(settings.entry.deploy().plan_job(settings.config, output, job))
+    if placeholders and strict:
+        raise UsageError(
+            f"the build Job needs the deployed stack's {', '.join(placeholders)}",
+            hint="run `pulumi up` first, or use --render and substitute them",
+        )
+    return manifests
+
+
+def _render(
+    out: Output, settings: Any, planned: PlanBuild, url: str, where: Path, timeout: float
+) -> None:
+    """The Job's YAML and its staged inputs under ``where``; nothing touches the cloud."""
+    from infra.k8s.render import manifest_yaml
+    from infra.tensorrt_plans.run import job_name
+    from infra.tensorrt_plans.stage import stage
+
+    job = job_name(planned)
+    manifests = _job(settings, planned, url, timeout, strict=False)
+    if where.exists() and not where.is_dir():
+        raise UsageError(f"--render {where} is a file", hint="name a directory")
+    inputs = where / f"{job}-input"
+    stage(planned, inputs)
+    path = where / f"{job}.yaml"
+    path.write_text("---\n".join(manifest_yaml(m) for m in manifests))
+    entry = f"{url.rstrip('/')}/{planned.key.prefix}"
+    if out.json_mode:
+        out.json({"job": str(path), "inputs": str(inputs), "entry": entry, "key": _key(planned)})
+        return
+    out.info(f"wrote {path} (Job {job}) and its inputs in {inputs}")
+    out.info(f"copy {inputs}/ to {entry}input/, then: kubectl apply -f {path}")
+
+
+def _run(
+    out: Output, settings: Any, planned: PlanBuild, where: Any, local: bool, timeout: float
+) -> Any:
+    from infra.tensorrt_plans import run
+    from infra.tensorrt_plans.stage import stage
+
+    with tempfile.TemporaryDirectory(prefix="tdk-build-") as tmp:
+        work = Path(tmp)
+        if local:
+            run.require_local_gpu()
+            stage(planned, work, release="")
+            return run.build_here(planned, work, where)
+        manifests = _job(settings, planned, where.url, timeout)
+        kubectl = run.require_kubectl()
+        stage(planned, work / "input")
+        run.upload_inputs(where, planned, work / "input")
+        path = work / "job.yaml"
+        from infra.k8s.render import manifest_yaml
+
+        path.write_text("---\n".join(manifest_yaml(m) for m in manifests))
+        run.run_kubectl(run.apply_argv(kubectl, path))
+        meta = manifests[0]["metadata"]
+        out.info(f"applied Job {meta['namespace']}/{meta['name']}; waiting for the build")
+        run.await_job(kubectl, run.JobRef(meta["namespace"], meta["name"]),
+                      timeout + run.WAIT_MARGIN_SECONDS)  # fmt: skip
+    record = run.cached_record(where, planned)
+    if record is None:
+        from tdk.errors import TdkError
+
+        raise TdkError(
+            f"the build Job finished but {where.describe(planned.key.prefix)} holds no plan",
+            hint="kubectl logs job/<name> -c upload shows what the upload did",
+        )
+    return record
+
+
+def _key(planned: PlanBuild) -> dict[str, str]:
+    from dataclasses import asdict
+
+    return asdict(planned.key)
+
+
+def _report(out: Output, planned: PlanBuild, entry: str, record: Any, built: bool) -> None:
+    parity = record.parity
+    if out.json_mode:
+        out.json(
+            {
+                "model": planned.name,
+                "built": built,
+                "entry": entry,
+                "key": _key(planned),
+                "built_for": record.built_for,
+                "parity": {"max_abs": parity.max_abs, "max_rel": parity.max_rel,
+                           "atol": parity.atol, "rtol": parity.rtol},
+            }
+        )  # fmt: skip
+        return
+    what = "built" if built else "cached (the same key builds nothing)"
+    out.info(
+        f"{planned.name}: plan {what} for {planned.target.gpu} ({record.built_for}) at {entry}; "
+        f"parity max abs {parity.max_abs:.3g}, max rel {parity.max_rel:.3g}"
+    )

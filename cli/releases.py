@@ -1,0 +1,39 @@
+"""``tdk releases``: the releases a store holds, oldest first, to pick one to roll back to."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from cli.common import EndpointUrlOpt, JsonOpt
+from cli.output import Output
+from tdk.errors import UsageError
+
+
+def releases(
+    store: Annotated[
+        str,
+        typer.Option(
+            "--store",
+            help="Store URL holding releases, one per prefix (e.g. s3://bucket/releases).",
+        ),
+    ],
+    endpoint_url: EndpointUrlOpt = None,
+    json_mode: JsonOpt = False,
+) -> None:
+    """List the releases under a store (each prefix with a manifest), oldest first."""
+    from packager.releases import list_releases
+
+    out = Output(json_mode=json_mode)
+    found = list_releases(store, endpoint_url)
+    if json_mode:
+        out.json([r.as_dict() for r in found])
+        return
+    if not found:
+        raise UsageError(
+            f"no release under {store}: no manifest.json in it or below it",
+            hint="publish one with `tdk package REPO --dest URL`, or name the store's prefix",
+        )
+    rows = [(r.url, r.created_at, str(r.models), f"{r.total_bytes:,}") for r in found]
+    out.table(f"releases under {store}", ["release", "created", "models", "bytes"], rows)

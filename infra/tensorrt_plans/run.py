@@ -1,0 +1,173 @@
+"""Run a plan build: on the stack's GPU pool (a Kubernetes Job, applied and awaited with
+kubectl), or here (``--local``, where trtexec and an NVIDIA GPU are).
+
+The cache is consulted first: a key already in the store builds nothing. A Job's inputs are
+uploaded to ``<entry>/input/`` before it is applied; the Job itself writes the plan and its
+record with the workload's identity. kubectl is driven through argument lists
+(``apply_argv``/``status_argv``/``logs_argv``) so a test sees the exact command lines.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from infra.tensorrt_plans.stage import PlanBuild
+from packager.plans import PlanRecord, cached, store_plan
+from packager.stores.base import Store, sha256_file
+from tdk.errors import TdkError, UsageError
+
+#: seconds between two looks at a running Job
+POLL_SECONDS = 10.0
+#: what the Job's deadline leaves kubectl to notice the end
+WAIT_MARGIN_SECONDS = 120
+
+
+@dataclass(frozen=True)
+class JobRef:
+    """A plan-build Job in the cluster."""
+
+    namespace: str
+    name: str
+
+
+def job_name(build: PlanBuild) -> str:
+    """``tdk-build-<onnx sha256 8>-<build digest 8>``: a DNS label, stable per key."""
+    digest = hashlib.sha256(build.key.prefix.encode()).hexdigest()[:8]
+    return f"tdk-build-{build.key.onnx_sha256[:8]}-{digest}"
+
+
+def require_kubectl() -> str:
+    """kubectl's path, or a UsageError saying what to do without it."""
+    found = shutil.which("kubectl")
+    if found is None:
+        raise UsageError(
+            "tdk build --stack runs the build Job with kubectl, which is not on PATH",
+            hint="install kubectl and point it at the stack's cluster, or write the Job with "
+            "--render DIR and apply it yourself (kubectl apply -f DIR)",
+        )
+    return found
+
+
+def apply_argv(kubectl: str, manifest: Path) -> list[str]:
+    return [kubectl, "apply", "-f", str(manifest)]
+
+
+def status_argv(kubectl: str, job: JobRef) -> list[str]:
+    return [kubectl, "-n", job.namespace, "get", "job", job.name, "-o", "json"]
+
+
+def logs_argv(kubectl: str, job: JobRef) -> list[str]:
+    return [kubectl, "-n", job.namespace, "logs", f"job/{job.name}", "-c", "build", "--tail=40"]
+
+
+def job_state(status: dict[str, Any]) -> str:
+    """``Complete``, ``Failed`` or ``Running`` from a Job's ``kubectl get -o json``."""
+    for condition in status.get("status", {}).get("conditions", []) or []:
+        if condition.get("status") == "True" and condition.get("type") in ("Complete", "Failed"):
+            return str(condition["type"])
+    return "Running"
+
+
+Runner = Callable[[list[str]], str]
+
+
+def run_kubectl(argv: list[str]) -> str:
+    """Run one kubectl command; a failure is a TdkError with its message."""
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=120)
+    if done.returncode != 0:
+        raise TdkError(
+            f"{' '.join(argv[1:4])}... failed: {done.stderr.strip()[-500:]}",
+            hint="check kubectl's context points at the stack's cluster (kubectl config "
+            "current-context)",
+        )
+    return done.stdout
+
+
+def await_job(
+    kubectl: str,
+    job: JobRef,
+    deadline_s: float,
+    run: Runner = run_kubectl,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> None:
+    """Wait until ``job`` completes; a failed Job is a TdkError carrying its build log, and
+    one still running at ``deadline_s`` seconds is a TdkError naming how to look."""
+    end = clock() + deadline_s
+    while True:
+        state = job_state(json.loads(run(status_argv(kubectl, job))))
+        if state == "Complete":
+            return
+        if state == "Failed":
+            log = run(logs_argv(kubectl, job))
+            raise TdkError(
+                f"the build Job {job.namespace}/{job.name} failed (a plan outside the parity "
+                f"tolerance is never uploaded):\n{log.strip()}",
+                hint=f"kubectl -n {job.namespace} describe job {job.name}",
+            )
+        if clock() >= end:
+            raise TdkError(
+                f"the build Job {job.namespace}/{job.name} did not finish in {deadline_s:.0f} s",
+                hint=f"kubectl -n {job.namespace} get pods -l job-name={job.name} (a GPU node "
+                "may still be starting); rerun tdk build to wait again",
+            )
+        sleep(POLL_SECONDS)
+
+
+def upload_inputs(store: Store, build: PlanBuild, work: Path) -> list[str]:
+    """Copy the staged work directory to ``<entry>input/``; the keys written."""
+    keys = []
+    for path in sorted(p for p in work.rglob("*") if p.is_file()):
+        key = build.key.prefix + "input/" + path.relative_to(work).as_posix()
+        store.put_file(key, path, sha256_file(path))
+        keys.append(key)
+    return keys
+
+
+def require_local_gpu() -> None:
+    """``--local`` needs trtexec and an NVIDIA GPU here; else a UsageError naming where."""
+    missing = [tool for tool in ("trtexec", "nvidia-smi") if shutil.which(tool) is None]
+    if missing:
+        raise UsageError(
+            f"--local builds where TensorRT and an NVIDIA GPU are; {' and '.join(missing)} "
+            "not found here",
+            hint="run tdk build --local inside nvcr.io/nvidia/tensorrt:<release>-py3 on a "
+            "machine with the target's GPU, or build on the stack's GPU pool: tdk build "
+            "--stack <gke or eks stack>",
+        )
+
+
+def build_here(build: PlanBuild, work: Path, store: Store) -> PlanRecord:
+    """Build in ``work`` with the local trtexec and GPU, check parity, cache the plan."""
+    from infra.tensorrt_plans.pod_build import build as pod_build
+
+    record = PlanRecord.from_json(json.dumps(pod_build(work)), str(work / "plan.json"))
+    target = build.target.tensorrt
+    built = record.built_for.split(":")[1].split("@")[0]
+    if target is not None and built != f"{target[0]}.{target[1]}":
+        raise TdkError(
+            f"this machine's TensorRT is {record.tensorrt_full}; Triton {build.target.release} "
+            f"runs TensorRT {target[0]}.{target[1]}: the plan would not load there",
+            hint=f"run inside {build.target.tensorrt_image}",
+        )
+    if not record.parity.passed:
+        raise TdkError(
+            f"the plan is outside the parity tolerance: max abs {record.parity.max_abs:.3g}, "
+            f"max rel {record.parity.max_rel:.3g} (atol {record.parity.atol}, rtol "
+            f"{record.parity.rtol})",
+            hint="build without --fp16, or pass --atol/--rtol if that error is acceptable",
+        )
+    store_plan(store, record, (work / "model.plan").read_bytes())
+    return record
+
+
+def cached_record(store: Store, build: PlanBuild) -> PlanRecord | None:
+    return cached(store, build.key)

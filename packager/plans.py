@@ -1,0 +1,211 @@
+"""TensorRT plans: what a plan was built for, and the plan cache in a release store.
+
+A plan (a serialized TensorRT engine) loads only with the TensorRT version that built it, on
+GPUs of the compute capability it was built on (unless it was built hardware-compatible,
+``ampere+``: any compute capability 8.0 or later, at a performance cost). ``BuiltFor`` records
+both, plus the release (``yy.mm``) of the TensorRT container that built it: NVIDIA builds
+Triton's own test plans with ``nvcr.io/nvidia/tensorrt:<Triton release>-py3``
+(triton-inference-server/server ``qa/common/gen_qa_model_repository``, checked 2026-11-27), so
+a plan built in the container of a Triton image's release matches that image's TensorRT.
+
+The cache: ``plans/<onnx sha256>/<target>/<profile+precision digest>/`` under a release root
+holds ``model.plan`` and ``plan.json`` (a ``PlanRecord``), ``plan.json`` written last. The
+same (ONNX sha256, TensorRT, compute capability, profile, precision) key is built once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from packager.stores.base import Store
+from tdk.errors import StoreError, TdkError, UsageError
+
+PLANS_PREFIX = "plans/"
+PLAN_FILE = "model.plan"
+RECORD_FILE = "plan.json"
+#: where a builder that cannot set tdk's checksum metadata (a SageMaker Processing job) leaves
+#: the plan and its record inside the entry, for ``adopt_output`` to check and cache
+OUTPUT_DIR = "output/"
+#: TensorRT's hardware-compatibility levels tdk builds with (trtexec
+#: ``--hardwareCompatibilityLevel``): "" none (the build GPU's compute capability only)
+HARDWARE_LEVELS = ("", "ampere+")
+AMPERE = (8, 0)
+_BUILT_FOR = re.compile(r"^(?:(\d+)\.(\d+)|(ampere\+)):(\d+)\.(\d+)(?:@(\d\d\.\d\d))?$")
+BUILT_FOR_HINT = (
+    "e.g. --trt-built-for 8.6:10.13 (compute capability 8.6, TensorRT 10.13); add @26.05 for "
+    "the TensorRT container release that built it, or use ampere+ for a hardware-compatible plan"
+)
+
+
+@dataclass(frozen=True)
+class BuiltFor:
+    """What a plan runs on: a compute capability (or ``ampere+``), a TensorRT major.minor, and
+    the release of the TensorRT container that built it ("" when not known)."""
+
+    compute: tuple[int, int]
+    tensorrt: tuple[int, int]
+    release: str = ""
+    hardware: str = ""  # one of HARDWARE_LEVELS
+
+    @classmethod
+    def parse(cls, value: str) -> BuiltFor:
+        """``8.6:10.13``, ``8.6:10.13@26.05`` or ``ampere+:10.13`` (the --trt-built-for form)."""
+        match = _BUILT_FOR.match(value.strip())
+        if not match:
+            raise UsageError(
+                f"--trt-built-for {value!r} is not <compute capability>:<TensorRT version>",
+                hint=BUILT_FOR_HINT,
+            )
+        major, minor, hardware, trt_major, trt_minor, release = match.groups()
+        compute = AMPERE if hardware else (int(major), int(minor))
+        return cls(compute, (int(trt_major), int(trt_minor)), release or "", hardware or "")
+
+    def __str__(self) -> str:
+        where = self.hardware or f"{self.compute[0]}.{self.compute[1]}"
+        text = f"{where}:{self.tensorrt[0]}.{self.tensorrt[1]}"
+        return f"{text}@{self.release}" if self.release else text
+
+    def runs_on(self, compute: tuple[int, int]) -> bool:
+        """Whether a GPU of ``compute`` capability can deserialize the plan."""
+        if self.hardware == "ampere+":
+            return compute >= AMPERE
+        return compute == self.compute
+
+
+def tensorrt_version(text: str) -> tuple[int, int]:
+    """``"10.13.3.9"`` -> (10, 13); a TdkError for anything else."""
+    match = re.match(r"^(\d+)\.(\d+)", text.strip())
+    if not match:
+        raise TdkError(f"{text!r} is not a TensorRT version", hint="expected e.g. 10.13.3")
+    return int(match.group(1)), int(match.group(2))
+
+
+@dataclass(frozen=True)
+class PlanKey:
+    """What makes two plans the same: the ONNX bytes, where it runs, how it was built.
+
+    ``tensorrt`` is the TensorRT the plan is built with, as the target knows it: a version
+    (``10.13``) or, where the image's TensorRT is not in tdk's facts, the container release
+    (``release-26.05``) whose TensorRT equals the Triton image's.
+    """
+
+    onnx_sha256: str
+    tensorrt: str
+    compute: str  # "8.6", or "ampere+" for a hardware-compatible plan
+    profile: str  # the trtexec shape arguments, canonical (``Profile.describe``)
+    precision: str  # "fp32" or "fp16"
+
+    @property
+    def target(self) -> str:
+        return f"cc{self.compute}-tensorrt-{self.tensorrt}"
+
+    @property
+    def build_digest(self) -> str:
+        text = json.dumps({"profile": self.profile, "precision": self.precision}, sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    @property
+    def prefix(self) -> str:
+        """The key's directory in the store, ``plans/<sha>/<target>/<digest>/``."""
+        return f"{PLANS_PREFIX}{self.onnx_sha256}/{self.target}/{self.build_digest}/"
+
+
+@dataclass(frozen=True)
+class Parity:
+    """The plan's outputs against ONNX Runtime's on the same inputs."""
+
+    max_abs: float
+    max_rel: float
+    atol: float
+    rtol: float
+    passed: bool
+
+
+@dataclass(frozen=True)
+class PlanRecord:
+    """``plan.json``: the key, what the plan was built for, its sha256 and its parity."""
+
+    key: PlanKey
+    built_for: str  # BuiltFor's text form
+    plan_sha256: str
+    parity: Parity
+    tensorrt_full: str = ""  # the builder's full version, e.g. "10.13.3.9"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, sort_keys=True) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str | bytes, source: str) -> PlanRecord:
+        try:
+            payload = json.loads(text)
+            return cls(
+                key=PlanKey(**payload["key"]),
+                built_for=str(BuiltFor.parse(payload["built_for"])),
+                plan_sha256=str(payload["plan_sha256"]),
+                parity=Parity(**payload["parity"]),
+                tensorrt_full=str(payload.get("tensorrt_full", "")),
+                extra=dict(payload.get("extra", {})),
+            )
+        except (ValueError, KeyError, TypeError, UsageError) as exc:
+            raise TdkError(
+                f"{source}: not a tdk plan record ({exc.__class__.__name__}: {exc})",
+                hint="delete that plan directory; `tdk build` writes it again",
+            ) from exc
+
+
+def cached(store: Store, key: PlanKey) -> PlanRecord | None:
+    """The record of ``key``'s plan in ``store`` when the plan is there whole, else None."""
+    record_key = key.prefix + RECORD_FILE
+    if store.sha256_of(record_key) is None:
+        return None
+    record = PlanRecord.from_json(store.get_bytes(record_key), store.describe(record_key))
+    if record.key != key or store.sha256_of(key.prefix + PLAN_FILE) != record.plan_sha256:
+        return None  # a damaged or foreign entry: built again
+    return record
+
+
+def store_plan(store: Store, record: PlanRecord, plan: bytes) -> None:
+    """Write ``plan`` and then its record (the record last: no record, no cache entry)."""
+    if hashlib.sha256(plan).hexdigest() != record.plan_sha256:
+        raise TdkError("the plan's bytes do not match its record's sha256", hint="build again")
+    if not record.parity.passed:
+        raise TdkError(
+            f"refusing to cache a plan outside the parity tolerance (max abs "
+            f"{record.parity.max_abs:.3g}, max rel {record.parity.max_rel:.3g})",
+            hint="rebuild without --fp16, or loosen --atol/--rtol if the error is acceptable",
+        )
+    store.put_bytes(record.key.prefix + PLAN_FILE, plan)
+    store.put_bytes(record.key.prefix + RECORD_FILE, record.to_json().encode(), "application/json")
+
+
+def adopt_output(store: Store, key: PlanKey) -> PlanRecord:
+    """Cache the plan a builder left in ``<entry>output/``: its record must name ``key`` and
+    the plan's sha256, and pass parity; a TdkError says which did not."""
+    where = store.describe(key.prefix + OUTPUT_DIR)
+    record = PlanRecord.from_json(
+        store.get_bytes(key.prefix + OUTPUT_DIR + RECORD_FILE), where + RECORD_FILE
+    )
+    if record.key != key:
+        raise TdkError(
+            f"{where}{RECORD_FILE} is the record of another build",
+            hint="run tdk build again; the output of another key is never adopted",
+        )
+    plan = store.get_bytes(key.prefix + OUTPUT_DIR + PLAN_FILE)
+    store_plan(store, record, plan)  # checks the sha256 and the parity
+    return record
+
+
+def plans_for(store: Store, onnx_sha256: str, target: str) -> list[PlanRecord]:
+    """Every cached plan of the ONNX model ``onnx_sha256`` for ``target`` (``PlanKey.target``)."""
+    prefix = f"{PLANS_PREFIX}{onnx_sha256}/{target}/"
+    try:
+        keys = [k for k in store.list_keys(prefix) if k.endswith("/" + RECORD_FILE)]
+    except StoreError:
+        return []
+    records = [PlanRecord.from_json(store.get_bytes(k), store.describe(k)) for k in sorted(keys)]
+    return [r for r in records if cached(store, r.key) == r]

@@ -1,0 +1,160 @@
+"""`tdk build`: the Job `--render` writes for the gke and eks stacks (kubernetes-validate
+--strict, the TensorRT image of the Triton image's release, the Triton pods' placement and
+identity), the cache hit that builds nothing, and the refusals (no kubectl, no GPU here, a
+target that runs no Jobs)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from cli.main import app
+from infra.tensorrt_plans.stage import BuildTarget
+from packager.plans import store_plan
+from packager.stores import open_store
+from tests.tensorrt_plans.helpers import SEQ, fake_plan, model_dir, planned, record_for
+
+ROOT = Path(__file__).resolve().parents[2]
+K8S_VERSION = "1.33"  # as tests/cli/test_render.py pins it
+SHAPES = [arg for shape in SEQ for arg in ("--shape", shape)]
+runner = CliRunner()
+
+
+def _build(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, ["build", *args, "--project-dir", str(ROOT)])
+    return result.exit_code, result.output
+
+
+def _render(tmp_path: Path, stack: str) -> tuple[dict, Path]:
+    out = tmp_path / "job"
+    code, output = _build(str(model_dir(tmp_path)), "--stack", stack, *SHAPES,
+                          "--render", str(out), "--json")  # fmt: skip
+    assert code == 0, output
+    listing = json.loads(output)
+    return listing, Path(listing["job"])
+
+
+def _triton_deployment(tmp_path: Path, stack: str) -> dict:
+    out = tmp_path / "k8s"
+    result = runner.invoke(
+        app, ["render", "k8s", "--stack", stack, "--out", str(out), "--project-dir", str(ROOT)]
+    )
+    assert result.exit_code == 0, result.output
+    [path] = out.glob("*-deployment-*.yaml")
+    return yaml.safe_load(path.read_text())
+
+
+@pytest.mark.parametrize("stack", ["gke-dev", "eks-dev"])
+def test_the_rendered_job_passes_strict_validation_and_runs_like_triton(
+    tmp_path: Path, stack: str
+) -> None:
+    listing, path = _render(tmp_path, stack)
+    tool = Path(sys.executable).with_name("kubernetes-validate")
+    done = subprocess.run(
+        [str(tool), "--strict", "-k", K8S_VERSION, "--no-warn", str(path)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0 and "passed" in done.stdout, done.stdout + done.stderr
+    job = yaml.safe_load(path.read_text())
+    pod = job["spec"]["template"]["spec"]
+    triton = _triton_deployment(tmp_path, stack)["spec"]["template"]["spec"]
+    # the TensorRT container of the Triton image's own release
+    [triton_image] = [c["image"] for c in triton["containers"]]
+    [build] = [c for c in pod["initContainers"] if c["name"] == "build"]
+    release = triton_image.rsplit(":", 1)[1].split("-")[0]
+    assert build["image"] == f"nvcr.io/nvidia/tensorrt:{release}-py3"
+    assert build["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    # the GPU pool and the workload identity the Triton pods have
+    assert pod["nodeSelector"] == triton["nodeSelector"]
+    assert pod["tolerations"] == triton["tolerations"]
+    assert pod["serviceAccountName"] == triton["serviceAccountName"]
+    assert (
+        job["metadata"]["namespace"] == _triton_deployment(tmp_path, stack)["metadata"]["namespace"]
+    )
+    # the upload names the cache entry; the Job never retries a failed build
+    [upload] = pod["containers"]
+    assert listing["entry"] + "plan.json" in " ".join(upload["command"])
+    assert job["spec"]["backoffLimit"] == 0
+
+
+def test_render_stages_the_parity_inputs_and_onnx_runtime_reference(tmp_path: Path) -> None:
+    listing, _ = _render(tmp_path, "gke-dev")
+    inputs = Path(listing["inputs"])
+    spec = json.loads((inputs / "build.json").read_text())
+    assert (
+        "--optShapes='input_ids':32x64,'attention_mask':32x64,'token_type_ids':32x64"
+        in (spec["build_args"])
+    )
+    assert spec["release"] == "26.05" and spec["key"] == listing["key"]
+    with np.load(inputs / "reference.npz") as reference:
+        assert reference["logits"].shape == (32, 2)
+    ids = np.fromfile(inputs / "inputs" / "0.bin", dtype=np.int64)
+    assert ids.size == 32 * 64 and set(np.unique(ids)) <= {0, 1}
+    assert (inputs / "pod_build.py").read_text().startswith('"""Build a TensorRT plan')
+
+
+def test_a_cached_key_builds_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No kubectl, no GPU: the hit is answered from the store alone."""
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    model = model_dir(tmp_path)
+    build = planned(model)
+    store = open_store(f"file://{tmp_path / 'release'}")
+    plan = fake_plan()
+    store_plan(store, record_for(build, plan), plan)
+    code, output = _build(str(model), "--stack", "gke-dev", *SHAPES,
+                          "--store", store.url, "--json")  # fmt: skip
+    assert code == 0, output
+    report = json.loads(output)
+    assert report["built"] is False and report["built_for"] == "8.9:10.16@26.05"
+
+
+def test_without_kubectl_the_build_is_refused_before_anything_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    release = tmp_path / "release"
+    code, output = _build(str(model_dir(tmp_path)), "--stack", "gke-dev", *SHAPES,
+                          "--store", f"file://{release}")  # fmt: skip
+    assert code == 2 and "kubectl" in output and "--render" in output
+    assert not release.exists()
+
+
+def test_local_without_a_gpu_refuses_naming_where_it_can_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    code, output = _build(str(model_dir(tmp_path)), "--stack", "gke-dev", *SHAPES, "--local",
+                          "--store", f"file://{tmp_path / 'release'}")  # fmt: skip
+    assert code == 2 and "trtexec" in output and "nvcr.io/nvidia/tensorrt" in output
+    assert "--stack" in output
+
+
+def test_a_sagemaker_stack_cannot_run_the_build_job(tmp_path: Path) -> None:
+    code, output = _build(str(model_dir(tmp_path)), "--stack", "sagemaker-dev", *SHAPES,
+                          "--render", str(tmp_path / "out"))  # fmt: skip
+    assert code == 2 and "sagemaker" in output and "docs/build.md" in output
+
+
+def test_a_model_without_an_onnx_file_is_refused(tmp_path: Path) -> None:
+    model = model_dir(tmp_path)
+    shutil.rmtree(model / "1")
+    code, output = _build(str(model), "--stack", "gke-dev", *SHAPES, "--render",
+                          str(tmp_path / "out"))  # fmt: skip
+    assert code == 2 and "model.onnx" in output
+
+
+def test_ampere_plus_cannot_target_a_turing_gpu(tmp_path: Path) -> None:
+    from infra.tensorrt_plans.stage import BuildOptions, plan_build
+    from tdk.errors import UsageError
+
+    t4 = BuildTarget("nvidia-tesla-t4", "T4", (7, 5), "26.05", None)
+    with pytest.raises(UsageError, match="Ampere"):
+        plan_build(model_dir(tmp_path), t4, BuildOptions(SEQ, hardware="ampere+"))
