@@ -41,3 +41,9 @@ def read_dev(target: str, overrides: dict[str, Any] | None = None) -> Any:
     reader = ConfigReader(merged_stack_config(ROOT, dev_stack(target), overrides or {}).get)
     common = read_stack_config(reader, deploy.name, deploy.release_schemes)
     return deploy.read_config(reader, common)
+
+
+def managed_targets() -> list[str]:
+    """Deployable targets that are not Kubernetes: the cloud runs the Triton container itself
+    (SageMaker MME, inference components)."""
+    return [name for name in deployable_targets() if name in api_targets()]
