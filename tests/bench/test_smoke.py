@@ -72,6 +72,8 @@ SCRIPTS: dict[str, tuple[list[str], set[str]]] = {
 INF = math.inf
 #: script -> figure -> (least, most), inclusive; a list figure: each of its values
 BOUNDS: dict[str, dict[str, tuple[float, float]]] = {
+    "bert_onnx.py": {"bytes": (1, 1e9)},
+    "trt_check.py": {},  # here nothing is measured: see _consistent
     "churn.py": {
         "errors": (0, 0),
         "req_per_s": (0.01, 1e5),
@@ -121,6 +123,11 @@ BOUNDS: dict[str, dict[str, tuple[float, float]]] = {
 def _consistent(report: dict[str, Any]) -> dict[str, Callable[[], bool]]:
     """Figures each script derives from others, to the precision it rounds them to."""
     return {
+        "bert_onnx.py": lambda: len(report["sha256"]) == 64 and bool(report["inputs"]),
+        "trt_check.py": lambda: (
+            report["ran"] == (not report["missing"])
+            and (report["measured"] is None) == (not report["ran"])
+        ),
         "churn.py": lambda: (
             abs(report["vs_baseline_req_per_s"] - report["req_per_s"] / 10.7) <= 0.006
         ),
