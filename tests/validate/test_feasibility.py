@@ -27,7 +27,7 @@ COMMITTED = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in ROOT.glob("Pu
 
 
 def validate(*args: str) -> tuple[int, list[dict[str, Any]]]:
-    result = CliRunner().invoke(app, ["validate", *args, "--format", "json"])
+    result = CliRunner().invoke(app, ["validate", *args, "--json"])
     assert result.exit_code in (0, 1), result.output
     return result.exit_code, json.loads(result.stdout)
 
@@ -194,7 +194,16 @@ def test_plan_writes_no_scaling_keys_into_a_stack_that_cannot_deploy(tmp_path: P
     measured = {"target": "sagemaker", "instance_type": "ml.g4dn.xlarge", "gpu": None,
                 "target_model": "m-0.tar.gz", "levels": [level]}  # fmt: skip
     bench.write_text(json.dumps(measured))
-    args = ["plan", str(bench), "--slo-ms", "50", "--peak-rps", "1000", "--write-stack", str(stack)]
+    args = [
+        "plan",
+        str(bench),
+        "--latency-budget-ms",
+        "50",
+        "--peak-rps",
+        "1000",
+        "--write-stack",
+        str(stack),
+    ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code != 0 and "Bad_Name.With.Dots" in result.output
     assert stack.read_text() == before
