@@ -162,6 +162,8 @@ def test_a_hostile_file_is_refused_naming_it(
     )
     flat = " ".join(result.output.replace("│", " ").split())
     fragment = LINK if (reader, kind) == ("ledger", "dev-zero") else FRAGMENTS[kind]
+    if reader == "manifest" and kind in ("fifo", "dev-zero"):
+        fragment = "not a regular file"  # the local endpoint refuses it before its reader
     assert fragment in flat, result.output
     assert path.name in flat, result.output
 
