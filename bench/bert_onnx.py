@@ -93,7 +93,8 @@ def main(argv: list[str]) -> int:
     import hashlib
     import json
 
-    model = write_model_dir(Path(argv[0]))
+    paths = [arg for arg in argv if not arg.startswith("--")]  # --json: always JSON
+    model = write_model_dir(Path(paths[0]) if paths else Path("bert-repo"))
     onnx_bytes = (model / "1" / "model.onnx").read_bytes()
     summary = {
         "model": str(model),

@@ -58,6 +58,7 @@ from infra.perf.tune import (  # noqa: E402
 )
 from packager.config import CONFIG_NAME, load_config  # noqa: E402
 from tdk.errors import UsageError  # noqa: E402
+from tdk.numbers import parse_number  # noqa: E402
 from tdk.signals import Terminated, terminations_interrupt  # noqa: E402
 
 GOAL_SPEEDUP = 1.5
@@ -323,16 +324,51 @@ def run_repeats(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _number(option: str, most: float, least: float = 0.01) -> Callable[[str], float]:
+    """An argparse type: a finite number from ``least`` to ``most`` (``nan``, ``inf`` refused)."""
+
+    def parse(text: str) -> float:
+        try:
+            return parse_number(text, option, least, most)
+        except UsageError as exc:
+            raise argparse.ArgumentTypeError(exc.message) from None
+
+    return parse
+
+
+def _whole(option: str, most: int = 1000) -> Callable[[str], int]:
+    """An argparse type: a whole number from 1 to ``most`` in ASCII digits (0 refused)."""
+
+    def parse(text: str) -> int:
+        try:
+            return int(parse_number(text, option, 1, most, integer=True))
+        except UsageError as exc:
+            raise argparse.ArgumentTypeError(exc.message) from None
+
+    return parse
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="last line: one JSON object")
     parser.add_argument("--quick", action="store_true", help="tiny space, short levels (smoke)")
-    parser.add_argument("--budget-ms", type=float, default=50.0, help="p99 latency budget")
-    parser.add_argument("--duration", type=float, default=None, help="seconds per window")
-    parser.add_argument("--stability", type=float, default=10.0, help="stable within this %%")
-    parser.add_argument("--max-windows", type=int, default=None, help="windows per point at most")
-    parser.add_argument("--rounds", type=int, default=None, help="re-measure rounds")
-    parser.add_argument("--tune-runs", type=int, default=None, help="tdk tune runs of the choice")
+    number, whole = _number, _whole  # argparse types: finite, in range, ASCII digits
+    parser.add_argument(
+        "--budget-ms", type=number("--budget-ms", 1e6), default=50.0, help="p99 latency budget"
+    )
+    parser.add_argument(
+        "--duration", type=number("--duration", 3600), default=None, help="seconds per window"
+    )
+    parser.add_argument(
+        "--stability", type=number("--stability", 999), default=10.0, help="stable within this %%"
+    )
+    parser.add_argument(
+        "--max-windows", type=whole("--max-windows"), default=None, help="windows per point"
+    )
+    parser.add_argument("--rounds", type=whole("--rounds"), default=None, help="re-measure rounds")
+    parser.add_argument(
+        "--tune-runs", type=whole("--tune-runs"), default=None, help="tdk tune runs of the choice"
+    )
     parser.add_argument(
         "--repeats-only", action="store_true", help="only the quick choice's five tune runs"
     )

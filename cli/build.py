@@ -111,18 +111,10 @@ def build(
 
 def _target(project_dir: Path, stack: str) -> tuple[Any, BuildTarget]:
     from infra.targets import registry
-    from infra.tensorrt_plans.stage import BuildTarget
+    from infra.tensorrt_plans.stage import stack_target
 
     settings = registry.load_stack(project_dir, stack)
-    spec = settings.entry.deploy().offer(settings.config)
-    if spec.gpu is None:
-        raise UsageError(
-            f"stack {stack} serves on {spec.label}, which has no GPU: a TensorRT plan needs one",
-            hint="build for a stack with a GPU instance type or node pool",
-        )
-    image = spec.image
-    return settings, BuildTarget(spec.label, spec.gpu.kind, spec.gpu.compute, image.version,
-                                 image.tensorrt)  # fmt: skip
+    return settings, stack_target(settings, stack)
 
 
 def _release_url(settings: Any, stack: str) -> str:

@@ -2,11 +2,36 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
 import typer
 
 from infra.clients.deadline import DEFAULT_TIMEOUT_S
+from tdk.numbers import check_number, parse_number
+
+
+def number(
+    option: str,
+    low: float | None = None,
+    high: float | None = None,
+    *,
+    above: bool = False,
+    integer: bool = False,
+) -> Callable[[Any], Any]:
+    """A typer ``parser=`` for a numeric option: written in ASCII digits, finite, in range
+    (``tdk.numbers``): ``nan``, ``1e999``, ``0_1`` and other scripts' digits are refused with
+    the option's name, where click's own int/float and ``min=`` let them through."""
+
+    def parse(value: Any) -> Any:
+        if isinstance(value, str):
+            return parse_number(value, option, low, high, above=above, integer=integer)
+        return check_number(value, option, low, high, above=above, integer=integer)
+
+    return parse
+
+
+MAX_SECONDS = 24 * 3600.0  # a timeout or window beyond a day is a typo
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of tables.")]
 StoreOpt = Annotated[
@@ -55,6 +80,8 @@ TimeoutOpt = Annotated[
     float,
     typer.Option(
         "--timeout",
+        parser=number("--timeout", 0, MAX_SECONDS, above=True),
+        metavar="SECONDS",
         help="Seconds one request may take in total: connect, headers and the whole body.",
     ),
 ]

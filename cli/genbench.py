@@ -11,6 +11,7 @@ import typer
 
 from cli.output import Output
 from infra.perf.genbench import GenLoad
+from tdk.bounded import read_bounded
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ RequestsOpt = Annotated[
     int, typer.Option("--requests", min=1, help="With --prompt/--prompts: requests in all.")
 ]
 DEFAULT_REQUESTS = 20
+PROMPTS_MAX_BYTES = 64 * 1024 * 1024  # prompts are held in memory, all of them
 
 
 def read_prompts(prompt: str | None, prompts: Path | None) -> tuple[str, ...]:
@@ -34,13 +36,12 @@ def read_prompts(prompt: str | None, prompts: Path | None) -> tuple[str, ...]:
         raise UsageError("--prompt and --prompts exclude each other", hint="pass one of them")
     if prompts is None:
         return (prompt,) if prompt else ()
-    try:
-        lines = prompts.read_text(encoding="utf-8").splitlines()
+    hint = "give a UTF-8 text file with one prompt per line"
+    try:  # a regular file only (a FIFO would block, /dev/zero never end), capped
+        lines = read_bounded(prompts, PROMPTS_MAX_BYTES).decode("utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(
-            f"--prompts {prompts}: cannot read it ({exc})",
-            hint="give a UTF-8 text file with one prompt per line",
-        ) from None
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise UsageError(f"--prompts {prompts}: cannot read it ({why})", hint=hint) from None
     found = tuple(line for line in lines if line.strip())
     if not found:
         raise UsageError(f"--prompts {prompts}: no prompt in it", hint="one prompt per line")

@@ -22,7 +22,7 @@ app = typer.Typer(
     help="Run a SageMaker multi-model endpoint on this machine.", no_args_is_help=True
 )
 
-NameOpt = Annotated[str, typer.Option("--name", help=help_of("name"))]
+NameOpt = Annotated[str, typer.Option("--endpoint", help=help_of("name"))]
 PortOpt = Annotated[int, typer.Option("--port", help=help_of("port"))]
 MaxLoadedOpt = Annotated[int, typer.Option("--max-loaded-models", "-k", help=help_of("max_loaded"))]
 CacheOpt = Annotated[
@@ -31,6 +31,7 @@ CacheOpt = Annotated[
 MaxBodyOpt = Annotated[int, typer.Option("--max-body-bytes", help=help_of("max_body"))]
 BodyTimeoutOpt = Annotated[float, typer.Option("--body-timeout", help=help_of("body_timeout"))]
 DetachOpt = Annotated[bool, typer.Option("--detach", "-d", help="Run in the background.")]
+NetnsOpt = Annotated[str, typer.Option("--triton-netns", help=help_of("triton_netns"))]
 GB = 1024**3
 
 TIMERS = (
@@ -75,10 +76,12 @@ def up(
     body_timeout: BodyTimeoutOpt = default_of("body_timeout"),
     detach: DetachOpt = False,
     endpoint_url: EndpointUrlOpt = None,
+    triton_netns: NetnsOpt = default_of("triton_netns"),
     json: JsonOpt = False,
 ) -> None:
     """Start the endpoint: boto3 `sagemaker-runtime` with endpoint_url=http://127.0.0.1:PORT."""
     from infra.targets.local import serve
+    from infra.targets.local.front import StartInterrupted
     from infra.triton_runtime.runtime import find_runtime
 
     out = Output(json_mode=json)
@@ -91,6 +94,7 @@ def up(
         max_body=max_body_bytes,
         body_timeout=body_timeout,
         store_endpoint_url=endpoint_url,
+        triton_netns=triton_netns,
     )
     find_runtime()
     if detach:
@@ -108,7 +112,13 @@ def up(
     out.info(
         f"starting local endpoint {name} on 127.0.0.1:{port or '(free port)'}; Ctrl-C stops it"
     )
-    serve.run(options, announce=lambda url: out.info(f"ready: {url}/endpoints/{name}/invocations"))
+    try:
+        serve.run(
+            options, announce=lambda url: out.info(f"ready: {url}/endpoints/{name}/invocations")
+        )
+    except StartInterrupted as exc:  # Ctrl-C while it started: stopped, cleaned up; say so
+        out.error(exc.message, exc.hint)
+        serve.leave_now(130)
 
 
 def _running(name: str) -> Any:

@@ -2,19 +2,36 @@
 
 from __future__ import annotations
 
-import functools
-import importlib
 import os
+import signal
 import sys
-from typing import Any
+import threading
 
-import typer
-from typer.core import TyperGroup
 
-from cli.help import use_user_words
-from cli.output import Output
-from packager import __version__
-from tdk.errors import TdkError
+def _interrupted_while_loading(signum: int, frame: object) -> None:
+    """Ctrl-C while the command line loads (nothing started yet): a line, no traceback."""
+    sys.stderr.write("\ninterrupted\n")
+    os._exit(128 + signum)
+
+
+#: while the modules below load (the first ~0.2 s of every command), Ctrl-C exits quietly
+_LOADING = threading.current_thread() is threading.main_thread()
+_BEFORE = signal.signal(signal.SIGINT, _interrupted_while_loading) if _LOADING else None
+
+import functools  # noqa: E402
+import importlib  # noqa: E402
+from typing import Any  # noqa: E402
+
+import typer  # noqa: E402
+from typer.core import TyperGroup  # noqa: E402
+
+from cli.help import use_user_words  # noqa: E402
+from cli.output import Output  # noqa: E402
+from packager import __version__  # noqa: E402
+from tdk.errors import TdkError  # noqa: E402
+
+if _LOADING:
+    signal.signal(signal.SIGINT, _BEFORE)
 
 
 class _TdkGroup(TyperGroup):
@@ -50,12 +67,52 @@ class _TdkGroup(TyperGroup):
 
 
 #: old option spellings, accepted for one release with a warning: old -> new
-DEPRECATED_OPTIONS: dict[str, str] = {"--endpoint-url": "--s3-endpoint-url"}
+DEPRECATED_OPTIONS: dict[str, str] = {
+    "--endpoint-url": "--s3-endpoint-url",
+    # one name for the latency target: tune's
+    "--slo-ms": "--latency-budget-ms",
+}
+#: old spellings of one command group only: (group, old) -> new
+DEPRECATED_IN: dict[tuple[str, str], str] = {
+    # one name for the endpoint: `invoke --endpoint` names what `local up` starts
+    ("local", "--name"): "--endpoint",
+}
+#: an option value with a spelling of its own now: (group, option, value) -> the new option
+DEPRECATED_VALUES: dict[tuple[str, str, str], str] = {
+    # one JSON switch for every command: --json (validate's --format keeps sarif and github)
+    ("validate", "--format", "json"): "--json",
+}
+
+
+def _deprecated(old: str, new: str) -> str:
+    from infra.targets import registry
+
+    registry.on_deprecated(f"{old} is now {new}")
+    return new
+
+
+def _values(args: list[str]) -> list[str]:
+    """``args`` with ``DEPRECATED_VALUES`` rewritten (``--format json`` -> ``--json``)."""
+    group = args[0] if args else ""
+    out: list[str] = []
+    rest = iter(args)
+    for arg in rest:
+        name, eq, value = arg.partition("=")
+        if not eq and (group, name) in {(g, o) for g, o, _ in DEPRECATED_VALUES}:
+            value = next(rest, "")
+            new = DEPRECATED_VALUES.get((group, name, value))
+            out += [_deprecated(f"{name} {value}", new)] if new else [arg, value]
+            continue
+        new = DEPRECATED_VALUES.get((group, name, value)) if eq else None
+        out.append(_deprecated(arg, new) if new else arg)
+    return out
 
 
 def modernize(args: list[str]) -> list[str]:
     """``args`` with the deprecated spellings replaced (each replacement warns once): the old
     option names, and old ``--target`` values (the registry's ``DEPRECATED``)."""
+    args = _values(args)
+    group = args[0] if args else ""
     out: list[str] = []
     target_value = False
     for arg in args:
@@ -67,11 +124,9 @@ def modernize(args: list[str]) -> list[str]:
         elif arg.startswith("--target="):
             arg = "--target=" + _new_target(arg.removeprefix("--target="))
         name, eq, value = arg.partition("=")
-        if name in DEPRECATED_OPTIONS:
-            from infra.targets import registry
-
-            registry.on_deprecated(f"{name} is now {DEPRECATED_OPTIONS[name]}")
-            arg = DEPRECATED_OPTIONS[name] + eq + value
+        new = DEPRECATED_IN.get((group, name)) or DEPRECATED_OPTIONS.get(name)
+        if new is not None:
+            arg = _deprecated(name, new) + eq + value
         out.append(arg)
     return out
 
@@ -149,6 +204,14 @@ def __getattr__(name: str) -> Any:
 def main() -> None:
     """Console entry point: only the command named on the line is imported (all of them for
     the root's help and for shell completion)."""
+    try:
+        _main()
+    except KeyboardInterrupt:  # before the command ran (its own Ctrl-C is click's "Aborted!")
+        sys.stderr.write("\ninterrupted\n")
+        sys.exit(130)
+
+
+def _main() -> None:
     args = sys.argv[1:]
     only = args[0] if args and args[0] in COMMANDS else None
     try:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -58,8 +59,8 @@ def package(
         typer.Option(
             "--trt-built-for",
             help="Record in the manifest what the TensorRT plans were built for: "
-            "<compute capability>:<TensorRT version>[@<TensorRT container release>], e.g. "
-            "8.6:10.13 or 8.6:10.16@26.05 (ampere+ for a hardware-compatible plan).",
+            "<compute capability>:<TensorRT version>, optionally @<TensorRT container "
+            "release>, e.g. 8.6:10.13 or 8.6:10.16@26.05 (ampere+ for a hardware-compatible plan).",
         ),
     ] = "",
     lock_timeout: Annotated[
@@ -70,25 +71,49 @@ def package(
             help="Seconds to wait while another publish holds the destination's lock.",
         ),
     ] = DEFAULT_LOCK_TIMEOUT,
+    stack: Annotated[
+        str | None,
+        typer.Option(
+            "--stack",
+            "-s",
+            help="Serve each ONNX model with the TensorRT plan `tdk build` cached for this "
+            "stack's GPU (named per compute capability); the manifest records built_for.",
+        ),
+    ] = None,
+    project_dir: Annotated[
+        Path, typer.Option("--project-dir", help="Directory holding Pulumi.yaml (with --stack).")
+    ] = Path("."),
+    plans: Annotated[
+        str | None,
+        typer.Option("--plans", help="Store holding the plan cache (default: --dest)."),
+    ] = None,
 ) -> None:
     """Validate, rename, archive and publish REPOS to --dest; the manifest is written last."""
     if trt_built_for:
         trt_built_for = str(BuiltFor.parse(trt_built_for))
     out = Output(json_mode=json)
     store = open_store(dest, endpoint_url=endpoint_url)
-    with out.progress(after_s=PROGRESS_AFTER_S) as phase:
-        result = publish(
-            repos,
-            store,
-            copies,
-            name_template,
-            share_composing,
-            level,
-            prune,
-            phase=phase,
-            trt_built_for=trt_built_for,
-            lock_timeout=lock_timeout,
-        )
+    with tempfile.TemporaryDirectory(prefix="tdk-plans-") as work:
+        built_for: dict[str, str] = {}
+        if stack is not None:
+            cache = open_store(plans or dest, endpoint_url=endpoint_url)
+            repos, built_for = _served_by_plans(out, repos, cache, project_dir, stack, Path(work))
+            if not trt_built_for and len(set(built_for.values())) == 1:
+                trt_built_for = next(iter(built_for.values()))
+        with out.progress(after_s=PROGRESS_AFTER_S) as phase:
+            result = publish(
+                repos,
+                store,
+                copies,
+                name_template,
+                share_composing,
+                level,
+                prune,
+                phase=phase,
+                trt_built_for=trt_built_for,
+                lock_timeout=lock_timeout,
+                built_for=built_for,
+            )
     models = result.manifest.models
     for warning in result.warnings:
         out.warn(warning)
@@ -140,6 +165,26 @@ def package(
             f"{len(result.stale)} object(s) of an earlier release remain under {result.url} "
             "(SageMaker MME can still load them); rerun with --prune to delete them"
         )
+
+
+def _served_by_plans(
+    out: Output, repos: list[Path], cache: Any, project_dir: Path, stack: str, work: Path
+) -> tuple[list[Path], dict[str, str]]:
+    """``repos`` staged with the cached plans for ``stack``'s GPU; model -> built_for."""
+    from infra.targets import registry
+    from infra.tensorrt_plans.stage import stack_target
+    from packager.plan_models import with_plans
+
+    target = stack_target(registry.load_stack(project_dir, stack), stack)
+    staged, planned = with_plans(repos, cache, target.cache_targets, target.compute_text, work)
+    for model in planned:
+        out.info(f"{model.name}: served by its TensorRT plan for {target.gpu} ({model.built_for})")
+    if not planned:
+        out.warn(
+            f"no cached TensorRT plan fits {target.gpu} on Triton {target.release}: the models "
+            f"are packaged as they are (tdk build MODEL --stack {stack} builds one)"
+        )
+    return staged, {model.name: model.built_for for model in planned}
 
 
 def _size(n: int) -> str:

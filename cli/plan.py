@@ -3,7 +3,7 @@ baseline; optionally write the stack's scaling keys."""
 
 from __future__ import annotations
 
-from decimal import Decimal, DecimalException, InvalidOperation
+from decimal import Decimal, DecimalException
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -13,7 +13,9 @@ from rich.markup import escape
 from cli.common import JsonOpt
 from cli.locate import OptionalTargetOpt
 from cli.output import Output
+from infra.planning.report import MAX_RATE
 from tdk.errors import UsageError
+from tdk.numbers import decimal_of
 
 if TYPE_CHECKING:
     from cli.locate import TargetName
@@ -32,13 +34,8 @@ MeasurementArg = Annotated[
 def _decimal(option: str, text: str | None) -> Decimal | None:
     if text is None:
         return None
-    try:
-        value = Decimal(text)
-    except InvalidOperation:
-        raise UsageError(f"{option} {text!r} is not a number", hint=f"e.g. {option} 100") from None
-    if not value.is_finite() or value < 0:
-        raise UsageError(f"{option} {text!r} must be >= 0", hint=f"e.g. {option} 100")
-    return value
+    # ASCII digits, finite, in range: 1e300 or an Arabic-Indic digit are refused, not priced
+    return decimal_of(text, option, 0, MAX_RATE, hint=f"e.g. {option} 100")
 
 
 def plan(
@@ -53,7 +50,8 @@ def plan(
         Path | None, typer.Option("--traffic", help="CSV of time,rps (one row per interval).")
     ] = None,
     slo_ms: Annotated[
-        str | None, typer.Option("--slo-ms", metavar="FLOAT", help="p99 the unit must meet (ms).")
+        str | None,
+        typer.Option("--latency-budget-ms", metavar="FLOAT", help="p99 the unit must meet (ms)."),
     ] = None,
     target: OptionalTargetOpt = None,
     instance_types: Annotated[
@@ -121,7 +119,7 @@ def plan(
         _token_plan(out, tokens, target, instance_types or [], where, baseline)
         return
     unit = load_measurement(measurement)
-    capacity = unit.capacity(_decimal("--slo-ms", slo_ms))
+    capacity = unit.capacity(_decimal("--latency-budget-ms", slo_ms))
     unit_rps = capacity.throughput_rps * unit.batch  # requests/s x inferences per request
     stack, settings = _stack(write_stack)
     entry = _entry(target.value if target else None, unit.target, settings)

@@ -70,6 +70,7 @@ def k8s(
     json: JsonOpt = False,
 ) -> None:
     """Render ServiceAccount, Deployment, Service, PDB, KEDA scaling and monitoring manifests."""
+    from infra.k8s.config import stack_alerts
     from infra.k8s.render import yaml_stream
     from infra.targets import registry
 
@@ -78,16 +79,20 @@ def k8s(
         raise UsageError("--out - and --json both use stdout", hint="drop one of them")
     known = _read_outputs(outputs) if outputs else None
     settings = registry.load_stack(project_dir, stack)
-    rendered = _fitted_render(settings, models, known) if models else settings.render(known)
+    if models:
+        rendered, config = _fitted_render(settings, models, known)
+    else:
+        rendered, config = settings.render(known), settings.config
+    alerts = stack_alerts(config, settings.reader)
     if out == "-":
         if rules_out is not None:
-            _write_alert_rules(settings.reader, rendered.manifests, rules_out)
+            _write_alert_rules(alerts, rendered.manifests, rules_out)
         sys.stdout.write(yaml_stream(rendered))
         sys.stdout.flush()
         _warn_placeholders(printer, stack, rendered.placeholders)
         _warn_stack_placeholders(printer, project_dir, stack, yaml_stream(rendered))
         return
-    _render_dir(printer, settings.reader, rendered, Path(out), rules_out, json)
+    _render_dir(printer, settings.reader, alerts, rendered, Path(out), rules_out, json)
     _warn_stack_placeholders(printer, project_dir, stack, yaml_stream(rendered))
 
 
@@ -102,23 +107,30 @@ def _warn_stack_placeholders(printer: Output, project_dir: Path, stack: str, tex
         printer.warn(f"{where}: {fix_hint(stack, written)}, then render again")
 
 
-def _fitted_render(settings: Any, repos: list[Path], known: dict[str, Any] | None) -> Any:
+def _fitted_render(
+    settings: Any, repos: list[Path], known: dict[str, Any] | None
+) -> tuple[Any, Any]:
     """The stack rendered with its workload fitted to the models of ``repos`` (validated as
-    ``tdk package`` validates them)."""
+    ``tdk package`` validates them, and through the one feasibility path), and that config."""
     from infra.k8s.config import with_models
     from infra.k8s.render import render_settings
+    from infra.targets.feasibility import require_feasible
     from infra.targets.k8s_models import model_needs
+    from packager.publish import load_models
 
     fitted = with_models(settings.config, model_needs(repos))
+    require_feasible(settings, load_models(repos))
     deploy = settings.entry.deploy()
-    return render_settings(
+    rendered = render_settings(
         settings.entry.name, settings.name, lambda output: deploy.render(fitted, output), known
     )
+    return rendered, fitted
 
 
 def _render_dir(
     printer: Output,
     reader: ConfigReader,
+    alerts: Any,
     rendered: Any,
     out: Path,
     rules_out: Path | None,
@@ -137,7 +149,7 @@ def _render_dir(
         {"path": str(path), "kind": m["kind"], "name": m["metadata"]["name"]}
         for path, m in zip(paths, rendered.manifests, strict=True)
     ]
-    rules = _write_alert_rules(reader, rendered.manifests, rules_path)
+    rules = _write_alert_rules(alerts, rendered.manifests, rules_path)
     for path in kept:
         printer.warn(f"kept {path}: an earlier render wrote it and it was edited since")
     if json:
@@ -169,21 +181,14 @@ def _warn_placeholders(printer: Output, stack: str, placeholders: list[str]) -> 
         )
 
 
-def _write_alert_rules(reader: ConfigReader, rendered: list[dict[str, Any]], path: Path) -> Path:
-    """The stack's alert rules as a plain Prometheus rule file at ``path``."""
-    from infra.k8s.alerts import alert_rules, rules_yaml
-    from infra.k8s.config import read_workload_config
+def _write_alert_rules(alerts: Any, rendered: list[dict[str, Any]], path: Path) -> Path:
+    """The (model-fitted) workload's alert rules as a plain Prometheus rule file at ``path``:
+    the rules the stack deploys, LLM rules included."""
+    from infra.k8s.alerts import rules_yaml, workload_rules
     from infra.k8s.ledger import write_atomic
 
-    alerts = read_workload_config(reader).alerts
     [workload] = [m["metadata"] for m in rendered if m["kind"] == "Deployment"]
-    rules = alert_rules(
-        workload["namespace"],
-        workload["name"],
-        alerts.latency_slo_ms,
-        alerts.error_rate_percent,
-        alerts.queue_ratio,
-    )
+    rules = workload_rules(workload["namespace"], workload["name"], alerts)
     if path.is_dir():
         raise UsageError(f"--rules-out {path} is a directory", hint="name a file")
     try:

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from tdk import bounded
 from tdk.errors import ConfigError, UsageError
 
 PROJECT = "triton-deploy-kit"
@@ -210,69 +209,18 @@ def _as_config_string(value: Any) -> str:
 
 
 MAX_STACK_FILE_BYTES = 1024 * 1024  # a stack file is a few KB; larger is not one
-MAX_EXPANDED_NODES = 100_000  # YAML nodes reachable through aliases ("billion laughs" guard)
-
-
-class _BoundedLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing aliases that expand past ``MAX_EXPANDED_NODES`` nodes:
-    nine nested anchors of ten aliases each are 10^9 values once serialised."""
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self._expanded = 0
-        self._sizes: dict[int, int] = {}
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        alias = self.check_event(yaml.AliasEvent)
-        node = super().compose_node(parent, index)
-        if alias:
-            self._expanded += self._size(node)
-            if self._expanded > MAX_EXPANDED_NODES:
-                raise yaml.YAMLError(f"its aliases expand to more than {MAX_EXPANDED_NODES} values")
-        return node
-
-    def _size(self, node: Any) -> int:
-        """Nodes under ``node`` once aliases are expanded (memoised: shared nodes once)."""
-        known = self._sizes.get(id(node))
-        if known is not None:
-            return known
-        size = 1
-        if isinstance(node, yaml.SequenceNode):
-            size += sum(self._size(child) for child in node.value)
-        elif isinstance(node, yaml.MappingNode):
-            size += sum(self._size(k) + self._size(v) for k, v in node.value)
-        self._sizes[id(node)] = size = min(size, MAX_EXPANDED_NODES + 1)
-        return size
 
 
 def _load_yaml(path: Path) -> dict[str, Any]:
-    if not path.is_file():
+    if not path.exists():
         raise UsageError(
             f"{path} does not exist",
             hint="run from the project root (where Pulumi.yaml is) or pass --project-dir",
         )
     try:
-        if path.stat().st_size > MAX_STACK_FILE_BYTES:
-            raise UsageError(
-                f"{path}: larger than {MAX_STACK_FILE_BYTES} bytes, not a stack file",
-                hint="check the file (a stack file holds a few KB of settings)",
-            )
-        text = path.read_text(encoding="utf-8")
-        data = yaml.load(text, Loader=_BoundedLoader) or {}
-    except UnicodeDecodeError as exc:
-        raise UsageError(
-            f"{path}: not UTF-8 text (byte {exc.start})", hint="save the file as UTF-8"
-        ) from None
-    except OSError as exc:
-        raise UsageError(
-            f"{path}: cannot read it ({exc.strerror})", hint="fix its permissions"
-        ) from None
-    except RecursionError:
-        raise UsageError(
-            f"{path}: nested too deeply to be a stack file", hint="fix the file"
-        ) from None
-    except yaml.YAMLError as exc:
-        raise UsageError(f"{path}: not valid YAML ({exc})", hint="fix the file") from exc
+        data = bounded.load_yaml(path, "fix the file", limit=MAX_STACK_FILE_BYTES) or {}
+    except bounded.DocumentError as exc:
+        raise UsageError(exc.message, hint=exc.hint) from None
     if not isinstance(data, dict):
         raise UsageError(f"{path}: expected a mapping at the top", hint="fix the file")
     return data

@@ -86,6 +86,41 @@ def snapshot(upload: Upload, stage: Path) -> Path:
     return Path(name)
 
 
+class StaleDigest(UnsafeInputError):
+    """The digest cache gave a sha256 that ``path``'s bytes do not have (the entry was edited
+    or damaged): the entry is dropped, and the release is built again from the bytes."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"the digest cache's sha256 of {path} disagrees with its bytes (an edited cache); "
+            "the entry was dropped",
+            hint="publish again: the file is hashed from its bytes",
+        )
+        self.path = path
+
+
+def snapshot_all(uploads: list[Upload], stage: Path, digests: FileDigests) -> list[Upload]:
+    """``uploads`` with each live input replaced by its private snapshot, read now, before the
+    store changes: a snapshot whose bytes are not the sha256 the digest cache gave raises
+    StaleDigest (the entry forgotten), so the caller can rebuild with nothing published."""
+
+    def take(upload: Upload) -> Upload:
+        if not upload.live:
+            return upload
+        assert upload.path is not None
+        try:
+            staged = snapshot(upload, stage)
+        except UnsafeInputError:
+            if not digests.from_cache(upload.path):
+                raise
+            digests.forget(upload.path)
+            raise StaleDigest(upload.path) from None
+        return replace(upload, path=staged, live=False, move=True)
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        return list(pool.map(take, uploads))
+
+
 @dataclass
 class Built:
     """What ``build_release`` decided: entries, every object, what it had to build."""

@@ -4,7 +4,10 @@ A republish must know what changed without reading hundreds of MB again. The cac
 file's digest on its real path and (size, mtime_ns, ctime_ns, inode, device): any write to the
 file changes its ctime, which no user tool can set back, so a hit is the same bytes.
 Stored as JSON under ``$TDK_CACHE_DIR`` (default ``$XDG_CACHE_HOME/tdk`` or ``~/.cache/tdk``);
-a cache that cannot be read or written is ignored, never an error.
+a cache that cannot be read or written is ignored, never an error. An entry found to disagree
+with the bytes (an edited cache: ``forget``) is dropped and its file hashed again; the cache is
+only ever replaced whole (a private file renamed over it), so two publishes at once each leave
+a whole cache.
 """
 
 from __future__ import annotations
@@ -12,17 +15,21 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import tempfile
 import threading
 from pathlib import Path
 
 from packager.stores.base import sha256_file
 from packager.userdirs import cache_dir
+from tdk import bounded
+from tdk.errors import TdkError
 
 CACHE_FILE = "file-sha256.json"
 MAX_ENTRIES = 50_000  # oldest entries are dropped beyond this (~150 bytes each)
 MAX_CACHE_BYTES = 64 * 1024 * 1024  # far above MAX_ENTRIES' worth: larger is not ours
 Stamp = tuple[int, int, int, int, int]
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def _entry(raw: object) -> tuple[Stamp, str] | None:
@@ -50,6 +57,7 @@ class FileDigests:
         #: a cache of tens of thousands of files costs one ``json.loads``, not a pass over each
         self._known: dict[str, object] = self._load()
         self._run: dict[str, str] = {}
+        self._cached: set[str] = set()  # real paths whose digest this run came from the cache
         self._lock = threading.Lock()
         self._changed = False  # nothing new: save() writes nothing
         self.hashed_bytes = 0  # bytes read to hash in this run (the cache's misses)
@@ -57,13 +65,11 @@ class FileDigests:
     def _load(self) -> dict[str, object]:
         """The cached entries; a cache too large, malformed or unreadable is ignored."""
         try:
-            if self.path.stat().st_size > MAX_CACHE_BYTES:
-                return {}
-            payload = json.loads(self.path.read_text(encoding="utf-8"))
+            payload = bounded.load_json(self.path, "", limit=MAX_CACHE_BYTES, depth=8)
             files = payload["files"]
             if not isinstance(files, dict):
                 return {}
-        except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        except (TdkError, OSError, KeyError, TypeError):
             return {}
         return files
 
@@ -74,7 +80,9 @@ class FileDigests:
                 return self._run[real]
         stamp = _stamp(os.stat(real))
         cached = _entry(self._known.get(real))
-        if cached is not None and cached[0] == stamp:
+        hit = cached is not None and cached[0] == stamp and _SHA256.fullmatch(cached[1])
+        if hit:
+            assert cached is not None
             digest = cached[1]
         else:
             digest = sha256_file(Path(real))
@@ -83,8 +91,25 @@ class FileDigests:
             self.hashed_bytes += stamp[0]
         with self._lock:
             self._run[real] = digest
+            if hit:
+                self._cached.add(real)
             self._remember(real, stamp, digest)
         return digest
+
+    def from_cache(self, path: Path) -> bool:
+        """Whether this run took ``path``'s digest from the cache (not from its bytes)."""
+        with self._lock:
+            return str(path.resolve()) in self._cached
+
+    def forget(self, path: Path) -> None:
+        """Drop ``path``'s entry (it disagreed with the file's bytes): the next lookup hashes
+        the file again, and the next ``save`` writes the cache without the entry."""
+        real = str(path.resolve())
+        with self._lock:
+            self._run.pop(real, None)
+            self._cached.discard(real)
+            if self._known.pop(real, None) is not None:
+                self._changed = True
 
     def _remember(self, real: str, stamp: Stamp, digest: str) -> None:
         """Store an entry as the cache file holds it, newest last (the lock is held)."""
@@ -105,6 +130,7 @@ class FileDigests:
             if real not in self._run:
                 self.hashed_bytes += stamp[0]
             self._run[real] = digest
+            self._cached.discard(real)  # from the bytes just read
             self._remember(real, stamp, digest)
 
     def save(self) -> None:

@@ -8,10 +8,10 @@ recurse); ``packager.stores.capped.read_manifest`` fetches it from a store with 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from tdk.bounded import DocumentError, parse_json
 from tdk.errors import TdkError
 
 FORMAT_VERSION = 1
@@ -21,9 +21,6 @@ REPOSITORY_PREFIX = "repository/"
 LEDGER_NAME = "tdk-ledger.json"  # every key tdk releases wrote here and did not delete yet
 MANIFEST_MAX_BYTES = 64 * 1024 * 1024  # a release of 10,000 copies is a few MB
 JSON_MAX_DEPTH = 32  # a manifest nests 5 deep (models, a model, inputs, a spec, dims)
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-_OPENING = b"[{"
 RELEASE_HINT = "point --store at a release written by `tdk package --dest`"
 
 
@@ -66,6 +63,9 @@ class ManifestModel:
     # why the copy has no mme/ archive (it cannot run on SageMaker MME: decoupled); then
     # ``archive`` and ``sha256`` are "" and only its repository/ files are published.
     mme_left_out: str = ""
+    # what the copy's TensorRT plan was built for (``packager.plans.BuiltFor``'s text, e.g.
+    # "8.9:10.16@26.05"), when ``tdk package --stack`` served it from the plan cache; else ""
+    built_for: str = ""
 
     def input(self, name: str) -> TensorSpec | None:
         return next((spec for spec in self.inputs if spec.name == name), None)
@@ -123,9 +123,8 @@ class Manifest:
     def from_json(cls, text: str | bytes, source: str = MANIFEST_NAME) -> Manifest:
         """Parse a manifest; a wrong format or missing field, a text over MANIFEST_MAX_BYTES
         or nested over JSON_MAX_DEPTH is a TdkError naming ``source``."""
-        bounded_json(text, source, "tdk manifest", RELEASE_HINT)
+        payload = bounded_json(text, source, "tdk manifest", RELEASE_HINT)
         try:
-            payload = json.loads(text)
             version = payload["format_version"]
             if version != FORMAT_VERSION:
                 raise TdkError(
@@ -165,9 +164,8 @@ class Ledger:
     @classmethod
     def from_json(cls, text: str | bytes, source: str = LEDGER_NAME) -> Ledger:
         hint = f"delete {source} if you wrote it; --prune then only knows the manifest"
-        bounded_json(text, source, "tdk ledger", hint)
+        payload = bounded_json(text, source, "tdk ledger", hint)
         try:
-            payload = json.loads(text)
             keys = payload["keys"]
             if payload["format_version"] != FORMAT_VERSION or not isinstance(keys, list):
                 raise ValueError("unsupported format")
@@ -184,33 +182,22 @@ class Ledger:
             ) from exc
 
 
-def bounded_json(text: str | bytes, source: str, what: str, hint: str) -> None:
-    """Refuse JSON over MANIFEST_MAX_BYTES or nested over JSON_MAX_DEPTH before it is parsed
-    (Python's parser recurses once per level)."""
-    raw = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
+def bounded_json(text: str | bytes, source: str, what: str, hint: str) -> Any:
+    """``text`` parsed by the bounded reader (``tdk.bounded``): at most MANIFEST_MAX_BYTES,
+    nested at most JSON_MAX_DEPTH deep (counted before parsing: Python's parser recurses once
+    per level), finite numbers, no lone surrogates; TdkError "not a <what>" naming ``source``."""
+    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
     if len(raw) > MANIFEST_MAX_BYTES:
         raise TdkError(
             f"{source}: not a {what} (larger than {MANIFEST_MAX_BYTES} bytes)", hint=hint
         )
-    if json_depth(raw) > JSON_MAX_DEPTH:
-        raise TdkError(
-            f"{source}: not a {what} (JSON nested more than {JSON_MAX_DEPTH} deep; "
-            "tdk writes 5 levels)",
-            hint=hint,
-        )
-
-
-def json_depth(raw: bytes, limit: int = JSON_MAX_DEPTH) -> int:
-    """How deep ``raw``'s arrays and objects nest (strings skipped), without parsing it; the
-    count stops once past ``limit`` (a hostile manifest is all brackets)."""
-    depth = deepest = 0
-    for byte in _STRING.sub(b"", raw).translate(None, _NOT_BRACKETS):
-        depth += 1 if byte in _OPENING else -1
-        if depth > deepest:
-            deepest = depth
-            if deepest > limit:
-                break
-    return deepest
+    try:
+        return parse_json(raw, source, hint, JSON_MAX_DEPTH)
+    except DocumentError as exc:
+        reason = exc.reason
+        if reason.startswith("nested more than"):
+            reason = f"JSON {reason}; tdk writes 5 levels"
+        raise TdkError(f"{source}: not a {what} ({reason})", hint=hint) from None
 
 
 def _inside(key: str) -> bool:
@@ -248,4 +235,5 @@ def _model_from_dict(item: dict[str, Any]) -> ManifestModel:
     fields["contains"] = tuple(item.get("contains", ()))
     fields["files"] = dict(item.get("files", {}))
     fields["content_key"] = str(item.get("content_key", ""))
+    fields["built_for"] = str(item.get("built_for", ""))
     return ManifestModel(**fields)

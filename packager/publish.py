@@ -9,25 +9,37 @@ happens under the destination's publish lock, so two publishes never interleave.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 
 from packager import __version__
 from packager.archive import DEFAULT_LEVEL
-from packager.build import Phase, Progress, Upload, build_release, quiet, snapshot
+from packager.build import (
+    Phase,
+    Progress,
+    StaleDigest,
+    Upload,
+    build_release,
+    quiet,
+    snapshot,
+    snapshot_all,
+)
+from packager.destination import check_where
 from packager.digests import FileDigests
 from packager.manifest import (
-    ARCHIVE_PREFIX,
     LEDGER_NAME,
     MANIFEST_NAME,
     REPOSITORY_PREFIX,
     Ledger,
     Manifest,
+    ManifestModel,
 )
-from packager.rename import DEFAULT_TEMPLATE, plan_copies
-from packager.repair import check_store, remember_written, update_record
+from packager.rename import DEFAULT_TEMPLATE, CopyPlan, plan_copies
+from packager.repair import StoreCheck, check_store, remember_written, update_record
 from packager.repository import ModelDir, discover
 from packager.stores import Store
 from packager.stores.lock import DEFAULT_LOCK_TIMEOUT, PublishLock, publish_lock
@@ -52,6 +64,7 @@ class PublishResult:
     uploaded_bytes: int = 0  # bytes sent (copies inside the store send none)
     copied_bytes: int = 0
     rebuilt: list[str] = field(default_factory=list)  # archives built in this run
+    built_uploads: list[Upload] = field(default_factory=list)  # every object of the release
     hashed_bytes: int = 0  # input bytes read to hash them (the digest cache's misses)
     stale: list[str] = field(default_factory=list)
     manifest_written: bool = False
@@ -121,57 +134,6 @@ def _unchanged_manifest(current: Manifest | None, manifest: Manifest) -> bool:
     return current.models == manifest.models and current.trt_built_for == manifest.trt_built_for
 
 
-def check_destination(dest: Store, prune: bool) -> None:
-    """Refuse a release root where publishing (or pruning) would hit what is not ours."""
-    problem = dest.unsafe_root(prune)
-    if problem:
-        raise UsageError(
-            f"refusing to publish to {dest.url}: {problem}",
-            hint="publish into a directory or prefix of its own, e.g. "
-            f"{dest.url.rstrip('/')}/releases/r1 (is a shell variable in --dest unset?)",
-        )
-
-
-def check_nesting(dest: Store) -> None:
-    """Refuse a release root inside another release's ``mme/`` or ``repository/``: SageMaker
-    would load the inner release's files as models, Triton would take them for model dirs."""
-    parts = dest.root_parts
-    for i, part in enumerate(parts):
-        if part + "/" not in (ARCHIVE_PREFIX, REPOSITORY_PREFIX):
-            continue
-        outer = parts[:i]
-        if dest.exists_at([*outer, MANIFEST_NAME]) or dest.exists_at([*outer, LEDGER_NAME]):
-            where = ("/" if dest.local_root else "") + "/".join(outer)
-            raise UsageError(
-                f"refusing to publish to {dest.url}: it is inside the {part}/ of the release "
-                f"at {where}, whose files SageMaker and Triton would take for models",
-                hint="publish to a directory or prefix of its own, beside that release, not in it",
-            )
-
-
-def check_overlap(dest: Store, repos: list[Path]) -> None:
-    """Refuse a destination inside an input, or an input inside the destination (real paths,
-    symlinks resolved): the release would be packaged into itself or into the repository."""
-    root = dest.local_root
-    if root is None:
-        return
-    real_root = root.resolve()
-    for repo in repos:
-        real_repo = repo.resolve()
-        if real_root.is_relative_to(real_repo) or real_repo.is_relative_to(real_root):
-            where = (
-                f"it is inside the input {repo}"
-                if real_root.is_relative_to(real_repo)
-                else f"the input {repo} is inside it"
-            )
-            raise UsageError(
-                f"refusing to publish to {dest.url}: {where} (real path {real_repo}); the "
-                "release would be packaged into itself or into the repository",
-                hint="publish to a directory outside every input, e.g. a sibling "
-                f"{real_repo.parent / (real_repo.name + '-release')}",
-            )
-
-
 def owned_keys(store: Store) -> set[str]:
     """Keys a tdk release wrote under ``store``: its ledger plus its manifest (if any)."""
     return read_release(store)[0]
@@ -201,13 +163,6 @@ def read_release(store: Store) -> tuple[set[str], Manifest | None]:
     return owned | manifest.keys(), manifest
 
 
-def _check_where(dest: Store, repos: list[Path], prune: bool) -> None:
-    """Every refusal of the destination itself, before any input is read."""
-    check_destination(dest, prune)
-    check_nesting(dest)
-    check_overlap(dest, repos)
-
-
 def _check_count(models: list[ModelDir], copies: int) -> None:
     total = len(models) * copies
     if total > MAX_RELEASE_COPIES:
@@ -217,6 +172,11 @@ def _check_count(models: list[ModelDir], copies: int) -> None:
             "whole)",
             hint="split the models or copies into several releases (--dest per release)",
         )
+
+
+def _with_built_for(entry: ManifestModel, built_for: Mapping[str, str]) -> ManifestModel:
+    """``entry`` recording what its source model's TensorRT plan was built for ("" if none)."""
+    return replace(entry, built_for=built_for.get(entry.source, ""))
 
 
 def publish(
@@ -230,12 +190,13 @@ def publish(
     phase: Phase = quiet,
     trt_built_for: str = "",
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    built_for: Mapping[str, str] | None = None,
 ) -> PublishResult:
     """Package ``repos`` into ``copies`` renamed copies each and publish them to ``dest``,
     holding the destination's publish lock from reading its ledger to writing its manifest."""
     from packager.validate.runner import require_valid
 
-    _check_where(dest, repos, prune)
+    check_where(dest, repos, prune)
     models = load_models(repos)
     _check_count(models, copies)
     require_valid(models)
@@ -244,39 +205,68 @@ def publish(
         owned, previous = read_release(dest)
         digests = FileDigests()
         check = check_store(dest, previous, digests, CHECKS)
-        sizes = check.sizes  # a damaged object is given the size DAMAGED: it is rebuilt
-        present = set(sizes)
-        try:
-            before = previous.models if previous else ()
-            built = build_release(plans, stage, level, phase, before, present, digests, sizes)
-        except OSError as exc:  # a model file unreadable, the staging disk full, ...
-            raise TdkError(
-                f"cannot package: {exc.strerror}: {exc.filename}",
-                hint=f"check that the models are readable and that {stage.parent} has room",
-            ) from exc
-        digests.save()
-        manifest = Manifest(
-            models=tuple(built.entries),
-            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
-            tool_version=__version__,
-            trt_built_for=trt_built_for,
-        )
-        result = PublishResult(
-            manifest=manifest,
-            url=dest.url,
-            warnings=built.warnings + ([check.warning] if check.warning else []),
-            rebuilt=built.rebuilt,
-            hashed_bytes=built.hashed_bytes,
-        )
-        known = {key: seen.sha256 for key, seen in check.intact.items()} | _known(previous, present)
-        release = _Target(dest, owned, present, known, previous, lock, stage, sizes)
-        _publish_release(release, manifest, built.uploads, prune, phase, result)
+        for attempt in range(2):  # again once when the digest cache was found wrong
+            try:
+                result = _build_and_publish(
+                    _Target(dest, owned, previous, lock, stage, check, digests),
+                    plans,
+                    level,
+                    phase,
+                    (trt_built_for, built_for or {}),
+                    prune,
+                )
+                break
+            except StaleDigest:
+                digests.save()  # without the entry that disagreed
+                if attempt:
+                    raise
         written = result.uploaded + result.copied
-        remember_written(dest, built.uploads, written, digests)
+        remember_written(dest, result.built_uploads, written, digests)
         if not lock.lost:  # else the lock's new holder records what it writes
-            warning = update_record(dest, check, built.uploads, written)
+            warning = update_record(dest, check, result.built_uploads, written)
             result.warnings.extend([warning] if warning else [])
         return result
+
+
+def _build_and_publish(
+    target: _Target,
+    plans: list[CopyPlan],
+    level: int,
+    phase: Phase,
+    built_for: tuple[str, Mapping[str, str]],
+    prune: bool,
+) -> PublishResult:
+    """Build the release in the stage and publish it (``built_for``: what the release's and
+    each source model's TensorRT plans were built for); StaleDigest (nothing published) when
+    an input's bytes are not the sha256 the digest cache gave."""
+    dest, previous, check, stage = target.store, target.previous, target.check, target.stage
+    try:
+        before = previous.models if previous else ()
+        built = build_release(
+            plans, stage, level, phase, before, target.present, target.digests, check.sizes
+        )
+    except OSError as exc:  # a model file unreadable, the staging disk full, ...
+        raise TdkError(
+            f"cannot package: {exc.strerror}: {exc.filename}",
+            hint=f"check that the models are readable and that {stage.parent} has room",
+        ) from exc
+    target.digests.save()
+    manifest = Manifest(
+        models=tuple(_with_built_for(e, built_for[1]) for e in built.entries),
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        tool_version=__version__,
+        trt_built_for=built_for[0],
+    )
+    result = PublishResult(
+        manifest=manifest,
+        url=dest.url,
+        warnings=built.warnings + ([check.warning] if check.warning else []),
+        rebuilt=built.rebuilt,
+        hashed_bytes=built.hashed_bytes,
+        built_uploads=built.uploads,
+    )
+    _publish_release(target, manifest, built.uploads, prune, phase, result)
+    return result
 
 
 def _known(previous: Manifest | None, present: set[str]) -> dict[str, str]:
@@ -296,12 +286,24 @@ class _Target:
 
     store: Store
     owned: set[str]
-    present: set[str]
-    known: dict[str, str]
     previous: Manifest | None
     lock: PublishLock
     stage: Path
-    sizes: dict[str, int]  # stored size of every object present
+    check: StoreCheck  # stored size of every object present, the intact ones
+    digests: FileDigests
+
+    @cached_property
+    def sizes(self) -> dict[str, int]:
+        return self.check.sizes  # a damaged object is given the size DAMAGED: it is rebuilt
+
+    @cached_property
+    def present(self) -> set[str]:
+        return set(self.check.sizes)
+
+    @cached_property
+    def known(self) -> dict[str, str]:
+        intact = {key: seen.sha256 for key, seen in self.check.intact.items()}
+        return intact | _known(self.previous, self.present)
 
 
 def _publish_release(
@@ -316,6 +318,8 @@ def _publish_release(
     expected = {u.key for u in uploads}
     result.cleaned = dest.clean_leftovers(owned | expected)
     todo = _changed(target, uploads, phase(f"comparing with {dest.url}", len(uploads)))
+    # live inputs are copied (and their digests checked) before anything in the store changes
+    todo = snapshot_all(todo, target.stage, target.digests)
     pending_keys = {u.key for u in todo}
     result.skipped = [u.key for u in uploads if u.key not in pending_keys]
     result.stale = sorted(key for key in target.present if key in owned and key not in expected)

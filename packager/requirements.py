@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from packager.engines import reports_engine_metrics
 from packager.repository import ModelDir
 from packager.validate.engines import trtllm, vllm
 from packager.validate.engines.files import Unreadable, positive_int
@@ -35,6 +36,10 @@ class Requirements:
     #: the LLM engine the model runs on ("vllm", "tensorrt_llm"; "" for none): the image
     #: flavour that carries it (infra/facts/llm.py)
     engine: str = ""
+    #: whether the engine's own metrics reach Triton's /metrics (vLLM: REPORT_CUSTOM_METRICS
+    #: and disable_log_stats as the backend reads them; the TensorRT-LLM C++ backend: always;
+    #: the LLM-API Python model registers none), so KEDA may scale on them
+    engine_metrics: bool = False
 
 
 def requirements(model: ModelDir) -> Requirements:
@@ -70,6 +75,7 @@ def _vllm(model: ModelDir, base: Requirements) -> Requirements:
         decoupled=True,  # the backend's auto_complete_config sets it and initialize asserts it
         source=f"{model.path.name}/{vllm.version_dir(model).name}/{vllm.ENGINE_ARGS_FILE}",
         engine="vllm",
+        engine_metrics=reports_engine_metrics(model.config, engine),
     )
 
 
@@ -93,7 +99,7 @@ def _llm_api(model: ModelDir, base: Requirements) -> Requirements:
 def _trtllm_engine(model: ModelDir, base: Requirements) -> Requirements:
     where = trtllm.engine_dir(model)
     if where is None:
-        return replace(base, engine="tensorrt_llm")
+        return replace(base, engine="tensorrt_llm", engine_metrics=True)
     limits = trtllm.engine_limits(trtllm.read_mapping(where / trtllm.ENGINE_CONFIG, "JSON"))
     return Requirements(
         base.model,
@@ -102,4 +108,5 @@ def _trtllm_engine(model: ModelDir, base: Requirements) -> Requirements:
         decoupled=base.decoupled,
         source=str(where / trtllm.ENGINE_CONFIG),
         engine="tensorrt_llm",
+        engine_metrics=True,
     )

@@ -26,17 +26,29 @@ class Source:
     checked: dt.date = CHECKED
 
 
+#: the dates TDK_TODAY may replay: the calendars add years of margin to it (9999-12-31 plus
+#: a day overflowed), and no support window of ours starts before 1970
+TODAY_RANGE = (dt.date(1970, 1, 1), dt.date(2999, 12, 31))
+
+
 def today() -> dt.date:
     """Today, or ``TDK_TODAY`` (YYYY-MM-DD) when set (tests and doctor replay a calendar)."""
     raw = os.environ.get("TDK_TODAY", "").strip()
     if not raw:
         return dt.date.today()
-    try:
-        return dt.date.fromisoformat(raw)
-    except ValueError:
-        from tdk.errors import UsageError
+    from tdk.errors import UsageError
 
+    try:
+        replayed = dt.date.fromisoformat(raw)
+    except ValueError:
         raise UsageError(
             f"TDK_TODAY={raw[:40]!r} is not a date",
             hint="set TDK_TODAY=YYYY-MM-DD (e.g. 2026-11-26), or unset it for today",
         ) from None
+    first, last = TODAY_RANGE
+    if not first <= replayed <= last:
+        raise UsageError(
+            f"TDK_TODAY={raw!r} is outside {first}..{last}, the dates tdk's calendars handle",
+            hint="set TDK_TODAY to a date in that range, or unset it for today",
+        )
+    return replayed

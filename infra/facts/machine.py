@@ -15,7 +15,6 @@ Where each tool and credential is looked up (checked 2026-11-26):
 from __future__ import annotations
 
 import importlib.metadata
-import json
 import os
 import re
 import shutil
@@ -26,6 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from infra.facts import INFRA_EXTRA_INSTALL
+from tdk import bounded
 
 VERSION_TIMEOUT_S = 20
 
@@ -111,16 +111,43 @@ def _home(env: Mapping[str, str]) -> Path:
     return Path(env.get("HOME") or Path.home())
 
 
+CREDENTIALS_MAX_BYTES = 1024 * 1024  # a credentials file holds a few logins
+_JSON_KINDS = {list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
+
+
+def _pulumi_current(path: Path) -> tuple[str, str]:
+    """(the ``current`` backend URL of Pulumi's ``credentials.json``, "") or ("", why the
+    file cannot say): read bounded, shapes checked (``[]``, ``"x"``, ``{"current": 5}``)."""
+    if not path.exists():
+        return "", ""
+    try:
+        data = bounded.load_json(path, "", limit=CREDENTIALS_MAX_BYTES)
+    except bounded.DocumentError as exc:
+        return "", exc.reason
+    if not isinstance(data, dict):
+        kind = _JSON_KINDS.get(type(data), "value")
+        return "", f"holds a JSON {kind}, not the object `pulumi login` writes"
+    current = data.get("current") or ""
+    if not isinstance(current, str):
+        return "", f"its current is {current!r}, not a backend URL"
+    return current, ""
+
+
 def pulumi_backend(env: Mapping[str, str]) -> Check:
     """Where Pulumi keeps state (``pulumi login``) and, for a self-managed backend, whether a
     secrets passphrase is set: read from the environment and ``~/.pulumi/credentials.json``."""
     url = env.get("PULUMI_BACKEND_URL", "")
     home = Path(env.get("PULUMI_HOME") or _home(env) / ".pulumi")
     if not url:
-        try:
-            url = json.loads((home / "credentials.json").read_text()).get("current", "") or ""
-        except (OSError, ValueError):
-            url = ""
+        url, problem = _pulumi_current(home / "credentials.json")
+        if problem:
+            return Check(
+                "pulumi",
+                "state backend",
+                "missing",
+                f"{home / 'credentials.json'}: {problem}",
+                "`pulumi login` again (it rewrites the file), or set PULUMI_BACKEND_URL",
+            )
     if not url and env.get("PULUMI_ACCESS_TOKEN"):
         url = "https://api.pulumi.com (PULUMI_ACCESS_TOKEN)"
     if not url:
@@ -177,8 +204,10 @@ def aws_credentials(env: Mapping[str, str]) -> Check:
 
 
 def _has_profile(path: Path) -> bool:
+    """Whether the AWS config or credentials file ``path`` names a profile: read bounded, only
+    when a regular file (``AWS_SHARED_CREDENTIALS_FILE=/dev/zero`` was a MemoryError)."""
     try:
-        return "[" in path.read_text(errors="replace")
+        return b"[" in bounded.read_bounded(path, CREDENTIALS_MAX_BYTES)
     except OSError:
         return False
 

@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from infra.k8s import promql
+from infra.k8s.config import AlertThresholds
 from packager.engines import VLLM
 
 #: the file ``tdk render k8s`` writes next to the manifests
@@ -46,12 +47,19 @@ def alert_rules(
     absent_minutes: int = ABSENT_MINUTES,
     engines: tuple[str, ...] = (),
     ttft_slo_ms: int | None = None,
+    streamed: tuple[str, ...] = (),
 ) -> list[AlertRule]:
     """Error rate, latency SLO, queue ratio and missing-series alerts (same on GKE and EKS);
-    for LLM ``engines``, TTFT and (vLLM) end-to-end latency alerts too (``llm_rules``)."""
+    with ``streamed`` models or LLM ``engines`` (those whose own metrics are exported), TTFT
+    and (vLLM) end-to-end latency alerts too (``llm_rules``). The p99 latency rule leaves the
+    streamed models out: their request latency is a whole generation."""
     error_ratio = promql.error_ratio(namespace, job, idle_zero=False)
     queue = promql.queue_compute_ratio(namespace, job, idle_zero=False)
-    llm = llm_rules(namespace, job, engines, latency_slo_ms, ttft_slo_ms) if engines else []
+    llm = (
+        llm_rules(namespace, job, engines, latency_slo_ms, ttft_slo_ms)
+        if engines or streamed
+        else []
+    )
     return [
         AlertRule(
             "triton-error-rate",
@@ -61,7 +69,7 @@ def alert_rules(
         ),
         AlertRule(
             "triton-latency-slo",
-            f"{promql.p99_latency_ms(namespace, job)} > {latency_slo_ms}",
+            f"{promql.p99_latency_ms(namespace, job, streamed)} > {latency_slo_ms}",
             300,
             f"p99 request latency above the {latency_slo_ms} ms SLO for 5 minutes.",
         ),
@@ -140,3 +148,17 @@ def rule_groups(rules: list[AlertRule]) -> dict[str, Any]:
 def rules_yaml(rules: list[AlertRule]) -> str:
     """``rule_groups`` as YAML text."""
     return yaml.safe_dump(rule_groups(rules), sort_keys=False, width=1000)
+
+
+def workload_rules(namespace: str, job: str, alerts: AlertThresholds) -> list[AlertRule]:
+    """The rules of one (model-fitted) workload: what ``tdk render`` writes and both clouds
+    deploy, the LLM rules included where its models stream or run an engine with metrics."""
+    return alert_rules(
+        namespace,
+        job,
+        alerts.latency_slo_ms,
+        alerts.error_rate_percent,
+        alerts.queue_ratio,
+        engines=alerts.metric_engines,
+        streamed=alerts.streamed_models,
+    )

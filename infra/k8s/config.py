@@ -35,6 +35,10 @@ class ModelNeeds(Protocol):
     def gpus_per_replica(self) -> int: ...
     @property
     def source(self) -> str: ...
+    @property
+    def decoupled(self) -> bool: ...
+    @property
+    def engine_metrics(self) -> bool: ...
 
 
 StackConfigT = TypeVar("StackConfigT")
@@ -51,6 +55,11 @@ class AlertThresholds:
     error_rate_percent: float
     queue_ratio: float
     email: str | None
+    #: models that stream (decoupled): Triton's request-latency summary spans a whole
+    #: generation there, so the p99 latency rule leaves them out; TTFT covers them
+    streamed_models: tuple[str, ...] = ()
+    #: engines whose own metrics are exported (``packager.engines``): their alerts apply
+    metric_engines: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -73,8 +82,11 @@ class WorkloadConfig:
     #: memory-backed /dev/shm per pod; ``serve_models`` sizes it for LLM engines
     shm_size: str = "1Gi"
     #: the LLM engines the models run (``packager.engines`` backend names); ``serve_models``
-    #: sets them, and KEDA then scales on the engines' own metrics
+    #: sets them
     engines: tuple[str, ...] = ()
+    #: those whose own metrics every model exports: KEDA scales on them; an engine without
+    #: them is scaled on Triton's own in-flight and pending series
+    metric_engines: tuple[str, ...] = ()
 
 
 def read_workload_config(reader: ConfigReader) -> WorkloadConfig:
@@ -120,12 +132,7 @@ def serve_models(config: WorkloadConfig, needs: Sequence[ModelNeeds]) -> Workloa
     engines = sorted({n.engine for n in needs if n.engine})
     if not engines:
         return config
-    if len(engines) > 1:
-        raise ConfigError(
-            f"the release mixes LLM engines ({', '.join(engines)}); each ships in its own "
-            "Triton image flavour, so one workload cannot serve both",
-            hint="package and deploy the vLLM and TensorRT-LLM models as separate releases/stacks",
-        )
+    image = llm.serving_image(config.image, engines, qualify("k8sTritonImage"))
     if config.kind != "gpu":
         raise ConfigError(
             f"{qualify('k8sWorkloadKind')} is {config.kind!r} but the release holds "
@@ -144,33 +151,19 @@ def serve_models(config: WorkloadConfig, needs: Sequence[ModelNeeds]) -> Workloa
             f"{widest.gpus_per_replica}; eks: a multi-GPU eksGpuInstanceType such as "
             "g6e.12xlarge, 4 L40S)",
         )
-    image = _engine_image(config.image, engines[0])
     shm = max(llm.SHM_GIB_MIN, llm.SHM_GIB_PER_GPU * config.gpus_per_pod)
+    flavour = engines_of(sorted(llm.FLAVOUR_BACKENDS[llm.FLAVOURS[engines[0]]]))
+    metered = flavour if all(n.engine_metrics for n in needs if n.engine) else ()
+    streamed = tuple(sorted(n.model for n in needs if n.decoupled))
     return replace(
         config,
         image=image,
         shm_size=f"{shm}Gi",
-        engines=engines_of(sorted(llm.FLAVOUR_BACKENDS[llm.FLAVOURS[engines[0]]])),
+        engines=flavour,
+        metric_engines=metered,
+        alerts=replace(config.alerts, streamed_models=streamed, metric_engines=metered),
         startup_budget_seconds=max(config.startup_budget_seconds, llm.LLM_STARTUP_BUDGET_SECONDS),
     )
-
-
-def _engine_image(image: str, engine: str) -> str:
-    """The same Triton release in the flavour that carries ``engine``; a custom image (no
-    ``yy.mm`` tag) is kept as the user's choice."""
-    release = llm.release_of(image)
-    if not release or image.endswith(llm.FLAVOURS[engine]):
-        return image
-    first = llm.FIRST_RELEASE[engine]
-    if llm.release_key(release) < llm.release_key(first):
-        raise ConfigError(
-            f"{qualify('k8sTritonImage')} is Triton {release}; the {llm.FLAVOURS[engine]} "
-            f"flavour starts at {first} ({llm.VLLM_BACKEND.url}, checked "
-            f"{llm.VLLM_BACKEND.checked})",
-            hint=f"set {qualify('k8sTritonImage')} to a release from {first} on, or leave it "
-            "empty for the default",
-        )
-    return llm.engine_image(image, engine)
 
 
 def with_models(stack: StackConfigT, needs: Sequence[ModelNeeds]) -> StackConfigT:
@@ -182,6 +175,15 @@ def with_models(stack: StackConfigT, needs: Sequence[ModelNeeds]) -> StackConfig
             hint="render a gke or eks stack",
         )
     return cast(StackConfigT, replace(stack, workload=serve_models(workload, needs)))  # type: ignore[type-var]
+
+
+def stack_alerts(stack: object, reader: ConfigReader) -> AlertThresholds:
+    """The alert thresholds of a stack's (model-fitted) workload; a target whose config holds
+    no ``WorkloadConfig`` gets the ``k8s*`` keys as read."""
+    workload = getattr(stack, "workload", None)
+    if isinstance(workload, WorkloadConfig):
+        return workload.alerts
+    return read_workload_config(reader).alerts
 
 
 def workload_spec(
@@ -223,6 +225,7 @@ def workload_spec(
         model_sync=model_sync,
         shm_size=config.shm_size,
         engines=config.engines,
+        metric_engines=config.metric_engines,
         hf_token_secret=config.hf_token_secret,
         weight_cache_claim=config.weight_cache_claim,
     )

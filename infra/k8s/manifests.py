@@ -10,6 +10,7 @@ from typing import Any
 
 from infra.k8s import promql
 from infra.k8s.spec import (
+    ENGINE_HOME,
     GPU_POOL,
     GPU_TAINT_EFFECT,
     GPU_TAINT_KEY,
@@ -127,6 +128,7 @@ def container(spec: TritonServiceSpec) -> dict[str, Any]:
                 if spec.weight_cache_claim
                 else []
             ),
+            *([{"name": "engine-home", "mountPath": ENGINE_HOME}] if spec.engines else []),
         ],
     }
 
@@ -134,7 +136,13 @@ def container(spec: TritonServiceSpec) -> dict[str, Any]:
 def _env(spec: TritonServiceSpec) -> list[dict[str, Any]]:
     """The stack's environment, plus the LLM engines' Hugging Face token and cache."""
     env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in sorted(spec.env.items())]
-    if spec.weight_cache_claim:
+    if spec.engines:
+        # NGC's triton-server user (uid 1000) has no home directory: the engines' caches
+        # (Hugging Face, vLLM, torch, Triton's kernels) need a writable HOME and HF_HOME
+        cache = WEIGHT_CACHE_MOUNT if spec.weight_cache_claim else ENGINE_HOME
+        env.append({"name": "HOME", "value": ENGINE_HOME})
+        env.append({"name": "HF_HOME", "value": f"{cache}/huggingface"})
+    elif spec.weight_cache_claim:
         env.append({"name": "HF_HOME", "value": f"{WEIGHT_CACHE_MOUNT}/huggingface"})
     if spec.hf_token_secret:
         ref = {"name": spec.hf_token_secret, "key": "token", "optional": True}
@@ -151,6 +159,8 @@ def _volumes(spec: TritonServiceSpec) -> list[dict[str, Any]]:
     if spec.weight_cache_claim:
         claim = {"claimName": spec.weight_cache_claim}
         volumes.append({"name": "weight-cache", "persistentVolumeClaim": claim})
+    if spec.engines:  # HOME (and, without a claimed cache, the weights the engine downloads)
+        volumes.append({"name": "engine-home", "emptyDir": {}})
     return volumes
 
 
@@ -283,12 +293,15 @@ def scaling_query(spec: TritonServiceSpec) -> str:
 
 
 def _triggers(spec: TritonServiceSpec) -> list[promql.EngineTrigger]:
-    """LLM engines' own metrics where the models run one, else Triton's queue/compute ratio
+    """LLM engines' own metrics where the models run one that exports them, Triton's in-flight
+    and pending series for one that does not, else Triton's queue/compute ratio
     (``metricType: Value``: the ratio is already per unit of compute, so the HPA asks for
     ``ceil(replicas * ratio / target)`` pods)."""
-    engine = promql.engine_triggers(spec.namespace, spec.name, spec.engines)
+    engine = promql.engine_triggers(spec.namespace, spec.name, spec.metric_engines)
     if engine:
         return engine
+    if spec.engines:  # an engine without exported metrics: Triton's queue reads ~0 before it
+        return promql.in_flight_triggers(spec.namespace, spec.name)
     query = promql.queue_compute_ratio(spec.namespace, spec.name)
     return [
         promql.EngineTrigger("queue-compute-ratio", query, "Value", spec.scaling.queue_ratio_target)

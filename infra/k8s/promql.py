@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from packager.engines import TENSORRT_LLM, VLLM
 
 WINDOW = "2m"
+#: ``.`` escaped in a PromQL regex written inside a double-quoted PromQL string
+ESCAPED_DOT = "\\\\."
 #: A series every Triton pod exports from start, whatever models it loaded (CPU metrics are on
 #: by default on Linux, GPU or not): its absence means the scrape is broken, not that it is idle.
 LIVENESS_METRIC = "nv_cpu_utilization"
@@ -59,10 +61,14 @@ def error_ratio(namespace: str, job: str, window: str = WINDOW, *, idle_zero: bo
     return _idle_zero(f"({failed}) / clamp_min(({failed}) + ({ok}), 1e-9)", idle_zero)
 
 
-def p99_latency_ms(namespace: str, job: str) -> str:
-    """The worst pod's p99 end-to-end request latency in ms (Triton's summary quantiles)."""
-    sel = selector(namespace, job)[:-1] + ',quantile="0.99"}'
-    return f"max(nv_inference_request_summary_us{sel}) / 1000"
+def p99_latency_ms(namespace: str, job: str, streamed: tuple[str, ...] = ()) -> str:
+    """The worst pod's p99 end-to-end request latency in ms (Triton's summary quantiles),
+    leaving out the ``streamed`` models (a generation's whole length is no request latency)."""
+    sel = selector(namespace, job)[:-1] + ',quantile="0.99"'
+    if streamed:  # a "." in a model name is a regex wildcard: escaped (PromQL string "\\.")
+        names = "|".join(name.replace(".", ESCAPED_DOT) for name in streamed)
+        sel += f',model!~"{names}"'
+    return f"max(nv_inference_request_summary_us{sel}}}) / 1000"
 
 
 def gpu_utilization(namespace: str, job: str) -> str:
@@ -211,3 +217,27 @@ def vllm_e2e_p99_ms(namespace: str, job: str, window: str = WINDOW) -> str:
         "histogram_quantile(0.99, sum by (le) "
         f"(rate(vllm:e2e_request_latency_seconds_bucket{sel}[{window}]))) * 1000"
     )
+
+
+def in_flight_triggers(namespace: str, job: str) -> list[EngineTrigger]:
+    """For an engine that exports no metrics of its own (TensorRT-LLM's LLM-API Python model
+    registers none: triton_backend/all_models/llmapi/tensorrt_llm/1/model.py, read 2026-11-27;
+    a vLLM model with REPORT_CUSTOM_METRICS off or disable_log_stats): Triton's own series.
+    Requests in flight by Little's law (rate of the cumulative request duration) and requests
+    pending in Triton (``nv_inference_pending_request_count``, Triton docs/user_guide/
+    metrics.md)."""
+    sel = selector(namespace, job)
+    return [
+        EngineTrigger(
+            "triton-in-flight",
+            f"(sum(rate(nv_inference_request_duration_us{sel}[{WINDOW}])) / 1e6) or vector(0)",
+            "AverageValue",
+            IN_FLIGHT_PER_POD,
+        ),
+        EngineTrigger(
+            "triton-pending",
+            f"(sum(nv_inference_pending_request_count{sel})) or vector(0)",
+            "AverageValue",
+            WAITING_PER_POD,
+        ),
+    ]

@@ -26,6 +26,11 @@ GRPC_PORT = 8001
 METRICS_PORT = 8002
 #: HF_HOME in the pod when a weight cache is mounted (infra/facts/llm.py says why)
 WEIGHT_CACHE_MOUNT = "/cache"
+#: HOME of an LLM engine pod (an emptyDir): NGC's ``triton-server`` user (uid 1000) has no
+#: home directory, so a Hugging Face download fails with "Permission denied:
+#: '/home/triton-server'" (triton-inference-server/server#7015; the user's creation in server
+#: ``build.py`` at v2.69.0 as issue 38 cites it, not re-read here, 2026-11-27)
+ENGINE_HOME = "/engine-home"
 
 
 @dataclass(frozen=True)
@@ -110,6 +115,9 @@ class TritonServiceSpec:
     #: LLM engines the release's models run (``packager.engines`` names, from their backends):
     #: KEDA scales on the engines' own metrics instead of Triton's queue/compute ratio
     engines: tuple[str, ...] = ()
+    #: the engines whose own metrics are exported (KEDA scales on those; an engine without
+    #: them on Triton's in-flight and pending series)
+    metric_engines: tuple[str, ...] = ()
     #: size of the memory-backed /dev/shm (LLM engines exchange tensors across processes there)
     shm_size: str = "1Gi"
     #: a Secret (key ``token``) whose value becomes HF_TOKEN, for gated Hugging Face weights;

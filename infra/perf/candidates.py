@@ -7,12 +7,13 @@ targets."""
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Protocol
 
 from infra.planning.pricing import PriceTable, Quote
-from infra.planning.report import Candidate
+from infra.planning.report import MAX_PRICE, MAX_RATE, MIN_RATE, Candidate
 from tdk.errors import UsageError
+from tdk.numbers import decimal_of
 
 
 class Pricer(Protocol):
@@ -29,14 +30,9 @@ class Pricer(Protocol):
     def candidate(self, quote: Quote) -> Candidate: ...
 
 
-def _number(text: str, what: str, hint: str) -> Decimal:
-    try:
-        value = Decimal(text)
-    except InvalidOperation:
-        raise UsageError(f"{what}: {text!r} is not a number", hint=hint) from None
-    if not value.is_finite() or value <= 0:
-        raise UsageError(f"{what}: {text!r} must be > 0", hint=hint)
-    return value
+def _number(text: str, what: str, hint: str, most: float = MAX_RATE) -> Decimal:
+    """A rate (or, with ``most`` MAX_PRICE, a price) of ``--baseline``, in ASCII digits."""
+    return decimal_of(text, f"{what}:", MIN_RATE, most, hint=hint)
 
 
 def defaults(entry: Pricer, measured_on: str | None) -> list[str]:
@@ -75,7 +71,7 @@ def baseline(spec: str, region: str, prices: PriceTable) -> Candidate:
     name = parts[0]
     rps = _number(parts[1].removesuffix("rps"), f"--baseline {spec}", hint)
     if len(parts) == 3:
-        price = _number(parts[2], f"--baseline {spec}", hint)
+        price = _number(parts[2], f"--baseline {spec}", hint, MAX_PRICE)
     else:
         section = "sagemaker" if name.startswith("ml.") else "ec2"
         price = prices.lookup(section, region, name).usd_per_hour

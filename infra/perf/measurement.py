@@ -6,13 +6,17 @@ local Triton for a tune. Its capacity is the highest throughput whose p99 met th
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from infra.planning.report import MIN_RATE
+from tdk import bounded
 from tdk.errors import UsageError
+from tdk.numbers import check_number, decimal_of
+
+MAX_FIGURE = 1e12  # a measured rate, latency or count beyond this is no measurement
 
 
 @dataclass(frozen=True)
@@ -46,31 +50,32 @@ class Measurement:
         slo = slo_ms if slo_ms is not None else self.slo_ms
         if slo is None:
             raise UsageError(
-                f"{self.source}: a bench measurement needs --slo-ms to pick the usable level",
-                hint="e.g. --slo-ms 100 (the p99 your service must meet)",
+                f"{self.source}: a bench measurement needs --latency-budget-ms to pick the "
+                "usable level",
+                hint="e.g. --latency-budget-ms 100 (the p99 your service must meet)",
             )
-        fits = [lv for lv in self.levels if lv.errors == 0 and lv.p99_ms <= slo]
+        fits = [
+            lv
+            for lv in self.levels
+            if lv.errors == 0 and lv.p99_ms <= slo and lv.throughput_rps >= Decimal(MIN_RATE)
+        ]
         if not fits:
             raise UsageError(
                 f"{self.source}: no measured level has p99 <= {slo} ms",
-                hint="bench at lower concurrency, or raise --slo-ms",
+                hint="bench at lower concurrency, or raise --latency-budget-ms",
             )
         return max(fits, key=lambda lv: (lv.throughput_rps, -lv.p99_ms))
 
 
-def _decimal(value: Any, where: str) -> Decimal:
-    try:
-        number = Decimal(str(value))
-    except (InvalidOperation, ValueError) as exc:
-        raise UsageError(f"{where}: {value!r} is not a number", hint="re-run tdk bench") from exc
-    if not number.is_finite() or number < 0:
-        raise UsageError(f"{where}: {value!r} is not a non-negative number", hint="re-run it")
-    return number
+def _decimal(value: Any, where: str, low: float = 0, high: float = MAX_FIGURE) -> Decimal:
+    """A measured figure: a finite number in range, in ASCII digits when a string."""
+    return decimal_of(value, f"{where}:", low, high, hint="re-run tdk bench")
 
 
 def _level(item: dict[str, Any], where: str) -> Level:
     errors = item.get("errors", 0)
-    count = sum(errors.values()) if isinstance(errors, dict) else int(errors)
+    counts = list(errors.values()) if isinstance(errors, dict) else [errors]
+    count = sum(int(check_number(n, f"{where}.errors", 0, 2**53, integer=True)) for n in counts)
     level = item.get("concurrency", item.get("level", 0))
     return Level(
         _decimal(level, f"{where}.concurrency"),
@@ -88,18 +93,23 @@ def _batch(value: Any, where: str) -> int:
     return value
 
 
+MEASUREMENT_MAX_BYTES = 64 * 1024 * 1024  # a tune of thousands of points is a few MB
+
+
+def read_bench_json(path: Path) -> Any:
+    """A ``tdk bench/tune --json`` file, read by the bounded reader (regular file, capped,
+    depth-limited, finite numbers); UsageError naming the file otherwise."""
+    try:
+        return bounded.load_json(
+            path, "save `tdk bench --json > FILE` output", limit=MEASUREMENT_MAX_BYTES
+        )
+    except bounded.DocumentError as exc:
+        raise UsageError(exc.message, hint=exc.hint) from None
+
+
 def load_measurement(path: Path) -> Measurement:
     """Parse a ``tdk bench --json`` or ``tdk tune --json`` document."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}", hint="check the path") from exc
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{path} is not UTF-8 JSON ({exc.reason})", "re-run tdk bench") from None
-    except ValueError as exc:
-        raise UsageError(
-            f"{path} is not JSON: {exc}", hint="save `tdk bench --json > FILE` output"
-        ) from exc
+    data = read_bench_json(path)
     try:
         if "levels" in data:
             levels = [_level(item, f"{path}: levels[{i}]") for i, item in enumerate(data["levels"])]

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tdk.errors import UsageError
+from tdk.numbers import ascii_int
 
 AUTO, ALL = "auto", "all"
 # auto: the generator gets a quarter of the CPUs (at least one), the server the rest
@@ -61,11 +62,8 @@ def parse_cpus(option: str, text: str) -> frozenset[int] | None:
     cpus: set[int] = set()
     for part in text.split(","):
         low, sep, high = part.strip().partition("-")
-        try:
-            first, last = int(low), int(high) if sep else int(low)
-        except ValueError:
-            first, last = -1, -1
-        if not 0 <= first <= last < MAX_CPU:
+        first, last = ascii_int(low), ascii_int(high if sep else low)  # not "0_1"
+        if first is None or last is None or not 0 <= first <= last < MAX_CPU:
             raise UsageError(
                 f"{option} {text!r}: expected a CPU list such as 0, 0-3 or 0,2-3 (or all)",
                 hint=f"this process may use CPUs {cpu_list(allowed()) if can_pin() else '?'}",

@@ -7,13 +7,14 @@ its source; prices are Decimal strings so no float rounding enters a bill.
 
 from __future__ import annotations
 
-import json
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
 from infra.planning.pricing import Price, PriceTable
+from infra.planning.report import MAX_PRICE
+from tdk import bounded
 from tdk.errors import UsageError
+from tdk.numbers import check_number, decimal_of
 
 BUNDLED = Path(__file__).with_name("prices.json")
 SECTIONS = ("sagemaker", "ec2", "gce_machine", "gce_gpu")
@@ -21,16 +22,14 @@ SECTIONS = ("sagemaker", "ec2", "gce_machine", "gce_gpu")
 
 def _price(item: Any, where: str) -> Price:
     try:
-        value = Decimal(str(item["usd_per_hour"]))
-        gpus = int(item.get("gpus", 1))
+        value = decimal_of(item["usd_per_hour"], f"{where}.usd_per_hour", 0, MAX_PRICE)
+        gpus = int(check_number(item.get("gpus", 1), f"{where}.gpus", 0, 1024, integer=True))
         source = str(item["source"])
-    except (KeyError, TypeError, ValueError, InvalidOperation) as exc:
+    except (KeyError, TypeError, AttributeError) as exc:
         raise UsageError(
             f"{where}: expected usd_per_hour (number), source (text), optional gpus",
             hint="see infra/perf/prices.json for the layout",
         ) from exc
-    if not value.is_finite() or value < 0 or gpus < 0:
-        raise UsageError(f"{where}: price and gpus must be >= 0", hint="fix the entry")
     return Price(value, gpus, source)
 
 
@@ -47,15 +46,9 @@ def load_prices(path: Path | None = None) -> PriceTable:
     """The bundled table, or ``path`` (same layout) when given."""
     origin = path or BUNDLED
     try:
-        data = json.loads(origin.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"cannot read {origin}: {exc.strerror}", hint="check --prices") from exc
-    except UnicodeDecodeError as exc:
-        raise UsageError(
-            f"--prices {origin} is not UTF-8 JSON ({exc.reason})", hint="save it as UTF-8"
-        ) from None
-    except ValueError as exc:
-        raise UsageError(f"{origin} is not JSON: {exc}", hint="check --prices") from exc
+        data = bounded.load_json(origin, "check --prices (a JSON price table)")
+    except bounded.DocumentError as exc:
+        raise UsageError(exc.message, hint=exc.hint) from None
     if not isinstance(data, dict) or "date" not in data:
         raise UsageError(f"{origin}: no 'date' (when the prices were read)", hint="add one")
     sections: dict[str, dict[str, dict[str, Price]]] = {}

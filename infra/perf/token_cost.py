@@ -10,15 +10,16 @@ so the user names the figure and its source; the kit bundles none.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from infra.perf.measurement import read_bench_json
 from infra.planning.pricing import PriceTable
-from infra.planning.report import SECONDS_PER_HOUR, Candidate
+from infra.planning.report import MAX_PRICE, MAX_RATE, MIN_RATE, SECONDS_PER_HOUR, Candidate
 from tdk.errors import UsageError
+from tdk.numbers import decimal_of
 
 MILLION = Decimal(1_000_000)
 TOKEN_RATE_SUFFIX = "tok/s"
@@ -82,12 +83,9 @@ def token_measurement(path: Path, data: Any) -> TokenMeasurement | None:
             f"{path}: the bench had {errors} failed requests; its throughput is not a capacity",
             hint=hint,
         )
-    try:
-        rate = Decimal(str(data["output_tokens_per_s"]))
-    except InvalidOperation:
-        rate = Decimal(0)
-    if not rate.is_finite() or rate <= 0:
-        raise UsageError(f"{path}: output_tokens_per_s must be a number > 0", hint=hint)
+    rate = decimal_of(
+        data["output_tokens_per_s"], f"{path}: output_tokens_per_s", MIN_RATE, MAX_RATE, hint=hint
+    )
     return TokenMeasurement(
         str(path),
         str(data.get("target", "")),
@@ -109,8 +107,8 @@ def _offered_rate(data: dict[str, Any]) -> float | None:
 def load_token_measurement(path: Path) -> TokenMeasurement | None:
     """``path``'s token measurement; None when the file is another kind of measurement."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = read_bench_json(path)
+    except UsageError:
         return None  # the request-measurement reader reports what is wrong with the file
     return token_measurement(path, data)
 
@@ -145,7 +143,7 @@ def baseline(spec: str, region: str, prices: PriceTable) -> TokenRow:
     name = parts[0]
     rate = _positive(parts[1].removesuffix(TOKEN_RATE_SUFFIX), spec, hint)
     if len(parts) == 3:
-        price, where = _positive(parts[2], spec, hint), "price given"
+        price, where = _positive(parts[2], spec, hint, MAX_PRICE), "price given"
     else:
         section = "sagemaker" if name.startswith("ml.") else "ec2"
         found = prices.lookup(section, region, name)
@@ -154,11 +152,6 @@ def baseline(spec: str, region: str, prices: PriceTable) -> TokenRow:
     return TokenRow(f"{name} (baseline)", price, rate, per_million(price, rate), source, True)
 
 
-def _positive(text: str, spec: str, hint: str) -> Decimal:
-    try:
-        value = Decimal(text)
-    except InvalidOperation:
-        raise UsageError(f"--baseline {spec}: {text!r} is not a number", hint=hint) from None
-    if not value.is_finite() or value <= 0:
-        raise UsageError(f"--baseline {spec}: {text!r} must be > 0", hint=hint)
-    return value
+def _positive(text: str, spec: str, hint: str, most: float = MAX_RATE) -> Decimal:
+    """A rate (or, with ``most`` MAX_PRICE, a price) of ``--baseline``, in ASCII digits."""
+    return decimal_of(text, f"--baseline {spec}:", MIN_RATE, most, hint=hint)

@@ -11,6 +11,11 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 MILLION = Decimal(1_000_000)
 SECONDS_PER_HOUR = Decimal(3600)
+# The rates and prices the exact arithmetic takes: outside them a quantize to cents needs more
+# than Decimal's 28 digits (a rate of 1e-308 tok/s was decimal.InvalidOperation).
+MIN_RATE = 0.001  # requests or output tokens per second of a unit
+MAX_RATE = 1e9
+MAX_PRICE = 1e6  # US dollars per hour of an instance
 
 
 @dataclass(frozen=True)

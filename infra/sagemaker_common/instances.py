@@ -17,6 +17,17 @@ from infra.facts import hardware as facts
 from infra.facts import triton as tf
 from tdk.errors import ConfigError
 
+#: Why no SageMaker target runs an LLM engine: the SageMaker Triton images are only the
+#: ``<yy.mm>-py3`` tags (sagemaker-core 2.27 ``image_uri_config/sagemaker-tritonserver.json``
+#: lists 23.12 ... 26.05, each ``-py3``, none vllm or trtllm; checked 2026-11-27), and the
+#: ``-py3`` image has neither the ``vllm`` nor the ``tensorrtllm`` backend nor the
+#: ``tensorrt_llm`` Python package the LLM-API model imports (infra/facts/llm.py FLAVOURS)
+NO_ENGINE_IMAGE = (
+    "the SageMaker Triton images are the -py3 tags only (sagemaker-core's "
+    "sagemaker-tritonserver.json lists no vllm or trtllm flavour), which carry neither the "
+    "vllm nor the tensorrtllm backend, nor TensorRT-LLM's Python package"
+)
+
 FRAMEWORK = tf.SAGEMAKER_FRAMEWORK
 
 #: GPU families SageMaker lists for multi-model endpoints: size -> number of GPUs

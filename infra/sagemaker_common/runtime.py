@@ -91,7 +91,7 @@ class SageMakerRuntimeTarget(InferenceTarget):
             status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0))
             raise InvokeFailed(
                 f"{where} refused {model.target_model}: {code}: {error.get('Message', exc)}",
-                hint=_hint(code, self.local, status),
+                hint=_hint(code, self.local, status, str(error.get("Message", ""))),
                 code=code,
                 status=status,
             ) from exc
@@ -110,15 +110,19 @@ class SageMakerRuntimeTarget(InferenceTarget):
         self.client.close()
 
 
+#: what an endpoint says of a model it unloaded after a crash (the local endpoint's front)
+RELOADS = "loads it again on the next request"
 PAYLOAD_HINT = (
     "InvokeEndpoint accepts at most 6 MB per request: send a smaller batch, use the binary "
     "codec (drop --json-body), or use SageMaker asynchronous inference for larger payloads"
 )
 
 
-def _hint(code: str, local: bool, status: int = 0) -> str:
+def _hint(code: str, local: bool, status: int = 0, message: str = "") -> str:
     if status == 413:
         return PAYLOAD_HINT
+    if code == "ModelError" and RELOADS in message:
+        return "retry: the endpoint reloads the model on the next request"
     hints = {
         "ValidationError": "check --endpoint and --target-model against the release manifest",
         "ModelError": "the model failed to load or run; Triton's message is above",

@@ -14,10 +14,12 @@ import abc
 import fnmatch
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
 from infra.config import ConfigReader, StackConfig, qualify
 from infra.facts import hardware as facts
+from infra.facts import llm
 from infra.targets.names import DerivedName, check_name
 from tdk.errors import ConfigError, UsageError
 
@@ -61,6 +63,15 @@ class TargetSpec:
     mme: bool
     gpus: int = 1
     shares_gpus: bool = True
+    #: the image reference the unit runs (an NGC tag, or a version): its flavour adds the
+    #: LLM engines' backends (``infra.facts.llm.serving_image`` fits it to the models)
+    image_name: str = ""
+
+    @property
+    def backends(self) -> frozenset[str]:
+        """The backends this unit's image serves on its GPU (or CPU)."""
+        base = self.image.gpu_backends if self.gpu else self.image.cpu_backends
+        return llm.image_backends(self.image_name, base)
 
 
 @dataclass(frozen=True)
@@ -103,6 +114,12 @@ class Target(abc.ABC, Generic[ConfigT]):
 
     def refusals(self) -> Iterable[Refusal]:
         """Values this target refuses outright, each with its reason (none by default)."""
+        return ()
+
+    def model_repositories(self, reader: ConfigReader) -> tuple[Path, ...]:
+        """The model repositories the stack names, whose models ``feasible`` checks with the
+        stack (none by default: the target serves whatever the release holds)."""
+        del reader
         return ()
 
     def read_config(self, reader: ConfigReader, common: StackConfig) -> ConfigT:

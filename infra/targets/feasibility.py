@@ -14,12 +14,21 @@ over the project's ``Pulumi.yaml`` defaults and takes the same path.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from infra.facts import llm
 from infra.targets.base import Shortfall
 from infra.targets.checks import Fit, TargetSpec, check_target
-from infra.targets.registry import DECOUPLED, VALIDATE, StackSettings, TargetEntry, able, settings
+from infra.targets.registry import (
+    DECOUPLED,
+    LLM_ENGINES,
+    VALIDATE,
+    StackSettings,
+    TargetEntry,
+    able,
+    settings,
+)
 from packager.repository import ModelDir
 from packager.requirements import Requirements, requirements
 from packager.validate.findings import Finding, finding, has_errors
@@ -31,6 +40,7 @@ CAPACITY_AT_MAXIMUM = "TDK912"
 GPUS_PER_REPLICA = "TDK913"
 GPU_MEMORY_FRACTIONS = "TDK914"
 DECOUPLED_REFUSED = "TDK915"
+ENGINE_REFUSED = "TDK916"
 #: what every stack built from flags sets that ``Pulumi.yaml`` leaves to the user (never
 #: deployed: a flag stack only answers whether the models fit)
 FLAG_PLACEHOLDERS = {"budgetEmail": "tdk-validate@example.com"}
@@ -57,12 +67,14 @@ class Feasibility:
 
 def feasible(
     stack: StackSettings,
-    models: Sequence[ModelDir] = (),
+    models: Sequence[ModelDir] | None = None,
     trt_built_for: str = "",
     where: str = "",
 ) -> Feasibility:
-    """Whether ``stack`` can deploy ``models`` (none: the stack alone); ``where`` is what the
-    stack's findings point at (default ``Pulumi.<stack>.yaml``)."""
+    """Whether ``stack`` can deploy ``models`` (None: the models the stack itself names, its
+    ``k8sModels``; none: the stack alone); ``where`` is what the stack's findings point at
+    (default ``Pulumi.<stack>.yaml``). The unit's image is fitted to the models' LLM engine
+    by ``llm.serving_image``, the one decision render and the program take too."""
     where = where or f"Pulumi.{stack.name}.yaml"
     entry = stack.entry
     try:
@@ -70,20 +82,57 @@ def feasible(
         deploy = entry.deploy()
         shortfalls = list(deploy.capacity(config))
         spec = deploy.offer(config)
+        models = stack.models if models is None else models
     except TdkError as exc:
         refused = finding(STACK_REFUSED, where, "stack config", exc.message, exc.hint or "")
         return Feasibility(stack.name, entry.name, [refused])
+    needs = [(model, requirements(model)) for model in models]
     found = [_shortfall(where, s) for s in shortfalls]
+    engine_findings, spec = engine_image(entry, needs, spec, where)
+    if engine_findings:
+        return Feasibility(stack.name, entry.name, found + engine_findings, [], spec)
     model_findings, fits = check_target(models, spec, trt_built_for)
-    found += model_findings + placement(entry, models, spec)
+    found += model_findings + placement_of(entry, needs, spec)
     return Feasibility(stack.name, entry.name, found, fits, spec)
 
 
-def require_feasible(stack: StackSettings) -> None:
-    """The gate of the Pulumi program and ``tdk plan --write-stack``: the config's own
-    ConfigError as it is, else a ConfigError for the stack's first refusal."""
+def engine_image(
+    entry: TargetEntry,
+    needs: Sequence[tuple[ModelDir, Requirements]],
+    spec: TargetSpec,
+    where: str,
+) -> tuple[list[Finding], TargetSpec]:
+    """``spec`` with the image that carries the models' LLM engine (``llm.serving_image``),
+    or the findings that refuse it: a target that runs no engine image, two engines, a
+    release before the flavour's first."""
+    engines = [(model, need) for model, need in needs if need.engine]
+    if not engines:
+        return [], spec
+    if not entry.can(LLM_ENGINES):
+        return [
+            finding(
+                ENGINE_REFUSED, _source(model, need), "backend",
+                f"{model.name} runs the {need.engine} engine; the {entry.name} target cannot "
+                f"serve it: {entry.cannot[LLM_ENGINES]}",
+                f"serve it with --target {' / '.join(able(LLM_ENGINES))} (the kit picks the "
+                "Triton image flavour that carries the engine)",
+                model.name,
+            )
+            for model, need in engines
+        ], spec  # fmt: skip
+    try:
+        image = llm.serving_image(spec.image_name, [need.engine for _, need in engines])
+    except TdkError as exc:
+        return [finding(STACK_REFUSED, where, "image", exc.message, exc.hint or "")], spec
+    return [], replace(spec, image_name=image)
+
+
+def require_feasible(stack: StackSettings, models: Sequence[ModelDir] | None = None) -> None:
+    """The gate of the Pulumi program, ``tdk render --models`` and ``tdk plan --write-stack``:
+    the config's own ConfigError as it is, else a ConfigError for the stack's first refusal
+    (with ``models``, default the models the stack names)."""
     stack.config  # noqa: B018 (a refused config raises its own ConfigError here)
-    refusal = feasible(stack).first_refusal()
+    refusal = feasible(stack, models).first_refusal()
     if refusal is not None:
         raise ConfigError(f"stack {stack.name} cannot deploy: {refusal.message}", hint=refusal.fix)
 

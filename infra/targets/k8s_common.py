@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import abc
 import shlex
+from pathlib import Path
 from typing import ClassVar, TypeVar
 
 from infra.config import ConfigReader, ReleaseLocation, StackConfig, qualify
@@ -26,6 +27,12 @@ class KubernetesTarget(Target[ConfigT]):
     @abc.abstractmethod
     def workload_spec(self, config: ConfigT, output: OutputValue) -> TritonServiceSpec:
         """The Triton workload of this stack (deployment-only values come from ``output``)."""
+
+    def model_repositories(self, reader: ConfigReader) -> tuple[Path, ...]:
+        """The ``k8sModels`` repositories the stack's workload is fitted to."""
+        from infra.targets.k8s_models import stack_repositories
+
+        return stack_repositories(reader)
 
     @abc.abstractmethod
     def store_copy(self, config: ConfigT, entry_url: str) -> StoreCopy:

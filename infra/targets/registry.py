@@ -58,7 +58,10 @@ DEPRECATED: Mapping[str, tuple[str, str]] = {
 DEPLOY, PLAN, VALIDATE = "deploy", "plan", "validate"
 #: a capability with no methods: serving decoupled models (several responses per request)
 DECOUPLED = "serve decoupled models"
-CAPABILITIES = (DEPLOY, PLAN, VALIDATE, DECOUPLED)
+#: a capability with no methods: running an LLM engine (vLLM, TensorRT-LLM), which needs the
+#: Triton image flavour that carries it (``infra.facts.llm.serving_image``)
+LLM_ENGINES = "serve vLLM or TensorRT-LLM models"
+CAPABILITIES = (DEPLOY, PLAN, VALIDATE, DECOUPLED, LLM_ENGINES)
 
 
 @dataclass(frozen=True)
@@ -369,6 +372,15 @@ class StackSettings:
     def config(self) -> Any:
         """The target's typed config, validated as ``pulumi up`` validates it."""
         return self.entry.deploy().read_config(self.reader, self.common)
+
+    @cached_property
+    def models(self) -> list[ModelDir]:
+        """The models of the repositories the stack names (``k8sModels``; none for a target
+        whose stack names none), for the one feasibility path."""
+        from packager.repository import discover
+
+        repos = self.entry.deploy().model_repositories(self.reader)
+        return [model for repo in repos for model in discover(repo)]
 
     def render(self, outputs: Mapping[str, Any] | None = None) -> Rendered:
         """The stack's Kubernetes manifests (``tdk render k8s``), validated like ``pulumi up``

@@ -80,11 +80,36 @@ class BuildTarget:
         return TENSORRT_IMAGE.format(release=self.release)
 
     @property
+    def cache_targets(self) -> list[str]:
+        """The plan-cache targets (``PlanKey.target``) whose plans run here: this compute
+        capability's, then a hardware-compatible (``ampere+``) one on Ampere and later."""
+        found = [f"cc{self.compute[0]}.{self.compute[1]}-tensorrt-{self.tensorrt_key}"]
+        if self.compute >= (8, 0):
+            found.append(f"ccampere+-tensorrt-{self.tensorrt_key}")
+        return found
+
+    @property
+    def compute_text(self) -> str:
+        return f"{self.compute[0]}.{self.compute[1]}"
+
+    @property
     def tensorrt_key(self) -> str:
         """The TensorRT part of the cache key: ``10.13``, or ``release-26.05`` when unknown."""
         if self.tensorrt is None:
             return f"release-{self.release}"
         return f"{self.tensorrt[0]}.{self.tensorrt[1]}"
+
+
+def stack_target(settings: Any, stack: str) -> BuildTarget:
+    """Where ``stack``'s Triton runs (its target's ``offer``); a UsageError without a GPU."""
+    spec = settings.entry.deploy().offer(settings.config)
+    if spec.gpu is None:
+        raise UsageError(
+            f"stack {stack} serves on {spec.label}, which has no GPU: a TensorRT plan needs one",
+            hint="build for a stack with a GPU instance type or node pool",
+        )
+    image = spec.image
+    return BuildTarget(spec.label, spec.gpu.kind, spec.gpu.compute, image.version, image.tensorrt)
 
 
 @dataclass(frozen=True)

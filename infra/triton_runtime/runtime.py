@@ -18,9 +18,11 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from infra.triton_runtime import isolation, shm
 from infra.triton_runtime.private import hide_argument, open_private, private_dir, write_private
 from tdk.errors import TdkError
 
@@ -28,12 +30,25 @@ logger = logging.getLogger("tdk.local")
 RUNTIME_ENV = "TDK_TRITON_RUNTIME"
 #: the runtime venv's folder name, beside the kit's own venv (`make setup`, `make demo`)
 RUNTIME_DIR = ".venv-triton"
-SHM_DIR = Path("/dev/shm")
 REPO_ROOT = Path(__file__).resolve().parents[2]
 _PR_SET_PDEATHSIG = 1
-#: the request header Triton's model-repository API demands (``--http-restricted-api``)
+#: the request header every restricted Triton API demands (``--http-restricted-api``)
 REPOSITORY_HEADER = "tdk-repository-key"
+#: every Triton API category but health and inference: reachable only with the per-start
+#: secret. The category names are Triton's own (RESTRICTED_CATEGORY_NAMES in
+#: https://github.com/triton-inference-server/server/blob/main/src/restricted_features.h;
+#: `tritonserver --help` of the runtime wheel's 2.51 lists the same; checked 2026-11-27).
+RESTRICTED_APIS = (
+    "metadata",
+    "shared-memory",
+    "model-config",
+    "model-repository",
+    "statistics",
+    "trace",
+    "logging",
+)
 TRITON_FILE = "triton.json"
+SHM_DIR = shm.SHM_DIR  # where a Triton on the host's /dev/shm keeps the Python backend's regions
 
 
 class RuntimeMissing(TdkError):
@@ -156,12 +171,17 @@ def _die_with_parent() -> None:
 class TritonProcess:
     """One Triton server child: explicit model control, every listener on 127.0.0.1.
 
-    ``restricted`` (the default): Triton's model-repository API (load, unload, index; a load
-    may carry files, i.e. code) answers 403 unless the request carries a secret drawn at each
-    start, over HTTP and gRPC alike; ``repository_headers`` is what our own calls send. Triton
-    2.51 (the runtime wheel's) takes ``--http-restricted-api=model-repository:<header>=<value>``
-    and ``--grpc-restricted-protocol=...``: measured 2026-11-26 (CPU), flags in
+    ``restricted`` (the default): every Triton API but health and inference (``RESTRICTED_APIS``:
+    the repository API's loads may carry files, i.e. code; shared-memory registration writes
+    any /dev/shm file) answers 403 unless the request carries a secret drawn at each start, over
+    HTTP and gRPC alike; ``repository_headers`` is what our own calls send. Triton 2.51 (the
+    runtime wheel's) takes ``--http-restricted-api=<categories>:<header>=<value>`` and
+    ``--grpc-restricted-protocol=...``: measured 2026-11-27 (CPU), flags in
     https://github.com/triton-inference-server/server/blob/main/docs/customization_guide/inference_protocols.md
+
+    ``netns`` (``isolation.MODES``): "auto" or "on" start Triton in a network namespace of its
+    own (``netns.py``) where the kernel allows, so no other local user can connect to it;
+    connections are then opened with ``open_socket`` only.
     """
 
     def __init__(
@@ -171,8 +191,13 @@ class TritonProcess:
         workdir: Path,
         restricted: bool = True,
         cpus: frozenset[int] | None = None,
+        netns: str = "off",
     ) -> None:
         self.runtime = runtime
+        self.netns = netns
+        #: the link to Triton's namespace launcher (None: Triton listens on the host's loopback)
+        self.link: isolation.Link | None = None
+        self._triton_pid: int | None = None
         #: the CPUs Triton (and the backend stubs it starts, which inherit them) runs on; None: any
         self.cpus = cpus
         self.repository = repository
@@ -184,7 +209,7 @@ class TritonProcess:
         self.grpc_port = 0
         self.proc: asyncio.subprocess.Process | None = None
         #: the Python backend names its /dev/shm regions with this prefix; stop() removes them
-        self.shm_prefix = f"tdk{os.getpid()}_{id(self):x}_"
+        self.shm_prefix = shm.region_prefix(os.getpid(), secrets.randbits(48))
 
     @property
     def http_url(self) -> str:
@@ -192,7 +217,27 @@ class TritonProcess:
 
     @property
     def pid(self) -> int | None:
-        return self.proc.pid if self.proc else None
+        """Triton's own pid (in a namespace, the launcher's child)."""
+        return self._triton_pid or (self.proc.pid if self.proc else None)
+
+    def protect_memory(self) -> None:
+        """After a model load: its Python stubs' regions on the host's /dev/shm made 0600
+        (nothing to do in a namespace of its own: its /dev/shm is private)."""
+        if self.link is None:
+            shm.protect_regions(self.shm_prefix)
+
+    async def open_socket(self) -> socket.socket:
+        """A connected, non-blocking socket to Triton's HTTP listener."""
+        if self.link is not None:
+            return await self.link.connect()
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setblocking(False)
+        try:
+            await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", self.http_port))
+        except BaseException:
+            sock.close()
+            raise
+        return sock
 
     @property
     def repository_headers(self) -> tuple[tuple[str, str], ...]:
@@ -202,7 +247,7 @@ class TritonProcess:
     def _restriction(self) -> list[str]:
         if not self._secret:
             return []
-        rule = f"model-repository:{REPOSITORY_HEADER}={self._secret}"
+        rule = f"{','.join(RESTRICTED_APIS)}:{REPOSITORY_HEADER}={self._secret}"
         return [f"--http-restricted-api={rule}", f"--grpc-restricted-protocol={rule}"]
 
     def command(self, http: int, grpc: int, metrics: int) -> list[str]:
@@ -241,9 +286,25 @@ class TritonProcess:
     async def start(self, timeout: float = 60.0) -> None:
         """Start Triton on fresh ports and wait until its HTTP health endpoint answers."""
         private_dir(self.workdir)
+        shm.sweep_orphans()  # what Tritons of a killed front left
         self._secret = secrets.token_urlsafe(32) if self.restricted else ""
         self.http_port, self.grpc_port = free_port(), free_port()
         command = self.command(self.http_port, self.grpc_port, free_port())
+        if self.netns == "off" or not await self._spawn_isolated(command):
+            await self._spawn(command)
+        await self._wait_live(timeout)
+        # parsed by now (its HTTP listener answers): take the secret off its command line
+        pid = self.pid
+        if self._secret and pid is not None and not hide_argument(pid, self._secret):
+            logger.warning(
+                "could not hide the restricted APIs' secret in Triton's command line (pid %s): "
+                "local users who can read /proc/%s/cmdline can load models into it",
+                pid,
+                pid,
+            )
+        self._record()
+
+    async def _spawn(self, command: list[str], pass_fds: tuple[int, ...] = ()) -> None:
         with open_private(self.log_path, "ab") as log:
             self.proc = await asyncio.create_subprocess_exec(
                 *command,
@@ -253,21 +314,42 @@ class TritonProcess:
                 env=self.environment(),
                 cwd=str(self.workdir),
                 preexec_fn=self._child_setup,
+                pass_fds=pass_fds,
             )
-        await self._wait_live(timeout)
-        # parsed by now (its HTTP listener answers): take the secret off its command line
-        if self._secret and not hide_argument(self.proc.pid, self._secret):
-            logger.warning(
-                "could not hide the repository API secret in Triton's command line (pid %s): "
-                "local users who can read /proc/%s/cmdline can load models into it",
-                self.proc.pid,
-                self.proc.pid,
-            )
-        self._record()
+
+    async def _spawn_isolated(self, command: list[str]) -> bool:
+        """Triton in a network namespace of its own; False (after a warning) where the kernel
+        refuses one and ``netns`` is "auto"; TdkError when it is "on"."""
+        link, theirs = isolation.Link.pair()
+        try:
+            link.send_command(command)
+            await self._spawn(link.command(theirs.fileno(), self.http_port), (theirs.fileno(),))
+        finally:
+            theirs.close()
+        try:
+            self._triton_pid = await link.hello(30.0)
+        except isolation.NamespaceUnavailable as exc:
+            link.close()
+            if self.proc is not None:
+                await self.proc.wait()
+            self.proc = None
+            if self.netns == "on":
+                raise TdkError(
+                    f"Triton cannot run in a network namespace of its own: {exc.message}",
+                    hint="allow user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
+                    "or the container's seccomp profile), or pass --triton-netns auto",
+                ) from exc
+            logger.warning(isolation.FALLBACK, exc.message)
+            return False
+        self.link = link
+        return True
 
     def _child_setup(self) -> None:
-        """In the child, before Triton runs: die with us, and stay on ``cpus`` when given."""
+        """In the child, before Triton runs: die with us, keep what it and its stubs create
+        (the Python backend's shared memory: prompts, outputs) to this user, and stay on
+        ``cpus`` when given."""
         _die_with_parent()
+        os.umask(0o077)
         if self.cpus is not None:
             os.sched_setaffinity(0, self.cpus)
 
@@ -276,6 +358,7 @@ class TritonProcess:
         user's own tools (bench, tests); ``/tdk/status``, open to any local user, says none."""
         known: dict[str, object] = {"pid": self.pid, "http_port": self.http_port}
         known["grpc_port"] = self.grpc_port
+        known["netns"] = self.link is not None  # its ports are inside a namespace of its own
         known["repository_header"] = list(next(iter(self.repository_headers), ()))
         write_private(self.workdir / TRITON_FILE, json.dumps(known).encode())
 
@@ -287,7 +370,7 @@ class TritonProcess:
                     f"Triton exited while starting: {self.log_tail()}",
                     hint=f"see {self.log_path}",
                 )
-            if await _http_live(self.http_port):
+            if await _http_live(self.open_socket):
                 return
             await asyncio.sleep(0.05)
         await self.stop()
@@ -315,8 +398,10 @@ class TritonProcess:
                 await proc.wait()
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
-        for region in SHM_DIR.glob(f"{self.shm_prefix}*"):
-            region.unlink(missing_ok=True)
+        if self.link is not None:
+            self.link.close()
+            self.link = None
+        shm.remove_regions(self.shm_prefix)
 
     def log_tail(self, lines: int = 15) -> str:
         try:
@@ -326,9 +411,9 @@ class TritonProcess:
         return "\n".join(text[-lines:])
 
 
-async def _http_live(port: int) -> bool:
+async def _http_live(opener: Callable[[], Awaitable[socket.socket]]) -> bool:
     try:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        reader, writer = await asyncio.open_connection(sock=await opener())
     except OSError:
         return False
     try:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from packager.userdirs import staging_root
+from tdk import numbers
 from tdk.errors import ConfigError, StoreError
 
 Progress = Callable[[int], None]
@@ -35,23 +36,19 @@ def _noop(_: int) -> None:
     return None
 
 
-def env_number(name: str, kind: type[_Number], default: _Number, least: _Number) -> _Number:
+MAX_WAIT = 24 * 3600.0  # a store timeout beyond a day is a typo (and 1e300 s overflows a socket)
+
+
+def env_number(
+    name: str, kind: type[_Number], default: _Number, least: _Number, most: float | None = None
+) -> _Number:
     """A store client's network limit from the environment variable ``name`` (``default``
-    when unset); a ConfigError naming the variable when it is not a number of at least
-    ``least``."""
-    raw = os.environ.get(name)
-    if raw is None:
-        return default
-    try:
-        value = kind(raw)
-    except ValueError:
-        value = None
-    if value is None or value < least:
-        raise ConfigError(
-            f"environment variable {name}={raw!r} is not a {kind.__name__} of at least {least}",
-            hint=f"unset {name} or set it to a number >= {least}",
-        )
-    return value
+    when unset); a ConfigError naming the variable when it is not a finite number from
+    ``least`` to ``most`` (a float: at most MAX_WAIT) written in ASCII digits
+    (``tdk.numbers``: ``nan``, ``0_1`` and other scripts' digits are refused)."""
+    high = most if most is not None else (MAX_WAIT if kind is float else None)
+    value = numbers.env_number(name, default, least, high, integer=kind is int, error=ConfigError)
+    return kind(value)
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,13 @@ one way tdk reads a release's manifest from a store."""
 from __future__ import annotations
 
 import hashlib
+import os
 import tempfile
 from pathlib import Path
 
 from packager.manifest import MANIFEST_MAX_BYTES, MANIFEST_NAME, RELEASE_HINT, Manifest
 from packager.stores.base import Store
+from tdk.bounded import open_regular
 from tdk.errors import StoreError, TdkError
 
 CHUNK = 1024 * 1024
@@ -39,9 +41,10 @@ def fetch_capped(store: Store, key: str, dest: Path, limit: int) -> tuple[int, s
     """Fetch ``key`` into ``dest``, at most ``limit + 1`` bytes; its (size, sha256). A size
     over ``limit`` means the object is larger (its sha256 is then "").
 
-    A file store's object is read here chunk by chunk (a link to ``/dev/zero`` stops at
-    ``limit + 1``); other stores download into ``dest``, stopped as soon as they report more
-    than ``limit`` bytes. On any failure ``dest`` and the store's ``.part`` file are removed.
+    A file store's object is read here chunk by chunk, only when it is a regular file (a FIFO
+    would block the open forever, a link to ``/dev/zero`` never end); other stores download
+    into ``dest``, stopped as soon as they report more than ``limit`` bytes.
+    On any failure ``dest`` and the store's ``.part`` file are removed.
     """
     part = dest.with_name(dest.name + ".part")
     try:
@@ -77,7 +80,7 @@ class _Cap:
 def _copy_file(store: Store, path: Path, key: str, dest: Path, limit: int) -> tuple[int, str]:
     digest, size = hashlib.sha256(), 0
     try:
-        with path.open("rb") as source, dest.open("wb") as out:
+        with os.fdopen(open_regular(path), "rb") as source, dest.open("wb") as out:
             while size <= limit and (chunk := source.read(min(CHUNK, limit + 1 - size))):
                 size += len(chunk)
                 digest.update(chunk)

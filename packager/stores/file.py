@@ -8,9 +8,7 @@ Triton or an endpoint would read it; the next publish removes what it left.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
-import functools
 import hashlib
 import os
 import re
@@ -22,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from packager.archive import copy_range
+from packager.stores import dirfd
 from packager.stores.base import (
     Progress,
     Store,
@@ -30,8 +29,17 @@ from packager.stores.base import (
     remove_unlocked,
     sha256_file,
 )
+from tdk.bounded import NotRegularFile, open_regular
+from tdk.errors import StoreError
 
 STAGING_DIR = ".tdk-staging"
+#: what tdk writes at a release root (the lock and the object record included), checked for
+#: links and foreign directories before a publish writes anything
+RELEASE_TOPS = (
+    "mme", "repository", STAGING_DIR, "manifest.json", "tdk-ledger.json", "tdk-publish.lock",
+    "tdk-objects.json",
+)  # fmt: skip
+RELEASE_FOLDERS = ("mme", "repository", STAGING_DIR)
 # What tdk before 0.2 left when killed: staging trees at the root, mkstemp files next to targets.
 _LEGACY_DIR = re.compile(r"^\.tdk-staging-[a-z0-9_]{8}$")
 _LEGACY_FILE = re.compile(r"^\.tdk-[a-z0-9_]{8}$")
@@ -53,7 +61,15 @@ class FileStore(Store):
             return "it is the root of the filesystem"
         if self.root == Path.home().resolve():
             return "it is your home directory"
-        return None
+        try:
+            found = self.root.stat()
+        except OSError:
+            return None  # absent (created by the publish) or unreachable (its error says)
+        if not os.path.isdir(self.root):
+            return None
+        return dirfd.owner_problem(self.root, found) or dirfd.problem_in(
+            self.root, RELEASE_TOPS, RELEASE_FOLDERS
+        )
 
     @property
     def local_root(self) -> Path | None:
@@ -66,17 +82,51 @@ class FileStore(Store):
     def exists_at(self, parts: list[str]) -> bool:
         return Path(self.root.anchor, *parts).is_file()
 
+    def _open(self, key: str, action: str = "read") -> int | None:
+        """A descriptor of the regular file ``key``, reached without following a link; None
+        when absent. A FIFO, device, link or directory there is a StoreError."""
+        try:
+            with dirfd.parent_of(self.root, key) as (parent, name):
+                return open_regular(name, dir_fd=parent, follow=False)
+        except FileNotFoundError:
+            return None
+        except dirfd.Refused as exc:
+            raise self._refused(action, key, exc) from exc
+        except NotRegularFile as exc:  # a FIFO would block the read, a device never end
+            raise StoreError(
+                f"cannot {action} {self.describe(key)}: {exc.strerror}",
+                hint="a release holds regular files only: remove it, or publish elsewhere",
+            ) from exc
+        except OSError as exc:
+            raise self._error(action, key, exc) from exc
+
+    def _refused(self, action: str, key: str, exc: dirfd.Refused) -> StoreError:
+        return StoreError(
+            f"cannot {action} {self.describe(key)}: {exc}",
+            hint="publish into a directory of your own with no links in it (or remove the link)",
+        )
+
+    def _hash(self, key: str) -> str | None:
+        """The sha256 of the regular file ``key``; None when absent or anything else."""
+        try:
+            fd = self._open(key)
+        except StoreError:
+            return None
+        if fd is None:
+            return None
+        digest = hashlib.sha256()
+        with os.fdopen(fd, "rb") as handle:
+            while chunk := handle.read(1024 * 1024):
+                digest.update(chunk)
+        return digest.hexdigest()
+
     def sha256_of(self, key: str) -> str | None:
-        path = self._path(key)
-        return sha256_file(path) if path.is_file() else None
+        return self._hash(key)
 
     def checksum_matches(self, key: str, sha256: str) -> bool | None:
         """The sha256 of the stored bytes; a link or anything but a plain file is not ours."""
-        path = self._path(key)
-        if path.is_symlink() or not path.is_file():
-            return False
         try:
-            return sha256_file(path) == sha256
+            return self._hash(key) == sha256
         except OSError as exc:
             raise self._error("read", key, exc) from exc
 
@@ -98,6 +148,8 @@ class FileStore(Store):
                 shutil.rmtree(path, ignore_errors=True)
                 removed.append(str(path))
         for top in (self.root, self._path("mme"), self._path("repository")):
+            if top.is_symlink():
+                continue  # refused by unsafe_root; never followed
             found = top.rglob(".tdk-*") if top != self.root else top.glob(".tdk-*")
             for path in sorted(found):
                 if _LEGACY_FILE.match(path.name) and path.is_file() and not path.is_symlink():
@@ -110,18 +162,19 @@ class FileStore(Store):
             with self.staging():
                 self._atomic_write(key, write)
             return
-        target = self._path(key)
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix="part-", dir=self._work)
             os.close(fd)
             try:
                 write(Path(tmp))
                 os.chmod(tmp, 0o644)
-                os.replace(tmp, target)
+                with dirfd.parent_of(self.root, key, create=True) as (parent, name):
+                    os.replace(tmp, name, dst_dir_fd=parent)
             finally:
                 if os.path.exists(tmp):
                     os.unlink(tmp)
+        except dirfd.Refused as exc:
+            raise self._refused("write", key, exc) from exc
         except OSError as exc:
             raise self._error("write", key, exc) from exc
 
@@ -143,11 +196,10 @@ class FileStore(Store):
     def copy(self, source_key: str, key: str, sha256: str) -> None:
         # Release files are only ever replaced, never rewritten in place, so equal content can
         # share one inode: N copies of the same weights cost one write.
-        source = self._path(source_key)
-
         def link(tmp: Path) -> None:
             tmp.unlink()
-            os.link(source, tmp)
+            with dirfd.parent_of(self.root, source_key) as (parent, name):
+                os.link(name, tmp, src_dir_fd=parent, follow_symlinks=False)
 
         self._atomic_write(key, link)
 
@@ -156,18 +208,26 @@ class FileStore(Store):
     ) -> None:
         self._atomic_write(key, lambda tmp: _write_bytes(tmp, data))
 
+    def _must_open(self, key: str) -> int:
+        fd = self._open(key)
+        if fd is None:
+            missing = FileNotFoundError(errno.ENOENT, "No such file or directory", str(key))
+            raise self._error("read", key, missing)
+        return fd
+
     def get_bytes(self, key: str) -> bytes:
         try:
-            return self._path(key).read_bytes()
+            with os.fdopen(self._must_open(key), "rb") as handle:
+                return handle.read()
         except OSError as exc:
             raise self._error("read", key, exc) from exc
 
     def download(self, key: str, dest: Path, progress: Progress = _noop) -> None:
-        source = self._path(key)
         try:
             dest.parent.mkdir(parents=True, exist_ok=True)
             tmp = dest.with_name(dest.name + ".part")
-            shutil.copyfile(source, tmp)
+            with os.fdopen(self._must_open(key), "rb") as source, tmp.open("wb") as out:
+                shutil.copyfileobj(source, out)
             progress(tmp.stat().st_size)
             os.replace(tmp, dest)
         except OSError as exc:
@@ -175,19 +235,14 @@ class FileStore(Store):
 
     def delete(self, key: str) -> None:
         """Remove ``key`` and the directories it leaves empty: an empty model directory in
-        ``repository/`` is a model Triton would try (and fail) to load."""
-        path = self._path(key)
+        ``repository/`` is a model Triton would try (and fail) to load. Every directory is
+        reached without following a link, so a planted link is refused, not deleted through."""
         try:
-            path.unlink(missing_ok=True)
+            dirfd.remove(self.root, key)
+        except dirfd.Refused as exc:
+            raise self._refused("delete", key, exc) from exc
         except OSError as exc:
             raise self._error("delete", key, exc) from exc
-        for parent in path.parents:
-            if parent == self.root or not parent.is_relative_to(self.root):
-                break
-            try:
-                parent.rmdir()
-            except OSError:
-                break  # not empty (or not ours to remove)
 
     # Conditional writes. A version token is the content's sha256 (a lock record is unique).
     # Create: the record is written whole to a private file, then hard-linked into place, which
@@ -196,10 +251,12 @@ class FileStore(Store):
     # it is the version we were given, then create exclusively; a wrong version is put back.
 
     def read_versioned(self, key: str) -> tuple[bytes, str] | None:
-        try:
-            data = self._path(key).read_bytes()
-        except FileNotFoundError:
+        fd = self._open(key)
+        if fd is None:
             return None
+        try:
+            with os.fdopen(fd, "rb") as handle:
+                data = handle.read()
         except OSError as exc:
             raise self._error("read", key, exc) from exc
         return data, hashlib.sha256(data).hexdigest()
@@ -216,36 +273,38 @@ class FileStore(Store):
         return Path(tmp)
 
     def create_exclusive(self, key: str, data: bytes) -> str | None:
-        target = self._path(key)
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
             tmp = self._private(data)
             try:
                 return self._link_new(key, tmp, data)
             finally:
                 tmp.unlink(missing_ok=True)
+        except dirfd.Refused as exc:
+            raise self._refused("write", key, exc) from exc
         except OSError as exc:
             raise self._error("write", key, exc) from exc
 
     def _link_new(self, key: str, tmp: Path, data: bytes) -> str | None:
-        try:
-            os.link(tmp, self._path(key))
-        except FileExistsError:
-            return None
+        with dirfd.parent_of(self.root, key, create=True) as (parent, name):
+            try:
+                os.link(tmp, name, dst_dir_fd=parent, follow_symlinks=False)
+            except FileExistsError:
+                return None
         return hashlib.sha256(data).hexdigest()
 
     def _take(self, key: str, token: str) -> Path | None:
         """Move the current version of ``key`` aside if it is ``token``; its new path."""
         assert self._work is not None
         taken = self._work / f"taken-{uuid.uuid4().hex}"
-        try:
-            os.rename(self._path(key), taken)
-        except FileNotFoundError:
-            return None  # someone else moved or deleted it first
-        if sha256_file(taken) == token:
-            return taken
-        with contextlib.suppress(FileExistsError):
-            os.link(taken, self._path(key))  # not ours to take: put it back
+        with dirfd.parent_of(self.root, key) as (parent, name):
+            try:
+                os.rename(name, taken, src_dir_fd=parent)
+            except FileNotFoundError:
+                return None  # someone else moved or deleted it first
+            if sha256_file(taken) == token:
+                return taken
+            with contextlib.suppress(FileExistsError):  # not ours to take: put it back
+                os.link(taken, name, dst_dir_fd=parent, follow_symlinks=False)
         taken.unlink()
         return None
 
@@ -253,7 +312,7 @@ class FileStore(Store):
         try:
             tmp = self._private(data)  # written and synced before the name changes
             try:
-                swapped = _exchange(tmp, self._path(key))
+                swapped = self._exchange(tmp, key)
                 if swapped is None:  # the filesystem cannot swap: move aside, then create
                     taken = self._take(key, token)
                     if taken is None:
@@ -264,12 +323,21 @@ class FileStore(Store):
                     return None  # no such lock
                 if sha256_file(tmp) == token:  # tmp now holds the version we replaced
                     return hashlib.sha256(data).hexdigest()
-                _exchange(tmp, self._path(key))  # another version: put it back
+                self._exchange(tmp, key)  # another version: put it back
                 return None
             finally:
                 tmp.unlink(missing_ok=True)
+        except dirfd.Refused as exc:
+            raise self._refused("write", key, exc) from exc
         except OSError as exc:
             raise self._error("write", key, exc) from exc
+
+    def _exchange(self, tmp: Path, key: str) -> bool | None:
+        try:
+            with dirfd.parent_of(self.root, key) as (parent, name):
+                return dirfd.exchange(tmp, parent, name)
+        except FileNotFoundError:
+            return False
 
     def delete_if(self, key: str, token: str) -> bool:
         try:
@@ -278,45 +346,23 @@ class FileStore(Store):
                 return False
             taken.unlink()
             return True
+        except FileNotFoundError:
+            return False
+        except dirfd.Refused as exc:
+            raise self._refused("delete", key, exc) from exc
         except OSError as exc:
             raise self._error("delete", key, exc) from exc
 
     def list_sizes(self, prefix: str) -> dict[str, int]:
-        base = self._path(prefix)
-        if not base.is_dir():
+        """Regular files under ``prefix``; links are never followed nor listed (not ours)."""
+        parts = [part for part in prefix.split("/") if part]
+        try:
+            with dirfd.walk(self.root, parts) as fds:
+                return dirfd.sizes(fds[-1], "/".join(parts))
+        except (FileNotFoundError, NotADirectoryError):
             return {}
-        found = (p for p in base.rglob("*") if p.is_file() and not p.name.startswith(".tdk-"))
-        return {p.relative_to(self.root).as_posix(): p.stat().st_size for p in found}
-
-
-_RENAME_EXCHANGE = 2  # linux/fs.h
-_AT_FDCWD = -100
-
-
-def _exchange(a: Path, b: Path) -> bool | None:
-    """Swap two names atomically (``renameat2(RENAME_EXCHANGE)``, Linux 3.15+ on ext4, xfs,
-    btrfs, tmpfs): neither name is ever absent. False when ``b`` does not exist; None when this
-    system or filesystem cannot swap."""
-    renameat2 = getattr(_libc(), "renameat2", None)
-    if renameat2 is None:
-        return None
-    result = renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
-    if result == 0:
-        return True
-    code = ctypes.get_errno()
-    if code == errno.ENOENT:
-        return False
-    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EXDEV):
-        return None
-    raise OSError(code, os.strerror(code), str(b))
-
-
-@functools.cache
-def _libc() -> ctypes.CDLL | None:
-    try:
-        return ctypes.CDLL(None, use_errno=True)
-    except OSError:
-        return None
+        except dirfd.Refused as exc:
+            raise self._refused("list", prefix, exc) from exc
 
 
 def _write_bytes(path: Path, data: bytes) -> None:

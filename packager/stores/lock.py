@@ -26,9 +26,12 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from types import FrameType
+from typing import Any
 
 from packager.stores.base import Store
+from tdk.bounded import parse_json
 from tdk.errors import StoreError, TdkError
+from tdk.numbers import check_number
 
 LOCK_NAME = "tdk-publish.lock"
 DEFAULT_LOCK_TIMEOUT = 600.0  # seconds a publish waits for another one (--lock-timeout)
@@ -119,20 +122,22 @@ class LockRecord:
 
     @classmethod
     def parse(cls, data: bytes) -> LockRecord | None:
+        """The record in ``data``, read bounded; None when it is not a tdk lock record (a
+        time that is no date, a pid no process can have: ``1e20``, ``"nan"``, ``2**70``)."""
         try:
-            payload = json.loads(data)
+            payload = parse_json(data, LOCK_NAME, "")
             return cls(
                 owner=str(payload["owner"]),
                 host=str(payload["host"]),
-                pid=int(payload["pid"]),
-                created=float(payload["created"]),
-                expires=float(payload["expires"]),
+                pid=_field(payload["pid"], "pid", 1, MAX_PID),
+                created=_field(payload["created"], "created", 0, MAX_TIME, number=True),
+                expires=_field(payload["expires"], "expires", 0, MAX_TIME, number=True),
                 nonce=str(payload["nonce"]),
                 boot_id=str(payload.get("boot_id", "")),
                 pid_ns=str(payload.get("pid_ns", "")),
-                start=int(payload.get("start", 0)),
+                start=_field(payload.get("start", 0), "start", 0, 2**63 - 1),
             )
-        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        except (TdkError, KeyError, TypeError, AttributeError):
             return None
 
     def describe(self) -> str:
@@ -142,6 +147,20 @@ class LockRecord:
             f"{self.owner} on {self.host}, pid {self.pid}, since {since}, "
             f"expires {until} unless renewed"
         )
+
+
+# Linux's largest pid_max: PID_MAX_LIMIT, 4 * 1024 * 1024 on 64-bit (include/linux/threads.h,
+# https://github.com/torvalds/linux/blob/master/include/linux/threads.h, checked 2026-11-27)
+MAX_PID = 2**22
+MAX_TIME = 32503680000.0  # 3000-01-01 as Unix time: past it a time is no lock's
+
+
+def _field(value: object, name: str, low: int, high: float, number: bool = False) -> Any:
+    """A record's number: finite, in range, an int unless ``number`` (JSON ints are floats'
+    equals); TdkError otherwise."""
+    if number and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    return check_number(value, name, low, high, integer=not number)
 
 
 def _owner() -> str:

@@ -62,9 +62,8 @@ def read_record(store: Store) -> tuple[dict[str, Recorded], str]:
 
 def parse_record(raw: bytes, source: str) -> dict[str, Recorded]:
     """The record in ``raw``; TdkError naming ``source`` when it is not one tdk writes."""
-    bounded_json(raw, source, "tdk object record", _HINT)
+    payload = bounded_json(raw, source, "tdk object record", _HINT)
     try:
-        payload = json.loads(raw)
         if payload["format_version"] != RECORD_FORMAT:
             raise ValueError(f"unsupported format_version {payload['format_version']!r}")
         objects = payload["objects"]

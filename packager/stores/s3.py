@@ -22,6 +22,9 @@ from tdk.errors import StoreError
 MIB = 1024 * 1024
 PART_SIZE = 16 * MIB
 MIN_PART_SIZE = 5 * MIB  # S3's smallest part (all but the last)
+# S3's largest part: 5 GiB (https://docs.aws.amazon.com/AmazonS3/latest/userguide/qfacts.html,
+# checked 2026-11-27)
+MAX_PART_SIZE = 5 * 1024 * MIB
 CONCURRENCY = 8
 SHA_META = "sha256"  # object metadata key: the hex sha256 of the whole object
 
@@ -40,8 +43,10 @@ class S3Settings:
         return cls(
             connect_timeout=env_number("TDK_S3_CONNECT_TIMEOUT", float, cls.connect_timeout, 0.1),
             read_timeout=env_number("TDK_S3_READ_TIMEOUT", float, cls.read_timeout, 0.1),
-            max_attempts=env_number("TDK_S3_MAX_ATTEMPTS", int, cls.max_attempts, 1),
-            part_size=env_number("TDK_S3_PART_SIZE", int, cls.part_size, MIN_PART_SIZE),
+            max_attempts=env_number("TDK_S3_MAX_ATTEMPTS", int, cls.max_attempts, 1, 100),
+            part_size=env_number(
+                "TDK_S3_PART_SIZE", int, cls.part_size, MIN_PART_SIZE, MAX_PART_SIZE
+            ),
         )
 
 

@@ -33,6 +33,12 @@ VLLM_SRC = "https://github.com/triton-inference-server/vllm_backend/blob/main/sr
 VLLM_ARGS = "https://github.com/vllm-project/vllm/blob/main/vllm/engine/arg_utils.py"
 TRTLLM_REPO = "https://github.com/NVIDIA/TensorRT-LLM/tree/main/triton_backend/all_models"
 FEASIBILITY = "infra/targets/feasibility.py"  # the stack rules (TDK91x): the one feasibility path
+#: sagemaker-core 2.27 lists the SageMaker Triton images: only ``<yy.mm>-py3`` tags (checked
+#: 2026-11-27 in the installed package)
+SAGEMAKER_CORE_TRITON_IMAGES = (
+    "https://github.com/aws/sagemaker-python-sdk/blob/master/sagemaker-core/src/sagemaker/core/"
+    "image_uri_config/sagemaker-tritonserver.json"
+)
 SAGEMAKER_SERVER_SRC = (
     "https://github.com/triton-inference-server/server/blob/main/src/sagemaker_server.cc"
 )
@@ -371,6 +377,15 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
      "checked source names its version): model.json names were checked against another version",
      "record that version's EngineArgs, or check the names against the image's vLLM by hand",
      VLLM_ARGS),
+    ("TDK614", "engine-metrics-off", "warning",
+     "the vLLM backend exports the engine's metrics only when REPORT_CUSTOM_METRICS is \"true\" "
+     "(any case) and disable_log_stats is false: otherwise the vllm: series never exist",
+     "drop disable_log_stats and REPORT_CUSTOM_METRICS (packaging turns the metrics on), or "
+     "accept scaling on Triton's in-flight and pending series", VLLM_SRC),
+    ("TDK615", "engine-repository-removed", "warning",
+     "TensorRT-LLM removed its engine-based Triton repositories (the tensorrtllm backend, "
+     "all_models/inflight_batcher_llm) in PRs #15763 and #15907; only all_models/llmapi remains",
+     "move to the LLM-API model (all_models/llmapi: model.yaml)", TRTLLM_REPO),
     # the deploy-target checks of infra.targets.checks (tdk validate --target)
     ("TDK901", "backend-not-in-image", "error",
      "the target's Triton image has no such backend; the model fails to load",
@@ -425,6 +440,11 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
      "the target cannot serve decoupled models: SageMaker MME's front answers 'HTTP end point "
      "doesn't support models with decoupled transaction policy'",
      "serve the model on a target that streams (sagemaker-ic, gke, eks)", SAGEMAKER_SERVER_SRC),
+    ("TDK916", "engine-unsupported", "error",
+     "the target's Triton image carries no LLM engine: the SageMaker Triton images are the -py3 "
+     "tags only, without the vllm and tensorrtllm backends",
+     "serve vLLM / TensorRT-LLM models on gke or eks (the -vllm-python-py3 / "
+     "-trtllm-python-py3 image)", SAGEMAKER_CORE_TRITON_IMAGES),
 ]
 # fmt: on
 

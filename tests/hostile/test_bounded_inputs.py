@@ -36,7 +36,7 @@ STACK_FILES = {
         _alias_bomb().replace("l6:", "config:\n  triton-deploy-kit:name:"),
         "aliases expand to more than",
     ),
-    "deeply-nested": ("text", "a: " + "[" * 50_000 + "]" * 50_000 + "\n", "nested too deeply"),
+    "deeply-nested": ("text", "a: " + "[" * 50_000 + "]" * 50_000 + "\n", "nested more than"),
     "not-utf8": ("bytes", "config:\n  gcp:project: caf\xe9\n", "not UTF-8"),
 }
 COMMANDS = {

@@ -28,7 +28,10 @@ def endpoint(sample_repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Ite
         sample_repo, store, copies=1, only=("image_classifier", "tokenizer", "text_classifier")
     )
     state = tmp_path_factory.mktemp("state")
-    running = start_endpoint(store, state, "--max-body-bytes", str(MAX_BODY))
+    # its Triton on the host's loopback: the gRPC test below calls it directly
+    running = start_endpoint(
+        store, state, "--max-body-bytes", str(MAX_BODY), "--triton-netns", "off"
+    )
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("TDK_STATE_DIR", str(state))
         try:

@@ -18,6 +18,7 @@ from cli.main import app
 from packager.manifest import MANIFEST_MAX_BYTES
 from packager.stores import Store, open_store
 from packager.stores.capped import fetch_capped
+from tdk.errors import StoreError
 from tests.hostile.endpoint_helpers import post, snapshot
 from tests.local.local_helpers import Endpoint, make_release, start_endpoint, write_python_model
 
@@ -92,8 +93,17 @@ def test_a_deeply_nested_manifest_is_refused(release: Path, state_dir: Path) -> 
 
 
 def test_a_manifest_linked_to_dev_zero_is_refused(release: Path, state_dir: Path) -> None:
+    """Issue 36: a device is refused before it is opened (it was read up to the cap)."""
     (release / "manifest.json").unlink()
     (release / "manifest.json").symlink_to("/dev/zero")
+    result = _check(release)
+    assert result.exit_code == 1, result.output
+    assert "not a regular file" in result.output
+
+
+def test_a_huge_manifest_is_refused_at_the_cap(release: Path, state_dir: Path) -> None:
+    with (release / "manifest.json").open("r+b") as handle:
+        handle.truncate(MANIFEST_MAX_BYTES + 10)  # sparse: no disk used
     result = _check(release)
     assert result.exit_code == 1, result.output
     assert f"larger than {MANIFEST_MAX_BYTES} bytes" in result.output
@@ -102,10 +112,19 @@ def test_a_manifest_linked_to_dev_zero_is_refused(release: Path, state_dir: Path
 def test_fetch_stops_one_byte_past_the_size(tmp_path: Path) -> None:
     store_dir = tmp_path / "store"
     (store_dir / "mme").mkdir(parents=True)
-    (store_dir / "mme" / "m.tar.gz").symlink_to("/dev/zero")
+    (store_dir / "mme" / "m.tar.gz").write_bytes(b"z" * 5000)
     dest = tmp_path / "out"
     size, _ = fetch_capped(open_store(str(store_dir)), "mme/m.tar.gz", dest, 1000)
     assert size == 1001 and dest.stat().st_size == 1001
+
+
+def test_fetch_refuses_a_device(tmp_path: Path) -> None:
+    store_dir = tmp_path / "store"
+    (store_dir / "mme").mkdir(parents=True)
+    (store_dir / "mme" / "m.tar.gz").symlink_to("/dev/zero")
+    with pytest.raises(StoreError, match="a character device, not a file"):
+        fetch_capped(open_store(str(store_dir)), "mme/m.tar.gz", tmp_path / "out", 1000)
+    assert not (tmp_path / "out").exists()
 
 
 # -- through the running endpoint --------------------------------------------------------------
@@ -143,14 +162,14 @@ def _staged(endpoint: Endpoint) -> list[str]:
 
 
 @pytest.mark.e2e
-def test_an_archive_linked_to_dev_zero_stops_at_its_size(endpoint: Endpoint) -> None:
+def test_an_archive_linked_to_dev_zero_is_refused(endpoint: Endpoint) -> None:
     model = endpoint.manifest.by_target_model("sleeper-0.tar.gz")
     archive = endpoint.store / model.archive
     archive.unlink()
     archive.symlink_to("/dev/zero")
     status, document = _invoke(endpoint, model.target_model)
     assert status == 424, document
-    assert f"larger than the manifest's {model.size} bytes" in document["message"]
+    assert "a character device, not a file" in document["message"]
     assert _staged(endpoint) == []  # no download, no .part left behind
 
 

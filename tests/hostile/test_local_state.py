@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import socket
 import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +18,16 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from infra.targets.local.serve import process_identity
+from tests.conftest import ROOT
+from tests.local.conftest import _runtime_or_skip
+from tests.local.local_helpers import (
+    alive,
+    children,
+    make_release,
+    reaped,
+    wait_for,
+    write_python_model,
+)
 
 runner = CliRunner()
 
@@ -67,7 +81,7 @@ def test_down_never_kills_a_process_that_reused_the_pid(
 ) -> None:
     extra = {} if identity is None else {"identity": f"{process_identity(os.getpid())}0"}
     path = _plant(state_dir, bystander.pid, **extra)
-    result = runner.invoke(app, ["local", "down", "--name", "old"])
+    result = runner.invoke(app, ["local", "down", "--endpoint", "old"])
     assert result.exit_code == 0, result.output  # idempotent down: nothing of ours to stop
     assert "no local endpoint named old is running" in result.output
     assert bystander.poll() is None  # still running
@@ -79,7 +93,7 @@ def test_down_signals_the_process_the_state_file_identifies(
 ) -> None:
     """The identity check is what decides: with the bystander's own identity it is stopped."""
     _plant(state_dir, bystander.pid, identity=process_identity(bystander.pid))
-    result = runner.invoke(app, ["local", "down", "--name", "old", "--json"])
+    result = runner.invoke(app, ["local", "down", "--endpoint", "old", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output) == {"name": "old", "stopped": bystander.pid}
     assert bystander.wait(10) == -15  # SIGTERM
@@ -92,7 +106,7 @@ def test_down_ignores_a_state_file_another_user_planted(
         pytest.skip("needs root to give a file to another user")
     path = _plant(state_dir, bystander.pid, identity=process_identity(bystander.pid))
     os.chown(path, 65534, 65534)
-    result = runner.invoke(app, ["local", "down", "--name", "old"])
+    result = runner.invoke(app, ["local", "down", "--endpoint", "old"])
     assert result.exit_code == 0, result.output  # not ours: nothing to stop
     assert "nothing to stop" in result.output
     assert bystander.poll() is None
@@ -107,7 +121,7 @@ def test_down_removes_what_a_cut_off_download_left(
     part = work / "staging" / "downloads" / "m.abc.tar.gz.part"
     part.parent.mkdir(parents=True)
     part.write_bytes(b"partial")
-    result = runner.invoke(app, ["local", "down", "--name", "old"])
+    result = runner.invoke(app, ["local", "down", "--endpoint", "old"])
     assert result.exit_code == 0, result.output
     assert not part.exists() and not (work / "staging").exists()
     assert work.is_dir()  # only staging goes
@@ -135,3 +149,144 @@ def test_a_work_dir_another_user_owns_is_refused(tmp_path: Path) -> None:
     with pytest.raises(UnsafeInputError, match="belongs to uid 65534"):
         workdir.claim(planted)
     assert list(planted.iterdir()) == []  # no marker written into it
+
+
+def _up_detached(store: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    args = ["local", "up", "--store", str(store), "--name", "dup", "--port", "0", "--detach"]
+    return subprocess.Popen(
+        [sys.executable, "-m", "cli", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        cwd=ROOT,
+    )
+
+
+@pytest.mark.e2e
+def test_two_ups_of_one_name_at_once_the_second_refuses(tmp_path: Path, state_dir: Path) -> None:
+    """Both start together; exactly one endpoint runs, the other refuses before touching the
+    work directory, the log or the state file of the first."""
+    _runtime_or_skip()
+    repo = tmp_path / "repo"
+    write_python_model(repo, "sleeper")
+    store = tmp_path / "store"
+    make_release(repo, store, copies=1)
+    env = dict(os.environ, TDK_STATE_DIR=str(state_dir), PYTHONPATH=str(ROOT))
+    both = [_up_detached(store, env), _up_detached(store, env)]
+    try:
+        outputs = [proc.communicate(timeout=120)[0].decode() for proc in both]
+        codes = sorted(proc.returncode for proc in both)
+        assert codes == [0, 1], outputs
+        refusal = next(out for proc, out in zip(both, outputs, strict=True) if proc.returncode)
+        assert "a local endpoint named 'dup' is already starting or running" in refusal
+        assert "Traceback" not in refusal
+        state = json.loads((state_dir / "local-dup.json").read_text())
+        invoke = ["invoke", "--endpoint", "dup", "--target-model", "sleeper-0.tar.gz"]
+        result = runner.invoke(app, [*invoke, "-i", "x=[0.0]", "--json"])
+        assert result.exit_code == 0, result.output
+        assert (state_dir / "local-dup" / "repository" / "sleeper-0").is_dir()
+        assert alive(state["pid"])
+    finally:
+        down = runner.invoke(app, ["local", "down", "--name", "dup"])
+        assert down.exit_code == 0, down.output
+
+
+def test_a_name_held_by_a_running_endpoint_is_refused_at_once(state_dir: Path) -> None:
+    from infra.targets.local import lock
+
+    held = lock.hold_name("busy")
+    try:
+        result = runner.invoke(app, ["local", "up", "--store", "/nowhere", "--name", "busy"])
+        assert result.exit_code == 1, result.output
+        assert "already starting or running" in result.output
+        assert "local down --name busy" in result.output
+    finally:
+        os.close(held)
+
+
+def test_a_fifo_manifest_does_not_hang_local_up_detach(tmp_path: Path, state_dir: Path) -> None:
+    store = tmp_path / "store"
+    store.mkdir()
+    os.mkfifo(store / "manifest.json")
+    env = dict(os.environ, TDK_STATE_DIR=str(state_dir), PYTHONPATH=str(ROOT))
+    args = ["local", "up", "--store", str(store), "--name", "fifo", "--port", "0", "--detach"]
+    done = subprocess.run(
+        [sys.executable, "-m", "cli", *args], env=env, capture_output=True, timeout=60, check=False
+    )
+    output = done.stdout.decode() + done.stderr.decode()
+    assert done.returncode == 1, output
+    assert "manifest.json is not a regular file" in output and "Traceback" not in output
+    assert not (state_dir / "local-fifo.json").exists()
+
+
+def test_a_starting_endpoint_honours_sigterm(tmp_path: Path, state_dir: Path) -> None:
+    """Its store never answers (a listener nobody accepts on, then a silent one): SIGTERM
+    stops it at once, not after the store's timeouts and retries (minutes)."""
+    _runtime_or_skip()
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        silent.settimeout(60)
+        env = dict(os.environ, TDK_STATE_DIR=str(state_dir), PYTHONPATH=str(ROOT))
+        env |= {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"}
+        args = ["--store", "s3://bucket/release", "--name", "stuck", "--port", "0"]
+        args += ["--store-endpoint-url", f"http://127.0.0.1:{silent.getsockname()[1]}"]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "infra.targets.local.serve", *args],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            cwd=tmp_path,
+        )
+        with reaped(proc):
+            conn, _ = silent.accept()  # it is reading its manifest now, and waits
+            with conn:
+                proc.send_signal(signal.SIGTERM)
+                _, err = proc.communicate(timeout=15)
+    assert proc.returncode != 0
+    assert b"Traceback" not in err, err.decode()
+    assert not (state_dir / "local-stuck.json").exists()
+
+
+@pytest.mark.e2e
+def test_ctrl_c_early_in_local_up_prints_no_traceback_and_leaves_no_process(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    """Ctrl-C at moments across the first half second of `tdk local up` (loading the CLI,
+    reading the release, starting Triton). A moment that falls inside the interpreter's own
+    start (its site module, before any tdk code runs) is not ours to handle and not counted."""
+    _runtime_or_skip()
+    repo = tmp_path / "repo"
+    write_python_model(repo, "sleeper")
+    store = tmp_path / "store"
+    make_release(repo, store, copies=1)
+    tdk = str(Path(sys.executable).with_name("tdk"))
+    env = dict(os.environ, TDK_STATE_DIR=str(state_dir))
+    counted = 0
+    for delay in (0.1, 0.15, 0.2, 0.3, 0.45, 0.6):
+        proc = subprocess.Popen(
+            [tdk, "local", "up", "--store", str(store), "--port", "0"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        with reaped(proc):
+            time.sleep(delay)  # the moment of the Ctrl-C under test (nothing is awaited)
+            family = children(proc.pid)
+            proc.send_signal(signal.SIGINT)
+            output = proc.communicate(timeout=60)[0].decode(errors="replace")
+        if "init_import_site" in output:
+            continue
+        counted += 1
+        assert "Traceback" not in output, (delay, output)
+        assert proc.returncode == 130, (delay, proc.returncode, output)
+        left = family
+        wait_for(lambda: not [p for p in left if alive(p)], 15, "its processes to end")  # noqa: B023
+    assert counted >= 3
+    assert not (state_dir / "local-local.json").exists()
+
+
+def test_an_unknown_triton_netns_mode_is_refused(tmp_path: Path, state_dir: Path) -> None:
+    result = runner.invoke(app, ["local", "up", "--store", str(tmp_path), "--triton-netns", "x"])
+    assert result.exit_code == 2, result.output
+    assert "--triton-netns 'x' is not one of auto, on, off" in result.output
+    assert "--triton-netns auto" in result.output
+    assert list(state_dir.iterdir()) == []

@@ -1,6 +1,9 @@
-"""Another local user against the local endpoint (issue 25 item 1): its Triton's model-repository
-API answers 403 without the per-start secret (over HTTP and gRPC), the secret is not on Triton's
-command line, ``/tdk/status`` names no Triton port, and state, logs and work dir are private."""
+"""Another local user against the local endpoint (issue 25 item 1, issue 36 item 1): every API of
+its Triton but health and inference answers 403 without the per-start secret (over HTTP and gRPC),
+the secret is not on Triton's command line, ``/tdk/status`` names no Triton port, and state, logs
+and work dir are private. Where the kernel allows it, Triton runs in a network namespace of its
+own that no other user can connect to at all; the restrictions hold without it too (the
+``--triton-netns off`` endpoint here is that fallback). The uid-65534 tests run as root (CI)."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ import pytest
 from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
 from infra.triton_runtime.runtime import REPOSITORY_HEADER, RuntimeMissing, find_runtime
 from tests.hostile.endpoint_helpers import post
+from tests.hostile.other_user import as_other_user, in_subprocess, python_for_other_user
 from tests.local.local_helpers import Endpoint, make_release, start_endpoint, write_python_model
 
 pytestmark = pytest.mark.e2e
@@ -34,7 +38,8 @@ def endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoint]:
     write_python_model(repo, "sleeper")
     store = tmp_path_factory.mktemp("store")
     make_release(repo, store, copies=1)
-    running = start_endpoint(store, tmp_path_factory.mktemp("state"))
+    state = tmp_path_factory.mktemp("state")
+    running = start_endpoint(store, state, "--triton-netns", "off")
     try:
         yield running
     finally:
@@ -87,17 +92,10 @@ def test_triton_repository_api_refuses_callers_without_the_secret(
 def test_triton_grpc_repository_api_refuses_callers_without_the_secret(
     endpoint: Endpoint,
 ) -> None:
-    import tritonclient.grpc as grpcclient
-    from tritonclient.utils import InferenceServerException
-
-    client = grpcclient.InferenceServerClient(f"127.0.0.1:{endpoint.triton()['grpc_port']}")
-    try:
-        with pytest.raises(InferenceServerException) as info:
-            client.load_model("sleeper-0")
-        assert "restricted" in str(info.value).lower() or "permission" in str(info.value).lower()
-        assert client.is_server_live()  # health stays open
-    finally:
-        client.close()
+    address = f"127.0.0.1:{endpoint.triton()['grpc_port']}"
+    seen = in_subprocess({"grpc": [[address, "load"], [address, "live"]]})["grpc"]
+    assert "restricted" in seen[0].lower() or "permission" in seen[0].lower(), seen
+    assert seen[1] == "ok"  # health stays open
 
 
 def _as_nobody(*argv: str) -> subprocess.CompletedProcess[bytes]:
@@ -139,3 +137,208 @@ def test_state_logs_and_work_dir_are_private(endpoint: Endpoint) -> None:
     for name in ("triton.log", "triton.json"):
         assert _mode(work / name) == 0o600, name
     assert _mode(endpoint.state_dir / "local-local.json") == 0o600
+
+
+#: one call of each Triton API category but health and inference (Triton 2.51's names)
+RESTRICTED: list[tuple[str, str, str, str]] = [
+    ("metadata", "GET", "/v2", ""),
+    ("metadata", "GET", "/v2/models/sleeper-0", ""),
+    ("shared-memory", "POST", "/v2/systemsharedmemory/region/z/register",
+     '{"key": "/tdk-evil", "offset": 0, "byte_size": 8}'),
+    ("shared-memory", "GET", "/v2/systemsharedmemory/status", ""),
+    ("shared-memory", "GET", "/v2/cudasharedmemory/status", ""),
+    ("model-config", "GET", "/v2/models/sleeper-0/config", ""),
+    ("model-repository", "POST", "/v2/repository/index", "{}"),
+    ("statistics", "GET", "/v2/models/stats", ""),
+    ("trace", "GET", "/v2/trace/setting", ""),
+    ("trace", "POST", "/v2/trace/setting", '{"trace_level": ["TIMESTAMPS"]}'),
+    ("logging", "GET", "/v2/logging", ""),
+    ("logging", "POST", "/v2/logging", '{"log_verbose_level": 2}'),
+]  # fmt: skip
+_INFER = '{"inputs": [{"name": "x", "shape": [1], "datatype": "FP32", "data": [1.0]}]}'
+#: the attack of issue 36: an output written into a shared-memory region the caller names
+_INTO_REGION = (
+    '{"inputs": [{"name": "x", "shape": [1], "datatype": "FP32", "data": [1.0]}], "outputs": '
+    '[{"name": "y", "parameters": {"shared_memory_region": "z", "shared_memory_byte_size": 4}}]}'
+)
+
+
+def _request(url: str, method: str, path: str, body: str, headers: dict[str, str]) -> int:
+    import http.client
+
+    host, port = url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    try:
+        conn.request(method, path, body.encode() or None, headers)
+        response = conn.getresponse()
+        response.read()
+        return response.status
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [r[1:] for r in RESTRICTED],
+    ids=[f"{r[0]}:{r[2]}" for r in RESTRICTED],
+)
+def test_every_api_but_health_and_inference_needs_the_secret(
+    endpoint: Endpoint, method: str, path: str, body: str
+) -> None:
+    _infer(endpoint)
+    triton = f"http://127.0.0.1:{endpoint.triton()['http_port']}"
+    assert _request(triton, method, path, body, {}) == 403
+    assert _request(triton, method, path, body, {REPOSITORY_HEADER: "guess"}) == 403
+    name, secret = endpoint.triton()["repository_header"]
+    assert _request(triton, method, path, body, {name: secret}) != 403
+
+
+def test_grpc_shared_memory_logging_and_the_rest_need_the_secret(endpoint: Endpoint) -> None:
+    address = f"127.0.0.1:{endpoint.triton()['grpc_port']}"
+    calls = ["register-shm", "log-settings", "statistics", "metadata"]
+    seen = in_subprocess({"grpc": [[address, call] for call in calls]})["grpc"]
+    for call, answer in zip(calls, seen, strict=True):
+        assert "restricted" in answer.lower() or "permission" in answer.lower(), (call, answer)
+
+
+def _other_user_or_skip() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root to run a probe as another user (uid 65534); CI runs as root")
+    if python_for_other_user() is None:
+        pytest.skip("no Python interpreter that uid 65534 may run on this machine")
+
+
+def test_another_user_reaches_only_health_and_inference(endpoint: Endpoint) -> None:
+    """Without a namespace (this fixture): as uid 65534, every restricted API answers 403, the
+    shared-memory attack fails, and neither the secret nor a prompt is readable."""
+    _other_user_or_skip()
+    _infer(endpoint)
+    known = endpoint.triton()
+    triton = f"http://127.0.0.1:{known['http_port']}"
+    secret = known["repository_header"][1]
+    regions = sorted(str(p) for p in Path("/dev/shm").glob(f"tdk{endpoint.proc.pid}_*"))
+    assert regions, "the Python backend's regions carry the front's pid"
+    work = endpoint.state_dir / "local-local"
+    pid = known["pid"]
+    plan = {
+        "http": [[m, triton + p, b] for _, m, p, b in RESTRICTED]
+        + [
+            ["GET", f"{triton}/v2/health/live", ""],
+            ["POST", f"{triton}/v2/models/sleeper-0/infer", _INFER],
+            ["POST", f"{triton}/v2/models/sleeper-0/infer", _INTO_REGION],
+        ],
+        "read": [
+            *(str(work / name) for name in ("triton.json", "triton.log")),
+            *(f"/proc/{pid}/{name}" for name in ("cmdline", "environ")),
+            *regions,
+        ],
+    }
+    seen = as_other_user(plan)
+    *restricted, live, infer, into_region = seen["http"]
+    assert restricted == [403] * len(RESTRICTED), seen
+    assert (live, infer) == (200, 200)
+    assert into_region in (400, 404)  # no region of theirs: the output goes nowhere
+    triton_json, log, cmdline, environ, *shared = seen["read"]
+    assert (triton_json, log, environ) == ("PermissionError",) * 3
+    assert cmdline.startswith("ok:") and secret not in cmdline
+    assert shared == ["PermissionError"] * len(regions)  # prompts and outputs: 0600
+
+
+@pytest.fixture(scope="module")
+def isolated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoint]:
+    """The default endpoint: Triton in a network namespace of its own (skipped where the
+    kernel refuses one: ``--triton-netns on`` then fails to start)."""
+    repo = tmp_path_factory.mktemp("repo")
+    write_python_model(repo, "sleeper")
+    store = tmp_path_factory.mktemp("store")
+    make_release(repo, store, copies=1)
+    state = tmp_path_factory.mktemp("state")
+    try:
+        running = start_endpoint(store, state, "--triton-netns", "on")
+    except AssertionError as exc:
+        if "network namespace" in str(exc):
+            pytest.skip(f"this kernel refuses network namespaces: {exc}")
+        raise
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def test_in_its_namespace_triton_is_unreachable_for_another_user(isolated: Endpoint) -> None:
+    assert _infer(isolated) == [0.0]  # the front reaches it
+    known = isolated.triton()
+    assert known["netns"] is True
+    pid = known["pid"]
+    secret = known["repository_header"][1].encode()
+    launcher = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    for process in (pid, launcher):  # the command reached Triton through a socket
+        assert secret not in Path(f"/proc/{process}/cmdline").read_bytes()
+    # the Python backend's memory is in Triton's own /dev/shm, not in this machine's
+    inside = sorted(Path(f"/proc/{pid}/root/dev/shm").iterdir())
+    assert inside and not list(Path("/dev/shm").glob(f"tdk{isolated.proc.pid}_*"))
+    _other_user_or_skip()
+    ports = [known["http_port"], known["grpc_port"]]
+    plan = {
+        "connect": [["127.0.0.1", port] for port in ports],
+        "read": [f"/proc/{pid}/ns/net", str(isolated.state_dir / "local-local" / "triton.json")]
+        + [str(region) for region in inside],
+    }
+    seen = as_other_user(plan)
+    assert seen["connect"] == ["ConnectionRefusedError"] * 2, seen
+    assert seen["read"] == ["PermissionError"] * (2 + len(inside)), seen
+    # the namespace is Triton's alone: its listeners are not in this machine's tables
+    host = Path("/proc/net/tcp").read_text() + Path("/proc/net/tcp6").read_text()
+    assert f":{known['http_port']:04X} " not in host
+
+
+#: runs a command where the kernel refuses new network namespaces (a user namespace whose
+#: limit of them is 0): what a container without namespace rights gives the endpoint
+NO_NAMESPACES = (
+    "unshare",
+    "--user",
+    "--map-root-user",
+    "sh",
+    "-c",
+    'echo 0 > /proc/sys/user/max_net_namespaces && exec "$@"',
+    "sh",
+)
+
+
+def _no_namespaces_or_skip() -> None:
+    probe = subprocess.run([*NO_NAMESPACES, "true"], capture_output=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"cannot make a namespace without namespace rights here: {probe.stderr!r}")
+
+
+def test_without_namespaces_the_endpoint_warns_and_keeps_the_restrictions(
+    tmp_path: Path,
+) -> None:
+    _no_namespaces_or_skip()
+    repo = tmp_path / "repo"
+    write_python_model(repo, "sleeper")
+    store = tmp_path / "store"
+    make_release(repo, store, copies=1)
+    running = start_endpoint(store, tmp_path / "state", wrapper=NO_NAMESPACES)
+    try:
+        assert _infer(running) == [0.0]
+        known = running.triton()
+        assert known["netns"] is False
+        log = running.log.read_text()
+        assert "Triton runs in this machine's network namespace" in log
+        assert "every other Triton API answers 403" in log
+        triton = f"http://127.0.0.1:{known['http_port']}"
+        assert _request(triton, "POST", "/v2/repository/index", "{}", {}) == 403
+        assert _request(triton, "GET", "/v2/logging", "", {}) == 403
+    finally:
+        running.stop()
+
+
+def test_triton_netns_on_refuses_to_start_without_namespaces(tmp_path: Path) -> None:
+    _no_namespaces_or_skip()
+    store = tmp_path / "store"
+    make_release(write_python_model(tmp_path / "repo", "sleeper").parent, store, copies=1)
+    with pytest.raises(AssertionError) as refused:
+        start_endpoint(store, tmp_path / "state", "--triton-netns", "on", wrapper=NO_NAMESPACES)
+    assert "cannot run in a network namespace of its own" in str(refused.value)
+    assert "--triton-netns auto" in str(refused.value)

@@ -138,12 +138,13 @@ def test_a_malformed_digest_cache_is_ignored(kind: str, model: Path, tmp_path: P
 
 def test_repository_files_are_the_bytes_that_were_hashed(model: Path, tmp_path: Path) -> None:
     """A file edited during a publish landed in repository/ but not in the archive or the
-    manifest's sha256. Now the publish stops before the edited bytes reach the store."""
+    manifest's sha256. Now the publish stops before the edited bytes reach the store (the
+    inputs are snapshotted after the comparison, before the store changes)."""
     source = model / "1" / "model.py"
     original = source.read_bytes()
 
     def phase(description: str, total: int, unit: str = "") -> Callable[[int], None]:
-        if description.startswith("uploading"):
+        if description.startswith("comparing"):
             source.write_bytes(original.replace(b"import", b"#mport", 1))
         return lambda _: None
 

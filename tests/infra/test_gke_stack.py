@@ -70,13 +70,24 @@ def test_spot_is_configurable() -> None:
 
 def test_triton_identity_reads_only_the_release_prefix_without_keys(gke: StackRun) -> None:
     assert not [r for r in gke.resources if r.type.endswith("serviceAccount/key:Key")]
-    (read,) = gke.of_type("gcp:storage/bucketIAMMember:BucketIAMMember")
+    members = {r.name: r for r in gke.of_type("gcp:storage/bucketIAMMember:BucketIAMMember")}
+    assert set(members) == {
+        "tdk-gke-dev-release-release-read",
+        "tdk-gke-dev-release-plan-cache-write",
+    }
+    read = members["tdk-gke-dev-release-release-read"]
     assert read.inputs["bucket"] == "my-tdk-releases"
     assert read.inputs["role"] == "roles/storage.objectViewer"
     expression = read.inputs["condition"]["expression"]
     assert 'startsWith("projects/_/buckets/my-tdk-releases/objects/releases/v1/")' in expression
     assert read.inputs["member"] == (
         "serviceAccount:tdk-gke-dev-triton@my-gcp-project.iam.gserviceaccount.com"
+    )
+    # tdk build's Job writes only the release's plan cache
+    write = members["tdk-gke-dev-release-plan-cache-write"].inputs
+    assert write["role"] == "roles/storage.objectUser" and write["member"] == read.inputs["member"]
+    assert write["condition"]["expression"] == (
+        'resource.name.startsWith("projects/_/buckets/my-tdk-releases/objects/releases/v1/plans/")'
     )
     bindings = {r.name: r.inputs for r in gke.of_type("gcp:serviceaccount/iAMMember:IAMMember")}
     wi = bindings["tdk-gke-dev-release-wi"]

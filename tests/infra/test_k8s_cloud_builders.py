@@ -67,3 +67,17 @@ def test_gke_gpu_pool_args_scale_to_zero_and_pin_zones() -> None:
     assert args["autoscaling"]["total_min_node_count"] == 0
     assert args["node_locations"] == ["z-a"]
     assert args["node_config"]["spot"] is True
+
+
+def test_the_triton_identity_may_write_only_the_plan_cache() -> None:
+    """tdk build's Job uploads plans as the workload; nothing else of the release."""
+    statements = json.loads(eks.release_read_policy("b", "r/v2"))["Statement"]
+    writes = [s for s in statements if "Put" in str(s["Action"])]
+    assert writes == [
+        {"Sid": "WritePlanCache", "Effect": "Allow", "Action": "s3:PutObject",
+         "Resource": "arn:aws:s3:::b/r/v2/plans/*"},
+    ]  # fmt: skip
+    condition = gke.plan_cache_condition("bkt", "")
+    assert condition["expression"] == (
+        'resource.name.startsWith("projects/_/buckets/bkt/objects/plans/")'
+    )

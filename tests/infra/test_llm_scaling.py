@@ -25,7 +25,7 @@ SCALED_OBJECT = "kubernetes:keda.sh/v1alpha1:ScaledObject"
 def test_llm_scaled_object_uses_engine_metrics(
     backends: list[str], names: list[str], metric: str
 ) -> None:
-    spec = make_spec(engines=engines_of(backends))
+    spec = make_spec(engines=engines_of(backends), metric_engines=engines_of(backends))
     scaled = manifests.scaled_object(spec)
     jsonschema.validate(scaled, _schema(SCALED_OBJECT))
     triggers = scaled["spec"]["triggers"]
@@ -39,7 +39,7 @@ def test_llm_scaled_object_uses_engine_metrics(
 
 def test_aws_triggers_carry_the_region_and_pass_the_schema() -> None:
     amp = PrometheusSource("https://aps.example/workspaces/ws-1", "aws", "us-east-1")
-    spec = make_spec(engines=("vllm",), prometheus=amp)
+    spec = make_spec(engines=("vllm",), metric_engines=("vllm",), prometheus=amp)
     scaled = manifests.scaled_object(spec)
     jsonschema.validate(scaled, _schema(SCALED_OBJECT))
     assert {t["metadata"]["awsRegion"] for t in scaled["spec"]["triggers"]} == {"us-east-1"}
@@ -51,3 +51,18 @@ def test_other_models_keep_the_queue_ratio() -> None:
     assert trigger["name"] == "queue-compute-ratio" and trigger["metricType"] == "Value"
     assert trigger["metadata"]["threshold"] == "0.5"
     assert "--metrics-config=histogram_latencies=true" not in manifests.triton_args(spec)
+
+
+@pytest.mark.parametrize("engine", ["vllm", "tensorrtllm"])
+def test_an_engine_without_exported_metrics_scales_on_tritons_own_series(engine: str) -> None:
+    """The LLM-API model registers no Prometheus metrics; a vLLM model with its metrics off
+    exports no vllm: series: ``or vector(0)`` would read 0 and never scale out."""
+    spec = make_spec(engines=(engine,), metric_engines=())
+    scaled = manifests.scaled_object(spec)
+    jsonschema.validate(scaled, _schema(SCALED_OBJECT))
+    triggers = scaled["spec"]["triggers"]
+    assert [t["name"] for t in triggers] == ["triton-in-flight", "triton-pending"]
+    queries = " ".join(t["metadata"]["query"] for t in triggers)
+    assert "nv_inference_request_duration_us" in queries
+    assert "nv_inference_pending_request_count" in queries
+    assert "vllm:" not in queries and "nv_trt_llm" not in queries

@@ -182,7 +182,11 @@ def test_scale_to_zero_components_wake_on_no_capacity(dev: StackRun) -> None:
 
 
 def test_every_alarm_is_a_valid_put_metric_alarm(dev: StackRun) -> None:
-    for alarm in dev.of_type(ALARM):
+    alarms = dev.of_type(ALARM)
+    components = {c.inputs["inferenceComponentName"] for c in dev.of_type(COMPONENT)}
+    watched = {(a.inputs.get("dimensions") or {}).get("InferenceComponentName") for a in alarms}
+    assert components and components <= watched  # no alarms at all passed before
+    for alarm in alarms:
         valid("cloudwatch", "PutMetricAlarm", requests.put_metric_alarm(alarm.inputs))
 
 

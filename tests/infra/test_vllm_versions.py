@@ -1,5 +1,5 @@
-"""The vLLM each ``<yy.mm>-vllm-python-py3`` image ships: every row names its source (Triton's
-build.py at the release tag) and date; ``tdk validate --target`` checks against it."""
+"""The vLLM and TensorRT-LLM each image release ships, from NVIDIA's compatibility matrix
+(dated, sourced); ``tdk validate --target`` checks against the image's vLLM."""
 
 from __future__ import annotations
 
@@ -15,23 +15,27 @@ from infra.facts.llm import release_key, vllm_version
 from tests.validate.llm import corpus as c
 
 
-def test_every_vllm_row_has_its_source_and_date() -> None:
-    releases = list(llm.VLLM_ROWS)
-    assert releases == sorted(releases, key=release_key) and len(releases) >= 16
-    tags = [row.tag for row in llm.VLLM_ROWS.values()]
-    assert tags == sorted(tags, key=lambda t: tuple(int(p) for p in t[1:].split(".")))
-    for release, row in llm.VLLM_ROWS.items():
-        assert row.source.startswith("https://github.com/triton-inference-server/server/blob/v")
-        assert row.source.endswith(f"/{row.tag}/build.py"), release
-        assert row.checked == dt.date(2026, 11, 26)
-        assert row.vllm[0].isdigit()
+def test_engine_versions_are_nvidias_matrix() -> None:
+    """Every release of both flavours from NVIDIA's compatibility matrix (26.03 was recorded
+    as vLLM 0.16.0; 26.05-26.07 were unknown)."""
+    assert llm.MATRIX.checked == dt.date(2026, 11, 27) and "compatibility.md" in llm.MATRIX.url
+    for table in (llm.VLLM_VERSIONS, llm.TRTLLM_VERSIONS):
+        releases = list(table)
+        assert releases == sorted(releases, key=release_key) and releases[0] == "24.04"
+    vllm = {"26.03": "0.17.1", "26.05": "0.19.0", "26.06": "0.22.1", "26.07": "0.24.0"}
+    assert {r: llm.VLLM_VERSIONS[r] for r in vllm} == vllm
+    trt = {"26.01": "1.1.0", "26.02": "1.1.0", "26.03": "1.2.0"}
+    trt |= {f"26.0{m}": "1.2.1" for m in range(4, 8)}
+    assert {r: llm.TRTLLM_VERSIONS[r] for r in trt} == trt
     assert llm.VLLM_VERSIONS["24.12"] == "0.5.5"  # agrees with the 24.12 release notes
 
 
 def test_vllm_version_by_release_or_image() -> None:
     assert vllm_version("25.09") == "0.10.1.1"
     assert vllm_version("nvcr.io/nvidia/tritonserver:25.03-vllm-python-py3") == "0.7.3"
-    assert vllm_version("26.05") is None  # no checked source names it: unknown, not guessed
+    assert vllm_version("26.05") == "0.19.0"
+    assert vllm_version("24.03") is None  # before the matrix: unknown, not guessed
+    assert llm.trtllm_version("nvcr.io/nvidia/tritonserver:26.05-trtllm-python-py3") == "1.2.1"
 
 
 def test_validate_target_checks_against_the_images_vllm(tmp_path: Path) -> None:
@@ -47,5 +51,9 @@ def test_validate_target_checks_against_the_images_vllm(tmp_path: Path) -> None:
     assert "TDK613" not in {f["code"] for f in findings}
     result = CliRunner().invoke(app, ["validate", str(repo), *where, "--image", "26.05"])
     findings, _ = json.JSONDecoder().raw_decode(result.stdout[result.stdout.index("[") :])
+    assert "TDK613" not in {f["code"] for f in findings}  # 26.05 ships 0.19.0, recorded
+    result = CliRunner().invoke(app, ["validate", str(repo), *where, "--image", "24.03"])
+    findings, _ = json.JSONDecoder().raw_decode(result.stdout[result.stdout.index("[") :])
     (unknown,) = [f for f in findings if f["code"] == "TDK613"]
-    assert "26.05-vllm-python-py3" in unknown["message"]
+    assert "24.03-vllm-python-py3" in unknown["message"]
+    assert "engine arguments checked against" in unknown["message"]  # which check was skipped

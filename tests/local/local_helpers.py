@@ -147,8 +147,11 @@ class Endpoint:
                 self.proc.wait()
 
 
-def start_endpoint(store: Path, state_dir: Path, *args: str, name: str = "local") -> Endpoint:
-    """Start an endpoint on a free port and wait for its state file."""
+def start_endpoint(
+    store: Path, state_dir: Path, *args: str, name: str = "local", wrapper: tuple[str, ...] = ()
+) -> Endpoint:
+    """Start an endpoint on a free port and wait for its state file (``wrapper``: a command
+    that runs it, e.g. in a namespace that refuses Triton one of its own)."""
     state_dir.mkdir(parents=True, exist_ok=True)
     (state_dir / "cwd").mkdir(exist_ok=True)  # Endpoint.cwd
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
@@ -165,7 +168,7 @@ def start_endpoint(store: Path, state_dir: Path, *args: str, name: str = "local"
     ]
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [*command, "--port", "0", *args],
+            [*wrapper, *command, "--port", "0", *args],
             stdout=out,
             stderr=subprocess.STDOUT,
             env=env,

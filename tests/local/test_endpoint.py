@@ -223,8 +223,8 @@ def _listening_inodes_loopback_only(pid: int) -> list[str]:
         if link.startswith("socket:["):
             inodes.add(link[8:-1])
     addresses = []
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in Path(table).read_text().splitlines()[1:]:
+    for table in ("tcp", "tcp6"):  # the tables of pid's network namespace (Triton's own)
+        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
             fields = line.split()
             if fields[3] == "0A" and fields[9] in inodes:  # LISTEN
                 addresses.append(fields[1])

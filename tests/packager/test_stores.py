@@ -174,7 +174,7 @@ def test_conditional_writes_let_exactly_one_writer_win(
     """The publish lock's primitives: create only if absent, replace and delete only the version
     one read, so two publishers taking over the same expired lock cannot both win."""
     if which == "file-no-exchange":  # a filesystem without renameat2(RENAME_EXCHANGE), e.g. NFS
-        monkeypatch.setattr("packager.stores.file._exchange", lambda a, b: None)
+        monkeypatch.setattr("packager.stores.dirfd.exchange", lambda a, parent, b: None)
         which = "file"
     url = f"file://{tmp_path / 'r'}" if which == "file" else request.getfixturevalue(f"{which}_url")
     endpoint = request.getfixturevalue("moto_endpoint") if which == "s3" else None

@@ -115,3 +115,45 @@ def test_llm_alerts_and_scaling_queries_under_promtool(tmp_path: Path) -> None:
     (tmp_path / "llm.test.yaml").write_text(yaml.safe_dump(tests, sort_keys=False))
     tested = promtool("test", "rules", "llm.test.yaml", cwd=tmp_path)
     assert tested.returncode == 0, tested.stdout + tested.stderr
+
+
+def test_tritons_own_in_flight_and_pending_series_under_promtool(tmp_path: Path) -> None:
+    """The triggers of an engine without metrics of its own, and the p99 latency rule leaving
+    a streamed model out, evaluated by promtool on series named as Triton exports them."""
+    triggers = {t.name: t.query for t in promql.in_flight_triggers(NAMESPACE, JOB)}
+    sel = f'namespace="{NAMESPACE}",job="{JOB}"'
+    rules = alert_rules(NAMESPACE, JOB, 500, 2.0, 2.0, streamed=("llm.v2",))
+    (tmp_path / "rules.yaml").write_text(rules_yaml(rules))
+    slow = 'quantile="0.99"} '
+    tests = {
+        "rule_files": ["rules.yaml"],
+        "evaluation_interval": "1m",
+        "tests": [
+            {
+                "interval": "1m",
+                "input_series": [
+                    # 2 requests/s taking 3 s each: 6 in flight; 5 pending in Triton
+                    {"series": f'nv_inference_request_duration_us{{{sel},model="llm.v2"}}',
+                     "values": "0+360000000x10"},
+                    {"series": f'nv_inference_pending_request_count{{{sel},model="llm.v2"}}',
+                     "values": "5x10"},
+                    # a 20 s generation is no latency breach; a 900 ms classifier p99 is
+                    {"series": f'nv_inference_request_summary_us{{{sel},model="llm.v2",{slow}',
+                     "values": "20000000x10"},
+                    {"series": f'nv_inference_request_summary_us{{{sel},model="llmXv2",{slow}',
+                     "values": "900000x10"},
+                ],
+                "promql_expr_test": [
+                    {"expr": triggers["triton-in-flight"], "eval_time": "5m",
+                     "exp_samples": [{"value": 6}]},
+                    {"expr": triggers["triton-pending"], "eval_time": "5m",
+                     "exp_samples": [{"value": 5}]},
+                    {"expr": next(r for r in rules if r.name == "triton-latency-slo").query,
+                     "eval_time": "5m", "exp_samples": [{"value": 900}]},
+                ],
+            }
+        ],
+    }  # fmt: skip
+    (tmp_path / "t.test.yaml").write_text(yaml.safe_dump(tests, sort_keys=False))
+    tested = promtool("test", "rules", "t.test.yaml", cwd=tmp_path)
+    assert tested.returncode == 0, tested.stdout + tested.stderr

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def codes(*args: str) -> tuple[int, list[dict[str, Any]]]:
-    result = CliRunner().invoke(app, ["validate", *args, "--format", "json"])
+    result = CliRunner().invoke(app, ["validate", *args, "--json"])
     assert result.exit_code in (0, 1), result.output
     return result.exit_code, json.loads(result.stdout)
 
@@ -75,10 +75,19 @@ def test_tensorrt_on_a_cpu_instance_is_refused(sample_repo: Path, tmp_path: Path
 
 
 def test_unknown_backend_is_refused(tmp_path: Path) -> None:
-    config = 'name: "m"\nbackend: "vllm"\nmax_batch_size: 0\n'
-    repo = make_repo(tmp_path / "r", {"m": (config, {"1/model.json": "{}"})})
+    config = 'name: "m"\nbackend: "tensorflow"\nmax_batch_size: 0\n'
+    repo = make_repo(tmp_path / "r", {"m": (config, {"1/model.savedmodel/x": "x"})})
     status, findings = codes(str(repo), "--target", "eks", "--instance-type", "g5.xlarge")
     assert status == 1 and "TDK901" in {f["code"] for f in findings}
+
+
+def test_an_engine_backend_is_in_its_image_flavour(tmp_path: Path) -> None:
+    """vLLM runs on the -vllm-python-py3 flavour the kit renders: not TDK901 (it was, when the
+    check read the base image's backends)."""
+    config = 'name: "m"\nbackend: "vllm"\nmax_batch_size: 0\n'
+    repo = make_repo(tmp_path / "r", {"m": (config, {"1/model.json": '{"model": "/w"}'})})
+    status, findings = codes(str(repo), "--target", "eks", "--instance-type", "g5.xlarge")
+    assert status == 0 and "TDK901" not in {f["code"] for f in findings}
 
 
 def test_python_shared_memory_on_sagemaker(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from infra.k8s.addons import (  # noqa: F401 (the chart names are re-exported fo
     KEDA_OPERATOR_SA,
 )
 from infra.k8s.spec import GPU_POOL, GPU_TAINT_KEY, GPU_TAINT_VALUE, POOL_LABEL
+from packager.plans import PLANS_PREFIX
 
 #: GPU instance families the kit deploys on (NVIDIA-accelerated AL2023 AMI); their GPUs,
 #: counts and memory come from the one hardware table (infra/facts/hardware.py).
@@ -113,7 +114,8 @@ def irsa_trust_policy(oidc_arn: str, issuer_url: str, namespace: str, service_ac
 
 
 def release_read_policy(bucket: str, prefix: str) -> str:
-    """GetObject under the release prefix; ListBucket only for keys under it."""
+    """GetObject under the release prefix; ListBucket only for keys under it; PutObject only
+    under its plan cache (``plans/``), where ``tdk build``'s Job writes TensorRT plans."""
     scope = f"{prefix}/" if prefix else ""
     return _doc(
         {
@@ -128,6 +130,12 @@ def release_read_policy(bucket: str, prefix: str) -> str:
             "Action": "s3:ListBucket",
             "Resource": f"arn:aws:s3:::{bucket}",
             "Condition": {"StringLike": {"s3:prefix": [f"{scope}*", prefix] if prefix else ["*"]}},
+        },
+        {
+            "Sid": "WritePlanCache",
+            "Effect": "Allow",
+            "Action": "s3:PutObject",
+            "Resource": f"arn:aws:s3:::{bucket}/{scope}{PLANS_PREFIX}*",
         },
     )
 

@@ -17,7 +17,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from infra.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
-from infra.k8s.alerts import alert_rules, rules_yaml
+from infra.k8s.alerts import rules_yaml, workload_rules
 from infra.k8s.config import AlertThresholds
 from infra.k8s.refs import PodIdentity
 from infra.targets.eks.builders import amp_query_policy, container_insights_log_groups
@@ -75,13 +75,7 @@ class EksMonitoring(pulumi.ComponentResource):
                 endpoint=args.alerts.email,
                 opts=child,
             )
-        rules = alert_rules(
-            args.namespace,
-            args.job,
-            args.alerts.latency_slo_ms,
-            args.alerts.error_rate_percent,
-            args.alerts.queue_ratio,
-        )
+        rules = workload_rules(args.namespace, args.job, args.alerts)
         aws.amp.RuleGroupNamespace(
             f"{name}-rules",
             workspace_id=self.workspace.id,

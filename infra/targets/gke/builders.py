@@ -12,6 +12,7 @@ from infra.k8s import promql
 from infra.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
 from infra.k8s.alerts import AlertRule
 from infra.k8s.spec import GPU_POOL, POOL_LABEL
+from packager.plans import PLANS_PREFIX
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,18 @@ def release_read_condition(bucket: str, prefix: str) -> dict[str, str]:
         "expression": (
             f'resource.name.startsWith("{scope}") || resource.name == "projects/_/buckets/{bucket}"'
         ),
+    }
+
+
+def plan_cache_condition(bucket: str, prefix: str) -> dict[str, str]:
+    """IAM condition: objects are writable only in the release's plan cache (``plans/``),
+    where ``tdk build``'s Job uploads TensorRT plans with the workload's identity."""
+    objects = f"projects/_/buckets/{bucket}/objects/"
+    scope = f"{objects}{prefix}/{PLANS_PREFIX}" if prefix else f"{objects}{PLANS_PREFIX}"
+    return {
+        "title": "plan-cache-only",
+        "description": f"write gs://{bucket}/{prefix + '/' if prefix else ''}{PLANS_PREFIX}",
+        "expression": f'resource.name.startsWith("{scope}")',
     }
 
 

@@ -9,7 +9,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from infra.config import ReleaseLocation
-from infra.k8s.alerts import alert_rules
+from infra.k8s.alerts import workload_rules
 from infra.k8s.config import AlertThresholds
 from infra.targets.gke import builders as b
 from infra.targets.guardrails import Budget, gcp_budget_args
@@ -56,6 +56,16 @@ class ReleaseReader(pulumi.ComponentResource):
             member=f"serviceAccount:{self.email}",
             condition=gcp.storage.BucketIAMMemberConditionArgs(
                 **b.release_read_condition(args.release.bucket, args.release.prefix)
+            ),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.account]),
+        )
+        gcp.storage.BucketIAMMember(  # tdk build's Job writes plans (create and replace)
+            f"{name}-plan-cache-write",
+            bucket=args.release.bucket,
+            role="roles/storage.objectUser",
+            member=f"serviceAccount:{self.email}",
+            condition=gcp.storage.BucketIAMMemberConditionArgs(
+                **b.plan_cache_condition(args.release.bucket, args.release.prefix)
             ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.account]),
         )
@@ -110,13 +120,7 @@ class Monitoring(pulumi.ComponentResource):
                 opts=child,
             )
             channels.append(channel.id)
-        rules = alert_rules(
-            args.namespace,
-            args.job,
-            args.alerts.latency_slo_ms,
-            args.alerts.error_rate_percent,
-            args.alerts.queue_ratio,
-        )
+        rules = workload_rules(args.namespace, args.job, args.alerts)
         self.policies = [
             gcp.monitoring.AlertPolicy(
                 f"{name}-{rule.name}",

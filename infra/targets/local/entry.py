@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from infra.targets.registry import DECOUPLED, DEPLOY, PLAN, VALIDATE, TargetEntry
+from infra.targets.registry import DECOUPLED, DEPLOY, LLM_ENGINES, PLAN, VALIDATE, TargetEntry
 
 if TYPE_CHECKING:
     from infra.targets.operations import Locator
@@ -21,6 +21,8 @@ class LocalEntry(TargetEntry):
         VALIDATE: "it runs the Triton of the nvidia-pytriton wheel on this machine; "
         "`tdk local check` checks a release against it",
         # triton-inference-server/server src/http_server.cc, HandleInfer (checked 2026-11-26)
+        LLM_ENGINES: "its Triton is the nvidia-pytriton wheel's, without the vllm and "
+        "tensorrtllm backends",
         DECOUPLED: "its front sends each InvokeEndpoint to Triton's /v2/models/<name>/infer, "
         "which answers one response per request and refuses decoupled models",
     }

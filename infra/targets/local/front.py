@@ -11,19 +11,23 @@ routes serve decoupled copies (``response_stream``, ``generate``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from infra.clients.triton_errors import triton_error_text
 from infra.sagemaker_common.components import component_name
+from infra.sagemaker_common.runtime import RELOADS
 from infra.targets.local import generate, response_stream
 from infra.targets.local.errors import ApiError, internal, model_error, unavailable, validation
-from infra.targets.local.manager import ModelManager
+from infra.targets.local.manager import ModelManager, ModelState
 from infra.targets.local.metrics import CONTENT_TYPE
 from infra.targets.local.upstream import UpstreamError, UpstreamResponse
+from tdk.errors import TdkError
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -37,6 +41,14 @@ _TARGET = b"x-amzn-sagemaker-target-model"
 _COMPONENT = b"x-amzn-sagemaker-inference-component"
 _VARIANT = (b"x-amzn-invoked-production-variant", b"AllTraffic")
 _JSON = (b"content-type", b"application/json")
+STOP_POLL_S = 0.1  # how often a start looks whether the server was told to stop
+#: what Triton 2.51's Python backend answers once a model instance's stub process has died
+#: (measured 2026-11-27 with the runtime wheel: ``Stub process 'm_0_0' is not healthy.``)
+STUB_CRASHED = re.compile(r"Stub process '[^']*' is not healthy")
+
+
+class StartInterrupted(TdkError):
+    """Told to stop (SIGTERM, Ctrl-C) before the endpoint was ready."""
 
 
 class ClientGone(Exception):
@@ -55,6 +67,8 @@ class Front:
         self.startup_error: Exception | None = None
         #: inference component name -> TargetModel, built on the first component request
         self._components: dict[str, str] | None = None
+        #: whether the server was told to stop (set by ``serve``: uvicorn's should_exit)
+        self.stopping: Callable[[], bool] = lambda: False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -63,12 +77,28 @@ class Front:
         elif kind == "lifespan":
             await self._lifespan(receive, send)
 
+    async def _start(self) -> None:
+        """``manager.start()``, abandoned (and what it started stopped) as soon as the server
+        is told to stop (SIGTERM, Ctrl-C): a start stuck on a stalled store never pins it."""
+        task = asyncio.ensure_future(self.manager.start())
+        while not task.done():
+            await asyncio.wait([task], timeout=STOP_POLL_S)
+            if self.stopping() and not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+                raise StartInterrupted(
+                    "the local endpoint was stopped while starting",
+                    hint="start it again with `tdk local up`",
+                )
+        task.result()
+
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
                 try:
-                    await self.manager.start()
+                    await self._start()
                     if self.on_ready is not None:
                         self.on_ready()
                 except Exception as exc:
@@ -129,7 +159,7 @@ class Front:
         """Triton's generate / generate_stream (see ``infra.targets.local.generate``)."""
         body = await self._body(receive, send)
         if body is not None:
-            await generate.serve(self.manager, found, body, send)
+            await generate.serve(self.manager, found, body, send, receive)
 
     async def _response_stream(
         self, scope: Scope, receive: Receive, send: Send, endpoint: str
@@ -152,7 +182,8 @@ class Front:
         if body is None:
             return
         stream = response_stream.StreamSender(send)
-        await generate.serve(self.manager, generate.Route(target, "generate_stream"), body, stream)
+        route = generate.Route(target, "generate_stream")
+        await generate.serve(self.manager, route, body, stream, receive)
         refused = stream.refusal(target)
         if refused is not None:
             await _error(send, refused)
@@ -215,7 +246,7 @@ class Front:
         self.manager.metrics.count("Invocations", target)
         model_started = time.perf_counter()
         try:
-            upstream = await self._call_model(target, state.entry.name, body, extra)
+            upstream = await self._call_model(state, body, extra)
         finally:
             self.manager.release(state)
         model_s = time.perf_counter() - model_started
@@ -227,13 +258,17 @@ class Front:
         return 200, upstream.body, [(b"content-type", kind), _VARIANT], model_s
 
     def _by_component(self, component: str) -> str:
-        """The TargetModel an inference component name stands for: the model copy's name, or
-        the name the sagemaker-ic target gives its component (``text-pipeline-0``)."""
+        """The TargetModel an inference component name stands for: the model copy of exactly
+        that name, else the one copy the sagemaker-ic target deploys under that component
+        name (``text_pipeline-0`` as ``text-pipeline-0``). A derived name two copies share, or
+        one that is another copy's own name, never stands for a copy it does not name."""
         if self._components is None:
-            self._components = {}
-            for target_model, state in self.manager.models.items():
-                self._components[component_name(state.entry.name)] = target_model
-                self._components[state.entry.name] = target_model
+            exact = {state.entry.name: target for target, state in self.manager.models.items()}
+            derived: dict[str, list[str]] = {}
+            for name, target in exact.items():
+                derived.setdefault(component_name(name), []).append(target)
+            unique = {name: found[0] for name, found in derived.items() if len(found) == 1}
+            self._components = unique | exact
         found = self._components.get(component)
         if found is None:
             shown = component if len(component) < 200 else component[:200] + "…"
@@ -256,9 +291,12 @@ class Front:
         return target
 
     async def _call_model(
-        self, target: str, name: str, body: bytes, extra: tuple[tuple[str, str], ...]
+        self, state: ModelState, body: bytes, extra: tuple[tuple[str, str], ...]
     ) -> UpstreamResponse:
-        """Triton's ``/v2/models/<name>/infer``, within the invocation timeout; 200 or raises."""
+        """Triton's ``/v2/models/<name>/infer``, within the invocation timeout; 200 or raises.
+        A model whose Python stub crashed is forgotten, to be loaded again on its next request
+        (``ModelManager.reload_on_next_request``)."""
+        target, name = state.entry.target_model, state.entry.name
         timeout = self.manager.settings.invocation_timeout
         try:
             async with asyncio.timeout(timeout):
@@ -275,6 +313,14 @@ class Front:
             ) from exc
         if upstream.status != 200:
             message = triton_error_text(upstream.body)
+            if STUB_CRASHED.search(message):
+                self.manager.reload_on_next_request(state)
+                raise model_error(
+                    f"{target}: {message} (its Python backend stub crashed); the endpoint "
+                    f"unloaded it and {RELOADS}, as SageMaker MME reloads a failed model",
+                    original_status=upstream.status,
+                    original_message=message,
+                )
             side = "client" if upstream.status < 500 else "server"  # SageMaker's wording
             raise model_error(
                 f"Received {side} error ({upstream.status}) from model {target}: {message}",

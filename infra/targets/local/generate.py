@@ -7,6 +7,12 @@ TargetModel (``llm-0.tar.gz``). Events are forwarded as Triton sends them; if Tr
 mid-stream the connection is cut without the stream's end, so the caller sees a broken stream,
 never a short one that looks complete. Errors before the first byte answer in Triton's shape
 (``{"error": "..."}``).
+
+A stream ends with its client: when the caller disconnects, the connection to Triton is closed,
+which cancels the request in Triton (the model sees ``request.is_cancelled()``). What Triton
+sends is buffered per stream up to ``HIGH_WATER`` bytes; beyond, the front stops reading from
+Triton until the caller has taken the buffer down to ``LOW_WATER`` (TCP's flow control then
+holds Triton), so a slow reader costs the front a bounded amount of memory.
 """
 
 from __future__ import annotations
@@ -26,6 +32,10 @@ from infra.targets.local.manager import ModelManager
 
 log = logging.getLogger("tdk.local")
 Send = Callable[[dict[str, Any]], Awaitable[None]]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+#: bytes of Triton's answer held per stream before the front stops reading it, and resumes below
+HIGH_WATER = 256 * 1024
+LOW_WATER = 64 * 1024
 
 _ROUTE = re.compile(r"^/v2/models/(?P<model>[A-Za-z0-9._-]{1,255})/(?P<kind>generate(?:_stream)?)$")
 
@@ -60,6 +70,8 @@ class _Upstream(asyncio.Protocol):
         self.headers: list[tuple[bytes, bytes]] = []
         self.transport: asyncio.Transport | None = None
         self.complete = False
+        self.buffered = 0  # bytes in ``chunks`` not yet taken
+        self.paused = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -80,6 +92,17 @@ class _Upstream(asyncio.Protocol):
 
     def on_body(self, body: bytes) -> None:
         self.chunks.put_nowait(body)
+        self.buffered += len(body)
+        if self.buffered > HIGH_WATER and not self.paused and self.transport is not None:
+            self.paused = True
+            self.transport.pause_reading()
+
+    def taken(self, size: int) -> None:
+        """``size`` bytes went on to the caller: read from Triton again once below low water."""
+        self.buffered -= size
+        if self.paused and self.buffered <= LOW_WATER and self.transport is not None:
+            self.paused = False
+            self.transport.resume_reading()
 
     def on_message_complete(self) -> None:
         self.complete = True
@@ -97,8 +120,11 @@ class _Upstream(asyncio.Protocol):
             self.transport.close()
 
 
-async def serve(manager: ModelManager, found: Route, body: bytes, send: Send) -> None:
-    """Answer one generate request (the body was read whole by the front)."""
+async def serve(
+    manager: ModelManager, found: Route, body: bytes, send: Send, receive: Receive | None = None
+) -> None:
+    """Answer one generate request (the body was read whole by the front); ``receive`` tells
+    when the caller disconnects."""
     target = _target_model(manager, found.model)
     if target is None:
         await _triton_error(send, 404, f"Request for unknown model: '{found.model}' is not found")
@@ -110,7 +136,8 @@ async def serve(manager: ModelManager, found: Route, body: bytes, send: Send) ->
         return
     manager.metrics.count("Invocations", target)
     try:
-        await _proxy(manager, f"/v2/models/{state.entry.name}/{found.kind}", body, send)
+        path = f"/v2/models/{state.entry.name}/{found.kind}"
+        await _proxy(manager, path, body, send, receive)
     finally:
         manager.release(state)
 
@@ -124,13 +151,13 @@ def _target_model(manager: ModelManager, model: str) -> str | None:
     return None
 
 
-async def _proxy(manager: ModelManager, path: str, body: bytes, send: Send) -> None:
+async def _proxy(
+    manager: ModelManager, path: str, body: bytes, send: Send, receive: Receive | None
+) -> None:
     loop = asyncio.get_running_loop()
-    timeout = manager.settings.invocation_timeout
     try:
-        transport, upstream = await loop.create_connection(
-            _Upstream, "127.0.0.1", manager.triton.http_port
-        )
+        sock = await manager.triton.open_socket()
+        transport, upstream = await loop.create_connection(_Upstream, sock=sock)
     except OSError as exc:
         await _triton_error(send, 503, f"the local Triton runtime cannot be reached: {exc}")
         return
@@ -139,6 +166,32 @@ async def _proxy(manager: ModelManager, path: str, body: bytes, send: Send) -> N
         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     ).encode()
     transport.writelines([head, body])
+    relay = asyncio.ensure_future(_relay(upstream, send, manager.settings.invocation_timeout))
+    gone = asyncio.ensure_future(_disconnected(receive)) if receive is not None else None
+    try:
+        await asyncio.wait([t for t in (relay, gone) if t is not None], return_when=FIRST)
+        if relay.done():
+            message = relay.result()
+            if message is not None:
+                log.warning("generate stream for %s broken: %s", path, message)
+    finally:
+        for task in (relay, gone):
+            if task is not None and not task.done():
+                task.cancel()
+        transport.close()  # a caller gone mid-stream: Triton cancels the request
+
+
+FIRST = asyncio.FIRST_COMPLETED
+
+
+async def _disconnected(receive: Receive) -> None:
+    """Return once the caller has disconnected (its body was read whole before)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _relay(upstream: _Upstream, send: Send, timeout: float) -> str | None:
+    """Pass Triton's answer on; why the stream broke after it began (None: it did not)."""
     started = False
     try:
         async with asyncio.timeout(timeout):
@@ -149,17 +202,17 @@ async def _proxy(manager: ModelManager, path: str, body: bytes, send: Send) -> N
                 if isinstance(chunk, Exception):
                     raise chunk
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                upstream.taken(len(chunk))
             await send({"type": "http.response.body", "body": b""})
     except (TimeoutError, StreamBroken) as exc:
         message = str(exc) or f"no complete answer within the {timeout:g} s invocation timeout"
         if not started:
             await _triton_error(send, 503 if isinstance(exc, StreamBroken) else 504, message)
-            return
+            return None
         # Returning without the body's end makes the server cut the connection: the caller
         # sees a broken stream, not a complete-looking short one.
-        log.warning("generate stream for %s broken: %s", path, message)
-    finally:
-        transport.close()
+        return message
+    return None
 
 
 async def _triton_error(send: Send, status: int, message: str) -> None:

@@ -13,15 +13,16 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 
 from infra.clients.triton_errors import triton_error_text
-from infra.targets.local import cache, workdir
+from infra.targets.local import cache, lock, workdir
 from infra.targets.local.errors import ApiError, model_error, not_ready, unavailable, validation
 from infra.targets.local.metrics import Metrics
 from infra.targets.local.options import EndpointOptions
-from infra.targets.local.release import read_manifest
+from infra.targets.local.release import read_manifest_abandonable
 from infra.targets.local.upstream import UpstreamError, UpstreamPool
 from infra.triton_runtime.runtime import Runtime, TritonProcess
 from packager.manifest import Manifest, ManifestModel
@@ -29,6 +30,8 @@ from packager.stores import Store, open_store
 from tdk.errors import StoreError, TdkError
 
 log = logging.getLogger("tdk.local")
+
+
 IDLE_GRACE = 0.2  # seconds without requests before a loaded model counts as idle
 
 
@@ -45,6 +48,12 @@ class ModelState:
     loading: asyncio.Future[None] | None = field(default=None, repr=False)
     #: why its last load failed (Triton's reason), until a load succeeds
     failed: str | None = None
+
+
+#: seconds Triton gets to exit on SIGTERM before it and its Python stubs are killed. The front
+#: has drained every request by then and the repository is ours (removed next), so Triton's own
+#: shutdown (1 s polls, each stub's finalize: 4-6 s with models loaded) buys nothing here.
+STOP_GRACE_S = 0.3
 
 
 class ModelManager:
@@ -67,6 +76,7 @@ class ModelManager:
         self._waiting = 0
         self._stopping = False
         self._claimed = False
+        self._workdir_lock: int | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
         self.store: Store = open_store(settings.store_url, settings.store_endpoint_url)
@@ -74,10 +84,15 @@ class ModelManager:
 
     async def start(self) -> None:
         """Read the manifest, reset the repository, start Triton and watch it."""
-        self.manifest = await asyncio.to_thread(read_manifest, self.store)
+        self.manifest = await read_manifest_abandonable(self.store)
         self.models = {m.target_model: ModelState(m) for m in self.manifest.models}
         self.metrics.known = frozenset(self.models)
         root = workdir.claim(self.workdir, adopt=not self.settings.workdir)
+        self._workdir_lock = lock.hold(
+            root / workdir.MARKER,
+            f"a local endpoint in the work directory {root}",
+            "give each endpoint its own --workdir",
+        )
         self._claimed = True
         self.workdir = root
         self.repository = root / "repository"
@@ -89,10 +104,12 @@ class ModelManager:
         self._watcher = asyncio.create_task(self._watch())
 
     async def _start_triton(self) -> None:
-        self.triton = TritonProcess(self.runtime, self.repository, self.workdir)
+        self.triton = TritonProcess(
+            self.runtime, self.repository, self.workdir, netns=self.settings.triton_netns
+        )
         await self.triton.start()
         self.pool.close()
-        self.pool = UpstreamPool("127.0.0.1", self.triton.http_port)
+        self.pool = UpstreamPool("127.0.0.1", self.triton.http_port, self.triton.open_socket)
         self.ready.set()
 
     async def stop(self) -> None:
@@ -102,9 +119,12 @@ class ModelManager:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watcher
         self.pool.close()
-        await self.triton.stop()
+        await self.triton.stop(grace=STOP_GRACE_S)
         if self._claimed:  # the work dir is the endpoint's: its staging goes
             workdir.remove(self.workdir, self.workdir / "staging")
+        if self._workdir_lock is not None:
+            os.close(self._workdir_lock)
+            self._workdir_lock = None
 
     async def _watch(self) -> None:
         """Triton died: forget what was loaded, restart it; models reload on demand."""
@@ -114,6 +134,7 @@ class ModelManager:
                 return
             self.ready.clear()
             log.error("Triton exited with code %s; restarting\n%s", code, self.triton.log_tail(5))
+            await self.triton.stop()  # its stubs and shared memory go before a new one starts
             for state in self.models.values():
                 state.loaded = False
             self.slots.clear()
@@ -153,6 +174,19 @@ class ModelManager:
         state.inflight += 1
         state.last_used = time.monotonic()
         return state
+
+    def reload_on_next_request(self, state: ModelState) -> None:
+        """The model's Python stub crashed: count it unloaded and free its slot; the next
+        request loads it again (Triton's load of a loaded model replaces its instances)."""
+        if state.loaded:
+            state.loaded = False
+            self.slots.discard(state.entry.target_model)
+            self.metrics.count("ModelUnloads", state.entry.target_model)
+            log.warning(
+                "%s: its Python stub crashed; reloading it on the next request",
+                state.entry.target_model,
+            )
+            self._notify()
 
     def release(self, state: ModelState) -> None:
         state.inflight -= 1
@@ -251,6 +285,7 @@ class ModelManager:
                 original_status=response.status,
                 original_message=message,
             )
+        self.triton.protect_memory()
         self.metrics.observe("ModelLoadingTime", time.monotonic() - started)
 
     def _load_failed(self, state: ModelState, message: str) -> str:

@@ -14,6 +14,7 @@ from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from infra.triton_runtime.isolation import MODES as NETNS_MODES
 from infra.triton_runtime.private import state_dir
 from tdk.errors import UsageError
 
@@ -83,6 +84,12 @@ class EndpointOptions:
     store_endpoint_url: str | None = _opt(
         "--store-endpoint-url", "S3-compatible endpoint for s3:// stores.", None
     )
+    triton_netns: str = _opt(
+        "--triton-netns",
+        "Triton in a network namespace of its own, unreachable by other local users: auto "
+        "(where the kernel allows; else a warning), on (refuse to start without), off.",
+        "auto",
+    )
 
     def __post_init__(self) -> None:
         check_name(self.name)
@@ -99,6 +106,11 @@ class EndpointOptions:
         for name in ("body_timeout", "invocation_timeout", "capacity_timeout", "keep_alive"):
             self._positive(name, float(getattr(self, name)))
         self._positive("header_timeout", self.header_timeout)
+        if self.triton_netns not in NETNS_MODES:
+            raise UsageError(
+                f"--triton-netns {self.triton_netns!r} is not one of {', '.join(NETNS_MODES)}",
+                hint="e.g. --triton-netns auto",
+            )
         if self.min_residency < 0:
             raise UsageError("--min-residency must be >= 0", hint="e.g. --min-residency 2")
 
@@ -147,6 +159,7 @@ class EndpointOptions:
         """Options from ``argv`` plus argparse's namespace for extra arguments of the caller."""
         parser = cls.parser(prog)
         parser.add_argument("--log", default=None)
+        parser.add_argument("--lock-fd", type=int, default=None, help=argparse.SUPPRESS)
         ns = parser.parse_args(list(argv))
         values = {item.name: getattr(ns, item.name) for item in fields(cls)}
         return cls(**values), ns
@@ -178,8 +191,8 @@ def check_name(name: str) -> str:
     """``name`` when it is a valid endpoint name (status/down/invoke look files up by it)."""
     if not ENDPOINT_NAME.fullmatch(name):
         raise UsageError(
-            f"--name {name!r} is not a valid endpoint name",
+            f"--endpoint {name!r} is not a valid endpoint name",
             hint="use 1-63 letters, digits and inner hyphens (SageMaker's endpoint-name rule), "
-            "e.g. --name my-endpoint",
+            "e.g. --endpoint my-endpoint",
         )
     return name

@@ -12,7 +12,11 @@ or unreadable components (``packager/archive.py``'s file-name rules), each diges
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
+import stat
+import threading
 
 from packager.archive import name_problem as file_name_problem
 from packager.manifest import ARCHIVE_PREFIX, MANIFEST_NAME, Manifest, ManifestModel
@@ -28,9 +32,56 @@ SHA256 = re.compile(r"[0-9a-f]{64}")
 def read_manifest(store: Store) -> Manifest:
     """The release's manifest, read bounded (``packager.stores.capped.read_manifest``: size and
     nesting limits), every entry's names valid; a TdkError naming the manifest otherwise."""
+    _check_regular(store)
     manifest = read_bounded(store)
     check_entries(manifest, store.describe(MANIFEST_NAME))
     return manifest
+
+
+async def read_manifest_abandonable(store: Store) -> Manifest:
+    """``read_manifest`` on a daemon thread: a read that blocks (a stalled store) can be
+    abandoned when the endpoint is told to stop while starting; the process still exits."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Manifest] = loop.create_future()
+
+    def settle(result: Manifest | None, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        elif result is not None:
+            future.set_result(result)
+
+    def work() -> None:
+        result: Manifest | None = None
+        error: BaseException | None = None
+        try:
+            result = read_manifest(store)
+        except BaseException as exc:
+            error = exc
+        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody waits
+            loop.call_soon_threadsafe(settle, result, error)
+
+    threading.Thread(target=work, daemon=True, name="tdk-read-manifest").start()
+    return await future
+
+
+def _check_regular(store: Store) -> None:
+    """A file store's manifest must be a regular file: a FIFO would block its reader for ever
+    (and the endpoint's start with it), a device would never end. Checked before any open."""
+    root = store.local_root
+    if root is None:
+        return
+    try:
+        mode = (root / MANIFEST_NAME).stat().st_mode
+    except OSError:
+        return  # missing or unreadable: the reader says so
+    if not stat.S_ISREG(mode):
+        raise UnsafeInputError(
+            f"{store.describe(MANIFEST_NAME)} is not a regular file (a FIFO, a device or a "
+            "directory); refused before reading",
+            hint=REPACKAGE,
+        )
 
 
 def _entry_problem(entry: ManifestModel, seen: set[str]) -> str | None:

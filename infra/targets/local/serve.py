@@ -25,11 +25,13 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import NoReturn
 
-from infra.targets.local import workdir
-from infra.targets.local.front import Front
+from infra.targets.local import lock, workdir
+from infra.targets.local.front import Front, StartInterrupted
 from infra.targets.local.manager import ModelManager
 from infra.targets.local.options import EndpointOptions, check_name
+from infra.triton_runtime import shm
 from infra.triton_runtime.private import check_state_dir, open_private, state_dir, write_private
 from infra.triton_runtime.runtime import find_runtime
 from tdk.errors import TdkError, UsageError
@@ -139,8 +141,20 @@ def run(
     settings: EndpointOptions,
     log_path: Path | None = None,
     announce: Callable[[str], None] | None = None,
+    lock_fd: int | None = None,
 ) -> None:
-    """Serve in this process until SIGINT/SIGTERM; the state file lives while it runs."""
+    """Serve in this process until SIGINT/SIGTERM; the state file lives while it runs, the
+    name's lock (``lock_fd``: the one ``spawn`` took) while the process does."""
+    held = lock.hold_name(settings.name, lock_fd)
+    try:
+        _run(settings, log_path, announce)
+    finally:
+        os.close(held)
+
+
+def _run(
+    settings: EndpointOptions, log_path: Path | None, announce: Callable[[str], None] | None
+) -> None:
     import uvicorn
 
     runtime = find_runtime()
@@ -176,9 +190,11 @@ def run(
         server_header=False,
         date_header=False,
     )
+    server = uvicorn.Server(config)
+    front.stopping = lambda: server.should_exit
     try:
         try:
-            uvicorn.Server(config).run(sockets=[sock])
+            server.run(sockets=[sock])
         except SystemExit:  # uvicorn exits 3 when the lifespan startup failed
             if front.startup_error is None:
                 raise
@@ -275,17 +291,34 @@ def spawn(options: EndpointOptions, timeout: float = 120.0) -> EndpointState:
         raise TdkError(
             f"a local endpoint named {name!r} is already running", hint="run `tdk local down`"
         )
-    log_path = check_state_dir(state_dir()) / f"local-{name}.log"
-    state_path(name).unlink(missing_ok=True)
-    with open_private(log_path) as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "infra.targets.local.serve", *args, "--log", str(log_path)],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            cwd=str(Path(__file__).resolve().parents[3]),
-        )
+    held = lock.hold_name(name)  # before the log or the state file is touched
+    try:
+        log_path = check_state_dir(state_dir()) / f"local-{name}.log"
+        state_path(name).unlink(missing_ok=True)
+        args += ["--log", str(log_path), "--lock-fd", str(held)]
+        with open_private(log_path) as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "infra.targets.local.serve", *args],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                cwd=str(Path(__file__).resolve().parents[3]),
+                pass_fds=(held,),
+            )
+    finally:
+        os.close(held)  # the child holds it now
+    try:
+        return _started(proc, name, log_path, timeout)
+    except BaseException:  # Ctrl-C while it starts: the child goes too (it honours SIGTERM)
+        proc.terminate()
+        raise
+
+
+def _started(
+    proc: subprocess.Popen[bytes], name: str, log_path: Path, timeout: float
+) -> EndpointState:
+    """The child's state once it serves; TdkError when it exits or takes over ``timeout``."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         state = read_state(name)
@@ -297,7 +330,6 @@ def spawn(options: EndpointOptions, timeout: float = 120.0) -> EndpointState:
                 f"the local endpoint exited while starting:\n{tail}", hint=f"see {log_path}"
             )
         time.sleep(0.1)
-    proc.terminate()
     raise TdkError(
         f"the local endpoint did not start within {timeout:.0f} s", hint=f"see {log_path}"
     )
@@ -317,6 +349,7 @@ def stop(state: EndpointState, timeout: float = 30.0) -> None:
         if is_endpoint(state):
             _signal(state, signal.SIGKILL)
     state_path(state.name).unlink(missing_ok=True)
+    shm.sweep_orphans()  # the regions of a Triton whose front had to be killed
     root = Path(state.workdir)
     if (root / workdir.MARKER).is_file():
         workdir.remove(root, root / "staging")
@@ -327,15 +360,27 @@ def _signal(state: EndpointState, number: int) -> None:
         os.kill(state.pid, number)
 
 
+def leave_now(code: int) -> NoReturn:
+    """Exit at once, after a start that was told to stop: everything of ours is cleaned up by
+    now, but a store client's worker thread may still wait on a stalled server (s3transfer's
+    pool, which the interpreter would join for minutes)."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     try:
         options, ns = EndpointOptions.from_argv(sys.argv[1:] if argv is None else argv, PROG)
-        run(options, Path(ns.log) if ns.log else None)
+        run(options, Path(ns.log) if ns.log else None, lock_fd=ns.lock_fd)
     except TdkError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         if exc.hint:
             print(f"hint: {exc.hint}", file=sys.stderr)
+        if isinstance(exc, StartInterrupted):
+            leave_now(128 + signal.SIGTERM)
         return exc.exit_code
     return 0
 

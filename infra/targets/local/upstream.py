@@ -8,12 +8,14 @@ one segment fewer); responses (small inference outputs) are collected whole.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 import httptools
 
 Body = bytes | AsyncIterator[bytes]
+Opener = Callable[[], Awaitable[socket.socket]]
 
 
 class UpstreamError(ConnectionError):
@@ -100,16 +102,21 @@ async def _write_stream(
 class UpstreamPool:
     """Keep-alive connections to one Triton HTTP listener."""
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, opener: Opener | None = None) -> None:
         self.host = host
         self.port = port
+        #: opens each new connection when given (Triton in a namespace of its own)
+        self.opener = opener
         self._idle: list[_Connection] = []
         self._host_header = f"Host: {host}:{port}\r\n".encode()
 
     async def _connect(self) -> _Connection:
         loop = asyncio.get_running_loop()
         try:
-            _, conn = await loop.create_connection(_Connection, self.host, self.port)
+            if self.opener is not None:
+                _, conn = await loop.create_connection(_Connection, sock=await self.opener())
+            else:
+                _, conn = await loop.create_connection(_Connection, self.host, self.port)
         except OSError as exc:
             raise UpstreamError(f"cannot reach Triton at {self.host}:{self.port}: {exc}") from exc
         return conn

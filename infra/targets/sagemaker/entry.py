@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from infra.planning.pricing import Quote
-from infra.targets.registry import DECOUPLED, PlanUnit, StackSettings, TargetEntry
+from infra.sagemaker_common.instances import NO_ENGINE_IMAGE
+from infra.targets.registry import DECOUPLED, LLM_ENGINES, PlanUnit, StackSettings, TargetEntry
 
 if TYPE_CHECKING:
     from infra.planning.report import Candidate, Option, PlanReport
@@ -35,7 +36,7 @@ class SageMakerEntry(TargetEntry):
     default_candidates: ClassVar[tuple[str, ...]] = ("ml.g4dn.xlarge", "ml.g5.xlarge")
     #: the prices table's section for this target's instances
     price_section = "sagemaker"
-    cannot: ClassVar[dict[str, str]] = {DECOUPLED: MME_DECOUPLED}
+    cannot: ClassVar[dict[str, str]] = {DECOUPLED: MME_DECOUPLED, LLM_ENGINES: NO_ENGINE_IMAGE}
     flag_defaults: ClassVar[dict[str, str]] = {"aws:region": "us-east-1"}
     flag_keys: ClassVar[dict[str, str]] = {
         "instance_type": INSTANCE_KEY,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, ClassVar
 
-from infra.targets.registry import PLAN, TargetEntry
+from infra.sagemaker_common.instances import NO_ENGINE_IMAGE
+from infra.targets.registry import LLM_ENGINES, PLAN, TargetEntry
 from infra.targets.sagemaker_ic.names import TARGET_NAME
 
 if TYPE_CHECKING:
@@ -20,7 +21,8 @@ class SageMakerIcEntry(TargetEntry):
     deploy_module = "infra.targets.sagemaker_ic.target"
     client_module = "infra.targets.sagemaker_ic.client"
     cannot: ClassVar[dict[str, str]] = {
-        PLAN: "its scaling is per model copy: compare it with `tdk plan --components RELEASE`"
+        PLAN: "its scaling is per model copy: compare it with `tdk plan --components RELEASE`",
+        LLM_ENGINES: NO_ENGINE_IMAGE,
     }
     #: what `tdk plan --components` prices components on by default
     default_region = "us-east-1"

@@ -41,6 +41,8 @@ class CopyRequest:
     #: where ``decoupled`` comes from: the group's ``decoupled`` field or the manifest (None:
     #: neither; it is assumed False)
     decoupled_from: str | None = None
+    #: the LLM engine the manifest says the copy runs ("" for none or unknown)
+    engine: str = ""
 
 
 def _bad(where: str, problem: str) -> ConfigError:
@@ -137,11 +139,14 @@ def manifest_copies(url: str, key: str, listed: bool = False) -> list[CopyReques
                 f"copies in {qualify(MODELS_KEY)}"
             ),
         ) from None
+    from packager.engines import released_engine
+
     where = f"{url}/{MANIFEST_NAME}"
     return [
-        CopyRequest(m.name, m.size, f"{where} ({m.name})", {}, not m.archive, where)
+        CopyRequest(m.name, m.size, f"{where} ({m.name})", {}, not m.archive, where,
+                    released_engine(m.name, m.backend, m.files))
         for m in manifest.models
-    ]
+    ]  # fmt: skip
 
 
 def with_manifest(declared: list[CopyRequest], released: list[CopyRequest]) -> list[CopyRequest]:
@@ -168,7 +173,10 @@ def with_manifest(declared: list[CopyRequest], released: list[CopyRequest]) -> l
                 hint=f"remove decoupled from {request.decoupled_from.rsplit('.', 1)[0]} (the "
                 "manifest says it), or re-package the release",
             )
-        fitted.append(replace(request, decoupled=found.decoupled, decoupled_from=found.where))
+        fitted.append(
+            replace(request, decoupled=found.decoupled, decoupled_from=found.where,
+                    engine=found.engine)
+        )  # fmt: skip
     return fitted
 
 

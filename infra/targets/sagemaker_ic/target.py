@@ -14,7 +14,7 @@ from infra.config import ConfigReader, StackConfig, check_capacity, check_choice
 from infra.facts.aws import enum
 from infra.sagemaker_common.components import check_component_names
 from infra.sagemaker_common.env import TritonKnobs, container_environment
-from infra.sagemaker_common.instances import host_ami, read_triton_version
+from infra.sagemaker_common.instances import NO_ENGINE_IMAGE, host_ami, read_triton_version
 from infra.sagemaker_common.settings import alarm_email, created_release_prefix
 from infra.targets.base import Refusal, Shortfall, Target, TargetSpec
 from infra.targets.checks import instance_spec
@@ -116,11 +116,24 @@ def _copies(
     return (with_manifest(declared, released) if declared else released), None
 
 
+def _refuse_engine(request: CopyRequest) -> None:
+    """A copy running an LLM engine cannot run on the SageMaker Triton images (TDK916)."""
+    if request.engine:
+        raise ConfigError(
+            f"{request.where}: {request.copy} runs the {request.engine} engine; the {NAME} "
+            f"target cannot serve it: {NO_ENGINE_IMAGE}",
+            hint="deploy the release's LLM copies with a gke or eks stack (the kit picks the "
+            "Triton image flavour that carries the engine), and list the other copies in "
+            f"{qualify(MODELS_KEY)}",
+        )
+
+
 def _components(
     reader: ConfigReader, common: StackConfig, instance: IcInstance, version: str
 ) -> tuple[tuple[ComponentSpec, ...], AwaitingRelease | None]:
     copies, awaiting = _copies(reader, common)
     for request in copies:
+        _refuse_engine(request)
         if request.decoupled:
             check_generate_image(request.where, request.copy, version)
     names = check_component_names(qualify(MODELS_KEY), [c.copy for c in copies])

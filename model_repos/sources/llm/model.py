@@ -6,7 +6,9 @@ Decoupled, with the vLLM backend's tensor names: ``text_input`` (the prompt), op
 Each token is one word chosen from the prompt's CRC-32, produced after a fixed delay
 (``TOKEN_DELAY_S``), so time to first token and time per output token are measurable. Streaming
 sends one response per token; otherwise one response carries the whole text. Every request runs
-on its own thread, the way an LLM engine takes every request at once.
+on its own thread, the way an LLM engine takes every request at once; a request its client gave
+up on (``request.is_cancelled()``, Triton's cancellation, in the Python backend since 23.10) stops
+before its next token and ends with a CANCELLED error, as an engine frees its sequence.
 """
 
 from __future__ import annotations
@@ -53,6 +55,13 @@ def _max_tokens(request: object) -> int:
     return count
 
 
+def _cancelled(request: object) -> bool:
+    """Whether the request was cancelled (its client went away); False on a backend without
+    cancellation."""
+    check = getattr(request, "is_cancelled", None)
+    return bool(check()) if check is not None else False
+
+
 def _response(text: str, finish: str | None) -> object:
     outputs = [pb_utils.Tensor("text_output", np.array([text.encode()], dtype=np.object_))]
     if finish is not None:
@@ -85,6 +94,10 @@ class TritonPythonModel:
             words = tokens(prompt, _max_tokens(request))
             for index, word in enumerate(words):
                 time.sleep(TOKEN_DELAY_S)
+                if _cancelled(request):
+                    error = pb_utils.TritonError("llm: cancelled", pb_utils.TritonError.CANCELLED)
+                    sender.send(pb_utils.InferenceResponse(error=error), flags=final)
+                    return
                 last = index == len(words) - 1
                 if stream:
                     finish = "length" if last and ask_finish else None

@@ -25,7 +25,7 @@ def check_engine(model: ModelDir, sink: Sink, image: VllmImage | None = None) ->
     if model.backend == vllm.BACKEND:
         vllm.check(model, sink, image)
     elif model.backend == trtllm.BACKEND:
-        trtllm.check_engine(model, sink)
+        trtllm.check_engine(model, sink, image.release if image else None)
     elif trtllm.is_llm_api(model):
         trtllm.check_llm_api(model, sink)
     trtllm.check_placeholders(model, sink)

@@ -9,8 +9,10 @@ the dataclass / model fields at the named source, checked 2026-11-26.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from packager.validate.engines.vllm_lists import VLLM_ENGINE_ARGS
+from packager.validate.engines.vllm_values import VLLM_ENGINE_VALUES
 
 CHECKED = "2026-11-26"
 
@@ -42,6 +44,58 @@ def _from_wheel(version: str, wheel: str, sha256: str, names: str) -> ArgList:
 VLLM_LISTS: dict[str, ArgList] = {
     version: _from_wheel(version, *row) for version, row in VLLM_ENGINE_ARGS.items()
 }
+
+
+@dataclass(frozen=True)
+class ArgValue:
+    """What one engine argument accepts (``vllm_valuesgen``): JSON kinds ("any": not
+    checked), string choices (enforced where a plain string is not a kind), numeric bounds."""
+
+    kinds: frozenset[str]
+    choices: tuple[str, ...]
+    bounds: tuple[tuple[str, float], ...]
+    #: the later vLLM whose bounds these are ("": this version's own)
+    bounds_from: str = ""
+
+
+def _values(text: str) -> dict[str, ArgValue]:
+    joined = text.replace("\n        + ", "")
+    found = {}
+    for line in joined.split():
+        name, kinds, choices, bounds = line.split("|")
+        pairs = (b.split("=") for b in bounds.split(",") if b)
+        found[name] = ArgValue(
+            frozenset(k for k in kinds.split(",") if k),
+            tuple(c for c in choices.split(",") if c),
+            tuple((op, float(v)) for op, v in pairs),
+        )
+    return found
+
+
+#: vLLM version -> argument -> what it accepts, read from the release's wheel
+VLLM_VALUES: dict[str, dict[str, ArgValue]] = {
+    version: _values(text) for version, (_, text) in VLLM_ENGINE_VALUES.items()
+}
+#: the newest recorded vLLM: where an older list declares no bounds (0.7.3's ``max_num_seqs:
+#: Optional[int]``), the bounds a later release declares are checked (a negative batch size
+#: never loaded; the newer engine states the rule)
+NEWEST_VLLM = max(
+    VLLM_VALUES, key=lambda v: tuple(int(p) if p.isdigit() else 0 for p in v.split("."))
+)
+
+
+def vllm_values(version: str) -> dict[str, ArgValue]:
+    """What each argument of that vLLM accepts, bounds filled in from the newest release."""
+    own = VLLM_VALUES.get(version, {})
+    newest = VLLM_VALUES[NEWEST_VLLM]
+    return {
+        name: spec if spec.bounds or not newest.get(name, spec).bounds else ArgValue(
+            spec.kinds, spec.choices, newest[name].bounds, NEWEST_VLLM
+        )
+        for name, spec in own.items()
+    }  # fmt: skip
+
+
 #: what is checked against when the image's vLLM has no recorded list (or no image is given):
 #: the newest of the 0.7 line (the 25.03 image's), whose AsyncEngineArgs still takes the
 #: vllm_backend sample's ``disable_log_requests``
@@ -131,4 +185,60 @@ TRTLLM_1_0 = ArgList(
 #: (NVIDIA/TensorRT-LLM triton_backend/all_models/llmapi/tensorrt_llm/1/model.yaml)
 TRTLLM_MODEL_YAML_EXTRA = frozenset({"triton_config", "logits_post_processors"})
 
+#: TensorRT-LLM removed its engine-based Triton repositories (the C++ ``tensorrtllm`` backend's
+#: ``all_models/inflight_batcher_llm``) in NVIDIA/TensorRT-LLM PRs #15763 and #15907 (June-July
+#: 2026, as issue 38 cites them; not re-read here, 2026-11-27): only ``all_models/llmapi``
+#: remains. The compatibility matrix lists trtllm images up to 26.07 (TensorRT-LLM 1.2.1,
+#: which predates the removal), so the images after 26.07 are flagged.
+ENGINE_REPOS_LAST_RELEASE = "26.07"
+
 VLLM_DEFAULT_GPU_MEMORY_UTILIZATION = 0.9  # EngineArgs.gpu_memory_utilization default, above
+
+
+_JSON_KINDS = {bool: "bool", int: "int", float: "float", str: "str", list: "list", dict: "dict"}
+_OPS = {"gt": (">", float.__gt__), "ge": (">=", float.__ge__),
+        "lt": ("<", float.__lt__), "le": ("<=", float.__le__)}  # fmt: skip
+
+
+def _number_text(value: str) -> bool:
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _kind_ok(value: Any, spec: ArgValue) -> bool:
+    kinds = spec.kinds
+    kind = "none" if value is None else _JSON_KINDS.get(type(value), "other")
+    if kind in kinds or (kind == "int" and "float" in kinds) or (kind == "bool" and "int" in kinds):
+        return True
+    if kind == "str":  # a choice, or a number pydantic's lax mode converts
+        return value in spec.choices or (bool(kinds & {"int", "float"}) and _number_text(value))
+    return False
+
+
+def describe(spec: ArgValue) -> str:
+    """What an argument accepts, in words."""
+    names = {"str": "a string", "int": "an integer", "float": "a number", "bool": "true or false",
+             "list": "a list", "dict": "an object", "none": "null"}  # fmt: skip
+    parts = [names[k] for k in sorted(spec.kinds) if k in names]
+    if spec.choices and "str" not in spec.kinds:
+        shown = ", ".join(repr(c) for c in spec.choices[:12])
+        more = f" (and {len(spec.choices) - 12} more)" if len(spec.choices) > 12 else ""
+        parts.insert(0, f"one of {shown}{more}")
+    bounds = " and ".join(f"{_OPS[op][0]} {value:g}" for op, value in spec.bounds)
+    if bounds and spec.bounds_from:
+        bounds += f" (as vLLM {spec.bounds_from} declares it)"
+    return " or ".join(parts) + (f", {bounds}" if bounds else "")
+
+
+def value_problem(value: Any, spec: ArgValue) -> bool:
+    """Whether the engine refuses ``value`` for an argument that accepts ``spec``."""
+    if "any" in spec.kinds:
+        return False
+    if not _kind_ok(value, spec):
+        return True
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return not all(_OPS[op][1](float(value), bound) for op, bound in spec.bounds)

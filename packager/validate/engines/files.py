@@ -4,17 +4,17 @@ telling a Hugging Face id from a path, and where a model's engine files live."""
 from __future__ import annotations
 
 import difflib
-import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from packager.repository import ModelDir
 from packager.validate.findings import Sink
+from tdk import bounded
 
+#: an engine's argument file is a few KB, an engine's config.json too
+ENGINE_FILE_MAX_BYTES = 4 * 1024 * 1024
 #: ``org/name`` or ``name`` as the Hugging Face Hub spells a repository id
 _HF_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?")
 
@@ -30,15 +30,15 @@ def version_dir(model: ModelDir) -> Path:
 
 
 def read_mapping(path: Path, kind: str) -> dict[str, Any]:
-    """``path`` parsed as a JSON object (``kind`` "JSON") or YAML mapping; Unreadable says why."""
-    if not path.is_file():
+    """``path`` parsed as a JSON object (``kind`` "JSON") or YAML mapping, read by the bounded
+    reader (regular files only, size, depth and aliases capped); Unreadable says why."""
+    if not path.exists():
         raise Unreadable(f"{path.name} is missing")
+    load = bounded.load_json if kind == "JSON" else bounded.load_yaml
     try:
-        text = path.read_text(encoding="utf-8")
-        data = json.loads(text) if kind == "JSON" else yaml.safe_load(text)
-    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
-        raise Unreadable(f"{path.name} is not valid {kind}: {first}") from exc
+        data = load(path, hint="", limit=ENGINE_FILE_MAX_BYTES)
+    except bounded.DocumentError as exc:
+        raise Unreadable(f"{path.name}: {exc.reason}") from None
     if not isinstance(data, dict):
         raise Unreadable(f"{path.name} holds a {type(data).__name__}, not a {kind} object")
     return data

@@ -44,6 +44,36 @@ def llm_args(model: ModelDir) -> dict[str, Any]:
     return read_mapping(version_dir(model) / MODEL_YAML, "YAML")
 
 
+#: how the LLM-API model.py reads ``triton_config`` (NVIDIA/TensorRT-LLM
+#: triton_backend/all_models/llmapi/tensorrt_llm/1/model.py at 044a90d, checked 2026-11-27):
+#: ``int(triton_config["max_batch_size"])`` and ``bool(triton_config["decoupled"])`` in
+#: auto_complete_config (a KeyError when absent; ``bool("false")`` is True, so only a YAML
+#: boolean says what it means), ``int(triton_config["cancellation_check_period_ms"])`` if given
+TRITON_CONFIG_INTS = {"max_batch_size": 0, "cancellation_check_period_ms": 1}  # key -> minimum
+TRITON_CONFIG_REQUIRED = ("max_batch_size", "decoupled")
+
+
+def triton_config_problems(value: object) -> list[tuple[str, str]]:
+    """(``.key`` or "", problem) for each way ``triton_config`` of a model.yaml breaks what
+    the LLM-API model.py reads; [] when absent or right."""
+    if value is None:
+        return []
+    if not isinstance(value, dict):
+        return [("", f"triton_config is {value!r}; the model reads it as a mapping")]
+    problems = [(f".{key}", f"triton_config has no {key}; the model reads it when it loads")
+                for key in TRITON_CONFIG_REQUIRED if key not in value]  # fmt: skip
+    for key, least in TRITON_CONFIG_INTS.items():
+        number = value.get(key, least)
+        if type(number) is not int or number < least:
+            problems.append((f".{key}", f"triton_config.{key} is {number!r}; it must be a "
+                             f"whole number >= {least}"))  # fmt: skip
+    if "decoupled" in value and not isinstance(value["decoupled"], bool):
+        problems.append((".decoupled", f"triton_config.decoupled is {value['decoupled']!r}; "
+                         "the model reads bool() of it, so only true or false say what they "
+                         "mean"))  # fmt: skip
+    return problems
+
+
 def engine_dir(model: ModelDir) -> Path | None:
     """Where the engine of a ``tensorrtllm`` model is: its ``gpt_model_path`` parameter when
     that exists here (relative paths from the model directory), else the version directory
@@ -106,12 +136,19 @@ def check_llm_api(model: ModelDir, sink: Sink) -> None:
                         "check it against the TensorRT-LLM version of the image you deploy",
                         file=path)  # fmt: skip
     report_parallel_sizes(sink, path, llm)
+    for key, problem in triton_config_problems(llm.get("triton_config")):
+        sink.report("TDK605", f"{path.name} triton_config{key}", problem,
+                    "give triton_config as in the shipped model.yaml: {max_batch_size: 0, "
+                    "decoupled: false} (a whole number and true or false)", file=path)  # fmt: skip
     if is_hub_id(llm.get("model"), model):
         report_hub_id(sink, path, "model", str(llm["model"]))
 
 
-def check_engine(model: ModelDir, sink: Sink) -> None:
-    """The ``tensorrtllm`` model against the engine it loads, when the engine is here."""
+def check_engine(model: ModelDir, sink: Sink, release: str | None = None) -> None:
+    """The ``tensorrtllm`` model against the engine it loads, when the engine is here; flagged
+    (TDK615) on a release after TensorRT-LLM removed engine-based repositories, or when no
+    target names the release."""
+    _check_removed(release, sink)
     where = engine_dir(model)
     if where is None:
         return
@@ -150,3 +187,26 @@ def _check_input_len(model: ModelDir, limits: dict[str, int], path: Path, sink: 
                         f"input_ids holds {fixed[-1]} tokens but the engine's max_input_len is "
                         f"{limit} ({path})", f"use dims [ -1 ] (or <= {limit}), or rebuild the "
                         "engine with a larger --max_input_len")  # fmt: skip
+
+
+def _check_removed(release: str | None, sink: Sink) -> None:
+    """TDK615 unless the target's release still carries the engine-based repositories."""
+    if release is not None and _key(release) <= _key(facts.ENGINE_REPOS_LAST_RELEASE):
+        return
+    when = (
+        f"the {release}-trtllm-python-py3 image is"
+        if release
+        else "with no --target, the image is unknown; images are"
+    )
+    sink.report("TDK615", "backend",
+                "TensorRT-LLM removed its engine-based Triton repositories (the tensorrtllm "
+                "backend, all_models/inflight_batcher_llm) in NVIDIA/TensorRT-LLM PRs #15763 and "
+                f"#15907; {when} released after "
+                f"{facts.ENGINE_REPOS_LAST_RELEASE}, the last tdk treats as carrying them",
+                "move to the LLM-API model (triton_backend/all_models/llmapi: 1/model.yaml on the "
+                "python backend), or pin --image to a release that still has them")  # fmt: skip
+
+
+def _key(release: str) -> tuple[int, int]:
+    year, _, month = release.partition(".")
+    return (int(year), int(month)) if year.isdigit() and month.isdigit() else (0, 0)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from packager.config import new_config, parse_config
+from packager.engines import REPORT_CUSTOM_METRICS, reports_engine_metrics
 from packager.protos import generated_module
 from packager.repository import ModelDir
 from packager.validate.engines import args as facts
@@ -130,8 +131,10 @@ def check(model: ModelDir, sink: Sink, image: facts.VllmImage | None = None) -> 
             file=path,
         )
         return
-    _check_names(engine, path, sink, image)
+    _check_metrics(model, engine, path, sink)
+    known = _check_names(engine, path, sink, image)
     _check_values(engine, path, sink)
+    _check_types(engine, path, sink, known)
     _check_gpus(model, engine, path, sink)
     _check_lora(model, engine, sink)
     for key in ("model", "tokenizer"):
@@ -205,7 +208,8 @@ def _declares_true(text: str) -> bool:
 
 def _check_names(
     engine: dict[str, Any], path: Path, sink: Sink, image: facts.VllmImage | None
-) -> None:
+) -> facts.ArgList:
+    """The unknown names (against the image's vLLM); returns the list checked against."""
     known, unrecorded = facts.vllm_list(image)
     if unrecorded:
         sink.report("TDK613", ENGINE_ARGS_FILE, unrecorded,
@@ -229,6 +233,45 @@ def _check_names(
                         f"{key!r} is not an engine argument of {where}",
                         "check it against the vLLM version of the image you deploy",
                         file=path)  # fmt: skip
+    return known
+
+
+def _check_metrics(model: ModelDir, engine: dict[str, Any], path: Path, sink: Sink) -> None:
+    """TDK614: the engine's metrics off, read as the backend reads them, and what follows."""
+    if reports_engine_metrics(model.config, engine):
+        return
+    given = model.config.parameters.get(REPORT_CUSTOM_METRICS)
+    why = (
+        f"disable_log_stats is {json.dumps(engine['disable_log_stats'])} in {path.name}"
+        if engine.get("disable_log_stats")
+        else f'{REPORT_CUSTOM_METRICS} is "{given.string_value}" (the backend reads only "true")'
+    )
+    sink.report("TDK614", "parameters" if not engine.get("disable_log_stats") else
+                f"{path.name} disable_log_stats",
+                f"{why}: the vLLM backend exports no vllm: series, so TTFT and end-to-end alerts "
+                "have no data and KEDA scales this workload on Triton's in-flight and pending "
+                "series instead of the engine's",
+                "remove disable_log_stats and set REPORT_CUSTOM_METRICS to \"true\" (or leave "
+                "it out: packaging adds it)", file=path)  # fmt: skip
+
+
+#: values with a rule of their own (TDK605 gpu_memory_utilization, the parallel sizes)
+_OWN_RULES = frozenset({"gpu_memory_utilization", "tensor_parallel_size", "pipeline_parallel_size"})
+
+
+def _check_types(engine: dict[str, Any], path: Path, sink: Sink, known: facts.ArgList) -> None:
+    """Each value against what that vLLM's EngineArgs annotation, Literal choices and config
+    Field bounds accept (``vllm_values.py``)."""
+    specs = facts.vllm_values(known.version)
+    for key, value in engine.items():
+        spec = specs.get(key)
+        if spec is None or key in _OWN_RULES or not facts.value_problem(value, spec):
+            continue
+        sink.report("TDK605", f"{path.name} {key}",
+                    f"{key} is {json.dumps(value)}; vLLM {known.version} takes "
+                    f"{facts.describe(spec)} ({known.source}): AsyncEngineArgs or its config "
+                    "refuses it when the model loads",
+                    f"give {key} {facts.describe(spec)}", file=path)  # fmt: skip
 
 
 def _report_renamed(

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from infra.facts.llm import vllm_version as llm_version
 from packager.validate.engines import args, vllm_lists
 from packager.validate.engines.args import VllmImage
 from packager.validate.findings import Finding
@@ -266,3 +268,82 @@ def test_the_fallback_list_is_the_generated_one() -> None:
     assert args.VLLM_FALLBACK.version in vllm_lists.VLLM_ENGINE_ARGS
     assert args.VLLM_FALLBACK is args.VLLM_LISTS[args.VLLM_FALLBACK.version]
     assert set(args.VLLM_LISTS) == set(vllm_lists.VLLM_ENGINE_ARGS)
+
+
+@pytest.mark.parametrize(
+    ("extra", "field", "said"),
+    [
+        ({"model": ["x"]}, "model", "a string"),
+        ({"max_num_seqs": -3}, "max_num_seqs", ">= 1"),
+        ({"dtype": 5}, "dtype", "'bfloat16'"),
+        ({"dtype": "fp7"}, "dtype", "'float16'"),
+        ({"kv_cache_dtype": "fp9"}, "kv_cache_dtype", "'fp8'"),
+        ({"enforce_eager": "maybe"}, "enforce_eager", "true or false"),
+    ],
+)
+@pytest.mark.parametrize("image", [None, "25.09", "26.07"])
+def test_vllm_values_of_the_wrong_type_or_range_are_refused(
+    tmp_path: Path, extra: dict[str, Any], field: str, said: str, image: str | None
+) -> None:
+    """Issue 36: only the names were checked; each value now against what that vLLM's
+    EngineArgs annotation, Literal choices and config Field bounds accept."""
+    repo = c.vllm_repo(tmp_path, args={"model": "/weights", **extra})
+    vllm = VllmImage(image, llm_version(image)) if image else None
+    found = [f for f in validate_paths([repo], vllm) if f.code == "TDK605"]
+    assert [f.field for f in found] == [f"model.json {field}"], found
+    assert said in found[0].message and found[0].severity == "error"
+
+
+def test_vllm_values_it_takes_pass(tmp_path: Path) -> None:
+    good = {"model": "/w", "dtype": "bfloat16", "kv_cache_dtype": "fp8", "max_num_seqs": 8,
+            "enforce_eager": True, "quantization": "awq", "max_model_len": "4096"}  # fmt: skip
+    repo = c.vllm_repo(tmp_path, args=good)
+    assert not [f for f in validate_paths([repo]) if f.code == "TDK605"]
+
+
+@pytest.mark.parametrize(
+    ("parameter", "engine_args", "off"),
+    [
+        (None, {}, False),  # packaging adds REPORT_CUSTOM_METRICS "true"
+        ("TRUE", {}, False),  # the backend lowercases it
+        ("false", {}, True),
+        ("maybe", {}, True),
+        (None, {"disable_log_stats": True}, True),
+        (None, {"disable_log_stats": "false"}, True),  # a non-empty string is true in Python
+    ],
+)
+def test_vllm_metrics_are_read_as_the_backend_reads_them(
+    tmp_path: Path, parameter: str | None, engine_args: dict[str, Any], off: bool
+) -> None:
+    """Issue 36/38: REPORT_CUSTOM_METRICS false or maybe, or disable_log_stats, turn the vllm:
+    series off; the kit says so (TDK614) and its placement needs say so (KEDA falls back)."""
+    from packager.repository import discover
+    from packager.requirements import requirements
+
+    config = c.VLLM_CONFIG
+    if parameter is not None:
+        config += (
+            'parameters: { key: "REPORT_CUSTOM_METRICS" '
+            f'value: {{ string_value: "{parameter}" }} }}\n'
+        )
+    repo = c.vllm_repo(tmp_path, config=config, args={"model": "/w", **engine_args})
+    found = [f for f in _findings(repo) if f.code == "TDK614"]
+    assert bool(found) is off
+    if off:
+        assert "KEDA scales" in found[0].message and found[0].severity == "warning"
+    [model] = discover(repo)
+    assert requirements(model).engine_metrics is not off
+
+
+@pytest.mark.parametrize(("release", "flagged"), [(None, True), ("26.07", False), ("26.08", True)])
+def test_engine_based_trtllm_repositories_are_flagged_after_the_removal(
+    tmp_path: Path, release: str | None, flagged: bool
+) -> None:
+    repo = c.trtllm_repo(tmp_path)
+    image = VllmImage(release, None) if release else None
+    found = [f for f in _findings(repo, image) if f.code == "TDK615"]
+    assert bool(found) is flagged
+    if flagged:
+        assert "#15763" in found[0].message and "llmapi" in found[0].fix
+    llm_api = c.llm_api_repo(tmp_path / "api")
+    assert "TDK615" not in {f.code for f in _findings(llm_api)}

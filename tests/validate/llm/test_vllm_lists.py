@@ -15,8 +15,10 @@ from packager.validate.engines.vllm_lists import CHECKED, VLLM_ENGINE_ARGS
 
 
 def test_every_image_vllm_has_a_recorded_list_with_its_source() -> None:
-    assert CHECKED == "2026-11-26"
-    assert set(VLLM_VERSIONS.values()) <= set(VLLM_ENGINE_ARGS)
+    assert CHECKED == "2026-11-27"
+    # 25.06/25.07 ship NVIDIA's build of 0.9.0rc1, which PyPI does not carry: TDK613 there
+    assert set(VLLM_VERSIONS.values()) - {"0.9.0rc1"} <= set(VLLM_ENGINE_ARGS)
+    assert set(VLLM_ENGINE_ARGS) == set(args.VLLM_VALUES)
     for version, (wheel, sha256, names) in VLLM_ENGINE_ARGS.items():
         assert wheel.startswith(f"vllm-{version}-") and wheel.endswith(".whl")
         assert re.fullmatch(r"[0-9a-f]{64}", sha256)
@@ -42,3 +44,40 @@ def test_generator_reads_the_engine_dataclasses(tmp_path: Path) -> None:
     generated = runpy.run_path(str(module))["VLLM_ENGINE_ARGS"]
     ((name, digest, names),) = generated.values()
     assert (name, digest, names.split()) == (wheel.name, row.sha256, list(row.names))
+
+
+VALUES_SOURCE = {
+    "vllm/config/model.py": (
+        'ModelDType = Literal["auto", "half"]\n'
+        "class ModelConfig:\n    max_model_len: int = Field(default=None, ge=1)\n"
+    ),
+    "vllm/config/cache.py": (
+        "class CacheConfig:\n    gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)\n"
+    ),
+    "vllm/engine/arg_utils.py": (
+        "class EngineArgs:\n    model: str = 'x'\n    dtype: ModelDType = 'auto'\n"
+        "    max_model_len: int | None = None\n    gpu_memory_utilization: float = 0.9\n"
+        "    kv_cache_dtype: str = 'auto'\n    device: torch.device | None = None\n"
+        "def add_cli_args(parser):\n"
+        "    parser.add_argument('--kv-cache-dtype', choices=['auto', 'fp8'])\n"
+    ),
+}
+
+
+def test_values_generator_reads_literals_fields_and_cli_choices(tmp_path: Path) -> None:
+    from packager.validate.engines.vllm_argsgen import render_values
+
+    wheel = tmp_path / "vllm-9.9.9-cp38-abi3-manylinux1_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for name, text in VALUES_SOURCE.items():
+            archive.writestr(name, text)
+    module = tmp_path / "vllm_values.py"
+    module.write_text(render_values([wheel], "2026-11-27"))
+    ((_, text),) = runpy.run_path(str(module))["VLLM_ENGINE_VALUES"].values()
+    found = args._values(text)
+    assert found["model"] == args.ArgValue(frozenset({"str"}), (), ())
+    assert found["dtype"].choices == ("auto", "half") and not found["dtype"].kinds
+    assert found["max_model_len"].bounds == (("ge", 1.0),)
+    assert found["gpu_memory_utilization"].bounds == (("gt", 0.0), ("le", 1.0))
+    assert found["kv_cache_dtype"].choices == ("auto", "fp8")
+    assert found["device"].kinds == {"any"}

@@ -1,0 +1,158 @@
+"""The Python backend's shared memory on the host's /dev/shm (issue 36 item 2; the fallback when
+Triton cannot have namespaces of its own): 0600, gone on a Triton restart and on `tdk local down`,
+and what a SIGKILLed front left is swept at the next start; nothing else is ever deleted."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from cli.main import app
+from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
+from infra.triton_runtime import shm
+from tests.local.conftest import _runtime_or_skip
+from tests.local.local_helpers import (
+    Endpoint,
+    alive,
+    make_release,
+    start_endpoint,
+    wait_for,
+    write_python_model,
+)
+
+SHM = Path("/dev/shm")
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+@pytest.fixture
+def bystander() -> Iterator[subprocess.Popen[bytes]]:
+    proc = subprocess.Popen(["sleep", "60"])
+    try:
+        yield proc
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_the_sweep_removes_only_regions_of_ours_whose_owner_is_gone(
+    tmp_path: Path, bystander: subprocess.Popen[bytes]
+) -> None:
+    dead = _dead_pid()
+    orphan = tmp_path / f"tdk{dead}_5eed_0f00-ba11"
+    kept = {
+        "live owner": tmp_path / f"tdk{bystander.pid}_5eed_region",
+        "this process": tmp_path / f"tdk{os.getpid()}_5eed_region",
+        "not our pattern": tmp_path / f"other{dead}_5eed_region",
+        "no token": tmp_path / f"tdk{dead}_region",
+    }
+    for path in (orphan, *kept.values()):
+        path.write_bytes(b"prompt")
+    link = tmp_path / f"tdk{dead}_5eed_link"
+    link.symlink_to(kept["not our pattern"])
+    kept["a link"] = link
+    if os.geteuid() == 0:  # another user's file with our pattern: never ours to delete
+        planted = tmp_path / f"tdk{dead}_5eed_theirs"
+        planted.write_bytes(b"theirs")
+        os.chown(planted, 65534, 65534)
+        kept["another user's"] = planted
+    assert shm.sweep_orphans(tmp_path) == [orphan.name]
+    assert not orphan.exists()
+    for why, path in kept.items():
+        assert path.is_symlink() or path.exists(), why
+
+
+def test_protect_makes_regions_private(tmp_path: Path) -> None:
+    region = tmp_path / "tdk1_ab_region"
+    region.write_bytes(b"prompt")
+    region.chmod(0o644)
+    other = tmp_path / "tdk1_cd_region"
+    other.write_bytes(b"x")
+    other.chmod(0o644)
+    assert shm.protect_regions("tdk1_ab_", tmp_path) == 1
+    assert stat.S_IMODE(region.stat().st_mode) == 0o600
+    assert stat.S_IMODE(other.stat().st_mode) == 0o644  # another prefix: not touched
+
+
+def _release(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    write_python_model(repo, "sleeper")
+    store = tmp_path / "store"
+    make_release(repo, store, copies=1)
+    return store
+
+
+def _infer(endpoint: Endpoint) -> list[float]:
+    model = endpoint.manifest.by_target_model("sleeper-0.tar.gz")
+    target = SageMakerRuntimeTarget("local", endpoint_url=endpoint.url, local=True, max_attempts=1)
+    try:
+        return list(target.infer(model, {"x": np.array([0.0], np.float32)})["y"].tolist())
+    finally:
+        target.close()
+
+
+def _regions(front_pid: int) -> set[Path]:
+    return set(SHM.glob(f"tdk{front_pid}_*"))
+
+
+@pytest.mark.e2e
+def test_regions_are_private_and_go_with_their_triton(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _runtime_or_skip()
+    endpoint = start_endpoint(_release(tmp_path), tmp_path / "state", "--triton-netns", "off")
+    monkeypatch.setenv("TDK_STATE_DIR", str(endpoint.state_dir))
+    try:
+        assert _infer(endpoint) == [0.0]
+        first = _regions(endpoint.proc.pid)
+        assert first, "the Python backend's regions carry the front's pid"
+        assert {stat.S_IMODE(path.stat().st_mode) for path in first} == {0o600}
+        # Triton and its stubs at once (the stubs get no chance to remove their regions)
+        os.killpg(endpoint.status()["triton_pid"], signal.SIGKILL)
+        wait_for(lambda: endpoint.status()["triton_restarts"] == 1, 60, "Triton's restart")
+        assert not {path for path in first if path.exists()}  # the killed Triton's regions
+        assert _infer(endpoint) == [0.0]
+        assert _regions(endpoint.proc.pid)
+        down = CliRunner().invoke(app, ["local", "down"])
+        assert down.exit_code == 0, down.output
+        endpoint.proc.wait(30)  # down waits for it: it is gone
+        assert _regions(endpoint.proc.pid) == set()
+    finally:
+        endpoint.stop()
+
+
+@pytest.mark.e2e
+def test_regions_of_a_killed_front_are_swept_at_the_next_start(tmp_path: Path) -> None:
+    _runtime_or_skip()
+    store = _release(tmp_path)
+    first = start_endpoint(store, tmp_path / "one", "--triton-netns", "off")
+    try:
+        assert _infer(first) == [0.0]
+        left = _regions(first.proc.pid)
+        triton = first.status()["triton_pid"]
+        first.proc.kill()  # SIGKILL: no cleanup of its own
+        first.proc.wait()
+        wait_for(lambda: not alive(triton), 30, "Triton to die with its front")
+        assert left and all(path.exists() for path in left)
+        second = start_endpoint(store, tmp_path / "two", "--triton-netns", "off")
+        try:
+            assert not {path for path in left if path.exists()}
+            assert _infer(second) == [0.0]
+        finally:
+            second.stop()
+    finally:
+        first.stop()
+        for path in _regions(first.proc.pid):
+            path.unlink(missing_ok=True)

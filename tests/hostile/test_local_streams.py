@@ -1,0 +1,155 @@
+"""Streams end with their client (issue 36 item 4): a caller that disconnects mid-stream cancels
+the generation in Triton (the front closes its connection to Triton, the sample LLM honours
+``request.is_cancelled()``); hundreds of abandoned streams leave the endpoint as fast as before;
+what Triton sends a slow reader is buffered up to a bound, with backpressure."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from infra.targets.local import generate
+from tests.hostile.endpoint_helpers import wait_for
+from tests.local.conftest import _runtime_or_skip
+from tests.local.local_helpers import Endpoint, children, make_release, start_endpoint
+from tests.model_repos.llm_repo import llm_repo
+
+ABANDONED = 200
+LONG = 500  # tokens: 10 s of generation each at the sample LLM's 20 ms per token
+
+
+@pytest.fixture(scope="module")
+def llm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoint]:
+    _runtime_or_skip()
+    store = tmp_path_factory.mktemp("store")
+    make_release(llm_repo(tmp_path_factory.mktemp("repo")), store, 1)
+    running = start_endpoint(store, tmp_path_factory.mktemp("state"))
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def _request(endpoint: Endpoint, tokens: int, stream: bool = True) -> socket.socket:
+    host, port = endpoint.url.removeprefix("http://").split(":")
+    parameters = json.dumps({"max_tokens": tokens})
+    body = json.dumps({"text_input": "hi", "stream": stream, "sampling_parameters": parameters})
+    route = "generate_stream" if stream else "generate"
+    head = (
+        f"POST /v2/models/llm-0/{route} HTTP/1.1\r\nHost: {host}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    sock = socket.create_connection((host, int(port)), timeout=30)
+    sock.sendall(head.encode() + body.encode())
+    return sock
+
+
+def _first_event(sock: socket.socket) -> None:
+    seen = b""
+    while b"data:" not in seen:
+        chunk = sock.recv(4096)
+        assert chunk, f"the stream ended before its first event: {seen!r}"
+        seen += chunk
+
+
+def _generation_threads(endpoint: Endpoint) -> int:
+    """Threads of Triton's Python stubs (the sample LLM runs one per request)."""
+    total = 0
+    for pid in children(endpoint.status()["triton_pid"]):
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        total += int(next(line for line in status.splitlines() if line.startswith("Threads:"))[8:])
+    return total
+
+
+def _sockets(pid: int) -> int:
+    fds = Path(f"/proc/{pid}/fd")
+    return sum(1 for fd in fds.iterdir() if fd.readlink().name.startswith("socket:"))
+
+
+@pytest.mark.e2e
+def test_abandoned_streams_are_cancelled_and_others_stay_fast(llm: Endpoint) -> None:
+    warm = _request(llm, 2)
+    _first_event(warm)
+    warm.close()
+    baseline = wait_for(lambda: _generation_threads(llm) or None, 30, "the stub's threads")
+    sockets = _sockets(llm.proc.pid)
+    streams = [_request(llm, LONG) for _ in range(ABANDONED)]
+    for stream in streams:
+        _first_event(stream)
+    assert _generation_threads(llm) >= baseline + ABANDONED // 2  # they really run
+    started = time.monotonic()
+    for stream in streams:
+        stream.close()
+    # cancelled within a few tokens, not after their 10 s of generation
+    wait_for(lambda: _generation_threads(llm) <= baseline, 5, "the generations to stop")
+    wait_for(lambda: _sockets(llm.proc.pid) <= sockets, 5, "the front's sockets to close")
+    assert time.monotonic() - started < 5
+    other = _request(llm, 4, stream=False)
+    began = time.monotonic()
+    answer = b""
+    while chunk := other.recv(65536):
+        answer += chunk
+        if b'"text_output"' in answer:
+            break
+    other.close()
+    assert b" 200 OK" in answer.split(b"\r\n", 1)[0]
+    assert time.monotonic() - began < 2.0  # 4 tokens of 20 ms, not queued behind 200 streams
+
+
+def _slow_triton(payload: int) -> tuple[socket.socket, threading.Thread]:
+    """A socket pair whose far end answers ``payload`` bytes of chunked HTTP, as fast as the
+    kernel lets it (the writer blocks once nobody reads)."""
+    ours, theirs = socket.socketpair()
+
+    def write() -> None:
+        head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        piece = b"x" * 65536
+        with theirs:
+            theirs.sendall(head)
+            for _ in range(payload // len(piece)):
+                theirs.sendall(b"%x\r\n" % len(piece) + piece + b"\r\n")
+            theirs.sendall(b"0\r\n\r\n")
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    return ours, writer
+
+
+def test_a_slow_reader_holds_a_bounded_buffer_then_gets_everything() -> None:
+    payload = 16 * 1024 * 1024
+
+    async def scenario() -> tuple[int, int]:
+        ours, writer = _slow_triton(payload)
+        loop = asyncio.get_running_loop()
+        transport, upstream = await loop.create_connection(generate._Upstream, sock=ours)
+        try:
+            await upstream.head
+            for _ in range(2000):  # until the front stops reading (a condition, polled)
+                if upstream.paused:
+                    break
+                await asyncio.sleep(0.005)
+            assert upstream.paused, "the front never stopped reading a stream nobody takes"
+            held = upstream.buffered
+            received = 0
+            while (chunk := await upstream.chunks.get()) is not None:
+                assert not isinstance(chunk, Exception), chunk
+                received += len(chunk)
+                upstream.taken(len(chunk))
+            writer.join(10)
+            return held, received
+        finally:
+            transport.close()
+
+    held, received = asyncio.run(scenario())
+    assert held <= generate.HIGH_WATER + 256 * 1024, held  # at most one read beyond the mark
+    assert received == payload - payload % 65536
