@@ -130,6 +130,14 @@ ProcessesOpt = Annotated[
         "--processes", min=1, help="Load-generator processes (HTTP/gRPC to Triton; else 1)."
     ),
 ]
+SamplesOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--samples",
+        help="A directory of sample requests (.npz, or .json {NAME: [...]}), sent in turn "
+        "instead of example inputs.",
+    ),
+]
 BatchOpt = Annotated[int, typer.Option("--batch", min=1, help="Batch size of generated inputs.")]
 InstanceTypeOpt = Annotated[
     str | None,
@@ -182,6 +190,7 @@ def bench(
     timeout: TimeoutOpt = DEFAULT_TIMEOUT,
     json: JsonOpt = False,
     example: ExampleOpt = False,
+    samples: SamplesOpt = None,
     prompt: PromptOpt = None,
     prompts: PromptsOpt = None,
     requests: RequestsOpt = DEFAULT_REQUESTS,
@@ -199,7 +208,7 @@ def bench(
     if prompt is not None or prompts is not None:
         no_tensor_options(
             **{"--input": inputs, "--text": text, "--example": example, "--grpc": grpc},
-            **{"--json-body": json_body},
+            **{"--json-body": json_body, "--samples": samples},
         )
         clients = 1 if concurrency is None else one_level(_levels(concurrency))
         gen_load = open_loop_load(
@@ -228,9 +237,11 @@ def bench(
     try:
         model = resolve_model(manifest, target_model)
         no_decoupled(model)
-        # example inputs, any tensor given with --input / --text replacing its example
-        arrays = gather_inputs(model, inputs, text, example=True, batch=batch)
+        # example inputs (or --samples), any tensor given with --input / --text replacing its own
+        every = _requests(model, inputs, text, batch, samples)
+        arrays = every[0]
         request = client.prepare(model, arrays, binary=not json_body)
+        more = tuple(client.prepare(model, one, binary=not json_body) for one in every[1:])
         make: Callable[[], InferenceTarget]
         if isinstance(client, TritonHttpTarget):  # one keep-alive connection per thread
             make = partial(TritonHttpTarget, client.url, grpc, timeout)
@@ -242,7 +253,7 @@ def bench(
         with out.progress() as start:
             levels = 1 if load.rate is not None else len(load.concurrency)
             advance = start(f"bench {model.target_model}", levels + 1)
-            record = run_bench(make, model, request, load, runs_on, rows, advance)
+            record = run_bench(make, model, request, load, runs_on, rows, advance, more)
     finally:
         client.close()
     report(out, record, json)
@@ -284,6 +295,18 @@ def _check_failures(out: Output, record: dict[str, Any]) -> None:
             "the model's error, then fix the inputs (--input NAME=...) or the model",
         )
     out.warn(f"{failed} of {failed + ok} requests failed ({shown})")
+
+
+def _requests(
+    model: Any, inputs: list[str] | None, text: str | None, batch: int, samples: Path | None
+) -> list[dict[str, Any]]:
+    """What bench sends, in turn: the sample requests or the example inputs (at ``batch``),
+    each with the tensors --input / --text give replacing theirs."""
+    if samples is None:
+        return [gather_inputs(model, inputs, text, example=True, batch=batch)]
+    from infra.clients.inputs import sample_requests, with_overrides
+
+    return [with_overrides(model, s, inputs, text) for s in sample_requests(model, samples, batch)]
 
 
 def _rows(max_batch_size: int, arrays: dict[str, Any]) -> int:

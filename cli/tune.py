@@ -192,6 +192,14 @@ RestoreOpt = Annotated[
     ),
 ]
 PlotOpt = Annotated[Path | None, typer.Option("--plot", help="PNG: throughput vs p99.")]
+SamplesOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--samples",
+        help="A directory of sample requests (.npz, or .json {NAME: [...]}), sent in turn "
+        "instead of example inputs.",
+    ),
+]
 TuneInputOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -228,6 +236,7 @@ def tune(
     client_cpus: ClientCpusOpt = "auto",
     restore: RestoreOpt = False,
     inputs: TuneInputOpt = None,
+    samples: SamplesOpt = None,
     json: JsonOpt = False,
 ) -> None:
     """Tune max_batch_size, dynamic batching, instances and accelerators; Ctrl-C reports the best
@@ -243,7 +252,7 @@ def tune(
     settings = _measuring(settings, stability, max_windows, processes)
     settings = _repeating(settings, repeats, pairs)
     settings = replace(settings, placement=resolve(server_cpus, client_cpus, local=url is None))
-    settings = replace(settings, inputs=tuple(inputs or ()))
+    settings = replace(settings, inputs=tuple(inputs or ()), samples=samples)
     space = _space(space, instances, max_batch_sizes, queue_delays)
     if accelerators != "auto":
         from infra.perf.accel import is_option
@@ -270,8 +279,8 @@ def tune(
         check_out(model_dir, out_dir)
     if write and model_dir is not None:
         check_write(model_dir)
-    if config is not None and settings.inputs:
-        _check_inputs(config, settings.inputs)
+    if config is not None:
+        _check_inputs(config, settings)
     out = Output(json_mode=json)
     started = time.monotonic()
 
@@ -333,13 +342,12 @@ def _options(
     return settings, SPACE
 
 
-def _check_inputs(config: object, options: tuple[str, ...]) -> None:
-    """Every ``--input`` names an input of the model and parses, before anything starts."""
-    from infra.clients.inputs import example_inputs, with_overrides
-    from infra.perf.tuner import model_of
+def _check_inputs(config: object, settings: Settings) -> None:
+    """Every ``--input`` and sample names an input of the model and parses, before anything
+    starts."""
+    from infra.perf.tuner import model_of, requests_for
 
-    model = model_of(config)
-    with_overrides(model, example_inputs(model, 1), list(options))
+    requests_for(model_of(config), settings)
 
 
 def _restore(url: str | None, model: str | None, json: bool) -> None:

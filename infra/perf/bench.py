@@ -3,6 +3,7 @@ recorded with what it ran on so ``tdk plan`` can size a fleet from it."""
 
 from __future__ import annotations
 
+import itertools
 import signal
 import threading
 from collections import Counter
@@ -73,20 +74,36 @@ class BenchSender:
     make_client: Callable[[], InferenceTarget]
     model: ManifestModel
     request: PreparedRequest
+    more: tuple[PreparedRequest, ...] = ()  # further requests, sent in turn (--samples)
 
     def __call__(self) -> DecodingSend:
-        return DecodingSend(ThreadClients(self.make_client), self.model, self.request)
+        clients = ThreadClients(self.make_client)
+        return DecodingSend(clients, self.model, self.request, self.more)
 
 
 class DecodingSend:
-    """One request sent and its answer decoded, on the calling thread's client."""
+    """One request sent and its answer decoded, on the calling thread's client; with ``more``
+    the requests are sent in turn."""
 
-    def __init__(self, clients: ThreadClients, model: ManifestModel, request: PreparedRequest):
+    def __init__(
+        self,
+        clients: ThreadClients,
+        model: ManifestModel,
+        request: PreparedRequest,
+        more: tuple[PreparedRequest, ...] = (),
+    ):
         self.clients, self.model, self.request = clients, model, request
+        self._turns = itertools.cycle((request, *more))
+        self._lock = threading.Lock()
+        self._many = bool(more)
 
     def __call__(self) -> object:
         client = self.clients.get()
-        return client.decode(self.model, client.send(self.model, self.request))
+        request = self.request
+        if self._many:
+            with self._lock:
+                request = next(self._turns)
+        return client.decode(self.model, client.send(self.model, request))
 
     def close(self) -> None:
         self.clients.close()
@@ -100,6 +117,7 @@ def run_bench(
     runs_on: RunsOn,
     batch: int = 1,
     progress: Callable[[int], None] = lambda done: None,
+    more: tuple[PreparedRequest, ...] = (),
 ) -> dict[str, Any]:
     """Measure and return the ``tdk bench --json`` record (``batch``: inferences per request);
     ``progress(1)`` after the cold request and after each load level.
@@ -108,7 +126,7 @@ def run_bench(
     ``bad_response`` error, not a success. Each level carries ``windows``, ``spread``,
     ``stable`` and ``client_bound`` (the generator, not the server, was the limit).
     """
-    factory = BenchSender(make_client, model, request)
+    factory = BenchSender(make_client, model, request, more)
     send = factory()
     driver: Driver | None = None
     cold_ms: float | None = None
@@ -149,6 +167,7 @@ def run_bench(
         "processes": load.processes if load.rate is None else 1,
         "batch": batch,
         "body_bytes": len(request.body),
+        "requests_cycled": 1 + len(more),
         "cold_ms": None if cold_ms is None else round(cold_ms, 3),
         "first_warm_ms": None if warm_ms is None else round(warm_ms, 3),
         "probe_errors": dict(probe_errors),

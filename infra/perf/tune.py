@@ -14,6 +14,7 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from infra.perf import loadgen
@@ -118,6 +119,8 @@ class Settings:
     placement: Placement = field(default_factory=Placement)
     # ``--input NAME=...`` options: these tensors replace their example values in every request
     inputs: tuple[str, ...] = ()
+    # ``--samples DIR``: requests read from .npz / .json files, sent in turn (None: examples)
+    samples: Path | None = None
 
 
 #: measures one configuration at one concurrency (tests and the CLI give a real one)
