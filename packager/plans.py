@@ -27,6 +27,9 @@ from tdk.errors import StoreError, TdkError, UsageError
 PLANS_PREFIX = "plans/"
 PLAN_FILE = "model.plan"
 RECORD_FILE = "plan.json"
+#: where a builder that cannot set tdk's checksum metadata (a SageMaker Processing job) leaves
+#: the plan and its record inside the entry, for ``adopt_output`` to check and cache
+OUTPUT_DIR = "output/"
 #: TensorRT's hardware-compatibility levels tdk builds with (trtexec
 #: ``--hardwareCompatibilityLevel``): "" none (the build GPU's compute capability only)
 HARDWARE_LEVELS = ("", "ampere+")
@@ -178,6 +181,23 @@ def store_plan(store: Store, record: PlanRecord, plan: bytes) -> None:
         )
     store.put_bytes(record.key.prefix + PLAN_FILE, plan)
     store.put_bytes(record.key.prefix + RECORD_FILE, record.to_json().encode(), "application/json")
+
+
+def adopt_output(store: Store, key: PlanKey) -> PlanRecord:
+    """Cache the plan a builder left in ``<entry>output/``: its record must name ``key`` and
+    the plan's sha256, and pass parity; a TdkError says which did not."""
+    where = store.describe(key.prefix + OUTPUT_DIR)
+    record = PlanRecord.from_json(
+        store.get_bytes(key.prefix + OUTPUT_DIR + RECORD_FILE), where + RECORD_FILE
+    )
+    if record.key != key:
+        raise TdkError(
+            f"{where}{RECORD_FILE} is the record of another build",
+            hint="run tdk build again; the output of another key is never adopted",
+        )
+    plan = store.get_bytes(key.prefix + OUTPUT_DIR + PLAN_FILE)
+    store_plan(store, record, plan)  # checks the sha256 and the parity
+    return record
 
 
 def plans_for(store: Store, onnx_sha256: str, target: str) -> list[PlanRecord]:

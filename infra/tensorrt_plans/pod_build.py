@@ -31,6 +31,10 @@ from typing import Any
 import numpy as np
 
 _TRT_VERSION = re.compile(r"TensorRT version: (\d+\.\d+(?:\.\d+)*)")
+#: trtexec's banner ``[TensorRT v101303]``: major*10000 + minor*100 + patch
+_TRT_BANNER = re.compile(r"\[TensorRT v(\d+)\]")
+#: where NVIDIA's TensorRT container keeps trtexec when it is not on PATH
+TRTEXEC_IN_CONTAINER = "/usr/src/tensorrt/bin/trtexec"
 EPSILON = 1e-12
 
 
@@ -99,6 +103,19 @@ def _trtexec(args: list[str], work: Path, log: str) -> str:
     return text
 
 
+def tensorrt_version(log: str) -> str:
+    """The TensorRT version trtexec's log names (``10.13.3``); SystemExit when it names none:
+    a record must say what built the plan."""
+    found = _TRT_VERSION.search(log)
+    if found:
+        return found.group(1)
+    banner = _TRT_BANNER.search(log)
+    if banner:
+        number = int(banner.group(1))
+        return f"{number // 10000}.{number // 100 % 100}.{number % 100}"
+    raise SystemExit("trtexec's log names no TensorRT version; the plan cannot be recorded")
+
+
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     path.with_name(path.name + ".sha256").write_text(digest + "\n")
@@ -123,8 +140,7 @@ def build(work: Path) -> dict[str, Any]:
         )
     log = _trtexec(spec["build_args"], work, "build.log")
     _trtexec(spec["run_args"], work, "run.log")
-    version = _TRT_VERSION.search(log)
-    tensorrt = version.group(1) if version else ""
+    tensorrt = tensorrt_version(log)
     with np.load(work / "reference.npz") as data:
         reference = {name: data[name] for name in data.files}
     outputs = read_trtexec_outputs(work / "outputs.json")

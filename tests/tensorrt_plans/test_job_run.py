@@ -166,3 +166,44 @@ def test_local_builds_caches_and_then_builds_nothing(
     assert report["built"] is True and report["built_for"] == "8.9:10.16"
     second = json.loads(CliRunner().invoke(app, args).output)
     assert second["built"] is False and second["entry"] == report["entry"]
+
+
+FAKE_KUBECTL = """#!/bin/sh
+printf "%s\\n" "$*" >> {log}
+case "$*" in
+  *" apply -f "*|"apply -f "*) cp "$3" {log}.job.yaml; echo applied ;;
+  *" get job "*) echo '{{"status": {{"conditions": [{{"type": "Complete", "status": "True"}}]}}}}'
+    ;;
+esac
+"""
+
+
+def test_the_stack_build_uploads_inputs_applies_the_job_and_waits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kubectl stand-in: the Job is applied and reported complete, but (no cluster) nothing
+    uploads a plan, so the command says the entry holds none and exits non-zero."""
+    from typer.testing import CliRunner
+
+    from cli.main import app
+    from tests.tensorrt_plans.helpers import SEQ
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "kubectl.log"
+    (bin_dir / "kubectl").write_text(FAKE_KUBECTL.format(log=log))
+    (bin_dir / "kubectl").chmod(stat.S_IRWXU)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    release = tmp_path / "release"
+    root = Path(__file__).resolve().parents[2]
+    result = CliRunner().invoke(app, [
+        "build", str(model_dir(tmp_path)), "--stack", "gke-dev", "--project-dir", str(root),
+        "--store", f"file://{release}", *[a for s in SEQ for a in ("--shape", s)],
+    ])  # fmt: skip
+    assert result.exit_code == 1 and "holds no plan" in result.output, result.output
+    calls = log.read_text().splitlines()
+    assert calls[0].startswith("apply -f ") and calls[1].startswith("-n triton get job tdk-build-")
+    job = (tmp_path / "kubectl.log.job.yaml").read_text()
+    assert "nvcr.io/nvidia/tensorrt:26.05-py3" in job
+    staged = sorted(p.name for p in release.rglob("input/*") if p.is_file())
+    assert staged == ["build.json", "model.onnx", "pod_build.py", "reference.npz"]

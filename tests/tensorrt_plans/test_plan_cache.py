@@ -74,3 +74,25 @@ def test_a_damaged_record_names_the_entry(tmp_path: Path) -> None:
     with pytest.raises(TdkError) as caught:
         cached(store, build.key)
     assert build.key.prefix in caught.value.message and "delete" in (caught.value.hint or "")
+
+
+def test_a_builders_output_is_adopted_only_when_it_checks_out(store: Store, tmp_path: Path) -> None:
+    """A SageMaker Processing job leaves plan.json and model.plan in <entry>output/ without
+    tdk's checksum metadata; adopting checks them and caches them."""
+    from packager.plans import OUTPUT_DIR, adopt_output
+
+    model = model_dir(tmp_path)
+    build = planned(model)
+    plan = fake_plan()
+    record = record_for(build, plan)
+    store.put_bytes(build.key.prefix + OUTPUT_DIR + PLAN_FILE, b"truncated")
+    store.put_bytes(build.key.prefix + OUTPUT_DIR + RECORD_FILE, record.to_json().encode())
+    with pytest.raises(TdkError, match="sha256"):
+        adopt_output(store, build.key)
+    assert cached(store, build.key) is None
+    store.put_bytes(build.key.prefix + OUTPUT_DIR + PLAN_FILE, plan)
+    assert adopt_output(store, build.key) == record == cached(store, build.key)
+    other = planned(model, fp16=True).key  # the fp32 build's output left under another key
+    store.put_bytes(other.prefix + OUTPUT_DIR + RECORD_FILE, record.to_json().encode())
+    with pytest.raises(TdkError, match="another build"):
+        adopt_output(store, other)

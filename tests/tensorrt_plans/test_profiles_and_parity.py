@@ -112,3 +112,14 @@ def test_trtexec_exported_outputs_are_read_with_their_shape(tmp_path: Path) -> N
 def test_built_for_names_compute_tensorrt_and_release() -> None:
     assert built_for("8.6", "", "10.13.3.9", "26.05") == "8.6:10.13@26.05"
     assert built_for("8.9", "ampere+", "10.16.1", "") == "ampere+:10.16"
+
+
+def test_the_tensorrt_version_is_read_from_trtexecs_log() -> None:
+    from infra.tensorrt_plans.pod_build import tensorrt_version
+
+    assert tensorrt_version("[I] TensorRT version: 10.13.3\n") == "10.13.3"
+    assert tensorrt_version("&&&& RUNNING TensorRT.trtexec [TensorRT v101303] # trtexec") == (
+        "10.13.3"
+    )
+    with pytest.raises(SystemExit, match="no TensorRT version"):
+        tensorrt_version("nothing")
