@@ -85,9 +85,9 @@ $(SAMPLES)/.generated: model_repos/generate.py $(VENV)/.kit
 	$(BIN)/python model_repos/generate.py --out $(SAMPLES)
 	touch $@
 
-# Only what the demo needs: the kit, the Triton runtime, the sample models (no test tools, no
+# Only what the demo needs: the kit, the Triton runtime, the sample models and inputs (no test tools, no
 # Pulumi SDKs, nothing that needs root but libpython3.11). It ends with one table and a "next".
-demo: $(VENV)/.kit $(RUNTIME)/.installed $(SAMPLES)/.generated
+demo: $(VENV)/.kit $(RUNTIME)/.installed $(SAMPLES)/.generated $(INPUTS)/.generated
 	@$(TDK) validate $(SAMPLES) >/dev/null || { $(TDK) validate $(SAMPLES); exit 1; }
 	@$(TDK) package $(SAMPLES) --copies 5 --dest file://$(CURDIR)/$(RELEASE) >/dev/null
 	@$(TDK) local demo --store file://$(CURDIR)/$(RELEASE) --max-loaded-models 3

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from enum import StrEnum
 from functools import partial
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -57,14 +58,14 @@ from cli.locate import (
     UrlOpt,
     locate,
 )
-from cli.output import Output
+from cli.output import Output, stability
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import check_timeout
 from infra.clients.triton_http import TritonHttpTarget
 from infra.perf.bench import Load
 from infra.perf.drive import DEFAULT_PROCESSES
 from infra.perf.genbench import GenLoad
-from infra.perf.loadgen import Stability
+from infra.perf.loadgen import DEFAULT_CONCURRENCY, Stability
 from tdk.errors import TdkError, UsageError
 
 LOAD = Load()  # where the defaults are declared
@@ -75,16 +76,17 @@ class Arrival(StrEnum):
     poisson = "poisson"
 
 
+#: the sweep when --concurrency is not given: tune's too (infra.perf.loadgen)
+DEFAULT_LEVELS = ",".join(str(n) for n in DEFAULT_CONCURRENCY)
 ConcurrencyOpt = Annotated[
     str | None,
     typer.Option(
         "--concurrency",
         "-c",
         metavar="INTEGER,...",
-        help="Closed loop: comma-separated client counts (default 1,2,4,8; --prompt: one, 1).",
+        help=f"Closed loop: comma-separated client counts [{DEFAULT_LEVELS}] (--prompt: one, [1]).",
     ),
 ]
-DEFAULT_LEVELS = "1,2,4,8"
 MAX_RATE = 1e6  # requests per second: beyond any endpoint, and 1/rate stays a usable interval
 RateOpt = Annotated[
     float | None,
@@ -130,6 +132,14 @@ ProcessesOpt = Annotated[
         "--processes", min=1, help="Load-generator processes (HTTP/gRPC to Triton; else 1)."
     ),
 ]
+SamplesOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--samples",
+        help="A directory of sample requests (.npz, or .json {NAME: [...]}), sent in turn "
+        "instead of example inputs.",
+    ),
+]
 BatchOpt = Annotated[int, typer.Option("--batch", min=1, help="Batch size of generated inputs.")]
 InstanceTypeOpt = Annotated[
     str | None,
@@ -172,7 +182,7 @@ def bench(
     url: UrlOpt = None,
     stack: StackOpt = None,
     stack_outputs: StackOutputsOpt = None,
-    project_dir: ProjectDirOpt = ".",
+    project_dir: ProjectDirOpt = Path("."),
     grpc: GrpcOpt = False,
     json_body: JsonBodyOpt = False,
     region: RegionOpt = None,
@@ -182,6 +192,7 @@ def bench(
     timeout: TimeoutOpt = DEFAULT_TIMEOUT,
     json: JsonOpt = False,
     example: ExampleOpt = False,
+    samples: SamplesOpt = None,
     prompt: PromptOpt = None,
     prompts: PromptsOpt = None,
     requests: RequestsOpt = DEFAULT_REQUESTS,
@@ -201,7 +212,7 @@ def bench(
     if prompt is not None or prompts is not None:
         no_tensor_options(
             **{"--input": inputs, "--text": text, "--example": example, "--grpc": grpc},
-            **{"--json-body": json_body},
+            **{"--json-body": json_body, "--samples": samples},
         )
         gen_levels = (1,) if concurrency is None or rate is not None else _levels(concurrency)
         texts = read_prompts(prompt, prompts)
@@ -233,9 +244,11 @@ def bench(
     try:
         model = resolve_model(manifest, target_model)
         no_decoupled(model)
-        # example inputs, any tensor given with --input / --text replacing its example
-        arrays = gather_inputs(model, inputs, text, example=True, batch=batch)
+        # example inputs (or --samples), any tensor given with --input / --text replacing its own
+        every = _requests(model, inputs, text, batch, samples)
+        arrays = every[0]
         request = client.prepare(model, arrays, binary=not json_body)
+        more = tuple(client.prepare(model, one, binary=not json_body) for one in every[1:])
         make: Callable[[], InferenceTarget]
         if isinstance(client, TritonHttpTarget):  # one keep-alive connection per thread
             make = partial(TritonHttpTarget, client.url, grpc, timeout)
@@ -247,13 +260,24 @@ def bench(
         with out.progress() as start:
             levels = 1 if load.rate is not None else len(load.concurrency)
             advance = start(f"bench {model.target_model}", levels + 1)
-            record = run_bench(make, model, request, load, runs_on, rows, advance)
+            record = run_bench(make, model, request, load, runs_on, rows, advance, more)
     finally:
         client.close()
+    report(out, record, json)
+
+
+def report(out: Output, record: dict[str, Any], json: bool) -> None:
+    """The record as JSON or a table; after an interrupt, the levels it finished and the
+    exit status of the signal (130 for Ctrl-C), as `tdk tune` does."""
     if json:
         out.json(record)
     else:
+        if record["interrupted"]:
+            done = len(record["levels"])
+            out.warn(f"interrupted: reporting the {done} level(s) finished")
         _table(out, record)
+    if record["interrupted"]:
+        raise typer.Exit(128 + int(record["interrupted"]))
     _check_failures(out, record)
 
 
@@ -280,6 +304,18 @@ def _check_failures(out: Output, record: dict[str, Any]) -> None:
     out.warn(f"{failed} of {failed + ok} requests failed ({shown})")
 
 
+def _requests(
+    model: Any, inputs: list[str] | None, text: str | None, batch: int, samples: Path | None
+) -> list[dict[str, Any]]:
+    """What bench sends, in turn: the sample requests or the example inputs (at ``batch``),
+    each with the tensors --input / --text give replacing theirs."""
+    if samples is None:
+        return [gather_inputs(model, inputs, text, example=True, batch=batch)]
+    from infra.clients.inputs import sample_requests, with_overrides
+
+    return [with_overrides(model, s, inputs, text) for s in sample_requests(model, samples, batch)]
+
+
 def _rows(max_batch_size: int, arrays: dict[str, Any]) -> int:
     """Inferences per request: the batch dimension of the inputs (1 for a model without one)."""
     if max_batch_size <= 0 or not arrays:
@@ -303,8 +339,9 @@ def _table(out: Output, record: dict[str, Any]) -> None:
     )
     if record["probe_errors"]:
         out.warn(f"probe requests failed: {record['probe_errors']}")
-    columns = ["mode", "level", "rps", "spread", "p50 ms", "p90 ms", "p99 ms", "ok", "errors"]
-    columns.append("client")
+    columns = ["mode", "level", "rps", "stability", "p50 ms", "p90 ms", "p99 ms", "ok", "errors"]
+    bound = any(s["client_bound"] for s in record["levels"])
+    columns += ["client"] if bound else []  # no column that is empty on every row
     rows = [
         (
             s["mode"],
@@ -316,7 +353,7 @@ def _table(out: Output, record: dict[str, Any]) -> None:
             s["p99_ms"],
             s["ok"],
             ", ".join(f"{k}: {v}" for k, v in s["errors"].items()) or "0",
-            "bound" if s["client_bound"] else "",
+            *(["bound" if s["client_bound"] else "-"] if bound else []),
         )
         for s in record["levels"]
     ]
@@ -331,5 +368,4 @@ def _table(out: Output, record: dict[str, Any]) -> None:
 
 
 def _spread(level: dict[str, Any]) -> str:
-    spread = "?" if level["spread"] is None else f"{level['spread']:.0%}"
-    return f"{spread} ({level['windows']} w)" + ("" if level["stable"] else " unstable")
+    return stability(level["spread"], level["windows"], level["stable"])

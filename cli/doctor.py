@@ -100,11 +100,12 @@ def doctor(
             }
         )
     else:
-        _show_facts(printer, report, str(day))
+        # what this machine and the stacks lack first, the facts they rely on after
+        show_machine(printer, machine)
         verdicts = [(name, str(f["target"]), "ok" if f["ok"] else f"refused: {f['refusal']} "
                      f"(fix: {f['fix']})") for name, f in feasibility.items()]  # fmt: skip
         printer.table(f"feasibility as of {day}", ("stack", "target", "feasibility"), verdicts)
-        show_machine(printer, machine)
+        _show_facts(printer, report, str(day))
     if broken:
         raise typer.Exit(1)
 

@@ -35,7 +35,7 @@ def _client(
     endpoint: str | None,
     region: str | None,
     stack: str | None,
-    project_dir: str,
+    project_dir: Path,
     url: str | None,
     outputs: Path | None,
 ) -> Any:
@@ -69,7 +69,7 @@ def status(
     stack: StackOpt = None,
     outputs: StackOutputsOpt = None,
     url: UrlOpt = None,
-    project_dir: ProjectDirOpt = ".",
+    project_dir: ProjectDirOpt = Path("."),
     region: RegionOpt = None,
     json_mode: JsonOpt = False,
 ) -> None:
@@ -85,7 +85,7 @@ def wait(
     stack: StackOpt = None,
     outputs: StackOutputsOpt = None,
     url: UrlOpt = None,
-    project_dir: ProjectDirOpt = ".",
+    project_dir: ProjectDirOpt = Path("."),
     region: RegionOpt = None,
     timeout: Annotated[
         float, typer.Option("--timeout", help="Seconds to wait before giving up.")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import numpy as np
@@ -98,7 +99,7 @@ def locator(
     endpoint: str | None,
     region: str | None = None,
     stack: str | None = None,
-    project_dir: str = ".",
+    project_dir: str | Path = ".",
     url: str | None = None,
     store: str | None = None,
 ) -> Locator:
@@ -254,7 +255,7 @@ def invoke(
     url: UrlOpt = None,
     stack: StackOpt = None,
     stack_outputs: StackOutputsOpt = None,
-    project_dir: ProjectDirOpt = ".",
+    project_dir: ProjectDirOpt = Path("."),
     grpc: GrpcOpt = False,
     json_body: JsonBodyOpt = False,
     region: RegionOpt = None,

@@ -22,7 +22,7 @@ app = typer.Typer(
     help="Run a SageMaker multi-model endpoint on this machine.", no_args_is_help=True
 )
 
-NameOpt = Annotated[str, typer.Option("--name", help=help_of("name"))]
+NameOpt = Annotated[str, typer.Option("--endpoint", help=help_of("name"))]
 PortOpt = Annotated[int, typer.Option("--port", help=help_of("port"))]
 MaxLoadedOpt = Annotated[int, typer.Option("--max-loaded-models", "-k", help=help_of("max_loaded"))]
 CacheOpt = Annotated[

@@ -41,7 +41,9 @@ StackTargetOpt = Annotated[
 EndpointOpt = Annotated[
     str | None,
     typer.Option(
-        "--endpoint", help="SageMaker endpoint name; for local, the endpoint's --name (local)."
+        "--endpoint",
+        help="SageMaker endpoint name; for local, the name `tdk local up --endpoint` gave "
+        "(default local).",
     ),
 ]
 StackOpt = Annotated[
@@ -62,7 +64,7 @@ StackOutputsOpt = Annotated[
     ),
 ]
 ProjectDirOpt = Annotated[
-    str, typer.Option("--project-dir", help="Directory holding Pulumi.yaml and the stack files.")
+    Path, typer.Option("--project-dir", help="Directory holding Pulumi.yaml and the stack files.")
 ]
 PrometheusUrlOpt = Annotated[
     str | None,

@@ -67,12 +67,52 @@ class _TdkGroup(TyperGroup):
 
 
 #: old option spellings, accepted for one release with a warning: old -> new
-DEPRECATED_OPTIONS: dict[str, str] = {"--endpoint-url": "--s3-endpoint-url"}
+DEPRECATED_OPTIONS: dict[str, str] = {
+    "--endpoint-url": "--s3-endpoint-url",
+    # one name for the latency target: tune's
+    "--slo-ms": "--latency-budget-ms",
+}
+#: old spellings of one command group only: (group, old) -> new
+DEPRECATED_IN: dict[tuple[str, str], str] = {
+    # one name for the endpoint: `invoke --endpoint` names what `local up` starts
+    ("local", "--name"): "--endpoint",
+}
+#: an option value with a spelling of its own now: (group, option, value) -> the new option
+DEPRECATED_VALUES: dict[tuple[str, str, str], str] = {
+    # one JSON switch for every command: --json (validate's --format keeps sarif and github)
+    ("validate", "--format", "json"): "--json",
+}
+
+
+def _deprecated(old: str, new: str) -> str:
+    from infra.targets import registry
+
+    registry.on_deprecated(f"{old} is now {new}")
+    return new
+
+
+def _values(args: list[str]) -> list[str]:
+    """``args`` with ``DEPRECATED_VALUES`` rewritten (``--format json`` -> ``--json``)."""
+    group = args[0] if args else ""
+    out: list[str] = []
+    rest = iter(args)
+    for arg in rest:
+        name, eq, value = arg.partition("=")
+        if not eq and (group, name) in {(g, o) for g, o, _ in DEPRECATED_VALUES}:
+            value = next(rest, "")
+            new = DEPRECATED_VALUES.get((group, name, value))
+            out += [_deprecated(f"{name} {value}", new)] if new else [arg, value]
+            continue
+        new = DEPRECATED_VALUES.get((group, name, value)) if eq else None
+        out.append(_deprecated(arg, new) if new else arg)
+    return out
 
 
 def modernize(args: list[str]) -> list[str]:
     """``args`` with the deprecated spellings replaced (each replacement warns once): the old
     option names, and old ``--target`` values (the registry's ``DEPRECATED``)."""
+    args = _values(args)
+    group = args[0] if args else ""
     out: list[str] = []
     target_value = False
     for arg in args:
@@ -84,11 +124,9 @@ def modernize(args: list[str]) -> list[str]:
         elif arg.startswith("--target="):
             arg = "--target=" + _new_target(arg.removeprefix("--target="))
         name, eq, value = arg.partition("=")
-        if name in DEPRECATED_OPTIONS:
-            from infra.targets import registry
-
-            registry.on_deprecated(f"{name} is now {DEPRECATED_OPTIONS[name]}")
-            arg = DEPRECATED_OPTIONS[name] + eq + value
+        new = DEPRECATED_IN.get((group, name)) or DEPRECATED_OPTIONS.get(name)
+        if new is not None:
+            arg = _deprecated(name, new) + eq + value
         out.append(arg)
     return out
 

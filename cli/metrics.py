@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -66,7 +67,7 @@ def metrics(
             "window, default the dashboards' 2m; local keeps figures since start).",
         ),
     ] = None,
-    project_dir: ProjectDirOpt = ".",
+    project_dir: ProjectDirOpt = Path("."),
     prometheus_url: PrometheusUrlOpt = None,
     workspace_id: WorkspaceOpt = None,
     url: UrlOpt = None,

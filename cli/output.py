@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import textwrap
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -88,6 +89,12 @@ def _word_widths(
     return widths
 
 
+def stability(spread: float | None, windows: int, stable: bool) -> str:
+    """A measurement's stability in plain words: ``unstable: 10 windows, spread 84 %``."""
+    shown = "unknown" if spread is None or spread == float("inf") else f"{spread * 100:.0f} %"
+    return f"{'stable' if stable else 'unstable'}: {windows} windows, spread {shown}"
+
+
 class _Amount(ProgressColumn):
     """``done/total``, in bytes (``12.0/48.3 MB``) for tasks started with ``unit="bytes"``."""
 
@@ -105,6 +112,8 @@ class Output:
     json_mode: bool = False
     console: Console = field(default_factory=lambda: _console(stderr=False))
     err: Console = field(default_factory=lambda: _console(stderr=True))
+    #: the warnings already said by this command
+    said: set[str] = field(default_factory=set)
 
     def json(self, payload: Any) -> None:
         """Print ``payload`` as JSON on stdout (always, whatever the mode)."""
@@ -122,13 +131,33 @@ class Output:
         (self.err if self.json_mode else self.console).print(message, soft_wrap=True)
 
     def warn(self, message: str) -> None:
-        self.err.print(Text("warning: ", style="yellow") + Text(message), soft_wrap=True)
+        """A warning on stderr, wrapped at the terminal's width, and said once per command
+        however often the code path that finds it runs."""
+        if message in self.said:
+            return
+        self.said.add(message)
+        text = self._fill(f"warning: {message}", "")
+        self.err.print(Text(text[:8], style="yellow") + Text(text[8:]), soft_wrap=True)
 
     def error(self, message: str, hint: str = "") -> None:
-        """An error and its hint on stderr (the top-level handler's one way to print)."""
-        self.err.print(Text(f"error: {message}", style="red"), soft_wrap=True)
+        """An error and its hint on stderr (the top-level handler's one way to print), wrapped
+        at the terminal's width; the hint's lines indented under it."""
+        self.err.print(Text(self._fill(f"error: {message}", ""), style="red"), soft_wrap=True)
         if hint:
-            self.err.print(Text(f"  hint: {hint}"), soft_wrap=True)
+            self.err.print(Text(self._fill(f"  hint: {hint}", "    ")), soft_wrap=True)
+
+    def _fill(self, text: str, indent: str) -> str:
+        """``text`` wrapped at a terminal's width between words, never inside one (a path or a
+        URL stays whole); as it is when stderr is a pipe or a file (a log, a grep)."""
+        if not self.err.is_terminal:
+            return text
+        return "\n".join(
+            textwrap.fill(
+                line, self.err.width, subsequent_indent=indent, break_long_words=False,
+                break_on_hyphens=False, drop_whitespace=True,
+            ) or line
+            for line in text.splitlines()
+        )  # fmt: skip
 
     def table(
         self,

@@ -59,8 +59,8 @@ def package(
         typer.Option(
             "--trt-built-for",
             help="Record in the manifest what the TensorRT plans were built for: "
-            "<compute capability>:<TensorRT version>[@<TensorRT container release>], e.g. "
-            "8.6:10.13 or 8.6:10.16@26.05 (ampere+ for a hardware-compatible plan).",
+            "<compute capability>:<TensorRT version>, optionally @<TensorRT container "
+            "release>, e.g. 8.6:10.13 or 8.6:10.16@26.05 (ampere+ for a hardware-compatible plan).",
         ),
     ] = "",
     lock_timeout: Annotated[

@@ -50,7 +50,8 @@ def plan(
         Path | None, typer.Option("--traffic", help="CSV of time,rps (one row per interval).")
     ] = None,
     slo_ms: Annotated[
-        str | None, typer.Option("--slo-ms", metavar="FLOAT", help="p99 the unit must meet (ms).")
+        str | None,
+        typer.Option("--latency-budget-ms", metavar="FLOAT", help="p99 the unit must meet (ms)."),
     ] = None,
     target: OptionalTargetOpt = None,
     instance_types: Annotated[
@@ -118,7 +119,7 @@ def plan(
         _token_plan(out, tokens, target, instance_types or [], where, baseline)
         return
     unit = load_measurement(measurement)
-    capacity = unit.capacity(_decimal("--slo-ms", slo_ms))
+    capacity = unit.capacity(_decimal("--latency-budget-ms", slo_ms))
     unit_rps = capacity.throughput_rps * unit.batch  # requests/s x inferences per request
     stack, settings = _stack(write_stack)
     entry = _entry(target.value if target else None, unit.target, settings)

@@ -12,7 +12,7 @@ import typer
 from rich.markup import escape
 
 from cli.common import MAX_SECONDS, JsonOpt, number
-from cli.output import Output
+from cli.output import Output, stability
 from infra.perf.space import Space
 from infra.perf.tune import Settings
 from packager.config import CONFIG_NAME, load_config
@@ -192,6 +192,14 @@ RestoreOpt = Annotated[
     ),
 ]
 PlotOpt = Annotated[Path | None, typer.Option("--plot", help="PNG: throughput vs p99.")]
+SamplesOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--samples",
+        help="A directory of sample requests (.npz, or .json {NAME: [...]}), sent in turn "
+        "instead of example inputs.",
+    ),
+]
 TuneInputOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -228,6 +236,7 @@ def tune(
     client_cpus: ClientCpusOpt = "auto",
     restore: RestoreOpt = False,
     inputs: TuneInputOpt = None,
+    samples: SamplesOpt = None,
     json: JsonOpt = False,
 ) -> None:
     """Tune max_batch_size, dynamic batching, instances and accelerators; Ctrl-C reports the best
@@ -243,7 +252,7 @@ def tune(
     settings = _measuring(settings, stability, max_windows, processes)
     settings = _repeating(settings, repeats, pairs)
     settings = replace(settings, placement=resolve(server_cpus, client_cpus, local=url is None))
-    settings = replace(settings, inputs=tuple(inputs or ()))
+    settings = replace(settings, inputs=tuple(inputs or ()), samples=samples)
     space = _space(space, instances, max_batch_sizes, queue_delays)
     if accelerators != "auto":
         from infra.perf.accel import is_option
@@ -270,8 +279,8 @@ def tune(
         check_out(model_dir, out_dir)
     if write and model_dir is not None:
         check_write(model_dir)
-    if config is not None and settings.inputs:
-        _check_inputs(config, settings.inputs)
+    if config is not None:
+        _check_inputs(config, settings)
     out = Output(json_mode=json)
     started = time.monotonic()
 
@@ -333,13 +342,12 @@ def _options(
     return settings, SPACE
 
 
-def _check_inputs(config: object, options: tuple[str, ...]) -> None:
-    """Every ``--input`` names an input of the model and parses, before anything starts."""
-    from infra.clients.inputs import example_inputs, with_overrides
-    from infra.perf.tuner import model_of
+def _check_inputs(config: object, settings: Settings) -> None:
+    """Every ``--input`` and sample names an input of the model and parses, before anything
+    starts."""
+    from infra.perf.tuner import model_of, requests_for
 
-    model = model_of(config)
-    with_overrides(model, example_inputs(model, 1), list(options))
+    requests_for(model_of(config), settings)
 
 
 def _restore(url: str | None, model: str | None, json: bool) -> None:
@@ -421,8 +429,11 @@ def _show(out: Output, report: TuneReport, json: bool, diff: str | None, plot: P
         return
     if report.search.interrupted:
         out.warn("interrupted: reporting the best configuration measured so far")
-    columns = ["config", "conc.", "rps", "spread", "p50 ms", "p99 ms", "client", ""]
     front = report.front
+    bound = any(p.client_bound for p in front)
+    columns = ["config", "conc.", "rps", "stability", "p50 ms", "p99 ms"]
+    columns += ["client"] if bound else []  # no column that is empty on every row
+    columns.append("choice")
     rows = [
         (
             escape(p.knobs.label()),
@@ -431,8 +442,8 @@ def _show(out: Output, report: TuneReport, json: bool, diff: str | None, plot: P
             _spread(p),
             f"{p.p50_ms:.2f}",
             f"{p.p99_ms:.2f}",
-            "bound" if p.client_bound else "",
-            "",
+            *(["bound" if p.client_bound else "-"] if bound else []),
+            "-",
         )
         for p in front
     ]
@@ -446,14 +457,13 @@ def _show(out: Output, report: TuneReport, json: bool, diff: str | None, plot: P
 
 
 def _spread(point: Point) -> str:
-    shown = "?" if point.spread == float("inf") else f"{point.spread:.0%}"
-    return shown if point.stable else f"{shown} unstable"
+    return stability(point.spread, point.windows, point.stable)
 
 
 def _mark(row: tuple[object, ...], report: TuneReport) -> tuple[object, ...]:
     choice = report.choice
     if choice and row[0] == escape(choice.knobs.label()) and row[1] == choice.concurrency:
-        return (*row[:-1], "choice")
+        return (*row[:-1], "chosen")
     return row
 
 

@@ -25,9 +25,9 @@ FormatOpt = Annotated[
     str,
     typer.Option(
         "--format",
-        metavar="[human|json|sarif|github]",
-        help="human (path:line:col: CODE message), json, sarif (SARIF 2.1.0) or github "
-        "(workflow annotations).",
+        metavar="[human|sarif|github]",
+        help="human (path:line:col: CODE message), sarif (SARIF 2.1.0) or github "
+        "(workflow annotations); JSON is --json.",
     ),
 ]
 InstanceOpt = Annotated[
@@ -98,7 +98,7 @@ def validate(
     gpu: GpuOpt = "",
     image: ImageOpt = "",
     stack: StackOpt = None,
-    project_dir: ProjectDirOpt = ".",
+    project_dir: ProjectDirOpt = Path("."),
     copies: CopiesOpt = 1,
     trt_built_for: BuiltForOpt = "",
     release: ReleaseOpt = "",
@@ -168,7 +168,7 @@ def _with_target(
     stack: tuple[Path, str] | None,
     copies: int,
     built_for: str,
-    project_dir: str = ".",
+    project_dir: str | Path = ".",
 ) -> list[Finding]:
     """The one feasibility path: the committed stack, or a stack built from the flags; the
     repository's own checks run against the vLLM of the image that stack deploys."""
@@ -235,7 +235,7 @@ def _warn_undeclared(project_dir: Path, stack: str) -> None:
         sys.stderr.write(f"warning: Pulumi.{stack}.yaml: {warning}\n")
 
 
-def _stack(stack: str, project_dir: str) -> tuple[Path, str]:
+def _stack(stack: str, project_dir: str | Path) -> tuple[Path, str]:
     """(project dir, stack name); the old path form (``--stack Pulumi.gke-dev.yaml``) still
     works for one release, with a warning."""
     from infra.targets import registry

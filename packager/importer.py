@@ -17,7 +17,7 @@ import os
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -171,9 +171,10 @@ def _external_files(graph: Any, source: Path) -> list[str]:
     return sorted(found)
 
 
-def stage_model(destination: Path, fill: Callable[[Path], None]) -> None:
+def stage_model(destination: Path, fill: Callable[[Path], None], also: Sequence[Path] = ()) -> None:
     """Build the model in a hidden directory beside ``destination`` with ``fill``, check it
-    with ``tdk validate``'s rules, then rename it into place; on any failure nothing stays."""
+    with ``tdk validate``'s rules (an ensemble with the models ``also`` given), then rename it
+    into place; on any failure nothing stays."""
     from packager.validate.runner import require_valid
 
     out = destination.parent
@@ -183,7 +184,7 @@ def stage_model(destination: Path, fill: Callable[[Path], None]) -> None:
     try:
         model = staging / destination.name
         fill(model)
-        require_valid([model])
+        require_valid([model, *also])
         os.rename(model, destination)  # same directory: atomic; refuses a non-empty target
         created = []
     except OSError as exc:

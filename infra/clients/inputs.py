@@ -15,6 +15,17 @@ from packager.manifest import ManifestModel, TensorSpec
 from tdk.errors import UsageError
 
 SAMPLE_TEXT = "the quick brown fox jumps over the lazy dog"
+#: where ``make models`` and ``make demo`` write the sample inputs the docs use
+SAMPLE_INPUTS = "model_repos/inputs"
+
+
+def _unreadable_hint(path: Path, exc: Exception) -> str:
+    """What makes the file: the sample inputs' make target, or numpy for your own."""
+    if not isinstance(exc, FileNotFoundError):
+        return "pass a .npy file (numpy.save), or --example for inputs made from the manifest"
+    if f"{SAMPLE_INPUTS}/" in path.as_posix():
+        return f"`make models` (and `make demo`) write the sample inputs in {SAMPLE_INPUTS}/"
+    return "write it with numpy.save, or pass --example for inputs made from the manifest"
 
 
 def _with_batch(model: ManifestModel, spec: TensorSpec, array: np.ndarray) -> np.ndarray:
@@ -43,7 +54,7 @@ def parse_input(model: ManifestModel, option: str) -> tuple[str, np.ndarray]:
             array = np.load(path, allow_pickle=False)
         except (OSError, ValueError) as exc:
             raise UsageError(
-                f"--input {name}: cannot read {path}: {exc}", hint="pass a .npy file"
+                f"--input {name}: cannot read {path}: {exc}", hint=_unreadable_hint(path, exc)
             ) from exc
     else:
         try:
@@ -78,6 +89,58 @@ def _from_json(model: ManifestModel, spec: TensorSpec, data: object) -> np.ndarr
             hint=f"pass whole numbers in the {spec.datatype} range",
         )
     return array
+
+
+SAMPLE_SUFFIXES = (".npz", ".json")
+MAX_SAMPLES = 1000  # sample requests read from a directory at most (each is held in memory)
+
+
+def sample_requests(
+    model: ManifestModel, directory: Path, batch: int = 1
+) -> list[dict[str, np.ndarray]]:
+    """``--samples DIR``: one request per ``.npz`` (arrays by input name) or ``.json``
+    (``{"NAME": [...]}``) file, in name order; an input a file leaves out keeps its example."""
+    if not directory.is_dir():
+        raise UsageError(f"--samples {directory}: not a directory", hint=SAMPLES_HINT)
+    files = sorted(p for p in directory.iterdir() if p.suffix in SAMPLE_SUFFIXES and p.is_file())
+    if not files:
+        raise UsageError(f"--samples {directory}: no .npz or .json file", hint=SAMPLES_HINT)
+    if len(files) > MAX_SAMPLES:
+        raise UsageError(
+            f"--samples {directory}: {len(files)} files (at most {MAX_SAMPLES})",
+            hint="keep a representative subset",
+        )
+    requests = []
+    for path in files:
+        given = {name: _with_batch(model, _spec_of(model, name, path), array)
+                 for name, array in _read_sample(model, path).items()}  # fmt: skip
+        requests.append(_replace(model, example_inputs(model, batch), given))
+    return requests
+
+
+SAMPLES_HINT = 'a directory of .npz (np.savez(f, NAME=array)) or .json ({"NAME": [...]}) files'
+
+
+def _spec_of(model: ManifestModel, name: str, path: Path) -> TensorSpec:
+    spec = model.input(name)
+    if spec is None:
+        names = ", ".join(s.name for s in model.inputs)
+        raise UsageError(f"{path}: {model.target_model} has no input {name!r}", hint=f"use {names}")
+    return spec
+
+
+def _read_sample(model: ManifestModel, path: Path) -> dict[str, np.ndarray]:
+    try:
+        if path.suffix == ".npz":
+            with np.load(path, allow_pickle=False) as archive:
+                return {name: archive[name] for name in archive.files}
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read it ({exc})", hint=SAMPLES_HINT) from exc
+    if not isinstance(data, dict):
+        raise UsageError(f"{path}: not a JSON object of input names", hint=SAMPLES_HINT)
+    return {name: _from_json(model, _spec_of(model, name, path), value)
+            for name, value in data.items()}  # fmt: skip
 
 
 def text_inputs(model: ManifestModel, text: str) -> dict[str, np.ndarray]:
@@ -130,6 +193,12 @@ def with_overrides(
     for option in options or []:
         name, array = parse_input(model, option)
         given[name] = array
+    return _replace(model, arrays, given)
+
+
+def _replace(
+    model: ManifestModel, arrays: dict[str, np.ndarray], given: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
     result = dict(arrays)
     for name, array in given.items():
         example = arrays.get(name)

@@ -16,6 +16,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tdk import bounded
 from tdk.errors import UsageError
 
 LEDGER_VERSION = 1
@@ -43,12 +44,12 @@ def read_ledger(out_dir: Path, stack: str) -> dict[str, str]:
         return {}
     fix = "restore it from version control, or delete it and remove stale manifests yourself"
     try:
-        if path.stat().st_size > MAX_LEDGER_BYTES:
-            raise ValueError(f"larger than {MAX_LEDGER_BYTES} bytes")
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = bounded.load_json(path, fix, limit=MAX_LEDGER_BYTES)
         files = data["files"]
         entries = {str(name): str(digest) for name, digest in files.items()}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+    except bounded.DocumentError as exc:
+        raise UsageError(f"{path}: cannot read the render ledger ({exc.reason})", fix) from None
+    except (KeyError, TypeError, AttributeError) as exc:
         raise UsageError(
             f"{path}: cannot read the render ledger ({exc.__class__.__name__}: {exc})"[:500],
             hint=fix,

@@ -3,7 +3,10 @@ recorded with what it ran on so ``tdk plan`` can size a fleet from it."""
 
 from __future__ import annotations
 
+import itertools
+import signal
 import threading
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,6 +15,7 @@ from infra.clients.base import InferenceTarget, PreparedRequest
 from infra.perf import loadgen
 from infra.perf.drive import Driver, InProcess, Processes, cpu_seconds
 from packager.manifest import ManifestModel
+from tdk.signals import Terminated
 
 
 @dataclass(frozen=True)
@@ -20,7 +24,7 @@ class Load:
     is measured in windows of ``duration_s`` until stable (``stability``), the closed loop from
     ``processes`` generator processes."""
 
-    concurrency: tuple[int, ...] = (1, 2, 4, 8)
+    concurrency: tuple[int, ...] = loadgen.DEFAULT_CONCURRENCY
     rate: float | None = None
     poisson: bool = False
     duration_s: float = 2.0
@@ -70,20 +74,36 @@ class BenchSender:
     make_client: Callable[[], InferenceTarget]
     model: ManifestModel
     request: PreparedRequest
+    more: tuple[PreparedRequest, ...] = ()  # further requests, sent in turn (--samples)
 
     def __call__(self) -> DecodingSend:
-        return DecodingSend(ThreadClients(self.make_client), self.model, self.request)
+        clients = ThreadClients(self.make_client)
+        return DecodingSend(clients, self.model, self.request, self.more)
 
 
 class DecodingSend:
-    """One request sent and its answer decoded, on the calling thread's client."""
+    """One request sent and its answer decoded, on the calling thread's client; with ``more``
+    the requests are sent in turn."""
 
-    def __init__(self, clients: ThreadClients, model: ManifestModel, request: PreparedRequest):
+    def __init__(
+        self,
+        clients: ThreadClients,
+        model: ManifestModel,
+        request: PreparedRequest,
+        more: tuple[PreparedRequest, ...] = (),
+    ):
         self.clients, self.model, self.request = clients, model, request
+        self._turns = itertools.cycle((request, *more))
+        self._lock = threading.Lock()
+        self._many = bool(more)
 
     def __call__(self) -> object:
         client = self.clients.get()
-        return client.decode(self.model, client.send(self.model, self.request))
+        request = self.request
+        if self._many:
+            with self._lock:
+                request = next(self._turns)
+        return client.decode(self.model, client.send(self.model, request))
 
     def close(self) -> None:
         self.clients.close()
@@ -97,6 +117,7 @@ def run_bench(
     runs_on: RunsOn,
     batch: int = 1,
     progress: Callable[[int], None] = lambda done: None,
+    more: tuple[PreparedRequest, ...] = (),
 ) -> dict[str, Any]:
     """Measure and return the ``tdk bench --json`` record (``batch``: inferences per request);
     ``progress(1)`` after the cold request and after each load level.
@@ -105,13 +126,17 @@ def run_bench(
     ``bad_response`` error, not a success. Each level carries ``windows``, ``spread``,
     ``stable`` and ``client_bound`` (the generator, not the server, was the limit).
     """
-    factory = BenchSender(make_client, model, request)
+    factory = BenchSender(make_client, model, request, more)
     send = factory()
     driver: Driver | None = None
+    cold_ms: float | None = None
+    warm_ms: float | None = None
+    probe_errors: Counter[str] = Counter()
+    levels: list[dict[str, Any]] = []
+    interrupted: int | None = None
     try:
         cold_ms, warm_ms, probe_errors = loadgen.cold_then_warm(send)
         progress(1)
-        levels: list[dict[str, Any]] = []
         if load.rate is not None:
             rate = load.rate
             levels.append(_level(lambda: _open_window(send, rate, load), load))
@@ -122,6 +147,8 @@ def run_bench(
                 window = _closed_window(driver, clients_n, load.duration_s)
                 levels.append(_level(window, load))
                 progress(1)
+    except KeyboardInterrupt as exc:  # Ctrl-C (or SIGTERM): report the levels finished
+        interrupted = exc.signum if isinstance(exc, Terminated) else signal.SIGINT
     finally:
         if driver is not None:
             driver.close()
@@ -140,11 +167,14 @@ def run_bench(
         "processes": load.processes if load.rate is None else 1,
         "batch": batch,
         "body_bytes": len(request.body),
+        "requests_cycled": 1 + len(more),
         "cold_ms": None if cold_ms is None else round(cold_ms, 3),
         "first_warm_ms": None if warm_ms is None else round(warm_ms, 3),
         "probe_errors": dict(probe_errors),
         "client_bound": any(level["client_bound"] for level in levels),
         "levels": levels,
+        #: the signal that stopped the sweep (None: it ran to the end)
+        "interrupted": interrupted,
     }
 
 

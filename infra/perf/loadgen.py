@@ -184,6 +184,10 @@ STABLE_WINDOWS = 3
 CLIENT_BOUND_CPU = 0.85  # a generator process busy this share of one core is the limit (GIL)
 
 
+#: the closed-loop client counts `tdk bench` and `tdk tune` sweep when not told (one default)
+DEFAULT_CONCURRENCY: tuple[int, ...] = (1, 2, 4, 8, 16)
+
+
 @dataclass(frozen=True)
 class Stability:
     """When a point is stable: the last ``STABLE_WINDOWS`` windows agree within ``percentage``

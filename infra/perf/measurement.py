@@ -50,8 +50,9 @@ class Measurement:
         slo = slo_ms if slo_ms is not None else self.slo_ms
         if slo is None:
             raise UsageError(
-                f"{self.source}: a bench measurement needs --slo-ms to pick the usable level",
-                hint="e.g. --slo-ms 100 (the p99 your service must meet)",
+                f"{self.source}: a bench measurement needs --latency-budget-ms to pick the "
+                "usable level",
+                hint="e.g. --latency-budget-ms 100 (the p99 your service must meet)",
             )
         fits = [
             lv
@@ -61,7 +62,7 @@ class Measurement:
         if not fits:
             raise UsageError(
                 f"{self.source}: no measured level has p99 <= {slo} ms",
-                hint="bench at lower concurrency, or raise --slo-ms",
+                hint="bench at lower concurrency, or raise --latency-budget-ms",
             )
         return max(fits, key=lambda lv: (lv.throughput_rps, -lv.p99_ms))
 

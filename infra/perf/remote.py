@@ -23,6 +23,7 @@ from urllib.parse import quote, urlsplit
 
 from infra.perf.accel import Capabilities
 from infra.perf.gpu import MetricsReader
+from tdk import bounded
 from tdk.errors import EndpointError, UsageError
 
 REQUEST_TIMEOUT_S = 30.0
@@ -152,8 +153,12 @@ class RemoteTriton:
     def restore_recorded(self) -> None:
         """Put back the config a killed tune recorded (``tdk tune --restore``)."""
         try:
-            data = json.loads(self.record.read_text(encoding="utf-8"))
+            if not self.record.exists():
+                raise FileNotFoundError(self.record)
+            data = bounded.load_json(self.record, "delete it and reload the model")
             self.was_loaded, self.original_json = bool(data["was_loaded"]), str(data["config"])
+        except bounded.DocumentError as exc:
+            raise UsageError(exc.message, hint=exc.hint) from None
         except FileNotFoundError:
             raise UsageError(
                 f"nothing to restore: no unfinished tune of {self.name} on {self.url}",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import http.client
+import itertools
 import json
 import os
 import shutil
@@ -116,7 +117,9 @@ def _error(body: bytes) -> str:
 class PerThreadSender:
     """A ``send()`` for the load generator: each thread gets its own keep-alive client."""
 
-    def __init__(self, url: str, model: ManifestModel, arrays: dict[str, Any]) -> None:
+    def __init__(
+        self, url: str, model: ManifestModel, arrays: dict[str, Any] | list[dict[str, Any]]
+    ) -> None:
         from infra.clients.triton_http import TritonHttpTarget
 
         self._make: Callable[[], TritonHttpTarget] = lambda: TritonHttpTarget(url)
@@ -124,7 +127,12 @@ class PerThreadSender:
         self._clients: list[TritonHttpTarget] = []
         self._lock = threading.Lock()
         self.model = model
-        self.request = self._make().prepare(model, arrays)
+        requests = [arrays] if isinstance(arrays, dict) else arrays  # a list: sent in turn
+        preparer = self._make()
+        self._requests = [preparer.prepare(model, one) for one in requests]
+        preparer.close()
+        self.request = self._requests[0]
+        self._turns = itertools.cycle(self._requests)
 
     def __call__(self) -> object:
         client = getattr(self._local, "client", None)
@@ -132,8 +140,12 @@ class PerThreadSender:
             client = self._local.client = self._make()
             with self._lock:
                 self._clients.append(client)
+        request = self.request
+        if len(self._requests) > 1:
+            with self._lock:
+                request = next(self._turns)
         # decoded, not just sent: a 200 whose outputs do not decode is an error, not throughput
-        return client.decode(self.model, client.send(self.model, self.request))
+        return client.decode(self.model, client.send(self.model, request))
 
     def close(self) -> None:
         with self._lock:
@@ -148,7 +160,7 @@ class SenderFactory:
 
     url: str
     model: ManifestModel
-    arrays: dict[str, Any]
+    arrays: dict[str, Any] | list[dict[str, Any]]
 
     def __call__(self) -> PerThreadSender:
         return PerThreadSender(self.url, self.model, self.arrays)

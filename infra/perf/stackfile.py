@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from infra.config import MAX_STACK_FILE_BYTES
+from tdk import bounded
 from tdk.errors import ConfigError
 
 TARGET_KEY = "target"
@@ -98,15 +100,12 @@ def _yaml() -> Any:
 
 def load_stack(path: Path) -> StackFile:
     """Load ``Pulumi.<stack>.yaml``; its project is the prefix of its ``...:target`` key."""
-    try:
-        raw = path.read_bytes()
+    try:  # a regular file, capped; nesting, aliases and text checked before ruamel reads it
+        raw = bounded.read_document(path, "check --write-stack", limit=MAX_STACK_FILE_BYTES)
+        bounded.parse_yaml(raw, str(path), "fix the file")
         text = raw.decode("utf-8").replace("\r\n", "\n")
-    except OSError as exc:
-        raise ConfigError(
-            f"cannot read {path}: {exc.strerror}", hint="check --write-stack"
-        ) from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path} is not UTF-8 ({exc.reason})", hint="save it as UTF-8") from None
+    except bounded.DocumentError as exc:
+        raise ConfigError(exc.message, hint=exc.hint) from None
     try:
         document = _yaml().load(text)
     except Exception as exc:  # ruamel raises many YAMLError subclasses

@@ -14,11 +14,12 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from infra.perf import loadgen
 from infra.perf.drive import DEFAULT_PROCESSES, Driver, InProcess
-from infra.perf.loadgen import Stability
+from infra.perf.loadgen import DEFAULT_CONCURRENCY, Stability
 from infra.perf.placement import Placement
 from infra.perf.space import Knobs, Space
 
@@ -101,7 +102,7 @@ class Settings:
     """How long and how hard each configuration is driven."""
 
     budget_ms: float
-    concurrency: tuple[int, ...] = (1, 2, 4, 8, 16)
+    concurrency: tuple[int, ...] = DEFAULT_CONCURRENCY
     duration_s: float = 1.0  # one window
     warmup_requests: int = 4
     stability: Stability = field(default_factory=Stability)
@@ -118,6 +119,8 @@ class Settings:
     placement: Placement = field(default_factory=Placement)
     # ``--input NAME=...`` options: these tensors replace their example values in every request
     inputs: tuple[str, ...] = ()
+    # ``--samples DIR``: requests read from .npz / .json files, sent in turn (None: examples)
+    samples: Path | None = None
 
 
 #: measures one configuration at one concurrency (tests and the CLI give a real one)

@@ -224,6 +224,18 @@ def model_of(config: Any, ranges: Mapping[str, tuple[int, int]] | None = None) -
     )
 
 
+def requests_for(model: ManifestModel, settings: Settings) -> list[dict[str, Any]]:
+    """What every point sends, in turn: the sample requests (``settings.samples``) or the
+    example inputs, each with the ``--input`` tensors replacing theirs."""
+    from infra.clients.inputs import example_inputs, sample_requests, with_overrides
+
+    if settings.samples is not None:
+        found = sample_requests(model, settings.samples)
+    else:
+        found = [example_inputs(model, 1)]
+    return [with_overrides(model, arrays, list(settings.inputs)) for arrays in found]
+
+
 class TuneServer(Protocol):
     """A Triton holding the tuned model: where to send requests and how to load a config."""
 
@@ -265,7 +277,6 @@ def run_tune(
     """Measure the shipped config, then search; an interrupt returns what was measured.
     Requests carry example inputs (integers within ``ranges``), ``settings.inputs`` replacing
     the tensors they name."""
-    from infra.clients.inputs import example_inputs, with_overrides
     from infra.perf.server import PerThreadSender, SenderFactory
 
     space.check()
@@ -278,7 +289,7 @@ def run_tune(
                 space, report.skipped = model_space(space, shipped_config, server.capabilities)
                 report.gpu = server.capabilities.gpu
                 model = model_of(server.base_config, ranges)
-                arrays = with_overrides(model, example_inputs(model, 1), list(settings.inputs))
+                arrays = requests_for(model, settings)
                 sender = PerThreadSender(server.url, model, arrays)
                 driver = open_driver(SenderFactory(server.url, model, arrays), settings, sender)
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.clients.base import InferenceTarget
@@ -205,7 +206,7 @@ class Locator:
     region: str | None = None
     #: gke/eks: the committed stack whose namespace, workload and cloud location to use
     stack: str | None = None
-    project_dir: str = "."
+    project_dir: str | Path = "."
     #: gke/eks: a Prometheus query API to read instead of the managed one (no auth)
     prometheus_url: str | None = None
     #: eks: the AMP workspace (``pulumi stack output ampWorkspaceId``)

@@ -43,7 +43,8 @@ def open_store(url: str, endpoint_url: str | None = None) -> Store:
 
         return GcsStore(url, parsed.netloc, parsed.path.strip("/"))
     if parsed.scheme == "az":
-        from packager.stores.azblob import AzStore, parse_url
+        from packager.stores.azaccount import parse_url
+        from packager.stores.azblob import AzStore
 
         return AzStore(url, *parse_url(url))
     raise StoreError(

@@ -111,7 +111,7 @@ def test_the_dummy_target_is_everywhere(tmp_path: Path, sample_repo: Path) -> No
              "p90_ms": 8, "p99_ms": 10, "errors": {}}  # fmt: skip
     bench.write_text(json.dumps({"target": "dummy", "instance_type": "box.small", "gpu": None,
                                  "target_model": "m-0.tar.gz", "levels": [level]}))  # fmt: skip
-    done = _tdk("plan", str(bench), "--peak-rps", "1000", "--slo-ms", "50", "--json")
+    done = _tdk("plan", str(bench), "--peak-rps", "1000", "--latency-budget-ms", "50", "--json")
     assert done.returncode == 0, done.stderr
     plan = json.loads(done.stdout)
     assert plan["region"] == "moon-1"
@@ -120,7 +120,7 @@ def test_the_dummy_target_is_everywhere(tmp_path: Path, sample_repo: Path) -> No
 
     # tdk plan --write-stack: the dummy's own scaling keys
     stack_file = project / "Pulumi.dummy-dev.yaml"
-    done = _tdk("plan", str(bench), "--peak-rps", "1000", "--slo-ms", "50",
+    done = _tdk("plan", str(bench), "--peak-rps", "1000", "--latency-budget-ms", "50",
                 "--write-stack", str(stack_file),
                 "--instance-type", "box.large:100", "--json")  # fmt: skip
     assert done.returncode == 0, done.stderr

@@ -1,12 +1,18 @@
 """Every benchmark script runs, in a small configuration, and its last line is one JSON object
-with the figures it promises. Add a row to SCRIPTS for each new ``bench/*.py``."""
+with the figures it promises, each within the bounds a working run can give (BOUNDS: wide
+enough for a loaded 2-core machine, narrow enough that a zero, a negative, a NaN or a figure
+that contradicts its neighbours fails). Add a row to SCRIPTS and BOUNDS for each new
+``bench/*.py``."""
 
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -63,8 +69,126 @@ SCRIPTS: dict[str, tuple[list[str], set[str]]] = {
 }
 
 
+INF = math.inf
+#: script -> figure -> (least, most), inclusive; a list figure: each of its values
+BOUNDS: dict[str, dict[str, tuple[float, float]]] = {
+    "bert_onnx.py": {"bytes": (1, 1e9)},
+    "trt_check.py": {},  # here nothing is measured: see _consistent
+    "churn.py": {
+        "errors": (0, 0),
+        "req_per_s": (0.01, 1e5),
+        "p99_s": (1e-6, 300),
+        "vs_baseline_req_per_s": (0, 1e4),
+    },
+    "validate.py": {
+        "models": (20, 20),
+        "validate_s": (1e-4, 300),
+        "models_per_s": (0.05, 1e6),
+        "version_s": (1e-4, 60),
+        "version_over_python": (1e-3, 1e4),
+    },
+    "package.py": {
+        "ours_s": (1e-3, 300),
+        "baseline_s": (1e-3, 300),
+        "speedup": (0.01, 1e3),
+        "bytes_ratio": (0.5, 2.0),  # deterministic gzip against tarfile's: the same order
+        "republish_uploaded_bytes": (0, 0),  # an unchanged republish sends nothing
+    },
+    "invoke.py": {
+        "front_p50_ms": (1e-3, 5000),
+        "direct_p50_ms": (1e-3, 5000),
+        "front_rps_c8": (0.1, 1e6),
+        "direct_rps_c8": (0.1, 1e6),
+    },
+    "gpu_check.py": {},  # checked step by step in test_bench_script_runs
+    "tune.py": {
+        # medians of rounds of 0.1 s windows: one can serve nothing on a loaded machine
+        # (measured: tuned_rps 0.0 once beside another test, 287 alone), so >= 0 here and
+        # some throughput overall in _consistent
+        "default_rps": (0, 1e6),
+        "tuned_rps": (0, 1e6),
+        "quick_best_rps": (0, 1e6),
+        "full_best_rps": (0, 1e6),
+        "quick_measurements": (1, 10_000),
+        "full_measurements": (1, 10_000),
+        "speedup_rounds": (0, 1e3),  # 0.0 where the shipped config served nothing
+        "quick_vs_full_rounds": (0, 1e3),
+        "quick_drift": (0, 100),  # max/min - 1 of one point measured again
+        "repeat_drift": (0, 100),
+        "repeat_noise": (0, 100),
+    },
+}
+
+
+def _consistent(report: dict[str, Any]) -> dict[str, Callable[[], bool]]:
+    """Figures each script derives from others, to the precision it rounds them to."""
+    return {
+        "bert_onnx.py": lambda: len(report["sha256"]) == 64 and bool(report["inputs"]),
+        "trt_check.py": lambda: (
+            report["ran"] == (not report["missing"])
+            and (report["measured"] is None) == (not report["ran"])
+        ),
+        "churn.py": lambda: (
+            abs(report["vs_baseline_req_per_s"] - report["req_per_s"] / 10.7) <= 0.006
+        ),
+        "validate.py": lambda: math.isclose(
+            report["models_per_s"], report["models"] / report["validate_s"], rel_tol=0.05
+        ),
+        "package.py": lambda: math.isclose(
+            report["speedup"], report["baseline_s"] / report["ours_s"], rel_tol=0.05
+        ),
+        "invoke.py": lambda: (
+            all(isinstance(v, bool) for v in report["targets_met"].values())
+            and len(report["targets_met"]) == 5
+        ),
+        "gpu_check.py": lambda: True,
+        "tune.py": lambda: (
+            report["full_best_rps"] == report["tuned_rps"]
+            and max(report["default_rps"], report["tuned_rps"], report["quick_best_rps"]) > 0
+        ),
+    }
+
+
+def out_of_bounds(script: str, report: dict[str, Any]) -> list[str]:
+    """The figures of ``report`` outside BOUNDS[script] (or not finite numbers), and the
+    derived figures that contradict their sources."""
+    wrong = []
+    for key, (least, most) in BOUNDS[script].items():
+        values = report[key] if isinstance(report[key], list) else [report[key]]
+        bad = [
+            v
+            for v in values
+            if isinstance(v, bool) or not isinstance(v, int | float) or not least <= v <= most
+        ]
+        if bad or not values:
+            wrong.append(f"{key}={report[key]!r} not within [{least}, {most}]")
+    if not wrong and not _consistent(report)[script]():
+        wrong.append("a derived figure contradicts its sources, or nothing was served")
+    return wrong
+
+
 def test_every_bench_script_is_listed() -> None:
     assert sorted(p.name for p in (ROOT / "bench").glob("*.py")) == sorted(SCRIPTS)
+    assert sorted(BOUNDS) == sorted(SCRIPTS)
+    for script, (_, keys) in SCRIPTS.items():
+        assert set(BOUNDS[script]) <= keys, script  # every bounded figure is a promised one
+
+
+@pytest.mark.parametrize(
+    ("script", "report", "wrong"),
+    [
+        ("churn.py", {"errors": 1, "req_per_s": 5.0, "p99_s": 1.0, "vs_baseline_req_per_s": 0.47},
+         "errors=1"),
+        ("churn.py", {"errors": 0, "req_per_s": 5.0, "p99_s": 1.0, "vs_baseline_req_per_s": 4.7},
+         "contradicts its sources"),
+        ("package.py", {"ours_s": 1.0, "baseline_s": 2.0, "speedup": 2.0, "bytes_ratio": 1.0,
+                        "republish_uploaded_bytes": 4096}, "republish_uploaded_bytes=4096"),
+        ("tune.py", {**{k: 1.0 for k in BOUNDS["tune.py"]}, "repeat_noise": [0.1, float("nan")],
+                     "speedup_rounds": [1.0]}, "repeat_noise="),
+    ],
+)  # fmt: skip
+def test_out_of_bounds_figures_are_caught(script: str, report: dict[str, Any], wrong: str) -> None:
+    assert any(wrong in line for line in out_of_bounds(script, report))
 
 
 @pytest.mark.parametrize("script", sorted(SCRIPTS))
@@ -82,6 +206,7 @@ def test_bench_script_runs(script: str, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert keys <= set(report), keys - set(report)
+    assert out_of_bounds(script, report) == [], report
     if script == "gpu_check.py":  # every step passed, the config was restored, one summary file
         assert report["ok"] and set(report["steps"]) == {
             "generate", "package", "serve", "tune", "bench", "invoke",

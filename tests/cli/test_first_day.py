@@ -16,7 +16,7 @@ from cli.output import Output
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = str(ROOT / "docs" / "examples" / "g4dn.json")
-PLAN = ["plan", EXAMPLE, "--slo-ms", "50", "--baseline", "inf2.xlarge:2756rps:0.76"]
+PLAN = ["plan", EXAMPLE, "--latency-budget-ms", "50", "--baseline", "inf2.xlarge:2756rps:0.76"]
 TOKEN = re.compile(r"[\w.$/*():-]+")
 
 
@@ -106,7 +106,7 @@ def test_plan_on_a_local_measurement_says_no_candidate_was_measured(tmp_path: Pa
     record.update(target="local", instance_type=None, gpu=None)
     local = tmp_path / "local.json"
     local.write_text(json.dumps(record))
-    args = ["plan", str(local), "--slo-ms", "50", "--peak-rps", "100"]
+    args = ["plan", str(local), "--latency-budget-ms", "50", "--peak-rps", "100"]
     result = CliRunner(env={"COLUMNS": "100"}).invoke(app, args)
     assert result.exit_code == 0, result.output
     assert "NOT MEASURED (every candidate)" in result.stderr
@@ -128,15 +128,16 @@ def test_help_shows_choices_whole_and_numeric_metavars(columns: str) -> None:
     for name in registry.names():
         assert name in words, (name, plan)  # never `sagemaker-i` + `c`
     assert "…" not in plan and "inf2.xlarge:2756rps:0.76" in words
-    assert re.search(r"--slo-ms\s+FLOAT", plan)
+    assert re.search(r"--latency-budget-ms\s+FLOAT", plan)
     validate = _help(["validate"], columns)
-    assert "[human | json | sarif |" in validate
+    assert "[human | sarif | github]" in validate
 
 
 def test_validate_format_metavar_is_the_formats() -> None:
     from packager.validate.report import FORMATS
 
-    assert "[" + " | ".join(FORMATS) + "]" in _help(["validate"], "200")
+    shown = [f for f in FORMATS if f != "json"]  # JSON is --json (--format json: deprecated)
+    assert "[" + " | ".join(shown) + "]" in _help(["validate"], "200")
 
 
 def _commands(command: object, path: str = "tdk") -> list[tuple[str, object]]:
@@ -235,7 +236,7 @@ def test_local_down_with_nothing_running_exits_0(
 def test_a_negative_step_batch_never_asks_for_max_batch_size_minus_one(repo: Path) -> None:
     config = repo / "tokenizer" / "config.pbtxt"
     config.write_text(config.read_text().replace("max_batch_size: 8", "max_batch_size: -1"))
-    result = CliRunner().invoke(app, ["validate", str(repo), "--format", "json"])
+    result = CliRunner().invoke(app, ["validate", str(repo), "--json"])
     assert result.exit_code == 1, result.output
     assert "max_batch_size to -1" not in result.output
     assert "tokenizer" in result.output  # the model's own config is what is reported

@@ -283,7 +283,7 @@ def test_the_plan_walkthrough_names_the_warning_plan_prints() -> None:
 
     page = (ROOT / "docs" / "inferentia.md").read_text()
     example = str(ROOT / "docs" / "examples" / "g4dn.json")
-    args = ["plan", example, "--slo-ms", "50", "--peak-rps", "100"]
+    args = ["plan", example, "--latency-budget-ms", "50", "--peak-rps", "100"]
     result = CliRunner().invoke(app, [*args, "--instance-type", "ml.g5.xlarge"])
     assert result.exit_code == 0, result.output
     assert '"(assumed)"' not in page

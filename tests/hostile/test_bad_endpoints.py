@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from cli.main import app
 from tests.hostile.bad_servers import bad_server
 from tests.local.local_helpers import make_release
+from tests.registry_lists import kubernetes_targets
 
 runner = CliRunner()
 MODEL = "tokenizer-0.tar.gz"
@@ -39,14 +40,18 @@ def aws_at(monkeypatch: pytest.MonkeyPatch) -> object:
     return point
 
 
+#: every Kubernetes target (Triton's own API at --url), and SageMaker's runtime API
+KINDS = [*kubernetes_targets(), "sagemaker"]
+
+
 def _target(kind: str, url: str, aws_at: object) -> list[str]:
-    if kind == "gke":
-        return ["--target", "gke", "--url", url]
+    if kind in kubernetes_targets():
+        return ["--target", kind, "--url", url]
     aws_at(url)  # type: ignore[operator]
     return ["--target", "sagemaker", "--endpoint", "ep"]
 
 
-@pytest.mark.parametrize("kind", ["gke", "sagemaker"])
+@pytest.mark.parametrize("kind", KINDS)
 def test_invoke_garbage_body_is_an_error_without_traceback(
     kind: str, store: str, aws_at: object
 ) -> None:
@@ -59,7 +64,7 @@ def test_invoke_garbage_body_is_an_error_without_traceback(
     assert "garbage" in result.output
 
 
-@pytest.mark.parametrize("kind", ["gke", "sagemaker"])
+@pytest.mark.parametrize("kind", KINDS)
 def test_bench_counts_garbage_bodies_as_bad_responses(
     kind: str, store: str, aws_at: object
 ) -> None:
@@ -77,7 +82,7 @@ def test_bench_counts_garbage_bodies_as_bad_responses(
 
 
 @pytest.mark.parametrize("behaviour", ["silent", "trickle"])
-@pytest.mark.parametrize("kind", ["gke", "sagemaker"])
+@pytest.mark.parametrize("kind", KINDS)
 def test_invoke_timeout_is_a_total_deadline(
     kind: str, behaviour: str, store: str, aws_at: object
 ) -> None:

@@ -101,6 +101,12 @@ def _ledger(root: Path) -> tuple[list[str], Path]:
     return [*args, "--prune"], dest / "tdk-ledger.json"
 
 
+def _render_ledger(root: Path) -> tuple[list[str], Path]:
+    out = root / "out"
+    args = ["render", "k8s", "--stack", "gke-dev", "--out", str(out), "--project-dir", str(ROOT)]
+    return args, out / ".tdk-render-gke-dev.ledger"
+
+
 def _prompts(root: Path) -> tuple[list[str], Path]:
     return ["bench", "--target-model", "m", "--prompts", str(root / "p.txt")], root / "p.txt"
 
@@ -118,6 +124,8 @@ READERS = {
     "manifest": Reader(_manifest, ALL),
     "ledger": Reader(_ledger, ALL),
     "prompts": Reader(_prompts, ("fifo", "dev-zero")),
+    # render reads its ledger only where it is a file (else: none yet, and it writes one)
+    "render-ledger": Reader(_render_ledger, ("deep", "surrogate")),
 }
 ROWS = [(name, kind) for name, reader in READERS.items() for kind in reader.kinds]
 
@@ -154,6 +162,8 @@ def test_a_hostile_file_is_refused_naming_it(
     )
     flat = " ".join(result.output.replace("│", " ").split())
     fragment = LINK if (reader, kind) == ("ledger", "dev-zero") else FRAGMENTS[kind]
+    if reader == "manifest" and kind in ("fifo", "dev-zero"):
+        fragment = "not a regular file"  # the local endpoint refuses it before its reader
     assert fragment in flat, result.output
     assert path.name in flat, result.output
 
@@ -206,3 +216,31 @@ def test_a_json_file_is_still_read(tmp_path: Path) -> None:
     args = ["plan", str(tmp_path / "bench.json"), "--slo-ms", "10", "--peak-rps", "50"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("kind", ["deep", "surrogate", "fifo", "dev-zero", "alias-bomb"])
+def test_plan_write_stack_reads_the_stack_file_bounded(kind: str, tmp_path: Path) -> None:
+    """``tdk plan --write-stack`` round-trips the stack file with ruamel: the bounded reader
+    checks it first (a FIFO blocked, /dev/zero exhausted memory)."""
+    from infra.perf.stackfile import load_stack
+    from tdk.errors import ConfigError
+
+    path = tmp_path / "Pulumi.x.yaml"
+    _plant(path, kind, yaml=True)
+    failed: list[BaseException] = []
+
+    def load() -> None:
+        try:
+            load_stack(path)
+        except BaseException as exc:
+            failed.append(exc)
+
+    worker = threading.Thread(target=load, daemon=True)
+    worker.start()
+    worker.join(timeout=60)
+    if worker.is_alive():
+        with open(path, "wb"):
+            pass
+        pytest.fail("load_stack blocked on a FIFO")
+    assert failed and isinstance(failed[0], ConfigError), failed
+    assert FRAGMENTS[kind] in str(failed[0]) and path.name in str(failed[0])

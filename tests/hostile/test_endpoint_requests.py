@@ -186,11 +186,11 @@ def test_unknown_target_models_add_no_metric_labels(endpoint: Endpoint) -> None:
 
 UP_ROWS = [
     # (id, extra args, fragment)
-    ("name-path-traversal", ["--name", "/../../../tmp/x"], "not a valid endpoint name"),
-    ("name-with-slash", ["--name", "a/b"], "not a valid endpoint name"),
-    ("name-empty", ["--name", ""], "not a valid endpoint name"),
-    ("name-64-chars", ["--name", "a" * 64], "not a valid endpoint name"),
-    ("name-trailing-hyphen", ["--name", "ab-"], "not a valid endpoint name"),
+    ("name-path-traversal", ["--endpoint", "/../../../tmp/x"], "not a valid endpoint name"),
+    ("name-with-slash", ["--endpoint", "a/b"], "not a valid endpoint name"),
+    ("name-empty", ["--endpoint", ""], "not a valid endpoint name"),
+    ("name-64-chars", ["--endpoint", "a" * 64], "not a valid endpoint name"),
+    ("name-trailing-hyphen", ["--endpoint", "ab-"], "not a valid endpoint name"),
     ("port-70000", ["--port", "70000"], "--port 70000"),
     ("port-negative", ["--port", "-1"], "--port -1"),
     ("max-loaded-zero", ["--max-loaded-models", "0"], "--max-loaded-models 0"),

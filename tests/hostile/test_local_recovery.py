@@ -18,7 +18,14 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from tests.local.conftest import _runtime_or_skip
-from tests.local.local_helpers import Endpoint, make_release, start_endpoint, write_python_model
+from tests.local.local_helpers import (
+    Endpoint,
+    children,
+    make_release,
+    start_endpoint,
+    write_python_model,
+)
+from tests.model_repos.llm_repo import llm_repo
 
 pytestmark = pytest.mark.e2e
 runner = CliRunner()
@@ -101,3 +108,42 @@ def test_a_crashed_stub_is_reloaded_on_the_next_request(
     assert again.exit_code == 0, again.output
     assert json.loads(again.output)["outputs"]["y"]["data"] == [0.0]
     assert "a-b-0.tar.gz" in endpoint.status()["loaded"]
+
+
+@pytest.fixture(scope="module")
+def llm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoint]:
+    _runtime_or_skip()
+    store = tmp_path_factory.mktemp("llm-store")
+    make_release(llm_repo(tmp_path_factory.mktemp("llm-repo")), store, 1)
+    running = start_endpoint(store, tmp_path_factory.mktemp("llm-state"))
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def _stub_serving(endpoint: Endpoint, model: str) -> int:
+    """The pid of the Python stub that serves ``model`` (its command line names the model)."""
+    for pid in children(endpoint.status()["triton_pid"]):
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"triton_python_backend_stub" in command and f"/{model}/".encode() in command:
+            return pid
+    raise AssertionError(f"no stub serves {model}")
+
+
+def test_a_crashed_stub_of_a_decoupled_model_is_reloaded_too(
+    llm: Endpoint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TDK_STATE_DIR", str(llm.state_dir))
+    invoke = ["invoke", "--target-model", "llm-0.tar.gz", "--prompt", "hi", "--max-tokens", "2"]
+    first = runner.invoke(app, invoke)
+    assert first.exit_code == 0, first.output
+    os.kill(_stub_serving(llm, "llm-0"), signal.SIGKILL)
+    failed = runner.invoke(app, invoke)
+    assert failed.exit_code != 0 and "not healthy" in failed.output, failed.output
+    assert "llm-0.tar.gz" not in llm.status()["loaded"]
+    again = runner.invoke(app, invoke)
+    assert again.exit_code == 0, again.output

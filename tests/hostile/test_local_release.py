@@ -98,7 +98,7 @@ def test_a_manifest_linked_to_dev_zero_is_refused(release: Path, state_dir: Path
     (release / "manifest.json").symlink_to("/dev/zero")
     result = _check(release)
     assert result.exit_code == 1, result.output
-    assert "a character device, not a file" in result.output
+    assert "not a regular file" in result.output
 
 
 def test_a_huge_manifest_is_refused_at_the_cap(release: Path, state_dir: Path) -> None:

@@ -81,7 +81,7 @@ def test_down_never_kills_a_process_that_reused_the_pid(
 ) -> None:
     extra = {} if identity is None else {"identity": f"{process_identity(os.getpid())}0"}
     path = _plant(state_dir, bystander.pid, **extra)
-    result = runner.invoke(app, ["local", "down", "--name", "old"])
+    result = runner.invoke(app, ["local", "down", "--endpoint", "old"])
     assert result.exit_code == 0, result.output  # idempotent down: nothing of ours to stop
     assert "no local endpoint named old is running" in result.output
     assert bystander.poll() is None  # still running
@@ -93,7 +93,7 @@ def test_down_signals_the_process_the_state_file_identifies(
 ) -> None:
     """The identity check is what decides: with the bystander's own identity it is stopped."""
     _plant(state_dir, bystander.pid, identity=process_identity(bystander.pid))
-    result = runner.invoke(app, ["local", "down", "--name", "old", "--json"])
+    result = runner.invoke(app, ["local", "down", "--endpoint", "old", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output) == {"name": "old", "stopped": bystander.pid}
     assert bystander.wait(10) == -15  # SIGTERM
@@ -106,7 +106,7 @@ def test_down_ignores_a_state_file_another_user_planted(
         pytest.skip("needs root to give a file to another user")
     path = _plant(state_dir, bystander.pid, identity=process_identity(bystander.pid))
     os.chown(path, 65534, 65534)
-    result = runner.invoke(app, ["local", "down", "--name", "old"])
+    result = runner.invoke(app, ["local", "down", "--endpoint", "old"])
     assert result.exit_code == 0, result.output  # not ours: nothing to stop
     assert "nothing to stop" in result.output
     assert bystander.poll() is None
@@ -121,7 +121,7 @@ def test_down_removes_what_a_cut_off_download_left(
     part = work / "staging" / "downloads" / "m.abc.tar.gz.part"
     part.parent.mkdir(parents=True)
     part.write_bytes(b"partial")
-    result = runner.invoke(app, ["local", "down", "--name", "old"])
+    result = runner.invoke(app, ["local", "down", "--endpoint", "old"])
     assert result.exit_code == 0, result.output
     assert not part.exists() and not (work / "staging").exists()
     assert work.is_dir()  # only staging goes

@@ -36,7 +36,7 @@ def inputs(tmp_path: Path) -> Path:
     return tmp_path
 
 
-PLAN = ["plan", "{d}/bench.json", "--slo-ms", "10"]
+PLAN = ["plan", "{d}/bench.json", "--latency-budget-ms", "10"]
 ROWS: list[tuple[str, list[str], str]] = [
     # (id, arguments ({d} = the inputs folder), what the message must name)
     ("rps-1e308", [*PLAN, "--peak-rps", "1e308"], "--peak-rps"),

@@ -28,7 +28,7 @@ output [ { name: "OUT" data_type: TYPE_FP32 dims: [ 4 ] } ]
 
 
 def _validate(repo: Path, *args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(app, ["validate", str(repo), *args, "--format", "json"])
+    result = CliRunner().invoke(app, ["validate", str(repo), *args, "--json"])
     return result.exit_code, result.stdout if result.exit_code != 2 else result.output
 
 

@@ -13,15 +13,15 @@ pruning would silently drop them.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import jsonschema
 import pytest
 
 from infra.k8s import manifests
-from infra.k8s.spec import PrometheusSource
+from infra.targets import load_target
 from tests.infra.test_k8s_manifests import make_spec
+from tests.registry_lists import kubernetes_targets, read_dev
 
 
 def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -192,16 +192,11 @@ SCHEMAS = {
 }
 
 
-@pytest.mark.parametrize("cloud", ["gke", "eks"])
-def test_custom_resources_match_their_crd_fields(cloud: str) -> None:
-    spec = make_spec()
-    if cloud == "eks":
-        spec = dataclasses.replace(
-            spec,
-            prometheus=PrometheusSource("https://aps", "aws", "eu-west-1"),
-            pod_monitoring=False,
-        )
-    custom = [m for m in manifests.workload_manifests(spec) if m["kind"] in SCHEMAS]
+@pytest.mark.parametrize("target", kubernetes_targets())
+def test_custom_resources_match_their_crd_fields(target: str) -> None:
+    """What each Kubernetes target renders from its committed stack (every registered one)."""
+    rendered = load_target(target).render(read_dev(target), lambda output: "${" + output + "}")
+    custom = [m for m in rendered if m["kind"] in SCHEMAS]
     assert {m["kind"] for m in custom} >= {"ScaledObject", "TriggerAuthentication"}
     for manifest in custom:
         jsonschema.validate(manifest, SCHEMAS[manifest["kind"]])

@@ -15,8 +15,10 @@ from infra.k8s.spec import (
     Scaling,
     TritonServiceSpec,
 )
+from infra.targets import load_target
 from infra.targets.eks import builders as eks_builders
 from infra.targets.gke import builders as gke_builders
+from tests.registry_lists import kubernetes_targets, read_dev
 
 K8S_VERSION = "1.33"  # pinned: GKE and EKS both serve 1.33 in their regular channels
 CUSTOM_KINDS = {"ScaledObject", "TriggerAuthentication", "PodMonitoring"}
@@ -60,14 +62,16 @@ def make_spec(**changes: object) -> TritonServiceSpec:
     return dataclasses.replace(spec, **changes)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("cloud", ["gke", "eks"])
+@pytest.mark.parametrize("target", kubernetes_targets())
 @pytest.mark.parametrize("kind", ["gpu", "cpu"])
 @pytest.mark.parametrize("exposure", ["cluster-ip", "internal-lb", "external-lb"])
-def test_core_manifests_pass_strict_validation(cloud: str, kind: str, exposure: str) -> None:
-    spec = make_spec(kind=kind, exposure=exposure, service_annotations=LB[cloud].get(exposure, {}))
-    for manifest in [manifests.namespace(spec), *manifests.workload_manifests(spec)]:
-        if manifest["kind"] in CUSTOM_KINDS:
-            continue
+def test_core_manifests_pass_strict_validation(target: str, kind: str, exposure: str) -> None:
+    """What each Kubernetes target renders from its committed stack (every registered one)."""
+    config = read_dev(target, {"k8sWorkloadKind": kind, "k8sServiceExposure": exposure})
+    rendered = load_target(target).render(config, lambda output: "${" + output + "}")
+    core = [m for m in rendered if m["kind"] not in CUSTOM_KINDS]
+    assert [m["kind"] for m in core][:3] == ["Namespace", "ServiceAccount", "Deployment"]
+    for manifest in core:
         assert kubernetes_validate.validate(manifest, K8S_VERSION, strict=True) == K8S_VERSION
 
 

@@ -46,7 +46,7 @@ def _pinned(tmp_path: Path, tag: str, instance: str = "g5.xlarge") -> Path:
 def _validate(repo: Path, project: Path) -> tuple[int, list[dict[str, Any]]]:
     result = CliRunner().invoke(
         app, ["validate", str(repo), "--stack", "eks-pin", "--project-dir", str(project),
-              "--format", "json"],
+              "--json"],
     )  # fmt: skip
     assert result.exit_code in (0, 1), result.output
     return result.exit_code, json.loads(result.stdout)

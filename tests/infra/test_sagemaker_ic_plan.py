@@ -42,7 +42,8 @@ def files(tmp_path_factory: pytest.TempPathFactory, sample_repo: Path) -> dict[s
 
 
 def _rows(files: dict[str, Path], peak: str, *extra: str) -> dict[str, dict[str, Any]]:
-    args = ["plan", str(files["bench"]), "--peak-rps", peak, "--slo-ms", "50", "--prices",
+    args = ["plan", str(files["bench"]), "--peak-rps", peak, "--latency-budget-ms", "50",
+            "--prices",
             str(files["prices"]), "--instance-type", "ml.g4dn.xlarge", "--components",
             f"file://{files['release']}", "--baseline", "inf2.xlarge:2756rps:0.76"]  # fmt: skip
     args += extra
@@ -74,7 +75,8 @@ def test_one_hot_model_ties_at_peak_and_components_win_idle(files: dict[str, Pat
 
 
 def test_human_output_shows_the_comparison(files: dict[str, Path]) -> None:
-    args = ["plan", str(files["bench"]), "--peak-rps", "150", "--slo-ms", "50", "--prices",
+    args = ["plan", str(files["bench"]), "--peak-rps", "150", "--latency-budget-ms", "50",
+            "--prices",
             str(files["prices"]), "--instance-type", "ml.g4dn.xlarge",
             "--components", f"file://{files['release']}"]  # fmt: skip
     result = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
@@ -84,7 +86,8 @@ def test_human_output_shows_the_comparison(files: dict[str, Path]) -> None:
 
 
 def test_too_many_hot_models_is_a_usage_error(files: dict[str, Path]) -> None:
-    args = ["plan", str(files["bench"]), "--peak-rps", "150", "--slo-ms", "50", "--prices",
+    args = ["plan", str(files["bench"]), "--peak-rps", "150", "--latency-budget-ms", "50",
+            "--prices",
             str(files["prices"]), "--instance-type", "ml.g4dn.xlarge", "--components",
             f"file://{files['release']}", "--hot-models", "21", "--json"]  # fmt: skip
     result = CliRunner().invoke(app, args)

@@ -182,7 +182,11 @@ def test_scale_to_zero_components_wake_on_no_capacity(dev: StackRun) -> None:
 
 
 def test_every_alarm_is_a_valid_put_metric_alarm(dev: StackRun) -> None:
-    for alarm in dev.of_type(ALARM):
+    alarms = dev.of_type(ALARM)
+    components = {c.inputs["inferenceComponentName"] for c in dev.of_type(COMPONENT)}
+    watched = {(a.inputs.get("dimensions") or {}).get("InferenceComponentName") for a in alarms}
+    assert components and components <= watched  # no alarms at all passed before
+    for alarm in alarms:
         valid("cloudwatch", "PutMetricAlarm", requests.put_metric_alarm(alarm.inputs))
 
 
@@ -213,6 +217,10 @@ def test_updates_roll_back_on_the_components_own_alarms(
     assert SESSION.get_service_model("sagemaker").shape_for(
         "InferenceComponentCapacitySizeType"
     ).enum == ["COPY_COUNT", "CAPACITY_PERCENT"]
+    # the installed provider's schema (what `pulumi up` sends through) has the value too
+    from pulumi_aws_native.sagemaker import InferenceComponentCapacitySizeType
+
+    assert size["type"] in {e.value for e in InferenceComponentCapacitySizeType}
 
 
 @pytest.mark.parametrize("percent", [4, 51])

@@ -12,10 +12,14 @@ from infra.config import ConfigReader, merged_stack_config, read_stack_config
 from infra.targets import load_target, registry
 from infra.targets.base import Refusal, Target
 from tdk.errors import ConfigError, UsageError
+from tests.registry_lists import deployable_targets, dev_stack, kubernetes_targets
 
 ROOT = Path(__file__).resolve().parents[2]
-STACKS = {"sagemaker": "sagemaker-dev", "gke": "gke-dev", "eks": "eks-dev"}
-STACKS["sagemaker-ic"] = "sagemaker-ic-dev"
+STACKS = {name: dev_stack(name) for name in deployable_targets()}
+
+
+def test_every_deployable_target_ships_its_dev_stack() -> None:
+    assert STACKS and all((ROOT / f"Pulumi.{stack}.yaml").is_file() for stack in STACKS.values())
 
 
 def _read(target: Target[Any], overrides: dict[str, Any]) -> Any:
@@ -59,7 +63,7 @@ def test_eks_refuses_inferentia_without_suggesting_a_glob() -> None:
     assert "g5.xlarge" in caught.value.hint and "*" not in caught.value.hint
 
 
-@pytest.mark.parametrize("name", ["gke", "eks"])
+@pytest.mark.parametrize("name", kubernetes_targets())
 def test_kubernetes_targets_render_the_workload(name: str) -> None:
     target = load_target(name)
     manifests = target.render(_read(target, {}), lambda output: "${" + output + "}")
@@ -75,7 +79,7 @@ def test_sagemaker_refuses_to_render_and_says_why() -> None:
     assert "SageMaker runs the Triton container itself" in caught.value.message
 
 
-@pytest.mark.parametrize("stack", ["gke-dev", "eks-dev"])
+@pytest.mark.parametrize("stack", [dev_stack(n) for n in kubernetes_targets()])
 def test_k8s_invoke_command_is_complete_and_the_cli_accepts_it(stack: str) -> None:
     """The stack output is pasteable: port-forward, wait for ready, then a `tdk invoke` whose
     every option exists, naming a real TargetModel of the sample release."""

@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -98,3 +99,31 @@ def test_tune_input_replaces_a_tensor(imported: Path) -> None:
     outside = runner.invoke(app, ["tune", str(imported), *SHORT_TUNE, *given])
     assert outside.exit_code == 1, outside.output
     assert "out of data bounds" in outside.output  # the given tensor reached the model
+
+
+@pytest.fixture(scope="module")
+def samples(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two sample requests: a .npz of 5 tokens and a .json of 3 (token types left out)."""
+    folder = tmp_path_factory.mktemp("samples")
+    ids = np.array([[2, 17, 45, 9, 3]])
+    np.savez(folder / "one.npz", input_ids=ids, attention_mask=np.ones_like(ids))
+    (folder / "two.json").write_text('{"input_ids": [[2, 8, 3]], "attention_mask": [[1, 1, 0]]}')
+    return folder
+
+
+def test_bench_and_tune_send_sample_requests(served: str, imported: Path, samples: Path) -> None:
+    bench = ["bench", "--target-model", served, "-c", "1", "--duration", "0.3"]
+    result = runner.invoke(app, [*bench, "--max-windows", "1", "--samples", str(samples), "--json"])
+    assert result.exit_code == 0, result.output
+    record = json.loads(result.stdout)
+    assert record["requests_cycled"] == 2 and record["levels"][0]["ok"] > 0
+    tuned = runner.invoke(app, ["tune", str(imported), *SHORT_TUNE, "--samples", str(samples)])
+    assert tuned.exit_code == 0, tuned.output
+    assert all(p["errors"] == 0 for p in json.loads(tuned.stdout)["points"])
+    (samples / "three.json").write_text('{"token_type_ids": [[2]]}')  # outside the table
+    try:
+        failed = runner.invoke(app, [*bench, "--samples", str(samples)])
+        assert failed.exit_code == 0, failed.output  # two of three kinds answer
+        assert "requests failed (ModelError" in failed.output
+    finally:
+        (samples / "three.json").unlink()

@@ -107,4 +107,4 @@ def test_demo_runs_on_a_small_release(tmp_path: Path, state_dir: Path, sample_re
     metrics = document["metrics"]
     assert metrics["Invocations"] == 2 * 3 and metrics["ModelUnloads"] == 1
     assert metrics["ModelCacheHit"] == 4 / 6  # 2 cold + 4 warm requests
-    assert runner.invoke(app, ["local", "status", "--name", "demo"]).exit_code == 2  # stopped
+    assert runner.invoke(app, ["local", "status", "--endpoint", "demo"]).exit_code == 2  # stopped

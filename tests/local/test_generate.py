@@ -18,6 +18,7 @@ from infra.clients.generate import GenerateClient
 from tests.local.conftest import _runtime_or_skip
 from tests.local.local_helpers import Endpoint, make_release, start_endpoint
 from tests.model_repos.llm_repo import llm_repo
+from tests.registry_lists import kubernetes_targets
 
 pytestmark = pytest.mark.e2e
 runner = CliRunner()
@@ -160,7 +161,7 @@ def test_bench_prompt_json(cli_env: Endpoint, tmp_path: Path) -> None:
     assert names == ["g5.xlarge", "inf2.xlarge (baseline)"]
 
 
-@pytest.mark.parametrize("target", ["gke", "eks"])
+@pytest.mark.parametrize("target", kubernetes_targets())
 def test_invoke_prompt_on_kubernetes_targets_with_url(llm_endpoint: Endpoint, target: str) -> None:
     """gke/eks reach Triton's generate routes at --url (here the local endpoint, which serves
     the same routes); the model is named through the release at --store."""

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from packager.repository import discover
-from packager.validate.runner import require_valid
+from packager.validate.runner import require_valid, validate_paths
 from tdk.errors import ValidationFailed
 
 Edit = Callable[[str, Callable[[Any], object]], Path]
@@ -106,7 +106,10 @@ def test_require_valid_ignores_warnings(repo: Path, edit_config: Edit) -> None:
     edit_config(
         "image_classifier", lambda c: c.instance_group.add(kind=pb.ModelInstanceGroup.KIND_GPU)
     )
-    require_valid(discover(repo))
+    findings = validate_paths([repo])
+    warned = [f for f in findings if f.model == "image_classifier"]
+    assert warned and {f.severity for f in findings} == {"warning"}  # the edit warns, only
+    require_valid(discover(repo))  # a warning alone does not refuse: no ValidationFailed
 
 
 def test_table_shows_bracketed_fields_verbatim(

@@ -61,7 +61,7 @@ def test_bench_records_the_unit_and_plan_reads_it(triton: tuple[str, Path], tmp_
     plan = runner.invoke(
         app,
         [
-            "plan", str(measurement), "--target", "eks", "--slo-ms", "10000",
+            "plan", str(measurement), "--target", "eks", "--latency-budget-ms", "10000",
             "--peak-rps", "5000", "--baseline", "inf2.xlarge:2756rps:0.76", "--json",
         ],
     )  # fmt: skip

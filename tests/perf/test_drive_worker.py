@@ -6,7 +6,7 @@ from __future__ import annotations
 import multiprocessing
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -23,7 +23,14 @@ def _keep_sigint() -> Iterator[None]:
 def test_a_parent_gone_before_ready_ends_the_worker() -> None:
     parent, child = multiprocessing.Pipe()
     parent.close()
-    _worker(lambda: lambda: None, child)  # raised BrokenPipeError before the fix
+    built: list[str] = []
+
+    def factory() -> Callable[[], None]:
+        built.append("sender")
+        return lambda: None
+
+    _worker(factory, child)  # raised BrokenPipeError before the fix
+    assert built == ["sender"]  # it got as far as telling the parent it was ready
 
 
 def test_a_parent_gone_mid_window_ends_the_worker() -> None:
@@ -36,11 +43,14 @@ def test_a_parent_gone_mid_window_ends_the_worker() -> None:
         parent.close()  # interrupted while the window runs
         closed.set()
 
+    sent: list[bool] = []
+
     def send() -> None:  # the window's requests wait until the parent has closed its end
-        closed.wait(timeout=30)
+        sent.append(closed.wait(timeout=30))
 
     thread = threading.Thread(target=parent_side)
     thread.start()
     _worker(lambda: send, child)  # its "done" meets a closed pipe: raised before the fix
     thread.join()
     assert closed.is_set()
+    assert sent and all(sent)  # the window ran, each request after the parent had gone

@@ -80,7 +80,7 @@ def _plan(*args: str) -> dict[str, Any]:
 def test_sagemaker_with_traffic_file_and_baseline(files: dict[str, Path]) -> None:
     document = _plan(
         str(files["bench"]),
-        "--slo-ms", "50",
+        "--latency-budget-ms", "50",
         "--instance-type", "ml.g4dn.xlarge",
         "--traffic", str(files["traffic"]),
         "--baseline", "inf2.xlarge:2756rps:0.76",
@@ -116,7 +116,7 @@ def test_sagemaker_with_traffic_file_and_baseline(files: dict[str, Path]) -> Non
 def test_eks_peak_only_trough_is_one_node(files: dict[str, Path]) -> None:
     document = _plan(
         str(files["bench"]),
-        "--slo-ms", "50",
+        "--latency-budget-ms", "50",
         "--target", "eks",
         "--instance-type", "g5.xlarge",
         "--peak-rps", "1000",
@@ -137,7 +137,7 @@ def test_eks_peak_only_trough_is_one_node(files: dict[str, Path]) -> None:
 def test_gke_node_is_machine_plus_gpus(files: dict[str, Path]) -> None:
     document = _plan(
         str(files["bench"]),
-        "--slo-ms", "50",
+        "--latency-budget-ms", "50",
         "--target", "gke",
         "--region", "us-central1",
         "--instance-type", "g2-standard-8+nvidia-l4:200",  # 200 rps per pod: 100 planned
@@ -167,7 +167,7 @@ def test_write_stack_sagemaker_keeps_comments_and_order(
     result = runner.invoke(
         app,
         [
-            "plan", str(files["bench"]), "--slo-ms", "50",
+            "plan", str(files["bench"]), "--latency-budget-ms", "50",
             "--traffic", str(files["traffic"]), "--prices", str(files["prices"]),
             "--write-stack", str(stack),
         ],
@@ -197,7 +197,7 @@ def test_write_stack_k8s_sets_nodes_and_keda_replicas(
 ) -> None:
     stack = _stack(tmp_path, stack_name)
     rate = "g5.xlarge:300" if "eks" in stack_name else "g2-standard-8+nvidia-l4:300"
-    base = [str(files["bench"]), "--slo-ms", "50", "--prices", str(files["prices"])]
+    base = [str(files["bench"]), "--latency-budget-ms", "50", "--prices", str(files["prices"])]
     result = runner.invoke(
         app,
         ["plan", *base, "--peak-rps", "1000", "--instance-type", rate, "--write-stack", str(stack)],
@@ -216,12 +216,19 @@ def test_bad_inputs_name_the_fix_and_write_nothing(files: dict[str, Path], tmp_p
     files["traffic"].write_text("00:00,90\n06:00,lots\n")
     cases = [
         (["--traffic", str(files["traffic"])], "traffic.csv:2: rps 'lots' is not a number"),
-        (["--peak-rps", "10", "--slo-ms", "10"], "no measured level has p99 <= 10 ms"),
+        (["--peak-rps", "10", "--latency-budget-ms", "10"], "no measured level has p99 <= 10 ms"),
         (["--peak-rps", "10", "--baseline", "inf2.xlarge"], "expected TYPE:RPSrps"),
         (["--peak-rps", "10", "--instance-type", "ml.p9.huge"], "no sagemaker price for"),
     ]
     for extra, message in cases:
-        args = [str(files["bench"]), "--slo-ms", "50", *extra, "--write-stack", str(stack)]
+        args = [
+            str(files["bench"]),
+            "--latency-budget-ms",
+            "50",
+            *extra,
+            "--write-stack",
+            str(stack),
+        ]
         result = runner.invoke(app, ["plan", *args, "--prices", str(files["prices"])])
         assert result.exit_code == 2, result.output
         assert message in result.output

@@ -17,7 +17,7 @@ runner = CliRunner()
 
 def _args(files: dict[str, Path], stack: Path, *extra: str) -> list[str]:  # noqa: F811
     return [
-        "plan", str(files["bench"]), "--slo-ms", "50", "--prices", str(files["prices"]),
+        "plan", str(files["bench"]), "--latency-budget-ms", "50", "--prices", str(files["prices"]),
         "--traffic", str(files["traffic"]), "--write-stack", str(stack), *extra,
     ]  # fmt: skip
 
@@ -55,7 +55,14 @@ def test_stack_is_not_written_when_the_plot_fails(
 
 
 def test_batch_size_of_the_bench_scales_the_unit(files: dict[str, Path]) -> None:  # noqa: F811
-    base = ["plan", str(files["bench"]), "--slo-ms", "50", "--prices", str(files["prices"])]
+    base = [
+        "plan",
+        str(files["bench"]),
+        "--latency-budget-ms",
+        "50",
+        "--prices",
+        str(files["prices"]),
+    ]
     single = runner.invoke(app, [*base, "--peak-rps", "2400", "--json"])
     record = json.loads(files["bench"].read_text())
     record["batch"] = 8

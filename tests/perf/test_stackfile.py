@@ -44,5 +44,5 @@ def test_not_a_stack_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="expected one '<project>:target' key"):
         load_stack(path)
     path.write_text("config: [1, 2\n")
-    with pytest.raises(ConfigError, match="is not YAML"):
+    with pytest.raises(ConfigError, match="not valid YAML"):
         load_stack(path)

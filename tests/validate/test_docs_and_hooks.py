@@ -36,7 +36,7 @@ def test_rules_doc_is_generated_from_the_registry() -> None:
     ids=["plain", "target"],
 )
 def test_validate_imports_no_cloud_sdk(sample_repo: Path, extra: list[str]) -> None:
-    argv = ["tdk", "validate", str(sample_repo), "--format", "json", *extra]
+    argv = ["tdk", "validate", str(sample_repo), "--json", *extra]
     probe = (
         "import sys\n"
         "from cli.main import main\n"

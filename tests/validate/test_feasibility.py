@@ -27,7 +27,7 @@ COMMITTED = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in ROOT.glob("Pu
 
 
 def validate(*args: str) -> tuple[int, list[dict[str, Any]]]:
-    result = CliRunner().invoke(app, ["validate", *args, "--format", "json"])
+    result = CliRunner().invoke(app, ["validate", *args, "--json"])
     assert result.exit_code in (0, 1), result.output
     return result.exit_code, json.loads(result.stdout)
 
@@ -122,8 +122,10 @@ def test_row7_decoupled_models_on_mme(tmp_path: Path) -> None:
     assert "HTTP end point doesn't support models with decoupled" in findings[0]["message"]
     assert "sagemaker_server.cc" in findings[0]["message"]
     assert findings[0]["field"] == "model_transaction_policy.decoupled"
-    assert all(t in findings[0]["fix"] for t in ("sagemaker-ic", "gke", "eks"))
-    for target in ("eks", "sagemaker-ic"):  # targets that stream serve it
+    serving = registry.able(registry.DECOUPLED)  # every registered target that serves it
+    assert serving and "sagemaker" not in serving
+    assert all(t in findings[0]["fix"] for t in serving)
+    for target in [t for t in serving if registry.get(t).can(registry.VALIDATE)]:
         status, findings = validate(str(repo), "--target", target)
         assert status == 0 and "TDK915" not in {f["code"] for f in findings}
 
@@ -192,7 +194,16 @@ def test_plan_writes_no_scaling_keys_into_a_stack_that_cannot_deploy(tmp_path: P
     measured = {"target": "sagemaker", "instance_type": "ml.g4dn.xlarge", "gpu": None,
                 "target_model": "m-0.tar.gz", "levels": [level]}  # fmt: skip
     bench.write_text(json.dumps(measured))
-    args = ["plan", str(bench), "--slo-ms", "50", "--peak-rps", "1000", "--write-stack", str(stack)]
+    args = [
+        "plan",
+        str(bench),
+        "--latency-budget-ms",
+        "50",
+        "--peak-rps",
+        "1000",
+        "--write-stack",
+        str(stack),
+    ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code != 0 and "Bad_Name.With.Dots" in result.output
     assert stack.read_text() == before

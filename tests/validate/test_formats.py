@@ -61,7 +61,7 @@ def test_human_format_is_path_line_col_code_message_then_hint(broken: Path) -> N
 
 
 def test_json_format_carries_code_and_position(broken: Path) -> None:
-    result = run(str(broken), "--format", "json")
+    result = run(str(broken), "--json")
     findings = json.loads(result.stdout)
     [finding] = findings
     assert finding["code"] == "TDK301" and finding["line"] > 1 and finding["col"] == 3
@@ -111,7 +111,7 @@ def test_unknown_format_is_a_usage_error(broken: Path) -> None:
 
 def test_unparseable_config_points_at_the_parser_position(repo: Path, in_tmp: Path) -> None:
     (repo / "tokenizer" / "config.pbtxt").write_text('name: "tokenizer"\nmax_batch_size: x\n')
-    findings = json.loads(run(str(repo), "--format", "json").stdout)
+    findings = json.loads(run(str(repo), "--json").stdout)
     [finding] = [f for f in findings if f["code"] == "TDK102"]
     assert (finding["line"], finding["col"]) == (2, 17)
 

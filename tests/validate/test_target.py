@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def codes(*args: str) -> tuple[int, list[dict[str, Any]]]:
-    result = CliRunner().invoke(app, ["validate", *args, "--format", "json"])
+    result = CliRunner().invoke(app, ["validate", *args, "--json"])
     assert result.exit_code in (0, 1), result.output
     return result.exit_code, json.loads(result.stdout)
 

@@ -90,7 +90,7 @@ class LocalClient(TargetClient):
         except (urllib.error.URLError, OSError, ValueError) as exc:
             raise EndpointError(
                 f"cannot read {self.url}/tdk/status: {exc}",
-                hint=f"check `tdk local status --name {self.name}` and the endpoint's log",
+                hint=f"check `tdk local status --endpoint {self.name}` and the endpoint's log",
             ) from None
 
     def metrics(self, window: timedelta | None) -> list[Reading]:

@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -24,7 +23,7 @@ from infra.sagemaker_common.components import component_name
 from infra.sagemaker_common.runtime import RELOADS
 from infra.targets.local import generate, response_stream
 from infra.targets.local.errors import ApiError, internal, model_error, unavailable, validation
-from infra.targets.local.manager import ModelManager, ModelState
+from infra.targets.local.manager import ModelManager, ModelState, stub_crashed
 from infra.targets.local.metrics import CONTENT_TYPE
 from infra.targets.local.upstream import UpstreamError, UpstreamResponse
 from tdk.errors import TdkError
@@ -42,9 +41,6 @@ _COMPONENT = b"x-amzn-sagemaker-inference-component"
 _VARIANT = (b"x-amzn-invoked-production-variant", b"AllTraffic")
 _JSON = (b"content-type", b"application/json")
 STOP_POLL_S = 0.1  # how often a start looks whether the server was told to stop
-#: what Triton 2.51's Python backend answers once a model instance's stub process has died
-#: (measured 2026-11-27 with the runtime wheel: ``Stub process 'm_0_0' is not healthy.``)
-STUB_CRASHED = re.compile(r"Stub process '[^']*' is not healthy")
 
 
 class StartInterrupted(TdkError):
@@ -313,7 +309,7 @@ class Front:
             ) from exc
         if upstream.status != 200:
             message = triton_error_text(upstream.body)
-            if STUB_CRASHED.search(message):
+            if stub_crashed(message):
                 self.manager.reload_on_next_request(state)
                 raise model_error(
                     f"{target}: {message} (its Python backend stub crashed); the endpoint "

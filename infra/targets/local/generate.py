@@ -27,8 +27,9 @@ from typing import Any
 
 import httptools
 
+from infra.clients.triton_errors import triton_error_text
 from infra.targets.local.errors import ApiError
-from infra.targets.local.manager import ModelManager
+from infra.targets.local.manager import ModelManager, stub_crashed
 
 log = logging.getLogger("tdk.local")
 Send = Callable[[dict[str, Any]], Awaitable[None]]
@@ -36,6 +37,7 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 #: bytes of Triton's answer held per stream before the front stops reading it, and resumes below
 HIGH_WATER = 256 * 1024
 LOW_WATER = 64 * 1024
+REFUSAL_CAP = 64 * 1024  # of an error answer kept to read Triton's message
 
 _ROUTE = re.compile(r"^/v2/models/(?P<model>[A-Za-z0-9._-]{1,255})/(?P<kind>generate(?:_stream)?)$")
 
@@ -135,11 +137,14 @@ async def serve(
         await _triton_error(send, exc.status, exc.message)
         return
     manager.metrics.count("Invocations", target)
+    refusal = bytearray()
     try:
         path = f"/v2/models/{state.entry.name}/{found.kind}"
-        await _proxy(manager, path, body, send, receive)
+        await _proxy(manager, path, body, send, receive, refusal)
     finally:
         manager.release(state)
+    if refusal and stub_crashed(triton_error_text(bytes(refusal))):
+        manager.reload_on_next_request(state)  # as an invocation does (front._call_model)
 
 
 def _target_model(manager: ModelManager, model: str) -> str | None:
@@ -152,7 +157,12 @@ def _target_model(manager: ModelManager, model: str) -> str | None:
 
 
 async def _proxy(
-    manager: ModelManager, path: str, body: bytes, send: Send, receive: Receive | None
+    manager: ModelManager,
+    path: str,
+    body: bytes,
+    send: Send,
+    receive: Receive | None,
+    refusal: bytearray,
 ) -> None:
     loop = asyncio.get_running_loop()
     try:
@@ -166,7 +176,8 @@ async def _proxy(
         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     ).encode()
     transport.writelines([head, body])
-    relay = asyncio.ensure_future(_relay(upstream, send, manager.settings.invocation_timeout))
+    timeout = manager.settings.invocation_timeout
+    relay = asyncio.ensure_future(_relay(upstream, send, timeout, refusal))
     gone = asyncio.ensure_future(_disconnected(receive)) if receive is not None else None
     try:
         await asyncio.wait([t for t in (relay, gone) if t is not None], return_when=FIRST)
@@ -190,8 +201,9 @@ async def _disconnected(receive: Receive) -> None:
         pass
 
 
-async def _relay(upstream: _Upstream, send: Send, timeout: float) -> str | None:
-    """Pass Triton's answer on; why the stream broke after it began (None: it did not)."""
+async def _relay(upstream: _Upstream, send: Send, timeout: float, refusal: bytearray) -> str | None:
+    """Pass Triton's answer on; why the stream broke after it began (None: it did not). The
+    start of an answer other than 200 is kept in ``refusal`` (Triton's error)."""
     started = False
     try:
         async with asyncio.timeout(timeout):
@@ -201,6 +213,8 @@ async def _relay(upstream: _Upstream, send: Send, timeout: float) -> str | None:
             while (chunk := await upstream.chunks.get()) is not None:
                 if isinstance(chunk, Exception):
                     raise chunk
+                if status != 200:
+                    refusal += chunk[: max(0, REFUSAL_CAP - len(refusal))]
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
                 upstream.taken(len(chunk))
             await send({"type": "http.response.body", "body": b""})

@@ -14,6 +14,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -30,6 +31,14 @@ from packager.stores import Store, open_store
 from tdk.errors import StoreError, TdkError
 
 log = logging.getLogger("tdk.local")
+#: what Triton 2.51's Python backend answers once a model instance's stub process has died
+#: (measured 2026-11-27 with the runtime wheel: ``Stub process 'm_0_0' is not healthy.``)
+_STUB_CRASHED = re.compile(r"Stub process '[^']*' is not healthy")
+
+
+def stub_crashed(message: str) -> bool:
+    """Whether Triton's error ``message`` says the model's Python stub process died."""
+    return _STUB_CRASHED.search(message) is not None
 
 
 IDLE_GRACE = 0.2  # seconds without requests before a loaded model counts as idle
@@ -48,6 +57,12 @@ class ModelState:
     loading: asyncio.Future[None] | None = field(default=None, repr=False)
     #: why its last load failed (Triton's reason), until a load succeeds
     failed: str | None = None
+
+
+#: seconds Triton gets to exit on SIGTERM before it and its Python stubs are killed. The front
+#: has drained every request by then and the repository is ours (removed next), so Triton's own
+#: shutdown (1 s polls, each stub's finalize: 4-6 s with models loaded) buys nothing here.
+STOP_GRACE_S = 0.3
 
 
 class ModelManager:
@@ -113,7 +128,7 @@ class ModelManager:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watcher
         self.pool.close()
-        await self.triton.stop()
+        await self.triton.stop(grace=STOP_GRACE_S)
         if self._claimed:  # the work dir is the endpoint's: its staging goes
             workdir.remove(self.workdir, self.workdir / "staging")
         if self._workdir_lock is not None:

@@ -191,8 +191,8 @@ def check_name(name: str) -> str:
     """``name`` when it is a valid endpoint name (status/down/invoke look files up by it)."""
     if not ENDPOINT_NAME.fullmatch(name):
         raise UsageError(
-            f"--name {name!r} is not a valid endpoint name",
+            f"--endpoint {name!r} is not a valid endpoint name",
             hint="use 1-63 letters, digits and inner hyphens (SageMaker's endpoint-name rule), "
-            "e.g. --name my-endpoint",
+            "e.g. --endpoint my-endpoint",
         )
     return name

@@ -20,6 +20,7 @@ from packager.publish import load_models
 from tdk.errors import ConfigError
 from tests.infra.pulumi_harness import ROOT, run_stack, stack_config
 from tests.local.local_helpers import make_release
+from tests.registry_lists import managed_targets
 from tests.validate.llm import corpus as c
 
 #: every engine model shape of the corpus, and the image flavour that carries it
@@ -65,7 +66,7 @@ def test_validate_target_gke_takes_the_engine_flavour(tmp_path: Path, shape: str
 
 
 @pytest.mark.parametrize("shape", sorted(CORPUS))
-@pytest.mark.parametrize("target", ["sagemaker-ic", "sagemaker"])
+@pytest.mark.parametrize("target", managed_targets())
 def test_sagemaker_targets_refuse_engine_models_with_the_reason(
     tmp_path: Path, target: str, shape: str
 ) -> None:

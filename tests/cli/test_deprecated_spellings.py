@@ -1,0 +1,117 @@
+"""One vocabulary (issue 40, row 6): one name per concept, the old spellings still working for
+a release with a deprecation warning. This test lists every old spelling: each is rewritten to
+the new one and warns, the new one is what the help shows, and nothing the kit's docs or hints
+say uses an old one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from cli.main import DEPRECATED_IN, DEPRECATED_OPTIONS, DEPRECATED_VALUES, app, modernize
+from infra.targets import registry
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: every old spelling this release accepts: (a command line using it, the line it means)
+OLD_SPELLINGS = [
+    (["package", "R", "--endpoint-url", "U"], ["package", "R", "--s3-endpoint-url", "U"]),
+    (["plan", "b.json", "--slo-ms", "50"], ["plan", "b.json", "--latency-budget-ms", "50"]),
+    (["plan", "b.json", "--slo-ms=50"], ["plan", "b.json", "--latency-budget-ms=50"]),
+    (["local", "down", "--name", "x"], ["local", "down", "--endpoint", "x"]),
+    (["local", "up", "--name=x"], ["local", "up", "--endpoint=x"]),
+    (["validate", "R", "--format", "json"], ["validate", "R", "--json"]),
+    (["validate", "R", "--format=json"], ["validate", "R", "--json"]),
+    (["metrics", "--target", "k8s"], ["metrics", "--target", "gke"]),
+]
+
+
+@pytest.fixture
+def warned(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    said: list[str] = []
+    monkeypatch.setattr(registry, "on_deprecated", said.append)
+    return said
+
+
+@pytest.mark.parametrize(("old", "new"), OLD_SPELLINGS, ids=lambda a: " ".join(a))
+def test_an_old_spelling_means_the_new_one_and_warns(
+    old: list[str], new: list[str], warned: list[str]
+) -> None:
+    assert modernize(old) == new
+    assert len(warned) == 1
+
+
+def test_the_list_covers_every_deprecation() -> None:
+    used = {arg.partition("=")[0] for line, _ in OLD_SPELLINGS for arg in line}
+    assert set(DEPRECATED_OPTIONS) <= used
+    assert {old for _, old in DEPRECATED_IN} <= used
+    assert {option for _, option, _ in DEPRECATED_VALUES} <= used
+    assert set(registry.DEPRECATED) <= used
+
+
+def test_new_spellings_do_not_warn_and_scoped_ones_stay_in_their_group(
+    warned: list[str],
+) -> None:
+    for line in (
+        ["package", "R", "--name-template", "{model}"],
+        ["validate", "R", "--format", "sarif"],
+        ["tune", "--latency-budget-ms", "5"],
+    ):
+        assert modernize(line) == line
+    assert warned == []
+
+
+def test_the_help_shows_only_the_new_spellings() -> None:
+    command = typer.main.get_command(app)
+    options = {
+        opt
+        for group in command.commands.values()  # type: ignore[attr-defined]
+        for sub in [group, *getattr(group, "commands", {}).values()]
+        for param in sub.params
+        for opt in param.opts
+    }
+    assert {"--latency-budget-ms", "--endpoint", "--json"} <= options
+    assert not ({"--slo-ms", "--endpoint-url"} & options)
+
+
+def test_the_docs_use_no_old_spelling(warned: list[str]) -> None:
+    """Every `tdk` command the docs show is what modernize leaves alone."""
+    from tests.docs.doc_blocks import commands, doc_files, tdk_lines
+
+    old = [
+        (where, args)
+        for path in doc_files()
+        for where, line in tdk_lines(path)
+        for args in commands(line)
+        if modernize(args) != args
+    ]
+    assert old == [] and warned == []
+
+
+def test_a_deprecated_spelling_runs_the_command(tmp_path: Path) -> None:
+    """End to end: `tdk local down --name x` still works, warning on stderr."""
+    result = CliRunner().invoke(
+        app, ["local", "down", "--name", "nothing-here"], env={"TDK_STATE_DIR": str(tmp_path)}
+    )
+    assert result.exit_code == 0, result.output
+    assert "--name is now --endpoint" in result.stderr and "deprecated" in result.stderr
+
+
+def test_bench_and_tune_sweep_the_same_default_concurrency() -> None:
+    """One default per option: `--concurrency` sweeps the same levels in bench and tune."""
+    from cli.bench import DEFAULT_LEVELS
+    from infra.perf.bench import Load
+    from infra.perf.loadgen import DEFAULT_CONCURRENCY
+    from infra.perf.tune import Settings
+
+    assert Load().concurrency == Settings(1.0).concurrency == DEFAULT_CONCURRENCY
+    assert ",".join(map(str, DEFAULT_CONCURRENCY)) == DEFAULT_LEVELS
+    command = typer.main.get_command(app)
+    helps = [
+        next(p.help for p in command.commands[name].params if "--concurrency" in p.opts)  # type: ignore[attr-defined]
+        for name in ("bench", "tune")
+    ]
+    assert all(f"[{DEFAULT_LEVELS}]" in (h or "") for h in helps), helps

@@ -1,0 +1,49 @@
+"""Lists of targets for tests, read from the registry: a suite that covers a kind of target
+covers every registered target of that kind, so a new one is never left out by a hand-written
+list (issue 39 item 6)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from infra.targets import load_target, registry
+from infra.targets.k8s_entry import KubernetesEntry
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def kubernetes_targets() -> list[str]:
+    """Targets that run Triton as a Kubernetes workload (Triton's own API at ``--url``)."""
+    return [entry.name for entry in registry.entries() if isinstance(entry, KubernetesEntry)]
+
+
+def api_targets() -> list[str]:
+    """Targets called through their own HTTP API (SageMaker runtime, the local front)."""
+    return [e.name for e in registry.entries() if not isinstance(e, KubernetesEntry)]
+
+
+def deployable_targets() -> list[str]:
+    return registry.able(registry.DEPLOY)
+
+
+def dev_stack(target: str) -> str:
+    """The committed stack of ``target`` (``Pulumi.<target>-dev.yaml``; each deployable target
+    ships one, a test checks)."""
+    return f"{target}-dev"
+
+
+def read_dev(target: str, overrides: dict[str, Any] | None = None) -> Any:
+    """``target``'s typed config from its committed stack with ``overrides``."""
+    from infra.config import ConfigReader, merged_stack_config, read_stack_config
+
+    deploy = load_target(target)
+    reader = ConfigReader(merged_stack_config(ROOT, dev_stack(target), overrides or {}).get)
+    common = read_stack_config(reader, deploy.name, deploy.release_schemes)
+    return deploy.read_config(reader, common)
+
+
+def managed_targets() -> list[str]:
+    """Deployable targets that are not Kubernetes: the cloud runs the Triton container itself
+    (SageMaker MME, inference components)."""
+    return [name for name in deployable_targets() if name in api_targets()]
