@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import json
 import shutil
 import tempfile
 import warnings
@@ -18,6 +17,7 @@ from typing import Any
 
 from packager.config import CONFIG_NAME, dump_config, new_config
 from packager.importer import Imported, check_destination, import_onnx, stage_model
+from tdk.bounded import load_json
 from tdk.errors import TdkError, UsageError
 
 TEXT_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
@@ -179,12 +179,16 @@ def write_pipeline(source: Path, imported: Imported, out: Path) -> list[Path]:
 
 def _tokenizer_settings(source: Path) -> tuple[int, bool]:
     """(padded length, lower-case) from the model's and the tokenizer's configs."""
-    config = json.loads((source / "config.json").read_text(encoding="utf-8"))
+    hint = "give the directory `save_pretrained` wrote (config.json, tokenizer_config.json)"
+    config = load_json(source / "config.json", hint)
+    if not isinstance(config, dict):
+        raise UsageError(f"{source / 'config.json'}: not a JSON object", hint=hint)
     length = min(MAX_LENGTH, int(config.get("max_position_embeddings", MAX_LENGTH)))
     lower = True
     settings = source / "tokenizer_config.json"
     if settings.is_file():
-        lower = bool(json.loads(settings.read_text(encoding="utf-8")).get("do_lower_case", True))
+        found = load_json(settings, hint)
+        lower = bool(found.get("do_lower_case", True)) if isinstance(found, dict) else True
     return length, lower
 
 

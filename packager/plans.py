@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from packager.stores.base import Store
+from tdk.bounded import DocumentError, parse_json
 from tdk.errors import StoreError, TdkError, UsageError
 
 PLANS_PREFIX = "plans/"
@@ -142,7 +143,7 @@ class PlanRecord:
     @classmethod
     def from_json(cls, text: str | bytes, source: str) -> PlanRecord:
         try:
-            payload = json.loads(text)
+            payload = parse_json(text, source, "")
             return cls(
                 key=PlanKey(**payload["key"]),
                 built_for=str(BuiltFor.parse(payload["built_for"])),
@@ -151,7 +152,7 @@ class PlanRecord:
                 tensorrt_full=str(payload.get("tensorrt_full", "")),
                 extra=dict(payload.get("extra", {})),
             )
-        except (ValueError, KeyError, TypeError, UsageError) as exc:
+        except (ValueError, KeyError, TypeError, UsageError, DocumentError) as exc:
             raise TdkError(
                 f"{source}: not a tdk plan record ({exc.__class__.__name__}: {exc})",
                 hint="delete that plan directory; `tdk build` writes it again",

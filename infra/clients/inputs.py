@@ -6,13 +6,17 @@ dimension is added when the model batches and the value has none) and checked be
 
 from __future__ import annotations
 
-import json
+import io
 from pathlib import Path
 
 import numpy as np
 
 from packager.manifest import ManifestModel, TensorSpec
+from tdk.bounded import parse_json, read_bounded
 from tdk.errors import UsageError
+
+#: the most one input file or sample request may hold (a FIFO or device is refused before it)
+INPUT_BYTES = 256 * 1024 * 1024
 
 SAMPLE_TEXT = "the quick brown fox jumps over the lazy dog"
 #: where ``make models`` and ``make demo`` write the sample inputs the docs use
@@ -51,18 +55,13 @@ def parse_input(model: ManifestModel, option: str) -> tuple[str, np.ndarray]:
     if value.startswith("@"):
         path = Path(value[1:]).expanduser()
         try:
-            array = np.load(path, allow_pickle=False)
+            array = np.load(io.BytesIO(read_bounded(path, INPUT_BYTES)), allow_pickle=False)
         except (OSError, ValueError) as exc:
             raise UsageError(
                 f"--input {name}: cannot read {path}: {exc}", hint=_unreadable_hint(path, exc)
             ) from exc
     else:
-        try:
-            data = json.loads(value)
-        except ValueError as exc:
-            raise UsageError(
-                f"--input {name}: not JSON: {exc}", hint="quote the JSON value"
-            ) from exc
+        data = parse_json(value, f"--input {name}", "quote the JSON value")
         array = _from_json(model, spec, data)
     return name, _with_batch(model, spec, array)
 
@@ -131,12 +130,13 @@ def _spec_of(model: ManifestModel, name: str, path: Path) -> TensorSpec:
 
 def _read_sample(model: ManifestModel, path: Path) -> dict[str, np.ndarray]:
     try:
+        raw = read_bounded(path, INPUT_BYTES)
         if path.suffix == ".npz":
-            with np.load(path, allow_pickle=False) as archive:
+            with np.load(io.BytesIO(raw), allow_pickle=False) as archive:
                 return {name: archive[name] for name in archive.files}
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError) as exc:
         raise UsageError(f"{path}: cannot read it ({exc})", hint=SAMPLES_HINT) from exc
+    data = parse_json(raw, str(path), SAMPLES_HINT)
     if not isinstance(data, dict):
         raise UsageError(f"{path}: not a JSON object of input names", hint=SAMPLES_HINT)
     return {name: _from_json(model, _spec_of(model, name, path), value)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.targets.operations import Locator
+from tdk.bounded import DocumentError, load_json
 from tdk.errors import UsageError
 
 #: the Locator fields a stack can name (what ``TargetEntry.stack_location`` returns)
@@ -42,10 +43,10 @@ DEFAULT_TARGET = "local"
 def read_outputs(path: Path) -> dict[str, Any]:
     """A ``pulumi stack output --json`` file (``--outputs``) as a mapping."""
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
+        data = load_json(path, "")
+    except DocumentError as exc:
         raise UsageError(
-            f"--outputs {path}: cannot read it as JSON ({exc})",
+            f"--outputs {path}: cannot read it as JSON ({exc.reason})",
             hint=f"write it with `pulumi stack output --json > {path}`",
         ) from None
     if not isinstance(data, dict):

@@ -14,11 +14,11 @@ LLM: packaged without an ``mme/`` archive) is served in Triton's generate mode f
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from typing import Any
 
 from infra.config import qualify
+from tdk.bounded import DocumentError, parse_json
 from tdk.errors import ConfigError, TdkError
 
 MODELS_KEY = "sagemakerIcModels"
@@ -89,9 +89,9 @@ def _group(index: int, group: Any) -> list[CopyRequest]:
 def declared_copies(raw: str) -> list[CopyRequest]:
     """The copies ``sagemakerIcModels`` declares (empty: read the manifest instead)."""
     try:
-        groups = json.loads(raw) if raw.strip() else []
-    except ValueError as exc:
-        raise _bad(qualify(MODELS_KEY), f"is not a JSON list ({exc})") from None
+        groups = parse_json(raw, qualify(MODELS_KEY), "") if raw.strip() else []
+    except DocumentError as exc:
+        raise _bad(qualify(MODELS_KEY), f"is not a JSON list ({exc.reason})") from None
     if not isinstance(groups, list):
         raise _bad(qualify(MODELS_KEY), "must be a list of groups")
     found = [request for i, group in enumerate(groups) for request in _group(i, group)]

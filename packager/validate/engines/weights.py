@@ -9,7 +9,6 @@ directory holds a few kilobytes while the engine downloads the weights at load t
 
 from __future__ import annotations
 
-import json
 import re
 import struct
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from packager.repository import ModelDir
+from tdk.bounded import DocumentError, parse_json
 
 #: a safetensors header larger than this is not read (the format caps it at 100 MB)
 HEADER_CAP = 100 * 2**20
@@ -47,8 +47,10 @@ def safetensors_bytes(path: Path) -> int | None:
             (length,) = struct.unpack("<Q", handle.read(8))
             if not 0 < length <= HEADER_CAP:
                 return None
-            header = json.loads(handle.read(length))
-    except (OSError, ValueError, struct.error):
+            header = parse_json(handle.read(length), str(path), "not a safetensors file")
+    except (OSError, ValueError, struct.error, DocumentError):
+        return None
+    if not isinstance(header, dict):
         return None
     ends = [
         t["data_offsets"][1]
