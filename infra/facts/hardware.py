@@ -225,6 +225,15 @@ class Image:
     driver: int | None = None
     source: str = TRITON_RELEASE_NOTES
     checked: str = TRITON_FACTS_CHECKED
+    #: the NGC release whose base image (``tritonserver:<upstream>-py3-min``: CUDA, TensorRT)
+    #: this Triton is built on, where it is not the image's own (UPSTREAM_SOURCE); None: the same
+    upstream: str | None = None
+
+    @property
+    def base(self) -> str:
+        """The NGC release of the image's CUDA and TensorRT: the TensorRT container
+        (``nvcr.io/nvidia/tensorrt:<base>-py3``) that builds plans this Triton loads."""
+        return self.upstream or self.version
 
     @property
     def min_compute(self) -> tuple[int, int]:
@@ -247,6 +256,13 @@ def _notes(version: str) -> str:
 #: image: neither the notes' excerpts nor docs/introduction/compatibility.md (which lists only
 #: the trtllm and vllm flavours) give it: None. No 26.11 notes were published by 2026-11-27.
 NEW_RELEASES_CHECKED = "2026-11-27"
+#: Triton's build.py builds release <yy.mm> on ``tritonserver:<upstream_container_version>-py3-
+#: min`` (DEFAULT_TRITON_VERSION_MAP / TRITON_VERSION_MAP at each release tag of triton-
+#: inference-server/server, read 2026-11-27): the same release for v2.41.0 (23.12) to v2.61.0
+#: (25.09), v2.71.0 (26.07) and branch r26.08; 26.04 for v2.69.0 (26.05) and 26.05 for v2.70.0
+#: (26.06). 26.09 and 26.10 were not checked (their branches were not in the copy read): the
+#: same release is assumed there, and docs/build.md says so.
+UPSTREAM_SOURCE = "https://github.com/triton-inference-server/server/blob/v2.69.0/build.py"
 
 
 IMAGES: dict[str, Image] = {
@@ -259,16 +275,17 @@ IMAGES: dict[str, Image] = {
         Image("24.09", "2.50.0", (10, 4), (12, 6)),
         Image("25.04", "2.57.0", (10, 9), (12, 9), _GPU_BACKENDS - _NO_TF, _CPU_BACKENDS - _NO_TF),
         Image("25.09", "2.61.0", (10, 13), (13, 0), _GPU_BACKENDS - _NO_TF, _CPU_BACKENDS - _NO_TF),
-        Image("26.05", "2.69.0", None, (13, 2), _GPU_BACKENDS - _NO_TF, _CPU_BACKENDS - _NO_TF),
+        Image("26.05", "2.69.0", None, (13, 2), _GPU_BACKENDS - _NO_TF, _CPU_BACKENDS - _NO_TF,
+              upstream="26.04"),
         *(
             Image(version, triton, None, cuda, _GPU_BACKENDS - _NO_TF, _CPU_BACKENDS - _NO_TF,
-                  source=_notes(version), checked=NEW_RELEASES_CHECKED)
-            for version, triton, cuda in (
-                ("26.06", "2.70.0", (13, 3)),  # CUDA 13.3.0
-                ("26.07", "2.71.0", (13, 3)),  # CUDA 13.3.1
-                ("26.08", "2.72.0", (13, 4)),  # CUDA 13.4.1
-                ("26.09", "2.73.0", (13, 4)),  # CUDA 13.4.1
-                ("26.10", None, (13, 4)),  # CUDA 13.4.3
+                  source=_notes(version), checked=NEW_RELEASES_CHECKED, upstream=upstream)
+            for version, triton, cuda, upstream in (
+                ("26.06", "2.70.0", (13, 3), "26.05"),  # CUDA 13.3.0
+                ("26.07", "2.71.0", (13, 3), None),  # CUDA 13.3.1
+                ("26.08", "2.72.0", (13, 4), None),  # CUDA 13.4.1
+                ("26.09", "2.73.0", (13, 4), None),  # CUDA 13.4.1
+                ("26.10", None, (13, 4), None),  # CUDA 13.4.3
             )
         ),
     )

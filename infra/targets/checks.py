@@ -193,11 +193,11 @@ def _check_plan(spec: TargetSpec, built_for: str, sink: Sink) -> None:
     the image), TDK907 when they were built for another GPU or TensorRT: errors both, as
     Triton fails to deserialize such a plan."""
     assert spec.gpu is not None
-    gpu, trt, version = spec.gpu, spec.image.tensorrt, spec.image.version
+    gpu, trt, version, base = spec.gpu, spec.image.tensorrt, spec.image.version, spec.image.base
     cc = f"{gpu.compute[0]}.{gpu.compute[1]}"
     trt_text = f"TensorRT {trt[0]}.{trt[1]}" if trt else f"the TensorRT of the {version} release"
     want = f"compute capability {cc}, {trt_text}"
-    rebuild = f"tdk build --stack <stack> (a {gpu.kind} with the TensorRT {version} container)"
+    rebuild = f"tdk build --stack <stack> (a {gpu.kind} with the TensorRT {base} container)"
     if not built_for:
         sink.report(
             "TDK906",
@@ -205,7 +205,7 @@ def _check_plan(spec: TargetSpec, built_for: str, sink: Sink) -> None:
             f"{spec.label} runs {gpu.kind} ({want}, Triton {version}); a plan built for "
             "anything else fails to load, and nothing records what these plans were built for",
             f"{rebuild}, or record it: tdk package --trt-built-for "
-            f"{cc}:{f'{trt[0]}.{trt[1]}' if trt else '<TensorRT>'}@{version}",
+            f"{cc}:{f'{trt[0]}.{trt[1]}' if trt else '<TensorRT>'}@{base}",
         )
         return
     plan = BuiltFor.parse(built_for)
@@ -227,13 +227,14 @@ def _check_plan(spec: TargetSpec, built_for: str, sink: Sink) -> None:
             f"{spec.label} runs Triton {version} ({want}): Triton cannot deserialize them",
             rebuild,
         )
-    elif trt is None and plan.release != version:
+    elif trt is None and plan.release != base:
         built = f"in the TensorRT {plan.release} container" if plan.release else "elsewhere"
         sink.report(
             "TDK906",
             "backend",
-            f"Triton {version}'s TensorRT version is not in tdk's facts and the plans were "
-            f"built {built}: nothing shows they load on {spec.label}",
+            f"Triton {version}'s TensorRT version is not in tdk's facts (it is that of the "
+            f"{base} release it is built on) and the plans were built {built}: nothing shows "
+            f"they load on {spec.label}",
             f"{rebuild}; or add its TensorRT to infra/facts/hardware.py from "
             f"{facts.TRITON_RELEASE_NOTES}",
         )

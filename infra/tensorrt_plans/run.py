@@ -139,7 +139,8 @@ def require_local_gpu() -> None:
         raise UsageError(
             f"--local builds where TensorRT and an NVIDIA GPU are; {' and '.join(missing)} "
             "not found here",
-            hint="run tdk build --local inside nvcr.io/nvidia/tensorrt:<release>-py3 on a "
+            hint="run tdk build --local inside nvcr.io/nvidia/tensorrt:<base>-py3 (the base "
+            "release of the stack's Triton image: infra/facts/hardware.py) on a "
             "machine with the target's GPU, or build on the stack's GPU pool: tdk build "
             "--stack <gke or eks stack>",
         )

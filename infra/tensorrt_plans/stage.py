@@ -7,11 +7,11 @@ needs wherever the plan is built: the ONNX model, inputs at the profile's opt sh
 Runtime's outputs on them (the parity reference, computed here on CPU) and the trtexec
 arguments.
 
-The TensorRT container is ``nvcr.io/nvidia/tensorrt:<release>-py3`` of the Triton image's
-own release: NVIDIA builds Triton's test plans with exactly that container
-(triton-inference-server/server ``qa/common/gen_qa_model_repository``: ``TENSORRT_IMAGE=
-nvcr.io/nvidia/tensorrt:$TRITON_VERSION-py3``; checked 2026-11-27), and both are built on the
-same monthly CUDA/TensorRT base (NVIDIA's Frameworks Support Matrix).
+The TensorRT container is ``nvcr.io/nvidia/tensorrt:<base>-py3`` of the release whose base
+image the Triton image is built on (``hardware.Image.base``: Triton 26.05 is built on 26.04's
+``py3-min`` base, server build.py at v2.69.0), so the plan's TensorRT is the one Triton loads
+it with; NVIDIA builds Triton's test plans with a TensorRT container likewise
+(``qa/common/gen_qa_model_repository``; checked 2026-11-27).
 """
 
 from __future__ import annotations
@@ -74,10 +74,16 @@ class BuildTarget:
     compute: tuple[int, int]
     release: str  # "26.05"
     tensorrt: tuple[int, int] | None  # the image's TensorRT, None where tdk's facts lack it
+    base: str = ""  # the release of the image's CUDA/TensorRT base ("" = ``release``)
+
+    @property
+    def container_release(self) -> str:
+        """The release of the TensorRT container that builds plans this Triton loads."""
+        return self.base or self.release
 
     @property
     def tensorrt_image(self) -> str:
-        return TENSORRT_IMAGE.format(release=self.release)
+        return TENSORRT_IMAGE.format(release=self.container_release)
 
     @property
     def cache_targets(self) -> list[str]:
@@ -96,7 +102,7 @@ class BuildTarget:
     def tensorrt_key(self) -> str:
         """The TensorRT part of the cache key: ``10.13``, or ``release-26.05`` when unknown."""
         if self.tensorrt is None:
-            return f"release-{self.release}"
+            return f"release-{self.container_release}"
         return f"{self.tensorrt[0]}.{self.tensorrt[1]}"
 
 
@@ -109,7 +115,9 @@ def stack_target(settings: Any, stack: str) -> BuildTarget:
             hint="build for a stack with a GPU instance type or node pool",
         )
     image = spec.image
-    return BuildTarget(spec.label, spec.gpu.kind, spec.gpu.compute, image.version, image.tensorrt)
+    return BuildTarget(
+        spec.label, spec.gpu.kind, spec.gpu.compute, image.version, image.tensorrt, image.base
+    )
 
 
 @dataclass(frozen=True)
@@ -256,5 +264,5 @@ def build_spec(
         "rtol": rtol,
         "key": asdict(build.key),
         "hardware": options.hardware,
-        "release": build.target.release,
+        "release": build.target.container_release,
     }

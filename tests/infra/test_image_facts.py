@@ -100,8 +100,18 @@ def test_a_t4_plan_on_an_a10g_is_an_error_on_the_default_image(plan_repo: Path) 
         assert "7.5" in out and "A10G" in out
     status, out = _validate(plan_repo, *g5, "--image", "25.09", "--trt-built-for", "7.5:10.13")
     assert (status, _codes(out)) == (1, ["TDK907"])
-    # built on an A10G in the TensorRT container of the image's own release: loads
-    assert _validate(plan_repo, *g5, "--trt-built-for", "8.6:10.16@26.05") == (0, "[]\n")
+    # built on an A10G in the TensorRT container of the release Triton 26.05 is built on: loads
+    assert _validate(plan_repo, *g5, "--trt-built-for", "8.6:10.16@26.04") == (0, "[]\n")
+    # the container of the image's own release may carry another TensorRT: not shown to load
+    status, out = _validate(plan_repo, *g5, "--trt-built-for", "8.6:10.16@26.05")
+    assert (status, _codes(out)) == (1, ["TDK906"]) and "26.04 release it is built on" in out
+
+
+def test_a_triton_release_names_the_base_its_tensorrt_comes_from() -> None:
+    """Triton's build.py builds 26.05 on 26.04's ``py3-min`` base and 26.06 on 26.05's (server
+    tags v2.69.0, v2.70.0; read 2026-11-27): a plan for them comes from that TensorRT container."""
+    assert facts.IMAGES["26.05"].base == "26.04" and facts.IMAGES["26.06"].base == "26.05"
+    assert facts.IMAGES["25.09"].base == "25.09" and facts.IMAGES["26.07"].base == "26.07"
 
 
 def test_another_tensorrt_or_release_is_an_error(plan_repo: Path) -> None:

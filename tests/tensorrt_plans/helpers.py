@@ -12,7 +12,7 @@ from packager.plans import Parity, PlanRecord
 
 SEQ = ("input_ids:1,64,128", "attention_mask:1,64,128", "token_type_ids:1,64,128")
 #: the gke-dev stack's GPU and release (Pulumi.gke-dev.yaml: nvidia-l4, Triton 26.05)
-L4_2605 = BuildTarget("nvidia-l4", "L4", (8, 9), "26.05", None)
+L4_2605 = BuildTarget("nvidia-l4", "L4", (8, 9), "26.05", None, "26.04")
 
 
 def model_dir(tmp_path: Path) -> Path:
@@ -27,7 +27,7 @@ def record_for(build: PlanBuild, plan: bytes, passed: bool = True) -> PlanRecord
     compute = build.key.compute
     return PlanRecord(
         key=build.key,
-        built_for=f"{compute}:10.16@{build.target.release}",
+        built_for=f"{compute}:10.16@{build.target.container_release}",
         plan_sha256=hashlib.sha256(plan).hexdigest(),
         parity=Parity(4e-5, 2e-4, 1e-3, 1e-3, passed),
         tensorrt_full="10.16.1.11",

@@ -17,6 +17,7 @@ import yaml
 from typer.testing import CliRunner
 
 from cli.main import app
+from infra.facts.hardware import IMAGES
 from infra.tensorrt_plans.stage import BuildTarget
 from packager.plans import store_plan
 from packager.stores import open_store
@@ -66,11 +67,12 @@ def test_the_rendered_job_passes_strict_validation_and_runs_like_triton(
     job = yaml.safe_load(path.read_text())
     pod = job["spec"]["template"]["spec"]
     triton = _triton_deployment(tmp_path, stack)["spec"]["template"]["spec"]
-    # the TensorRT container of the Triton image's own release
+    # the TensorRT container of the release the Triton image is built on (26.05 on 26.04)
     [triton_image] = [c["image"] for c in triton["containers"]]
     [build] = [c for c in pod["initContainers"] if c["name"] == "build"]
     release = triton_image.rsplit(":", 1)[1].split("-")[0]
-    assert build["image"] == f"nvcr.io/nvidia/tensorrt:{release}-py3"
+    assert build["image"] == f"nvcr.io/nvidia/tensorrt:{IMAGES[release].base}-py3"
+    assert (release, IMAGES[release].base) == ("26.05", "26.04")
     assert build["resources"]["limits"]["nvidia.com/gpu"] == "1"
     # the GPU pool and the workload identity the Triton pods have
     assert pod["nodeSelector"] == triton["nodeSelector"]
@@ -93,7 +95,7 @@ def test_render_stages_the_parity_inputs_and_onnx_runtime_reference(tmp_path: Pa
         "--optShapes='input_ids':32x64,'attention_mask':32x64,'token_type_ids':32x64"
         in (spec["build_args"])
     )
-    assert spec["release"] == "26.05" and spec["key"] == listing["key"]
+    assert spec["release"] == "26.04" and spec["key"] == listing["key"]
     with np.load(inputs / "reference.npz") as reference:
         assert reference["logits"].shape == (32, 2)
     ids = np.fromfile(inputs / "inputs" / "0.bin", dtype=np.int64)
@@ -113,7 +115,7 @@ def test_a_cached_key_builds_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyP
                           "--store", store.url, "--json")  # fmt: skip
     assert code == 0, output
     report = json.loads(output)
-    assert report["built"] is False and report["built_for"] == "8.9:10.16@26.05"
+    assert report["built"] is False and report["built_for"] == "8.9:10.16@26.04"
 
 
 def test_without_kubectl_the_build_is_refused_before_anything_is_written(

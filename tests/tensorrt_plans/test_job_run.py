@@ -118,7 +118,7 @@ def test_pod_build_records_a_plan_within_tolerance(
     _tools(tmp_path, 1e-5, monkeypatch)
     assert pod_main([str(work)]) == 0
     record = PlanRecord.from_json((work / "plan.json").read_text(), "plan.json")
-    assert record.key == build.key and record.built_for == "8.9:10.16@26.05"
+    assert record.key == build.key and record.built_for == "8.9:10.16@26.04"
     assert record.parity.passed and 0 < record.parity.max_abs < 1e-4
     assert (work / "model.plan.sha256").read_text().strip() == record.plan_sha256
 
@@ -204,6 +204,6 @@ def test_the_stack_build_uploads_inputs_applies_the_job_and_waits(
     calls = log.read_text().splitlines()
     assert calls[0].startswith("apply -f ") and calls[1].startswith("-n triton get job tdk-build-")
     job = (tmp_path / "kubectl.log.job.yaml").read_text()
-    assert "nvcr.io/nvidia/tensorrt:26.05-py3" in job
+    assert "nvcr.io/nvidia/tensorrt:26.04-py3" in job
     staged = sorted(p.name for p in release.rglob("input/*") if p.is_file())
     assert staged == ["build.json", "model.onnx", "pod_build.py", "reference.npz"]

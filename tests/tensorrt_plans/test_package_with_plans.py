@@ -47,7 +47,7 @@ def test_the_stacks_plan_replaces_the_onnx_model_and_is_recorded(tmp_path: Path)
     assert "served by its TensorRT plan" in output
     manifest = json.loads((release / "manifest.json").read_text())
     [entry] = manifest["models"]
-    assert entry["built_for"] == manifest["trt_built_for"] == "8.9:10.16@26.05"
+    assert entry["built_for"] == manifest["trt_built_for"] == "8.9:10.16@26.04"
     assert entry["platform"] == "tensorrt_plan"
     assert "bert-0/1/model_cc8.9.plan" in entry["files"]
     assert not any(name.endswith("model.onnx") for name in entry["files"])
