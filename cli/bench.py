@@ -21,6 +21,7 @@ from cli.common import (
     JsonOpt,
     ManifestStoreOpt,
     RegionOpt,
+    SamplesOpt,
     TargetModelOpt,
     TextOpt,
     TimeoutOpt,
@@ -130,14 +131,6 @@ ProcessesOpt = Annotated[
     int,
     typer.Option(
         "--processes", min=1, help="Load-generator processes (HTTP/gRPC to Triton; else 1)."
-    ),
-]
-SamplesOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--samples",
-        help="A directory of sample requests (.npz, or .json {NAME: [...]}), sent in turn "
-        "instead of example inputs.",
     ),
 ]
 BatchOpt = Annotated[int, typer.Option("--batch", min=1, help="Batch size of generated inputs.")]

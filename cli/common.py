@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -74,6 +75,14 @@ JsonBodyOpt = Annotated[
 InputOpt = Annotated[
     list[str] | None,
     typer.Option("--input", "-i", help="NAME=@file.npy or NAME='<json>' (repeatable)."),
+]
+SamplesOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--samples",
+        help="A directory of sample requests (.npz, or .json {NAME: [...]}), sent in turn "
+        "instead of example inputs.",
+    ),
 ]
 TextOpt = Annotated[str | None, typer.Option("--text", help="Value of the model's BYTES input.")]
 TimeoutOpt = Annotated[

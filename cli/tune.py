@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from cli.common import MAX_SECONDS, JsonOpt, number
+from cli.common import MAX_SECONDS, JsonOpt, SamplesOpt, number
 from cli.output import Output, stability
 from infra.perf.space import Space
 from infra.perf.tune import Settings
@@ -192,14 +192,6 @@ RestoreOpt = Annotated[
     ),
 ]
 PlotOpt = Annotated[Path | None, typer.Option("--plot", help="PNG: throughput vs p99.")]
-SamplesOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--samples",
-        help="A directory of sample requests (.npz, or .json {NAME: [...]}), sent in turn "
-        "instead of example inputs.",
-    ),
-]
 TuneInputOpt = Annotated[
     list[str] | None,
     typer.Option(
