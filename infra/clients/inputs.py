@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from packager.manifest import ManifestModel, TensorSpec
-from tdk.bounded import parse_json, read_bounded
+from tdk.bounded import DocumentError, parse_json, read_bounded
 from tdk.errors import UsageError
 
 #: the most one input file or sample request may hold (a FIFO or device is refused before it)
@@ -61,7 +61,10 @@ def parse_input(model: ManifestModel, option: str) -> tuple[str, np.ndarray]:
                 f"--input {name}: cannot read {path}: {exc}", hint=_unreadable_hint(path, exc)
             ) from exc
     else:
-        data = parse_json(value, f"--input {name}", "quote the JSON value")
+        try:
+            data = parse_json(value, f"--input {name}", "quote the JSON value")
+        except DocumentError as exc:
+            raise UsageError(f"--input {name}: not JSON: {exc.reason}", hint=exc.hint) from None
         array = _from_json(model, spec, data)
     return name, _with_batch(model, spec, array)
 
@@ -136,7 +139,10 @@ def _read_sample(model: ManifestModel, path: Path) -> dict[str, np.ndarray]:
                 return {name: archive[name] for name in archive.files}
     except (OSError, ValueError) as exc:
         raise UsageError(f"{path}: cannot read it ({exc})", hint=SAMPLES_HINT) from exc
-    data = parse_json(raw, str(path), SAMPLES_HINT)
+    try:
+        data = parse_json(raw, str(path), SAMPLES_HINT)
+    except DocumentError as exc:
+        raise UsageError(f"{path}: {exc.reason}", hint=SAMPLES_HINT) from None
     if not isinstance(data, dict):
         raise UsageError(f"{path}: not a JSON object of input names", hint=SAMPLES_HINT)
     return {name: _from_json(model, _spec_of(model, name, path), value)

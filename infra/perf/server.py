@@ -61,6 +61,11 @@ class LocalTriton:
     def pid(self) -> int | None:
         return self._triton.pid
 
+    @property
+    def repository_headers(self) -> dict[str, str]:
+        """What a call to this Triton's restricted APIs (model config, repository) sends."""
+        return dict(self._triton.repository_headers)
+
     def __enter__(self) -> LocalTriton:
         try:
             self._loop.run_until_complete(self._triton.start())
@@ -89,8 +94,7 @@ class LocalTriton:
         conn = http.client.HTTPConnection("127.0.0.1", self._triton.http_port, LOAD_TIMEOUT_S)
         try:
             path = f"/v2/repository/models/{self.name}/load"
-            headers = dict(self._triton.repository_headers)  # its repository API is restricted
-            conn.request("POST", path, body=b"{}", headers=headers)
+            conn.request("POST", path, body=b"{}", headers=self.repository_headers)
             response = conn.getresponse()
             body = response.read()
         except (OSError, http.client.HTTPException) as exc:

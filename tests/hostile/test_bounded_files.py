@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from infra.facts.machine import aws_credentials, pulumi_backend
+from tests.conftest import load_generator
 from tests.hostile.test_bounded_inputs import _alias_bomb
 from tests.validate.llm import corpus as c
 
@@ -97,7 +98,8 @@ def _manifest(root: Path) -> tuple[list[str], Path]:
 
 def _ledger(root: Path) -> tuple[list[str], Path]:
     dest = root / "dest"
-    args = ["package", str(ROOT / "model_repos" / "samples" / "tokenizer"), "--dest", str(dest)]
+    load_generator().generate(root / "samples")  # a clean clone has no model_repos/samples
+    args = ["package", str(root / "samples" / "tokenizer"), "--dest", str(dest)]
     return [*args, "--prune"], dest / "tdk-ledger.json"
 
 

@@ -20,7 +20,7 @@ from cli.main import app
 
 runner = CliRunner(env={"COLUMNS": "300"})
 ROOT = Path(__file__).resolve().parents[2]
-MODEL = str(ROOT / "model_repos" / "samples" / "tokenizer")
+MODEL = "{m}"  # the sample tokenizer model, generated per session (a clean clone has none)
 BENCH = ["bench", "--target-model", "m-0.tar.gz", "--url", "http://127.0.0.1:9"]
 TUNE = ["tune", MODEL, "--latency-budget-ms", "50"]
 ARABIC_ONE = "\u0661"
@@ -144,7 +144,7 @@ ROWS = {
 
 @pytest.mark.parametrize("name", sorted(ROWS))
 def test_a_hostile_number_is_refused_naming_it(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sample_repo: Path
 ) -> None:
     row = ROWS[name]
     for key, value in row.env.items():
@@ -153,7 +153,9 @@ def test_a_hostile_number_is_refused_naming_it(
     for rel, text in row.files.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
-    result = runner.invoke(app, [arg.replace("{d}", str(tmp_path)) for arg in row.args])
+    model = str(sample_repo / "tokenizer")
+    args = [arg.replace("{d}", str(tmp_path)).replace("{m}", model) for arg in row.args]
+    result = runner.invoke(app, args)
     assert result.exit_code != 0, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(
         result.exception
