@@ -139,6 +139,13 @@ ROWS = {
         "not a tdk publish lock",
         files={"dest/tdk-publish.lock": _lock(pid=2**70)},
     ),
+    # a timeout of inf turned the local endpoint's slow-client deadline off
+    "local-body-timeout-inf": Row(
+        ["local", "up", "--store", "{d}/store", "--body-timeout", "inf"], "--body-timeout inf"
+    ),
+    "local-body-timeout-huge": Row(
+        ["local", "up", "--store", "{d}/store", "--body-timeout", "1e300"], "at most 86400"
+    ),
 }
 
 

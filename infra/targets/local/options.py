@@ -8,6 +8,7 @@ same field list (``to_argv`` / ``from_argv``), so no option is declared twice.
 from __future__ import annotations
 
 import argparse
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
@@ -22,6 +23,9 @@ SAGEMAKER_PAYLOAD_LIMIT = 6 * 1024 * 1024  # InvokeEndpoint's request body limit
 SAGEMAKER_INVOCATION_TIMEOUT = 60.0  # seconds a SageMaker container has to answer
 # SageMaker's EndpointName rule (CreateEndpoint / InvokeEndpoint): 1-63 characters.
 ENDPOINT_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
+
+#: the longest a local endpoint timeout may be (a day): every wait keeps a deadline
+MAX_TIMEOUT_S = 86_400.0
 
 
 def _opt(flag: str, help: str, default: Any = MISSING, kind: type = str) -> Any:
@@ -104,8 +108,8 @@ class EndpointOptions:
         for name in ("max_loaded", "cache_bytes", "max_body", "max_connections"):
             self._positive(name, int(getattr(self, name)))
         for name in ("body_timeout", "invocation_timeout", "capacity_timeout", "keep_alive"):
-            self._positive(name, float(getattr(self, name)))
-        self._positive("header_timeout", self.header_timeout)
+            self._positive(name, float(getattr(self, name)), MAX_TIMEOUT_S)
+        self._positive("header_timeout", self.header_timeout, MAX_TIMEOUT_S)
         if self.triton_netns not in NETNS_MODES:
             raise UsageError(
                 f"--triton-netns {self.triton_netns!r} is not one of {', '.join(NETNS_MODES)}",
@@ -114,10 +118,16 @@ class EndpointOptions:
         if self.min_residency < 0:
             raise UsageError("--min-residency must be >= 0", hint="e.g. --min-residency 2")
 
-    def _positive(self, name: str, value: float) -> None:
-        if not value > 0:
+    def _positive(self, name: str, value: float, high: float | None = None) -> None:
+        """Refuse a value <= 0, NaN, infinite, or over ``high`` (a timeout of ``inf`` turned
+        the slow-client deadline off)."""
+        if not (math.isfinite(value) and value > 0) or (high is not None and value > high):
             flag = flag_of(name)
-            raise UsageError(f"{flag} {value} must be > 0", hint=f"e.g. {flag} {default_of(name)}")
+            most = f" and at most {high:g}" if high is not None else ""
+            raise UsageError(
+                f"{flag} {value} must be a finite number > 0{most}",
+                hint=f"e.g. {flag} {default_of(name)}",
+            )
 
     @property
     def workdir_path(self) -> Path:
