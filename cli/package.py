@@ -10,12 +10,14 @@ import typer
 
 from cli.common import EndpointUrlOpt, JsonOpt
 from cli.output import Output
+from cli.validate import GpuOpt, ImageOpt, InstanceOpt, ValidateTargetOpt
 from packager.archive import DEFAULT_LEVEL
 from packager.plans import BuiltFor
 from packager.publish import publish
 from packager.rename import DEFAULT_TEMPLATE
 from packager.stores import open_store
 from packager.stores.lock import DEFAULT_LOCK_TIMEOUT
+from tdk.errors import UsageError
 
 PROGRESS_AFTER_S = 2.0  # a publish shorter than this shows no progress bars
 
@@ -87,17 +89,33 @@ def package(
         str | None,
         typer.Option("--plans", help="Store holding the plan cache (default: --dest)."),
     ] = None,
+    target: ValidateTargetOpt = None,
+    instance_type: InstanceOpt = "",
+    gpu: GpuOpt = "",
+    image: ImageOpt = "",
 ) -> None:
     """Validate, rename, archive and publish REPOS to --dest; the manifest is written last."""
     if trt_built_for:
         trt_built_for = str(BuiltFor.parse(trt_built_for))
+    flags = {"instance_type": instance_type, "gpu": gpu, "image": image}
+    if stack is not None and (target is not None or any(flags.values())):
+        raise UsageError(
+            "--stack names the target, instance type, GPU and image the plans are for",
+            hint="drop --target/--instance-type/--gpu/--image, or drop --stack",
+        )
+    if target is None and any(flags.values()):
+        raise UsageError(
+            "--instance-type, --gpu and --image say where a --target serves",
+            hint="add --target (e.g. --target sagemaker --instance-type ml.g5.xlarge)",
+        )
     out = Output(json_mode=json)
     store = open_store(dest, endpoint_url=endpoint_url)
     with tempfile.TemporaryDirectory(prefix="tdk-plans-") as work:
         built_for: dict[str, str] = {}
-        if stack is not None:
+        if stack is not None or target is not None:
             cache = open_store(plans or dest, endpoint_url=endpoint_url)
-            repos, built_for = _served_by_plans(out, repos, cache, project_dir, stack, Path(work))
+            where = _plan_target(repos, project_dir, stack, target and target.value, flags)
+            repos, built_for = _served_by_plans(out, repos, cache, where, Path(work))
             if not trt_built_for and len(set(built_for.values())) == 1:
                 trt_built_for = next(iter(built_for.values()))
         with out.progress(after_s=PROGRESS_AFTER_S) as phase:
@@ -167,22 +185,43 @@ def package(
         )
 
 
-def _served_by_plans(
-    out: Output, repos: list[Path], cache: Any, project_dir: Path, stack: str, work: Path
-) -> tuple[list[Path], dict[str, str]]:
-    """``repos`` staged with the cached plans for ``stack``'s GPU; model -> built_for."""
+def _plan_target(
+    repos: list[Path],
+    project_dir: Path,
+    stack: str | None,
+    target: str | None,
+    flags: dict[str, str],
+) -> tuple[Any, str]:
+    """Where the plans must run and the ``tdk build`` options that build for it: the stack's
+    GPU and release, or those of a stack built from ``--target`` flags as validate builds it."""
     from infra.targets import registry
     from infra.tensorrt_plans.stage import stack_target
+
+    if stack is not None:
+        return stack_target(registry.load_stack(project_dir, stack), stack), f"--stack {stack}"
+    from infra.targets.feasibility import flag_stack
+    from packager.repository import discover_all
+
+    models = [m for path in repos for m in discover_all(path).models]
+    settings = flag_stack(registry.get(str(target)), flags, models, project_dir)
+    given = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in flags.items() if v)
+    return stack_target(settings, f"--target {target} {given}".strip()), "--stack <a stack of it>"
+
+
+def _served_by_plans(
+    out: Output, repos: list[Path], cache: Any, where: tuple[Any, str], work: Path
+) -> tuple[list[Path], dict[str, str]]:
+    """``repos`` staged with the cached plans for the target's GPU; model -> built_for."""
     from packager.plan_models import with_plans
 
-    target = stack_target(registry.load_stack(project_dir, stack), stack)
+    target, build_with = where
     staged, planned = with_plans(repos, cache, target.cache_targets, target.compute_text, work)
     for model in planned:
         out.info(f"{model.name}: served by its TensorRT plan for {target.gpu} ({model.built_for})")
     if not planned:
         out.warn(
             f"no cached TensorRT plan fits {target.gpu} on Triton {target.release}: the models "
-            f"are packaged as they are (tdk build MODEL --stack {stack} builds one)"
+            f"are packaged as they are (tdk build MODEL {build_with} builds one)"
         )
     return staged, {model.name: model.built_for for model in planned}
 

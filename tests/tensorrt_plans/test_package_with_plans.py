@@ -73,3 +73,35 @@ def test_without_a_cached_plan_the_model_is_packaged_as_onnx(tmp_path: Path) -> 
     assert "no cached TensorRT plan" in output
     [entry] = json.loads((release / "manifest.json").read_text())["models"]
     assert entry["built_for"] == "" and entry["backend"] == "onnxruntime"
+
+
+def test_a_target_from_flags_takes_the_plan_for_its_gpu(tmp_path: Path) -> None:
+    """`tdk package --target gke --gpu nvidia-l4` picks the plan a stack of that GPU would (the
+    stack is built from the flags as `tdk validate --target` builds it); an A10G target does
+    not, and says which `tdk build` makes one."""
+    model = model_dir(tmp_path)
+    release = tmp_path / "release"
+    plan = fake_plan()
+    store_plan(open_store(f"file://{release}"), record_for(planned(model), plan), plan)  # L4
+
+    a10g = _package(model.parent, tmp_path / "other", "--plans", f"file://{release}",
+                    "--target", "sagemaker", "--instance-type", "ml.g5.xlarge")  # fmt: skip
+    assert "no cached TensorRT plan fits A10G" in a10g
+    output = _package(model.parent, release, "--target", "gke", "--gpu", "nvidia-l4")
+    assert "served by its TensorRT plan for L4" in output
+    [entry] = json.loads((release / "manifest.json").read_text())["models"]
+    assert entry["built_for"] == "8.9:10.16@26.04" and entry["platform"] == "tensorrt_plan"
+
+
+def test_stack_and_target_flags_together_are_refused(tmp_path: Path) -> None:
+    model = model_dir(tmp_path)
+    rows = {
+        "names the target, instance type, GPU and image": ["--stack", "gke-dev", "--target", "gke"],
+        "say where a --target serves": ["--gpu", "nvidia-l4"],
+    }
+    for said, extra in rows.items():
+        result = runner.invoke(
+            app, ["package", str(model.parent), "--dest", f"file://{tmp_path}/r", *extra]
+        )
+        assert result.exit_code == 2, result.output
+        assert said in " ".join(result.output.split()) and not (tmp_path / "r").exists()
