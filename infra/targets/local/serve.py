@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import resource
+import secrets
 import signal
 import socket
 import subprocess
@@ -50,6 +51,8 @@ class EndpointState:
     log: str
     #: who ``pid`` is: boot id and start time (``process_identity``); a reused pid differs
     identity: str = ""
+    #: what ``POST /tdk/switch`` asks for: only who can read this file switches releases
+    control: str = ""
 
 
 PROG = "python -m infra.targets.local.serve"
@@ -169,6 +172,7 @@ def _run(
         workdir=str(settings.workdir_path),
         log=str(log_path or ""),
         identity=process_identity(os.getpid()),
+        control=secrets.token_hex(16),
     )
 
     def ready() -> None:
@@ -177,6 +181,7 @@ def _run(
             announce(state.url)
 
     front = Front(ModelManager(settings, runtime), on_ready=ready)
+    front.control = state.control
     config = uvicorn.Config(
         front,
         loop="uvloop",
