@@ -268,7 +268,7 @@ def _token_plan(
         here = option.measured and tokens.target == entry.name  # a local run is not on eks
         origin = f"measured: {rate}" if here else f"assumed from {rate}"
         price = f"price: {table.origin} ({table.date}, {region})"
-        rows.append(token_cost.row(option, f"{origin}; {price}", safety))
+        rows.append(token_cost.row(option, f"{origin}; {price}", safety, tokens.input_ratio))
         measured.append(here)
     if baseline is not None:
         rows.append(token_cost.baseline(baseline, region, table, safety))
@@ -287,9 +287,10 @@ def _token_plan(
 
 def _token_table(out: Output, tokens: TokenMeasurement, region: str, rows: list[TokenRow]) -> None:
     utilisation = rows[0].utilisation if rows else Decimal(1)
-    columns = ["option", "$/h", "output tok/s", "$ / M output tokens", "source"]
+    columns = ["option", "$/h", "output tok/s", "$ / M output tokens", "$ / M in+out", "source"]
     cells = [
         (r.name, str(r.usd_per_hour), str(r.output_tokens_per_s), str(r.usd_per_million_tokens),
+         "-" if r.usd_per_million_total_tokens is None else str(r.usd_per_million_total_tokens),
          escape(r.source))
         for r in rows
     ]  # fmt: skip

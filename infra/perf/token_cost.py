@@ -11,6 +11,7 @@ benchmark pages), so the user names the figure and its source; the kit bundles n
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -44,6 +45,8 @@ class TokenMeasurement:
     model: str
     output_tokens_per_s: Decimal
     offered_rate: float | None = None  # bench --rate: the load it was given, not its capacity
+    #: input tokens per output token (prompt words: bench's input_sequence_length), None: unknown
+    input_ratio: Decimal | None = None
 
     def load_note(self) -> str | None:
         """Said when the throughput is what an offered rate asked for, not what the unit can
@@ -69,6 +72,7 @@ class TokenRow:
     source: str
     baseline: bool = False
     utilisation: Decimal = Decimal(1)
+    usd_per_million_total_tokens: Decimal | None = None  # input and output tokens together
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -77,6 +81,9 @@ class TokenRow:
             "output_tokens_per_s": str(self.output_tokens_per_s),
             "usd_per_million_output_tokens": str(self.usd_per_million_tokens),
             "utilisation": str(self.utilisation),
+            "usd_per_million_input_and_output_tokens": None
+            if self.usd_per_million_total_tokens is None
+            else str(self.usd_per_million_total_tokens),
             "source": self.source,
             "baseline": self.baseline,
         }
@@ -104,7 +111,23 @@ def token_measurement(path: Path, data: Any) -> TokenMeasurement | None:
         str(data.get("model", "")),
         rate,
         _offered_rate(data),
+        _input_ratio(data),
     )
+
+
+def _input_ratio(data: dict[str, Any]) -> Decimal | None:
+    """Input tokens per output token: the average prompt length (``input_sequence_length``,
+    counted as the bench says) times requests over output tokens; None for an older bench."""
+    metrics = data.get("metrics")
+    isl = metrics.get("input_sequence_length") if isinstance(metrics, dict) else None
+    avg = isl.get("avg") if isinstance(isl, dict) else None
+    requests, tokens = data.get("ok"), data.get("output_tokens")
+    numbers = (avg, requests, tokens)
+    if not all(isinstance(n, int | float) and math.isfinite(n) for n in numbers):
+        return None
+    if not tokens or tokens <= 0:
+        return None
+    return Decimal(str(avg)) * Decimal(str(requests)) / Decimal(str(tokens))
 
 
 def _offered_rate(data: dict[str, Any]) -> float | None:
@@ -129,7 +152,9 @@ def per_million(usd_per_hour: Decimal, tokens_per_s: Decimal) -> Decimal:
     return cost.quantize(Decimal("0.0001"))
 
 
-def row(candidate: Candidate, source: str, safety: Decimal) -> TokenRow:
+def row(
+    candidate: Candidate, source: str, safety: Decimal, input_ratio: Decimal | None = None
+) -> TokenRow:
     """A priced candidate (its ``unit_rps`` holds output tokens/s per serving unit), run at
     ``safety`` of that rate (``check_safety``: the request plan's utilisation)."""
     rate = candidate.unit_rps * candidate.units_per_instance
@@ -141,6 +166,9 @@ def row(candidate: Candidate, source: str, safety: Decimal) -> TokenRow:
         source,
         candidate.baseline,
         safety,
+        None
+        if input_ratio is None
+        else per_million(candidate.usd_per_hour, rate * safety * (1 + input_ratio)),
     )
 
 

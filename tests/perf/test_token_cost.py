@@ -137,3 +137,15 @@ def test_request_only_options_are_refused_on_tokens_not_ignored(tmp_path: Path) 
         assert result.exit_code == 2, (option, result.output)
         assert "token" in result.output and "drop" in result.output, result.output
     assert not (tmp_path / "p.png").exists()
+
+
+def test_input_tokens_are_costed_with_the_output_tokens(tmp_path: Path) -> None:
+    # 20 requests of 30 prompt words, 400 output tokens: 1.5 input tokens per output token
+    metrics = {"input_sequence_length": {"avg": 30.0}}
+    row = _token_plan(tmp_path, "--safety-factor", "1", ok=20, output_tokens=400, metrics=metrics)
+    price = Decimal(row[0]["usd_per_hour"])
+    assert row[0]["usd_per_million_input_and_output_tokens"] == str(
+        per_million(price, Decimal(250) * Decimal("2.5"))
+    )
+    older = _token_plan(tmp_path)[0]  # a bench without input lengths: unknown, not zero
+    assert older["usd_per_million_input_and_output_tokens"] is None
