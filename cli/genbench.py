@@ -202,6 +202,7 @@ def _table(out: Output, record: dict[str, Any]) -> None:
             ("request latency (ms)", "request_latency"),
             ("output tokens/s per user", "output_token_throughput_per_user"),
             ("output sequence length", "output_sequence_length"),
+            ("input sequence length (words)", "input_sequence_length"),
         )
     ]
     arrival = f", {record['arrival']} arrivals" if record.get("arrival") else ""

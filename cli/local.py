@@ -169,7 +169,8 @@ def status(name: NameOpt = "local", json: JsonOpt = False) -> None:
         out.json({"endpoint": asdict(state), **document})
         return
     out.info(
-        f"local endpoint [bold]{name}[/bold] at {state.url} (pid {state.pid}), store {state.store}"
+        f"local endpoint [bold]{name}[/bold] at {state.url} (pid {state.pid}), "
+        f"store {document.get('store', state.store)}"
     )
     loaded = ", ".join(document["loaded"]) or "none"
     out.info(f"loaded ({len(document['loaded'])}/{document['max_loaded_models']}): {loaded}")
@@ -183,6 +184,50 @@ def stop_endpoint(name: str, timeout: float = 30.0) -> int:
     state = _running(name)
     stop(state, timeout)
     return int(state.pid)
+
+
+def request_switch(state: Any, store: str, endpoint_url: str | None) -> dict[str, Any]:
+    """POST the switch to the running endpoint; its answer, or TdkError with its reason."""
+    body = jsonlib.dumps({"store": store, "store_endpoint_url": endpoint_url}).encode()
+    request = urllib.request.Request(
+        f"{state.url}/tdk/switch",
+        data=body,
+        method="POST",
+        headers={"content-type": "application/json", "x-tdk-control": state.control},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=300) as response:
+            return dict(jsonlib.loads(response.read()))
+    except urllib.error.HTTPError as exc:
+        with closing(exc):
+            answer = jsonlib.loads(exc.read() or b"{}")
+        raise TdkError(
+            f"not switched: {answer.get('error', exc.reason)}",
+            hint=answer.get("hint") or f"the endpoint still serves its release; see {state.log}",
+        ) from exc
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        raise TdkError(
+            f"cannot reach {state.url}/tdk/switch: {exc}", hint="see the endpoint's log"
+        ) from exc
+
+
+@app.command("switch")
+def switch(
+    store: StoreOpt,
+    name: NameOpt = "local",
+    endpoint_url: EndpointUrlOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Serve another release (e.g. an earlier one: rollback) without stopping: requests in
+    flight finish on the old models, the next ones use the new release. A release that does
+    not verify is refused and the endpoint keeps serving its own."""
+    out = Output(json_mode=json)
+    state = _running(name)
+    answer = request_switch(state, store, endpoint_url)
+    if json:
+        out.json({"name": name, **answer})
+    else:
+        out.info(f"local endpoint {name} now serves {store} ({len(answer['models'])} models)")
 
 
 @app.command("down")

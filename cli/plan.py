@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from cli.locate import TargetName
     from infra.perf.measurement import Measurement
     from infra.perf.stackfile import StackFile
-    from infra.perf.token_cost import TokenMeasurement
+    from infra.perf.token_cost import TokenMeasurement, TokenRow
     from infra.planning.pricing import PriceTable
     from infra.planning.report import Candidate, PlanReport
     from infra.targets.registry import StackSettings, TargetEntry
@@ -115,8 +115,14 @@ def plan(
     out = Output(json_mode=json)
     tokens = load_token_measurement(measurement)
     if tokens is not None:  # a `bench --prompt` measurement: cost per million output tokens
+        _refuse_unplanned_for_tokens(
+            {"--peak-rps": peak_rps, "--traffic": traffic, "--latency-budget-ms": slo_ms,
+             "--components": components, "--hot-models": hot_models, "--plot": plot,
+             "--write-stack": write_stack}
+        )  # fmt: skip
+        safety = _decimal("--safety-factor", safety_factor) or Decimal(0)
         where = (region, prices, gpus_per_node)
-        _token_plan(out, tokens, target, instance_types or [], where, baseline)
+        _token_plan(out, tokens, target, instance_types or [], where, (baseline, safety))
         return
     unit = load_measurement(measurement)
     capacity = unit.capacity(_decimal("--latency-budget-ms", slo_ms))
@@ -213,21 +219,34 @@ def _entry(target: str | None, measured: str, settings: StackSettings | None) ->
     return entry
 
 
+def _refuse_unplanned_for_tokens(given: dict[str, object]) -> None:
+    """Options a token measurement cannot be planned with yet: refused, never ignored."""
+    named = [option for option, value in given.items() if value is not None]
+    if named:
+        raise UsageError(
+            f"{', '.join(named)}: not planned for a token (bench --prompt) measurement yet; "
+            "its cost per million output tokens does not depend on them",
+            hint=f"drop {', '.join(named)}, or plan a request measurement (tdk bench --json)",
+        )
+
+
 def _token_plan(
     out: Output,
     tokens: TokenMeasurement,
     target: TargetName | None,
     instance_types: list[str],
     where: tuple[str | None, Path | None, int],
-    baseline: str | None,
+    base: tuple[str | None, Decimal],
 ) -> None:
-    """Cost per million output tokens of the measured unit (and --instance-type candidates),
-    beside the --baseline; each row says where its numbers come from."""
+    """Cost per million output tokens of the measured unit (and --instance-type candidates) at
+    --safety-factor of its rate, beside the --baseline; each row says where its numbers come
+    from, and a rate measured on another target than the one priced is assumed, not measured."""
     from infra.perf import candidates as cands
     from infra.perf import token_cost
     from infra.perf.prices import load_prices
 
     region, prices, gpus_per_node = where
+    baseline, safety = base
     entry = _entry(target.value if target else None, tokens.target, None)
     region = region or entry.default_region
     table = load_prices(prices)
@@ -238,31 +257,44 @@ def _token_plan(
             f"{tokens.source} does not say what it ran on",
             hint="pass --instance-type TYPE (or bench with --instance-type / --gpu)",
         )
-    rows = []
+    rows: list[TokenRow] = []
+    measured: list[bool] = []
     for spec in dict.fromkeys(specs):
         option = cands.candidate(
             entry, spec, region, table, tokens.output_tokens_per_s, measured_on, gpus_per_node
         )
-        rate = f"{tokens.source} (bench --prompt on {measured_on or 'an unrecorded unit'})"
-        origin = f"measured: {rate}" if option.measured else f"assumed from {rate}"
+        on = f"{tokens.target} {measured_on}" if measured_on else "an unrecorded unit"
+        rate = f"{tokens.source} (bench --prompt on {on})"
+        here = option.measured and tokens.target == entry.name  # a local run is not on eks
+        origin = f"measured: {rate}" if here else f"assumed from {rate}"
         price = f"price: {table.origin} ({table.date}, {region})"
-        rows.append(token_cost.row(option, f"{origin}; {price}"))
+        rows.append(token_cost.row(option, f"{origin}; {price}", safety))
+        measured.append(here)
     if baseline is not None:
-        rows.append(token_cost.baseline(baseline, region, table))
+        rows.append(token_cost.baseline(baseline, region, table, safety))
+        measured.append(True)
     note = tokens.load_note()
     if out.json_mode:
-        options = [r.as_dict() for r in rows]
+        options = [r.as_dict() | {"measured": m} for r, m in zip(rows, measured, strict=True)]
         out.json({"model": tokens.model, "region": region, "options": options, "note": note})
         return
     if note is not None:
         out.warn(note)
+    flags = zip(rows, measured, strict=True)
+    _warn_unmeasured(out, tokens, [{"name": r.name, "unit_rps_measured": m} for r, m in flags])
+    _token_table(out, tokens, region, rows)
+
+
+def _token_table(out: Output, tokens: TokenMeasurement, region: str, rows: list[TokenRow]) -> None:
+    utilisation = rows[0].utilisation if rows else Decimal(1)
     columns = ["option", "$/h", "output tok/s", "$ / M output tokens", "source"]
     cells = [
         (r.name, str(r.usd_per_hour), str(r.output_tokens_per_s), str(r.usd_per_million_tokens),
          escape(r.source))
         for r in rows
     ]  # fmt: skip
-    out.table(f"cost per million output tokens ({tokens.model}, {region})", columns, cells)
+    title = f"cost per million output tokens at {utilisation} of the rate ({tokens.model}"
+    out.table(f"{title}, {region})", columns, cells)
 
 
 def _stack(path: Path | None) -> tuple[StackFile | None, StackSettings | None]:
@@ -389,7 +421,9 @@ _IC_HEADERS = {
 }
 
 
-def _warn_unmeasured(out: Output, unit: Measurement, rows: list[dict[str, object]]) -> None:
+def _warn_unmeasured(
+    out: Output, unit: Measurement | TokenMeasurement, rows: list[dict[str, object]]
+) -> None:
     """Say loudly which candidates are priced with a rate measured on another unit."""
     assumed = [str(r["name"]) for r in rows if not r["unit_rps_measured"]]
     if not assumed:

@@ -11,6 +11,8 @@ Definitions follow NVIDIA AIPerf's metrics reference
 - output tokens/s: all successful requests' output tokens over the benchmark's duration (first
   request's start to last response), requests/s likewise with requests.
 
+Input sequence length: the words of each successful request's prompt (whitespace-separated: no
+tokenizer is loaded, so a model's tokenizer count is usually higher; AIPerf tokenizes the prompt).
 Output tokens are counted by ``infra.clients.generate`` (one per streamed response with text;
 AIPerf tokenizes the text instead). Every response is decoded and checked there; a failed or
 broken stream counts as an error, by its code.
@@ -33,6 +35,13 @@ from infra.clients.generate import Generation
 #: one streamed request: (prompt) -> Generation, raising on any failure
 Generate = Callable[[str], Generation]
 SOURCE = "https://docs.nvidia.com/aiperf/v0.13.0/reference/ai-perf-metrics-reference.md"
+#: how ``input_sequence_length`` is counted, said in the JSON and the table
+INPUT_COUNTED_AS = "whitespace-separated words of the prompt (no tokenizer)"
+
+
+def input_length(prompt: str) -> int:
+    """One prompt's input sequence length, as ``INPUT_COUNTED_AS`` says."""
+    return len(prompt.split())
 
 
 @dataclass(frozen=True)
@@ -76,6 +85,7 @@ class GenResult:
     """What the requests produced."""
 
     done: list[Generation] = field(default_factory=list)
+    input_lengths: list[int] = field(default_factory=list)  # of the done requests' prompts
     errors: Counter[str] = field(default_factory=Counter)
     sent: int = 0
     started: float = 0.0
@@ -156,6 +166,7 @@ def aiperf_metrics(
              "output_token_throughput_per_user", "output_sequence_length")  # fmt: skip
     found: dict[str, Any] = {n: stats([r[n] for r in records if n in r]) for n in names}
     tokens = sum(g.output_tokens for g in result.done)
+    found["input_sequence_length"] = stats(result.input_lengths)
     found["output_token_throughput"] = round(tokens / duration, 3)
     found["request_throughput"] = round(len(records) / duration, 3)
     good = sum(meets(r, slos) for r in records) if slos else None
@@ -188,6 +199,7 @@ def summarize(
         "tpot_ms": percentiles(tpots),
         "e2e_ms": percentiles([g.total_ms for g in result.done]),
         "output_tokens": tokens,
+        "input_sequence_length_counted_as": INPUT_COUNTED_AS,
         "output_tokens_per_s": round(tokens / duration, 3),
         "requests_per_s": round(len(result.done) / duration, 3),
         "metrics": aiperf_metrics(result, duration, slos),
@@ -220,6 +232,7 @@ def run_genbench(
         else:
             with lock:
                 result.done.append(generation)
+                result.input_lengths.append(input_length(prompt))
         with lock:
             result.ended = time.perf_counter()
         if advance is not None:

@@ -13,7 +13,14 @@ import csv
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from infra.planning.report import Candidate, Option, PlanReport, Sample, units_for
+from infra.planning.report import (
+    Candidate,
+    Option,
+    PlanReport,
+    Sample,
+    check_safety,
+    units_for,
+)
 from tdk.errors import UsageError
 
 #: the largest traffic plan accepts: far above any fleet, small enough for exact arithmetic
@@ -30,8 +37,7 @@ def plan(
     """Cost every candidate over ``traffic`` (constant at ``peak_rps`` when empty)."""
     if not traffic and peak_rps is None:
         raise UsageError("no traffic given", hint="pass --peak-rps N and/or --traffic FILE")
-    if not Decimal(0) < safety <= Decimal(1):
-        raise UsageError(f"--safety-factor {safety}: expected 0 < f <= 1", hint="AWS starts at 0.5")
+    check_safety(safety)
     if peak_rps is not None and peak_rps > MAX_RPS:
         raise UsageError(
             f"--peak-rps {peak_rps}: above the {MAX_RPS:E} inferences/s tdk plan can cost",

@@ -2,10 +2,11 @@
 
 One serving unit's output tokens per second (measured, as AIPerf defines output token
 throughput) and its hourly price (the bundled or given price table) give the cost of a million
-output tokens at that load: ``usd_per_hour / (tokens_per_s * 3600) * 1e6``. The Inferentia
-baseline is given like ``--baseline`` for requests, with tokens/s instead of rps: published
-Neuron figures are per model and instance (e.g. Hugging Face optimum-neuron's benchmark pages),
-so the user names the figure and its source; the kit bundles none.
+output tokens when the unit runs at ``--safety-factor`` of that rate, the utilisation the request
+plan sizes units at (0.5 by default): ``usd_per_hour / (tokens_per_s * safety * 3600) * 1e6``.
+The Inferentia baseline is given like ``--baseline`` for requests, with tokens/s instead of
+rps: published Neuron figures are per model and instance (e.g. Hugging Face optimum-neuron's
+benchmark pages), so the user names the figure and its source; the kit bundles none.
 """
 
 from __future__ import annotations
@@ -17,7 +18,14 @@ from typing import Any
 
 from infra.perf.measurement import read_bench_json
 from infra.planning.pricing import PriceTable
-from infra.planning.report import MAX_PRICE, MAX_RATE, MIN_RATE, SECONDS_PER_HOUR, Candidate
+from infra.planning.report import (
+    MAX_PRICE,
+    MAX_RATE,
+    MIN_RATE,
+    SECONDS_PER_HOUR,
+    Candidate,
+    check_safety,
+)
 from tdk.errors import UsageError
 from tdk.numbers import decimal_of
 
@@ -60,6 +68,7 @@ class TokenRow:
     usd_per_million_tokens: Decimal
     source: str
     baseline: bool = False
+    utilisation: Decimal = Decimal(1)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -67,6 +76,7 @@ class TokenRow:
             "usd_per_hour": str(self.usd_per_hour),
             "output_tokens_per_s": str(self.output_tokens_per_s),
             "usd_per_million_output_tokens": str(self.usd_per_million_tokens),
+            "utilisation": str(self.utilisation),
             "source": self.source,
             "baseline": self.baseline,
         }
@@ -119,20 +129,22 @@ def per_million(usd_per_hour: Decimal, tokens_per_s: Decimal) -> Decimal:
     return cost.quantize(Decimal("0.0001"))
 
 
-def row(candidate: Candidate, source: str) -> TokenRow:
-    """A priced candidate (its ``unit_rps`` holds output tokens/s per serving unit)."""
+def row(candidate: Candidate, source: str, safety: Decimal) -> TokenRow:
+    """A priced candidate (its ``unit_rps`` holds output tokens/s per serving unit), run at
+    ``safety`` of that rate (``check_safety``: the request plan's utilisation)."""
     rate = candidate.unit_rps * candidate.units_per_instance
     return TokenRow(
         candidate.name,
         candidate.usd_per_hour,
         rate,
-        per_million(candidate.usd_per_hour, rate),
+        per_million(candidate.usd_per_hour, rate * check_safety(safety)),
         source,
         candidate.baseline,
+        safety,
     )
 
 
-def baseline(spec: str, region: str, prices: PriceTable) -> TokenRow:
+def baseline(spec: str, region: str, prices: PriceTable, safety: Decimal) -> TokenRow:
     """``TYPE:RATEtok/s[:USD_PER_HOUR]``, e.g. ``inf2.xlarge:310tok/s:0.76``: what one instance
     of TYPE generates, from a published Neuron figure for the model (price from the table's EC2
     or SageMaker section when omitted)."""
@@ -149,7 +161,8 @@ def baseline(spec: str, region: str, prices: PriceTable) -> TokenRow:
         found = prices.lookup(section, region, name)
         price, where = found.usd_per_hour, f"price {found.source} ({prices.date})"
     source = f"--baseline: {rate} tok/s as given (a published figure for the model), {where}"
-    return TokenRow(f"{name} (baseline)", price, rate, per_million(price, rate), source, True)
+    cost = per_million(price, rate * check_safety(safety))
+    return TokenRow(f"{name} (baseline)", price, rate, cost, source, True, safety)
 
 
 def _positive(text: str, spec: str, hint: str, most: float = MAX_RATE) -> Decimal:

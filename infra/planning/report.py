@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
+from tdk.errors import UsageError
+
 MILLION = Decimal(1_000_000)
 SECONDS_PER_HOUR = Decimal(3600)
 # The rates and prices the exact arithmetic takes: outside them a quantize to cents needs more
@@ -41,6 +43,14 @@ class Candidate:
 def ceil_div(numerator: Decimal, denominator: Decimal) -> int:
     """``ceil(numerator / denominator)`` for Decimals, exactly."""
     return int((numerator / denominator).to_integral_value(rounding=ROUND_CEILING))
+
+
+def check_safety(safety: Decimal) -> Decimal:
+    """``--safety-factor``: the share of a unit's capacity the plan runs it at, for requests and
+    output tokens alike (0 < f <= 1; AWS's target tracking starts at 0.5)."""
+    if not Decimal(0) < safety <= Decimal(1):
+        raise UsageError(f"--safety-factor {safety}: expected 0 < f <= 1", hint="AWS starts at 0.5")
+    return safety
 
 
 def units_for(rps: Decimal, unit_rps: Decimal, safety: Decimal) -> int:

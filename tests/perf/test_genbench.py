@@ -182,3 +182,20 @@ def test_a_bench_where_no_request_produced_a_token_fails() -> None:
 
     with pytest.raises(TdkError, match="no request to llm-0 produced a token"):
         bench_generate(Output(json_mode=True), Silent(), [GenLoad(("p",), 2)], 4)  # type: ignore[arg-type]
+
+
+def test_input_sequence_length_of_the_prompts_sent() -> None:
+    """AIPerf's input sequence length, over the successful requests' prompts, counted as the
+    record says (words: no tokenizer); a failed request's prompt is left out."""
+
+    def generate(prompt: str) -> Generation:
+        if prompt == "fails here":
+            raise InvokeFailed("boom", code="500")
+        return _gen(10, 20, 2)
+
+    prompts = ("one two three", "a b c d e", "fails here")
+    record = run_genbench(generate, GenLoad(prompts, requests=3, concurrency=1))
+    isl = record["metrics"]["input_sequence_length"]
+    assert (isl["avg"], isl["min"], isl["max"], isl["p50"], isl["p99"]) == (4.0, 3, 5, 3, 5)
+    assert isl["std"] == 1.0
+    assert record["input_sequence_length_counted_as"].startswith("whitespace-separated words")

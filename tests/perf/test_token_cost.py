@@ -40,11 +40,13 @@ def test_plan_prices_tokens_beside_the_baseline(tmp_path: Path) -> None:
     document = json.loads(result.output)
     measured, base = document["options"]
     assert measured["name"] == "g5.xlarge" and measured["output_tokens_per_s"] == "250.0"
-    expected = per_million(Decimal(measured["usd_per_hour"]), Decimal(250))
+    # planned at the request plan's default utilisation (0.5), baseline included
+    expected = per_million(Decimal(measured["usd_per_hour"]), Decimal(125))
     assert Decimal(measured["usd_per_million_output_tokens"]) == expected
     assert measured["source"].startswith("measured: ") and "prices" in measured["source"]
+    assert measured["measured"] and measured["utilisation"] == "0.5"
     assert base["baseline"] and base["usd_per_million_output_tokens"] == str(
-        per_million(Decimal("0.76"), Decimal(310))
+        per_million(Decimal("0.76"), Decimal(155))
     )
     assert "as given" in base["source"]
     human = runner.invoke(app, [*args[:-1], "--instance-type", "g6.xlarge"])
@@ -82,3 +84,56 @@ def test_a_rate_bench_is_priced_at_its_load_and_says_so(tmp_path: Path) -> None:
     assert human.exit_code == 0 and "not what the unit can" in human.output
     closed = runner.invoke(app, ["plan", str(_bench(tmp_path)), "--json"])
     assert closed.exit_code == 0 and json.loads(closed.output)["note"] is None
+
+
+def _token_plan(tmp_path: Path, *args: str, **changes: Any) -> Any:
+    bench = str(_bench(tmp_path, **changes))
+    result = runner.invoke(app, ["plan", bench, "--region", "us-east-1", "--json", *args])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)["options"]
+
+
+def test_the_safety_factor_sets_the_token_utilisation(tmp_path: Path) -> None:
+    full = _token_plan(tmp_path, "--safety-factor", "1", "--baseline", "inf2.xlarge:310tok/s:0.76")
+    unit, base = full
+    assert unit["utilisation"] == "1" and Decimal(unit["usd_per_million_output_tokens"]) == (
+        per_million(Decimal(unit["usd_per_hour"]), Decimal(250))
+    )
+    assert base["usd_per_million_output_tokens"] == str(per_million(Decimal("0.76"), Decimal(310)))
+    quarter = _token_plan(tmp_path, "--safety-factor", "0.25")[0]
+    assert Decimal(quarter["usd_per_million_output_tokens"]) == per_million(
+        Decimal(unit["usd_per_hour"]), Decimal("62.5")
+    )
+    bad = runner.invoke(app, ["plan", str(_bench(tmp_path)), "--safety-factor", "1.5"])
+    assert bad.exit_code == 2 and "--safety-factor" in bad.output and "0 < f <= 1" in bad.output
+
+
+def test_a_local_run_tagged_with_an_instance_type_is_not_measured_there(tmp_path: Path) -> None:
+    # a CPU run on the laptop, tagged g5.xlarge: the eks g5.xlarge row is a guess, said loudly
+    row = _token_plan(tmp_path, "--target", "eks", target="local")[0]
+    assert row["name"] == "g5.xlarge" and not row["measured"]
+    assert row["source"].startswith("assumed from") and "local g5.xlarge" in row["source"]
+    bench = str(_bench(tmp_path, target="local"))
+    human = runner.invoke(app, ["plan", bench, "--target", "eks"], terminal_width=400)
+    assert human.exit_code == 0, human.output
+    assert "NOT MEASURED" in human.output and "local g5.xlarge" in human.output
+    same = _token_plan(tmp_path, "--target", "eks")[0]
+    assert same["measured"] and same["source"].startswith("measured: ")
+
+
+def test_request_only_options_are_refused_on_tokens_not_ignored(tmp_path: Path) -> None:
+    traffic = tmp_path / "traffic.csv"
+    traffic.write_text("time,rps\n0,10\n")
+    bench = str(_bench(tmp_path))
+    for option in (
+        ["--peak-rps", "10"],
+        ["--traffic", str(traffic)],
+        ["--latency-budget-ms", "200"],
+        ["--slo-ms", "200"],
+        ["--components", "file:///nowhere"],
+        ["--plot", str(tmp_path / "p.png")],
+    ):
+        result = runner.invoke(app, ["plan", bench, *option])
+        assert result.exit_code == 2, (option, result.output)
+        assert "token" in result.output and "drop" in result.output, result.output
+    assert not (tmp_path / "p.png").exists()

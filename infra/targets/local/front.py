@@ -21,7 +21,7 @@ from typing import Any
 from infra.clients.triton_errors import triton_error_text
 from infra.sagemaker_common.components import component_name
 from infra.sagemaker_common.runtime import RELOADS
-from infra.targets.local import generate, response_stream
+from infra.targets.local import generate, response_stream, switch
 from infra.targets.local.errors import ApiError, internal, model_error, unavailable, validation
 from infra.targets.local.manager import ModelManager, ModelState, stub_crashed
 from infra.targets.local.metrics import CONTENT_TYPE
@@ -59,6 +59,8 @@ class Front:
         self.name = manager.settings.name
         self.max_body = manager.settings.max_body
         self.on_ready = on_ready
+        #: the secret ``POST /tdk/switch`` asks for (``serve`` sets it; empty: refused)
+        self.control = ""
         self.started = time.time()
         self.startup_error: Exception | None = None
         #: inference component name -> TargetModel, built on the first component request
@@ -132,6 +134,8 @@ class Front:
         elif method == "GET" and path == "/metrics":
             text = self.manager.metrics.prometheus(self.manager.loaded_count)
             await _respond(send, 200, text, [(b"content-type", CONTENT_TYPE.encode())])
+        elif method == "POST" and path == "/tdk/switch":
+            await self._switch(scope, receive, send)
         elif method == "GET" and path == "/tdk/status":
             status = self.manager.status() | {"started_at": self.started}
             await _respond(send, 200, json.dumps(status).encode(), [_JSON])
@@ -139,6 +143,12 @@ class Front:
             await _error(
                 send, ApiError(404, "UnknownOperationException", f"no route {method} {path}")
             )
+
+    async def _switch(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body = await self._body(receive, send)
+        if body is not None:
+            code, answer = await switch.handle(self.manager, self.control, scope["headers"], body)
+            await _respond(send, code, json.dumps(answer).encode(), [_JSON])
 
     async def _body(self, receive: Receive, send: Send) -> bytes | None:
         """The request body; None once the client was answered with the error (too large, too

@@ -57,6 +57,10 @@ class ModelState:
     loading: asyncio.Future[None] | None = field(default=None, repr=False)
     #: why its last load failed (Triton's reason), until a load succeeds
     failed: str | None = None
+    #: requests between ``acquire``'s lookup and their count in ``inflight``
+    pending: int = 0
+    #: left out of the release the endpoint switched to: unloaded once its requests finish
+    retired: bool = False
 
 
 #: seconds Triton gets to exit on SIGTERM before it and its Python stubs are killed. The front
@@ -90,6 +94,8 @@ class ModelManager:
         self._background: set[asyncio.Task[None]] = set()
         self.store: Store = open_store(settings.store_url, settings.store_endpoint_url)
         self.manifest: Manifest | None = None
+        #: models of a release switched away from, until their requests finish (``switch``)
+        self.retiring: list[ModelState] = []
 
     async def start(self) -> None:
         """Read the manifest, reset the repository, start Triton and watch it."""
@@ -178,7 +184,13 @@ class ModelManager:
         self.metrics.cache_lookup(hit)
         if not hit:
             started = time.monotonic()
-            await self._ensure_loaded(state)
+            state.pending += 1
+            try:
+                await self._ensure_loaded(state)
+            finally:
+                state.pending -= 1
+                if state.retired:
+                    self._notify()
             self.metrics.observe("ModelLoadingWaitTime", time.monotonic() - started)
         state.inflight += 1
         state.last_used = time.monotonic()
@@ -199,7 +211,7 @@ class ModelManager:
 
     def release(self, state: ModelState) -> None:
         state.inflight -= 1
-        if state.inflight == 0 and self._waiting:
+        if state.inflight == 0 and (self._waiting or state.retired):
             self._notify()
 
     async def _ensure_loaded(self, state: ModelState) -> None:
@@ -222,7 +234,7 @@ class ModelManager:
     async def _load(self, state: ModelState) -> None:
         target = state.entry.target_model
         try:
-            while state.evicting:
+            while state.evicting or self._superseded(state):
                 await self._wait_change(time.monotonic() + self.settings.capacity_timeout)
             if state.loaded:
                 return
@@ -370,6 +382,11 @@ class ModelManager:
             pass
         finally:
             self._waiting -= 1
+
+    def _superseded(self, state: ModelState) -> bool:
+        """Whether a model of the release switched away from still holds this one's name."""
+        names = {state.entry.target_model, state.entry.name}
+        return any({old.entry.target_model, old.entry.name} & names for old in self.retiring)
 
     def _notify(self) -> None:
         self._changed.set()

@@ -1,0 +1,137 @@
+"""Switch a running local endpoint to another release (``tdk local switch``; issue 40 item 3).
+
+Releases are immutable and kept in their store, so rolling back is switching to an earlier
+one. The new release is verified first (its manifest read and checked, each archive present
+in its store with the manifest's sha256): a bad or incomplete release is refused and the
+endpoint keeps serving the one it has. Then the TargetModel table is swapped in one step of
+the event loop: the next request looks its model up in the new release; a request already
+holding a model of the old one finishes on it. A model both releases hold unchanged stays
+loaded; the others are unloaded (and dropped from the disk cache) once their requests finish,
+and a model of the new release that shares a name with one of them loads after that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hmac
+import json
+import logging
+import time
+
+from infra.targets.local.manager import ModelManager, ModelState
+from infra.targets.local.release import read_manifest_abandonable
+from packager.manifest import Manifest
+from packager.stores import Store, open_store
+from tdk.errors import TdkError
+
+log = logging.getLogger(__name__)
+
+#: seconds a retired model waits for its requests before it is unloaded regardless
+RETIRE_TIMEOUT_S = 600.0
+
+
+def _archive_problems(store: Store, manifest: Manifest) -> list[str]:
+    problems = []
+    for entry in manifest.models:
+        found = store.sha256_of(entry.archive)
+        if found is None:
+            problems.append(f"{entry.target_model}: {store.describe(entry.archive)} is missing")
+        elif found != entry.sha256:
+            problems.append(
+                f"{entry.target_model}: {store.describe(entry.archive)} does not match the "
+                f"manifest's sha256 {entry.sha256[:16]}…"
+            )
+    return problems
+
+
+async def verify_release(store: Store) -> Manifest:
+    """The release's manifest once it and every archive it names check out; TdkError if not."""
+    manifest = await read_manifest_abandonable(store)
+    problems = await asyncio.to_thread(_archive_problems, store, manifest)
+    if problems:
+        raise TdkError(
+            f"the release at {store.url} is incomplete or damaged; not switched: "
+            + "; ".join(problems[:5]),
+            hint="publish the release again (`tdk publish`) or switch to another one",
+        )
+    return manifest
+
+
+async def switch(
+    manager: ModelManager, store_url: str, endpoint_url: str | None = None
+) -> Manifest:
+    """Serve the release at ``store_url`` from the next request on; its manifest."""
+    store = open_store(store_url, endpoint_url or manager.settings.store_endpoint_url)
+    manifest = await verify_release(store)
+    old = manager.models
+    models: dict[str, ModelState] = {}
+    for entry in manifest.models:
+        kept = old.get(entry.target_model)
+        models[entry.target_model] = (
+            kept if kept is not None and kept.entry == entry else ModelState(entry)
+        )
+    retired = [state for name, state in old.items() if models.get(name) is not state]
+    for state in retired:
+        state.retired = True
+    # one step of the event loop: no request sees half of it
+    manager.store = store
+    manager.manifest = manifest
+    manager.settings = dataclasses.replace(
+        manager.settings,
+        store_url=store_url,
+        store_endpoint_url=endpoint_url or manager.settings.store_endpoint_url,
+    )
+    manager.models = models
+    manager.metrics.known = frozenset(models)
+    manager.retiring.extend(retired)
+    for state in retired:
+        task = asyncio.create_task(_retire(manager, state))
+        manager._background.add(task)
+        task.add_done_callback(manager._background.discard)
+    log.warning("switched to the release at %s (%d models)", store_url, len(models))
+    return manifest
+
+
+async def _retire(manager: ModelManager, state: ModelState) -> None:
+    """Unload a model of the old release once no request uses it; drop its extracted copy."""
+    deadline = time.monotonic() + RETIRE_TIMEOUT_S
+    try:
+        while state.inflight or state.pending or state.loading is not None:
+            if time.monotonic() >= deadline - 1:
+                log.warning("%s: unloaded with requests still in flight", state.entry.target_model)
+                break
+            await manager._wait_change(deadline, wake=time.monotonic() + 1)
+        if state.loaded:
+            await manager._unload(state)
+        if manager.disk.has(state.entry):
+            manager.disk.drop(state.entry)
+    finally:
+        manager.retiring.remove(state)
+        manager._notify()
+
+
+#: the header that carries the endpoint's control secret (the state file has it, mode 0600)
+CONTROL_HEADER = b"x-tdk-control"
+
+
+async def handle(
+    manager: ModelManager, secret: str, headers: list[tuple[bytes, bytes]], body: bytes
+) -> tuple[int, dict[str, object]]:
+    """``POST /tdk/switch``: the status and JSON answer; only the endpoint's owner may switch."""
+    given = dict(headers).get(CONTROL_HEADER, b"")
+    if not secret or not hmac.compare_digest(given, secret.encode()):
+        return 403, {"error": "switching needs the endpoint's control secret (its state file)"}
+    try:
+        request = json.loads(body)
+        store_url = request["store"]
+        endpoint_url = request.get("store_endpoint_url")
+        if not isinstance(store_url, str) or not isinstance(endpoint_url, str | None):
+            raise TypeError
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+        return 400, {"error": 'the body is {"store": URL, "store_endpoint_url": URL or null}'}
+    try:
+        manifest = await switch(manager, store_url, endpoint_url)
+    except TdkError as exc:
+        return 409, {"error": exc.message, "hint": exc.hint or ""}
+    return 200, {"store": store_url, "models": [m.target_model for m in manifest.models]}

@@ -1,0 +1,101 @@
+"""`tdk local switch`: a running local endpoint moves to another release (a rollback to an
+earlier one) under load and loses no request (issue 40 item 3). Real Triton; the load is a
+bounded count of invokes from a few threads, and the switch happens once each thread has had
+an answer (an event, not a sleep)."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+
+from cli.local import request_switch
+from infra.clients.inputs import example_inputs
+from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
+from infra.targets.local.serve import read_state
+from tdk.errors import TdkError
+from tests.local.local_helpers import make_release, start_endpoint
+
+THREADS = 3
+PER_THREAD = 25
+
+
+def _load(url: str, model: object, answered: threading.Barrier, failures: list[str]) -> None:
+    target = SageMakerRuntimeTarget("switch", endpoint_url=url, local=True)
+    try:
+        for index in range(PER_THREAD):
+            try:
+                target.infer(model, example_inputs(model))  # type: ignore[arg-type]
+            except Exception as exc:  # every failure counts, whatever it is
+                failures.append(repr(exc))
+            if index == 0:
+                answered.wait(60)
+    finally:
+        target.close()
+
+
+def test_switch_under_load_loses_no_request_and_refuses_a_bad_release(
+    sample_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old, new, broken = tmp_path / "old", tmp_path / "new", tmp_path / "broken"
+    make_release(sample_repo, old, copies=1, only=("tokenizer",))
+    manifest = make_release(sample_repo, new, copies=1, only=("tokenizer", "text_classifier"))
+    shutil.copytree(new, broken)
+    only_new = next(m for m in manifest.models if "text_classifier" in m.target_model)
+    (broken / only_new.archive).unlink()
+    state_dir = tmp_path / "state"
+    running = start_endpoint(old, state_dir, name="switch")
+    monkeypatch.setenv("TDK_STATE_DIR", str(state_dir))
+    try:
+        state = read_state("switch")
+        assert state is not None and state.control
+        shared = running.manifest.models[0]
+        answered = threading.Barrier(THREADS + 1)
+        failures: list[str] = []
+        threads = [
+            threading.Thread(target=_load, args=(running.url, shared, answered, failures))
+            for _ in range(THREADS)
+        ]
+        for thread in threads:
+            thread.start()
+        answered.wait(60)  # every thread has had one answer from the old release
+        with pytest.raises(TdkError, match="missing"):
+            request_switch(state, str(broken), None)
+        assert running.status()["store"] == str(old)  # refused: still the old release
+        answer = request_switch(state, str(new), None)
+        for thread in threads:
+            thread.join(120)
+        assert failures == []
+        assert answer["models"] == [m.target_model for m in manifest.models]
+        status = running.status()
+        assert status["store"] == str(new)
+        assert status["metrics"]["Invocations"] >= THREADS * PER_THREAD
+        target = SageMakerRuntimeTarget("switch", endpoint_url=running.url, local=True)
+        try:  # a model only the new release has answers: the next requests use it
+            target.infer(only_new, example_inputs(only_new))
+        finally:
+            target.close()
+        forged = type(state)(**{**state.__dict__, "control": "0" * 32})
+        with pytest.raises(TdkError, match="control secret"):
+            request_switch(forged, str(old), None)
+        rollback = request_switch(state, str(old), None)  # and back: a rollback
+        assert rollback["store"] == str(old) and running.status()["store"] == str(old)
+    finally:
+        running.stop()
+
+
+def test_switch_without_a_running_endpoint_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from cli.main import app
+
+    monkeypatch.setenv("TDK_STATE_DIR", str(tmp_path / "state"))
+    result = CliRunner().invoke(
+        app, ["local", "switch", "--endpoint", "nope", "--store", str(tmp_path)]
+    )
+    assert result.exit_code == 2, result.output
+    assert "no local endpoint named 'nope' is running" in result.output
