@@ -229,9 +229,12 @@ def _warn_placeholders(project_dir: Path, stack: str) -> None:
 
 def _warn_undeclared(project_dir: Path, stack: str) -> None:
     """A key Pulumi.yaml does not declare is ignored by every reader: say so (stderr)."""
-    from infra.stack_keys import stack_file_keys, undeclared
+    from infra.stack_keys import deprecated_in_file, stack_file_keys, undeclared
 
-    for warning in undeclared(project_dir, stack_file_keys(project_dir, stack)):
+    for warning in [
+        *undeclared(project_dir, stack_file_keys(project_dir, stack)),
+        *deprecated_in_file(project_dir, stack),
+    ]:
         sys.stderr.write(f"warning: Pulumi.{stack}.yaml: {warning}\n")
 
 

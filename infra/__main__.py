@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pulumi
 
-from infra.config import ConfigReader, ConfigSource
+from infra.config import ConfigReader, ConfigSource, deprecated_keys
 from infra.stack_keys import PROJECT_DIR, undeclared
 from infra.targets import registry
 from infra.targets.feasibility import require_feasible
@@ -35,7 +35,10 @@ def main() -> None:
     """Validate every key and the stack's feasibility first (the one path ``tdk validate``
     takes), then declare the chosen target's resources and outputs."""
     stack = registry.settings(ConfigReader(pulumi_source()), pulumi.get_stack())
-    for warning in undeclared(PROJECT_DIR, configured_keys()):
+    for warning in [
+        *undeclared(PROJECT_DIR, configured_keys()),
+        *deprecated_keys(pulumi_source()),
+    ]:
         pulumi.log.warn(warning)
     require_feasible(stack)
     for name, value in stack.entry.deploy().declare(stack.config).items():

@@ -57,6 +57,11 @@ class ConfigReader:
         value = self.string(key).strip()
         return None if value == "" else value
 
+    def lookup(self, key: str) -> str | None:
+        """A key's value, None when it is unset or empty (a deprecated key may be undeclared)."""
+        value = (self._source(qualify(key)) or "").strip()
+        return value or None
+
     def integer(self, key: str, minimum: int | None = None, maximum: int | None = None) -> int:
         raw = self.string(key)
         try:
@@ -92,6 +97,46 @@ class ConfigReader:
         """A value from a fixed list; the error lists the valid choices."""
         value = self.string(key)
         return check_choice(key, value, choices)
+
+
+#: who alarms, alerts and budgets mail: one key for every target (issue 40 item 4)
+ALERT_EMAIL = "alertEmail"
+#: the keys ``alertEmail`` replaces, accepted for one release with a deprecation warning
+DEPRECATED_KEYS = {
+    "sagemakerAlarmEmail": ALERT_EMAIL,
+    "k8sAlertEmail": ALERT_EMAIL,
+    "budgetEmail": ALERT_EMAIL,
+}
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+def deprecated_keys(source: ConfigSource) -> list[str]:
+    """One warning per deprecated key the stack sets (non-empty), naming the key to use."""
+    return [
+        f"{qualify(old)} is deprecated: use {qualify(new)} (the old key goes in the next release)"
+        for old, new in DEPRECATED_KEYS.items()
+        if (source(qualify(old)) or "").strip()
+    ]
+
+
+def alert_email(reader: ConfigReader, old: str) -> str | None:
+    """``alertEmail``: the address alarms, alerts and budgets mail, None for nobody. For one
+    release the deprecated key ``old`` still gives it; both set and different is an error."""
+    new, legacy = reader.lookup(ALERT_EMAIL), reader.lookup(old)
+    if new is not None and legacy is not None and new != legacy:
+        raise ConfigError(
+            f"{qualify(ALERT_EMAIL)} is {new!r} but the deprecated {qualify(old)} is "
+            f"{legacy!r}: they name the same address",
+            hint=f"delete {qualify(old)} from the stack file (`pulumi config rm {qualify(old)}`)"
+            f" and keep {qualify(ALERT_EMAIL)}",
+        )
+    key, email = (ALERT_EMAIL, new) if new is not None else (old, legacy)
+    if email is not None and not _EMAIL.match(email):
+        raise ConfigError(
+            f"{qualify(key)} is {email!r}, not an email address",
+            hint=f'`pulumi config set {qualify(ALERT_EMAIL)} you@example.com`, or "" for none',
+        )
+    return email
 
 
 def check_choice(key: str, value: str, choices: Iterable[str], why: str = "") -> str:

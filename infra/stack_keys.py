@@ -8,7 +8,7 @@ import difflib
 from collections.abc import Iterable
 from pathlib import Path
 
-from infra.config import PROJECT, _load_yaml
+from infra.config import PROJECT, _as_config_string, _load_yaml, deprecated_keys, qualify
 
 #: the project root holding Pulumi.yaml (``main: infra/`` points one level below it)
 PROJECT_DIR = Path(__file__).resolve().parents[1]
@@ -43,3 +43,11 @@ def undeclared(project_dir: Path, keys: Iterable[str]) -> list[str]:
             f"{key} is not a key Pulumi.yaml declares: it is ignored and its default applies{guess}"
         )
     return found
+
+
+def deprecated_in_file(project_dir: Path, stack: str) -> list[str]:
+    """One warning per deprecated key ``Pulumi.<stack>.yaml`` sets (Pulumi.yaml still
+    declares them for a release, so :func:`undeclared` leaves them alone)."""
+    config = _load_yaml(project_dir / f"Pulumi.{stack}.yaml").get("config") or {}
+    values = {qualify(str(key)): _as_config_string(value) for key, value in config.items()}
+    return deprecated_keys(values.get)

@@ -267,17 +267,20 @@ def newer_release_findings() -> list[Finding]:
 
 def _stack_keys(project_dir: Path, stack: str) -> Finding:
     """Keys of the stack file that Pulumi.yaml does not declare (ignored: defaults apply)."""
-    from infra.stack_keys import stack_file_keys, undeclared
+    from infra.stack_keys import deprecated_in_file, stack_file_keys, undeclared
 
     try:
         warnings = undeclared(project_dir, stack_file_keys(project_dir, stack))
+        deprecated = deprecated_in_file(project_dir, stack)
     except TdkError as exc:
         return Finding("stack keys", "unreadable", "Pulumi.yaml", "", "broken", exc.message)
-    if not warnings:
+    if not warnings and not deprecated:
         return Finding("stack keys", "all declared", "Pulumi.yaml", "", "ok",
                        "every key of the stack file is declared in Pulumi.yaml")  # fmt: skip
-    return Finding("stack keys", f"{len(warnings)} undeclared", "Pulumi.yaml", "", "aged",
-                   " | ".join(warnings))  # fmt: skip
+    counts = [f"{len(warnings)} undeclared"] * bool(warnings)
+    counts += [f"{len(deprecated)} deprecated"] * bool(deprecated)
+    return Finding("stack keys", ", ".join(counts), "Pulumi.yaml", "", "aged",
+                   " | ".join([*warnings, *deprecated]))  # fmt: skip
 
 
 def online_findings(settings: Any, today: dt.date) -> list[Finding]:

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar, cast
 
-from infra.config import ConfigReader, check_capacity, qualify
+from infra.config import ConfigReader, alert_email, check_capacity, qualify
 from infra.facts import llm
 from infra.facts.triton import default_kubernetes_triton_image
 from infra.k8s.spec import (
@@ -117,7 +117,7 @@ def read_workload_config(reader: ConfigReader) -> WorkloadConfig:
             latency_slo_ms=reader.integer("k8sLatencySloMs", minimum=1),
             error_rate_percent=reader.number("k8sErrorRatePercent", minimum=0, maximum=100),
             queue_ratio=reader.number("k8sQueueRatioAlarm", minimum=0.01),
-            email=reader.optional_string("k8sAlertEmail"),
+            email=alert_email(reader, "k8sAlertEmail"),
         ),
         hf_token_secret=reader.optional_string("k8sHfTokenSecret"),
         weight_cache_claim=reader.optional_string("k8sWeightCacheClaim"),

@@ -3,19 +3,14 @@ deployment creates its bucket's objects under."""
 
 from __future__ import annotations
 
-from infra.config import PREFIX_RULE, ConfigReader, qualify, valid_prefix
+from infra.config import PREFIX_RULE, ConfigReader, alert_email, qualify, valid_prefix
 from tdk.errors import ConfigError
 
 
 def alarm_email(reader: ConfigReader) -> str | None:
-    """``sagemakerAlarmEmail``: the SNS topic's address, or None for no topic."""
-    email = reader.optional_string("sagemakerAlarmEmail")
-    if email is not None and ("@" not in email or " " in email):
-        raise ConfigError(
-            f"{qualify('sagemakerAlarmEmail')} is {email!r}, not an email address",
-            hint='set it to an address, or to "" for no SNS topic',
-        )
-    return email
+    """``alertEmail`` (formerly ``sagemakerAlarmEmail``): the SNS topic's address, or None
+    for no topic."""
+    return alert_email(reader, "sagemakerAlarmEmail")
 
 
 def created_release_prefix(reader: ConfigReader) -> str:

@@ -43,7 +43,7 @@ DECOUPLED_REFUSED = "TDK915"
 ENGINE_REFUSED = "TDK916"
 #: what every stack built from flags sets that ``Pulumi.yaml`` leaves to the user (never
 #: deployed: a flag stack only answers whether the models fit)
-FLAG_PLACEHOLDERS = {"budgetEmail": "tdk-validate@example.com"}
+FLAG_PLACEHOLDERS = {"alertEmail": "tdk-validate@example.com"}
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """What a platform engineer expects of every stack, as pure data: a monthly cost budget with an
 alert, log retention, and a control plane that is not open to the whole internet by default.
 
-Read from the common keys (``budgetMonthlyUsd``, ``budgetEmail``, ``awsLogRetentionDays``,
+Read from the common keys (``budgetMonthlyUsd``, ``alertEmail``, ``awsLogRetentionDays``,
 ``k8sApiOpenToInternet``) and each cluster's CIDR key; the components only wire these values.
 """
 
@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from infra.config import ConfigReader, qualify
+from infra.config import ALERT_EMAIL, ConfigReader, alert_email, qualify
 from tdk.errors import ConfigError
 
 #: the retention periods CloudWatch Logs accepts (PutRetentionPolicy retentionInDays)
@@ -22,7 +22,6 @@ LOG_RETENTION_DAYS: tuple[int, ...] = (
 #: alert when actual spend passes these percentages of the budget, and when the forecast does
 ACTUAL_THRESHOLDS = (80, 100)
 FORECAST_THRESHOLD = 100
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _CIDR = re.compile(r"^\d{1,3}(\.\d{1,3}){3}/\d{1,2}$")
 OPEN_TO_INTERNET = ("0.0.0.0/0",)
 
@@ -41,19 +40,14 @@ def read_budget(reader: ConfigReader, email_required: bool) -> Budget | None:
     AWS Budgets needs a subscriber for every notification, so on AWS the email is required.
     """
     amount = reader.integer("budgetMonthlyUsd", minimum=0)
-    email = reader.optional_string("budgetEmail")
-    if email is not None and not _EMAIL.match(email):
-        raise ConfigError(
-            f"{qualify('budgetEmail')} is {email!r}, not an email address",
-            hint=f"`pulumi config set {qualify('budgetEmail')} you@example.com`",
-        )
+    email = alert_email(reader, "budgetEmail")
     if amount == 0:
         return None
     if email is None and email_required:
         raise ConfigError(
-            f"{qualify('budgetMonthlyUsd')} is {amount} but {qualify('budgetEmail')} is empty: "
+            f"{qualify('budgetMonthlyUsd')} is {amount} but {qualify(ALERT_EMAIL)} is empty: "
             "the budget would alert nobody",
-            hint=f"`pulumi config set {qualify('budgetEmail')} you@example.com`, or opt out "
+            hint=f"`pulumi config set {qualify(ALERT_EMAIL)} you@example.com`, or opt out "
             f"of the cost guardrail with `pulumi config set {qualify('budgetMonthlyUsd')} 0`",
         )
     return Budget(amount, email)
@@ -102,7 +96,7 @@ def read_api_cidrs(reader: ConfigReader, key: str) -> tuple[str, ...]:
 
 def aws_budget_args(stack_name: str, budget: Budget) -> dict[str, Any]:
     """``aws.budgets.Budget`` arguments: monthly cost, alerts at 80% and 100% of actual spend
-    and when the forecast passes the budget, mailed to ``budgetEmail``."""
+    and when the forecast passes the budget, mailed to ``alertEmail``."""
     subscribers: dict[str, Any] = {"subscriber_email_addresses": [budget.email]}
     notifications = [
         {"notification_type": "ACTUAL", "threshold": float(t), **subscribers}

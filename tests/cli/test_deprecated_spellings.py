@@ -12,6 +12,7 @@ import typer
 from typer.testing import CliRunner
 
 from cli.main import DEPRECATED_IN, DEPRECATED_OPTIONS, DEPRECATED_VALUES, app, modernize
+from infra.config import DEPRECATED_KEYS
 from infra.targets import registry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,6 +28,13 @@ OLD_SPELLINGS = [
     (["validate", "R", "--format=json"], ["validate", "R", "--json"]),
     (["metrics", "--target", "k8s"], ["metrics", "--target", "gke"]),
 ]
+
+#: every stack key this release still accepts, and the key that replaces it
+OLD_STACK_KEYS = {
+    "sagemakerAlarmEmail": "alertEmail",
+    "k8sAlertEmail": "alertEmail",
+    "budgetEmail": "alertEmail",
+}
 
 
 @pytest.fixture
@@ -115,3 +123,38 @@ def test_bench_and_tune_sweep_the_same_default_concurrency() -> None:
         for name in ("bench", "tune")
     ]
     assert all(f"[{DEFAULT_LEVELS}]" in (h or "") for h in helps), helps
+
+
+def test_the_list_covers_every_deprecated_stack_key() -> None:
+    assert DEPRECATED_KEYS == OLD_STACK_KEYS
+
+
+def test_no_doc_or_committed_stack_uses_an_old_stack_key() -> None:
+    files = [ROOT / "README.md", *(ROOT / "docs").rglob("*.md"), *ROOT.glob("Pulumi.*.yaml")]
+    used = [(f.name, old) for f in files for old in OLD_STACK_KEYS if old in f.read_text()]
+    assert used == []
+
+
+@pytest.fixture
+def old_key_stack(tmp_path: Path) -> Path:
+    (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
+    lines = [f"  triton-deploy-kit:{old}: a@example.com" for old in OLD_STACK_KEYS]
+    (tmp_path / "Pulumi.x.yaml").write_text(
+        "\n".join(["config:", "  triton-deploy-kit:target: eks", *lines, ""])
+    )
+    return tmp_path
+
+
+def test_validate_and_doctor_warn_of_each_old_stack_key(
+    old_key_stack: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cli.validate import _warn_undeclared
+    from infra.facts.doctor import _stack_keys
+
+    _warn_undeclared(old_key_stack, "x")
+    said = capsys.readouterr().err
+    finding = _stack_keys(old_key_stack, "x")
+    for old, new in OLD_STACK_KEYS.items():
+        warning = f"triton-deploy-kit:{old} is deprecated: use triton-deploy-kit:{new}"
+        assert warning in said and warning in str(finding)
+    assert "not a key Pulumi.yaml declares" not in said + str(finding)

@@ -48,7 +48,7 @@ def test_committed_stacks_hold_the_placeholders_the_issue_names() -> None:
     gke = {p.key: p.value for p in scan_stack(ROOT, "gke-dev")}
     assert gke["gcp:project"] == "my-gcp-project"
     assert gke["triton-deploy-kit:gkeAuthorizedNetworks"] == "203.0.113.0/24"
-    assert gke["triton-deploy-kit:budgetEmail"] == "ops@example.com"
+    assert gke["triton-deploy-kit:alertEmail"] == "ops@example.com"
     assert "gcp:region" not in gke
 
 

@@ -98,13 +98,13 @@ def test_aws_stacks_carry_a_monthly_budget_that_mails_its_alerts(stack: str) -> 
 
 @pytest.mark.parametrize("stack", ["sagemaker-dev", "eks-dev"])
 def test_an_aws_budget_without_a_recipient_is_refused(stack: str) -> None:
-    error = _error(stack, {"budgetEmail": ""})
-    assert "budgetEmail" in error.message and "budgetMonthlyUsd 0" in error.hint
+    error = _error(stack, {"alertEmail": ""})
+    assert "alertEmail" in error.message and "budgetMonthlyUsd 0" in error.hint
 
 
 @pytest.mark.parametrize("stack", ["sagemaker-dev", "eks-dev", "gke-dev"])
 def test_the_budget_can_be_opted_out_of_explicitly(stack: str) -> None:
-    run = run_stack(stack, overrides={"budgetMonthlyUsd": 0, "budgetEmail": ""})
+    run = run_stack(stack, overrides={"budgetMonthlyUsd": 0, "alertEmail": ""})
     assert not run.of_type("aws:budgets/budget:Budget")
     assert not run.of_type("gcp:billing/budget:Budget")
 

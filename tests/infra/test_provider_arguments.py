@@ -16,8 +16,8 @@ from tests.infra.test_sagemaker_schema import _params, _snake_keys, assert_match
 PROVIDERS: dict[str, ModuleType] = {"aws": aws, "gcp": gcp}
 #: overrides that switch on every optional resource of the stack
 EVERYTHING: dict[str, dict[str, Any]] = {
-    "eks-dev": {"k8sAlertEmail": "a@example.com"},
-    "gke-dev": {"k8sAlertEmail": "a@example.com", "gkeBillingAccount": "012345-6789AB-CDEF01"},
+    "eks-dev": {"alertEmail": "a@example.com"},
+    "gke-dev": {"alertEmail": "a@example.com", "gkeBillingAccount": "012345-6789AB-CDEF01"},
 }
 
 

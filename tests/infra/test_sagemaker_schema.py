@@ -95,9 +95,7 @@ def _snake_keys(data: Any) -> Any:
 
 
 def test_every_declared_resource_uses_real_argument_names(stack_runner: Any) -> None:
-    run = stack_runner(
-        "sagemaker-dev", {"sagemakerScaleOnGpu": True, "sagemakerAlarmEmail": "a@b.c"}
-    )
+    run = stack_runner("sagemaker-dev", {"sagemakerScaleOnGpu": True, "alertEmail": "a@b.c"})
     checked = 0
     for resource in run.resources:
         if not resource.type.startswith("aws:"):

@@ -36,7 +36,7 @@ def existing_release(stack_runner: Callable[..., Any]) -> Any:
         {
             "releaseUrl": "s3://team-models/releases/v7",
             "sagemakerScaleOnGpu": True,
-            "sagemakerAlarmEmail": "oncall@example.com",
+            "alertEmail": "oncall@example.com",
         },
     )
 
@@ -52,7 +52,7 @@ def test_dev_stack_declares_the_whole_endpoint(dev: Any) -> None:
         "tdk:aws:SageMakerMme", MODEL, ENDPOINT_CONFIG, ENDPOINT, TARGET, POLICY, ALARM,
         "aws:cloudwatch/dashboard:Dashboard", "aws:iam/role:Role", ROLE_POLICY, BUCKET,
     } <= dev.types()  # fmt: skip
-    assert "aws:sns/topic:Topic" not in dev.types()  # no email configured in the dev stack
+    assert "aws:sns/topic:Topic" in dev.types()  # the dev stack sets alertEmail: alarms mail it
 
 
 def test_model_is_multimodel_triton_on_the_release_mme_prefix(dev: Any) -> None:
@@ -205,7 +205,7 @@ def test_cpu_instance_gets_the_cpu_image_and_no_gpu_alarm(stack_runner: Callable
         ({"sagemakerReleasePrefix": "a/../b"}, "without . or .."),
         ({"sagemakerRolloutStrategy": "YOLO"}, "ALL_AT_ONCE, CANARY, LINEAR"),
         ({"sagemakerTritonVersion": "9.99"}, "24.09"),
-        ({"sagemakerAlarmEmail": "oncall"}, "not an email address"),
+        ({"alertEmail": "oncall"}, "not an email address"),
         ({"sagemakerMinInstances": 0}, "must be >= 1"),
     ],
 )

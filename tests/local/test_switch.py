@@ -84,3 +84,18 @@ def test_switch_under_load_loses_no_request_and_refuses_a_bad_release(
         assert rollback["store"] == str(old) and running.status()["store"] == str(old)
     finally:
         running.stop()
+
+
+def test_switch_without_a_running_endpoint_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from cli.main import app
+
+    monkeypatch.setenv("TDK_STATE_DIR", str(tmp_path / "state"))
+    result = CliRunner().invoke(
+        app, ["local", "switch", "--endpoint", "nope", "--store", str(tmp_path)]
+    )
+    assert result.exit_code == 2, result.output
+    assert "no local endpoint named 'nope' is running" in result.output

@@ -24,6 +24,7 @@ def test_round_trip_is_byte_identical(name: str) -> None:
 
 def test_edit_replaces_one_line_and_appends_new_keys(tmp_path: Path) -> None:
     path = Path(shutil.copy(ROOT / "Pulumi.eks-dev.yaml", tmp_path / "Pulumi.eks-dev.yaml"))
+    path.write_text(path.read_text().replace("alertEmail: ops@example.com", 'alertEmail: ""'))
     before = path.read_text().splitlines()
     stack = load_stack(path)
     stack.set("eksGpuNodesMax", 9)
@@ -35,7 +36,7 @@ def test_edit_replaces_one_line_and_appends_new_keys(tmp_path: Path) -> None:
         ("  triton-deploy-kit:eksGpuNodesMax: 2", "  triton-deploy-kit:eksGpuNodesMax: 9")
     ]
     assert after[len(before) :] == ["  triton-deploy-kit:k8sPollingSeconds: 30"]
-    assert '  triton-deploy-kit:k8sAlertEmail: ""' in after  # quoting kept
+    assert '  triton-deploy-kit:alertEmail: ""' in after  # quoting kept
 
 
 def test_not_a_stack_file(tmp_path: Path) -> None:
