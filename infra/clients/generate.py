@@ -157,7 +157,9 @@ class GenerateClient:
                     return _read_stream(response, started, on_chunk)
                 return _read_one(response, started, on_chunk)
         except (OSError, http.client.HTTPException) as exc:
-            if watchdog.fired:
+            # a read that waited the whole timeout is the deadline too: under load the socket's
+            # timeout can fire before the watchdog's thread has marked it
+            if watchdog.fired or isinstance(exc, TimeoutError):
                 raise EndpointError(
                     f"{path}: no complete answer within {self.timeout:g} s",
                     hint="raise --timeout, or lower --max-tokens",

@@ -93,7 +93,7 @@ ROWS = {
         files={"gen.json": _token_bench(1e-308)},
     ),
     "plan-baseline-tiny": Row(
-        ["plan", "{d}/gen.json", "--peak-rps", "5", "--baseline", "inf2.xlarge:1e-300tok/s:0.76"],
+        ["plan", "{d}/gen.json", "--baseline", "inf2.xlarge:1e-300tok/s:0.76"],
         "--baseline",
         files={"gen.json": _token_bench(300)},
     ),
@@ -101,8 +101,6 @@ ROWS = {
         [
             "plan",
             "{d}/gen.json",
-            "--peak-rps",
-            "5",
             "--baseline",
             f"inf2.xlarge:{ARABIC_ONE}00tok/s:0.76",
         ],
