@@ -77,7 +77,7 @@ def read_state(name: str) -> EndpointState | None:
     return state
 
 
-START = "start one with `tdk local up --store URL --detach`"
+START = "start one with `tdk local up --release URL --detach`"
 
 
 def running_state(name: str, hint: str = START) -> EndpointState:
