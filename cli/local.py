@@ -7,6 +7,7 @@ import math
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from contextlib import closing
 from dataclasses import asdict
 from typing import Annotated, Any
@@ -177,12 +178,15 @@ def status(name: NameOpt = "local", json: JsonOpt = False) -> None:
     out.table("metrics (avg / p50 / max)", ["metric", "value"], metric_rows(document["metrics"]))
 
 
-def stop_endpoint(name: str, timeout: float = 30.0) -> int:
-    """Stop the running endpoint ``name`` (SIGTERM, then SIGKILL after ``timeout``); its pid."""
+def stop_endpoint(
+    name: str, timeout: float = 30.0, on_wait: Callable[[str], None] | None = None
+) -> int:
+    """Stop the running endpoint ``name`` (SIGTERM, then SIGKILL after ``timeout``); its pid.
+    ``on_wait`` hears once what a stop that takes over a second waits for."""
     from infra.targets.local.serve import stop
 
     state = _running(name)
-    stop(state, timeout)
+    stop(state, timeout, on_wait)
     return int(state.pid)
 
 
@@ -242,7 +246,7 @@ def down(name: NameOpt = "local", json: JsonOpt = False) -> None:
         else:
             out.info(f"no local endpoint named {name} is running: nothing to stop")
         return
-    pid = stop_endpoint(name)
+    pid = stop_endpoint(name, on_wait=out.note)
     if json:
         out.json({"name": name, "stopped": pid})
     else:
