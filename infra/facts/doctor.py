@@ -114,6 +114,17 @@ def _image(version: str, today: dt.date) -> Finding:
     )
 
 
+def _image_plan_facts(version: str) -> Finding:
+    """What a TensorRT plan for the image needs (its TensorRT, minimum driver, base release):
+    a fact the sources checked do not give is aged (validate cannot check plans against it),
+    the rest unverified (the kit's table)."""
+    row = facts.IMAGES[version]
+    texts = [row.tensorrt_text(), row.driver_text(), row.base_text()]
+    missing = row.tensorrt is None or row.driver is None or not row.base_verified
+    return Finding(f"Triton {version} TensorRT / driver / base", version, row.source,
+                   row.checked, "aged" if missing else UNVERIFIED, " | ".join(texts))  # fmt: skip
+
+
 def _config_facts(config: Any, today: dt.date) -> list[Finding]:
     found: list[Finding] = []
     version = getattr(config, "kubernetes_version", None)
@@ -128,6 +139,8 @@ def _config_facts(config: Any, today: dt.date) -> list[Finding]:
     )
     if image:
         found.append(_image(facts.image_version(image), today))
+        if facts.image_version(image) in facts.IMAGES:
+            found.append(_image_plan_facts(facts.image_version(image)))
     ami = getattr(config, "inference_ami_version", None)
     if ami:
         src = tf.AMI_SOURCE
