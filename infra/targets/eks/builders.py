@@ -8,14 +8,6 @@ from typing import Any
 
 from infra.facts import hardware as facts
 from infra.facts import kubernetes as kf
-from infra.k8s.addons import (  # noqa: F401 (the chart names are re-exported for callers)
-    AUTOSCALER_CHART,
-    AUTOSCALER_REPO,
-    DEVICE_PLUGIN_CHART,
-    DEVICE_PLUGIN_REPO,
-    KEDA_NAMESPACE,
-    KEDA_OPERATOR_SA,
-)
 from infra.k8s.spec import (
     GPU_POOL,
     GPU_TAINT_KEY,
@@ -267,10 +259,6 @@ def autoscaler_values(
         },
         "extraArgs": {"balance-similar-node-groups": True, "skip-nodes-with-system-pods": False},
     }
-
-
-def keda_service_account() -> tuple[str, str]:
-    return KEDA_NAMESPACE, KEDA_OPERATOR_SA
 
 
 def triton_role_name(name: str) -> str:
