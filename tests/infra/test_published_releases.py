@@ -7,7 +7,6 @@ TRITON_VERSION_MAP (2.70.0 = 26.06, 2.71.0 = 26.07, 2.72.0 = 26.08). No 26.11 no
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import shutil
 from pathlib import Path
@@ -17,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from infra.facts import doctor
+from infra.facts import doctor, findings
 from infra.facts import hardware as facts
 from infra.facts import triton as tf
 from tdk.errors import ConfigError
@@ -170,7 +169,5 @@ def test_doctor_names_the_missing_tensorrt_driver_and_base_of_the_pinned_release
     assert plan["status"] == "aged" and plan["source"].endswith("rel-26-10.html")
     assert "TensorRT unknown" in plan["note"] and "by assumption" in plan["note"]
     assert "requires the NVIDIA Driver release" in plan["note"]
-    (old,) = doctor._config_facts(
-        type("C", (), {"triton_version": "25.09"})(), dt.date(2026, 11, 27)
-    )[1:]
+    old = findings.image_plan_finding("25.09")
     assert old.status == "aged" and "TensorRT 10.13" in old.note  # its driver is not recorded
