@@ -292,10 +292,12 @@ _DRIVER_GAP = (
 )
 
 
-def _gaps(version: str) -> dict[str, str]:
-    notes = _notes(version)
-    return {"tensorrt_gap": _TRT_GAP.format(notes=notes),
-            "driver_gap": _DRIVER_GAP.format(notes=notes)}  # fmt: skip
+def _trt_gap(version: str) -> str:
+    return _TRT_GAP.format(notes=_notes(version))
+
+
+def _driver_gap(version: str) -> str:
+    return _DRIVER_GAP.format(notes=_notes(version))
 
 
 #: Releases after 26.05, checked 2026-11-27 (h37). CUDA and compute capability 7.5: each
@@ -331,11 +333,13 @@ IMAGES: dict[str, Image] = {
         Image("25.04", "2.57.0", (10, 9), (12, 9), _GPU_BACKENDS - _NO_TF, _CPU_BACKENDS - _NO_TF),
         Image("25.09", "2.61.0", (10, 13), (13, 0), _GPU_BACKENDS - _NO_TF, _CPU_BACKENDS - _NO_TF),
         Image("26.05", "2.69.0", None, (13, 2), _GPU_BACKENDS - _NO_TF, _CPU_BACKENDS - _NO_TF,
-              upstream="26.04", **_gaps("26.05")),
+              upstream="26.04", tensorrt_gap=_trt_gap("26.05"),
+              driver_gap=_driver_gap("26.05")),
         *(
             Image(version, triton, None, cuda, _GPU_BACKENDS - _NO_TF, _CPU_BACKENDS - _NO_TF,
                   source=_notes(version), checked=NEW_RELEASES_CHECKED, upstream=upstream,
-                  base_verified=verified, **_gaps(version))
+                  base_verified=verified, tensorrt_gap=_trt_gap(version),
+                  driver_gap=_driver_gap(version))
             for version, triton, cuda, upstream, verified in (
                 ("26.06", "2.70.0", (13, 3), "26.05", True),  # CUDA 13.3.0
                 ("26.07", "2.71.0", (13, 3), None, True),  # CUDA 13.3.1
