@@ -11,9 +11,7 @@ import json
 import os
 import stat
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -22,7 +20,8 @@ from typer.testing import CliRunner
 from cli.main import app
 from infra.k8s.spec import triton_selector
 from infra.targets import registry
-from tests.prom.test_bad_release_k8s import _Triton
+from tests.prom.test_bad_release_k8s import INDEX
+from tests.stand_ins import triton_stand_in
 
 PODS = Path(__file__).parent / "pods"
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,14 +70,8 @@ def kubectl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Kubectl
 @pytest.fixture(scope="module")
 def triton() -> Iterator[str]:
     """A stand-in Triton: not ready, one model UNAVAILABLE in its repository index."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Triton)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        thread.join()
+    with triton_stand_in(ready=False, index=INDEX) as url:
+        yield url
 
 
 STACKS = ["gke-dev", "eks-dev"]
