@@ -13,7 +13,7 @@ from infra.facts import hardware as facts
 from infra.k8s.build_job import StoreCopy
 from infra.k8s.config import read_workload_config
 from infra.k8s.spec import TritonServiceSpec
-from infra.targets.base import Manifest, OutputValue, Refusal, TargetSpec
+from infra.targets.base import Manifest, OutputValue, Refusal, SchemaDrift, TargetSpec
 from infra.targets.checks import instance_spec, pod_spec
 from infra.targets.eks import builders as b
 from infra.targets.eks.cloud_names import DERIVED
@@ -101,6 +101,13 @@ class EksTarget(KubernetesTarget[EksConfig]):
             Refusal("eksGpuInstanceType", f"{family}.*", why, SUGGESTED_GPU_INSTANCE)
             for family, why in b.REFUSED_FAMILIES.items()
         ]
+
+    def schema_drift(self, config: EksConfig) -> list[SchemaDrift]:
+        """The kit's facts against the installed Pulumi providers' schemas."""
+        del config
+        from infra.targets.eks import schema
+
+        return schema.drift()
 
     def doctor_facts(self, config: EksConfig, today: dt.date) -> list[Finding]:
         from infra.targets.eks import doctor

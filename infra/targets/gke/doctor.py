@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 
 from infra.facts import kubernetes as kf
-from infra.facts.findings import UNVERIFIED, Finding, image_finding
+from infra.facts.findings import UNVERIFIED, Finding, image_findings
 from infra.targets.gke.config import GkeConfig
 
 
@@ -28,4 +28,4 @@ def channel_finding(channel: str) -> Finding:
 
 
 def findings(config: GkeConfig, today: dt.date) -> list[Finding]:
-    return [channel_finding(config.release_channel), image_finding(config.workload.image, today)]
+    return [channel_finding(config.release_channel), *image_findings(config.workload.image, today)]

@@ -188,7 +188,7 @@ def invoke_command(endpoint: str, region: str, release_url: str) -> str:
     return shlex.join(
         [
             "tdk", "invoke", "--target", ENTRY.name, "--endpoint", endpoint,
-            "--region", region, "--store", release_url,
+            "--region", region, "--release", release_url,
             "--target-model", EXAMPLE_TARGET_MODEL, "--text", "a short test sentence",
         ]
     )  # fmt: skip
