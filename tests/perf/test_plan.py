@@ -264,7 +264,7 @@ def test_a_baseline_is_priced_from_the_section_that_lists_it() -> None:
     assert baseline("ml.g5.xlarge:100rps", "us-east-1", table).usd_per_hour == sagemaker
     ec2 = table.lookup("ec2", "us-east-1", "inf2.xlarge").usd_per_hour
     assert baseline("inf2.xlarge:100rps", "us-east-1", table).usd_per_hour == ec2
-    with pytest.raises(UsageError, match="no single price for 'box.huge'"):
+    with pytest.raises(UsageError, match=r"no single price for .box\.huge."):
         baseline("box.huge:100rps", "us-east-1", table)
     price = Price(Decimal(1), 1, "https://example.com")
     twice = PriceTable("2026-11-27", "t.json", {s: {"r": {"x": price}} for s in ("a", "b")})
