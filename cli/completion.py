@@ -21,9 +21,7 @@ class Shell(StrEnum):
 def completion(
     shell: Annotated[Shell, typer.Argument(help="The shell to complete in.")],
 ) -> None:
-    """Print the completion script; e.g. `tdk completion bash >> ~/.bashrc`.
-
-    `tdk --install-completion` installs it for the current shell instead.
-    """
+    """Print the completion script, e.g. `tdk completion bash >
+    ~/.local/share/bash-completion/completions/tdk` (the folder bash-completion reads)."""
     script = get_completion_script(prog_name="tdk", complete_var="_TDK_COMPLETE", shell=shell.value)
     Output().text(script)

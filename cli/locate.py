@@ -88,11 +88,6 @@ UrlOpt = Annotated[
 ]
 
 
-def default_target(name: str) -> TargetName:
-    """The member for ``name`` (a command's default ``--target``)."""
-    return TargetName(name)
-
-
 def locate(
     target: TargetName | None,
     where: Locator,

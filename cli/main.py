@@ -43,6 +43,7 @@ class _TdkGroup(TyperGroup):
         use_user_words(self)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
+        _deprecate_completion_options(self)
         if os.environ.get("NO_COLOR"):  # typer's own help and usage errors too
             from typer import rich_utils  # imported here: it costs a no-op command 50 ms
 
@@ -82,6 +83,34 @@ DEPRECATED_VALUES: dict[tuple[str, str, str], str] = {
     # one JSON switch for every command: --json (validate's --format keeps sarif and github)
     ("validate", "--format", "json"): "--json",
 }
+
+
+#: the one completion instruction (README, "In your shell"); typer's own root options still
+#: work for a release, hidden, and say to use it
+COMPLETION = "tdk completion bash > ~/.local/share/bash-completion/completions/tdk"
+DEPRECATED_ROOT_OPTIONS = ("--install-completion", "--show-completion")
+
+
+def _deprecate_completion_options(group: TyperGroup) -> None:
+    """Hide typer's ``--install-completion`` / ``--show-completion`` (added to the root after
+    ``__init__``) and make each warn, naming ``tdk completion``, before it does its work."""
+    for param in group.params:
+        opt = next((o for o in param.opts if o in DEPRECATED_ROOT_OPTIONS), None)
+        if opt is None or getattr(param, "hidden", True):
+            continue
+        param.hidden = True  # type: ignore[attr-defined]
+        param.callback = _warn_then(opt, param.callback)
+
+
+def _warn_then(opt: str, callback: Any) -> Any:
+    def warned(ctx: Any, param: Any, value: Any) -> Any:
+        if value and not ctx.resilient_parsing:
+            from infra.targets import registry
+
+            registry.on_deprecated(f"tdk {opt} is now `{COMPLETION}` (or zsh, fish)")
+        return callback(ctx, param, value) if callback else value
+
+    return warned
 
 
 def _deprecated(old: str, new: str) -> str:

@@ -3,7 +3,7 @@ baseline; optionally write the stack's scaling keys."""
 
 from __future__ import annotations
 
-from decimal import Decimal, DecimalException
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -13,17 +13,23 @@ from rich.markup import escape
 from cli.common import JsonOpt
 from cli.locate import OptionalTargetOpt
 from cli.output import Output
-from infra.planning.report import MAX_RATE
+from cli.plan_common import (
+    decimal_option,
+    entry_for,
+    fleet,
+    fleet_table,
+    ic_rows,
+    ic_table,
+    read_traffic,
+    warn_unmeasured,
+)
+from cli.plan_tokens import TokenPlanArgs, token_plan
 from tdk.errors import UsageError
-from tdk.numbers import decimal_of
 
 if TYPE_CHECKING:
-    from cli.locate import TargetName
     from infra.perf.measurement import Measurement
     from infra.perf.stackfile import StackFile
-    from infra.perf.token_cost import TokenMeasurement, TokenRow
-    from infra.planning.pricing import PriceTable
-    from infra.planning.report import Candidate, PlanReport
+    from infra.planning.report import PlanReport
     from infra.targets.registry import StackSettings, TargetEntry
 
 MeasurementArg = Annotated[
@@ -31,19 +37,15 @@ MeasurementArg = Annotated[
 ]
 
 
-def _decimal(option: str, text: str | None) -> Decimal | None:
-    if text is None:
-        return None
-    # ASCII digits, finite, in range: 1e300 or an Arabic-Indic digit are refused, not priced
-    return decimal_of(text, option, 0, MAX_RATE, hint=f"e.g. {option} 100")
-
-
 def plan(
     measurement: MeasurementArg,
     peak_rps: Annotated[
         str | None,
         typer.Option(
-            "--peak-rps", metavar="FLOAT", help="Peak inferences/s (default: the traffic maximum)."
+            "--peak-rps",
+            metavar="FLOAT",
+            help="Peak inferences/s (default: the traffic maximum); on a bench --prompt "
+            "measurement, requests/s at its sequence lengths.",
         ),
     ] = None,
     traffic: Annotated[
@@ -51,7 +53,12 @@ def plan(
     ] = None,
     slo_ms: Annotated[
         str | None,
-        typer.Option("--latency-budget-ms", metavar="FLOAT", help="p99 the unit must meet (ms)."),
+        typer.Option(
+            "--latency-budget-ms",
+            metavar="FLOAT",
+            help="p99 the unit must meet (ms); on a bench --prompt measurement, of time to "
+            "first token.",
+        ),
     ] = None,
     target: OptionalTargetOpt = None,
     instance_types: Annotated[
@@ -107,28 +114,26 @@ def plan(
     """Cost per hour and per million inferences of each candidate; scaling keys for a stack."""
     from infra.perf import candidates as cands
     from infra.perf.measurement import load_measurement
-    from infra.perf.plan import plan as make_plan
-    from infra.perf.plan import read_traffic
     from infra.perf.prices import load_prices
-    from infra.perf.token_cost import load_token_measurement
+    from infra.perf.token_bench import load_token_bench
 
     out = Output(json_mode=json)
-    tokens = load_token_measurement(measurement)
-    if tokens is not None:  # a `bench --prompt` measurement: cost per million output tokens
-        _refuse_unplanned_for_tokens(
-            {"--peak-rps": peak_rps, "--traffic": traffic, "--latency-budget-ms": slo_ms,
-             "--components": components, "--hot-models": hot_models, "--plot": plot,
-             "--write-stack": write_stack}
+    bench = load_token_bench(measurement)
+    if bench is not None:  # a `bench --prompt` measurement: the same plan, in output tokens
+        _refuse_unplanned_for_tokens({"--plot": plot, "--write-stack": write_stack})
+        args = TokenPlanArgs(
+            target.value if target else None, instance_types or [], region, prices,
+            gpus_per_node, baseline, decimal_option("--safety-factor", safety_factor) or
+            Decimal(0), decimal_option("--peak-rps", peak_rps), traffic,
+            decimal_option("--latency-budget-ms", slo_ms), components, hot_models,
         )  # fmt: skip
-        safety = _decimal("--safety-factor", safety_factor) or Decimal(0)
-        where = (region, prices, gpus_per_node)
-        _token_plan(out, tokens, target, instance_types or [], where, (baseline, safety))
+        token_plan(out, bench, args)
         return
     unit = load_measurement(measurement)
-    capacity = unit.capacity(_decimal("--latency-budget-ms", slo_ms))
+    capacity = unit.capacity(decimal_option("--latency-budget-ms", slo_ms))
     unit_rps = capacity.throughput_rps * unit.batch  # requests/s x inferences per request
     stack, settings = _stack(write_stack)
-    entry = _entry(target.value if target else None, unit.target, settings)
+    entry = entry_for(target.value if target else None, unit.target, settings)
     if settings is not None:
         stack_unit = entry.plan_unit(settings)
         region = region or stack_unit.region
@@ -144,20 +149,9 @@ def plan(
     ]
     if baseline is not None:
         options.append(cands.baseline(baseline, region, table))
-    try:
-        report = make_plan(
-            read_traffic(traffic) if traffic else [],
-            _decimal("--peak-rps", peak_rps),
-            options,
-            _decimal("--safety-factor", safety_factor) or Decimal(0),
-            table.date,
-        )
-        rows = [report.row(option) for option in report.options]
-    except (DecimalException, OverflowError) as exc:
-        raise UsageError(
-            f"the plan's numbers are out of range ({exc.__class__.__name__})",
-            hint="check --peak-rps, the --traffic rows and the measurement's throughput",
-        ) from None
+    samples, peak = read_traffic(traffic), decimal_option("--peak-rps", peak_rps)
+    safety = decimal_option("--safety-factor", safety_factor) or Decimal(0)
+    report, rows = fleet(samples, peak, options, safety, table.date)
     if plot is not None:
         from infra.perf.plot import cost_plot
 
@@ -170,53 +164,10 @@ def plan(
     ic = None
     if components is not None:
         base = options[-1] if baseline is not None else None
-        ic = _ic_rows(components, hot_models, report, unit_rps, specs, base, table)
+        ic = ic_rows(components, hot_models, report, unit_rps, specs, base, table)
     if not json:  # the JSON rows carry unit_rps_measured
-        _warn_unmeasured(out, unit, rows)
+        warn_unmeasured(out, unit, rows)
     _show(out, report, rows, unit_rps, region, diff, plot, json, ic)
-
-
-def _ic_rows(
-    url: str,
-    hot: int | None,
-    report: PlanReport,
-    unit_rps: Decimal,
-    specs: list[str],
-    base: Candidate | None,
-    table: PriceTable,
-) -> list[dict[str, object]]:
-    """Inference components vs MME vs the baseline for the release's models (issue 19)."""
-    from cli.invoke import load_manifest
-    from infra.targets.sagemaker_ic.entry import ENTRY as components
-    from infra.targets.sagemaker_ic.plan import Load, ModelSize, compare
-
-    models = [ModelSize(m.name, m.size) for m in load_manifest(url).models]
-    types = [s.partition(":")[0] for s in specs if components.owns(s)]
-    types = types or list(components.default_candidates)
-    load = Load(report.peak.rps, hot or len(models), unit_rps, report.safety)
-    rows = compare(models, load, types, components.default_region, table, base)
-    return [row.as_dict(report.peak.rps) for row in rows]
-
-
-def _entry(target: str | None, measured: str, settings: StackSettings | None) -> TargetEntry:
-    """The target to plan for: ``--target``, else the stack's, else the measurement's, else
-    the first registered target that plans."""
-    from infra.targets import registry
-
-    if settings is not None:
-        if target is not None and registry.get(target).name != settings.entry.name:
-            raise UsageError(
-                f"--target {target} but the stack deploys {settings.entry.name}",
-                hint="drop --target, or pass the stack file of that target",
-            )
-        target = settings.entry.name
-    able = registry.able(registry.PLAN)
-    if target is None:
-        target = measured if measured in able else able[0]
-    entry = registry.get(target)
-    if not entry.can(registry.PLAN):
-        raise entry.refuse(registry.PLAN)
-    return entry
 
 
 def _refuse_unplanned_for_tokens(given: dict[str, object]) -> None:
@@ -224,78 +175,10 @@ def _refuse_unplanned_for_tokens(given: dict[str, object]) -> None:
     named = [option for option, value in given.items() if value is not None]
     if named:
         raise UsageError(
-            f"{', '.join(named)}: not planned for a token (bench --prompt) measurement yet; "
-            "its cost per million output tokens does not depend on them",
+            f"{', '.join(named)}: not planned for a token (bench --prompt) measurement yet "
+            "(the stack's scaling keys and the plot are in requests)",
             hint=f"drop {', '.join(named)}, or plan a request measurement (tdk bench --json)",
         )
-
-
-def _token_plan(
-    out: Output,
-    tokens: TokenMeasurement,
-    target: TargetName | None,
-    instance_types: list[str],
-    where: tuple[str | None, Path | None, int],
-    base: tuple[str | None, Decimal],
-) -> None:
-    """Cost per million output tokens of the measured unit (and --instance-type candidates) at
-    --safety-factor of its rate, beside the --baseline; each row says where its numbers come
-    from, and a rate measured on another target than the one priced is assumed, not measured."""
-    from infra.perf import candidates as cands
-    from infra.perf import token_cost
-    from infra.perf.prices import load_prices
-
-    region, prices, gpus_per_node = where
-    baseline, safety = base
-    entry = _entry(target.value if target else None, tokens.target, None)
-    region = region or entry.default_region
-    table = load_prices(prices)
-    measured_on = tokens.instance_type or tokens.gpu
-    specs = instance_types or ([measured_on] if measured_on else [])
-    if not specs:
-        raise UsageError(
-            f"{tokens.source} does not say what it ran on",
-            hint="pass --instance-type TYPE (or bench with --instance-type / --gpu)",
-        )
-    rows: list[TokenRow] = []
-    measured: list[bool] = []
-    for spec in dict.fromkeys(specs):
-        option = cands.candidate(
-            entry, spec, region, table, tokens.output_tokens_per_s, measured_on, gpus_per_node
-        )
-        on = f"{tokens.target} {measured_on}" if measured_on else "an unrecorded unit"
-        rate = f"{tokens.source} (bench --prompt on {on})"
-        here = option.measured and tokens.target == entry.name  # a local run is not on eks
-        origin = f"measured: {rate}" if here else f"assumed from {rate}"
-        price = f"price: {table.origin} ({table.date}, {region})"
-        rows.append(token_cost.row(option, f"{origin}; {price}", safety, tokens.input_ratio))
-        measured.append(here)
-    if baseline is not None:
-        rows.append(token_cost.baseline(baseline, region, table, safety))
-        measured.append(True)
-    note = tokens.load_note()
-    if out.json_mode:
-        options = [r.as_dict() | {"measured": m} for r, m in zip(rows, measured, strict=True)]
-        out.json({"model": tokens.model, "region": region, "options": options, "note": note})
-        return
-    if note is not None:
-        out.warn(note)
-    flags = zip(rows, measured, strict=True)
-    _warn_unmeasured(out, tokens, [{"name": r.name, "unit_rps_measured": m} for r, m in flags])
-    _token_table(out, tokens, region, rows)
-
-
-def _token_table(out: Output, tokens: TokenMeasurement, region: str, rows: list[TokenRow]) -> None:
-    utilisation = rows[0].utilisation if rows else Decimal(1)
-    columns = ["option", "$/h", "output tok/s", "$ / M output tokens", "$ / M in+out", "source"]
-    cells = [
-        (r.name, str(r.usd_per_hour), str(r.output_tokens_per_s), str(r.usd_per_million_tokens),
-         "-" if r.usd_per_million_total_tokens is None else str(r.usd_per_million_total_tokens),
-         escape(r.source))
-        for r in rows
-    ]  # fmt: skip
-    title = f"cost per million output tokens at {utilisation} of the rate ({tokens.model}"
-    out.table(f"{title}, {region})", columns, cells)
 
 
 def _stack(path: Path | None) -> tuple[StackFile | None, StackSettings | None]:
@@ -359,7 +242,6 @@ def _show(
         if report.trough in report.traffic
         else f"{report.peak.rps} rps all the time (no --traffic: the average is the peak)"
     )
-    assumed = [str(r["name"]) for r in rows if not r["unit_rps_measured"]]
     if json:
         out.json(
             {
@@ -378,22 +260,8 @@ def _show(
         )
         return
     out.info(f"unit: {unit_rps} rps within the SLO; planning at {report.safety} of it; {traffic}")
-    columns = ["option", "unit rps", "units", "inst.", "$/h peak", "$/h avg", "$/1M"]
-    table = [
-        (
-            escape(str(r["name"])),
-            f"{r['unit_rps']}{'' if r['unit_rps_measured'] else '*'}",
-            f"{r['peak_units']}/{r['trough_units']}",
-            f"{r['peak_instances']}/{r['trough_instances']}",
-            r["peak_usd_per_hour"],
-            r["average_usd_per_hour"],
-            r["usd_per_million"],
-        )
-        for r in rows
-    ]
     title = f"tdk plan ({region}, on-demand prices of {report.price_date})"
-    out.table(title, columns, table)
-    out.info("units, inst.: at the peak/at the trough" + (_ASSUMED_NOTE if assumed else ""))
+    fleet_table(out, title, rows)
     if diff is not None:
         out.console.print(
             escape(diff) if diff else "stack file already up to date", highlight=False
@@ -401,40 +269,4 @@ def _show(
     if plot is not None:
         out.info(f"plot: {plot}")
     if components:
-        keys = list(_IC_HEADERS)
-        out.table("inference components vs MME vs baseline (same load)",
-                  [_IC_HEADERS[k] for k in keys],
-                  [["-" if r[k] is None else escape(str(r[k])) for k in keys]
-                   for r in components], drop=(3,))  # fmt: skip
-
-
-_ASSUMED_NOTE = "; * assumed: not measured on this instance type (see the warning above)"
-#: the components table's keys (``--json``) and the headers people read
-_IC_HEADERS = {
-    "option": "option",
-    "instances_peak": "inst. peak",
-    "instances_idle": "inst. idle",
-    "gpus_reserved": "GPUs reserved",
-    "usd_per_hour_peak": "$/h peak",
-    "usd_per_hour_idle": "$/h idle",
-    "usd_per_million": "$/1M",
-    "note": "note",
-}
-
-
-def _warn_unmeasured(
-    out: Output, unit: Measurement | TokenMeasurement, rows: list[dict[str, object]]
-) -> None:
-    """Say loudly which candidates are priced with a rate measured on another unit."""
-    assumed = [str(r["name"]) for r in rows if not r["unit_rps_measured"]]
-    if not assumed:
-        return
-    unit_name = unit.instance_type or unit.gpu
-    where = f"{unit.target} {unit_name}" if unit_name else f"the {unit.target} target"
-    every = " (every candidate)" if len(assumed) == len(rows) else ""
-    out.warn(
-        f"NOT MEASURED{every}: {', '.join(assumed)} priced with the rate {unit.source} "
-        f"measured on {where}, not on that instance type: the units, instances and costs of "
-        "these rows are guesses. Bench the candidate itself "
-        "(tdk bench --target T --instance-type TYPE --json > m.json) before deciding."
-    )
+        ic_table(out, components)

@@ -330,7 +330,7 @@ def _candidate(
     previous: ManifestModel | None, present: set[str], sizes: Mapping[str, int] | None
 ) -> ManifestModel | None:
     """The previous entry of a copy if the store still holds all its objects (its archive at
-    the size the manifest says: a damaged one, which ``repair.stored_sizes`` gives the size
+    the size the manifest says: a damaged one, which ``repair.check_store`` gives the size
     ``DAMAGED``, is rebuilt)."""
     if previous is None or not previous.content_key or previous.archive not in present:
         return None

@@ -134,11 +134,6 @@ def _unchanged_manifest(current: Manifest | None, manifest: Manifest) -> bool:
     return current.models == manifest.models and current.trt_built_for == manifest.trt_built_for
 
 
-def owned_keys(store: Store) -> set[str]:
-    """Keys a tdk release wrote under ``store``: its ledger plus its manifest (if any)."""
-    return read_release(store)[0]
-
-
 def read_release(store: Store) -> tuple[set[str], Manifest | None]:
     """The keys a tdk release wrote under ``store`` (its ledger plus its manifest) and its
     manifest, each read with one request.

@@ -41,13 +41,6 @@ class StoreCheck:
     warning: str = ""  # why a record found was set aside
 
 
-def stored_sizes(
-    store: Store, previous: Manifest | None, digests: FileDigests, workers: int
-) -> dict[str, int]:
-    """``check_store(...).sizes``."""
-    return check_store(store, previous, digests, workers).sizes
-
-
 def check_store(
     store: Store, previous: Manifest | None, digests: FileDigests, workers: int
 ) -> StoreCheck:

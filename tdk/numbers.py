@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from dataclasses import dataclass
 from decimal import Decimal
 
 from tdk.errors import TdkError, UsageError
@@ -21,22 +22,50 @@ _INT = re.compile(r"[+-]?[0-9]+")
 _MAX_TEXT = 100  # a number longer than this is no number a user means
 
 
-def _range(low: float | None, high: float | None, above: bool, integer: bool) -> str:
-    what = "a whole number" if integer else "a finite number"
-    parts = []
-    if low is not None:
-        parts.append(f"{'>' if above else '>='} {low:g}")
-    if high is not None:
-        parts.append(f"<= {high:g}")
-    return f"{what} {' and '.join(parts)}".rstrip()
+@dataclass(frozen=True)
+class _Range:
+    """The numbers a field takes: ``[low, high]`` (``(low, high]`` with ``above``), whole ones
+    only with ``integer``; the one range check ``check_number`` and ``parse_number`` share."""
+
+    low: float | None
+    high: float | None
+    above: bool
+    integer: bool
+
+    def __str__(self) -> str:
+        what = "a whole number" if self.integer else "a finite number"
+        parts = []
+        if self.low is not None:
+            parts.append(f"{'>' if self.above else '>='} {self.low:g}")
+        if self.high is not None:
+            parts.append(f"<= {self.high:g}")
+        return f"{what} {' and '.join(parts)}".rstrip()
+
+    def example(self) -> float:
+        low, high = self.low, self.high
+        if low is None:
+            return 1 if high is None or high >= 1 else high
+        if not self.above:
+            return low
+        return low + 1 if high is None or low + 1 <= high else high
+
+    def admits(self, value: object) -> bool:
+        """A finite int or float (an int with ``integer``; never a bool) inside the range."""
+        if isinstance(value, bool) or not isinstance(value, int if self.integer else int | float):
+            return False
+        if isinstance(value, float) and not math.isfinite(value):
+            return False
+        number = float(value)
+        low, high = self.low, self.high
+        below = low is not None and (number <= low if self.above else number < low)
+        return not below and not (high is not None and number > high)
 
 
-def _example(low: float | None, high: float | None, above: bool) -> float:
-    if low is None:
-        return 1 if high is None or high >= 1 else high
-    if not above:
-        return low
-    return low + 1 if high is None or low + 1 <= high else high
+def _checked(value: object, name: str, span: _Range, hint: str, error: type[TdkError]) -> float:
+    if not span.admits(value):
+        shown = repr(value)[:_MAX_TEXT]
+        raise error(f"{name} {shown}: must be {span}", hint=hint or f"give {name} {span}")
+    return value  # type: ignore[return-value]
 
 
 def check_number(
@@ -52,20 +81,7 @@ def check_number(
 ) -> float:
     """``value`` when it is a finite number (a whole one with ``integer``) in ``[low, high]``
     (``(low, high]`` with ``above``); ``error`` naming ``name`` and the range otherwise."""
-    wanted = _range(low, high, above, integer)
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    if ok and integer:
-        ok = isinstance(value, int)
-    if ok and isinstance(value, float):
-        ok = math.isfinite(value)
-    if ok:
-        number = float(value)  # type: ignore[arg-type]
-        below = low is not None and (number <= low if above else number < low)
-        ok = not below and not (high is not None and number > high)
-    if not ok:
-        shown = repr(value)[:_MAX_TEXT]
-        raise error(f"{name} {shown}: must be {wanted}", hint=hint or f"give {name} {wanted}")
-    return value  # type: ignore[return-value]
+    return _checked(value, name, _Range(low, high, above, integer), hint, error)
 
 
 def parse_number(
@@ -81,18 +97,15 @@ def parse_number(
 ) -> float:
     """``text`` read as a number written in ASCII digits (``nan``, ``inf``, ``1_0`` and other
     scripts' digits refused), then ``check_number``."""
+    span = _Range(low, high, above, integer)
     stripped = text.strip()
     pattern = _INT if integer else _FLOAT
     if len(stripped) > _MAX_TEXT or not pattern.fullmatch(stripped):
-        wanted = _range(low, high, above, integer)
         raise error(
-            f"{name} {text[:_MAX_TEXT]!r}: not {wanted} written in ASCII digits",
-            hint=hint or f"give {name} {wanted}, e.g. {_example(low, high, above):g}",
+            f"{name} {text[:_MAX_TEXT]!r}: not {span} written in ASCII digits",
+            hint=hint or f"give {name} {span}, e.g. {span.example():g}",
         )
-    value = int(stripped) if integer else float(stripped)
-    return check_number(
-        value, name, low, high, above=above, integer=integer, hint=hint, error=error
-    )
+    return _checked(int(stripped) if integer else float(stripped), name, span, hint, error)
 
 
 def env_number(
@@ -109,7 +122,7 @@ def env_number(
     raw = os.environ.get(name)
     if raw is None:
         return default
-    wanted = _range(low, high, above, integer)
+    wanted = _Range(low, high, above, integer)
     return parse_number(
         raw,
         f"environment variable {name}",

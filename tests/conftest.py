@@ -8,9 +8,12 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.local.local_helpers import Endpoint
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -65,6 +68,24 @@ def bert_onnx(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.bert_onnx import write_bert_onnx
 
     return write_bert_onnx(tmp_path_factory.mktemp("bert") / "model.onnx")
+
+
+@pytest.fixture(scope="module")
+def llm_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoint]:
+    """A real local endpoint (front + Triton) serving one copy of the sample LLM
+    (tests/model_repos/llm_repo.py), one per test module; skipped without the Triton runtime."""
+    from tests.local.conftest import _runtime_or_skip
+    from tests.local.local_helpers import make_release, start_endpoint
+    from tests.model_repos.llm_repo import llm_repo
+
+    _runtime_or_skip()
+    store = tmp_path_factory.mktemp("llm-store")
+    make_release(llm_repo(tmp_path_factory.mktemp("llm-repo")), store, 1)
+    running = start_endpoint(store, tmp_path_factory.mktemp("llm-state"))
+    try:
+        yield running
+    finally:
+        running.stop()
 
 
 @pytest.fixture

@@ -79,19 +79,6 @@ def default_sagemaker_triton_version() -> str:
     return sagemaker_image_versions()[-1]
 
 
-def default_sagemaker_triton_image(region: str) -> str:
-    """The ECR URI of the default SageMaker Triton GPU image in ``region``."""
-    from sagemaker.core import image_uris
-
-    uri: str = image_uris.retrieve(
-        SAGEMAKER_FRAMEWORK,
-        region=region,
-        version=default_sagemaker_triton_version(),
-        instance_type="ml.g5.xlarge",
-    )
-    return uri
-
-
 def image_facts(version: str) -> facts.Image:
     """The table row of a Triton release; ConfigError naming the table when it has none."""
     found = facts.IMAGES.get(facts.image_version(version))

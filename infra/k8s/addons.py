@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any
 
 from infra.facts.kubernetes import KEDA_RELEASES
 
@@ -22,18 +23,12 @@ AUTOSCALER_REPO = "https://kubernetes.github.io/autoscaler"
 SYSTEM_NAMESPACE = "kube-system"
 
 
-def keda_values(provider: Literal["gcp", "aws"], identity: Any) -> dict[str, Any]:
-    """Helm values binding KEDA's operator to the cloud identity that may query Prometheus.
-
-    ``identity`` is the Google service account email (Workload Identity) or the IAM role ARN
-    (IRSA); it may be a Pulumi output.
-    """
-    if provider == "gcp":
-        pod_identity: dict[str, Any] = {"gcp": {"enabled": True, "gcpIAMServiceAccount": identity}}
-    else:
-        pod_identity = {"aws": {"irsa": {"enabled": True, "roleArn": identity}}}
+def keda_values(pod_identity: Mapping[str, Any]) -> dict[str, Any]:
+    """Helm values binding KEDA's operator to the cloud identity that may query Prometheus:
+    ``pod_identity`` is the chart's ``podIdentity`` block, the target's (its values may be
+    Pulumi outputs)."""
     return {
-        "podIdentity": pod_identity,
+        "podIdentity": dict(pod_identity),
         "serviceAccount": {"operator": {"name": KEDA_OPERATOR_SA}},
         "resources": {
             "operator": {

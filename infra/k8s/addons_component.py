@@ -145,6 +145,6 @@ def keda_release(
         repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=KEDA_REPO),
         namespace=KEDA_NAMESPACE,
         create_namespace=True,
-        values=keda_values(identity.provider, identity.principal),
+        values=keda_values(identity.keda_values),
         opts=opts,
     )

@@ -165,13 +165,13 @@ def _volumes(spec: TritonServiceSpec) -> list[dict[str, Any]]:
 
 
 def model_sync_container(spec: TritonServiceSpec, sync: ModelSync) -> dict[str, Any]:
-    """Init container: ``aws s3 sync`` of the release's repository into the pod's volume, as
-    the pod's IRSA role (the AWS CLI reads the projected web-identity token)."""
+    """Init container: the target's model sync copies the release's repository into the pod's
+    volume, as the pod's own cloud identity (a projected token the cloud's CLI reads)."""
     return {
         "name": "sync-models",
         "image": sync.image,
         "imagePullPolicy": "IfNotPresent",
-        "command": ["aws", "s3", "sync", sync.source, sync.path, "--only-show-errors"],
+        "command": list(sync.command),
         "env": [
             {"name": "HOME", "value": "/tmp"},  # the CLI's cache; the pod runs as non-root
             *({"name": key, "value": value} for key, value in sorted(spec.env.items())),
@@ -311,9 +311,7 @@ def _triggers(spec: TritonServiceSpec) -> list[promql.EngineTrigger]:
 def scaled_object(spec: TritonServiceSpec) -> Manifest:
     """KEDA scales the Deployment on its triggers (see ``_triggers``); with several, the HPA
     takes the largest pod count any of them asks for."""
-    source: dict[str, str] = {"serverAddress": spec.prometheus.server_address}
-    if spec.prometheus.provider == "aws":
-        source["awsRegion"] = spec.prometheus.aws_region
+    source = {"serverAddress": spec.prometheus.server_address, **spec.prometheus.trigger_metadata}
     triggers = [
         {
             "type": "prometheus",

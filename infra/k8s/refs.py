@@ -6,9 +6,9 @@ visible at its signature, and no component declares children of another one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pulumi
@@ -29,13 +29,12 @@ class ClusterRef:
 
 @dataclass(frozen=True)
 class PodIdentity:
-    """The cloud identity an in-cluster ServiceAccount runs as.
+    """The cloud identity KEDA's operator runs as, as the target binds it.
 
-    ``principal`` is the Google service account email (Workload Identity, ``provider="gcp"``)
-    or the IAM role ARN (IRSA, ``provider="aws"``); ``ready`` is what must exist before a pod
-    may use it (the Workload Identity binding, the role's policies).
+    ``keda_values`` are the KEDA chart's ``podIdentity`` values naming it (the target's pod
+    identity: ``infra/targets/<target>/builders.py``); ``ready`` is what must exist before a
+    pod may use it (the identity's binding, the role's policies).
     """
 
-    provider: Literal["gcp", "aws"]
-    principal: pulumi.Input[str]
+    keda_values: Mapping[str, Any]
     ready: Sequence[pulumi.Resource] = field(default_factory=tuple)

@@ -46,31 +46,31 @@ class Scaling:
 
 @dataclass(frozen=True)
 class PrometheusSource:
-    """Where KEDA reads Triton's metrics and how it authenticates (the operator's cloud identity).
-
-    ``provider`` is KEDA's pod-identity provider: ``gcp`` for Google Managed Prometheus,
-    ``aws`` for Amazon Managed Service for Prometheus (SigV4 with ``aws_region``).
+    """Where KEDA reads Triton's metrics and how it authenticates: the target's metrics query
+    auth. ``provider`` is KEDA's pod-identity provider for the operator's cloud identity and
+    ``trigger_metadata`` what each Prometheus trigger adds for it (a region to sign for); the
+    target gives both (``infra/targets/<target>/builders.py``), this layer only places them.
     """
 
     server_address: str
-    provider: Literal["gcp", "aws"]
-    aws_region: str = ""
+    provider: str
+    trigger_metadata: Mapping[str, str] = field(default_factory=dict)
+
+
+#: where a synced copy of the release lives in the pod (an emptyDir), what Triton loads
+MODEL_SYNC_PATH = "/models"
 
 
 @dataclass(frozen=True)
 class ModelSync:
-    """Copy the release's repository into the pod before Triton starts, with the cloud's CLI
-    (an init container), instead of Triton reading the object store itself.
-
-    Used on EKS: Triton 24.09's S3 client calls HeadBucket before listing, which a role scoped
-    to the release prefix may not do, and Triton does not document IRSA; the AWS CLI does.
-    """
+    """Copy the release's repository into the pod before Triton starts (an init container),
+    instead of Triton reading the object store itself: the target's model sync, its cloud's
+    CLI image and the command that copies ``<release>/repository`` into ``path`` as the pod's
+    own identity (``infra/targets/<target>/builders.py`` says why its cloud needs one)."""
 
     image: str
-    #: ``s3://bucket/prefix/repository``
-    source: str
-    #: where the copy lives in the pod (an emptyDir), and what Triton loads
-    path: str = "/models"
+    command: tuple[str, ...]
+    path: str = MODEL_SYNC_PATH
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,7 @@ class TritonServiceSpec:
     namespace: str
     kind: WorkloadKind
     image: str
-    model_repository: str  # <release>/repository, gs:// or s3://
+    model_repository: str  # <release>/repository, in the target's store
     resources: Resources
     scaling: Scaling
     prometheus: PrometheusSource

@@ -6,10 +6,11 @@ local Triton for a tune. Its capacity is the highest throughput whose p99 met th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from infra.planning.report import MIN_RATE
 from tdk import bounded
@@ -30,6 +31,14 @@ class Level:
     p99_ms: Decimal
     errors: int
 
+    @property
+    def latency_ms(self) -> Decimal:
+        return self.p99_ms
+
+    @property
+    def rate(self) -> Decimal:
+        return self.throughput_rps
+
 
 @dataclass(frozen=True)
 class Measurement:
@@ -47,24 +56,48 @@ class Measurement:
 
     def capacity(self, slo_ms: Decimal | None) -> Level:
         """The highest-throughput error-free level with p99 <= the SLO."""
-        slo = slo_ms if slo_ms is not None else self.slo_ms
-        if slo is None:
-            raise UsageError(
-                f"{self.source}: a bench measurement needs --latency-budget-ms to pick the "
-                "usable level",
-                hint="e.g. --latency-budget-ms 100 (the p99 your service must meet)",
-            )
-        fits = [
-            lv
-            for lv in self.levels
-            if lv.errors == 0 and lv.p99_ms <= slo and lv.throughput_rps >= Decimal(MIN_RATE)
-        ]
-        if not fits:
-            raise UsageError(
-                f"{self.source}: no measured level has p99 <= {slo} ms",
-                hint="bench at lower concurrency, or raise --latency-budget-ms",
-            )
-        return max(fits, key=lambda lv: (lv.throughput_rps, -lv.p99_ms))
+        return usable(self.source, self.levels, slo_ms if slo_ms is not None else self.slo_ms)
+
+
+class Measured(Protocol):
+    """A measured load level as the plan picks it: its failed requests, the latency statistic
+    the budget applies to (None: not measured) and the rate the plan scales by."""
+
+    @property
+    def errors(self) -> int: ...
+
+    @property
+    def latency_ms(self) -> Decimal | None: ...
+
+    @property
+    def rate(self) -> Decimal: ...
+
+
+M = TypeVar("M", bound=Measured)
+
+
+def usable(source: str, levels: Sequence[M], slo: Decimal | None, stat: str = "p99") -> M:
+    """The highest-rate error-free level whose ``stat`` is within ``slo`` (ms): the one check
+    ``tdk plan`` applies to request and token measurements alike."""
+    if slo is None:
+        raise UsageError(
+            f"{source}: a bench measurement needs --latency-budget-ms to pick the usable level",
+            hint=f"e.g. --latency-budget-ms 100 (the {stat} your service must meet)",
+        )
+    fits = [
+        lv
+        for lv in levels
+        if lv.errors == 0
+        and lv.latency_ms is not None
+        and lv.latency_ms <= slo
+        and lv.rate >= Decimal(MIN_RATE)
+    ]
+    if not fits:
+        raise UsageError(
+            f"{source}: no measured level has {stat} <= {slo} ms (error-free)",
+            hint="bench at lower concurrency, or raise --latency-budget-ms",
+        )
+    return max(fits, key=lambda lv: (lv.rate, -(lv.latency_ms or Decimal(0))))
 
 
 def _decimal(value: Any, where: str, low: float = 0, high: float = MAX_FIGURE) -> Decimal:

@@ -11,13 +11,10 @@ benchmark pages), so the user names the figure and its source; the kit bundles n
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
-from infra.perf.measurement import read_bench_json
 from infra.planning.pricing import PriceTable
 from infra.planning.report import (
     MAX_PRICE,
@@ -25,6 +22,7 @@ from infra.planning.report import (
     MIN_RATE,
     SECONDS_PER_HOUR,
     Candidate,
+    Sample,
     check_safety,
 )
 from tdk.errors import UsageError
@@ -32,33 +30,6 @@ from tdk.numbers import decimal_of
 
 MILLION = Decimal(1_000_000)
 TOKEN_RATE_SUFFIX = "tok/s"
-
-
-@dataclass(frozen=True)
-class TokenMeasurement:
-    """What ``tdk bench --prompt`` measured on one serving unit."""
-
-    source: str
-    target: str
-    instance_type: str | None
-    gpu: str | None
-    model: str
-    output_tokens_per_s: Decimal
-    offered_rate: float | None = None  # bench --rate: the load it was given, not its capacity
-    #: input tokens per output token (prompt words: bench's input_sequence_length), None: unknown
-    input_ratio: Decimal | None = None
-
-    def load_note(self) -> str | None:
-        """Said when the throughput is what an offered rate asked for, not what the unit can
-        serve: the cost per token is then at that load (too high if the unit had room)."""
-        if self.offered_rate is None:
-            return None
-        return (
-            f"{self.source} was measured at an offered rate of {self.offered_rate:g} requests/s "
-            "(bench --rate): its tokens/s are what that load asked for, not what the unit can "
-            "serve, so the cost per million tokens is at that load; bench with --concurrency "
-            "to price the unit's capacity"
-        )
 
 
 @dataclass(frozen=True)
@@ -89,63 +60,6 @@ class TokenRow:
         }
 
 
-def token_measurement(path: Path, data: Any) -> TokenMeasurement | None:
-    """The token measurement in ``data`` (a parsed JSON document), None when it is not one."""
-    if not isinstance(data, dict) or "output_tokens_per_s" not in data:
-        return None
-    hint = "save `tdk bench --prompt ... --instance-type TYPE --json > FILE` again"
-    errors = data.get("errors")
-    if errors != 0:
-        raise UsageError(
-            f"{path}: the bench had {errors} failed requests; its throughput is not a capacity",
-            hint=hint,
-        )
-    rate = decimal_of(
-        data["output_tokens_per_s"], f"{path}: output_tokens_per_s", MIN_RATE, MAX_RATE, hint=hint
-    )
-    return TokenMeasurement(
-        str(path),
-        str(data.get("target", "")),
-        data.get("instance_type"),
-        data.get("gpu"),
-        str(data.get("model", "")),
-        rate,
-        _offered_rate(data),
-        _input_ratio(data),
-    )
-
-
-def _input_ratio(data: dict[str, Any]) -> Decimal | None:
-    """Input tokens per output token: the average prompt length (``input_sequence_length``,
-    counted as the bench says) times requests over output tokens; None for an older bench."""
-    metrics = data.get("metrics")
-    isl = metrics.get("input_sequence_length") if isinstance(metrics, dict) else None
-    avg = isl.get("avg") if isinstance(isl, dict) else None
-    requests, tokens = data.get("ok"), data.get("output_tokens")
-    numbers = (avg, requests, tokens)
-    if not all(isinstance(n, int | float) and math.isfinite(n) for n in numbers):
-        return None
-    if not tokens or tokens <= 0:
-        return None
-    return Decimal(str(avg)) * Decimal(str(requests)) / Decimal(str(tokens))
-
-
-def _offered_rate(data: dict[str, Any]) -> float | None:
-    level = data.get("level")
-    if data.get("mode") != "rate" or not isinstance(level, int | float):
-        return None
-    return float(level)
-
-
-def load_token_measurement(path: Path) -> TokenMeasurement | None:
-    """``path``'s token measurement; None when the file is another kind of measurement."""
-    try:
-        data = read_bench_json(path)
-    except UsageError:
-        return None  # the request-measurement reader reports what is wrong with the file
-    return token_measurement(path, data)
-
-
 def per_million(usd_per_hour: Decimal, tokens_per_s: Decimal) -> Decimal:
     """US dollars per million output tokens for a unit at ``tokens_per_s``."""
     cost = usd_per_hour / (tokens_per_s * SECONDS_PER_HOUR) * MILLION
@@ -172,10 +86,11 @@ def row(
     )
 
 
-def baseline(spec: str, region: str, prices: PriceTable, safety: Decimal) -> TokenRow:
+def baseline_candidate(spec: str, region: str, prices: PriceTable) -> tuple[Candidate, str]:
     """``TYPE:RATEtok/s[:USD_PER_HOUR]``, e.g. ``inf2.xlarge:310tok/s:0.76``: what one instance
     of TYPE generates, from a published Neuron figure for the model (price from the table's EC2
-    or SageMaker section when omitted)."""
+    or SageMaker section when omitted); the candidate (its ``unit_rps`` in output tokens/s) and
+    where its numbers come from."""
     parts = spec.split(":")
     hint = 'e.g. --baseline "inf2.xlarge:310tok/s:0.76" (type, output tokens/s, $/h)'
     if len(parts) not in (2, 3) or not parts[0] or not parts[1].endswith(TOKEN_RATE_SUFFIX):
@@ -189,8 +104,19 @@ def baseline(spec: str, region: str, prices: PriceTable, safety: Decimal) -> Tok
         found = prices.lookup(section, region, name)
         price, where = found.usd_per_hour, f"price {found.source} ({prices.date})"
     source = f"--baseline: {rate} tok/s as given (a published figure for the model), {where}"
-    cost = per_million(price, rate * check_safety(safety))
-    return TokenRow(f"{name} (baseline)", price, rate, cost, source, True, safety)
+    return Candidate(f"{name} (baseline)", rate, 1, price, measured=True, baseline=True), source
+
+
+def baseline(spec: str, region: str, prices: PriceTable, safety: Decimal) -> TokenRow:
+    """The ``--baseline`` priced per million output tokens at ``safety`` of its rate."""
+    candidate, source = baseline_candidate(spec, region, prices)
+    return row(candidate, source, safety)
+
+
+def in_tokens(traffic: list[Sample], tokens_per_request: Decimal) -> list[Sample]:
+    """A requests/s traffic profile (``--traffic``) as output tokens/s at the measured
+    sequence lengths, so the request planner sizes token units with the same arithmetic."""
+    return [Sample(s.time, s.rps * tokens_per_request) for s in traffic]
 
 
 def _positive(text: str, spec: str, hint: str, most: float = MAX_RATE) -> Decimal:

@@ -28,6 +28,22 @@ NO_ENGINE_IMAGE = (
     "vllm nor the tensorrtllm backend, nor TensorRT-LLM's Python package"
 )
 
+#: Why no decoupled (streaming) model runs on a SageMaker multi-model endpoint, from both sides:
+#: Triton's SageMaker MME invoke path refuses decoupled models before inferring
+#: (``SagemakerAPIServer::SageMakerMMEHandleInfer``, TRITONSERVER_TXN_DECOUPLED), source:
+#: https://github.com/triton-inference-server/server/blob/main/src/sagemaker_server.cc
+#: (checked 2026-11-26); and SageMaker's streaming call, InvokeEndpointWithResponseStream, has
+#: no ``TargetModel`` (the parameter that addresses a model of an MME, AWS "Invoke a
+#: Multi-Model Endpoint": https://docs.aws.amazon.com/sagemaker/latest/dg/invoke-multi-model-endpoint.html;
+#: botocore 1.44.8 ``data/sagemaker-runtime/2017-05-13/service-2.json``, whose
+#: InvokeEndpointWithResponseStreamInput lists no TargetModel; checked 2026-11-27)
+MME_DECOUPLED = (
+    "Triton's SageMaker multi-model front refuses them: \"HTTP end point doesn't support "
+    'models with decoupled transaction policy" (triton-inference-server/server '
+    "src/sagemaker_server.cc), and SageMaker's streaming call "
+    "(InvokeEndpointWithResponseStream) takes no TargetModel, so no MME model can stream"
+)
+
 FRAMEWORK = tf.SAGEMAKER_FRAMEWORK
 
 #: GPU families SageMaker lists for multi-model endpoints: size -> number of GPUs

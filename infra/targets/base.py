@@ -11,17 +11,21 @@ resources, and how ``tdk render k8s`` renders it. ``infra.targets.feasibility`` 
 from __future__ import annotations
 
 import abc
+import datetime as dt
 import fnmatch
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from infra.config import ConfigReader, StackConfig, qualify
 from infra.facts import hardware as facts
 from infra.facts import llm
 from infra.targets.names import DerivedName, check_name
 from tdk.errors import ConfigError, UsageError
+
+if TYPE_CHECKING:
+    from infra.facts.findings import Finding
 
 ConfigT = TypeVar("ConfigT")
 
@@ -178,6 +182,13 @@ class Target(abc.ABC, Generic[ConfigT]):
         """What the stack's own sizing cannot place (none by default)."""
         del config
         return ()
+
+    def doctor_facts(self, config: ConfigT, today: dt.date) -> list[Finding]:
+        """The facts this stack relies on that ``tdk doctor`` reports (its Kubernetes calendar,
+        its add-on charts, its image, its AMI), each with its source and date (none by
+        default); built from ``infra.facts.doctor``'s helpers."""
+        del config, today
+        return []
 
     def online_drift(self, config: ConfigT) -> tuple[str, list[str]] | None:
         """(what was asked, what differs from the kit's facts) from the cloud's own API for

@@ -94,7 +94,8 @@ def test_one_cli_vocabulary(extra: str | None) -> None:
         assert not ({"--endpoint", "--endpoint-url"} <= set(options)), row["command"]  # type: ignore[arg-type]
 
 
-def test_the_dummy_target_is_everywhere(tmp_path: Path, sample_repo: Path) -> None:
+def _dummy_project(tmp_path: Path) -> Path:
+    """A project holding the kit's Pulumi.yaml and one dummy stack, ``dummy-dev``."""
     project = tmp_path / "project"
     project.mkdir()
     shutil.copy(ROOT / "Pulumi.yaml", project / "Pulumi.yaml")
@@ -105,6 +106,30 @@ def test_the_dummy_target_is_everywhere(tmp_path: Path, sample_repo: Path) -> No
         "  triton-deploy-kit:dummyBox: box.large\n"
         "  triton-deploy-kit:dummyRegion: moon-2\n"
     )
+    return project
+
+
+def test_doctor_asks_the_target_for_its_cloud_and_its_facts(tmp_path: Path) -> None:
+    """doctor guessed a stack's cloud from its key prefixes (a new cloud's stack got no
+    credentials check, and "ok") and picked facts by config attribute names (a
+    ``kubernetes_version`` was judged on the EKS calendar; "1.30" raised KeyError): both are
+    now the registered target's (``TargetEntry.cloud``, ``Target.doctor_facts``)."""
+    project = _dummy_project(tmp_path)
+    done = _tdk("doctor", "--project-dir", str(project), "--stack", "dummy-dev", "--json")
+    assert "Traceback" not in done.stderr, done.stderr
+    document = json.loads(done.stdout)
+    facts = {f["fact"]: f["value"] for f in document["stacks"]["dummy-dev"]}
+    assert facts["moon calendar"] == "1.30" and "Kubernetes version" not in facts
+    moon = [(c["check"], c["status"]) for c in document["machine"] if c["scope"] == "moon"]
+    assert moon == [("credentials", "missing")]
+    assert ("tools", "moonctl") in {(c["scope"], c["check"]) for c in document["machine"]}
+    [cloud] = document["clouds"]
+    assert (cloud["cloud"], cloud["status"], cloud["stacks"]) == ("moon", "not ready", "dummy-dev")
+    assert "moon credentials" in cloud["fix"]
+
+
+def test_the_dummy_target_is_everywhere(tmp_path: Path, sample_repo: Path) -> None:
+    project = _dummy_project(tmp_path)
     # tdk plan: the dummy's candidates, priced by the dummy, led by the measured box
     bench = tmp_path / "bench.json"
     level = {"mode": "concurrency", "level": 1, "throughput_rps": 100, "p50_ms": 5,

@@ -133,6 +133,28 @@ def _slug(heading: str) -> str:
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 
+def _completion_instructions() -> list[tuple[str, str]]:
+    """Every command line README and docs show that sets up shell completion."""
+    from tests.docs.doc_blocks import tdk_lines
+
+    return [
+        (where, line)
+        for path in doc_files()
+        for where, line in tdk_lines(path)
+        if re.search(r"tdk\s+(completion\b|--install-completion|--show-completion)", line)
+    ]
+
+
+def test_there_is_one_completion_instruction() -> None:
+    """One way to set up completion (issue 40, row 6), documented once: README's, which the
+    next test runs; typer's root options are hidden deprecated aliases naming it."""
+    found = _completion_instructions()
+    assert [line.split("#")[0].strip() for _, line in found] == [
+        "tdk completion bash > ~/.local/share/bash-completion/completions/tdk"
+    ], found
+    assert found[0][0].startswith("README.md:")
+
+
 @pytest.mark.parametrize("shell", ["bash"])
 def test_completion_snippet_pastes_into_a_fresh_home(shell: str, tmp_path: Path) -> None:
     [block] = [b for b in blocks(README) if f"tdk completion {shell} >" in b.text]
@@ -153,8 +175,32 @@ def test_completion_snippet_pastes_into_a_fresh_home(shell: str, tmp_path: Path)
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".local"]  # nothing else written
     written = tmp_path / ".local" / "share" / "bash-completion" / "completions" / "tdk"
-    assert "_TDK_COMPLETE" in written.read_text()
+    # what bash-completion does with the file: source it, then complete `tdk pac`
+    complete = subprocess.run(
+        ["bash", "-c", f"source {written} && complete -p tdk"],
+        env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert "_tdk_completion" in complete.stdout, complete.stderr
+    asked = {**env, "_TDK_COMPLETE": "complete_bash", "COMP_WORDS": "tdk pac", "COMP_CWORD": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "cli"], env=asked, capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.split() == ["package"], done.stderr
+
+
+def test_the_old_completion_options_are_hidden_and_name_the_one_way(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from cli.main import app
+
+    runner = CliRunner()
+    shown = runner.invoke(app, ["--help"]).output
+    assert "--install-completion" not in shown and "--show-completion" not in shown
+    result = runner.invoke(app, ["--show-completion", "bash"], env={"HOME": str(tmp_path)})
+    assert "tdk --show-completion is now `tdk completion bash > " in result.stderr
+    assert "deprecated" in result.stderr
 
 
 def _make_tree(tmp: Path) -> Path:

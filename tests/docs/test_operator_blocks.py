@@ -6,11 +6,8 @@ command runs through the real CLI from the repository root, where the stack file
 
 from __future__ import annotations
 
-import json
 import os
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from typer.testing import CliRunner
@@ -18,9 +15,9 @@ from typer.testing import CliRunner
 from cli.main import app
 from tests.cli.sagemaker_moto import create_mme_endpoint, moto_aws
 from tests.docs.doc_blocks import ROOT, commands, doc_files, marked
+from tests.stand_ins import triton_stand_in
 
 DOC_URL = "http://127.0.0.1:8000"
-EMPTY_QUERY = {"status": "success", "data": {"resultType": "vector", "result": []}}
 
 
 def _commands(mark: str) -> list[tuple[str, list[str]]]:
@@ -35,32 +32,6 @@ def _commands(mark: str) -> list[tuple[str, list[str]]]:
     return found
 
 
-class _HealthyTriton(BaseHTTPRequestHandler):
-    def _answer(self, code: int, body: object) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_GET(self) -> None:
-        if self.path.startswith("/api/v1/query"):
-            self._answer(200, EMPTY_QUERY)
-        else:
-            self._answer(200 if self.path == "/v2/health/ready" else 404, {})
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        if self.path == "/v2/repository/index":
-            self._answer(200, [{"name": "bert-0", "version": "1", "state": "READY"}])
-        else:
-            self._answer(200 if self.path.startswith("/api/v1/query") else 404, EMPTY_QUERY)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def in_root(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
@@ -69,14 +40,10 @@ def in_root(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def triton() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _HealthyTriton)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        thread.join()
+    with triton_stand_in(
+        ready=True, index=[{"name": "bert-0", "version": "1", "state": "READY"}]
+    ) as url:
+        yield url
 
 
 def test_sagemaker_operator_blocks_run_against_moto(

@@ -17,7 +17,8 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from infra.facts.machine import aws_credentials, pulumi_backend
+from infra.clouds.aws import credentials as aws_credentials
+from infra.facts.machine import pulumi_backend
 from tests.conftest import load_generator
 from tests.hostile.test_bounded_inputs import _alias_bomb
 from tests.validate.llm import corpus as c

@@ -25,7 +25,6 @@ from tests.local.local_helpers import (
     start_endpoint,
     write_python_model,
 )
-from tests.model_repos.llm_repo import llm_repo
 
 pytestmark = pytest.mark.e2e
 runner = CliRunner()
@@ -110,18 +109,6 @@ def test_a_crashed_stub_is_reloaded_on_the_next_request(
     assert "a-b-0.tar.gz" in endpoint.status()["loaded"]
 
 
-@pytest.fixture(scope="module")
-def llm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoint]:
-    _runtime_or_skip()
-    store = tmp_path_factory.mktemp("llm-store")
-    make_release(llm_repo(tmp_path_factory.mktemp("llm-repo")), store, 1)
-    running = start_endpoint(store, tmp_path_factory.mktemp("llm-state"))
-    try:
-        yield running
-    finally:
-        running.stop()
-
-
 def _stub_serving(endpoint: Endpoint, model: str) -> int:
     """The pid of the Python stub that serves ``model`` (its command line names the model)."""
     for pid in children(endpoint.status()["triton_pid"]):
@@ -135,15 +122,15 @@ def _stub_serving(endpoint: Endpoint, model: str) -> int:
 
 
 def test_a_crashed_stub_of_a_decoupled_model_is_reloaded_too(
-    llm: Endpoint, monkeypatch: pytest.MonkeyPatch
+    llm_endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("TDK_STATE_DIR", str(llm.state_dir))
+    monkeypatch.setenv("TDK_STATE_DIR", str(llm_endpoint.state_dir))
     invoke = ["invoke", "--target-model", "llm-0.tar.gz", "--prompt", "hi", "--max-tokens", "2"]
     first = runner.invoke(app, invoke)
     assert first.exit_code == 0, first.output
-    os.kill(_stub_serving(llm, "llm-0"), signal.SIGKILL)
+    os.kill(_stub_serving(llm_endpoint, "llm-0"), signal.SIGKILL)
     failed = runner.invoke(app, invoke)
     assert failed.exit_code != 0 and "not healthy" in failed.output, failed.output
-    assert "llm-0.tar.gz" not in llm.status()["loaded"]
+    assert "llm-0.tar.gz" not in llm_endpoint.status()["loaded"]
     again = runner.invoke(app, invoke)
     assert again.exit_code == 0, again.output

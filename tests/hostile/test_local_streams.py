@@ -10,31 +10,16 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from infra.targets.local import generate
 from tests.hostile.endpoint_helpers import wait_for
-from tests.local.conftest import _runtime_or_skip
-from tests.local.local_helpers import Endpoint, children, make_release, start_endpoint
-from tests.model_repos.llm_repo import llm_repo
+from tests.local.local_helpers import Endpoint, children
 
 ABANDONED = 200
 LONG = 500  # tokens: 10 s of generation each at the sample LLM's 20 ms per token
-
-
-@pytest.fixture(scope="module")
-def llm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoint]:
-    _runtime_or_skip()
-    store = tmp_path_factory.mktemp("store")
-    make_release(llm_repo(tmp_path_factory.mktemp("repo")), store, 1)
-    running = start_endpoint(store, tmp_path_factory.mktemp("state"))
-    try:
-        yield running
-    finally:
-        running.stop()
 
 
 def _request(endpoint: Endpoint, tokens: int, stream: bool = True) -> socket.socket:
@@ -77,24 +62,24 @@ def _sockets(pid: int) -> int:
 
 
 @pytest.mark.e2e
-def test_abandoned_streams_are_cancelled_and_others_stay_fast(llm: Endpoint) -> None:
-    warm = _request(llm, 2)
+def test_abandoned_streams_are_cancelled_and_others_stay_fast(llm_endpoint: Endpoint) -> None:
+    warm = _request(llm_endpoint, 2)
     _first_event(warm)
     warm.close()
-    baseline = wait_for(lambda: _generation_threads(llm) or None, 30, "the stub's threads")
-    sockets = _sockets(llm.proc.pid)
-    streams = [_request(llm, LONG) for _ in range(ABANDONED)]
+    baseline = wait_for(lambda: _generation_threads(llm_endpoint) or None, 30, "the stub's threads")
+    sockets = _sockets(llm_endpoint.proc.pid)
+    streams = [_request(llm_endpoint, LONG) for _ in range(ABANDONED)]
     for stream in streams:
         _first_event(stream)
-    assert _generation_threads(llm) >= baseline + ABANDONED // 2  # they really run
+    assert _generation_threads(llm_endpoint) >= baseline + ABANDONED // 2  # they really run
     started = time.monotonic()
     for stream in streams:
         stream.close()
     # cancelled within a few tokens, not after their 10 s of generation
-    wait_for(lambda: _generation_threads(llm) <= baseline, 5, "the generations to stop")
-    wait_for(lambda: _sockets(llm.proc.pid) <= sockets, 5, "the front's sockets to close")
+    wait_for(lambda: _generation_threads(llm_endpoint) <= baseline, 5, "the generations to stop")
+    wait_for(lambda: _sockets(llm_endpoint.proc.pid) <= sockets, 5, "the front's sockets to close")
     assert time.monotonic() - started < 5
-    other = _request(llm, 4, stream=False)
+    other = _request(llm_endpoint, 4, stream=False)
     began = time.monotonic()
     answer = b""
     while chunk := other.recv(65536):

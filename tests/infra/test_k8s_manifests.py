@@ -17,6 +17,7 @@ from infra.k8s.spec import (
 )
 from infra.targets import load_target
 from infra.targets.eks import builders as eks_builders
+from infra.targets.eks.builders import amp_source
 from infra.targets.gke import builders as gke_builders
 from tests.registry_lists import kubernetes_targets, read_dev
 
@@ -154,7 +155,7 @@ def test_scaled_object_scales_on_the_exact_queue_to_compute_ratio() -> None:
 
 def test_eks_scaled_object_signs_requests_for_amp() -> None:
     spec = make_spec(
-        prometheus=PrometheusSource("https://aps", "aws", "us-east-1"),
+        prometheus=amp_source("https://aps", "us-east-1"),
         pod_monitoring=False,  # what the eks target sets (the AMP scraper needs no object)
     )
     (trigger,) = manifests.scaled_object(spec)["spec"]["triggers"]

@@ -7,7 +7,7 @@ import jsonschema
 import pytest
 
 from infra.k8s import manifests
-from infra.k8s.spec import PrometheusSource
+from infra.targets.eks.builders import amp_source
 from packager.engines import engines_of
 from tests.infra.test_crd_schemas import _schema
 from tests.infra.test_k8s_manifests import make_spec
@@ -38,7 +38,7 @@ def test_llm_scaled_object_uses_engine_metrics(
 
 
 def test_aws_triggers_carry_the_region_and_pass_the_schema() -> None:
-    amp = PrometheusSource("https://aps.example/workspaces/ws-1", "aws", "us-east-1")
+    amp = amp_source("https://aps.example/workspaces/ws-1", "us-east-1")
     spec = make_spec(engines=("vllm",), metric_engines=("vllm",), prometheus=amp)
     scaled = manifests.scaled_object(spec)
     jsonschema.validate(scaled, _schema(SCALED_OBJECT))

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -15,26 +14,12 @@ from typer.testing import CliRunner
 from cli.main import app
 from infra.clients.base import InvokeFailed
 from infra.clients.generate import GenerateClient
-from tests.local.conftest import _runtime_or_skip
-from tests.local.local_helpers import Endpoint, make_release, start_endpoint
-from tests.model_repos.llm_repo import llm_repo
+from tests.local.local_helpers import Endpoint
 from tests.registry_lists import kubernetes_targets
 
 pytestmark = pytest.mark.e2e
 runner = CliRunner()
 INVOKE = ["invoke", "--target-model", "llm-0.tar.gz", "--prompt", "hello there"]
-
-
-@pytest.fixture(scope="module")
-def llm_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoint]:
-    _runtime_or_skip()
-    store = tmp_path_factory.mktemp("llm-store")
-    make_release(llm_repo(tmp_path_factory.mktemp("llm-repo")), store, 1)
-    running = start_endpoint(store, tmp_path_factory.mktemp("llm-state"))
-    try:
-        yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture()

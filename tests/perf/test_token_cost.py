@@ -122,21 +122,15 @@ def test_a_local_run_tagged_with_an_instance_type_is_not_measured_there(tmp_path
 
 
 def test_request_only_options_are_refused_on_tokens_not_ignored(tmp_path: Path) -> None:
-    traffic = tmp_path / "traffic.csv"
-    traffic.write_text("time,rps\n0,10\n")
+    # peak, traffic, budget and components are planned on tokens (test_token_plan.py); the
+    # stack's scaling keys and the plot are in requests: refused, never ignored
     bench = str(_bench(tmp_path))
-    for option in (
-        ["--peak-rps", "10"],
-        ["--traffic", str(traffic)],
-        ["--latency-budget-ms", "200"],
-        ["--slo-ms", "200"],
-        ["--components", "file:///nowhere"],
-        ["--plot", str(tmp_path / "p.png")],
-    ):
+    stack = tmp_path / "Pulumi.eks-dev.yaml"
+    for option in (["--plot", str(tmp_path / "p.png")], ["--write-stack", str(stack)]):
         result = runner.invoke(app, ["plan", bench, *option])
         assert result.exit_code == 2, (option, result.output)
         assert "token" in result.output and "drop" in result.output, result.output
-    assert not (tmp_path / "p.png").exists()
+    assert not (tmp_path / "p.png").exists() and not stack.exists()
 
 
 def test_input_tokens_are_costed_with_the_output_tokens(tmp_path: Path) -> None:

@@ -8,61 +8,25 @@ checked 2026-11-27); the real CLI reads it over real HTTP."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
+from tests.stand_ins import triton_stand_in
 
 REASON = "load failed for model 'bert-1': version 1 is at UNAVAILABLE state: Internal: oops"
 INDEX = [
     {"name": "bert-0", "version": "1", "state": "READY"},
     {"name": "bert-1", "version": "1", "state": "UNAVAILABLE", "reason": REASON},
 ]
-EMPTY_QUERY = {"status": "success", "data": {"resultType": "vector", "result": []}}
-
-
-class _Triton(BaseHTTPRequestHandler):
-    def _answer(self, code: int, body: object) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_GET(self) -> None:
-        if self.path.startswith("/api/v1/query"):
-            self._answer(200, EMPTY_QUERY)
-        else:
-            self._answer(503 if self.path == "/v2/health/ready" else 404, {})
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        if self.path == "/v2/repository/index":
-            self._answer(200, INDEX)
-        elif self.path.startswith("/api/v1/query"):
-            self._answer(200, EMPTY_QUERY)
-        else:
-            self._answer(404, {})
-
-    def log_message(self, *args: object) -> None:
-        pass
 
 
 @pytest.fixture(scope="module")
 def triton() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Triton)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        thread.join()
+    with triton_stand_in(ready=False, index=INDEX) as url:
+        yield url
 
 
 @pytest.mark.parametrize("stack", ["gke-dev", "eks-dev"])

@@ -8,15 +8,15 @@ from typing import Any
 
 from infra.facts import hardware as facts
 from infra.facts import kubernetes as kf
-from infra.k8s.addons import (  # noqa: F401 (the chart names are re-exported for callers)
-    AUTOSCALER_CHART,
-    AUTOSCALER_REPO,
-    DEVICE_PLUGIN_CHART,
-    DEVICE_PLUGIN_REPO,
-    KEDA_NAMESPACE,
-    KEDA_OPERATOR_SA,
+from infra.k8s.spec import (
+    GPU_POOL,
+    GPU_TAINT_KEY,
+    GPU_TAINT_VALUE,
+    MODEL_SYNC_PATH,
+    POOL_LABEL,
+    ModelSync,
+    PrometheusSource,
 )
-from infra.k8s.spec import GPU_POOL, GPU_TAINT_KEY, GPU_TAINT_VALUE, POOL_LABEL
 from packager.plans import PLANS_PREFIX
 
 #: GPU instance families the kit deploys on (NVIDIA-accelerated AL2023 AMI); their GPUs,
@@ -261,10 +261,6 @@ def autoscaler_values(
     }
 
 
-def keda_service_account() -> tuple[str, str]:
-    return KEDA_NAMESPACE, KEDA_OPERATOR_SA
-
-
 def triton_role_name(name: str) -> str:
     """IAM role name of the Triton pods (fixed, so ``tdk render`` can name its ARN)."""
     return f"{name}-triton-release-reader"
@@ -341,3 +337,26 @@ LOAD_BALANCER_ANNOTATIONS: dict[str, dict[str, str]] = {
     },
     "external-lb": {"service.beta.kubernetes.io/aws-load-balancer-type": "nlb"},
 }
+
+
+# --- the Kubernetes layer's hooks (infra/k8s): pod identity, metrics query auth, model sync ----
+def keda_pod_identity(role_arn: Any) -> dict[str, Any]:
+    """KEDA's operator runs as an IAM role through IRSA (the chart's ``podIdentity.aws``)."""
+    return {"aws": {"irsa": {"enabled": True, "roleArn": role_arn}}}
+
+
+def amp_source(query_url: str, region: str) -> PrometheusSource:
+    """KEDA queries Amazon Managed Service for Prometheus as its IRSA role, signing (SigV4)
+    for the workspace's region."""
+    return PrometheusSource(query_url, "aws", {"awsRegion": region})
+
+
+def model_sync(image: str, repository: str) -> ModelSync:
+    """``aws s3 sync`` of ``s3://bucket/prefix/repository`` into the pod, as the pod's IRSA role
+    (the AWS CLI reads the projected web-identity token).
+
+    Triton 24.09's S3 client calls HeadBucket before listing, which a role scoped to the
+    release prefix may not do, and Triton does not document IRSA; the AWS CLI does.
+    """
+    command = ("aws", "s3", "sync", repository, MODEL_SYNC_PATH, "--only-show-errors")
+    return ModelSync(image, command)

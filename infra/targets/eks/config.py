@@ -9,7 +9,7 @@ import infra.facts
 from infra.config import ConfigReader, ReleaseLocation, StackConfig, check_choice, qualify
 from infra.facts import kubernetes as kf
 from infra.k8s.config import WorkloadConfig, workload_spec
-from infra.k8s.spec import ModelSync, PrometheusSource, TritonServiceSpec
+from infra.k8s.spec import TritonServiceSpec
 from infra.targets.eks import builders as b
 from infra.targets.guardrails import Budget
 from tdk.errors import ConfigError
@@ -40,7 +40,7 @@ class EksConfig:
     workload: WorkloadConfig
     budget: Budget | None
     log_retention_days: int
-    #: the AWS CLI image that copies the release into each pod (see ``ModelSync``)
+    #: the AWS CLI image that copies the release into each pod (``builders.model_sync``)
     model_sync_image: str
 
 
@@ -105,8 +105,8 @@ def triton_spec(config: EksConfig, role_arn: Any, prometheus_url: Any) -> Triton
         name=config.common.name,
         load_balancers=b.LOAD_BALANCER_ANNOTATIONS,
         model_repository=repository,
-        model_sync=ModelSync(config.model_sync_image, repository),
-        prometheus=PrometheusSource(cast(str, prometheus_url), "aws", config.region),
+        model_sync=b.model_sync(config.model_sync_image, repository),
+        prometheus=b.amp_source(cast(str, prometheus_url), config.region),
         identity_annotations={"eks.amazonaws.com/role-arn": role_arn},
         env={"AWS_REGION": config.region, "AWS_DEFAULT_REGION": config.region},
         pod_monitoring=False,  # the AMP managed scraper needs no in-cluster object

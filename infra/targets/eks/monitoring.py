@@ -20,7 +20,11 @@ from infra.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
 from infra.k8s.alerts import rules_yaml, workload_rules
 from infra.k8s.config import AlertThresholds
 from infra.k8s.refs import PodIdentity
-from infra.targets.eks.builders import amp_query_policy, container_insights_log_groups
+from infra.targets.eks.builders import (
+    amp_query_policy,
+    container_insights_log_groups,
+    keda_pod_identity,
+)
 from infra.targets.eks.cluster import EksClusterRef, irsa_role, moved_from
 from infra.targets.eks.observability import (
     CW_AGENT_SA,
@@ -108,7 +112,7 @@ class EksMonitoring(pulumi.ComponentResource):
             opts=opts,
         )
         # KEDA starts once it may query the workspace (its first scaling query would 403)
-        self.keda_identity = PodIdentity("aws", role.arn, ready=[query])
+        self.keda_identity = PodIdentity(keda_pod_identity(role.arn), ready=[query])
 
     def _scraper(self, name: str, cluster: EksClusterRef, opts: pulumi.ResourceOptions) -> None:
         """The managed scraper, as AMP's collector guide sets it up: ENIs in the cluster's

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
 from infra.facts import hardware as facts
@@ -27,6 +28,9 @@ from infra.targets.guardrails import read_api_cidrs, read_budget, read_log_reten
 from infra.targets.k8s_common import KubernetesTarget, csv, require_release
 from infra.targets.k8s_models import fitted_workload
 from tdk.errors import ConfigError
+
+if TYPE_CHECKING:
+    from infra.facts.findings import Finding
 
 _REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
 
@@ -96,6 +100,11 @@ class EksTarget(KubernetesTarget[EksConfig]):
             Refusal("eksGpuInstanceType", f"{family}.*", why, SUGGESTED_GPU_INSTANCE)
             for family, why in b.REFUSED_FAMILIES.items()
         ]
+
+    def doctor_facts(self, config: EksConfig, today: dt.date) -> list[Finding]:
+        from infra.targets.eks import doctor
+
+        return doctor.findings(config, today)
 
     def online_drift(self, config: EksConfig) -> tuple[str, list[str]] | None:
         """The calendar against EKS's DescribeClusterVersions in the stack's region."""

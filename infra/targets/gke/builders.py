@@ -11,7 +11,7 @@ from infra.facts.kubernetes import GKE_CHANNELS
 from infra.k8s import promql
 from infra.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
 from infra.k8s.alerts import AlertRule
-from infra.k8s.spec import GPU_POOL, POOL_LABEL
+from infra.k8s.spec import GPU_POOL, POOL_LABEL, PrometheusSource
 from packager.plans import PLANS_PREFIX
 
 
@@ -310,3 +310,16 @@ LOAD_BALANCER_ANNOTATIONS: dict[str, dict[str, str]] = {
     "internal-lb": {"networking.gke.io/load-balancer-type": "Internal"},
     "external-lb": {},
 }
+
+
+# --- the Kubernetes layer's hooks (infra/k8s): pod identity, metrics query auth ---------------
+def keda_pod_identity(email: Any) -> dict[str, Any]:
+    """KEDA's operator runs as a Google service account through Workload Identity (the chart's
+    ``podIdentity.gcp``)."""
+    return {"gcp": {"enabled": True, "gcpIAMServiceAccount": email}}
+
+
+def managed_prometheus_source(project: str) -> PrometheusSource:
+    """KEDA queries Google Managed Prometheus as its Workload Identity (KEDA's ``gcp``
+    provider); Triton reads ``gs://`` itself, so the gke target has no model sync."""
+    return PrometheusSource(managed_prometheus_url(project), "gcp")

@@ -197,4 +197,4 @@ class GpuCluster(pulumi.ComponentResource):
             member=b.keda_identity_member(args.config.project),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster]),
         )
-        return PodIdentity("gcp", keda_email, ready=(binding,))
+        return PodIdentity(b.keda_pod_identity(keda_email), ready=(binding,))

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from infra.config import ReleaseLocation, StackConfig
 from infra.facts import kubernetes as kf
 from infra.k8s.config import WorkloadConfig, workload_spec
-from infra.k8s.spec import PrometheusSource, TritonServiceSpec
+from infra.k8s.spec import TritonServiceSpec
 from infra.targets.gke import builders as b
 from infra.targets.guardrails import Budget
 
@@ -46,7 +46,7 @@ def triton_spec(config: GkeConfig) -> TritonServiceSpec:
         name=name,
         load_balancers=b.LOAD_BALANCER_ANNOTATIONS,
         model_repository=f"{config.release.url}/repository",
-        prometheus=PrometheusSource(b.managed_prometheus_url(config.project), "gcp"),
+        prometheus=b.managed_prometheus_source(config.project),
         identity_annotations={"iam.gke.io/gcp-service-account": email},
         env={},
         pod_monitoring=True,  # Google Managed Prometheus scrapes through PodMonitoring

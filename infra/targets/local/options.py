@@ -11,7 +11,7 @@ import argparse
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import MISSING, dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -135,9 +135,6 @@ class EndpointOptions:
         if self.workdir:
             return Path(self.workdir).expanduser()
         return state_dir() / f"local-{self.name}"
-
-    def with_port(self, port: int) -> EndpointOptions:
-        return replace(self, port=port)
 
     def to_argv(self) -> list[str]:
         """The flags that reproduce these options (defaults left out)."""

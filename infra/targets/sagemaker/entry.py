@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+from infra.clouds.aws import CLOUD
 from infra.planning.pricing import Quote
-from infra.sagemaker_common.instances import NO_ENGINE_IMAGE
+from infra.sagemaker_common.instances import MME_DECOUPLED, NO_ENGINE_IMAGE
 from infra.targets.registry import DECOUPLED, LLM_ENGINES, PlanUnit, StackSettings, TargetEntry
 
 if TYPE_CHECKING:
@@ -14,15 +15,6 @@ if TYPE_CHECKING:
 INSTANCE_KEY = "sagemakerInstanceType"
 #: SageMaker instance types carry this prefix (``ml.g5.xlarge``)
 PREFIX = "ml."
-#: Triton's SageMaker MME invoke path refuses decoupled models before inferring
-#: (``SagemakerAPIServer::SageMakerMMEHandleInfer``, TRITONSERVER_TXN_DECOUPLED), source:
-#: https://github.com/triton-inference-server/server/blob/main/src/sagemaker_server.cc
-#: (checked 2026-11-26)
-MME_DECOUPLED = (
-    "Triton's SageMaker multi-model front refuses them: \"HTTP end point doesn't support "
-    'models with decoupled transaction policy" (triton-inference-server/server '
-    "src/sagemaker_server.cc)"
-)
 
 
 class SageMakerEntry(TargetEntry):
@@ -30,6 +22,7 @@ class SageMakerEntry(TargetEntry):
     summary = "SageMaker multi-model endpoint running the SageMaker Triton image"
     deploy_module = "infra.targets.sagemaker.target"
     client_module = "infra.targets.sagemaker.client"
+    cloud = CLOUD
     region_key = "aws:region"
     #: prices and the plan default to this region (prices.json's SageMaker section holds it)
     default_region = "us-east-1"

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import shlex
 from collections.abc import Iterable, Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.config import (
     ConfigReader,
@@ -30,6 +31,9 @@ from infra.targets.sagemaker.config import SageMakerConfig
 from infra.targets.sagemaker.entry import ENTRY
 from infra.targets.sagemaker.rollout import STRATEGIES, Rollout, check_rollout
 from infra.targets.sagemaker.scaling import ScalingSettings
+
+if TYPE_CHECKING:
+    from infra.facts.findings import Finding
 
 #: the instance type the hints offer (the Pulumi.yaml default)
 SUGGESTED_INSTANCE = "ml.g4dn.xlarge"
@@ -126,6 +130,11 @@ class SageMakerTarget(Target[SageMakerConfig]):
             budget=read_budget(reader, email_required=True),
             log_retention_days=read_log_retention(reader),
         )
+
+    def doctor_facts(self, config: SageMakerConfig, today: dt.date) -> list[Finding]:
+        from infra.sagemaker_common import doctor
+
+        return doctor.findings(config.triton_version, config.inference_ami_version, today)
 
     def offer(self, config: SageMakerConfig) -> TargetSpec:
         """One MME instance: its GPU (or CPU), its disk, the stack's Triton image."""

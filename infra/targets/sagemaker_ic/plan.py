@@ -16,6 +16,7 @@ from decimal import Decimal
 
 from infra.planning.pricing import PriceTable
 from infra.planning.report import MILLION, SECONDS_PER_HOUR, Candidate, ceil_div, units_for
+from infra.sagemaker_common.instances import MME_DECOUPLED
 from infra.targets.sagemaker_ic.sizing import (
     GPU_EXPANSION,
     USABLE_FRACTION,
@@ -32,6 +33,7 @@ class ModelSize:
 
     name: str
     size_bytes: int
+    decoupled: bool = False  # the manifest left it out of mme/ (it streams)
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,7 @@ class Row:
     usd_per_hour_idle: Decimal
     note: str
     gpus_reserved: int | None = None
+    refused: bool = False  # the option cannot serve these models: no instances, no price
 
     def usd_per_million(self, peak_rps: Decimal) -> Decimal:
         if peak_rps == 0:
@@ -60,6 +63,10 @@ class Row:
         return self.usd_per_hour_peak / (peak_rps * SECONDS_PER_HOUR) * MILLION
 
     def as_dict(self, peak_rps: Decimal) -> dict[str, object]:
+        if self.refused:  # never a price of $0 for what cannot run
+            return {"option": self.option, "instances_peak": None, "instances_idle": None,
+                    "gpus_reserved": None, "usd_per_hour_peak": None, "usd_per_hour_idle": None,
+                    "usd_per_million": None, "note": self.note, "refused": True}  # fmt: skip
         return {
             "option": self.option,
             "instances_peak": self.instances_peak,
@@ -69,6 +76,7 @@ class Row:
             "usd_per_hour_idle": str(self.usd_per_hour_idle.quantize(Decimal("0.01"))),
             "usd_per_million": str(self.usd_per_million(peak_rps).quantize(Decimal("0.0001"))),
             "note": self.note,
+            "refused": False,
         }
 
 
@@ -110,12 +118,21 @@ def components_row(
                instances * price, Decimal(0), note, int(gpus))  # fmt: skip
 
 
-def mme_row(instance: IcInstance, models: list[ModelSize], load: Load, price: Decimal) -> Row:
-    """One shared GPU per instance: instances for the total rps, never fewer than one."""
+def mme_row(
+    instance: IcInstance, models: list[ModelSize], load: Load, price: Decimal, streamed: bool
+) -> Row:
+    """One shared GPU per instance: instances for the total rps, never fewer than one; refused
+    for a streamed load or decoupled models (``MME_DECOUPLED``)."""
     _hot_rps(load, models)
     name = f"{instance.instance_type} MME"
+    decoupled = [m.name for m in models[: load.hot] if m.decoupled]
+    if streamed or decoupled:
+        what = ", ".join(decoupled) or "the measured model (a bench --prompt measurement)"
+        note = f"refused: {what} stream(s) (decoupled); {MME_DECOUPLED}"
+        return Row(name, 0, 0, Decimal(0), Decimal(0), note, refused=True)
     if instance.gpus != 1:
-        return Row(name, 0, 0, Decimal(0), Decimal(0), "MME runs Triton on single-GPU types only")
+        return Row(name, 0, 0, Decimal(0), Decimal(0), "MME runs Triton on single-GPU types only",
+                   refused=True)  # fmt: skip
     instances = units_for(load.peak_rps, load.unit_rps, load.safety)
     usable = Decimal(instance.gpu_memory_mb) * Decimal(str(USABLE_FRACTION))
     hot = sorted(models[: load.hot], key=lambda m: m.size_bytes, reverse=True)
@@ -145,8 +162,10 @@ def compare(
     region: str,
     prices: PriceTable,
     baseline: Candidate | None = None,
+    streamed: bool = False,
 ) -> list[Row]:
-    """Components and MME on each instance type, then the baseline."""
+    """Components and MME on each instance type, then the baseline; ``streamed``: the load is
+    a decoupled model's generation (a token measurement), which MME cannot serve."""
     rows: list[Row] = []
     for instance_type in instance_types:
         try:
@@ -155,7 +174,7 @@ def compare(
             raise UsageError(exc.message, hint="use an ml.<gpu family>.<size> type") from None
         price = prices.lookup("sagemaker", region, instance_type).usd_per_hour
         rows.append(components_row(instance, models, load, price))
-        rows.append(mme_row(instance, models, load, price))
+        rows.append(mme_row(instance, models, load, price, streamed))
     if baseline is not None:
         rows.append(baseline_row(baseline, load))
     return rows

@@ -142,15 +142,6 @@ def requirements(
     return need
 
 
-def copies_per_instance(need: Requirements, instance: IcInstance) -> int:
-    """How many copies of one model fit on one instance (GPUs, cores and memory all)."""
-    return min(
-        instance.gpus // need.accelerators,
-        int(instance.vcpus // need.cpu_cores),
-        instance.usable_memory_mb // need.memory_mb,
-    )
-
-
 def instances_needed(demands: Sequence[tuple[Requirements, int]], instance: IcInstance) -> int:
     """Instances of ``instance`` that ``copies`` of each reservation need at least: GPUs,
     cores and host memory summed over the copies, each against one instance's (a copy never

@@ -7,8 +7,9 @@ monitoring style; only what components add lives here.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable, Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.config import ConfigReader, StackConfig, check_capacity, check_choice, qualify
 from infra.facts.aws import enum
@@ -49,6 +50,9 @@ from infra.targets.sagemaker_ic.sizing import (
     requirements,
 )
 from tdk.errors import ConfigError
+
+if TYPE_CHECKING:
+    from infra.facts.findings import Finding
 
 SUGGESTED_INSTANCE = "ml.g5.xlarge"
 #: GPU values of botocore's ProductionVariantInferenceAmiVersion enum (aws_generated.json)
@@ -230,6 +234,11 @@ class SageMakerIcTarget(Target[SageMakerIcConfig]):
             log_retention_days=read_log_retention(reader),
             awaiting=awaiting,
         )
+
+    def doctor_facts(self, config: SageMakerIcConfig, today: dt.date) -> list[Finding]:
+        from infra.sagemaker_common import doctor
+
+        return doctor.findings(config.triton_version, config.inference_ami_version, today)
 
     def offer(self, config: SageMakerIcConfig) -> TargetSpec:
         """One instance of the endpoint; each component's copy runs its own Triton on the
