@@ -82,7 +82,8 @@ def identity(run: Callable[[list[str]], str] = az_json) -> str:
     account = json.loads(run(["account", "show"]))
     if not isinstance(account, dict):
         raise RuntimeError("az account show answered no account")
-    user = account.get("user") if isinstance(account.get("user"), dict) else {}
+    found = account.get("user")
+    user: dict[str, object] = found if isinstance(found, dict) else {}
     return f"{user.get('name', '?')} in {account.get('name', '?')} ({account.get('id', '?')})"
 
 

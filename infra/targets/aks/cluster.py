@@ -4,6 +4,7 @@ tainted GPU pool that scales to zero, and a Kubernetes provider on the cluster."
 from __future__ import annotations
 
 import base64
+from typing import Any, cast
 
 import pulumi
 import pulumi_azure_native as azure
@@ -39,7 +40,7 @@ class AksCluster(pulumi.ComponentResource):
             resource_name_=name,
             resource_group_name=self.group.name,
             location=config.location,
-            agent_pool_profiles=[arm.system_pool(config)],
+            agent_pool_profiles=[cast(Any, arm.system_pool(config))],
             **arm.cluster_profiles(config),
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=["agentPoolProfiles[0].count"]),
         )
@@ -53,7 +54,8 @@ class AksCluster(pulumi.ComponentResource):
         credentials = azure.containerservice.list_managed_cluster_user_credentials_output(
             resource_group_name=self.group.name, resource_name=self.cluster.name
         )
-        self.kubeconfig = pulumi.Output.secret(credentials.kubeconfigs[0].value.apply(_kubeconfig))
+        decoded: pulumi.Output[str] = credentials.kubeconfigs[0].value.apply(_kubeconfig)
+        self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(decoded)
         self.provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,

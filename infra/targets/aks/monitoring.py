@@ -10,6 +10,7 @@ runs on GKE and EKS, and the alert rules are the same PromQL (``infra.k8s.alerts
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, cast
 
 import pulumi
 import pulumi_azure_native as azure
@@ -99,7 +100,7 @@ class AksMonitoring(pulumi.ComponentResource):
             scopes=[self.workspace.id],
             interval="PT1M",
             enabled=True,
-            rules=rule_group_rules(rules, actions.id),
+            rules=cast(Any, rule_group_rules(rules, actions.id)),
             opts=child,
         )
         if args.budget is not None:

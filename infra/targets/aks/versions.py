@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from infra.facts import Source
@@ -99,7 +100,7 @@ def keda_minors() -> tuple[str, ...]:
     return tuple(f"1.{m}" for m in sorted(minors))
 
 
-def drift(answer: dict[str, object]) -> list[str]:
+def drift(answer: Mapping[str, object]) -> list[str]:
     """What ``az aks get-versions -l REGION -o json`` (its ``values[].version`` and
     ``isPreview``) lists that the calendar does not: a GA minor the table lacks."""
     out = []

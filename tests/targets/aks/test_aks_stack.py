@@ -59,11 +59,8 @@ def test_gpu_pool_is_tainted_labelled_scales_to_zero_and_gets_the_aks_driver(
 
 
 def test_each_service_account_is_federated_to_its_own_identity(aks: StackRun) -> None:
-    creds = {
-        r["resourceName"]: r
-        for r in aks.of_type("azure-native:managedidentity:FederatedIdentityCredential")
-        for r in [r.inputs]
-    }
+    found = aks.of_type("azure-native:managedidentity:FederatedIdentityCredential")
+    creds = {c.inputs["resourceName"]: c.inputs for c in found}
     assert creds["tdk-aks-dev-triton"]["subject"] == "system:serviceaccount:triton:tdk-aks-dev"
     assert creds["tdk-aks-dev-keda"]["subject"] == "system:serviceaccount:keda:keda-operator"
     assert all(c["audiences"] == ["api://AzureADTokenExchange"] for c in creds.values())
