@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from infra.facts import CHECKED
+from infra.facts import CHECKED, INFRA_EXTRA_INSTALL
 from infra.facts import hardware as facts
 from infra.facts import triton as tf
 from infra.facts.aws import GENERATED
@@ -164,6 +164,28 @@ def _stack_keys(project_dir: Path, stack: str) -> Finding:
                    " | ".join([*warnings, *deprecated]))  # fmt: skip
 
 
+def schema_findings(settings: Any) -> list[Finding]:
+    """The stack's facts against the installed Pulumi providers' schemas (its target reads
+    them; no target name here): a kit value the schema does not accept is broken (``pulumi
+    up`` would fail), a schema value the kit neither uses nor refuses is aged."""
+    try:
+        drifts = settings.entry.deploy().schema_drift(settings.config)
+    except ImportError as exc:
+        return [Finding("provider schema", "not installed", "", "installed", UNVERIFIED,
+                        f"{exc}: {INFRA_EXTRA_INSTALL}")]  # fmt: skip
+    out = []
+    for drift in drifts:
+        value, status = "agrees", "ok"
+        note = "the installed provider's schema accepts the kit's values"
+        if drift.refused or drift.unknown:
+            value = f"{len(drift.refused)} refused, {len(drift.unknown)} unknown to tdk"
+            status = "broken" if drift.refused else "aged"
+            note = " | ".join([*drift.refused, *drift.unknown])
+        out.append(Finding(f"provider schema ({drift.source})", value, drift.source,
+                           "installed", status, note))  # fmt: skip
+    return out
+
+
 def online_findings(settings: Any, today: dt.date) -> list[Finding]:
     """What the stack's cloud answers about the kit's facts (its target asks; no target name
     here): drift is aged, no answer (credentials, network) is unverified, never ok."""
@@ -208,4 +230,5 @@ def diagnose(project_dir: Path, stack: str, today: dt.date, online: bool = False
         )
         return found
     own = settings.entry.deploy().doctor_facts(config, today)
-    return found + own + (online_findings(settings, today) if online else [])
+    schemas = schema_findings(settings)
+    return found + own + schemas + (online_findings(settings, today) if online else [])

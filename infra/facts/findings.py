@@ -73,3 +73,21 @@ def image_finding(image: str, today: dt.date) -> Finding:
     return Finding(
         "Triton image", version, src.url, str(src.checked), "aged" if old else "ok", note
     )
+
+
+def image_plan_finding(version: str) -> Finding:
+    """What a TensorRT plan for the image needs (its TensorRT, minimum driver, base release):
+    a fact no source checked gives is aged, naming that source (validate cannot check plans
+    against it); the rest unverified (the kit's table)."""
+    row = facts.IMAGES[version]
+    texts = [row.tensorrt_text(), row.driver_text(), row.base_text()]
+    missing = row.tensorrt is None or row.driver is None or not row.base_verified
+    return Finding(f"Triton {version} TensorRT / driver / base", version, row.source,
+                   row.checked, "aged" if missing else UNVERIFIED, " | ".join(texts))  # fmt: skip
+
+
+def image_findings(image: str, today: dt.date) -> list[Finding]:
+    """The image's age and, for a release in the facts, what its plans depend on."""
+    version = facts.image_version(image)
+    plan = [image_plan_finding(version)] if version in facts.IMAGES else []
+    return [image_finding(image, today), *plan]

@@ -33,6 +33,11 @@ WEIGHT_CACHE_MOUNT = "/cache"
 ENGINE_HOME = "/engine-home"
 
 
+def triton_selector(name: str) -> dict[str, str]:
+    """The labels that select workload ``name``'s Triton pods (its Deployment's selector)."""
+    return {"app.kubernetes.io/name": "triton", "app.kubernetes.io/instance": name}
+
+
 @dataclass(frozen=True)
 class Scaling:
     """KEDA bounds and the queue-to-compute ratio that triggers a scale-out."""
@@ -153,4 +158,4 @@ class TritonServiceSpec:
 
     @property
     def selector(self) -> dict[str, str]:
-        return {"app.kubernetes.io/name": "triton", "app.kubernetes.io/instance": self.name}
+        return triton_selector(self.name)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import datetime as dt
 
 from infra.facts import triton as tf
-from infra.facts.findings import UNVERIFIED, Finding, image_finding
+from infra.facts.findings import UNVERIFIED, Finding, image_findings
 
 
 def findings(triton_version: str, ami: str | None, today: dt.date) -> list[Finding]:
-    found = [image_finding(triton_version, today)]
+    found = image_findings(triton_version, today)
     if ami:
         src = tf.AMI_SOURCE
         row = tf.AMI_BY_NAME[ami]

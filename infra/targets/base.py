@@ -101,6 +101,17 @@ class Shortfall:
     blocking: bool = True
 
 
+@dataclass(frozen=True)
+class SchemaDrift:
+    """The kit's facts against an installed provider package's schema (``tdk doctor``): what
+    was read (package and version), kit values the schema does not accept (``pulumi up``
+    would fail: broken), and what the schema offers that the kit neither uses nor refuses."""
+
+    source: str
+    refused: tuple[str, ...] = ()
+    unknown: tuple[str, ...] = ()
+
+
 class Target(abc.ABC, Generic[ConfigT]):
     """One deployment target: its frozen config type and the resources it declares."""
 
@@ -195,6 +206,12 @@ class Target(abc.ABC, Generic[ConfigT]):
         ``tdk doctor --online``; None where the target's cloud answers nothing it checks."""
         del config
         return None
+
+    def schema_drift(self, config: ConfigT) -> list[SchemaDrift]:
+        """The facts the stack relies on against the installed Pulumi providers' schemas
+        (enums, documented accepted values) for ``tdk doctor``; none by default."""
+        del config
+        return []
 
     @abc.abstractmethod
     def parse_config(self, reader: ConfigReader, common: StackConfig) -> ConfigT:

@@ -183,7 +183,7 @@ class TargetEntry:
         }
 
     def default_store(self, where: Locator) -> str | None:
-        """The release whose manifest describes the deployment's models when ``--store`` is
+        """The release whose manifest describes the deployment's models when ``--release`` is
         not given (None: the user must pass it)."""
         del where
         return None

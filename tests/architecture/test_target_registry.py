@@ -174,7 +174,7 @@ def test_the_dummy_target_is_everywhere(tmp_path: Path, sample_repo: Path) -> No
     done = _tdk("endpoint", "status", "--target", "dummy", "--endpoint", "dream", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["status"] == "Dreaming"
-    done = _tdk("invoke", "--target", "dummy", "--endpoint", "dream", "--store",
+    done = _tdk("invoke", "--target", "dummy", "--endpoint", "dream", "--release",
                 f"file://{tmp_path}/none", "--target-model", "m-0.tar.gz")  # fmt: skip
     assert done.returncode != 0
 
@@ -195,7 +195,7 @@ def test_deprecated_spellings_still_work_with_a_warning(tmp_path: Path) -> None:
     """--target k8s (now gke/eks), --endpoint-url (now --s3-endpoint-url) and validate's
     --stack PATH (now a name) keep working for one release, each with a warning."""
     done = _run(["-m", "cli", "invoke", "--target", "k8s", "--url", "http://127.0.0.1:9",
-                 "--store", f"file://{tmp_path}/none", "--endpoint-url", "http://127.0.0.1:9",
+                 "--release", f"file://{tmp_path}/none", "--endpoint-url", "http://127.0.0.1:9",
                  "--target-model", "m-0.tar.gz"], extra=None)  # fmt: skip
     assert "--target k8s is now --target gke or --target eks" in done.stderr
     assert "--endpoint-url is now --s3-endpoint-url" in done.stderr

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 
 from infra.facts import kubernetes as kf
-from infra.facts.findings import HAND, UNVERIFIED, Finding, chart_findings, image_finding
+from infra.facts.findings import HAND, UNVERIFIED, Finding, chart_findings, image_findings
 from infra.targets.eks.config import EksConfig
 
 
@@ -36,5 +36,5 @@ def findings(config: EksConfig, today: dt.date) -> list[Finding]:
     return [
         version_finding(version, config.support_type, today),
         *chart_findings(version, config.keda_version),
-        image_finding(config.workload.image, today),
+        *image_findings(config.workload.image, today),
     ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 
 from infra.facts import kubernetes as kf
-from infra.facts.findings import UNVERIFIED, Finding, image_finding
+from infra.facts.findings import UNVERIFIED, Finding, image_findings
 from infra.targets.gke.config import GkeConfig
 
 
@@ -21,11 +21,16 @@ def channel_finding(channel: str) -> Finding:
     )
     if high > row.high:
         status = "aged"
-        note += f": clusters upgraded to 1.{high} run KEDA untested; add a newer chart"
+        version, tested = kf.KEDA_NEXT
+        note += (
+            f": clusters upgraded to 1.{high} run KEDA untested; KEDA's table gives no chart "
+            f"for it yet (v{version}: {tested}, {kf.KEDA_NEXT_SOURCE.url}, checked "
+            f"{kf.KEDA_NEXT_SOURCE.checked}): unverified until it does"
+        )
     src = kf.GKE_CHANNELS_SOURCE
     return Finding("keda chart (release channel)", row.version, src.url, str(src.checked),
                    status, note)  # fmt: skip
 
 
 def findings(config: GkeConfig, today: dt.date) -> list[Finding]:
-    return [channel_finding(config.release_channel), image_finding(config.workload.image, today)]
+    return [channel_finding(config.release_channel), *image_findings(config.workload.image, today)]

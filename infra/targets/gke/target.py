@@ -11,7 +11,7 @@ from infra.config import ConfigReader, StackConfig, check_capacity, qualify
 from infra.k8s.build_job import StoreCopy
 from infra.k8s.config import read_workload_config
 from infra.k8s.spec import TritonServiceSpec
-from infra.targets.base import OutputValue, Refusal, TargetSpec
+from infra.targets.base import OutputValue, Refusal, SchemaDrift, TargetSpec
 from infra.targets.checks import accelerator_spec, pod_spec
 from infra.targets.gke import builders as b
 from infra.targets.gke.cloud_names import DERIVED
@@ -81,6 +81,13 @@ class GkeTarget(KubernetesTarget[GkeConfig]):
             Refusal("gkeGpuType", accelerator, why, SUGGESTED_ACCELERATOR)
             for accelerator, why in b.REFUSED_ACCELERATORS.items()
         ]
+
+    def schema_drift(self, config: GkeConfig) -> list[SchemaDrift]:
+        """The kit's facts against the installed Pulumi providers' schemas."""
+        del config
+        from infra.targets.gke import schema
+
+        return schema.drift()
 
     def doctor_facts(self, config: GkeConfig, today: dt.date) -> list[Finding]:
         from infra.targets.gke import doctor
