@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 from collections.abc import Iterable
+from typing import Any
 
 from infra.facts import hardware as facts
 from infra.targets.base import SchemaDrift
@@ -65,7 +66,8 @@ def botocore_enums() -> tuple[str, dict[str, list[str]]]:
     import botocore
     import botocore.session
 
-    model = botocore.session.get_session().get_service_model("eks")
+    session: Any = botocore.session.get_session()  # botocore's stubs lack StringShape.enum
+    model = session.get_service_model("eks")
     shapes = ("AMITypes", "CapacityTypes")
     return f"botocore {botocore.__version__} eks", {
         shape: list(model.shape_for(shape).enum) for shape in shapes
