@@ -153,12 +153,14 @@ def _check_plan(spec: TargetSpec, built_for: str, sink: Sink) -> None:
     trt_text = f"TensorRT {trt[0]}.{trt[1]}" if trt else f"the TensorRT of the {version} release"
     want = f"compute capability {cc}, {trt_text}"
     rebuild = f"tdk build --stack <stack> (a {gpu.kind} with the TensorRT {base} container)"
+    unknown = _unknown_facts(spec.image)
     if not built_for:
         sink.report(
             "TDK906",
             "backend",
             f"{spec.label} runs {gpu.kind} ({want}, Triton {version}); a plan built for "
-            "anything else fails to load, and nothing records what these plans were built for",
+            f"anything else fails to load, and nothing records what these plans were built "
+            f"for{unknown}",
             f"{rebuild}, or record it: tdk package --trt-built-for "
             f"{cc}:{f'{trt[0]}.{trt[1]}' if trt else '<TensorRT>'}@{base}",
         )
@@ -189,10 +191,18 @@ def _check_plan(spec: TargetSpec, built_for: str, sink: Sink) -> None:
             "backend",
             f"Triton {version}'s TensorRT version is not in tdk's facts (it is that of the "
             f"{base} release it is built on) and the plans were built {built}: nothing shows "
-            f"they load on {spec.label}",
-            f"{rebuild}; or add its TensorRT to infra/facts/hardware.py from "
-            f"{facts.TRITON_RELEASE_NOTES}",
+            f"they load on {spec.label}{unknown}",
+            f"{rebuild}; or add its TensorRT to infra/facts/hardware.py from a source that "
+            "gives it (NVIDIA's Frameworks Support Matrix)",
         )
+
+
+def _unknown_facts(image: facts.Image) -> str:
+    """What tdk's facts lack about ``image`` that a plan depends on, and which source lacks it
+    (empty when its TensorRT and base release are known)."""
+    gaps = [image.tensorrt_text()] * (image.tensorrt is None)
+    gaps += [image.base_text()] * (not image.base_verified)
+    return "".join(f"; {gap}" for gap in gaps)
 
 
 def _check_gpu_groups(model: ModelDir, spec: TargetSpec, sink: Sink) -> None:

@@ -161,7 +161,7 @@ def start_endpoint(
         sys.executable,
         "-m",
         "infra.targets.local.serve",
-        "--store",
+        "--release",
         str(store),
         "--name",
         name,
