@@ -1,2 +1,3 @@
-"""One module per cloud that several targets share (its CLI, credentials, identity): what a
-target's ``TargetEntry.cloud`` names. Shared code never imports these; a target does."""
+"""One package per cloud that targets share (``infra/clouds/<cloud>/``): its CLI and
+credentials (``machine``), its guardrails. A target's entry names its cloud
+(``TargetEntry.cloud``); shared code asks the target, never one of these."""

@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from infra.clouds.aws import credentials as aws_credentials
+from infra.clouds.aws.machine import credentials as aws_credentials
 from infra.facts.machine import pulumi_backend
 from tests.conftest import load_generator
 from tests.hostile.test_bounded_inputs import _alias_bomb

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from infra.clouds.aws import CLOUD
+from infra.clouds.aws.machine import CLOUD
 from infra.planning.pricing import Quote
 from infra.targets.k8s_entry import KubernetesEntry
 from infra.targets.registry import PlanUnit, StackSettings

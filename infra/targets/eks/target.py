@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from infra.clouds.aws.guardrails import read_log_retention
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
 from infra.facts import hardware as facts
 from infra.k8s.build_job import StoreCopy
@@ -24,7 +25,7 @@ from infra.targets.eks.config import (
 )
 from infra.targets.eks.entry import ENTRY
 from infra.targets.eks.observability import scraper_rbac
-from infra.targets.guardrails import read_api_cidrs, read_budget, read_log_retention
+from infra.targets.guardrails import read_api_cidrs, read_budget
 from infra.targets.k8s_common import KubernetesTarget, csv, require_release
 from infra.targets.k8s_models import fitted_workload
 from tdk.errors import ConfigError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from infra.clouds.gcp import CLOUD
+from infra.clouds.gcp.machine import CLOUD
 from infra.planning.pricing import Quote
 from infra.targets.k8s_entry import KubernetesEntry
 from infra.targets.registry import PlanUnit, StackSettings

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from infra.clouds.aws import CLOUD
+from infra.clouds.aws.machine import CLOUD
 from infra.planning.pricing import Quote
 from infra.sagemaker_common.instances import MME_DECOUPLED, NO_ENGINE_IMAGE
 from infra.targets.registry import DECOUPLED, LLM_ENGINES, PlanUnit, StackSettings, TargetEntry

@@ -7,6 +7,7 @@ import shlex
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from infra.clouds.aws.guardrails import read_log_retention
 from infra.config import (
     ConfigReader,
     StackConfig,
@@ -25,7 +26,7 @@ from infra.sagemaker_common.monitoring import AlarmThresholds
 from infra.sagemaker_common.settings import alarm_email, created_release_prefix
 from infra.targets.base import EXAMPLE_TARGET_MODEL, Refusal, Target, TargetSpec
 from infra.targets.checks import instance_spec
-from infra.targets.guardrails import read_budget, read_log_retention
+from infra.targets.guardrails import read_budget
 from infra.targets.sagemaker.cloud_names import DERIVED
 from infra.targets.sagemaker.config import SageMakerConfig
 from infra.targets.sagemaker.entry import ENTRY

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, ClassVar
 
-from infra.clouds.aws import CLOUD
+from infra.clouds.aws.machine import CLOUD
 from infra.sagemaker_common.instances import NO_ENGINE_IMAGE
 from infra.targets.registry import LLM_ENGINES, PLAN, TargetEntry
 from infra.targets.sagemaker_ic.names import TARGET_NAME
