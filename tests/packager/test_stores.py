@@ -54,6 +54,22 @@ def new_container(connection: str) -> str:
     return f"{service.account_name}/{name}"
 
 
+def count_requests(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """Every HTTP request the store's SDK sends from now on, as (method, URL): the GCS and
+    Blob clients both send through ``requests.Session.request``."""
+    import requests
+
+    sent: list[tuple[str, str]] = []
+    real = requests.Session.request
+
+    def counting(self: requests.Session, method: str, url: str, *args: Any, **kw: Any) -> Any:
+        sent.append((method, url))
+        return real(self, method, url, *args, **kw)
+
+    monkeypatch.setattr(requests.Session, "request", counting)
+    return sent
+
+
 def _roundtrip(store: Store, tmp_path: Path) -> None:
     big = tmp_path / "big.bin"
     big.write_bytes(os.urandom(PART_SIZE + 1234))  # multipart on S3, chunked on GCS
@@ -251,18 +267,9 @@ def test_noop_republish_to_gcs_asks_about_no_object(
 ) -> None:
     """Cloud Storage's listing carries each object's crc32c and metadata: the checksum check
     of every object is answered from it, with no request per object (and no record)."""
-    import requests
-
     monkeypatch.setenv("TDK_CACHE_DIR", str(tmp_path / "cache"))
     publish([sample_repo / "tokenizer"], open_store(gs_url), copies=2)
-    sent: list[tuple[str, str]] = []
-    real = requests.Session.request
-
-    def counting(self: requests.Session, method: str, url: str, *args: Any, **kw: Any) -> Any:
-        sent.append((method, url))
-        return real(self, method, url, *args, **kw)
-
-    monkeypatch.setattr(requests.Session, "request", counting)
+    sent = count_requests(monkeypatch)
     again = publish([sample_repo / "tokenizer"], open_store(gs_url), copies=2)
     assert again.uploaded == [] and again.rebuilt == []
     objects = [url.split("/o/", 1)[1] for _, url in sent if "/o/" in url]
