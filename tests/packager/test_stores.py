@@ -127,6 +127,37 @@ def test_publish_to_cloud_store_and_republish(
     assert second.uploaded == [] and second.uploaded_bytes == 0
 
 
+class _Stopped(Exception):
+    """Raised by a progress callback: the download is abandoned half way."""
+
+
+def _stop(_: int) -> None:
+    raise _Stopped
+
+
+@pytest.mark.parametrize("which", ["file", "s3", "gs", "az"])
+def test_a_download_that_fails_keeps_the_old_file_and_leaves_no_part(
+    which: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """A download replaces ``dest`` only once whole: abandoned (its progress callback raised,
+    as the size cap's does) or refused (no such object), the old file stays and no ``.part``."""
+    url = f"file://{tmp_path / 'r'}" if which == "file" else request.getfixturevalue(f"{which}_url")
+    endpoint = request.getfixturevalue("moto_endpoint") if which == "s3" else None
+    store = open_store(url, endpoint_url=endpoint)
+    store.put_bytes("mme/m.bin", os.urandom(64 * 1024))
+    dest = tmp_path / "out" / "m.bin"
+    dest.parent.mkdir()
+    dest.write_bytes(b"old")
+    with pytest.raises(_Stopped):
+        store.download("mme/m.bin", dest, _stop)
+    with pytest.raises(StoreError):
+        store.download("mme/absent.bin", dest)
+    assert dest.read_bytes() == b"old"
+    assert sorted(p.name for p in dest.parent.iterdir()) == ["m.bin"]  # no m.bin.part
+    store.download("mme/m.bin", dest)
+    assert dest.read_bytes() == store.get_bytes("mme/m.bin")
+
+
 def test_unreachable_s3_endpoint_names_the_store(moto_endpoint: str, tmp_path: Path) -> None:
     store = open_store("s3://bucket/x", endpoint_url="http://127.0.0.1:9")
     with pytest.raises(StoreError) as info:
