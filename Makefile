@@ -89,8 +89,8 @@ $(SAMPLES)/.generated: model_repos/generate.py $(VENV)/.kit
 # Pulumi SDKs, nothing that needs root but libpython3.11). It ends with one table and a "next".
 demo: $(VENV)/.kit $(RUNTIME)/.installed $(SAMPLES)/.generated $(INPUTS)/.generated
 	@$(TDK) validate $(SAMPLES) >/dev/null || { $(TDK) validate $(SAMPLES); exit 1; }
-	@$(TDK) package $(SAMPLES) --copies 5 --dest file://$(CURDIR)/$(RELEASE) >/dev/null
-	@$(TDK) local demo --store file://$(CURDIR)/$(RELEASE) --max-loaded-models 3
+	@$(TDK) package $(SAMPLES) --copies 5 --release file://$(CURDIR)/$(RELEASE) >/dev/null
+	@$(TDK) local demo --release file://$(CURDIR)/$(RELEASE) --max-loaded-models 3
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check .

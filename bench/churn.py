@@ -48,7 +48,7 @@ SWITCH_EVERY = 50  # requests a client sends to one model before moving on
 
 def start_endpoint(root: Path, store: Path, state: Path, k: int) -> tuple[Any, str]:
     env = dict(os.environ, TDK_STATE_DIR=str(state))
-    args = ["--store", str(store), "--port", "0", "--max-loaded-models", str(k)]
+    args = ["--release", str(store), "--port", "0", "--max-loaded-models", str(k)]
     args += ["--capacity-timeout", "120"]
     proc = subprocess.Popen(
         [sys.executable, "-m", "infra.targets.local.serve", *args],

@@ -120,7 +120,9 @@ class Check:
         gen = ["model_repos/generate.py", "--out", str(repo), "--with", "gpu", "--kind", self.mode]
         if self.step("generate", gen) is None:
             return None
-        if self.step("package", ["-m", "cli", "package", str(repo), "--dest", f"file://{store}"]):
+        if self.step(
+            "package", ["-m", "cli", "package", str(repo), "--release", f"file://{store}"]
+        ):
             return store
         return None
 
@@ -186,7 +188,7 @@ class Check:
             if not restored:
                 self.problems.append("tune --url did not restore the model's config")
         bench = self.tdk_json("bench", [
-            "bench", "--target", "gke", "--url", triton.url, "--store", f"file://{store}",
+            "bench", "--target", "gke", "--url", triton.url, "--release", f"file://{store}",
             "--target-model", f"{MODEL}.tar.gz", "-c", levels, "--duration", window,
             "--max-windows", windows,
         ])  # fmt: skip
@@ -196,7 +198,7 @@ class Check:
             if errors:  # a 200 that does not decode is a failure, not throughput
                 self.problems.append(f"bench saw {errors} failed requests")
         invoke = self.tdk_json("invoke", [
-            "invoke", "--target", "gke", "--url", triton.url, "--store", f"file://{store}",
+            "invoke", "--target", "gke", "--url", triton.url, "--release", f"file://{store}",
             "--target-model", f"{MODEL}.tar.gz", "--example",
         ])  # fmt: skip
         if invoke is not None:  # one request decoded end to end, as a user would send it

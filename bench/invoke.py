@@ -128,7 +128,7 @@ def interleaved_rps(front: Any, direct: Any, rounds: int, seconds: float) -> tup
 
 def start_endpoint(store: Path, state: Path) -> tuple[subprocess.Popen[bytes], str]:
     env = dict(os.environ, TDK_STATE_DIR=str(state))
-    args = ["--store", str(store), "--port", "0", "--max-loaded-models", "16"]
+    args = ["--release", str(store), "--port", "0", "--max-loaded-models", "16"]
     args += ["--triton-netns", "off"]  # the raw-Triton comparisons call its port directly
     proc = subprocess.Popen(
         [sys.executable, "-m", "infra.targets.local.serve", *args],

@@ -3,7 +3,7 @@
 Repository: one model whose weight file is 200 MB of random bytes; N = 5 copies.
 Baseline: for each copy, `cp -r` the model, set its `name:`, then
 `tar -C copy_i -czf name_i.tar.gz .` (what the public notebooks do).
-Ours: `tdk package REPO --copies 5 --dest file://...` (archives, repository tree, manifest).
+Ours: `tdk package REPO --copies 5 --release file://...` (archives, repository tree, manifest).
 Republish (issue 20), each against the first publish (cold digest cache): the same publish
 again with nothing changed (no-op), and again after one model's config changed. The repository
 also holds a small model ``tiny``; it is the one changed, so bert's large copies stay unchanged.

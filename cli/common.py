@@ -35,11 +35,11 @@ def number(
 MAX_SECONDS = 24 * 3600.0  # a timeout or window beyond a day is a typo
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of tables.")]
-StoreOpt = Annotated[
+ReleaseOpt = Annotated[
     str,
     typer.Option(
-        "--store",
-        help="Release URL written by `tdk package --dest` (file://, s3://, gs://, az://).",
+        "--release",
+        help="Release URL written by `tdk package --release` (file://, s3://, gs://, az://).",
     ),
 ]
 EndpointUrlOpt = Annotated[
@@ -62,10 +62,10 @@ TargetModelOpt = Annotated[
         help="TargetModel (archive name, e.g. bert-0.tar.gz) or the model copy's name (bert-0).",
     ),
 ]
-ManifestStoreOpt = Annotated[
+ManifestReleaseOpt = Annotated[
     str | None,
     typer.Option(
-        "--store", help="Release URL whose manifest gives the signature (local: the endpoint's)."
+        "--release", help="Release URL whose manifest gives the signature (local: the endpoint's)."
     ),
 ]
 GrpcOpt = Annotated[bool, typer.Option("--grpc", help="gke/eks: use Triton's gRPC API.")]

@@ -14,8 +14,7 @@ PROJECT_PREFIX = "triton-deploy-kit:"  # the project's own keys are set without 
 
 def needs(project_dir: Path, stacks: list[str]) -> list[Any]:
     """What each deployable stack needs from this machine, asked of its registered target."""
-    from infra.config import merged_stack_config
-    from infra.facts.machine import CREDENTIALS, Needs
+    from infra.facts.machine import Needs
     from infra.targets import registry
     from infra.targets.k8s_entry import KubernetesEntry
 
@@ -23,11 +22,16 @@ def needs(project_dir: Path, stacks: list[str]) -> list[Any]:
     for name in stacks:
         entry = registry.load_stack(project_dir, name).entry
         if entry.can(registry.DEPLOY):
-            # the cloud is the provider whose keys the stack sets (aws:region, gcp:project)
-            keys = merged_stack_config(project_dir, name)
-            cloud = next((k.split(":")[0] for k in keys if k.split(":")[0] in CREDENTIALS), "")
-            found.append(Needs(name, entry.name, cloud, isinstance(entry, KubernetesEntry)))
+            found.append(Needs(name, entry.name, entry.cloud, isinstance(entry, KubernetesEntry)))
     return found
+
+
+def registered_clouds() -> list[Any]:
+    """Every registered target's cloud, once each, in registry order."""
+    from infra.targets import registry
+
+    found = {e.cloud.name: e.cloud for e in registry.entries() if e.cloud is not None}
+    return list(found.values())
 
 
 def machine_report(project_dir: Path, stacks: list[str], online: bool) -> dict[str, Any]:
@@ -36,13 +40,13 @@ def machine_report(project_dir: Path, stacks: list[str], online: bool) -> dict[s
     from infra.placeholders import scan_stack
 
     wanted = needs(project_dir, stacks)
-    checks = survey(wanted, online=online)
-    clouds = cloud_summary(wanted, checks)
+    checks = survey(wanted, online=online, clouds=registered_clouds())
+    per_cloud = cloud_summary(wanted, checks)
     return {
         "online": online,
         "machine": [c.to_json() for c in checks],
         "clouds": [
-            dict(zip(("cloud", "status", "stacks", "fix"), row, strict=True)) for row in clouds
+            dict(zip(("cloud", "status", "stacks", "fix"), row, strict=True)) for row in per_cloud
         ],
         "placeholders": {s: [p.to_json() for p in scan_stack(project_dir, s)] for s in stacks},
     }

@@ -1,7 +1,8 @@
 """``tdk endpoint status|wait``: a deployment's state, for every target that can tell it.
 
-SageMaker: endpoint status, instance counts, last failure. gke/eks: Triton's readiness through
-``--url``. local: the endpoint's ``/ping``. What a target cannot do is refused with its reason.
+SageMaker: endpoint status, instance counts, last failure. gke/eks: the pods' readiness (kubectl)
+and Triton's through ``--url``. local: the endpoint's ``/ping``. What a target cannot do is
+refused with its reason.
 """
 
 from __future__ import annotations
@@ -55,11 +56,11 @@ def _show(out: Output, state: Any) -> None:
     if state.failure:
         out.info(f"last failure: {state.failure}")
     for key, value in state.details.items():
-        if key != "variants":
+        if not isinstance(value, list):  # a list is the rows, shown as the table below
             out.info(f"{key}: {value}")
     if state.rows:
         columns = list(state.rows[0])
-        out.table("variants", columns, [[row[c] for c in columns] for row in state.rows])
+        out.table(state.rows_title, columns, [[row[c] for c in columns] for row in state.rows])
 
 
 @app.command("status")
@@ -73,7 +74,8 @@ def status(
     region: RegionOpt = None,
     json_mode: JsonOpt = False,
 ) -> None:
-    """The deployment's state now (SageMaker: instance counts, autoscaling bounds, failure)."""
+    """The deployment's state now (SageMaker: instance counts, autoscaling bounds, failure;
+    gke/eks: Ready pods and why the others are not)."""
     client = _client(target, endpoint, region, stack, project_dir, url, outputs)
     _show(Output(json_mode=json_mode), client.status())
 

@@ -118,7 +118,7 @@ def bench_prompts(
     runs_on: tuple[str | None, str | None] = (None, None),
     report: tuple[dict[str, float] | None, Path | None] = (None, None),
 ) -> None:
-    """Resolve the model in the release (``stores``: --store, --s3-endpoint-url), then bench
+    """Resolve the model in the release (``stores``: --release, --s3-endpoint-url), then bench
     each load level; ``runs_on`` (--instance-type, --gpu) is recorded for ``tdk plan``;
     ``report``: --goodput SLOs and the --csv path."""
     from cli.invoke import generate_client, resolve_model, target_manifest

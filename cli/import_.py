@@ -89,6 +89,6 @@ def import_model(
     for note in imported.notes:
         output.warn(note)
     output.info(
-        f"next: tdk validate {out} && tdk package {out} --dest file://./release "
+        f"next: tdk validate {out} && tdk package {out} --release file://./release "
         "(the config is yours to edit: tdk tune tunes it)"
     )

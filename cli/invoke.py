@@ -16,7 +16,7 @@ from cli.common import (
     InputOpt,
     JsonBodyOpt,
     JsonOpt,
-    ManifestStoreOpt,
+    ManifestReleaseOpt,
     RegionOpt,
     TargetModelOpt,
     TextOpt,
@@ -81,7 +81,7 @@ def target_manifest(
     entry = registry.get(target.value)
     store = store or where.release or entry.default_store(where)
     if store is None:
-        raise UsageError(f"--target {entry.name} needs --store", hint="pass the release URL")
+        raise UsageError(f"--target {entry.name} needs --release", hint="pass the release URL")
     return load_manifest(store, store_endpoint_url)
 
 
@@ -251,7 +251,7 @@ def invoke(
     endpoint: EndpointOpt = None,
     inputs: InputOpt = None,
     text: TextOpt = None,
-    store: ManifestStoreOpt = None,
+    store: ManifestReleaseOpt = None,
     url: UrlOpt = None,
     stack: StackOpt = None,
     stack_outputs: StackOutputsOpt = None,

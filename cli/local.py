@@ -7,13 +7,14 @@ import math
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from contextlib import closing
 from dataclasses import asdict
 from typing import Annotated, Any
 
 import typer
 
-from cli.common import EndpointUrlOpt, JsonOpt, StoreOpt
+from cli.common import EndpointUrlOpt, JsonOpt, ReleaseOpt
 from cli.output import Output
 from infra.targets.local.options import EndpointOptions, default_of, help_of
 from tdk.errors import TdkError, UsageError
@@ -67,7 +68,7 @@ def _cache_bytes(cache_gb: float) -> int:
 
 @app.command("up")
 def up(
-    store: StoreOpt,
+    store: ReleaseOpt,
     name: NameOpt = default_of("name"),
     port: PortOpt = default_of("port"),
     max_loaded_models: MaxLoadedOpt = default_of("max_loaded"),
@@ -103,7 +104,7 @@ def up(
             out.json(asdict(state))
         else:
             out.info(f"local endpoint [bold]{name}[/bold] at {state.url} (pid {state.pid})")
-            out.info(f"  store {state.store}; log {state.log}; stop with `tdk local down`")
+            out.info(f"  release {state.store}; log {state.log}; stop with `tdk local down`")
         return
     if serve.read_state(name) is not None:
         raise UsageError(
@@ -128,7 +129,7 @@ def _running(name: str) -> Any:
     if state is None:
         raise UsageError(
             f"no local endpoint named {name!r} is running",
-            hint="start one with `tdk local up --store URL --detach`",
+            hint="start one with `tdk local up --release URL --detach`",
         )
     return state
 
@@ -170,19 +171,22 @@ def status(name: NameOpt = "local", json: JsonOpt = False) -> None:
         return
     out.info(
         f"local endpoint [bold]{name}[/bold] at {state.url} (pid {state.pid}), "
-        f"store {document.get('store', state.store)}"
+        f"release {document.get('store', state.store)}"
     )
     loaded = ", ".join(document["loaded"]) or "none"
     out.info(f"loaded ({len(document['loaded'])}/{document['max_loaded_models']}): {loaded}")
     out.table("metrics (avg / p50 / max)", ["metric", "value"], metric_rows(document["metrics"]))
 
 
-def stop_endpoint(name: str, timeout: float = 30.0) -> int:
-    """Stop the running endpoint ``name`` (SIGTERM, then SIGKILL after ``timeout``); its pid."""
+def stop_endpoint(
+    name: str, timeout: float = 30.0, on_wait: Callable[[str], None] | None = None
+) -> int:
+    """Stop the running endpoint ``name`` (SIGTERM, then SIGKILL after ``timeout``); its pid.
+    ``on_wait`` hears once what a stop that takes over a second waits for."""
     from infra.targets.local.serve import stop
 
     state = _running(name)
-    stop(state, timeout)
+    stop(state, timeout, on_wait)
     return int(state.pid)
 
 
@@ -213,7 +217,7 @@ def request_switch(state: Any, store: str, endpoint_url: str | None) -> dict[str
 
 @app.command("switch")
 def switch(
-    store: StoreOpt,
+    store: ReleaseOpt,
     name: NameOpt = "local",
     endpoint_url: EndpointUrlOpt = None,
     json: JsonOpt = False,
@@ -242,7 +246,7 @@ def down(name: NameOpt = "local", json: JsonOpt = False) -> None:
         else:
             out.info(f"no local endpoint named {name} is running: nothing to stop")
         return
-    pid = stop_endpoint(name)
+    pid = stop_endpoint(name, on_wait=out.note)
     if json:
         out.json({"name": name, "stopped": pid})
     else:
@@ -250,7 +254,7 @@ def down(name: NameOpt = "local", json: JsonOpt = False) -> None:
 
 
 @app.command("check")
-def check(store: StoreOpt, endpoint_url: EndpointUrlOpt = None, json: JsonOpt = False) -> None:
+def check(store: ReleaseOpt, endpoint_url: EndpointUrlOpt = None, json: JsonOpt = False) -> None:
     """Load every model of a release once on the local Triton; non-zero exit if any fails."""
     from infra.targets.local.check import check_release
 
@@ -275,7 +279,7 @@ def check(store: StoreOpt, endpoint_url: EndpointUrlOpt = None, json: JsonOpt = 
 
 @app.command("demo")
 def demo(
-    store: StoreOpt,
+    store: ReleaseOpt,
     max_loaded_models: MaxLoadedOpt = 3,
     warm: Annotated[int, typer.Option("--warm", min=1, help="Warm requests per model.")] = 5,
     json: JsonOpt = False,
@@ -289,7 +293,9 @@ def demo(
         stop_endpoint(name)
     options = EndpointOptions(store_url=store, name=name, port=0, max_loaded=max_loaded_models)
     state = serve.spawn(options)
-    out.info(f"local endpoint {name} at {state.url} (K = {max_loaded_models}), store {state.store}")
+    out.info(
+        f"local endpoint {name} at {state.url} (K = {max_loaded_models}), release {state.store}"
+    )
     try:
         rows = _demo_rows(state, warm, out)
         figures = fetch_status(state.url)["metrics"]
@@ -306,7 +312,7 @@ def demo(
 def demo_next(store: str, target_model: str) -> str:
     """The demo's last line: where a newcomer goes from here, as commands to paste."""
     return (
-        f"next: `source .venv/bin/activate`, then `tdk local up --store {store} --detach` and "
+        f"next: `source .venv/bin/activate`, then `tdk local up --release {store} --detach` and "
         f"`tdk invoke --target-model {target_model} --example` (README, Local endpoint); to "
         "deploy: `tdk doctor` and the README's 'Deploy to a cloud'"
     )

@@ -77,6 +77,13 @@ DEPRECATED_OPTIONS: dict[str, str] = {
 DEPRECATED_IN: dict[tuple[str, str], str] = {
     # one name for the endpoint: `invoke --endpoint` names what `local up` starts
     ("local", "--name"): "--endpoint",
+    # one name for one release (what `package` writes, the stack's releaseUrl): --release;
+    # --store names a store that holds releases or the plan cache (`releases`, `build`)
+    ("package", "--dest"): "--release",
+    ("package", "--plans"): "--store",
+    ("invoke", "--store"): "--release",
+    ("bench", "--store"): "--release",
+    ("local", "--store"): "--release",
 }
 #: an option value with a spelling of its own now: (group, option, value) -> the new option
 DEPRECATED_VALUES: dict[tuple[str, str, str], str] = {

@@ -130,6 +130,10 @@ class Output:
         Never wrapped, so a path or URL in it stays whole."""
         (self.err if self.json_mode else self.console).print(message, soft_wrap=True)
 
+    def note(self, message: str) -> None:
+        """What the command is waiting for, on stderr (stdout keeps its result), in any mode."""
+        self.err.print(message, soft_wrap=True, markup=False)
+
     def warn(self, message: str) -> None:
         """A warning on stderr, wrapped at the terminal's width, and said once per command
         however often the code path that finds it runs."""

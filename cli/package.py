@@ -27,7 +27,7 @@ def package(
     dest: Annotated[
         str,
         typer.Option(
-            "--dest",
+            "--release",
             help="Release URL, a directory or prefix of its own: file://, s3://, gs:// or az://.",
         ),
     ],
@@ -50,7 +50,7 @@ def package(
         bool,
         typer.Option(
             "--prune",
-            help="Delete what earlier tdk releases wrote under --dest and this one no longer "
+            help="Delete what earlier tdk releases wrote under --release and this one no longer "
             "has (known from the release's ledger and manifest; nothing else is touched).",
         ),
     ] = False,
@@ -87,14 +87,14 @@ def package(
     ] = Path("."),
     plans: Annotated[
         str | None,
-        typer.Option("--plans", help="Store holding the plan cache (default: --dest)."),
+        typer.Option("--store", help="Store holding the plan cache (default: --release)."),
     ] = None,
     target: ValidateTargetOpt = None,
     instance_type: InstanceOpt = "",
     gpu: GpuOpt = "",
     image: ImageOpt = "",
 ) -> None:
-    """Validate, rename, archive and publish REPOS to --dest; the manifest is written last."""
+    """Validate, rename, archive and publish REPOS to --release; the manifest is written last."""
     if trt_built_for:
         trt_built_for = str(BuiltFor.parse(trt_built_for))
     flags = {"instance_type": instance_type, "gpu": gpu, "image": image}

@@ -33,7 +33,7 @@ def releases(
     if not found:
         raise UsageError(
             f"no release under {store}: no manifest.json in it or below it",
-            hint="publish one with `tdk package REPO --dest URL`, or name the store's prefix",
+            hint="publish one with `tdk package REPO --release URL`, or name the store's prefix",
         )
     rows = [(r.url, r.created_at, str(r.models), f"{r.total_bytes:,}") for r in found]
     out.table(f"releases under {store}", ["release", "created", "models", "bytes"], rows)

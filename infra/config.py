@@ -200,7 +200,7 @@ def valid_prefix(prefix: str) -> bool:
 
 
 def parse_release_url(key: str, url: str, schemes: Iterable[str]) -> ReleaseLocation:
-    """Parse and check a release URL written by ``tdk package --dest``."""
+    """Parse and check a release URL written by ``tdk package --release``."""
     valid = list(schemes)
     example = f"{valid[0]}://my-bucket/releases/v1" if valid else "<url>"
     scheme, sep, rest = url.partition("://")

@@ -18,7 +18,7 @@ def check_destination(dest: Store, prune: bool) -> None:
         raise UsageError(
             f"refusing to publish to {dest.url}: {problem}",
             hint="publish into a directory or prefix of its own, e.g. "
-            f"{dest.url.rstrip('/')}/releases/r1 (is a shell variable in --dest unset?)",
+            f"{dest.url.rstrip('/')}/releases/r1 (is a shell variable in --release unset?)",
         )
 
 

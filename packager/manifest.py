@@ -21,7 +21,7 @@ REPOSITORY_PREFIX = "repository/"
 LEDGER_NAME = "tdk-ledger.json"  # every key tdk releases wrote here and did not delete yet
 MANIFEST_MAX_BYTES = 64 * 1024 * 1024  # a release of 10,000 copies is a few MB
 JSON_MAX_DEPTH = 32  # a manifest nests 5 deep (models, a model, inputs, a spec, dims)
-RELEASE_HINT = "point --store at a release written by `tdk package --dest`"
+RELEASE_HINT = "point --release at what `tdk package --release URL` wrote"
 
 
 @dataclass(frozen=True)

@@ -165,7 +165,7 @@ def _check_count(models: list[ModelDir], copies: int) -> None:
             f"--copies {copies} of {len(models)} model(s) makes {total} model copies; one "
             f"release holds at most {MAX_RELEASE_COPIES} (every endpoint reads its manifest "
             "whole)",
-            hint="split the models or copies into several releases (--dest per release)",
+            hint="split the models or copies into several releases (a --release URL each)",
         )
 
 

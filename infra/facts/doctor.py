@@ -1,142 +1,23 @@
 """``tdk doctor``: every fact a stack relies on, its source and age, and what has aged or broken
-as of today. Generic over targets: it looks at what the stack's parsed config holds (a
-Kubernetes version, a Triton image), never at the target's name."""
+as of today. Generic over targets: a stack's own facts (its Kubernetes calendar, its image, its
+AMI) are its target's (``Target.doctor_facts``, built from the helpers here), never picked by
+the target's name or the config's attribute names (``infra.facts.findings``)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from infra.facts import CHECKED
+from infra.facts import CHECKED, INFRA_EXTRA_INSTALL
 from infra.facts import hardware as facts
-from infra.facts import kubernetes as kf
 from infra.facts import triton as tf
 from infra.facts.aws import GENERATED
+from infra.facts.findings import UNVERIFIED, Finding, dated
 from tdk.errors import TdkError
 
-#: a hand-written table or a price list older than this is reported
-MAX_FACT_AGE_DAYS = 90
-#: a fact only the kit's own table says (nothing installed or online compared it): never "ok"
-UNVERIFIED = "unverified"
-HAND = "; the kit's calendar, compared with the cloud only by `tdk doctor --online`"
-SUPPORT_MARGIN_DAYS = kf.DEFAULT_MARGIN_DAYS
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One fact: what, its value, where from, when checked, and ok / aged / broken."""
-
-    fact: str
-    value: str
-    source: str
-    checked: str
-    status: str
-    note: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def _dated(fact: str, value: str, source: str, checked: dt.date, today: dt.date) -> Finding:
-    age = (today - checked).days
-    aged = age > MAX_FACT_AGE_DAYS
-    note = f"checked {age} days ago" + (f" (over {MAX_FACT_AGE_DAYS}): re-check" if aged else "")
-    return Finding(fact, value, source, checked.isoformat(), "aged" if aged else "ok", note)
-
-
-def _eks(version: str, support: str, today: dt.date) -> list[Finding]:
-    row = kf.EKS_BY_VERSION[version]
-    left = (row.standard_end - today).days
-    phase = row.phase(today)
-    status, note = UNVERIFIED, f"standard support ends {row.standard_end} ({left} days){HAND}"
-    if phase == "ended":
-        status, note = "broken", f"extended support ended {row.extended_end}"
-    elif phase == "extended":
-        status = "aged" if support == "EXTENDED" else "broken"
-        note = (
-            f"in extended support until {row.extended_end}: about "
-            f"${kf.extended_monthly_extra_usd():.0f} more a month"
-        )
-    elif left < SUPPORT_MARGIN_DAYS:
-        status, note = "aged", f"standard support ends in {left} days ({row.standard_end})"
-    src = kf.EKS_VERSIONS_SOURCE
-    return [Finding("Kubernetes version", version, src.url, str(src.checked), status, note)]
-
-
-def _charts(version: str, keda: str | None) -> list[Finding]:
-    """Each add-on chart the cluster gets, against the Kubernetes minors it is tested with."""
-    out = []
-    minor = kf.minor(version)
-    picks = {
-        "keda": (kf.keda_pin(keda) if keda else None) or kf.keda_for(version),
-        "cluster-autoscaler": kf.autoscaler_for(version),
-        "nvidia-device-plugin": kf.device_plugin_for(version),
-    }
-    sources = {"keda": kf.KEDA_SOURCE, "cluster-autoscaler": kf.AUTOSCALER_SOURCE,
-               "nvidia-device-plugin": kf.DEVICE_PLUGIN_SOURCE}  # fmt: skip
-    for chart, row in picks.items():
-        src = sources[chart]
-        tested = f"tested with Kubernetes 1.{row.low}-1.{row.high}"
-        status, note = UNVERIFIED, f"{tested}; the cluster runs {version} (the kit's table)"
-        if not row.supports(minor):
-            status, note = "broken", f"{tested}, not the cluster's {version}"
-        out.append(Finding(f"{chart} chart", row.version, src.url, str(src.checked), status, note))
-    return out
-
-
-def _channel(channel: str) -> Finding:
-    """The KEDA chart a GKE release channel gets, against the minors the channel offers."""
-    low, high = kf.GKE_CHANNELS[channel]
-    row = kf.keda_for_channel(channel)
-    status, note = (
-        UNVERIFIED,
-        f"{channel} offers 1.{low}-1.{high}; the chart is tested with 1.{row.low}-1.{row.high} "
-        "(the kit's tables)",
-    )
-    if high > row.high:
-        status = "aged"
-        note += f": clusters upgraded to 1.{high} run KEDA untested; add a newer chart"
-    src = kf.GKE_CHANNELS_SOURCE
-    return Finding("keda chart (release channel)", row.version, src.url, str(src.checked),
-                   status, note)  # fmt: skip
-
-
-def _image(version: str, today: dt.date) -> Finding:
-    months = tf.age_months(version, today)
-    old = months > tf.MAX_IMAGE_AGE_MONTHS
-    note = f"{months} months old" + (f" (over {tf.MAX_IMAGE_AGE_MONTHS})" if old else "")
-    src = tf.TRITON_SOURCE
-    return Finding(
-        "Triton image", version, src.url, str(src.checked), "aged" if old else "ok", note
-    )
-
-
-def _config_facts(config: Any, today: dt.date) -> list[Finding]:
-    found: list[Finding] = []
-    version = getattr(config, "kubernetes_version", None)
-    if version:
-        found += _eks(version, getattr(config, "support_type", "STANDARD"), today)
-        found += _charts(version, getattr(config, "keda_version", None))
-    channel = getattr(config, "release_channel", None)
-    if channel:
-        found.append(_channel(channel))
-    image = getattr(config, "triton_version", None) or getattr(
-        getattr(config, "workload", None), "image", None
-    )
-    if image:
-        found.append(_image(facts.image_version(image), today))
-    ami = getattr(config, "inference_ami_version", None)
-    if ami:
-        src = tf.AMI_SOURCE
-        row = tf.AMI_BY_NAME[ami]
-        note = f"driver {row.driver}, CUDA {row.cuda[0]}.{row.cuda[1]} (the kit's table)"
-        found.append(
-            Finding("InferenceAmiVersion", ami, src.url, str(src.checked), UNVERIFIED, note)
-        )
-    return found
+__all__ = ["Finding", "diagnose"]
 
 
 def _generated_enums() -> tuple[str, dict[str, list[str]]]:
@@ -283,6 +164,28 @@ def _stack_keys(project_dir: Path, stack: str) -> Finding:
                    " | ".join([*warnings, *deprecated]))  # fmt: skip
 
 
+def schema_findings(settings: Any) -> list[Finding]:
+    """The stack's facts against the installed Pulumi providers' schemas (its target reads
+    them; no target name here): a kit value the schema does not accept is broken (``pulumi
+    up`` would fail), a schema value the kit neither uses nor refuses is aged."""
+    try:
+        drifts = settings.entry.deploy().schema_drift(settings.config)
+    except ImportError as exc:
+        return [Finding("provider schema", "not installed", "", "installed", UNVERIFIED,
+                        f"{exc}: {INFRA_EXTRA_INSTALL}")]  # fmt: skip
+    out = []
+    for drift in drifts:
+        value, status = "agrees", "ok"
+        note = "the installed provider's schema accepts the kit's values"
+        if drift.refused or drift.unknown:
+            value = f"{len(drift.refused)} refused, {len(drift.unknown)} unknown to tdk"
+            status = "broken" if drift.refused else "aged"
+            note = " | ".join([*drift.refused, *drift.unknown])
+        out.append(Finding(f"provider schema ({drift.source})", value, drift.source,
+                           "installed", status, note))  # fmt: skip
+    return out
+
+
 def online_findings(settings: Any, today: dt.date) -> list[Finding]:
     """What the stack's cloud answers about the kit's facts (its target asks; no target name
     here): drift is aged, no answer (credentials, network) is unverified, never ok."""
@@ -308,11 +211,11 @@ def diagnose(project_dir: Path, stack: str, today: dt.date, online: bool = False
 
     prices = load_prices()
     found = [
-        _dated("fact tables", "infra/facts", "see each table's source", CHECKED, today),
+        dated("fact tables", "infra/facts", "see each table's source", CHECKED, today),
         *botocore_findings(),
         *sagemaker_image_findings(),
         *newer_release_findings(),
-        _dated(
+        dated(
             "list prices", str(prices.origin), "infra/perf/prices.json sources",
             dt.date.fromisoformat(prices.date), today,
         ),
@@ -326,6 +229,6 @@ def diagnose(project_dir: Path, stack: str, today: dt.date, online: bool = False
             Finding("stack config", stack, "", "", "broken", f"{exc.message} ({exc.hint})")
         )
         return found
-    return (
-        found + _config_facts(config, today) + (online_findings(settings, today) if online else [])
-    )
+    own = settings.entry.deploy().doctor_facts(config, today)
+    schemas = schema_findings(settings)
+    return found + own + schemas + (online_findings(settings, today) if online else [])

@@ -149,6 +149,22 @@ EC2_GPU_FAMILIES: dict[str, InstanceFamily] = {
                               {"48xlarge": (192, 4096)}),
 }  # fmt: skip
 
+#: g7 (NVIDIA RTX PRO 4500 Blackwell, 32 GB; sizes 2/4/8/12/24/48xlarge in botocore 1.44.8's
+#: EC2 InstanceType and SageMaker ProductionVariantInstanceType enums), re-checked 2026-11-27:
+#: - driver: "G7 instances ... require driver version 595 or later. The EKS-optimized
+#:   accelerated AMI ships with driver version 580 by default, which does not support G7"
+#:   (awslabs/amazon-eks-ami doc/usage/g7-ami.md, snapshot of 2026-07-24); the kit's EKS GPU
+#:   nodes use that AMI (AL2023_x86_64_NVIDIA) and SageMaker's newest GPU InferenceAmiVersion,
+#:   al2023-ami-sagemaker-inference-gpu-4-1, documents driver 580 (botocore 1.44.8);
+#: - GPUs per size: the sources disagree. kubernetes/autoscaler PR #9862 (commit 69ee667,
+#:   generated from EC2 DescribeInstanceTypes in us-west-2): 1, 1, 1, 2, 4, 8; its issue #9854
+#:   (hand-written): 1, 1, 2, 4, 4, 8. AWS's G7 page was not in the sources searched.
+G7_REFUSED = (
+    "NVIDIA RTX PRO 4500 Blackwell: needs NVIDIA driver 595 or later, but the EKS NVIDIA AMI "
+    "and SageMaker's newest GPU AMI ship 580 (awslabs/amazon-eks-ami doc/usage/g7-ami.md); "
+    "and the sources read disagree on its GPUs per size (checked 2026-11-27)"
+)
+
 #: GPU families botocore lists (ml.g*/ml.p*) that the kit has no facts for, and why: a family
 #: in neither table fails tests/infra/test_aws_generated.py and is reported by `tdk doctor`.
 _OLD = "compute capability below 7.5: current Triton images (25.01 on) refuse it"
@@ -164,8 +180,7 @@ UNSUPPORTED_GPU_FAMILIES: dict[str, str] = {
     "g6f": "fractional NVIDIA L4 (a share of one GPU): not in tdk's hardware table",
     "gr6f": "fractional NVIDIA L4 (a share of one GPU): not in tdk's hardware table",
     "gr6": "NVIDIA L4 with more host memory: sizes and host facts not in tdk's table yet",
-    "g7": "NVIDIA RTX PRO 4500 Blackwell: GPUs per size not confirmed by a source the kit "
-    "checked (2026-11-27)",
+    "g7": G7_REFUSED,
 }
 
 #: GKE accelerator type -> GPU kind
@@ -228,6 +243,35 @@ class Image:
     #: the NGC release whose base image (``tritonserver:<upstream>-py3-min``: CUDA, TensorRT)
     #: this Triton is built on, where it is not the image's own (UPSTREAM_SOURCE); None: the same
     upstream: str | None = None
+    #: False where no source gave ``upstream_container_version`` and the image's own release is
+    #: assumed (26.09, 26.10: their release branches were in no copy read)
+    base_verified: bool = True
+    #: which sources were checked and lack the TensorRT version / driver (None values only)
+    tensorrt_gap: str = ""
+    driver_gap: str = ""
+
+    def tensorrt_text(self) -> str:
+        """``TensorRT 10.13``, or why tdk's facts have no TensorRT for this release."""
+        if self.tensorrt is not None:
+            return f"TensorRT {self.tensorrt[0]}.{self.tensorrt[1]}"
+        gap = self.tensorrt_gap or "no source recorded in infra/facts/hardware.py gives it"
+        return f"TensorRT unknown for Triton {self.version} ({gap})"
+
+    def driver_text(self) -> str:
+        """``driver 580 or later``, or why tdk's facts have no minimum driver branch."""
+        if self.driver is not None:
+            return f"NVIDIA driver {self.driver} or later"
+        gap = self.driver_gap or f"not recorded from {self.source}"
+        return f"minimum NVIDIA driver unknown for Triton {self.version} ({gap})"
+
+    def base_text(self) -> str:
+        """The release the image is built on, and whether a source said so."""
+        if self.base_verified:
+            return f"built on the {self.base} release ({UPSTREAM_SOURCE})"
+        return (
+            f"built on the {self.base} release by assumption: no source read gave build.py's "
+            f"upstream_container_version for {self.version} ({UPSTREAM_SOURCE})"
+        )
 
     @property
     def base(self) -> str:
@@ -246,13 +290,39 @@ def _notes(version: str) -> str:
     return TRITON_RELEASE_NOTES.replace("index.html", f"rel-{version.replace('.', '-')}.html")
 
 
+#: Why the rows from 26.05 on have no TensorRT and no driver (re-checked 2026-11-27): NVIDIA's
+#: release notes pages (rel-26-05 ... rel-26-10.html) have an empty "The container also
+#: includes the following:" list and a "Driver Requirements" that says only "requires the NVIDIA
+#: Driver release"; the server's docs/introduction/compatibility.md (branches r26.05 ... r26.08)
+#: gives TensorRT (10.14.1.48) only for the trtllm-python-py3 image and a driver only for the
+#: trtllm and vllm images, which are built on other bases; NVIDIA's Frameworks Support Matrix and
+#: the TensorRT container release notes for 26.xx were not in the copies searched.
+_TRT_GAP = (
+    "the release notes {notes} list no container contents, compatibility.md in triton-"
+    "inference-server/server gives TensorRT only for the trtllm-python-py3 image, and NVIDIA's "
+    "Frameworks Support Matrix was not in the sources checked on 2026-11-27"
+)
+_DRIVER_GAP = (
+    'the release notes {notes} say only "requires the NVIDIA Driver release" (checked 2026-11-27)'
+)
+
+
+def _trt_gap(version: str) -> str:
+    return _TRT_GAP.format(notes=_notes(version))
+
+
+def _driver_gap(version: str) -> str:
+    return _DRIVER_GAP.format(notes=_notes(version))
+
+
 #: Releases after 26.05, checked 2026-11-27 (h37). CUDA and compute capability 7.5: each
 #: release's notes (rel-26-06 ... rel-26-10.html; 26.06's notes say "Release 26.05 supports
 #: compute capability 7.5", a slip in NVIDIA's text). Their "Driver Requirements" name no
 #: driver ("requires the NVIDIA Driver release."): ``driver`` is None. Triton version: the
 #: server's build.py TRITON_VERSION_MAP on tags v2.70.0 (26.06), v2.71.0 (26.07) and branch
 #: r26.08 (2.72.0); 2.73.0 for 26.09 from the server's commit e1db8a6 "Update default branch
-#: to track 2.73.0 / 26.09"; 26.10's Triton version was not found (None). TensorRT of the py3
+#: to track 2.73.0 / 26.09"; 26.10's Triton version was not found (None: the newest server
+#: snapshot, main at e1db8a6 of 2026-08-19, has no 26.10 branch or tag). TensorRT of the py3
 #: image: neither the notes' excerpts nor docs/introduction/compatibility.md (which lists only
 #: the trtllm and vllm flavours) give it: None. No 26.11 notes were published by 2026-11-27.
 NEW_RELEASES_CHECKED = "2026-11-27"
@@ -260,8 +330,10 @@ NEW_RELEASES_CHECKED = "2026-11-27"
 #: min`` (DEFAULT_TRITON_VERSION_MAP / TRITON_VERSION_MAP at each release tag of triton-
 #: inference-server/server, read 2026-11-27): the same release for v2.41.0 (23.12) to v2.61.0
 #: (25.09), v2.71.0 (26.07) and branch r26.08; 26.04 for v2.69.0 (26.05) and 26.05 for v2.70.0
-#: (26.06). 26.09 and 26.10 were not checked (their branches were not in the copy read): the
-#: same release is assumed there, and docs/build.md says so.
+#: (26.06). 26.09 and 26.10: no source (the server snapshot of 2026-08-22 has no r26.09/r26.10
+#: branch; main's 2.73.0dev map names 26.07, a development value the release branch replaces):
+#: the same release is assumed, ``base_verified`` is False, and validate, doctor and
+#: docs/build.md say so.
 UPSTREAM_SOURCE = "https://github.com/triton-inference-server/server/blob/v2.69.0/build.py"
 
 
@@ -276,16 +348,19 @@ IMAGES: dict[str, Image] = {
         Image("25.04", "2.57.0", (10, 9), (12, 9), _GPU_BACKENDS - _NO_TF, _CPU_BACKENDS - _NO_TF),
         Image("25.09", "2.61.0", (10, 13), (13, 0), _GPU_BACKENDS - _NO_TF, _CPU_BACKENDS - _NO_TF),
         Image("26.05", "2.69.0", None, (13, 2), _GPU_BACKENDS - _NO_TF, _CPU_BACKENDS - _NO_TF,
-              upstream="26.04"),
+              upstream="26.04", tensorrt_gap=_trt_gap("26.05"),
+              driver_gap=_driver_gap("26.05")),
         *(
             Image(version, triton, None, cuda, _GPU_BACKENDS - _NO_TF, _CPU_BACKENDS - _NO_TF,
-                  source=_notes(version), checked=NEW_RELEASES_CHECKED, upstream=upstream)
-            for version, triton, cuda, upstream in (
-                ("26.06", "2.70.0", (13, 3), "26.05"),  # CUDA 13.3.0
-                ("26.07", "2.71.0", (13, 3), None),  # CUDA 13.3.1
-                ("26.08", "2.72.0", (13, 4), None),  # CUDA 13.4.1
-                ("26.09", "2.73.0", (13, 4), None),  # CUDA 13.4.1
-                ("26.10", None, (13, 4), None),  # CUDA 13.4.3
+                  source=_notes(version), checked=NEW_RELEASES_CHECKED, upstream=upstream,
+                  base_verified=verified, tensorrt_gap=_trt_gap(version),
+                  driver_gap=_driver_gap(version))
+            for version, triton, cuda, upstream, verified in (
+                ("26.06", "2.70.0", (13, 3), "26.05", True),  # CUDA 13.3.0
+                ("26.07", "2.71.0", (13, 3), None, True),  # CUDA 13.3.1
+                ("26.08", "2.72.0", (13, 4), None, True),  # CUDA 13.4.1
+                ("26.09", "2.73.0", (13, 4), None, False),  # CUDA 13.4.1
+                ("26.10", None, (13, 4), None, False),  # CUDA 13.4.3
             )
         ),
     )

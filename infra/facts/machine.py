@@ -1,13 +1,11 @@
 """What ``tdk doctor`` checks on the user's machine: the command-line tools a deploy needs (and
 their versions), the Pulumi state backend, and each cloud's credentials: where they would come
 from, read from environment variables and files only (no network call unless ``online``).
-SkyPilot's ``sky check`` is the model: per cloud, what works and what to fix.
+SkyPilot's ``sky check`` is the model: per cloud, what works and what to fix. A cloud is the
+hook its targets give (``TargetEntry.cloud``, a ``Cloud``: its CLI and credential checks, in
+``infra/clouds/<cloud>.py`` or the target's folder); nothing here names one.
 
-Where each tool and credential is looked up (checked 2026-11-26):
-- AWS credential chain (env, shared files, web identity, SSO):
-  https://docs.aws.amazon.com/sdkref/latest/guide/standardized-credentials.html
-- Google Application Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, then the gcloud ADC
-  file): https://cloud.google.com/docs/authentication/application-default-credentials
+Where each tool is looked up (checked 2026-11-26):
 - Pulumi backends and secrets passphrase (``pulumi login``, ``--local``, PULUMI_ACCESS_TOKEN,
   PULUMI_CONFIG_PASSPHRASE[_FILE]): https://www.pulumi.com/docs/iac/concepts/state-and-backends/
 """
@@ -19,7 +17,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -34,7 +32,7 @@ VERSION_TIMEOUT_S = 20
 class Check:
     """One thing on this machine: ok / missing (a deploy needs it) / optional, and the fix."""
 
-    scope: str  # "tools", "pulumi", or a cloud ("aws", "gcp")
+    scope: str  # "tools", "pulumi", or a cloud's name (``Cloud.name``)
     check: str
     status: str
     value: str
@@ -60,22 +58,25 @@ TOOLS: Mapping[str, Tool] = {
         "kubectl", ("version", "--client"), "https://kubernetes.io/docs/tasks/tools/#kubectl"
     ),
     "helm": Tool("helm", ("version", "--short"), "https://helm.sh/docs/intro/install/"),
-    "aws": Tool(
-        "aws",
-        ("--version",),
-        "https://docs.aws.amazon.com/cli/latest/userguide/getting-started-install.html",
-    ),
-    "gcloud": Tool(
-        "gcloud", ("--version",), "https://cloud.google.com/sdk/docs/install", "VERSION"
-    ),
 }
-#: each cloud's own CLI (kubeconfig, SSO logins): the Pulumi providers need only credentials
-CLOUD_CLI: Mapping[str, str] = {"aws": "aws", "gcp": "gcloud"}
 
 
-def tool_version(name: str, which: Callable[[str], str | None] = shutil.which) -> str | None:
+@dataclass(frozen=True)
+class Cloud:
+    """A cloud as this machine reaches it: a target's hook (``TargetEntry.cloud``). Its name
+    (the scope of its checks), its own CLI (kubeconfig, SSO logins: the Pulumi providers need
+    only credentials), where its SDK would find credentials (environment and files only) and,
+    for ``--online``, who they are (a network call)."""
+
+    name: str
+    cli: Tool
+    credentials: Callable[[Mapping[str, str]], Check]
+    identity: Callable[[], str]
+
+
+def tool_version(tool: Tool, which: Callable[[str], str | None] = shutil.which) -> str | None:
     """The first line ``NAME --version`` prints; None when the tool is not on PATH."""
-    tool = TOOLS[name]
+    name = tool.command
     path = which(tool.command)
     if path is None:
         return None
@@ -97,17 +98,19 @@ def tool_version(name: str, which: Callable[[str], str | None] = shutil.which) -
     return lines[0].strip() if lines else f"present ({path})"
 
 
-def tool_check(name: str, needed_by: list[str], which: Callable[[str], str | None]) -> Check:
-    version = tool_version(name, which)
+def tool_check(tool: Tool, needed_by: list[str], which: Callable[[str], str | None]) -> Check:
+    name = tool.command
+    version = tool_version(tool, which)
     who = ", ".join(needed_by)
     if version is not None:
         return Check("tools", name, "ok", version)
     status = "missing" if needed_by else "optional"
     why = f"needed by {who}" if needed_by else "not needed by these stacks"
-    return Check("tools", name, status, f"not on PATH ({why})", f"install: {TOOLS[name].install}")
+    return Check("tools", name, status, f"not on PATH ({why})", f"install: {tool.install}")
 
 
-def _home(env: Mapping[str, str]) -> Path:
+def user_home(env: Mapping[str, str]) -> Path:
+    """The user's home as the cloud SDKs see it (``HOME``)."""
     return Path(env.get("HOME") or Path.home())
 
 
@@ -137,7 +140,7 @@ def pulumi_backend(env: Mapping[str, str]) -> Check:
     """Where Pulumi keeps state (``pulumi login``) and, for a self-managed backend, whether a
     secrets passphrase is set: read from the environment and ``~/.pulumi/credentials.json``."""
     url = env.get("PULUMI_BACKEND_URL", "")
-    home = Path(env.get("PULUMI_HOME") or _home(env) / ".pulumi")
+    home = Path(env.get("PULUMI_HOME") or user_home(env) / ".pulumi")
     if not url:
         url, problem = _pulumi_current(home / "credentials.json")
         if problem:
@@ -174,104 +177,22 @@ def pulumi_backend(env: Mapping[str, str]) -> Check:
     return Check("pulumi", "state backend", "ok", url)
 
 
-def aws_credentials(env: Mapping[str, str]) -> Check:
-    """Where the AWS SDK would find credentials, without asking AWS."""
-    home = _home(env)
-    shared = Path(env.get("AWS_SHARED_CREDENTIALS_FILE") or home / ".aws" / "credentials")
-    config = Path(env.get("AWS_CONFIG_FILE") or home / ".aws" / "config")
-    if env.get("AWS_ACCESS_KEY_ID") and env.get("AWS_SECRET_ACCESS_KEY"):
-        where = "AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY"
-    elif env.get("AWS_WEB_IDENTITY_TOKEN_FILE") and env.get("AWS_ROLE_ARN"):
-        where = "AWS_WEB_IDENTITY_TOKEN_FILE (web identity)"
-    elif env.get("AWS_CONTAINER_CREDENTIALS_FULL_URI") or env.get(
-        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"
-    ):
-        where = "the container credentials endpoint"
-    elif _has_profile(shared):
-        where = f"{shared}" + (f" (profile {env['AWS_PROFILE']})" if env.get("AWS_PROFILE") else "")
-    elif _has_profile(config):
-        where = f"{config} (profiles, SSO or roles)"
-    else:
-        return Check(
-            "aws",
-            "credentials",
-            "missing",
-            "none in the environment or ~/.aws",
-            "`aws configure` or `aws sso login`, or export AWS_ACCESS_KEY_ID and "
-            "AWS_SECRET_ACCESS_KEY",
-        )
-    return Check("aws", "credentials", "ok", f"from {where} (not verified: --online)")
-
-
-def _has_profile(path: Path) -> bool:
-    """Whether the AWS config or credentials file ``path`` names a profile: read bounded, only
-    when a regular file (``AWS_SHARED_CREDENTIALS_FILE=/dev/zero`` was a MemoryError)."""
+def has_profile(path: Path) -> bool:
+    """Whether an INI credentials or config file names a profile (``[name]``): read bounded,
+    only when a regular file (``AWS_SHARED_CREDENTIALS_FILE=/dev/zero`` was a MemoryError)."""
     try:
         return b"[" in bounded.read_bounded(path, CREDENTIALS_MAX_BYTES)
     except OSError:
         return False
 
 
-def gcp_credentials(env: Mapping[str, str]) -> Check:
-    """Application Default Credentials as Google's libraries find them, without asking Google."""
-    named = env.get("GOOGLE_APPLICATION_CREDENTIALS") or env.get("GOOGLE_CREDENTIALS")
-    config = Path(env.get("CLOUDSDK_CONFIG") or _home(env) / ".config" / "gcloud")
-    adc = config / "application_default_credentials.json"
-    if named and env.get("GOOGLE_CREDENTIALS") == named and not Path(named).is_file():
-        return Check("gcp", "credentials", "ok", "from GOOGLE_CREDENTIALS (not verified)")
-    if named:
-        if Path(named).is_file():
-            return Check("gcp", "credentials", "ok", f"from {named} (not verified: --online)")
-        return Check(
-            "gcp",
-            "credentials",
-            "missing",
-            f"GOOGLE_APPLICATION_CREDENTIALS names {named}, which does not exist",
-            "point it at a key file, or unset it and run `gcloud auth application-default login`",
-        )
-    if adc.is_file():
-        return Check("gcp", "credentials", "ok", f"from {adc} (not verified: --online)")
-    return Check(
-        "gcp",
-        "credentials",
-        "missing",
-        "no Application Default Credentials",
-        "`gcloud auth application-default login`",
-    )
-
-
-CREDENTIALS: Mapping[str, Callable[[Mapping[str, str]], Check]] = {
-    "aws": aws_credentials,
-    "gcp": gcp_credentials,
-}
-
-
-def _aws_identity() -> str:
-    import boto3
-
-    return str(boto3.client("sts").get_caller_identity()["Arn"])
-
-
-def _gcp_identity() -> str:
-    import google.auth
-    import google.auth.transport.requests
-
-    credentials, project = google.auth.default()
-    credentials.refresh(google.auth.transport.requests.Request())
-    return f"project {project or '(none set)'}"
-
-
-#: ``--online``: ask each cloud who the credentials are (a network call)
-IDENTITY: Mapping[str, Callable[[], str]] = {"aws": _aws_identity, "gcp": _gcp_identity}
-
-
-def verify_online(cloud: str) -> Check:
+def verify_online(cloud: Cloud) -> Check:
     """Ask the cloud who the credentials are (``--online`` only: a network call)."""
     try:
-        who = IDENTITY[cloud]()
+        who = cloud.identity()
     except Exception as exc:  # every failure (no network, expired token) is the user's to read
-        return Check(cloud, "credentials (online)", "missing", f"{type(exc).__name__}: {exc}")
-    return Check(cloud, "credentials (online)", "ok", who)
+        return Check(cloud.name, "credentials (online)", "missing", f"{type(exc).__name__}: {exc}")
+    return Check(cloud.name, "credentials (online)", "ok", who)
 
 
 #: the distribution whose ``infra`` extra holds what the stacks' Pulumi program imports
@@ -321,11 +242,12 @@ def program_packages(wanted: list[str], is_installed: Callable[[str], bool] = in
 @dataclass(frozen=True)
 class Needs:
     """What deploying one stack takes from this machine: its target, the cloud whose
-    credentials its provider reads (``aws``/``gcp``), and whether it runs on Kubernetes."""
+    credentials its provider reads (its target's ``Cloud``; None: none), and whether it runs
+    on Kubernetes."""
 
     stack: str
     target: str
-    cloud: str
+    cloud: Cloud | None
     kubernetes: bool
 
 
@@ -335,24 +257,28 @@ def survey(
     which: Callable[[str], str | None] = shutil.which,
     online: bool = False,
     is_installed: Callable[[str], bool] = installed,
+    clouds: Sequence[Cloud] = (),
 ) -> list[Check]:
     """Every machine check the stacks in ``needs`` call for (tools, the Pulumi program's
-    packages and state backend, credentials)."""
+    packages and state backend, credentials); ``clouds`` (every registered target's) adds
+    their CLIs as optional where no stack needs them."""
     env = os.environ if env is None else env
-    users: dict[str, list[str]] = {name: [] for name in TOOLS}
+    needed = list({n.cloud.name: n.cloud for n in needs if n.cloud}.values())
+    tools = [*TOOLS.values(), *{c.cli.command: c.cli for c in [*clouds, *needed]}.values()]
+    users: dict[str, list[str]] = {tool.command: [] for tool in tools}
     for need in needs:
         users["pulumi"].append(need.stack)
         if need.kubernetes:
             users["kubectl"].append(need.stack)
-        if need.cloud in CLOUD_CLI:
-            users[CLOUD_CLI[need.cloud]].append(need.stack)
-    with ThreadPoolExecutor(len(TOOLS)) as pool:  # each version probe starts a program
-        checks = list(pool.map(lambda name: tool_check(name, users[name], which), TOOLS))
+        if need.cloud:
+            users[need.cloud.cli.command].append(need.stack)
+    with ThreadPoolExecutor(len(tools)) as pool:  # each version probe starts a program
+        checks = list(pool.map(lambda tool: tool_check(tool, users[tool.command], which), tools))
     if needs:
         checks.append(program_packages(program_requirements(), is_installed))
         checks.append(pulumi_backend(env))
-    for cloud in dict.fromkeys(n.cloud for n in needs if n.cloud in CREDENTIALS):
-        found = CREDENTIALS[cloud](env)
+    for cloud in needed:
+        found = cloud.credentials(env)
         checks.append(found)
         if online and found.status == "ok":
             checks.append(verify_online(cloud))
@@ -363,8 +289,8 @@ def cloud_summary(needs: list[Needs], checks: list[Check]) -> list[tuple[str, st
     """Per cloud, ``sky check`` style: (cloud, ready / not ready, its stacks, what to fix)."""
     rows = []
     common = [c for c in checks if c.status == "missing" and "pulumi" in (c.scope, c.check)]
-    for cloud in dict.fromkeys(n.cloud for n in needs if n.cloud):
-        mine = [n for n in needs if n.cloud == cloud]
+    for cloud in dict.fromkeys(n.cloud.name for n in needs if n.cloud):
+        mine = [n for n in needs if n.cloud and n.cloud.name == cloud]
         tools = {"kubectl"} if any(n.kubernetes for n in mine) else set()
         blocking = [*common]
         blocking += [c for c in checks if c.status == "missing" and c.scope == cloud]

@@ -112,6 +112,11 @@ def container(spec: TritonServiceSpec) -> dict[str, Any]:
         "startupProbe": _probe("/v2/health/ready", startup_failures),
         "readinessProbe": _probe("/v2/health/ready", 3),
         "livenessProbe": _probe("/v2/health/live", 6),
+        # Triton writes no termination message: on an error exit the kubelet takes the log's
+        # tail instead (Triton's reason, e.g. a model that failed to load), which `tdk endpoint
+        # status` shows for a crash-looping pod (kubernetes.io/docs/tasks/debug/
+        # debug-application/determine-reason-pod-failure/, checked 2026-11-27)
+        "terminationMessagePolicy": "FallbackToLogsOnError",
         "securityContext": {
             "allowPrivilegeEscalation": False,
             "capabilities": {"drop": ["ALL"]},
@@ -244,7 +249,10 @@ def deployment(spec: TritonServiceSpec) -> Manifest:
                 "type": "RollingUpdate",
                 "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
             },
-            "template": {"metadata": {"labels": spec.labels}, "spec": pod_spec},
+            "template": {
+                "metadata": {"labels": {**spec.labels, **spec.pod_labels}},
+                "spec": pod_spec,
+            },
         },
     }
 

@@ -33,6 +33,11 @@ WEIGHT_CACHE_MOUNT = "/cache"
 ENGINE_HOME = "/engine-home"
 
 
+def triton_selector(name: str) -> dict[str, str]:
+    """The labels that select workload ``name``'s Triton pods (its Deployment's selector)."""
+    return {"app.kubernetes.io/name": "triton", "app.kubernetes.io/instance": name}
+
+
 @dataclass(frozen=True)
 class Scaling:
     """KEDA bounds and the queue-to-compute ratio that triggers a scale-out."""
@@ -126,6 +131,10 @@ class TritonServiceSpec:
     #: a PersistentVolumeClaim mounted as the engines' download cache (HF_HOME), so a new pod
     #: does not download the weights again
     weight_cache_claim: str | None = None
+    #: labels the target's pod identity needs on every pod it runs (the Deployment's and a plan
+    #: build Job's pod template, never the selector): an identity webhook that acts only on
+    #: labelled pods; none by default
+    pod_labels: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def repository_path(self) -> str:
@@ -149,4 +158,4 @@ class TritonServiceSpec:
 
     @property
     def selector(self) -> dict[str, str]:
-        return {"app.kubernetes.io/name": "triton", "app.kubernetes.io/instance": self.name}
+        return triton_selector(self.name)

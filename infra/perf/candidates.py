@@ -63,7 +63,7 @@ def candidate(
 
 def baseline(spec: str, region: str, prices: PriceTable) -> Candidate:
     """``TYPE:RPSrps[:USD_PER_HOUR]``, e.g. ``inf2.xlarge:2756rps:0.76`` (price from the table
-    when omitted: ``ml.*`` from SageMaker's section, anything else from EC2's)."""
+    when omitted: the section that lists TYPE in ``region``)."""
     parts = spec.split(":")
     hint = 'e.g. --baseline "inf2.xlarge:2756rps:0.76" (type, rps per instance, $/h)'
     if len(parts) not in (2, 3) or not parts[0] or not parts[1].endswith("rps"):
@@ -73,6 +73,5 @@ def baseline(spec: str, region: str, prices: PriceTable) -> Candidate:
     if len(parts) == 3:
         price = _number(parts[2], f"--baseline {spec}", hint, MAX_PRICE)
     else:
-        section = "sagemaker" if name.startswith("ml.") else "ec2"
-        price = prices.lookup(section, region, name).usd_per_hour
+        price = prices.find(region, name).usd_per_hour
     return Candidate(f"{name} (baseline)", rps, 1, price, measured=True, baseline=True)

@@ -1,8 +1,9 @@
 """A dated table of on-demand prices (bundled ``prices.json``, or the user's ``--prices FILE``).
 
-Sections: ``sagemaker`` (ml.* instances), ``ec2`` (EKS GPU nodes and Inferentia), ``gce_machine``
-and ``gce_gpu`` (a GKE GPU node costs its machine type plus its attached GPUs). Every entry has
-its source; prices are Decimal strings so no float rounding enters a bill.
+Every top-level key but the table's own facts (``METADATA``) is a section, region -> name ->
+price, that a target's entry prices its units from (which section is the target's: nothing
+here names one). Every entry has its source; prices are Decimal strings so no float rounding
+enters a bill.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from tdk.errors import UsageError
 from tdk.numbers import check_number, decimal_of
 
 BUNDLED = Path(__file__).with_name("prices.json")
-SECTIONS = ("sagemaker", "ec2", "gce_machine", "gce_gpu")
+#: what the table says about itself; every other top-level key is a section
+METADATA = ("date", "currency", "basis", "note")
 
 
 def _price(item: Any, where: str) -> Price:
@@ -52,7 +54,7 @@ def load_prices(path: Path | None = None) -> PriceTable:
     if not isinstance(data, dict) or "date" not in data:
         raise UsageError(f"{origin}: no 'date' (when the prices were read)", hint="add one")
     sections: dict[str, dict[str, dict[str, Price]]] = {}
-    for section in SECTIONS:
+    for section in (key for key in data if key not in METADATA):
         regions = _mapping(data.get(section, {}), f"{origin}: {section}")
         for region, entries in regions.items():
             _mapping(entries, f"{origin}: {section}.{region}")

@@ -88,8 +88,8 @@ def row(
 
 def baseline_candidate(spec: str, region: str, prices: PriceTable) -> tuple[Candidate, str]:
     """``TYPE:RATEtok/s[:USD_PER_HOUR]``, e.g. ``inf2.xlarge:310tok/s:0.76``: what one instance
-    of TYPE generates, from a published Neuron figure for the model (price from the table's EC2
-    or SageMaker section when omitted); the candidate (its ``unit_rps`` in output tokens/s) and
+    of TYPE generates, from a published Neuron figure for the model (price from the table's
+    section that lists TYPE when omitted); the candidate (its ``unit_rps`` in output tokens/s) and
     where its numbers come from."""
     parts = spec.split(":")
     hint = 'e.g. --baseline "inf2.xlarge:310tok/s:0.76" (type, output tokens/s, $/h)'
@@ -100,8 +100,7 @@ def baseline_candidate(spec: str, region: str, prices: PriceTable) -> tuple[Cand
     if len(parts) == 3:
         price, where = _positive(parts[2], spec, hint, MAX_PRICE), "price given"
     else:
-        section = "sagemaker" if name.startswith("ml.") else "ec2"
-        found = prices.lookup(section, region, name)
+        found = prices.find(region, name)
         price, where = found.usd_per_hour, f"price {found.source} ({prices.date})"
     source = f"--baseline: {rate} tok/s as given (a published figure for the model), {where}"
     return Candidate(f"{name} (baseline)", rate, 1, price, measured=True, baseline=True), source

@@ -40,6 +40,20 @@ class PriceTable:
             )
         return price
 
+    def find(self, region: str, name: str) -> Price:
+        """The price of ``name`` in ``region`` from whichever section lists it (a ``--baseline``
+        names a unit of any cloud: an instance type, a machine type), never guessed from the
+        name's shape; a UsageError when no section, or more than one, lists it."""
+        found = [s for s, regions in self.sections.items() if name in regions.get(region, {})]
+        if len(found) == 1:
+            return self.sections[found[0]][region][name]
+        listed = sorted(n for regions in self.sections.values() for n in regions.get(region, {}))
+        why = f"in {', '.join(found)} alike" if found else f"(it has {', '.join(listed) or 'none'})"
+        raise UsageError(
+            f"{self.origin}: no single price for {name!r} in {region} {why}",
+            hint="give the price inline (--baseline TYPE:RPS:USD_PER_HOUR) or --prices FILE",
+        )
+
 
 @dataclass(frozen=True)
 class Quote:

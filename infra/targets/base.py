@@ -11,17 +11,21 @@ resources, and how ``tdk render k8s`` renders it. ``infra.targets.feasibility`` 
 from __future__ import annotations
 
 import abc
+import datetime as dt
 import fnmatch
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from infra.config import ConfigReader, StackConfig, qualify
 from infra.facts import hardware as facts
 from infra.facts import llm
 from infra.targets.names import DerivedName, check_name
 from tdk.errors import ConfigError, UsageError
+
+if TYPE_CHECKING:
+    from infra.facts.findings import Finding
 
 ConfigT = TypeVar("ConfigT")
 
@@ -95,6 +99,17 @@ class Shortfall:
     message: str
     fix: str
     blocking: bool = True
+
+
+@dataclass(frozen=True)
+class SchemaDrift:
+    """The kit's facts against an installed provider package's schema (``tdk doctor``): what
+    was read (package and version), kit values the schema does not accept (``pulumi up``
+    would fail: broken), and what the schema offers that the kit neither uses nor refuses."""
+
+    source: str
+    refused: tuple[str, ...] = ()
+    unknown: tuple[str, ...] = ()
 
 
 class Target(abc.ABC, Generic[ConfigT]):
@@ -179,11 +194,24 @@ class Target(abc.ABC, Generic[ConfigT]):
         del config
         return ()
 
+    def doctor_facts(self, config: ConfigT, today: dt.date) -> list[Finding]:
+        """The facts this stack relies on that ``tdk doctor`` reports (its Kubernetes calendar,
+        its add-on charts, its image, its AMI), each with its source and date (none by
+        default); built from ``infra.facts.doctor``'s helpers."""
+        del config, today
+        return []
+
     def online_drift(self, config: ConfigT) -> tuple[str, list[str]] | None:
         """(what was asked, what differs from the kit's facts) from the cloud's own API for
         ``tdk doctor --online``; None where the target's cloud answers nothing it checks."""
         del config
         return None
+
+    def schema_drift(self, config: ConfigT) -> list[SchemaDrift]:
+        """The facts the stack relies on against the installed Pulumi providers' schemas
+        (enums, documented accepted values) for ``tdk doctor``; none by default."""
+        del config
+        return []
 
     @abc.abstractmethod
     def parse_config(self, reader: ConfigReader, common: StackConfig) -> ConfigT:

@@ -30,7 +30,7 @@ IDENTITY = ("endpoint",)
 OPTION = {
     "endpoint": "--endpoint",
     "region": "--region",
-    "release": "--store",
+    "release": "--release",
     "url": "--url",
     "workspace_id": "--workspace-id",
 }

@@ -1,8 +1,10 @@
 """What the GKE and EKS operation clients share: PromQL figures, Triton readiness, invoke.
 
 Metrics come from the cluster's managed Prometheus (the same ``promql.figures`` the dashboards
-chart); status and wait ask Triton's ``/v2/health/ready`` through a URL the user can reach (a
-load balancer, or ``kubectl port-forward``), since the kit holds no Kubernetes API client.
+chart); status and wait read the Deployment's pods with kubectl (``infra.k8s.pods``: Ready
+counts, CrashLoopBackOff with the last termination message, Pending) and ask Triton's
+``/v2/health/ready`` and repository index through a URL the user can reach (a load balancer, or
+``kubectl port-forward``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from infra.clients.base import InferenceTarget
 from infra.clients.deadline import DEFAULT_TIMEOUT_S
 from infra.clients.prometheus import PrometheusClient
 from infra.k8s import promql
+from infra.k8s.pods import PodReadiness, read_pods
+from infra.k8s.spec import triton_selector
 from infra.targets.operations import (
     Locator,
     OnChange,
@@ -128,22 +132,59 @@ class KubernetesClient(TargetClient, partial=True):
             return load_failures(None, f"Triton {INDEX_PATH} ({where})")
         return load_failures(float(len(found)), f"Triton {INDEX_PATH} at {self.url}")
 
+    def pods(self) -> PodReadiness | str:
+        """The workload's pods as kubectl reports them (a string: why they were not read)."""
+        return read_pods(self.namespace, triton_selector(self.job))
+
     def status(self) -> Status:
-        url = self._triton_url()
-        details: dict[str, Any] = {"url": url, "namespace": self.namespace, "workload": self.job}
+        pods = self.pods()
+        details: dict[str, Any] = {"url": self.url, "namespace": self.namespace,
+                                   "workload": self.job}  # fmt: skip
+        details["pods"] = pods if isinstance(pods, str) else pods.summary()
+        if isinstance(pods, PodReadiness) and pods.problems:
+            details["pod_problems"] = [p.as_dict() for p in pods.problems]
+        if isinstance(pods, PodReadiness) and pods.stuck:
+            failure = "; ".join(str(p) for p in pods.stuck)
+            if pods.ready:  # a stuck rollout: the previous pods serve on, nothing rolls back
+                failure += f" ({pods.ready} other pod(s) Ready and serving)"
+            return self._status(pods.stuck[0].reason, failure, details, final=True)
+        if self.url is None and isinstance(pods, PodReadiness):
+            return self._pods_status(pods, details)
+        return self._triton_status(self._triton_url(), pods, details)
+
+    def _status(
+        self, state: str, failure: str | None, details: dict[str, Any], final: bool = False
+    ) -> Status:
+        rows = details.get("pod_problems", [])
+        return Status(self.target, self.job, state, state == "Ready", failure, details, rows,
+                      final, rows_title="pods that do not serve")  # fmt: skip
+
+    def _pods_status(self, pods: PodReadiness, details: dict[str, Any]) -> Status:
+        """Readiness from the pods alone (no ``--url``): a Ready pod passed Triton's probe."""
+        details["triton"] = "not asked: pass --url for its readiness and failed models"
+        if pods.ready:
+            return self._status("Ready", None, details)
+        failure = "; ".join(str(p) for p in pods.problems) or (
+            "no pod is Ready yet" if pods.not_ready else "no pod of the workload exists"
+        )
+        return self._status("NotReady" if pods.not_ready else "NoPods", failure, details)
+
+    def _triton_status(self, url: str, pods: PodReadiness | str, details: dict[str, Any]) -> Status:
+        problems = "" if isinstance(pods, str) else "; ".join(str(p) for p in pods.problems)
+        also = f" ({problems})" if problems else ""
         code = http_probe(f"{url}{READY_PATH}")
         if isinstance(code, OSError):
-            return Status(self.target, self.job, "Unreachable", False, str(code), details)
+            return self._status("Unreachable", f"{code}{also}", details)
         if code == 200:
-            return Status(self.target, self.job, "Ready", True, None, details)
+            return self._status("Ready", None, details)
         failed = repository_failures(url)
         if failed:
             details["failed"] = failed
             reasons = "; ".join(f"{name}: {why}" for name, why in failed.items())
             failure = f"{len(failed)} model(s) failed to load: {reasons}"
-            return Status(self.target, self.job, "Failed", False, failure, details, final=True)
-        failure = f"{READY_PATH} answered {code}: models still loading, or one failed"
-        return Status(self.target, self.job, "NotReady", False, failure, details)
+            return self._status("Failed", failure, details, final=True)
+        failure = f"{READY_PATH} answered {code}: models still loading, or one failed{also}"
+        return self._status("NotReady", failure, details)
 
     def wait(self, timeout: float, interval: float, on_change: OnChange) -> Status:
         return poll_until_ready(self.status, timeout, interval, on_change)

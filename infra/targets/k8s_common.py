@@ -70,7 +70,7 @@ def require_release(common: StackConfig, scheme: str) -> ReleaseLocation:
         raise ConfigError(
             f"{qualify('releaseUrl')} is empty; the {common.target} target serves an existing "
             "release (Triton loads <releaseUrl>/repository at start)",
-            hint=f"run `tdk package --dest {scheme}://<bucket>/<prefix>` and set "
+            hint=f"run `tdk package --release {scheme}://<bucket>/<prefix>` and set "
             f"`pulumi config set {qualify('releaseUrl')} {scheme}://<bucket>/<prefix>`",
         )
     return common.release
@@ -101,7 +101,7 @@ def invoke_command(target: str, namespace: str, service: str, release_url: str) 
     url = f"http://127.0.0.1:{HTTP_PORT}"
     invoke = shlex.join(
         [
-            "tdk", "invoke", "--target", target, "--url", url, "--store", release_url,
+            "tdk", "invoke", "--target", target, "--url", url, "--release", release_url,
             "--target-model", EXAMPLE_TARGET_MODEL, "--text", "a short test sentence",
         ]
     )  # fmt: skip

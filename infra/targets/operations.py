@@ -81,10 +81,12 @@ class Status:
     failure: str | None = None
     #: target-specific fields (instance counts, URLs), shown as they are
     details: Mapping[str, Any] = field(default_factory=dict)
-    #: per-unit rows (SageMaker variants), shown as a table
+    #: per-unit rows (SageMaker variants, Kubernetes pods that do not serve), shown as a table
     rows: list[Mapping[str, Any]] = field(default_factory=list)
     #: waiting will not make it ready (a model failed to load): ``wait`` fails at once
     final: bool = False
+    #: what the rows are, as the table's title
+    rows_title: str = "variants"
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -213,7 +215,7 @@ class Locator:
     workspace_id: str | None = None
     #: gke/eks: Triton's HTTP URL (a load balancer, or ``kubectl port-forward``)
     url: str | None = None
-    #: the release URL the deployment serves (``--store``; a stack's ``releaseUrl``)
+    #: the release URL the deployment serves (``--release``; a stack's ``releaseUrl``)
     release: str | None = None
 
     def need(self, field_name: str, target: str, option: str, hint: str) -> str:

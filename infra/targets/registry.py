@@ -31,6 +31,7 @@ from tdk.errors import ConfigError, UsageError
 if TYPE_CHECKING:
     from infra.clients.base import InferenceTarget
     from infra.config import ConfigReader, StackConfig
+    from infra.facts.machine import Cloud
     from infra.k8s.render import Rendered
     from infra.planning.pricing import Quote
     from infra.planning.report import Candidate, Option, PlanReport
@@ -44,6 +45,7 @@ BUILTIN: tuple[str, ...] = (
     "infra.targets.sagemaker_ic.entry",
     "infra.targets.gke.entry",
     "infra.targets.eks.entry",
+    "infra.targets.aks.entry",
     "infra.targets.local.entry",
 )
 #: comma-separated modules whose ``ENTRY`` adds a target (plugins, tests)
@@ -91,6 +93,9 @@ class TargetEntry:
     deploy_module: ClassVar[str | None] = None
     #: module whose ``from_locator(Locator)`` builds the operations client
     client_module: ClassVar[str]
+    #: the cloud a deploy reaches from this machine (its CLI, where its credentials come
+    #: from): ``tdk doctor`` checks it; None where a deploy needs no cloud
+    cloud: ClassVar[Cloud | None] = None
     #: what this target cannot do (``deploy``, ``plan``, ``validate``) -> why
     cannot: ClassVar[Mapping[str, str]] = {}
     #: plan facts: the stack key holding the region, the region prices default to, the
@@ -178,7 +183,7 @@ class TargetEntry:
         }
 
     def default_store(self, where: Locator) -> str | None:
-        """The release whose manifest describes the deployment's models when ``--store`` is
+        """The release whose manifest describes the deployment's models when ``--release`` is
         not given (None: the user must pass it)."""
         del where
         return None

@@ -82,7 +82,8 @@ def test_one_cli_vocabulary(extra: str | None) -> None:
     choices = {json.dumps(t) for row in rows for t in row["targets"]}  # type: ignore[attr-defined]
     assert len(choices) == 1, f"--target choices differ between commands: {choices}"
     [found] = [json.loads(c) for c in choices]
-    want = ["sagemaker", "sagemaker-ic", "gke", "eks", "local"] + (["dummy"] if extra else [])
+    builtin = ["sagemaker", "sagemaker-ic", "gke", "eks", "aks", "local"]
+    want = builtin + (["dummy"] if extra else [])
     assert found == want
     with_target = {row["command"] for row in rows if row["targets"]}
     assert {"invoke", "bench", "metrics", "endpoint status", "endpoint wait", "validate",
@@ -94,7 +95,8 @@ def test_one_cli_vocabulary(extra: str | None) -> None:
         assert not ({"--endpoint", "--endpoint-url"} <= set(options)), row["command"]  # type: ignore[arg-type]
 
 
-def test_the_dummy_target_is_everywhere(tmp_path: Path, sample_repo: Path) -> None:
+def _dummy_project(tmp_path: Path) -> Path:
+    """A project holding the kit's Pulumi.yaml and one dummy stack, ``dummy-dev``."""
     project = tmp_path / "project"
     project.mkdir()
     shutil.copy(ROOT / "Pulumi.yaml", project / "Pulumi.yaml")
@@ -105,6 +107,30 @@ def test_the_dummy_target_is_everywhere(tmp_path: Path, sample_repo: Path) -> No
         "  triton-deploy-kit:dummyBox: box.large\n"
         "  triton-deploy-kit:dummyRegion: moon-2\n"
     )
+    return project
+
+
+def test_doctor_asks_the_target_for_its_cloud_and_its_facts(tmp_path: Path) -> None:
+    """doctor guessed a stack's cloud from its key prefixes (a new cloud's stack got no
+    credentials check, and "ok") and picked facts by config attribute names (a
+    ``kubernetes_version`` was judged on the EKS calendar; "1.30" raised KeyError): both are
+    now the registered target's (``TargetEntry.cloud``, ``Target.doctor_facts``)."""
+    project = _dummy_project(tmp_path)
+    done = _tdk("doctor", "--project-dir", str(project), "--stack", "dummy-dev", "--json")
+    assert "Traceback" not in done.stderr, done.stderr
+    document = json.loads(done.stdout)
+    facts = {f["fact"]: f["value"] for f in document["stacks"]["dummy-dev"]}
+    assert facts["moon calendar"] == "1.30" and "Kubernetes version" not in facts
+    moon = [(c["check"], c["status"]) for c in document["machine"] if c["scope"] == "moon"]
+    assert moon == [("credentials", "missing")]
+    assert ("tools", "moonctl") in {(c["scope"], c["check"]) for c in document["machine"]}
+    [cloud] = document["clouds"]
+    assert (cloud["cloud"], cloud["status"], cloud["stacks"]) == ("moon", "not ready", "dummy-dev")
+    assert "moon credentials" in cloud["fix"]
+
+
+def test_the_dummy_target_is_everywhere(tmp_path: Path, sample_repo: Path) -> None:
+    project = _dummy_project(tmp_path)
     # tdk plan: the dummy's candidates, priced by the dummy, led by the measured box
     bench = tmp_path / "bench.json"
     level = {"mode": "concurrency", "level": 1, "throughput_rps": 100, "p50_ms": 5,
@@ -148,7 +174,7 @@ def test_the_dummy_target_is_everywhere(tmp_path: Path, sample_repo: Path) -> No
     done = _tdk("endpoint", "status", "--target", "dummy", "--endpoint", "dream", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["status"] == "Dreaming"
-    done = _tdk("invoke", "--target", "dummy", "--endpoint", "dream", "--store",
+    done = _tdk("invoke", "--target", "dummy", "--endpoint", "dream", "--release",
                 f"file://{tmp_path}/none", "--target-model", "m-0.tar.gz")  # fmt: skip
     assert done.returncode != 0
 
@@ -169,7 +195,7 @@ def test_deprecated_spellings_still_work_with_a_warning(tmp_path: Path) -> None:
     """--target k8s (now gke/eks), --endpoint-url (now --s3-endpoint-url) and validate's
     --stack PATH (now a name) keep working for one release, each with a warning."""
     done = _run(["-m", "cli", "invoke", "--target", "k8s", "--url", "http://127.0.0.1:9",
-                 "--store", f"file://{tmp_path}/none", "--endpoint-url", "http://127.0.0.1:9",
+                 "--release", f"file://{tmp_path}/none", "--endpoint-url", "http://127.0.0.1:9",
                  "--target-model", "m-0.tar.gz"], extra=None)  # fmt: skip
     assert "--target k8s is now --target gke or --target eks" in done.stderr
     assert "--endpoint-url is now --s3-endpoint-url" in done.stderr

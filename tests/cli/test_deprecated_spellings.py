@@ -5,6 +5,8 @@ say uses an old one."""
 
 from __future__ import annotations
 
+import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -27,6 +29,15 @@ OLD_SPELLINGS = [
     (["validate", "R", "--format", "json"], ["validate", "R", "--json"]),
     (["validate", "R", "--format=json"], ["validate", "R", "--json"]),
     (["metrics", "--target", "k8s"], ["metrics", "--target", "gke"]),
+    # one release: --release; --store is a store of releases or of plans
+    (["package", "R", "--dest", "U"], ["package", "R", "--release", "U"]),
+    (["package", "R", "--dest=U"], ["package", "R", "--release=U"]),
+    (["package", "R", "--plans", "P"], ["package", "R", "--store", "P"]),
+    (["invoke", "--store", "U"], ["invoke", "--release", "U"]),
+    (["bench", "--store=U"], ["bench", "--release=U"]),
+    (["local", "up", "--store", "U"], ["local", "up", "--release", "U"]),
+    (["local", "switch", "--store", "U"], ["local", "switch", "--release", "U"]),
+    (["local", "check", "--store", "U"], ["local", "check", "--release", "U"]),
 ]
 
 #: every stack key this release still accepts, and the key that replaces it
@@ -67,6 +78,9 @@ def test_new_spellings_do_not_warn_and_scoped_ones_stay_in_their_group(
         ["package", "R", "--name-template", "{model}"],
         ["validate", "R", "--format", "sarif"],
         ["tune", "--latency-budget-ms", "5"],
+        ["releases", "--store", "S"],
+        ["build", "M", "--stack", "s", "--store", "S"],
+        ["package", "R", "--release", "U", "--store", "S"],
     ):
         assert modernize(line) == line
     assert warned == []
@@ -81,8 +95,55 @@ def test_the_help_shows_only_the_new_spellings() -> None:
         for param in sub.params
         for opt in param.opts
     }
-    assert {"--latency-budget-ms", "--endpoint", "--json"} <= options
-    assert not ({"--slo-ms", "--endpoint-url"} & options)
+    assert {"--latency-budget-ms", "--endpoint", "--json", "--release"} <= options
+    assert not ({"--slo-ms", "--endpoint-url", "--dest", "--plans"} & options)
+
+
+def test_release_names_one_release_and_store_a_store_of_them() -> None:
+    """Every option naming one release is --release; --store only where a store is meant."""
+    command = typer.main.get_command(app)
+    spelled: dict[str, set[str]] = {}
+    for name, group in command.commands.items():  # type: ignore[attr-defined]
+        subs = getattr(group, "commands", None) or {"": group}
+        for sub_name, sub in subs.items():
+            for param in sub.params:
+                for opt in set(param.opts) & {"--release", "--store"}:
+                    spelled.setdefault(opt, set()).add(f"{name} {sub_name}".strip())
+    assert spelled["--store"] == {"releases", "build", "package"}  # a store; package's plans
+    assert {"package", "validate", "invoke", "bench", "local up", "local switch"} <= spelled[
+        "--release"
+    ]
+
+
+def _emitted_commands(path: Path) -> list[list[str]]:
+    """The ``tdk`` commands a source file can print: ``tdk ...`` in any string (hints, next
+    steps, docstrings) and argv lists starting with ``"tdk"`` (stack outputs); a value that is
+    not a literal reads ``X``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.List) and node.elts:
+            words = [e.value if isinstance(e, ast.Constant) else "X" for e in node.elts]
+            if words[0] == "tdk":
+                found.append([str(w) for w in words[1:]])
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            for match in re.finditer(r"\btdk ((?:[\w.:/{}$@=<>-]+ ?)+)", node.value):
+                found.append(match.group(1).split())
+    return found
+
+
+def test_nothing_the_kit_says_uses_an_old_spelling(warned: list[str]) -> None:
+    """Hints, next steps and stack outputs use the new spellings: every ``tdk`` command in the
+    kit's sources is what modernize leaves alone."""
+    sources = [*ROOT.glob("cli/*.py"), *ROOT.glob("infra/**/*.py"), *ROOT.glob("packager/**/*.py")]
+    seen, old = 0, []
+    for path in sources:
+        if path == ROOT / "cli" / "main.py":
+            continue  # the table of old spellings itself
+        for args in _emitted_commands(path):
+            seen += 1
+            if modernize(args) != args:
+                old.append((path.relative_to(ROOT).as_posix(), " ".join(args)))
+    assert old == [] and seen > 50, old
 
 
 def test_the_docs_use_no_old_spelling(warned: list[str]) -> None:

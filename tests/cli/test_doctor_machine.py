@@ -16,9 +16,12 @@ from typer.testing import CliRunner
 from cli.main import app
 from infra.facts.machine import Needs, cloud_summary, survey
 from infra.placeholders import scan_stack, why
+from infra.targets import registry
 
 ROOT = Path(__file__).resolve().parents[2]
-AWS, GKE = Needs("eks-dev", "eks", "aws", True), Needs("gke-dev", "gke", "gcp", True)
+#: each target's cloud is the one its registry entry gives (``TargetEntry.cloud``)
+AWS = Needs("eks-dev", "eks", registry.get("eks").cloud, True)
+GKE = Needs("gke-dev", "gke", registry.get("gke").cloud, True)
 
 
 @pytest.mark.parametrize(

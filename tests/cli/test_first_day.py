@@ -48,7 +48,7 @@ def test_components_table_has_readable_headers_and_no_none(
     sample_repo: Path, tmp_path: Path
 ) -> None:
     dest = f"file://{tmp_path / 'r'}"
-    assert CliRunner().invoke(app, ["package", str(sample_repo), "--dest", dest]).exit_code == 0
+    assert CliRunner().invoke(app, ["package", str(sample_repo), "--release", dest]).exit_code == 0
     for columns in ("80", "100"):
         args = [*PLAN, "--peak-rps", "4000", "--components", dest, "--hot-models", "2"]
         result = CliRunner(env={"COLUMNS": columns}).invoke(app, args)
@@ -250,7 +250,7 @@ def test_demo_prints_one_table_and_a_next_line(
 
     monkeypatch.setenv("TDK_STATE_DIR", str(tmp_path / "state"))
     make_release(sample_repo, tmp_path / "store", copies=2, only=("tokenizer",))
-    args = ["local", "demo", "--store", str(tmp_path / "store"), "-k", "1", "--warm", "2"]
+    args = ["local", "demo", "--release", str(tmp_path / "store"), "-k", "1", "--warm", "2"]
     result = CliRunner(env={"COLUMNS": "80"}).invoke(app, args)
     assert result.exit_code == 0, result.output
     lines = result.stdout.strip().splitlines()
@@ -259,7 +259,7 @@ def test_demo_prints_one_table_and_a_next_line(
     assert sum(" tokenizer-1.tar.gz " in line for line in lines) == 1, result.stdout
     assert lines[-1].startswith("next: ") and "tdk doctor" in lines[-1]
     # pasteable: the store just served and a TargetModel it holds, not URL / NAME
-    assert f"--store {tmp_path / 'store'} --detach" in lines[-1]
+    assert f"--release {tmp_path / 'store'} --detach" in lines[-1]
     assert "--target-model tokenizer-0.tar.gz --example" in lines[-1]
 
 

@@ -77,10 +77,10 @@ def test_tokenizer_and_pipeline_serve_text(
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in out.iterdir()) == ["bert", "bert_pipeline", "bert_tokenizer"]
-    packaged = runner.invoke(app, ["package", str(out), "--dest", f"file://{store}"])
+    packaged = runner.invoke(app, ["package", str(out), "--release", f"file://{store}"])
     assert packaged.exit_code == 0, packaged.output
     monkeypatch.setenv("TDK_STATE_DIR", str(tmp_path / "state"))
-    up = runner.invoke(app, ["local", "up", "--store", str(store), "--port", "0", "-d"])
+    up = runner.invoke(app, ["local", "up", "--release", str(store), "--port", "0", "-d"])
     assert up.exit_code == 0, up.output
     try:
         text = ["invoke", "--target-model", "bert_pipeline-0", "--text", "The quick foxes."]

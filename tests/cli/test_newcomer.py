@@ -75,7 +75,7 @@ def test_package_table_keeps_target_models_whole_at_80_columns(
 ) -> None:
     runner = CliRunner(env={"COLUMNS": "80"})
     dest = f"file://{tmp_path / 'a-release-directory-with-a-long-name' / 'r1'}"
-    result = runner.invoke(app, ["package", str(sample_repo), "--copies", "12", "--dest", dest])
+    result = runner.invoke(app, ["package", str(sample_repo), "--copies", "12", "--release", dest])
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     table = [line for line in lines if line[:1] in "┏┃┡│└"]
@@ -152,7 +152,7 @@ def test_no_color_help_and_usage_errors_have_no_escapes(
     for args, expect in ((["package", "--help"], 0), (["package", "x"], 2)):
         code, output = _on_terminal(args, env, tmp_path)
         assert code == expect, output
-        assert "\x1b[" not in output and "--dest" in output, output
+        assert "\x1b[" not in output and "--release" in output, output
 
 
 def test_errors_are_coloured_only_on_a_terminal_without_no_color(
@@ -170,7 +170,7 @@ def test_lists_in_messages_are_text(repo: Path, tmp_path: Path) -> None:
     fmt = runner.invoke(app, ["validate", str(repo), "--format", "xml"])
     assert fmt.exit_code == 2 and "human, json, sarif, github" in fmt.output, fmt.output
     dest = f"file://{tmp_path / 'r'}"
-    args = ["package", str(repo), "--name-template", "{model}-{i}-{zone}", "--dest", dest]
+    args = ["package", str(repo), "--name-template", "{model}-{i}-{zone}", "--release", dest]
     template = runner.invoke(app, args)
     assert template.exit_code == 2 and "unknown field(s) zone" in template.output
     assert "['" not in fmt.output + template.output
@@ -225,7 +225,7 @@ def test_bench_reports_progress_after_the_cold_request_and_each_level(
     from packager.manifest import Manifest
 
     dest = tmp_path / "r"
-    packaged = CliRunner().invoke(app, ["package", str(sample_repo), "--dest", f"file://{dest}"])
+    packaged = CliRunner().invoke(app, ["package", str(sample_repo), "--release", f"file://{dest}"])
     assert packaged.exit_code == 0, packaged.output
     model = Manifest.from_json((dest / "manifest.json").read_bytes(), "manifest.json").models[0]
     steps: list[int] = []

@@ -15,7 +15,7 @@ runner = CliRunner(env={"COLUMNS": "200"})
 def test_package_json_report(sample_repo: Path, tmp_path: Path) -> None:
     dest = tmp_path / "release"
     result = runner.invoke(
-        app, ["package", str(sample_repo), "--copies", "2", "--dest", f"file://{dest}", "--json"]
+        app, ["package", str(sample_repo), "--copies", "2", "--release", f"file://{dest}", "--json"]
     )
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
@@ -23,20 +23,22 @@ def test_package_json_report(sample_repo: Path, tmp_path: Path) -> None:
     assert len(report["models"]) == 8
     assert (dest / "manifest.json").exists()
     again = runner.invoke(
-        app, ["package", str(sample_repo), "--copies", "2", "--dest", f"file://{dest}", "--json"]
+        app, ["package", str(sample_repo), "--copies", "2", "--release", f"file://{dest}", "--json"]
     )
     assert json.loads(again.stdout)["uploaded_bytes"] == 0
 
 
 def test_package_human_table(sample_repo: Path, tmp_path: Path) -> None:
-    result = runner.invoke(app, ["package", str(sample_repo), "--dest", f"file://{tmp_path / 'r'}"])
+    result = runner.invoke(
+        app, ["package", str(sample_repo), "--release", f"file://{tmp_path / 'r'}"]
+    )
     assert result.exit_code == 0, result.output
     assert "text_pipeline-0.tar.gz" in result.stdout
 
 
 def test_missing_repository_is_a_usage_error(tmp_path: Path) -> None:
     result = runner.invoke(
-        app, ["package", str(tmp_path / "nope"), "--dest", f"file://{tmp_path / 'r'}"]
+        app, ["package", str(tmp_path / "nope"), "--release", f"file://{tmp_path / 'r'}"]
     )
     assert result.exit_code == 2
     assert "no such file or directory" in result.output
@@ -53,7 +55,7 @@ def test_bad_template_exits_two_and_publishes_nothing(sample_repo: Path, tmp_pat
             "2",
             "--name-template",
             "{model}",
-            "--dest",
+            "--release",
             f"file://{tmp_path / 'r'}",
         ],
     )
@@ -69,7 +71,7 @@ def test_invalid_model_exits_one_with_findings(sample_repo: Path, tmp_path: Path
     shutil.copytree(sample_repo, repo)
     config = repo / "image_classifier" / "config.pbtxt"
     config.write_text(config.read_text().replace("max_batch_size: 16", "max_batch_size: -3"))
-    result = runner.invoke(app, ["package", str(repo), "--dest", f"file://{tmp_path / 'r'}"])
+    result = runner.invoke(app, ["package", str(repo), "--release", f"file://{tmp_path / 'r'}"])
     assert result.exit_code == 1
     assert "max_batch_size" in result.output
     assert not (tmp_path / "r").exists() or not (tmp_path / "r" / "manifest.json").exists()

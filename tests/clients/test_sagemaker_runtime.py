@@ -28,7 +28,7 @@ def test_invoke_sagemaker_decodes_the_endpoint_answer(
     requests.post(f"{moto_endpoint}/moto-api/static/sagemaker/endpoint-results", json=queued)
     monkeypatch.setenv("AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME", moto_endpoint)
     args = ["invoke", "--target", "sagemaker", "--endpoint", "prod", "--region", "us-east-1"]
-    args += ["--target-model", "tokenizer-0.tar.gz", "--store", str(tmp_path), "--text", "hi"]
+    args += ["--target-model", "tokenizer-0.tar.gz", "--release", str(tmp_path), "--text", "hi"]
     result = CliRunner().invoke(app, [*args, "--json-body", "--json"])
     assert result.exit_code == 0, result.output
     outputs = json.loads(result.output)["outputs"]
@@ -40,7 +40,7 @@ def test_invoke_sagemaker_unknown_target_model_is_refused_locally(
     sample_repo: Path, tmp_path: Path
 ) -> None:
     make_release(sample_repo, tmp_path, copies=1, only=("tokenizer",))
-    args = ["invoke", "--target", "sagemaker", "--endpoint", "prod", "--store", str(tmp_path)]
+    args = ["invoke", "--target", "sagemaker", "--endpoint", "prod", "--release", str(tmp_path)]
     result = CliRunner().invoke(app, [*args, "--target-model", "../etc.tar.gz", "--text", "x"])
     assert result.exit_code == 1
     assert "not in this release" in result.output and "tokenizer-0.tar.gz" in result.output

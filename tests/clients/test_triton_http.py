@@ -51,7 +51,14 @@ def served(sample_repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
     store = tmp_path_factory.mktemp("release")
     result = runner.invoke(
         app,
-        ["package", str(sample_repo / "tokenizer"), "--dest", f"file://{store}", "--copies", "2"],
+        [
+            "package",
+            str(sample_repo / "tokenizer"),
+            "--release",
+            f"file://{store}",
+            "--copies",
+            "2",
+        ],
     )
     assert result.exit_code == 0, result.output
     manifest = Manifest.from_json((store / "manifest.json").read_text())
@@ -84,7 +91,7 @@ def _invoke(served: Served, *extra: str) -> dict:
             "invoke",
             "--target",
             "eks",
-            "--store",
+            "--release",
             f"file://{served.store}",
             "--target-model",
             "tokenizer-1.tar.gz",
@@ -161,7 +168,7 @@ def test_cli_without_url_says_how(served: Served) -> None:
             "invoke",
             "--target",
             "eks",
-            "--store",
+            "--release",
             f"file://{served.store}",
             "--target-model",
             "tokenizer-0.tar.gz",

@@ -35,7 +35,7 @@ def test_every_tdk_command_and_flag_exists(path: Path) -> None:
 
 
 def test_the_checker_catches_drift() -> None:
-    assert problems(TREE, ["package", "REPO", "--dest", "URL", "--copies", "2"]) == []
+    assert problems(TREE, ["package", "REPO", "--release", "URL", "--copies", "2"]) == []
     assert problems(TREE, ["render", "k8s", "--stack", "gke-dev"]) == []
     assert problems(TREE, ["package", "--no-such-flag"]) == [
         "`tdk package` has no option --no-such-flag"

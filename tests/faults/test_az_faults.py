@@ -1,4 +1,4 @@
-"""``tdk package --dest az://...`` through a faulty proxy in front of Azurite: every fault ends
+"""``tdk package --release az://...`` through a faulty proxy in front of Azurite: every fault ends
 in a clear error in bounded time, with no manifest and no blob cut short (blocks become a blob
 only when the block list is committed), and a re-publish through Azurite itself completes."""
 
@@ -61,7 +61,7 @@ def _package(repo: Path, url: str, endpoint: str, monkeypatch: pytest.MonkeyPatc
     """``tdk package`` to ``url`` with the Blob endpoint at ``endpoint``; (result, seconds)."""
     monkeypatch.setenv("AZURE_STORAGE_CONNECTION_STRING", azurite_connection(endpoint))
     start = time.monotonic()
-    result = runner.invoke(app, ["package", str(repo), "--dest", url, "--json"])
+    result = runner.invoke(app, ["package", str(repo), "--release", url, "--json"])
     return result, time.monotonic() - start
 
 

@@ -1,4 +1,4 @@
-"""``kill -9`` of a running ``tdk package --dest file://...``, then a re-publish: nothing of
+"""``kill -9`` of a running ``tdk package --release file://...``, then a re-publish: nothing of
 the killed run is left (no ``.tdk`` names anywhere) and the release is complete."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def test_kill_9_during_file_publish_then_republish_leaves_nothing(
     # Incompressible weights keep the run busy long enough to be killed mid-way.
     (repo / "tokenizer" / "1" / "weights.bin").write_bytes(os.urandom(48 * 1024 * 1024))
     dest = tmp_path / "release"
-    args = ["package", str(repo), "--copies", "6", "--dest", f"file://{dest}"]
+    args = ["package", str(repo), "--copies", "6", "--release", f"file://{dest}"]
     tdk = Path(sys.executable).parent / "tdk"
     proc = subprocess.Popen([str(tdk), *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
@@ -75,7 +75,7 @@ def test_leftovers_of_an_earlier_tdk_version_are_cleaned_not_user_files(
     """Before this fix a killed publish left ``.tdk-staging-XXXXXXXX`` trees at the root and
     ``.tdk-XXXXXXXX`` partial files next to their targets, inside model version directories."""
     dest = tmp_path / "release"
-    args = ["package", str(sample_repo / "tokenizer"), "--dest", f"file://{dest}"]
+    args = ["package", str(sample_repo / "tokenizer"), "--release", f"file://{dest}"]
     assert runner.invoke(app, args).exit_code == 0
     version = dest / "repository" / "tokenizer-0" / "1"
     (dest / ".tdk-staging-ab12cd_3" / "x").mkdir(parents=True)
@@ -99,14 +99,14 @@ def test_cleanup_leaves_the_staging_of_a_running_publish_alone(
     shutil.copytree(sample_repo / "tokenizer", repo / "tokenizer")
     (repo / "tokenizer" / "1" / "weights.bin").write_bytes(os.urandom(48 * 1024 * 1024))
     dest = tmp_path / "release"
-    args = ["package", str(repo), "--copies", "6", "--dest", f"file://{dest}"]
+    args = ["package", str(repo), "--copies", "6", "--release", f"file://{dest}"]
     tdk = Path(sys.executable).parent / "tdk"
     proc = subprocess.Popen([str(tdk), *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         staging = dest / ".tdk-staging"
         _wait_for(lambda: any(staging.glob("tdk-staging-*/*.tar.gz")), proc, 120)
         other = runner.invoke(
-            app, ["package", str(sample_repo / "tokenizer"), "--dest", f"file://{dest}"]
+            app, ["package", str(sample_repo / "tokenizer"), "--release", f"file://{dest}"]
         )
         assert other.exit_code == 0, other.output
     finally:

@@ -67,7 +67,7 @@ def _concurrent_rounds(repo: Path, url: str, env: dict[str, str]) -> None:
         ]
         procs = [
             subprocess.Popen(
-                [tdk, "package", str(repo), "--dest", url, "--prune", *job],
+                [tdk, "package", str(repo), "--release", url, "--prune", *job],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 env=env,
@@ -129,7 +129,7 @@ def test_held_lock_stops_a_publish_after_lock_timeout_naming_the_holder(
     held = _lock_record("ci-job-7", "builder-3", time.time() + 3600)
     (dest / LOCK_NAME).write_bytes(held)
     started = time.monotonic()
-    args = ["package", str(sample_repo / "tokenizer"), "--dest", f"file://{dest}"]
+    args = ["package", str(sample_repo / "tokenizer"), "--release", f"file://{dest}"]
     result = runner.invoke(app, [*args, "--lock-timeout", "1"])
     assert time.monotonic() - started < 30
     assert result.exit_code == 1, result.output
@@ -144,7 +144,7 @@ def test_expired_lock_of_a_dead_publish_is_taken_over(sample_repo: Path, tmp_pat
     dest = tmp_path / "release"
     dest.mkdir()
     (dest / LOCK_NAME).write_bytes(_lock_record("ci-job-7", "builder-3", time.time() - 1))
-    args = ["package", str(sample_repo / "tokenizer"), "--dest", f"file://{dest}"]
+    args = ["package", str(sample_repo / "tokenizer"), "--release", f"file://{dest}"]
     result = runner.invoke(app, [*args, "--lock-timeout", "0"])
     assert result.exit_code == 0, result.output
     assert (dest / MANIFEST_NAME).is_file()
@@ -183,7 +183,7 @@ def test_signalled_publish_releases_its_lock(
     tdk = str(Path(sys.executable).parent / "tdk")
     for attempt in range(5):  # a publish that outruns the poll is started again, elsewhere
         dest = tmp_path / f"release-{attempt}"
-        args = [tdk, "package", str(weighty_repo), "--copies", "6", "--dest", f"file://{dest}"]
+        args = [tdk, "package", str(weighty_repo), "--copies", "6", "--release", f"file://{dest}"]
         proc = _stopped_while_locked(args, dest)
         if proc is not None:
             break
@@ -196,7 +196,7 @@ def test_signalled_publish_releases_its_lock(
         proc.wait(timeout=60)
     assert proc.returncode != 0
     assert not (dest / LOCK_NAME).exists()
-    result = runner.invoke(app, ["package", str(weighty_repo), "--dest", f"file://{dest}"])
+    result = runner.invoke(app, ["package", str(weighty_repo), "--release", f"file://{dest}"])
     assert result.exit_code == 0, result.output
 
 
@@ -222,7 +222,7 @@ def _package_with_lock(sample_repo: Path, tmp_path: Path, record: str) -> tuple[
     dest = tmp_path / "release"
     dest.mkdir()
     (dest / LOCK_NAME).write_text(record)
-    args = ["package", str(sample_repo / "tokenizer"), "--dest", f"file://{dest}"]
+    args = ["package", str(sample_repo / "tokenizer"), "--release", f"file://{dest}"]
     result = runner.invoke(app, [*args, "--lock-timeout", "0"])
     return dest, " ".join(result.output.split()), result.exit_code
 

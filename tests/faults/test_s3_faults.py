@@ -1,4 +1,4 @@
-"""``tdk package --dest s3://...`` through a faulty proxy in front of moto's real server: every
+"""``tdk package --release s3://...`` through a faulty proxy in front of moto's real server: every
 fault ends in a clear error in bounded time, with no manifest and no orphaned multipart upload
 of ours, and a re-publish through the healthy endpoint completes the release."""
 
@@ -60,7 +60,7 @@ def big_repo(sample_repo: Path, tmp_path: Path) -> Path:
 def _package(repo: Path, url: str, endpoint: str) -> tuple[Any, float]:
     start = time.monotonic()
     result = runner.invoke(
-        app, ["package", str(repo), "--dest", url, "--s3-endpoint-url", endpoint, "--json"]
+        app, ["package", str(repo), "--release", url, "--s3-endpoint-url", endpoint, "--json"]
     )
     return result, time.monotonic() - start
 

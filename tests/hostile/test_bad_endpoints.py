@@ -56,7 +56,7 @@ def test_invoke_garbage_body_is_an_error_without_traceback(
     kind: str, store: str, aws_at: object
 ) -> None:
     with bad_server("garbage") as url:
-        args = ["invoke", "--target-model", MODEL, "--text", "hi", "--store", store]
+        args = ["invoke", "--target-model", MODEL, "--text", "hi", "--release", store]
         result = runner.invoke(app, [*args, *_target(kind, url, aws_at)])
     assert result.exit_code != 0, result.output
     assert "Traceback" not in result.output
@@ -69,7 +69,7 @@ def test_bench_counts_garbage_bodies_as_bad_responses(
     kind: str, store: str, aws_at: object
 ) -> None:
     with bad_server("garbage") as url:
-        args = ["bench", "--target-model", MODEL, "--store", store, "-c", "2"]
+        args = ["bench", "--target-model", MODEL, "--release", store, "-c", "2"]
         args += ["--duration", "0.3", "--json", *_target(kind, url, aws_at)]
         result = runner.invoke(app, args)
     assert result.exit_code == 1, result.output  # every request failed: nothing was measured
@@ -87,7 +87,7 @@ def test_invoke_timeout_is_a_total_deadline(
     kind: str, behaviour: str, store: str, aws_at: object
 ) -> None:
     with bad_server(behaviour) as url:
-        args = ["invoke", "--target-model", MODEL, "--text", "hi", "--store", store]
+        args = ["invoke", "--target-model", MODEL, "--text", "hi", "--release", store]
         started = time.monotonic()
         result = runner.invoke(app, [*args, "--timeout", "3", *_target(kind, url, aws_at)])
         elapsed = time.monotonic() - started
@@ -100,7 +100,7 @@ def test_invoke_timeout_is_a_total_deadline(
 @pytest.mark.parametrize("behaviour", ["silent", "trickle"])
 def test_bench_counts_timeouts_and_ends(behaviour: str, store: str) -> None:
     with bad_server(behaviour) as url:
-        args = ["bench", "--target-model", MODEL, "--store", store, "-c", "2", "--json"]
+        args = ["bench", "--target-model", MODEL, "--release", store, "-c", "2", "--json"]
         args += ["--duration", "0.5", "--timeout", "1", "--target", "gke", "--url", url]
         started = time.monotonic()
         result = runner.invoke(app, args)
@@ -115,7 +115,7 @@ def test_bench_counts_timeouts_and_ends(behaviour: str, store: str) -> None:
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf"])
 def test_timeout_must_be_a_positive_number(value: str, store: str) -> None:
-    args = ["invoke", "--target-model", MODEL, "--text", "hi", "--store", store]
+    args = ["invoke", "--target-model", MODEL, "--text", "hi", "--release", store]
     result = runner.invoke(app, [*args, "--timeout", value, "--target", "gke", "--url", "x"])
     assert result.exit_code == 2, result.output
     assert "--timeout" in result.output

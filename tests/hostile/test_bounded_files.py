@@ -17,7 +17,8 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from infra.facts.machine import aws_credentials, pulumi_backend
+from infra.clouds.aws.machine import credentials as aws_credentials
+from infra.facts.machine import pulumi_backend
 from tests.conftest import load_generator
 from tests.hostile.test_bounded_inputs import _alias_bomb
 from tests.validate.llm import corpus as c
@@ -93,13 +94,13 @@ def _bench_json(root: Path) -> tuple[list[str], Path]:
 
 def _manifest(root: Path) -> tuple[list[str], Path]:
     (root / "store").mkdir()
-    return ["local", "check", "--store", str(root / "store")], root / "store" / "manifest.json"
+    return ["local", "check", "--release", str(root / "store")], root / "store" / "manifest.json"
 
 
 def _ledger(root: Path) -> tuple[list[str], Path]:
     dest = root / "dest"
     load_generator().generate(root / "samples")  # a clean clone has no model_repos/samples
-    args = ["package", str(root / "samples" / "tokenizer"), "--dest", str(dest)]
+    args = ["package", str(root / "samples" / "tokenizer"), "--release", str(dest)]
     return [*args, "--prune"], dest / "tdk-ledger.json"
 
 

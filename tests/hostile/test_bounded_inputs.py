@@ -79,7 +79,7 @@ def test_hostile_name_template_is_refused_before_formatting(
     template: str, tmp_path: Path, sample_repo: Path
 ) -> None:
     dest = tmp_path / "release"
-    args = ["package", str(sample_repo / "tokenizer"), "--dest", f"file://{dest}"]
+    args = ["package", str(sample_repo / "tokenizer"), "--release", f"file://{dest}"]
     result = runner.invoke(app, [*args, "--name-template", template])
     assert result.exit_code == 2, result.output
     assert "--name-template" in result.output and "hint:" in result.output

@@ -1,5 +1,5 @@
 """Issue 36 S3: a destination is ours or refused. Another user plants links or folders of their
-own in a shared ``--dest``; ``tdk package`` (``--prune`` included) must neither write into the
+own in a shared ``--release``; ``tdk package`` (``--prune`` included) must neither write into the
 folder a link points at nor delete from it. One row per planted layout; the victim's folder is
 snapshotted before and after."""
 
@@ -71,7 +71,7 @@ def _plant(tmp_path: Path, row: Planted) -> tuple[Path, Path]:
 def _check_refused(row: Planted, tmp_path: Path, sample_repo: Path) -> None:
     victim, dest = _plant(tmp_path, row)
     before = snapshot(victim)
-    args = ["package", str(sample_repo / "tokenizer"), "--dest", f"file://{dest}", "--prune"]
+    args = ["package", str(sample_repo / "tokenizer"), "--release", f"file://{dest}", "--prune"]
     result = runner.invoke(app, args)
     assert result.exit_code == 2, result.output
     assert row.fragment in " ".join(result.output.split()) and "hint:" in result.output
@@ -148,7 +148,7 @@ def test_a_link_to_a_file_in_the_release_is_replaced_not_refused(
     outside = tmp_path / "outside.tar.gz"
     outside.write_bytes(b"someone else's")
     (dest / "mme" / "tokenizer-0.tar.gz").symlink_to(outside)
-    args = ["package", str(sample_repo / "tokenizer"), "--dest", f"file://{dest}", "--prune"]
+    args = ["package", str(sample_repo / "tokenizer"), "--release", f"file://{dest}", "--prune"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert not (dest / "mme" / "tokenizer-0.tar.gz").is_symlink()

@@ -1,4 +1,4 @@
-"""Hostile ``--dest`` values for ``tdk package``: one row per input, each with its exit code,
+"""Hostile ``--release`` values for ``tdk package``: one row per input, each with its exit code,
 a fragment of the message, and proof that nothing was written or deleted (the destination and
 the current directory, which holds the user's own files, are snapshotted before and after)."""
 
@@ -99,7 +99,7 @@ def test_hostile_destination_is_refused_before_anything_is_written(
     dest = row.dest.format(cwd=workdir, home=workdir / "home")
     before = snapshot(workdir)
     result = runner.invoke(
-        app, ["package", str(sample_repo / "tokenizer"), "--dest", dest, *row.args]
+        app, ["package", str(sample_repo / "tokenizer"), "--release", dest, *row.args]
     )
     assert result.exit_code == row.exit_code, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
@@ -115,7 +115,7 @@ def test_prune_in_a_directory_of_user_files_deletes_only_what_tdk_wrote(
     user's files. Now only objects a tdk release wrote (its ledger/manifest) are pruned."""
     (workdir / "manifest.json").unlink()  # a foreign manifest.json is refused (a row above)
     before = snapshot(workdir)
-    args = ["package", str(sample_repo / "tokenizer"), "--dest", "."]
+    args = ["package", str(sample_repo / "tokenizer"), "--release", "."]
     first = runner.invoke(app, [*args, "--copies", "3", "--prune"])
     assert first.exit_code == 0, first.output
     ours = snapshot(workdir)
@@ -135,7 +135,7 @@ def test_prune_never_deletes_files_the_user_added_to_a_release(
     tmp_path: Path, sample_repo: Path
 ) -> None:
     dest = tmp_path / "release"
-    args = ["package", str(sample_repo), "--dest", f"file://{dest}"]
+    args = ["package", str(sample_repo), "--release", f"file://{dest}"]
     assert runner.invoke(app, [*args, "--copies", "2"]).exit_code == 0
     (dest / "mme" / "hand-made.tar.gz").write_bytes(b"uploaded by hand")
     (dest / "repository" / "text_classifier-1" / "1" / "extra.txt").write_text("mine")
@@ -156,7 +156,7 @@ def test_hard_link_to_a_file_outside_the_repository_is_refused(
     outside = tmp_path / "outside.txt"
     outside.write_text("secret\n")
     (repo / "1" / "vocab.txt").hardlink_to(outside)
-    result = runner.invoke(app, ["package", str(repo), "--dest", f"file://{tmp_path / 'r'}"])
+    result = runner.invoke(app, ["package", str(repo), "--release", f"file://{tmp_path / 'r'}"])
     assert result.exit_code == 1, result.output
     output = " ".join(result.output.split())
     assert "vocab.txt has 2 hard links, 1 of them outside" in output and "hint:" in output
@@ -166,7 +166,7 @@ def test_hard_link_to_a_file_outside_the_repository_is_refused(
 def test_hard_links_between_packaged_files_are_accepted(tmp_path: Path, sample_repo: Path) -> None:
     repo = Path(shutil.copytree(sample_repo / "tokenizer", tmp_path / "repo" / "tokenizer"))
     (repo / "1" / "model-copy.py").hardlink_to(repo / "1" / "model.py")
-    result = runner.invoke(app, ["package", str(repo), "--dest", f"file://{tmp_path / 'r'}"])
+    result = runner.invoke(app, ["package", str(repo), "--release", f"file://{tmp_path / 'r'}"])
     assert result.exit_code == 0, result.output
 
 
@@ -189,7 +189,7 @@ def test_destination_overlapping_an_input_is_refused_with_nothing_written(
     }[where]
     before = snapshot(tmp_path)
     args = [str(p) for p in inputs]
-    result = runner.invoke(app, ["package", *args, "--dest", f"file://{dest}", "--prune"])
+    result = runner.invoke(app, ["package", *args, "--release", f"file://{dest}", "--prune"])
     assert result.exit_code == 2, result.output
     assert "refusing to publish" in result.output and "hint:" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
@@ -205,9 +205,9 @@ def test_destination_inside_an_s3_release_is_refused(moto_endpoint: str, sample_
     boto3.client("s3", endpoint_url=moto_endpoint).create_bucket(Bucket=bucket)
     model = str(sample_repo / "tokenizer")
     common = ["--s3-endpoint-url", moto_endpoint]
-    first = runner.invoke(app, ["package", model, "--dest", f"s3://{bucket}/r1", *common])
+    first = runner.invoke(app, ["package", model, "--release", f"s3://{bucket}/r1", *common])
     assert first.exit_code == 0, first.output
-    inner = runner.invoke(app, ["package", model, "--dest", f"s3://{bucket}/r1/mme/x", *common])
+    inner = runner.invoke(app, ["package", model, "--release", f"s3://{bucket}/r1/mme/x", *common])
     assert inner.exit_code == 2, inner.output
     assert "inside the mme/ of the release at r1" in " ".join(inner.output.split())
 
@@ -230,7 +230,7 @@ def test_hostile_release_ledger_or_manifest_is_refused(
     (tmp_path / "victim.txt").write_text("mine\n")
     (dest / name).write_text(content)
     before = snapshot(tmp_path)
-    args = ["package", str(sample_repo / "tokenizer"), "--dest", f"file://{dest}", "--prune"]
+    args = ["package", str(sample_repo / "tokenizer"), "--release", f"file://{dest}", "--prune"]
     result = runner.invoke(app, args)
     assert result.exit_code != 0, result.output
     assert fragment in " ".join(result.output.split()) and "hint:" in result.output

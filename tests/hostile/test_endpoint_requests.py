@@ -217,7 +217,7 @@ def test_bad_up_options_exit_2_and_touch_nothing(
     monkeypatch.chdir(cwd)
     escaped = Path("/tmp/x").exists()
     before = snapshot(state, release, cwd)
-    result = CliRunner().invoke(app, ["local", "up", "--store", str(release), "-d", *args])
+    result = CliRunner().invoke(app, ["local", "up", "--release", str(release), "-d", *args])
     assert result.exit_code == 2, result.output
     assert fragment in result.output
     assert "Traceback" not in result.output
@@ -227,7 +227,7 @@ def test_bad_up_options_exit_2_and_touch_nothing(
 
 def test_serve_with_bad_port_is_a_message_not_a_traceback(release: Path) -> None:
     done = subprocess.run(
-        [*SERVE, "--store", str(release), "--port", "70000"],
+        [*SERVE, "--release", str(release), "--port", "70000"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -246,7 +246,7 @@ def test_workdir_not_ours_is_refused_and_kept(release: Path, tmp_path: Path) -> 
     (work / "staging").mkdir()
     before = snapshot(work)
     done = subprocess.run(
-        [*SERVE, "--store", str(release), "--port", "0", "--workdir", str(work)],
+        [*SERVE, "--release", str(release), "--port", "0", "--workdir", str(work)],
         cwd=ROOT,
         capture_output=True,
         text=True,

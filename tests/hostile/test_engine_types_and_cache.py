@@ -86,12 +86,12 @@ def test_an_edited_digest_cache_entry_is_dropped_and_recomputed(
         model = _decoupled_model(tmp_path, sample_repo)
     else:
         model = Path(shutil.copytree(sample_repo / "tokenizer", tmp_path / "repo" / "tokenizer"))
-    first = runner.invoke(app, ["package", str(model), "--dest", str(tmp_path / "r1")])
+    first = runner.invoke(app, ["package", str(model), "--release", str(tmp_path / "r1")])
     assert first.exit_code == 0, first.output
     cache = tmp_path / "cache" / CACHE_FILE
     assert _edit_cache(cache, model, value) > 0
     for dest in ("r2", "r2", "r1"):  # a new release, its republish, the first one again
-        again = runner.invoke(app, ["package", str(model), "--dest", str(tmp_path / dest)])
+        again = runner.invoke(app, ["package", str(model), "--release", str(tmp_path / dest)])
         assert again.exit_code == 0, again.output
     stored = json.loads(cache.read_text())["files"]
     source = model / "1" / "model.py"
@@ -108,7 +108,7 @@ def test_two_publishes_at_once_leave_a_whole_digest_cache(
     env = {**os.environ, "TDK_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
     command = [sys.executable, "-m", "cli", "package", str(sample_repo)]
     jobs = [
-        subprocess.Popen([*command, "--dest", str(tmp_path / f"r{i}"), "--copies", "2"], env=env)
+        subprocess.Popen([*command, "--release", str(tmp_path / f"r{i}"), "--copies", "2"], env=env)
         for i in range(2)
     ]
     assert [job.wait(timeout=300) for job in jobs] == [0, 0]

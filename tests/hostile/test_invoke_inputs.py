@@ -112,7 +112,7 @@ def test_invoke_grpc_against_the_local_triton(endpoint: Endpoint) -> None:
     local = runner.invoke(app, ["invoke", *text])  # loads tokenizer-0 into the local Triton
     assert local.exit_code == 0, local.output
     ports = endpoint.triton()
-    store = ["--store", str(endpoint.store)]
+    store = ["--release", str(endpoint.store)]
     grpc_url = f"127.0.0.1:{ports['grpc_port']}"
     grpc = runner.invoke(
         app, ["invoke", "--target", "gke", "--grpc", "--url", grpc_url, *store, *text]

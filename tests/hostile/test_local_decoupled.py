@@ -68,7 +68,7 @@ def test_a_bad_files_path_is_refused_before_any_file_is_touched(
     store = _release(tmp_path)
     _edit_files(store, edit)
     before = snapshot(tmp_path)
-    result = runner.invoke(app, ["local", "check", "--store", str(store)])
+    result = runner.invoke(app, ["local", "check", "--release", str(store)])
     assert result.exit_code == 1, result.output
     assert "models[0]: files" in result.output and fragment in result.output, result.output
     assert "re-package" in result.output and "Traceback" not in result.output
@@ -157,7 +157,7 @@ def test_packaged_llm_streams_on_the_local_endpoint(tmp_path: Path) -> None:
     generate = [sys.executable, str(ROOT / "model_repos" / "generate.py"), "--out", str(repo)]
     subprocess.run([*generate, "--with", "llm"], check=True, capture_output=True, timeout=120)
     store = tmp_path / "store"
-    packaged = runner.invoke(app, ["package", str(repo), "--dest", str(store)])
+    packaged = runner.invoke(app, ["package", str(repo), "--release", str(store)])
     assert packaged.exit_code == 0, packaged.output
     entry = Manifest.from_json((store / MANIFEST_NAME).read_text()).by_name("llm-0")
     assert entry.archive == "" and entry.mme_left_out  # really no archive: repository/ only

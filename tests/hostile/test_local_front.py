@@ -139,7 +139,7 @@ def test_the_disk_cache_holds_while_models_are_loaded(endpoint: Endpoint) -> Non
 
 @pytest.mark.parametrize("value", ["1e300", "0", "-1", "2e6"])
 def test_cache_gb_out_of_range_is_a_usage_error(tmp_path: Path, value: str) -> None:
-    result = runner.invoke(app, ["local", "up", "--store", str(tmp_path), "--cache-gb", value])
+    result = runner.invoke(app, ["local", "up", "--release", str(tmp_path), "--cache-gb", value])
     assert result.exit_code == 2, result.output
     assert "--cache-gb" in result.output and "--cache-bytes" not in result.output
     assert "Traceback" not in result.output

@@ -63,7 +63,7 @@ def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _check(store: Path) -> Any:
-    return runner.invoke(app, ["local", "check", "--store", str(store)])
+    return runner.invoke(app, ["local", "check", "--release", str(store)])
 
 
 @pytest.mark.parametrize(("edit", "fragment"), [r[1:] for r in ROWS], ids=[r[0] for r in ROWS])

@@ -118,7 +118,7 @@ def test_down_removes_what_a_cut_off_download_left(
 def test_up_refuses_a_state_dir_others_may_write(tmp_path: Path, state_dir: Path) -> None:
     """Another user could plant a state file naming any process there: refused, not used."""
     state_dir.chmod(0o777)
-    result = runner.invoke(app, ["local", "up", "--store", str(tmp_path), "--detach"])
+    result = runner.invoke(app, ["local", "up", "--release", str(tmp_path), "--detach"])
     assert result.exit_code == 1, result.output
     assert "writable by other users" in result.output and "chmod 700" in result.output
     assert list(state_dir.iterdir()) == []  # no log, no state written there
@@ -140,7 +140,7 @@ def test_a_work_dir_another_user_owns_is_refused(tmp_path: Path) -> None:
 
 
 def _up_detached(store: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    args = ["local", "up", "--store", str(store), "--name", "dup", "--port", "0", "--detach"]
+    args = ["local", "up", "--release", str(store), "--name", "dup", "--port", "0", "--detach"]
     return subprocess.Popen(
         [sys.executable, "-m", "cli", *args],
         env=env,
@@ -184,10 +184,10 @@ def test_a_name_held_by_a_running_endpoint_is_refused_at_once(state_dir: Path) -
 
     held = lock.hold_name("busy")
     try:
-        result = runner.invoke(app, ["local", "up", "--store", "/nowhere", "--name", "busy"])
+        result = runner.invoke(app, ["local", "up", "--release", "/nowhere", "--name", "busy"])
         assert result.exit_code == 1, result.output
         assert "already starting or running" in result.output
-        assert "local down --name busy" in result.output
+        assert "local down --endpoint busy" in result.output
     finally:
         os.close(held)
 
@@ -197,7 +197,7 @@ def test_a_fifo_manifest_does_not_hang_local_up_detach(tmp_path: Path, state_dir
     store.mkdir()
     os.mkfifo(store / "manifest.json")
     env = dict(os.environ, TDK_STATE_DIR=str(state_dir), PYTHONPATH=str(ROOT))
-    args = ["local", "up", "--store", str(store), "--name", "fifo", "--port", "0", "--detach"]
+    args = ["local", "up", "--release", str(store), "--name", "fifo", "--port", "0", "--detach"]
     done = subprocess.run(
         [sys.executable, "-m", "cli", *args], env=env, capture_output=True, timeout=60, check=False
     )
@@ -215,7 +215,7 @@ def test_a_starting_endpoint_honours_sigterm(tmp_path: Path, state_dir: Path) ->
         silent.settimeout(60)
         env = dict(os.environ, TDK_STATE_DIR=str(state_dir), PYTHONPATH=str(ROOT))
         env |= {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"}
-        args = ["--store", "s3://bucket/release", "--name", "stuck", "--port", "0"]
+        args = ["--release", "s3://bucket/release", "--name", "stuck", "--port", "0"]
         args += ["--store-endpoint-url", f"http://127.0.0.1:{silent.getsockname()[1]}"]
         proc = subprocess.Popen(
             [sys.executable, "-m", "infra.targets.local.serve", *args],
@@ -251,7 +251,7 @@ def test_ctrl_c_early_in_local_up_prints_no_traceback_and_leaves_no_process(
     counted = 0
     for delay in (0.1, 0.15, 0.2, 0.3, 0.45, 0.6):
         proc = subprocess.Popen(
-            [tdk, "local", "up", "--store", str(store), "--port", "0"],
+            [tdk, "local", "up", "--release", str(store), "--port", "0"],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -273,7 +273,7 @@ def test_ctrl_c_early_in_local_up_prints_no_traceback_and_leaves_no_process(
 
 
 def test_an_unknown_triton_netns_mode_is_refused(tmp_path: Path, state_dir: Path) -> None:
-    result = runner.invoke(app, ["local", "up", "--store", str(tmp_path), "--triton-netns", "x"])
+    result = runner.invoke(app, ["local", "up", "--release", str(tmp_path), "--triton-netns", "x"])
     assert result.exit_code == 2, result.output
     assert "--triton-netns 'x' is not one of auto, on, off" in result.output
     assert "--triton-netns auto" in result.output

@@ -1,6 +1,6 @@
 """Issue 25 items 9-10: every reader of ``manifest.json`` (and the ledger) parses it bounded —
 size and nesting limits before parsing, a store fetch capped — with a message, not a
-traceback or an unbounded read. `tdk invoke --store` reads it as the local endpoint does."""
+traceback or an unbounded read. `tdk invoke --release` reads it as the local endpoint does."""
 
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ def test_invoke_reads_the_manifest_bounded(
             "gke",
             "--url",
             "http://127.0.0.1:9",
-            "--store",
+            "--release",
             str(store_dir),
             "--target-model",
             "m-0",

@@ -50,8 +50,8 @@ ROWS: list[tuple[str, list[str], str]] = [
     ("plot-under-a-file", [*PLAN, "--peak-rps", "5", "--plot", "{d}/a-file/c.png"], "--plot"),
     ("render-out-file", ["render", "k8s", "--stack", "gke-dev", "--out", "{d}/a-file",
                          "--project-dir", str(ROOT)], "--out"),
-    ("cache-gb-nan", ["local", "up", "--store", "file://{d}", "--cache-gb", "nan"], "--cache-gb"),
-    ("cache-gb-inf", ["local", "up", "--store", "file://{d}", "--cache-gb", "inf"], "--cache-gb"),
+    ("cache-gb-nan", ["local", "up", "--release", "file://{d}", "--cache-gb", "nan"], "--cache-gb"),
+    ("cache-gb-inf", ["local", "up", "--release", "file://{d}", "--cache-gb", "inf"], "--cache-gb"),
     ("eks-metrics-no-workspace", ["metrics", "--target", "eks", "--stack", "eks-dev",
                                   "--project-dir", str(ROOT)], "--workspace-id"),
 ]  # fmt: skip

@@ -73,12 +73,12 @@ ROWS = {
     "tune-server-cpus-underscore": Row([*TUNE, "--server-cpus", "0_1"], "--server-cpus"),
     "tune-server-cpus-arabic": Row([*TUNE, "--server-cpus", ARABIC_ONE], "--server-cpus"),
     "s3-read-timeout-nan": Row(
-        ["package", MODEL, "--dest", "s3://bucket/r"],
+        ["package", MODEL, "--release", "s3://bucket/r"],
         "TDK_S3_READ_TIMEOUT",
         env={"TDK_S3_READ_TIMEOUT": "nan", "TDK_S3_ENDPOINT_URL": "http://127.0.0.1:9"},
     ),
     "s3-attempts-arabic": Row(
-        ["package", MODEL, "--dest", "s3://bucket/r"],
+        ["package", MODEL, "--release", "s3://bucket/r"],
         "TDK_S3_MAX_ATTEMPTS",
         env={"TDK_S3_MAX_ATTEMPTS": ARABIC_ONE, "TDK_S3_ENDPOINT_URL": "http://127.0.0.1:9"},
     ),
@@ -123,26 +123,26 @@ ROWS = {
         files={"bench.json": json.dumps(REQUEST_BENCH).replace("100", f'"{ARABIC_ONE}00"')},
     ),
     "lock-expires-1e20": Row(
-        ["package", MODEL, "--dest", "{d}/dest"],
+        ["package", MODEL, "--release", "{d}/dest"],
         "not a tdk publish lock",
         files={"dest/tdk-publish.lock": _lock(expires=1e20)},
     ),
     "lock-expires-nan": Row(
-        ["package", MODEL, "--dest", "{d}/dest"],
+        ["package", MODEL, "--release", "{d}/dest"],
         "not a tdk publish lock",
         files={"dest/tdk-publish.lock": _lock(expires="nan")},
     ),
     "lock-pid-2-70": Row(
-        ["package", MODEL, "--dest", "{d}/dest"],
+        ["package", MODEL, "--release", "{d}/dest"],
         "not a tdk publish lock",
         files={"dest/tdk-publish.lock": _lock(pid=2**70)},
     ),
     # a timeout of inf turned the local endpoint's slow-client deadline off
     "local-body-timeout-inf": Row(
-        ["local", "up", "--store", "{d}/store", "--body-timeout", "inf"], "--body-timeout inf"
+        ["local", "up", "--release", "{d}/store", "--body-timeout", "inf"], "--body-timeout inf"
     ),
     "local-body-timeout-huge": Row(
-        ["local", "up", "--store", "{d}/store", "--body-timeout", "1e300"], "at most 86400"
+        ["local", "up", "--release", "{d}/store", "--body-timeout", "1e300"], "at most 86400"
     ),
 }
 

@@ -30,7 +30,7 @@ def model(tmp_path: Path, sample_repo: Path, monkeypatch: pytest.MonkeyPatch) ->
 
 
 def _package(repo: Path, dest: Path, *extra: str) -> tuple[int, str]:
-    result = runner.invoke(app, ["package", str(repo), "--dest", f"file://{dest}", *extra])
+    result = runner.invoke(app, ["package", str(repo), "--release", f"file://{dest}", *extra])
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     return result.exit_code, " ".join(result.output.split())
 

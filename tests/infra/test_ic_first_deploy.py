@@ -71,7 +71,7 @@ def test_the_walkthrough_runs_in_the_order_written(s3: Any, sample_repo: Path) -
             assert done.exit_code == 0, done.output
     first, second = runs
     _nothing_declared(first)
-    assert first.outputs["nextStep"].startswith(f"tdk package MODEL_REPO --dest {release} && ")
+    assert first.outputs["nextStep"].startswith(f"tdk package MODEL_REPO --release {release} && ")
     assert f"sagemakerIcManifestUrl {release}" in first.outputs["nextStep"]
     components = {c.inputs["inferenceComponentName"] for c in second.of_type(COMPONENT)}
     assert components == {"text-pipeline-0", "text-classifier-0", "image-classifier-0"}
@@ -86,14 +86,14 @@ def test_an_empty_named_release_declares_no_component_and_says_what_to_run(s3: A
     run = run_stack(STACK, {"releaseUrl": url})
     _nothing_declared(run)
     assert run.outputs["nextStep"] == (
-        f"tdk package MODEL_REPO --dest {url} && pulumi up -s {STACK}"
+        f"tdk package MODEL_REPO --release {url} && pulumi up -s {STACK}"
     )
 
 
 def test_a_published_release_declares_its_copies_in_one_up(s3: Any, sample_repo: Path) -> None:
     s3.create_bucket(Bucket="tdk-published")
     url = "s3://tdk-published/releases/r1"
-    done = CliRunner().invoke(app, ["package", str(sample_repo), "--copies", "1", "--dest", url])
+    done = CliRunner().invoke(app, ["package", str(sample_repo), "--copies", "1", "--release", url])
     assert done.exit_code == 0, done.output
     run = run_stack(STACK, {"releaseUrl": url})
     assert len(run.of_type(COMPONENT)) == 3 and "nextStep" not in run.outputs

@@ -183,7 +183,7 @@ def test_invoke_prompt_on_sagemaker_ic(
 
     monkeypatch.setattr(ic_runtime, "InferenceComponentTarget", Target)
     where = ["--target", "sagemaker-ic", "--endpoint", "llm-ep", "--region", "us-east-1"]
-    args = [*where, "--store", f"file://{tmp_path}", "--target-model", llm, "--prompt", "hi"]
+    args = [*where, "--release", f"file://{tmp_path}", "--target-model", llm, "--prompt", "hi"]
     result = runner.invoke(app, ["invoke", *args, "--stream", "--json"])
     assert result.exit_code == 0, result.output
     summary = json.loads(result.output)

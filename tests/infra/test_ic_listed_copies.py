@@ -112,4 +112,4 @@ def test_an_unpublished_named_release_waits_for_its_manifest(tmp_path: Path) -> 
     }
     run = run_stack(STACK, overrides)
     assert not run.of_type(MODEL) and not run.of_type(COMPONENT)
-    assert run.outputs["nextStep"].startswith(f"tdk package MODEL_REPO --dest file://{tmp_path}")
+    assert run.outputs["nextStep"].startswith(f"tdk package MODEL_REPO --release file://{tmp_path}")

@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from infra.facts import doctor
+from infra.facts import doctor, findings
 from infra.facts import hardware as facts
 from infra.facts import triton as tf
 from tdk.errors import ConfigError
@@ -43,10 +43,10 @@ def _pinned(tmp_path: Path, tag: str, instance: str = "g5.xlarge") -> Path:
     return project
 
 
-def _validate(repo: Path, project: Path) -> tuple[int, list[dict[str, Any]]]:
+def _validate(repo: Path, project: Path, *extra: str) -> tuple[int, list[dict[str, Any]]]:
     result = CliRunner().invoke(
         app, ["validate", str(repo), "--stack", "eks-pin", "--project-dir", str(project),
-              "--json"],
+              "--json", *extra],
     )  # fmt: skip
     assert result.exit_code in (0, 1), result.output
     return result.exit_code, json.loads(result.stdout)
@@ -76,6 +76,49 @@ def test_pinning_a_published_release_on_eks_validates_against_its_facts(
     _, findings = _validate(plans, project)
     assert [f["code"] for f in findings] == ["TDK906"]
     assert f"Triton {version}" in findings[0]["message"]  # checked against this release's row
+    # the release's TensorRT is unknown: the message names the source that lacks it
+    notes = f"rel-{version.replace('.', '-')}.html list no container contents"
+    assert f"TensorRT unknown for Triton {version}" in findings[0]["message"]
+    assert notes in findings[0]["message"]
+
+
+@pytest.mark.parametrize("version", sorted(PUBLISHED))
+def test_a_plan_built_on_the_release_base_validates_where_the_base_is_known(
+    tmp_path: Path, version: str
+) -> None:
+    """A plan recorded as built in the TensorRT container of the release the image is built on
+    (26.06 on 26.05, build.py's upstream_container_version) loads; 26.10's base is assumed, and
+    the plan is accepted with the assumption named only where nothing was recorded."""
+    project = _pinned(tmp_path, version)
+    plans = make_repo(tmp_path / "repo", {"engine": (PLAN, {"1/model.plan": b"\0plan"})})
+    base = facts.IMAGES[version].base
+    assert base == {"26.06": "26.05"}.get(version, version)
+    assert _validate(plans, project, "--trt-built-for", f"8.6:10.14@{base}") == (0, [])
+    status, findings = _validate(plans, project, "--trt-built-for", "8.6:10.14@25.09")
+    assert status == 1 and [f["code"] for f in findings] == ["TDK906"]
+    assert "Frameworks Support Matrix" in findings[0]["fix"]
+
+
+def test_an_assumed_base_release_is_said_where_a_plan_is_checked(tmp_path: Path) -> None:
+    plans = make_repo(tmp_path / "repo", {"engine": (PLAN, {"1/model.plan": b"\0plan"})})
+    _, findings = _validate(plans, _pinned(tmp_path, "26.10"))
+    assert "built on the 26.10 release by assumption" in findings[0]["message"]
+    (tmp_path / "b").mkdir()
+    _, findings = _validate(plans, _pinned(tmp_path / "b", "26.08"))
+    assert "by assumption" not in findings[0]["message"]
+
+
+def test_missing_tensorrt_and_driver_name_the_source_that_lacks_them() -> None:
+    for version in ("26.05", *PUBLISHED):
+        row = facts.IMAGES[version]
+        assert row.tensorrt is None and row.driver is None
+        notes = f"rel-{version.replace('.', '-')}.html"
+        assert notes in row.tensorrt_text() and "compatibility.md" in row.tensorrt_text()
+        assert notes in row.driver_text() and "requires the NVIDIA Driver release" in (
+            row.driver_text()
+        )
+    assert facts.IMAGES["25.09"].tensorrt_text() == "TensorRT 10.13"
+    assert [v for v, row in facts.IMAGES.items() if not row.base_verified] == ["26.09", "26.10"]
 
 
 @pytest.mark.parametrize("version", sorted(PUBLISHED))
@@ -112,3 +155,19 @@ def test_doctor_is_quiet_when_the_default_is_the_newest(monkeypatch: pytest.Monk
     monkeypatch.setattr(tf, "default_sagemaker_triton_version", lambda: "26.10")
     (finding,) = doctor.newer_release_findings()
     assert finding.status == "ok" and finding.value == "none"
+
+
+def test_doctor_names_the_missing_tensorrt_driver_and_base_of_the_pinned_release(
+    tmp_path: Path,
+) -> None:
+    result = CliRunner().invoke(
+        app, ["doctor", "--project-dir", str(_pinned(tmp_path, "26.10")), "--json",
+              "--stack", "eks-pin"], env={"TDK_TODAY": "2026-11-27"},
+    )  # fmt: skip
+    found = {f["fact"]: f for f in json.loads(result.stdout)["stacks"]["eks-pin"]}
+    plan = found["Triton 26.10 TensorRT / driver / base"]
+    assert plan["status"] == "aged" and plan["source"].endswith("rel-26-10.html")
+    assert "TensorRT unknown" in plan["note"] and "by assumption" in plan["note"]
+    assert "requires the NVIDIA Driver release" in plan["note"]
+    old = findings.image_plan_finding("25.09")
+    assert old.status == "aged" and "TensorRT 10.13" in old.note  # its driver is not recorded

@@ -314,7 +314,9 @@ def test_an_unpublished_manifest_url_declares_no_component(tmp_path: Path) -> No
     url = f"file://{tmp_path}"
     run = run_stack(STACK, {"sagemakerIcModels": [], "sagemakerIcManifestUrl": url})
     assert not run.of_type(COMPONENT) and not run.of_type(MODEL)
-    assert run.outputs["nextStep"] == f"tdk package MODEL_REPO --dest {url} && pulumi up -s {STACK}"
+    assert (
+        run.outputs["nextStep"] == f"tdk package MODEL_REPO --release {url} && pulumi up -s {STACK}"
+    )
 
 
 def test_an_unreadable_manifest_url_names_the_key() -> None:

@@ -182,7 +182,7 @@ def test_outputs_name_the_endpoint_and_the_invoke_command(dev: Any) -> None:
     assert outputs["dashboardUrl"].endswith("#dashboards:name=tdk-sagemaker-dev")
     assert outputs["invokeCommand"].startswith(
         "tdk invoke --target sagemaker --endpoint tdk-sagemaker-dev --region us-east-1 "
-        f"--store {outputs['releaseUrl']} --target-model "
+        f"--release {outputs['releaseUrl']} --target-model "
     )
 
 

@@ -102,6 +102,6 @@ def test_k8s_invoke_command_is_complete_and_the_cli_accepts_it(stack: str) -> No
     # the stack's own target, never a deprecated spelling (it said `--target k8s`)
     assert argv[argv.index("--target") + 1] == registry.load_stack(ROOT, stack).entry.name
     assert argv[argv.index("--target-model") + 1] == "text_pipeline-0.tar.gz"
-    assert argv[argv.index("--store") + 1].endswith("releases/v1")
-    result = CliRunner().invoke(app, [*argv[1:], "--store", "file:///nonexistent-release"])
+    assert argv[argv.index("--release") + 1].endswith("releases/v1")
+    result = CliRunner().invoke(app, [*argv[1:], "--release", "file:///nonexistent-release"])
     assert "No such option" not in result.output and "Invalid value" not in result.output

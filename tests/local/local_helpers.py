@@ -154,7 +154,7 @@ def start_endpoint(
         sys.executable,
         "-m",
         "infra.targets.local.serve",
-        "--store",
+        "--release",
         str(store),
         "--name",
         name,

@@ -45,9 +45,9 @@ def served(imported: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     checked = runner.invoke(app, ["validate", str(imported.parent)])
     assert checked.exit_code == 0, checked.output
     store = tmp_path_factory.mktemp("release")
-    packaged = runner.invoke(app, ["package", str(imported.parent), "--dest", f"file://{store}"])
+    packaged = runner.invoke(app, ["package", str(imported.parent), "--release", f"file://{store}"])
     assert packaged.exit_code == 0, packaged.output
-    up = runner.invoke(app, ["local", "up", "--store", str(store), "--port", "0", "-d", "--json"])
+    up = runner.invoke(app, ["local", "up", "--release", str(store), "--port", "0", "-d", "--json"])
     assert up.exit_code == 0, up.output
     try:
         yield "bert-0.tar.gz"

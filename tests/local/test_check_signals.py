@@ -23,7 +23,7 @@ def test_sigterm_during_check_leaves_no_process_and_no_temp_dir(
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     proc = subprocess.Popen(
-        [TDK, "local", "check", "--store", store.as_uri()],
+        [TDK, "local", "check", "--release", store.as_uri()],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         env=dict(os.environ, TMPDIR=str(tmp)),

@@ -22,7 +22,9 @@ def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_up_status_invoke_down(release: Path, state_dir: Path) -> None:
-    up = runner.invoke(app, ["local", "up", "--store", str(release), "--port", "0", "-d", "--json"])
+    up = runner.invoke(
+        app, ["local", "up", "--release", str(release), "--port", "0", "-d", "--json"]
+    )
     assert up.exit_code == 0, up.output
     url = json.loads(up.output)["url"]
     try:
@@ -68,7 +70,7 @@ def test_check_reports_tritons_message_and_fails(tmp_path: Path, state_dir: Path
     write_python_model(repo, "good")
     write_python_model(repo, "bad", initialize="raise RuntimeError('weights are missing')")
     make_release(repo, tmp_path / "store", copies=1)
-    result = runner.invoke(app, ["local", "check", "--store", str(tmp_path / "store"), "--json"])
+    result = runner.invoke(app, ["local", "check", "--release", str(tmp_path / "store"), "--json"])
     assert result.exit_code == 1, result.output
     document = json.loads(result.output[result.output.index("{") :])
     verdicts = {m["target_model"]: m for m in document["models"]}
@@ -79,7 +81,7 @@ def test_check_reports_tritons_message_and_fails(tmp_path: Path, state_dir: Path
 
 def test_up_names_an_unreachable_store(tmp_path: Path, state_dir: Path) -> None:
     missing = tmp_path / "nowhere"
-    result = runner.invoke(app, ["local", "up", "--store", str(missing), "--port", "0", "-d"])
+    result = runner.invoke(app, ["local", "up", "--release", str(missing), "--port", "0", "-d"])
     assert result.exit_code == 1
     assert f"{missing}/manifest.json" in result.output
 
@@ -88,7 +90,7 @@ def test_missing_runtime_says_make_setup(
     tmp_path: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TDK_TRITON_RUNTIME", str(tmp_path / "no-venv"))
-    result = runner.invoke(app, ["local", "up", "--store", str(tmp_path), "-d"])
+    result = runner.invoke(app, ["local", "up", "--release", str(tmp_path), "-d"])
     assert result.exit_code == 1
     assert "make setup" in result.output
 
@@ -96,7 +98,7 @@ def test_missing_runtime_says_make_setup(
 def test_demo_runs_on_a_small_release(tmp_path: Path, state_dir: Path, sample_repo: Path) -> None:
     """What `make demo` runs: every TargetModel cold then warm, LRU visible, endpoint stopped."""
     make_release(sample_repo, tmp_path / "store", copies=2, only=("tokenizer",))
-    args = ["local", "demo", "--store", str(tmp_path / "store"), "-k", "1", "--warm", "2"]
+    args = ["local", "demo", "--release", str(tmp_path / "store"), "-k", "1", "--warm", "2"]
     result = runner.invoke(app, [*args, "--json"])
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout[result.stdout.index("{\n") :])

@@ -149,13 +149,14 @@ def test_bench_prompt_json(cli_env: Endpoint, tmp_path: Path) -> None:
 @pytest.mark.parametrize("target", kubernetes_targets())
 def test_invoke_prompt_on_kubernetes_targets_with_url(llm_endpoint: Endpoint, target: str) -> None:
     """gke/eks reach Triton's generate routes at --url (here the local endpoint, which serves
-    the same routes); the model is named through the release at --store."""
-    where = ["--target", target, "--url", llm_endpoint.url, "--store", str(llm_endpoint.store)]
+    the same routes); the model is named through the release at --release."""
+    where = ["--target", target, "--url", llm_endpoint.url, "--release", str(llm_endpoint.store)]
     args = ["invoke", *where, "--target-model", "llm-0.tar.gz", "--prompt", "hi", "--stream"]
     result = runner.invoke(app, [*args, "--max-tokens", "2", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["chunks"] == 2
-    missing = runner.invoke(app, ["invoke", "--target", target, "--store", str(llm_endpoint.store),
+    missing = runner.invoke(app, ["invoke", "--target", target,
+                                  "--release", str(llm_endpoint.store),
                                   "--target-model", "llm-0", "--prompt", "hi"])  # fmt: skip
     assert missing.exit_code == 2 and "--url" in missing.output
 

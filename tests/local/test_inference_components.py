@@ -96,7 +96,7 @@ def test_tdk_invoke_sagemaker_ic_sends_the_component_name(
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
     before = endpoint.status()["metrics"]["Invocations"]
     args = ["invoke", "--target", "sagemaker-ic", "--endpoint", "local", "--region", "us-east-1"]
-    args += ["--store", f"file://{endpoint.store}", "--target-model", "text_pipeline-1"]
+    args += ["--release", f"file://{endpoint.store}", "--target-model", "text_pipeline-1"]
     result = CliRunner().invoke(app, [*args, "--text", "hello there", "--json"])
     assert result.exit_code == 0, result.output
     model = endpoint.manifest.by_name("text_pipeline-1")

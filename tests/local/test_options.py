@@ -31,7 +31,7 @@ def test_argv_round_trip_gives_the_same_options() -> None:
     )
     parsed, ns = EndpointOptions.from_argv([*options.to_argv(), "--log", "x.log"])
     assert parsed == options and ns.log == "x.log"
-    assert EndpointOptions.from_argv(["--store", "s"])[0] == EndpointOptions(store_url="s")
+    assert EndpointOptions.from_argv(["--release", "s"])[0] == EndpointOptions(store_url="s")
 
 
 def test_cli_defaults_are_the_declared_ones() -> None:
@@ -60,7 +60,7 @@ def test_cli_defaults_are_the_declared_ones() -> None:
         ({"max_body": -1}, "--max-body-bytes -1"),
         ({"keep_alive": 0.0}, "--keep-alive-timeout 0.0"),
         ({"min_residency": -1.0}, "--min-residency"),
-        ({"store_url": ""}, "--store is empty"),
+        ({"store_url": ""}, "--release is empty"),
     ],
 )
 def test_invalid_options_name_the_flag(change: dict[str, object], fragment: str) -> None:

@@ -95,7 +95,7 @@ def test_switch_without_a_running_endpoint_is_a_usage_error(
 
     monkeypatch.setenv("TDK_STATE_DIR", str(tmp_path / "state"))
     result = CliRunner().invoke(
-        app, ["local", "switch", "--endpoint", "nope", "--store", str(tmp_path)]
+        app, ["local", "switch", "--endpoint", "nope", "--release", str(tmp_path)]
     )
     assert result.exit_code == 2, result.output
     assert "no local endpoint named 'nope' is running" in result.output

@@ -125,7 +125,16 @@ def test_package_keeps_open_files_bounded_whatever_the_copy_count(
     tdk = Path(sys.executable).parent / "tdk"
     model = sample_repo / "tokenizer"
     done = subprocess.run(
-        [str(tdk), "package", str(model), "--copies", "300", "--dest", f"file://{dest}", "--json"],
+        [
+            str(tdk),
+            "package",
+            str(model),
+            "--copies",
+            "300",
+            "--release",
+            f"file://{dest}",
+            "--json",
+        ],
         preexec_fn=low_limit,
         capture_output=True,
         text=True,

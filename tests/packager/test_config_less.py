@@ -55,7 +55,7 @@ def test_a_broken_onnx_file_without_config_is_an_error(bare: Path) -> None:
 
 def test_package_ships_the_completed_config_and_the_ranges(bare: Path, tmp_path: Path) -> None:
     store = tmp_path / "store"
-    result = runner.invoke(app, ["package", str(bare.parent), "--dest", f"file://{store}"])
+    result = runner.invoke(app, ["package", str(bare.parent), "--release", f"file://{store}"])
     assert result.exit_code == 0, result.output
     with tarfile.open(store / "mme" / "bert-0.tar.gz") as archive:
         member = archive.extractfile("bert-0/config.pbtxt")
@@ -78,7 +78,7 @@ def test_a_plan_without_config_validates_and_packages_as_triton_completes_it(
     assert checked.exit_code == 0, checked.output
     assert [f["code"] for f in json.loads(checked.stdout)] == ["TDK118"]
     store = tmp_path / "store"
-    packaged = runner.invoke(app, ["package", str(plan.parent), "--dest", f"file://{store}"])
+    packaged = runner.invoke(app, ["package", str(plan.parent), "--release", f"file://{store}"])
     assert packaged.exit_code == 0, packaged.output
     assert "TensorRT plan without config.pbtxt" in packaged.output  # said, not refused
     [model] = json.loads((store / "manifest.json").read_text())["models"]

@@ -58,7 +58,7 @@ def test_a_sixty_rung_ladder_validates_and_packages(tmp_path: Path) -> None:
     checked = CliRunner().invoke(app, ["validate", str(repo)])
     assert checked.exit_code == 0, checked.output
     dest = tmp_path / "release"
-    packaged = CliRunner().invoke(app, ["package", str(repo), "--dest", f"file://{dest}"])
+    packaged = CliRunner().invoke(app, ["package", str(repo), "--release", f"file://{dest}"])
     assert packaged.exit_code == 0, packaged.output
     assert (dest / "repository" / "m60-0" / "config.pbtxt").is_file()
 

@@ -328,7 +328,7 @@ def test_summary_counts_written_and_unchanged_objects_apart(
     from cli.main import app
 
     runner = CliRunner(env={"COLUMNS": "200"})
-    args = ["package", str(sample_repo), "--dest", f"file://{tmp_path / 'r'}", "--copies", "2"]
+    args = ["package", str(sample_repo), "--release", f"file://{tmp_path / 'r'}", "--copies", "2"]
     first = runner.invoke(app, args)
     assert first.exit_code == 0, first.output
     assert "(8 rebuilt)" in first.output and "; 0 unchanged" in first.output

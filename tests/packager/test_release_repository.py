@@ -62,7 +62,7 @@ def test_release_repository_tree_loads_every_model_in_triton(
     except RuntimeMissing as exc:  # pragma: no cover - only without `make setup`
         pytest.skip(str(exc))
     url = f"file://{tmp_path / 'release'}"
-    result = runner.invoke(app, ["package", str(sample_repo), "--dest", url, "--copies", "2"])
+    result = runner.invoke(app, ["package", str(sample_repo), "--release", url, "--copies", "2"])
     assert result.exit_code == 0, result.output
     tree = tmp_path / "pod" / "models"
     names = _download_repository(url, tree)

@@ -30,7 +30,7 @@ def triton(sample_repo: Path) -> Iterator[tuple[str, Path]]:
     with tempfile.TemporaryDirectory() as work:
         store = Path(work) / "store"
         published = runner.invoke(
-            app, ["package", str(sample_repo / "image_classifier"), "--dest", f"file://{store}"]
+            app, ["package", str(sample_repo / "image_classifier"), "--release", f"file://{store}"]
         )
         assert published.exit_code == 0, published.output
         with LocalTriton(store / "repository" / "image_classifier-0", Path(work) / "t") as server:
@@ -40,7 +40,7 @@ def triton(sample_repo: Path) -> Iterator[tuple[str, Path]]:
 
 def test_bench_records_the_unit_and_plan_reads_it(triton: tuple[str, Path], tmp_path: Path) -> None:
     url, store = triton
-    args = ["bench", "--target", "eks", "--url", url, "--store", f"file://{store}"]
+    args = ["bench", "--target", "eks", "--url", url, "--release", f"file://{store}"]
     args += ["--target-model", "image_classifier-0.tar.gz", "-c", "1,4", "--duration", "0.3"]
     result = runner.invoke(app, [*args, "--instance-type", "g5.xlarge", "--json"])
     assert result.exit_code == 0, result.output

@@ -245,3 +245,28 @@ def test_bundled_prices_are_dated_and_sourced() -> None:
             assert entries, (section, region)
             assert all(p.source.startswith("https://") for p in entries.values())
     assert table.lookup("ec2", "us-east-1", "inf2.xlarge").usd_per_hour > 0
+
+
+def test_a_baseline_is_priced_from_the_section_that_lists_it() -> None:
+    """The baseline's price came from SageMaker's section for ``ml.*`` and EC2's for anything
+    else (a GCE machine was "no ec2 price"); now from whichever section lists the name."""
+    from decimal import Decimal
+
+    from infra.perf.candidates import baseline
+    from infra.perf.prices import load_prices
+    from infra.planning.pricing import Price, PriceTable
+    from tdk.errors import UsageError
+
+    table = load_prices()
+    gce = table.lookup("gce_machine", "us-central1", "g2-standard-4").usd_per_hour
+    assert baseline("g2-standard-4:100rps", "us-central1", table).usd_per_hour == gce
+    sagemaker = table.lookup("sagemaker", "us-east-1", "ml.g5.xlarge").usd_per_hour
+    assert baseline("ml.g5.xlarge:100rps", "us-east-1", table).usd_per_hour == sagemaker
+    ec2 = table.lookup("ec2", "us-east-1", "inf2.xlarge").usd_per_hour
+    assert baseline("inf2.xlarge:100rps", "us-east-1", table).usd_per_hour == ec2
+    with pytest.raises(UsageError, match=r"no single price for .box\.huge."):
+        baseline("box.huge:100rps", "us-east-1", table)
+    price = Price(Decimal(1), 1, "https://example.com")
+    twice = PriceTable("2026-11-27", "t.json", {s: {"r": {"x": price}} for s in ("a", "b")})
+    with pytest.raises(UsageError, match="in a, b alike"):
+        twice.find("r", "x")

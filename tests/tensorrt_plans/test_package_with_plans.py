@@ -21,7 +21,7 @@ runner = CliRunner()
 
 def _package(repo: Path, release: Path, *extra: str) -> str:
     result = runner.invoke(
-        app, ["package", str(repo), "--dest", f"file://{release}", "--project-dir", str(ROOT),
+        app, ["package", str(repo), "--release", f"file://{release}", "--project-dir", str(ROOT),
               *extra],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
@@ -84,7 +84,7 @@ def test_a_target_from_flags_takes_the_plan_for_its_gpu(tmp_path: Path) -> None:
     plan = fake_plan()
     store_plan(open_store(f"file://{release}"), record_for(planned(model), plan), plan)  # L4
 
-    a10g = _package(model.parent, tmp_path / "other", "--plans", f"file://{release}",
+    a10g = _package(model.parent, tmp_path / "other", "--release", f"file://{release}",
                     "--target", "sagemaker", "--instance-type", "ml.g5.xlarge")  # fmt: skip
     assert "no cached TensorRT plan fits A10G" in a10g
     output = _package(model.parent, release, "--target", "gke", "--gpu", "nvidia-l4")
@@ -101,7 +101,7 @@ def test_stack_and_target_flags_together_are_refused(tmp_path: Path) -> None:
     }
     for said, extra in rows.items():
         result = runner.invoke(
-            app, ["package", str(model.parent), "--dest", f"file://{tmp_path}/r", *extra]
+            app, ["package", str(model.parent), "--release", f"file://{tmp_path}/r", *extra]
         )
         assert result.exit_code == 2, result.output
         assert said in " ".join(result.output.split()) and not (tmp_path / "r").exists()

@@ -57,7 +57,7 @@ def test_links_and_fifos_same_message_in_both_commands(
         os.mkfifo(target)
     runner = CliRunner()
     validated = runner.invoke(app, ["validate", str(repo)])
-    packaged = runner.invoke(app, ["package", str(repo), "--dest", f"file://{tmp_path / 'rel'}"])
+    packaged = runner.invoke(app, ["package", str(repo), "--release", f"file://{tmp_path / 'rel'}"])
     assert validated.exit_code == 1 and packaged.exit_code == 1
     expected = "is a symbolic link" if kind == "symlink" else "is not a regular file or directory"
     assert f"{target} {expected}" in validated.stdout
@@ -75,7 +75,9 @@ def test_empty_onnx_file_says_empty(repo: Path) -> None:
 
 def test_directory_without_config_is_refused_by_package(repo: Path, tmp_path: Path) -> None:
     (repo / "half_copied" / "1").mkdir(parents=True)
-    result = CliRunner().invoke(app, ["package", str(repo), "--dest", f"file://{tmp_path / 'r'}"])
+    result = CliRunner().invoke(
+        app, ["package", str(repo), "--release", f"file://{tmp_path / 'r'}"]
+    )
     assert result.exit_code == 1
     assert "half_copied has no config.pbtxt" in result.output
     assert not (tmp_path / "r" / "manifest.json").exists()

@@ -209,7 +209,7 @@ def test_trt_built_for_is_recorded_by_package_and_checked(
     repo = _plan_repo(sample_repo, tmp_path)
     release = f"file://{tmp_path / 'release'}"
     packaged = CliRunner().invoke(
-        app, ["package", str(repo), "--dest", release, "--trt-built-for", "8.6:10.13"]
+        app, ["package", str(repo), "--release", release, "--trt-built-for", "8.6:10.13"]
     )
     assert packaged.exit_code == 0, packaged.output
     manifest = json.loads((tmp_path / "release" / "manifest.json").read_text())
@@ -240,7 +240,7 @@ def test_trt_built_for_must_be_well_formed(sample_repo: Path, tmp_path: Path) ->
         [
             "package",
             str(sample_repo),
-            "--dest",
+            "--release",
             f"file://{tmp_path / 'r'}",
             "--trt-built-for",
             "A10G",

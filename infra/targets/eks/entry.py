@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from infra.clouds.aws.machine import CLOUD
 from infra.planning.pricing import Quote
 from infra.targets.k8s_entry import KubernetesEntry
 from infra.targets.registry import PlanUnit, StackSettings
@@ -21,6 +22,7 @@ class EksEntry(KubernetesEntry):
     summary = "EKS GPU node group running Triton, autoscaled by KEDA on Triton's metrics"
     deploy_module = "infra.targets.eks.target"
     client_module = "infra.targets.eks.client"
+    cloud = CLOUD
     region_key = "aws:region"
     default_region = "us-east-1"
     default_candidates: ClassVar[tuple[str, ...]] = ("g4dn.xlarge", "g5.xlarge", "g6.xlarge")

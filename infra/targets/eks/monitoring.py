@@ -16,6 +16,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from infra.clouds.aws.guardrails import budget_args
 from infra.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
 from infra.k8s.alerts import rules_yaml, workload_rules
 from infra.k8s.config import AlertThresholds
@@ -35,7 +36,7 @@ from infra.targets.eks.observability import (
     scrape_configuration,
     scraper_rbac,
 )
-from infra.targets.guardrails import Budget, aws_budget_args
+from infra.targets.guardrails import Budget
 
 
 @dataclass
@@ -94,9 +95,7 @@ class EksMonitoring(pulumi.ComponentResource):
         )
         self._cloudwatch(name, args, cluster, child)
         if args.budget is not None:
-            aws.budgets.Budget(
-                f"{name}-budget", **aws_budget_args(args.name, args.budget), opts=child
-            )
+            aws.budgets.Budget(f"{name}-budget", **budget_args(args.name, args.budget), opts=child)
         self.register_outputs({"workspaceId": self.workspace.id})
 
     def _keda_identity(self, args: EksMonitoringArgs, cluster: EksClusterRef) -> None:

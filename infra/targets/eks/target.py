@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from infra.clouds.aws.guardrails import read_log_retention
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
 from infra.facts import hardware as facts
 from infra.k8s.build_job import StoreCopy
 from infra.k8s.config import read_workload_config
 from infra.k8s.spec import TritonServiceSpec
-from infra.targets.base import Manifest, OutputValue, Refusal, TargetSpec
+from infra.targets.base import Manifest, OutputValue, Refusal, SchemaDrift, TargetSpec
 from infra.targets.checks import instance_spec, pod_spec
 from infra.targets.eks import builders as b
 from infra.targets.eks.cloud_names import DERIVED
@@ -23,10 +25,13 @@ from infra.targets.eks.config import (
 )
 from infra.targets.eks.entry import ENTRY
 from infra.targets.eks.observability import scraper_rbac
-from infra.targets.guardrails import read_api_cidrs, read_budget, read_log_retention
+from infra.targets.guardrails import read_api_cidrs, read_budget
 from infra.targets.k8s_common import KubernetesTarget, csv, require_release
 from infra.targets.k8s_models import fitted_workload
 from tdk.errors import ConfigError
+
+if TYPE_CHECKING:
+    from infra.facts.findings import Finding
 
 _REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
 
@@ -96,6 +101,18 @@ class EksTarget(KubernetesTarget[EksConfig]):
             Refusal("eksGpuInstanceType", f"{family}.*", why, SUGGESTED_GPU_INSTANCE)
             for family, why in b.REFUSED_FAMILIES.items()
         ]
+
+    def schema_drift(self, config: EksConfig) -> list[SchemaDrift]:
+        """The kit's facts against the installed Pulumi providers' schemas."""
+        del config
+        from infra.targets.eks import schema
+
+        return schema.drift()
+
+    def doctor_facts(self, config: EksConfig, today: dt.date) -> list[Finding]:
+        from infra.targets.eks import doctor
+
+        return doctor.findings(config, today)
 
     def online_drift(self, config: EksConfig) -> tuple[str, list[str]] | None:
         """The calendar against EKS's DescribeClusterVersions in the stack's region."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+from infra.clouds.gcp.machine import CLOUD
 from infra.planning.pricing import Quote
 from infra.targets.k8s_entry import KubernetesEntry
 from infra.targets.registry import PlanUnit, StackSettings
@@ -21,6 +22,7 @@ class GkeEntry(KubernetesEntry):
     summary = "GKE GPU node pool running Triton, autoscaled by KEDA on Triton's metrics"
     deploy_module = "infra.targets.gke.target"
     client_module = "infra.targets.gke.client"
+    cloud = CLOUD
     region_key = "gcp:region"
     default_region = "us-central1"
     default_candidates: ClassVar[tuple[str, ...]] = (

@@ -12,7 +12,7 @@ from infra.config import ReleaseLocation
 from infra.k8s.alerts import workload_rules
 from infra.k8s.config import AlertThresholds
 from infra.targets.gke import builders as b
-from infra.targets.guardrails import Budget, gcp_budget_args
+from infra.targets.guardrails import Budget
 
 
 @dataclass
@@ -134,7 +134,7 @@ class Monitoring(pulumi.ComponentResource):
             project = gcp.organizations.get_project_output(project_id=args.project)
             gcp.billing.Budget(
                 f"{name}-budget",
-                **gcp_budget_args(
+                **b.budget_args(
                     args.name,
                     args.budget,
                     args.billing_account,

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
 from infra.k8s.build_job import StoreCopy
 from infra.k8s.config import read_workload_config
 from infra.k8s.spec import TritonServiceSpec
-from infra.targets.base import OutputValue, Refusal, TargetSpec
+from infra.targets.base import OutputValue, Refusal, SchemaDrift, TargetSpec
 from infra.targets.checks import accelerator_spec, pod_spec
 from infra.targets.gke import builders as b
 from infra.targets.gke.cloud_names import DERIVED
@@ -20,6 +21,9 @@ from infra.targets.guardrails import read_api_cidrs, read_budget
 from infra.targets.k8s_common import KubernetesTarget, csv, require_release
 from infra.targets.k8s_models import fitted_workload
 from tdk.errors import ConfigError
+
+if TYPE_CHECKING:
+    from infra.facts.findings import Finding
 
 _REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+$")
 _PROJECT = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
@@ -77,6 +81,18 @@ class GkeTarget(KubernetesTarget[GkeConfig]):
             Refusal("gkeGpuType", accelerator, why, SUGGESTED_ACCELERATOR)
             for accelerator, why in b.REFUSED_ACCELERATORS.items()
         ]
+
+    def schema_drift(self, config: GkeConfig) -> list[SchemaDrift]:
+        """The kit's facts against the installed Pulumi providers' schemas."""
+        del config
+        from infra.targets.gke import schema
+
+        return schema.drift()
+
+    def doctor_facts(self, config: GkeConfig, today: dt.date) -> list[Finding]:
+        from infra.targets.gke import doctor
+
+        return doctor.findings(config, today)
 
     def online_drift(self, config: GkeConfig) -> tuple[str, list[str]] | None:
         """The release-channel table against GKE's getServerConfig in the stack's region."""

@@ -51,6 +51,6 @@ def hold_name(name: str, inherited: int | None = None) -> int:
     return hold(
         name_lock_path(name),
         f"a local endpoint named {name!r}",
-        f"stop it with `tdk local down --name {name}`, or pick another --name",
+        f"stop it with `tdk local down --endpoint {name}`, or pick another --endpoint",
         inherited,
     )

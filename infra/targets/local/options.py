@@ -36,7 +36,7 @@ def _opt(flag: str, help: str, default: Any = MISSING, kind: type = str) -> Any:
 class EndpointOptions:
     """One local endpoint's settings; invalid values raise UsageError naming the flag."""
 
-    store_url: str = _opt("--store", "Release URL written by `tdk package --dest`.")
+    store_url: str = _opt("--release", "Release URL written by `tdk package --release`.")
     name: str = _opt("--name", "Endpoint name clients put in the URL (SageMaker's rule).", "local")
     port: int = _opt("--port", "Port on 127.0.0.1 (0 picks a free one).", 8080, int)
     max_loaded: int = _opt(
@@ -103,7 +103,7 @@ class EndpointOptions:
             )
         if not self.store_url:
             raise UsageError(
-                "--store is empty", hint="pass the release URL (file://, s3://, gs://, az://)"
+                "--release is empty", hint="pass the release URL (file://, s3://, gs://, az://)"
             )
         for name in ("max_loaded", "cache_bytes", "max_body", "max_connections"):
             self._positive(name, int(getattr(self, name)))

@@ -1,8 +1,8 @@
 """Run a local endpoint: uvicorn (httptools + uvloop) on 127.0.0.1, plus its state file.
 
-The HTTP protocol is uvicorn's httptools one with one change on the hot path: a request body
-chunk is handed to the app as the parser's own ``bytes`` instead of being appended to a
-``bytearray`` and copied out again (two fewer copies of a 600 KB body; measured in bench).
+The HTTP protocol (``protocol``) is uvicorn's httptools one with a zero-copy body path, a
+header timer and a connection cap. ``stop`` is what `tdk local down` runs (``stopping``: what a
+stop waits for, said when it takes over a second).
 
 ``python -m infra.targets.local.serve`` is what ``tdk local up --detach`` starts in the background;
 the state file (pid, port, store) under ``$TDK_STATE_DIR`` (default ``~/.cache/tdk``) is how
@@ -11,7 +11,6 @@ the state file (pid, port, store) under ``$TDK_STATE_DIR`` (default ``~/.cache/t
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import logging
@@ -28,8 +27,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import NoReturn
 
-from infra.targets.local import lock, workdir
+from infra.targets.local import lock, stopping, workdir
 from infra.targets.local.options import EndpointOptions, check_name
+from infra.targets.local.protocol import protocol_class
 from infra.triton_runtime import shm
 from infra.triton_runtime.private import check_state_dir, open_private, state_dir, write_private
 from infra.triton_runtime.runtime import find_runtime
@@ -77,7 +77,7 @@ def read_state(name: str) -> EndpointState | None:
     return state
 
 
-START = "start one with `tdk local up --store URL --detach`"
+START = "start one with `tdk local up --release URL --detach`"
 
 
 def running_state(name: str, hint: str = START) -> EndpointState:
@@ -188,7 +188,7 @@ def _run(
     config = uvicorn.Config(
         front,
         loop="uvloop",
-        http=_protocol_class(settings.header_timeout, connection_cap(settings.max_connections)),
+        http=protocol_class(settings.header_timeout, connection_cap(settings.max_connections)),
         lifespan="on",
         access_log=False,
         log_level="warning",
@@ -200,6 +200,10 @@ def _run(
     )
     server = uvicorn.Server(config)
     front.stopping = lambda: server.should_exit
+    manager = front.manager
+    stopping.note_on_exit(server, settings.name, lambda: stopping.Stopping(
+        len(server.server_state.tasks), sum(m.loaded for m in manager.models.values())
+    ))  # fmt: skip
     try:
         try:
             server.run(sockets=[sock])
@@ -216,6 +220,7 @@ def _run(
             current = json.loads(state_path(settings.name).read_text())
             if current.get("pid") == os.getpid():
                 state_path(settings.name).unlink()
+                stopping.clear_note(settings.name)
 
 
 def connection_cap(wanted: int) -> int:
@@ -225,70 +230,6 @@ def connection_cap(wanted: int) -> int:
     if soft == resource.RLIM_INFINITY:
         return wanted
     return min(wanted, max(8, soft // 2))
-
-
-_TIMED_OUT = b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
-_BUSY = b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
-
-
-def _protocol_class(header_timeout: float, max_connections: int) -> type[asyncio.Protocol]:
-    """uvicorn's httptools protocol, passing body chunks to ``receive()`` without copying,
-    closing a connection whose request line and headers take longer than ``header_timeout``
-    (uvicorn has no such timer: a silent client held its connection for ever), and refusing
-    connections beyond ``max_connections``."""
-    from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
-    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-
-    class Protocol(HttpToolsProtocol):
-        _head_timer: asyncio.TimerHandle | None = None
-
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            if len(self.connections) > max_connections:
-                transport.write(_BUSY)
-                transport.close()
-                return
-            self._arm()
-
-        def _arm(self) -> None:
-            if self._head_timer is None:
-                self._head_timer = self.loop.call_later(header_timeout, self._head_timed_out)
-
-        def _disarm(self) -> None:
-            if self._head_timer is not None:
-                self._head_timer.cancel()
-                self._head_timer = None
-
-        def _head_timed_out(self) -> None:
-            self._head_timer = None
-            if not self.transport.is_closing():
-                self.transport.write(_TIMED_OUT)
-                self.transport.close()
-
-        def on_message_begin(self) -> None:
-            super().on_message_begin()
-            self._arm()  # the next request on a kept-alive connection: its head is timed too
-
-        def on_headers_complete(self) -> None:
-            self._disarm()
-            super().on_headers_complete()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm()
-            super().connection_lost(exc)
-
-        def on_body(self, body: bytes) -> None:
-            cycle = self.cycle
-            if cycle.body or cycle.response_complete or self.parser.should_upgrade():
-                super().on_body(body)  # rare: appends to what receive() has not taken yet
-                return
-            # receive() sends bytes(cycle.body): no copy when it already is bytes
-            cycle.body = body  # type: ignore[assignment]
-            if len(body) > HIGH_WATER_LIMIT:
-                self.flow.pause_reading()
-            cycle.message_event.set()
-
-    return Protocol
 
 
 def spawn(options: EndpointOptions, timeout: float = 120.0) -> EndpointState:
@@ -343,20 +284,30 @@ def _started(
     )
 
 
-def stop(state: EndpointState, timeout: float = 30.0) -> None:
+def stop(
+    state: EndpointState, timeout: float = 30.0, on_wait: Callable[[str], None] | None = None
+) -> None:
     """SIGTERM the endpoint (it stops Triton), SIGKILL after ``timeout``; then remove its state
     file and what a cut-off download left in its staging dir. Each signal goes only to the
-    process ``state`` identifies: a pid since reused by another process is never signalled."""
+    process ``state`` identifies: a pid since reused by another process is never signalled.
+    A stop that takes over ``stopping.NOTICE_AFTER_S`` tells ``on_wait``, once, what it waits
+    for (the requests in flight, Triton's models)."""
     if is_endpoint(state):
         _signal(state, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while is_endpoint(state) and time.monotonic() < deadline:
+        started = time.monotonic()
+        told = False
+        while is_endpoint(state) and time.monotonic() < started + timeout:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(state.pid, os.WNOHANG)  # reap it when it is our own child
+            waited = time.monotonic() - started
+            if on_wait is not None and not told and waited >= stopping.NOTICE_AFTER_S:
+                told = True
+                on_wait(stopping.waiting_message(state.name, state.pid, timeout))
             time.sleep(0.02)  # a poll of the pid, not a wait for an event: 20 ms
         if is_endpoint(state):
             _signal(state, signal.SIGKILL)
     state_path(state.name).unlink(missing_ok=True)
+    stopping.clear_note(state.name)
     shm.sweep_orphans()  # the regions of a Triton whose front had to be killed
     root = Path(state.workdir)
     if (root / workdir.MARKER).is_file():

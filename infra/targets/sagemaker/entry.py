@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+from infra.clouds.aws.machine import CLOUD
 from infra.planning.pricing import Quote
 from infra.sagemaker_common.instances import MME_DECOUPLED, NO_ENGINE_IMAGE
 from infra.targets.registry import DECOUPLED, LLM_ENGINES, PlanUnit, StackSettings, TargetEntry
@@ -21,6 +22,7 @@ class SageMakerEntry(TargetEntry):
     summary = "SageMaker multi-model endpoint running the SageMaker Triton image"
     deploy_module = "infra.targets.sagemaker.target"
     client_module = "infra.targets.sagemaker.client"
+    cloud = CLOUD
     region_key = "aws:region"
     #: prices and the plan default to this region (prices.json's SageMaker section holds it)
     default_region = "us-east-1"

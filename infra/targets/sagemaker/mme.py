@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from infra.clouds.aws.guardrails import budget_args
 from infra.config import ReleaseLocation
 from infra.sagemaker_common.iam import (
     assume_role_policy,
@@ -30,7 +31,7 @@ from infra.sagemaker_common.monitoring import (
     dashboard_url,
 )
 from infra.sagemaker_common.release_bucket import declare_release_bucket
-from infra.targets.guardrails import Budget, aws_budget_args
+from infra.targets.guardrails import Budget
 from infra.targets.sagemaker.rollout import Rollout, deployment_config
 from infra.targets.sagemaker.scaling import ScalingSettings, scalable_target, scaling_policies
 
@@ -116,7 +117,7 @@ class SageMakerMme(pulumi.ComponentResource):
         )
         if args.budget is not None:
             aws.budgets.Budget(
-                f"{name}-budget", **aws_budget_args(args.endpoint_name, args.budget), opts=child
+                f"{name}-budget", **budget_args(args.endpoint_name, args.budget), opts=child
             )
         endpoint = aws.sagemaker.Endpoint(
             name,

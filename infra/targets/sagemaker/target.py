@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import shlex
 from collections.abc import Iterable, Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from infra.clouds.aws.guardrails import read_log_retention
 from infra.config import (
     ConfigReader,
     StackConfig,
@@ -24,12 +26,15 @@ from infra.sagemaker_common.monitoring import AlarmThresholds
 from infra.sagemaker_common.settings import alarm_email, created_release_prefix
 from infra.targets.base import EXAMPLE_TARGET_MODEL, Refusal, Target, TargetSpec
 from infra.targets.checks import instance_spec
-from infra.targets.guardrails import read_budget, read_log_retention
+from infra.targets.guardrails import read_budget
 from infra.targets.sagemaker.cloud_names import DERIVED
 from infra.targets.sagemaker.config import SageMakerConfig
 from infra.targets.sagemaker.entry import ENTRY
 from infra.targets.sagemaker.rollout import STRATEGIES, Rollout, check_rollout
 from infra.targets.sagemaker.scaling import ScalingSettings
+
+if TYPE_CHECKING:
+    from infra.facts.findings import Finding
 
 #: the instance type the hints offer (the Pulumi.yaml default)
 SUGGESTED_INSTANCE = "ml.g4dn.xlarge"
@@ -127,6 +132,11 @@ class SageMakerTarget(Target[SageMakerConfig]):
             log_retention_days=read_log_retention(reader),
         )
 
+    def doctor_facts(self, config: SageMakerConfig, today: dt.date) -> list[Finding]:
+        from infra.sagemaker_common import doctor
+
+        return doctor.findings(config.triton_version, config.inference_ami_version, today)
+
     def offer(self, config: SageMakerConfig) -> TargetSpec:
         """One MME instance: its GPU (or CPU), its disk, the stack's Triton image."""
         return instance_spec(
@@ -178,7 +188,7 @@ def invoke_command(endpoint: str, region: str, release_url: str) -> str:
     return shlex.join(
         [
             "tdk", "invoke", "--target", ENTRY.name, "--endpoint", endpoint,
-            "--region", region, "--store", release_url,
+            "--region", region, "--release", release_url,
             "--target-model", EXAMPLE_TARGET_MODEL, "--text", "a short test sentence",
         ]
     )  # fmt: skip

@@ -139,7 +139,7 @@ AWAITING_WARNING = (
 def next_step(release_url: str, key: str, stack: str) -> str:
     """The commands that publish the release and declare the components (``key`` "": the
     stack's own bucket, which the stack must then name in sagemakerIcManifestUrl)."""
-    package = shlex.join(["tdk", "package", "MODEL_REPO", "--dest", release_url])
+    package = shlex.join(["tdk", "package", "MODEL_REPO", "--release", release_url])
     steps = [package]
     if not key:
         steps.append(shlex.join(["pulumi", "config", "set",
@@ -154,7 +154,7 @@ def invoke_command(endpoint: str, region: str, release_url: str) -> str:
     return shlex.join(
         [
             "tdk", "invoke", "--target", TARGET_NAME, "--endpoint", endpoint, "--region", region,
-            "--store", release_url, "--target-model", EXAMPLE_MODEL_NAME,
+            "--release", release_url, "--target-model", EXAMPLE_MODEL_NAME,
             "--text", "a short test sentence",
         ]
     )  # fmt: skip

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, ClassVar
 
+from infra.clouds.aws.machine import CLOUD
 from infra.sagemaker_common.instances import NO_ENGINE_IMAGE
 from infra.targets.registry import LLM_ENGINES, PLAN, TargetEntry
 from infra.targets.sagemaker_ic.names import TARGET_NAME
@@ -20,6 +21,7 @@ class SageMakerIcEntry(TargetEntry):
     summary = "SageMaker inference components, one Triton container per model copy"
     deploy_module = "infra.targets.sagemaker_ic.target"
     client_module = "infra.targets.sagemaker_ic.client"
+    cloud = CLOUD
     cannot: ClassVar[dict[str, str]] = {
         PLAN: "its scaling is per model copy: compare it with `tdk plan --components RELEASE`",
         LLM_ENGINES: NO_ENGINE_IMAGE,

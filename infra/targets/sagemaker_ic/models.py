@@ -133,9 +133,9 @@ def manifest_copies(url: str, key: str, listed: bool = False) -> list[CopyReques
             f"{qualify(key)}: cannot read the release manifest at {url}: {exc.message}",
             hint=(
                 f"{qualify(MODELS_KEY)} lists copies and the stack names this release, so its "
-                "manifest says which are decoupled: publish it first (`tdk package --dest URL`)"
+                "manifest says which are decoupled: publish it first (`tdk package --release URL`)"
                 if listed
-                else "publish the release first (`tdk package --dest URL`), or declare the "
+                else "publish the release first (`tdk package --release URL`), or declare the "
                 f"copies in {qualify(MODELS_KEY)}"
             ),
         ) from None

@@ -15,12 +15,12 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_aws_native as aws_native
 
+from infra.clouds.aws.guardrails import budget_args
 from infra.config import ReleaseLocation
 from infra.sagemaker_common.iam import assume_role_policy, endpoint_log_group, execution_policy
 from infra.sagemaker_common.instances import InstanceKind, triton_image
 from infra.sagemaker_common.monitoring import dashboard_url
 from infra.sagemaker_common.release_bucket import declare_release_bucket
-from infra.targets.guardrails import aws_budget_args
 from infra.targets.names import cut_name
 from infra.targets.sagemaker_ic import builders, monitoring, scaling
 from infra.targets.sagemaker_ic.config import ComponentSpec, SageMakerIcConfig
@@ -133,7 +133,7 @@ class SageMakerInferenceComponents(pulumi.ComponentResource):
         )
         if config.budget is not None:
             aws.budgets.Budget(
-                f"{name}-budget", **aws_budget_args(endpoint_name, config.budget), opts=child
+                f"{name}-budget", **budget_args(endpoint_name, config.budget), opts=child
             )
         return aws.sagemaker.Endpoint(
             name,

@@ -7,9 +7,11 @@ monitoring style; only what components add lives here.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable, Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from infra.clouds.aws.guardrails import read_log_retention
 from infra.config import ConfigReader, StackConfig, check_capacity, check_choice, qualify
 from infra.facts.aws import enum
 from infra.sagemaker_common.components import check_component_names
@@ -18,7 +20,7 @@ from infra.sagemaker_common.instances import NO_ENGINE_IMAGE, host_ami, read_tri
 from infra.sagemaker_common.settings import alarm_email, created_release_prefix
 from infra.targets.base import Refusal, Shortfall, Target, TargetSpec
 from infra.targets.checks import instance_spec
-from infra.targets.guardrails import read_budget, read_log_retention
+from infra.targets.guardrails import read_budget
 from infra.targets.sagemaker_ic.builders import ROLLING_PERCENT
 from infra.targets.sagemaker_ic.cloud_names import DERIVED
 from infra.targets.sagemaker_ic.config import (
@@ -49,6 +51,9 @@ from infra.targets.sagemaker_ic.sizing import (
     requirements,
 )
 from tdk.errors import ConfigError
+
+if TYPE_CHECKING:
+    from infra.facts.findings import Finding
 
 SUGGESTED_INSTANCE = "ml.g5.xlarge"
 #: GPU values of botocore's ProductionVariantInferenceAmiVersion enum (aws_generated.json)
@@ -230,6 +235,11 @@ class SageMakerIcTarget(Target[SageMakerIcConfig]):
             log_retention_days=read_log_retention(reader),
             awaiting=awaiting,
         )
+
+    def doctor_facts(self, config: SageMakerIcConfig, today: dt.date) -> list[Finding]:
+        from infra.sagemaker_common import doctor
+
+        return doctor.findings(config.triton_version, config.inference_ami_version, today)
 
     def offer(self, config: SageMakerIcConfig) -> TargetSpec:
         """One instance of the endpoint; each component's copy runs its own Triton on the

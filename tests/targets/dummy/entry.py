@@ -4,9 +4,11 @@ edit outside this folder, it must appear in every ``--target``, in ``tdk plan``,
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, ClassVar
 
+from infra.facts.machine import Check, Cloud, Tool
 from infra.planning.pricing import Quote
 from infra.targets.registry import PlanUnit, StackSettings, TargetEntry
 
@@ -17,11 +19,30 @@ if TYPE_CHECKING:
 PRICES = {"box.small": Decimal("0.50"), "box.large": Decimal("2.00")}
 
 
+def _moon_credentials(env: Mapping[str, str]) -> Check:
+    """The dummy's cloud finds its credentials in MOON_TOKEN (its own check: doctor knows no
+    cloud)."""
+    if env.get("MOON_TOKEN"):
+        return Check(MOON_CLOUD, "credentials", "ok", "from MOON_TOKEN")
+    return Check(MOON_CLOUD, "credentials", "missing", "no MOON_TOKEN", "export MOON_TOKEN")
+
+
+MOON_CLOUD = "moon"
+#: the dummy's cloud: its CLI and credentials, as a new cloud's target gives them
+MOON = Cloud(
+    MOON_CLOUD,
+    Tool("moonctl", ("--version",), "https://moon.example/cli"),
+    _moon_credentials,
+    lambda: "the moon's own identity",
+)
+
+
 class DummyEntry(TargetEntry):
     name = "dummy"
     summary = "a test-only target"
     deploy_module = "tests.targets.dummy.target"
     client_module = "tests.targets.dummy.client"
+    cloud = MOON
     region_key = "triton-deploy-kit:dummyRegion"
     default_region = "moon-1"
     default_candidates: ClassVar[tuple[str, ...]] = ("box.small", "box.large")

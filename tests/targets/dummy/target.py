@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from infra.config import ConfigReader, StackConfig
 from infra.targets.base import Manifest, OutputValue, Target, TargetSpec
 from infra.targets.checks import image_facts
 from tests.targets.dummy.entry import ENTRY
 
+if TYPE_CHECKING:
+    from infra.facts.findings import Finding
+
 
 @dataclass(frozen=True)
 class DummyConfig:
     common: StackConfig
     box: str
+    #: a field whose name the Kubernetes targets use too: doctor judged it on the EKS calendar
+    #: by that name ("1.30" raised KeyError); now only the target's own facts speak of it
+    kubernetes_version: str = "1.30"
 
 
 class DummyTarget(Target[DummyConfig]):
@@ -25,6 +32,12 @@ class DummyTarget(Target[DummyConfig]):
 
     def parse_config(self, reader: ConfigReader, common: StackConfig) -> DummyConfig:
         return DummyConfig(common, reader.choice("dummyBox", ("box.small", "box.large")))
+
+    def doctor_facts(self, config: DummyConfig, today: dt.date) -> list[Finding]:
+        from infra.facts.findings import Finding
+
+        source = "https://moon.example/calendar"
+        return [Finding("moon calendar", config.kubernetes_version, source, "2026-11-27", "ok")]
 
     def offer(self, config: DummyConfig) -> TargetSpec:
         # a T4 with a 1 GB disk: big models do not fit, so the target's checks visibly run

@@ -1,0 +1,1 @@
+"""Google Cloud, as the gke target reaches it from this machine (``machine``)."""

@@ -1,0 +1,72 @@
+"""``tdk:azure:WorkloadIdentity``: a user-assigned managed identity that one Kubernetes
+ServiceAccount runs as (a federated credential on the cluster's OIDC issuer), with one role."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_azure_native as azure
+
+from infra.targets.aks.builders import TOKEN_AUDIENCE, subject
+
+
+@dataclass(frozen=True)
+class WorkloadIdentityArgs:
+    """Who (namespace/service account on the cluster's issuer) gets which role where."""
+
+    identity_name: str
+    resource_group: pulumi.Input[str]
+    location: str
+    issuer: pulumi.Input[str]
+    namespace: str
+    service_account: str
+    #: the role definition's ARM id, and the scope (an ARM id) it is granted on
+    role: pulumi.Input[str]
+    scope: pulumi.Input[str]
+    #: an ABAC condition narrowing the role (version 2.0), or None
+    condition: str | None = None
+
+
+class WorkloadIdentity(pulumi.ComponentResource):
+    """The identity (``client_id``, ``principal_id``) and what pods wait for (``ready``)."""
+
+    def __init__(
+        self, name: str, args: WorkloadIdentityArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("tdk:azure:WorkloadIdentity", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        self.identity = azure.managedidentity.UserAssignedIdentity(
+            name,
+            resource_name_=args.identity_name,
+            resource_group_name=args.resource_group,
+            location=args.location,
+            opts=child,
+        )
+        federated = azure.managedidentity.FederatedIdentityCredential(
+            f"{name}-federated",
+            federated_identity_credential_resource_name=f"{args.namespace}-{args.service_account}",
+            resource_name_=self.identity.name,
+            resource_group_name=args.resource_group,
+            issuer=args.issuer,
+            subject=subject(args.namespace, args.service_account),
+            audiences=[TOKEN_AUDIENCE],
+            opts=child,
+        )
+        extra: dict[str, Any] = {}
+        if args.condition is not None:
+            extra = {"condition": args.condition, "condition_version": "2.0"}
+        grant = azure.authorization.RoleAssignment(
+            f"{name}-role",
+            principal_id=self.identity.principal_id,
+            principal_type="ServicePrincipal",
+            role_definition_id=args.role,
+            scope=args.scope,
+            **extra,
+            opts=child,
+        )
+        self.client_id = self.identity.client_id
+        self.principal_id = self.identity.principal_id
+        self.ready: list[pulumi.Resource] = [federated, grant]
+        self.register_outputs({"clientId": self.client_id})

@@ -1,0 +1,115 @@
+"""`tdk local down` says what it waits for when the stop takes over a second (issue 40, row 8):
+the requests in flight, which it lets finish, and Triton with its models loaded; and it still
+leaves no process behind. The wait is made long deterministically: the model's execute blocks
+until the test creates a gate file, and the test creates it only after it has read the message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from infra.clients.inputs import example_inputs
+from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
+from packager.publish import publish
+from packager.stores import open_store
+from tests.local.conftest import _runtime_or_skip
+from tests.local.local_helpers import ROOT, alive, reaped, start_endpoint, wait_for
+
+CONFIG = """name: "gated"
+backend: "python"
+max_batch_size: 0
+input { name: "x" data_type: TYPE_FP32 dims: [ 1 ] }
+output { name: "y" data_type: TYPE_FP32 dims: [ 1 ] }
+instance_group { kind: KIND_CPU count: 1 }
+"""
+#: execute marks that it runs, then blocks until the gate exists (the model polls the file: the
+#: test itself never sleeps to synchronise)
+MODEL = """import os
+import time
+import numpy as np
+import triton_python_backend_utils as pb_utils
+
+GATE = {gate!r}
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        open(GATE + ".executing", "w").close()
+        while not os.path.exists(GATE):
+            time.sleep(0.01)
+        return [
+            pb_utils.InferenceResponse(output_tensors=[pb_utils.Tensor(
+                "y", pb_utils.get_input_tensor_by_name(r, "x").as_numpy() * 2)])
+            for r in requests
+        ]
+"""
+
+
+def _session(pid: int) -> set[int]:
+    """Live processes of session ``pid`` (the endpoint, its Triton and the Python stubs)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[3]) == pid and fields[0] != "Z":
+                found.add(int(entry.name))
+    return found
+
+
+def test_down_says_it_waits_for_a_request_in_flight_and_leaves_nothing(tmp_path: Path) -> None:
+    _runtime_or_skip()
+    gate = tmp_path / "gate"
+    repo = tmp_path / "repo" / "gated"
+    (repo / "1").mkdir(parents=True)
+    (repo / "config.pbtxt").write_text(CONFIG)
+    (repo / "1" / "model.py").write_text(MODEL.format(gate=str(gate)))
+    store = tmp_path / "store"
+    publish([repo.parent], open_store(f"file://{store}"), copies=1)
+    state_dir = tmp_path / "state"
+    # its own session, as `tdk local up --detach` starts it: every process of it is counted
+    running = start_endpoint(store, state_dir, name="gated", wrapper=("setsid",))
+    answers: list[Any] = []
+    try:
+        model = running.manifest.models[0]
+        target = SageMakerRuntimeTarget("gated", endpoint_url=running.url, local=True)
+        request = threading.Thread(
+            target=lambda: answers.append(target.infer(model, example_inputs(model)))
+        )
+        request.start()
+        wait_for(lambda: Path(f"{gate}.executing").exists(), 60, "the request to execute")
+        session = _session(running.proc.pid)
+        assert len(session) >= 3, session  # the front, Triton and the model's stub
+        env = dict(os.environ, TDK_STATE_DIR=str(state_dir), PYTHONPATH=str(ROOT))
+        down = subprocess.Popen(
+            [sys.executable, "-m", "cli", "local", "down", "--endpoint", "gated", "--json"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
+        )  # fmt: skip
+        with reaped(down):
+            assert down.stderr is not None
+            said = down.stderr.readline()  # blocks until down says what it waits for
+            gate.touch()  # only now may the request finish
+            out, rest = down.communicate(timeout=60)
+        request.join(60)
+        target.close()
+    finally:
+        gate.touch()
+        running.stop()
+    assert said == (
+        "waiting for 1 request in flight to finish, then for Triton to stop "
+        "(1 model loaded; killed after 30 s)…\n"
+    )
+    assert down.returncode == 0, rest
+    assert "waiting" not in rest  # said once
+    assert json.loads(out)["stopped"] == running.proc.pid
+    assert len(answers) == 1 and answers[0]  # the request in flight was answered, not cut off
+    assert [pid for pid in session if alive(pid)] == []
+    assert not (state_dir / "local-gated.stopping.json").exists()
