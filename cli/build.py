@@ -74,7 +74,10 @@ def build(
         bool, typer.Option("--local", help="Build here (needs trtexec and an NVIDIA GPU).")
     ] = False,
     timeout: Annotated[
-        float, typer.Option("--timeout", min=60, help="Seconds the build Job may take.")
+        float,
+        typer.Option(
+            "--timeout", min=60, metavar="SECONDS", help="Seconds the build Job may take."
+        ),
     ] = 3600.0,
     endpoint_url: EndpointUrlOpt = None,
     json: JsonOpt = False,

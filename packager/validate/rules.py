@@ -417,6 +417,11 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
      "a KIND_GPU instance group on an instance without a GPU: 'has kind KIND_GPU but no GPUs "
      "are available'",
      "use KIND_AUTO or KIND_CPU, or a GPU instance type", TARGET_FACTS),
+    ("TDK909", "kv-cache-below-context", "error",
+     "after the weights, vLLM's share of the GPUs cannot hold the KV cache of one request of "
+     "max_model_len (sized per token from config.json): vLLM refuses to start",
+     "set max_model_len, raise gpu_memory_utilization, or give the replica more GPU memory",
+     TARGET_FACTS),
     # the stack rules of infra.targets.feasibility (validate --target/--stack, plan, doctor)
     ("TDK910", "stack-refused", "error",
      "the target's own config parser refuses the stack (a refused value, a name rule, an "

@@ -214,7 +214,9 @@ def _kind_ok(value: Any, spec: ArgValue) -> bool:
     if kind in kinds or (kind == "int" and "float" in kinds) or (kind == "bool" and "int" in kinds):
         return True
     if kind == "str":  # a choice, or a number pydantic's lax mode converts
-        return value in spec.choices or (bool(kinds & {"int", "float"}) and _number_text(value))
+        lowered = "lowercased" in kinds and value.lower() in spec.choices  # vLLM <= 0.9.0.1
+        numeric = bool(kinds & {"int", "float"}) and _number_text(value)
+        return value in spec.choices or lowered or numeric
     return False
 
 
