@@ -49,7 +49,7 @@ ImageOpt = Annotated[
     str,
     typer.Option(
         "--image",
-        help="Triton image or version, e.g. 25.09; default: the image the stack deploys (the "
+        help="Triton image or version, e.g. 25.09 (default: the image the stack deploys, the "
         "newest SageMaker Triton image the installed sagemaker-core lists).",
     ),
 ]

@@ -55,7 +55,7 @@ LOAD_BALANCER_ANNOTATIONS: Mapping[str, Mapping[str, str]] = {"internal-lb": INT
 @dataclass(frozen=True)
 class BlobRelease:
     """A release in Azure Blob Storage: ``az://<account>/<container>/<prefix>`` (the URL form
-    of ``tdk package --dest``, ``packager/stores/azaccount.py``)."""
+    of ``tdk package --release``, ``packager/stores/azaccount.py``)."""
 
     account: str
     container: str
@@ -81,7 +81,7 @@ def blob_release(release: ReleaseLocation) -> BlobRelease:
     if not container:
         raise ConfigError(
             f"releaseUrl {release.url!r} names no container",
-            hint="use az://<account>/<container>/<prefix>, as `tdk package --dest` wrote it",
+            hint="use az://<account>/<container>/<prefix>, as `tdk package --release` wrote it",
         )
     return BlobRelease(release.bucket, container, prefix)
 

@@ -102,3 +102,18 @@ def test_azure_name_rules_are_data_with_their_limits() -> None:
     assert not names.RESOURCE_GROUP.accepts("rg.") and names.RESOURCE_GROUP.accepts("a(b)_c.d-e")
     assert not names.CONSUMPTION_BUDGET.accepts("b" * 64)
     assert not names.MANAGED_IDENTITY.accepts("ab")
+
+
+def test_the_pod_monitor_matches_azure_monitor_s_crd() -> None:
+    import json
+    from pathlib import Path
+
+    import jsonschema
+
+    path = Path(__file__).with_name("data") / "podmonitor_v1_subset.json"
+    schema = json.loads(path.read_text())
+    monitor = b.pod_monitor("w", "triton", {"app.kubernetes.io/instance": "w"})
+    jsonschema.validate(monitor, schema)
+    broken = {**monitor, "spec": {**monitor["spec"], "podMetricEndpoints": []}}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema)

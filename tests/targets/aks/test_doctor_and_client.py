@@ -112,3 +112,14 @@ def test_a_missing_azure_login_is_an_endpoint_error_with_the_fix() -> None:
     with pytest.raises(EndpointError) as caught:
         EntraBearer(NoLogin()).sign(Request("GET", "https://x", {}))
     assert "az login" in caught.value.hint
+
+
+def test_metrics_read_the_workspace_url_from_the_stack_outputs(tmp_path: Path) -> None:
+    runner = CliRunner()
+    base = ["metrics", "--target", "aks", "--stack", "aks-dev", "--project-dir", str(ROOT)]
+    done = runner.invoke(app, base)
+    assert done.exit_code != 0 and "Azure Monitor workspace" in done.output
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps({"prometheusQueryUrl": "http://127.0.0.1:1"}))
+    done = runner.invoke(app, [*base, "--outputs", str(outputs)])
+    assert done.exit_code != 0 and "cannot reach Prometheus at http://127.0.0.1:1" in done.output
