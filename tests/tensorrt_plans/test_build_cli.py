@@ -163,3 +163,26 @@ def test_ampere_plus_cannot_target_a_turing_gpu(tmp_path: Path) -> None:
     t4 = BuildTarget("nvidia-tesla-t4", "T4", (7, 5), "26.05", None)
     with pytest.raises(UsageError, match="Ampere"):
         plan_build(model_dir(tmp_path), t4, BuildOptions(SEQ, hardware="ampere+"))
+
+
+def test_building_for_a_release_whose_base_is_assumed_says_so(tmp_path: Path) -> None:
+    """26.10's base release is in no source read (build.py's upstream_container_version):
+    tdk build builds in the 26.10 TensorRT container and warns that this is an assumption."""
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(ROOT / "Pulumi.yaml", project)
+    for tag in ("26.10", "26.08"):
+        stack = (ROOT / "Pulumi.eks-dev.yaml").read_text()
+        stack += f"  triton-deploy-kit:k8sTritonImage: nvcr.io/nvidia/tritonserver:{tag}-py3\n"
+        (project / f"Pulumi.pin-{tag}.yaml").write_text(stack)
+    model = model_dir(tmp_path)
+    results = {
+        tag: runner.invoke(app, ["build", str(model), "--stack", f"pin-{tag}", *SHAPES,
+                                 "--render", str(tmp_path / tag), "--project-dir", str(project)])
+        for tag in ("26.10", "26.08")
+    }  # fmt: skip
+    assert all(r.exit_code == 0 for r in results.values()), results["26.10"].output
+    warned = " ".join(results["26.10"].output.split())
+    assert "built on the 26.10 release by assumption" in warned
+    assert "TensorRT 26.10 container may not load" in warned
+    assert "assumption" not in results["26.08"].output
