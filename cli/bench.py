@@ -105,8 +105,8 @@ DurationOpt = Annotated[
         "--duration",
         parser=number("--duration", 0.1, MAX_SECONDS),
         metavar="SECONDS",
-        help="Seconds per measurement window (default 2); with --prompt --rate: the deadline "
-        "after which no further request is sent (default none: all --requests).",
+        help="Seconds per measurement window (default: 2); with --prompt --rate: the deadline "
+        "after which no further request is sent (default: none, all --requests).",
     ),
 ]
 StabilityOpt = Annotated[

@@ -15,7 +15,7 @@ from cli.output import Output
 StackOpt = Annotated[
     list[str] | None,
     typer.Option(
-        "--stack", "-s", help="Stack to check (repeatable); default: every Pulumi.*.yaml."
+        "--stack", "-s", help="Stack to check, repeatable (default: every Pulumi.*.yaml)."
     ),
 ]
 ProjectDirOpt = Annotated[

@@ -90,7 +90,8 @@ def wait(
     project_dir: ProjectDirOpt = Path("."),
     region: RegionOpt = None,
     timeout: Annotated[
-        float, typer.Option("--timeout", help="Seconds to wait before giving up.")
+        float,
+        typer.Option("--timeout", metavar="SECONDS", help="Seconds to wait before giving up."),
     ] = 3600,
     interval: Annotated[float, typer.Option("--interval", help="Seconds between polls.")] = 15,
     json_mode: JsonOpt = False,

@@ -34,7 +34,7 @@ StackTargetOpt = Annotated[
     TargetName | None,
     typer.Option(
         "--target",
-        help="The deployment target (its registered name); default: the --stack's, else local.",
+        help="The deployment target, by its registered name (default: the --stack's, else local).",
         show_default=False,
     ),
 ]
@@ -43,7 +43,7 @@ EndpointOpt = Annotated[
     typer.Option(
         "--endpoint",
         help="SageMaker endpoint name; for local, the name `tdk local up --endpoint` gave "
-        "(default local).",
+        "(default: local).",
     ),
 ]
 StackOpt = Annotated[

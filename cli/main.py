@@ -2,36 +2,24 @@
 
 from __future__ import annotations
 
+import functools
+import importlib
 import os
 import signal
 import sys
-import threading
+from typing import Any
 
+import typer
+from typer.core import TyperGroup
 
-def _interrupted_while_loading(signum: int, frame: object) -> None:
-    """Ctrl-C while the command line loads (nothing started yet): a line, no traceback."""
-    sys.stderr.write("\ninterrupted\n")
-    os._exit(128 + signum)
+import cli
+from cli.help import use_user_words
+from cli.output import Output
+from packager import __version__
+from tdk.errors import TdkError
 
-
-#: while the modules below load (the first ~0.2 s of every command), Ctrl-C exits quietly
-_LOADING = threading.current_thread() is threading.main_thread()
-_BEFORE = signal.signal(signal.SIGINT, _interrupted_while_loading) if _LOADING else None
-
-import functools  # noqa: E402
-import importlib  # noqa: E402
-from typing import Any  # noqa: E402
-
-import typer  # noqa: E402
-from typer.core import TyperGroup  # noqa: E402
-
-from cli.help import use_user_words  # noqa: E402
-from cli.output import Output  # noqa: E402
-from packager import __version__  # noqa: E402
-from tdk.errors import TdkError  # noqa: E402
-
-if _LOADING:
-    signal.signal(signal.SIGINT, _BEFORE)
+if cli.BEFORE_LOADING is not None:
+    signal.signal(signal.SIGINT, cli.BEFORE_LOADING)  # type: ignore[arg-type]
 
 
 class _TdkGroup(TyperGroup):

@@ -63,8 +63,8 @@ def metrics(
         str | None,
         typer.Option(
             "--since",
-            help="Window ending now: 30m, 1h, 2d (sagemaker default 1h; gke/eks: the rate "
-            "window, default the dashboards' 2m; local keeps figures since start).",
+            help="Window ending now: 30m, 1h, 2d (default: sagemaker 1h; gke/eks the rate "
+            "window, the dashboards' 2m; local keeps figures since start).",
         ),
     ] = None,
     project_dir: ProjectDirOpt = Path("."),

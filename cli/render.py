@@ -24,7 +24,9 @@ StackOpt = Annotated[
 OutOpt = Annotated[
     str,
     typer.Option(
-        "--out", help="Directory the YAML files are written to, or - for one stream on stdout."
+        "--out",
+        metavar="PATH",
+        help="Directory the YAML files are written to, or - for one stream on stdout.",
     ),
 ]
 RulesOutOpt = Annotated[

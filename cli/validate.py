@@ -49,7 +49,7 @@ ImageOpt = Annotated[
     str,
     typer.Option(
         "--image",
-        help="Triton image or version, e.g. 25.09; default: the image the stack deploys (the "
+        help="Triton image or version, e.g. 25.09 (default: the image the stack deploys, the "
         "newest SageMaker Triton image the installed sagemaker-core lists).",
     ),
 ]
@@ -209,11 +209,12 @@ def _say_defaults(keys: Mapping[str, str], flags: Mapping[str, str], settings: A
 
 
 def _vllm_image(release: str) -> VllmImage:
-    """The vLLM that release's vllm image ships, for the engine-argument check."""
-    from infra.facts.llm import vllm_version
+    """The vLLM and TensorRT-LLM that release's engine images ship, for the engine-argument
+    checks."""
+    from infra.facts.llm import trtllm_version, vllm_version
     from packager.validate.engines.args import VllmImage
 
-    return VllmImage(release, vllm_version(release))
+    return VllmImage(release, vllm_version(release), trtllm_version(release))
 
 
 def _warn_placeholders(project_dir: Path, stack: str) -> None:

@@ -149,6 +149,22 @@ EC2_GPU_FAMILIES: dict[str, InstanceFamily] = {
                               {"48xlarge": (192, 4096)}),
 }  # fmt: skip
 
+#: g7 (NVIDIA RTX PRO 4500 Blackwell, 32 GB; sizes 2/4/8/12/24/48xlarge in botocore 1.44.8's
+#: EC2 InstanceType and SageMaker ProductionVariantInstanceType enums), re-checked 2026-11-27:
+#: - driver: "G7 instances ... require driver version 595 or later. The EKS-optimized
+#:   accelerated AMI ships with driver version 580 by default, which does not support G7"
+#:   (awslabs/amazon-eks-ami doc/usage/g7-ami.md, snapshot of 2026-07-24); the kit's EKS GPU
+#:   nodes use that AMI (AL2023_x86_64_NVIDIA) and SageMaker's newest GPU InferenceAmiVersion,
+#:   al2023-ami-sagemaker-inference-gpu-4-1, documents driver 580 (botocore 1.44.8);
+#: - GPUs per size: the sources disagree. kubernetes/autoscaler PR #9862 (commit 69ee667,
+#:   generated from EC2 DescribeInstanceTypes in us-west-2): 1, 1, 1, 2, 4, 8; its issue #9854
+#:   (hand-written): 1, 1, 2, 4, 4, 8. AWS's G7 page was not in the sources searched.
+G7_REFUSED = (
+    "NVIDIA RTX PRO 4500 Blackwell: needs NVIDIA driver 595 or later, but the EKS NVIDIA AMI "
+    "and SageMaker's newest GPU AMI ship 580 (awslabs/amazon-eks-ami doc/usage/g7-ami.md); "
+    "and the sources read disagree on its GPUs per size (checked 2026-11-27)"
+)
+
 #: GPU families botocore lists (ml.g*/ml.p*) that the kit has no facts for, and why: a family
 #: in neither table fails tests/infra/test_aws_generated.py and is reported by `tdk doctor`.
 _OLD = "compute capability below 7.5: current Triton images (25.01 on) refuse it"
@@ -164,8 +180,7 @@ UNSUPPORTED_GPU_FAMILIES: dict[str, str] = {
     "g6f": "fractional NVIDIA L4 (a share of one GPU): not in tdk's hardware table",
     "gr6f": "fractional NVIDIA L4 (a share of one GPU): not in tdk's hardware table",
     "gr6": "NVIDIA L4 with more host memory: sizes and host facts not in tdk's table yet",
-    "g7": "NVIDIA RTX PRO 4500 Blackwell: GPUs per size not confirmed by a source the kit "
-    "checked (2026-11-27)",
+    "g7": G7_REFUSED,
 }
 
 #: GKE accelerator type -> GPU kind

@@ -54,8 +54,12 @@ class EksVersion:
 #: extended support on 2026-11-26, 1.32 standard support on 2026-03-23, ...; 1.34's end of
 #: standard support 2026-12-02 re-checked 2026-11-27 in awsdocs/amazon-eks-user-guide
 #: latest/ug/versioning/kubernetes-versions.adoc). 1.37: no EKS release date found in the
-#: sources checked on 2026-11-27, so no row; `tdk doctor --online` asks EKS
-#: (DescribeClusterVersions) and names a version EKS offers that this table lacks.
+#: sources checked on 2026-11-27, so no row: the user guide's stored copies (newest row 1.36),
+#: awslabs/amazon-eks-ami (snapshot of 2026-07-24, release v20260714: AMIs up to 1.36),
+#: kubernetes/autoscaler (a cluster-autoscaler-release-1.37 branch, no 1.37.x tag, snapshot of
+#: 2026-08-22) and KEDA (v2.22, its first candidate for 1.37: "TBD"); botocore's EKS model
+#: lists no versions. `tdk doctor --online` asks EKS (DescribeClusterVersions) and names a
+#: version EKS offers that this table lacks.
 EKS_VERSIONS: tuple[EksVersion, ...] = (
     EksVersion("1.31", D(2024, 9, 26), D(2025, 11, 26), D(2026, 11, 26)),
     EksVersion("1.32", D(2025, 1, 23), D(2026, 3, 23), D(2027, 3, 23)),
@@ -122,6 +126,11 @@ KEDA_RELEASES: tuple[AddonRelease, ...] = (
     AddonRelease("2.18.3", 31, 33),
     AddonRelease("2.16.1", 29, 31),
 )
+#: KEDA's next minor and what its compatibility table says of it: "v2.22 | TBD" (keda.sh
+#: docs/2.22/operate/cluster, re-checked 2026-11-27; kedacore/keda-docs main of 2026-08-20 still
+#: read "v2.21 | TBD"): no KEDA release is tested with Kubernetes 1.37 yet
+KEDA_NEXT = ("2.22", "TBD")
+KEDA_NEXT_SOURCE = Source("https://keda.sh/docs/2.22/operate/cluster/", dt.date(2026, 11, 27))
 #: cluster-autoscaler chart and image per Kubernetes minor (its README: the minor must match);
 #: image tags at each minor's newest patch (kubernetes/autoscaler "CA: Update version.go to
 #: 1.36.1" #10027 and its 1.35 / 1.34.5 / 1.33.6 siblings, 2026-07-22; checked 2026-11-26)

@@ -122,7 +122,10 @@ def build_job(spec: BuildJobSpec) -> Manifest:
             "backoffLimit": 0,
             "activeDeadlineSeconds": spec.deadline_seconds,
             "ttlSecondsAfterFinished": TTL_SECONDS,
-            "template": {"metadata": {"labels": dict(labels)}, "spec": pod_spec},
+            "template": {
+                "metadata": {"labels": {**labels, **workload.pod_labels}},
+                "spec": pod_spec,
+            },
         },
     }
 

@@ -249,7 +249,10 @@ def deployment(spec: TritonServiceSpec) -> Manifest:
                 "type": "RollingUpdate",
                 "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
             },
-            "template": {"metadata": {"labels": spec.labels}, "spec": pod_spec},
+            "template": {
+                "metadata": {"labels": {**spec.labels, **spec.pod_labels}},
+                "spec": pod_spec,
+            },
         },
     }
 

@@ -131,6 +131,10 @@ class TritonServiceSpec:
     #: a PersistentVolumeClaim mounted as the engines' download cache (HF_HOME), so a new pod
     #: does not download the weights again
     weight_cache_claim: str | None = None
+    #: labels the target's pod identity needs on every pod it runs (the Deployment's and a plan
+    #: build Job's pod template, never the selector): an identity webhook that acts only on
+    #: labelled pods; none by default
+    pod_labels: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def repository_path(self) -> str:

@@ -9,19 +9,16 @@ A target builds its ``TargetSpec`` from its typed stack config (``Target.offer``
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from infra.facts import hardware as facts
 from infra.facts.triton import default_checked_image
 from infra.targets.base import TargetSpec
+from infra.targets.engine_memory import engine_fit
+from infra.targets.fit import Fit
 from packager.config import autocomplete_backend
 from packager.plans import BuiltFor
 from packager.repository import ModelDir
-from packager.requirements import requirements
-from packager.validate.engines import trtllm, vllm
-from packager.validate.engines.args import VLLM_DEFAULT_GPU_MEMORY_UTILIZATION
-from packager.validate.engines.files import Unreadable
-from packager.validate.engines.weights import engine_weights
 from packager.validate.findings import Finding, Sink, finding
 from tdk.errors import UsageError
 
@@ -105,48 +102,6 @@ def instance_spec(
     disk = offer.disk_gb[size] or facts.SAGEMAKER_DEFAULT_VOLUME_GB
     gpu, gpus = facts.GPUS[offer.gpu], offer.gpus[size]
     return TargetSpec(target, instance_type, gpu, disk, found, mme, gpus, shares_gpus, image)
-
-
-@dataclass(frozen=True)
-class Fit:
-    """How many copies of a model fit loaded at once on one instance of the target."""
-
-    model: str
-    config_path: str
-    weight_bytes: int  # the model's files and, for an ensemble, its composing models' files
-    gpu_copies: int | None  # None on a CPU instance
-    disk_copies: int | None  # None when the target does not say its disk size
-    composing: tuple[str, ...] = ()
-    #: an engine model: where its weights' size comes from ("" for a model's own files)
-    weights_from: str = ""
-
-    def describe(self, label: str) -> str:
-        """The working-set line of ``tdk validate --target``, in plain words."""
-        if self.weights_from:
-            return self._describe_engine(label)
-        what = f"{self.model} ({self.weight_bytes / 1e6:.1f} MB"
-        what += f" with {', '.join(self.composing)})" if self.composing else ")"
-        places = [("in GPU memory", self.gpu_copies), ("on disk", self.disk_copies)]
-        short = [place for place, n in places if n == 0]
-        if short:
-            return f"working set on {label}: {what} does not fit {' or '.join(short)}"
-        counts = [f"{_count(n)} {place}" for place, n in places if n is not None]
-        return f"working set on {label}: {what}: copies loaded at once: {', '.join(counts)}"
-
-    def _describe_engine(self, label: str) -> str:
-        if self.gpu_copies is None:
-            return f"working set on {label}: {self.model}: weights {self.weights_from}"
-        size = f"{self.weight_bytes / 1e9:.1f} GB ({self.weights_from})"
-        if self.gpu_copies == 0:
-            return f"working set on {label}: {self.model}: weights {size} do not fit"
-        return (
-            f"working set on {label}: {self.model}: weights {size}; engine replicas loaded "
-            f"at once: {self.gpu_copies}"
-        )
-
-
-def _count(n: int) -> str:
-    return "over 1000" if n > 1000 else str(n)
 
 
 def check_target(
@@ -364,41 +319,3 @@ if __name__ == "__main__":  # the rule table's docs: python -m packager.validate
     from packager.validate.rules import RULES, render_markdown
 
     sys.stdout.write(render_markdown(RULES.values()))
-
-
-def engine_fit(model: ModelDir, spec: TargetSpec, sink: Sink) -> Fit | None:
-    """A vLLM or LLM-API model: its weights (``engine_weights``) against the share of the GPUs
-    one replica gets (``gpu_memory_utilization`` x memory x tensor x pipeline GPUs); TDK904
-    when they cannot fit; None for other models."""
-    need = requirements(model)
-    try:
-        if need.engine == "vllm":
-            args = vllm.engine_args(model)
-        elif trtllm.is_llm_api(model):
-            args = trtllm.llm_args(model)
-        else:
-            return None
-    except Unreadable:
-        return None
-    weights = engine_weights(model, args)
-    path = str(model.config_path)
-    if spec.gpu is None or weights.size is None:
-        how = weights.how if weights.size is None else f"{weights.size / 1e9:.1f} GB"
-        return Fit(model.name, path, weights.size or 0, None, None, weights_from=how)
-    fraction = need.gpu_memory_fraction or VLLM_DEFAULT_GPU_MEMORY_UTILIZATION
-    gpus = max(need.gpus_per_replica, 1)
-    share = fraction * spec.gpu.memory_gib * facts.GIB * gpus
-    replicas = max(spec.gpus // gpus, 1) * max(int(1 / fraction + 1e-9), 1)
-    if weights.size > share:
-        sink.report(
-            "TDK904",
-            "model",
-            f"the weights take {weights.size / 1e9:.1f} GB ({weights.how}); one replica gets "
-            f"{fraction:g} of {gpus} x {spec.gpu.memory_gib} GiB {spec.gpu.kind} = "
-            f"{share / 1e9:.1f} GB, before any KV cache",
-            "pick GPUs with more memory or more of them (tensor_parallel_size), a quantized "
-            "model, or a smaller one",
-            file=model.path,
-        )
-        replicas = 0
-    return Fit(model.name, path, weights.size, replicas, None, weights_from=weights.how)

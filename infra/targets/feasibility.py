@@ -19,7 +19,8 @@ from pathlib import Path
 
 from infra.facts import llm
 from infra.targets.base import Shortfall
-from infra.targets.checks import Fit, TargetSpec, check_target
+from infra.targets.checks import TargetSpec, check_target
+from infra.targets.fit import Fit
 from infra.targets.registry import (
     DECOUPLED,
     LLM_ENGINES,

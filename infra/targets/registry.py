@@ -45,6 +45,7 @@ BUILTIN: tuple[str, ...] = (
     "infra.targets.sagemaker_ic.entry",
     "infra.targets.gke.entry",
     "infra.targets.eks.entry",
+    "infra.targets.aks.entry",
     "infra.targets.local.entry",
 )
 #: comma-separated modules whose ``ENTRY`` adds a target (plugins, tests)

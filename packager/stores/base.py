@@ -72,6 +72,30 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def part_path(dest: Path) -> Path:
+    """Where a download into ``dest`` is written until it is whole (``<name>.part`` beside it)."""
+    return dest.with_name(dest.name + ".part")
+
+
+def download_via_part(
+    dest: Path, write: Callable[[Path], None], attempt: Callable[[Callable[[], None]], object]
+) -> None:
+    """Download into ``dest``: ``write(part)`` fills part_path(dest), which replaces ``dest``
+    only once whole, so a cut download never leaves a partial ``dest``. ``attempt`` runs that
+    step (the store's error mapping); the part file never outlives the call."""
+    part = part_path(dest)
+
+    def fetch() -> None:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        write(part)
+        os.replace(part, dest)
+
+    try:
+        attempt(fetch)
+    finally:
+        part.unlink(missing_ok=True)
+
+
 class Store(abc.ABC):
     """A release root; keys are ``/``-separated paths relative to it (``mme/bert-0.tar.gz``)."""
 

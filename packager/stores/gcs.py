@@ -9,7 +9,15 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlparse
 
-from packager.stores.base import Listed, Progress, Store, StoreKind, _noop, require_bucket
+from packager.stores.base import (
+    Listed,
+    Progress,
+    Store,
+    StoreKind,
+    _noop,
+    download_via_part,
+    require_bucket,
+)
 from tdk.errors import StoreError
 
 SHA_META = "sha256"
@@ -151,19 +159,13 @@ class GcsStore(Store):
         return bytes(self._call("read", key, blob.download_as_bytes))
 
     def download(self, key: str, dest: Path, progress: Progress = _noop) -> None:
-        tmp = dest.with_name(dest.name + ".part")
         blob = self.bucket.blob(self._name(key), chunk_size=CHUNK_SIZE)
 
-        def fetch() -> None:
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            blob.download_to_filename(str(tmp))
-            progress(tmp.stat().st_size)
-            os.replace(tmp, dest)
+        def write(part: Path) -> None:
+            blob.download_to_filename(str(part))
+            progress(part.stat().st_size)
 
-        try:
-            self._call("download", key, fetch)
-        finally:
-            tmp.unlink(missing_ok=True)
+        download_via_part(dest, write, lambda fetch: self._call("download", key, fetch))
 
     def delete(self, key: str) -> None:
         from google.api_core import exceptions as gexc

@@ -373,9 +373,10 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
      "remove the tensor from config.pbtxt (the backend adds it) or declare it as the backend does",
      VLLM_SRC),
     ("TDK613", "engine-version-unrecorded", "warning",
-     "the target's vllm image ships a vLLM version whose EngineArgs are not recorded (or no "
-     "checked source names its version): model.json names were checked against another version",
-     "record that version's EngineArgs, or check the names against the image's vLLM by hand",
+     "the target's vllm (trtllm) image ships a vLLM (TensorRT-LLM) version whose EngineArgs "
+     "(LLM() arguments) are not recorded (or no checked source names its version): model.json "
+     "(model.yaml) names were checked against another version",
+     "record that version's arguments, or check the names against the image's engine by hand",
      VLLM_ARGS),
     ("TDK614", "engine-metrics-off", "warning",
      "the vLLM backend exports the engine's metrics only when REPORT_CUSTOM_METRICS is \"true\" "
@@ -417,6 +418,11 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
      "a KIND_GPU instance group on an instance without a GPU: 'has kind KIND_GPU but no GPUs "
      "are available'",
      "use KIND_AUTO or KIND_CPU, or a GPU instance type", TARGET_FACTS),
+    ("TDK909", "kv-cache-below-context", "error",
+     "after the weights, vLLM's share of the GPUs cannot hold the KV cache of one request of "
+     "max_model_len (sized per token from config.json): vLLM refuses to start",
+     "set max_model_len, raise gpu_memory_utilization, or give the replica more GPU memory",
+     TARGET_FACTS),
     # the stack rules of infra.targets.feasibility (validate --target/--stack, plan, doctor)
     ("TDK910", "stack-refused", "error",
      "the target's own config parser refuses the stack (a refused value, a name rule, an "

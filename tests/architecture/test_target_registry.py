@@ -82,7 +82,8 @@ def test_one_cli_vocabulary(extra: str | None) -> None:
     choices = {json.dumps(t) for row in rows for t in row["targets"]}  # type: ignore[attr-defined]
     assert len(choices) == 1, f"--target choices differ between commands: {choices}"
     [found] = [json.loads(c) for c in choices]
-    want = ["sagemaker", "sagemaker-ic", "gke", "eks", "local"] + (["dummy"] if extra else [])
+    builtin = ["sagemaker", "sagemaker-ic", "gke", "eks", "aks", "local"]
+    want = builtin + (["dummy"] if extra else [])
     assert found == want
     with_target = {row["command"] for row in rows if row["targets"]}
     assert {"invoke", "bench", "metrics", "endpoint status", "endpoint wait", "validate",

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
@@ -219,3 +220,52 @@ def test_validate_and_doctor_warn_of_each_old_stack_key(
         warning = f"triton-deploy-kit:{old} is deprecated: use triton-deploy-kit:{new}"
         assert warning in said and warning in str(finding)
     assert "not a key Pulumi.yaml declares" not in said + str(finding)
+
+
+def _options() -> list[tuple[str, Any, Any]]:
+    """(command path, option, its click context) for every visible option of every command."""
+    from typer import _click as click
+
+    found = []
+
+    def walk(command: Any, path: str) -> None:
+        for name, sub in (getattr(command, "commands", None) or {}).items():
+            walk(sub, f"{path} {name}".strip())
+        ctx = click.Context(command)
+        for param in command.params:
+            if param.opts[0].startswith("--") and not getattr(param, "hidden", False):
+                found.append((path, param, ctx))
+
+    walk(typer.main.get_command(app), "")
+    return found
+
+
+def test_an_option_reads_the_same_value_in_every_command() -> None:
+    """One option name, one kind of value (row 6: `--project-dir` was TEXT here, PATH there);
+    only --target's choices differ (validate and package offer the targets that deploy)."""
+    seen: dict[str, dict[str, list[str]]] = {}
+    for path, param, ctx in _options():
+        shown = str(param.display_type_rich(ctx))
+        seen.setdefault(param.opts[0], {}).setdefault(shown, []).append(path)
+    differ = {opt: kinds for opt, kinds in seen.items() if len(kinds) > 1 and opt != "--target"}
+    assert differ == {}
+    assert list(seen["--project-dir"]) == ["PATH"]
+
+
+#: a default the help writes itself (one that depends on something): "(default: X)"
+_WRITTEN_DEFAULT = re.compile(r"\(default: [^)]+\)")
+
+
+def test_defaults_are_written_one_way() -> None:
+    """Row 6, "defaults written three ways": typer shows a literal default as `[default: X]`;
+    one the help must say in words is `(default: X)`, and never both for one option."""
+    odd = []
+    for path, param, _ in _options():
+        text = param.help or ""
+        written = _WRITTEN_DEFAULT.findall(text)
+        if re.search(r"\bdefault", _WRITTEN_DEFAULT.sub("", text), re.IGNORECASE):
+            odd.append(f"{path} {param.opts[0]}: {text}")
+        literal = param.default not in (None, "", False, ()) and param.show_default
+        if written and literal:
+            odd.append(f"{path} {param.opts[0]}: written and shown ({param.default!r})")
+    assert odd == []

@@ -76,6 +76,12 @@ def test_metrics_json_aggregates_the_window(cloudwatch: None) -> None:
     assert figures["gpu_utilization"]["value"] == pytest.approx(50.0)
     assert figures["model_latency_p99"]["value"] is None
     assert figures["model_latency_p99"]["datapoints"] == 0
+    # a bad release shows on every target (issue 40, row 4): MME publishes no count, and the
+    # figure says where a failed load goes instead of reading as zero
+    failures = figures["model_load_failures"]
+    assert failures["value"] is None
+    assert "4xx errors" in failures["source"]
+    assert f"/aws/sagemaker/Endpoints/{ENDPOINT}" in failures["source"]
 
 
 def test_metrics_table_for_people(cloudwatch: None) -> None:

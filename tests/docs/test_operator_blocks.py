@@ -61,3 +61,20 @@ def test_kubernetes_operator_blocks_run_against_a_triton(in_root: None, triton: 
         args = [triton if a == DOC_URL else a for a in args]
         result = CliRunner().invoke(app, args)
         assert result.exit_code == 0, f"{where}: tdk {' '.join(args)}\n{result.output}"
+
+
+@pytest.mark.parametrize(
+    ("page", "must_say"),
+    [
+        ("sagemaker.md", ["AutoRollbackConfig", "5xx", "is **not** rolled back"]),
+        ("kubernetes.md", ["**nothing**", "ProgressDeadlineExceeded", "crash-loop"]),
+    ],
+)
+def test_the_docs_say_which_failures_roll_back_on_their_own(page: str, must_say: list[str]) -> None:
+    """Issue 40, row 4: each cloud page says which failures roll back by themselves (and which
+    do not: a model that fails to load), with the source it was checked against."""
+    text = (ROOT / "docs" / page).read_text()
+    start = text.index("What rolls back on its own:")
+    paragraph = " ".join(text[start : text.index("\n\n", start)].split())
+    assert all(phrase in paragraph for phrase in must_say), paragraph
+    assert "https://" in paragraph and "checked 2026-" in paragraph

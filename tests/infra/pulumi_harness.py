@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import runpy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,34 @@ class _Monitor(MockMonitor):
         return response
 
 
+#: what the azure-native provider's reads answer under mocks: the caller's subscription and
+#: tenant, and a cluster's user kubeconfig (base64, as AKS returns it)
+AZURE_SUBSCRIPTION = "00000000-0000-0000-0000-00000000aaaa"
+AZURE_TENANT = "00000000-0000-0000-0000-00000000bbbb"
+AZURE_READS: dict[str, dict[str, Any]] = {
+    "azure-native:authorization:getClientConfig": {
+        "subscriptionId": AZURE_SUBSCRIPTION, "tenantId": AZURE_TENANT,
+        "clientId": "c", "objectId": "o",
+    },
+    "azure-native:containerservice:listManagedClusterUserCredentials": {
+        "kubeconfigs": [{"name": "user", "value": "YXBpVmVyc2lvbjogdjEKa2luZDogQ29uZmlnCg=="}]
+    },
+}  # fmt: skip
+#: what Azure creates and reports for a resource (outputs that are not inputs)
+AZURE_REPORTS: dict[str, Callable[[str], dict[str, Any]]] = {
+    "azure-native:managedidentity:UserAssignedIdentity": lambda name: {
+        "clientId": f"{name}-client-id", "principalId": f"{name}-principal-id",
+        "tenantId": AZURE_TENANT,
+    },
+    "azure-native:monitor:AzureMonitorWorkspace": lambda name: {
+        "metrics": {"prometheusQueryEndpoint": f"https://{name}.eastus.prometheus.monitor.azure.com"}
+    },
+    "azure-native:containerservice:ManagedCluster": lambda name: {
+        "oidcIssuerProfile": {"enabled": True, "issuerUrl": f"https://oidc.example/{name}/"}
+    },
+}  # fmt: skip
+
+
 class _Recorder(pulumi.runtime.Mocks):
     """Records every resource; echoes inputs back with an id, an ARN and a name."""
 
@@ -130,11 +159,14 @@ class _Recorder(pulumi.runtime.Mocks):
             state.setdefault("bucket", f"{args.name}-0123456")
         if args.typ == "aws:eks/cluster:Cluster":  # what EKS creates and reports
             state["vpcConfig"] = {**state["vpcConfig"], "clusterSecurityGroupId": "sg-eks-cluster"}
+        state.update(AZURE_REPORTS.get(args.typ, lambda name: {})(args.name))
         return f"{args.name}-id", state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[Any]]:
         if args.token == "gcp:organizations/getProject:getProject":  # a read, no side effect
             return {"projectId": args.args.get("projectId"), "number": "123456789012"}, []
+        if args.token in AZURE_READS:  # reads, no side effect
+            return AZURE_READS[args.token], []
         raise AssertionError(f"the program made a provider call at declaration time: {args.token}")
 
 

@@ -7,7 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from cli.main import app
 from infra.facts import aws, generate
 from infra.facts import hardware as facts
 from infra.facts import triton as tf
@@ -15,6 +17,9 @@ from infra.sagemaker_common.instances import single_gpu_types
 from infra.targets import names
 from infra.targets.checks import instance_spec
 from infra.targets.sagemaker_ic import sizing
+from tdk.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_generated_table_matches_the_installed_botocore() -> None:
@@ -97,3 +102,19 @@ def test_doctor_names_a_gpu_family_the_kit_does_not_know(monkeypatch: pytest.Mon
     monkeypatch.setattr(doctor, "_generated_families", lambda: listed)
     (found,) = [f for f in doctor.botocore_findings() if f.fact == "GPU instance families"]
     assert found.status == "aged" and "g8x" in found.note
+
+
+def test_g7_is_refused_with_its_driver_reason_on_every_aws_target() -> None:
+    """g7 sizes are in botocore's EC2 and SageMaker enums; the kit refuses them because they
+    need NVIDIA driver 595 (the AMIs ship 580) and the sources disagree on GPUs per size."""
+    assert "g7" in aws.gpu_families("ec2") and "g7" not in facts.EC2_GPU_FAMILIES
+    assert aws.sagemaker_sizes("g7") == ("2xlarge", "4xlarge", "8xlarge", "12xlarge", "24xlarge",
+                                         "48xlarge")  # fmt: skip
+    with pytest.raises(ConfigError, match="driver 595") as refused:
+        sizing.ic_instance("k", "ml.g7.12xlarge")
+    assert "amazon-eks-ami" in refused.value.message
+    result = CliRunner().invoke(
+        app, ["validate", str(ROOT / "model_repos" / "samples"), "--target", "eks",
+              "--instance-type", "g7.12xlarge"],
+    )  # fmt: skip
+    assert result.exit_code == 1 and "TDK910" in result.output and "driver 595" in result.output

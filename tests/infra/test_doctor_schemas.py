@@ -30,7 +30,9 @@ def _doctor(stack: str) -> tuple[int, dict[str, dict[str, Any]]]:
 
 def test_the_installed_providers_agree_with_the_kit_today() -> None:
     _, eks = _doctor("eks-dev")
-    assert {f.split(" ")[2].lstrip("(") for f in eks} == {"pulumi_aws", "pulumi_aws_native"}
+    assert {f.split(" ")[2].lstrip("(") for f in eks} == {
+        "pulumi_aws", "pulumi_aws_native", "botocore"
+    }  # fmt: skip
     _, gke = _doctor("gke-dev")
     assert [f.split(" ")[2].lstrip("(") for f in gke] == ["pulumi_gcp"]
     assert {f["status"] for f in [*eks.values(), *gke.values()]} == {"ok"}
@@ -97,3 +99,14 @@ def test_a_missing_provider_is_unverified_not_ok(monkeypatch: pytest.MonkeyPatch
     _, gke = _doctor("gke-dev")
     (finding,) = gke.values()
     assert finding["status"] == "unverified" and "pip install" in finding["note"]
+
+
+def test_an_ami_type_eks_no_longer_takes_fails_doctor(monkeypatch: pytest.MonkeyPatch) -> None:
+    source, enums = eks_schema.botocore_enums()
+    assert "AL2023_x86_64_NVIDIA" in enums["AMITypes"] and "SPOT" in enums["CapacityTypes"]
+    enums = {**enums, "AMITypes": [t for t in enums["AMITypes"] if "NVIDIA" not in t]}
+    monkeypatch.setattr(eks_schema, "botocore_enums", lambda: (source, enums))
+    code, eks = _doctor("eks-dev")
+    nodes = next(f for k, f in eks.items() if "AMITypes" in k)
+    assert code == 1 and nodes["status"] == "broken"
+    assert "AMITypes AL2023_x86_64_NVIDIA: set by tdk's node groups" in nodes["note"]

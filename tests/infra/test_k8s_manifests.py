@@ -22,7 +22,7 @@ from infra.targets.gke import builders as gke_builders
 from tests.registry_lists import kubernetes_targets, read_dev
 
 K8S_VERSION = "1.33"  # pinned: GKE and EKS both serve 1.33 in their regular channels
-CUSTOM_KINDS = {"ScaledObject", "TriggerAuthentication", "PodMonitoring"}
+CUSTOM_KINDS = {"ScaledObject", "TriggerAuthentication", "PodMonitoring", "PodMonitor"}
 
 
 #: the targets' own load-balancer annotations, as their configs pass them
@@ -179,3 +179,20 @@ def test_figures_cover_the_dashboard() -> None:
     figures = promql.figures("inference", "triton")
     assert set(figures) >= {"Requests / s", "p99 latency (ms)", "Queue / compute ratio"}
     assert set(figures) == set(promql.UNITS)
+
+
+def test_pod_labels_reach_every_pod_template_but_not_the_selector() -> None:
+    from infra.k8s.build_job import BuildJobSpec, StoreCopy, build_job
+
+    spec = make_spec(pod_labels={"identity.example/use": "true"})
+    deployment = manifests.deployment(spec)
+    assert deployment["spec"]["template"]["metadata"]["labels"]["identity.example/use"] == "true"
+    assert "identity.example/use" not in deployment["spec"]["selector"]["matchLabels"]
+    assert "identity.example/use" not in deployment["metadata"]["labels"]
+    copy = StoreCopy("cli", ["fetch"], ["upload"])
+    job = build_job(BuildJobSpec("build-1", spec, "nvcr.io/nvidia/tensorrt:25.01-py3", copy, 60))
+    assert job["spec"]["template"]["metadata"]["labels"]["identity.example/use"] == "true"
+    assert (
+        "identity.example/use"
+        not in manifests.deployment(make_spec())["spec"]["template"]["metadata"]["labels"]
+    )

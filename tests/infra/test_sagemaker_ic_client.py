@@ -149,6 +149,20 @@ def test_metrics_are_per_component(stubs: dict[str, Stubber]) -> None:
     assert "InferenceComponentName=bert-0" in readings["bert-0.invocations"].source
 
 
+def test_metrics_count_the_components_that_failed(stubs: dict[str, Stubber]) -> None:
+    """A bad release shows in metrics (issue 40, row 4): failed components are counted."""
+    _endpoint(stubs["sagemaker"])
+    _components(
+        stubs["sagemaker"],
+        {"bert-0": ("Failed", 1, 0, "model failed to load"), "bert-1": ("InService", 1, 1, None)},
+    )
+    expected = {"MetricDataQueries": ANY, "StartTime": ANY, "EndTime": ANY}
+    stubs["cloudwatch"].add_response("get_metric_data", {"MetricDataResults": []}, expected)
+    readings = {r.key: r for r in _ic(stubs).metrics(timedelta(minutes=30))}
+    assert readings["model_load_failures"].value == 1
+    assert "DescribeInferenceComponent" in readings["model_load_failures"].source
+
+
 def test_operations_registry_knows_the_target() -> None:
     client = load_client("sagemaker-ic", Locator(endpoint=ENDPOINT, region="us-east-1"))
     assert client.where() == {"endpoint": ENDPOINT, "region": "us-east-1"}

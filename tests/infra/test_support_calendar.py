@@ -45,3 +45,15 @@ def test_addons_are_pinned_at_each_minors_newest_patch() -> None:
     assert kf.autoscaler_for("1.35").image_tag == "v1.35.2"
     assert kf.keda_for("1.33").version == "2.20.2"
     assert [r.version for r in kf.KEDA_RELEASES if r.supports(31)] == ["2.18.3", "2.16.1"]
+
+
+def test_134_leaves_standard_support_on_2026_12_02_and_137_is_not_offered() -> None:
+    """The calendar (awsdocs/amazon-eks-user-guide kubernetes-versions.adoc, re-checked
+    2026-11-27): 1.34 ends standard support 2026-12-02, extended 2027-12-02. No source read on
+    2026-11-27 offers 1.37 on EKS, so the default stays 1.36 and 1.37 has no row."""
+    row = kf.EKS_BY_VERSION["1.34"]
+    assert (row.standard_end, row.extended_end) == (D(2026, 12, 2), D(2027, 12, 2))
+    assert row.phase(D(2026, 12, 1)) == "standard" and row.phase(D(2026, 12, 2)) == "extended"
+    assert kf.default_eks_version(D(2026, 11, 27)) == "1.36"
+    assert kf.EKS_VERSIONS[-1].version == "1.36" and "1.37" not in kf.EKS_BY_VERSION
+    assert kf.GKE_CHANNELS["RAPID"] == (34, 37)  # GKE offers 1.37 on Rapid

@@ -1,9 +1,10 @@
-"""Pod readiness on gke/eks (issue 40, item 2): ``endpoint status`` reads the Deployment's pods
-with kubectl (Ready/NotReady counts; CrashLoopBackOff with the last termination message,
-ImagePullBackOff, Pending and unschedulable) and ``endpoint wait`` fails naming the reason when
-they crash-loop. A fake ``kubectl`` first on PATH prints pod lists in the shape
-``kubectl get pods -o json`` prints (Pod v1: PodStatus, ContainerStatus; tests/prom/pods/),
-and records its argv; garbage from it is an error naming kubectl, not a traceback."""
+"""Pod readiness on the Kubernetes targets (issue 40, item 2): ``endpoint status`` reads the
+Deployment's pods with kubectl (Ready/NotReady counts; CrashLoopBackOff with the last
+termination message, ImagePullBackOff, Pending and unschedulable) and ``endpoint wait`` fails
+naming the reason when they crash-loop. A fake ``kubectl`` first on PATH prints pod lists in
+the shape ``kubectl get pods -o json`` prints (Pod v1: PodStatus, ContainerStatus;
+tests/prom/pods/), and records its argv; garbage from it is an error naming kubectl, not a
+traceback."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from cli.main import app
 from infra.k8s.spec import triton_selector
 from infra.targets import registry
 from tests.prom.test_bad_release_k8s import INDEX
+from tests.registry_lists import dev_stack, kubernetes_targets
 from tests.stand_ins import triton_stand_in
 
 PODS = Path(__file__).parent / "pods"
@@ -74,7 +76,7 @@ def triton() -> Iterator[str]:
         yield url
 
 
-STACKS = ["gke-dev", "eks-dev"]
+STACKS = [dev_stack(target) for target in kubernetes_targets()]
 
 
 def _status(*args: str) -> dict[str, object]:

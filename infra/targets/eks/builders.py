@@ -65,6 +65,9 @@ ACCELERATOR_OF_FAMILY: dict[str, str] = {
 
 GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"  # drivers + container toolkit preinstalled
 SYSTEM_AMI_TYPE = "AL2023_x86_64_STANDARD"
+#: node group capacity types the kit sets (eksSpot); tdk doctor checks both tuples against
+#: the installed botocore's EKS AMITypes / CapacityTypes enums (infra/targets/eks/schema.py)
+CAPACITY_TYPES = ("ON_DEMAND", "SPOT")
 _INSTANCE = re.compile(r"^([a-z0-9-]+)\.([a-z0-9]+)$")
 
 AUTOSCALER_SA = "cluster-autoscaler"
@@ -201,7 +204,7 @@ def gpu_node_group_args(
     return {
         "ami_type": GPU_AMI_TYPE,
         "instance_types": [instance_type],
-        "capacity_type": "SPOT" if spot else "ON_DEMAND",
+        "capacity_type": CAPACITY_TYPES[1] if spot else CAPACITY_TYPES[0],
         "disk_size": 200,
         "scaling_config": {
             "min_size": min_nodes,

@@ -2,7 +2,8 @@
 
 pulumi_aws's ``ec2.InstanceType`` enum (the EC2 instance types the provider knows) against the
 GPU sizes the kit offers on EKS and the families it refuses; pulumi_aws_native's
-``eks.ClusterUpgradePolicySupportType`` against the ``eksSupportType`` values the kit accepts.
+``eks.ClusterUpgradePolicySupportType`` against the ``eksSupportType`` values the kit accepts;
+botocore's EKS ``AMITypes`` and ``CapacityTypes`` against what the node groups set.
 Read from the installed packages, never from the network.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 from collections.abc import Iterable
+from typing import Any
 
 from infra.facts import hardware as facts
 from infra.targets.base import SchemaDrift
@@ -59,9 +61,35 @@ def support_drift(source: str, values: list[str]) -> SchemaDrift:
     )  # fmt: skip
 
 
+def botocore_enums() -> tuple[str, dict[str, list[str]]]:
+    """(``botocore <version> eks``, its AMITypes and CapacityTypes enums) as installed."""
+    import botocore
+    import botocore.session
+
+    session: Any = botocore.session.get_session()  # botocore's stubs lack StringShape.enum
+    model = session.get_service_model("eks")
+    shapes = ("AMITypes", "CapacityTypes")
+    return f"botocore {botocore.__version__} eks", {
+        shape: list(model.shape_for(shape).enum) for shape in shapes
+    }
+
+
+def node_group_drift(source: str, enums: dict[str, list[str]]) -> SchemaDrift:
+    """The AMI types and capacity types the kit's node groups set, against EKS's enums: one
+    EKS does not take fails the node group's creation."""
+    used = {"AMITypes": (b.GPU_AMI_TYPE, b.SYSTEM_AMI_TYPE), "CapacityTypes": b.CAPACITY_TYPES}
+    return SchemaDrift(
+        f"{source} AMITypes/CapacityTypes",
+        tuple(f"{shape} {value}: set by tdk's node groups, not in {source}"
+              for shape, values in used.items() for value in values
+              if value not in enums.get(shape, [])),
+    )  # fmt: skip
+
+
 def drift() -> list[SchemaDrift]:
-    """Both comparisons, from the installed packages (ImportError when one is missing)."""
+    """Every comparison, from the installed packages (ImportError when one is missing)."""
     return [
         instance_drift(*enum_values(*INSTANCE_TYPES)),
         support_drift(*enum_values(*SUPPORT_TYPE_ENUM)),
+        node_group_drift(*botocore_enums()),
     ]

@@ -21,7 +21,12 @@ def channel_finding(channel: str) -> Finding:
     )
     if high > row.high:
         status = "aged"
-        note += f": clusters upgraded to 1.{high} run KEDA untested; add a newer chart"
+        version, tested = kf.KEDA_NEXT
+        note += (
+            f": clusters upgraded to 1.{high} run KEDA untested; KEDA's table gives no chart "
+            f"for it yet (v{version}: {tested}, {kf.KEDA_NEXT_SOURCE.url}, checked "
+            f"{kf.KEDA_NEXT_SOURCE.checked}): unverified until it does"
+        )
     src = kf.GKE_CHANNELS_SOURCE
     return Finding("keda chart (release channel)", row.version, src.url, str(src.checked),
                    status, note)  # fmt: skip

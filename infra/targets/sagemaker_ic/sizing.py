@@ -69,8 +69,9 @@ def ic_instance(key: str, instance_type: str) -> IcInstance:
             hint=f"`pulumi config set {qualify(key)} ml.g5.xlarge`, or serve CPU models with "
             "the sagemaker target",
         )
-    check_choice(key, instance_type, instance_types(), why="no GPU/host facts for it")
     family, size = facts.ec2_family(instance_type)
+    why = facts.UNSUPPORTED_GPU_FAMILIES.get(family, "no GPU/host facts for it")
+    check_choice(key, instance_type, instance_types(), why=why)
     kind = facts.EC2_GPU_FAMILIES[family]
     vcpus, memory_gib = HOST[family][size]
     return IcInstance(

@@ -25,9 +25,18 @@ _KINDS = {
     "None": "none",
 }  # fmt: skip
 _BOUNDS = ("gt", "ge", "lt", "le")
+#: a pseudo-kind: the release lowercases the string before comparing it with the choices
+LOWERCASED = "lowercased"
 #: files whose module-level ``Literal`` aliases and config dataclasses the fields refer to
 _SOURCES = ("vllm/config", "vllm/engine/arg_utils.py", "/quantization/__init__.py",
             "/model_loader/__init__.py")  # fmt: skip
+#: where each release lists its quantization methods: ``QuantizationMethods = Literal[...]``
+#: (0.9 on), ``QUANTIZATION_METHODS: List[str] = [...]`` (0.6-0.8), or the keys of
+#: ``QUANTIZATION_METHODS`` / ``_QUANTIZATION_CONFIG_REGISTRY`` (0.4-0.5); ``ModelConfig``
+#: refuses any other ``quantization`` ("Unknown quantization method") unless a plugin
+#: registered it (``register_quantization_config``), which the Triton backend does not load
+QUANTIZATION_INIT = "vllm/model_executor/layers/quantization/__init__.py"
+_METHOD_LISTS = ("QuantizationMethods", "QUANTIZATION_METHODS", "_QUANTIZATION_CONFIG_REGISTRY")
 
 
 @dataclass(frozen=True)
@@ -162,6 +171,42 @@ def _cli_choices(tree: ast.Module) -> dict[str, tuple[str, ...]]:
     return found
 
 
+def _strings(node: ast.expr | None) -> tuple[str, ...] | None:
+    """The strings of a list literal, or the string keys of a dict literal (None otherwise)."""
+    items = node.keys if isinstance(node, ast.Dict) else getattr(node, "elts", None)
+    if not isinstance(node, ast.List | ast.Dict) or items is None:
+        return None
+    found = [i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)]
+    return tuple(found) if found and len(found) == len(items) else None
+
+
+def quantization_methods(tree: ast.Module) -> tuple[str, ...]:
+    """The methods a release's quantization package lists (empty when it lists none)."""
+    for node in tree.body:
+        target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
+        if not (isinstance(target, ast.Name) and target.id in _METHOD_LISTS):
+            continue
+        value = getattr(node, "value", None)
+        found = _literal(value, {}) if value is not None else None
+        found = found or _strings(value)
+        if found:
+            return tuple(sorted(set(found)))
+    return ()
+
+
+def _lowercases_quantization(trees: list[ast.Module]) -> bool:
+    """Whether ``ModelConfig`` lowercases ``quantization`` before checking it (vLLM up to
+    0.9.0.1: ``self.quantization = self.quantization.lower()``)."""
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "lower"
+        and _name(node.func.value) == "quantization"
+        for tree in trees
+        for node in ast.walk(tree)
+    )
+
+
 def read_values(path: Path) -> dict[str, ValueSpec]:
     """Argument name -> what it accepts, for one vLLM wheel."""
     with zipfile.ZipFile(path) as wheel:
@@ -170,6 +215,9 @@ def read_values(path: Path) -> dict[str, ValueSpec]:
     aliases = _aliases(list(trees.values()))
     bounds = _field_bounds(list(trees.values()))
     cli = _cli_choices(trees[ARG_UTILS])
+    configs = [tree for name, tree in trees.items() if "vllm/config" in name]
+    if QUANTIZATION_INIT in trees and (methods := quantization_methods(trees[QUANTIZATION_INIT])):
+        cli["quantization"] = methods  # "| str" in the annotation is for plugins only
     specs: dict[str, ValueSpec] = {}
     for node in trees[ARG_UTILS].body:
         if not (isinstance(node, ast.ClassDef) and node.name in CLASSES):
@@ -178,8 +226,11 @@ def read_values(path: Path) -> dict[str, ValueSpec]:
             if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
                 name = item.target.id
                 kinds, choices = _walk(item.annotation, aliases)
-                if not choices and name in cli and kinds <= {"str", "none"}:
+                listed = name == "quantization" or not choices  # its methods list wins
+                if listed and name in cli and kinds <= {"str", "none"}:
                     choices, kinds = set(cli[name]), kinds - {"str"}
+                    if name == "quantization" and _lowercases_quantization(configs):
+                        kinds.add(LOWERCASED)
                 ordered = tuple(sorted(kinds)) if "any" not in kinds else ("any",)
                 specs.setdefault(
                     name, ValueSpec(ordered, tuple(sorted(choices)), bounds.get(name, ()))

@@ -97,3 +97,94 @@ def engine_weights(model: ModelDir, args: dict[str, Any]) -> Weights:
         return Weights(None, f"the model id {model_id!r} states no parameter count and the "
                        "release holds no safetensors weights")  # fmt: skip
     return Weights(None, "the engine arguments name no model and the release holds no weights")
+
+
+#: a config.json larger than this is not read (a Hugging Face config is a few kilobytes)
+CONFIG_CAP = 4 * 2**20
+
+
+@dataclass(frozen=True)
+class KvCache:
+    """The KV cache one token of context takes in one replica (None: unknown, ``how`` says
+    why), and the context one request may need (``max_len``: max_model_len, else the config's
+    max_position_embeddings; None: not stated)."""
+
+    bytes_per_token: int | None
+    how: str
+    max_len: int | None = None
+    max_len_from: str = ""
+
+
+def _hf_config(model: ModelDir) -> tuple[dict[str, Any], Path] | None:
+    """The release's Hugging Face ``config.json`` that describes a decoder (its text part for
+    a multimodal one), None when the release holds none."""
+    for path in sorted(model.path.rglob("config.json")):
+        try:
+            if not path.is_file() or path.stat().st_size > CONFIG_CAP:
+                continue
+            data = parse_json(path.read_bytes(), str(path), "not a JSON config")
+        except (OSError, DocumentError):
+            continue
+        if isinstance(data, dict) and isinstance(data.get("text_config"), dict):
+            data = data["text_config"] | {k: v for k, v in data.items() if k == "torch_dtype"}
+        if isinstance(data, dict) and _whole(data.get("num_hidden_layers")):
+            return data, path
+    return None
+
+
+def _whole(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _length(value: Any) -> int | None:
+    """A context length argument: a whole number, or its digits (pydantic's lax mode)."""
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        return _whole(int(value))
+    return _whole(value)
+
+
+def _kv_dtype_bytes(args: dict[str, Any], config: dict[str, Any]) -> tuple[float, str]:
+    """Bytes per cached element: ``kv_cache_dtype`` (vLLM) or ``kv_cache_config.dtype``
+    (TensorRT-LLM) when it asks for fp8, else the model's dtype (the argument, else the
+    config's ``torch_dtype``)."""
+    nested = args.get("kv_cache_config")
+    kv = args.get("kv_cache_dtype") or (nested.get("dtype") if isinstance(nested, dict) else None)
+    if isinstance(kv, str) and kv.lower().startswith("fp8"):
+        return 1.0, f"KV cache dtype {kv}"
+    dtype = str(args.get("dtype") or "auto").lower()
+    if dtype == "auto":
+        dtype = str(config.get("torch_dtype") or config.get("dtype") or "auto").lower()
+    return _DTYPE_BYTES.get(dtype, 2.0), f"dtype {dtype}"
+
+
+def kv_cache(model: ModelDir, args: dict[str, Any], tensor_parallel: int) -> KvCache:
+    """KV bytes per token from ``config.json``: 2 (K and V) x layers x KV heads x head size x
+    bytes per element, as vLLM sizes a page (``vllm/v1/kv_cache_interface.py``
+    ``real_page_size_bytes`` at v0.19.0: 2 x block x KV heads x head size x dtype size, per
+    layer); heads split over ``tensor_parallel`` GPUs, at least one each (replicated)."""
+    found = _hf_config(model)
+    if found is None:
+        return KvCache(None, "no config.json with num_hidden_layers in the release")
+    config, path = found
+    if "kv_lora_rank" in config:
+        return KvCache(None, f"{path.name} describes MLA attention (kv_lora_rank): not sized")
+    layers = _whole(config.get("num_hidden_layers")) or 0
+    heads = _whole(config.get("num_attention_heads"))
+    kv_heads = _whole(config.get("num_key_value_heads")) or heads
+    head_dim = _whole(config.get("head_dim"))
+    hidden = _whole(config.get("hidden_size"))
+    if head_dim is None and hidden and heads:
+        head_dim = hidden // heads
+    if not (kv_heads and head_dim):
+        return KvCache(None, f"{path.name} states no attention heads or head size")
+    tp = max(tensor_parallel, 1)
+    stored_heads = tp * max(1, kv_heads // tp)
+    per, why = _kv_dtype_bytes(args, config)
+    size = int(2 * layers * stored_heads * head_dim * per)
+    how = (f"2 x {layers} layers x {stored_heads} KV heads x {head_dim} x {per:g} bytes "
+           f"({why}), from {path.name}")  # fmt: skip
+    asked = _length(args.get("max_model_len")) or _length(args.get("max_seq_len"))
+    if asked:
+        return KvCache(size, how, asked, "max_model_len")
+    stated = _whole(config.get("max_position_embeddings"))
+    return KvCache(size, how, stated, f"{path.name} max_position_embeddings" if stated else "")

@@ -66,3 +66,48 @@ def test_parameter_counts_in_model_ids() -> None:
     assert parameters_in_id("mistralai/Mixtral-8x7B-v0.1") == 56e9
     assert parameters_in_id("facebook/opt-125m") == 125e6
     assert parameters_in_id("org/model-v2") is None
+
+
+#: Llama-3.1-8B's shape (its config.json): 32 layers, 8 KV heads of 128, bf16, 128k context
+LLAMA_8B = {
+    "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+    "hidden_size": 4096, "torch_dtype": "bfloat16", "max_position_embeddings": 131072,
+}  # fmt: skip
+KV_PER_TOKEN = 2 * 32 * 8 * 128 * 2  # K and V x layers x KV heads x head size x bf16 bytes
+
+
+def _llama_repo(tmp_path: Path, **args: object) -> Path:
+    repo = c.vllm_repo(tmp_path, args={"model": "/models/vllm_model/1/weights", **args})
+    weights = repo / "vllm_model" / "1" / "weights"
+    weights.mkdir()
+    _safetensors(weights / "model.safetensors", 16 * 10**9)
+    (weights / "config.json").write_text(json.dumps(LLAMA_8B))
+    return repo
+
+
+def test_the_kv_cache_left_after_the_weights_is_sized_from_config_json(tmp_path: Path) -> None:
+    """Issue 38 item 4: tokens of context = (0.9 x 24 GiB - 16 GB of weights) / 128 KiB."""
+    codes, line = _check(_llama_repo(tmp_path, max_model_len=8192))
+    share = int(0.9 * 24 * 2**30)
+    assert codes == [], line
+    assert f"at most {(share - 16 * 10**9) // KV_PER_TOKEN} tokens of context" in line
+    assert "128 KiB per token" in line and "8 KV heads" in line and "config.json" in line
+    # fp8 KV cache halves a token's size, so twice the tokens fit
+    _, fp8 = _check(_llama_repo(tmp_path / "fp8", max_model_len=8192, kv_cache_dtype="fp8"))
+    assert f"at most {(share - 16 * 10**9) // (KV_PER_TOKEN // 2)} tokens" in fp8
+
+
+def test_a_context_longer_than_the_kv_cache_is_refused(tmp_path: Path) -> None:
+    """The config's 128k context on an L4: vLLM refuses to start (TDK909), said before deploy."""
+    repo = _llama_repo(tmp_path)
+    models = load_models([repo])
+    stack = flag_stack(registry.get("gke"), {"gpu": "nvidia-l4"}, models, ROOT)
+    found = [f for f in feasible(stack, models).findings if f.code == "TDK909"]
+    assert len(found) == 1 and found[0].severity == "error"
+    assert "131072 (config.json max_position_embeddings)" in found[0].message
+    assert "max_model_len" in found[0].fix
+
+
+def test_a_release_without_config_json_says_the_kv_cache_is_not_sized(tmp_path: Path) -> None:
+    codes, line = _check(c.vllm_repo(tmp_path))  # facebook/opt-125m from the hub
+    assert codes == [] and "KV cache: not sized (no config.json" in line

@@ -347,3 +347,52 @@ def test_engine_based_trtllm_repositories_are_flagged_after_the_removal(
         assert "#15763" in found[0].message and "llmapi" in found[0].fix
     llm_api = c.llm_api_repo(tmp_path / "api")
     assert "TDK615" not in {f.code for f in _findings(llm_api)}
+
+
+@pytest.mark.parametrize("image", [None, "25.09", "26.03", "26.07"])
+def test_vllm_quantization_must_be_a_method_that_release_lists(
+    tmp_path: Path, image: str | None
+) -> None:
+    """Issue 38 item 3: ``quantization`` was any string; now one of the methods the release's
+    quantization package lists (QuantizationMethods / QUANTIZATION_METHODS in its wheel)."""
+    vllm = VllmImage(image, llm_version(image)) if image else None
+    repo = c.vllm_repo(tmp_path, args={"model": "/weights", "quantization": "awqq"})
+    found = [f for f in validate_paths([repo], vllm) if f.code == "TDK605"]
+    assert [f.field for f in found] == ["model.json quantization"], found
+    assert "'awq'" in found[0].message and found[0].severity == "error"
+    fine = c.vllm_repo(tmp_path / "ok", args={"model": "/weights", "quantization": "fp8"})
+    assert not [f for f in validate_paths([fine], vllm) if f.code == "TDK605"]
+
+
+def test_vllm_quantization_case_follows_the_release(tmp_path: Path) -> None:
+    """vLLM up to 0.9.0.1 lowercases ``quantization`` before checking it; later ones do not."""
+    repo = c.vllm_repo(tmp_path, args={"model": "/weights", "quantization": "AWQ"})
+    old = VllmImage("25.03", llm_version("25.03"))
+    new = VllmImage("26.05", llm_version("26.05"))
+    assert old.vllm == "0.7.3" and new.vllm == "0.19.0"
+    assert not [f for f in validate_paths([repo], old) if f.code == "TDK605"]
+    assert [f.field for f in validate_paths([repo], new) if f.code == "TDK605"] == [
+        "model.json quantization"
+    ]
+
+
+@pytest.mark.parametrize(("image", "version"), [("26.01", "1.1.0"), ("26.03", "1.2.0"),
+                                                ("26.05", "1.2.1")])  # fmt: skip
+def test_llm_api_names_on_a_trtllm_image_say_which_list_was_checked(
+    tmp_path: Path, image: str, version: str
+) -> None:
+    """Issue 38 item 2: TensorRT-LLM 1.1.0 / 1.2.x sources could not be obtained here, so the
+    LLM() names of a target's trtllm image are checked against the 1.0 list with a TDK613
+    warning naming the image's version, never silently."""
+    from infra.facts.llm import trtllm_version
+
+    trt = VllmImage(image, llm_version(image), trtllm_version(image))
+    warned = [f for f in _findings(c.llm_api_repo(tmp_path), trt) if f.code == "TDK613"]
+    assert len(warned) == 1 and warned[0].severity == "warning", warned
+    assert f"ships TensorRT-LLM {version}" in warned[0].message
+    assert "wheel-stub" in warned[0].message and "1.0" in warned[0].message
+    unknown = VllmImage("24.01", None, None)
+    said = [f.message for f in _findings(c.llm_api_repo(tmp_path / "u"), unknown)
+            if f.code == "TDK613"]  # fmt: skip
+    assert len(said) == 1 and "TRTLLM_VERSIONS" in said[0]
+    assert "TDK613" not in _codes(c.llm_api_repo(tmp_path / "none"))  # no target: no image

@@ -81,3 +81,46 @@ def test_values_generator_reads_literals_fields_and_cli_choices(tmp_path: Path) 
     assert found["gpu_memory_utilization"].bounds == (("gt", 0.0), ("le", 1.0))
     assert found["kv_cache_dtype"].choices == ("auto", "fp8")
     assert found["device"].kinds == {"any"}
+
+
+LOWERS = "class C:\n    def f(self):\n        self.quantization = self.quantization.lower()\n"
+#: version -> (the quantization package's list, the annotation, the config module)
+QUANTIZATION_SHAPES = {
+    "9.9.1": (
+        'QuantizationMethods = Literal["awq", "fp8"]\n',
+        "QuantizationMethods | str | None",
+        "",
+    ),
+    "9.9.2": ('QUANTIZATION_METHODS: List[str] = ["awq", "gptq"]\n', "Optional[str]", LOWERS),
+    "9.9.3": ('_QUANTIZATION_CONFIG_REGISTRY = {"awq": A, "marlin": M}\n', "Optional[str]", ""),
+}
+
+
+def _quantization_wheel(tmp_path: Path, version: str) -> Path:
+    methods, annotation, config = QUANTIZATION_SHAPES[version]
+    wheel = tmp_path / f"vllm-{version}-cp38-abi3-manylinux1_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        engine = f"class EngineArgs:\n    model: str = 'x'\n    quantization: {annotation} = None\n"
+        archive.writestr("vllm/engine/arg_utils.py", engine)
+        archive.writestr("vllm/model_executor/layers/quantization/__init__.py", methods)
+        archive.writestr("vllm/config/model.py", config)
+    return wheel
+
+
+def test_values_generator_reads_each_releases_quantization_methods(tmp_path: Path) -> None:
+    """Issue 38 item 3: the methods list in its three shapes (a Literal alias from 0.9, a list
+    in 0.6-0.8, a registry dict's keys in 0.4-0.5), the plugin ``| str`` dropped, and whether the
+    release lowercases the value (``self.quantization.lower()``, up to 0.9.0.1)."""
+    from packager.validate.engines.vllm_argsgen import render_values
+
+    wheels = [_quantization_wheel(tmp_path, version) for version in QUANTIZATION_SHAPES]
+    module = tmp_path / "vllm_values.py"
+    module.write_text(render_values(wheels, "2026-11-27"))
+    table = runpy.run_path(str(module))["VLLM_ENGINE_VALUES"]
+    found = {v: args._values(text)["quantization"] for v, (_, text) in table.items()}
+    assert found["9.9.1"] == args.ArgValue(frozenset({"none"}), ("awq", "fp8"), ())
+    assert found["9.9.2"].choices == ("awq", "gptq")
+    assert found["9.9.2"].kinds == {"none", "lowercased"}
+    assert found["9.9.3"].choices == ("awq", "marlin")
+    assert not args.value_problem("AWQ", found["9.9.2"])  # that release lowercases it
+    assert args.value_problem("AWQ", found["9.9.1"]) and args.value_problem("awqq", found["9.9.2"])

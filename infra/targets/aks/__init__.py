@@ -1,0 +1,1 @@
+"""The aks target: Triton on an Azure Kubernetes Service GPU node pool, scaled by KEDA."""

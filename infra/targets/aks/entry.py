@@ -1,0 +1,79 @@
+"""The aks target's registry entry: an AKS GPU node pool running Triton, scaled by KEDA."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from infra.planning.pricing import Quote
+from infra.targets.aks.cloud import CLOUD
+from infra.targets.k8s_entry import KubernetesEntry
+from infra.targets.registry import PlanUnit, StackSettings
+from tdk.errors import UsageError
+
+if TYPE_CHECKING:
+    from infra.planning.report import Candidate
+
+GPU_SIZE_KEY = "aksGpuVmSize"
+IMAGE_KEY = "k8sTritonImage"
+
+
+class AksEntry(KubernetesEntry):
+    name = "aks"
+    summary = "AKS GPU node pool running Triton, autoscaled by KEDA on Triton's metrics"
+    deploy_module = "infra.targets.aks.target"
+    client_module = "infra.targets.aks.client"
+    cloud = CLOUD
+    region_key = "azure-native:location"
+    default_region = "eastus"
+    default_candidates: ClassVar[tuple[str, ...]] = (
+        "Standard_NC4as_T4_v3",
+        "Standard_NV36ads_A10_v5",
+        "Standard_NC24ads_A100_v4",
+    )
+    node_keys = ("aksGpuNodesMin", "aksGpuNodesMax")
+    flag_defaults: ClassVar[dict[str, str]] = {
+        "azure-native:location": "eastus",
+        "releaseUrl": "az://tdkvalidate/releases/release",
+        "aksReleaseResourceGroup": "tdk-validate",
+        "k8sApiOpenToInternet": "true",
+    }
+    flag_keys: ClassVar[dict[str, str]] = {"instance_type": GPU_SIZE_KEY, "image": IMAGE_KEY}
+
+    def owns(self, unit: str) -> bool:
+        """An Azure GPU VM size of the aks catalog."""
+        from infra.targets.aks.catalog import size
+
+        return size(unit) is not None
+
+    def candidate(self, quote: Quote) -> Candidate:
+        """One AKS GPU node: its VM's Linux pay-as-you-go price (the ``azure_vm`` section of
+        ``--prices`` when it has one, else ``infra/targets/aks/prices.json``; the Free tier's
+        control plane costs nothing)."""
+        from infra.planning.report import Candidate
+        from infra.targets.aks import catalog, prices
+
+        found = catalog.size(quote.spec)
+        if found is None:
+            raise UsageError(
+                f"--instance-type {quote.spec!r} is not an Azure GPU VM size tdk knows",
+                hint=f"use one of {', '.join(catalog.SIZES)}",
+            )
+        # a --prices table with an azure_vm section wins over the committed one
+        table = quote.prices if prices.SECTION in quote.prices.sections else prices.load()
+        price = table.lookup(prices.SECTION, quote.region, found.name)
+        return Candidate(quote.spec, quote.unit_rps, found.gpus, price.usd_per_hour, quote.measured)
+
+    def plan_unit(self, stack: StackSettings) -> PlanUnit:
+        return PlanUnit(stack.get(self.region_key), stack.get(GPU_SIZE_KEY))
+
+    def stack_location(
+        self, stack: StackSettings, outputs: Mapping[str, Any]
+    ) -> dict[str, str | None]:
+        """The shared fields and, once deployed, the Azure Monitor workspace's query URL."""
+        url = outputs.get("prometheusQueryUrl")
+        found = super().stack_location(stack, outputs)
+        return {**found, "prometheus_url": url if isinstance(url, str) else None}
+
+
+ENTRY = AksEntry()

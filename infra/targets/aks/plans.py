@@ -1,0 +1,52 @@
+"""How an AKS pod copies a plan-cache entry: the Azure CLI (the model-sync image), logged in
+as the workload's identity (``az storage blob download-batch`` / ``upload --metadata``,
+learn.microsoft.com/cli/azure/storage/blob, read 2026-11-27). The metadata key ``sha256`` is
+the one tdk's az:// store reads (``packager.stores.azblob.SHA_META``)."""
+
+from __future__ import annotations
+
+import shlex
+
+from infra.k8s.build_job import WORK, StoreCopy
+from infra.targets.aks import builders as b
+from infra.targets.aks.config import AksConfig
+from packager.stores.azblob import SHA_META
+
+
+def _entry(config: AksConfig, entry_url: str) -> str:
+    """The entry's path under the release (``entry_url`` is ``<releaseUrl>/plans/.../``)."""
+    root = config.release.url.rstrip("/") + "/"
+    if not entry_url.startswith(root):
+        raise ValueError(f"{entry_url} is not under the release {root}")
+    return entry_url[len(root) :].strip("/")
+
+
+def _upload(config: AksConfig, entry: str, name: str, content_type: str) -> str:
+    blob = config.blob
+    path = shlex.quote(f"{WORK}/{name}")
+    return (
+        "az storage blob upload --auth-mode login --overwrite --no-progress --output none "
+        f"--account-name {shlex.quote(blob.account)} --container-name "
+        f"{shlex.quote(blob.container)} --name {shlex.quote(blob.name(f'{entry}/{name}'))} "
+        f"--file {path} --content-type {content_type} "
+        f'--metadata {SHA_META}="$(cat {path}.sha256)"'
+    )
+
+
+def store_copy(config: AksConfig, entry_url: str) -> StoreCopy:
+    """Fetch ``<entry>input/`` and upload the plan, then its record (the record last)."""
+    entry = _entry(config, entry_url)
+    fetch = f"set -eu; {b.login_script()}; {b.download_script(config.blob, entry + '/input', WORK)}"
+    upload = " && ".join(
+        (
+            b.login_script(),
+            _upload(config, entry, "model.plan", "application/octet-stream"),
+            _upload(config, entry, "plan.json", "application/json"),
+        )
+    )
+    return StoreCopy(
+        image=config.model_sync_image,
+        fetch=["sh", "-c", fetch],
+        upload=["sh", "-c", upload],
+        env={"HOME": "/tmp"},
+    )

@@ -1,0 +1,119 @@
+"""Declares an aks stack: cluster, monitoring, workload identities, add-ons, Triton workload."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pulumi
+import pulumi_azure_native as azure
+import pulumi_kubernetes as k8s
+
+from infra.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
+from infra.k8s.addons_component import ClusterAddons, ClusterAddonsArgs
+from infra.k8s.component import TritonService, TritonServiceArgs
+from infra.k8s.refs import PodIdentity
+from infra.targets.aks import arm
+from infra.targets.aks import builders as b
+from infra.targets.aks.cloud_names import TARGET
+from infra.targets.aks.cluster import AksCluster
+from infra.targets.aks.identity import Grant, WorkloadIdentity, WorkloadIdentityArgs
+from infra.targets.aks.monitoring import AksMonitoring, AksMonitoringArgs
+from infra.targets.k8s_common import invoke_command, port_forward_command
+
+if TYPE_CHECKING:
+    from infra.targets.aks.config import AksConfig
+
+
+def release_grants(subscription: pulumi.Output[str], config: AksConfig) -> tuple[Grant, ...]:
+    """Triton's identity reads the release prefix and writes only its plan cache."""
+    scope = subscription.apply(
+        lambda s: arm.container_scope(s, config.release_resource_group, config.blob)
+    )
+    reader = subscription.apply(lambda s: arm.role_definition(s, b.STORAGE_BLOB_DATA_READER))
+    writer = subscription.apply(lambda s: arm.role_definition(s, b.STORAGE_BLOB_DATA_CONTRIBUTOR))
+    return (
+        Grant(reader, scope, arm.release_read_condition(config.blob)),
+        Grant(writer, scope, arm.plan_write_condition(config.blob)),
+    )
+
+
+def declare_aks(config: AksConfig) -> dict[str, Any]:
+    """Every resource of the stack, children of its components; the stack outputs."""
+    from infra.targets.aks.config import triton_spec
+
+    name, workload = config.common.name, config.workload
+    client = azure.authorization.get_client_config_output()
+    subscription = client.subscription_id
+    cluster = AksCluster(name, config)
+    group = cluster.group.name
+    monitoring = AksMonitoring(
+        f"{name}-monitoring",
+        AksMonitoringArgs(
+            name=name, location=config.location, resource_group=group,
+            resource_group_id=cluster.group.id, cluster_id=cluster.cluster.id,
+            cluster_name=cluster.cluster.name, namespace=workload.namespace, job=name,
+            alerts=workload.alerts, budget=config.budget,
+        ),
+    )  # fmt: skip
+    keda = WorkloadIdentity(
+        f"{name}-keda",
+        WorkloadIdentityArgs(
+            identity_name=f"{name}-keda", resource_group=group, location=config.location,
+            issuer=cluster.oidc_issuer, namespace=KEDA_NAMESPACE, service_account=KEDA_OPERATOR_SA,
+            grants=(Grant(
+                subscription.apply(lambda s: arm.role_definition(s, b.MONITORING_DATA_READER)),
+                monitoring.workspace.id,
+            ),),
+        ),
+    )  # fmt: skip
+    reader = WorkloadIdentity(
+        f"{name}-triton",
+        WorkloadIdentityArgs(
+            identity_name=f"{name}-triton", resource_group=group, location=config.location,
+            issuer=cluster.oidc_issuer, namespace=workload.namespace, service_account=name,
+            grants=release_grants(subscription, config),
+        ),
+    )  # fmt: skip
+    addons = ClusterAddons(
+        name,
+        ClusterAddonsArgs(
+            cluster=cluster.ref,
+            keda_identity=PodIdentity(
+                keda_values=b.keda_pod_identity(keda.client_id, client.tenant_id),
+                ready=keda.ready,
+            ),
+            keda_version=config.keda_version,
+            device_plugin=cluster.device_plugin,
+        ),
+    )
+    spec = triton_spec(config, reader.client_id, monitoring.query_url)
+    on_cluster = pulumi.ResourceOptions(provider=cluster.ref.provider)
+    service = TritonService(
+        f"{name}-triton",
+        TritonServiceArgs(spec=spec, provider=cluster.ref.provider, depends_on=addons.ready),
+        opts=pulumi.ResourceOptions(depends_on=reader.ready),
+    )
+    monitor = b.pod_monitor(spec.name, spec.namespace, spec.selector)
+    k8s.apiextensions.CustomResource(
+        f"{name}-podmonitor",
+        api_version=monitor["apiVersion"],
+        kind=monitor["kind"],
+        metadata=monitor["metadata"],
+        spec=monitor["spec"],
+        opts=pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(depends_on=[service])),
+    )
+    return {
+        "clusterName": cluster.cluster.name,
+        "resourceGroup": group,
+        "region": config.location,
+        "kubeconfig": cluster.kubeconfig,
+        "namespace": spec.namespace,
+        "serviceName": spec.name,
+        "tritonClientId": reader.client_id,
+        "prometheusQueryUrl": monitoring.query_url,
+        "getCredentials": pulumi.Output.concat(
+            "az aks get-credentials --resource-group ", group, " --name ", cluster.cluster.name
+        ),
+        "portForward": port_forward_command(spec.namespace, spec.name),
+        "invokeCommand": invoke_command(TARGET, spec.namespace, spec.name, config.release.url),
+    }

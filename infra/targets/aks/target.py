@@ -1,0 +1,126 @@
+"""The ``aks`` target: AKS with a system pool and a tainted GPU pool that scales to zero,
+running the shared Triton workload (the release synced from Blob Storage with workload
+identity), KEDA on Azure Monitor managed Prometheus, the shared alert rules, a budget."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar
+
+from infra.config import ConfigReader, StackConfig, check_capacity, qualify
+from infra.facts.findings import Finding
+from infra.k8s.build_job import StoreCopy
+from infra.k8s.config import read_workload_config
+from infra.k8s.spec import TritonServiceSpec
+from infra.targets.aks import builders as b
+from infra.targets.aks import catalog
+from infra.targets.aks.cloud_names import DERIVED
+from infra.targets.aks.config import (
+    AksConfig,
+    read_gpu_size,
+    read_keda_pin,
+    read_kubernetes_version,
+    read_location,
+    read_release_group,
+    triton_spec,
+)
+from infra.targets.aks.entry import ENTRY
+from infra.targets.base import Manifest, OutputValue, Refusal, TargetSpec
+from infra.targets.checks import image_facts, pod_spec
+from infra.targets.guardrails import read_api_cidrs, read_budget
+from infra.targets.k8s_common import KubernetesTarget, require_release
+from infra.targets.k8s_models import fitted_workload
+from tdk.errors import ConfigError
+
+
+class AksTarget(KubernetesTarget[AksConfig]):
+    """AKS: resource group, cluster, GPU pool, workload identity, KEDA, managed Prometheus."""
+
+    name: ClassVar[str] = ENTRY.name
+    derived_names = DERIVED
+    release_schemes: ClassVar[tuple[str, ...]] = ("az",)
+
+    def refusals(self) -> Iterable[Refusal]:
+        return [
+            Refusal("aksGpuVmSize", size, why, catalog.SUGGESTED)
+            for size, why in catalog.REFUSED.items()
+        ]
+
+    def parse_config(self, reader: ConfigReader, common: StackConfig) -> AksConfig:
+        location = read_location(reader)
+        gpu_size = read_gpu_size(reader)
+        gpus = catalog.SIZES[gpu_size].gpus
+        low = reader.integer("aksGpuNodesMin", minimum=0)
+        high = reader.integer("aksGpuNodesMax", minimum=1)
+        check_capacity("aksGpuNodesMin", low, "aksGpuNodesMax", high)
+        workload = fitted_workload(reader, read_workload_config(reader))
+        if workload.kind == "gpu" and workload.gpus_per_pod > gpus:
+            raise ConfigError(
+                f"{qualify('k8sGpusPerPod')} ({workload.gpus_per_pod}) exceeds the {gpus} "
+                f"GPU(s) of {gpu_size}: no node could run a pod",
+                hint=f"lower {qualify('k8sGpusPerPod')} or pick a larger size",
+            )
+        release = require_release(common, "az")
+        version = read_kubernetes_version(reader)
+        blob = b.blob_release(release)
+        return AksConfig(
+            common=common,
+            release=release,
+            blob=blob,
+            release_resource_group=read_release_group(reader, blob),
+            location=location,
+            kubernetes_version=version,
+            keda_version=read_keda_pin(reader, version),
+            gpu_vm_size=gpu_size,
+            gpu_min_nodes=low,
+            gpu_max_nodes=high,
+            system_vm_size=reader.string("aksSystemVmSize"),
+            system_max_nodes=reader.integer("aksSystemNodesMax", minimum=1),
+            api_authorized_ranges=read_api_cidrs(reader, "aksApiAuthorizedIpRanges"),
+            workload=workload,
+            budget=read_budget(reader, email_required=True),
+            model_sync_image=reader.string("aksModelSyncImage"),
+        )
+
+    def offer(self, config: AksConfig) -> TargetSpec:
+        """One Triton pod: the GPU pool's VM size, the pod's GPUs, the workload's image."""
+        workload, size = config.workload, config.gpu
+        node = TargetSpec(
+            self.name, size.name, size.gpu, 0, image_facts(workload.image), mme=False,
+            gpus=size.gpus, image_name=workload.image,
+        )  # fmt: skip
+        return pod_spec(self.name, node, workload.gpus_per_pod, workload.kind == "cpu")
+
+    def declare(self, config: AksConfig) -> Mapping[str, Any]:
+        from infra.targets.aks.stack import declare_aks
+
+        return declare_aks(config)
+
+    def store_copy(self, config: AksConfig, entry_url: str) -> StoreCopy:
+        from infra.targets.aks.plans import store_copy
+
+        return store_copy(config, entry_url)
+
+    def workload_spec(self, config: AksConfig, output: OutputValue) -> TritonServiceSpec:
+        return triton_spec(config, output("tritonClientId"), output("prometheusQueryUrl"))
+
+    def cluster_manifests(self, config: AksConfig) -> list[Manifest]:
+        """The Azure Monitor managed Prometheus PodMonitor for Triton's metrics port."""
+        spec = triton_spec(config, "", "")
+        return [b.pod_monitor(spec.name, spec.namespace, spec.selector)]
+
+    def online_drift(self, config: AksConfig) -> tuple[str, list[str]] | None:
+        """The calendar against ``az aks get-versions`` for the stack's region."""
+        from infra.targets.aks import doctor
+
+        return doctor.API, doctor.version_drift(config.location)
+
+    def doctor_facts(self, config: AksConfig, today: dt.date) -> list[Finding]:
+        """The AKS calendar, the charts for the cluster's minor, the Triton image."""
+        from infra.targets.aks import doctor
+
+        return doctor.findings(config, today)
+
+
+TARGET = AksTarget()
