@@ -23,6 +23,26 @@ if TYPE_CHECKING:
     from infra.targets.registry import StackSettings, TargetEntry
 
 
+def check_candidates(
+    entry: TargetEntry,
+    specs: list[str],
+    region: str,
+    gpus_per_node: int,
+    stack: tuple[Path, str] | None = None,
+    settings: StackSettings | None = None,
+) -> None:
+    """Every candidate through the one feasibility path before it is priced (in the planned
+    stack ``stack``, with its models, when one is given): a UsageError for the first the
+    target cannot deploy."""
+    from infra.targets.feasibility import check_candidate
+    from infra.targets.registry import PlanUnit
+
+    models = settings.models if settings is not None else []
+    for spec in specs:
+        unit = PlanUnit(region, spec.partition(":")[0], gpus_per_node)
+        check_candidate(entry, unit, stack, models)
+
+
 def decimal_option(option: str, text: str | None) -> Decimal | None:
     if text is None:
         return None

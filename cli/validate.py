@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cli.common import JsonOpt
+from cli.common import STORE_SCHEMES, JsonOpt
 from cli.locate import ProjectDirOpt, TargetName
 from infra.targets import registry
 
@@ -72,9 +72,7 @@ BuiltForOpt = Annotated[
 ]
 ReleaseOpt = Annotated[
     str,
-    typer.Option(
-        "--release", help="A release (file://, s3://, gs://, az://) whose manifest to use."
-    ),
+    typer.Option("--release", help=f"A release ({STORE_SCHEMES}) whose manifest to use."),
 ]
 ShowConfigOpt = Annotated[
     bool,

@@ -22,8 +22,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from packager.stores.azaccount import CONNECTION_ENV, AzSettings, service_client
-from packager.stores.base import CHUNK, Listed, Progress, Store, _noop, download_via_part
+from packager.stores.azaccount import (
+    CONNECTION_ENV,
+    FORM,
+    SCHEME,
+    AzSettings,
+    parse_url,
+    service_client,
+)
+from packager.stores.base import CHUNK, Listed, Progress, Store, StoreKind, _noop, download_via_part
 from tdk.errors import StoreError
 
 SHA_META = "sha256"  # blob metadata: the hex sha256 of the bytes tdk wrote
@@ -336,3 +343,11 @@ def _md5_file(path: Path) -> str:
                 yield chunk
 
     return _md5(chunks())
+
+
+def _open(url: str, endpoint_url: str | None) -> AzStore:
+    del endpoint_url  # an S3-compatible store's option
+    return AzStore(url, *parse_url(url))
+
+
+KIND = StoreKind(SCHEME, FORM, _open)

@@ -323,3 +323,27 @@ def remove_unlocked(parent: Path) -> list[str]:
         finally:
             os.close(fd)
     return removed
+
+
+@dataclass(frozen=True)
+class StoreKind:
+    """One kind of release store, declared in its own module (``KIND``) and registered by its
+    URL scheme in ``packager.stores``: the scheme, the URL's form (for hints) and how a URL of
+    it opens (``endpoint_url`` is the ``--endpoint-url`` of an S3-compatible store; others
+    ignore it)."""
+
+    scheme: str
+    form: str
+    open: Callable[[str, str | None], Store]
+
+
+def require_bucket(url: str, netloc: str, form: str) -> str:
+    """The URL's bucket (its host part); a UsageError when empty (an unset shell variable)."""
+    if not netloc:
+        from tdk.errors import UsageError
+
+        raise UsageError(
+            f"the store URL {url!r} names no bucket",
+            hint=f"use {form} (is a shell variable in it unset?)",
+        )
+    return netloc

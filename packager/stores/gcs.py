@@ -7,8 +7,17 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
+from urllib.parse import urlparse
 
-from packager.stores.base import Listed, Progress, Store, _noop, download_via_part
+from packager.stores.base import (
+    Listed,
+    Progress,
+    Store,
+    StoreKind,
+    _noop,
+    download_via_part,
+    require_bucket,
+)
 from tdk.errors import StoreError
 
 SHA_META = "sha256"
@@ -265,3 +274,14 @@ def _chunks(path: Path) -> Iterator[bytes]:
     with path.open("rb") as handle:
         while chunk := handle.read(CHUNK_SIZE):
             yield chunk
+
+
+def _open(url: str, endpoint_url: str | None) -> GcsStore:
+    del endpoint_url  # an S3-compatible store's option
+    parsed = urlparse(url)
+    bucket = require_bucket(url, parsed.netloc, FORM)
+    return GcsStore(url, bucket, parsed.path.strip("/"))
+
+
+FORM = "gs://bucket/prefix"
+KIND = StoreKind("gs", FORM, _open)

@@ -14,8 +14,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
-from packager.stores.base import Listed, Progress, Store, _noop, download_via_part, env_number
+from packager.stores.base import (
+    Listed,
+    Progress,
+    Store,
+    StoreKind,
+    _noop,
+    download_via_part,
+    env_number,
+    require_bucket,
+)
 from packager.stores.s3tags import WrittenTags, plain_etag
 from tdk.errors import StoreError
 
@@ -364,3 +374,13 @@ class S3Store(Store):
 
         data: bytes | None = self._conditional("read", key, read)
         return data
+
+
+def _open(url: str, endpoint_url: str | None) -> S3Store:
+    parsed = urlparse(url)
+    bucket = require_bucket(url, parsed.netloc, FORM)
+    return S3Store(url, bucket, parsed.path.strip("/"), endpoint_url=endpoint_url)
+
+
+FORM = "s3://bucket/prefix"
+KIND = StoreKind("s3", FORM, _open)

@@ -21,6 +21,7 @@ from infra.facts.hardware import IMAGES
 from infra.tensorrt_plans.stage import BuildTarget
 from packager.plans import store_plan
 from packager.stores import open_store
+from tests.registry_lists import dev_stack, kubernetes_targets
 from tests.tensorrt_plans.helpers import SEQ, fake_plan, model_dir, planned, record_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,7 +54,7 @@ def _triton_deployment(tmp_path: Path, stack: str) -> dict:
     return yaml.safe_load(path.read_text())
 
 
-@pytest.mark.parametrize("stack", ["gke-dev", "eks-dev"])
+@pytest.mark.parametrize("stack", [dev_stack(t) for t in kubernetes_targets()])
 def test_the_rendered_job_passes_strict_validation_and_runs_like_triton(
     tmp_path: Path, stack: str
 ) -> None:
@@ -83,7 +84,9 @@ def test_the_rendered_job_passes_strict_validation_and_runs_like_triton(
     )
     # the upload names the cache entry; the Job never retries a failed build
     [upload] = pod["containers"]
-    assert listing["entry"] + "plan.json" in " ".join(upload["command"])
+    # (a URL for the AWS and Google CLIs, a blob name in its container for the Azure CLI)
+    entry = "plans/" + listing["entry"].split("/plans/", 1)[1]
+    assert entry + "plan.json" in " ".join(upload["command"])
     assert job["spec"]["backoffLimit"] == 0
 
 

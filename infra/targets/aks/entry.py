@@ -67,6 +67,9 @@ class AksEntry(KubernetesEntry):
     def plan_unit(self, stack: StackSettings) -> PlanUnit:
         return PlanUnit(stack.get(self.region_key), stack.get(GPU_SIZE_KEY))
 
+    def unit_values(self, unit: PlanUnit) -> dict[str, str]:
+        return {GPU_SIZE_KEY: unit.instance}
+
     def stack_location(
         self, stack: StackSettings, outputs: Mapping[str, Any]
     ) -> dict[str, str | None]:

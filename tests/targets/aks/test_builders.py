@@ -72,8 +72,14 @@ def test_alert_rules_keep_their_promql_duration_and_severity() -> None:
 
 def test_the_reader_role_is_narrowed_to_the_release_prefix() -> None:
     condition = arm.release_read_condition(_blob())
-    assert "StringLike 'v1/*'" in condition
-    assert "blobs/read" in condition
+    assert condition == (
+        "((!(ActionMatches{'Microsoft.Storage/storageAccounts/blobServices/containers/blobs/read'"
+        "})) OR (@Resource[Microsoft.Storage/storageAccounts/blobServices/containers/blobs:path]"
+        " StringLike 'v1/*'))"
+    )
+    assert "StringLike '*'" in arm.release_read_condition(_blob("az://acct123/releases"))
+    writes = arm.plan_write_condition(_blob())
+    assert writes.count("ActionMatches") == 4 and "StringLike 'v1/plans/*'" in writes
     scope = arm.container_scope("sub", "rg", _blob())
     assert scope.endswith("/storageAccounts/tdkreleases/blobServices/default/containers/releases")
 
