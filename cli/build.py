@@ -90,6 +90,11 @@ def build(
     if render is not None and local:
         raise UsageError("--render and --local both say where to build", hint="drop one")
     settings, target = _target(project_dir, stack)
+    if target.base_note:
+        out.warn(
+            f"Triton {target.release} is {target.base_note}: a plan built in the TensorRT "
+            f"{target.container_release} container may not load there"
+        )
     if not local:
         settings.entry.deploy().check_build()
     options = BuildOptions(tuple(shape or ()), opt_batch, fp16, hardware, atol, rtol)

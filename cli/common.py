@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from infra.clients.deadline import DEFAULT_TIMEOUT_S
+from packager.stores import scheme_list
 from tdk.numbers import check_number, parse_number
 
 
@@ -34,12 +35,14 @@ def number(
 
 MAX_SECONDS = 24 * 3600.0  # a timeout or window beyond a day is a typo
 
+#: the store URL schemes every --release / --store takes (the registered store kinds)
+STORE_SCHEMES = scheme_list()
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of tables.")]
 ReleaseOpt = Annotated[
     str,
     typer.Option(
         "--release",
-        help="Release URL written by `tdk package --release` (file://, s3://, gs://, az://).",
+        help=f"Release URL written by `tdk package --release` ({STORE_SCHEMES}).",
     ),
 ]
 EndpointUrlOpt = Annotated[
@@ -47,7 +50,7 @@ EndpointUrlOpt = Annotated[
     typer.Option(
         "--s3-endpoint-url",
         envvar="TDK_S3_ENDPOINT_URL",
-        help="S3-compatible endpoint for s3:// stores (MinIO, moto, ...).",
+        help="Endpoint of an S3-compatible store (MinIO, moto, ...).",
     ),
 ]
 RegionOpt = Annotated[

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from cli.common import EndpointUrlOpt, JsonOpt
+from cli.common import STORE_SCHEMES, EndpointUrlOpt, JsonOpt
 from cli.output import Output
 from cli.validate import GpuOpt, ImageOpt, InstanceOpt, ValidateTargetOpt
 from packager.archive import DEFAULT_LEVEL
@@ -28,7 +28,7 @@ def package(
         str,
         typer.Option(
             "--release",
-            help="Release URL, a directory or prefix of its own: file://, s3://, gs:// or az://.",
+            help=f"Release URL, a directory or prefix of its own: {STORE_SCHEMES}.",
         ),
     ],
     copies: Annotated[int, typer.Option("--copies", min=1, help="Copies of each model.")] = 1,

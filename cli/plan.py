@@ -14,6 +14,7 @@ from cli.common import JsonOpt
 from cli.locate import OptionalTargetOpt
 from cli.output import Output
 from cli.plan_common import (
+    check_candidates,
     decimal_option,
     entry_for,
     fleet,
@@ -143,6 +144,8 @@ def plan(
     table = load_prices(prices)
     measured_on = unit.instance_type or unit.gpu
     specs = list(dict.fromkeys(instance_types or cands.defaults(entry, measured_on)))
+    committed = _committed(stack)
+    check_candidates(entry, specs, region, gpus_per_node, committed, settings)
     options = [
         cands.candidate(entry, s, region, table, unit_rps, measured_on, gpus_per_node)
         for s in specs
@@ -191,6 +194,13 @@ def _stack(path: Path | None) -> tuple[StackFile | None, StackSettings | None]:
     stack = load_stack(path)
     project_dir, name = registry.stack_from_path(stack.path.resolve())  # a symlink: its file
     return stack, registry.load_stack(project_dir, name)
+
+
+def _committed(stack: StackFile | None) -> tuple[Path, str] | None:
+    """(project dir, stack name) of the planned stack file, if one is given."""
+    from infra.targets import registry
+
+    return registry.stack_from_path(stack.path.resolve()) if stack is not None else None
 
 
 def _check_measured_on(

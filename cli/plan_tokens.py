@@ -72,6 +72,7 @@ def token_plan(out: Output, bench: TokenBench, args: TokenPlanArgs) -> None:
     rate = tokens.output_tokens_per_s
     # with --components, the types the plan's target does not own (ml.*) are the components'
     priced = [s for s in specs if args.components is None or entry.owns(s.partition(":")[0])]
+    common.check_candidates(entry, priced or specs, region, args.gpus_per_node)
     options = [
         cands.candidate(entry, s, region, table, rate, measured_on, args.gpus_per_node)
         for s in priced or specs

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from cli.common import EndpointUrlOpt, JsonOpt
+from cli.common import STORE_SCHEMES, EndpointUrlOpt, JsonOpt
 from cli.output import Output
 from tdk.errors import UsageError
 
@@ -16,7 +16,7 @@ def releases(
         str,
         typer.Option(
             "--store",
-            help="Store URL holding releases, one per prefix (e.g. s3://bucket/releases).",
+            help=f"Store URL holding releases, one per prefix ({STORE_SCHEMES}).",
         ),
     ],
     endpoint_url: EndpointUrlOpt = None,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from cli.common import JsonOpt
+from cli.common import STORE_SCHEMES, JsonOpt
 from cli.locate import ProjectDirOpt, TargetName
 from infra.targets import registry
 
@@ -72,9 +72,7 @@ BuiltForOpt = Annotated[
 ]
 ReleaseOpt = Annotated[
     str,
-    typer.Option(
-        "--release", help="A release (file://, s3://, gs://, az://) whose manifest to use."
-    ),
+    typer.Option("--release", help=f"A release ({STORE_SCHEMES}) whose manifest to use."),
 ]
 ShowConfigOpt = Annotated[
     bool,
@@ -211,11 +209,12 @@ def _say_defaults(keys: Mapping[str, str], flags: Mapping[str, str], settings: A
 
 
 def _vllm_image(release: str) -> VllmImage:
-    """The vLLM that release's vllm image ships, for the engine-argument check."""
-    from infra.facts.llm import vllm_version
+    """The vLLM and TensorRT-LLM that release's engine images ship, for the engine-argument
+    checks."""
+    from infra.facts.llm import trtllm_version, vllm_version
     from packager.validate.engines.args import VllmImage
 
-    return VllmImage(release, vllm_version(release))
+    return VllmImage(release, vllm_version(release), trtllm_version(release))
 
 
 def _warn_placeholders(project_dir: Path, stack: str) -> None:

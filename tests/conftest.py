@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import socket
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -86,6 +87,18 @@ def llm_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoint]
         yield running
     finally:
         running.stop()
+
+
+@pytest.fixture
+def bystander() -> Iterator[subprocess.Popen[bytes]]:
+    """An unrelated process of ours (``sleep 60``), standing where a reused pid would point;
+    killed at the end."""
+    proc = subprocess.Popen(["sleep", "60"])
+    try:
+        yield proc
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 @pytest.fixture
@@ -184,7 +197,8 @@ def _azurite_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     127.0.0.1 at a port it picks, storing in a temp dir, started once per session; its
     ``host:port``."""
     import shutil
-    import subprocess
+
+    from tests.local.local_helpers import terminate
 
     binary = ROOT / ".node" / "node_modules" / ".bin" / "azurite-blob"
     found = str(binary) if binary.is_file() else shutil.which("azurite-blob")
@@ -203,12 +217,7 @@ def _azurite_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     try:
         yield _azurite_endpoint(proc)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        terminate(proc, 10)
 
 
 def _azurite_endpoint(proc: Any) -> str:

@@ -25,6 +25,7 @@ from infra.targets.registry import (
     DECOUPLED,
     LLM_ENGINES,
     VALIDATE,
+    PlanUnit,
     StackSettings,
     TargetEntry,
     able,
@@ -225,6 +226,41 @@ def flag_stack(
     values.update(entry.flag_values(flags))
     merged = merged_stack_config(project, None, values)
     return settings(ConfigReader(merged.get), f"{entry.name} (from --target flags)")
+
+
+def unit_stack(
+    entry: TargetEntry, unit: PlanUnit, committed: tuple[Path, str] | None = None
+) -> StackSettings:
+    """A stack of ``entry`` that deploys ``unit`` (a ``tdk plan`` candidate, in its region):
+    the planned stack (``committed``: project dir, stack name) with the unit swapped in, else
+    the flag placeholders over the project's ``Pulumi.yaml`` defaults, as ``flag_stack``."""
+    from infra.config import ConfigReader, merged_stack_config
+
+    values = {**entry.unit_values(unit), entry.region_key: unit.region}
+    project, name = committed if committed is not None else (_project(Path(".")), None)
+    if committed is None:
+        values = {"target": entry.name, **FLAG_PLACEHOLDERS, **entry.flag_defaults, **values}
+    merged = merged_stack_config(project, name, values)
+    return settings(ConfigReader(merged.get), f"{entry.name} {unit.instance} (a plan candidate)")
+
+
+def check_candidate(
+    entry: TargetEntry,
+    unit: PlanUnit,
+    committed: tuple[Path, str] | None = None,
+    models: Sequence[ModelDir] = (),
+) -> None:
+    """A UsageError naming the candidate and its first refusal when ``entry`` cannot deploy
+    ``unit`` (``committed``: in the planned stack, with its ``models``): what ``tdk plan``
+    asks of every candidate before it prices it."""
+    stack = unit_stack(entry, unit, committed)
+    refusal = feasible(stack, models, where=f"--instance-type {unit.instance}").first_refusal()
+    if refusal is not None:
+        raise UsageError(
+            f"--instance-type {unit.instance}: the {entry.name} target cannot deploy it: "
+            f"{refusal.message}",
+            hint=refusal.fix or "plan a unit the target can deploy",
+        )
 
 
 def _project(project_dir: Path) -> Path:

@@ -239,6 +239,12 @@ class TargetEntry:
         del report, option
         raise self.refuse(PLAN)
 
+    def unit_values(self, unit: PlanUnit) -> dict[str, str]:
+        """The stack keys that deploy ``unit`` (``plan_unit``'s inverse; its region aside):
+        ``tdk plan`` checks each candidate through the one feasibility path before pricing."""
+        del unit
+        raise self.refuse(PLAN)
+
 
 def _text(value: Any) -> str | None:
     """A stack output as text (None when absent or not a string)."""
@@ -247,7 +253,7 @@ def _text(value: Any) -> str | None:
 
 #: what each capability a target may refuse needs implemented (all of them, or a refusal)
 _METHODS: Mapping[str, tuple[str, ...]] = {
-    PLAN: ("candidate", "plan_unit", "scaling_updates"),
+    PLAN: ("candidate", "plan_unit", "scaling_updates", "unit_values"),
 }
 
 

@@ -75,6 +75,8 @@ class BuildTarget:
     release: str  # "26.05"
     tensorrt: tuple[int, int] | None  # the image's TensorRT, None where tdk's facts lack it
     base: str = ""  # the release of the image's CUDA/TensorRT base ("" = ``release``)
+    #: why ``base`` is an assumption (no source gave it: 26.09, 26.10), "" where a source did
+    base_note: str = ""
 
     @property
     def container_release(self) -> str:
@@ -115,9 +117,11 @@ def stack_target(settings: Any, stack: str) -> BuildTarget:
             hint="build for a stack with a GPU instance type or node pool",
         )
     image = spec.image
+    note = "" if image.base_verified else image.base_text()
     return BuildTarget(
-        spec.label, spec.gpu.kind, spec.gpu.compute, image.version, image.tensorrt, image.base
-    )
+        spec.label, spec.gpu.kind, spec.gpu.compute, image.version, image.tensorrt, image.base,
+        note,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)

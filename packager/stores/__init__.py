@@ -6,16 +6,26 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlparse
 
-from packager.stores.base import Progress, Store, sha256_file
+from packager.stores import azblob, gcs, s3
+from packager.stores.base import Progress, Store, StoreKind, sha256_file
 from packager.stores.file import FileStore
 from tdk.errors import StoreError, UsageError
 
-__all__ = ["FileStore", "Progress", "Store", "open_store", "sha256_file"]
+__all__ = ["FileStore", "Progress", "Store", "open_store", "scheme_list", "sha256_file"]
+
+#: every cloud store, by its URL scheme; each declares itself (``KIND``) in its own module
+KINDS: dict[str, StoreKind] = {kind.scheme: kind for kind in (s3.KIND, gcs.KIND, azblob.KIND)}
+
+
+def scheme_list() -> str:
+    """``file://, s3://, ...``: the schemes ``open_store`` takes, for help texts."""
+    return ", ".join(f"{scheme}://" for scheme in ("file", *KINDS))
 
 
 def open_store(url: str, endpoint_url: str | None = None) -> Store:
-    """The store for a release URL: ``file://``, a plain path, ``s3://bucket/prefix``,
-    ``gs://bucket/prefix`` or ``az://account/container/prefix``."""
+    """The store for a release URL: ``file://``, a plain path, or a URL of a registered store
+    kind (``KINDS``: ``s3://bucket/prefix``, ``gs://bucket/prefix``,
+    ``az://account/container/prefix``)."""
     parsed = urlparse(url)
     if parsed.scheme in ("", "file"):
         if parsed.scheme == "file" and parsed.netloc not in ("", "localhost"):
@@ -29,26 +39,11 @@ def open_store(url: str, endpoint_url: str | None = None) -> Store:
             )
         path = Path(raw).expanduser().resolve()
         return FileStore(f"file://{path}", path)
-    if parsed.scheme in ("s3", "gs") and not parsed.netloc:
-        raise UsageError(
-            f"the store URL {url!r} names no bucket",
-            hint=f"use {parsed.scheme}://bucket/prefix (is a shell variable in it unset?)",
+    kind = KINDS.get(parsed.scheme)
+    if kind is None:
+        forms = ", ".join(k.form for k in KINDS.values())
+        raise StoreError(
+            f"{url}: unsupported store scheme {parsed.scheme!r}",
+            hint=f"use file:///path or {forms}",
         )
-    if parsed.scheme == "s3":
-        from packager.stores.s3 import S3Store
-
-        return S3Store(url, parsed.netloc, parsed.path.strip("/"), endpoint_url=endpoint_url)
-    if parsed.scheme == "gs":
-        from packager.stores.gcs import GcsStore
-
-        return GcsStore(url, parsed.netloc, parsed.path.strip("/"))
-    if parsed.scheme == "az":
-        from packager.stores.azaccount import parse_url
-        from packager.stores.azblob import AzStore
-
-        return AzStore(url, *parse_url(url))
-    raise StoreError(
-        f"{url}: unsupported store scheme {parsed.scheme!r}",
-        hint="use file:///path, s3://bucket/prefix, gs://bucket/prefix or "
-        "az://account/container/prefix",
-    )
+    return kind.open(url, endpoint_url)

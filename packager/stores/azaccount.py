@@ -21,7 +21,7 @@ MIB = 1024 * 1024
 # (checked 2026-11-27).
 _ACCOUNT = re.compile(r"[a-z0-9]{3,24}")
 _CONTAINER = re.compile(r"(?=.{3,63}$)[a-z0-9]+(-[a-z0-9]+)*")
-_FORM = "az://<account>/<container>/<prefix>"
+FORM = "az://<account>/<container>/<prefix>"
 
 
 @dataclass(frozen=True)
@@ -58,12 +58,12 @@ def parse_url(url: str) -> tuple[str, str, str]:
         if not value:
             raise UsageError(
                 f"the store URL {url!r} names no {what}",
-                hint=f"use {_FORM} (is a shell variable in it unset?)",
+                hint=f"use {FORM} (is a shell variable in it unset?)",
             )
         if not rule.fullmatch(value):
             raise UsageError(
                 f"the store URL {url!r}: {value!r} is not a valid Azure {what} name",
-                hint=f"use {_FORM}; account: 3-24 lowercase letters and digits; container: "
+                hint=f"use {FORM}; account: 3-24 lowercase letters and digits; container: "
                 "3-63 lowercase letters, digits and single dashes",
             )
     return account, container, prefix.strip("/")

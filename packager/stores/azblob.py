@@ -17,14 +17,20 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from packager.stores.azaccount import CONNECTION_ENV, AzSettings, service_client
-from packager.stores.base import CHUNK, Listed, Progress, Store, _noop
+from packager.stores.azaccount import (
+    CONNECTION_ENV,
+    FORM,
+    SCHEME,
+    AzSettings,
+    parse_url,
+    service_client,
+)
+from packager.stores.base import CHUNK, Listed, Progress, Store, StoreKind, _noop, download_via_part
 from tdk.errors import StoreError
 
 SHA_META = "sha256"  # blob metadata: the hex sha256 of the bytes tdk wrote
@@ -199,21 +205,14 @@ class AzStore(Store):
         return bytes(self._call("read", key, lambda: self._blob(key).download_blob().readall()))
 
     def download(self, key: str, dest: Path, progress: Progress = _noop) -> None:
-        tmp = dest.with_name(dest.name + ".part")
-
-        def fetch() -> None:
-            dest.parent.mkdir(parents=True, exist_ok=True)
+        def write(part: Path) -> None:
             stream = self._blob(key).download_blob(
                 max_concurrency=CONCURRENCY, progress_hook=_Deltas(progress)
             )
-            with tmp.open("wb") as handle:
+            with part.open("wb") as handle:
                 stream.readinto(handle)
-            os.replace(tmp, dest)
 
-        try:
-            self._call("download", key, fetch)
-        finally:
-            tmp.unlink(missing_ok=True)
+        download_via_part(dest, write, lambda fetch: self._call("download", key, fetch))
 
     def delete(self, key: str) -> None:
         self._call("delete", key, self._blob(key).delete_blob, absent=None)
@@ -344,3 +343,11 @@ def _md5_file(path: Path) -> str:
                 yield chunk
 
     return _md5(chunks())
+
+
+def _open(url: str, endpoint_url: str | None) -> AzStore:
+    del endpoint_url  # an S3-compatible store's option
+    return AzStore(url, *parse_url(url))
+
+
+KIND = StoreKind(SCHEME, FORM, _open)

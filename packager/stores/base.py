@@ -72,6 +72,30 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def part_path(dest: Path) -> Path:
+    """Where a download into ``dest`` is written until it is whole (``<name>.part`` beside it)."""
+    return dest.with_name(dest.name + ".part")
+
+
+def download_via_part(
+    dest: Path, write: Callable[[Path], None], attempt: Callable[[Callable[[], None]], object]
+) -> None:
+    """Download into ``dest``: ``write(part)`` fills part_path(dest), which replaces ``dest``
+    only once whole, so a cut download never leaves a partial ``dest``. ``attempt`` runs that
+    step (the store's error mapping); the part file never outlives the call."""
+    part = part_path(dest)
+
+    def fetch() -> None:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        write(part)
+        os.replace(part, dest)
+
+    try:
+        attempt(fetch)
+    finally:
+        part.unlink(missing_ok=True)
+
+
 class Store(abc.ABC):
     """A release root; keys are ``/``-separated paths relative to it (``mme/bert-0.tar.gz``)."""
 
@@ -299,3 +323,27 @@ def remove_unlocked(parent: Path) -> list[str]:
         finally:
             os.close(fd)
     return removed
+
+
+@dataclass(frozen=True)
+class StoreKind:
+    """One kind of release store, declared in its own module (``KIND``) and registered by its
+    URL scheme in ``packager.stores``: the scheme, the URL's form (for hints) and how a URL of
+    it opens (``endpoint_url`` is the ``--endpoint-url`` of an S3-compatible store; others
+    ignore it)."""
+
+    scheme: str
+    form: str
+    open: Callable[[str, str | None], Store]
+
+
+def require_bucket(url: str, netloc: str, form: str) -> str:
+    """The URL's bucket (its host part); a UsageError when empty (an unset shell variable)."""
+    if not netloc:
+        from tdk.errors import UsageError
+
+        raise UsageError(
+            f"the store URL {url!r} names no bucket",
+            hint=f"use {form} (is a shell variable in it unset?)",
+        )
+    return netloc

@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from packager.manifest import MANIFEST_MAX_BYTES, MANIFEST_NAME, RELEASE_HINT, Manifest
-from packager.stores.base import Store
+from packager.stores.base import Store, part_path
 from tdk.bounded import open_regular
 from tdk.errors import StoreError, TdkError
 
@@ -46,7 +46,7 @@ def fetch_capped(store: Store, key: str, dest: Path, limit: int) -> tuple[int, s
     into ``dest``, stopped as soon as they report more than ``limit`` bytes.
     On any failure ``dest`` and the store's ``.part`` file are removed.
     """
-    part = dest.with_name(dest.name + ".part")
+    part = part_path(dest)
     try:
         root = store.local_root
         if root is not None:

@@ -25,6 +25,7 @@ from packager.stores.base import (
     Progress,
     Store,
     _noop,
+    download_via_part,
     locked_workdir,
     remove_unlocked,
     sha256_file,
@@ -223,15 +224,18 @@ class FileStore(Store):
             raise self._error("read", key, exc) from exc
 
     def download(self, key: str, dest: Path, progress: Progress = _noop) -> None:
-        try:
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            tmp = dest.with_name(dest.name + ".part")
-            with os.fdopen(self._must_open(key), "rb") as source, tmp.open("wb") as out:
+        def write(part: Path) -> None:
+            with os.fdopen(self._must_open(key), "rb") as source, part.open("wb") as out:
                 shutil.copyfileobj(source, out)
-            progress(tmp.stat().st_size)
-            os.replace(tmp, dest)
-        except OSError as exc:
-            raise self._error("read", key, exc) from exc
+            progress(part.stat().st_size)
+
+        def attempt(fetch: Callable[[], None]) -> None:
+            try:
+                fetch()
+            except OSError as exc:
+                raise self._error("read", key, exc) from exc
+
+        download_via_part(dest, write, attempt)
 
     def delete(self, key: str) -> None:
         """Remove ``key`` and the directories it leaves empty: an empty model directory in

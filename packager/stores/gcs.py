@@ -7,8 +7,17 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
+from urllib.parse import urlparse
 
-from packager.stores.base import Listed, Progress, Store, _noop
+from packager.stores.base import (
+    Listed,
+    Progress,
+    Store,
+    StoreKind,
+    _noop,
+    download_via_part,
+    require_bucket,
+)
 from tdk.errors import StoreError
 
 SHA_META = "sha256"
@@ -150,19 +159,13 @@ class GcsStore(Store):
         return bytes(self._call("read", key, blob.download_as_bytes))
 
     def download(self, key: str, dest: Path, progress: Progress = _noop) -> None:
-        tmp = dest.with_name(dest.name + ".part")
         blob = self.bucket.blob(self._name(key), chunk_size=CHUNK_SIZE)
 
-        def fetch() -> None:
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            blob.download_to_filename(str(tmp))
-            progress(tmp.stat().st_size)
-            os.replace(tmp, dest)
+        def write(part: Path) -> None:
+            blob.download_to_filename(str(part))
+            progress(part.stat().st_size)
 
-        try:
-            self._call("download", key, fetch)
-        finally:
-            tmp.unlink(missing_ok=True)
+        download_via_part(dest, write, lambda fetch: self._call("download", key, fetch))
 
     def delete(self, key: str) -> None:
         from google.api_core import exceptions as gexc
@@ -271,3 +274,14 @@ def _chunks(path: Path) -> Iterator[bytes]:
     with path.open("rb") as handle:
         while chunk := handle.read(CHUNK_SIZE):
             yield chunk
+
+
+def _open(url: str, endpoint_url: str | None) -> GcsStore:
+    del endpoint_url  # an S3-compatible store's option
+    parsed = urlparse(url)
+    bucket = require_bucket(url, parsed.netloc, FORM)
+    return GcsStore(url, bucket, parsed.path.strip("/"))
+
+
+FORM = "gs://bucket/prefix"
+KIND = StoreKind("gs", FORM, _open)

@@ -10,12 +10,22 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
-from packager.stores.base import Listed, Progress, Store, _noop, env_number
+from packager.stores.base import (
+    Listed,
+    Progress,
+    Store,
+    StoreKind,
+    _noop,
+    download_via_part,
+    env_number,
+    require_bucket,
+)
 from packager.stores.s3tags import WrittenTags, plain_etag
 from tdk.errors import StoreError
 
@@ -261,16 +271,18 @@ class S3Store(Store):
     def download(self, key: str, dest: Path, progress: Progress = _noop) -> None:
         from botocore.exceptions import BotoCoreError, ClientError
 
-        tmp = dest.with_name(dest.name + ".part")
-        try:
-            dest.parent.mkdir(parents=True, exist_ok=True)
+        def write(part: Path) -> None:
             self.client.download_file(
-                self.bucket, self._key(key), str(tmp), Callback=progress, Config=self._transfer()
+                self.bucket, self._key(key), str(part), Callback=progress, Config=self._transfer()
             )
-            os.replace(tmp, dest)
-        except (BotoCoreError, ClientError, OSError) as exc:
-            tmp.unlink(missing_ok=True)
-            raise self._error("download", key, exc) from exc
+
+        def attempt(fetch: Callable[[], None]) -> None:
+            try:
+                fetch()
+            except (BotoCoreError, ClientError, OSError) as exc:
+                raise self._error("download", key, exc) from exc
+
+        download_via_part(dest, write, attempt)
 
     def delete(self, key: str) -> None:
         from botocore.exceptions import BotoCoreError, ClientError
@@ -362,3 +374,13 @@ class S3Store(Store):
 
         data: bytes | None = self._conditional("read", key, read)
         return data
+
+
+def _open(url: str, endpoint_url: str | None) -> S3Store:
+    parsed = urlparse(url)
+    bucket = require_bucket(url, parsed.netloc, FORM)
+    return S3Store(url, bucket, parsed.path.strip("/"), endpoint_url=endpoint_url)
+
+
+FORM = "s3://bucket/prefix"
+KIND = StoreKind("s3", FORM, _open)

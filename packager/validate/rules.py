@@ -373,9 +373,10 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
      "remove the tensor from config.pbtxt (the backend adds it) or declare it as the backend does",
      VLLM_SRC),
     ("TDK613", "engine-version-unrecorded", "warning",
-     "the target's vllm image ships a vLLM version whose EngineArgs are not recorded (or no "
-     "checked source names its version): model.json names were checked against another version",
-     "record that version's EngineArgs, or check the names against the image's vLLM by hand",
+     "the target's vllm (trtllm) image ships a vLLM (TensorRT-LLM) version whose EngineArgs "
+     "(LLM() arguments) are not recorded (or no checked source names its version): model.json "
+     "(model.yaml) names were checked against another version",
+     "record that version's arguments, or check the names against the image's engine by hand",
      VLLM_ARGS),
     ("TDK614", "engine-metrics-off", "warning",
      "the vLLM backend exports the engine's metrics only when REPORT_CUSTOM_METRICS is \"true\" "

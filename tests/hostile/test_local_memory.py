@@ -8,24 +8,21 @@ import os
 import signal
 import stat
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
 from infra.triton_runtime import shm
 from tests.local.conftest import _runtime_or_skip
 from tests.local.local_helpers import (
-    Endpoint,
     alive,
-    make_release,
+    infer_sleeper,
+    python_endpoint,
+    python_release,
     start_endpoint,
     wait_for,
-    write_python_model,
 )
 
 SHM = Path("/dev/shm")
@@ -35,16 +32,6 @@ def _dead_pid() -> int:
     proc = subprocess.Popen(["true"])
     proc.wait()
     return proc.pid
-
-
-@pytest.fixture
-def bystander() -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen(["sleep", "60"])
-    try:
-        yield proc
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def test_the_sweep_removes_only_regions_of_ours_whose_owner_is_gone(
@@ -86,23 +73,6 @@ def test_protect_makes_regions_private(tmp_path: Path) -> None:
     assert stat.S_IMODE(other.stat().st_mode) == 0o644  # another prefix: not touched
 
 
-def _release(tmp_path: Path) -> Path:
-    repo = tmp_path / "repo"
-    write_python_model(repo, "sleeper")
-    store = tmp_path / "store"
-    make_release(repo, store, copies=1)
-    return store
-
-
-def _infer(endpoint: Endpoint) -> list[float]:
-    model = endpoint.manifest.by_target_model("sleeper-0.tar.gz")
-    target = SageMakerRuntimeTarget("local", endpoint_url=endpoint.url, local=True, max_attempts=1)
-    try:
-        return list(target.infer(model, {"x": np.array([0.0], np.float32)})["y"].tolist())
-    finally:
-        target.close()
-
-
 def _regions(front_pid: int) -> set[Path]:
     return set(SHM.glob(f"tdk{front_pid}_*"))
 
@@ -112,10 +82,9 @@ def test_regions_are_private_and_go_with_their_triton(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _runtime_or_skip()
-    endpoint = start_endpoint(_release(tmp_path), tmp_path / "state", "--triton-netns", "off")
-    monkeypatch.setenv("TDK_STATE_DIR", str(endpoint.state_dir))
-    try:
-        assert _infer(endpoint) == [0.0]
+    with python_endpoint(tmp_path, "sleeper", args=("--triton-netns", "off")) as endpoint:
+        monkeypatch.setenv("TDK_STATE_DIR", str(endpoint.state_dir))
+        assert infer_sleeper(endpoint) == [0.0]
         first = _regions(endpoint.proc.pid)
         assert first, "the Python backend's regions carry the front's pid"
         assert {stat.S_IMODE(path.stat().st_mode) for path in first} == {0o600}
@@ -123,23 +92,21 @@ def test_regions_are_private_and_go_with_their_triton(
         os.killpg(endpoint.status()["triton_pid"], signal.SIGKILL)
         wait_for(lambda: endpoint.status()["triton_restarts"] == 1, 60, "Triton's restart")
         assert not {path for path in first if path.exists()}  # the killed Triton's regions
-        assert _infer(endpoint) == [0.0]
+        assert infer_sleeper(endpoint) == [0.0]
         assert _regions(endpoint.proc.pid)
         down = CliRunner().invoke(app, ["local", "down"])
         assert down.exit_code == 0, down.output
         endpoint.proc.wait(30)  # down waits for it: it is gone
         assert _regions(endpoint.proc.pid) == set()
-    finally:
-        endpoint.stop()
 
 
 @pytest.mark.e2e
 def test_regions_of_a_killed_front_are_swept_at_the_next_start(tmp_path: Path) -> None:
     _runtime_or_skip()
-    store = _release(tmp_path)
+    store = python_release(tmp_path, "sleeper")
     first = start_endpoint(store, tmp_path / "one", "--triton-netns", "off")
     try:
-        assert _infer(first) == [0.0]
+        assert infer_sleeper(first) == [0.0]
         left = _regions(first.proc.pid)
         triton = first.status()["triton_pid"]
         first.proc.kill()  # SIGKILL: no cleanup of its own
@@ -149,7 +116,7 @@ def test_regions_of_a_killed_front_are_swept_at_the_next_start(tmp_path: Path) -
         second = start_endpoint(store, tmp_path / "two", "--triton-netns", "off")
         try:
             assert not {path for path in left if path.exists()}
-            assert _infer(second) == [0.0]
+            assert infer_sleeper(second) == [0.0]
         finally:
             second.stop()
     finally:

@@ -18,13 +18,7 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from tests.local.conftest import _runtime_or_skip
-from tests.local.local_helpers import (
-    Endpoint,
-    children,
-    make_release,
-    start_endpoint,
-    write_python_model,
-)
+from tests.local.local_helpers import Endpoint, children, python_endpoint
 
 pytestmark = pytest.mark.e2e
 runner = CliRunner()
@@ -36,16 +30,8 @@ def endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoint]:
     """Copies ``a-b-0`` and ``a_b-0``: both become inference component ``a-b-0`` on
     sagemaker-ic, so the local endpoint must answer each by its exact name."""
     _runtime_or_skip()
-    repo = tmp_path_factory.mktemp("repo")
-    write_python_model(repo, "a-b")
-    write_python_model(repo, "a_b")
-    store = tmp_path_factory.mktemp("store")
-    make_release(repo, store, copies=1)
-    running = start_endpoint(store, tmp_path_factory.mktemp("state"))
-    try:
+    with python_endpoint(tmp_path_factory.mktemp("endpoint"), "a-b", "a_b") as running:
         yield running
-    finally:
-        running.stop()
 
 
 def _by_component(endpoint: Endpoint, name: str) -> Any:

@@ -20,7 +20,8 @@ from packager.stores import Store, open_store
 from packager.stores.capped import fetch_capped
 from tdk.errors import StoreError
 from tests.hostile.endpoint_helpers import post, snapshot
-from tests.local.local_helpers import Endpoint, make_release, start_endpoint, write_python_model
+from tests.local.conftest import _runtime_or_skip
+from tests.local.local_helpers import Endpoint, python_endpoint, python_release
 
 runner = CliRunner()
 Edit = Callable[[dict[str, Any]], None]
@@ -52,11 +53,7 @@ ROWS: list[tuple[str, Edit, str]] = [
 
 @pytest.fixture
 def release(tmp_path: Path) -> Path:
-    repo = tmp_path / "repo"
-    write_python_model(repo, "sleeper")
-    store = tmp_path / "store"
-    make_release(repo, store, copies=1)
-    return store
+    return python_release(tmp_path, "sleeper")
 
 
 @pytest.fixture
@@ -132,21 +129,9 @@ def test_fetch_refuses_a_device(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoint]:
-    from infra.triton_runtime.runtime import RuntimeMissing, find_runtime
-
-    try:
-        find_runtime()
-    except RuntimeMissing as exc:  # pragma: no cover - only without the Triton runtime venv
-        pytest.skip(str(exc))
-    repo = tmp_path_factory.mktemp("repo")
-    write_python_model(repo, "sleeper")
-    store = tmp_path_factory.mktemp("store")
-    make_release(repo, store, copies=3)
-    running = start_endpoint(store, tmp_path_factory.mktemp("state"))
-    try:
+    _runtime_or_skip()
+    with python_endpoint(tmp_path_factory.mktemp("endpoint"), "sleeper", copies=3) as running:
         yield running
-    finally:
-        running.stop()
 
 
 def _invoke(endpoint: Endpoint, target_model: str) -> tuple[int, dict[str, Any]]:

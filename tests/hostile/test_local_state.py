@@ -10,7 +10,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -38,17 +37,6 @@ def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder.mkdir(mode=0o700)
     monkeypatch.setenv("TDK_STATE_DIR", str(folder))
     return folder
-
-
-@pytest.fixture
-def bystander() -> Iterator[subprocess.Popen[bytes]]:
-    """An unrelated process of ours, standing where a reused pid would point."""
-    proc = subprocess.Popen(["sleep", "60"])
-    try:
-        yield proc
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def _plant(state_dir: Path, pid: int, **extra: str) -> Path:

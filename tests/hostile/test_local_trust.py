@@ -15,14 +15,19 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
-from infra.triton_runtime.runtime import REPOSITORY_HEADER, RuntimeMissing, find_runtime
+from infra.triton_runtime.runtime import REPOSITORY_HEADER
 from tests.hostile.endpoint_helpers import post
 from tests.hostile.other_user import as_other_user, in_subprocess, python_for_other_user
-from tests.local.local_helpers import Endpoint, make_release, start_endpoint, write_python_model
+from tests.local.conftest import _runtime_or_skip
+from tests.local.local_helpers import (
+    Endpoint,
+    infer_sleeper,
+    python_endpoint,
+    python_release,
+    start_endpoint,
+)
 
 pytestmark = pytest.mark.e2e
 NOBODY = 65534
@@ -30,29 +35,10 @@ NOBODY = 65534
 
 @pytest.fixture(scope="module")
 def endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoint]:
-    try:
-        find_runtime()
-    except RuntimeMissing as exc:  # pragma: no cover - only without the Triton runtime venv
-        pytest.skip(str(exc))
-    repo = tmp_path_factory.mktemp("repo")
-    write_python_model(repo, "sleeper")
-    store = tmp_path_factory.mktemp("store")
-    make_release(repo, store, copies=1)
-    state = tmp_path_factory.mktemp("state")
-    running = start_endpoint(store, state, "--triton-netns", "off")
-    try:
+    _runtime_or_skip()
+    root = tmp_path_factory.mktemp("endpoint")
+    with python_endpoint(root, "sleeper", args=("--triton-netns", "off")) as running:
         yield running
-    finally:
-        running.stop()
-
-
-def _infer(endpoint: Endpoint) -> list[float]:
-    model = endpoint.manifest.by_target_model("sleeper-0.tar.gz")
-    target = SageMakerRuntimeTarget("local", endpoint_url=endpoint.url, local=True, max_attempts=1)
-    try:
-        return list(target.infer(model, {"x": np.array([0.0], np.float32)})["y"].tolist())
-    finally:
-        target.close()
 
 
 def _evil_load(url: str, marker: Path, headers: dict[str, str]) -> int:
@@ -72,7 +58,7 @@ def _evil_load(url: str, marker: Path, headers: dict[str, str]) -> int:
 def test_triton_repository_api_refuses_callers_without_the_secret(
     endpoint: Endpoint, tmp_path: Path
 ) -> None:
-    assert _infer(endpoint) == [0.0]  # the endpoint itself loads models
+    assert infer_sleeper(endpoint) == [0.0]  # the endpoint itself loads models
     triton = f"http://127.0.0.1:{endpoint.triton()['http_port']}"
     marker = tmp_path / "marker"
     assert _evil_load(triton, marker, {}) == 403
@@ -80,7 +66,7 @@ def test_triton_repository_api_refuses_callers_without_the_secret(
     for path in ("/v2/repository/index", "/v2/repository/models/sleeper-0/unload"):
         assert post(triton, {}, b"{}", path)[0] == 403, path
     assert not marker.exists()
-    assert _infer(endpoint) == [0.0]  # still loaded: the unload was refused
+    assert infer_sleeper(endpoint) == [0.0]  # still loaded: the unload was refused
     name, secret = endpoint.triton()["repository_header"]  # from the endpoint's private file
     assert post(triton, {name: secret}, b"{}", "/v2/repository/index")[0] == 200
     # inference stays open (tdk invoke --url against the endpoint's Triton works)
@@ -131,7 +117,7 @@ def _mode(path: Path) -> int:
 
 
 def test_state_logs_and_work_dir_are_private(endpoint: Endpoint) -> None:
-    _infer(endpoint)
+    infer_sleeper(endpoint)
     work = endpoint.state_dir / "local-local"
     assert _mode(work) == 0o700
     for name in ("triton.log", "triton.json"):
@@ -185,7 +171,7 @@ def _request(url: str, method: str, path: str, body: str, headers: dict[str, str
 def test_every_api_but_health_and_inference_needs_the_secret(
     endpoint: Endpoint, method: str, path: str, body: str
 ) -> None:
-    _infer(endpoint)
+    infer_sleeper(endpoint)
     triton = f"http://127.0.0.1:{endpoint.triton()['http_port']}"
     assert _request(triton, method, path, body, {}) == 403
     assert _request(triton, method, path, body, {REPOSITORY_HEADER: "guess"}) == 403
@@ -212,7 +198,7 @@ def test_another_user_reaches_only_health_and_inference(endpoint: Endpoint) -> N
     """Without a namespace (this fixture): as uid 65534, every restricted API answers 403, the
     shared-memory attack fails, and neither the secret nor a prompt is readable."""
     _other_user_or_skip()
-    _infer(endpoint)
+    infer_sleeper(endpoint)
     known = endpoint.triton()
     triton = f"http://127.0.0.1:{known['http_port']}"
     secret = known["repository_header"][1]
@@ -248,13 +234,10 @@ def test_another_user_reaches_only_health_and_inference(endpoint: Endpoint) -> N
 def isolated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoint]:
     """The default endpoint: Triton in a network namespace of its own (skipped where the
     kernel refuses one: ``--triton-netns on`` then fails to start)."""
-    repo = tmp_path_factory.mktemp("repo")
-    write_python_model(repo, "sleeper")
-    store = tmp_path_factory.mktemp("store")
-    make_release(repo, store, copies=1)
-    state = tmp_path_factory.mktemp("state")
+    root = tmp_path_factory.mktemp("isolated")
+    store = python_release(root, "sleeper")
     try:
-        running = start_endpoint(store, state, "--triton-netns", "on")
+        running = start_endpoint(store, root / "state", "--triton-netns", "on")
     except AssertionError as exc:
         if "network namespace" in str(exc):
             pytest.skip(f"this kernel refuses network namespaces: {exc}")
@@ -266,7 +249,7 @@ def isolated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Endpoint]:
 
 
 def test_in_its_namespace_triton_is_unreachable_for_another_user(isolated: Endpoint) -> None:
-    assert _infer(isolated) == [0.0]  # the front reaches it
+    assert infer_sleeper(isolated) == [0.0]  # the front reaches it
     known = isolated.triton()
     assert known["netns"] is True
     pid = known["pid"]
@@ -315,13 +298,8 @@ def test_without_namespaces_the_endpoint_warns_and_keeps_the_restrictions(
     tmp_path: Path,
 ) -> None:
     _no_namespaces_or_skip()
-    repo = tmp_path / "repo"
-    write_python_model(repo, "sleeper")
-    store = tmp_path / "store"
-    make_release(repo, store, copies=1)
-    running = start_endpoint(store, tmp_path / "state", wrapper=NO_NAMESPACES)
-    try:
-        assert _infer(running) == [0.0]
+    with python_endpoint(tmp_path, "sleeper", wrapper=NO_NAMESPACES) as running:
+        assert infer_sleeper(running) == [0.0]
         known = running.triton()
         assert known["netns"] is False
         log = running.log.read_text()
@@ -330,14 +308,11 @@ def test_without_namespaces_the_endpoint_warns_and_keeps_the_restrictions(
         triton = f"http://127.0.0.1:{known['http_port']}"
         assert _request(triton, "POST", "/v2/repository/index", "{}", {}) == 403
         assert _request(triton, "GET", "/v2/logging", "", {}) == 403
-    finally:
-        running.stop()
 
 
 def test_triton_netns_on_refuses_to_start_without_namespaces(tmp_path: Path) -> None:
     _no_namespaces_or_skip()
-    store = tmp_path / "store"
-    make_release(write_python_model(tmp_path / "repo", "sleeper").parent, store, copies=1)
+    store = python_release(tmp_path, "sleeper")
     with pytest.raises(AssertionError) as refused:
         start_endpoint(store, tmp_path / "state", "--triton-netns", "on", wrapper=NO_NAMESPACES)
     assert "cannot run in a network namespace of its own" in str(refused.value)

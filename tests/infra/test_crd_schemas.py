@@ -45,6 +45,7 @@ def _today(monkeypatch: pytest.MonkeyPatch) -> None:
     [
         ("gke-dev", set(KINDS)),
         ("eks-dev", set(list(KINDS)[:2])),
+        ("aks-dev", set(list(KINDS)[:2])),
     ],
 )
 def test_rendered_custom_resources_validate(stack: str, expected: set[str]) -> None:

@@ -7,7 +7,6 @@ import hashlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -138,13 +137,7 @@ class Endpoint:
         return dict(json.loads(path.read_text()))
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        terminate(self.proc, 20)
 
 
 def start_endpoint(
@@ -231,6 +224,49 @@ def write_python_model(repo: Path, name: str, initialize: str = "pass") -> Path:
     return model
 
 
+def python_release(root: Path, *names: str, copies: int = 1) -> Path:
+    """A release in ``root/store`` of ``copies`` copies of each Python model ``names``
+    (write_python_model, in ``root/repo``)."""
+    repo = root / "repo"
+    for name in names:
+        write_python_model(repo, name)
+    store = root / "store"
+    make_release(repo, store, copies=copies)
+    return store
+
+
+@contextmanager
+def python_endpoint(
+    root: Path,
+    *names: str,
+    copies: int = 1,
+    args: tuple[str, ...] = (),
+    wrapper: tuple[str, ...] = (),
+) -> Iterator[Endpoint]:
+    """An endpoint (start_endpoint's ``args`` and ``wrapper``, its state in ``root/state``)
+    serving python_release(root, *names, copies=copies); stopped on exit."""
+    store = python_release(root, *names, copies=copies)
+    running = start_endpoint(store, root / "state", *args, wrapper=wrapper)
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+def infer_sleeper(endpoint: Endpoint) -> list[float]:
+    """``y`` for ``x = 0`` from copy ``sleeper-0`` through the SageMaker runtime client."""
+    import numpy as np
+
+    from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
+
+    model = endpoint.manifest.by_target_model("sleeper-0.tar.gz")
+    target = SageMakerRuntimeTarget("local", endpoint_url=endpoint.url, local=True, max_attempts=1)
+    try:
+        return list(target.infer(model, {"x": np.array([0.0], np.float32)})["y"].tolist())
+    finally:
+        target.close()
+
+
 def children(pid: int) -> set[int]:
     """Every live descendant of ``pid`` (from /proc)."""
     parents: dict[int, int] = {}
@@ -267,6 +303,17 @@ def wait_for(condition: Any, timeout: float, what: str) -> Any:
             return value
         time.sleep(0.05)
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def terminate(proc: subprocess.Popen[Any], grace: float) -> None:
+    """SIGTERM ``proc`` if it still runs, SIGKILL it after ``grace`` s; reaped either way."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 @contextmanager

@@ -5,34 +5,19 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any
 
 import pytest
-import requests
 
 from packager.publish import publish
 from packager.stores import open_store
 from packager.stores.azblob import MD5_META, SHA_META
 from tdk.errors import ConfigError, StoreError
-from tests.packager.test_stores import new_container
+from tests.packager.test_stores import count_requests, new_container
 
 
 @pytest.fixture
 def az_url(azurite: str) -> str:
     return f"az://{new_container(azurite)}/releases/r1"
-
-
-def _count_requests(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
-    """Every HTTP request the Blob client sends (azure-core's requests transport)."""
-    sent: list[tuple[str, str]] = []
-    real = requests.Session.request
-
-    def counting(self: requests.Session, method: str, url: str, *args: Any, **kw: Any) -> Any:
-        sent.append((method, url))
-        return real(self, method, url, *args, **kw)
-
-    monkeypatch.setattr(requests.Session, "request", counting)
-    return sent
 
 
 def test_noop_republish_to_az_asks_about_no_blob(
@@ -42,7 +27,7 @@ def test_noop_republish_to_az_asks_about_no_blob(
     checksum check of every blob is answered from it, with no request per blob, no upload."""
     monkeypatch.setenv("TDK_CACHE_DIR", str(tmp_path / "cache"))
     publish([sample_repo / "tokenizer"], open_store(az_url), copies=2)
-    sent = _count_requests(monkeypatch)
+    sent = count_requests(monkeypatch)
     again = publish([sample_repo / "tokenizer"], open_store(az_url), copies=2)
     assert again.uploaded == [] and again.rebuilt == [] and again.copied == []
     lists = [url for _, url in sent if "comp=list" in url]

@@ -23,6 +23,7 @@ from infra.triton_runtime.runtime import (
 )
 from packager.manifest import MANIFEST_NAME, REPOSITORY_PREFIX, Manifest
 from packager.stores import open_store
+from tests.local.local_helpers import terminate
 
 runner = CliRunner()
 START_DEADLINE = 120.0  # seconds for Triton to load every model (~1.5 s each measured)
@@ -98,9 +99,4 @@ def test_release_repository_tree_loads_every_model_in_triton(
         log_text = (tmp_path / "triton.log").read_text(errors="replace")
         assert not_ready == [], f"{not_ready}: {[index.get(n) for n in not_ready]}\n{log_text}"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        terminate(proc, 15)

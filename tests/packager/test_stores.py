@@ -54,6 +54,22 @@ def new_container(connection: str) -> str:
     return f"{service.account_name}/{name}"
 
 
+def count_requests(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """Every HTTP request the store's SDK sends from now on, as (method, URL): the GCS and
+    Blob clients both send through ``requests.Session.request``."""
+    import requests
+
+    sent: list[tuple[str, str]] = []
+    real = requests.Session.request
+
+    def counting(self: requests.Session, method: str, url: str, *args: Any, **kw: Any) -> Any:
+        sent.append((method, url))
+        return real(self, method, url, *args, **kw)
+
+    monkeypatch.setattr(requests.Session, "request", counting)
+    return sent
+
+
 def _roundtrip(store: Store, tmp_path: Path) -> None:
     big = tmp_path / "big.bin"
     big.write_bytes(os.urandom(PART_SIZE + 1234))  # multipart on S3, chunked on GCS
@@ -109,6 +125,37 @@ def test_publish_to_cloud_store_and_republish(
     assert first.uploaded_bytes > 0
     second = publish([sample_repo], open_store(url, endpoint_url=endpoint), copies=2)
     assert second.uploaded == [] and second.uploaded_bytes == 0
+
+
+class _Stopped(Exception):
+    """Raised by a progress callback: the download is abandoned half way."""
+
+
+def _stop(_: int) -> None:
+    raise _Stopped
+
+
+@pytest.mark.parametrize("which", ["file", "s3", "gs", "az"])
+def test_a_download_that_fails_keeps_the_old_file_and_leaves_no_part(
+    which: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """A download replaces ``dest`` only once whole: abandoned (its progress callback raised,
+    as the size cap's does) or refused (no such object), the old file stays and no ``.part``."""
+    url = f"file://{tmp_path / 'r'}" if which == "file" else request.getfixturevalue(f"{which}_url")
+    endpoint = request.getfixturevalue("moto_endpoint") if which == "s3" else None
+    store = open_store(url, endpoint_url=endpoint)
+    store.put_bytes("mme/m.bin", os.urandom(64 * 1024))
+    dest = tmp_path / "out" / "m.bin"
+    dest.parent.mkdir()
+    dest.write_bytes(b"old")
+    with pytest.raises(_Stopped):
+        store.download("mme/m.bin", dest, _stop)
+    with pytest.raises(StoreError):
+        store.download("mme/absent.bin", dest)
+    assert dest.read_bytes() == b"old"
+    assert sorted(p.name for p in dest.parent.iterdir()) == ["m.bin"]  # no m.bin.part
+    store.download("mme/m.bin", dest)
+    assert dest.read_bytes() == store.get_bytes("mme/m.bin")
 
 
 def test_unreachable_s3_endpoint_names_the_store(moto_endpoint: str, tmp_path: Path) -> None:
@@ -251,18 +298,9 @@ def test_noop_republish_to_gcs_asks_about_no_object(
 ) -> None:
     """Cloud Storage's listing carries each object's crc32c and metadata: the checksum check
     of every object is answered from it, with no request per object (and no record)."""
-    import requests
-
     monkeypatch.setenv("TDK_CACHE_DIR", str(tmp_path / "cache"))
     publish([sample_repo / "tokenizer"], open_store(gs_url), copies=2)
-    sent: list[tuple[str, str]] = []
-    real = requests.Session.request
-
-    def counting(self: requests.Session, method: str, url: str, *args: Any, **kw: Any) -> Any:
-        sent.append((method, url))
-        return real(self, method, url, *args, **kw)
-
-    monkeypatch.setattr(requests.Session, "request", counting)
+    sent = count_requests(monkeypatch)
     again = publish([sample_repo / "tokenizer"], open_store(gs_url), copies=2)
     assert again.uploaded == [] and again.rebuilt == []
     objects = [url.split("/o/", 1)[1] for _, url in sent if "/o/" in url]

@@ -19,6 +19,7 @@ from infra.perf.space import Knobs, Space
 from infra.perf.tune import Point, Search, Settings, quick_search
 from infra.perf.tuner import SearchMode, TuneReport
 from tests.local.local_helpers import alive, children
+from tests.stand_ins import triton_stand_in
 
 
 def _window(rps: float, latency_ms: float = 1.0) -> Window:
@@ -187,28 +188,8 @@ nv_inference_count{model="m",version="1"} 12
 @pytest.fixture
 def metrics_url() -> Iterator[str]:
     """A Prometheus text endpoint like Triton's on a GPU machine."""
-    import http.server
-    import threading
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = METRICS.encode()
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/metrics"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with triton_stand_in(ready=True, index=[], metrics=METRICS) as url:
+        yield f"{url}/metrics"
 
 
 def test_each_window_records_the_gpu_utilization_and_memory(metrics_url: str) -> None:

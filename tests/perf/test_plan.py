@@ -218,7 +218,8 @@ def test_bad_inputs_name_the_fix_and_write_nothing(files: dict[str, Path], tmp_p
         (["--traffic", str(files["traffic"])], "traffic.csv:2: rps 'lots' is not a number"),
         (["--peak-rps", "10", "--latency-budget-ms", "10"], "no measured level has p99 <= 10 ms"),
         (["--peak-rps", "10", "--baseline", "inf2.xlarge"], "expected TYPE:RPSrps"),
-        (["--peak-rps", "10", "--instance-type", "ml.p9.huge"], "no sagemaker price for"),
+        # checked before priced: an instance type SageMaker does not have is refused, unpriced
+        (["--peak-rps", "10", "--instance-type", "ml.p9.huge"], "cannot deploy it"),
     ]
     for extra, message in cases:
         args = [
@@ -270,3 +271,17 @@ def test_a_baseline_is_priced_from_the_section_that_lists_it() -> None:
     twice = PriceTable("2026-11-27", "t.json", {s: {"r": {"x": price}} for s in ("a", "b")})
     with pytest.raises(UsageError, match="in a, b alike"):
         twice.find("r", "x")
+
+
+def test_plan_checks_every_candidate_before_pricing_it(files: dict[str, Path]) -> None:
+    """``tdk plan`` priced candidates it never checked: an Inferentia instance (the ec2 table
+    prices it) came out as an eks option although the eks target refuses it. Each candidate
+    now goes through the one feasibility path first (issue 39 item 3)."""
+    args = ["plan", str(files["bench"]), "--target", "eks", "--peak-rps", "10"]
+    args += ["--latency-budget-ms", "50"]
+    refused = runner.invoke(app, [*args, "--instance-type", "inf2.xlarge"])
+    assert refused.exit_code == 2, refused.output
+    assert "--instance-type inf2.xlarge: the eks target cannot deploy it" in refused.output
+    assert "Inferentia" in refused.output
+    priced = runner.invoke(app, [*args, "--instance-type", "g5.xlarge", "--json"])
+    assert priced.exit_code == 0, priced.output

@@ -23,6 +23,7 @@ import yaml
 
 from infra.clients.prometheus import PrometheusClient
 from infra.triton_runtime.runtime import TritonProcess, find_runtime, free_port
+from tests.local.local_helpers import terminate
 from tests.prom.tools import binary
 
 MODELS = Path(__file__).parent / "models"
@@ -134,12 +135,7 @@ def prometheus(workdir: Path, config: str) -> Iterator[str]:
             raise AssertionError(f"Prometheus exited: {(workdir / 'prometheus.log').read_text()}")
         yield url
     finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        terminate(process, 10)
         log.close()
 
 

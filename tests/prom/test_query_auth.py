@@ -7,10 +7,7 @@ is recomputed with botocore and must match). GMP: Google credentials become a Be
 from __future__ import annotations
 
 import datetime
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any, ClassVar
 from urllib.parse import parse_qs, urlsplit
 
@@ -24,6 +21,7 @@ from infra.clients.prometheus import PrometheusClient, SigV4
 from infra.targets.eks.client import amp_client
 from infra.targets.gke.client import gmp_client
 from tdk.errors import EndpointError
+from tests.stand_ins import QuietHandler, serving
 
 KEYS = Credentials("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
 NOW = datetime.datetime(2026, 1, 1, 12, 30, 0)
@@ -35,36 +33,20 @@ def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(botocore.auth, "get_current_datetime", lambda: NOW)
 
 
-class _Recorder(BaseHTTPRequestHandler):
+class _Recorder(QuietHandler):
     seen: ClassVar[list[dict[str, Any]]] = []
     answer: ClassVar[tuple[int, dict[str, Any]]] = (200, {"status": "success"})
 
     def do_GET(self) -> None:
         self.seen.append({"path": self.path, "headers": dict(self.headers.items())})
-        status, body = self.answer
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: Any) -> None:
-        pass
+        self.send_json(*self.answer)
 
 
 @pytest.fixture
 def server() -> Iterator[tuple[str, type[_Recorder]]]:
     handler = type("Handler", (_Recorder,), {"seen": []})
-    httpd = HTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", handler
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(10)
+    with serving(handler) as url:
+        yield url, handler
 
 
 def test_amp_request_is_sigv4_for_aps_on_the_workspace_query_url(fixed_clock: None) -> None:

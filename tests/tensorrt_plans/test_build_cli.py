@@ -21,6 +21,7 @@ from infra.facts.hardware import IMAGES
 from infra.tensorrt_plans.stage import BuildTarget
 from packager.plans import store_plan
 from packager.stores import open_store
+from tests.registry_lists import dev_stack, kubernetes_targets
 from tests.tensorrt_plans.helpers import SEQ, fake_plan, model_dir, planned, record_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,7 +54,7 @@ def _triton_deployment(tmp_path: Path, stack: str) -> dict:
     return yaml.safe_load(path.read_text())
 
 
-@pytest.mark.parametrize("stack", ["gke-dev", "eks-dev"])
+@pytest.mark.parametrize("stack", [dev_stack(t) for t in kubernetes_targets()])
 def test_the_rendered_job_passes_strict_validation_and_runs_like_triton(
     tmp_path: Path, stack: str
 ) -> None:
@@ -83,7 +84,9 @@ def test_the_rendered_job_passes_strict_validation_and_runs_like_triton(
     )
     # the upload names the cache entry; the Job never retries a failed build
     [upload] = pod["containers"]
-    assert listing["entry"] + "plan.json" in " ".join(upload["command"])
+    # (a URL for the AWS and Google CLIs, a blob name in its container for the Azure CLI)
+    entry = "plans/" + listing["entry"].split("/plans/", 1)[1]
+    assert entry + "plan.json" in " ".join(upload["command"])
     assert job["spec"]["backoffLimit"] == 0
 
 
@@ -160,3 +163,26 @@ def test_ampere_plus_cannot_target_a_turing_gpu(tmp_path: Path) -> None:
     t4 = BuildTarget("nvidia-tesla-t4", "T4", (7, 5), "26.05", None)
     with pytest.raises(UsageError, match="Ampere"):
         plan_build(model_dir(tmp_path), t4, BuildOptions(SEQ, hardware="ampere+"))
+
+
+def test_building_for_a_release_whose_base_is_assumed_says_so(tmp_path: Path) -> None:
+    """26.10's base release is in no source read (build.py's upstream_container_version):
+    tdk build builds in the 26.10 TensorRT container and warns that this is an assumption."""
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(ROOT / "Pulumi.yaml", project)
+    for tag in ("26.10", "26.08"):
+        stack = (ROOT / "Pulumi.eks-dev.yaml").read_text()
+        stack += f"  triton-deploy-kit:k8sTritonImage: nvcr.io/nvidia/tritonserver:{tag}-py3\n"
+        (project / f"Pulumi.pin-{tag}.yaml").write_text(stack)
+    model = model_dir(tmp_path)
+    results = {
+        tag: runner.invoke(app, ["build", str(model), "--stack", f"pin-{tag}", *SHAPES,
+                                 "--render", str(tmp_path / tag), "--project-dir", str(project)])
+        for tag in ("26.10", "26.08")
+    }  # fmt: skip
+    assert all(r.exit_code == 0 for r in results.values()), results["26.10"].output
+    warned = " ".join(results["26.10"].output.split())
+    assert "built on the 26.10 release by assumption" in warned
+    assert "TensorRT 26.10 container may not load" in warned
+    assert "assumption" not in results["26.08"].output

@@ -109,16 +109,25 @@ def cluster_profiles(config: AksConfig) -> dict[str, Any]:
     return args
 
 
+_BLOBS = "Microsoft.Storage/storageAccounts/blobServices/containers/blobs"
+_PATH = f"@Resource[{_BLOBS}:path]"
+
+
+def _only_under(actions: tuple[str, ...], path: str) -> str:
+    """An ABAC condition: ``actions`` are allowed only on blobs whose name is like ``path``."""
+    none_of = " AND ".join(f"!(ActionMatches{{'{_BLOBS}/{a}'}})" for a in actions)
+    return f"(({none_of}) OR ({_PATH} StringLike '{path}'))"
+
+
 def release_read_condition(blob: BlobRelease) -> str:
-    """An ABAC condition: the role reads only blobs under the release prefix of its container
-    (and lists only there)."""
-    path = f"{blob.prefix}/*" if blob.prefix else "*"
-    read = "Microsoft.Storage/storageAccounts/blobServices/containers/blobs/read"
-    return (
-        f"((!(ActionMatches{{'{read}'}})) OR "
-        f"(@Resource[Microsoft.Storage/storageAccounts/blobServices/containers/blobs:path] "
-        f"StringLike '{path}'))"
-    )
+    """Storage Blob Data Reader narrowed to blobs under the release prefix."""
+    return _only_under(("read",), f"{blob.prefix}/*" if blob.prefix else "*")
+
+
+def plan_write_condition(blob: BlobRelease) -> str:
+    """Storage Blob Data Contributor narrowed to the release's plan cache (``plans/``), where
+    ``tdk build``'s Job writes TensorRT plans (eks grants PutObject there alike)."""
+    return _only_under(("read", "write", "add/action", "delete"), blob.name("plans") + "/*")
 
 
 def container_scope(subscription: str, resource_group: str, blob: BlobRelease) -> str:

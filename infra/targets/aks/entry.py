@@ -47,8 +47,9 @@ class AksEntry(KubernetesEntry):
         return size(unit) is not None
 
     def candidate(self, quote: Quote) -> Candidate:
-        """One AKS GPU node: its VM's Linux pay-as-you-go price (the aks table,
-        ``infra/targets/aks/prices.json``; the Free tier's control plane costs nothing)."""
+        """One AKS GPU node: its VM's Linux pay-as-you-go price (the ``azure_vm`` section of
+        ``--prices`` when it has one, else ``infra/targets/aks/prices.json``; the Free tier's
+        control plane costs nothing)."""
         from infra.planning.report import Candidate
         from infra.targets.aks import catalog, prices
 
@@ -58,11 +59,16 @@ class AksEntry(KubernetesEntry):
                 f"--instance-type {quote.spec!r} is not an Azure GPU VM size tdk knows",
                 hint=f"use one of {', '.join(catalog.SIZES)}",
             )
-        price = prices.load().lookup(prices.SECTION, quote.region, found.name)
+        # a --prices table with an azure_vm section wins over the committed one
+        table = quote.prices if prices.SECTION in quote.prices.sections else prices.load()
+        price = table.lookup(prices.SECTION, quote.region, found.name)
         return Candidate(quote.spec, quote.unit_rps, found.gpus, price.usd_per_hour, quote.measured)
 
     def plan_unit(self, stack: StackSettings) -> PlanUnit:
         return PlanUnit(stack.get(self.region_key), stack.get(GPU_SIZE_KEY))
+
+    def unit_values(self, unit: PlanUnit) -> dict[str, str]:
+        return {GPU_SIZE_KEY: unit.instance}
 
     def stack_location(
         self, stack: StackSettings, outputs: Mapping[str, Any]

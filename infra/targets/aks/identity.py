@@ -1,5 +1,5 @@
 """``tdk:azure:WorkloadIdentity``: a user-assigned managed identity that one Kubernetes
-ServiceAccount runs as (a federated credential on the cluster's OIDC issuer), with one role."""
+ServiceAccount runs as (a federated credential on the cluster's OIDC issuer), with its roles."""
 
 from __future__ import annotations
 
@@ -13,6 +13,16 @@ from infra.targets.aks.builders import TOKEN_AUDIENCE, subject
 
 
 @dataclass(frozen=True)
+class Grant:
+    """One role: its definition's ARM id, the scope (an ARM id) it is granted on, and an ABAC
+    condition narrowing it (version 2.0), or None."""
+
+    role: pulumi.Input[str]
+    scope: pulumi.Input[str]
+    condition: str | None = None
+
+
+@dataclass(frozen=True)
 class WorkloadIdentityArgs:
     """Who (namespace/service account on the cluster's issuer) gets which role where."""
 
@@ -22,11 +32,7 @@ class WorkloadIdentityArgs:
     issuer: pulumi.Input[str]
     namespace: str
     service_account: str
-    #: the role definition's ARM id, and the scope (an ARM id) it is granted on
-    role: pulumi.Input[str]
-    scope: pulumi.Input[str]
-    #: an ABAC condition narrowing the role (version 2.0), or None
-    condition: str | None = None
+    grants: tuple[Grant, ...]
 
 
 class WorkloadIdentity(pulumi.ComponentResource):
@@ -54,19 +60,25 @@ class WorkloadIdentity(pulumi.ComponentResource):
             audiences=[TOKEN_AUDIENCE],
             opts=child,
         )
-        extra: dict[str, Any] = {}
-        if args.condition is not None:
-            extra = {"condition": args.condition, "condition_version": "2.0"}
-        grant = azure.authorization.RoleAssignment(
-            f"{name}-role",
-            principal_id=self.identity.principal_id,
-            principal_type="ServicePrincipal",
-            role_definition_id=args.role,
-            scope=args.scope,
-            **extra,
-            opts=child,
-        )
+        grants = [
+            azure.authorization.RoleAssignment(
+                f"{name}-role" + (f"-{i}" if i else ""),
+                principal_id=self.identity.principal_id,
+                principal_type="ServicePrincipal",
+                role_definition_id=grant.role,
+                scope=grant.scope,
+                **_condition(grant),
+                opts=child,
+            )
+            for i, grant in enumerate(args.grants)
+        ]
         self.client_id = self.identity.client_id
         self.principal_id = self.identity.principal_id
-        self.ready: list[pulumi.Resource] = [federated, grant]
+        self.ready: list[pulumi.Resource] = [federated, *grants]
         self.register_outputs({"clientId": self.client_id})
+
+
+def _condition(grant: Grant) -> dict[str, Any]:
+    if grant.condition is None:
+        return {}
+    return {"condition": grant.condition, "condition_version": "2.0"}

@@ -16,12 +16,25 @@ from infra.targets.aks import arm
 from infra.targets.aks import builders as b
 from infra.targets.aks.cloud_names import TARGET
 from infra.targets.aks.cluster import AksCluster
-from infra.targets.aks.identity import WorkloadIdentity, WorkloadIdentityArgs
+from infra.targets.aks.identity import Grant, WorkloadIdentity, WorkloadIdentityArgs
 from infra.targets.aks.monitoring import AksMonitoring, AksMonitoringArgs
 from infra.targets.k8s_common import invoke_command, port_forward_command
 
 if TYPE_CHECKING:
     from infra.targets.aks.config import AksConfig
+
+
+def release_grants(subscription: pulumi.Output[str], config: AksConfig) -> tuple[Grant, ...]:
+    """Triton's identity reads the release prefix and writes only its plan cache."""
+    scope = subscription.apply(
+        lambda s: arm.container_scope(s, config.release_resource_group, config.blob)
+    )
+    reader = subscription.apply(lambda s: arm.role_definition(s, b.STORAGE_BLOB_DATA_READER))
+    writer = subscription.apply(lambda s: arm.role_definition(s, b.STORAGE_BLOB_DATA_CONTRIBUTOR))
+    return (
+        Grant(reader, scope, arm.release_read_condition(config.blob)),
+        Grant(writer, scope, arm.plan_write_condition(config.blob)),
+    )
 
 
 def declare_aks(config: AksConfig) -> dict[str, Any]:
@@ -47,8 +60,10 @@ def declare_aks(config: AksConfig) -> dict[str, Any]:
         WorkloadIdentityArgs(
             identity_name=f"{name}-keda", resource_group=group, location=config.location,
             issuer=cluster.oidc_issuer, namespace=KEDA_NAMESPACE, service_account=KEDA_OPERATOR_SA,
-            role=subscription.apply(lambda s: arm.role_definition(s, b.MONITORING_DATA_READER)),
-            scope=monitoring.workspace.id,
+            grants=(Grant(
+                subscription.apply(lambda s: arm.role_definition(s, b.MONITORING_DATA_READER)),
+                monitoring.workspace.id,
+            ),),
         ),
     )  # fmt: skip
     reader = WorkloadIdentity(
@@ -56,11 +71,7 @@ def declare_aks(config: AksConfig) -> dict[str, Any]:
         WorkloadIdentityArgs(
             identity_name=f"{name}-triton", resource_group=group, location=config.location,
             issuer=cluster.oidc_issuer, namespace=workload.namespace, service_account=name,
-            role=subscription.apply(lambda s: arm.role_definition(s, b.STORAGE_BLOB_DATA_READER)),
-            scope=subscription.apply(
-                lambda s: arm.container_scope(s, config.release_resource_group, config.blob)
-            ),
-            condition=arm.release_read_condition(config.blob),
+            grants=release_grants(subscription, config),
         ),
     )  # fmt: skip
     addons = ClusterAddons(

@@ -48,6 +48,9 @@ class EksEntry(KubernetesEntry):
         gpus = max(1, price.gpus)
         return Candidate(quote.spec, quote.unit_rps, gpus, price.usd_per_hour, quote.measured)
 
+    def unit_values(self, unit: PlanUnit) -> dict[str, str]:
+        return {INSTANCE_KEY: unit.instance}
+
     def plan_unit(self, stack: StackSettings) -> PlanUnit:
         return PlanUnit(stack.get(self.region_key), stack.get(INSTANCE_KEY))
 

@@ -48,12 +48,7 @@ class GkeEntry(KubernetesEntry):
     def candidate(self, quote: Quote) -> Candidate:
         from infra.planning.report import Candidate
 
-        machine, plus, gpu = quote.spec.partition(SHAPE_SEPARATOR)
-        if not plus:
-            raise UsageError(
-                f"--instance-type {quote.spec!r}: a GKE GPU node is MACHINE+GPU",
-                hint="e.g. --instance-type g2-standard-8+nvidia-l4",
-            )
+        machine, gpu = _shape(quote.spec)
         prices, region, gpus = quote.prices, quote.region, quote.gpus_per_node
         node = prices.lookup("gce_machine", region, machine).usd_per_hour
         node += gpus * prices.lookup("gce_gpu", region, gpu).usd_per_hour
@@ -65,10 +60,26 @@ class GkeEntry(KubernetesEntry):
             spec.partition(SHAPE_SEPARATOR)[2] == measured_on
         )
 
+    def unit_values(self, unit: PlanUnit) -> dict[str, str]:
+        machine, gpu = _shape(unit.instance)
+        gpus = str(unit.gpus_per_node)
+        return {"gkeMachineType": machine, "gkeGpuType": gpu, "gkeGpusPerNode": gpus}
+
     def plan_unit(self, stack: StackSettings) -> PlanUnit:
         shape = f"{stack.get('gkeMachineType')}{SHAPE_SEPARATOR}{stack.get('gkeGpuType')}"
         gpus = int(stack.get("gkeGpusPerNode") or 1)
         return PlanUnit(stack.get(self.region_key), shape, gpus)
+
+
+def _shape(spec: str) -> tuple[str, str]:
+    """(machine, accelerator) of a node shape MACHINE+GPU."""
+    machine, plus, gpu = spec.partition(SHAPE_SEPARATOR)
+    if not plus:
+        raise UsageError(
+            f"--instance-type {spec!r}: a GKE GPU node is MACHINE+GPU",
+            hint="e.g. --instance-type g2-standard-8+nvidia-l4",
+        )
+    return machine, gpu
 
 
 ENTRY = GkeEntry()

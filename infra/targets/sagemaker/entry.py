@@ -48,6 +48,9 @@ class SageMakerEntry(TargetEntry):
         price = quote.prices.lookup(self.price_section, quote.region, quote.spec)
         return Candidate(quote.spec, quote.unit_rps, 1, price.usd_per_hour, quote.measured)
 
+    def unit_values(self, unit: PlanUnit) -> dict[str, str]:
+        return {INSTANCE_KEY: unit.instance}
+
     def plan_unit(self, stack: StackSettings) -> PlanUnit:
         return PlanUnit(stack.get(self.region_key), stack.get(INSTANCE_KEY))
 

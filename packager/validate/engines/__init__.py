@@ -27,5 +27,5 @@ def check_engine(model: ModelDir, sink: Sink, image: VllmImage | None = None) ->
     elif model.backend == trtllm.BACKEND:
         trtllm.check_engine(model, sink, image.release if image else None)
     elif trtllm.is_llm_api(model):
-        trtllm.check_llm_api(model, sink)
+        trtllm.check_llm_api(model, sink, image)
     trtllm.check_placeholders(model, sink)

@@ -137,6 +137,8 @@ class VllmImage:
 
     release: str
     vllm: str | None
+    #: the TensorRT-LLM of the release's ``-trtllm-python-py3`` image (None: not stated)
+    trtllm: str | None = None
 
 
 def vllm_list(image: VllmImage | None) -> tuple[ArgList, str | None]:
@@ -180,6 +182,34 @@ TRTLLM_1_0 = ArgList(
         backend build_config"""
     ),
 )
+
+#: Why no TensorRT-LLM release's own ``LLM()`` list is recorded (checked 2026-11-27): the
+#: images map to 1.1.0 (26.01-02), 1.2.0 (26.03) and 1.2.1 (26.04-07), but PyPI's
+#: ``tensorrt_llm-1.x.tar.gz`` are wheel-stub sdists (the wheels live on pypi.nvidia.com, out
+#: of reach here), the NVIDIA/TensorRT-LLM snapshot (2.5 GB) is over what can be fetched, and
+#: the code index stores ``tensorrt_llm/llmapi/llm_args.py`` only at untagged main commits
+TRTLLM_UNRECORDED = (
+    "its LLM() arguments are not recorded here (the llm_args.py of that release could not be "
+    "read: PyPI carries only wheel-stub sdists of TensorRT-LLM 1.x)"
+)
+
+
+def trtllm_list(image: VllmImage | None) -> tuple[ArgList, str | None]:
+    """The ``LLM()`` list to check ``model.yaml`` against (the 1.0 line's) and, for a target's
+    image, why it is not that image's own (a TDK613 warning text)."""
+    if image is None:
+        return TRTLLM_1_0, None
+    checked = f"names checked against TensorRT-LLM {TRTLLM_1_0.version} ({TRTLLM_1_0.source})"
+    if image.trtllm is None:
+        return TRTLLM_1_0, (
+            f"the TensorRT-LLM version of the {image.release}-trtllm-python-py3 image is not "
+            f"recorded (infra/facts/llm.py TRTLLM_VERSIONS); {checked}"
+        )
+    return TRTLLM_1_0, (
+        f"the {image.release}-trtllm-python-py3 image ships TensorRT-LLM {image.trtllm}: "
+        f"{TRTLLM_UNRECORDED}; {checked}"
+    )
+
 
 #: keys of the triton_backend LLM-API model.yaml that the Triton model.py reads itself
 #: (NVIDIA/TensorRT-LLM triton_backend/all_models/llmapi/tensorrt_llm/1/model.yaml)

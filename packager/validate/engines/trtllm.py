@@ -112,7 +112,7 @@ def check_placeholders(model: ModelDir, sink: Sink) -> None:
         sink.report("TDK601", "config.pbtxt", message, hint)
 
 
-def check_llm_api(model: ModelDir, sink: Sink) -> None:
+def check_llm_api(model: ModelDir, sink: Sink, image: facts.VllmImage | None = None) -> None:
     path = version_dir(model) / MODEL_YAML
     try:
         llm = llm_args(model)
@@ -121,7 +121,11 @@ def check_llm_api(model: ModelDir, sink: Sink) -> None:
                     "write the LLM() arguments as a YAML mapping (model: ..., "
                     "tensor_parallel_size: ..., triton_config: {...})", file=path)  # fmt: skip
         return
-    known = facts.TRTLLM_1_0
+    known, unrecorded = facts.trtllm_list(image)
+    if unrecorded:
+        sink.report("TDK613", MODEL_YAML, unrecorded,
+                    "check the LLM() arguments against that release's tensorrt_llm/llmapi/"
+                    "llm_args.py by hand", file=path)  # fmt: skip
     where = f"TensorRT-LLM {known.version} LLM() ({known.source}, checked {facts.CHECKED})"
     for key in llm:
         if key in known.names or key in facts.TRTLLM_MODEL_YAML_EXTRA:

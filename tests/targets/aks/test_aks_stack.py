@@ -68,16 +68,23 @@ def test_each_service_account_is_federated_to_its_own_identity(aks: StackRun) ->
 
 def test_triton_reads_only_the_release_prefix_and_keda_only_the_workspace(aks: StackRun) -> None:
     roles = _by_name(aks, "azure-native:authorization:RoleAssignment")
-    triton, keda = roles["tdk-aks-dev-triton-role"], roles["tdk-aks-dev-keda-role"]
-    assert triton["roleDefinitionId"].endswith(b.STORAGE_BLOB_DATA_READER)
-    assert triton["roleDefinitionId"].startswith(f"/subscriptions/{AZURE_SUBSCRIPTION}/")
-    assert triton["scope"].endswith(
+    reader, writer = roles["tdk-aks-dev-triton-role"], roles["tdk-aks-dev-triton-role-1"]
+    keda = roles["tdk-aks-dev-keda-role"]
+    container = (
         "/resourceGroups/my-tdk-storage-rg/providers/Microsoft.Storage/storageAccounts/"
         "mytdkreleases/blobServices/default/containers/my-tdk-releases"
     )
-    assert "StringLike 'v1/*'" in triton["condition"] and triton["conditionVersion"] == "2.0"
+    assert reader["roleDefinitionId"].endswith(b.STORAGE_BLOB_DATA_READER)
+    assert reader["roleDefinitionId"].startswith(f"/subscriptions/{AZURE_SUBSCRIPTION}/")
+    assert reader["scope"].endswith(container) and writer["scope"] == reader["scope"]
+    assert "StringLike 'v1/*'" in reader["condition"] and reader["conditionVersion"] == "2.0"
+    # writes (tdk build's plans) only under the release's plan cache, as eks's PutObject
+    assert writer["roleDefinitionId"].endswith(b.STORAGE_BLOB_DATA_CONTRIBUTOR)
+    assert "StringLike 'v1/plans/*'" in writer["condition"]
+    assert all(f"blobs/{a}'" in writer["condition"] for a in ("write", "delete", "read"))
     assert keda["roleDefinitionId"].endswith(b.MONITORING_DATA_READER)
     assert keda["scope"] == "tdk-aks-dev-monitoring-workspace-id"
+    assert len(roles) == 3
 
 
 def test_keda_chart_runs_its_operator_as_the_keda_identity(aks: StackRun) -> None:

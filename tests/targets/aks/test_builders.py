@@ -72,8 +72,14 @@ def test_alert_rules_keep_their_promql_duration_and_severity() -> None:
 
 def test_the_reader_role_is_narrowed_to_the_release_prefix() -> None:
     condition = arm.release_read_condition(_blob())
-    assert "StringLike 'v1/*'" in condition
-    assert "blobs/read" in condition
+    assert condition == (
+        "((!(ActionMatches{'Microsoft.Storage/storageAccounts/blobServices/containers/blobs/read'"
+        "})) OR (@Resource[Microsoft.Storage/storageAccounts/blobServices/containers/blobs:path]"
+        " StringLike 'v1/*'))"
+    )
+    assert "StringLike '*'" in arm.release_read_condition(_blob("az://acct123/releases"))
+    writes = arm.plan_write_condition(_blob())
+    assert writes.count("ActionMatches") == 4 and "StringLike 'v1/plans/*'" in writes
     scope = arm.container_scope("sub", "rg", _blob())
     assert scope.endswith("/storageAccounts/tdkreleases/blobServices/default/containers/releases")
 
@@ -102,3 +108,18 @@ def test_azure_name_rules_are_data_with_their_limits() -> None:
     assert not names.RESOURCE_GROUP.accepts("rg.") and names.RESOURCE_GROUP.accepts("a(b)_c.d-e")
     assert not names.CONSUMPTION_BUDGET.accepts("b" * 64)
     assert not names.MANAGED_IDENTITY.accepts("ab")
+
+
+def test_the_pod_monitor_matches_azure_monitor_s_crd() -> None:
+    import json
+    from pathlib import Path
+
+    import jsonschema
+
+    path = Path(__file__).with_name("data") / "podmonitor_v1_subset.json"
+    schema = json.loads(path.read_text())
+    monitor = b.pod_monitor("w", "triton", {"app.kubernetes.io/instance": "w"})
+    jsonschema.validate(monitor, schema)
+    broken = {**monitor, "spec": {**monitor["spec"], "podMetricEndpoints": []}}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -96,3 +97,30 @@ def test_a_broken_price_table_names_the_entry_and_the_fix(
         prices.load(path)
     assert message in caught.value.message
     assert caught.value.hint
+
+
+def _plan(*extra: str) -> dict[str, Any]:
+    from typer.testing import CliRunner
+
+    from cli.main import app
+
+    root = Path(__file__).resolve().parents[3]
+    args = [
+        "plan", str(root / "docs/examples/g4dn.json"), "--target", "aks", "--peak-rps", "600",
+        "--latency-budget-ms", "50", "--instance-type", "Standard_NC4as_T4_v3", "--json",
+    ]  # fmt: skip
+    done = CliRunner().invoke(app, [*args, *extra])
+    assert done.exit_code == 0, done.output
+    plan: dict[str, Any] = json.loads(done.stdout)
+    return plan
+
+
+def test_plan_prices_an_aks_node_from_the_azure_table(tmp_path: Path) -> None:
+    (option,) = _plan()["options"]
+    assert (option["name"], option["usd_per_hour_each"]) == ("Standard_NC4as_T4_v3", "0.526")
+    override = {"date": "2026-12-01", "azure_vm": {"eastus": {"Standard_NC4as_T4_v3": {
+        "usd_per_hour": "0.9", "gpus": 1, "source": "my contract"}}}}  # fmt: skip
+    path = tmp_path / "prices.json"
+    path.write_text(json.dumps(override))
+    (option,) = _plan("--prices", str(path))["options"]
+    assert option["usd_per_hour_each"] == "0.9"

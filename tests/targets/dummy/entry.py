@@ -56,6 +56,9 @@ class DummyEntry(TargetEntry):
 
         return Candidate(quote.spec, quote.unit_rps, 1, PRICES[quote.spec], quote.measured)
 
+    def unit_values(self, unit: PlanUnit) -> dict[str, str]:
+        return {"dummyBox": unit.instance}
+
     def plan_unit(self, stack: StackSettings) -> PlanUnit:
         return PlanUnit(stack.get(self.region_key), stack.get("dummyBox"))
 

@@ -374,3 +374,25 @@ def test_vllm_quantization_case_follows_the_release(tmp_path: Path) -> None:
     assert [f.field for f in validate_paths([repo], new) if f.code == "TDK605"] == [
         "model.json quantization"
     ]
+
+
+@pytest.mark.parametrize(("image", "version"), [("26.01", "1.1.0"), ("26.03", "1.2.0"),
+                                                ("26.05", "1.2.1")])  # fmt: skip
+def test_llm_api_names_on_a_trtllm_image_say_which_list_was_checked(
+    tmp_path: Path, image: str, version: str
+) -> None:
+    """Issue 38 item 2: TensorRT-LLM 1.1.0 / 1.2.x sources could not be obtained here, so the
+    LLM() names of a target's trtllm image are checked against the 1.0 list with a TDK613
+    warning naming the image's version, never silently."""
+    from infra.facts.llm import trtllm_version
+
+    trt = VllmImage(image, llm_version(image), trtllm_version(image))
+    warned = [f for f in _findings(c.llm_api_repo(tmp_path), trt) if f.code == "TDK613"]
+    assert len(warned) == 1 and warned[0].severity == "warning", warned
+    assert f"ships TensorRT-LLM {version}" in warned[0].message
+    assert "wheel-stub" in warned[0].message and "1.0" in warned[0].message
+    unknown = VllmImage("24.01", None, None)
+    said = [f.message for f in _findings(c.llm_api_repo(tmp_path / "u"), unknown)
+            if f.code == "TDK613"]  # fmt: skip
+    assert len(said) == 1 and "TRTLLM_VERSIONS" in said[0]
+    assert "TDK613" not in _codes(c.llm_api_repo(tmp_path / "none"))  # no target: no image
