@@ -51,10 +51,6 @@ DEBT: dict[str, tuple[int, str]] = {
         2,
         "a Kubernetes stack's workload read by name: to a KubernetesTarget method",
     ),
-    "infra/sagemaker_common/instances.py": (
-        1,
-        "the ARN partition, SageMaker code both SageMaker targets share: to infra/clouds/aws/",
-    ),
 }
 
 
