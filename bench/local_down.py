@@ -105,7 +105,7 @@ def main() -> None:
         "said": sorted({r["said"] for r in runs if r["said"]}),
     }
     if args.json:
-        print(json.dumps(result, indent=2))
+        print(json.dumps(result))
         return
     print(
         f"tdk local down, {result['models_loaded']} models loaded "

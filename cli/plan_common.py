@@ -68,6 +68,8 @@ def entry_for(
     able = registry.able(registry.PLAN)
     if streams:
         able = [name for name in able if registry.get(name).can(registry.DECOUPLED)]
+        if target is None and measured in registry.names() and measured not in able:
+            _unplanned(measured, able)
     if target is None:
         target = measured if measured in able else able[0]
     entry = registry.get(target)
@@ -75,6 +77,20 @@ def entry_for(
         if not entry.can(need):
             raise entry.refuse(need)
     return entry
+
+
+def _unplanned(measured: str, able: list[str]) -> None:
+    """A streamed measurement taken on a target that does not plan it: the target to price
+    is the user's choice, never a silent default (an ml.* type is no GKE node)."""
+    from infra.targets import registry
+
+    entry = registry.get(measured)
+    need = registry.PLAN if not entry.can(registry.PLAN) else registry.DECOUPLED
+    raise UsageError(
+        f"the measurement was taken on {measured}, which cannot {need}: {entry.cannot[need]}",
+        hint=f"pass --target {' or '.join(able)} with its --instance-type; --components "
+        "RELEASE compares SageMaker inference components at the same load",
+    )
 
 
 def fleet(

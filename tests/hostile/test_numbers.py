@@ -35,8 +35,9 @@ class Row:
 
 
 def _token_bench(rate: object) -> str:
+    # a streamed (bench --prompt) measurement runs where decoupled models do: eks, not MME
     return json.dumps({
-        "target": "sagemaker", "instance_type": "ml.g5.xlarge", "gpu": None, "model": "llm",
+        "target": "eks", "instance_type": "g5.xlarge", "gpu": None, "model": "llm",
         "mode": "concurrency", "level": 1, "errors": 0, "output_tokens_per_s": rate,
     })  # fmt: skip
 

@@ -92,7 +92,7 @@ def test_without_a_release_listed_copies_are_checked_but_not_declared() -> None:
     )
     run = run_stack(STACK, {"sagemakerIcModels": listed})
     assert not run.of_type(MODEL) and not run.of_type(COMPONENT)
-    assert "sagemakerIcManifestUrl" in run.outputs["nextStep"]
+    assert "pulumi config set triton-deploy-kit:releaseUrl " in run.outputs["nextStep"]
     too_big = _listed({"copies": ["big-0"], "sizeMb": 40000})
     run = run_stack(STACK, {"sagemakerIcModels": too_big}, expect_error=True)
     assert isinstance(run.error, ConfigError) and "GPUs but" in str(run.error)

@@ -110,10 +110,10 @@ def test_mme_is_refused_for_a_streamed_model_with_the_reason(tmp_path: Path) -> 
     found = _refused(tmp_path, _level(4, 250.0, 80.0), "--target", "sagemaker")
     assert "cannot serve decoupled models" in found and "TargetModel" in found
     assert "sagemaker_server.cc" in found
-    # a measurement recorded on MME defaults to a target that streams, never to MME
+    # a measurement said to come from MME is never priced there, nor silently elsewhere
     other = _refused(tmp_path, _level(4, 250.0, 80.0, target="sagemaker",
                                       instance_type="ml.g5.xlarge"))  # fmt: skip
-    assert "GKE" in other or "gke" in other
+    assert "which cannot serve decoupled models" in other and "--target gke or eks" in other
 
 
 def _release(tmp_path: Path, decoupled: bool) -> str:
@@ -162,3 +162,16 @@ def test_a_bench_without_per_request_counts_cannot_take_requests(tmp_path: Path)
     del older["output_tokens"]
     refused = _refused(tmp_path, older, "--peak-rps", "10")
     assert "output tokens per request" in refused
+
+
+def test_a_measurement_on_a_target_that_cannot_plan_it_asks_for_the_target(
+    tmp_path: Path,
+) -> None:
+    # bench --prompt on inference components: no silent GKE pricing of an ml.* type
+    ic = _refused(tmp_path, _level(4, 250.0, 80.0, target="sagemaker-ic",
+                                   instance_type="ml.g5.xlarge"))  # fmt: skip
+    assert "taken on sagemaker-ic, which cannot plan" in ic and "--target gke or eks" in ic
+    local = _refused(tmp_path, _level(4, 250.0, 80.0, target="local"))
+    assert "taken on local" in local and "--target" in local
+    chosen = _plan(tmp_path, _level(4, 250.0, 80.0, target="local"), "--target", "eks")
+    assert not chosen["options"][0]["measured"]  # priced, and said to be assumed

@@ -123,3 +123,15 @@ def test_metrics_read_the_workspace_url_from_the_stack_outputs(tmp_path: Path) -
     outputs.write_text(json.dumps({"prometheusQueryUrl": "http://127.0.0.1:1"}))
     done = runner.invoke(app, [*base, "--outputs", str(outputs)])
     assert done.exit_code != 0 and "cannot reach Prometheus at http://127.0.0.1:1" in done.output
+
+
+def test_validate_target_aks_refuses_a_fractional_a10_with_the_reason(sample_repo: Path) -> None:
+    repo = str(sample_repo)
+    runner = CliRunner()
+    base = ["validate", repo, "--target", "aks", "--project-dir", str(ROOT)]
+    ok = runner.invoke(app, [*base, "--instance-type", "Standard_NV36ads_A10_v5"])
+    assert ok.exit_code == 0, ok.output
+    refused = runner.invoke(app, [*base, "--instance-type", "Standard_NV6ads_A10_v5"])
+    assert refused.exit_code == 1
+    assert "1/6 share of one NVIDIA A10" in refused.output
+    assert "Standard_NC4as_T4_v3" in refused.output  # the size to use instead

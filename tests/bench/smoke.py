@@ -1,0 +1,205 @@
+"""What the bench smoke tests run: every benchmark script, in a small configuration, whose last
+line is one JSON object with the figures it promises, each within the bounds a working run can
+give (BOUNDS: wide enough for a loaded 2-core machine, narrow enough that a zero, a negative, a
+NaN or a figure that contradicts its neighbours fails). Add a row to SCRIPTS and BOUNDS for each
+new ``bench/*.py``; the long runs each have a test file of their own (LONG) so that the test
+processes share them out."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: script -> (arguments for a quick run, keys its JSON must carry); "{tmp}" is a fresh directory
+SCRIPTS: dict[str, tuple[list[str], set[str]]] = {
+    "bert_onnx.py": (["{tmp}/repo"], {"model", "inputs", "outputs", "sha256", "bytes"}),
+    "trt_check.py": (  # here (no GPU): what is offered and missing, nothing measured
+        ["--out", "{tmp}/trt.json"],
+        {"tensorrt", "trtexec", "gpu", "onnxruntime_providers", "missing", "ran", "measured"},
+    ),
+    "churn.py": (
+        ["--clients", "2", "--requests", "10", "--runs", "1"],
+        {"req_per_s", "p99_s", "errors", "vs_baseline_req_per_s"},
+    ),
+    "validate.py": (
+        ["--models", "20", "--runs", "1"],
+        {"models", "validate_s", "models_per_s", "version_s", "version_over_python"},
+    ),
+    "package.py": (
+        ["--weight-mb", "2", "--copies", "2", "--repeat", "1"],
+        {"ours_s", "baseline_s", "speedup", "bytes_ratio", "republish_uploaded_bytes"},
+    ),
+    "invoke.py": (
+        ["--quick"],
+        {"front_p50_ms", "direct_p50_ms", "front_rps_c8", "direct_rps_c8", "targets_met"},
+    ),
+    "gpu_check.py": (  # the CPU mode of the GPU check: every step, KIND_CPU (about a minute)
+        ["--cpu", "--out", "{tmp}/gpu-check.json"],
+        {"mode", "steps", "triton", "gpu_metrics", "tune", "bench", "problems", "ok"},
+    ),
+    "local_down.py": (
+        ["--runs", "1"],
+        {"down_median_s", "down_min_s", "down_max_s", "models_loaded", "processes_left"},
+    ),
+    "tune.py": (
+        ["--quick"],
+        {
+            "default_rps",
+            "tuned_rps",
+            "quick_measurements",
+            "full_measurements",
+            "quick_best_rps",
+            "full_best_rps",
+            "quick_drift",
+            "speedup_rounds",
+            "quick_vs_full_rounds",
+            "repeat_drift",
+            "repeat_noise",
+            "server_cpus",
+            "client_cpus",
+        },
+    ),
+}
+
+
+INF = math.inf
+#: script -> figure -> (least, most), inclusive; a list figure: each of its values
+BOUNDS: dict[str, dict[str, tuple[float, float]]] = {
+    "bert_onnx.py": {"bytes": (1, 1e9)},
+    "trt_check.py": {},  # here nothing is measured: see _consistent
+    "churn.py": {
+        "errors": (0, 0),
+        "req_per_s": (0.01, 1e5),
+        "p99_s": (1e-6, 300),
+        "vs_baseline_req_per_s": (0, 1e4),
+    },
+    "validate.py": {
+        "models": (20, 20),
+        "validate_s": (1e-4, 300),
+        "models_per_s": (0.05, 1e6),
+        "version_s": (1e-4, 60),
+        "version_over_python": (1e-3, 1e4),
+    },
+    "package.py": {
+        "ours_s": (1e-3, 300),
+        "baseline_s": (1e-3, 300),
+        "speedup": (0.01, 1e3),
+        "bytes_ratio": (0.5, 2.0),  # deterministic gzip against tarfile's: the same order
+        "republish_uploaded_bytes": (0, 0),  # an unchanged republish sends nothing
+    },
+    "invoke.py": {
+        "front_p50_ms": (1e-3, 5000),
+        "direct_p50_ms": (1e-3, 5000),
+        "front_rps_c8": (0.1, 1e6),
+        "direct_rps_c8": (0.1, 1e6),
+    },
+    "gpu_check.py": {},  # checked step by step in run_script
+    "local_down.py": {
+        "down_median_s": (1e-3, 120),
+        "models_loaded": (1, 1000),
+        "processes_left": (0, 0),  # a down that leaves a process behind fails
+    },
+    "tune.py": {
+        # medians of rounds of 0.1 s windows: one can serve nothing on a loaded machine
+        # (measured: tuned_rps 0.0 once beside another test, 287 alone), so >= 0 here and
+        # some throughput overall in _consistent
+        "default_rps": (0, 1e6),
+        "tuned_rps": (0, 1e6),
+        "quick_best_rps": (0, 1e6),
+        "full_best_rps": (0, 1e6),
+        "quick_measurements": (1, 10_000),
+        "full_measurements": (1, 10_000),
+        "speedup_rounds": (0, 1e3),  # 0.0 where the shipped config served nothing
+        "quick_vs_full_rounds": (0, 1e3),
+        "quick_drift": (0, 100),  # max/min - 1 of one point measured again
+        "repeat_drift": (0, 100),
+        "repeat_noise": (0, 100),
+    },
+}
+
+
+def _consistent(report: dict[str, Any]) -> dict[str, Callable[[], bool]]:
+    """Figures each script derives from others, to the precision it rounds them to."""
+    return {
+        "bert_onnx.py": lambda: len(report["sha256"]) == 64 and bool(report["inputs"]),
+        "trt_check.py": lambda: (
+            report["ran"] == (not report["missing"])
+            and (report["measured"] is None) == (not report["ran"])
+        ),
+        "churn.py": lambda: (
+            abs(report["vs_baseline_req_per_s"] - report["req_per_s"] / 10.7) <= 0.006
+        ),
+        "validate.py": lambda: math.isclose(
+            report["models_per_s"], report["models"] / report["validate_s"], rel_tol=0.05
+        ),
+        "package.py": lambda: math.isclose(
+            report["speedup"], report["baseline_s"] / report["ours_s"], rel_tol=0.05
+        ),
+        "invoke.py": lambda: (
+            all(isinstance(v, bool) for v in report["targets_met"].values())
+            and len(report["targets_met"]) == 5
+        ),
+        "gpu_check.py": lambda: True,
+        "local_down.py": lambda: (
+            report["down_min_s"] <= report["down_median_s"] <= report["down_max_s"]
+        ),
+        "tune.py": lambda: (
+            report["full_best_rps"] == report["tuned_rps"]
+            and max(report["default_rps"], report["tuned_rps"], report["quick_best_rps"]) > 0
+        ),
+    }
+
+
+def out_of_bounds(script: str, report: dict[str, Any]) -> list[str]:
+    """The figures of ``report`` outside BOUNDS[script] (or not finite numbers), and the
+    derived figures that contradict their sources."""
+    wrong = []
+    for key, (least, most) in BOUNDS[script].items():
+        values = report[key] if isinstance(report[key], list) else [report[key]]
+        bad = [
+            v
+            for v in values
+            if isinstance(v, bool) or not isinstance(v, int | float) or not least <= v <= most
+        ]
+        if bad or not values:
+            wrong.append(f"{key}={report[key]!r} not within [{least}, {most}]")
+    if not wrong and not _consistent(report)[script]():
+        wrong.append("a derived figure contradicts its sources, or nothing was served")
+    return wrong
+
+
+#: the scripts that take tens of seconds: each runs in a test file of its own
+LONG = {"tune.py": "test_smoke_tune.py", "gpu_check.py": "test_smoke_gpu_check.py",
+        "invoke.py": "test_smoke_invoke.py", "local_down.py": "test_smoke_invoke.py"}  # fmt: skip
+
+
+def run_script(script: str, tmp_path: Path) -> None:
+    """Run ``bench/<script>`` in its small configuration and check what it reports."""
+    args, keys = SCRIPTS[script]
+    args = [arg.replace("{tmp}", str(tmp_path)) for arg in args]
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), *args, "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert keys <= set(report), keys - set(report)
+    assert out_of_bounds(script, report) == [], report
+    if script == "gpu_check.py":  # every step passed, the config was restored, one summary file
+        assert report["ok"] and set(report["steps"]) == {
+            "generate", "package", "serve", "tune", "bench", "invoke",
+        }  # fmt: skip
+        assert report["invoke"]["model"] == "gpu_mlp-0"  # one answer decoded end to end
+        assert report["tune"]["config_restored"] and report["bench"]["levels"]
+        assert json.loads((tmp_path / "gpu-check.json").read_text()) == report

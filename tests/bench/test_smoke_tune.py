@@ -1,0 +1,45 @@
+"""bench/tune.py in its quick configuration, and SIGTERM during it (a file of its own: the
+longest bench run)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.bench.smoke import ROOT, run_script
+from tests.local.local_helpers import reaped
+
+pytestmark = pytest.mark.e2e
+
+
+def test_bench_tune_runs(tmp_path: Path) -> None:
+    run_script("tune.py", tmp_path)
+
+
+def test_sigterm_during_a_tune_run_stops_bench_tune(tmp_path: Path) -> None:
+    """The five tune runs each catch SIGTERM to report what they measured; the bench must stop
+    there too, not start the next run (it did), and leave no Triton or traceback behind."""
+    import os
+    import signal
+
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "bench" / "tune.py"), "--quick", "--repeats-only", "--json"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    with reaped(proc):
+        assert proc.stderr is not None
+        lines = []
+        for line in proc.stderr:  # read until the first tune run has started
+            lines.append(line)
+            if "tune run 1/" in line:  # the first run has begun
+                break
+        proc.send_signal(signal.SIGTERM)
+        _, rest = proc.communicate(timeout=120)
+    said = "".join(lines) + rest
+    assert proc.returncode == 128 + signal.SIGTERM, said[-3000:]
+    assert "tune run 2/" not in said and "Traceback" not in said, said[-3000:]
+    assert [p.name for p in tmp_path.iterdir() if p.name != ".ses"] == []  # work dirs removed
