@@ -191,12 +191,3 @@ def triton_image(region: str, version: str, kind: InstanceKind) -> str:
             hint=f"pick another {qualify('sagemakerTritonVersion')} or region",
         ) from exc
     return uri
-
-
-def partition(region: str) -> str:
-    """The ARN partition of a region (aws, aws-cn, aws-us-gov)."""
-    if region.startswith("cn-"):
-        return "aws-cn"
-    if region.startswith("us-gov-"):
-        return "aws-us-gov"
-    return "aws"

@@ -47,14 +47,6 @@ DEBT: dict[str, tuple[int, str]] = {
         1,
         "EC2/SageMaker instance families (ml. prefix): the AWS catalog, to infra/clouds/aws/",
     ),
-    "infra/k8s/config.py": (
-        2,
-        "a Kubernetes stack's workload read by name: to a KubernetesTarget method",
-    ),
-    "infra/sagemaker_common/instances.py": (
-        1,
-        "the ARN partition, SageMaker code both SageMaker targets share: to infra/clouds/aws/",
-    ),
 }
 
 

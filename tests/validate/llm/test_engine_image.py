@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from infra.config import ConfigReader
-from infra.k8s.config import with_models
 from infra.targets import registry
 from infra.targets.feasibility import feasible, flag_stack, require_feasible
 from infra.targets.k8s_models import model_needs
@@ -45,7 +44,9 @@ def test_validate_render_and_the_program_pick_one_image(
     checked = feasible(_stack(stack), load_models([repo]))
     assert checked.ok, checked.first_refusal()
     assert checked.spec is not None
-    rendered = with_models(_stack(stack).config, model_needs([repo])).workload.image
+    settings = _stack(stack)
+    fitted = settings.entry.deploy().fit_models(settings.config, model_needs([repo]))
+    rendered = fitted.workload.image
     keyed = _stack(stack, {"k8sModels": str(repo)})
     declared = keyed.entry.deploy().offer(keyed.config).image_name
     gate = feasible(keyed)  # the program's and doctor's call: the stack's own models
