@@ -43,10 +43,6 @@ DEBT: dict[str, tuple[int, str]] = {
         2,
         "the AWS catalog's generator (botocore's ec2 model): to move to infra/clouds/aws/",
     ),
-    "infra/facts/hardware.py": (
-        1,
-        "EC2/SageMaker instance families (ml. prefix): the AWS catalog, to infra/clouds/aws/",
-    ),
 }
 
 
