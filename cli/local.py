@@ -101,7 +101,7 @@ def up(
     if detach:
         state = serve.spawn(options)
         if json:
-            out.json(asdict(state))
+            out.json(shown_state(state))
         else:
             out.info(f"local endpoint [bold]{name}[/bold] at {state.url} (pid {state.pid})")
             out.info(f"  release {state.store}; log {state.log}; stop with `tdk local down`")
@@ -160,6 +160,13 @@ def metric_rows(figures: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
+def shown_state(state: Any) -> dict[str, Any]:
+    """The state file's fields as ``--json`` shows them: its ``store`` is the release."""
+    shown = asdict(state)
+    shown["release"] = shown.pop("store")
+    return shown
+
+
 @app.command("status")
 def status(name: NameOpt = "local", json: JsonOpt = False) -> None:
     """Loaded models and SageMaker's MME metrics of a running endpoint."""
@@ -167,11 +174,11 @@ def status(name: NameOpt = "local", json: JsonOpt = False) -> None:
     state = _running(name)
     document = fetch_status(state.url)
     if json:
-        out.json({"endpoint": asdict(state), **document})
+        out.json({"endpoint": shown_state(state), **document})
         return
     out.info(
         f"local endpoint [bold]{name}[/bold] at {state.url} (pid {state.pid}), "
-        f"release {document.get('store', state.store)}"
+        f"release {document.get('release', state.store)}"
     )
     loaded = ", ".join(document["loaded"]) or "none"
     out.info(f"loaded ({len(document['loaded'])}/{document['max_loaded_models']}): {loaded}")
@@ -190,9 +197,9 @@ def stop_endpoint(
     return int(state.pid)
 
 
-def request_switch(state: Any, store: str, endpoint_url: str | None) -> dict[str, Any]:
+def request_switch(state: Any, release: str, endpoint_url: str | None) -> dict[str, Any]:
     """POST the switch to the running endpoint; its answer, or TdkError with its reason."""
-    body = jsonlib.dumps({"store": store, "store_endpoint_url": endpoint_url}).encode()
+    body = jsonlib.dumps({"release": release, "endpoint_url": endpoint_url}).encode()
     request = urllib.request.Request(
         f"{state.url}/tdk/switch",
         data=body,
@@ -266,7 +273,7 @@ def check(store: ReleaseOpt, endpoint_url: EndpointUrlOpt = None, json: JsonOpt 
     )
     failed = [r for r in results if not r.ok]
     if json:
-        out.json({"store": store, "ok": not failed, "models": [asdict(r) for r in results]})
+        out.json({"release": store, "ok": not failed, "models": [asdict(r) for r in results]})
     else:
         rows = [
             (r.target_model, r.backend, "ok" if r.ok else "FAILED", f"{r.seconds:.2f}", r.error)

@@ -11,7 +11,7 @@ import typer
 
 from cli.common import JsonOpt
 from cli.output import Output
-from tdk.errors import UsageError
+from tdk.errors import ConfigError, UsageError
 
 if TYPE_CHECKING:
     from infra.config import ConfigReader
@@ -72,7 +72,6 @@ def k8s(
     json: JsonOpt = False,
 ) -> None:
     """Render ServiceAccount, Deployment, Service, PDB, KEDA scaling and monitoring manifests."""
-    from infra.k8s.config import stack_alerts
     from infra.k8s.render import yaml_stream
     from infra.targets import registry
 
@@ -85,7 +84,7 @@ def k8s(
         rendered, config = _fitted_render(settings, models, known)
     else:
         rendered, config = settings.render(known), settings.config
-    alerts = stack_alerts(config, settings.reader)
+    alerts = _alerts(settings, config)
     if out == "-":
         if rules_out is not None:
             _write_alert_rules(alerts, rendered.manifests, rules_out)
@@ -96,6 +95,17 @@ def k8s(
         return
     _render_dir(printer, settings.reader, alerts, rendered, Path(out), rules_out, json)
     _warn_stack_placeholders(printer, project_dir, stack, yaml_stream(rendered))
+
+
+def _alerts(settings: Any, config: Any) -> Any:
+    """The alert thresholds of the stack's (model-fitted) workload; a target with no
+    Kubernetes workload of the kit's gets the ``k8s*`` keys as read."""
+    from infra.k8s.config import read_workload_config
+    from infra.targets.k8s_common import KubernetesTarget
+
+    if isinstance(settings.entry.deploy(), KubernetesTarget):
+        return config.workload.alerts
+    return read_workload_config(settings.reader).alerts
 
 
 def _warn_stack_placeholders(printer: Output, project_dir: Path, stack: str, text: str) -> None:
@@ -114,15 +124,20 @@ def _fitted_render(
 ) -> tuple[Any, Any]:
     """The stack rendered with its workload fitted to the models of ``repos`` (validated as
     ``tdk package`` validates them, and through the one feasibility path), and that config."""
-    from infra.k8s.config import with_models
     from infra.k8s.render import render_settings
     from infra.targets.feasibility import require_feasible
+    from infra.targets.k8s_common import KubernetesTarget
     from infra.targets.k8s_models import model_needs
     from packager.publish import load_models
 
-    fitted = with_models(settings.config, model_needs(repos))
-    require_feasible(settings, load_models(repos))
     deploy = settings.entry.deploy()
+    if not isinstance(deploy, KubernetesTarget):
+        raise ConfigError(
+            "this stack has no Kubernetes workload to fit to the models",
+            hint="render a stack of a Kubernetes target (e.g. --stack gke-dev)",
+        )
+    fitted = deploy.fit_models(settings.config, model_needs(repos))
+    require_feasible(settings, load_models(repos))
     rendered = render_settings(
         settings.entry.name, settings.name, lambda output: deploy.render(fitted, output), known
     )

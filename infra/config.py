@@ -101,11 +101,14 @@ class ConfigReader:
 
 #: who alarms, alerts and budgets mail: one key for every target (issue 40 item 4)
 ALERT_EMAIL = "alertEmail"
-#: the keys ``alertEmail`` replaces, accepted for one release with a deprecation warning
+#: the release a stack serves: one key for every target (issue 40 item 4)
+RELEASE_URL = "releaseUrl"
+#: old key -> the key that replaced it, accepted for one release with a deprecation warning
 DEPRECATED_KEYS = {
     "sagemakerAlarmEmail": ALERT_EMAIL,
     "k8sAlertEmail": ALERT_EMAIL,
     "budgetEmail": ALERT_EMAIL,
+    "sagemakerIcManifestUrl": RELEASE_URL,
 }
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
@@ -119,18 +122,24 @@ def deprecated_keys(source: ConfigSource) -> list[str]:
     ]
 
 
+def renamed(reader: ConfigReader, key: str, old: str, what: str) -> tuple[str, str | None]:
+    """The value of ``key`` and the key that gave it: for one release the deprecated ``old``
+    (see DEPRECATED_KEYS) still gives it; both set and different is an error naming both."""
+    new, legacy = reader.lookup(key), reader.lookup(old)
+    if new is not None and legacy is not None and new != legacy:
+        raise ConfigError(
+            f"{qualify(key)} is {new!r} but the deprecated {qualify(old)} is "
+            f"{legacy!r}: they name the same {what}",
+            hint=f"delete {qualify(old)} from the stack file (`pulumi config rm {qualify(old)}`)"
+            f" and keep {qualify(key)}",
+        )
+    return (key, new) if new is not None else (old, legacy)
+
+
 def alert_email(reader: ConfigReader, old: str) -> str | None:
     """``alertEmail``: the address alarms, alerts and budgets mail, None for nobody. For one
     release the deprecated key ``old`` still gives it; both set and different is an error."""
-    new, legacy = reader.lookup(ALERT_EMAIL), reader.lookup(old)
-    if new is not None and legacy is not None and new != legacy:
-        raise ConfigError(
-            f"{qualify(ALERT_EMAIL)} is {new!r} but the deprecated {qualify(old)} is "
-            f"{legacy!r}: they name the same address",
-            hint=f"delete {qualify(old)} from the stack file (`pulumi config rm {qualify(old)}`)"
-            f" and keep {qualify(ALERT_EMAIL)}",
-        )
-    key, email = (ALERT_EMAIL, new) if new is not None else (old, legacy)
+    key, email = renamed(reader, ALERT_EMAIL, old, "address")
     if email is not None and not _EMAIL.match(email):
         raise ConfigError(
             f"{qualify(key)} is {email!r}, not an email address",

@@ -1,8 +1,8 @@
 """Instant PromQL queries against a Prometheus-compatible HTTP API (``/api/v1/query``).
 
-One client for every Prometheus we read: Google Managed Prometheus (a Google OAuth bearer
-token), Amazon Managed Service for Prometheus (SigV4, service ``aps``), and a Prometheus the user
-runs (no auth). The auth layer only adds headers to the request the client builds, so it is
+One client for every Prometheus we read: a managed one with the cloud's own query auth (an
+``Auth`` its target gives: ``infra/targets/<target>/query_auth.py``), and a Prometheus the user
+runs (``NoAuth``). The auth layer only adds headers to the request the client builds, so it is
 tested on that request; cloud SDKs are imported when a credential is first needed.
 """
 
@@ -21,7 +21,6 @@ from tdk.errors import EndpointError
 
 #: the Prometheus HTTP API path of an instant query, appended to a server's base URL
 QUERY_PATH = "/api/v1/query"
-GMP_SCOPE = "https://www.googleapis.com/auth/monitoring.read"
 
 
 @dataclass(frozen=True)
@@ -54,80 +53,6 @@ class NoAuth(Auth):
 
     def describe(self) -> str:
         return "no credentials"
-
-
-class SigV4(Auth):
-    """Amazon Managed Service for Prometheus: SigV4 for service ``aps`` in ``region``.
-
-    ``credentials`` are botocore credentials; None reads the AWS SDK's default chain.
-    """
-
-    def __init__(self, region: str, credentials: Any | None = None) -> None:
-        self.region = region
-        self.credentials = credentials
-
-    def _credentials(self) -> Any:
-        if self.credentials is None:
-            import boto3
-
-            found = boto3.session.Session().get_credentials()
-            if found is None:
-                raise EndpointError(
-                    "cannot query Amazon Managed Prometheus: no AWS credentials",
-                    hint="configure credentials (aws configure, AWS_PROFILE or an instance role) "
-                    "allowed aps:QueryMetrics on the workspace",
-                )
-            self.credentials = found
-        return self.credentials
-
-    def sign(self, request: Request) -> Request:
-        from botocore.auth import SigV4Auth
-        from botocore.awsrequest import AWSRequest
-
-        aws = AWSRequest(request.method, request.url, dict(request.headers), request.body)
-        SigV4Auth(self._credentials(), "aps", self.region).add_auth(aws)
-        return Request(request.method, request.url, dict(aws.headers.items()), request.body)
-
-    def describe(self) -> str:
-        return f"AWS SigV4 (aps, {self.region})"
-
-
-class GoogleBearer(Auth):
-    """Google Managed Prometheus: an OAuth access token from Google credentials.
-
-    ``credentials`` are ``google.auth`` credentials; None reads Application Default Credentials.
-    """
-
-    def __init__(self, credentials: Any | None = None) -> None:
-        self.credentials = credentials
-
-    def _credentials(self) -> Any:
-        if self.credentials is None:
-            import google.auth
-            from google.auth.exceptions import DefaultCredentialsError
-
-            try:
-                self.credentials, _ = google.auth.default(scopes=[GMP_SCOPE])
-            except DefaultCredentialsError as exc:
-                raise EndpointError(
-                    f"cannot query Google Managed Prometheus: no Google credentials ({exc})",
-                    hint="run `gcloud auth application-default login` or set "
-                    "GOOGLE_APPLICATION_CREDENTIALS; the account needs roles/monitoring.viewer",
-                ) from None
-        return self.credentials
-
-    def sign(self, request: Request) -> Request:
-        from google.auth.transport.requests import Request as Transport
-
-        credentials = self._credentials()
-        if not credentials.valid:
-            credentials.refresh(Transport())
-        headers = dict(request.headers)
-        credentials.apply(headers)
-        return Request(request.method, request.url, headers, request.body)
-
-    def describe(self) -> str:
-        return "Google credentials (Bearer token)"
 
 
 @dataclass(frozen=True)

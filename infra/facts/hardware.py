@@ -367,9 +367,10 @@ IMAGES: dict[str, Image] = {
 }  # fmt: skip
 
 
-def ec2_family(instance_type: str) -> tuple[str, str]:
-    """``ml.g5.xlarge`` or ``g5.xlarge`` -> (``g5``, ``xlarge``)."""
-    parts = instance_type.removeprefix("ml.").split(".")
+def ec2_family(instance_type: str, prefix: str = "") -> tuple[str, str]:
+    """``g5.xlarge`` -> (``g5``, ``xlarge``); a service that prefixes the type (SageMaker's
+    ``ml.g5.xlarge``) passes its ``prefix``."""
+    parts = instance_type.removeprefix(prefix).split(".")
     return (parts[0], parts[1]) if len(parts) == 2 else (instance_type, "")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, Protocol, cast
 
 from infra.config import ConfigReader, alert_email, check_capacity, qualify
 from infra.facts import llm
@@ -41,7 +41,6 @@ class ModelNeeds(Protocol):
     def engine_metrics(self) -> bool: ...
 
 
-StackConfigT = TypeVar("StackConfigT")
 KINDS: tuple[str, ...] = ("gpu", "cpu")
 EXPOSURES: tuple[str, ...] = ("cluster-ip", "internal-lb", "external-lb")
 _DNS_LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
@@ -164,26 +163,6 @@ def serve_models(config: WorkloadConfig, needs: Sequence[ModelNeeds]) -> Workloa
         alerts=replace(config.alerts, streamed_models=streamed, metric_engines=metered),
         startup_budget_seconds=max(config.startup_budget_seconds, llm.LLM_STARTUP_BUDGET_SECONDS),
     )
-
-
-def with_models(stack: StackConfigT, needs: Sequence[ModelNeeds]) -> StackConfigT:
-    """A Kubernetes target's stack config (it holds a ``workload``) fitted by ``serve_models``."""
-    workload = getattr(stack, "workload", None)
-    if not isinstance(workload, WorkloadConfig):
-        raise ConfigError(
-            "this stack has no Kubernetes workload to fit to the models",
-            hint="render a gke or eks stack",
-        )
-    return cast(StackConfigT, replace(stack, workload=serve_models(workload, needs)))  # type: ignore[type-var]
-
-
-def stack_alerts(stack: object, reader: ConfigReader) -> AlertThresholds:
-    """The alert thresholds of a stack's (model-fitted) workload; a target whose config holds
-    no ``WorkloadConfig`` gets the ``k8s*`` keys as read."""
-    workload = getattr(stack, "workload", None)
-    if isinstance(workload, WorkloadConfig):
-        return workload.alerts
-    return read_workload_config(reader).alerts
 
 
 def workload_spec(

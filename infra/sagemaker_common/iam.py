@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from infra.clouds.aws.arn import partition
 from infra.config import ReleaseLocation
-from infra.sagemaker_common.instances import partition
 
 Document = dict[str, Any]
 

@@ -45,6 +45,8 @@ MME_DECOUPLED = (
 )
 
 FRAMEWORK = tf.SAGEMAKER_FRAMEWORK
+#: SageMaker's instance types are EC2's with this prefix (``ml.g5.xlarge``)
+PREFIX = "ml."
 
 #: GPU families SageMaker lists for multi-model endpoints: size -> number of GPUs
 GPU_FAMILIES: dict[str, dict[str, int]] = {
@@ -157,7 +159,7 @@ def read_triton_version(reader: ConfigReader, region: str) -> str:
 
 def gpu_of(instance_type: str) -> facts.Gpu | None:
     """The GPU of an ``ml.<family>.<size>`` type (None for CPU types)."""
-    offer = facts.EC2_GPU_FAMILIES.get(facts.ec2_family(instance_type)[0])
+    offer = facts.EC2_GPU_FAMILIES.get(facts.ec2_family(instance_type, PREFIX)[0])
     return facts.GPUS[offer.gpu] if offer else None
 
 
@@ -191,12 +193,3 @@ def triton_image(region: str, version: str, kind: InstanceKind) -> str:
             hint=f"pick another {qualify('sagemakerTritonVersion')} or region",
         ) from exc
     return uri
-
-
-def partition(region: str) -> str:
-    """The ARN partition of a region (aws, aws-cn, aws-us-gov)."""
-    if region.startswith("cn-"):
-        return "aws-cn"
-    if region.startswith("us-gov-"):
-        return "aws-us-gov"
-    return "aws"

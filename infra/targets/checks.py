@@ -88,7 +88,7 @@ def instance_spec(
             hint=f"add --instance-type {prefix}g5.xlarge, or --stack NAME for a stack's",
         )
     found = image_facts(image)
-    family, size = facts.ec2_family(instance_type)
+    family, size = facts.ec2_family(instance_type, prefix)
     offer = facts.EC2_GPU_FAMILIES.get(family)
     if offer is None or size not in offer.gpus:
         if cpu and instance_type.startswith(prefix) and family[:1] in "cmrt":

@@ -5,17 +5,28 @@ from __future__ import annotations
 
 import abc
 import shlex
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import ClassVar, TypeVar
+from typing import ClassVar, Protocol, TypeVar
 
 from infra.config import ConfigReader, ReleaseLocation, StackConfig, qualify
 from infra.k8s import manifests
 from infra.k8s.build_job import BuildJobSpec, StoreCopy, build_job
+from infra.k8s.config import ModelNeeds, WorkloadConfig, serve_models
 from infra.k8s.spec import HTTP_PORT, TritonServiceSpec
 from infra.targets.base import EXAMPLE_TARGET_MODEL, Manifest, OutputValue, PlanJob, Target
 from tdk.errors import ConfigError
 
-ConfigT = TypeVar("ConfigT")
+
+class WorkloadStack(Protocol):
+    """A Kubernetes target's config: it holds the Triton workload's own config."""
+
+    @property
+    def workload(self) -> WorkloadConfig: ...
+
+
+ConfigT = TypeVar("ConfigT", bound=WorkloadStack)
 
 
 class KubernetesTarget(Target[ConfigT]):
@@ -27,6 +38,11 @@ class KubernetesTarget(Target[ConfigT]):
     @abc.abstractmethod
     def workload_spec(self, config: ConfigT, output: OutputValue) -> TritonServiceSpec:
         """The Triton workload of this stack (deployment-only values come from ``output``)."""
+
+    def fit_models(self, config: ConfigT, needs: Sequence[ModelNeeds]) -> ConfigT:
+        """The stack's config with its workload fitted to the models (``serve_models``)."""
+        fitted = serve_models(config.workload, needs)
+        return replace(config, workload=fitted)  # type: ignore[type-var]
 
     def model_repositories(self, reader: ConfigReader) -> tuple[Path, ...]:
         """The ``k8sModels`` repositories the stack's workload is fitted to."""

@@ -43,18 +43,6 @@ DEBT: dict[str, tuple[int, str]] = {
         2,
         "the AWS catalog's generator (botocore's ec2 model): to move to infra/clouds/aws/",
     ),
-    "infra/facts/hardware.py": (
-        1,
-        "EC2/SageMaker instance families (ml. prefix): the AWS catalog, to infra/clouds/aws/",
-    ),
-    "infra/k8s/config.py": (
-        2,
-        "a Kubernetes stack's workload read by name: to a KubernetesTarget method",
-    ),
-    "infra/sagemaker_common/instances.py": (
-        1,
-        "the ARN partition, SageMaker code both SageMaker targets share: to infra/clouds/aws/",
-    ),
 }
 
 

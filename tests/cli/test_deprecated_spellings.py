@@ -46,6 +46,7 @@ OLD_STACK_KEYS = {
     "sagemakerAlarmEmail": "alertEmail",
     "k8sAlertEmail": "alertEmail",
     "budgetEmail": "alertEmail",
+    "sagemakerIcManifestUrl": "releaseUrl",
 }
 
 

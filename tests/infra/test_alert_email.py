@@ -87,7 +87,11 @@ def test_a_deprecated_key_warns_naming_the_new_one_and_is_not_undeclared() -> No
     values = {f"triton-deploy-kit:{old}": OLD for old in DEPRECATED_KEYS}
     warnings = deprecated_keys(values.get)
     assert len(warnings) == len(DEPRECATED_KEYS)
-    assert all("deprecated: use triton-deploy-kit:alertEmail" in w for w in warnings)
+    assert warnings == [
+        f"triton-deploy-kit:{old} is deprecated: use triton-deploy-kit:{new} (the old key goes "
+        "in the next release)"
+        for old, new in DEPRECATED_KEYS.items()
+    ]
     assert deprecated_keys({"triton-deploy-kit:budgetEmail": ""}.get) == []  # empty: unset
     assert undeclared(ROOT, list(values)) == []
 

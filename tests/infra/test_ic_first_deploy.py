@@ -16,12 +16,14 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
+from tdk.errors import ConfigError
 from tests.infra.pulumi_harness import StackRun, run_stack
 
 ROOT = Path(__file__).resolve().parents[2]
 STACK = "sagemaker-ic-dev"
 COMPONENT = "aws-native:sagemaker:InferenceComponent"
 MODEL = "aws:sagemaker/model:Model"
+BUCKET = "aws:s3/bucket:Bucket"
 PREFIX = "triton-deploy-kit:"
 
 
@@ -72,12 +74,15 @@ def test_the_walkthrough_runs_in_the_order_written(s3: Any, sample_repo: Path) -
     first, second = runs
     _nothing_declared(first)
     assert first.outputs["nextStep"].startswith(f"tdk package MODEL_REPO --release {release} && ")
-    assert f"sagemakerIcManifestUrl {release}" in first.outputs["nextStep"]
+    assert f"triton-deploy-kit:releaseUrl {release} " in first.outputs["nextStep"]
     components = {c.inputs["inferenceComponentName"] for c in second.of_type(COMPONENT)}
     assert components == {"text-pipeline-0", "text-classifier-0", "image-classifier-0"}
     urls = {m.inputs["primaryContainer"]["modelDataUrl"] for m in second.of_type(MODEL)}
     assert all(url.startswith(f"{release}/mme/") for url in urls) and len(urls) == 3
     assert "nextStep" not in second.outputs
+    # releaseUrl names the bucket the first up created: the stack keeps it
+    [bucket] = second.of_type(BUCKET)
+    assert release.split("/")[2].startswith(bucket.inputs["bucketPrefix"])
 
 
 def test_an_empty_named_release_declares_no_component_and_says_what_to_run(s3: Any) -> None:
@@ -97,3 +102,34 @@ def test_a_published_release_declares_its_copies_in_one_up(s3: Any, sample_repo:
     assert done.exit_code == 0, done.output
     run = run_stack(STACK, {"releaseUrl": url})
     assert len(run.of_type(COMPONENT)) == 3 and "nextStep" not in run.outputs
+
+
+def test_the_old_release_key_still_works_and_warns(
+    s3: Any, sample_repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """sagemakerIcManifestUrl is a deprecated alias of releaseUrl for one release."""
+    import pulumi
+
+    said: list[str] = []
+    monkeypatch.setattr(pulumi.log, "warn", lambda message, *a, **k: said.append(message))
+    s3.create_bucket(Bucket="tdk-old-key")
+    url = "s3://tdk-old-key/releases/r1"
+    done = CliRunner().invoke(app, ["package", str(sample_repo), "--copies", "1", "--release", url])
+    assert done.exit_code == 0, done.output
+    run = run_stack(STACK, {"sagemakerIcManifestUrl": url})
+    assert run.error is None and len(run.of_type(COMPONENT)) == 3
+    old, new = f"{PREFIX}sagemakerIcManifestUrl", f"{PREFIX}releaseUrl"
+    assert f"{old} is deprecated: use {new} (the old key goes in the next release)" in said
+    assert run_stack(STACK, {"sagemakerIcManifestUrl": url, "releaseUrl": url}).error is None
+
+
+def test_the_old_and_new_release_keys_naming_two_releases_are_refused() -> None:
+    overrides = {
+        "releaseUrl": "s3://tdk-new/releases/r2",
+        "sagemakerIcManifestUrl": "s3://tdk-old/releases/r1",
+    }
+    run = run_stack(STACK, overrides, expect_error=True)
+    assert isinstance(run.error, ConfigError) and not run.of_type(COMPONENT)
+    assert f"{PREFIX}releaseUrl is 's3://tdk-new/releases/r2'" in run.error.message
+    assert f"the deprecated {PREFIX}sagemakerIcManifestUrl is 's3://tdk-old" in run.error.message
+    assert f"pulumi config rm {PREFIX}sagemakerIcManifestUrl" in (run.error.hint or "")

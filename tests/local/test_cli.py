@@ -26,6 +26,7 @@ def test_up_status_invoke_down(release: Path, state_dir: Path) -> None:
         app, ["local", "up", "--release", str(release), "--port", "0", "-d", "--json"]
     )
     assert up.exit_code == 0, up.output
+    assert json.loads(up.output)["release"] == str(release)
     url = json.loads(up.output)["url"]
     try:
         text = ["invoke", "--target-model", "tokenizer-0.tar.gz", "--text", "hello world"]
@@ -46,6 +47,9 @@ def test_up_status_invoke_down(release: Path, state_dir: Path) -> None:
         assert status.exit_code == 0, status.output
         document = json.loads(status.output)
         assert document["endpoint"]["url"] == url
+        # the release, in one word: neither the status nor the endpoint says "store"
+        assert document["release"] == document["endpoint"]["release"] == str(release)
+        assert "store" not in document and "store" not in document["endpoint"]
         assert document["loaded"] == ["tokenizer-0.tar.gz"]
         assert document["metrics"]["Invocations"] == 2
         assert document["metrics"]["ModelCacheHit"] == 0.5  # a ratio, as SageMaker reports it
@@ -73,6 +77,7 @@ def test_check_reports_tritons_message_and_fails(tmp_path: Path, state_dir: Path
     result = runner.invoke(app, ["local", "check", "--release", str(tmp_path / "store"), "--json"])
     assert result.exit_code == 1, result.output
     document = json.loads(result.output[result.output.index("{") :])
+    assert document["release"] == str(tmp_path / "store") and "store" not in document
     verdicts = {m["target_model"]: m for m in document["models"]}
     assert verdicts["good-0.tar.gz"]["ok"] is True
     assert verdicts["bad-0.tar.gz"]["ok"] is False

@@ -63,14 +63,14 @@ def test_switch_under_load_loses_no_request_and_refuses_a_bad_release(
         answered.wait(60)  # every thread has had one answer from the old release
         with pytest.raises(TdkError, match="missing"):
             request_switch(state, str(broken), None)
-        assert running.status()["store"] == str(old)  # refused: still the old release
+        assert running.status()["release"] == str(old)  # refused: still the old release
         answer = request_switch(state, str(new), None)
         for thread in threads:
             thread.join(120)
         assert failures == []
         assert answer["models"] == [m.target_model for m in manifest.models]
         status = running.status()
-        assert status["store"] == str(new)
+        assert status["release"] == str(new)
         assert status["metrics"]["Invocations"] >= THREADS * PER_THREAD
         target = SageMakerRuntimeTarget("switch", endpoint_url=running.url, local=True)
         try:  # a model only the new release has answers: the next requests use it
@@ -81,7 +81,7 @@ def test_switch_under_load_loses_no_request_and_refuses_a_bad_release(
         with pytest.raises(TdkError, match="control secret"):
             request_switch(forged, str(old), None)
         rollback = request_switch(state, str(old), None)  # and back: a rollback
-        assert rollback["store"] == str(old) and running.status()["store"] == str(old)
+        assert rollback["release"] == str(old) and running.status()["release"] == str(old)
     finally:
         running.stop()
 

@@ -17,8 +17,9 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-from infra.clients.prometheus import PrometheusClient, SigV4
+from infra.clients.prometheus import PrometheusClient
 from infra.targets.eks.client import amp_client
+from infra.targets.eks.query_auth import SigV4
 from infra.targets.gke.client import gmp_client
 from tdk.errors import EndpointError
 from tests.stand_ins import QuietHandler, serving

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.clients.prometheus import GoogleBearer, NoAuth, PrometheusClient
+from infra.clients.prometheus import NoAuth, PrometheusClient
 from infra.targets.gke.builders import managed_prometheus_url
 from infra.targets.gke.entry import ENTRY
+from infra.targets.gke.query_auth import GoogleBearer
 from infra.targets.k8s_client import KubernetesClient, stack_config
 from infra.targets.operations import Locator
 

@@ -448,7 +448,7 @@ class ModelManager:
         """What ``tdk local status`` shows."""
         return {
             "name": self.settings.name,
-            "store": self.settings.store_url,
+            "release": self.settings.store_url,
             "max_loaded_models": self.settings.max_loaded,
             "triton_pid": self.triton.pid,
             "triton_restarts": self.restarts,

@@ -124,14 +124,14 @@ async def handle(
         return 403, {"error": "switching needs the endpoint's control secret (its state file)"}
     try:
         request = json.loads(body)
-        store_url = request["store"]
-        endpoint_url = request.get("store_endpoint_url")
+        store_url = request["release"]
+        endpoint_url = request.get("endpoint_url")
         if not isinstance(store_url, str) or not isinstance(endpoint_url, str | None):
             raise TypeError
     except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
-        return 400, {"error": 'the body is {"store": URL, "store_endpoint_url": URL or null}'}
+        return 400, {"error": 'the body is {"release": URL, "endpoint_url": URL or null}'}
     try:
         manifest = await switch(manager, store_url, endpoint_url)
     except TdkError as exc:
         return 409, {"error": exc.message, "hint": exc.hint or ""}
-    return 200, {"store": store_url, "models": [m.target_model for m in manifest.models]}
+    return 200, {"release": store_url, "models": [m.target_model for m in manifest.models]}

@@ -138,12 +138,12 @@ AWAITING_WARNING = (
 
 def next_step(release_url: str, key: str, stack: str) -> str:
     """The commands that publish the release and declare the components (``key`` "": the
-    stack's own bucket, which the stack must then name in sagemakerIcManifestUrl)."""
+    stack's own bucket, which the stack must then name in releaseUrl)."""
     package = shlex.join(["tdk", "package", "MODEL_REPO", "--release", release_url])
     steps = [package]
     if not key:
         steps.append(shlex.join(["pulumi", "config", "set",
-                                 "triton-deploy-kit:sagemakerIcManifestUrl", release_url,
+                                 "triton-deploy-kit:releaseUrl", release_url,
                                  "-s", stack]))  # fmt: skip
     steps.append(shlex.join(["pulumi", "up", "-s", stack]))
     return " && ".join(steps)

@@ -2,8 +2,9 @@
 
 ``sagemakerIcModels`` (a list of groups, each ``{"copies": [...], "sizeMb": N}`` plus optional
 ``accelerators``, ``memoryMb``, ``cpuCores``, ``minCopies``, ``maxCopies``, ``initialCopies``,
-``decoupled``) wins; when it is empty every copy of the manifest at ``sagemakerIcManifestUrl``
-(or ``releaseUrl``) becomes a component with the stack-wide settings.
+``decoupled``) wins; when it is empty every copy of the manifest at ``releaseUrl`` (the
+deprecated ``sagemakerIcManifestUrl`` still names it for a release) becomes a component with
+the stack-wide settings.
 
 Components are declared only for copies the named release holds: until the stack names a
 published release (its manifest exists), listed copies are checked (capacity, names) but no
@@ -163,7 +164,7 @@ def with_manifest(declared: list[CopyRequest], released: list[CopyRequest]) -> l
                 f"{request.where}: {request.copy} is not a copy of the release "
                 f"({released_where(released)} lists {shown})",
                 hint=f"list the copies the release holds in {qualify(MODELS_KEY)} (`tdk package` "
-                "prints them), or point sagemakerIcManifestUrl at the release that has it",
+                "prints them), or point releaseUrl at the release that has it",
             )
         if request.decoupled_from and request.decoupled != found.decoupled:
             raise ConfigError(

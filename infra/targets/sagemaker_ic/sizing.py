@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from infra.config import check_choice, qualify
 from infra.facts import hardware as facts
+from infra.sagemaker_common.instances import PREFIX
 from tdk.errors import ConfigError
 
 #: EC2 accelerated-computing sizes: (vCPUs, host memory GiB), from the one hardware table
@@ -62,14 +63,14 @@ def instance_types() -> list[str]:
 
 def ic_instance(key: str, instance_type: str) -> IcInstance:
     """The facts of ``instance_type``; ConfigError listing the known types otherwise."""
-    if instance_type.startswith("ml.") and facts.ec2_family(instance_type)[0][:1] in "cmrt":
+    family, size = facts.ec2_family(instance_type, PREFIX)
+    if instance_type.startswith(PREFIX) and family[:1] in "cmrt":
         raise ConfigError(
             f"{qualify(key)} is {instance_type!r}, a CPU instance type: this target reserves "
             "whole GPUs for each copy (NumberOfAcceleratorDevicesRequired)",
             hint=f"`pulumi config set {qualify(key)} ml.g5.xlarge`, or serve CPU models with "
             "the sagemaker target",
         )
-    family, size = facts.ec2_family(instance_type)
     why = facts.UNSUPPORTED_GPU_FAMILIES.get(family, "no GPU/host facts for it")
     check_choice(key, instance_type, instance_types(), why=why)
     kind = facts.EC2_GPU_FAMILIES[family]

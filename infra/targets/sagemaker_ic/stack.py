@@ -20,7 +20,7 @@ from infra.config import ReleaseLocation
 from infra.sagemaker_common.iam import assume_role_policy, endpoint_log_group, execution_policy
 from infra.sagemaker_common.instances import InstanceKind, triton_image
 from infra.sagemaker_common.monitoring import dashboard_url
-from infra.sagemaker_common.release_bucket import declare_release_bucket
+from infra.sagemaker_common.release_bucket import bucket_prefix, declare_release_bucket
 from infra.targets.names import cut_name
 from infra.targets.sagemaker_ic import builders, monitoring, scaling
 from infra.targets.sagemaker_ic.config import ComponentSpec, SageMakerIcConfig
@@ -143,9 +143,14 @@ class SageMakerInferenceComponents(pulumi.ComponentResource):
         )
 
     def _release(self) -> pulumi.Output[ReleaseLocation]:
-        if self._config.common.release is not None:
-            return pulumi.Output.from_input(self._config.common.release)
+        """The release the stack names, else one in a bucket the stack creates. A releaseUrl
+        in that bucket (nextStep sets it once the first up made it) keeps it declared."""
+        named = self._config.common.release
+        if named is not None and not named.bucket.startswith(bucket_prefix(self._name)):
+            return pulumi.Output.from_input(named)
         bucket = declare_release_bucket(self._name, self)
+        if named is not None:
+            return pulumi.Output.from_input(named)
         prefix = self._config.created_release_prefix
         return bucket.bucket.apply(lambda b: ReleaseLocation("s3", b, prefix))
 

@@ -12,7 +12,15 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.clouds.aws.guardrails import read_log_retention
-from infra.config import ConfigReader, StackConfig, check_capacity, check_choice, qualify
+from infra.config import (
+    RELEASE_URL,
+    ConfigReader,
+    StackConfig,
+    check_capacity,
+    check_choice,
+    qualify,
+    renamed,
+)
 from infra.facts.aws import enum
 from infra.sagemaker_common.components import check_component_names
 from infra.sagemaker_common.env import TritonKnobs, container_environment
@@ -51,6 +59,9 @@ from infra.targets.sagemaker_ic.sizing import (
     requirements,
 )
 from tdk.errors import ConfigError
+
+#: the deprecated key that named the release before releaseUrl did (issue 40 item 4)
+OLD_RELEASE_KEY = "sagemakerIcManifestUrl"
 
 if TYPE_CHECKING:
     from infra.facts.findings import Finding
@@ -104,15 +115,11 @@ def _scaling(reader: ConfigReader) -> IcScaling:
     )
 
 
-def _copies(
-    reader: ConfigReader, common: StackConfig
-) -> tuple[list[CopyRequest], AwaitingRelease | None]:
+def _copies(reader: ConfigReader) -> tuple[list[CopyRequest], AwaitingRelease | None]:
     """The copies to serve, read from the release the stack names; until it is published,
     the listed copies (checked, never declared) and where the release goes."""
     declared = declared_copies(reader.string(MODELS_KEY))
-    url, key = reader.optional_string("sagemakerIcManifestUrl"), "sagemakerIcManifestUrl"
-    if url is None and common.release is not None:
-        url, key = common.release.url, "releaseUrl"
+    key, url = renamed(reader, RELEASE_URL, OLD_RELEASE_KEY, "release")
     if url is None:  # the stack creates the bucket: nothing can be published in it yet
         return declared, AwaitingRelease(None, "")
     if not published(url, key):
@@ -134,9 +141,9 @@ def _refuse_engine(request: CopyRequest) -> None:
 
 
 def _components(
-    reader: ConfigReader, common: StackConfig, instance: IcInstance, version: str
+    reader: ConfigReader, instance: IcInstance, version: str
 ) -> tuple[tuple[ComponentSpec, ...], AwaitingRelease | None]:
-    copies, awaiting = _copies(reader, common)
+    copies, awaiting = _copies(reader)
     for request in copies:
         _refuse_engine(request)
         if request.decoupled:
@@ -195,7 +202,7 @@ class SageMakerIcTarget(Target[SageMakerIcConfig]):
         region = reader.string("aws:region")
         version = read_triton_version(reader, region)
         instance = ic_instance(INSTANCE_KEY, reader.string(INSTANCE_KEY))
-        components, awaiting = _components(reader, common, instance, version)
+        components, awaiting = _components(reader, instance, version)
         return SageMakerIcConfig(
             common=common,
             region=region,

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from infra.config import ConfigReader
-from infra.k8s.config import with_models
 from infra.targets import registry
 from infra.targets.feasibility import feasible, flag_stack, require_feasible
 from infra.targets.k8s_models import model_needs
@@ -45,7 +44,9 @@ def test_validate_render_and_the_program_pick_one_image(
     checked = feasible(_stack(stack), load_models([repo]))
     assert checked.ok, checked.first_refusal()
     assert checked.spec is not None
-    rendered = with_models(_stack(stack).config, model_needs([repo])).workload.image
+    settings = _stack(stack)
+    fitted = settings.entry.deploy().fit_models(settings.config, model_needs([repo]))
+    rendered = fitted.workload.image
     keyed = _stack(stack, {"k8sModels": str(repo)})
     declared = keyed.entry.deploy().offer(keyed.config).image_name
     gate = feasible(keyed)  # the program's and doctor's call: the stack's own models
@@ -117,7 +118,7 @@ def test_doctor_judges_the_stack_with_its_models(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("engine", ["vllm", "tensorrtllm", "llm-api"])
 def test_a_sagemaker_ic_release_copy_running_an_engine_is_refused(
-    tmp_path: Path, sample_repo: Path, engine: str
+    tmp_path: Path, sample_repo: Path, engine: str, s3_release: Callable[[Path], str]
 ) -> None:
     manifest = make_release(sample_repo, tmp_path, copies=1)
     first = manifest.models[0]
@@ -129,8 +130,7 @@ def test_a_sagemaker_ic_release_copy_running_an_engine_is_refused(
     (tmp_path / "manifest.json").write_text(
         replace(manifest, models=(changed, *manifest.models[1:])).to_json()
     )
-    run = run_stack("sagemaker-ic-dev", {"sagemakerIcManifestUrl": f"file://{tmp_path}"},
-                    expect_error=True)  # fmt: skip
+    run = run_stack("sagemaker-ic-dev", {"releaseUrl": s3_release(tmp_path)}, expect_error=True)
     assert isinstance(run.error, ConfigError), run.error
     assert first.name in str(run.error) and "-py3" in str(run.error)
     assert run.error.hint and "gke or eks" in run.error.hint
