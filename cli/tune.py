@@ -13,14 +13,14 @@ from rich.markup import escape
 
 from cli.common import MAX_SECONDS, JsonOpt, SamplesOpt, number
 from cli.output import Output, stability
-from infra.perf.space import Space
-from infra.perf.tune import Settings
+from infra.perf.tune.search import Settings
+from infra.perf.tune.space import Space
 from packager.config import CONFIG_NAME, load_config
 from tdk.errors import TdkError, UsageError
 
 if TYPE_CHECKING:
-    from infra.perf.tune import Point
-    from infra.perf.tuner import TuneReport
+    from infra.perf.tune.search import Point
+    from infra.perf.tune.tuner import TuneReport
 
 EXIT_INTERRUPTED = 130
 MAX_REPEATS = 20  # each repeat is one more point: a bound on what a typo can cost
@@ -62,7 +62,7 @@ SearchOpt = Annotated[
     str,
     typer.Option(
         "--search",
-        metavar="[quick|full]",  # infra.perf.tuner.SearchMode (a test keeps them equal)
+        metavar="[quick|full]",  # infra.perf.tune.tuner.SearchMode (a test keeps them equal)
         help="quick (hill climb) or full (grid).",
     ),
 ]
@@ -233,9 +233,9 @@ def tune(
 ) -> None:
     """Tune max_batch_size, dynamic batching, instances and accelerators; Ctrl-C reports the best
     so far. The shipped config is kept unless a candidate beats it."""
-    from infra.perf.placement import resolve
-    from infra.perf.tuneio import check_out, check_write, read_model, write_tuned
-    from infra.perf.tuner import SearchMode, tune_local, tune_remote
+    from infra.perf.bench.placement import resolve
+    from infra.perf.tune.tuneio import check_out, check_write, read_model, write_tuned
+    from infra.perf.tune.tuner import SearchMode, tune_local, tune_remote
 
     if restore:
         _restore(url, model, json)
@@ -247,7 +247,7 @@ def tune(
     settings = replace(settings, inputs=tuple(inputs or ()), samples=samples)
     space = _space(space, instances, max_batch_sizes, queue_delays)
     if accelerators != "auto":
-        from infra.perf.accel import is_option
+        from infra.perf.tune.accel import is_option
 
         chosen = [a.strip() for a in accelerators.split(",") if a.strip() not in ("", "none")]
         for option in chosen:
@@ -299,12 +299,12 @@ def tune(
     choice = report.choice
     wanted = (write or out_dir is not None) and not report.search.interrupted
     if wanted and report.improves and choice is not None and model_dir is not None:
-        from infra.perf.space import apply_knobs
+        from infra.perf.tune.space import apply_knobs
 
         tuned = apply_knobs(load_config(model_dir / CONFIG_NAME), choice.knobs)
         written = write_tuned(model_dir, tuned, None if write else out_dir)
     if plot is not None:
-        from infra.perf.plot import tune_plot
+        from infra.perf.tune.plot import tune_plot
 
         tune_plot(report, plot)
     _show(out, report, json, written.diff if written else None, plot)
@@ -337,13 +337,13 @@ def _options(
 def _check_inputs(config: object, settings: Settings) -> None:
     """Every ``--input`` and sample names an input of the model and parses, before anything
     starts."""
-    from infra.perf.tuner import model_of, requests_for
+    from infra.perf.tune.tuner import model_of, requests_for
 
     requests_for(model_of(config), settings)
 
 
 def _restore(url: str | None, model: str | None, json: bool) -> None:
-    from infra.perf.tuner import restore_remote
+    from infra.perf.tune.tuner import restore_remote
 
     if url is None or model is None:
         raise UsageError("--restore needs --url and --model", hint="the server and model tuned")

@@ -307,3 +307,13 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         f"tdk: {built} release(s) published for {calls} make_release call(s), "
         f"{tritons} Triton work dir(s)"
     )
+
+
+@pytest.fixture
+def s3_release(moto_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> Callable[[Path], str]:
+    """Uploads a release directory to a fresh bucket of the moto server: its s3:// URL, which
+    a stack can name in releaseUrl (sagemaker-ic reads its manifest at declaration time)."""
+    from tests.infra.ic_release import upload_release
+
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
+    return upload_release

@@ -6,6 +6,7 @@ component through InvokeEndpointWithResponseStream (requests checked with botoco
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -51,12 +52,10 @@ def _decoupled_release(sample_repo: Path, dest: Path) -> tuple[Manifest, str]:
 
 
 def test_decoupled_copy_serves_generate_from_the_repository(
-    tmp_path: Path, sample_repo: Path
+    tmp_path: Path, sample_repo: Path, s3_release: Callable[[Path], str]
 ) -> None:
     manifest, llm = _decoupled_release(sample_repo, tmp_path)
-    run = run_stack(
-        STACK, {"sagemakerIcModels": [], "sagemakerIcManifestUrl": f"file://{tmp_path}"}
-    )
+    run = run_stack(STACK, {"sagemakerIcModels": [], "releaseUrl": s3_release(tmp_path)})
     release = run.outputs["releaseUrl"]
     containers = {}
     for model in run.of_type(MODEL):
@@ -88,12 +87,12 @@ def test_decoupled_copy_serves_generate_from_the_repository(
 
 
 def test_image_without_generate_mode_is_refused_before_any_resource(
-    tmp_path: Path, sample_repo: Path
+    tmp_path: Path, sample_repo: Path, s3_release: Callable[[Path], str]
 ) -> None:
     _, llm = _decoupled_release(sample_repo, tmp_path)
     overrides = {
         "sagemakerIcModels": [],
-        "sagemakerIcManifestUrl": f"file://{tmp_path}",
+        "releaseUrl": s3_release(tmp_path),
         "sagemakerTritonVersion": "24.09",
     }
     run = run_stack(STACK, overrides, expect_error=True)

@@ -4,6 +4,7 @@ copies: read from the release the stack names. Without a published release nothi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -45,13 +46,11 @@ def _listed(*groups: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_a_listed_copy_is_decoupled_as_the_named_release_says(
-    tmp_path: Path, sample_repo: Path
+    tmp_path: Path, sample_repo: Path, s3_release: Callable[[Path], str]
 ) -> None:
     llm, other = _release(sample_repo, tmp_path)
     listed = _listed({"copies": [llm, other]})
-    run = run_stack(
-        STACK, {"sagemakerIcModels": listed, "sagemakerIcManifestUrl": f"file://{tmp_path}"}
-    )
+    run = run_stack(STACK, {"sagemakerIcModels": listed, "releaseUrl": s3_release(tmp_path)})
     assert _modes(run) == {llm: GENERATE, other: "infer"}
     container = next(
         m.inputs["primaryContainer"]
@@ -70,13 +69,17 @@ def test_a_listed_copy_is_decoupled_as_the_named_release_says(
     ],
 )
 def test_a_listed_copy_the_release_contradicts_is_refused(
-    tmp_path: Path, sample_repo: Path, group: dict[str, Any], message: str
+    tmp_path: Path,
+    sample_repo: Path,
+    group: dict[str, Any],
+    message: str,
+    s3_release: Callable[[Path], str],
 ) -> None:
     llm, other = _release(sample_repo, tmp_path)
     group = {**group, "copies": [c.format(llm=llm, other=other) for c in group["copies"]]}
     overrides = {
         "sagemakerIcModels": _listed(group),
-        "sagemakerIcManifestUrl": f"file://{tmp_path}",
+        "releaseUrl": s3_release(tmp_path),
     }
     run = run_stack(STACK, overrides, expect_error=True)
     assert isinstance(run.error, ConfigError), run.error
@@ -105,11 +108,15 @@ def test_decoupled_must_be_a_boolean() -> None:
     assert "sagemakerIcModels[0].decoupled" in str(run.error) and "true or false" in str(run.error)
 
 
-def test_an_unpublished_named_release_waits_for_its_manifest(tmp_path: Path) -> None:
+def test_an_unpublished_named_release_waits_for_its_manifest(
+    tmp_path: Path, s3_release: Callable[[Path], str]
+) -> None:
+    url = s3_release(tmp_path)  # an empty directory: a bucket with nothing published
     overrides = {
         "sagemakerIcModels": _listed({"copies": ["llm-0"], "decoupled": True}),
-        "sagemakerIcManifestUrl": f"file://{tmp_path}",
+        "releaseUrl": url,
     }
     run = run_stack(STACK, overrides)
     assert not run.of_type(MODEL) and not run.of_type(COMPONENT)
-    assert run.outputs["nextStep"].startswith(f"tdk package MODEL_REPO --release file://{tmp_path}")
+    step = run.outputs["nextStep"]
+    assert step == f"tdk package MODEL_REPO --release {url} && pulumi up -s {STACK}"

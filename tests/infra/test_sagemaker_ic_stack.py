@@ -16,7 +16,7 @@ from botocore.validate import ParamValidator
 from infra.targets.sagemaker_ic import requests
 from infra.targets.sagemaker_ic.target import AMI_VERSIONS
 from tdk.errors import ConfigError
-from tests.infra.ic_release import release_holding
+from tests.infra.ic_release import release_holding, upload_release
 from tests.infra.pulumi_harness import Declared, StackRun, run_stack
 
 STACK = "sagemaker-ic-dev"
@@ -72,17 +72,26 @@ def dev(
     stack_runner: Callable[..., StackRun],
     sample_repo: Path,
     tmp_path_factory: pytest.TempPathFactory,
+    _moto_server: str,
 ) -> StackRun:
     """The committed stack once its copies are published (the walk-through's second up)."""
-    url = release_holding(sample_repo, tmp_path_factory.mktemp("release"))
-    return stack_runner(STACK, {"sagemakerIcManifestUrl": url})
+    local = tmp_path_factory.mktemp("release")
+    release_holding(sample_repo, local)
+    with pytest.MonkeyPatch.context() as env:  # moto_endpoint's, for the whole module
+        for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+            env.setenv(key, "testing")
+        env.setenv("AWS_DEFAULT_REGION", "us-east-1")
+        env.setenv("AWS_ENDPOINT_URL", _moto_server)
+        return stack_runner(STACK, {"releaseUrl": upload_release(local)})
 
 
-def _published(tmp_path: Path, sample_repo: Path, *copies: str) -> dict[str, Any]:
-    """Overrides serving ``copies`` from a release that holds them."""
-    url = release_holding(sample_repo, tmp_path / "release", *copies)
+def _published(
+    tmp_path: Path, sample_repo: Path, upload: Callable[[Path], str], *copies: str
+) -> dict[str, Any]:
+    """Overrides serving ``copies`` from a release in S3 (moto) that holds them."""
+    release_holding(sample_repo, tmp_path / "release", *copies)
     groups = [{"copies": list(copies), "sizeMb": 1}]
-    return {"sagemakerIcModels": groups, "sagemakerIcManifestUrl": url}
+    return {"sagemakerIcModels": groups, "releaseUrl": upload(tmp_path / "release")}
 
 
 def test_dev_stack_declares_components_with_reservations(dev: StackRun) -> None:
@@ -192,7 +201,12 @@ def test_every_alarm_is_a_valid_put_metric_alarm(dev: StackRun) -> None:
 
 @pytest.mark.parametrize(("low", "initial", "high"), [(0, 1, 1), (0, 1, 40), (1, 2, 4)])
 def test_updates_roll_back_on_the_components_own_alarms(
-    tmp_path: Path, sample_repo: Path, low: int, initial: int, high: int
+    tmp_path: Path,
+    sample_repo: Path,
+    low: int,
+    initial: int,
+    high: int,
+    s3_release: Callable[[Path], str],
 ) -> None:
     """MaximumBatchSize is a share of the copies (CAPACITY_PERCENT, 5-50 %: botocore's shape
     docs), so it stays valid at any count autoscaling reaches (0, 1, 40); a COPY_COUNT from
@@ -201,7 +215,7 @@ def test_updates_roll_back_on_the_components_own_alarms(
         STACK,
         {"sagemakerIcMinCopies": low, "sagemakerIcInitialCopies": initial,
          "sagemakerIcMaxCopies": high, "sagemakerIcMaxInstances": 40 * 3,
-         **_published(tmp_path, sample_repo, "m-0")},
+         **_published(tmp_path, sample_repo, s3_release, "m-0")},
     )  # fmt: skip
     alarms = {a.inputs["name"] for a in run.of_type(ALARM)}
     (component,) = run.of_type(COMPONENT)
@@ -254,10 +268,10 @@ def test_dashboard_has_a_row_per_component(dev: StackRun) -> None:
 
 
 def test_long_copy_names_keep_model_names_within_63_characters(
-    tmp_path: Path, sample_repo: Path
+    tmp_path: Path, sample_repo: Path, s3_release: Callable[[Path], str]
 ) -> None:
     copy = "a_very_long_model_name_for_a_text_pipeline_with_many_parts-0"
-    run = run_stack(STACK, _published(tmp_path, sample_repo, copy))
+    run = run_stack(STACK, _published(tmp_path, sample_repo, s3_release, copy))
     (model,) = run.of_type(MODEL)
     valid("sagemaker", "CreateModel", requests.create_model(model.inputs, model.name))
     (component,) = run.of_type(COMPONENT)
@@ -270,13 +284,13 @@ def test_ami_versions_are_botocores() -> None:
 
 
 def test_manifest_of_a_published_release_lists_the_components(
-    tmp_path: Path, sample_repo: Path
+    tmp_path: Path, sample_repo: Path, s3_release: Callable[[Path], str]
 ) -> None:
     from packager.manifest import Manifest
     from tests.local.local_helpers import make_release
 
     manifest: Manifest = make_release(sample_repo, tmp_path, copies=2)
-    source = {"sagemakerIcModels": [], "sagemakerIcManifestUrl": f"file://{tmp_path}"}
+    source = {"sagemakerIcModels": [], "releaseUrl": s3_release(tmp_path)}
     run = run_stack(STACK, {**source, "sagemakerIcMaxInstances": len(manifest.models)})
     declared = {c.inputs["inferenceComponentName"] for c in run.of_type(COMPONENT)}
     assert declared == {m.name.replace("_", "-") for m in manifest.models}
@@ -309,10 +323,12 @@ def test_bad_config_is_refused_before_any_resource(overrides: dict[str, Any], me
     assert not run.of_type(COMPONENT)
 
 
-def test_an_unpublished_manifest_url_declares_no_component(tmp_path: Path) -> None:
+def test_an_unpublished_manifest_url_declares_no_component(
+    tmp_path: Path, s3_release: Callable[[Path], str]
+) -> None:
     """A named release with no manifest yet: nothing is declared, the next step is said."""
-    url = f"file://{tmp_path}"
-    run = run_stack(STACK, {"sagemakerIcModels": [], "sagemakerIcManifestUrl": url})
+    url = s3_release(tmp_path)  # an empty directory: nothing published
+    run = run_stack(STACK, {"sagemakerIcModels": [], "releaseUrl": url})
     assert not run.of_type(COMPONENT) and not run.of_type(MODEL)
     assert (
         run.outputs["nextStep"] == f"tdk package MODEL_REPO --release {url} && pulumi up -s {STACK}"

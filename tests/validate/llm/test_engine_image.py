@@ -118,7 +118,7 @@ def test_doctor_judges_the_stack_with_its_models(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("engine", ["vllm", "tensorrtllm", "llm-api"])
 def test_a_sagemaker_ic_release_copy_running_an_engine_is_refused(
-    tmp_path: Path, sample_repo: Path, engine: str
+    tmp_path: Path, sample_repo: Path, engine: str, s3_release: Callable[[Path], str]
 ) -> None:
     manifest = make_release(sample_repo, tmp_path, copies=1)
     first = manifest.models[0]
@@ -130,8 +130,7 @@ def test_a_sagemaker_ic_release_copy_running_an_engine_is_refused(
     (tmp_path / "manifest.json").write_text(
         replace(manifest, models=(changed, *manifest.models[1:])).to_json()
     )
-    run = run_stack("sagemaker-ic-dev", {"sagemakerIcManifestUrl": f"file://{tmp_path}"},
-                    expect_error=True)  # fmt: skip
+    run = run_stack("sagemaker-ic-dev", {"releaseUrl": s3_release(tmp_path)}, expect_error=True)
     assert isinstance(run.error, ConfigError), run.error
     assert first.name in str(run.error) and "-py3" in str(run.error)
     assert run.error.hint and "gke or eks" in run.error.hint
