@@ -32,7 +32,7 @@ from infra.clients.base import (  # noqa: E402
 from infra.clients.inputs import example_inputs  # noqa: E402
 from infra.clients.triton_errors import triton_error_text  # noqa: E402
 from infra.clients.triton_http import TritonHttpTarget  # noqa: E402
-from infra.perf import loadgen  # noqa: E402
+from infra.perf.bench import loadgen  # noqa: E402
 from packager.manifest import ManifestModel  # noqa: E402
 
 BINARY = "application/vnd.sagemaker-triton.binary+json"

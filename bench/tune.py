@@ -18,7 +18,8 @@ within its own reported noise (its windows' spread, or the drift of that point m
 if larger) of their median.
 ``--repeats-only`` runs only the quick search and the five tune runs of its choice.
 Server and generator are placed as ``tdk tune`` places them (``--server-cpus`` /
-``--client-cpus``, default auto: apart, infra/perf/placement.py); ``all all`` leaves both unpinned.
+``--client-cpus``, default auto: apart, infra/perf/bench/placement.py); ``all all`` leaves both
+unpinned.
 Run: ``.venv/bin/python bench/tune.py [--json] [--quick] [--repeats-only]``; the last line of
 ``--json`` is one JSON object.
 """
@@ -43,10 +44,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from infra.perf.loadgen import Stability  # noqa: E402
-from infra.perf.placement import resolve  # noqa: E402
-from infra.perf.space import Knobs, Space, apply_knobs, shipped_knobs  # noqa: E402
-from infra.perf.tune import (  # noqa: E402
+from infra.perf.bench.loadgen import Stability  # noqa: E402
+from infra.perf.bench.placement import resolve  # noqa: E402
+from infra.perf.tune.search import (  # noqa: E402
     Point,
     Search,
     Settings,
@@ -56,6 +56,7 @@ from infra.perf.tune import (  # noqa: E402
     quick_search,
     sweep,
 )
+from infra.perf.tune.space import Knobs, Space, apply_knobs, shipped_knobs  # noqa: E402
 from packager.config import CONFIG_NAME, load_config  # noqa: E402
 from tdk.errors import UsageError  # noqa: E402
 from tdk.numbers import parse_number  # noqa: E402
@@ -143,8 +144,8 @@ def _settings(args: argparse.Namespace) -> Settings:
 def _rig(args: argparse.Namespace, model_dir: Path, work: Path) -> Iterator[tuple[_Rig, Space]]:
     """One local Triton serving ``model_dir``, a generator, and the space tune derives."""
     from infra.clients.inputs import example_inputs
-    from infra.perf.server import LocalTriton, PerThreadSender, SenderFactory
-    from infra.perf.tuner import model_of, model_space, open_driver
+    from infra.perf.tune.server import LocalTriton, PerThreadSender, SenderFactory
+    from infra.perf.tune.tuner import model_of, model_space, open_driver
 
     settings = _settings(args)
     with LocalTriton(model_dir, work / "triton", settings.placement.server) as triton:
@@ -193,8 +194,8 @@ def _measure_all(args: argparse.Namespace, model_dir: Path, work: Path) -> Measu
 def _tune_runs(args: argparse.Namespace, model_dir: Path, knobs: Knobs, work: Path) -> list[Point]:
     """``knobs`` written as the model's config, then ``--tune-runs`` runs of ``tdk tune`` (each
     its own Triton, quick search): the shipped best each run reports, with spread and drift."""
-    from infra.perf.tuneio import write_tuned
-    from infra.perf.tuner import SearchMode, tune_local
+    from infra.perf.tune.tuneio import write_tuned
+    from infra.perf.tune.tuner import SearchMode, tune_local
 
     config = load_config(model_dir / CONFIG_NAME)
     tuned = write_tuned(model_dir, apply_knobs(config, knobs), work / "tuned").path

@@ -63,10 +63,10 @@ from cli.output import Output, stability
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import check_timeout
 from infra.clients.triton_http import TritonHttpTarget
-from infra.perf.bench import Load
-from infra.perf.drive import DEFAULT_PROCESSES
-from infra.perf.genbench import GenLoad
-from infra.perf.loadgen import DEFAULT_CONCURRENCY, Stability
+from infra.perf.bench.drive import DEFAULT_PROCESSES
+from infra.perf.bench.genbench import GenLoad
+from infra.perf.bench.loadgen import DEFAULT_CONCURRENCY, Stability
+from infra.perf.bench.measure import Load
 from tdk.errors import TdkError, UsageError
 
 LOAD = Load()  # where the defaults are declared
@@ -77,7 +77,7 @@ class Arrival(StrEnum):
     poisson = "poisson"
 
 
-#: the sweep when --concurrency is not given: tune's too (infra.perf.loadgen)
+#: the sweep when --concurrency is not given: tune's too (infra.perf.bench.loadgen)
 DEFAULT_LEVELS = ",".join(str(n) for n in DEFAULT_CONCURRENCY)
 ConcurrencyOpt = Annotated[
     str | None,
@@ -195,7 +195,7 @@ def bench(
 ) -> None:
     """Throughput, p50/p90/p99 latency and errors; the first request is reported as cold.
     With --prompt/--prompts: streamed generation, TTFT, TPOT, e2e and output tokens/s."""
-    from infra.perf.bench import RunsOn, run_bench
+    from infra.perf.bench.measure import RunsOn, run_bench
 
     out = Output(json_mode=json)
     check_timeout(timeout)

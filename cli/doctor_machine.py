@@ -16,7 +16,7 @@ def needs(project_dir: Path, stacks: list[str]) -> list[Any]:
     """What each deployable stack needs from this machine, asked of its registered target."""
     from infra.facts.machine import Needs
     from infra.targets import registry
-    from infra.targets.k8s_entry import KubernetesEntry
+    from infra.targets.k8s.entry import KubernetesEntry
 
     found = []
     for name in stacks:

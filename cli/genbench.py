@@ -1,5 +1,5 @@
 """``tdk bench --prompt TEXT | --prompts FILE``: streamed generate requests against an LLM, with
-TTFT, TPOT, e2e latency, output tokens/s and errors (``infra.perf.genbench``)."""
+TTFT, TPOT, e2e latency, output tokens/s and errors (``infra.perf.bench.genbench``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from cli.output import Output
-from infra.perf.genbench import GenLoad
+from infra.perf.bench.genbench import GenLoad
 from tdk.bounded import read_bounded
 from tdk.errors import TdkError, UsageError
 
@@ -66,7 +66,7 @@ def parse_goodput(text: str | None) -> dict[str, float] | None:
     """``--goodput "name:value ..."`` as AIPerf writes it (None: not asked)."""
     import math
 
-    from infra.perf.genbench import GOODPUT_METRICS
+    from infra.perf.bench.genbench import GOODPUT_METRICS
 
     if text is None:
         return None
@@ -139,7 +139,7 @@ def bench_generate(
 ) -> None:
     """Run each load level and print the metrics (tables, or the --json document: one level's
     record, or ``{"runs": [...]}``); exit 1 when no request produced a token."""
-    from infra.perf.genbench import run_genbench
+    from infra.perf.bench.genbench import run_genbench
 
     slos, csv_path = report
     records = []
@@ -173,7 +173,7 @@ def write_csv(path: Path, records: list[dict[str, Any]]) -> None:
     import csv
     import io
 
-    from infra.perf.genbench import STATS
+    from infra.perf.bench.genbench import STATS
 
     buffer = io.StringIO()
     writer = csv.writer(buffer)

@@ -28,8 +28,8 @@ from cli.plan_tokens import TokenPlanArgs, token_plan
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
-    from infra.perf.measurement import Measurement
-    from infra.perf.stackfile import StackFile
+    from infra.perf.plan.measurement import Measurement
+    from infra.perf.plan.stackfile import StackFile
     from infra.planning.report import PlanReport
     from infra.targets.registry import StackSettings, TargetEntry
 
@@ -113,10 +113,10 @@ def plan(
     json: JsonOpt = False,
 ) -> None:
     """Cost per hour and per million inferences of each candidate; scaling keys for a stack."""
-    from infra.perf import candidates as cands
-    from infra.perf.measurement import load_measurement
-    from infra.perf.prices import load_prices
-    from infra.perf.token_bench import load_token_bench
+    from infra.perf.plan import candidates as cands
+    from infra.perf.plan.measurement import load_measurement
+    from infra.perf.plan.prices import load_prices
+    from infra.perf.plan.token_bench import load_token_bench
 
     out = Output(json_mode=json)
     bench = load_token_bench(measurement)
@@ -156,7 +156,7 @@ def plan(
     safety = decimal_option("--safety-factor", safety_factor) or Decimal(0)
     report, rows = fleet(samples, peak, options, safety, table.date)
     if plot is not None:
-        from infra.perf.plot import cost_plot
+        from infra.perf.plan.plot import cost_plot
 
         cost_plot(report, plot)
     diff = None
@@ -187,7 +187,7 @@ def _refuse_unplanned_for_tokens(given: dict[str, object]) -> None:
 def _stack(path: Path | None) -> tuple[StackFile | None, StackSettings | None]:
     if path is None:
         return None, None
-    from infra.perf.stackfile import load_stack
+    from infra.perf.plan.stackfile import load_stack
     from infra.targets import registry
 
     registry.stack_from_path(path)  # the name is checked before the file is read

@@ -1,5 +1,5 @@
 """What ``tdk plan`` does alike for request and token measurements: the target to plan for, the
-fleet over a traffic profile (``infra.perf.plan``), inference components vs MME, and the
+fleet over a traffic profile (``infra.perf.plan.capacity``), inference components vs MME, and the
 tables and warnings people read. Token units go through the same code in output tokens/s."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from tdk.errors import UsageError
 from tdk.numbers import decimal_of
 
 if TYPE_CHECKING:
-    from infra.perf.measurement import Measurement
-    from infra.perf.token_bench import TokenMeasurement
+    from infra.perf.plan.measurement import Measurement
+    from infra.perf.plan.token_bench import TokenMeasurement
     from infra.planning.pricing import PriceTable
     from infra.planning.report import Candidate, PlanReport, Sample
     from infra.targets.registry import StackSettings, TargetEntry
@@ -102,7 +102,7 @@ def fleet(
 ) -> tuple[PlanReport, list[dict[str, object]]]:
     """Units, instances and dollars of every option over ``traffic`` (``Sample`` rows, in the
     unit's rate: requests/s, or output tokens/s for a token unit) or a constant ``peak``."""
-    from infra.perf.plan import plan as make_plan
+    from infra.perf.plan.capacity import plan as make_plan
 
     try:
         report = make_plan(traffic, peak, options, safety, price_date)
@@ -202,6 +202,6 @@ def warn_unmeasured(
 
 def read_traffic(path: Path | None) -> list[Sample]:
     """``--traffic``'s rows (requests/s), none when not given."""
-    from infra.perf.plan import read_traffic as read
+    from infra.perf.plan.capacity import read_traffic as read
 
     return read(path) if path is not None else []

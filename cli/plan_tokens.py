@@ -17,8 +17,8 @@ from cli.output import Output
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
-    from infra.perf.token_bench import TokenBench, TokenMeasurement
-    from infra.perf.token_cost import TokenRow
+    from infra.perf.plan.token_bench import TokenBench, TokenMeasurement
+    from infra.perf.plan.token_cost import TokenRow
     from infra.planning.pricing import PriceTable
     from infra.planning.report import Candidate, PlanReport
 
@@ -53,9 +53,9 @@ def token_plan(out: Output, bench: TokenBench, args: TokenPlanArgs) -> None:
     """Price the level ``--latency-budget-ms`` picks on each candidate (and --baseline); each
     row says where its numbers come from, and a rate measured on another target than the one
     priced is assumed, not measured."""
-    from infra.perf import candidates as cands
-    from infra.perf import token_cost
-    from infra.perf.prices import load_prices
+    from infra.perf.plan import candidates as cands
+    from infra.perf.plan import token_cost
+    from infra.perf.plan.prices import load_prices
 
     tokens = bench.capacity(args.budget_ms)
     entry = common.entry_for(args.target, tokens.target, None, streams=True)
@@ -111,7 +111,7 @@ def _fleet(
     """The request plan's fleet over ``--traffic`` / ``--peak-rps`` in output tokens/s (each
     request is the measured output tokens), and ``--components`` at that load; None when no
     traffic is given (the cost per million tokens does not need one)."""
-    from infra.perf import token_cost
+    from infra.perf.plan import token_cost
 
     if args.peak_rps is None and args.traffic is None:
         if args.components is not None:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.targets import load_target, registry
-from infra.targets.k8s_entry import KubernetesEntry
+from infra.targets.k8s.entry import KubernetesEntry
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -206,7 +206,7 @@ def online_findings(settings: Any, today: dt.date) -> list[Finding]:
 
 def diagnose(project_dir: Path, stack: str, today: dt.date, online: bool = False) -> list[Finding]:
     """Every finding for ``stack``; a config the kit refuses is one ``broken`` finding."""
-    from infra.perf.prices import load_prices
+    from infra.perf.plan.prices import load_prices
     from infra.targets import registry
 
     prices = load_prices()
@@ -216,7 +216,7 @@ def diagnose(project_dir: Path, stack: str, today: dt.date, online: bool = False
         *sagemaker_image_findings(),
         *newer_release_findings(),
         dated(
-            "list prices", str(prices.origin), "infra/perf/prices.json sources",
+            "list prices", str(prices.origin), "infra/perf/plan/prices.json sources",
             dt.date.fromisoformat(prices.date), today,
         ),
     ]  # fmt: skip

@@ -1,4 +1,4 @@
-"""A dated table of on-demand prices (``infra.perf.prices`` loads it), and the ``Quote`` a
+"""A dated table of on-demand prices (``infra.perf.plan.prices`` loads it), and the ``Quote`` a
 target prices from it: what the planner and the targets' entries share."""
 
 from __future__ import annotations

@@ -32,10 +32,10 @@ if TYPE_CHECKING:
     from infra.clients.base import InferenceTarget
     from infra.config import ConfigReader, StackConfig
     from infra.facts.machine import Cloud
-    from infra.k8s.render import Rendered
     from infra.planning.pricing import Quote
     from infra.planning.report import Candidate, Option, PlanReport
     from infra.targets.base import Target
+    from infra.targets.k8s.render import Rendered
     from infra.targets.operations import Locator, TargetClient
     from packager.repository import ModelDir
 
@@ -396,7 +396,7 @@ class StackSettings:
     def render(self, outputs: Mapping[str, Any] | None = None) -> Rendered:
         """The stack's Kubernetes manifests (``tdk render k8s``), validated like ``pulumi up``
         would; a target without a Kubernetes workload refuses, naming why."""
-        from infra.k8s.render import render_settings
+        from infra.targets.k8s.render import render_settings
 
         deploy = self.entry.deploy()
         return render_settings(

@@ -174,9 +174,9 @@ def test_a_deprecated_spelling_runs_the_command(tmp_path: Path) -> None:
 def test_bench_and_tune_sweep_the_same_default_concurrency() -> None:
     """One default per option: `--concurrency` sweeps the same levels in bench and tune."""
     from cli.bench import DEFAULT_LEVELS
-    from infra.perf.bench import Load
-    from infra.perf.loadgen import DEFAULT_CONCURRENCY
-    from infra.perf.tune import Settings
+    from infra.perf.bench.loadgen import DEFAULT_CONCURRENCY
+    from infra.perf.bench.measure import Load
+    from infra.perf.tune.search import Settings
 
     assert Load().concurrency == Settings(1.0).concurrency == DEFAULT_CONCURRENCY
     assert ",".join(map(str, DEFAULT_CONCURRENCY)) == DEFAULT_LEVELS

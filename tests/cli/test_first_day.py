@@ -162,7 +162,7 @@ def test_no_help_text_is_eaten_as_rich_markup() -> None:
 
 
 def test_tune_help_shows_the_search_modes_and_numeric_lists() -> None:
-    from infra.perf.tuner import SearchMode
+    from infra.perf.tune.tuner import SearchMode
 
     shown = _help(["tune"], "100")
     assert "[" + " | ".join(m.value for m in SearchMode) + "]" in shown

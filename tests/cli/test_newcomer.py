@@ -221,7 +221,7 @@ def test_bench_reports_progress_after_the_cold_request_and_each_level(
     import json
 
     from infra.clients.base import PreparedRequest
-    from infra.perf.bench import Load, RunsOn, run_bench
+    from infra.perf.bench.measure import Load, RunsOn, run_bench
     from packager.manifest import Manifest
 
     dest = tmp_path / "r"

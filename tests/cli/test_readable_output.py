@@ -16,8 +16,8 @@ from rich.console import Console
 
 from cli.bench import report
 from cli.output import Output, stability
-from infra.perf import bench as perf_bench
-from infra.perf import loadgen
+from infra.perf.bench import loadgen
+from infra.perf.bench import measure as perf_bench
 
 
 def _out(width: int = 80, terminal: bool = False) -> tuple[Output, io.StringIO]:
@@ -137,7 +137,7 @@ def test_tune_names_every_field_even_when_printed_vertically() -> None:
     from types import SimpleNamespace
 
     from cli.tune import _show
-    from infra.perf.tune import Point
+    from infra.perf.tune.search import Point
 
     knobs = SimpleNamespace(label=lambda: "instances=2")
     point = Point(knobs, 4, 100.0, 1.0, 1.5, 2.0, 0, windows=10, spread=0.84, stable=False)  # type: ignore[arg-type]

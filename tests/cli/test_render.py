@@ -13,7 +13,7 @@ import yaml
 from typer.testing import CliRunner
 
 from cli.main import app
-from infra.k8s import promql
+from infra.targets.k8s import promql
 
 ROOT = Path(__file__).resolve().parents[2]
 K8S_VERSION = "1.33"  # the pinned Kubernetes version every manifest is validated against

@@ -225,7 +225,7 @@ def test_a_json_file_is_still_read(tmp_path: Path) -> None:
 def test_plan_write_stack_reads_the_stack_file_bounded(kind: str, tmp_path: Path) -> None:
     """``tdk plan --write-stack`` round-trips the stack file with ruamel: the bounded reader
     checks it first (a FIFO blocked, /dev/zero exhausted memory)."""
-    from infra.perf.stackfile import load_stack
+    from infra.perf.plan.stackfile import load_stack
     from tdk.errors import ConfigError
 
     path = tmp_path / "Pulumi.x.yaml"

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from infra.clients.base import InvokeFailed
-from infra.perf.server import PerThreadSender
+from infra.perf.tune.server import PerThreadSender
 from packager.manifest import ManifestModel, TensorSpec
 from tests.hostile.bad_servers import bad_server
 

@@ -7,18 +7,18 @@ import dataclasses
 import kubernetes_validate
 import pytest
 
-from infra.k8s import manifests, promql
-from infra.k8s.spec import (
+from infra.targets import load_target
+from infra.targets.eks import builders as eks_builders
+from infra.targets.eks.builders import amp_source
+from infra.targets.gke import builders as gke_builders
+from infra.targets.k8s import manifests, promql
+from infra.targets.k8s.spec import (
     POOL_LABEL,
     PrometheusSource,
     Resources,
     Scaling,
     TritonServiceSpec,
 )
-from infra.targets import load_target
-from infra.targets.eks import builders as eks_builders
-from infra.targets.eks.builders import amp_source
-from infra.targets.gke import builders as gke_builders
 from tests.registry_lists import kubernetes_targets, read_dev
 
 K8S_VERSION = "1.33"  # pinned: GKE and EKS both serve 1.33 in their regular channels
@@ -182,7 +182,7 @@ def test_figures_cover_the_dashboard() -> None:
 
 
 def test_pod_labels_reach_every_pod_template_but_not_the_selector() -> None:
-    from infra.k8s.build_job import BuildJobSpec, StoreCopy, build_job
+    from infra.targets.k8s.build_job import BuildJobSpec, StoreCopy, build_job
 
     spec = make_spec(pod_labels={"identity.example/use": "true"})
     deployment = manifests.deployment(spec)

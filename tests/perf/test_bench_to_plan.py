@@ -25,7 +25,7 @@ def triton(sample_repo: Path) -> Iterator[tuple[str, Path]]:
         find_runtime()
     except RuntimeMissing as exc:  # pragma: no cover - only without `make setup`
         pytest.skip(str(exc))
-    from infra.perf.server import LocalTriton
+    from infra.perf.tune.server import LocalTriton
 
     with tempfile.TemporaryDirectory() as work:
         store = Path(work) / "store"

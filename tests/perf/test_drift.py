@@ -10,9 +10,17 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from infra.perf.space import Knobs, Space
-from infra.perf.tune import Point, Search, Settings, probe_drift, quick_search, sweep, typical
-from infra.perf.tuner import SearchMode, TuneReport, _search
+from infra.perf.tune.search import (
+    Point,
+    Search,
+    Settings,
+    probe_drift,
+    quick_search,
+    sweep,
+    typical,
+)
+from infra.perf.tune.space import Knobs, Space
+from infra.perf.tune.tuner import SearchMode, TuneReport, _search
 
 SHIPPED, CANDIDATE = Knobs(1, 8, False), Knobs(2, 8, False)
 

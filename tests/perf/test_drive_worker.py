@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from infra.perf.drive import _worker
+from infra.perf.bench.drive import _worker
 
 
 @pytest.fixture(autouse=True)

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from infra.perf.space import Knobs, Space
-from infra.perf.tune import CLIMB_GAIN, Point, Search, Settings, duel, quick_search
-from infra.perf.tuner import SearchMode, TuneReport, _search
+from infra.perf.tune.search import CLIMB_GAIN, Point, Search, Settings, duel, quick_search
+from infra.perf.tune.space import Knobs, Space
+from infra.perf.tune.tuner import SearchMode, TuneReport, _search
 
 SHIPPED, CANDIDATE = Knobs(1, 8, False), Knobs(2, 8, False)
 SPACE = Space(instances=(1, 2), max_batch_size=(8,), dynamic_batching=(False,))

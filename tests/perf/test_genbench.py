@@ -12,7 +12,7 @@ import pytest
 from cli.genbench import open_loop_load, parse_goodput, read_prompts
 from infra.clients.base import InvokeFailed
 from infra.clients.generate import Generation
-from infra.perf.genbench import (
+from infra.perf.bench.genbench import (
     GenLoad,
     GenResult,
     arrival_offsets,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from infra.perf import loadgen
+from infra.perf.bench import loadgen
 
 
 def test_closed_loop_counts_requests_and_errors() -> None:

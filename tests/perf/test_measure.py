@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from infra.perf.drive import InProcess, Processes, shares
-from infra.perf.loadgen import Result, Stability, Window, measure_stable
-from infra.perf.space import Knobs, Space
-from infra.perf.tune import Point, Search, Settings, quick_search
-from infra.perf.tuner import SearchMode, TuneReport
+from infra.perf.bench.drive import InProcess, Processes, shares
+from infra.perf.bench.loadgen import Result, Stability, Window, measure_stable
+from infra.perf.tune.search import Point, Search, Settings, quick_search
+from infra.perf.tune.space import Knobs, Space
+from infra.perf.tune.tuner import SearchMode, TuneReport
 from tests.local.local_helpers import alive, children
 from tests.stand_ins import triton_stand_in
 
@@ -193,8 +193,8 @@ def metrics_url() -> Iterator[str]:
 
 
 def test_each_window_records_the_gpu_utilization_and_memory(metrics_url: str) -> None:
-    from infra.perf.gpu import MetricsReader, gpu_figures
-    from infra.perf.tune import measure_with
+    from infra.perf.tune.gpu import MetricsReader, gpu_figures
+    from infra.perf.tune.search import measure_with
 
     reader = MetricsReader(metrics_url)
     assert reader.has_gpu() and reader() == {
@@ -234,8 +234,8 @@ class WaitingClient(HeavyClient):
 
 def _bench(sample_repo: Path, client: type, processes: int) -> dict[str, Any]:
     from infra.clients.base import PreparedRequest
-    from infra.perf.bench import Load, RunsOn, run_bench
-    from infra.perf.tuner import model_of
+    from infra.perf.bench.measure import Load, RunsOn, run_bench
+    from infra.perf.tune.tuner import model_of
     from packager.config import CONFIG_NAME, load_config
 
     model = model_of(load_config(sample_repo / "image_classifier" / CONFIG_NAME))

@@ -1,4 +1,4 @@
-"""Where a local tune's processes run (``infra.perf.placement``): CPU lists as the user writes
+"""Where a local tune's processes run (``infra.perf.bench.placement``): CPU lists as the user writes
 them, the split a small machine gets by default, and, on the real local Triton, that Triton, its
 Python stubs and the generator processes really run where they were put."""
 
@@ -13,12 +13,12 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from infra.perf import placement
-from infra.perf.drive import InProcess, Processes
-from infra.perf.loadgen import Stability
-from infra.perf.placement import Placement, auto, cpu_list, parse_cpus, resolve
-from infra.perf.space import Knobs, Space
-from infra.perf.tune import Point, Search, Settings
+from infra.perf.bench import placement
+from infra.perf.bench.drive import InProcess, Processes
+from infra.perf.bench.loadgen import Stability
+from infra.perf.bench.placement import Placement, auto, cpu_list, parse_cpus, resolve
+from infra.perf.tune.search import Point, Search, Settings
+from infra.perf.tune.space import Knobs, Space
 from tdk.errors import UsageError
 from tests.local.local_helpers import children
 from tests.perf.test_measure import SleepSender
@@ -170,7 +170,7 @@ def test_a_local_tune_runs_triton_its_stubs_and_the_generator_where_it_was_told(
         find_runtime()
     except RuntimeMissing as exc:  # pragma: no cover - only without `make setup`
         pytest.skip(str(exc))
-    from infra.perf.tuner import SearchMode, tune_local
+    from infra.perf.tune.tuner import SearchMode, tune_local
     from packager.config import CONFIG_NAME, load_config
 
     mine = sorted(placement.allowed())
@@ -202,7 +202,7 @@ def test_a_local_tune_runs_triton_its_stubs_and_the_generator_where_it_was_told(
 
 
 def test_the_report_says_where_the_processes_ran() -> None:
-    from infra.perf.tuner import SearchMode, TuneReport
+    from infra.perf.tune.tuner import SearchMode, TuneReport
 
     settings = Settings(50.0, placement=Placement(_cpus(0, 1), _cpus(3)))
     report = TuneReport("m", SearchMode.quick, settings, Knobs(1, 8, False), Search(settings))

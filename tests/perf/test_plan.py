@@ -237,7 +237,7 @@ def test_bad_inputs_name_the_fix_and_write_nothing(files: dict[str, Path], tmp_p
 
 
 def test_bundled_prices_are_dated_and_sourced() -> None:
-    from infra.perf.prices import load_prices
+    from infra.perf.plan.prices import load_prices
 
     table = load_prices()
     assert table.date
@@ -253,8 +253,8 @@ def test_a_baseline_is_priced_from_the_section_that_lists_it() -> None:
     else (a GCE machine was "no ec2 price"); now from whichever section lists the name."""
     from decimal import Decimal
 
-    from infra.perf.candidates import baseline
-    from infra.perf.prices import load_prices
+    from infra.perf.plan.candidates import baseline
+    from infra.perf.plan.prices import load_prices
     from infra.planning.pricing import Price, PriceTable
     from tdk.errors import UsageError
 

@@ -33,9 +33,9 @@ def test_each_load_applies_the_new_config(sample_repo: Path, tmp_path: Path) -> 
     except RuntimeMissing as exc:  # pragma: no cover - only without `make setup`
         pytest.skip(str(exc))
     from infra.clients.inputs import example_inputs
-    from infra.perf.server import LocalTriton, PerThreadSender
-    from infra.perf.space import Knobs, apply_knobs
-    from infra.perf.tuner import model_of
+    from infra.perf.tune.server import LocalTriton, PerThreadSender
+    from infra.perf.tune.space import Knobs, apply_knobs
+    from infra.perf.tune.tuner import model_of
 
     source = sample_repo / "image_classifier"
     triton = LocalTriton(source, tmp_path)

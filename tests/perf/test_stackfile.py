@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.perf.stackfile import load_stack
+from infra.perf.plan.stackfile import load_stack
 from tdk.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]

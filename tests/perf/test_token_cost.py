@@ -11,7 +11,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from cli.main import app
-from infra.perf.token_cost import per_million
+from infra.perf.plan.token_cost import per_million
 
 runner = CliRunner()
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from infra.perf.accel import Capabilities, is_option
-from infra.perf.pbtxt import patch_text, top_level_spans
-from infra.perf.space import Knobs, Space, apply_knobs
-from infra.perf.tuner import model_space
+from infra.perf.tune.accel import Capabilities, is_option
+from infra.perf.tune.pbtxt import patch_text, top_level_spans
+from infra.perf.tune.space import Knobs, Space, apply_knobs
+from infra.perf.tune.tuner import model_space
 from packager.config import CONFIG_NAME, load_config, parse_config
 from tdk.errors import ConfigError
 

@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from infra.perf.placement import resolve
+from infra.perf.bench.placement import resolve
 from infra.triton_runtime.runtime import RuntimeMissing, find_runtime
 from tests.local.local_helpers import reaped
 

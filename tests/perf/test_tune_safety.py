@@ -18,9 +18,9 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from infra.perf.space import Knobs
-from infra.perf.tune import Point, Search, Settings
-from infra.perf.tuner import SearchMode, TuneReport
+from infra.perf.tune.search import Point, Search, Settings
+from infra.perf.tune.space import Knobs
+from infra.perf.tune.tuner import SearchMode, TuneReport
 from infra.triton_runtime.runtime import SHM_DIR, RuntimeMissing, find_runtime
 from tests.local.local_helpers import alive, children, reaped
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from infra.perf.space import Knobs, Space, apply_knobs, shipped_knobs
-from infra.perf.tune import (
+from infra.perf.tune.search import (
     Point,
     Search,
     Settings,
@@ -15,6 +14,7 @@ from infra.perf.tune import (
     pareto_front,
     quick_search,
 )
+from infra.perf.tune.space import Knobs, Space, apply_knobs, shipped_knobs
 from packager.config import CONFIG_NAME, dump_config, load_config, parse_config
 
 SPACE = Space(
@@ -124,9 +124,9 @@ def test_a_queue_delay_the_search_did_not_decide_is_written_back_unchanged(
 ) -> None:
     """image_classifier ships a 100 us delay, not among the delays tried: the climb starts at the
     shipped config itself, and moving only the instances keeps the delay in the written text."""
-    from infra.perf.accel import Capabilities
-    from infra.perf.tuneio import tuned_text
-    from infra.perf.tuner import model_space
+    from infra.perf.tune.accel import Capabilities
+    from infra.perf.tune.tuneio import tuned_text
+    from infra.perf.tune.tuner import model_space
 
     model_dir = sample_repo / "image_classifier"
     config = load_config(model_dir / CONFIG_NAME)

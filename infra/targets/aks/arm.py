@@ -25,12 +25,18 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from infra.k8s.spec import GPU_POOL, GPU_TAINT_EFFECT, GPU_TAINT_KEY, GPU_TAINT_VALUE, POOL_LABEL
 from infra.targets.aks.builders import BlobRelease
 from infra.targets.aks.cloud_names import GPU_POOL as GPU_POOL_NAME
 from infra.targets.aks.cloud_names import SYSTEM_POOL
 from infra.targets.aks.config import AksConfig
 from infra.targets.guardrails import ACTUAL_THRESHOLDS, FORECAST_THRESHOLD, OPEN_TO_INTERNET, Budget
+from infra.targets.k8s.spec import (
+    GPU_POOL,
+    GPU_TAINT_EFFECT,
+    GPU_TAINT_KEY,
+    GPU_TAINT_VALUE,
+    POOL_LABEL,
+)
 
 #: AKS installs the NVIDIA driver on GPU nodes (the kit installs the pinned device plugin)
 GPU_DRIVER = "Install"

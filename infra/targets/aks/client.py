@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 from infra.clients.prometheus import Auth, NoAuth, PrometheusClient, Request
 from infra.targets.aks.builders import PROMETHEUS_SCOPE
 from infra.targets.aks.entry import ENTRY
-from infra.targets.k8s_client import KubernetesClient, stack_config
+from infra.targets.k8s.client import KubernetesClient, stack_config
 from infra.targets.operations import Locator, Reading
 from tdk.errors import EndpointError, UsageError
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from infra.facts import hardware as facts
 from infra.facts import kubernetes as kf
-from infra.k8s.spec import (
+from infra.targets.k8s.spec import (
     GPU_POOL,
     GPU_TAINT_KEY,
     GPU_TAINT_VALUE,
@@ -342,7 +342,7 @@ LOAD_BALANCER_ANNOTATIONS: dict[str, dict[str, str]] = {
 }
 
 
-# --- the Kubernetes layer's hooks (infra/k8s): pod identity, metrics query auth, model sync ----
+# --- the Kubernetes layer's hooks (infra/targets/k8s): pod identity, metrics query auth, model sync
 def keda_pod_identity(role_arn: Any) -> dict[str, Any]:
     """KEDA's operator runs as an IAM role through IRSA (the chart's ``podIdentity.aws``)."""
     return {"aws": {"irsa": {"enabled": True, "roleArn": role_arn}}}

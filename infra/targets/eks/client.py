@@ -9,7 +9,7 @@ from infra.clients.prometheus import NoAuth, PrometheusClient
 from infra.targets.eks.builders import amp_query_url
 from infra.targets.eks.entry import ENTRY
 from infra.targets.eks.query_auth import SigV4
-from infra.targets.k8s_client import KubernetesClient, stack_config
+from infra.targets.k8s.client import KubernetesClient, stack_config
 from infra.targets.operations import Locator, Reading
 from tdk.errors import UsageError
 

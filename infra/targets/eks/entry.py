@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.clouds.aws.machine import CLOUD
 from infra.planning.pricing import Quote
-from infra.targets.k8s_entry import KubernetesEntry
+from infra.targets.k8s.entry import KubernetesEntry
 from infra.targets.registry import PlanUnit, StackSettings
 
 if TYPE_CHECKING:

@@ -10,9 +10,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from infra.clouds.aws.guardrails import read_log_retention
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
 from infra.facts import hardware as facts
-from infra.k8s.build_job import StoreCopy
-from infra.k8s.config import read_workload_config
-from infra.k8s.spec import TritonServiceSpec
 from infra.targets.base import Manifest, OutputValue, Refusal, SchemaDrift, TargetSpec
 from infra.targets.checks import instance_spec, pod_spec
 from infra.targets.eks import builders as b
@@ -26,8 +23,11 @@ from infra.targets.eks.config import (
 from infra.targets.eks.entry import ENTRY
 from infra.targets.eks.observability import scraper_rbac
 from infra.targets.guardrails import read_api_cidrs, read_budget
-from infra.targets.k8s_common import KubernetesTarget, csv, require_release
-from infra.targets.k8s_models import fitted_workload
+from infra.targets.k8s.build_job import StoreCopy
+from infra.targets.k8s.common import KubernetesTarget, csv, require_release
+from infra.targets.k8s.config import read_workload_config
+from infra.targets.k8s.models import fitted_workload
+from infra.targets.k8s.spec import TritonServiceSpec
 from tdk.errors import ConfigError
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from infra.clients.prometheus import NoAuth, PrometheusClient
 from infra.targets.gke.builders import managed_prometheus_url
 from infra.targets.gke.entry import ENTRY
 from infra.targets.gke.query_auth import GoogleBearer
-from infra.targets.k8s_client import KubernetesClient, stack_config
+from infra.targets.k8s.client import KubernetesClient, stack_config
 from infra.targets.operations import Locator
 
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from infra.clouds.gcp.machine import CLOUD
 from infra.planning.pricing import Quote
-from infra.targets.k8s_entry import KubernetesEntry
+from infra.targets.k8s.entry import KubernetesEntry
 from infra.targets.registry import PlanUnit, StackSettings
 from tdk.errors import UsageError
 

@@ -8,9 +8,6 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
-from infra.k8s.build_job import StoreCopy
-from infra.k8s.config import read_workload_config
-from infra.k8s.spec import TritonServiceSpec
 from infra.targets.base import OutputValue, Refusal, SchemaDrift, TargetSpec
 from infra.targets.checks import accelerator_spec, pod_spec
 from infra.targets.gke import builders as b
@@ -18,8 +15,11 @@ from infra.targets.gke.cloud_names import DERIVED
 from infra.targets.gke.config import GkeConfig, triton_spec
 from infra.targets.gke.entry import ENTRY
 from infra.targets.guardrails import read_api_cidrs, read_budget
-from infra.targets.k8s_common import KubernetesTarget, csv, require_release
-from infra.targets.k8s_models import fitted_workload
+from infra.targets.k8s.build_job import StoreCopy
+from infra.targets.k8s.common import KubernetesTarget, csv, require_release
+from infra.targets.k8s.config import read_workload_config
+from infra.targets.k8s.models import fitted_workload
+from infra.targets.k8s.spec import TritonServiceSpec
 from tdk.errors import ConfigError
 
 if TYPE_CHECKING:

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from infra.k8s.alerts import workload_rules
 from infra.targets import registry
 from infra.targets.aks import builders as b
+from infra.targets.k8s.alerts import workload_rules
 from tests.infra.pulumi_harness import AZURE_SUBSCRIPTION, AZURE_TENANT, StackRun, run_stack
 
 TODAY = "2026-11-27"

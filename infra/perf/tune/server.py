@@ -1,5 +1,5 @@
 """One local Triton (the kit's runtime) holding one model whose config tune rewrites and reloads.
-It may be pinned to some CPUs (``infra.perf.placement``), its backend stubs with it.
+It may be pinned to some CPUs (``infra.perf.bench.placement``), its backend stubs with it.
 
 The model directory is copied into a private repository and adapted for the local runtime
 (``adapt_model_dir``: ONNX on the Python backend, CPU instances), so the user's files are
@@ -21,7 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from infra.perf.accel import Capabilities
+from infra.perf.tune.accel import Capabilities
 from packager.config import CONFIG_NAME, dump_config, load_config
 from packager.manifest import ManifestModel
 from tdk.errors import EndpointError

@@ -17,10 +17,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
-from infra.perf.accel import Capabilities, Skipped, batch_limit, options_for
-from infra.perf.drive import Driver, InProcess, Processes
-from infra.perf.space import Knobs, Space, apply_knobs, shipped_knobs
-from infra.perf.tune import (
+from infra.perf.bench.drive import Driver, InProcess, Processes
+from infra.perf.tune.accel import Capabilities, Skipped, batch_limit, options_for
+from infra.perf.tune.search import (
     Duel,
     Point,
     Progress,
@@ -39,6 +38,7 @@ from infra.perf.tune import (
     sweep,
     typical,
 )
+from infra.perf.tune.space import Knobs, Space, apply_knobs, shipped_knobs
 from packager.config import backend_of, datatype_name
 from packager.manifest import ManifestModel, TensorSpec
 from tdk.signals import Terminated, terminations_interrupt
@@ -277,7 +277,7 @@ def run_tune(
     """Measure the shipped config, then search; an interrupt returns what was measured.
     Requests carry example inputs (integers within ``ranges``), ``settings.inputs`` replacing
     the tensors they name."""
-    from infra.perf.server import PerThreadSender, SenderFactory
+    from infra.perf.tune.server import PerThreadSender, SenderFactory
 
     space.check()
     shipped = shipped_knobs(shipped_config)
@@ -325,7 +325,7 @@ def tune_local(
 ) -> TuneReport:
     """Tune ``model_dir`` (already checked) on a private local Triton in a temp dir; integer
     inputs are drawn within what its ONNX graph accepts."""
-    from infra.perf.server import LocalTriton
+    from infra.perf.tune.server import LocalTriton
     from packager.onnx_signature import model_input_ranges
 
     @contextmanager
@@ -350,7 +350,7 @@ def tune_remote(
     metrics_url: str | None = None,
 ) -> TuneReport:
     """Tune ``model`` on the user's Triton at ``url``; its config is restored afterwards."""
-    from infra.perf.remote import RemoteTriton
+    from infra.perf.tune.remote import RemoteTriton
 
     remote = RemoteTriton(url, model, metrics_url)
     remote.refuse_unfinished()
@@ -360,7 +360,7 @@ def tune_remote(
 
 def restore_remote(url: str, model: str) -> None:
     """Load the config a killed ``tdk tune --url`` recorded before its first change."""
-    from infra.perf.remote import RemoteTriton
+    from infra.perf.tune.remote import RemoteTriton
 
     RemoteTriton(url, model).restore_recorded()
 

@@ -30,7 +30,7 @@ def _price(item: Any, where: str) -> Price:
     except (KeyError, TypeError, AttributeError) as exc:
         raise UsageError(
             f"{where}: expected usd_per_hour (number), source (text), optional gpus",
-            hint="see infra/perf/prices.json for the layout",
+            hint="see infra/perf/plan/prices.json for the layout",
         ) from exc
     return Price(value, gpus, source)
 
@@ -39,7 +39,7 @@ def _mapping(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise UsageError(
             f"{where}: expected an object, found {type(value).__name__}",
-            hint="see infra/perf/prices.json for the layout",
+            hint="see infra/perf/plan/prices.json for the layout",
         )
     return value
 

@@ -21,8 +21,8 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from infra.perf.accel import Capabilities
-from infra.perf.gpu import MetricsReader
+from infra.perf.tune.accel import Capabilities
+from infra.perf.tune.gpu import MetricsReader
 from tdk import bounded
 from tdk.errors import EndpointError, UsageError
 

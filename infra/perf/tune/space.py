@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from infra.perf.accel import apply_option
+from infra.perf.tune.accel import apply_option
 from tdk.errors import UsageError
 
 CLIMB_ORDER = (
@@ -31,7 +31,7 @@ class Knobs:
     dynamic_batching: bool
     max_queue_delay_us: int = 0
     preferred: tuple[int, ...] = ()
-    accelerator: str = ""  # an option of infra.perf.accel ("" as shipped)
+    accelerator: str = ""  # an option of infra.perf.tune.accel ("" as shipped)
 
     def canonical(self) -> Knobs:
         """Without dynamic batching the queue delay and preferred sizes mean nothing."""

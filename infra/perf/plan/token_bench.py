@@ -1,7 +1,7 @@
 """What ``tdk bench --prompt --json`` measured, read for ``tdk plan``: one load level's record,
 or ``{"runs": [...]}`` (several levels in one run).
 
-A level is picked as for requests (``infra.perf.measurement.usable``): the highest output token
+A level is picked as for requests (``infra.perf.plan.measurement.usable``): the highest output token
 throughput among the error-free levels whose **p99 time to first token** (AIPerf's
 ``time_to_first_token``) meets ``--latency-budget-ms``. The budget applies to TTFT, not to
 AIPerf's request latency (e2e), because e2e grows with the number of tokens a prompt asks for:
@@ -17,7 +17,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from infra.perf.measurement import read_bench_json, usable
+from infra.perf.plan.measurement import read_bench_json, usable
 from infra.planning.report import MAX_RATE, MIN_RATE
 from tdk.errors import UsageError
 from tdk.numbers import check_number, decimal_of

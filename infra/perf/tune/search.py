@@ -17,11 +17,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from infra.perf import loadgen
-from infra.perf.drive import DEFAULT_PROCESSES, Driver, InProcess
-from infra.perf.loadgen import DEFAULT_CONCURRENCY, Stability
-from infra.perf.placement import Placement
-from infra.perf.space import Knobs, Space
+from infra.perf.bench import loadgen
+from infra.perf.bench.drive import DEFAULT_PROCESSES, Driver, InProcess
+from infra.perf.bench.loadgen import DEFAULT_CONCURRENCY, Stability
+from infra.perf.bench.placement import Placement
+from infra.perf.tune.space import Knobs, Space
 
 SATURATION_GAIN = 1.05  # quick: a level adding under 5% throughput counts as saturated ...
 SATURATION_LEVELS = 2  # ... and this many saturated levels in a row end the sweep (batching
@@ -115,7 +115,7 @@ class Settings:
     # (alternating which goes first): points measured seconds apart share the server's drift
     pairs: int = 3
     # where the server and the generator run (a local tune pins them apart by default: sharing
-    # CPUs, where the scheduler puts them decides the figures; infra.perf.placement)
+    # CPUs, where the scheduler puts them decides the figures; infra.perf.bench.placement)
     placement: Placement = field(default_factory=Placement)
     # ``--input NAME=...`` options: these tensors replace their example values in every request
     inputs: tuple[str, ...] = ()

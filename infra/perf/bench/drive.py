@@ -2,7 +2,7 @@
 threads and keep-alive connections (one Python process tops out near one core, so a fast server
 needs more than one to be the limit). Each window reports the busiest process's CPU use, so a
 report can say when the client, not the server, was the bound. Pinned to some CPUs
-(``infra.perf.placement``), the generator's threads and processes run only there.
+(``infra.perf.bench.placement``), the generator's threads and processes run only there.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from multiprocessing import resource_tracker
 from multiprocessing.connection import Connection
 from typing import Any, Protocol
 
-from infra.perf.loadgen import Result, Send, Window, closed_loop
-from infra.perf.placement import pin, pinned
+from infra.perf.bench.loadgen import Result, Send, Window, closed_loop
+from infra.perf.bench.placement import pin, pinned
 from tdk.errors import EndpointError
 
 #: generator processes by default: enough to drive a small server twice over, bounded

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from infra.clients.base import InferenceTarget, PreparedRequest
-from infra.perf import loadgen
-from infra.perf.drive import Driver, InProcess, Processes, cpu_seconds
+from infra.perf.bench import loadgen
+from infra.perf.bench.drive import Driver, InProcess, Processes, cpu_seconds
 from packager.manifest import ManifestModel
 from tdk.signals import Terminated
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infra.perf.pbtxt import PatchRefused, patch_text
+from infra.perf.tune.pbtxt import PatchRefused, patch_text
 from packager.config import CONFIG_NAME, dump_config, load_config
 from tdk.errors import UsageError, ValidationFailed
 

@@ -14,7 +14,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from infra.k8s.addons import (
+from infra.targets.k8s.addons import (
     AUTOSCALER_CHART,
     AUTOSCALER_REPO,
     DEVICE_PLUGIN_CHART,
@@ -26,7 +26,7 @@ from infra.k8s.addons import (
     SYSTEM_NAMESPACE,
     keda_values,
 )
-from infra.k8s.refs import ClusterRef, PodIdentity
+from infra.targets.k8s.refs import ClusterRef, PodIdentity
 
 
 @dataclass(frozen=True)

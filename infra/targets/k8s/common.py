@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import ClassVar, Protocol, TypeVar
 
 from infra.config import ConfigReader, ReleaseLocation, StackConfig, qualify
-from infra.k8s import manifests
-from infra.k8s.build_job import BuildJobSpec, StoreCopy, build_job
-from infra.k8s.config import ModelNeeds, WorkloadConfig, serve_models
-from infra.k8s.spec import HTTP_PORT, TritonServiceSpec
 from infra.targets.base import EXAMPLE_TARGET_MODEL, Manifest, OutputValue, PlanJob, Target
+from infra.targets.k8s import manifests
+from infra.targets.k8s.build_job import BuildJobSpec, StoreCopy, build_job
+from infra.targets.k8s.config import ModelNeeds, WorkloadConfig, serve_models
+from infra.targets.k8s.spec import HTTP_PORT, TritonServiceSpec
 from tdk.errors import ConfigError
 
 
@@ -46,7 +46,7 @@ class KubernetesTarget(Target[ConfigT]):
 
     def model_repositories(self, reader: ConfigReader) -> tuple[Path, ...]:
         """The ``k8sModels`` repositories the stack's workload is fitted to."""
-        from infra.targets.k8s_models import stack_repositories
+        from infra.targets.k8s.models import stack_repositories
 
         return stack_repositories(reader)
 
@@ -56,7 +56,7 @@ class KubernetesTarget(Target[ConfigT]):
         plan and its record to ``entry_url`` (the cloud's CLI image and commands)."""
 
     def plan_job(self, config: ConfigT, output: OutputValue, job: PlanJob) -> list[Manifest]:
-        """A Job on the GPU pool, as the stack's Triton pods run (``infra.k8s.build_job``)."""
+        """A Job on the GPU pool, as the stack's Triton pods run (``k8s.build_job``)."""
         spec = BuildJobSpec(
             name=job.name,
             workload=self.workload_spec(config, output),

@@ -1,0 +1,1 @@
+"""``tdk plan``: measurements read back, price tables, candidates, capacity and token cost."""
