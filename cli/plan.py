@@ -3,6 +3,7 @@ baseline; optionally write the stack's scaling keys."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -30,6 +31,7 @@ from tdk.errors import UsageError
 if TYPE_CHECKING:
     from infra.perf.plan.measurement import Measurement
     from infra.perf.plan.stackfile import StackFile
+    from infra.perf.plan.token_bench import TokenBench
     from infra.planning.report import PlanReport
     from infra.targets.registry import StackSettings, TargetEntry
 
@@ -38,139 +40,198 @@ MeasurementArg = Annotated[
 ]
 
 
+PeakRpsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--peak-rps",
+        metavar="FLOAT",
+        help="Peak inferences/s (default: the traffic maximum); on a bench --prompt "
+        "measurement, requests/s at its sequence lengths.",
+    ),
+]
+
+TrafficOpt = Annotated[
+    Path | None, typer.Option("--traffic", help="CSV of time,rps (one row per interval).")
+]
+
+SloMsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--latency-budget-ms",
+        metavar="FLOAT",
+        help="p99 the unit must meet (ms); on a bench --prompt measurement, of time to "
+        "first token.",
+    ),
+]
+
+InstanceTypesOpt = Annotated[
+    list[str] | None,
+    typer.Option("--instance-type", help="Candidate TYPE or TYPE:RPS (repeatable)."),
+]
+
+RegionOpt = Annotated[str | None, typer.Option("--region", help="Price region.")]
+
+GpusPerNodeOpt = Annotated[int, typer.Option("--gpus-per-node", min=1, help="GKE.")]
+
+BaselineOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--baseline",
+        metavar="TYPE:RPS:USD",
+        help="What runs today: instance type, what it serves, $/h, e.g. inf2.xlarge:2756rps:0.76",
+    ),
+]
+
+SafetyFactorOpt = Annotated[
+    str,
+    typer.Option(
+        "--safety-factor", metavar="FLOAT", help="Share of a unit's capacity to plan for."
+    ),
+]
+
+PricesOpt = Annotated[Path | None, typer.Option("--prices", help="Price table override.")]
+
+PlotOpt = Annotated[Path | None, typer.Option("--plot", help="PNG: cost per hour.")]
+
+WriteStackOpt = Annotated[
+    Path | None, typer.Option("--write-stack", help="Pulumi.<stack>.yaml to update.")
+]
+
+ComponentsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--components",
+        help="Release URL: also compare SageMaker inference "
+        "components, MME and the baseline for its models.",
+    ),
+]
+
+HotModelsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--hot-models",
+        min=1,
+        help="With --components: models taking the peak, the rest idle (default: all).",
+    ),
+]
+
+ForceOpt = Annotated[
+    bool,
+    typer.Option("--force", help="Write scaling keys measured on another target or instance type."),
+]
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """``tdk plan``'s options by name, as given (``None``: not given, the default applies)."""
+
+    measurement: MeasurementArg
+    peak_rps: PeakRpsOpt
+    traffic: TrafficOpt
+    slo_ms: SloMsOpt
+    target: OptionalTargetOpt
+    instance_types: InstanceTypesOpt
+    region: RegionOpt
+    gpus_per_node: GpusPerNodeOpt
+    baseline: BaselineOpt
+    safety_factor: SafetyFactorOpt
+    prices: PricesOpt
+    plot: PlotOpt
+    write_stack: WriteStackOpt
+    components: ComponentsOpt
+    hot_models: HotModelsOpt
+    force: ForceOpt
+    json: JsonOpt
+
+
 def plan(
     measurement: MeasurementArg,
-    peak_rps: Annotated[
-        str | None,
-        typer.Option(
-            "--peak-rps",
-            metavar="FLOAT",
-            help="Peak inferences/s (default: the traffic maximum); on a bench --prompt "
-            "measurement, requests/s at its sequence lengths.",
-        ),
-    ] = None,
-    traffic: Annotated[
-        Path | None, typer.Option("--traffic", help="CSV of time,rps (one row per interval).")
-    ] = None,
-    slo_ms: Annotated[
-        str | None,
-        typer.Option(
-            "--latency-budget-ms",
-            metavar="FLOAT",
-            help="p99 the unit must meet (ms); on a bench --prompt measurement, of time to "
-            "first token.",
-        ),
-    ] = None,
+    peak_rps: PeakRpsOpt = None,
+    traffic: TrafficOpt = None,
+    slo_ms: SloMsOpt = None,
     target: OptionalTargetOpt = None,
-    instance_types: Annotated[
-        list[str] | None,
-        typer.Option("--instance-type", help="Candidate TYPE or TYPE:RPS (repeatable)."),
-    ] = None,
-    region: Annotated[str | None, typer.Option("--region", help="Price region.")] = None,
-    gpus_per_node: Annotated[int, typer.Option("--gpus-per-node", min=1, help="GKE.")] = 1,
-    baseline: Annotated[
-        str | None,
-        typer.Option(
-            "--baseline",
-            metavar="TYPE:RPS:USD",
-            help="What runs today: instance type, what it serves, $/h, e.g. "
-            "inf2.xlarge:2756rps:0.76",
-        ),
-    ] = None,
-    safety_factor: Annotated[
-        str,
-        typer.Option(
-            "--safety-factor", metavar="FLOAT", help="Share of a unit's capacity to plan for."
-        ),
-    ] = "0.5",
-    prices: Annotated[Path | None, typer.Option("--prices", help="Price table override.")] = None,
-    plot: Annotated[Path | None, typer.Option("--plot", help="PNG: cost per hour.")] = None,
-    write_stack: Annotated[
-        Path | None, typer.Option("--write-stack", help="Pulumi.<stack>.yaml to update.")
-    ] = None,
-    components: Annotated[
-        str | None,
-        typer.Option(
-            "--components",
-            help="Release URL: also compare SageMaker inference "
-            "components, MME and the baseline for its models.",
-        ),
-    ] = None,
-    hot_models: Annotated[
-        int | None,
-        typer.Option(
-            "--hot-models",
-            min=1,
-            help="With --components: models taking the peak, the rest idle (default: all).",
-        ),
-    ] = None,
-    force: Annotated[
-        bool,
-        typer.Option(
-            "--force", help="Write scaling keys measured on another target or instance type."
-        ),
-    ] = False,
+    instance_types: InstanceTypesOpt = None,
+    region: RegionOpt = None,
+    gpus_per_node: GpusPerNodeOpt = 1,
+    baseline: BaselineOpt = None,
+    safety_factor: SafetyFactorOpt = "0.5",
+    prices: PricesOpt = None,
+    plot: PlotOpt = None,
+    write_stack: WriteStackOpt = None,
+    components: ComponentsOpt = None,
+    hot_models: HotModelsOpt = None,
+    force: ForceOpt = False,
     json: JsonOpt = False,
 ) -> None:
     """Cost per hour and per million inferences of each candidate; scaling keys for a stack."""
-    from infra.perf.plan import candidates as cands
-    from infra.perf.plan.measurement import load_measurement
-    from infra.perf.plan.prices import load_prices
+    request = PlanRequest(**locals())  # first: locals() is the options alone
     from infra.perf.plan.token_bench import load_token_bench
 
     out = Output(json_mode=json)
     bench = load_token_bench(measurement)
     if bench is not None:  # a `bench --prompt` measurement: the same plan, in output tokens
-        _refuse_unplanned_for_tokens({"--plot": plot, "--write-stack": write_stack})
-        args = TokenPlanArgs(
-            target.value if target else None, instance_types or [], region, prices,
-            gpus_per_node, baseline, decimal_option("--safety-factor", safety_factor) or
-            Decimal(0), decimal_option("--peak-rps", peak_rps), traffic,
-            decimal_option("--latency-budget-ms", slo_ms), components, hot_models,
-        )  # fmt: skip
-        token_plan(out, bench, args)
-        return
-    unit = load_measurement(measurement)
-    capacity = unit.capacity(decimal_option("--latency-budget-ms", slo_ms))
+        _plan_tokens(out, request, bench)
+    else:
+        _plan_requests(out, request)
+
+
+def _plan_tokens(out: Output, r: PlanRequest, bench: TokenBench) -> None:
+    _refuse_unplanned_for_tokens({"--plot": r.plot, "--write-stack": r.write_stack})
+    args = TokenPlanArgs(
+        r.target.value if r.target else None, r.instance_types or [], r.region, r.prices,
+        r.gpus_per_node, r.baseline, decimal_option("--safety-factor", r.safety_factor) or
+        Decimal(0), decimal_option("--peak-rps", r.peak_rps), r.traffic,
+        decimal_option("--latency-budget-ms", r.slo_ms), r.components, r.hot_models,
+    )  # fmt: skip
+    token_plan(out, bench, args)
+
+
+def _plan_requests(out: Output, r: PlanRequest) -> None:
+    from infra.perf.plan import candidates as cands
+    from infra.perf.plan.measurement import load_measurement
+    from infra.perf.plan.prices import load_prices
+
+    region, gpus_per_node, instance_types = r.region, r.gpus_per_node, r.instance_types
+    unit = load_measurement(r.measurement)
+    capacity = unit.capacity(decimal_option("--latency-budget-ms", r.slo_ms))
     unit_rps = capacity.throughput_rps * unit.batch  # requests/s x inferences per request
-    stack, settings = _stack(write_stack)
-    entry = entry_for(target.value if target else None, unit.target, settings)
+    stack, settings = _stack(r.write_stack)
+    entry = entry_for(r.target.value if r.target else None, unit.target, settings)
     if settings is not None:
         stack_unit = entry.plan_unit(settings)
         region = region or stack_unit.region
         gpus_per_node = stack_unit.gpus_per_node
         instance_types = [*(instance_types or cands.defaults(entry, None)), stack_unit.instance]
     region = region or entry.default_region
-    table = load_prices(prices)
+    table = load_prices(r.prices)
     measured_on = unit.instance_type or unit.gpu
     specs = list(dict.fromkeys(instance_types or cands.defaults(entry, measured_on)))
-    committed = _committed(stack)
-    check_candidates(entry, specs, region, gpus_per_node, committed, settings)
+    check_candidates(entry, specs, region, gpus_per_node, _committed(stack), settings)
     options = [
         cands.candidate(entry, s, region, table, unit_rps, measured_on, gpus_per_node)
         for s in specs
     ]
-    if baseline is not None:
-        options.append(cands.baseline(baseline, region, table))
-    samples, peak = read_traffic(traffic), decimal_option("--peak-rps", peak_rps)
-    safety = decimal_option("--safety-factor", safety_factor) or Decimal(0)
+    if r.baseline is not None:
+        options.append(cands.baseline(r.baseline, region, table))
+    samples, peak = read_traffic(r.traffic), decimal_option("--peak-rps", r.peak_rps)
+    safety = decimal_option("--safety-factor", r.safety_factor) or Decimal(0)
     report, rows = fleet(samples, peak, options, safety, table.date)
-    if plot is not None:
+    if r.plot is not None:
         from infra.perf.plan.plot import cost_plot
 
-        cost_plot(report, plot)
+        cost_plot(report, r.plot)
     diff = None
     if stack is not None and settings is not None:  # last, after everything else succeeded
         instance = settings.entry.plan_unit(settings).instance
-        _check_measured_on(unit, entry.name, instance, report, force)
+        _check_measured_on(unit, entry.name, instance, report, r.force)
         diff = _write_stack(stack, entry, report, instance)
     ic = None
-    if components is not None:
-        base = options[-1] if baseline is not None else None
-        ic = ic_rows(components, hot_models, report, unit_rps, specs, base, table)
-    if not json:  # the JSON rows carry unit_rps_measured
+    if r.components is not None:
+        base = options[-1] if r.baseline is not None else None
+        ic = ic_rows(r.components, r.hot_models, report, unit_rps, specs, base, table)
+    if not r.json:  # the JSON rows carry unit_rps_measured
         warn_unmeasured(out, unit, rows)
-    _show(out, report, rows, unit_rps, region, diff, plot, json, ic)
+    _show(out, report, rows, unit_rps, region, diff, r.plot, r.json, ic)
 
 
 def _refuse_unplanned_for_tokens(given: dict[str, object]) -> None:
