@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from functools import partial
 from pathlib import Path
@@ -157,6 +157,46 @@ def _levels(text: str) -> tuple[int, ...]:
     return levels
 
 
+@dataclass(frozen=True)
+class BenchRequest:
+    """``tdk bench``'s options by name, as given (``None``: not given, the default applies)."""
+
+    target_model: TargetModelOpt
+    target: StackTargetOpt
+    endpoint: EndpointOpt
+    concurrency: ConcurrencyOpt
+    rate: RateOpt
+    arrival: ArrivalOpt
+    duration: DurationOpt
+    stability: StabilityOpt
+    max_windows: MaxWindowsOpt
+    processes: ProcessesOpt
+    batch: BatchOpt
+    inputs: InputOpt
+    text: TextOpt
+    store: ManifestReleaseOpt
+    url: UrlOpt
+    stack: StackOpt
+    stack_outputs: StackOutputsOpt
+    project_dir: ProjectDirOpt
+    grpc: GrpcOpt
+    json_body: JsonBodyOpt
+    region: RegionOpt
+    endpoint_url: EndpointUrlOpt
+    instance_type: InstanceTypeOpt
+    gpu: GpuOpt
+    timeout: TimeoutOpt
+    json: JsonOpt
+    example: ExampleOpt
+    samples: SamplesOpt
+    prompt: PromptOpt
+    prompts: PromptsOpt
+    requests: RequestsOpt
+    max_tokens: MaxTokensOpt
+    goodput: GoodputOpt
+    csv: CsvOpt
+
+
 def bench(
     target_model: TargetModelOpt,
     target: StackTargetOpt = None,
@@ -195,60 +235,75 @@ def bench(
 ) -> None:
     """Throughput, p50/p90/p99 latency and errors; the first request is reported as cold.
     With --prompt/--prompts: streamed generation, TTFT, TPOT, e2e and output tokens/s."""
+    request = BenchRequest(**locals())  # the request is the options, by name
+    out = Output(json_mode=request.json)
+    check_timeout(request.timeout)
+    r = request
+    target_, where = locate(
+        r.target,
+        locator(r.endpoint, r.region, r.stack, r.project_dir, r.url, r.store),
+        r.stack_outputs,
+    )
+    if r.prompt is not None or r.prompts is not None:
+        _bench_generate(out, r, target_, where)
+    else:
+        _bench_tensors(out, r, target_, where)
+
+
+def _bench_generate(out: Output, r: BenchRequest, target: Any, where: Any) -> None:
+    """Streamed generation at each level (or one open-loop rate)."""
+    no_tensor_options(
+        **{"--input": r.inputs, "--text": r.text, "--example": r.example, "--grpc": r.grpc},
+        **{"--json-body": r.json_body, "--samples": r.samples},
+    )
+    concurrency = r.concurrency
+    gen_levels = (1,) if concurrency is None or r.rate is not None else _levels(concurrency)
+    texts = read_prompts(r.prompt, r.prompts)
+    gen_loads = [
+        open_loop_load(
+            GenLoad(texts, r.requests, clients, r.rate), r.arrival is Arrival.poisson, r.duration
+        )
+        for clients in gen_levels
+    ]
+    bench_prompts(
+        out,
+        target,
+        where,
+        (r.store, r.endpoint_url),
+        r.target_model,
+        r.timeout,
+        gen_loads,
+        r.max_tokens,
+        (r.instance_type, r.gpu),
+        (parse_goodput(r.goodput), r.csv),
+    )
+
+
+def _bench_tensors(out: Output, r: BenchRequest, target: Any, where: Any) -> None:
+    """The cold/warm probe, then the closed-loop levels or one open-loop rate."""
     from infra.perf.bench.measure import RunsOn, run_bench
 
-    out = Output(json_mode=json)
-    check_timeout(timeout)
-    target, where = locate(
-        target, locator(endpoint, region, stack, project_dir, url, store), stack_outputs
-    )
-    if prompt is not None or prompts is not None:
-        no_tensor_options(
-            **{"--input": inputs, "--text": text, "--example": example, "--grpc": grpc},
-            **{"--json-body": json_body, "--samples": samples},
-        )
-        gen_levels = (1,) if concurrency is None or rate is not None else _levels(concurrency)
-        texts = read_prompts(prompt, prompts)
-        gen_loads = [
-            open_loop_load(
-                GenLoad(texts, requests, clients, rate), arrival is Arrival.poisson, duration
-            )
-            for clients in gen_levels
-        ]
-        bench_prompts(
-            out,
-            target,
-            where,
-            (store, endpoint_url),
-            target_model,
-            timeout,
-            gen_loads,
-            max_tokens,
-            (instance_type, gpu),
-            (parse_goodput(goodput), csv),
-        )
-        return
-    steady = Stability(stability, max_windows)
+    steady = Stability(r.stability, r.max_windows)
     steady.check()
-    sweep = _levels(DEFAULT_LEVELS if concurrency is None else concurrency)
-    window_s = LOAD.duration_s if duration is None else duration
-    load = Load(sweep, rate, arrival is Arrival.poisson, window_s, steady)
-    client, manifest = open_target(target, where, store, grpc, endpoint_url, timeout)
+    sweep = _levels(DEFAULT_LEVELS if r.concurrency is None else r.concurrency)
+    window_s = LOAD.duration_s if r.duration is None else r.duration
+    load = Load(sweep, r.rate, r.arrival is Arrival.poisson, window_s, steady)
+    client, manifest = open_target(target, where, r.store, r.grpc, r.endpoint_url, r.timeout)
     try:
-        model = resolve_model(manifest, target_model)
+        model = resolve_model(manifest, r.target_model)
         no_decoupled(model)
         # example inputs (or --samples), any tensor given with --input / --text replacing its own
-        every = _requests(model, inputs, text, batch, samples)
+        every = _requests(model, r.inputs, r.text, r.batch, r.samples)
         arrays = every[0]
-        request = client.prepare(model, arrays, binary=not json_body)
-        more = tuple(client.prepare(model, one, binary=not json_body) for one in every[1:])
+        request = client.prepare(model, arrays, binary=not r.json_body)
+        more = tuple(client.prepare(model, one, binary=not r.json_body) for one in every[1:])
         make: Callable[[], InferenceTarget]
         if isinstance(client, TritonHttpTarget):  # one keep-alive connection per thread
-            make = partial(TritonHttpTarget, client.url, grpc, timeout)
-            load = replace(load, processes=processes)  # each process its own connections
+            make = partial(TritonHttpTarget, client.url, r.grpc, r.timeout)
+            load = replace(load, processes=r.processes)  # each process its own connections
         else:  # boto3 clients are thread-safe and pool their connections
             make = partial(_same, client)
-        runs_on = RunsOn(target.value, instance_type, gpu)
+        runs_on = RunsOn(target.value, r.instance_type, r.gpu)
         rows = _rows(model.max_batch_size, arrays)
         with out.progress() as start:
             levels = 1 if load.rate is not None else len(load.concurrency)
@@ -256,7 +311,7 @@ def bench(
             record = run_bench(make, model, request, load, runs_on, rows, advance, more)
     finally:
         client.close()
-    report(out, record, json)
+    report(out, record, r.json)
 
 
 def report(out: Output, record: dict[str, Any], json: bool) -> None:

@@ -6,21 +6,22 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 
 from cli.common import MAX_SECONDS, JsonOpt, SamplesOpt, number
 from cli.output import Output, stability
+from infra.perf.tune.request import TuneRequest
 from infra.perf.tune.search import Settings
 from infra.perf.tune.space import Space
 from packager.config import CONFIG_NAME, load_config
 from tdk.errors import TdkError, UsageError
 
 if TYPE_CHECKING:
-    from infra.perf.tune.search import Point
-    from infra.perf.tune.tuner import TuneReport
+    from infra.perf.tune.search import Point, Progress
+    from infra.perf.tune.tuner import SearchMode, TuneReport
 
 EXIT_INTERRUPTED = 130
 MAX_REPEATS = 20  # each repeat is one more point: a bound on what a typo can cost
@@ -233,39 +234,56 @@ def tune(
 ) -> None:
     """Tune max_batch_size, dynamic batching, instances and accelerators; Ctrl-C reports the best
     so far. The shipped config is kept unless a candidate beats it."""
-    from infra.perf.bench.placement import resolve
-    from infra.perf.tune.tuneio import check_out, check_write, read_model, write_tuned
-    from infra.perf.tune.tuner import SearchMode, tune_local, tune_remote
-
-    if restore:
-        _restore(url, model, json)
+    options = dict(locals())  # the request is the options, by name (TuneRequest's fields)
+    request = TuneRequest(**{**options, "inputs": tuple(inputs or ())})
+    if request.restore:
+        _restore(request.url, request.model, request.json)
         return
-    settings, space = _options(latency_budget_ms, search, concurrency, duration)
-    settings = _measuring(settings, stability, max_windows, processes)
-    settings = _repeating(settings, repeats, pairs)
-    settings = replace(settings, placement=resolve(server_cpus, client_cpus, local=url is None))
-    settings = replace(settings, inputs=tuple(inputs or ()), samples=samples)
-    space = _space(space, instances, max_batch_sizes, queue_delays)
-    if accelerators != "auto":
-        from infra.perf.tune.accel import is_option
+    _run(request)
 
-        chosen = [a.strip() for a in accelerators.split(",") if a.strip() not in ("", "none")]
-        for option in chosen:
-            if not is_option(option):
-                raise UsageError(
-                    f"--accelerators: unknown option {option!r}",
-                    hint="auto, none, or some of trt-fp16,trt-fp32,openvino,threads-N",
-                )
-        space = replace(space, accelerators=("", *chosen), auto_accelerators=False)
+
+def _settings_and_space(request: TuneRequest) -> tuple[Settings, Space]:
+    """The options turned into what the search measures, each checked (a usage error names it)."""
+    from infra.perf.bench.placement import resolve
+
+    r = request
+    settings, space = _options(r.latency_budget_ms, r.search, r.concurrency, r.duration)
+    settings = _measuring(settings, r.stability, r.max_windows, r.processes)
+    settings = _repeating(settings, r.repeats, r.pairs)
+    placement = resolve(r.server_cpus, r.client_cpus, local=r.url is None)
+    settings = replace(settings, placement=placement, inputs=r.inputs, samples=r.samples)
+    space = _space(space, r.instances, r.max_batch_sizes, r.queue_delays)
+    return settings, _accelerators(space, r.accelerators)
+
+
+def _accelerators(space: Space, accelerators: str) -> Space:
+    if accelerators == "auto":
+        return space
+    from infra.perf.tune.accel import is_option
+
+    chosen = [a.strip() for a in accelerators.split(",") if a.strip() not in ("", "none")]
+    for option in chosen:
+        if not is_option(option):
+            raise UsageError(
+                f"--accelerators: unknown option {option!r}",
+                hint="auto, none, or some of trt-fp16,trt-fp32,openvino,threads-N",
+            )
+    return replace(space, accelerators=("", *chosen), auto_accelerators=False)
+
+
+def _check_paths(request: TuneRequest, settings: Settings) -> Any:
+    """Every input and output checked before anything is measured; the model's config."""
+    from infra.perf.tune.tuneio import check_out, check_write, read_model
+
+    model_dir, out_dir, write = request.model_dir, request.out_dir, request.write
     if write and out_dir is not None:
         raise UsageError("--write and --out both given", hint="choose one")
-    if model_dir is None and (url is None or model is None):
+    if model_dir is None and (request.url is None or request.model is None):
         raise UsageError(
             "give MODEL_DIR, or --url with --model", hint="e.g. tdk tune --url URL --model bert"
         )
     if model_dir is None and (write or out_dir is not None):
         raise UsageError("--write and --out need MODEL_DIR", hint="give the model's directory")
-    # every input and output is checked before anything is measured
     config = read_model(model_dir) if model_dir is not None else None
     if out_dir is not None and model_dir is not None:
         check_out(model_dir, out_dir)
@@ -273,10 +291,31 @@ def tune(
         check_write(model_dir)
     if config is not None:
         _check_inputs(config, settings)
-    out = Output(json_mode=json)
-    started = time.monotonic()
+    return config
 
-    mode = SearchMode(search)
+
+def _run(request: TuneRequest) -> None:
+    from infra.perf.tune.tuner import SearchMode, tune_local, tune_remote
+
+    settings, space = _settings_and_space(request)
+    config = _check_paths(request, settings)
+    out = Output(json_mode=request.json)
+    mode = SearchMode(request.search)
+    progress = _progress(out, mode, time.monotonic())
+    out.err.print(_plan(mode is SearchMode.full, settings))
+    if request.url is not None:
+        name = request.model or str(config.name if config is not None else "")
+        report = tune_remote(
+            request.url, name, settings, space, mode, progress, request.metrics_url
+        )
+    else:
+        assert request.model_dir is not None and config is not None
+        report = tune_local(request.model_dir, config, settings, space, mode, progress)
+    _finish(out, request, report)
+
+
+def _progress(out: Output, mode: SearchMode, started: float) -> Progress:
+    from infra.perf.tune.tuner import SearchMode
 
     def progress(done: int, total: int, best: Point | None) -> None:
         shown = f"{best.throughput_rps:.1f} rps ({escape(best.knobs.label())})" if best else "-"
@@ -288,13 +327,19 @@ def tune(
         )
         out.err.print(f"tune: {count}, {elapsed:.1f} s, best {shown}")
 
-    out.err.print(_plan(mode is SearchMode.full, settings))
-    if url is not None:
-        name = model or str(config.name if config is not None else "")
-        report = tune_remote(url, name, settings, space, mode, progress, metrics_url)
-    else:
-        assert model_dir is not None and config is not None
-        report = tune_local(model_dir, config, settings, space, mode, progress)
+    return progress
+
+
+def _finish(out: Output, request: TuneRequest, report: TuneReport) -> None:
+    """Write the choice where asked, draw the plot, show the report, and exit as it ended."""
+    from infra.perf.tune.tuneio import write_tuned
+
+    model_dir, out_dir, write, plot = (
+        request.model_dir,
+        request.out_dir,
+        request.write,
+        request.plot,
+    )
     written = None
     choice = report.choice
     wanted = (write or out_dir is not None) and not report.search.interrupted
@@ -307,12 +352,12 @@ def tune(
         from infra.perf.tune.plot import tune_plot
 
         tune_plot(report, plot)
-    _show(out, report, json, written.diff if written else None, plot)
+    _show(out, report, request.json, written.diff if written else None, plot)
     if report.signal is not None:
         raise typer.Exit(128 + report.signal)
     if choice is None:
         raise TdkError(
-            f"no configuration met p99 <= {latency_budget_ms:g} ms; nothing was written",
+            f"no configuration met p99 <= {request.latency_budget_ms:g} ms; nothing was written",
             hint="raise --latency-budget-ms or try lower concurrency (-c 1,2)",
         )
 
