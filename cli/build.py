@@ -118,10 +118,10 @@ def build(
 
 
 def _target(project_dir: Path, stack: str) -> tuple[Any, BuildTarget]:
-    from infra.targets import registry
+    from infra.targets import stacks
     from infra.tensorrt_plans.stage import stack_target
 
-    settings = registry.load_stack(project_dir, stack)
+    settings = stacks.load_stack(project_dir, stack)
     return settings, stack_target(settings, stack)
 
 

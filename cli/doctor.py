@@ -42,12 +42,12 @@ OnlineOpt = Annotated[
 def _feasibility(project_dir: Path, name: str) -> dict[str, object]:
     """Whether committed stack ``name`` can deploy, through the one feasibility path:
     ``ok``, or its first refusal with the fix."""
-    from infra.targets import registry
+    from infra.targets import stacks
     from infra.targets.feasibility import feasible
     from tdk.errors import TdkError
 
     try:
-        result = feasible(registry.load_stack(project_dir, name))
+        result = feasible(stacks.load_stack(project_dir, name))
     except TdkError as exc:  # the stack names no target tdk knows, or its file is unreadable
         return {"target": "", "ok": False, "refusal": exc.message, "fix": exc.hint or ""}
     refusal = result.first_refusal()

@@ -15,13 +15,14 @@ PROJECT_PREFIX = "triton-deploy-kit:"  # the project's own keys are set without 
 def needs(project_dir: Path, stacks: list[str]) -> list[Any]:
     """What each deployable stack needs from this machine, asked of its registered target."""
     from infra.facts.machine import Needs
-    from infra.targets import registry
+    from infra.targets.capabilities import DEPLOY
     from infra.targets.k8s.entry import KubernetesEntry
+    from infra.targets.stacks import load_stack
 
     found = []
     for name in stacks:
-        entry = registry.load_stack(project_dir, name).entry
-        if entry.can(registry.DEPLOY):
+        entry = load_stack(project_dir, name).entry
+        if entry.can(DEPLOY):
             found.append(Needs(name, entry.name, entry.cloud, isinstance(entry, KubernetesEntry)))
     return found
 

@@ -105,7 +105,7 @@ def locator(
 ) -> Locator:
     """Where the deployment is, as the options gave it (``--stack`` is a stack name)."""
     from infra.targets.operations import Locator
-    from infra.targets.registry import check_stack_name
+    from infra.targets.stacks import check_stack_name
 
     if stack is not None:
         check_stack_name(stack)

@@ -194,11 +194,11 @@ def _plan_target(
 ) -> tuple[Any, str]:
     """Where the plans must run and the ``tdk build`` options that build for it: the stack's
     GPU and release, or those of a stack built from ``--target`` flags as validate builds it."""
-    from infra.targets import registry
+    from infra.targets import registry, stacks
     from infra.tensorrt_plans.stage import stack_target
 
     if stack is not None:
-        return stack_target(registry.load_stack(project_dir, stack), stack), f"--stack {stack}"
+        return stack_target(stacks.load_stack(project_dir, stack), stack), f"--stack {stack}"
     from infra.targets.feasibility import flag_stack
     from packager.repository import discover_all
 

@@ -249,19 +249,19 @@ def _stack(path: Path | None) -> tuple[StackFile | None, StackSettings | None]:
     if path is None:
         return None, None
     from infra.perf.plan.stackfile import load_stack
-    from infra.targets import registry
+    from infra.targets import stacks
 
-    registry.stack_from_path(path)  # the name is checked before the file is read
+    stacks.stack_from_path(path)  # the name is checked before the file is read
     stack = load_stack(path)
-    project_dir, name = registry.stack_from_path(stack.path.resolve())  # a symlink: its file
-    return stack, registry.load_stack(project_dir, name)
+    project_dir, name = stacks.stack_from_path(stack.path.resolve())  # a symlink: its file
+    return stack, stacks.load_stack(project_dir, name)
 
 
 def _committed(stack: StackFile | None) -> tuple[Path, str] | None:
     """(project dir, stack name) of the planned stack file, if one is given."""
-    from infra.targets import registry
+    from infra.targets import stacks
 
-    return registry.stack_from_path(stack.path.resolve()) if stack is not None else None
+    return stacks.stack_from_path(stack.path.resolve()) if stack is not None else None
 
 
 def _check_measured_on(
@@ -281,14 +281,14 @@ def _check_measured_on(
 
 def _write_stack(stack: StackFile, entry: TargetEntry, report: PlanReport, instance: str) -> str:
     from infra.config import ConfigReader, merged_stack_config
-    from infra.targets import registry
+    from infra.targets import stacks
     from infra.targets.feasibility import require_feasible
 
     option = next(o for o in report.options if o.name == instance)
     updates = entry.scaling_updates(report, option)
-    project_dir, name = registry.stack_from_path(stack.path.resolve())
+    project_dir, name = stacks.stack_from_path(stack.path.resolve())
     merged = merged_stack_config(project_dir, name, updates)
-    require_feasible(registry.settings(ConfigReader(merged.get), name))  # before any write
+    require_feasible(stacks.settings(ConfigReader(merged.get), name))  # before any write
     for key, value in updates.items():
         stack.set(key, value)
     diff = stack.diff()

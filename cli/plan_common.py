@@ -57,6 +57,7 @@ def entry_for(
     the first registered target that plans (and, for a streamed model, serves decoupled
     models: a target that cannot is refused with its reason, never priced)."""
     from infra.targets import registry
+    from infra.targets.capabilities import DECOUPLED, PLAN
 
     if settings is not None:
         if target is not None and registry.get(target).name != settings.entry.name:
@@ -65,15 +66,15 @@ def entry_for(
                 hint="drop --target, or pass the stack file of that target",
             )
         target = settings.entry.name
-    able = registry.able(registry.PLAN)
+    able = registry.able(PLAN)
     if streams:
-        able = [name for name in able if registry.get(name).can(registry.DECOUPLED)]
+        able = [name for name in able if registry.get(name).can(DECOUPLED)]
         if target is None and measured in registry.names() and measured not in able:
             _unplanned(measured, able)
     if target is None:
         target = measured if measured in able else able[0]
     entry = registry.get(target)
-    for need in (registry.PLAN, registry.DECOUPLED) if streams else (registry.PLAN,):
+    for need in (PLAN, DECOUPLED) if streams else (PLAN,):
         if not entry.can(need):
             raise entry.refuse(need)
     return entry
@@ -83,9 +84,10 @@ def _unplanned(measured: str, able: list[str]) -> None:
     """A streamed measurement taken on a target that does not plan it: the target to price
     is the user's choice, never a silent default (an ml.* type is no GKE node)."""
     from infra.targets import registry
+    from infra.targets.capabilities import DECOUPLED, PLAN
 
     entry = registry.get(measured)
-    need = registry.PLAN if not entry.can(registry.PLAN) else registry.DECOUPLED
+    need = PLAN if not entry.can(PLAN) else DECOUPLED
     raise UsageError(
         f"the measurement was taken on {measured}, which cannot {need}: {entry.cannot[need]}",
         hint=f"pass --target {' or '.join(able)} with its --instance-type; --components "

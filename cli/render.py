@@ -72,14 +72,14 @@ def k8s(
     json: JsonOpt = False,
 ) -> None:
     """Render ServiceAccount, Deployment, Service, PDB, KEDA scaling and monitoring manifests."""
-    from infra.targets import registry
+    from infra.targets import stacks
     from infra.targets.k8s.render import yaml_stream
 
     printer = Output(json_mode=json)
     if out == "-" and json:
         raise UsageError("--out - and --json both use stdout", hint="drop one of them")
     known = _read_outputs(outputs) if outputs else None
-    settings = registry.load_stack(project_dir, stack)
+    settings = stacks.load_stack(project_dir, stack)
     if models:
         rendered, config = _fitted_render(settings, models, known)
     else:

@@ -12,6 +12,7 @@ import typer
 from cli.common import STORE_SCHEMES, JsonOpt
 from cli.locate import ProjectDirOpt, TargetName
 from infra.targets import registry
+from infra.targets.capabilities import VALIDATE
 
 if TYPE_CHECKING:
     from packager.validate.engines.args import VllmImage
@@ -36,7 +37,7 @@ InstanceOpt = Annotated[
 GpuOpt = Annotated[str, typer.Option("--gpu", help="GKE accelerator type (nvidia-l4).")]
 #: only the targets that can validate are offered (the choices stay the registry's, so
 #: every command parses the same --target values; ``local`` is refused with its reason)
-_CAN_VALIDATE = [entry.name for entry in registry.entries() if entry.can(registry.VALIDATE)]
+_CAN_VALIDATE = [entry.name for entry in registry.entries() if entry.can(VALIDATE)]
 ValidateTargetOpt = Annotated[
     TargetName | None,
     typer.Option(
@@ -170,7 +171,7 @@ def _with_target(
 ) -> list[Finding]:
     """The one feasibility path: the committed stack, or a stack built from the flags; the
     repository's own checks run against the vLLM of the image that stack deploys."""
-    from infra.targets import registry
+    from infra.targets import registry, stacks
     from infra.targets.checks import working_set
     from infra.targets.feasibility import feasible, flag_stack
     from packager.repository import discover_all
@@ -178,7 +179,7 @@ def _with_target(
 
     models = [m for path in paths for m in discover_all(path).models]
     if stack is not None:
-        settings = registry.load_stack(*stack)
+        settings = stacks.load_stack(*stack)
         where = str(stack[0] / f"Pulumi.{stack[1]}.yaml")
         _warn_placeholders(*stack)
         _warn_undeclared(*stack)
@@ -240,15 +241,15 @@ def _warn_undeclared(project_dir: Path, stack: str) -> None:
 def _stack(stack: str, project_dir: str | Path) -> tuple[Path, str]:
     """(project dir, stack name); the old path form (``--stack Pulumi.gke-dev.yaml``) still
     works for one release, with a warning."""
-    from infra.targets import registry
+    from infra.targets import registry, stacks
 
     if stack.endswith((".yaml", ".yml")):
-        folder, name = registry.stack_from_path(Path(stack))
+        folder, name = stacks.stack_from_path(Path(stack))
         registry.on_deprecated(
             f"--stack takes a stack name now: use --stack {name} --project-dir {folder}"
         )
         return folder, name
-    registry.check_stack_name(stack)
+    stacks.check_stack_name(stack)
     return Path(project_dir), stack
 
 

@@ -10,7 +10,7 @@ import pulumi
 
 from infra.config import ConfigReader, ConfigSource, deprecated_keys
 from infra.stack_keys import PROJECT_DIR, undeclared
-from infra.targets import registry
+from infra.targets import stacks
 from infra.targets.feasibility import require_feasible
 
 
@@ -34,7 +34,7 @@ def configured_keys() -> list[str]:
 def main() -> None:
     """Validate every key and the stack's feasibility first (the one path ``tdk validate``
     takes), then declare the chosen target's resources and outputs."""
-    stack = registry.settings(ConfigReader(pulumi_source()), pulumi.get_stack())
+    stack = stacks.settings(ConfigReader(pulumi_source()), pulumi.get_stack())
     for warning in [
         *undeclared(PROJECT_DIR, configured_keys()),
         *deprecated_keys(pulumi_source()),

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.targets import load_target, registry
+from infra.targets.capabilities import DEPLOY
 from infra.targets.k8s.entry import KubernetesEntry
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,7 +25,7 @@ def api_targets() -> list[str]:
 
 
 def deployable_targets() -> list[str]:
-    return registry.able(registry.DEPLOY)
+    return registry.able(DEPLOY)
 
 
 def dev_stack(target: str) -> str:

@@ -207,7 +207,7 @@ def online_findings(settings: Any, today: dt.date) -> list[Finding]:
 def diagnose(project_dir: Path, stack: str, today: dt.date, online: bool = False) -> list[Finding]:
     """Every finding for ``stack``; a config the kit refuses is one ``broken`` finding."""
     from infra.perf.plan.prices import load_prices
-    from infra.targets import registry
+    from infra.targets import stacks
 
     prices = load_prices()
     found = [
@@ -222,7 +222,7 @@ def diagnose(project_dir: Path, stack: str, today: dt.date, online: bool = False
     ]  # fmt: skip
     found.append(_stack_keys(project_dir, stack))
     try:
-        settings = registry.load_stack(project_dir, stack)
+        settings = stacks.load_stack(project_dir, stack)
         config = settings.config
     except TdkError as exc:
         found.append(

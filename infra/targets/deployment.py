@@ -78,13 +78,13 @@ def resolve(target: str | None, given: Locator, outputs: Path | None = None) -> 
     """The target and the Locator a command uses: with ``given.stack``, the stack's target and
     the fields it names, the flags in ``given`` over them (a conflicting ``--target`` or
     ``--endpoint`` is an error naming both); without, the flags alone."""
-    from infra.targets import registry
+    from infra.targets import registry, stacks
 
     if given.stack is None:
         if outputs is not None:
             raise UsageError("--outputs needs --stack", hint="pass the stack the outputs belong to")
         return target or DEFAULT_TARGET, given
-    settings = registry.load_stack(Path(given.project_dir), given.stack)
+    settings = stacks.load_stack(Path(given.project_dir), given.stack)
     found = settings.entry.name
     if target is not None and registry.get(target).name != found:
         raise UsageError(

@@ -19,18 +19,11 @@ from pathlib import Path
 
 from infra.facts import llm
 from infra.targets.base import Shortfall
+from infra.targets.capabilities import DECOUPLED, LLM_ENGINES, VALIDATE
 from infra.targets.checks import TargetSpec, check_target
 from infra.targets.fit import Fit
-from infra.targets.registry import (
-    DECOUPLED,
-    LLM_ENGINES,
-    VALIDATE,
-    PlanUnit,
-    StackSettings,
-    TargetEntry,
-    able,
-    settings,
-)
+from infra.targets.registry import PlanUnit, StackSettings, TargetEntry, able
+from infra.targets.stacks import settings
 from packager.repository import ModelDir
 from packager.requirements import Requirements, requirements
 from packager.validate.findings import Finding, finding, has_errors

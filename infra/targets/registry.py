@@ -1,15 +1,17 @@
-"""The one list of deployment targets, and what shared code asks a target.
+"""The one list of deployment targets, and the entry each registers.
 
 A target is a folder ``infra/targets/<name>/`` whose ``entry.py`` defines ``ENTRY``, an instance
 of a ``TargetEntry`` subclass, plus one line in ``BUILTIN`` below (or, for a plugin or a test, a
 module path in ``TDK_EXTRA_TARGETS``, or a ``register()`` call). The entry answers everything
 the CLI, ``tdk plan``, ``tdk validate --target``, ``tdk render`` and the Pulumi program need:
-its name, its config (read once per stack by ``load_stack``), its Pulumi program, its
-operations client, its plan facts (region key, price section, instance families) and which
-``tdk validate --target`` flags set which stack keys. Whether a stack can deploy is answered by
-one function, ``infra.targets.feasibility.feasible``, from the stack's typed config. Shared
-code asks the entry; it never compares a target's name. What a target cannot do is data
-(``cannot``: what -> why), as the operations clients' refusals are.
+its name, its config (read once per stack by ``infra.targets.stacks.load_stack``), its Pulumi
+program, its operations client, its plan facts (region key, price section, instance families)
+and which ``tdk validate --target`` flags set which stack keys. Whether a stack can deploy is
+answered by one function, ``infra.targets.feasibility.feasible``, from the stack's typed config.
+Shared code asks the entry; it never compares a target's name. What a target cannot do is data
+(``cannot``: what -> why, its keys in ``infra.targets.capabilities``), as the operations
+clients' refusals are. ``TargetEntry`` and ``StackSettings`` live here, with the table, because
+an entry's refusal names the targets that can (the table) and each refers to the other.
 
 Importing this module or an entry module is cheap: no cloud SDK and no Pulumi; an entry
 imports its target's heavier modules only inside the method that needs them.
@@ -23,9 +25,9 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from infra.targets.capabilities import CAPABILITIES, DEPLOY, PLAN, VALIDATE
 from tdk.errors import ConfigError, UsageError
 
 if TYPE_CHECKING:
@@ -54,16 +56,6 @@ EXTRA_ENV = "TDK_EXTRA_TARGETS"
 DEPRECATED: Mapping[str, tuple[str, str]] = {
     "k8s": ("gke", "--target k8s is now --target gke or --target eks (both take --url)"),
 }
-
-#: what a target may refuse, each a ``cannot`` key (rendering is refused by the deploy
-#: contract itself: ``Target.cannot_render``)
-DEPLOY, PLAN, VALIDATE = "deploy", "plan", "validate"
-#: a capability with no methods: serving decoupled models (several responses per request)
-DECOUPLED = "serve decoupled models"
-#: a capability with no methods: running an LLM engine (vLLM, TensorRT-LLM), which needs the
-#: Triton image flavour that carries it (``infra.facts.llm.serving_image``)
-LLM_ENGINES = "serve vLLM or TensorRT-LLM models"
-CAPABILITIES = (DEPLOY, PLAN, VALIDATE, DECOUPLED, LLM_ENGINES)
 
 
 @dataclass(frozen=True)
@@ -357,7 +349,7 @@ def _warn(message: str) -> None:
 on_deprecated: Callable[[str], None] = _warn
 
 
-# --- one config read path ---------------------------------------------------------------------
+# --- a stack as its entry reads it (read by ``infra.targets.stacks``) ---------------------------
 @dataclass(frozen=True)
 class StackSettings:
     """One stack's configuration, read once: ``Pulumi.yaml`` declarations with
@@ -402,41 +394,3 @@ class StackSettings:
         return render_settings(
             self.entry.name, self.name, lambda output: deploy.render(self.config, output), outputs
         )
-
-
-def settings(reader: ConfigReader, name: str) -> StackSettings:
-    """The settings of the stack behind ``reader`` (its ``target`` key picks the entry)."""
-    target = reader.choice("target", able(DEPLOY))
-    return StackSettings(name, reader, get(target))
-
-
-def load_stack(project_dir: Path | str, stack: str) -> StackSettings:
-    """The settings of committed stack ``stack`` (``Pulumi.<stack>.yaml`` in ``project_dir``)."""
-    from infra.config import ConfigReader, merged_stack_config
-
-    check_stack_name(stack)
-    values = merged_stack_config(Path(project_dir), stack)
-    return settings(ConfigReader(values.get), stack)
-
-
-def check_stack_name(stack: str) -> None:
-    """``--stack`` is a stack name (``gke-dev``), never a path; ``--project-dir`` says where."""
-    if not stack or "/" in stack or "\\" in stack or stack.endswith((".yaml", ".yml")):
-        raise UsageError(
-            f"--stack {stack!r} is not a stack name",
-            hint="pass the stack's name (e.g. --stack gke-dev) and --project-dir for where "
-            "Pulumi.yaml is",
-        )
-
-
-def stack_from_path(path: Path) -> tuple[Path, str]:
-    """(project dir, stack name) of a ``Pulumi.<stack>.yaml`` path."""
-    stem = path.name
-    for suffix in (".yaml", ".yml"):
-        stem = stem.removesuffix(suffix)
-    if not path.name.startswith("Pulumi.") or stem == path.name or stem == "Pulumi":
-        raise UsageError(
-            f"{path}: expected a Pulumi.<stack>.yaml file",
-            hint="e.g. Pulumi.sagemaker-dev.yaml, next to the project's Pulumi.yaml",
-        )
-    return path.parent, stem.removeprefix("Pulumi.")

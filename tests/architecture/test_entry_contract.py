@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from infra.targets import registry
-from infra.targets.registry import DECOUPLED, DEPLOY, PLAN, VALIDATE, TargetEntry
+from infra.targets.capabilities import DECOUPLED, DEPLOY, PLAN, VALIDATE
+from infra.targets.registry import TargetEntry
 from tdk.errors import ConfigError, UsageError
 
 

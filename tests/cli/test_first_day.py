@@ -176,11 +176,12 @@ def test_tune_help_shows_the_search_modes_and_numeric_lists() -> None:
 def test_validate_offers_only_targets_that_validate_and_names_the_image_default() -> None:
     from infra.facts.triton import default_checked_image
     from infra.targets import registry
+    from infra.targets.capabilities import VALIDATE
 
     shown = _help(["validate"], "200")
-    able = [e.name for e in registry.entries() if e.can(registry.VALIDATE)]
+    able = [e.name for e in registry.entries() if e.can(VALIDATE)]
     assert "[" + " | ".join(able) + "]" in shown
-    unable = [e.name for e in registry.entries() if not e.can(registry.VALIDATE)]
+    unable = [e.name for e in registry.entries() if not e.can(VALIDATE)]
     assert unable and not any(f"| {name}]" in shown for name in unable)
     assert "24.09" not in shown and "newest SageMaker Triton" in shown
     assert default_checked_image() != "24.09"

@@ -71,11 +71,11 @@ def test_kubernetes_blocks_are_complete(cloud: str) -> None:
 
 
 def test_keda_version_in_the_docs_is_the_stacks() -> None:
-    from infra.targets import registry
+    from infra.targets import stacks
     from infra.targets.k8s.addons import KEDA_CHART_VERSION
 
     shown = {m.group(1) for path in doc_files() for m in HELM_KEDA.finditer(path.read_text())}
-    eks = registry.load_stack(ROOT, "eks-dev").config.keda_version
+    eks = stacks.load_stack(ROOT, "eks-dev").config.keda_version
     assert shown == {KEDA_CHART_VERSION} == {eks}, (shown, KEDA_CHART_VERSION, eks)
 
 
@@ -306,7 +306,7 @@ def test_chart_pins_in_the_docs_are_what_the_eks_stack_installs() -> None:
     """docs/kubernetes.md said device plugin 0.17.0 and Cluster Autoscaler 9.50.1 while the
     eks-dev stack installs 0.20.0 and 9.59.0 (as the KEDA version had drifted before)."""
     from infra.facts.kubernetes import autoscaler_for, device_plugin_for
-    from infra.targets import registry
+    from infra.targets import stacks
 
     page = (ROOT / "docs" / "kubernetes.md").read_text().replace("\n", " ")
     plugin = re.search(r"NVIDIA device plugin \((\d[\w.]*)\)", page)
@@ -314,7 +314,7 @@ def test_chart_pins_in_the_docs_are_what_the_eks_stack_installs() -> None:
         r"Cluster Autoscaler \(chart (\d[\w.]*) on the stack's Kubernetes (\S+),", page
     )
     assert plugin and autoscaler, "docs/kubernetes.md no longer names the chart pins"
-    kubernetes = registry.load_stack(ROOT, "eks-dev").config.kubernetes_version
+    kubernetes = stacks.load_stack(ROOT, "eks-dev").config.kubernetes_version
     assert autoscaler.group(2) == kubernetes
     assert plugin.group(1) == device_plugin_for(kubernetes).version
     assert autoscaler.group(1) == autoscaler_for(kubernetes).version

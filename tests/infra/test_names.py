@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from infra.targets import names, registry
+from infra.targets import names, registry, stacks
 from infra.targets.names import DerivedName
 from tdk.errors import ConfigError
 from tests.infra.pulumi_harness import ROOT, Declared, run_stack
@@ -18,7 +18,7 @@ def _committed_stacks() -> dict[str, str]:
     found: dict[str, str] = {}
     for path in sorted(ROOT.glob("Pulumi.*.yaml")):
         stack = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
-        found.setdefault(registry.load_stack(ROOT, stack).entry.name, stack)
+        found.setdefault(stacks.load_stack(ROOT, stack).entry.name, stack)
     return found
 
 

@@ -81,9 +81,10 @@ def test_every_declared_key_is_read_by_some_target() -> None:
     """A key declared in Pulumi.yaml that no target reads is a setting that silently does
     nothing (the keys of every target, shared and common ones included)."""
     from infra.targets import load_target, registry
+    from infra.targets.capabilities import DEPLOY
 
     read: set[str] = set()
-    for name in registry.able(registry.DEPLOY):
+    for name in registry.able(DEPLOY):
         values = stack_config(f"{name}-dev")
 
         def source(key: str, values: dict[str, str] = values) -> str | None:

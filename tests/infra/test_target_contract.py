@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from infra.config import ConfigReader, merged_stack_config, read_stack_config
-from infra.targets import load_target, registry
+from infra.targets import load_target, registry, stacks
 from infra.targets.base import Refusal, Target
+from infra.targets.capabilities import DEPLOY
 from tdk.errors import ConfigError, UsageError
 from tests.registry_lists import deployable_targets, dev_stack, kubernetes_targets
 
@@ -37,9 +38,7 @@ def _example(refusal: Refusal) -> str:
 
 
 def _all_refusals() -> list[tuple[str, Refusal]]:
-    return [
-        (name, r) for name in registry.able(registry.DEPLOY) for r in load_target(name).refusals()
-    ]
+    return [(name, r) for name in registry.able(DEPLOY) for r in load_target(name).refusals()]
 
 
 @pytest.mark.parametrize(("target_name", "refusal"), _all_refusals(), ids=lambda v: str(v))
@@ -100,7 +99,7 @@ def test_k8s_invoke_command_is_complete_and_the_cli_accepts_it(stack: str) -> No
     argv = shlex.split(invoke)
     assert argv[:2] == ["tdk", "invoke"]
     # the stack's own target, never a deprecated spelling (it said `--target k8s`)
-    assert argv[argv.index("--target") + 1] == registry.load_stack(ROOT, stack).entry.name
+    assert argv[argv.index("--target") + 1] == stacks.load_stack(ROOT, stack).entry.name
     assert argv[argv.index("--target-model") + 1] == "text_pipeline-0.tar.gz"
     assert argv[argv.index("--release") + 1].endswith("releases/v1")
     result = CliRunner().invoke(app, [*argv[1:], "--release", "file:///nonexistent-release"])

@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from infra.targets import registry
+from infra.targets import stacks
 from infra.targets.k8s.spec import triton_selector
 from tests.prom.test_bad_release_k8s import INDEX
 from tests.registry_lists import dev_stack, kubernetes_targets
@@ -94,7 +94,7 @@ def test_ready_pods_are_counted_and_the_deployment_selected(
     kubectl.answers(PODS / "ready.json")
     state = _status("--stack", stack, "--url", triton)
     assert state["pods"] == "2 Ready, 0 NotReady"  # the terminating pod is not counted
-    settings = registry.load_stack(ROOT, stack)
+    settings = stacks.load_stack(ROOT, stack)
     namespace, name = settings.config.workload.namespace, settings.config.common.name
     [argv] = kubectl.calls
     labels = ",".join(f"{k}={v}" for k, v in sorted(triton_selector(name).items()))

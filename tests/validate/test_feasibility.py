@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from infra.targets import registry
+from infra.targets.capabilities import DECOUPLED, VALIDATE
 from infra.targets.checks import instance_spec
 from infra.targets.feasibility import placement_of
 from packager.repository import discover_all
@@ -60,7 +61,7 @@ def test_every_committed_stack_validates(sample_repo: Path, stack: str) -> None:
     assert validate(str(sample_repo), "--stack", stack, "--project-dir", str(ROOT)) == (0, [])
 
 
-@pytest.mark.parametrize("target", registry.able(registry.VALIDATE))
+@pytest.mark.parametrize("target", registry.able(VALIDATE))
 def test_every_target_validates_a_stack_built_from_its_defaults(
     sample_repo: Path, target: str
 ) -> None:
@@ -122,10 +123,10 @@ def test_row7_decoupled_models_on_mme(tmp_path: Path) -> None:
     assert "HTTP end point doesn't support models with decoupled" in findings[0]["message"]
     assert "sagemaker_server.cc" in findings[0]["message"]
     assert findings[0]["field"] == "model_transaction_policy.decoupled"
-    serving = registry.able(registry.DECOUPLED)  # every registered target that serves it
+    serving = registry.able(DECOUPLED)  # every registered target that serves it
     assert serving and "sagemaker" not in serving
     assert all(t in findings[0]["fix"] for t in serving)
-    for target in [t for t in serving if registry.get(t).can(registry.VALIDATE)]:
+    for target in [t for t in serving if registry.get(t).can(VALIDATE)]:
         status, findings = validate(str(repo), "--target", target)
         assert status == 0 and "TDK915" not in {f["code"] for f in findings}
 

@@ -66,12 +66,12 @@ def prom_duration(window: timedelta) -> str:
 
 def stack_config(where: Locator, target: str) -> Any:
     """The validated config of the committed ``--stack`` (a ``target`` stack)."""
-    from infra.targets import registry
+    from infra.targets import stacks
 
     stack = where.need(
         "stack", target, "--stack", f"pass the {target} stack, e.g. --stack {target}-dev"
     )
-    settings = registry.load_stack(Path(where.project_dir), stack)
+    settings = stacks.load_stack(Path(where.project_dir), stack)
     found = settings.entry.name
     if found != target:
         raise UsageError(

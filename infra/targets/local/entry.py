@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from infra.targets.registry import DECOUPLED, DEPLOY, LLM_ENGINES, PLAN, VALIDATE, TargetEntry
+from infra.targets.capabilities import DECOUPLED, DEPLOY, LLM_ENGINES, PLAN, VALIDATE
+from infra.targets.registry import TargetEntry
 
 if TYPE_CHECKING:
     from infra.targets.operations import Locator

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, ClassVar
 from infra.clouds.aws.machine import CLOUD
 from infra.planning.pricing import Quote
 from infra.sagemaker_common.instances import MME_DECOUPLED, NO_ENGINE_IMAGE
-from infra.targets.registry import DECOUPLED, LLM_ENGINES, PlanUnit, StackSettings, TargetEntry
+from infra.targets.capabilities import DECOUPLED, LLM_ENGINES
+from infra.targets.registry import PlanUnit, StackSettings, TargetEntry
 
 if TYPE_CHECKING:
     from infra.planning.report import Candidate, Option, PlanReport

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 from infra.clouds.aws.machine import CLOUD
 from infra.sagemaker_common.instances import NO_ENGINE_IMAGE
-from infra.targets.registry import LLM_ENGINES, PLAN, TargetEntry
+from infra.targets.capabilities import LLM_ENGINES, PLAN
+from infra.targets.registry import TargetEntry
 from infra.targets.sagemaker_ic.names import TARGET_NAME
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from infra.targets import registry
+from infra.targets import stacks
 from infra.targets.aks import builders as b
 from infra.targets.k8s.alerts import workload_rules
 from tests.infra.pulumi_harness import AZURE_SUBSCRIPTION, AZURE_TENANT, StackRun, run_stack
@@ -138,7 +138,7 @@ def test_managed_prometheus_scrapes_triton_into_the_workspace(aks: StackRun) -> 
 
 def test_alert_rules_are_the_shared_ones_mailed_to_alert_email(aks: StackRun) -> None:
     group = aks.one("azure-native:alertsmanagement:PrometheusRuleGroup").inputs
-    config = registry.load_stack(".", STACK).config
+    config = stacks.load_stack(".", STACK).config
     shared = workload_rules(config.workload.namespace, config.common.name, config.workload.alerts)
     assert [r["alert"] for r in group["rules"]] == [r.name for r in shared]
     assert [r["expression"] for r in group["rules"]] == [r.query for r in shared]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from infra.config import ConfigReader
-from infra.targets import registry
+from infra.targets import registry, stacks
 from infra.targets.feasibility import feasible, flag_stack, require_feasible
 from infra.targets.k8s.models import model_needs
 from packager.publish import load_models
@@ -31,7 +31,7 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
 
 
 def _stack(name: str, overrides: dict[str, Any] | None = None) -> registry.StackSettings:
-    return registry.settings(ConfigReader(stack_config(name, overrides).get), name)
+    return stacks.settings(ConfigReader(stack_config(name, overrides).get), name)
 
 
 @pytest.mark.parametrize("shape", sorted(CORPUS))
