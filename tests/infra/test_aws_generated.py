@@ -104,7 +104,7 @@ def test_doctor_names_a_gpu_family_the_kit_does_not_know(monkeypatch: pytest.Mon
     assert found.status == "aged" and "g8x" in found.note
 
 
-def test_g7_is_refused_with_its_driver_reason_on_every_aws_target() -> None:
+def test_g7_is_refused_with_its_driver_reason_on_every_aws_target(sample_repo: Path) -> None:
     """g7 sizes are in botocore's EC2 and SageMaker enums; the kit refuses them because they
     need NVIDIA driver 595 (the AMIs ship 580) and the sources disagree on GPUs per size."""
     assert "g7" in aws.gpu_families("ec2") and "g7" not in facts.EC2_GPU_FAMILIES
@@ -114,7 +114,7 @@ def test_g7_is_refused_with_its_driver_reason_on_every_aws_target() -> None:
         sizing.ic_instance("k", "ml.g7.12xlarge")
     assert "amazon-eks-ami" in refused.value.message
     result = CliRunner().invoke(
-        app, ["validate", str(ROOT / "model_repos" / "samples"), "--target", "eks",
+        app, ["validate", str(sample_repo), "--target", "eks",
               "--instance-type", "g7.12xlarge"],
     )  # fmt: skip
     assert result.exit_code == 1 and "TDK910" in result.output and "driver 595" in result.output
