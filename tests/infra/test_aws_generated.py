@@ -19,8 +19,6 @@ from infra.targets.checks import instance_spec
 from infra.targets.sagemaker_ic import sizing
 from tdk.errors import ConfigError
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def test_generated_table_matches_the_installed_botocore() -> None:
     """Fails on drift (a botocore upgrade changed a limit or an enum)."""
