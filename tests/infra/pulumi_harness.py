@@ -119,8 +119,8 @@ class ProviderMocks:
     """What one cloud's providers answer under mocks beyond echoing a resource's inputs.
 
     A target's tests declare it as ``MOCKS`` in ``mocks.py`` of the tests folder that mirrors
-    the package owning the target or its cloud (``infra/targets/aks/`` ->
-    ``tests/targets/aks/mocks.py``, ``infra/clouds/aws/`` -> ``tests/clouds/aws/mocks.py``);
+    the package owning the target or its cloud (``infra/targets/<name>/`` ->
+    ``tests/targets/<name>/mocks.py``, ``infra/clouds/aws/`` -> ``tests/clouds/aws/mocks.py``);
     the harness finds them through the registry (``provider_mocks``), so a new target adds its
     answers in its own test folder.
     """
