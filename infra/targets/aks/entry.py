@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.planning.pricing import Quote
 from infra.targets.aks.cloud import CLOUD
+from infra.targets.entry import PlanUnit
 from infra.targets.k8s.entry import KubernetesEntry
-from infra.targets.registry import PlanUnit, StackSettings
+from infra.targets.stacks import StackSettings
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
@@ -20,6 +21,7 @@ IMAGE_KEY = "k8sTritonImage"
 
 class AksEntry(KubernetesEntry):
     name = "aks"
+    order = 50
     summary = "AKS GPU node pool running Triton, autoscaled by KEDA on Triton's metrics"
     deploy_module = "infra.targets.aks.target"
     client_module = "infra.targets.aks.client"

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.clouds.aws.machine import CLOUD
 from infra.planning.pricing import Quote
+from infra.targets.entry import PlanUnit
 from infra.targets.k8s.entry import KubernetesEntry
-from infra.targets.registry import PlanUnit, StackSettings
+from infra.targets.stacks import StackSettings
 
 if TYPE_CHECKING:
     from infra.planning.report import Candidate
@@ -19,6 +20,7 @@ IMAGE_KEY = "k8sTritonImage"
 
 class EksEntry(KubernetesEntry):
     name = "eks"
+    order = 40
     summary = "EKS GPU node group running Triton, autoscaled by KEDA on Triton's metrics"
     deploy_module = "infra.targets.eks.target"
     client_module = "infra.targets.eks.client"

@@ -6,8 +6,9 @@ from typing import TYPE_CHECKING, ClassVar
 
 from infra.clouds.gcp.machine import CLOUD
 from infra.planning.pricing import Quote
+from infra.targets.entry import PlanUnit
 from infra.targets.k8s.entry import KubernetesEntry
-from infra.targets.registry import PlanUnit, StackSettings
+from infra.targets.stacks import StackSettings
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
@@ -19,6 +20,7 @@ SHAPE_SEPARATOR = "+"
 
 class GkeEntry(KubernetesEntry):
     name = "gke"
+    order = 30
     summary = "GKE GPU node pool running Triton, autoscaled by KEDA on Triton's metrics"
     deploy_module = "infra.targets.gke.target"
     client_module = "infra.targets.gke.client"

@@ -8,7 +8,8 @@ from infra.clouds.aws.machine import CLOUD
 from infra.planning.pricing import Quote
 from infra.sagemaker_common.instances import MME_DECOUPLED, NO_ENGINE_IMAGE
 from infra.targets.capabilities import DECOUPLED, LLM_ENGINES
-from infra.targets.registry import PlanUnit, StackSettings, TargetEntry
+from infra.targets.entry import PlanUnit, TargetEntry
+from infra.targets.stacks import StackSettings
 
 if TYPE_CHECKING:
     from infra.planning.report import Candidate, Option, PlanReport
@@ -20,6 +21,7 @@ PREFIX = "ml."
 
 class SageMakerEntry(TargetEntry):
     name = "sagemaker"
+    order = 10
     summary = "SageMaker multi-model endpoint running the SageMaker Triton image"
     deploy_module = "infra.targets.sagemaker.target"
     client_module = "infra.targets.sagemaker.client"

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 from infra.facts.machine import Check, Cloud, Tool
 from infra.planning.pricing import Quote
-from infra.targets.registry import PlanUnit, StackSettings, TargetEntry
+from infra.targets.entry import PlanUnit, TargetEntry
+from infra.targets.stacks import StackSettings
 
 if TYPE_CHECKING:
     from infra.planning.report import Candidate, Option, PlanReport
