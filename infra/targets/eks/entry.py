@@ -7,9 +7,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.clouds.aws.machine import CLOUD
 from infra.planning.pricing import Quote
-from infra.targets.entry import PlanUnit
+from infra.targets.entry import PlanUnit, Stack
 from infra.targets.k8s.entry import KubernetesEntry
-from infra.targets.stacks import StackSettings
 
 if TYPE_CHECKING:
     from infra.planning.report import Candidate
@@ -53,12 +52,10 @@ class EksEntry(KubernetesEntry):
     def unit_values(self, unit: PlanUnit) -> dict[str, str]:
         return {INSTANCE_KEY: unit.instance}
 
-    def plan_unit(self, stack: StackSettings) -> PlanUnit:
+    def plan_unit(self, stack: Stack) -> PlanUnit:
         return PlanUnit(stack.get(self.region_key), stack.get(INSTANCE_KEY))
 
-    def stack_location(
-        self, stack: StackSettings, outputs: Mapping[str, Any]
-    ) -> dict[str, str | None]:
+    def stack_location(self, stack: Stack, outputs: Mapping[str, Any]) -> dict[str, str | None]:
         """The shared fields and, once deployed, the AMP workspace metrics read."""
         workspace = outputs.get("ampWorkspaceId")
         found = super().stack_location(stack, outputs)

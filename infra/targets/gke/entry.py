@@ -6,9 +6,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 from infra.clouds.gcp.machine import CLOUD
 from infra.planning.pricing import Quote
-from infra.targets.entry import PlanUnit
+from infra.targets.entry import PlanUnit, Stack
 from infra.targets.k8s.entry import KubernetesEntry
-from infra.targets.stacks import StackSettings
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
@@ -67,7 +66,7 @@ class GkeEntry(KubernetesEntry):
         gpus = str(unit.gpus_per_node)
         return {"gkeMachineType": machine, "gkeGpuType": gpu, "gkeGpusPerNode": gpus}
 
-    def plan_unit(self, stack: StackSettings) -> PlanUnit:
+    def plan_unit(self, stack: Stack) -> PlanUnit:
         shape = f"{stack.get('gkeMachineType')}{SHAPE_SEPARATOR}{stack.get('gkeGpuType')}"
         gpus = int(stack.get("gkeGpusPerNode") or 1)
         return PlanUnit(stack.get(self.region_key), shape, gpus)
