@@ -138,6 +138,38 @@ def test_service_is_cluster_internal_by_default_and_internal_lb_is_annotated() -
     assert gke["metadata"]["annotations"] == {"networking.gke.io/load-balancer-type": "Internal"}
 
 
+@pytest.mark.parametrize("target", kubernetes_targets())
+def test_every_target_annotates_its_internal_load_balancer(target: str) -> None:
+    """An internal load balancer is a cloud's annotation on the Service (each target gives its
+    own); cluster-ip needs none."""
+    services = {}
+    for exposure in ("cluster-ip", "internal-lb"):
+        config = read_dev(target, {"k8sServiceExposure": exposure})
+        rendered = load_target(target).render(config, lambda output: "${" + output + "}")
+        (services[exposure],) = [m for m in rendered if m["kind"] == "Service"]
+    assert services["cluster-ip"]["spec"]["type"] == "ClusterIP"
+    assert not services["cluster-ip"]["metadata"].get("annotations")
+    assert services["internal-lb"]["spec"]["type"] == "LoadBalancer"
+    assert services["internal-lb"]["metadata"]["annotations"]
+
+
+@pytest.mark.parametrize("target", kubernetes_targets())
+def test_every_target_binds_its_pods_through_its_workload_identity(target: str) -> None:
+    """Each target states its pods' cloud identity as one ``WorkloadIdentity``: the
+    ServiceAccount carries its annotations, the Deployment's pods its labels."""
+    config = read_dev(target)
+    deploy = load_target(target)
+    identity = deploy.workload_spec(config, lambda output: "${" + output + "}").identity
+    assert identity.service_account, f"{target} binds no cloud identity"
+    rendered = deploy.render(config, lambda output: "${" + output + "}")
+    (account,) = [m for m in rendered if m["kind"] == "ServiceAccount"]
+    assert account["metadata"]["annotations"] == dict(identity.service_account)
+    (deployment,) = [m for m in rendered if m["kind"] == "Deployment"]
+    assert (
+        deployment["spec"]["template"]["metadata"]["labels"].items() >= identity.pod_labels.items()
+    )
+
+
 # What the query means is proven on a real Prometheus scraping a real Triton
 # (tests/prom/test_live.py); here only that the ScaledObject carries it.
 EXPECTED_QUERY = promql.queue_compute_ratio("inference", "triton")
