@@ -31,14 +31,12 @@ from infra.targets.capabilities import CAPABILITIES, DEPLOY, PLAN, VALIDATE
 from tdk.errors import ConfigError, UsageError
 
 if TYPE_CHECKING:
-    from infra.clients.base import InferenceTarget
     from infra.config import ConfigReader, StackConfig
     from infra.facts.machine import Cloud
     from infra.planning.pricing import Quote
     from infra.planning.report import Candidate, Option, PlanReport
     from infra.targets.base import Target
     from infra.targets.k8s.render import Rendered
-    from infra.targets.operations import Locator, TargetClient
     from packager.repository import ModelDir
 
 #: the targets that ship with tdk: ``<module>.ENTRY`` of each, in the order ``--help`` lists them
@@ -83,7 +81,8 @@ class TargetEntry:
     summary: ClassVar[str]
     #: module whose ``TARGET`` is the Pulumi program (``infra.targets.base.Target``), if any
     deploy_module: ClassVar[str | None] = None
-    #: module whose ``from_locator(Locator)`` builds the operations client
+    #: module whose ``LOCATOR`` (an ``infra.targets.operations.Locator``) locates a deployment
+    #: from a command's options and builds its operations client
     client_module: ClassVar[str]
     #: the cloud a deploy reaches from this machine (its CLI, where its credentials come
     #: from): ``tdk doctor`` checks it; None where a deploy needs no cloud
@@ -144,42 +143,6 @@ class TargetEntry:
         target: Target[Any] = importlib.import_module(self.deploy_module).TARGET
         return target
 
-    # --- operations -----------------------------------------------------------------------
-    def client(self, where: Locator) -> TargetClient:
-        """The operations client (invoke, metrics, status, wait) located by ``where``."""
-        client: TargetClient = importlib.import_module(self.client_module).from_locator(where)
-        return client
-
-    def inference(self, where: Locator, grpc: bool, timeout: float) -> InferenceTarget:
-        """Where ``tdk invoke``/``bench`` send requests (how this target finds its Triton);
-        ``--grpc`` is refused, never dropped, where the target's API has no gRPC."""
-        if grpc:
-            raise UsageError(
-                f"--grpc: the {self.name} target is called through its own HTTP API, which has "
-                "no gRPC form",
-                hint="leave out --grpc (the binary codec is already the default)",
-            )
-        return self.client(where).invoke(timeout)
-
-    def stack_location(
-        self, stack: StackSettings, outputs: Mapping[str, Any]
-    ) -> dict[str, str | None]:
-        """Where ``stack``'s deployment is, as ``Locator`` fields (endpoint, region, release):
-        its outputs once deployed (``pulumi stack output --json``), else its config."""
-        release = stack.common.release
-        region = stack.get(self.region_key) if self.region_key else None
-        return {
-            "endpoint": _text(outputs.get("endpointName")) or stack.common.name,
-            "region": _text(outputs.get("region")) or region or None,
-            "release": _text(outputs.get("releaseUrl")) or (release.url if release else None),
-        }
-
-    def default_store(self, where: Locator) -> str | None:
-        """The release whose manifest describes the deployment's models when ``--release`` is
-        not given (None: the user must pass it)."""
-        del where
-        return None
-
     # --- tdk validate --target ------------------------------------------------------------
     def flag_values(self, flags: Mapping[str, str]) -> dict[str, str]:
         """The stack keys ``tdk validate --target`` sets from its flags (given ones only), over
@@ -236,11 +199,6 @@ class TargetEntry:
         ``tdk plan`` checks each candidate through the one feasibility path before pricing."""
         del unit
         raise self.refuse(PLAN)
-
-
-def _text(value: Any) -> str | None:
-    """A stack output as text (None when absent or not a string)."""
-    return value if isinstance(value, str) and value else None
 
 
 #: what each capability a target may refuse needs implemented (all of them, or a refusal)
@@ -326,11 +284,6 @@ def get(name: str, option: str = "--target") -> TargetEntry:
             f"{option} {name!r} is not a target", hint=f"use one of {', '.join(table)}"
         )
     return entry
-
-
-def load_client(target: str, where: Locator) -> TargetClient:
-    """The operations client of the registered ``target`` located by ``where``."""
-    return get(target).client(where)
 
 
 def able(what: str) -> list[str]:
