@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 from infra.clouds.aws.machine import CLOUD
 from infra.planning.pricing import Quote
+from infra.targets.entry import PlanUnit, Stack
 from infra.targets.k8s.entry import KubernetesEntry
-from infra.targets.registry import PlanUnit, StackSettings
 
 if TYPE_CHECKING:
     from infra.planning.report import Candidate
@@ -18,6 +18,7 @@ IMAGE_KEY = "k8sTritonImage"
 
 class EksEntry(KubernetesEntry):
     name = "eks"
+    order = 40
     summary = "EKS GPU node group running Triton, autoscaled by KEDA on Triton's metrics"
     deploy_module = "infra.targets.eks.target"
     client_module = "infra.targets.eks.client"
@@ -50,7 +51,7 @@ class EksEntry(KubernetesEntry):
     def unit_values(self, unit: PlanUnit) -> dict[str, str]:
         return {INSTANCE_KEY: unit.instance}
 
-    def plan_unit(self, stack: StackSettings) -> PlanUnit:
+    def plan_unit(self, stack: Stack) -> PlanUnit:
         return PlanUnit(stack.get(self.region_key), stack.get(INSTANCE_KEY))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from infra.targets.registry import TargetEntry
+from infra.targets.entry import TargetEntry
 
 if TYPE_CHECKING:
     from infra.planning.report import Option, PlanReport

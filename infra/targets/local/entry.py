@@ -6,11 +6,12 @@ from __future__ import annotations
 from typing import ClassVar
 
 from infra.targets.capabilities import DECOUPLED, DEPLOY, LLM_ENGINES, PLAN, VALIDATE
-from infra.targets.registry import TargetEntry
+from infra.targets.entry import TargetEntry
 
 
 class LocalEntry(TargetEntry):
     name = "local"
+    order = 60
     summary = "the local endpoint started by `tdk local up` (no cloud account)"
     client_module = "infra.targets.local.client"
     cannot: ClassVar[dict[str, str]] = {
