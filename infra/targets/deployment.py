@@ -87,11 +87,22 @@ def locator(
 ) -> Locator:
     """``target``'s own locator (its client module's ``LOCATOR``) from ``options`` over what
     ``stack`` and its ``outputs`` name; an option the target does not take is refused."""
+    return locator_type(target).build(options, stack, outputs)
+
+
+def locator_type(target: str) -> type[Locator]:
+    """``target``'s locator class: its client module's ``LOCATOR``."""
     from infra.targets import registry
 
-    entry = registry.get(target)
-    kind: type[Locator] = importlib.import_module(entry.client_module).LOCATOR
-    return kind.build(options, stack, outputs)
+    kind: type[Locator] = importlib.import_module(registry.get(target).client_module).LOCATOR
+    return kind
+
+
+def takers(option: str) -> list[str]:
+    """The registered targets whose locator takes ``option``."""
+    from infra.targets import registry
+
+    return [name for name in registry.names() if option in locator_type(name).options()]
 
 
 def resolve(target: str | None, given: Given, outputs: Path | None = None) -> Locator:

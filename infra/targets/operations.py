@@ -268,12 +268,18 @@ class Locator(abc.ABC):
 
     @classmethod
     def _not_taken(cls, option_name: str, takes: list[str]) -> UsageError:
+        """The refusal of an option: what this target takes instead, and which targets take
+        the option (the registry's)."""
+        from infra.targets.deployment import takers
+
         target = cls.target_name()
-        takes_text = f"--target {target} takes {', '.join(takes)}" if takes else ""
-        return UsageError(
-            f"{option_name} is not an option of --target {target}",
-            hint=f"drop {option_name}" + (f" ({takes_text})" if takes_text else ""),
-        )
+        hint = f"drop {option_name}"
+        if takes:
+            hint += f" (--target {target} takes {', '.join(takes)})"
+        others = takers(option_name)
+        if others:
+            hint += f"; {option_name} locates --target {', '.join(others)}"
+        return UsageError(f"{option_name} is not an option of --target {target}", hint=hint)
 
     @classmethod
     def stack_fields(cls, stack: StackSettings, outputs: Mapping[str, Any]) -> dict[str, Any]:
