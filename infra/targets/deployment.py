@@ -12,7 +12,6 @@ take is refused, naming it.
 
 from __future__ import annotations
 
-import importlib
 import json
 import shutil
 import subprocess
@@ -87,22 +86,9 @@ def locator(
 ) -> Locator:
     """``target``'s own locator (its client module's ``LOCATOR``) from ``options`` over what
     ``stack`` and its ``outputs`` name; an option the target does not take is refused."""
+    from infra.targets.operations import locator_type
+
     return locator_type(target).build(options, stack, outputs)
-
-
-def locator_type(target: str) -> type[Locator]:
-    """``target``'s locator class: its client module's ``LOCATOR``."""
-    from infra.targets import registry
-
-    kind: type[Locator] = importlib.import_module(registry.get(target).client_module).LOCATOR
-    return kind
-
-
-def takers(option: str) -> list[str]:
-    """The registered targets whose locator takes ``option``."""
-    from infra.targets import registry
-
-    return [name for name in registry.names() if option in locator_type(name).options()]
 
 
 def resolve(target: str | None, given: Given, outputs: Path | None = None) -> Locator:

@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from infra.targets import registry, stacks
-from infra.targets.deployment import locator, locator_type, takers
-from infra.targets.operations import Locator
+from infra.targets.deployment import locator
+from infra.targets.operations import Locator, locator_type, takers
 from tdk.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
