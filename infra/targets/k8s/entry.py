@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from infra.targets.entry import TargetEntry
+from infra.targets.ports import PlanPort
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
@@ -17,9 +18,6 @@ if TYPE_CHECKING:
 
 class KubernetesEntry(TargetEntry):
     """A Triton Deployment on a GPU node pool, scaled by KEDA."""
-
-    #: the stack keys bounding the GPU node pool (min, max)
-    node_keys: ClassVar[tuple[str, str]]
 
     def inference(self, where: Locator, grpc: bool, timeout: float) -> InferenceTarget:
         """Triton's own HTTP (or gRPC) API at ``--url``; with ``--stack`` and no ``--url`` the
@@ -35,6 +33,14 @@ class KubernetesEntry(TargetEntry):
                 "--url http://127.0.0.1:8000",
             )
         return self.client(where).invoke(timeout)
+
+
+class KubernetesPlan(PlanPort):
+    """The plan port the Kubernetes targets share: a node pool bounded by ``node_keys`` and
+    KEDA's replica bounds, sized to the report's trough and peak."""
+
+    #: the stack keys bounding the GPU node pool (min, max)
+    node_keys: ClassVar[tuple[str, str]]
 
     def scaling_updates(self, report: PlanReport, option: Option) -> dict[str, int]:
         size = report.sizing(option)
