@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from infra.clouds.aws.machine import CLOUD
 from infra.planning.pricing import Quote
+from infra.targets.entry import PlanUnit, Stack
 from infra.targets.k8s.entry import KubernetesEntry
-from infra.targets.registry import PlanUnit, StackSettings
 
 if TYPE_CHECKING:
     from infra.planning.report import Candidate
@@ -19,6 +18,7 @@ IMAGE_KEY = "k8sTritonImage"
 
 class EksEntry(KubernetesEntry):
     name = "eks"
+    order = 40
     summary = "EKS GPU node group running Triton, autoscaled by KEDA on Triton's metrics"
     deploy_module = "infra.targets.eks.target"
     client_module = "infra.targets.eks.client"
@@ -51,16 +51,8 @@ class EksEntry(KubernetesEntry):
     def unit_values(self, unit: PlanUnit) -> dict[str, str]:
         return {INSTANCE_KEY: unit.instance}
 
-    def plan_unit(self, stack: StackSettings) -> PlanUnit:
+    def plan_unit(self, stack: Stack) -> PlanUnit:
         return PlanUnit(stack.get(self.region_key), stack.get(INSTANCE_KEY))
-
-    def stack_location(
-        self, stack: StackSettings, outputs: Mapping[str, Any]
-    ) -> dict[str, str | None]:
-        """The shared fields and, once deployed, the AMP workspace metrics read."""
-        workspace = outputs.get("ampWorkspaceId")
-        found = super().stack_location(stack, outputs)
-        return {**found, "workspace_id": workspace if isinstance(workspace, str) else None}
 
 
 ENTRY = EksEntry()

@@ -3,17 +3,15 @@ runtime-compatible front, started by ``tdk local up``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from infra.targets.capabilities import DECOUPLED, DEPLOY, LLM_ENGINES, PLAN, VALIDATE
-from infra.targets.registry import TargetEntry
-
-if TYPE_CHECKING:
-    from infra.targets.operations import Locator
+from infra.targets.entry import TargetEntry
 
 
 class LocalEntry(TargetEntry):
     name = "local"
+    order = 60
     summary = "the local endpoint started by `tdk local up` (no cloud account)"
     client_module = "infra.targets.local.client"
     cannot: ClassVar[dict[str, str]] = {
@@ -27,12 +25,6 @@ class LocalEntry(TargetEntry):
         DECOUPLED: "its front sends each InvokeEndpoint to Triton's /v2/models/<name>/infer, "
         "which answers one response per request and refuses decoupled models",
     }
-
-    def default_store(self, where: Locator) -> str | None:
-        """The release the running endpoint serves (UsageError when none runs)."""
-        from infra.targets.local.serve import running_state
-
-        return str(running_state(where.endpoint or "local").store)
 
 
 ENTRY = LocalEntry()
