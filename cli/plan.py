@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -41,39 +41,35 @@ MeasurementArg = Annotated[
 ]
 
 
+def _number(flag: str, help: str) -> Any:
+    """A number option read as text (``decimal_option`` parses it exactly, naming the flag)."""
+    return typer.Option(flag, metavar="FLOAT", help=help)
+
+
 PeakRpsOpt = Annotated[
     str | None,
-    typer.Option(
+    _number(
         "--peak-rps",
-        metavar="FLOAT",
-        help="Peak inferences/s (default: the traffic maximum); on a bench --prompt "
-        "measurement, requests/s at its sequence lengths.",
+        "Peak inferences/s (default: the traffic maximum); on a bench --prompt measurement, "
+        "requests/s at its sequence lengths.",
     ),
 ]
-
 TrafficOpt = Annotated[
     Path | None, typer.Option("--traffic", help="CSV of time,rps (one row per interval).")
 ]
-
 SloMsOpt = Annotated[
     str | None,
-    typer.Option(
+    _number(
         "--latency-budget-ms",
-        metavar="FLOAT",
-        help="p99 the unit must meet (ms); on a bench --prompt measurement, of time to "
-        "first token.",
+        "p99 the unit must meet (ms); on a bench --prompt measurement, of time to first token.",
     ),
 ]
-
 InstanceTypesOpt = Annotated[
     list[str] | None,
     typer.Option("--instance-type", help="Candidate TYPE or TYPE:RPS (repeatable)."),
 ]
-
 RegionOpt = Annotated[str | None, typer.Option("--region", help="Price region.")]
-
 GpusPerNodeOpt = Annotated[int, typer.Option("--gpus-per-node", min=1, help="GKE.")]
-
 BaselineOpt = Annotated[
     str | None,
     typer.Option(
@@ -82,31 +78,22 @@ BaselineOpt = Annotated[
         help="What runs today: instance type, what it serves, $/h, e.g. inf2.xlarge:2756rps:0.76",
     ),
 ]
-
 SafetyFactorOpt = Annotated[
-    str,
-    typer.Option(
-        "--safety-factor", metavar="FLOAT", help="Share of a unit's capacity to plan for."
-    ),
+    str, _number("--safety-factor", "Share of a unit's capacity to plan for.")
 ]
-
 PricesOpt = Annotated[Path | None, typer.Option("--prices", help="Price table override.")]
-
 PlotOpt = Annotated[Path | None, typer.Option("--plot", help="PNG: cost per hour.")]
-
 WriteStackOpt = Annotated[
     Path | None, typer.Option("--write-stack", help="Pulumi.<stack>.yaml to update.")
 ]
-
 ComponentsOpt = Annotated[
     str | None,
     typer.Option(
         "--components",
-        help="Release URL: also compare SageMaker inference "
-        "components, MME and the baseline for its models.",
+        help="Release URL: also compare SageMaker inference components, MME and the baseline "
+        "for its models.",
     ),
 ]
-
 HotModelsOpt = Annotated[
     int | None,
     typer.Option(
@@ -115,7 +102,6 @@ HotModelsOpt = Annotated[
         help="With --components: models taking the peak, the rest idle (default: all).",
     ),
 ]
-
 ForceOpt = Annotated[
     bool,
     typer.Option("--force", help="Write scaling keys measured on another target or instance type."),

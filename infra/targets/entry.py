@@ -19,14 +19,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.targets.capabilities import DEPLOY, PLAN, SERVING, VALIDATE, Refused
-from infra.targets.ports import PlanPort, Stack, ValidatePort
+from infra.targets.ports import PlanPort, ValidatePort
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
-    from infra.clients.base import InferenceTarget
     from infra.facts.machine import Cloud
     from infra.targets.base import Target
-    from infra.targets.operations import Locator, TargetClient
 
 
 class TargetEntry:
@@ -48,7 +46,8 @@ class TargetEntry:
     #: the deploy port: the module whose ``TARGET`` is the Pulumi program
     #: (``infra.targets.base.Target``), or why the target has none
     deploy_module: ClassVar[str | Refused]
-    #: module whose ``from_locator(Locator)`` builds the operations client
+    #: module whose ``LOCATOR`` (an ``infra.targets.operations.Locator``) locates a deployment
+    #: from a command's options and builds its operations client
     client_module: ClassVar[str]
     #: the cloud a deploy reaches from this machine (its CLI, where its credentials come
     #: from): ``tdk doctor`` checks it; None where a deploy needs no cloud
@@ -92,42 +91,3 @@ class TargetEntry:
             )
         target: Target[Any] = importlib.import_module(self.deploy_module).TARGET
         return target
-
-    # --- operations -----------------------------------------------------------------------
-    def client(self, where: Locator) -> TargetClient:
-        """The operations client (invoke, metrics, status, wait) located by ``where``."""
-        client: TargetClient = importlib.import_module(self.client_module).from_locator(where)
-        return client
-
-    def inference(self, where: Locator, grpc: bool, timeout: float) -> InferenceTarget:
-        """Where ``tdk invoke``/``bench`` send requests (how this target finds its Triton);
-        ``--grpc`` is refused, never dropped, where the target's API has no gRPC."""
-        if grpc:
-            raise UsageError(
-                f"--grpc: the {self.name} target is called through its own HTTP API, which has "
-                "no gRPC form",
-                hint="leave out --grpc (the binary codec is already the default)",
-            )
-        return self.client(where).invoke(timeout)
-
-    def stack_location(self, stack: Stack, outputs: Mapping[str, Any]) -> dict[str, str | None]:
-        """Where ``stack``'s deployment is, as ``Locator`` fields (endpoint, region, release):
-        its outputs once deployed (``pulumi stack output --json``), else its config."""
-        release = stack.common.release
-        region = stack.get(self.plan.region_key) if isinstance(self.plan, PlanPort) else None
-        return {
-            "endpoint": _text(outputs.get("endpointName")) or stack.common.name,
-            "region": _text(outputs.get("region")) or region or None,
-            "release": _text(outputs.get("releaseUrl")) or (release.url if release else None),
-        }
-
-    def default_store(self, where: Locator) -> str | None:
-        """The release whose manifest describes the deployment's models when ``--release`` is
-        not given (None: the user must pass it)."""
-        del where
-        return None
-
-
-def _text(value: Any) -> str | None:
-    """A stack output as text (None when absent or not a string)."""
-    return value if isinstance(value, str) and value else None

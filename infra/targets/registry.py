@@ -18,15 +18,11 @@ import os
 import pkgutil
 import threading
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
 
 from infra.targets.capabilities import PLAN, VALIDATE, Refused
 from infra.targets.entry import TargetEntry
 from infra.targets.ports import PlanPort, ValidatePort
 from tdk.errors import ConfigError, UsageError
-
-if TYPE_CHECKING:
-    from infra.targets.operations import Locator, TargetClient
 
 #: the package whose sub-packages with an ``entry`` module are the built-in targets
 PACKAGE = "infra.targets"
@@ -131,11 +127,6 @@ def get(name: str, option: str = "--target") -> TargetEntry:
             f"{option} {name!r} is not a target", hint=f"use one of {', '.join(table)}"
         )
     return entry
-
-
-def load_client(target: str, where: Locator) -> TargetClient:
-    """The operations client of the registered ``target`` located by ``where``."""
-    return get(target).client(where)
 
 
 def refusal(entry: TargetEntry, what: str) -> UsageError:

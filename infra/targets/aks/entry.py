@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from infra.planning.pricing import Quote
 from infra.targets.aks.cloud import CLOUD
@@ -78,12 +77,6 @@ class AksEntry(KubernetesEntry):
             "k8sApiOpenToInternet": "true",
         },
     )
-
-    def stack_location(self, stack: Stack, outputs: Mapping[str, Any]) -> dict[str, str | None]:
-        """The shared fields and, once deployed, the Azure Monitor workspace's query URL."""
-        url = outputs.get("prometheusQueryUrl")
-        found = super().stack_location(stack, outputs)
-        return {**found, "prometheus_url": url if isinstance(url, str) else None}
 
 
 ENTRY = AksEntry()

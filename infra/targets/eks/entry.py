@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from infra.clouds.aws.machine import CLOUD
 from infra.planning.pricing import Quote
@@ -62,12 +61,6 @@ class EksEntry(KubernetesEntry):
             "k8sApiOpenToInternet": "true",
         },
     )
-
-    def stack_location(self, stack: Stack, outputs: Mapping[str, Any]) -> dict[str, str | None]:
-        """The shared fields and, once deployed, the AMP workspace metrics read."""
-        workspace = outputs.get("ampWorkspaceId")
-        found = super().stack_location(stack, outputs)
-        return {**found, "workspace_id": workspace if isinstance(workspace, str) else None}
 
 
 ENTRY = EksEntry()

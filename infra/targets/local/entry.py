@@ -3,13 +3,10 @@ runtime-compatible front, started by ``tdk local up``)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from infra.targets.capabilities import DECOUPLED, LLM_ENGINES, Refused
 from infra.targets.entry import TargetEntry
-
-if TYPE_CHECKING:
-    from infra.targets.operations import Locator
 
 
 class LocalEntry(TargetEntry):
@@ -33,12 +30,6 @@ class LocalEntry(TargetEntry):
             "which answers one response per request and refuses decoupled models"
         ),
     }
-
-    def default_store(self, where: Locator) -> str | None:
-        """The release the running endpoint serves (UsageError when none runs)."""
-        from infra.targets.local.serve import running_state
-
-        return str(running_state(where.endpoint or "local").store)
 
 
 ENTRY = LocalEntry()
