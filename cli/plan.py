@@ -177,6 +177,7 @@ def _plan_requests(out: Output, r: PlanRequest) -> None:
     from infra.perf.plan import candidates as cands
     from infra.perf.plan.measurement import load_measurement
     from infra.perf.plan.prices import load_prices
+    from infra.targets.registry import plan_port
 
     region, gpus_per_node, instance_types = r.region, r.gpus_per_node, r.instance_types
     unit = load_measurement(r.measurement)
@@ -184,19 +185,19 @@ def _plan_requests(out: Output, r: PlanRequest) -> None:
     unit_rps = capacity.throughput_rps * unit.batch  # requests/s x inferences per request
     stack, settings = _stack(r.write_stack)
     entry = entry_for(r.target.value if r.target else None, unit.target, settings)
+    port = plan_port(entry)
     if settings is not None:
-        stack_unit = entry.plan_unit(settings)
+        stack_unit = port.plan_unit(settings)
         region = region or stack_unit.region
         gpus_per_node = stack_unit.gpus_per_node
-        instance_types = [*(instance_types or cands.defaults(entry, None)), stack_unit.instance]
-    region = region or entry.default_region
+        instance_types = [*(instance_types or cands.defaults(port, None)), stack_unit.instance]
+    region = region or port.default_region
     table = load_prices(r.prices)
     measured_on = unit.instance_type or unit.gpu
-    specs = list(dict.fromkeys(instance_types or cands.defaults(entry, measured_on)))
+    specs = list(dict.fromkeys(instance_types or cands.defaults(port, measured_on)))
     check_candidates(entry, specs, region, gpus_per_node, _committed(stack), settings)
     options = [
-        cands.candidate(entry, s, region, table, unit_rps, measured_on, gpus_per_node)
-        for s in specs
+        cands.candidate(port, s, region, table, unit_rps, measured_on, gpus_per_node) for s in specs
     ]
     if r.baseline is not None:
         options.append(cands.baseline(r.baseline, region, table))
@@ -209,7 +210,7 @@ def _plan_requests(out: Output, r: PlanRequest) -> None:
         cost_plot(report, r.plot)
     diff = None
     if stack is not None and settings is not None:  # last, after everything else succeeded
-        instance = settings.entry.plan_unit(settings).instance
+        instance = port.plan_unit(settings).instance  # the stack's entry is ``entry``
         _check_measured_on(unit, entry.name, instance, report, r.force)
         diff = _write_stack(stack, entry, report, instance)
     ic = None
@@ -270,9 +271,10 @@ def _write_stack(stack: StackFile, entry: TargetEntry, report: PlanReport, insta
     from infra.config import ConfigReader, merged_stack_config
     from infra.targets import stacks
     from infra.targets.feasibility import require_feasible
+    from infra.targets.registry import plan_port
 
     option = next(o for o in report.options if o.name == instance)
-    updates = entry.scaling_updates(report, option)
+    updates = plan_port(entry).scaling_updates(report, option)
     project_dir, name = stacks.stack_from_path(stack.path.resolve())
     merged = merged_stack_config(project_dir, name, updates)
     require_feasible(stacks.settings(ConfigReader(merged.get), name))  # before any write

@@ -36,7 +36,7 @@ InstanceOpt = Annotated[
 GpuOpt = Annotated[str, typer.Option("--gpu", help="GKE accelerator type (nvidia-l4).")]
 #: only the targets that can validate are offered (the choices stay the registry's, so
 #: every command parses the same --target values; ``local`` is refused with its reason)
-_CAN_VALIDATE = [entry.name for entry in registry.entries() if entry.can(VALIDATE)]
+_CAN_VALIDATE = [entry.name for entry in registry.entries() if entry.refused(VALIDATE) is None]
 ValidateTargetOpt = Annotated[
     TargetName | None,
     typer.Option(
@@ -186,7 +186,7 @@ def _with_target(
         entry = registry.get(str(target))
         flags = {"instance_type": instance_type, "gpu": gpu, "image": image}
         settings = flag_stack(entry, flags, models, Path(project_dir))
-        _say_defaults(entry.flag_keys, flags, settings)
+        _say_defaults(registry.validate_port(entry).flag_keys, flags, settings)
         where = f"--target {entry.name}"
     result = feasible(settings, models, built_for, where, copies)
     local = validate_paths(paths, image_rules=result.spec is None)  # else the target's

@@ -21,11 +21,12 @@ from pathlib import Path
 
 from infra.facts import llm
 from infra.targets.base import Shortfall
-from infra.targets.capabilities import DECOUPLED, LLM_ENGINES, VALIDATE
+from infra.targets.capabilities import DECOUPLED, LLM_ENGINES
 from infra.targets.checks import TargetSpec, check_target, working_set
-from infra.targets.entry import PlanUnit, TargetEntry
+from infra.targets.entry import TargetEntry
 from infra.targets.fit import Fit
-from infra.targets.registry import able, refusal
+from infra.targets.ports import PlanUnit, ValidatePort
+from infra.targets.registry import able, plan_port, validate_port
 from infra.targets.stacks import StackSettings, settings
 from packager.repository import ModelDir
 from packager.requirements import Requirements, requirements
@@ -123,12 +124,13 @@ def engine_image(
     engines = [(model, need) for model, need in needs if need.engine]
     if not engines:
         return [], spec
-    if not entry.can(LLM_ENGINES):
+    refused = entry.refused(LLM_ENGINES)
+    if refused is not None:
         return [
             finding(
                 ENGINE_REFUSED, _source(model, need), "backend",
                 f"{model.name} runs the {need.engine} engine; the {entry.name} target cannot "
-                f"serve it: {entry.cannot[LLM_ENGINES]}",
+                f"serve it: {refused.reason}",
                 f"serve it with --target {' / '.join(able(LLM_ENGINES))} (the kit picks the "
                 "Triton image flavour that carries the engine)",
                 model.name,
@@ -191,12 +193,13 @@ def _model_placement(
     entry: TargetEntry, model: ModelDir, need: Requirements, spec: TargetSpec
 ) -> list[Finding]:
     found = []
-    if need.decoupled and not entry.can(DECOUPLED):
+    refused = entry.refused(DECOUPLED)
+    if need.decoupled and refused is not None:
         found.append(
             finding(
                 DECOUPLED_REFUSED, model.config_path, "model_transaction_policy.decoupled",
                 f"{model.name} is decoupled; the {entry.name} target cannot serve decoupled "
-                f"models: {entry.cannot[DECOUPLED]}",
+                f"models: {refused.reason}",
                 f"serve it with --target {' / '.join(able(DECOUPLED))}, or set decoupled: "
                 "false if it answers each request once",
                 model.name,
@@ -232,11 +235,10 @@ def flag_stack(
     stack lists its models, ``models``) over the project's ``Pulumi.yaml`` defaults."""
     from infra.config import ConfigReader, merged_stack_config
 
-    if not entry.flag_keys:
-        raise refusal(entry, VALIDATE)
+    port = validate_port(entry)
     project = _project(project_dir)
-    values = {"target": entry.name, **FLAG_PLACEHOLDERS, **entry.model_values(list(models))}
-    values.update(entry.flag_values(flags))
+    values = {"target": entry.name, **FLAG_PLACEHOLDERS, **port.model_values(list(models))}
+    values.update(port.flag_values(entry.name, flags))
     merged = merged_stack_config(project, None, values)
     return settings(ConfigReader(merged.get), f"{entry.name} (from --target flags)")
 
@@ -249,10 +251,13 @@ def unit_stack(
     the flag placeholders over the project's ``Pulumi.yaml`` defaults, as ``flag_stack``."""
     from infra.config import ConfigReader, merged_stack_config
 
-    values = {**entry.unit_values(unit), entry.region_key: unit.region}
+    plan = plan_port(entry)
+    values = {**plan.unit_values(unit), plan.region_key: unit.region}
     project, name = committed if committed is not None else (_project(Path(".")), None)
     if committed is None:
-        values = {"target": entry.name, **FLAG_PLACEHOLDERS, **entry.flag_defaults, **values}
+        flags = entry.validate
+        defaults = flags.flag_defaults if isinstance(flags, ValidatePort) else {}
+        values = {"target": entry.name, **FLAG_PLACEHOLDERS, **defaults, **values}
     merged = merged_stack_config(project, name, values)
     return settings(ConfigReader(merged.get), f"{entry.name} {unit.instance} (a plan candidate)")
 
