@@ -91,15 +91,6 @@ def test_the_stack_names_the_amp_workspace_and_a_flag_wins() -> None:
     assert locator("eks", {}, settings, {}).workspace_id is None  # type: ignore[attr-defined]
 
 
-def test_the_stack_names_the_azure_monitor_query_url() -> None:
-    settings = stacks.load_stack(ROOT, "aks-dev")
-    url = "https://ws-1.eastus.prometheus.monitor.azure.com"
-    named = locator("aks", {}, settings, {"prometheusQueryUrl": url})
-    assert named.prometheus_url == url  # type: ignore[attr-defined]
-    mine = locator("aks", {"--prometheus-url": "http://127.0.0.1:9"}, settings, {})
-    assert mine.prometheus_url == "http://127.0.0.1:9"  # type: ignore[attr-defined]
-
-
 def test_an_inference_components_stack_names_its_region_before_it_is_deployed() -> None:
     """Without outputs the stack's aws:region, not the SDK's default, locates the endpoint."""
     settings = stacks.load_stack(ROOT, "sagemaker-ic-dev")
