@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from infra.perf.plan.token_bench import TokenMeasurement
     from infra.planning.pricing import PriceTable
     from infra.planning.report import Candidate, PlanReport, Sample
-    from infra.targets.registry import StackSettings, TargetEntry
+    from infra.targets.entry import TargetEntry
+    from infra.targets.stacks import StackSettings
 
 
 def check_candidates(
@@ -35,7 +36,7 @@ def check_candidates(
     stack ``stack``, with its models, when one is given): a UsageError for the first the
     target cannot deploy."""
     from infra.targets.feasibility import check_candidate
-    from infra.targets.registry import PlanUnit
+    from infra.targets.ports import PlanUnit
 
     models = settings.models if settings is not None else []
     for spec in specs:
@@ -68,15 +69,15 @@ def entry_for(
         target = settings.entry.name
     able = registry.able(PLAN)
     if streams:
-        able = [name for name in able if registry.get(name).can(DECOUPLED)]
+        able = [name for name in able if registry.get(name).refused(DECOUPLED) is None]
         if target is None and measured in registry.names() and measured not in able:
             _unplanned(measured, able)
     if target is None:
         target = measured if measured in able else able[0]
     entry = registry.get(target)
     for need in (PLAN, DECOUPLED) if streams else (PLAN,):
-        if not entry.can(need):
-            raise entry.refuse(need)
+        if entry.refused(need) is not None:
+            raise registry.refusal(entry, need)
     return entry
 
 
@@ -87,9 +88,11 @@ def _unplanned(measured: str, able: list[str]) -> None:
     from infra.targets.capabilities import DECOUPLED, PLAN
 
     entry = registry.get(measured)
-    need = PLAN if not entry.can(PLAN) else DECOUPLED
+    need = PLAN if entry.refused(PLAN) is not None else DECOUPLED
+    refused = entry.refused(need)
+    reason = refused.reason if refused is not None else "not supported"
     raise UsageError(
-        f"the measurement was taken on {measured}, which cannot {need}: {entry.cannot[need]}",
+        f"the measurement was taken on {measured}, which cannot {need}: {reason}",
         hint=f"pass --target {' or '.join(able)} with its --instance-type; --components "
         "RELEASE compares SageMaker inference components at the same load",
     )
@@ -129,7 +132,7 @@ def ic_rows(
     """Inference components vs MME vs the baseline for the release's models (issue 19); a
     decoupled model, or a streamed (token) load, gets MME refused with the reason."""
     from cli.invoke import load_manifest
-    from infra.targets.sagemaker_ic.entry import ENTRY as components
+    from infra.targets.sagemaker_ic.entry import COMPONENTS as components
     from infra.targets.sagemaker_ic.plan import Load, ModelSize, compare
 
     models = [ModelSize(m.name, m.size, bool(m.mme_left_out)) for m in load_manifest(url).models]

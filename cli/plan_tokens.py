@@ -56,10 +56,12 @@ def token_plan(out: Output, bench: TokenBench, args: TokenPlanArgs) -> None:
     from infra.perf.plan import candidates as cands
     from infra.perf.plan import token_cost
     from infra.perf.plan.prices import load_prices
+    from infra.targets.registry import plan_port
 
     tokens = bench.capacity(args.budget_ms)
     entry = common.entry_for(args.target, tokens.target, None, streams=True)
-    region = args.region or entry.default_region
+    port = plan_port(entry)
+    region = args.region or port.default_region
     table = load_prices(args.prices)
     base = token_cost.baseline_candidate(args.baseline, region, table) if args.baseline else None
     measured_on = tokens.instance_type or tokens.gpu
@@ -71,10 +73,10 @@ def token_plan(out: Output, bench: TokenBench, args: TokenPlanArgs) -> None:
         )
     rate = tokens.output_tokens_per_s
     # with --components, the types the plan's target does not own (ml.*) are the components'
-    priced = [s for s in specs if args.components is None or entry.owns(s.partition(":")[0])]
+    priced = [s for s in specs if args.components is None or port.owns(s.partition(":")[0])]
     common.check_candidates(entry, priced or specs, region, args.gpus_per_node)
     options = [
-        cands.candidate(entry, s, region, table, rate, measured_on, args.gpus_per_node)
+        cands.candidate(port, s, region, table, rate, measured_on, args.gpus_per_node)
         for s in priced or specs
     ]
     on = f"{tokens.target} {measured_on}" if measured_on else "an unrecorded unit"

@@ -1,0 +1,93 @@
+"""What a registered target is: ``TargetEntry``, the class each target's ``entry.py`` subclasses
+(its ``ENTRY`` is found by ``infra.targets.registry``).
+
+The entry answers everything the CLI, ``tdk plan``, ``tdk validate --target``, ``tdk render``
+and the Pulumi program need: its name, its Pulumi program (``deploy_module``), its operations
+client, and its ports (``infra.targets.ports``): ``plan`` and ``validate``, each the port
+object or ``Refused(reason)``, as the deploy program is a module or a refusal. Shared code asks
+the entry; it never compares a target's name. ``infra.targets.registry.refusal`` turns a
+refusal into the error a user reads, naming the targets that can.
+
+Importing this module or an entry module is cheap: no cloud SDK and no Pulumi; an entry
+imports its target's heavier modules only inside the method that needs them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from infra.targets.capabilities import DEPLOY, PLAN, SERVING, VALIDATE, Refused
+from infra.targets.ports import PlanPort, ValidatePort
+from tdk.errors import UsageError
+
+if TYPE_CHECKING:
+    from infra.facts.machine import Cloud
+    from infra.targets.base import Target
+
+
+class TargetEntry:
+    """One registered target: subclasses set the class attributes and override what they do.
+
+    Each port (``deploy_module``, ``plan``, ``validate``) is the port or ``Refused(reason)``,
+    checked when the class is defined, as ``TargetClient`` checks its operations; what the
+    target's runtime cannot serve (``SERVING``: decoupled models, LLM engines) is a refusal in
+    ``cannot_serve``. ``refused(what)`` answers for all of them.
+    """
+
+    #: the ``--target`` value and the stack's ``triton-deploy-kit:target``
+    name: ClassVar[str]
+    #: where the target stands among the built-in ones (``--target`` choices, ``--help``):
+    #: the registry sorts the discovered entries by it
+    order: ClassVar[int] = 1000
+    #: one line for ``--help`` and ``tdk doctor``
+    summary: ClassVar[str]
+    #: the deploy port: the module whose ``TARGET`` is the Pulumi program
+    #: (``infra.targets.base.Target``), or why the target has none
+    deploy_module: ClassVar[str | Refused]
+    #: module whose ``LOCATOR`` (an ``infra.targets.operations.Locator``) locates a deployment
+    #: from a command's options and builds its operations client
+    client_module: ClassVar[str]
+    #: the cloud a deploy reaches from this machine (its CLI, where its credentials come
+    #: from): ``tdk doctor`` checks it; None where a deploy needs no cloud
+    cloud: ClassVar[Cloud | None] = None
+    #: the plan port (``tdk plan``), or why the target does not plan
+    plan: ClassVar[PlanPort | Refused]
+    #: the validate port (``tdk validate --target``), or why the target does not validate
+    validate: ClassVar[ValidatePort | Refused]
+    #: what the target's runtime cannot serve (a ``SERVING`` capability) -> why
+    cannot_serve: ClassVar[Mapping[str, Refused]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" not in cls.__dict__:  # a shared intermediate class (KubernetesEntry)
+            return
+        ports: dict[str, tuple[object, type]] = {DEPLOY: (cls.deploy_module, str)}
+        ports.update({PLAN: (cls.plan, PlanPort), VALIDATE: (cls.validate, ValidatePort)})
+        for what, (port, kind) in ports.items():
+            if not isinstance(port, (kind, Refused)):
+                raise TypeError(f"{cls.__name__}: its {what} port, or Refused(reason)")
+        for what, why in cls.cannot_serve.items():
+            if what not in SERVING or not isinstance(why, Refused):
+                raise TypeError(f"{cls.__name__}.cannot_serve[{what!r}]: a known key, Refused")
+        if isinstance(cls.deploy_module, Refused) and isinstance(cls.validate, ValidatePort):
+            raise TypeError(f"{cls.__name__} validates stacks it cannot deploy")
+
+    def refused(self, what: str) -> Refused | None:
+        """Why this target cannot ``what`` (a capability of ``infra.targets.capabilities``);
+        None when it can."""
+        ports = {DEPLOY: self.deploy_module, PLAN: self.plan, VALIDATE: self.validate}
+        port = ports[what] if what in ports else self.cannot_serve.get(what)
+        return port if isinstance(port, Refused) else None
+
+    # --- the Pulumi program and its config ------------------------------------------------
+    def deploy(self) -> Target[Any]:
+        """The Pulumi program (deploy contract) of this target."""
+        if isinstance(self.deploy_module, Refused):
+            raise UsageError(
+                f"the {self.name} target cannot {DEPLOY}: {self.deploy_module.reason}",
+                hint="`tdk --help` lists the targets; pick one with a Pulumi stack",
+            )
+        target: Target[Any] = importlib.import_module(self.deploy_module).TARGET
+        return target
