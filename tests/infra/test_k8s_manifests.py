@@ -69,7 +69,7 @@ def make_spec(**changes: object) -> TritonServiceSpec:
 def test_core_manifests_pass_strict_validation(target: str, kind: str, exposure: str) -> None:
     """What each Kubernetes target renders from its committed stack (every registered one)."""
     config = read_dev(target, {"k8sWorkloadKind": kind, "k8sServiceExposure": exposure})
-    rendered = load_target(target).render(config, lambda output: "${" + output + "}")
+    rendered = load_target(target).render.manifests(config, lambda output: "${" + output + "}")
     core = [m for m in rendered if m["kind"] not in CUSTOM_KINDS]
     assert [m["kind"] for m in core][:3] == ["Namespace", "ServiceAccount", "Deployment"]
     for manifest in core:
