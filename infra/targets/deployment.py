@@ -12,7 +12,6 @@ take is refused, naming it.
 
 from __future__ import annotations
 
-import importlib
 import json
 import shutil
 import subprocess
@@ -87,11 +86,9 @@ def locator(
 ) -> Locator:
     """``target``'s own locator (its client module's ``LOCATOR``) from ``options`` over what
     ``stack`` and its ``outputs`` name; an option the target does not take is refused."""
-    from infra.targets import registry
+    from infra.targets.operations import locator_type
 
-    entry = registry.get(target)
-    kind: type[Locator] = importlib.import_module(entry.client_module).LOCATOR
-    return kind.build(options, stack, outputs)
+    return locator_type(target).build(options, stack, outputs)
 
 
 def resolve(target: str | None, given: Given, outputs: Path | None = None) -> Locator:

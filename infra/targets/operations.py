@@ -12,6 +12,7 @@ target does not take; it builds the client.
 from __future__ import annotations
 
 import abc
+import importlib
 import time
 import urllib.error
 import urllib.request
@@ -268,12 +269,16 @@ class Locator(abc.ABC):
 
     @classmethod
     def _not_taken(cls, option_name: str, takes: list[str]) -> UsageError:
+        """The refusal of an option: what this target takes instead, and which targets take
+        the option (the registry's)."""
         target = cls.target_name()
-        takes_text = f"--target {target} takes {', '.join(takes)}" if takes else ""
-        return UsageError(
-            f"{option_name} is not an option of --target {target}",
-            hint=f"drop {option_name}" + (f" ({takes_text})" if takes_text else ""),
-        )
+        hint = f"drop {option_name}"
+        if takes:
+            hint += f" (--target {target} takes {', '.join(takes)})"
+        others = takers(option_name)
+        if others:
+            hint += f"; {option_name} locates --target {', '.join(others)}"
+        return UsageError(f"{option_name} is not an option of --target {target}", hint=hint)
 
     @classmethod
     def stack_fields(cls, stack: StackSettings, outputs: Mapping[str, Any]) -> dict[str, Any]:
@@ -339,6 +344,21 @@ class EndpointLocator(Locator):
             "endpoint": output_text(outputs, "endpointName") or stack.common.name,
             "region": output_text(outputs, "region") or stack.get(cls.region_key) or None,
         }
+
+
+def locator_type(target: str) -> type[Locator]:
+    """``target``'s locator class: its client module's ``LOCATOR``."""
+    from infra.targets import registry
+
+    kind: type[Locator] = importlib.import_module(registry.get(target).client_module).LOCATOR
+    return kind
+
+
+def takers(option: str) -> list[str]:
+    """The registered targets whose locator takes ``option``."""
+    from infra.targets import registry
+
+    return [name for name in registry.names() if option in locator_type(name).options()]
 
 
 def http_probe(url: str, timeout: float = 10.0) -> int | OSError:

@@ -21,7 +21,7 @@ from infra.targets.operations import TargetClient
 from infra.targets.ports import PlanPort, ValidatePort
 
 #: public members of the three bases before the ports (2026-11-27, 86d6dcd): TargetEntry 26,
-#: Target 19, TargetClient 10 = 55 (the issue counted ~45 before aks and the cloud hooks)
+#: Target 19, TargetClient 10 = 55 (the issue counted ~45 before the Azure target, cloud hooks)
 BEFORE = 55
 #: the bound now: the entry's plan and validate members moved into their ports, its
 #: operations members into each target's locator (26 -> 11); the deploy contract's render,

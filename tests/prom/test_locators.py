@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from cli.main import app
 from infra.targets import registry, stacks
 from infra.targets.deployment import locator
-from infra.targets.operations import Locator
+from infra.targets.operations import Locator, locator_type, takers
 from tdk.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,6 +24,7 @@ STATUS_OPTIONS = ("--endpoint", "--region", "--url")
 
 def _kind(target: str) -> type[Locator]:
     kind: type[Locator] = importlib.import_module(registry.get(target).client_module).LOCATOR
+    assert locator_type(target) is kind
     return kind
 
 
@@ -46,7 +47,8 @@ def test_each_target_defines_its_own_frozen_locator(target: str) -> None:
 @pytest.mark.parametrize("target", registry.names())
 def test_a_locator_refuses_an_option_its_target_does_not_take(target: str) -> None:
     """Each option another target takes and this one does not is a UsageError naming the
-    option, the target and the fix (drop it; the options the target takes)."""
+    option, the target and the fix (drop it; the options the target takes; the targets the
+    option locates)."""
     takes = _kind(target).options()
     refused = sorted(_every_option() - set(takes))
     if not refused:
@@ -57,6 +59,7 @@ def test_a_locator_refuses_an_option_its_target_does_not_take(target: str) -> No
         assert caught.value.message == f"{option} is not an option of --target {target}"
         hint = caught.value.hint or ""
         assert f"drop {option}" in hint and all(o in hint for o in takes), hint
+        assert f"{option} locates --target {', '.join(takers(option))}" in hint, hint
 
 
 @pytest.mark.parametrize("target", registry.names())
@@ -88,15 +91,6 @@ def test_the_stack_names_the_amp_workspace_and_a_flag_wins() -> None:
     assert locator("eks", {}, settings, {}).workspace_id is None  # type: ignore[attr-defined]
 
 
-def test_the_stack_names_the_azure_monitor_query_url() -> None:
-    settings = stacks.load_stack(ROOT, "aks-dev")
-    url = "https://ws-1.eastus.prometheus.monitor.azure.com"
-    named = locator("aks", {}, settings, {"prometheusQueryUrl": url})
-    assert named.prometheus_url == url  # type: ignore[attr-defined]
-    mine = locator("aks", {"--prometheus-url": "http://127.0.0.1:9"}, settings, {})
-    assert mine.prometheus_url == "http://127.0.0.1:9"  # type: ignore[attr-defined]
-
-
 def test_an_inference_components_stack_names_its_region_before_it_is_deployed() -> None:
     """Without outputs the stack's aws:region, not the SDK's default, locates the endpoint."""
     settings = stacks.load_stack(ROOT, "sagemaker-ic-dev")
@@ -105,3 +99,17 @@ def test_an_inference_components_stack_names_its_region_before_it_is_deployed() 
     assert where.endpoint == settings.common.name  # type: ignore[attr-defined]
     with pytest.raises(UsageError, match="--endpoint other and --stack sagemaker-ic-dev"):
         locator("sagemaker-ic", {"--endpoint": "other"}, settings, {})
+
+
+def test_a_target_added_outside_the_kit_brings_its_own_locator(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The test-only dummy (``TDK_EXTRA_TARGETS``): its ``LOCATOR`` takes ``--endpoint``, is
+    refused ``--url`` like any target that does not take it, and builds its client."""
+    monkeypatch.setenv(registry.EXTRA_ENV, "tests.targets.dummy.entry")
+    assert "dummy" in takers("--endpoint") and "dummy" not in takers("--url")
+    assert locator("dummy", {"--endpoint": "d"}).client().status().state == "Dreaming"
+    with pytest.raises(UsageError, match="--url is not an option of --target dummy"):
+        locator("dummy", {"--endpoint": "d", "--url": "http://127.0.0.1:9"})
+    with pytest.raises(UsageError, match="--target dummy needs --endpoint"):
+        locator("dummy", {}).client()
