@@ -22,6 +22,7 @@ from cli.plan_common import (
     fleet_table,
     ic_rows,
     ic_table,
+    price_tables,
     read_traffic,
     warn_unmeasured,
 )
@@ -189,7 +190,6 @@ def _plan_tokens(out: Output, r: PlanRequest, bench: TokenBench) -> None:
 def _plan_requests(out: Output, r: PlanRequest) -> None:
     from infra.perf.plan import candidates as cands
     from infra.perf.plan.measurement import load_measurement
-    from infra.perf.plan.prices import load_prices
 
     region, gpus_per_node, instance_types = r.region, r.gpus_per_node, r.instance_types
     unit = load_measurement(r.measurement)
@@ -203,7 +203,7 @@ def _plan_requests(out: Output, r: PlanRequest) -> None:
         gpus_per_node = stack_unit.gpus_per_node
         instance_types = [*(instance_types or cands.defaults(entry, None)), stack_unit.instance]
     region = region or entry.default_region
-    table = load_prices(r.prices)
+    table, every = price_tables(r.prices, entry)
     measured_on = unit.instance_type or unit.gpu
     specs = list(dict.fromkeys(instance_types or cands.defaults(entry, measured_on)))
     check_candidates(entry, specs, region, gpus_per_node, _committed(stack), settings)
@@ -212,7 +212,7 @@ def _plan_requests(out: Output, r: PlanRequest) -> None:
         for s in specs
     ]
     if r.baseline is not None:
-        options.append(cands.baseline(r.baseline, region, table))
+        options.append(cands.baseline(r.baseline, region, every))
     samples, peak = read_traffic(r.traffic), decimal_option("--peak-rps", r.peak_rps)
     safety = decimal_option("--safety-factor", r.safety_factor) or Decimal(0)
     report, rows = fleet(samples, peak, options, safety, table.date)
@@ -228,7 +228,7 @@ def _plan_requests(out: Output, r: PlanRequest) -> None:
     ic = None
     if r.components is not None:
         base = options[-1] if r.baseline is not None else None
-        ic = ic_rows(r.components, r.hot_models, report, unit_rps, specs, base, table)
+        ic = ic_rows(r.components, r.hot_models, report, unit_rps, specs, base, every)
     if not r.json:  # the JSON rows carry unit_rps_measured
         warn_unmeasured(out, unit, rows)
     _show(out, report, rows, unit_rps, region, diff, r.plot, r.json, ic)

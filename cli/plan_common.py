@@ -43,6 +43,20 @@ def check_candidates(
         check_candidate(entry, unit, stack, models)
 
 
+def price_tables(path: Path | None, entry: TargetEntry) -> tuple[PriceTable, PriceTable]:
+    """(the table ``entry``'s candidates are priced from, the one a ``--baseline`` or a
+    component is): ``--prices`` for both when given, else the target's committed table and
+    every registered target's."""
+    from infra.targets import catalogs
+
+    if path is None:
+        return catalogs.plan_prices(entry), catalogs.prices()
+    from infra.perf.plan.prices import load_prices
+
+    table = load_prices(path)
+    return table, table
+
+
 def decimal_option(option: str, text: str | None) -> Decimal | None:
     if text is None:
         return None

@@ -55,13 +55,12 @@ def token_plan(out: Output, bench: TokenBench, args: TokenPlanArgs) -> None:
     priced is assumed, not measured."""
     from infra.perf.plan import candidates as cands
     from infra.perf.plan import token_cost
-    from infra.perf.plan.prices import load_prices
 
     tokens = bench.capacity(args.budget_ms)
     entry = common.entry_for(args.target, tokens.target, None, streams=True)
     region = args.region or entry.default_region
-    table = load_prices(args.prices)
-    base = token_cost.baseline_candidate(args.baseline, region, table) if args.baseline else None
+    table, every = common.price_tables(args.prices, entry)
+    base = token_cost.baseline_candidate(args.baseline, region, every) if args.baseline else None
     measured_on = tokens.instance_type or tokens.gpu
     specs = list(dict.fromkeys(args.instance_types or ([measured_on] if measured_on else [])))
     if not specs:
@@ -90,7 +89,7 @@ def token_plan(out: Output, bench: TokenBench, args: TokenPlanArgs) -> None:
         rows.append(token_cost.row(base[0], base[1], args.safety))
         measured.append(True)
         chosen.append(base[0])
-    found = _fleet(tokens, args, chosen, specs, table)
+    found = _fleet(tokens, args, chosen, specs, (table, every))
     _show(out, tokens, region, rows, measured, found, args)
 
 
@@ -106,7 +105,7 @@ def _fleet(
     args: TokenPlanArgs,
     options: list[Candidate],
     specs: list[str],
-    table: PriceTable,
+    tables: tuple[PriceTable, PriceTable],
 ) -> _Fleet | None:
     """The request plan's fleet over ``--traffic`` / ``--peak-rps`` in output tokens/s (each
     request is the measured output tokens), and ``--components`` at that load; None when no
@@ -126,12 +125,12 @@ def _fleet(
         )
     traffic = token_cost.in_tokens(common.read_traffic(args.traffic), per_request)
     peak = None if args.peak_rps is None else args.peak_rps * per_request
-    report, rows = common.fleet(traffic, peak, options, args.safety, table.date)
+    report, rows = common.fleet(traffic, peak, options, args.safety, tables[0].date)
     ic = None
     if args.components is not None:
         base = options[-1] if args.baseline is not None else None
         ic = common.ic_rows(args.components, args.hot_models, report, tokens.rate, specs,
-                            base, table, streamed=True)  # fmt: skip
+                            base, tables[1], streamed=True)  # fmt: skip
     return _Fleet(report, rows, per_request, ic)
 
 

@@ -5,7 +5,7 @@ of a ``TargetEntry`` subclass, plus one line in ``BUILTIN`` below (or, for a plu
 module path in ``TDK_EXTRA_TARGETS``, or a ``register()`` call). The entry answers everything
 the CLI, ``tdk plan``, ``tdk validate --target``, ``tdk render`` and the Pulumi program need:
 its name, its config (read once per stack by ``infra.targets.stacks.load_stack``), its Pulumi
-program, its operations client, its plan facts (region key, price section, instance families)
+program, its operations client, its plan facts (region key, price table, instance families)
 and which ``tdk validate --target`` flags set which stack keys. Whether a stack can deploy is
 answered by one function, ``infra.targets.feasibility.feasible``, from the stack's typed config.
 Shared code asks the entry; it never compares a target's name. What a target cannot do is data
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from infra.clients.base import InferenceTarget
     from infra.config import ConfigReader, StackConfig
     from infra.facts.machine import Cloud
-    from infra.planning.pricing import Quote
+    from infra.planning.pricing import PriceTable, Quote
     from infra.planning.report import Candidate, Option, PlanReport
     from infra.targets.base import Target
     from infra.targets.k8s.render import Rendered
@@ -206,6 +206,12 @@ class TargetEntry:
         return {}
 
     # --- tdk plan -------------------------------------------------------------------------
+    def prices(self) -> PriceTable | None:
+        """The price table this target's catalog commits (dated, each row sourced; its cloud's
+        when the cloud's targets share one), which ``tdk plan`` prices from unless ``--prices``
+        is given; None where the target has none."""
+        return None
+
     def owns(self, unit: str) -> bool:
         """Whether a measured unit (an instance type or GPU) is one of this target's kinds, so
         ``tdk plan`` offers it as a candidate."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from infra.planning.pricing import Quote
+from infra.planning.pricing import PriceTable, Quote
 from infra.targets.aks.cloud import CLOUD
 from infra.targets.k8s.entry import KubernetesEntry
 from infra.targets.registry import PlanUnit, StackSettings
@@ -45,6 +45,12 @@ class AksEntry(KubernetesEntry):
         from infra.targets.aks.catalog import size
 
         return size(unit) is not None
+
+    def prices(self) -> PriceTable:
+        """Azure's table (``infra/targets/aks/prices.json``, from the Retail Prices API)."""
+        from infra.targets.aks import prices
+
+        return prices.load()
 
     def candidate(self, quote: Quote) -> Candidate:
         """One AKS GPU node: its VM's Linux pay-as-you-go price (the ``azure_vm`` section of

@@ -12,6 +12,7 @@ from infra.targets.registry import TargetEntry
 from infra.targets.sagemaker_ic.names import TARGET_NAME
 
 if TYPE_CHECKING:
+    from infra.planning.pricing import PriceTable
     from packager.repository import ModelDir
 
 INSTANCE_KEY = "sagemakerIcInstanceType"
@@ -30,7 +31,6 @@ class SageMakerIcEntry(TargetEntry):
     #: what `tdk plan --components` prices components on by default
     default_region = "us-east-1"
     default_candidates: ClassVar[tuple[str, ...]] = ("ml.g4dn.xlarge", "ml.g5.xlarge")
-    price_section = "sagemaker"
     flag_defaults: ClassVar[dict[str, str]] = {"aws:region": "us-east-1"}
     flag_keys: ClassVar[dict[str, str]] = {
         "instance_type": INSTANCE_KEY,
@@ -47,6 +47,13 @@ class SageMakerIcEntry(TargetEntry):
             for model, size in serving_units(models)
         ]
         return {"sagemakerIcModels": json.dumps(groups)} if groups else {}
+
+    def prices(self) -> PriceTable:
+        """AWS's table (``infra/clouds/aws/prices.json``), section ``sagemaker``: what
+        ``tdk plan --components`` prices components on."""
+        from infra.clouds.aws import prices
+
+        return prices.load()
 
     def owns(self, unit: str) -> bool:
         """An instance type whose GPU and host facts this target has (``sizing.HOST``)."""
