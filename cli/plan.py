@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     from infra.perf.plan.stackfile import StackFile
     from infra.perf.plan.token_bench import TokenBench
     from infra.planning.report import PlanReport
-    from infra.targets.registry import StackSettings, TargetEntry
+    from infra.targets.entry import TargetEntry
+    from infra.targets.stacks import StackSettings
 
 MeasurementArg = Annotated[
     Path, typer.Argument(help="`tdk bench --json` or `tdk tune --json` output of one unit.")

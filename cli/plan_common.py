@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from infra.perf.plan.token_bench import TokenMeasurement
     from infra.planning.pricing import PriceTable
     from infra.planning.report import Candidate, PlanReport, Sample
-    from infra.targets.registry import StackSettings, TargetEntry
+    from infra.targets.entry import TargetEntry
+    from infra.targets.stacks import StackSettings
 
 
 def check_candidates(
@@ -34,8 +35,8 @@ def check_candidates(
     """Every candidate through the one feasibility path before it is priced (in the planned
     stack ``stack``, with its models, when one is given): a UsageError for the first the
     target cannot deploy."""
+    from infra.targets.entry import PlanUnit
     from infra.targets.feasibility import check_candidate
-    from infra.targets.registry import PlanUnit
 
     models = settings.models if settings is not None else []
     for spec in specs:
@@ -90,7 +91,7 @@ def entry_for(
     entry = registry.get(target)
     for need in (PLAN, DECOUPLED) if streams else (PLAN,):
         if not entry.can(need):
-            raise entry.refuse(need)
+            raise registry.refusal(entry, need)
     return entry
 
 

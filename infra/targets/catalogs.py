@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from infra.planning.pricing import PriceTable, merge
 from infra.targets import registry
+from infra.targets.entry import TargetEntry
 
 
 def prices() -> PriceTable:
@@ -14,7 +15,7 @@ def prices() -> PriceTable:
     return merge(table for table in tables if table is not None)
 
 
-def plan_prices(entry: registry.TargetEntry) -> PriceTable:
+def plan_prices(entry: TargetEntry) -> PriceTable:
     """What ``tdk plan`` prices ``entry``'s candidates from without ``--prices``: its own
     table, or every target's where it commits none."""
     return entry.prices() or prices()

@@ -21,9 +21,10 @@ from infra.facts import llm
 from infra.targets.base import Shortfall
 from infra.targets.capabilities import DECOUPLED, LLM_ENGINES, VALIDATE
 from infra.targets.checks import TargetSpec, check_target
+from infra.targets.entry import PlanUnit, TargetEntry
 from infra.targets.fit import Fit
-from infra.targets.registry import PlanUnit, StackSettings, TargetEntry, able
-from infra.targets.stacks import settings
+from infra.targets.registry import able, refusal
+from infra.targets.stacks import StackSettings, settings
 from packager.repository import ModelDir
 from packager.requirements import Requirements, requirements
 from packager.validate.findings import Finding, finding, has_errors
@@ -213,7 +214,7 @@ def flag_stack(
     from infra.config import ConfigReader, merged_stack_config
 
     if not entry.flag_keys:
-        raise entry.refuse(VALIDATE)
+        raise refusal(entry, VALIDATE)
     project = _project(project_dir)
     values = {"target": entry.name, **FLAG_PLACEHOLDERS, **entry.model_values(list(models))}
     values.update(entry.flag_values(flags))

@@ -1,257 +1,38 @@
-"""The one list of deployment targets, and the entry each registers.
+"""The table of deployment targets: every registered ``TargetEntry``, found, not listed.
 
 A target is a folder ``infra/targets/<name>/`` whose ``entry.py`` defines ``ENTRY``, an instance
-of a ``TargetEntry`` subclass, plus one line in ``BUILTIN`` below (or, for a plugin or a test, a
-module path in ``TDK_EXTRA_TARGETS``, or a ``register()`` call). The entry answers everything
-the CLI, ``tdk plan``, ``tdk validate --target``, ``tdk render`` and the Pulumi program need:
-its name, its config (read once per stack by ``infra.targets.stacks.load_stack``), its Pulumi
-program, its operations client, its plan facts (region key, price table, instance families)
-and which ``tdk validate --target`` flags set which stack keys. Whether a stack can deploy is
-answered by one function, ``infra.targets.feasibility.feasible``, from the stack's typed config.
-Shared code asks the entry; it never compares a target's name. What a target cannot do is data
-(``cannot``: what -> why, its keys in ``infra.targets.capabilities``), as the operations
-clients' refusals are. ``TargetEntry`` and ``StackSettings`` live here, with the table, because
-an entry's refusal names the targets that can (the table) and each refers to the other.
+of a ``infra.targets.entry.TargetEntry`` subclass: the registry discovers every such folder and
+orders the entries by their ``order`` (the ``--target`` choices). Adding a target edits nothing
+here. A plugin or a test adds one with a module path in ``TDK_EXTRA_TARGETS`` (after the
+built-in ones, in the variable's order) or a ``register()`` call.
 
-Importing this module or an entry module is cheap: no cloud SDK and no Pulumi; an entry
-imports its target's heavier modules only inside the method that needs them.
+Importing this module is cheap: listing the targets imports each ``entry`` module only (no
+cloud SDK and no Pulumi: an entry imports its target's heavier modules lazily).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
+import pkgutil
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from functools import cached_property
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING
 
-from infra.targets.capabilities import CAPABILITIES, DEPLOY, PLAN, VALIDATE
+from infra.targets.entry import TargetEntry
 from tdk.errors import ConfigError, UsageError
 
 if TYPE_CHECKING:
-    from infra.clients.base import InferenceTarget
-    from infra.config import ConfigReader, StackConfig
-    from infra.facts.machine import Cloud
-    from infra.planning.pricing import PriceTable, Quote
-    from infra.planning.report import Candidate, Option, PlanReport
-    from infra.targets.base import Target
-    from infra.targets.k8s.render import Rendered
     from infra.targets.operations import Locator, TargetClient
-    from packager.repository import ModelDir
 
-#: the targets that ship with tdk: ``<module>.ENTRY`` of each, in the order ``--help`` lists them
-BUILTIN: tuple[str, ...] = (
-    "infra.targets.sagemaker.entry",
-    "infra.targets.sagemaker_ic.entry",
-    "infra.targets.gke.entry",
-    "infra.targets.eks.entry",
-    "infra.targets.aks.entry",
-    "infra.targets.local.entry",
-)
+#: the package whose sub-packages with an ``entry`` module are the built-in targets
+PACKAGE = "infra.targets"
 #: comma-separated modules whose ``ENTRY`` adds a target (plugins, tests)
 EXTRA_ENV = "TDK_EXTRA_TARGETS"
 #: old ``--target`` spellings, accepted for one release with a warning: old -> (new, why)
 DEPRECATED: Mapping[str, tuple[str, str]] = {
     "k8s": ("gke", "--target k8s is now --target gke or --target eks (both take --url)"),
-}
-
-
-@dataclass(frozen=True)
-class PlanUnit:
-    """What one serving unit of a stack is, for ``tdk plan --write-stack``."""
-
-    region: str
-    instance: str  # an instance type, or a GKE MACHINE+GPU node shape
-    gpus_per_node: int = 1
-
-
-class TargetEntry:
-    """One registered target: subclasses set the class attributes and override what they do.
-
-    A capability (``deploy``, ``plan``, ``validate``) is either implemented (its methods
-    overridden, ``deploy_module`` set, ``flag_keys`` given) or refused in ``cannot`` with a
-    reason, never both and never neither; checked when the class is defined, as
-    ``TargetClient`` checks its operations. A target that plans also says its region key and
-    candidates. ``cannot[DECOUPLED]`` says why the target cannot serve decoupled models.
-    """
-
-    #: the ``--target`` value and the stack's ``triton-deploy-kit:target``
-    name: ClassVar[str]
-    #: one line for ``--help`` and ``tdk doctor``
-    summary: ClassVar[str]
-    #: module whose ``TARGET`` is the Pulumi program (``infra.targets.base.Target``), if any
-    deploy_module: ClassVar[str | None] = None
-    #: module whose ``from_locator(Locator)`` builds the operations client
-    client_module: ClassVar[str]
-    #: the cloud a deploy reaches from this machine (its CLI, where its credentials come
-    #: from): ``tdk doctor`` checks it; None where a deploy needs no cloud
-    cloud: ClassVar[Cloud | None] = None
-    #: what this target cannot do (``deploy``, ``plan``, ``validate``) -> why
-    cannot: ClassVar[Mapping[str, str]] = {}
-    #: plan facts: the stack key holding the region, the region prices default to, the
-    #: instance types ``tdk plan`` compares by default
-    region_key: ClassVar[str] = ""
-    default_region: ClassVar[str] = ""
-    default_candidates: ClassVar[tuple[str, ...]] = ()
-    #: ``tdk validate --target`` flag (``instance_type``, ``gpu``, ``image``) -> the stack key
-    #: it sets; the stack built from them goes through the one feasibility path
-    flag_keys: ClassVar[Mapping[str, str]] = {}
-    #: what a stack built from flags sets that ``Pulumi.yaml`` leaves to each stack (the
-    #: provider's region or project, a release URL): placeholders, never deployed
-    flag_defaults: ClassVar[Mapping[str, str]] = {}
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        for what, why in cls.cannot.items():
-            if what not in CAPABILITIES or not why.strip():
-                raise TypeError(f"{cls.__name__}.cannot[{what!r}] needs a known key and a reason")
-        if "name" not in cls.__dict__:  # a shared intermediate class (KubernetesEntry)
-            return
-        for what, methods in _METHODS.items():
-            done = [m for m in methods if getattr(cls, m) is not getattr(TargetEntry, m)]
-            if what in cls.cannot and done:
-                raise TypeError(f"{cls.__name__} refuses {what} but implements {done}")
-            if what not in cls.cannot and len(done) != len(methods):
-                missing = sorted(set(methods) - set(done))
-                raise TypeError(f"{cls.__name__} neither refuses {what} nor implements {missing}")
-        if (DEPLOY in cls.cannot) == (cls.deploy_module is not None):
-            raise TypeError(f"{cls.__name__}: a deploy_module, or a reason in cannot[deploy]")
-        if (VALIDATE in cls.cannot) == bool(cls.flag_keys):
-            raise TypeError(f"{cls.__name__}: flag_keys, or a reason in cannot[validate]")
-        if VALIDATE not in cls.cannot and DEPLOY in cls.cannot:
-            raise TypeError(f"{cls.__name__} validates stacks it cannot deploy")
-        plans = PLAN not in cls.cannot
-        if plans and not (cls.region_key and cls.default_region and cls.default_candidates):
-            raise TypeError(f"{cls.__name__} plans but lacks its region or candidates")
-
-    def can(self, what: str) -> bool:
-        return what not in self.cannot
-
-    def refuse(self, what: str) -> UsageError:
-        reason = self.cannot.get(what, "not supported")
-        able = ", ".join(e.name for e in entries() if e.can(what)) or "none"
-        return UsageError(
-            f"the {self.name} target cannot {what}: {reason}", hint=f"targets that can: {able}"
-        )
-
-    # --- the Pulumi program and its config ------------------------------------------------
-    def deploy(self) -> Target[Any]:
-        """The Pulumi program (deploy contract) of this target."""
-        if self.deploy_module is None:
-            raise self.refuse(DEPLOY)
-        target: Target[Any] = importlib.import_module(self.deploy_module).TARGET
-        return target
-
-    # --- operations -----------------------------------------------------------------------
-    def client(self, where: Locator) -> TargetClient:
-        """The operations client (invoke, metrics, status, wait) located by ``where``."""
-        client: TargetClient = importlib.import_module(self.client_module).from_locator(where)
-        return client
-
-    def inference(self, where: Locator, grpc: bool, timeout: float) -> InferenceTarget:
-        """Where ``tdk invoke``/``bench`` send requests (how this target finds its Triton);
-        ``--grpc`` is refused, never dropped, where the target's API has no gRPC."""
-        if grpc:
-            raise UsageError(
-                f"--grpc: the {self.name} target is called through its own HTTP API, which has "
-                "no gRPC form",
-                hint="leave out --grpc (the binary codec is already the default)",
-            )
-        return self.client(where).invoke(timeout)
-
-    def stack_location(
-        self, stack: StackSettings, outputs: Mapping[str, Any]
-    ) -> dict[str, str | None]:
-        """Where ``stack``'s deployment is, as ``Locator`` fields (endpoint, region, release):
-        its outputs once deployed (``pulumi stack output --json``), else its config."""
-        release = stack.common.release
-        region = stack.get(self.region_key) if self.region_key else None
-        return {
-            "endpoint": _text(outputs.get("endpointName")) or stack.common.name,
-            "region": _text(outputs.get("region")) or region or None,
-            "release": _text(outputs.get("releaseUrl")) or (release.url if release else None),
-        }
-
-    def default_store(self, where: Locator) -> str | None:
-        """The release whose manifest describes the deployment's models when ``--release`` is
-        not given (None: the user must pass it)."""
-        del where
-        return None
-
-    # --- tdk validate --target ------------------------------------------------------------
-    def flag_values(self, flags: Mapping[str, str]) -> dict[str, str]:
-        """The stack keys ``tdk validate --target`` sets from its flags (given ones only), over
-        the project's ``Pulumi.yaml`` defaults; a flag this target does not take is refused."""
-        if not self.flag_keys:
-            raise self.refuse(VALIDATE)
-        values = dict(self.flag_defaults)
-        for flag, value in flags.items():
-            if not value:
-                continue
-            key = self.flag_keys.get(flag)
-            if key is None:
-                takes = ", ".join("--" + f.replace("_", "-") for f in self.flag_keys)
-                raise UsageError(
-                    f"--{flag.replace('_', '-')} is not an option of --target {self.name}",
-                    hint=f"--target {self.name} takes {takes}",
-                )
-            values[key] = value
-        return values
-
-    def model_values(self, models: list[ModelDir]) -> dict[str, str]:
-        """The stack keys that name the models a stack serves, for a stack built from flags
-        (none: the target serves whatever the release holds)."""
-        return {}
-
-    # --- tdk plan -------------------------------------------------------------------------
-    def prices(self) -> PriceTable | None:
-        """The price table this target's catalog commits (dated, each row sourced; its cloud's
-        when the cloud's targets share one), which ``tdk plan`` prices from unless ``--prices``
-        is given; None where the target has none."""
-        return None
-
-    def owns(self, unit: str) -> bool:
-        """Whether a measured unit (an instance type or GPU) is one of this target's kinds, so
-        ``tdk plan`` offers it as a candidate."""
-        del unit
-        return False
-
-    def matches(self, spec: str, measured_on: str | None) -> bool:
-        """Whether candidate ``spec`` is the unit the measurement ran on."""
-        return spec == measured_on
-
-    def candidate(self, quote: Quote) -> Candidate:
-        """One ``tdk plan`` option: ``quote.spec`` priced in ``quote.region``."""
-        del quote
-        raise self.refuse(PLAN)
-
-    def plan_unit(self, stack: StackSettings) -> PlanUnit:
-        """The serving unit a committed stack deploys."""
-        del stack
-        raise self.refuse(PLAN)
-
-    def scaling_updates(self, report: PlanReport, option: Option) -> dict[str, int]:
-        """The stack keys that size ``option`` to the report's trough and peak."""
-        del report, option
-        raise self.refuse(PLAN)
-
-    def unit_values(self, unit: PlanUnit) -> dict[str, str]:
-        """The stack keys that deploy ``unit`` (``plan_unit``'s inverse; its region aside):
-        ``tdk plan`` checks each candidate through the one feasibility path before pricing."""
-        del unit
-        raise self.refuse(PLAN)
-
-
-def _text(value: Any) -> str | None:
-    """A stack output as text (None when absent or not a string)."""
-    return value if isinstance(value, str) and value else None
-
-
-#: what each capability a target may refuse needs implemented (all of them, or a refusal)
-_METHODS: Mapping[str, tuple[str, ...]] = {
-    PLAN: ("candidate", "plan_unit", "scaling_updates", "unit_values"),
 }
 
 
@@ -272,9 +53,25 @@ def _load(module: str) -> TargetEntry:
     if not isinstance(entry, TargetEntry):
         raise ConfigError(
             f"{module}.ENTRY is not a TargetEntry",
-            hint="subclass infra.targets.registry.TargetEntry",
+            hint="subclass infra.targets.entry.TargetEntry",
         )
     return entry
+
+
+def builtin_modules() -> list[str]:
+    """The ``entry`` module of every built-in target, in ``order``: each sub-package of
+    ``infra.targets`` with an ``entry`` module that defines ``ENTRY`` (``k8s``'s holds the
+    Kubernetes targets' shared base and no ``ENTRY``)."""
+    package = importlib.import_module(PACKAGE)
+    found: list[tuple[int, str, str]] = []
+    for info in pkgutil.iter_modules(package.__path__):
+        module = f"{PACKAGE}.{info.name}.entry"
+        if not info.ispkg or importlib.util.find_spec(module) is None:
+            continue
+        entry = getattr(importlib.import_module(module), "ENTRY", None)
+        if entry is not None:
+            found.append((_load(module).order, info.name, module))
+    return [module for _, _, module in sorted(found)]
 
 
 def _table() -> dict[str, TargetEntry]:
@@ -282,7 +79,7 @@ def _table() -> dict[str, TargetEntry]:
     with _lock:
         table = _loaded.get(extra)
         if table is None:
-            modules = [*BUILTIN, *(m.strip() for m in extra.split(",") if m.strip())]
+            modules = [*builtin_modules(), *(m.strip() for m in extra.split(",") if m.strip())]
             table = {}
             for module in modules:
                 entry = _load(module)
@@ -339,6 +136,12 @@ def load_client(target: str, where: Locator) -> TargetClient:
     return get(target).client(where)
 
 
+def refusal(entry: TargetEntry, what: str) -> UsageError:
+    """The error for ``what`` ``entry`` cannot do: its reason, and the targets that can."""
+    error = entry.refuse(what)
+    return UsageError(error.message, hint=f"targets that can: {', '.join(able(what)) or 'none'}")
+
+
 def able(what: str) -> list[str]:
     """The targets that can ``what`` (deploy, plan, validate)."""
     return [e.name for e in entries() if e.can(what)]
@@ -353,50 +156,3 @@ def _warn(message: str) -> None:
 
 #: how a deprecation is told (a warning on stderr; tests may capture it)
 on_deprecated: Callable[[str], None] = _warn
-
-
-# --- a stack as its entry reads it (read by ``infra.targets.stacks``) ---------------------------
-@dataclass(frozen=True)
-class StackSettings:
-    """One stack's configuration, read once: ``Pulumi.yaml`` declarations with
-    ``Pulumi.<stack>.yaml`` over them (as the Pulumi CLI merges them), or the Pulumi program's
-    own config; ``config`` is the target's typed, validated config, built on first use."""
-
-    name: str
-    reader: ConfigReader
-    entry: TargetEntry
-
-    def get(self, key: str) -> str:
-        """A key's value as the program reads it (the declared default when unset)."""
-        return self.reader.string(key)
-
-    @cached_property
-    def common(self) -> StackConfig:
-        from infra.config import read_stack_config
-
-        deploy = self.entry.deploy()
-        return read_stack_config(self.reader, self.entry.name, deploy.release_schemes)
-
-    @cached_property
-    def config(self) -> Any:
-        """The target's typed config, validated as ``pulumi up`` validates it."""
-        return self.entry.deploy().read_config(self.reader, self.common)
-
-    @cached_property
-    def models(self) -> list[ModelDir]:
-        """The models of the repositories the stack names (``k8sModels``; none for a target
-        whose stack names none), for the one feasibility path."""
-        from packager.repository import discover
-
-        repos = self.entry.deploy().model_repositories(self.reader)
-        return [model for repo in repos for model in discover(repo)]
-
-    def render(self, outputs: Mapping[str, Any] | None = None) -> Rendered:
-        """The stack's Kubernetes manifests (``tdk render k8s``), validated like ``pulumi up``
-        would; a target without a Kubernetes workload refuses, naming why."""
-        from infra.targets.k8s.render import render_settings
-
-        deploy = self.entry.deploy()
-        return render_settings(
-            self.entry.name, self.name, lambda output: deploy.render(self.config, output), outputs
-        )

@@ -3,16 +3,67 @@ it), the registered target its ``target`` key names, and what a stack name may b
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from infra.targets import registry
 from infra.targets.capabilities import DEPLOY
-from infra.targets.registry import StackSettings
+from infra.targets.entry import TargetEntry
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
-    from infra.config import ConfigReader
+    from infra.config import ConfigReader, StackConfig
+    from infra.targets.k8s.render import Rendered
+    from packager.repository import ModelDir
+
+
+@dataclass(frozen=True)
+class StackSettings:
+    """One stack's configuration, read once: ``Pulumi.yaml`` declarations with
+    ``Pulumi.<stack>.yaml`` over them (as the Pulumi CLI merges them), or the Pulumi program's
+    own config; ``config`` is the target's typed, validated config, built on first use."""
+
+    name: str
+    reader: ConfigReader
+    entry: TargetEntry
+
+    def get(self, key: str) -> str:
+        """A key's value as the program reads it (the declared default when unset)."""
+        return self.reader.string(key)
+
+    @cached_property
+    def common(self) -> StackConfig:
+        from infra.config import read_stack_config
+
+        deploy = self.entry.deploy()
+        return read_stack_config(self.reader, self.entry.name, deploy.release_schemes)
+
+    @cached_property
+    def config(self) -> Any:
+        """The target's typed config, validated as ``pulumi up`` validates it."""
+        return self.entry.deploy().read_config(self.reader, self.common)
+
+    @cached_property
+    def models(self) -> list[ModelDir]:
+        """The models of the repositories the stack names (``k8sModels``; none for a target
+        whose stack names none), for the one feasibility path."""
+        from packager.repository import discover
+
+        repos = self.entry.deploy().model_repositories(self.reader)
+        return [model for repo in repos for model in discover(repo)]
+
+    def render(self, outputs: Mapping[str, Any] | None = None) -> Rendered:
+        """The stack's Kubernetes manifests (``tdk render k8s``), validated like ``pulumi up``
+        would; a target without a Kubernetes workload refuses, naming why."""
+        from infra.targets.k8s.render import render_settings
+
+        deploy = self.entry.deploy()
+        return render_settings(
+            self.entry.name, self.name, lambda output: deploy.render(self.config, output), outputs
+        )
 
 
 def settings(reader: ConfigReader, name: str) -> StackSettings:

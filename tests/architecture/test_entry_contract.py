@@ -9,7 +9,7 @@ import pytest
 
 from infra.targets import registry
 from infra.targets.capabilities import DECOUPLED, DEPLOY, PLAN, VALIDATE
-from infra.targets.registry import TargetEntry
+from infra.targets.entry import TargetEntry
 from tdk.errors import ConfigError, UsageError
 
 
@@ -47,7 +47,7 @@ def test_a_capability_without_methods_is_data_with_a_reason() -> None:
     """Serving decoupled models is refused with a reason, and the refusal names who can."""
     probe = _entry(cannot={DEPLOY: "x", PLAN: "x", VALIDATE: "x", DECOUPLED: "no streams"})()
     assert not probe.can(DECOUPLED)
-    refusal = probe.refuse(DECOUPLED)
+    refusal = registry.refusal(probe, DECOUPLED)
     assert "cannot serve decoupled models: no streams" in refusal.message
     assert "eks" in (refusal.hint or "") and "sagemaker," not in (refusal.hint or "")
 
@@ -66,9 +66,11 @@ def test_deploy_is_a_module_or_a_refusal() -> None:
 
 def test_a_refused_capability_says_why_and_who_can() -> None:
     probe = _entry()()
-    with pytest.raises(UsageError, match="the probe target cannot plan: no prices") as caught:
+    with pytest.raises(UsageError, match="the probe target cannot plan: no prices"):
         probe.candidate(None)  # type: ignore[arg-type]
-    assert "sagemaker" in (caught.value.hint or "")
+    refusal = registry.refusal(probe, PLAN)
+    assert "the probe target cannot plan: no prices" in refusal.message
+    assert "sagemaker" in (refusal.hint or "")
 
 
 def test_register_adds_a_target_once() -> None:

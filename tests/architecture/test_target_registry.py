@@ -6,6 +6,7 @@ with both ``--endpoint`` and ``--endpoint-url``)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
@@ -15,6 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from infra.targets.entry import TargetEntry
 
 ROOT = Path(__file__).resolve().parents[2]
 DUMMY = "tests.targets.dummy.entry"
@@ -44,6 +47,33 @@ for path, command in walk(typer.main.get_command(build_app()), []):
     rows.append({"command": path, "options": options, "targets": targets, "stacks": stacks})
 print(json.dumps(rows))
 """
+
+
+def _builtin_entries() -> list[TargetEntry]:
+    """The ``ENTRY`` of every ``infra/targets/*/entry.py``, found by walking the folder (not
+    through the registry), so a target the registry's discovery missed fails the test."""
+    found = []
+    for path in sorted((ROOT / "infra" / "targets").glob("*/entry.py")):
+        entry = getattr(
+            importlib.import_module(f"infra.targets.{path.parent.name}.entry"), "ENTRY", None
+        )
+        if entry is not None:
+            found.append(entry)
+    return found
+
+
+def test_the_targets_are_discovered_in_their_declared_order() -> None:
+    """Adding a target is a folder with an ``entry.py``: the registry finds it (no list to
+    edit) and orders the built-in targets by their ``order``; each order is its own."""
+    from infra.targets import registry
+
+    entries = _builtin_entries()
+    assert len({e.order for e in entries}) == len(entries), "two targets share an order"
+    assert registry.names() == [e.name for e in sorted(entries, key=lambda e: e.order)]
+    # the order the --target choices had when the list was hand-written (a new target may
+    # stand anywhere among them)
+    before = ["sagemaker", "sagemaker-ic", "gke", "eks", "aks", "local"]
+    assert [name for name in registry.names() if name in before] == before
 
 
 def _env(extra: str | None) -> dict[str, str]:
@@ -82,8 +112,9 @@ def test_one_cli_vocabulary(extra: str | None) -> None:
     choices = {json.dumps(t) for row in rows for t in row["targets"]}  # type: ignore[attr-defined]
     assert len(choices) == 1, f"--target choices differ between commands: {choices}"
     [found] = [json.loads(c) for c in choices]
-    builtin = ["sagemaker", "sagemaker-ic", "gke", "eks", "aks", "local"]
-    want = builtin + (["dummy"] if extra else [])
+    # the built-in targets in their declared order (discovered, not listed), extras after
+    builtin = sorted(_builtin_entries(), key=lambda e: e.order)
+    want = [e.name for e in builtin] + (["dummy"] if extra else [])
     assert found == want
     with_target = {row["command"] for row in rows if row["targets"]}
     assert {"invoke", "bench", "metrics", "endpoint status", "endpoint wait", "validate",

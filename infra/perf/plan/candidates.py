@@ -2,7 +2,7 @@
 shape of the target (its entry prices it), plus the baseline the user runs today.
 
 The target's entry comes in as a parameter (``Pricer``: what of a
-``infra.targets.registry.TargetEntry`` this module asks), so the planner never imports the
+``infra.targets.entry.TargetEntry`` this module asks), so the planner never imports the
 targets."""
 
 from __future__ import annotations

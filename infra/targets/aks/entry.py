@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.planning.pricing import PriceTable, Quote
 from infra.targets.aks.cloud import CLOUD
+from infra.targets.entry import PlanUnit, Stack
 from infra.targets.k8s.entry import KubernetesEntry
-from infra.targets.registry import PlanUnit, StackSettings
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
@@ -20,6 +20,7 @@ IMAGE_KEY = "k8sTritonImage"
 
 class AksEntry(KubernetesEntry):
     name = "aks"
+    order = 50
     summary = "AKS GPU node pool running Triton, autoscaled by KEDA on Triton's metrics"
     deploy_module = "infra.targets.aks.target"
     client_module = "infra.targets.aks.client"
@@ -70,15 +71,13 @@ class AksEntry(KubernetesEntry):
         price = table.lookup(prices.SECTION, quote.region, found.name)
         return Candidate(quote.spec, quote.unit_rps, found.gpus, price.usd_per_hour, quote.measured)
 
-    def plan_unit(self, stack: StackSettings) -> PlanUnit:
+    def plan_unit(self, stack: Stack) -> PlanUnit:
         return PlanUnit(stack.get(self.region_key), stack.get(GPU_SIZE_KEY))
 
     def unit_values(self, unit: PlanUnit) -> dict[str, str]:
         return {GPU_SIZE_KEY: unit.instance}
 
-    def stack_location(
-        self, stack: StackSettings, outputs: Mapping[str, Any]
-    ) -> dict[str, str | None]:
+    def stack_location(self, stack: Stack, outputs: Mapping[str, Any]) -> dict[str, str | None]:
         """The shared fields and, once deployed, the Azure Monitor workspace's query URL."""
         url = outputs.get("prometheusQueryUrl")
         found = super().stack_location(stack, outputs)

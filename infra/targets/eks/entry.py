@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.clouds.aws.machine import CLOUD
 from infra.planning.pricing import PriceTable, Quote
+from infra.targets.entry import PlanUnit, Stack
 from infra.targets.k8s.entry import KubernetesEntry
-from infra.targets.registry import PlanUnit, StackSettings
 
 if TYPE_CHECKING:
     from infra.planning.report import Candidate
@@ -19,6 +19,7 @@ IMAGE_KEY = "k8sTritonImage"
 
 class EksEntry(KubernetesEntry):
     name = "eks"
+    order = 40
     summary = "EKS GPU node group running Triton, autoscaled by KEDA on Triton's metrics"
     deploy_module = "infra.targets.eks.target"
     client_module = "infra.targets.eks.client"
@@ -58,12 +59,10 @@ class EksEntry(KubernetesEntry):
     def unit_values(self, unit: PlanUnit) -> dict[str, str]:
         return {INSTANCE_KEY: unit.instance}
 
-    def plan_unit(self, stack: StackSettings) -> PlanUnit:
+    def plan_unit(self, stack: Stack) -> PlanUnit:
         return PlanUnit(stack.get(self.region_key), stack.get(INSTANCE_KEY))
 
-    def stack_location(
-        self, stack: StackSettings, outputs: Mapping[str, Any]
-    ) -> dict[str, str | None]:
+    def stack_location(self, stack: Stack, outputs: Mapping[str, Any]) -> dict[str, str | None]:
         """The shared fields and, once deployed, the AMP workspace metrics read."""
         workspace = outputs.get("ampWorkspaceId")
         found = super().stack_location(stack, outputs)

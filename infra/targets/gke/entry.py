@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 from infra.clouds.gcp.machine import CLOUD
 from infra.planning.pricing import PriceTable, Quote
+from infra.targets.entry import PlanUnit, Stack
 from infra.targets.k8s.entry import KubernetesEntry
-from infra.targets.registry import PlanUnit, StackSettings
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
@@ -19,6 +19,7 @@ SHAPE_SEPARATOR = "+"
 
 class GkeEntry(KubernetesEntry):
     name = "gke"
+    order = 30
     summary = "GKE GPU node pool running Triton, autoscaled by KEDA on Triton's metrics"
     deploy_module = "infra.targets.gke.target"
     client_module = "infra.targets.gke.client"
@@ -72,7 +73,7 @@ class GkeEntry(KubernetesEntry):
         gpus = str(unit.gpus_per_node)
         return {"gkeMachineType": machine, "gkeGpuType": gpu, "gkeGpusPerNode": gpus}
 
-    def plan_unit(self, stack: StackSettings) -> PlanUnit:
+    def plan_unit(self, stack: Stack) -> PlanUnit:
         shape = f"{stack.get('gkeMachineType')}{SHAPE_SEPARATOR}{stack.get('gkeGpuType')}"
         gpus = int(stack.get("gkeGpusPerNode") or 1)
         return PlanUnit(stack.get(self.region_key), shape, gpus)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from infra.targets.registry import TargetEntry
+from infra.targets.entry import TargetEntry
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:

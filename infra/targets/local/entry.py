@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from infra.targets.capabilities import DECOUPLED, DEPLOY, LLM_ENGINES, PLAN, VALIDATE
-from infra.targets.registry import TargetEntry
+from infra.targets.entry import TargetEntry
 
 if TYPE_CHECKING:
     from infra.targets.operations import Locator
@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 class LocalEntry(TargetEntry):
     name = "local"
+    order = 60
     summary = "the local endpoint started by `tdk local up` (no cloud account)"
     client_module = "infra.targets.local.client"
     cannot: ClassVar[dict[str, str]] = {

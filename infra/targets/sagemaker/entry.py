@@ -8,7 +8,7 @@ from infra.clouds.aws.machine import CLOUD
 from infra.planning.pricing import PriceTable, Quote
 from infra.sagemaker_common.instances import MME_DECOUPLED, NO_ENGINE_IMAGE
 from infra.targets.capabilities import DECOUPLED, LLM_ENGINES
-from infra.targets.registry import PlanUnit, StackSettings, TargetEntry
+from infra.targets.entry import PlanUnit, Stack, TargetEntry
 
 if TYPE_CHECKING:
     from infra.planning.report import Candidate, Option, PlanReport
@@ -20,6 +20,7 @@ PREFIX = "ml."
 
 class SageMakerEntry(TargetEntry):
     name = "sagemaker"
+    order = 10
     summary = "SageMaker multi-model endpoint running the SageMaker Triton image"
     deploy_module = "infra.targets.sagemaker.target"
     client_module = "infra.targets.sagemaker.client"
@@ -57,7 +58,7 @@ class SageMakerEntry(TargetEntry):
     def unit_values(self, unit: PlanUnit) -> dict[str, str]:
         return {INSTANCE_KEY: unit.instance}
 
-    def plan_unit(self, stack: StackSettings) -> PlanUnit:
+    def plan_unit(self, stack: Stack) -> PlanUnit:
         return PlanUnit(stack.get(self.region_key), stack.get(INSTANCE_KEY))
 
     def scaling_updates(self, report: PlanReport, option: Option) -> dict[str, int]:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, ClassVar
 from infra.clouds.aws.machine import CLOUD
 from infra.sagemaker_common.instances import NO_ENGINE_IMAGE
 from infra.targets.capabilities import LLM_ENGINES, PLAN
-from infra.targets.registry import TargetEntry
+from infra.targets.entry import TargetEntry
 from infra.targets.sagemaker_ic.names import TARGET_NAME
 
 if TYPE_CHECKING:
@@ -20,6 +20,7 @@ INSTANCE_KEY = "sagemakerIcInstanceType"
 
 class SageMakerIcEntry(TargetEntry):
     name = TARGET_NAME
+    order = 20
     summary = "SageMaker inference components, one Triton container per model copy"
     deploy_module = "infra.targets.sagemaker_ic.target"
     client_module = "infra.targets.sagemaker_ic.client"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from infra.facts.machine import Check, Cloud, Tool
 from infra.planning.pricing import Quote
-from infra.targets.registry import PlanUnit, StackSettings, TargetEntry
+from infra.targets.entry import PlanUnit, Stack, TargetEntry
 
 if TYPE_CHECKING:
     from infra.planning.report import Candidate, Option, PlanReport
@@ -59,7 +59,7 @@ class DummyEntry(TargetEntry):
     def unit_values(self, unit: PlanUnit) -> dict[str, str]:
         return {"dummyBox": unit.instance}
 
-    def plan_unit(self, stack: StackSettings) -> PlanUnit:
+    def plan_unit(self, stack: Stack) -> PlanUnit:
         return PlanUnit(stack.get(self.region_key), stack.get("dummyBox"))
 
     def scaling_updates(self, report: PlanReport, option: Option) -> dict[str, int]:

@@ -30,7 +30,7 @@ CORPUS: dict[str, tuple[Callable[[Path], Path], str]] = {
 }
 
 
-def _stack(name: str, overrides: dict[str, Any] | None = None) -> registry.StackSettings:
+def _stack(name: str, overrides: dict[str, Any] | None = None) -> stacks.StackSettings:
     return stacks.settings(ConfigReader(stack_config(name, overrides).get), name)
 
 
