@@ -10,7 +10,9 @@ RELEASE := build/release
 PYTEST_ARGS ?=
 # Test processes (pytest-xdist). Many tests wait on a Triton, a store or a child process, so 3 on
 # 2 cores keeps both busy: 7 min 55 s against 11 min 27 s with 2 (2-core machine, 2026-11-26).
-# Each file stays in one process (--dist loadfile): its module fixtures start one Triton.
+# Each file stays in one process (--dist loadfile): its module fixtures start one Triton. Files go
+# out in collection order (--no-loadscope-reorder), longest first (tests/conftest.py LONGEST_FIRST):
+# xdist's own order (most tests first) left the one-test bench runs for last, one process busy.
 PYTEST_WORKERS ?= 3
 
 AZURITE := azurite@3.35.0
@@ -101,7 +103,7 @@ typecheck: $(VENV)/.installed
 	$(BIN)/mypy tdk packager cli infra bench model_repos/generate.py model_repos/inputs.py
 
 pytest: setup
-	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 test: setup lint typecheck pytest
 

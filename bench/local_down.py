@@ -32,6 +32,7 @@ from invoke import make_release  # noqa: E402  (bench/invoke.py: the same sample
 
 from infra.clients.inputs import example_inputs  # noqa: E402
 from infra.sagemaker_common.runtime import SageMakerRuntimeTarget  # noqa: E402
+from infra.targets.local.serve import session_processes  # noqa: E402
 from packager.stores import open_store  # noqa: E402
 from packager.stores.capped import read_manifest  # noqa: E402
 
@@ -42,20 +43,6 @@ def _tdk(args: list[str], env: dict[str, str]) -> tuple[float, subprocess.Comple
     started = time.monotonic()
     done = subprocess.run([*TDK, *args], cwd=ROOT, env=env, capture_output=True, text=True)
     return time.monotonic() - started, done
-
-
-def _descendants(pid: int) -> set[int]:
-    """The processes of ``pid``'s session (the endpoint runs in a session of its own)."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[3]) == pid and fields[0] != "Z":  # field 6: the session id
-                found.add(int(entry.name))
-    return found
 
 
 def one_run(store: Path, env: dict[str, str]) -> dict[str, Any]:
@@ -72,11 +59,11 @@ def one_run(store: Path, env: dict[str, str]) -> dict[str, Any]:
             target.infer(model, example_inputs(model))
     finally:
         target.close()
-    session = _descendants(state["pid"])
+    session = session_processes(state["pid"])
     took, done = _tdk(["local", "down"], env)
     if done.returncode != 0:
         raise SystemExit(f"tdk local down failed:\n{done.stdout}{done.stderr}")
-    left = _descendants(state["pid"])
+    left = session_processes(state["pid"])
     return {"down_s": took, "loaded": len(manifest.models), "processes": len(session),
             "left": sorted(left), "said": done.stderr.strip()}  # fmt: skip
 

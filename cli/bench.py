@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
-from enum import StrEnum
-from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -34,19 +30,14 @@ from cli.genbench import (
     PromptsOpt,
     RequestsOpt,
     bench_prompts,
-    open_loop_load,
-    parse_goodput,
-    read_prompts,
 )
 from cli.invoke import (
     DEFAULT_MAX_TOKENS,
     ExampleOpt,
     MaxTokensOpt,
     PromptOpt,
-    gather_inputs,
     locator,
     no_decoupled,
-    no_tensor_options,
     open_target,
     resolve_model,
 )
@@ -60,25 +51,12 @@ from cli.locate import (
     locate,
 )
 from cli.output import Output, stability
-from infra.clients.base import InferenceTarget
 from infra.clients.deadline import check_timeout
-from infra.clients.triton_http import TritonHttpTarget
+from infra.perf.bench import session
 from infra.perf.bench.drive import DEFAULT_PROCESSES
-from infra.perf.bench.genbench import GenLoad
-from infra.perf.bench.loadgen import DEFAULT_CONCURRENCY, Stability
-from infra.perf.bench.measure import Load
-from tdk.errors import TdkError, UsageError
+from infra.perf.bench.request import DEFAULT_LEVELS, LOAD, Arrival, BenchRequest, tensor_load
+from tdk.errors import TdkError
 
-LOAD = Load()  # where the defaults are declared
-
-
-class Arrival(StrEnum):
-    constant = "constant"
-    poisson = "poisson"
-
-
-#: the sweep when --concurrency is not given: tune's too (infra.perf.bench.loadgen)
-DEFAULT_LEVELS = ",".join(str(n) for n in DEFAULT_CONCURRENCY)
 ConcurrencyOpt = Annotated[
     str | None,
     typer.Option(
@@ -145,58 +123,6 @@ GpuOpt = Annotated[
 ]
 
 
-def _levels(text: str) -> tuple[int, ...]:
-    try:
-        levels = tuple(int(part) for part in text.split(",") if part.strip())
-    except ValueError:
-        levels = ()
-    if not levels or min(levels) < 1:
-        raise UsageError(
-            f"--concurrency {text!r}: expected positive integers", hint="e.g. -c 1,4,16"
-        )
-    return levels
-
-
-@dataclass(frozen=True)
-class BenchRequest:
-    """``tdk bench``'s options by name, as given (``None``: not given, the default applies)."""
-
-    target_model: TargetModelOpt
-    target: StackTargetOpt
-    endpoint: EndpointOpt
-    concurrency: ConcurrencyOpt
-    rate: RateOpt
-    arrival: ArrivalOpt
-    duration: DurationOpt
-    stability: StabilityOpt
-    max_windows: MaxWindowsOpt
-    processes: ProcessesOpt
-    batch: BatchOpt
-    inputs: InputOpt
-    text: TextOpt
-    store: ManifestReleaseOpt
-    url: UrlOpt
-    stack: StackOpt
-    stack_outputs: StackOutputsOpt
-    project_dir: ProjectDirOpt
-    grpc: GrpcOpt
-    json_body: JsonBodyOpt
-    region: RegionOpt
-    endpoint_url: EndpointUrlOpt
-    instance_type: InstanceTypeOpt
-    gpu: GpuOpt
-    timeout: TimeoutOpt
-    json: JsonOpt
-    example: ExampleOpt
-    samples: SamplesOpt
-    prompt: PromptOpt
-    prompts: PromptsOpt
-    requests: RequestsOpt
-    max_tokens: MaxTokensOpt
-    goodput: GoodputOpt
-    csv: CsvOpt
-
-
 def bench(
     target_model: TargetModelOpt,
     target: StackTargetOpt = None,
@@ -235,80 +161,32 @@ def bench(
 ) -> None:
     """Throughput, p50/p90/p99 latency and errors; the first request is reported as cold.
     With --prompt/--prompts: streamed generation, TTFT, TPOT, e2e and output tokens/s."""
-    request = BenchRequest(**locals())  # the request is the options, by name
+    options = dict(locals())  # the request is the options, by name (BenchRequest's fields)
+    request = BenchRequest(**{**options, "target": target.value if target else None})
     out = Output(json_mode=request.json)
     check_timeout(request.timeout)
     r = request
     target_, where = locate(
-        r.target,
+        target,
         locator(r.endpoint, r.region, r.stack, r.project_dir, r.url, r.store),
         r.stack_outputs,
     )
-    if r.prompt is not None or r.prompts is not None:
-        _bench_generate(out, r, target_, where)
+    if r.generates:
+        bench_prompts(out, r, target_, where)
     else:
         _bench_tensors(out, r, target_, where)
 
 
-def _bench_generate(out: Output, r: BenchRequest, target: Any, where: Any) -> None:
-    """Streamed generation at each level (or one open-loop rate)."""
-    no_tensor_options(
-        **{"--input": r.inputs, "--text": r.text, "--example": r.example, "--grpc": r.grpc},
-        **{"--json-body": r.json_body, "--samples": r.samples},
-    )
-    concurrency = r.concurrency
-    gen_levels = (1,) if concurrency is None or r.rate is not None else _levels(concurrency)
-    texts = read_prompts(r.prompt, r.prompts)
-    gen_loads = [
-        open_loop_load(
-            GenLoad(texts, r.requests, clients, r.rate), r.arrival is Arrival.poisson, r.duration
-        )
-        for clients in gen_levels
-    ]
-    bench_prompts(
-        out,
-        target,
-        where,
-        (r.store, r.endpoint_url),
-        r.target_model,
-        r.timeout,
-        gen_loads,
-        r.max_tokens,
-        (r.instance_type, r.gpu),
-        (parse_goodput(r.goodput), r.csv),
-    )
-
-
 def _bench_tensors(out: Output, r: BenchRequest, target: Any, where: Any) -> None:
     """The cold/warm probe, then the closed-loop levels or one open-loop rate."""
-    from infra.perf.bench.measure import RunsOn, run_bench
-
-    steady = Stability(r.stability, r.max_windows)
-    steady.check()
-    sweep = _levels(DEFAULT_LEVELS if r.concurrency is None else r.concurrency)
-    window_s = LOAD.duration_s if r.duration is None else r.duration
-    load = Load(sweep, r.rate, r.arrival is Arrival.poisson, window_s, steady)
+    load = tensor_load(r)  # checked before the target is opened
     client, manifest = open_target(target, where, r.store, r.grpc, r.endpoint_url, r.timeout)
     try:
         model = resolve_model(manifest, r.target_model)
         no_decoupled(model)
-        # example inputs (or --samples), any tensor given with --input / --text replacing its own
-        every = _requests(model, r.inputs, r.text, r.batch, r.samples)
-        arrays = every[0]
-        request = client.prepare(model, arrays, binary=not r.json_body)
-        more = tuple(client.prepare(model, one, binary=not r.json_body) for one in every[1:])
-        make: Callable[[], InferenceTarget]
-        if isinstance(client, TritonHttpTarget):  # one keep-alive connection per thread
-            make = partial(TritonHttpTarget, client.url, r.grpc, r.timeout)
-            load = replace(load, processes=r.processes)  # each process its own connections
-        else:  # boto3 clients are thread-safe and pool their connections
-            make = partial(_same, client)
-        runs_on = RunsOn(target.value, r.instance_type, r.gpu)
-        rows = _rows(model.max_batch_size, arrays)
+        prepared = session.prepare(r, load, client, (target.value, model))
         with out.progress() as start:
-            levels = 1 if load.rate is not None else len(load.concurrency)
-            advance = start(f"bench {model.target_model}", levels + 1)
-            record = run_bench(make, model, request, load, runs_on, rows, advance, more)
+            record = session.run(prepared, start(f"bench {model.target_model}", prepared.steps))
     finally:
         client.close()
     report(out, record, r.json)
@@ -350,29 +228,6 @@ def _check_failures(out: Output, record: dict[str, Any]) -> None:
             "the model's error, then fix the inputs (--input NAME=...) or the model",
         )
     out.warn(f"{failed} of {failed + ok} requests failed ({shown})")
-
-
-def _requests(
-    model: Any, inputs: list[str] | None, text: str | None, batch: int, samples: Path | None
-) -> list[dict[str, Any]]:
-    """What bench sends, in turn: the sample requests or the example inputs (at ``batch``),
-    each with the tensors --input / --text give replacing theirs."""
-    if samples is None:
-        return [gather_inputs(model, inputs, text, example=True, batch=batch)]
-    from infra.clients.inputs import sample_requests, with_overrides
-
-    return [with_overrides(model, s, inputs, text) for s in sample_requests(model, samples, batch)]
-
-
-def _rows(max_batch_size: int, arrays: dict[str, Any]) -> int:
-    """Inferences per request: the batch dimension of the inputs (1 for a model without one)."""
-    if max_batch_size <= 0 or not arrays:
-        return 1
-    return int(next(iter(arrays.values())).shape[0])
-
-
-def _same(client: InferenceTarget) -> InferenceTarget:
-    return client
 
 
 def _ms(value: float | None) -> str:

@@ -22,7 +22,7 @@ def needs(project_dir: Path, stacks: list[str]) -> list[Any]:
     found = []
     for name in stacks:
         entry = load_stack(project_dir, name).entry
-        if entry.can(DEPLOY):
+        if entry.refused(DEPLOY) is None:
             found.append(Needs(name, entry.name, entry.cloud, isinstance(entry, KubernetesEntry)))
     return found
 

@@ -40,12 +40,11 @@ def _client(
     url: str | None,
     outputs: Path | None,
 ) -> Any:
-    from infra.targets.operations import Locator
-    from infra.targets.registry import load_client
+    from infra.targets.deployment import Given
 
-    given = Locator(endpoint=endpoint, region=region, stack=stack, project_dir=project_dir, url=url)
-    name, where = locate(target, given, outputs)
-    return load_client(name.value, where)
+    options = {"--endpoint": endpoint, "--region": region, "--url": url}
+    _, where = locate(target, Given(options, stack, project_dir), outputs)
+    return where.client()
 
 
 def _show(out: Output, state: Any) -> None:

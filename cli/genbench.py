@@ -17,6 +17,7 @@ from tdk.errors import TdkError, UsageError
 if TYPE_CHECKING:
     from cli.locate import TargetName
     from infra.clients.generate import Generator
+    from infra.perf.bench.request import BenchRequest
     from infra.targets.operations import Locator
 
 PromptsOpt = Annotated[
@@ -106,27 +107,37 @@ def open_loop_load(load: GenLoad, poisson: bool, deadline_s: float | None) -> Ge
     return replace(load, poisson=poisson, deadline_s=deadline_s)
 
 
-def bench_prompts(
-    out: Output,
-    target: TargetName,
-    where: Locator,
-    stores: tuple[str | None, str | None],
-    target_model: str,
-    timeout: float,
-    loads: list[GenLoad],
-    max_tokens: int,
-    runs_on: tuple[str | None, str | None] = (None, None),
-    report: tuple[dict[str, float] | None, Path | None] = (None, None),
-) -> None:
-    """Resolve the model in the release (``stores``: --release, --s3-endpoint-url), then bench
-    each load level; ``runs_on`` (--instance-type, --gpu) is recorded for ``tdk plan``;
-    ``report``: --goodput SLOs and the --csv path."""
-    from cli.invoke import generate_client, resolve_model, target_manifest
+def bench_prompts(out: Output, request: BenchRequest, target: TargetName, where: Locator) -> None:
+    """Resolve the model in the release (--release, --s3-endpoint-url), then bench each load
+    level of ``request`` (-c levels, or one --rate); --instance-type and --gpu are recorded for
+    ``tdk plan``, --goodput SLOs and --csv shape the report."""
+    from cli.invoke import generate_client, no_tensor_options, resolve_model, target_manifest
 
-    model = resolve_model(target_manifest(target, where, *stores), target_model)
-    client = generate_client(target, where, model, timeout)
-    recorded = {"target": target.value, "instance_type": runs_on[0], "gpu": runs_on[1]}
-    bench_generate(out, client, loads, max_tokens, recorded, report)
+    r = request
+    no_tensor_options(
+        **{"--input": r.inputs, "--text": r.text, "--example": r.example, "--grpc": r.grpc},
+        **{"--json-body": r.json_body, "--samples": r.samples},
+    )
+    loads = gen_loads(r)
+    report = (parse_goodput(r.goodput), r.csv)
+    manifest = target_manifest(target, where, r.store, r.endpoint_url)
+    model = resolve_model(manifest, r.target_model)
+    client = generate_client(target, where, model, r.timeout)
+    recorded = {"target": target.value, "instance_type": r.instance_type, "gpu": r.gpu}
+    bench_generate(out, client, loads, r.max_tokens, recorded, report)
+
+
+def gen_loads(request: BenchRequest) -> list[GenLoad]:
+    """One closed loop per -c level (default 1), or one open loop at --rate."""
+    from infra.perf.bench.request import Arrival, levels
+
+    r = request
+    clients = (1,) if r.concurrency is None or r.rate is not None else levels(r.concurrency)
+    texts = read_prompts(r.prompt, r.prompts)
+    poisson = r.arrival is Arrival.poisson
+    return [
+        open_loop_load(GenLoad(texts, r.requests, n, r.rate), poisson, r.duration) for n in clients
+    ]
 
 
 def bench_generate(

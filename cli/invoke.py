@@ -40,6 +40,7 @@ from tdk.errors import UsageError
 
 if TYPE_CHECKING:
     from infra.clients.generate import Generator
+    from infra.targets.deployment import Given
     from infra.targets.operations import Locator
 
 
@@ -76,12 +77,9 @@ def target_manifest(
     target: TargetName, where: Locator, store: str | None, store_endpoint_url: str | None = None
 ) -> Manifest:
     """The release manifest of the deployment (the local endpoint: its release by default)."""
-    from infra.targets import registry
-
-    entry = registry.get(target.value)
-    store = store or where.release or entry.default_store(where)
+    store = store or where.release or where.default_release()
     if store is None:
-        raise UsageError(f"--target {entry.name} needs --release", hint="pass the release URL")
+        raise UsageError(f"--target {target.value} needs --release", hint="pass the release URL")
     return load_manifest(store, store_endpoint_url)
 
 
@@ -90,9 +88,8 @@ def open_client(
 ) -> InferenceTarget:
     """The client for the target (made after the request was checked against the manifest);
     every request it sends ends within ``timeout`` seconds in total."""
-    from infra.targets import registry
-
-    return registry.get(target.value).inference(where, grpc, timeout)
+    del target  # the locator is the target's own
+    return where.inference(grpc, timeout)
 
 
 def locator(
@@ -102,17 +99,15 @@ def locator(
     project_dir: str | Path = ".",
     url: str | None = None,
     store: str | None = None,
-) -> Locator:
-    """Where the deployment is, as the options gave it (``--stack`` is a stack name)."""
-    from infra.targets.operations import Locator
+) -> Given:
+    """What the options say of where the deployment is (``--stack`` is a stack name)."""
+    from infra.targets.deployment import Given
     from infra.targets.stacks import check_stack_name
 
     if stack is not None:
         check_stack_name(stack)
-    return Locator(
-        endpoint=endpoint, region=region, stack=stack, project_dir=project_dir, url=url,
-        release=store,
-    )  # fmt: skip
+    options = {"--endpoint": endpoint, "--region": region, "--url": url, "--release": store}
+    return Given(options, stack, Path(project_dir))
 
 
 ExampleOpt = Annotated[
@@ -152,18 +147,16 @@ def generate_client(
     the target's own route (``TargetClient.generator``), or the URL its client reports (the
     local endpoint's)."""
     from infra.clients.generate import GenerateClient
-    from infra.targets import registry
 
-    entry = registry.get(target.value)
     hint = (
         "pass --url with Triton's HTTP address (e.g. after `kubectl port-forward "
         "svc/<workload> 8000:8000`: --url http://127.0.0.1:8000); SageMaker MME does not "
         "serve decoupled models"
     )
-    url = where.url
+    url = where.triton_url()
     if not url:
         try:
-            client = entry.client(where)
+            client = where.client()
         except UsageError as exc:
             raise UsageError(
                 f"{exc.message} (or --url, Triton's HTTP address, for the generate endpoint)",
@@ -175,7 +168,7 @@ def generate_client(
         url = client.where().get("url")
     if not url:
         raise UsageError(
-            f"--target {entry.name} has no generate endpoint to reach without --url", hint
+            f"--target {target.value} has no generate endpoint to reach without --url", hint
         )
     return GenerateClient(url, model.name, timeout)
 

@@ -16,6 +16,7 @@ import typer
 from infra.targets import registry
 
 if TYPE_CHECKING:
+    from infra.targets.deployment import Given
     from infra.targets.operations import Locator
 
 #: one member per registered target, in registry order (``sagemaker-ic``'s member is its value)
@@ -90,12 +91,12 @@ UrlOpt = Annotated[
 
 def locate(
     target: TargetName | None,
-    where: Locator,
+    given: Given,
     outputs: Path | None = None,
 ) -> tuple[TargetName, Locator]:
-    """The target and where its deployment is: ``--stack`` names them, flags win
-    (``infra.targets.deployment.resolve``)."""
+    """The target and its own locator: ``--stack`` names the target, flags win, an option the
+    target does not take is refused (``infra.targets.deployment.resolve``)."""
     from infra.targets.deployment import resolve
 
-    name, located = resolve(target.value if target is not None else None, where, outputs)
-    return TargetName(name), located
+    where = resolve(target.value if target is not None else None, given, outputs)
+    return TargetName(where.target_name()), where

@@ -75,22 +75,19 @@ def metrics(
     json_mode: JsonOpt = False,
 ) -> None:
     """Invocations, latency, errors, queueing and utilisation of a deployment."""
-    from infra.targets.operations import Locator
-    from infra.targets.registry import load_client
+    from infra.targets.deployment import Given
 
     out = Output(json_mode=json_mode)
     window = parse_since(since) if since else None
-    given = Locator(
-        endpoint=endpoint,
-        region=region,
-        stack=stack,
-        project_dir=project_dir,
-        prometheus_url=prometheus_url,
-        workspace_id=workspace_id,
-        url=url,
-    )
-    target, where = locate(target, given, outputs)
-    client = load_client(target.value, where)
+    options = {
+        "--endpoint": endpoint,
+        "--region": region,
+        "--prometheus-url": prometheus_url,
+        "--workspace-id": workspace_id,
+        "--url": url,
+    }
+    target, where = locate(target, Given(options, stack, project_dir), outputs)
+    client = where.client()
     readings = client.metrics(window)
     located = client.where()
     if json_mode:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -42,39 +42,35 @@ MeasurementArg = Annotated[
 ]
 
 
+def _number(flag: str, help: str) -> Any:
+    """A number option read as text (``decimal_option`` parses it exactly, naming the flag)."""
+    return typer.Option(flag, metavar="FLOAT", help=help)
+
+
 PeakRpsOpt = Annotated[
     str | None,
-    typer.Option(
+    _number(
         "--peak-rps",
-        metavar="FLOAT",
-        help="Peak inferences/s (default: the traffic maximum); on a bench --prompt "
-        "measurement, requests/s at its sequence lengths.",
+        "Peak inferences/s (default: the traffic maximum); on a bench --prompt measurement, "
+        "requests/s at its sequence lengths.",
     ),
 ]
-
 TrafficOpt = Annotated[
     Path | None, typer.Option("--traffic", help="CSV of time,rps (one row per interval).")
 ]
-
 SloMsOpt = Annotated[
     str | None,
-    typer.Option(
+    _number(
         "--latency-budget-ms",
-        metavar="FLOAT",
-        help="p99 the unit must meet (ms); on a bench --prompt measurement, of time to "
-        "first token.",
+        "p99 the unit must meet (ms); on a bench --prompt measurement, of time to first token.",
     ),
 ]
-
 InstanceTypesOpt = Annotated[
     list[str] | None,
     typer.Option("--instance-type", help="Candidate TYPE or TYPE:RPS (repeatable)."),
 ]
-
 RegionOpt = Annotated[str | None, typer.Option("--region", help="Price region.")]
-
 GpusPerNodeOpt = Annotated[int, typer.Option("--gpus-per-node", min=1, help="GKE.")]
-
 BaselineOpt = Annotated[
     str | None,
     typer.Option(
@@ -83,31 +79,22 @@ BaselineOpt = Annotated[
         help="What runs today: instance type, what it serves, $/h, e.g. inf2.xlarge:2756rps:0.76",
     ),
 ]
-
 SafetyFactorOpt = Annotated[
-    str,
-    typer.Option(
-        "--safety-factor", metavar="FLOAT", help="Share of a unit's capacity to plan for."
-    ),
+    str, _number("--safety-factor", "Share of a unit's capacity to plan for.")
 ]
-
 PricesOpt = Annotated[Path | None, typer.Option("--prices", help="Price table override.")]
-
 PlotOpt = Annotated[Path | None, typer.Option("--plot", help="PNG: cost per hour.")]
-
 WriteStackOpt = Annotated[
     Path | None, typer.Option("--write-stack", help="Pulumi.<stack>.yaml to update.")
 ]
-
 ComponentsOpt = Annotated[
     str | None,
     typer.Option(
         "--components",
-        help="Release URL: also compare SageMaker inference "
-        "components, MME and the baseline for its models.",
+        help="Release URL: also compare SageMaker inference components, MME and the baseline "
+        "for its models.",
     ),
 ]
-
 HotModelsOpt = Annotated[
     int | None,
     typer.Option(
@@ -116,7 +103,6 @@ HotModelsOpt = Annotated[
         help="With --components: models taking the peak, the rest idle (default: all).",
     ),
 ]
-
 ForceOpt = Annotated[
     bool,
     typer.Option("--force", help="Write scaling keys measured on another target or instance type."),
@@ -191,6 +177,7 @@ def _plan_tokens(out: Output, r: PlanRequest, bench: TokenBench) -> None:
 def _plan_requests(out: Output, r: PlanRequest) -> None:
     from infra.perf.plan import candidates as cands
     from infra.perf.plan.measurement import load_measurement
+    from infra.targets.registry import plan_port
 
     region, gpus_per_node, instance_types = r.region, r.gpus_per_node, r.instance_types
     unit = load_measurement(r.measurement)
@@ -198,19 +185,19 @@ def _plan_requests(out: Output, r: PlanRequest) -> None:
     unit_rps = capacity.throughput_rps * unit.batch  # requests/s x inferences per request
     stack, settings = _stack(r.write_stack)
     entry = entry_for(r.target.value if r.target else None, unit.target, settings)
+    port = plan_port(entry)
     if settings is not None:
-        stack_unit = entry.plan_unit(settings)
+        stack_unit = port.plan_unit(settings)
         region = region or stack_unit.region
         gpus_per_node = stack_unit.gpus_per_node
-        instance_types = [*(instance_types or cands.defaults(entry, None)), stack_unit.instance]
-    region = region or entry.default_region
-    table, every = price_tables(r.prices, entry)
+        instance_types = [*(instance_types or cands.defaults(port, None)), stack_unit.instance]
+    region = region or port.default_region
+    table, every = price_tables(r.prices, port)
     measured_on = unit.instance_type or unit.gpu
-    specs = list(dict.fromkeys(instance_types or cands.defaults(entry, measured_on)))
+    specs = list(dict.fromkeys(instance_types or cands.defaults(port, measured_on)))
     check_candidates(entry, specs, region, gpus_per_node, _committed(stack), settings)
     options = [
-        cands.candidate(entry, s, region, table, unit_rps, measured_on, gpus_per_node)
-        for s in specs
+        cands.candidate(port, s, region, table, unit_rps, measured_on, gpus_per_node) for s in specs
     ]
     if r.baseline is not None:
         options.append(cands.baseline(r.baseline, region, every))
@@ -223,7 +210,7 @@ def _plan_requests(out: Output, r: PlanRequest) -> None:
         cost_plot(report, r.plot)
     diff = None
     if stack is not None and settings is not None:  # last, after everything else succeeded
-        instance = settings.entry.plan_unit(settings).instance
+        instance = port.plan_unit(settings).instance  # the stack's entry is ``entry``
         _check_measured_on(unit, entry.name, instance, report, r.force)
         diff = _write_stack(stack, entry, report, instance)
     ic = None
@@ -284,9 +271,10 @@ def _write_stack(stack: StackFile, entry: TargetEntry, report: PlanReport, insta
     from infra.config import ConfigReader, merged_stack_config
     from infra.targets import stacks
     from infra.targets.feasibility import require_feasible
+    from infra.targets.registry import plan_port
 
     option = next(o for o in report.options if o.name == instance)
-    updates = entry.scaling_updates(report, option)
+    updates = plan_port(entry).scaling_updates(report, option)
     project_dir, name = stacks.stack_from_path(stack.path.resolve())
     merged = merged_stack_config(project_dir, name, updates)
     require_feasible(stacks.settings(ConfigReader(merged.get), name))  # before any write

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from infra.planning.pricing import PriceTable
     from infra.planning.report import Candidate, PlanReport, Sample
     from infra.targets.entry import TargetEntry
+    from infra.targets.ports import PlanPort
     from infra.targets.stacks import StackSettings
 
 
@@ -35,8 +36,8 @@ def check_candidates(
     """Every candidate through the one feasibility path before it is priced (in the planned
     stack ``stack``, with its models, when one is given): a UsageError for the first the
     target cannot deploy."""
-    from infra.targets.entry import PlanUnit
     from infra.targets.feasibility import check_candidate
+    from infra.targets.ports import PlanUnit
 
     models = settings.models if settings is not None else []
     for spec in specs:
@@ -44,14 +45,14 @@ def check_candidates(
         check_candidate(entry, unit, stack, models)
 
 
-def price_tables(path: Path | None, entry: TargetEntry) -> tuple[PriceTable, PriceTable]:
-    """(the table ``entry``'s candidates are priced from, the one a ``--baseline`` or a
+def price_tables(path: Path | None, port: PlanPort) -> tuple[PriceTable, PriceTable]:
+    """(the table ``port``'s candidates are priced from, the one a ``--baseline`` or a
     component is): ``--prices`` for both when given, else the target's committed table and
     every registered target's."""
     from infra.targets import catalogs
 
     if path is None:
-        return catalogs.plan_prices(entry), catalogs.prices()
+        return catalogs.plan_prices(port), catalogs.prices()
     from infra.perf.plan.prices import load_prices
 
     table = load_prices(path)
@@ -83,14 +84,14 @@ def entry_for(
         target = settings.entry.name
     able = registry.able(PLAN)
     if streams:
-        able = [name for name in able if registry.get(name).can(DECOUPLED)]
+        able = [name for name in able if registry.get(name).refused(DECOUPLED) is None]
         if target is None and measured in registry.names() and measured not in able:
             _unplanned(measured, able)
     if target is None:
         target = measured if measured in able else able[0]
     entry = registry.get(target)
     for need in (PLAN, DECOUPLED) if streams else (PLAN,):
-        if not entry.can(need):
+        if entry.refused(need) is not None:
             raise registry.refusal(entry, need)
     return entry
 
@@ -102,9 +103,11 @@ def _unplanned(measured: str, able: list[str]) -> None:
     from infra.targets.capabilities import DECOUPLED, PLAN
 
     entry = registry.get(measured)
-    need = PLAN if not entry.can(PLAN) else DECOUPLED
+    need = PLAN if entry.refused(PLAN) is not None else DECOUPLED
+    refused = entry.refused(need)
+    reason = refused.reason if refused is not None else "not supported"
     raise UsageError(
-        f"the measurement was taken on {measured}, which cannot {need}: {entry.cannot[need]}",
+        f"the measurement was taken on {measured}, which cannot {need}: {reason}",
         hint=f"pass --target {' or '.join(able)} with its --instance-type; --components "
         "RELEASE compares SageMaker inference components at the same load",
     )
@@ -144,7 +147,7 @@ def ic_rows(
     """Inference components vs MME vs the baseline for the release's models (issue 19); a
     decoupled model, or a streamed (token) load, gets MME refused with the reason."""
     from cli.invoke import load_manifest
-    from infra.targets.sagemaker_ic.entry import ENTRY as components
+    from infra.targets.sagemaker_ic.entry import COMPONENTS as components
     from infra.targets.sagemaker_ic.plan import Load, ModelSize, compare
 
     models = [ModelSize(m.name, m.size, bool(m.mme_left_out)) for m in load_manifest(url).models]

@@ -55,11 +55,13 @@ def token_plan(out: Output, bench: TokenBench, args: TokenPlanArgs) -> None:
     priced is assumed, not measured."""
     from infra.perf.plan import candidates as cands
     from infra.perf.plan import token_cost
+    from infra.targets.registry import plan_port
 
     tokens = bench.capacity(args.budget_ms)
     entry = common.entry_for(args.target, tokens.target, None, streams=True)
-    region = args.region or entry.default_region
-    table, every = common.price_tables(args.prices, entry)
+    port = plan_port(entry)
+    region = args.region or port.default_region
+    table, every = common.price_tables(args.prices, port)
     base = token_cost.baseline_candidate(args.baseline, region, every) if args.baseline else None
     measured_on = tokens.instance_type or tokens.gpu
     specs = list(dict.fromkeys(args.instance_types or ([measured_on] if measured_on else [])))
@@ -70,10 +72,10 @@ def token_plan(out: Output, bench: TokenBench, args: TokenPlanArgs) -> None:
         )
     rate = tokens.output_tokens_per_s
     # with --components, the types the plan's target does not own (ml.*) are the components'
-    priced = [s for s in specs if args.components is None or entry.owns(s.partition(":")[0])]
+    priced = [s for s in specs if args.components is None or port.owns(s.partition(":")[0])]
     common.check_candidates(entry, priced or specs, region, args.gpus_per_node)
     options = [
-        cands.candidate(entry, s, region, table, rate, measured_on, args.gpus_per_node)
+        cands.candidate(port, s, region, table, rate, measured_on, args.gpus_per_node)
         for s in priced or specs
     ]
     on = f"{tokens.target} {measured_on}" if measured_on else "an unrecorded unit"

@@ -4,45 +4,27 @@ p99 latency budget, on the local Triton."""
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
 from cli.common import MAX_SECONDS, JsonOpt, SamplesOpt, number
 from cli.output import Output, stability
-from infra.perf.tune.request import TuneRequest
-from infra.perf.tune.search import Settings
-from infra.perf.tune.space import Space
-from packager.config import CONFIG_NAME, load_config
-from tdk.errors import TdkError, UsageError
+from infra.perf.tune import session
+from infra.perf.tune.request import SETTINGS, SPACE, TuneRequest
+from tdk.errors import TdkError
 
 if TYPE_CHECKING:
     from infra.perf.tune.search import Point, Progress
     from infra.perf.tune.tuner import SearchMode, TuneReport
 
 EXIT_INTERRUPTED = 130
-MAX_REPEATS = 20  # each repeat is one more point: a bound on what a typo can cost
-SPACE, SETTINGS = Space(), Settings(budget_ms=0)  # where the defaults are declared
 
 
 def _csv(values: tuple[int, ...]) -> str:
     return ",".join(str(v) for v in values)
-
-
-def _ints(option: str, text: str, minimum: int) -> tuple[int, ...]:
-    try:
-        values = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
-    except ValueError:
-        values = ()
-    if not values or values[0] < minimum:
-        raise UsageError(
-            f"{option} {text!r}: expected comma-separated integers >= {minimum}",
-            hint=f"e.g. {option} 1,2,4",
-        )
-    return values
 
 
 ModelDirArg = Annotated[
@@ -236,82 +218,30 @@ def tune(
     so far. The shipped config is kept unless a candidate beats it."""
     options = dict(locals())  # the request is the options, by name (TuneRequest's fields)
     request = TuneRequest(**{**options, "inputs": tuple(inputs or ())})
-    if request.restore:
-        _restore(request.url, request.model, request.json)
-        return
-    _run(request)
-
-
-def _settings_and_space(request: TuneRequest) -> tuple[Settings, Space]:
-    """The options turned into what the search measures, each checked (a usage error names it)."""
-    from infra.perf.bench.placement import resolve
-
-    r = request
-    settings, space = _options(r.latency_budget_ms, r.search, r.concurrency, r.duration)
-    settings = _measuring(settings, r.stability, r.max_windows, r.processes)
-    settings = _repeating(settings, r.repeats, r.pairs)
-    placement = resolve(r.server_cpus, r.client_cpus, local=r.url is None)
-    settings = replace(settings, placement=placement, inputs=r.inputs, samples=r.samples)
-    space = _space(space, r.instances, r.max_batch_sizes, r.queue_delays)
-    return settings, _accelerators(space, r.accelerators)
-
-
-def _accelerators(space: Space, accelerators: str) -> Space:
-    if accelerators == "auto":
-        return space
-    from infra.perf.tune.accel import is_option
-
-    chosen = [a.strip() for a in accelerators.split(",") if a.strip() not in ("", "none")]
-    for option in chosen:
-        if not is_option(option):
-            raise UsageError(
-                f"--accelerators: unknown option {option!r}",
-                hint="auto, none, or some of trt-fp16,trt-fp32,openvino,threads-N",
-            )
-    return replace(space, accelerators=("", *chosen), auto_accelerators=False)
-
-
-def _check_paths(request: TuneRequest, settings: Settings) -> Any:
-    """Every input and output checked before anything is measured; the model's config."""
-    from infra.perf.tune.tuneio import check_out, check_write, read_model
-
-    model_dir, out_dir, write = request.model_dir, request.out_dir, request.write
-    if write and out_dir is not None:
-        raise UsageError("--write and --out both given", hint="choose one")
-    if model_dir is None and (request.url is None or request.model is None):
-        raise UsageError(
-            "give MODEL_DIR, or --url with --model", hint="e.g. tdk tune --url URL --model bert"
-        )
-    if model_dir is None and (write or out_dir is not None):
-        raise UsageError("--write and --out need MODEL_DIR", hint="give the model's directory")
-    config = read_model(model_dir) if model_dir is not None else None
-    if out_dir is not None and model_dir is not None:
-        check_out(model_dir, out_dir)
-    if write and model_dir is not None:
-        check_write(model_dir)
-    if config is not None:
-        _check_inputs(config, settings)
-    return config
-
-
-def _run(request: TuneRequest) -> None:
-    from infra.perf.tune.tuner import SearchMode, tune_local, tune_remote
-
-    settings, space = _settings_and_space(request)
-    config = _check_paths(request, settings)
     out = Output(json_mode=request.json)
-    mode = SearchMode(request.search)
-    progress = _progress(out, mode, time.monotonic())
-    out.err.print(_plan(mode is SearchMode.full, settings))
-    if request.url is not None:
-        name = request.model or str(config.name if config is not None else "")
-        report = tune_remote(
-            request.url, name, settings, space, mode, progress, request.metrics_url
+    if request.restore:
+        session.restore(request)
+        _restored(out, request)
+        return
+    prepared = session.prepare(request)
+    out.err.print(prepared.describe())
+    report = session.run(prepared, _progress(out, prepared.mode, time.monotonic()))
+    written = session.keep(prepared, report)
+    _show(out, report, request.json, written.diff if written else None, request.plot)
+    if report.signal is not None:
+        raise typer.Exit(128 + report.signal)
+    if report.choice is None:
+        raise TdkError(
+            f"no configuration met p99 <= {request.latency_budget_ms:g} ms; nothing was written",
+            hint="raise --latency-budget-ms or try lower concurrency (-c 1,2)",
         )
+
+
+def _restored(out: Output, request: TuneRequest) -> None:
+    if request.json:
+        out.json({"restored": request.model, "url": request.url})
     else:
-        assert request.model_dir is not None and config is not None
-        report = tune_local(request.model_dir, config, settings, space, mode, progress)
-    _finish(out, request, report)
+        out.info(f"restored {request.model} on {request.url} to its config from before the tune")
 
 
 def _progress(out: Output, mode: SearchMode, started: float) -> Progress:
@@ -328,133 +258,6 @@ def _progress(out: Output, mode: SearchMode, started: float) -> Progress:
         out.err.print(f"tune: {count}, {elapsed:.1f} s, best {shown}")
 
     return progress
-
-
-def _finish(out: Output, request: TuneRequest, report: TuneReport) -> None:
-    """Write the choice where asked, draw the plot, show the report, and exit as it ended."""
-    from infra.perf.tune.tuneio import write_tuned
-
-    model_dir, out_dir, write, plot = (
-        request.model_dir,
-        request.out_dir,
-        request.write,
-        request.plot,
-    )
-    written = None
-    choice = report.choice
-    wanted = (write or out_dir is not None) and not report.search.interrupted
-    if wanted and report.improves and choice is not None and model_dir is not None:
-        from infra.perf.tune.space import apply_knobs
-
-        tuned = apply_knobs(load_config(model_dir / CONFIG_NAME), choice.knobs)
-        written = write_tuned(model_dir, tuned, None if write else out_dir)
-    if plot is not None:
-        from infra.perf.tune.plot import tune_plot
-
-        tune_plot(report, plot)
-    _show(out, report, request.json, written.diff if written else None, plot)
-    if report.signal is not None:
-        raise typer.Exit(128 + report.signal)
-    if choice is None:
-        raise TdkError(
-            f"no configuration met p99 <= {request.latency_budget_ms:g} ms; nothing was written",
-            hint="raise --latency-budget-ms or try lower concurrency (-c 1,2)",
-        )
-
-
-def _options(
-    budget: float | None, search: str, concurrency: str | None, duration: float | None
-) -> tuple[Settings, Space]:
-    if budget is None:
-        raise UsageError("--latency-budget-ms is required", hint="e.g. --latency-budget-ms 50")
-    if not 0 < budget < float("inf"):
-        raise UsageError(f"--latency-budget-ms {budget:g}: expected a number > 0", hint="e.g. 50")
-    if search not in ("quick", "full"):
-        raise UsageError(f"--search {search!r}: expected quick or full", hint="--search quick")
-    settings = Settings(budget)  # the defaults live in Settings and Space
-    if concurrency is not None:
-        settings = replace(settings, concurrency=_ints("--concurrency", concurrency, 1))
-    if duration is not None:
-        settings = replace(settings, duration_s=duration)
-    return settings, SPACE
-
-
-def _check_inputs(config: object, settings: Settings) -> None:
-    """Every ``--input`` and sample names an input of the model and parses, before anything
-    starts."""
-    from infra.perf.tune.tuner import model_of, requests_for
-
-    requests_for(model_of(config), settings)
-
-
-def _restore(url: str | None, model: str | None, json: bool) -> None:
-    from infra.perf.tune.tuner import restore_remote
-
-    if url is None or model is None:
-        raise UsageError("--restore needs --url and --model", hint="the server and model tuned")
-    restore_remote(url, model)
-    out = Output(json_mode=json)
-    if json:
-        out.json({"restored": model, "url": url})
-    else:
-        out.info(f"restored {model} on {url} to its config from before the tune")
-
-
-def _measuring(
-    settings: Settings, stability: float | None, windows: int | None, processes: int | None
-) -> Settings:
-    if stability is not None:
-        settings = replace(settings, stability=replace(settings.stability, percentage=stability))
-    if windows is not None:
-        settings = replace(settings, stability=replace(settings.stability, max_windows=windows))
-    settings.stability.check()
-    if processes is not None:
-        if processes < 1:
-            raise UsageError(f"--processes {processes}: expected >= 1", hint="e.g. --processes 4")
-        settings = replace(settings, processes=processes)
-    return settings
-
-
-def _repeating(settings: Settings, repeats: int | None, pairs: int | None) -> Settings:
-    for option, value in (("--repeats", repeats), ("--pairs", pairs)):
-        if value is not None and not 0 <= value <= MAX_REPEATS:
-            raise UsageError(
-                f"{option} {value}: expected 0 to {MAX_REPEATS}", hint=f"e.g. {option} 3"
-            )
-    if repeats is not None:
-        settings = replace(settings, repeats=repeats)
-    return settings if pairs is None else replace(settings, pairs=pairs)
-
-
-def _plan(full: bool, settings: Settings) -> str:
-    """What the search will measure, said before it starts."""
-    what = (
-        "full: every config of the grid"
-        if full
-        else "quick: a hill climb from the shipped config, measuring only the configs it visits"
-    )
-    levels = ",".join(str(c) for c in settings.concurrency)
-    return (
-        f"tune: {what}; each at concurrency {levels}, in {settings.duration_s:g} s windows until "
-        f"the last 3 agree within {settings.stability.percentage:g}% "
-        f"(at most {settings.stability.max_windows}), {settings.processes} generator process(es); "
-        f"the shipped best measured {settings.repeats} more time(s) to learn the drift; a gain "
-        f"inside the noise settled by {settings.pairs} back-to-back pair(s); "
-        f"{settings.placement.label()}"
-    )
-
-
-def _space(
-    space: Space, instances: str | None, max_batch_sizes: str | None, queue_delays: str | None
-) -> Space:
-    if instances is not None:
-        space = replace(space, instances=_ints("--instances", instances, 1))
-    if max_batch_sizes is not None:
-        space = replace(space, max_batch_size=_ints("--max-batch-sizes", max_batch_sizes, 1))
-    if queue_delays is not None:
-        delays = _ints("--queue-delays-us", queue_delays, 0)
-        space = replace(space, max_queue_delay_us=delays, shipped_delay=False)
-    return space
 
 
 def _show(out: Output, report: TuneReport, json: bool, diff: str | None, plot: Path | None) -> None:

@@ -15,7 +15,6 @@ from infra.targets import registry
 from infra.targets.capabilities import VALIDATE
 
 if TYPE_CHECKING:
-    from packager.validate.engines.args import VllmImage
     from packager.validate.findings import Finding
 
 PathsArg = Annotated[
@@ -37,7 +36,7 @@ InstanceOpt = Annotated[
 GpuOpt = Annotated[str, typer.Option("--gpu", help="GKE accelerator type (nvidia-l4).")]
 #: only the targets that can validate are offered (the choices stay the registry's, so
 #: every command parses the same --target values; ``local`` is refused with its reason)
-_CAN_VALIDATE = [entry.name for entry in registry.entries() if entry.can(VALIDATE)]
+_CAN_VALIDATE = [entry.name for entry in registry.entries() if entry.refused(VALIDATE) is None]
 ValidateTargetOpt = Annotated[
     TargetName | None,
     typer.Option(
@@ -169,10 +168,10 @@ def _with_target(
     built_for: str,
     project_dir: str | Path = ".",
 ) -> list[Finding]:
-    """The one feasibility path: the committed stack, or a stack built from the flags; the
-    repository's own checks run against the vLLM of the image that stack deploys."""
+    """The one feasibility path: the committed stack, or a stack built from the flags, with
+    the repository's own checks; the engine files are checked against the image that stack
+    deploys by the feasibility path (when the stack itself is refused: by the fallback lists)."""
     from infra.targets import registry, stacks
-    from infra.targets.checks import working_set
     from infra.targets.feasibility import feasible, flag_stack
     from packager.repository import discover_all
     from packager.validate.runner import validate_paths
@@ -187,15 +186,15 @@ def _with_target(
         entry = registry.get(str(target))
         flags = {"instance_type": instance_type, "gpu": gpu, "image": image}
         settings = flag_stack(entry, flags, models, Path(project_dir))
-        _say_defaults(entry.flag_keys, flags, settings)
+        _say_defaults(registry.validate_port(entry).flag_keys, flags, settings)
         where = f"--target {entry.name}"
-    result = feasible(settings, models, built_for, where)
-    local = validate_paths(paths, _vllm_image(result.spec.image.version) if result.spec else None)
+    result = feasible(settings, models, built_for, where, copies)
+    local = validate_paths(paths, image_rules=result.spec is None)  # else the target's
     if result.spec is not None and result.spec.gpu is not None:
         local = [f for f in local if f.code != "TDK213"]  # the local-endpoint KIND_GPU caveat
     for fit in result.fits:
         sys.stderr.write(fit.describe(result.spec.label if result.spec else "") + "\n")
-    return local + result.findings + working_set(result.fits, copies)
+    return local + result.findings
 
 
 def _say_defaults(keys: Mapping[str, str], flags: Mapping[str, str], settings: Any) -> None:
@@ -207,15 +206,6 @@ def _say_defaults(keys: Mapping[str, str], flags: Mapping[str, str], settings: A
                 f"note: no {option}: checking the stack default {key} = {settings.get(key)!r} "
                 f"(Pulumi.yaml); pass {option} to check another\n"
             )
-
-
-def _vllm_image(release: str) -> VllmImage:
-    """The vLLM and TensorRT-LLM that release's engine images ship, for the engine-argument
-    checks."""
-    from infra.facts.llm import trtllm_version, vllm_version
-    from packager.validate.engines.args import VllmImage
-
-    return VllmImage(release, vllm_version(release), trtllm_version(release))
 
 
 def _warn_placeholders(project_dir: Path, stack: str) -> None:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 from infra.config import ConfigReader, StackConfig, qualify
 from infra.facts import hardware as facts
 from infra.facts import llm
+from infra.targets.capabilities import Refused
 from infra.targets.names import DerivedName, check_name
 from tdk.errors import ConfigError, UsageError
 
@@ -123,9 +124,9 @@ class Target(abc.ABC, Generic[ConfigT]):
     #: (``infra/targets/<target>/cloud_names.py``); a name that breaks one is refused
     derived_names: ClassVar[tuple[DerivedName, ...]] = ()
     #: why ``tdk render k8s`` has nothing to render for this target (None: it renders)
-    cannot_render: ClassVar[str | None] = "it runs no Kubernetes workload"
+    cannot_render: ClassVar[Refused | None] = Refused("it runs no Kubernetes workload")
     #: why ``tdk build --stack`` cannot build plans on this target's compute (None: it can)
-    cannot_build: ClassVar[str | None] = "it runs no Kubernetes Job"
+    cannot_build: ClassVar[Refused | None] = Refused("it runs no Kubernetes Job")
 
     def refusals(self) -> Iterable[Refusal]:
         """Values this target refuses outright, each with its reason (none by default)."""
@@ -140,11 +141,11 @@ class Target(abc.ABC, Generic[ConfigT]):
     def read_config(self, reader: ConfigReader, common: StackConfig) -> ConfigT:
         """Refuse what the target cannot do and a ``name`` whose derived cloud names would not
         fit, then read the target's keys into its frozen config."""
-        self.enforce_refusals(reader)
+        self._enforce_refusals(reader)
         check_name(self.name, common.name, self.derived_names)
         return self.parse_config(reader, common)
 
-    def enforce_refusals(self, reader: ConfigReader) -> None:
+    def _enforce_refusals(self, reader: ConfigReader) -> None:
         """ConfigError naming the key, the reason and a valid value, for the first refusal
         whose glob the configured value matches."""
         for refusal in self.refusals():
@@ -163,7 +164,7 @@ class Target(abc.ABC, Generic[ConfigT]):
         """
         del config, output
         raise UsageError(
-            f"the {self.name} target has no Kubernetes manifests: {self.cannot_render}",
+            f"the {self.name} target has no Kubernetes manifests: {_why(self.cannot_render)}",
             hint="render a gke or eks stack (e.g. --stack gke-dev)",
         )
 
@@ -173,7 +174,7 @@ class Target(abc.ABC, Generic[ConfigT]):
             return
         raise UsageError(
             f"the {self.name} target cannot build TensorRT plans on its own compute: "
-            f"{self.cannot_build}",
+            f"{_why(self.cannot_build)}",
             hint="build on a machine with the same GPU (tdk build --local there; see "
             "docs/build.md), then tdk package --trt-built-for",
         )
@@ -220,3 +221,7 @@ class Target(abc.ABC, Generic[ConfigT]):
     @abc.abstractmethod
     def declare(self, config: ConfigT) -> Mapping[str, Any]:
         """Declare the stack's resources; return the stack outputs (name -> value or Output)."""
+
+
+def _why(refused: Refused | None) -> str:
+    return refused.reason if refused is not None else "not supported"

@@ -1,12 +1,28 @@
-"""What a target may refuse: each capability a ``cannot`` key of its ``TargetEntry``
-(``infra.targets.registry``), with the reason as the value."""
+"""What a target may refuse, each with a ``Refused(reason)``, the one refusal shape: asked as
+``TargetEntry.refused(what)`` (``infra.targets.entry``)."""
 
-#: what a target may refuse, each a ``cannot`` key (rendering is refused by the deploy
-#: contract itself: ``Target.cannot_render``)
+from dataclasses import dataclass
+
+#: the ports of an entry (``deploy_module``, ``plan``, ``validate``); rendering is refused by
+#: the deploy contract itself (``Target.cannot_render``)
 DEPLOY, PLAN, VALIDATE = "deploy", "plan", "validate"
 #: a capability with no methods: serving decoupled models (several responses per request)
 DECOUPLED = "serve decoupled models"
 #: a capability with no methods: running an LLM engine (vLLM, TensorRT-LLM), which needs the
 #: Triton image flavour that carries it (``infra.facts.llm.serving_image``)
 LLM_ENGINES = "serve vLLM or TensorRT-LLM models"
-CAPABILITIES = (DEPLOY, PLAN, VALIDATE, DECOUPLED, LLM_ENGINES)
+#: what a target's runtime may not serve (``TargetEntry.cannot_serve``; the other three are
+#: ports, each the port or a refusal)
+SERVING = (DECOUPLED, LLM_ENGINES)
+CAPABILITIES = (DEPLOY, PLAN, VALIDATE, *SERVING)
+
+
+@dataclass(frozen=True)
+class Refused:
+    """What a target cannot do, and why a user is told (the one refusal shape of a port)."""
+
+    reason: str
+
+    def __post_init__(self) -> None:
+        if not self.reason.strip():
+            raise TypeError("a refusal needs a reason")

@@ -4,11 +4,13 @@
 ``feasible`` (SkyPilot's lesson: one ``get_feasible_launchable_resources`` serves launch and
 the optimiser alike). In order: the target's own config parsing (refusals, name rules, value
 checks: ``Target.read_config``), its capacity (``Target.capacity``), what one serving unit
-offers (``Target.offer``) against each model (the image's backends, disk, GPU memory:
-``checks.check_target``), and each model's placement needs (``packager.requirements``: GPUs
-per replica, GPU memory fractions, decoupled). Every refusal is a finding with a reason and a
-fix. ``validate --target X --instance-type Y`` builds a stack from its flags (``flag_stack``)
-over the project's ``Pulumi.yaml`` defaults and takes the same path.
+offers (``Target.offer``) against each model (the image's backends, disk, GPU memory, the
+working set of ``copies``: ``checks.check_target``, ``checks.working_set``), each model's
+placement needs (``packager.requirements``: GPUs per replica, GPU memory fractions,
+decoupled), and the LLM engines' files against the image's vLLM / TensorRT-LLM
+(``engine_files``). Every refusal is a finding with a reason and a fix. ``validate --target X
+--instance-type Y`` builds a stack from its flags (``flag_stack``) over the project's
+``Pulumi.yaml`` defaults and takes the same path.
 """
 
 from __future__ import annotations
@@ -19,15 +21,18 @@ from pathlib import Path
 
 from infra.facts import llm
 from infra.targets.base import Shortfall
-from infra.targets.capabilities import DECOUPLED, LLM_ENGINES, VALIDATE
-from infra.targets.checks import TargetSpec, check_target
-from infra.targets.entry import PlanUnit, TargetEntry
+from infra.targets.capabilities import DECOUPLED, LLM_ENGINES
+from infra.targets.checks import TargetSpec, check_target, working_set
+from infra.targets.entry import TargetEntry
 from infra.targets.fit import Fit
-from infra.targets.registry import able, refusal
+from infra.targets.ports import PlanUnit, ValidatePort
+from infra.targets.registry import able, plan_port, validate_port
 from infra.targets.stacks import StackSettings, settings
 from packager.repository import ModelDir
 from packager.requirements import Requirements, requirements
+from packager.validate.engines.args import VllmImage
 from packager.validate.findings import Finding, finding, has_errors
+from packager.validate.runner import image_findings
 from tdk.errors import ConfigError, TdkError, UsageError
 
 STACK_REFUSED = "TDK910"
@@ -66,11 +71,14 @@ def feasible(
     models: Sequence[ModelDir] | None = None,
     trt_built_for: str = "",
     where: str = "",
+    copies: int = 1,
 ) -> Feasibility:
     """Whether ``stack`` can deploy ``models`` (None: the models the stack itself names, its
     ``k8sModels``; none: the stack alone); ``where`` is what the stack's findings point at
-    (default ``Pulumi.<stack>.yaml``). The unit's image is fitted to the models' LLM engine
-    by ``llm.serving_image``, the one decision render and the program take too."""
+    (default ``Pulumi.<stack>.yaml``); ``copies``: how many copies of each model ``tdk
+    package`` makes (the working set, TDK905). The unit's image is fitted to the models' LLM
+    engine by ``llm.serving_image``, the one decision render and the program take too, and the
+    engine files are checked against that image's vLLM / TensorRT-LLM."""
     where = where or f"Pulumi.{stack.name}.yaml"
     entry = stack.entry
     try:
@@ -86,10 +94,22 @@ def feasible(
     found = [_shortfall(where, s) for s in shortfalls]
     engine_findings, spec = engine_image(entry, needs, spec, where)
     if engine_findings:
-        return Feasibility(stack.name, entry.name, found + engine_findings, [], spec)
+        found += engine_findings + engine_files(models, spec)
+        return Feasibility(stack.name, entry.name, found, [], spec)
     model_findings, fits = check_target(models, spec, trt_built_for)
-    found += model_findings + placement_of(entry, needs, spec)
+    found += model_findings + placement_of(entry, needs, spec) + working_set(fits, copies)
+    found += engine_files(models, spec)
     return Feasibility(stack.name, entry.name, found, fits, spec)
+
+
+def engine_files(models: Sequence[ModelDir], spec: TargetSpec) -> list[Finding]:
+    """The LLM engines' files against the vLLM and TensorRT-LLM of the release ``spec``
+    deploys (``model.json`` names and values, ``model.yaml`` names, the engine-based
+    repositories' last release): what ``tdk validate PATH`` alone checks against its fallback
+    lists."""
+    release = spec.image.version
+    image = VllmImage(release, llm.vllm_version(release), llm.trtllm_version(release))
+    return image_findings(models, image)
 
 
 def engine_image(
@@ -104,12 +124,13 @@ def engine_image(
     engines = [(model, need) for model, need in needs if need.engine]
     if not engines:
         return [], spec
-    if not entry.can(LLM_ENGINES):
+    refused = entry.refused(LLM_ENGINES)
+    if refused is not None:
         return [
             finding(
                 ENGINE_REFUSED, _source(model, need), "backend",
                 f"{model.name} runs the {need.engine} engine; the {entry.name} target cannot "
-                f"serve it: {entry.cannot[LLM_ENGINES]}",
+                f"serve it: {refused.reason}",
                 f"serve it with --target {' / '.join(able(LLM_ENGINES))} (the kit picks the "
                 "Triton image flavour that carries the engine)",
                 model.name,
@@ -172,12 +193,13 @@ def _model_placement(
     entry: TargetEntry, model: ModelDir, need: Requirements, spec: TargetSpec
 ) -> list[Finding]:
     found = []
-    if need.decoupled and not entry.can(DECOUPLED):
+    refused = entry.refused(DECOUPLED)
+    if need.decoupled and refused is not None:
         found.append(
             finding(
                 DECOUPLED_REFUSED, model.config_path, "model_transaction_policy.decoupled",
                 f"{model.name} is decoupled; the {entry.name} target cannot serve decoupled "
-                f"models: {entry.cannot[DECOUPLED]}",
+                f"models: {refused.reason}",
                 f"serve it with --target {' / '.join(able(DECOUPLED))}, or set decoupled: "
                 "false if it answers each request once",
                 model.name,
@@ -213,11 +235,10 @@ def flag_stack(
     stack lists its models, ``models``) over the project's ``Pulumi.yaml`` defaults."""
     from infra.config import ConfigReader, merged_stack_config
 
-    if not entry.flag_keys:
-        raise refusal(entry, VALIDATE)
+    port = validate_port(entry)
     project = _project(project_dir)
-    values = {"target": entry.name, **FLAG_PLACEHOLDERS, **entry.model_values(list(models))}
-    values.update(entry.flag_values(flags))
+    values = {"target": entry.name, **FLAG_PLACEHOLDERS, **port.model_values(list(models))}
+    values.update(port.flag_values(entry.name, flags))
     merged = merged_stack_config(project, None, values)
     return settings(ConfigReader(merged.get), f"{entry.name} (from --target flags)")
 
@@ -230,10 +251,13 @@ def unit_stack(
     the flag placeholders over the project's ``Pulumi.yaml`` defaults, as ``flag_stack``."""
     from infra.config import ConfigReader, merged_stack_config
 
-    values = {**entry.unit_values(unit), entry.region_key: unit.region}
+    plan = plan_port(entry)
+    values = {**plan.unit_values(unit), plan.region_key: unit.region}
     project, name = committed if committed is not None else (_project(Path(".")), None)
     if committed is None:
-        values = {"target": entry.name, **FLAG_PLACEHOLDERS, **entry.flag_defaults, **values}
+        flags = entry.validate
+        defaults = flags.flag_defaults if isinstance(flags, ValidatePort) else {}
+        values = {"target": entry.name, **FLAG_PLACEHOLDERS, **defaults, **values}
     merged = merged_stack_config(project, name, values)
     return settings(ConfigReader(merged.get), f"{entry.name} {unit.instance} (a plan candidate)")
 

@@ -3,21 +3,24 @@
 A second small contract next to the deploy contract (``infra.targets.base``), importable without
 Pulumi: one ``TargetClient`` per target in ``infra/targets/<target>/client.py``. Every operation
 is either implemented by the target or refused in its ``cannot`` table with a reason; the base
-checks that when the class is defined, so no target silently lacks a branch.
+checks that when the class is defined, so no target silently lacks a branch. The same module
+defines the target's ``LOCATOR``, a ``Locator`` with only the fields that client reads: it is
+built from what a command was told (its options, the ``--stack``) and refuses an option the
+target does not take; it builds the client.
 """
 
 from __future__ import annotations
 
 import abc
+import importlib
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import timedelta
 from enum import StrEnum
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import DEFAULT_TIMEOUT_S
@@ -25,6 +28,7 @@ from tdk.errors import EndpointError, UsageError
 
 if TYPE_CHECKING:
     from infra.clients.generate import Generator
+    from infra.targets.stacks import StackSettings
     from packager.manifest import ManifestModel
 
 
@@ -196,34 +200,165 @@ def poll_until_ready(
         sleep(interval)
 
 
-@dataclass(frozen=True)
-class Locator:
-    """Where a deployed target is, as the operation commands are told (one options type).
+#: the metadata key under which a locator field keeps the option that sets it
+OPTION = "option"
 
-    Each target reads the fields it needs and says which one is missing.
-    """
 
-    #: SageMaker endpoint name, or the local endpoint's name
-    endpoint: str | None = None
-    region: str | None = None
-    #: gke/eks: the committed stack whose namespace, workload and cloud location to use
-    stack: str | None = None
-    project_dir: str | Path = "."
-    #: gke/eks: a Prometheus query API to read instead of the managed one (no auth)
-    prometheus_url: str | None = None
-    #: eks: the AMP workspace (``pulumi stack output ampWorkspaceId``)
-    workspace_id: str | None = None
-    #: gke/eks: Triton's HTTP URL (a load balancer, or ``kubectl port-forward``)
-    url: str | None = None
+def option(name: str) -> Any:
+    """A locator field set by the command option ``name`` (None: not given)."""
+    return field(default=None, metadata={OPTION: name})
+
+
+def output_text(outputs: Mapping[str, Any], name: str) -> str | None:
+    """A stack output as text (None when absent or not a string)."""
+    value = outputs.get(name)
+    return value if isinstance(value, str) and value else None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Locator(abc.ABC):
+    """Where one target's deployment is: each target's client module defines its own
+    (``LOCATOR``), with only the fields its client reads, each set by one option (``option``)
+    or by the committed stack (``stack_fields``). ``build`` makes one from what a command was
+    told and refuses an option the target does not take, naming it."""
+
+    #: the operations client this locator builds (its ``target`` is the target's name)
+    client_type: ClassVar[type[TargetClient]]
+    #: fields that name the deployment itself: a flag the stack contradicts is an error
+    identity: ClassVar[tuple[str, ...]] = ()
+
     #: the release URL the deployment serves (``--release``; a stack's ``releaseUrl``)
-    release: str | None = None
+    release: str | None = option("--release")
 
-    def need(self, field_name: str, target: str, option: str, hint: str) -> str:
-        """The value of ``field_name``, or a UsageError naming the option and the fix."""
-        value = getattr(self, field_name)
+    @classmethod
+    def target_name(cls) -> str:
+        return cls.client_type.target
+
+    @classmethod
+    def options(cls) -> dict[str, str]:
+        """The options this target takes -> the field each sets."""
+        return {f.metadata[OPTION]: f.name for f in fields(cls) if OPTION in f.metadata}
+
+    @classmethod
+    def build(
+        cls,
+        given: Mapping[str, Any],
+        stack: StackSettings | None = None,
+        outputs: Mapping[str, Any] | None = None,
+    ) -> Self:
+        """The locator from a command's options (option -> value; None or empty: not given)
+        over what ``stack`` and its ``outputs`` name. An option this target does not take is a
+        UsageError naming it; one naming another deployment than the stack names both."""
+        takes = cls.options()
+        told = {option: value for option, value in given.items() if value not in (None, "")}
+        for option_name in told:
+            if option_name not in takes:
+                raise cls._not_taken(option_name, [o for o in takes if o in given])
+        values = cls.stack_fields(stack, outputs or {}) if stack is not None else {}
+        for option_name, value in told.items():
+            name = takes[option_name]
+            named = values.get(name)
+            if name in cls.identity and named and named != value and stack is not None:
+                raise UsageError(
+                    f"{option_name} {value} and --stack {stack.name} disagree: the stack's "
+                    f"{name} is {named}",
+                    hint=f"drop {option_name} (the stack names it), or pass the stack of {value}",
+                )
+            values[name] = value
+        return cls(**values)
+
+    @classmethod
+    def _not_taken(cls, option_name: str, takes: list[str]) -> UsageError:
+        """The refusal of an option: what this target takes instead, and which targets take
+        the option (the registry's)."""
+        target = cls.target_name()
+        hint = f"drop {option_name}"
+        if takes:
+            hint += f" (--target {target} takes {', '.join(takes)})"
+        others = takers(option_name)
+        if others:
+            hint += f"; {option_name} locates --target {', '.join(others)}"
+        return UsageError(f"{option_name} is not an option of --target {target}", hint=hint)
+
+    @classmethod
+    def stack_fields(cls, stack: StackSettings, outputs: Mapping[str, Any]) -> dict[str, Any]:
+        """What ``stack`` says of its deployment, as this locator's fields: its outputs once
+        deployed (``pulumi stack output --json``), else its config."""
+        release = stack.common.release
+        return {"release": output_text(outputs, "releaseUrl") or (release.url if release else None)}
+
+    def need(self, name: str, hint: str) -> str:
+        """The value of field ``name``, or a UsageError naming its option and the fix."""
+        value = getattr(self, name)
         if not value:
-            raise UsageError(f"--target {target} needs {option}", hint=hint)
+            found = {f.name: f.metadata.get(OPTION) for f in fields(self)}.get(name)
+            raise UsageError(
+                f"--target {self.target_name()} needs {found or '--' + name}", hint=hint
+            )
         return str(value)
+
+    @abc.abstractmethod
+    def client(self) -> TargetClient:
+        """The operations client (invoke, metrics, status, wait) of the located deployment."""
+
+    def inference(self, grpc: bool, timeout: float) -> InferenceTarget:
+        """Where ``tdk invoke``/``bench`` send requests (how this target finds its Triton);
+        ``--grpc`` is refused, never dropped, where the target's API has no gRPC."""
+        if grpc:
+            raise UsageError(
+                f"--grpc: the {self.target_name()} target is called through its own HTTP API, "
+                "which has no gRPC form",
+                hint="leave out --grpc (the binary codec is already the default)",
+            )
+        return self.client().invoke(timeout)
+
+    def default_release(self) -> str | None:
+        """The release whose manifest describes the deployment's models when neither
+        ``--release`` nor the stack names one (None: the user must pass it)."""
+        return None
+
+    def triton_url(self) -> str | None:
+        """Triton's own HTTP address as given (``--url``): generate requests go there without
+        the target's client (None: the client says where)."""
+        return None
+
+
+@dataclass(frozen=True, kw_only=True)
+class EndpointLocator(Locator):
+    """An endpoint by name in a region (a cloud's managed endpoint API): ``--endpoint`` and
+    ``--region``, or the stack's ``endpointName`` and ``region`` outputs, else its ``name``
+    and ``region_key``."""
+
+    identity = ("endpoint",)
+    #: the stack key holding the region the endpoint is deployed to
+    region_key: ClassVar[str]
+
+    endpoint: str | None = option("--endpoint")
+    #: None: the cloud SDK's default
+    region: str | None = option("--region")
+
+    @classmethod
+    def stack_fields(cls, stack: StackSettings, outputs: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            **super().stack_fields(stack, outputs),
+            "endpoint": output_text(outputs, "endpointName") or stack.common.name,
+            "region": output_text(outputs, "region") or stack.get(cls.region_key) or None,
+        }
+
+
+def locator_type(target: str) -> type[Locator]:
+    """``target``'s locator class: its client module's ``LOCATOR``."""
+    from infra.targets import registry
+
+    kind: type[Locator] = importlib.import_module(registry.get(target).client_module).LOCATOR
+    return kind
+
+
+def takers(option: str) -> list[str]:
+    """The registered targets whose locator takes ``option``."""
+    from infra.targets import registry
+
+    return [name for name in registry.names() if option in locator_type(name).options()]
 
 
 def http_probe(url: str, timeout: float = 10.0) -> int | OSError:

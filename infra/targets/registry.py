@@ -18,13 +18,11 @@ import os
 import pkgutil
 import threading
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
 
+from infra.targets.capabilities import PLAN, VALIDATE, Refused
 from infra.targets.entry import TargetEntry
+from infra.targets.ports import PlanPort, ValidatePort
 from tdk.errors import ConfigError, UsageError
-
-if TYPE_CHECKING:
-    from infra.targets.operations import Locator, TargetClient
 
 #: the package whose sub-packages with an ``entry`` module are the built-in targets
 PACKAGE = "infra.targets"
@@ -131,20 +129,33 @@ def get(name: str, option: str = "--target") -> TargetEntry:
     return entry
 
 
-def load_client(target: str, where: Locator) -> TargetClient:
-    """The operations client of the registered ``target`` located by ``where``."""
-    return get(target).client(where)
-
-
 def refusal(entry: TargetEntry, what: str) -> UsageError:
     """The error for ``what`` ``entry`` cannot do: its reason, and the targets that can."""
-    error = entry.refuse(what)
-    return UsageError(error.message, hint=f"targets that can: {', '.join(able(what)) or 'none'}")
+    refused = entry.refused(what)
+    reason = refused.reason if refused is not None else "not supported"
+    return UsageError(
+        f"the {entry.name} target cannot {what}: {reason}",
+        hint=f"targets that can: {', '.join(able(what)) or 'none'}",
+    )
+
+
+def plan_port(entry: TargetEntry) -> PlanPort:
+    """``entry``'s plan port; its refusal (with the targets that plan) where it has none."""
+    if isinstance(entry.plan, Refused):
+        raise refusal(entry, PLAN)
+    return entry.plan
+
+
+def validate_port(entry: TargetEntry) -> ValidatePort:
+    """``entry``'s validate port; its refusal (with the targets that can) where it has none."""
+    if isinstance(entry.validate, Refused):
+        raise refusal(entry, VALIDATE)
+    return entry.validate
 
 
 def able(what: str) -> list[str]:
     """The targets that can ``what`` (deploy, plan, validate)."""
-    return [e.name for e in entries() if e.can(what)]
+    return [e.name for e in entries() if e.refused(what) is None]
 
 
 def _warn(message: str) -> None:

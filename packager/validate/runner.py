@@ -17,7 +17,7 @@ from packager.config import CONFIG_NAME, autocomplete_backend
 from packager.repository import ModelDir, Unloadable, discover_all
 from packager.validate.config_rules import check_config
 from packager.validate.engines import autocomplete as autocomplete_engine
-from packager.validate.engines import check_engine
+from packager.validate.engines import check_engine, check_engine_image
 from packager.validate.engines.args import VllmImage
 from packager.validate.ensemble import check_ensembles
 from packager.validate.findings import Finding, Severity, Sink, finding, has_errors
@@ -30,17 +30,22 @@ __all__ = [
     "Finding",
     "Severity",
     "has_errors",
+    "image_findings",
     "require_valid",
     "validate_models",
     "validate_paths",
 ]
 
 
-def validate_paths(paths: Sequence[Path], vllm_image: VllmImage | None = None) -> list[Finding]:
+def validate_paths(
+    paths: Sequence[Path], vllm_image: VllmImage | None = None, image_rules: bool = True
+) -> list[Finding]:
     """Findings for every model under ``paths`` (repositories or model directories).
 
     Directories without ``config.pbtxt`` and unreadable configs are findings, not exceptions;
-    a path that does not exist or holds nothing is a UsageError.
+    a path that does not exist or holds nothing is a UsageError. Without ``image_rules`` the
+    rules that read a target image's engine versions are left out (``image_findings``: a
+    target's feasibility runs them).
     """
     if not paths:
         raise UsageError("no path given", hint="give a Triton repository or model directory")
@@ -54,19 +59,18 @@ def validate_paths(paths: Sequence[Path], vllm_image: VllmImage | None = None) -
                 seen.add(model.path.resolve())
                 models.append(model)
         findings.extend(_unloadable_finding(u) for u in found.unloadable)
-    return findings + validate_models(models, vllm_image)
+    return findings + validate_models(models, vllm_image, image_rules)
 
 
 def validate_models(
-    models: Sequence[ModelDir], vllm_image: VllmImage | None = None
+    models: Sequence[ModelDir], vllm_image: VllmImage | None = None, image_rules: bool = True
 ) -> list[Finding]:
     """Findings for already-parsed models; ensembles are checked against the others given.
 
     Rules see each config as Triton does: with backend, platform and model file name filled in
     from the model's files first (a config without `backend` is valid when Triton infers it).
     """
-    models = [replace(m, config=autocomplete_backend(m.config, m.path)) for m in models]
-    models = [autocomplete_engine(m) for m in models]  # what an LLM backend completes
+    models = _completed(models)
     sinks = {m.path: Sink(m.name, m.config_path) for m in models}
     for model in models:
         sink = sinks[model.path]
@@ -76,12 +80,29 @@ def validate_models(
         if model.completed != "tensorrt":  # a plan's inputs and outputs are unknown here
             check_config(model, sink)
         check_onnx(model, sink)
-        check_engine(model, sink, vllm_image)
+        check_engine(model, sink, vllm_image, image_rules)
     check_ensembles(models, sinks)
     for duplicate in duplicate_names(models):
         sinks[Path(duplicate.file).parent].found.append(duplicate)
     findings = [found for model in models for found in sinks[model.path].found]
     return _locate(findings, models)
+
+
+def image_findings(models: Sequence[ModelDir], image: VllmImage | None) -> list[Finding]:
+    """The engine rules that read the target image's vLLM / TensorRT-LLM versions, for the
+    one feasibility path (``infra.targets.feasibility``)."""
+    models = _completed(models)
+    sinks = {m.path: Sink(m.name, m.config_path) for m in models}
+    for model in models:
+        check_engine_image(model, sinks[model.path], image)
+    return _locate([found for model in models for found in sinks[model.path].found], models)
+
+
+def _completed(models: Sequence[ModelDir]) -> list[ModelDir]:
+    """Each model as Triton sees it: backend, platform and model file filled in from its files,
+    then what an LLM backend completes."""
+    models = [replace(m, config=autocomplete_backend(m.config, m.path)) for m in models]
+    return [autocomplete_engine(m) for m in models]
 
 
 def require_valid(models: Sequence[ModelDir] | Sequence[Path]) -> None:

@@ -1,4 +1,4 @@
-"""The registry entry contract: a capability is implemented or refused with a reason, checked
+"""The registry entry contract: a port is the port object or ``Refused(reason)``, checked
 when the class is defined; ``register`` refuses a name twice; every built-in entry keeps it."""
 
 from __future__ import annotations
@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from infra.targets import registry
-from infra.targets.capabilities import DECOUPLED, DEPLOY, PLAN, VALIDATE
+from infra.targets.capabilities import DECOUPLED, DEPLOY, PLAN, Refused
 from infra.targets.entry import TargetEntry
+from infra.targets.ports import ValidatePort
 from tdk.errors import ConfigError, UsageError
 
 
@@ -18,59 +19,64 @@ def _entry(**attrs: Any) -> type[TargetEntry]:
         "name": "probe",
         "summary": "a probe",
         "client_module": "tests.targets.dummy.client",
-        "cannot": {DEPLOY: "no stack", PLAN: "no prices", VALIDATE: "no checks"},
+        "deploy_module": Refused("no stack"),
+        "plan": Refused("no prices"),
+        "validate": Refused("no checks"),
     }
     return type("Probe", (TargetEntry,), {**base, **attrs})
 
 
-def test_a_capability_neither_implemented_nor_refused_is_a_definition_error() -> None:
-    with pytest.raises(TypeError, match="neither refuses plan"):
-        _entry(cannot={DEPLOY: "no stack", VALIDATE: "no checks"})
-    with pytest.raises(TypeError, match="flag_keys, or a reason in cannot\\[validate\\]"):
-        _entry(cannot={DEPLOY: "no stack", PLAN: "no prices"})
+def test_a_port_neither_implemented_nor_refused_is_a_definition_error() -> None:
+    with pytest.raises(TypeError, match="its plan port, or Refused"):
+        _entry(plan=None)
+    with pytest.raises(TypeError, match="its validate port, or Refused"):
+        _entry(validate={"instance_type": "probeBox"})
+    with pytest.raises(TypeError, match="its deploy port, or Refused"):
+        _entry(deploy_module=None)
 
 
-def test_a_capability_both_implemented_and_refused_is_a_definition_error() -> None:
-    with pytest.raises(TypeError, match="refuses plan but implements"):
-        _entry(plan_unit=lambda self, stack: None)
-    with pytest.raises(TypeError, match="flag_keys, or a reason in cannot\\[validate\\]"):
-        _entry(flag_keys={"instance_type": "probeBox"})
+def test_a_refusal_needs_a_reason() -> None:
+    with pytest.raises(TypeError, match="a refusal needs a reason"):
+        Refused(" ")
+    with pytest.raises(TypeError, match="needs its flags"):
+        ValidatePort({})
+
+
+def test_a_plan_port_says_its_region_and_candidates() -> None:
+    with pytest.raises(TypeError, match="lacks its region or candidates"):
+        type("NoRegion", (type(registry.plan_port(registry.get("sagemaker"))),),
+             {"default_region": ""})  # fmt: skip
 
 
 def test_validating_needs_a_deploy_program() -> None:
     """Validation parses the stack with the target's deploy program: no program, no check."""
     with pytest.raises(TypeError, match="validates stacks it cannot deploy"):
-        _entry(cannot={DEPLOY: "no stack", PLAN: "no prices"}, flag_keys={"x": "y"})
+        _entry(validate=ValidatePort({"x": "y"}))
 
 
-def test_a_capability_without_methods_is_data_with_a_reason() -> None:
+def test_a_capability_without_methods_is_a_refusal_with_a_reason() -> None:
     """Serving decoupled models is refused with a reason, and the refusal names who can."""
-    probe = _entry(cannot={DEPLOY: "x", PLAN: "x", VALIDATE: "x", DECOUPLED: "no streams"})()
-    assert not probe.can(DECOUPLED)
+    probe = _entry(cannot_serve={DECOUPLED: Refused("no streams")})()
+    assert probe.refused(DECOUPLED) == Refused("no streams")
     refusal = registry.refusal(probe, DECOUPLED)
     assert "cannot serve decoupled models: no streams" in refusal.message
     assert "eks" in (refusal.hint or "") and "sagemaker," not in (refusal.hint or "")
+    with pytest.raises(TypeError, match="cannot_serve\\['fly'\\]"):
+        _entry(cannot_serve={"fly": Refused("x")})
+    with pytest.raises(TypeError, match="a known key, Refused"):
+        _entry(cannot_serve={DECOUPLED: "no streams"})
 
 
-def test_a_refusal_needs_a_reason_and_a_known_key() -> None:
-    with pytest.raises(TypeError, match="needs a known key and a reason"):
-        _entry(cannot={DEPLOY: " ", PLAN: "x", VALIDATE: "x"})
-    with pytest.raises(TypeError, match="needs a known key and a reason"):
-        _entry(cannot={"fly": "x", DEPLOY: "x", PLAN: "x", VALIDATE: "x"})
-
-
-def test_deploy_is_a_module_or_a_refusal() -> None:
-    with pytest.raises(TypeError, match="cannot\\[deploy\\]"):
-        _entry(cannot={PLAN: "x", VALIDATE: "x"})
-
-
-def test_a_refused_capability_says_why_and_who_can() -> None:
+def test_a_refused_port_says_why_and_who_can() -> None:
     probe = _entry()()
-    with pytest.raises(UsageError, match="the probe target cannot plan: no prices"):
-        probe.candidate(None)  # type: ignore[arg-type]
-    refusal = registry.refusal(probe, PLAN)
-    assert "the probe target cannot plan: no prices" in refusal.message
-    assert "sagemaker" in (refusal.hint or "")
+    assert probe.refused(PLAN) == Refused("no prices") and probe.refused(DEPLOY)
+    with pytest.raises(UsageError, match="the probe target cannot plan: no prices") as caught:
+        registry.plan_port(probe)
+    assert "sagemaker" in (caught.value.hint or "")
+    with pytest.raises(UsageError, match="the probe target cannot validate: no checks"):
+        registry.validate_port(probe)
+    with pytest.raises(UsageError, match="the probe target cannot deploy: no stack"):
+        probe.deploy()
 
 
 def test_register_adds_a_target_once() -> None:
@@ -92,8 +98,8 @@ def test_register_adds_a_target_once() -> None:
 def test_every_builtin_entry_lives_in_its_own_folder(name: str) -> None:
     entry = registry.get(name)
     folder = f"infra.targets.{name.replace('-', '_')}."
-    modules: list[str | None] = [entry.client_module, entry.deploy_module]
-    assert all(m is None or m.startswith(folder) for m in modules), modules
+    modules = [entry.client_module, entry.deploy_module]
+    assert all(not isinstance(m, str) or m.startswith(folder) for m in modules), modules
     assert type(entry).__module__ == f"{folder}entry"
 
 
@@ -101,9 +107,10 @@ def test_every_builtin_entry_lives_in_its_own_folder(name: str) -> None:
 def test_a_target_owns_its_own_units_and_no_sibling_s(name: str) -> None:
     """``owns`` asks the target's own tables, not the unit's spelling: every planning target
     owns its default candidates and none of another target's."""
-    entry = registry.get(name)
-    assert all(entry.owns(unit) for unit in entry.default_candidates)
-    others = {u for e in registry.entries() if e.can(PLAN) for u in e.default_candidates}
-    others -= set(entry.default_candidates)
-    assert not [u for u in others if entry.owns(u)], name
-    assert not entry.owns("box.huge") and not entry.owns("ml.g9.huge")
+    plan = registry.plan_port(registry.get(name))
+    assert all(plan.owns(unit) for unit in plan.default_candidates)
+    ports = [registry.plan_port(registry.get(other)) for other in registry.able(PLAN)]
+    others = {u for port in ports for u in port.default_candidates}
+    others -= set(plan.default_candidates)
+    assert not [u for u in others if plan.owns(u)], name
+    assert not plan.owns("box.huge") and not plan.owns("ml.g9.huge")

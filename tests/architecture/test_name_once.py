@@ -57,7 +57,7 @@ def test_the_deploy_contract_and_the_client_carry_the_entry_s_name(module: str) 
     client = importlib.import_module(entry.client_module)
     classes = [c for c in vars(client).values() if isinstance(c, type) and "target" in vars(c)]
     assert [c.target for c in classes] == [entry.name]
-    if entry.deploy_module is not None:
+    if isinstance(entry.deploy_module, str):
         assert importlib.import_module(entry.deploy_module).TARGET.name == entry.name
 
 

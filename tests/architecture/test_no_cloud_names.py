@@ -31,8 +31,8 @@ IDENTIFIERS = frozenset(
 )
 #: a cloud storage URL inside any string
 SCHEME = re.compile(r"\b(s3|gs|az|wasbs?|abfss?)://")
-#: dispatch on the shape of a unit's or a target's name
-PREFIX = re.compile(r"^(ml\.|gke|eks|aks)")
+#: dispatch on the shape of a unit's name (a SageMaker type) or a registered target's name
+PREFIX = re.compile("^(ml\\.|" + "|".join(re.escape(name) for name in registry.names()) + ")")
 #: the receivers that hold a stack's config (``getattr(config, "x")``: dispatch by attribute name)
 CONFIG = re.compile(r"(^|_)(config|stack|settings)$")
 

@@ -1,8 +1,9 @@
 """Run the ``tdk`` CLI with Pulumi and every cloud SDK unimportable (a test helper).
 
 ``python tests/cli/run_without_pulumi.py render k8s ...`` fails with ModuleNotFoundError if
-the command imports ``pulumi``, ``pulumi_*``, ``boto3`` or ``google.cloud``: what the
-``[infra]`` extra would not provide must never be needed to render manifests.
+the command imports ``pulumi``, any ``pulumi_*`` provider, ``boto3``, ``google.cloud`` or
+``azure``: what the ``[infra]`` extra would not provide must never be needed to render
+manifests.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
-BLOCKED = ("pulumi", "pulumi_aws", "pulumi_gcp", "pulumi_kubernetes", "boto3", "google.cloud")
+BLOCKED = ("pulumi", "boto3", "google.cloud", "azure")
 
 
 class Blocker(importlib.abc.MetaPathFinder):
@@ -23,7 +24,8 @@ class Blocker(importlib.abc.MetaPathFinder):
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if any(fullname == b or fullname.startswith(b + ".") for b in BLOCKED):
+        provider = fullname.partition(".")[0].startswith("pulumi_")
+        if provider or any(fullname == b or fullname.startswith(b + ".") for b in BLOCKED):
             raise ModuleNotFoundError(f"blocked import of {fullname}", name=fullname)
         return None
 

@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
+from tests.registry_lists import deployable_targets, dev_stack
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -32,7 +33,7 @@ def _by_fact(report: dict[str, Any], stack: str) -> dict[str, dict[str, Any]]:
 def test_committed_stacks_are_healthy_on_the_day_the_facts_were_checked() -> None:
     code, report = _doctor("2026-11-24")
     assert code == 0 and report["ok"] and report["today"] == "2026-11-24"
-    assert set(report["stacks"]) >= {"eks-dev", "gke-dev", "sagemaker-dev", "sagemaker-ic-dev"}
+    assert set(report["stacks"]) >= {dev_stack(t) for t in deployable_targets()}
     eks = _by_fact(report, "eks-dev")
     assert eks["Kubernetes version"]["value"] == "1.36"
     assert eks["Kubernetes version"]["source"].startswith("https://docs.aws.amazon.com/eks/")

@@ -179,9 +179,9 @@ def test_validate_offers_only_targets_that_validate_and_names_the_image_default(
     from infra.targets.capabilities import VALIDATE
 
     shown = _help(["validate"], "200")
-    able = [e.name for e in registry.entries() if e.can(VALIDATE)]
+    able = [e.name for e in registry.entries() if e.refused(VALIDATE) is None]
     assert "[" + " | ".join(able) + "]" in shown
-    unable = [e.name for e in registry.entries() if not e.can(VALIDATE)]
+    unable = [e.name for e in registry.entries() if e.refused(VALIDATE) is not None]
     assert unable and not any(f"| {name}]" in shown for name in unable)
     assert "24.09" not in shown and "newest SageMaker Triton" in shown
     assert default_checked_image() != "24.09"

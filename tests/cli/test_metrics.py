@@ -143,11 +143,10 @@ def test_local_metrics_are_sagemakers_figures_with_the_cache_hit_rate(
     local_endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from infra.clients.inputs import example_inputs
-    from infra.targets.operations import Locator
-    from infra.targets.registry import load_client
+    from infra.targets.deployment import locator
 
     monkeypatch.setenv("TDK_STATE_DIR", str(local_endpoint.state_dir))
-    client = load_client("local", Locator(endpoint="metrics"))
+    client = locator("local", {"--endpoint": "metrics"}).client()
     model = local_endpoint.manifest.by_target_model("text_classifier-0.tar.gz")
     target = client.invoke()  # the contract's invoke: SageMaker runtime API of the front
     try:

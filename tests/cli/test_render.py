@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from infra.targets.k8s import promql
+from tests.registry_lists import dev_stack, kubernetes_targets
 
 ROOT = Path(__file__).resolve().parents[2]
 K8S_VERSION = "1.33"  # the pinned Kubernetes version every manifest is validated against
@@ -51,7 +52,7 @@ def _validate_cli(paths: list[str]) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("stack", ["gke-dev", "eks-dev"])
+@pytest.mark.parametrize("stack", [dev_stack(t) for t in kubernetes_targets()])
 def test_rendered_manifests_pass_kubernetes_validate_strict(tmp_path: Path, stack: str) -> None:
     listing = _render(tmp_path, stack)
     paths = [f["path"] for f in listing["files"]]
@@ -270,7 +271,7 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-@pytest.mark.parametrize("stack", ["gke-dev", "eks-dev"])
+@pytest.mark.parametrize("stack", [dev_stack(t) for t in kubernetes_targets()])
 def test_render_never_imports_pulumi_or_a_cloud_sdk(tmp_path: Path, stack: str) -> None:
     """Rendering needs only pure builders: run it with those packages unimportable."""
     helper = Path(__file__).with_name("run_without_pulumi.py")

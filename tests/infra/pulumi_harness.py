@@ -9,9 +9,11 @@ overrides), then runs ``runpy.run_path("infra", run_name="__main__")`` with
 from __future__ import annotations
 
 import asyncio
+import importlib
 import runpy
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -108,32 +110,49 @@ class _Monitor(MockMonitor):
         return response
 
 
-#: what the azure-native provider's reads answer under mocks: the caller's subscription and
-#: tenant, and a cluster's user kubeconfig (base64, as AKS returns it)
-AZURE_SUBSCRIPTION = "00000000-0000-0000-0000-00000000aaaa"
-AZURE_TENANT = "00000000-0000-0000-0000-00000000bbbb"
-AZURE_READS: dict[str, dict[str, Any]] = {
-    "azure-native:authorization:getClientConfig": {
-        "subscriptionId": AZURE_SUBSCRIPTION, "tenantId": AZURE_TENANT,
-        "clientId": "c", "objectId": "o",
-    },
-    "azure-native:containerservice:listManagedClusterUserCredentials": {
-        "kubeconfigs": [{"name": "user", "value": "YXBpVmVyc2lvbjogdjEKa2luZDogQ29uZmlnCg=="}]
-    },
-}  # fmt: skip
-#: what Azure creates and reports for a resource (outputs that are not inputs)
-AZURE_REPORTS: dict[str, Callable[[str], dict[str, Any]]] = {
-    "azure-native:managedidentity:UserAssignedIdentity": lambda name: {
-        "clientId": f"{name}-client-id", "principalId": f"{name}-principal-id",
-        "tenantId": AZURE_TENANT,
-    },
-    "azure-native:monitor:AzureMonitorWorkspace": lambda name: {
-        "metrics": {"prometheusQueryEndpoint": f"https://{name}.eastus.prometheus.monitor.azure.com"}
-    },
-    "azure-native:containerservice:ManagedCluster": lambda name: {
-        "oidcIssuerProfile": {"enabled": True, "issuerUrl": f"https://oidc.example/{name}/"}
-    },
-}  # fmt: skip
+def _no_reports(type_token: str, name: str, state: Mapping[str, Any]) -> dict[str, Any]:
+    return {}
+
+
+@dataclass(frozen=True)
+class ProviderMocks:
+    """What one cloud's providers answer under mocks beyond echoing a resource's inputs.
+
+    A target's tests declare it as ``MOCKS`` in ``mocks.py`` of the tests folder that mirrors
+    the package owning the target or its cloud (``infra/targets/<name>/`` ->
+    ``tests/targets/<name>/mocks.py``, ``infra/clouds/aws/`` -> ``tests/clouds/aws/mocks.py``);
+    the harness finds them through the registry (``provider_mocks``), so a new target adds its
+    answers in its own test folder.
+    """
+
+    #: a provider function's token -> its answer from the call's arguments (reads only: a
+    #: call with a side effect at declaration time is a bug the harness reports)
+    reads: Mapping[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = field(default_factory=dict)
+    #: what the cloud creates and reports for a resource (outputs that are not inputs):
+    #: ``(type token, name, echoed state) -> outputs`` laid over the state
+    reports: Callable[[str, str, Mapping[str, Any]], dict[str, Any]] = _no_reports
+
+
+def mocks_modules() -> list[str]:
+    """The ``mocks`` modules of the registered targets' tests: for each target's package and
+    its cloud's, the same path under ``tests`` (those that exist)."""
+    from infra.targets import registry
+
+    packages: dict[str, None] = {}
+    for entry in registry.entries():
+        modules = [type(entry).__module__]
+        if entry.cloud is not None:
+            modules.append(entry.cloud.credentials.__module__)
+        for module in modules:
+            package = module.rpartition(".")[0]
+            packages["tests." + package.removeprefix("infra.").removeprefix("tests.")] = None
+    return [f"{p}.mocks" for p in packages if (ROOT / p.replace(".", "/") / "mocks.py").is_file()]
+
+
+@cache
+def provider_mocks() -> tuple[ProviderMocks, ...]:
+    """Every registered target's (and cloud's) ``MOCKS``."""
+    return tuple(importlib.import_module(module).MOCKS for module in mocks_modules())
 
 
 class _Recorder(pulumi.runtime.Mocks):
@@ -154,19 +173,14 @@ class _Recorder(pulumi.runtime.Mocks):
         self.declared.append((args.typ, args.name, dict(args.inputs)))
         state = dict(args.inputs)
         state.setdefault("name", args.name)
-        state.setdefault("arn", f"arn:aws:mock:::{args.typ.split(':')[-1].lower()}/{args.name}")
-        if args.typ == "aws:s3/bucket:Bucket":
-            state.setdefault("bucket", f"{args.name}-0123456")
-        if args.typ == "aws:eks/cluster:Cluster":  # what EKS creates and reports
-            state["vpcConfig"] = {**state["vpcConfig"], "clusterSecurityGroupId": "sg-eks-cluster"}
-        state.update(AZURE_REPORTS.get(args.typ, lambda name: {})(args.name))
+        for mocks in provider_mocks():
+            state.update(mocks.reports(args.typ, args.name, state))
         return f"{args.name}-id", state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[Any]]:
-        if args.token == "gcp:organizations/getProject:getProject":  # a read, no side effect
-            return {"projectId": args.args.get("projectId"), "number": "123456789012"}, []
-        if args.token in AZURE_READS:  # reads, no side effect
-            return AZURE_READS[args.token], []
+        for mocks in provider_mocks():
+            if args.token in mocks.reads:  # a read, no side effect
+                return mocks.reads[args.token](args.args), []
         raise AssertionError(f"the program made a provider call at declaration time: {args.token}")
 
 

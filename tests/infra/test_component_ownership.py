@@ -1,19 +1,21 @@
-"""Components own what they create: the gke-dev and eks-dev programs, under mocks, declare
-every child of a component before that component's ``register_outputs`` (after it, Pulumi
-considers the component complete), and every cloud or Kubernetes resource under the
-component that owns it, never directly under the stack."""
+"""Components own what they create: every Kubernetes target's committed stack (the registry's),
+under mocks, declares every child of a component before that component's ``register_outputs``
+(after it, Pulumi considers the component complete), and every cloud or Kubernetes resource
+under the component that owns it, never directly under the stack. ``TOP_LEVEL`` and ``MOVED``
+pin the shape of two targets' stacks (each target's own behaviour)."""
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 import pulumi
 import pytest
 
 from tests.infra.pulumi_harness import StackRun, run_stack
+from tests.registry_lists import dev_stack, kubernetes_targets
 
 TODAY = "2026-11-24"  # the day the facts tables were checked (the eks config reads it)
 _INIT = inspect.signature(pulumi.Resource.__init__)
@@ -44,6 +46,7 @@ def _type_of(resource: pulumi.Resource | None) -> str | None:
     return None if resource is None else getattr(resource, "_tdk_type", None)
 
 
+@cache
 def _record(stack: str) -> Ownership:
     built: list[Construction] = []
     sealed: set[int] = set()
@@ -83,9 +86,9 @@ def _record(stack: str) -> Ownership:
     return Ownership(stack, run, built, registered)
 
 
-@pytest.fixture(scope="module", params=["gke-dev", "eks-dev"])
-def owned(request: pytest.FixtureRequest) -> Iterator[Ownership]:
-    yield _record(request.param)
+@pytest.fixture(params=[dev_stack(t) for t in kubernetes_targets()])
+def owned(request: pytest.FixtureRequest) -> Ownership:
+    return _record(request.param)
 
 
 def _ours(ownership: Ownership) -> list[Construction]:
@@ -138,9 +141,10 @@ TOP_LEVEL = {
 }
 
 
-def test_the_stack_is_made_of_its_components(owned: Ownership) -> None:
-    top = {c.type for c in _ours(owned) if c.parent is None}
-    assert top == TOP_LEVEL[owned.stack]
+@pytest.mark.parametrize("stack", TOP_LEVEL)
+def test_the_stack_is_made_of_its_components(stack: str) -> None:
+    top = {c.type for c in _ours(_record(stack)) if c.parent is None}
+    assert top == TOP_LEVEL[stack]
 
 
 HELM = "kubernetes:helm.sh/v3:Release"
@@ -172,8 +176,9 @@ MOVED = {
 }
 
 
-def test_moved_resources_alias_their_old_parent(owned: Ownership) -> None:
-    stack = owned.stack
+@pytest.mark.parametrize("stack", MOVED)
+def test_moved_resources_alias_their_old_parent(stack: str) -> None:
+    owned = _record(stack)
     cloud = stack.split("-")[0]
     old_parent = (
         f"urn:pulumi:{stack}::triton-deploy-kit::pulumi:pulumi:Stack"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import jsonschema
 import pytest
 
 from tests.infra.pulumi_harness import run_stack
+from tests.registry_lists import dev_stack, kubernetes_targets
 
 SCHEMAS = Path(__file__).with_name("crd_schemas")
 KINDS = {
@@ -23,6 +25,8 @@ KINDS = {
         "monitoring.googleapis.com_podmonitoring_v1.json"
     ),
 }
+#: what every Kubernetes target declares: KEDA scales each workload
+KEDA_KINDS = {kind for kind in KINDS if ":keda.sh/" in kind}
 
 
 def _schema(resource_type: str) -> dict[str, Any]:
@@ -40,23 +44,31 @@ def _today(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TDK_TODAY", "2026-11-24")
 
 
-@pytest.mark.parametrize(
-    ("stack", "expected"),
-    [
-        ("gke-dev", set(KINDS)),
-        ("eks-dev", set(list(KINDS)[:2])),
-        ("aks-dev", set(list(KINDS)[:2])),
-    ],
-)
-def test_rendered_custom_resources_validate(stack: str, expected: set[str]) -> None:
-    objects = _objects(stack)
-    assert {t for t, _ in objects} == expected
+@cache
+def _declared(target: str) -> tuple[tuple[str, dict[str, Any]], ...]:
+    return tuple(_objects(dev_stack(target)))
+
+
+@pytest.mark.parametrize("target", kubernetes_targets())
+def test_rendered_custom_resources_validate(target: str) -> None:
+    """Every registered Kubernetes target's committed stack: KEDA's objects, and any other
+    custom resource with a vendored schema, validate."""
+    objects = _declared(target)
+    assert {t for t, _ in objects} >= KEDA_KINDS
     for resource_type, body in objects:
         jsonschema.validate(body, _schema(resource_type))
 
 
+def test_every_vendored_schema_is_used_by_a_registered_target() -> None:
+    """A schema no committed stack renders validates nothing: drop it, or the target that
+    declared its kind is gone."""
+    used = {t for target in kubernetes_targets() for t, _ in _declared(target)}
+    assert set(KINDS) == used
+
+
 def test_a_broken_scaled_object_fails() -> None:
-    ((_, body),) = [o for o in _objects("eks-dev") if o[0].endswith("ScaledObject")]
+    any_target = kubernetes_targets()[0]
+    ((_, body),) = [o for o in _declared(any_target) if o[0].endswith("ScaledObject")]
     broken = copy.deepcopy(body)
     broken["spec"]["minReplicaCount"] = "one"
     with pytest.raises(jsonschema.ValidationError):

@@ -21,6 +21,7 @@ from infra.facts import kubernetes as kf
 from infra.facts import triton as tf
 from tdk.errors import ConfigError
 from tests.infra.pulumi_harness import StackRun, run_stack
+from tests.registry_lists import dev_stack, kubernetes_targets
 
 ROOT = Path(__file__).resolve().parents[2]
 ENDPOINT_CONFIG = "aws:sagemaker/endpointConfiguration:EndpointConfiguration"
@@ -116,7 +117,7 @@ def test_p3_with_a_25x_image_is_refused_and_with_24x_accepted() -> None:
     )
 
 
-@pytest.mark.parametrize("stack", ["gke-dev", "eks-dev"])
+@pytest.mark.parametrize("stack", [dev_stack(t) for t in kubernetes_targets()])
 def test_kubernetes_triton_image_is_at_most_12_months_old(stack: str) -> None:
     run = run_stack(stack)
     (deployment,) = run.of_type("kubernetes:apps/v1:Deployment")

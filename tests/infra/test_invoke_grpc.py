@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from infra.targets import registry
-from infra.targets.operations import Locator
+from infra.targets.deployment import locator
 from tdk.errors import UsageError
 from tests.registry_lists import api_targets, kubernetes_targets
 
@@ -14,11 +13,11 @@ from tests.registry_lists import api_targets, kubernetes_targets
 @pytest.mark.parametrize("target", api_targets())
 def test_grpc_is_refused_where_the_api_has_none(target: str) -> None:
     with pytest.raises(UsageError, match="--grpc") as caught:
-        registry.get(target).inference(Locator(endpoint="e", region="us-east-1"), True, 1.0)
+        locator(target, {"--endpoint": "e"}).inference(True, 1.0)
     assert target in caught.value.message and "leave out --grpc" in caught.value.hint
 
 
 @pytest.mark.parametrize("target", kubernetes_targets())
 def test_grpc_is_taken_where_triton_answers_it(target: str) -> None:
-    client = registry.get(target).inference(Locator(url="http://127.0.0.1:1"), True, 1.0)
+    client = locator(target, {"--url": "http://127.0.0.1:1"}).inference(True, 1.0)
     assert client is not None

@@ -18,11 +18,20 @@ from infra.targets.k8s.spec import (
     Resources,
     Scaling,
     TritonServiceSpec,
+    WorkloadIdentity,
 )
 from tests.registry_lists import kubernetes_targets, read_dev
 
 K8S_VERSION = "1.33"  # pinned: GKE and EKS both serve 1.33 in their regular channels
-CUSTOM_KINDS = {"ScaledObject", "TriggerAuthentication", "PodMonitoring", "PodMonitor"}
+
+
+def is_custom(manifest: dict[str, object]) -> bool:
+    """A custom resource (KEDA's, a cloud's managed Prometheus objects): its API group is
+    neither the core group nor a built-in one (no dot, or ``*.k8s.io``), so the Kubernetes
+    schemas do not know it (tests/infra/test_crd_schemas.py validates those)."""
+    version = str(manifest["apiVersion"])
+    group = version.rpartition("/")[0]
+    return "." in group and not group.endswith(".k8s.io")
 
 
 #: the targets' own load-balancer annotations, as their configs pass them
@@ -58,7 +67,7 @@ def make_spec(**changes: object) -> TritonServiceSpec:
         exposure="cluster-ip",
         startup_budget_seconds=900,
         pod_monitoring=True,
-        identity_annotations={"iam.gke.io/gcp-service-account": "t@p.iam.gserviceaccount.com"},
+        identity=gke_builders.workload_identity("t@p.iam.gserviceaccount.com"),
     )
     return dataclasses.replace(spec, **changes)  # type: ignore[arg-type]
 
@@ -70,7 +79,7 @@ def test_core_manifests_pass_strict_validation(target: str, kind: str, exposure:
     """What each Kubernetes target renders from its committed stack (every registered one)."""
     config = read_dev(target, {"k8sWorkloadKind": kind, "k8sServiceExposure": exposure})
     rendered = load_target(target).render(config, lambda output: "${" + output + "}")
-    core = [m for m in rendered if m["kind"] not in CUSTOM_KINDS]
+    core = [m for m in rendered if not is_custom(m)]
     assert [m["kind"] for m in core][:3] == ["Namespace", "ServiceAccount", "Deployment"]
     for manifest in core:
         assert kubernetes_validate.validate(manifest, K8S_VERSION, strict=True) == K8S_VERSION
@@ -129,6 +138,38 @@ def test_service_is_cluster_internal_by_default_and_internal_lb_is_annotated() -
     assert gke["metadata"]["annotations"] == {"networking.gke.io/load-balancer-type": "Internal"}
 
 
+@pytest.mark.parametrize("target", kubernetes_targets())
+def test_every_target_annotates_its_internal_load_balancer(target: str) -> None:
+    """An internal load balancer is a cloud's annotation on the Service (each target gives its
+    own); cluster-ip needs none."""
+    services = {}
+    for exposure in ("cluster-ip", "internal-lb"):
+        config = read_dev(target, {"k8sServiceExposure": exposure})
+        rendered = load_target(target).render(config, lambda output: "${" + output + "}")
+        (services[exposure],) = [m for m in rendered if m["kind"] == "Service"]
+    assert services["cluster-ip"]["spec"]["type"] == "ClusterIP"
+    assert not services["cluster-ip"]["metadata"].get("annotations")
+    assert services["internal-lb"]["spec"]["type"] == "LoadBalancer"
+    assert services["internal-lb"]["metadata"]["annotations"]
+
+
+@pytest.mark.parametrize("target", kubernetes_targets())
+def test_every_target_binds_its_pods_through_its_workload_identity(target: str) -> None:
+    """Each target states its pods' cloud identity as one ``WorkloadIdentity``: the
+    ServiceAccount carries its annotations, the Deployment's pods its labels."""
+    config = read_dev(target)
+    deploy = load_target(target)
+    identity = deploy.workload_spec(config, lambda output: "${" + output + "}").identity
+    assert identity.service_account, f"{target} binds no cloud identity"
+    rendered = deploy.render(config, lambda output: "${" + output + "}")
+    (account,) = [m for m in rendered if m["kind"] == "ServiceAccount"]
+    assert account["metadata"]["annotations"] == dict(identity.service_account)
+    (deployment,) = [m for m in rendered if m["kind"] == "Deployment"]
+    assert (
+        deployment["spec"]["template"]["metadata"]["labels"].items() >= identity.pod_labels.items()
+    )
+
+
 # What the query means is proven on a real Prometheus scraping a real Triton
 # (tests/prom/test_live.py); here only that the ScaledObject carries it.
 EXPECTED_QUERY = promql.queue_compute_ratio("inference", "triton")
@@ -181,17 +222,20 @@ def test_figures_cover_the_dashboard() -> None:
     assert set(figures) == set(promql.UNITS)
 
 
-def test_pod_labels_reach_every_pod_template_but_not_the_selector() -> None:
+def test_a_workload_identity_annotates_the_account_and_labels_every_pod_not_the_selector() -> None:
     from infra.targets.k8s.build_job import BuildJobSpec, StoreCopy, build_job
 
-    spec = make_spec(pod_labels={"identity.example/use": "true"})
+    identity = WorkloadIdentity({"identity.example/client": "c-1"}, {"identity.example/use": "1"})
+    spec = make_spec(identity=identity)
+    account = manifests.service_account(spec)
+    assert account["metadata"]["annotations"] == {"identity.example/client": "c-1"}
     deployment = manifests.deployment(spec)
-    assert deployment["spec"]["template"]["metadata"]["labels"]["identity.example/use"] == "true"
+    assert deployment["spec"]["template"]["metadata"]["labels"]["identity.example/use"] == "1"
     assert "identity.example/use" not in deployment["spec"]["selector"]["matchLabels"]
     assert "identity.example/use" not in deployment["metadata"]["labels"]
     copy = StoreCopy("cli", ["fetch"], ["upload"])
     job = build_job(BuildJobSpec("build-1", spec, "nvcr.io/nvidia/tensorrt:25.01-py3", copy, 60))
-    assert job["spec"]["template"]["metadata"]["labels"]["identity.example/use"] == "true"
+    assert job["spec"]["template"]["metadata"]["labels"]["identity.example/use"] == "1"
     assert (
         "identity.example/use"
         not in manifests.deployment(make_spec())["spec"]["template"]["metadata"]["labels"]

@@ -12,8 +12,7 @@ import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 
-from infra.targets.operations import Locator
-from infra.targets.registry import load_client
+from infra.targets.deployment import locator
 from infra.targets.sagemaker_ic.client import InferenceComponentsClient
 from infra.targets.sagemaker_ic.monitoring import METRICS
 from tdk.errors import EndpointError
@@ -164,5 +163,6 @@ def test_metrics_count_the_components_that_failed(stubs: dict[str, Stubber]) -> 
 
 
 def test_operations_registry_knows_the_target() -> None:
-    client = load_client("sagemaker-ic", Locator(endpoint=ENDPOINT, region="us-east-1"))
+    where = locator("sagemaker-ic", {"--endpoint": ENDPOINT, "--region": "us-east-1"})
+    client = where.client()
     assert client.where() == {"endpoint": ENDPOINT, "region": "us-east-1"}

@@ -12,6 +12,7 @@ import pytest
 from infra.facts.triton import default_sagemaker_triton_version
 from tdk.errors import ConfigError
 from tests.infra.pulumi_harness import run_stack
+from tests.registry_lists import deployable_targets
 
 MODEL = "aws:sagemaker/model:Model"
 ENDPOINT = "aws:sagemaker/endpoint:Endpoint"
@@ -201,7 +202,7 @@ def test_cpu_instance_gets_the_cpu_image_and_no_gpu_alarm(stack_runner: Callable
         ({"aws:region": "mars-east-1"}, "us-east-1"),
         ({"releaseUrl": "https://bucket/x"}, "s3://"),
         ({"sagemakerMinInstances": 3, "sagemakerMaxInstances": 2}, "greater than"),
-        ({"target": "azure"}, "valid choices: sagemaker, sagemaker-ic, gke, eks"),
+        ({"target": "mars"}, f"valid choices: {', '.join(deployable_targets())}"),
         ({"sagemakerReleasePrefix": "a/../b"}, "without . or .."),
         ({"sagemakerRolloutStrategy": "YOLO"}, "ALL_AT_ONCE, CANARY, LINEAR"),
         ({"sagemakerTritonVersion": "9.99"}, "24.09"),

@@ -39,7 +39,7 @@ def test_vllm_version_by_release_or_image() -> None:
 
 
 def test_validate_target_checks_against_the_images_vllm(tmp_path: Path) -> None:
-    repo = c.vllm_repo(tmp_path, args=dict(c.VLLM_ARGS, max_num_seq=4))
+    repo = c.vllm_repo(tmp_path, args=dict(c.VLLM_ARGS, max_num_seq=4, disable_log_requests=True))
     where = ["--target", "gke", "--gpu", "nvidia-l4", "--json"]
     result = CliRunner().invoke(app, ["validate", str(repo), *where, "--image", "25.09"])
     findings, _ = json.JSONDecoder().raw_decode(result.stdout[result.stdout.index("[") :])

@@ -16,6 +16,7 @@ from typing import Any
 
 from infra.clients.inputs import example_inputs
 from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
+from infra.targets.local.serve import session_processes
 from packager.publish import publish
 from packager.stores import open_store
 from tests.local.conftest import _runtime_or_skip
@@ -51,20 +52,6 @@ class TritonPythonModel:
 """
 
 
-def _session(pid: int) -> set[int]:
-    """Live processes of session ``pid`` (the endpoint, its Triton and the Python stubs)."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[3]) == pid and fields[0] != "Z":
-                found.add(int(entry.name))
-    return found
-
-
 def test_down_says_it_waits_for_a_request_in_flight_and_leaves_nothing(tmp_path: Path) -> None:
     _runtime_or_skip()
     gate = tmp_path / "gate"
@@ -86,7 +73,7 @@ def test_down_says_it_waits_for_a_request_in_flight_and_leaves_nothing(tmp_path:
         )
         request.start()
         wait_for(lambda: Path(f"{gate}.executing").exists(), 60, "the request to execute")
-        session = _session(running.proc.pid)
+        session = session_processes(running.proc.pid)
         assert len(session) >= 3, session  # the front, Triton and the model's stub
         env = dict(os.environ, TDK_STATE_DIR=str(state_dir), PYTHONPATH=str(ROOT))
         down = subprocess.Popen(

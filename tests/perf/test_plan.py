@@ -244,20 +244,21 @@ def test_each_target_commits_dated_and_sourced_prices() -> None:
 
     from infra.planning.pricing import Quote
     from infra.targets import registry
-    from infra.targets.capabilities import PLAN
+    from infra.targets.capabilities import Refused
 
     priced = []
     for entry in registry.entries():
-        table = entry.prices()
-        if table is None or not entry.can(PLAN):
+        port = entry.plan
+        table = None if isinstance(port, Refused) else port.prices()
+        if isinstance(port, Refused) or table is None:
             continue
         assert dt.date.fromisoformat(table.date) <= dt.date(2026, 11, 27), entry.name
         assert Path(table.origin).is_relative_to(ROOT / "infra"), table.origin
         for section in table.sections.values():
             assert all(p.source for rows in section.values() for p in rows.values())
-        for spec in entry.default_candidates:
-            quote = Quote(spec, Decimal(1), True, entry.default_region, table)
-            assert entry.candidate(quote).usd_per_hour > 0, (entry.name, spec)
+        for spec in port.default_candidates:
+            quote = Quote(spec, Decimal(1), True, port.default_region, table)
+            assert port.candidate(quote).usd_per_hour > 0, (entry.name, spec)
         priced.append(entry.name)
     assert len(priced) >= 4, priced  # sagemaker, gke, eks, aks
 

@@ -9,14 +9,13 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from infra.targets import registry
+from infra.targets.deployment import locator
 from infra.targets.operations import (
-    Locator,
     Operation,
     Reading,
     Status,
     TargetClient,
 )
-from infra.targets.registry import load_client
 
 
 def test_a_client_that_neither_implements_nor_refuses_is_rejected_when_defined() -> None:
@@ -97,7 +96,7 @@ def test_clients_import_without_pulumi() -> None:
 
 def test_unknown_target_and_missing_locations_name_the_option() -> None:
     with pytest.raises(Exception, match="not a target"):
-        load_client("azure", Locator())
+        locator("azure", {})
     for args, option in (
         (["metrics", "--target", "sagemaker"], "--endpoint"),
         (["metrics", "--target", "gke"], "--stack"),

@@ -23,16 +23,7 @@ def tune_plot(report: TuneReport, path: Path) -> Path:
         if point.errors == 0 and point.ok():
             sweeps[point.knobs].append(point)
     for points in sweeps.values():
-        points.sort(key=lambda p: p.concurrency)
-        ax.plot(
-            [p.p99_ms for p in points],
-            [p.throughput_rps for p in points],
-            "o-",
-            color="0.75",
-            markersize=3,
-            linewidth=0.8,
-            zorder=1,
-        )
+        _sweep(ax, points, "o-", color="0.75", markersize=3, linewidth=0.8, zorder=1)
     front = report.front
     ax.step(
         [p.p99_ms for p in front],
@@ -46,17 +37,8 @@ def tune_plot(report: TuneReport, path: Path) -> Path:
         zorder=2,
     )
     ax.plot([], [], "o-", color="0.75", markersize=3, label="one configuration's sweep")
-    shipped_sweep = sorted(report.shipped_points, key=lambda p: p.concurrency)
-    ax.plot(
-        [p.p99_ms for p in shipped_sweep],
-        [p.throughput_rps for p in shipped_sweep],
-        "s--",
-        color="tab:orange",
-        markersize=4,
-        linewidth=1,
-        label="shipped config's sweep",
-        zorder=2,
-    )
+    _sweep(ax, report.shipped_points, "s--", color="tab:orange", markersize=4, linewidth=1,
+           label="shipped config's sweep", zorder=2)  # fmt: skip
     ax.axvline(report.settings.budget_ms, color="tab:red", linestyle="--", label="p99 budget")
     shipped, choice = report.shipped_best, report.choice
     if shipped is not None:
@@ -75,6 +57,12 @@ def tune_plot(report: TuneReport, path: Path) -> Path:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, borderaxespad=0)
     return save(plt, fig, path)
+
+
+def _sweep(ax: Any, points: list[Point], style: str, **line: Any) -> None:
+    """One configuration's sweep, in concurrency order: p99 against throughput."""
+    ordered = sorted(points, key=lambda p: p.concurrency)
+    ax.plot([p.p99_ms for p in ordered], [p.throughput_rps for p in ordered], style, **line)
 
 
 def _mark(ax: Any, point: Point, marker: str, color: str, label: str) -> None:

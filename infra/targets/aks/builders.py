@@ -31,6 +31,7 @@ from typing import Any
 
 from infra.config import ReleaseLocation
 from infra.targets.k8s.alerts import AlertRule
+from infra.targets.k8s.spec import WorkloadIdentity
 from tdk.errors import ConfigError
 
 #: the pod label and ServiceAccount annotation Azure Workload Identity acts on
@@ -117,6 +118,14 @@ def sync_command(release: BlobRelease, dest: str) -> tuple[str, ...]:
     """The init container's command: log in, then copy ``<release>/repository`` to ``dest``."""
     script = f"set -eu; {login_script()}; {download_script(release, 'repository', dest)}"
     return ("sh", "-c", script)
+
+
+def workload_identity(client_id: Any) -> WorkloadIdentity:
+    """Triton's pods run as the managed identity ``client_id`` through workload identity: the
+    ServiceAccount names it and every pod carries the label the webhook injects tokens into."""
+    return WorkloadIdentity(
+        service_account={CLIENT_ID_ANNOTATION: client_id}, pod_labels={USE_LABEL: "true"}
+    )
 
 
 def keda_pod_identity(client_id: Any, tenant_id: Any) -> dict[str, Any]:

@@ -3,16 +3,21 @@ query API (an Entra token for ``https://prometheus.monitor.azure.com``), Triton 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from infra.clients.prometheus import Auth, NoAuth, PrometheusClient, Request
 from infra.targets.aks.builders import PROMETHEUS_SCOPE
 from infra.targets.aks.entry import ENTRY
-from infra.targets.k8s.client import KubernetesClient, stack_config
-from infra.targets.operations import Locator, Reading
+from infra.targets.k8s.client import KubernetesClient, KubernetesLocator
+from infra.targets.operations import Reading, output_text
 from tdk.errors import EndpointError, UsageError
+
+if TYPE_CHECKING:
+    from infra.targets.stacks import StackSettings
 
 #: the host suffix of every Azure Monitor workspace query endpoint
 WORKSPACE_HOST = ".prometheus.monitor.azure.com"
@@ -73,10 +78,25 @@ def auth_for(url: str, credential: Any | None = None) -> Auth:
     return EntraBearer(credential) if host.endswith(WORKSPACE_HOST) else NoAuth()
 
 
-def from_locator(where: Locator) -> AksClient:
-    config = stack_config(where, ENTRY.name)
-    url = where.prometheus_url or "https://workspace-unknown" + WORKSPACE_HOST
-    prometheus = PrometheusClient(url, auth_for(url))
-    client = AksClient(config.workload.namespace, config.common.name, prometheus, where.url)
-    client.workspace_missing = not where.prometheus_url
-    return client
+@dataclass(frozen=True, kw_only=True)
+class AksLocator(KubernetesLocator):
+    """An aks workload: its stack, ``--url``, and its figures' query API: ``--prometheus-url``,
+    or the Azure Monitor workspace's (the stack's ``prometheusQueryUrl`` output)."""
+
+    client_type = AksClient
+
+    @classmethod
+    def stack_fields(cls, stack: StackSettings, outputs: Mapping[str, Any]) -> dict[str, Any]:
+        url = output_text(outputs, "prometheusQueryUrl")
+        return {**super().stack_fields(stack, outputs), "prometheus_url": url}
+
+    def client(self) -> AksClient:
+        config = self.config()
+        url = self.prometheus_url or "https://workspace-unknown" + WORKSPACE_HOST
+        prometheus = PrometheusClient(url, auth_for(url))
+        client = AksClient(config.workload.namespace, config.common.name, prometheus, self.url)
+        client.workspace_missing = not self.prometheus_url
+        return client
+
+
+LOCATOR = AksLocator

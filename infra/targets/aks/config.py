@@ -4,7 +4,7 @@ no Azure SDK)."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, cast
 
 import infra.facts
@@ -131,18 +131,17 @@ def triton_spec(config: AksConfig, client_id: Any, prometheus_url: Any) -> Trito
     """The Triton workload of an aks stack. ``client_id`` (the workload identity Triton's pods
     run as) and ``prometheus_url`` (the Azure Monitor workspace's query endpoint) are Pulumi
     outputs under ``pulumi up`` and placeholders under ``tdk render k8s``."""
-    spec = workload_spec(
+    return workload_spec(
         config.workload,
         name=config.common.name,
         load_balancers=b.LOAD_BALANCER_ANNOTATIONS,
         model_repository=config.blob.blob_url("repository"),
         model_sync=sync(config),
         prometheus=PrometheusSource(cast(str, prometheus_url), b.KEDA_PROVIDER),
-        identity_annotations={b.CLIENT_ID_ANNOTATION: client_id},
+        identity=b.workload_identity(client_id),
         env={},
         pod_monitoring=False,  # the Azure Monitor PodMonitor is the target's own manifest
     )
-    return replace(spec, pod_labels={b.USE_LABEL: "true"})
 
 
 def sync(config: AksConfig) -> ModelSync:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from infra.planning.pricing import PriceTable, Quote
 from infra.targets.aks.cloud import CLOUD
-from infra.targets.entry import PlanUnit, Stack
-from infra.targets.k8s.entry import KubernetesEntry
+from infra.targets.k8s.entry import KubernetesEntry, KubernetesPlan
+from infra.targets.ports import PlanUnit, Stack, ValidatePort
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
@@ -18,13 +17,9 @@ GPU_SIZE_KEY = "aksGpuVmSize"
 IMAGE_KEY = "k8sTritonImage"
 
 
-class AksEntry(KubernetesEntry):
-    name = "aks"
-    order = 50
-    summary = "AKS GPU node pool running Triton, autoscaled by KEDA on Triton's metrics"
-    deploy_module = "infra.targets.aks.target"
-    client_module = "infra.targets.aks.client"
-    cloud = CLOUD
+class AksPlan(KubernetesPlan):
+    """One Azure GPU VM size per candidate, priced from the aks catalog's retail prices."""
+
     region_key = "azure-native:location"
     default_region = "eastus"
     default_candidates: ClassVar[tuple[str, ...]] = (
@@ -33,13 +28,6 @@ class AksEntry(KubernetesEntry):
         "Standard_NC24ads_A100_v4",
     )
     node_keys = ("aksGpuNodesMin", "aksGpuNodesMax")
-    flag_defaults: ClassVar[dict[str, str]] = {
-        "azure-native:location": "eastus",
-        "releaseUrl": "az://tdkvalidate/releases/release",
-        "aksReleaseResourceGroup": "tdk-validate",
-        "k8sApiOpenToInternet": "true",
-    }
-    flag_keys: ClassVar[dict[str, str]] = {"instance_type": GPU_SIZE_KEY, "image": IMAGE_KEY}
 
     def owns(self, unit: str) -> bool:
         """An Azure GPU VM size of the aks catalog."""
@@ -77,11 +65,24 @@ class AksEntry(KubernetesEntry):
     def unit_values(self, unit: PlanUnit) -> dict[str, str]:
         return {GPU_SIZE_KEY: unit.instance}
 
-    def stack_location(self, stack: Stack, outputs: Mapping[str, Any]) -> dict[str, str | None]:
-        """The shared fields and, once deployed, the Azure Monitor workspace's query URL."""
-        url = outputs.get("prometheusQueryUrl")
-        found = super().stack_location(stack, outputs)
-        return {**found, "prometheus_url": url if isinstance(url, str) else None}
+
+class AksEntry(KubernetesEntry):
+    name = "aks"
+    order = 50
+    summary = "AKS GPU node pool running Triton, autoscaled by KEDA on Triton's metrics"
+    deploy_module = "infra.targets.aks.target"
+    client_module = "infra.targets.aks.client"
+    cloud = CLOUD
+    plan = AksPlan()
+    validate = ValidatePort(
+        {"instance_type": GPU_SIZE_KEY, "image": IMAGE_KEY},
+        {
+            "azure-native:location": "eastus",
+            "releaseUrl": "az://tdkvalidate/releases/release",
+            "aksReleaseResourceGroup": "tdk-validate",
+            "k8sApiOpenToInternet": "true",
+        },
+    )
 
 
 ENTRY = AksEntry()

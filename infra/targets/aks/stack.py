@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any
 
 import pulumi
 import pulumi_azure_native as azure
-import pulumi_kubernetes as k8s
 
 from infra.targets.aks import arm
 from infra.targets.aks import builders as b
@@ -87,20 +86,16 @@ def declare_aks(config: AksConfig) -> dict[str, Any]:
         ),
     )
     spec = triton_spec(config, reader.client_id, monitoring.query_url)
-    on_cluster = pulumi.ResourceOptions(provider=cluster.ref.provider)
-    service = TritonService(
-        f"{name}-triton",
-        TritonServiceArgs(spec=spec, provider=cluster.ref.provider, depends_on=addons.ready),
-        opts=pulumi.ResourceOptions(depends_on=reader.ready),
-    )
     monitor = b.pod_monitor(spec.name, spec.namespace, spec.selector)
-    k8s.apiextensions.CustomResource(
-        f"{name}-podmonitor",
-        api_version=monitor["apiVersion"],
-        kind=monitor["kind"],
-        metadata=monitor["metadata"],
-        spec=monitor["spec"],
-        opts=pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(depends_on=[service])),
+    TritonService(
+        f"{name}-triton",
+        TritonServiceArgs(
+            spec=spec,
+            provider=cluster.ref.provider,
+            depends_on=addons.ready,
+            own={f"{name}-podmonitor": monitor},
+        ),
+        opts=pulumi.ResourceOptions(depends_on=reader.ready),
     )
     return {
         "clusterName": cluster.cluster.name,

@@ -16,6 +16,7 @@ from infra.targets.k8s.spec import (
     POOL_LABEL,
     ModelSync,
     PrometheusSource,
+    WorkloadIdentity,
 )
 from packager.plans import PLANS_PREFIX
 
@@ -71,6 +72,8 @@ CAPACITY_TYPES = ("ON_DEMAND", "SPOT")
 _INSTANCE = re.compile(r"^([a-z0-9-]+)\.([a-z0-9]+)$")
 
 AUTOSCALER_SA = "cluster-autoscaler"
+#: the ServiceAccount annotation IRSA reads: the IAM role its pods assume
+IRSA_ANNOTATION = "eks.amazonaws.com/role-arn"
 #: chart versions per Kubernetes minor: infra/facts/kubernetes.py (device plugin, autoscaler)
 #: the system group starts with this many nodes (KEDA, CoreDNS, the autoscaler), within max
 SYSTEM_DESIRED_NODES = 2
@@ -257,7 +260,7 @@ def autoscaler_values(
         "rbac": {
             "serviceAccount": {
                 "name": AUTOSCALER_SA,
-                "annotations": {"eks.amazonaws.com/role-arn": role_arn},
+                "annotations": {IRSA_ANNOTATION: role_arn},
             }
         },
         "extraArgs": {"balance-similar-node-groups": True, "skip-nodes-with-system-pods": False},
@@ -343,6 +346,11 @@ LOAD_BALANCER_ANNOTATIONS: dict[str, dict[str, str]] = {
 
 
 # --- the Kubernetes layer's hooks (infra/targets/k8s): pod identity, metrics query auth, model sync
+def workload_identity(role_arn: Any) -> WorkloadIdentity:
+    """Triton's pods run as an IAM role through IRSA: the ServiceAccount names the role."""
+    return WorkloadIdentity(service_account={IRSA_ANNOTATION: role_arn})
+
+
 def keda_pod_identity(role_arn: Any) -> dict[str, Any]:
     """KEDA's operator runs as an IAM role through IRSA (the chart's ``podIdentity.aws``)."""
     return {"aws": {"irsa": {"enabled": True, "roleArn": role_arn}}}

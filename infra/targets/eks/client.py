@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from infra.clients.prometheus import NoAuth, PrometheusClient
 from infra.targets.eks.builders import amp_query_url
 from infra.targets.eks.entry import ENTRY
 from infra.targets.eks.query_auth import SigV4
-from infra.targets.k8s.client import KubernetesClient, stack_config
-from infra.targets.operations import Locator, Reading
+from infra.targets.k8s.client import KubernetesClient, KubernetesLocator
+from infra.targets.operations import Reading, option, output_text
 from tdk.errors import UsageError
+
+if TYPE_CHECKING:
+    from infra.targets.stacks import StackSettings
 
 #: what ``tdk metrics --target eks`` needs when neither the workspace nor a URL was given
 WORKSPACE_HINT = (
@@ -41,13 +46,32 @@ def amp_client(region: str, workspace_id: str, credentials: Any | None = None) -
     return PrometheusClient(amp_query_url(region, workspace_id), SigV4(region, credentials))
 
 
-def from_locator(where: Locator) -> EksClient:
-    config = stack_config(where, ENTRY.name)
-    if where.prometheus_url:
-        prometheus = PrometheusClient(where.prometheus_url, NoAuth())
-    else:
-        workspace = where.workspace_id or "${ampWorkspaceId}"
-        prometheus = amp_client(where.region or config.region, workspace)
-    client = EksClient(config.workload.namespace, config.common.name, prometheus, where.url)
-    client.workspace_missing = not where.prometheus_url and not where.workspace_id
-    return client
+@dataclass(frozen=True, kw_only=True)
+class EksLocator(KubernetesLocator):
+    """An eks workload: its stack, ``--url``, and where its figures are: ``--prometheus-url``,
+    or the AMP workspace (``--workspace-id``, the stack's ``ampWorkspaceId`` output) in
+    ``--region`` (default: the stack's)."""
+
+    client_type = EksClient
+
+    region: str | None = option("--region")
+    workspace_id: str | None = option("--workspace-id")
+
+    @classmethod
+    def stack_fields(cls, stack: StackSettings, outputs: Mapping[str, Any]) -> dict[str, Any]:
+        workspace = output_text(outputs, "ampWorkspaceId")
+        return {**super().stack_fields(stack, outputs), "workspace_id": workspace}
+
+    def client(self) -> EksClient:
+        config = self.config()
+        if self.prometheus_url:
+            prometheus = PrometheusClient(self.prometheus_url, NoAuth())
+        else:
+            workspace = self.workspace_id or "${ampWorkspaceId}"
+            prometheus = amp_client(self.region or config.region, workspace)
+        client = EksClient(config.workload.namespace, config.common.name, prometheus, self.url)
+        client.workspace_missing = not self.prometheus_url and not self.workspace_id
+        return client
+
+
+LOCATOR = EksLocator

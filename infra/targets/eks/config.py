@@ -107,7 +107,7 @@ def triton_spec(config: EksConfig, role_arn: Any, prometheus_url: Any) -> Triton
         model_repository=repository,
         model_sync=b.model_sync(config.model_sync_image, repository),
         prometheus=b.amp_source(cast(str, prometheus_url), config.region),
-        identity_annotations={"eks.amazonaws.com/role-arn": role_arn},
+        identity=b.workload_identity(role_arn),
         env={"AWS_REGION": config.region, "AWS_DEFAULT_REGION": config.region},
         pod_monitoring=False,  # the AMP managed scraper needs no in-cluster object
     )

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from infra.clouds.aws.machine import CLOUD
 from infra.planning.pricing import PriceTable, Quote
-from infra.targets.entry import PlanUnit, Stack
-from infra.targets.k8s.entry import KubernetesEntry
+from infra.targets.k8s.entry import KubernetesEntry, KubernetesPlan
+from infra.targets.ports import PlanUnit, Stack, ValidatePort
 
 if TYPE_CHECKING:
     from infra.planning.report import Candidate
@@ -17,23 +16,13 @@ INSTANCE_KEY = "eksGpuInstanceType"
 IMAGE_KEY = "k8sTritonImage"
 
 
-class EksEntry(KubernetesEntry):
-    name = "eks"
-    order = 40
-    summary = "EKS GPU node group running Triton, autoscaled by KEDA on Triton's metrics"
-    deploy_module = "infra.targets.eks.target"
-    client_module = "infra.targets.eks.client"
-    cloud = CLOUD
+class EksPlan(KubernetesPlan):
+    """One EC2 GPU instance type per candidate, priced from the ``ec2`` section."""
+
     region_key = "aws:region"
     default_region = "us-east-1"
     default_candidates: ClassVar[tuple[str, ...]] = ("g4dn.xlarge", "g5.xlarge", "g6.xlarge")
     node_keys = ("eksGpuNodesMin", "eksGpuNodesMax")
-    flag_defaults: ClassVar[dict[str, str]] = {
-        "aws:region": "us-east-1",
-        "releaseUrl": "s3://tdk-validate/release",
-        "k8sApiOpenToInternet": "true",
-    }
-    flag_keys: ClassVar[dict[str, str]] = {"instance_type": INSTANCE_KEY, "image": IMAGE_KEY}
 
     def owns(self, unit: str) -> bool:
         """An EC2 instance type of a GPU family the node group supports."""
@@ -62,11 +51,23 @@ class EksEntry(KubernetesEntry):
     def plan_unit(self, stack: Stack) -> PlanUnit:
         return PlanUnit(stack.get(self.region_key), stack.get(INSTANCE_KEY))
 
-    def stack_location(self, stack: Stack, outputs: Mapping[str, Any]) -> dict[str, str | None]:
-        """The shared fields and, once deployed, the AMP workspace metrics read."""
-        workspace = outputs.get("ampWorkspaceId")
-        found = super().stack_location(stack, outputs)
-        return {**found, "workspace_id": workspace if isinstance(workspace, str) else None}
+
+class EksEntry(KubernetesEntry):
+    name = "eks"
+    order = 40
+    summary = "EKS GPU node group running Triton, autoscaled by KEDA on Triton's metrics"
+    deploy_module = "infra.targets.eks.target"
+    client_module = "infra.targets.eks.client"
+    cloud = CLOUD
+    plan = EksPlan()
+    validate = ValidatePort(
+        {"instance_type": INSTANCE_KEY, "image": IMAGE_KEY},
+        {
+            "aws:region": "us-east-1",
+            "releaseUrl": "s3://tdk-validate/release",
+            "k8sApiOpenToInternet": "true",
+        },
+    )
 
 
 ENTRY = EksEntry()

@@ -12,7 +12,7 @@ from infra.targets.guardrails import ACTUAL_THRESHOLDS, FORECAST_THRESHOLD, Budg
 from infra.targets.k8s import promql
 from infra.targets.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
 from infra.targets.k8s.alerts import AlertRule
-from infra.targets.k8s.spec import GPU_POOL, POOL_LABEL, PrometheusSource
+from infra.targets.k8s.spec import GPU_POOL, POOL_LABEL, PrometheusSource, WorkloadIdentity
 from packager.plans import PLANS_PREFIX
 
 
@@ -314,6 +314,12 @@ LOAD_BALANCER_ANNOTATIONS: dict[str, dict[str, str]] = {
 
 
 # --- the Kubernetes layer's hooks (infra/targets/k8s): pod identity, metrics query auth -----------
+def workload_identity(email: Any) -> WorkloadIdentity:
+    """Triton's pods run as a Google service account through Workload Identity: the
+    ServiceAccount names it."""
+    return WorkloadIdentity(service_account={"iam.gke.io/gcp-service-account": email})
+
+
 def keda_pod_identity(email: Any) -> dict[str, Any]:
     """KEDA's operator runs as a Google service account through Workload Identity (the chart's
     ``podIdentity.gcp``)."""

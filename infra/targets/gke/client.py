@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from infra.clients.prometheus import NoAuth, PrometheusClient
 from infra.targets.gke.builders import managed_prometheus_url
 from infra.targets.gke.entry import ENTRY
 from infra.targets.gke.query_auth import GoogleBearer
-from infra.targets.k8s.client import KubernetesClient, stack_config
-from infra.targets.operations import Locator
+from infra.targets.k8s.client import KubernetesClient, KubernetesLocator
 
 
 class GkeClient(KubernetesClient):
@@ -23,10 +23,20 @@ def gmp_client(project: str, credentials: Any | None = None) -> PrometheusClient
     return PrometheusClient(managed_prometheus_url(project), GoogleBearer(credentials))
 
 
-def from_locator(where: Locator) -> GkeClient:
-    config = stack_config(where, ENTRY.name)
-    if where.prometheus_url:
-        prometheus = PrometheusClient(where.prometheus_url, NoAuth())
-    else:
-        prometheus = gmp_client(config.project)
-    return GkeClient(config.workload.namespace, config.common.name, prometheus, where.url)
+@dataclass(frozen=True, kw_only=True)
+class GkeLocator(KubernetesLocator):
+    """A gke workload: its stack (the GCP project whose GMP holds its figures), ``--url``,
+    ``--prometheus-url``."""
+
+    client_type = GkeClient
+
+    def client(self) -> GkeClient:
+        config = self.config()
+        if self.prometheus_url:
+            prometheus = PrometheusClient(self.prometheus_url, NoAuth())
+        else:
+            prometheus = gmp_client(config.project)
+        return GkeClient(config.workload.namespace, config.common.name, prometheus, self.url)
+
+
+LOCATOR = GkeLocator

@@ -47,7 +47,7 @@ def triton_spec(config: GkeConfig) -> TritonServiceSpec:
         load_balancers=b.LOAD_BALANCER_ANNOTATIONS,
         model_repository=f"{config.release.url}/repository",
         prometheus=b.managed_prometheus_source(config.project),
-        identity_annotations={"iam.gke.io/gcp-service-account": email},
+        identity=b.workload_identity(email),
         env={},
         pod_monitoring=True,  # Google Managed Prometheus scrapes through PodMonitoring
     )

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 from infra.clouds.gcp.machine import CLOUD
 from infra.planning.pricing import PriceTable, Quote
-from infra.targets.entry import PlanUnit, Stack
-from infra.targets.k8s.entry import KubernetesEntry
+from infra.targets.k8s.entry import KubernetesEntry, KubernetesPlan
+from infra.targets.ports import PlanUnit, Stack, ValidatePort
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
@@ -17,13 +17,9 @@ if TYPE_CHECKING:
 SHAPE_SEPARATOR = "+"
 
 
-class GkeEntry(KubernetesEntry):
-    name = "gke"
-    order = 30
-    summary = "GKE GPU node pool running Triton, autoscaled by KEDA on Triton's metrics"
-    deploy_module = "infra.targets.gke.target"
-    client_module = "infra.targets.gke.client"
-    cloud = CLOUD
+class GkePlan(KubernetesPlan):
+    """A GKE node shape MACHINE+GPU per candidate, priced as its machine plus its GPUs."""
+
     region_key = "gcp:region"
     default_region = "us-central1"
     default_candidates: ClassVar[tuple[str, ...]] = (
@@ -31,13 +27,6 @@ class GkeEntry(KubernetesEntry):
         "n1-standard-4+nvidia-tesla-t4",
     )
     node_keys = ("gkeGpuNodesMin", "gkeGpuNodesMax")
-    flag_defaults: ClassVar[dict[str, str]] = {
-        "gcp:project": "tdk-validate",
-        "gcp:region": "us-central1",
-        "releaseUrl": "gs://tdk-validate/release",
-        "k8sApiOpenToInternet": "true",
-    }
-    flag_keys: ClassVar[dict[str, str]] = {"gpu": "gkeGpuType", "image": "k8sTritonImage"}
 
     def owns(self, unit: str) -> bool:
         """A node shape MACHINE+ACCELERATOR whose accelerator the node pool supports."""
@@ -77,6 +66,25 @@ class GkeEntry(KubernetesEntry):
         shape = f"{stack.get('gkeMachineType')}{SHAPE_SEPARATOR}{stack.get('gkeGpuType')}"
         gpus = int(stack.get("gkeGpusPerNode") or 1)
         return PlanUnit(stack.get(self.region_key), shape, gpus)
+
+
+class GkeEntry(KubernetesEntry):
+    name = "gke"
+    order = 30
+    summary = "GKE GPU node pool running Triton, autoscaled by KEDA on Triton's metrics"
+    deploy_module = "infra.targets.gke.target"
+    client_module = "infra.targets.gke.client"
+    cloud = CLOUD
+    plan = GkePlan()
+    validate = ValidatePort(
+        {"gpu": "gkeGpuType", "image": "k8sTritonImage"},
+        {
+            "gcp:project": "tdk-validate",
+            "gcp:region": "us-central1",
+            "releaseUrl": "gs://tdk-validate/release",
+            "k8sApiOpenToInternet": "true",
+        },
+    )
 
 
 def _shape(spec: str) -> tuple[str, str]:

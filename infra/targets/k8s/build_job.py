@@ -123,7 +123,7 @@ def build_job(spec: BuildJobSpec) -> Manifest:
             "activeDeadlineSeconds": spec.deadline_seconds,
             "ttlSecondsAfterFinished": TTL_SECONDS,
             "template": {
-                "metadata": {"labels": {**labels, **workload.pod_labels}},
+                "metadata": {"labels": {**labels, **workload.identity.pod_labels}},
                 "spec": pod_spec,
             },
         },

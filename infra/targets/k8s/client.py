@@ -1,4 +1,5 @@
-"""What the GKE and EKS operation clients share: PromQL figures, Triton readiness, invoke.
+"""What the Kubernetes targets' operation clients share: PromQL figures, Triton readiness,
+invoke, and the locator (``KubernetesLocator``: ``--stack``, ``--url``, ``--prometheus-url``).
 
 Metrics come from the cluster's managed Prometheus (the same ``promql.figures`` the dashboards
 chart); status and wait read the Deployment's pods with kubectl (``infra.targets.k8s.pods``: Ready
@@ -13,9 +14,10 @@ import json
 import re
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import timedelta
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import DEFAULT_TIMEOUT_S
@@ -31,9 +33,13 @@ from infra.targets.operations import (
     TargetClient,
     http_probe,
     load_failures,
+    option,
     poll_until_ready,
 )
 from tdk.errors import UsageError
+
+if TYPE_CHECKING:
+    from infra.targets.stacks import StackSettings
 
 READY_PATH = "/v2/health/ready"
 #: Triton's repository index: every model with its state and, when unavailable, the reason
@@ -62,23 +68,6 @@ def repository_failures(url: str, timeout: float = 10.0) -> dict[str, str] | Non
 def prom_duration(window: timedelta) -> str:
     """A PromQL range duration (``90s``), at least 1 m so rates see two scrapes."""
     return f"{max(int(window.total_seconds()), 60)}s"
-
-
-def stack_config(where: Locator, target: str) -> Any:
-    """The validated config of the committed ``--stack`` (a ``target`` stack)."""
-    from infra.targets import stacks
-
-    stack = where.need(
-        "stack", target, "--stack", f"pass the {target} stack, e.g. --stack {target}-dev"
-    )
-    settings = stacks.load_stack(Path(where.project_dir), stack)
-    found = settings.entry.name
-    if found != target:
-        raise UsageError(
-            f"stack {stack!r} deploys to {found!r}, not {target}",
-            hint=f"pass --target {found}, or a {target} stack",
-        )
-    return settings.config
 
 
 class KubernetesClient(TargetClient, partial=True):
@@ -188,3 +177,50 @@ class KubernetesClient(TargetClient, partial=True):
 
     def wait(self, timeout: float, interval: float, on_change: OnChange) -> Status:
         return poll_until_ready(self.status, timeout, interval, on_change)
+
+
+@dataclass(frozen=True, kw_only=True)
+class KubernetesLocator(Locator):
+    """A Kubernetes target's workload: the committed ``--stack`` (namespace, workload name,
+    the cloud it runs in), Triton's ``--url`` and a ``--prometheus-url`` to read instead of
+    the cloud's managed Prometheus. Each target adds what its metrics query needs."""
+
+    #: the stack ``--stack`` named (None: only ``--url`` was given)
+    stack: StackSettings | None = field(default=None, compare=False, repr=False)
+    #: Triton's HTTP URL (a load balancer, or ``kubectl port-forward``)
+    url: str | None = option("--url")
+    #: a Prometheus query API to read instead of the managed one (no auth)
+    prometheus_url: str | None = option("--prometheus-url")
+
+    @classmethod
+    def stack_fields(cls, stack: StackSettings, outputs: Mapping[str, Any]) -> dict[str, Any]:
+        return {**super().stack_fields(stack, outputs), "stack": stack}
+
+    def config(self) -> Any:
+        """The validated config of the committed ``--stack``."""
+        target = self.target_name()
+        if self.stack is None:
+            raise UsageError(
+                f"--target {target} needs --stack",
+                hint=f"pass the {target} stack, e.g. --stack {target}-dev",
+            )
+        return self.stack.config
+
+    def inference(self, grpc: bool, timeout: float) -> InferenceTarget:
+        """Triton's own HTTP (or gRPC) API at ``--url``; with ``--stack`` and no ``--url`` the
+        client says how to port-forward to the stack's service."""
+        if self.url:
+            from infra.clients.triton_http import TritonHttpTarget
+
+            return TritonHttpTarget(self.url, grpc, timeout)
+        if self.stack is None:
+            raise UsageError(
+                f"--target {self.target_name()} needs --url, Triton's HTTP address "
+                "(or --stack NAME)",
+                hint="run `kubectl port-forward svc/<workload> 8000:8000` and pass "
+                "--url http://127.0.0.1:8000",
+            )
+        return self.client().invoke(timeout)
+
+    def triton_url(self) -> str | None:
+        return self.url

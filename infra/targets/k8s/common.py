@@ -12,6 +12,7 @@ from typing import ClassVar, Protocol, TypeVar
 
 from infra.config import ConfigReader, ReleaseLocation, StackConfig, qualify
 from infra.targets.base import EXAMPLE_TARGET_MODEL, Manifest, OutputValue, PlanJob, Target
+from infra.targets.capabilities import Refused
 from infra.targets.k8s import manifests
 from infra.targets.k8s.build_job import BuildJobSpec, StoreCopy, build_job
 from infra.targets.k8s.config import ModelNeeds, WorkloadConfig, serve_models
@@ -32,8 +33,8 @@ ConfigT = TypeVar("ConfigT", bound=WorkloadStack)
 class KubernetesTarget(Target[ConfigT]):
     """A target that runs the shared Triton workload on a cluster: it renders manifests."""
 
-    cannot_render: ClassVar[str | None] = None
-    cannot_build: ClassVar[str | None] = None
+    cannot_render: ClassVar[Refused | None] = None
+    cannot_build: ClassVar[Refused | None] = None
 
     @abc.abstractmethod
     def workload_spec(self, config: ConfigT, output: OutputValue) -> TritonServiceSpec:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,12 +16,17 @@ from infra.targets.k8s.spec import TritonServiceSpec
 
 @dataclass
 class TritonServiceArgs:
-    """The workload's plain spec, the cluster's provider, and what must exist first (KEDA)."""
+    """The workload's plain spec, the cluster's provider, and what must exist first (KEDA).
+
+    ``own`` are the target's own manifests for the workload (resource name -> manifest: the
+    object its cloud's managed Prometheus scrapes through), declared in the workload's
+    namespace under this component."""
 
     spec: TritonServiceSpec
     provider: k8s.Provider
     depends_on: Sequence[pulumi.Resource] = field(default_factory=list)
     create_namespace: bool = True
+    own: Mapping[str, Manifest] = field(default_factory=dict)
 
 
 class TritonService(pulumi.ComponentResource):
@@ -68,6 +73,8 @@ class TritonService(pulumi.ComponentResource):
         )
         if spec.pod_monitoring:
             _apply(f"{name}-podmonitoring", manifests.pod_monitoring(spec), core)
+        for resource_name, manifest in args.own.items():
+            _apply(resource_name, manifest, core)
         self.register_outputs(
             {
                 "namespace": spec.namespace,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol, cast
+from typing import Protocol, cast
 
 from infra.config import ConfigReader, alert_email, check_capacity, qualify
 from infra.facts import llm
@@ -17,6 +17,7 @@ from infra.targets.k8s.spec import (
     Scaling,
     ServiceExposure,
     TritonServiceSpec,
+    WorkloadIdentity,
     WorkloadKind,
 )
 from packager.engines import engines_of
@@ -172,7 +173,7 @@ def workload_spec(
     load_balancers: Mapping[str, Mapping[str, str]],
     model_repository: str,
     prometheus: PrometheusSource,
-    identity_annotations: Mapping[str, Any],
+    identity: WorkloadIdentity,
     env: Mapping[str, str],
     pod_monitoring: bool,
     model_sync: ModelSync | None = None,
@@ -198,7 +199,7 @@ def workload_spec(
         exposure=config.exposure,
         startup_budget_seconds=config.startup_budget_seconds,
         pod_monitoring=pod_monitoring,
-        identity_annotations=dict(identity_annotations),
+        identity=identity,
         env=dict(env),
         log_verbose=config.log_verbose,
         model_sync=model_sync,

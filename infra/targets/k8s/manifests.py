@@ -51,7 +51,7 @@ def service_account(spec: TritonServiceSpec) -> Manifest:
     return {
         "apiVersion": "v1",
         "kind": "ServiceAccount",
-        "metadata": _metadata(spec, annotations=dict(spec.identity_annotations)),
+        "metadata": _metadata(spec, annotations=dict(spec.identity.service_account)),
         "automountServiceAccountToken": False,
     }
 
@@ -250,7 +250,7 @@ def deployment(spec: TritonServiceSpec) -> Manifest:
                 "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
             },
             "template": {
-                "metadata": {"labels": {**spec.labels, **spec.pod_labels}},
+                "metadata": {"labels": {**spec.labels, **spec.identity.pod_labels}},
                 "spec": pod_spec,
             },
         },

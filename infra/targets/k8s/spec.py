@@ -79,6 +79,22 @@ class ModelSync:
 
 
 @dataclass(frozen=True)
+class WorkloadIdentity:
+    """The cloud identity a workload's pods run as, stated as what its pods need: the target's
+    pod identity (``infra/targets/<target>/builders.py: workload_identity``), which this layer
+    only places.
+
+    ``service_account`` are the ServiceAccount's annotations that bind it to the cloud identity
+    (values may be Pulumi outputs); ``pod_labels`` the labels every pod it runs carries (the
+    Deployment's and a plan build Job's pod template, never the selector), for an identity
+    webhook that acts only on labelled pods.
+    """
+
+    service_account: Mapping[str, Any] = field(default_factory=dict)
+    pod_labels: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Resources:
     """Container requests and limits (requests == limits for GPU pods: Guaranteed QoS)."""
 
@@ -91,11 +107,7 @@ class Resources:
 
 @dataclass(frozen=True)
 class TritonServiceSpec:
-    """Everything the manifests of one Triton workload are computed from.
-
-    ``identity_annotations`` bind the ServiceAccount to the cloud identity (Workload Identity
-    or IRSA); values may be Pulumi outputs, the builders only place them.
-    """
+    """Everything the manifests of one Triton workload are computed from."""
 
     name: str
     namespace: str
@@ -110,7 +122,8 @@ class TritonServiceSpec:
     #: a Google Managed Prometheus ``PodMonitoring`` scrapes the metrics port (GKE); where
     #: False, the cloud scrapes without an in-cluster object (the AMP managed scraper on EKS)
     pod_monitoring: bool
-    identity_annotations: Mapping[str, Any] = field(default_factory=dict)
+    #: the cloud identity its pods run as (the target's pod identity)
+    identity: WorkloadIdentity = field(default_factory=WorkloadIdentity)
     env: Mapping[str, str] = field(default_factory=dict)
     #: the Service's annotations for its ``exposure`` (the cloud's load-balancer kind; the
     #: target gives them)
@@ -131,10 +144,6 @@ class TritonServiceSpec:
     #: a PersistentVolumeClaim mounted as the engines' download cache (HF_HOME), so a new pod
     #: does not download the weights again
     weight_cache_claim: str | None = None
-    #: labels the target's pod identity needs on every pod it runs (the Deployment's and a plan
-    #: build Job's pod template, never the selector): an identity webhook that acts only on
-    #: labelled pods; none by default
-    pod_labels: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def repository_path(self) -> str:

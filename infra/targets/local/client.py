@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -21,6 +22,7 @@ from infra.targets.operations import (
     TargetClient,
     http_probe,
     load_failures,
+    option,
     poll_until_ready,
 )
 from tdk.errors import EndpointError, UsageError
@@ -127,8 +129,30 @@ class LocalClient(TargetClient):
         return poll_until_ready(self.status, timeout, interval, on_change)
 
 
-def from_locator(where: Locator) -> LocalClient:
-    from infra.targets.local.serve import START, running_state
+@dataclass(frozen=True, kw_only=True)
+class LocalLocator(Locator):
+    """A local endpoint by the name `tdk local up --endpoint` gave it (``local`` by default);
+    its state file says its URL and the release it serves."""
 
-    name = where.endpoint or "local"
-    return LocalClient(name, running_state(name, f"{START} (or pass --endpoint NAME)").url)
+    client_type = LocalClient
+
+    endpoint: str | None = option("--endpoint")
+
+    @property
+    def name(self) -> str:
+        return self.endpoint or "local"
+
+    def client(self) -> LocalClient:
+        from infra.targets.local.serve import START, running_state
+
+        state = running_state(self.name, f"{START} (or pass --endpoint NAME)")
+        return LocalClient(self.name, state.url)
+
+    def default_release(self) -> str | None:
+        """The release the running endpoint serves (UsageError when none runs)."""
+        from infra.targets.local.serve import running_state
+
+        return str(running_state(self.name).store)
+
+
+LOCATOR = LocalLocator

@@ -101,6 +101,21 @@ def process_identity(pid: int) -> str:
     return f"{boot}:{fields[19]}"  # fields after "comm" start at field 3
 
 
+def session_processes(session: int) -> set[int]:
+    """The live processes of session ``session`` (a detached endpoint leads a session of its
+    own: its front, Triton and the Python stubs); zombies are gone already."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[3]) == session and fields[0] != "Z":  # field 6: the session id
+                found.add(int(entry.name))
+    return found
+
+
 def is_endpoint(state: EndpointState) -> bool:
     """Whether ``state.pid`` is still the endpoint that wrote ``state``. A state file without
     an identity (written by an older tdk) is trusted only when the process runs this module."""

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import DEFAULT_TIMEOUT_S
 from infra.targets.operations import (
-    Locator,
+    EndpointLocator,
     OnChange,
     Reading,
     Status,
@@ -104,8 +105,16 @@ class SageMakerClient(TargetClient):
         return as_status(state)
 
 
-def from_locator(where: Locator) -> SageMakerClient:
-    endpoint = where.need(
-        "endpoint", ENTRY.name, "--endpoint", "pass the SageMaker endpoint's name"
-    )
-    return SageMakerClient(endpoint, where.region)
+@dataclass(frozen=True, kw_only=True)
+class SageMakerLocator(EndpointLocator):
+    """A SageMaker endpoint: ``--endpoint`` and ``--region``, or the stack's."""
+
+    client_type = SageMakerClient
+    region_key = "aws:region"  # as the program reads it (target.py)
+
+    def client(self) -> SageMakerClient:
+        endpoint = self.need("endpoint", "pass the SageMaker endpoint's name")
+        return SageMakerClient(endpoint, self.region)
+
+
+LOCATOR = SageMakerLocator

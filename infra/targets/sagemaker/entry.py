@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, ClassVar
 from infra.clouds.aws.machine import CLOUD
 from infra.planning.pricing import PriceTable, Quote
 from infra.sagemaker_common.instances import MME_DECOUPLED, NO_ENGINE_IMAGE
-from infra.targets.capabilities import DECOUPLED, LLM_ENGINES
-from infra.targets.entry import PlanUnit, Stack, TargetEntry
+from infra.targets.capabilities import DECOUPLED, LLM_ENGINES, Refused
+from infra.targets.entry import TargetEntry
+from infra.targets.ports import PlanPort, PlanUnit, Stack, ValidatePort
 
 if TYPE_CHECKING:
     from infra.planning.report import Candidate, Option, PlanReport
@@ -18,23 +19,13 @@ INSTANCE_KEY = "sagemakerInstanceType"
 PREFIX = "ml."
 
 
-class SageMakerEntry(TargetEntry):
-    name = "sagemaker"
-    order = 10
-    summary = "SageMaker multi-model endpoint running the SageMaker Triton image"
-    deploy_module = "infra.targets.sagemaker.target"
-    client_module = "infra.targets.sagemaker.client"
-    cloud = CLOUD
+class SageMakerPlan(PlanPort):
+    """One SageMaker instance type per candidate, priced from the ``sagemaker`` section."""
+
     region_key = "aws:region"
     #: prices and the plan default to this region (the AWS table's SageMaker section holds it)
     default_region = "us-east-1"
     default_candidates: ClassVar[tuple[str, ...]] = ("ml.g4dn.xlarge", "ml.g5.xlarge")
-    cannot: ClassVar[dict[str, str]] = {DECOUPLED: MME_DECOUPLED, LLM_ENGINES: NO_ENGINE_IMAGE}
-    flag_defaults: ClassVar[dict[str, str]] = {"aws:region": "us-east-1"}
-    flag_keys: ClassVar[dict[str, str]] = {
-        "instance_type": INSTANCE_KEY,
-        "image": "sagemakerTritonVersion",
-    }
 
     def owns(self, unit: str) -> bool:
         """A single-GPU SageMaker instance type MME accepts (``instances.GPU_FAMILIES``)."""
@@ -72,6 +63,24 @@ class SageMakerEntry(TargetEntry):
             "sagemakerMinInstances": size.trough_instances,
             "sagemakerMaxInstances": size.peak_instances,
         }
+
+
+class SageMakerEntry(TargetEntry):
+    name = "sagemaker"
+    order = 10
+    summary = "SageMaker multi-model endpoint running the SageMaker Triton image"
+    deploy_module = "infra.targets.sagemaker.target"
+    client_module = "infra.targets.sagemaker.client"
+    cloud = CLOUD
+    plan = SageMakerPlan()
+    validate = ValidatePort(
+        {"instance_type": INSTANCE_KEY, "image": "sagemakerTritonVersion"},
+        {"aws:region": "us-east-1"},
+    )
+    cannot_serve: ClassVar[dict[str, Refused]] = {
+        DECOUPLED: Refused(MME_DECOUPLED),
+        LLM_ENGINES: Refused(NO_ENGINE_IMAGE),
+    }
 
 
 ENTRY = SageMakerEntry()

@@ -25,6 +25,7 @@ from infra.sagemaker_common.instances import (
 from infra.sagemaker_common.monitoring import AlarmThresholds
 from infra.sagemaker_common.settings import alarm_email, created_release_prefix
 from infra.targets.base import EXAMPLE_TARGET_MODEL, Refusal, Target, TargetSpec
+from infra.targets.capabilities import Refused
 from infra.targets.checks import instance_spec
 from infra.targets.guardrails import read_budget
 from infra.targets.sagemaker.cloud_names import DERIVED
@@ -84,10 +85,10 @@ class SageMakerTarget(Target[SageMakerConfig]):
     name: ClassVar[str] = ENTRY.name
     derived_names = DERIVED
     release_schemes: ClassVar[tuple[str, ...]] = ("s3",)
-    cannot_build: ClassVar[str | None] = (
+    cannot_build: ClassVar[Refused | None] = Refused(
         "a SageMaker endpoint runs no build jobs; build on its instance type (docs/build.md)"
     )
-    cannot_render: ClassVar[str | None] = (
+    cannot_render: ClassVar[Refused | None] = Refused(
         "SageMaker runs the Triton container itself; there is no cluster to apply manifests to"
     )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -12,7 +13,7 @@ from infra.clients.deadline import DEFAULT_TIMEOUT_S
 from infra.sagemaker_common.cloudwatch import window_period
 from infra.sagemaker_common.metrics import MetricSpec
 from infra.targets.operations import (
-    Locator,
+    EndpointLocator,
     OnChange,
     Reading,
     Status,
@@ -170,6 +171,17 @@ def _query(qid: str, what: tuple[str, MetricSpec], period: int) -> dict[str, Any
     }
 
 
-def from_locator(where: Locator) -> InferenceComponentsClient:
-    endpoint = where.need("endpoint", NAME, "--endpoint", "pass the SageMaker endpoint's name")
-    return InferenceComponentsClient(endpoint, where.region)
+@dataclass(frozen=True, kw_only=True)
+class InferenceComponentsLocator(EndpointLocator):
+    """An endpoint of inference components (its components are read from it): ``--endpoint``
+    and ``--region``, or the stack's."""
+
+    client_type = InferenceComponentsClient
+    region_key = "aws:region"  # as the program reads it (target.py)
+
+    def client(self) -> InferenceComponentsClient:
+        endpoint = self.need("endpoint", "pass the SageMaker endpoint's name")
+        return InferenceComponentsClient(endpoint, self.region)
+
+
+LOCATOR = InferenceComponentsLocator

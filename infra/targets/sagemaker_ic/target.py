@@ -27,6 +27,7 @@ from infra.sagemaker_common.env import TritonKnobs, container_environment
 from infra.sagemaker_common.instances import NO_ENGINE_IMAGE, host_ami, read_triton_version
 from infra.sagemaker_common.settings import alarm_email, created_release_prefix
 from infra.targets.base import Refusal, Shortfall, Target, TargetSpec
+from infra.targets.capabilities import Refused
 from infra.targets.checks import instance_spec
 from infra.targets.guardrails import read_budget
 from infra.targets.sagemaker_ic.builders import ROLLING_PERCENT
@@ -186,10 +187,10 @@ class SageMakerIcTarget(Target[SageMakerIcConfig]):
     name: ClassVar[str] = NAME
     derived_names = DERIVED
     release_schemes: ClassVar[tuple[str, ...]] = ("s3",)
-    cannot_build: ClassVar[str | None] = (
+    cannot_build: ClassVar[Refused | None] = Refused(
         "a SageMaker endpoint runs no build jobs; build on its instance type (docs/build.md)"
     )
-    cannot_render: ClassVar[str | None] = (
+    cannot_render: ClassVar[Refused | None] = Refused(
         "SageMaker runs the Triton containers itself; there is no cluster to apply manifests to"
     )
 

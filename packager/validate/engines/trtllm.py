@@ -112,7 +112,11 @@ def check_placeholders(model: ModelDir, sink: Sink) -> None:
         sink.report("TDK601", "config.pbtxt", message, hint)
 
 
-def check_llm_api(model: ModelDir, sink: Sink, image: facts.VllmImage | None = None) -> None:
+def check_llm_api(
+    model: ModelDir, sink: Sink, image: facts.VllmImage | None = None, image_rules: bool = True
+) -> None:
+    """The LLM-API model's ``model.yaml``; without ``image_rules`` its names are left to
+    ``check_llm_api_names`` (a target's feasibility)."""
     path = version_dir(model) / MODEL_YAML
     try:
         llm = llm_args(model)
@@ -121,6 +125,24 @@ def check_llm_api(model: ModelDir, sink: Sink, image: facts.VllmImage | None = N
                     "write the LLM() arguments as a YAML mapping (model: ..., "
                     "tensor_parallel_size: ..., triton_config: {...})", file=path)  # fmt: skip
         return
+    if image_rules:
+        _check_llm_names(llm, path, sink, image)
+    _check_llm_values(model, llm, path, sink)
+
+
+def check_llm_api_names(model: ModelDir, sink: Sink, image: facts.VllmImage | None) -> None:
+    """``model.yaml``'s names against the image's TensorRT-LLM ``LLM()`` (an unreadable file
+    is ``check_llm_api``'s TDK602)."""
+    try:
+        llm = llm_args(model)
+    except Unreadable:
+        return
+    _check_llm_names(llm, version_dir(model) / MODEL_YAML, sink, image)
+
+
+def _check_llm_names(
+    llm: dict[str, Any], path: Path, sink: Sink, image: facts.VllmImage | None
+) -> None:
     known, unrecorded = facts.trtllm_list(image)
     if unrecorded:
         sink.report("TDK613", MODEL_YAML, unrecorded,
@@ -139,6 +161,9 @@ def check_llm_api(model: ModelDir, sink: Sink, image: facts.VllmImage | None = N
             sink.report("TDK604", f"{path.name} {key}", f"{key!r} is not an argument of {where}",
                         "check it against the TensorRT-LLM version of the image you deploy",
                         file=path)  # fmt: skip
+
+
+def _check_llm_values(model: ModelDir, llm: dict[str, Any], path: Path, sink: Sink) -> None:
     report_parallel_sizes(sink, path, llm)
     for key, problem in triton_config_problems(llm.get("triton_config")):
         sink.report("TDK605", f"{path.name} triton_config{key}", problem,
@@ -148,11 +173,15 @@ def check_llm_api(model: ModelDir, sink: Sink, image: facts.VllmImage | None = N
         report_hub_id(sink, path, "model", str(llm["model"]))
 
 
-def check_engine(model: ModelDir, sink: Sink, release: str | None = None) -> None:
+def check_engine(
+    model: ModelDir, sink: Sink, release: str | None = None, image_rules: bool = True
+) -> None:
     """The ``tensorrtllm`` model against the engine it loads, when the engine is here; flagged
     (TDK615) on a release after TensorRT-LLM removed engine-based repositories, or when no
-    target names the release."""
-    _check_removed(release, sink)
+    target names the release (without ``image_rules``: left to ``check_removed``, a target's
+    feasibility)."""
+    if image_rules:
+        check_removed(release, sink)
     where = engine_dir(model)
     if where is None:
         return
@@ -193,7 +222,7 @@ def _check_input_len(model: ModelDir, limits: dict[str, int], path: Path, sink: 
                         "engine with a larger --max_input_len")  # fmt: skip
 
 
-def _check_removed(release: str | None, sink: Sink) -> None:
+def check_removed(release: str | None, sink: Sink) -> None:
     """TDK615 unless the target's release still carries the engine-based repositories."""
     if release is not None and _key(release) <= _key(facts.ENGINE_REPOS_LAST_RELEASE):
         return

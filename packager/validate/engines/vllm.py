@@ -113,9 +113,13 @@ def memory_fraction(engine: dict[str, Any]) -> float:
         return facts.VLLM_DEFAULT_GPU_MEMORY_UTILIZATION
 
 
-def check(model: ModelDir, sink: Sink, image: facts.VllmImage | None = None) -> None:
+def check(
+    model: ModelDir, sink: Sink, image: facts.VllmImage | None = None, image_rules: bool = True
+) -> None:
     """Every vLLM rule for one model (its config already auto-completed); ``image``: the
-    target's vllm image, whose vLLM's EngineArgs the names are checked against."""
+    target's vllm image, whose vLLM's EngineArgs the names are checked against; without
+    ``image_rules`` those names and values are left to ``check_image`` (a target's
+    feasibility, ``infra.targets.feasibility``)."""
     _check_policy(model, sink)
     _check_tensors(model, sink)
     path = version_dir(model) / ENGINE_ARGS_FILE
@@ -132,14 +136,26 @@ def check(model: ModelDir, sink: Sink, image: facts.VllmImage | None = None) -> 
         )
         return
     _check_metrics(model, engine, path, sink)
-    known = _check_names(engine, path, sink, image)
+    known = _check_names(engine, path, sink, image) if image_rules else None
     _check_values(engine, path, sink)
-    _check_types(engine, path, sink, known)
+    if known is not None:
+        _check_types(engine, path, sink, known)
     _check_gpus(model, engine, path, sink)
     _check_lora(model, engine, sink)
     for key in ("model", "tokenizer"):
         if is_hub_id(engine.get(key), model):
             report_hub_id(sink, path, key, str(engine[key]))
+
+
+def check_image(model: ModelDir, sink: Sink, image: facts.VllmImage | None) -> None:
+    """The rules that read the image's vLLM: ``model.json``'s names and values against its
+    EngineArgs (an unreadable file is ``check``'s TDK602)."""
+    try:
+        engine = engine_args(model)
+    except Unreadable:
+        return
+    path = version_dir(model) / ENGINE_ARGS_FILE
+    _check_types(engine, path, sink, _check_names(engine, path, sink, image))
 
 
 def _check_policy(model: ModelDir, sink: Sink) -> None:

@@ -10,7 +10,9 @@ import pytest
 from infra.targets import stacks
 from infra.targets.aks import builders as b
 from infra.targets.k8s.alerts import workload_rules
-from tests.infra.pulumi_harness import AZURE_SUBSCRIPTION, AZURE_TENANT, StackRun, run_stack
+from tests.infra.pulumi_harness import StackRun, run_stack
+from tests.targets.aks.mocks import SUBSCRIPTION as AZURE_SUBSCRIPTION
+from tests.targets.aks.mocks import TENANT as AZURE_TENANT
 
 TODAY = "2026-11-27"
 STACK = "aks-dev"

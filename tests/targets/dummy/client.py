@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
-from infra.targets.operations import Locator, Operation, Status, TargetClient
+from infra.targets.operations import Locator, Operation, Status, TargetClient, option
 from tests.targets.dummy.entry import ENTRY
 
 
@@ -26,5 +27,16 @@ class DummyClient(TargetClient):
         return Status(self.target, self.name, "Dreaming", True)
 
 
-def from_locator(where: Locator) -> DummyClient:
-    return DummyClient(where.need("endpoint", ENTRY.name, "--endpoint", "name the dummy"))
+@dataclass(frozen=True, kw_only=True)
+class DummyLocator(Locator):
+    """A dummy by its ``--endpoint`` name."""
+
+    client_type = DummyClient
+
+    endpoint: str | None = option("--endpoint")
+
+    def client(self) -> DummyClient:
+        return DummyClient(self.need("endpoint", "name the dummy"))
+
+
+LOCATOR = DummyLocator

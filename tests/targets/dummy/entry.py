@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 from infra.facts.machine import Check, Cloud, Tool
 from infra.planning.pricing import Quote
-from infra.targets.entry import PlanUnit, Stack, TargetEntry
+from infra.targets.entry import TargetEntry
+from infra.targets.ports import PlanPort, PlanUnit, Stack, ValidatePort
 
 if TYPE_CHECKING:
     from infra.planning.report import Candidate, Option, PlanReport
@@ -37,16 +38,10 @@ MOON = Cloud(
 )
 
 
-class DummyEntry(TargetEntry):
-    name = "dummy"
-    summary = "a test-only target"
-    deploy_module = "tests.targets.dummy.target"
-    client_module = "tests.targets.dummy.client"
-    cloud = MOON
+class DummyPlan(PlanPort):
     region_key = "triton-deploy-kit:dummyRegion"
     default_region = "moon-1"
     default_candidates: ClassVar[tuple[str, ...]] = ("box.small", "box.large")
-    flag_keys: ClassVar[dict[str, str]] = {"instance_type": "dummyBox"}
 
     def owns(self, unit: str) -> bool:
         return unit in PRICES
@@ -65,6 +60,16 @@ class DummyEntry(TargetEntry):
     def scaling_updates(self, report: PlanReport, option: Option) -> dict[str, int]:
         size = report.sizing(option)
         return {"dummyMinBoxes": size.trough_instances, "dummyMaxBoxes": size.peak_instances}
+
+
+class DummyEntry(TargetEntry):
+    name = "dummy"
+    summary = "a test-only target"
+    deploy_module = "tests.targets.dummy.target"
+    client_module = "tests.targets.dummy.client"
+    cloud = MOON
+    plan = DummyPlan()
+    validate = ValidatePort({"instance_type": "dummyBox"})
 
 
 ENTRY = DummyEntry()

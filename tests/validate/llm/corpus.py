@@ -20,10 +20,12 @@ instance_group [
   }
 ]
 """
-#: vllm_backend samples/model_repository/vllm_model/1/model.json
+#: vllm_backend samples/model_repository/vllm_model/1/model.json, less its
+#: ``disable_log_requests``: vLLM 0.10 replaced it by ``enable_log_requests`` (vllm_backend
+#: 2d0f250 dropped it from the sample), so the stacks' 26.05 image (vLLM 0.19.0) refuses it
+#: (TDK603) and a corpus model would not deploy (tests that want it set it themselves)
 VLLM_ARGS: dict[str, Any] = {
     "model": "facebook/opt-125m",
-    "disable_log_requests": True,
     "gpu_memory_utilization": 0.5,
     "enforce_eager": True,
 }

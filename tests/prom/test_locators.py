@@ -1,0 +1,115 @@
+"""A locator per target (issue 39 item 2): each target's client module defines ``LOCATOR`` with
+only the fields its client reads; an option the target does not take is refused, naming it and
+the fix, never silently dropped. Every registered target, read from the registry."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cli.main import app
+from infra.targets import registry, stacks
+from infra.targets.deployment import locator
+from infra.targets.operations import Locator, locator_type, takers
+from tdk.errors import UsageError
+
+ROOT = Path(__file__).resolve().parents[2]
+#: the options ``tdk endpoint status`` locates a deployment by
+STATUS_OPTIONS = ("--endpoint", "--region", "--url")
+
+
+def _kind(target: str) -> type[Locator]:
+    kind: type[Locator] = importlib.import_module(registry.get(target).client_module).LOCATOR
+    assert locator_type(target) is kind
+    return kind
+
+
+def _every_option() -> set[str]:
+    """Every option some registered target's locator takes."""
+    return {option for name in registry.names() for option in _kind(name).options()}
+
+
+@pytest.mark.parametrize("target", registry.names())
+def test_each_target_defines_its_own_frozen_locator(target: str) -> None:
+    kind = _kind(target)
+    assert issubclass(kind, Locator) and kind is not Locator
+    assert kind.target_name() == target
+    assert kind.__dataclass_params__.frozen  # type: ignore[attr-defined]
+    where = locator(target, {})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        where.release = "x"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("target", registry.names())
+def test_a_locator_refuses_an_option_its_target_does_not_take(target: str) -> None:
+    """Each option another target takes and this one does not is a UsageError naming the
+    option, the target and the fix (drop it; the options the target takes; the targets the
+    option locates)."""
+    takes = _kind(target).options()
+    refused = sorted(_every_option() - set(takes))
+    if not refused:
+        pytest.skip(f"{target} takes every option a target takes")
+    for option in refused:
+        with pytest.raises(UsageError) as caught:
+            locator(target, {option: "x", **dict.fromkeys(takes, "y")})
+        assert caught.value.message == f"{option} is not an option of --target {target}"
+        hint = caught.value.hint or ""
+        assert f"drop {option}" in hint and all(o in hint for o in takes), hint
+        assert f"{option} locates --target {', '.join(takers(option))}" in hint, hint
+
+
+@pytest.mark.parametrize("target", registry.names())
+def test_a_locator_keeps_each_option_its_target_takes(target: str) -> None:
+    kind = _kind(target)
+    assert "--release" in kind.options()
+    for option, name in kind.options().items():
+        assert getattr(locator(target, {option: "v"}), name) == "v"
+    assert locator(target, dict.fromkeys(kind.options())) == locator(target, {})  # None: not given
+
+
+@pytest.mark.parametrize("target", registry.names())
+def test_endpoint_status_refuses_an_option_the_target_does_not_take(target: str) -> None:
+    """Through the CLI: exit 2 naming the option, before any cloud or endpoint is asked."""
+    refused = [o for o in STATUS_OPTIONS if o not in _kind(target).options()]
+    if not refused:
+        pytest.skip(f"{target} takes every option of `tdk endpoint status`")
+    result = CliRunner().invoke(app, ["endpoint", "status", "--target", target, refused[0], "x"])
+    assert result.exit_code == 2, result.output
+    assert f"{refused[0]} is not an option of --target {target}" in " ".join(result.output.split())
+
+
+def test_the_stack_names_the_amp_workspace_and_a_flag_wins() -> None:
+    settings = stacks.load_stack(ROOT, "eks-dev")
+    named = locator("eks", {}, settings, {"ampWorkspaceId": "ws-1"})
+    assert named.workspace_id == "ws-1"  # type: ignore[attr-defined]
+    given = locator("eks", {"--workspace-id": "ws-2"}, settings, {"ampWorkspaceId": "ws-1"})
+    assert given.workspace_id == "ws-2"  # type: ignore[attr-defined]
+    assert locator("eks", {}, settings, {}).workspace_id is None  # type: ignore[attr-defined]
+
+
+def test_an_inference_components_stack_names_its_region_before_it_is_deployed() -> None:
+    """Without outputs the stack's aws:region, not the SDK's default, locates the endpoint."""
+    settings = stacks.load_stack(ROOT, "sagemaker-ic-dev")
+    where = locator("sagemaker-ic", {}, settings, {})
+    assert where.region == settings.get("aws:region") == "us-east-1"  # type: ignore[attr-defined]
+    assert where.endpoint == settings.common.name  # type: ignore[attr-defined]
+    with pytest.raises(UsageError, match="--endpoint other and --stack sagemaker-ic-dev"):
+        locator("sagemaker-ic", {"--endpoint": "other"}, settings, {})
+
+
+def test_a_target_added_outside_the_kit_brings_its_own_locator(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The test-only dummy (``TDK_EXTRA_TARGETS``): its ``LOCATOR`` takes ``--endpoint``, is
+    refused ``--url`` like any target that does not take it, and builds its client."""
+    monkeypatch.setenv(registry.EXTRA_ENV, "tests.targets.dummy.entry")
+    assert "dummy" in takers("--endpoint") and "dummy" not in takers("--url")
+    assert locator("dummy", {"--endpoint": "d"}).client().status().state == "Dreaming"
+    with pytest.raises(UsageError, match="--url is not an option of --target dummy"):
+        locator("dummy", {"--endpoint": "d", "--url": "http://127.0.0.1:9"})
+    with pytest.raises(UsageError, match="--target dummy needs --endpoint"):
+        locator("dummy", {}).client()
