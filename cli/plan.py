@@ -16,7 +16,6 @@ from cli.locate import OptionalTargetOpt
 from cli.output import Output
 from cli.plan_common import (
     check_candidates,
-    decimal_option,
     entry_for,
     fleet,
     fleet_table,
@@ -26,13 +25,13 @@ from cli.plan_common import (
     read_traffic,
     warn_unmeasured,
 )
-from cli.plan_tokens import TokenPlanArgs, token_plan
+from cli.plan_tokens import token_plan
+from infra.perf.plan.request import PlanRequest
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
     from infra.perf.plan.measurement import Measurement
     from infra.perf.plan.stackfile import StackFile
-    from infra.perf.plan.token_bench import TokenBench
     from infra.planning.report import PlanReport
     from infra.targets.entry import TargetEntry
     from infra.targets.stacks import StackSettings
@@ -43,7 +42,7 @@ MeasurementArg = Annotated[
 
 
 def _number(flag: str, help: str) -> Any:
-    """A number option read as text (``decimal_option`` parses it exactly, naming the flag)."""
+    """A number option read as text (``PlanRequest`` parses it exactly, naming the flag)."""
     return typer.Option(flag, metavar="FLOAT", help=help)
 
 
@@ -109,29 +108,6 @@ ForceOpt = Annotated[
 ]
 
 
-@dataclass(frozen=True)
-class PlanRequest:
-    """``tdk plan``'s options by name, as given (``None``: not given, the default applies)."""
-
-    measurement: MeasurementArg
-    peak_rps: PeakRpsOpt
-    traffic: TrafficOpt
-    slo_ms: SloMsOpt
-    target: OptionalTargetOpt
-    instance_types: InstanceTypesOpt
-    region: RegionOpt
-    gpus_per_node: GpusPerNodeOpt
-    baseline: BaselineOpt
-    safety_factor: SafetyFactorOpt
-    prices: PricesOpt
-    plot: PlotOpt
-    write_stack: WriteStackOpt
-    components: ComponentsOpt
-    hot_models: HotModelsOpt
-    force: ForceOpt
-    json: JsonOpt
-
-
 def plan(
     measurement: MeasurementArg,
     peak_rps: PeakRpsOpt = None,
@@ -152,26 +128,45 @@ def plan(
     json: JsonOpt = False,
 ) -> None:
     """Cost per hour and per million inferences of each candidate; scaling keys for a stack."""
-    request = PlanRequest(**locals())  # first: locals() is the options alone
+    options = dict(locals())  # first: the options alone, by name (PlanRequest's fields)
+    request = PlanRequest(**{**options, "target": target.value if target else None})
     from infra.perf.plan.token_bench import load_token_bench
 
     out = Output(json_mode=json)
     bench = load_token_bench(measurement)
     if bench is not None:  # a `bench --prompt` measurement: the same plan, in output tokens
-        _plan_tokens(out, request, bench)
+        _refuse_unplanned_for_tokens({"--plot": plot, "--write-stack": write_stack})
+        request.safety, request.peak, request.budget_ms  # noqa: B018 (each checked, in turn)
+        token_plan(out, bench, request)
     else:
         _plan_requests(out, request)
 
 
-def _plan_tokens(out: Output, r: PlanRequest, bench: TokenBench) -> None:
-    _refuse_unplanned_for_tokens({"--plot": r.plot, "--write-stack": r.write_stack})
-    args = TokenPlanArgs(
-        r.target.value if r.target else None, r.instance_types or [], r.region, r.prices,
-        r.gpus_per_node, r.baseline, decimal_option("--safety-factor", r.safety_factor) or
-        Decimal(0), decimal_option("--peak-rps", r.peak_rps), r.traffic,
-        decimal_option("--latency-budget-ms", r.slo_ms), r.components, r.hot_models,
-    )  # fmt: skip
-    token_plan(out, bench, args)
+@dataclass(frozen=True)
+class _Units:
+    """What the request plan prices: the candidates (each checked feasible), in ``region``."""
+
+    region: str
+    specs: list[str]
+    gpus_per_node: int
+
+
+def _units(r: PlanRequest, entry: TargetEntry, measured_on: str | None, settings: Any) -> _Units:
+    """The candidates: --instance-type, else the target's defaults; with --write-stack
+    (``settings``) also the stack's own unit, in its region, with its GPUs per node."""
+    from infra.perf.plan import candidates as cands
+    from infra.targets.registry import plan_port
+
+    port = plan_port(entry)
+    region, gpus_per_node, instance_types = r.region, r.gpus_per_node, r.instance_types
+    if settings is not None:
+        stack_unit = port.plan_unit(settings)
+        region = region or stack_unit.region
+        gpus_per_node = stack_unit.gpus_per_node
+        instance_types = [*(instance_types or cands.defaults(port, None)), stack_unit.instance]
+    region = region or port.default_region
+    specs = list(dict.fromkeys(instance_types or cands.defaults(port, measured_on)))
+    return _Units(region, specs, gpus_per_node)
 
 
 def _plan_requests(out: Output, r: PlanRequest) -> None:
@@ -179,31 +174,24 @@ def _plan_requests(out: Output, r: PlanRequest) -> None:
     from infra.perf.plan.measurement import load_measurement
     from infra.targets.registry import plan_port
 
-    region, gpus_per_node, instance_types = r.region, r.gpus_per_node, r.instance_types
     unit = load_measurement(r.measurement)
-    capacity = unit.capacity(decimal_option("--latency-budget-ms", r.slo_ms))
+    capacity = unit.capacity(r.budget_ms)
     unit_rps = capacity.throughput_rps * unit.batch  # requests/s x inferences per request
     stack, settings = _stack(r.write_stack)
-    entry = entry_for(r.target.value if r.target else None, unit.target, settings)
+    entry = entry_for(r.target, unit.target, settings)
     port = plan_port(entry)
-    if settings is not None:
-        stack_unit = port.plan_unit(settings)
-        region = region or stack_unit.region
-        gpus_per_node = stack_unit.gpus_per_node
-        instance_types = [*(instance_types or cands.defaults(port, None)), stack_unit.instance]
-    region = region or port.default_region
-    table, every = price_tables(r.prices, port)
     measured_on = unit.instance_type or unit.gpu
-    specs = list(dict.fromkeys(instance_types or cands.defaults(port, measured_on)))
-    check_candidates(entry, specs, region, gpus_per_node, _committed(stack), settings)
+    units = _units(r, entry, measured_on, settings)
+    table, every = price_tables(r.prices, port)
+    check_candidates(entry, units.specs, units.region, units.gpus_per_node, _committed(stack),
+                     settings)  # fmt: skip
     options = [
-        cands.candidate(port, s, region, table, unit_rps, measured_on, gpus_per_node) for s in specs
+        cands.candidate(port, s, units.region, table, unit_rps, measured_on, units.gpus_per_node)
+        for s in units.specs
     ]
     if r.baseline is not None:
-        options.append(cands.baseline(r.baseline, region, every))
-    samples, peak = read_traffic(r.traffic), decimal_option("--peak-rps", r.peak_rps)
-    safety = decimal_option("--safety-factor", r.safety_factor) or Decimal(0)
-    report, rows = fleet(samples, peak, options, safety, table.date)
+        options.append(cands.baseline(r.baseline, units.region, every))
+    report, rows = fleet(read_traffic(r.traffic), r.peak, options, r.safety, table.date)
     if r.plot is not None:
         from infra.perf.plan.plot import cost_plot
 
@@ -216,10 +204,10 @@ def _plan_requests(out: Output, r: PlanRequest) -> None:
     ic = None
     if r.components is not None:
         base = options[-1] if r.baseline is not None else None
-        ic = ic_rows(r.components, r.hot_models, report, unit_rps, specs, base, every)
+        ic = ic_rows(r.components, r.hot_models, report, unit_rps, units.specs, base, every)
     if not r.json:  # the JSON rows carry unit_rps_measured
         warn_unmeasured(out, unit, rows)
-    _show(out, report, rows, unit_rps, region, diff, r.plot, r.json, ic)
+    _show(out, r, (report, rows, ic), unit_rps, units.region, diff)
 
 
 def _refuse_unplanned_for_tokens(given: dict[str, object]) -> None:
@@ -287,22 +275,23 @@ def _write_stack(stack: StackFile, entry: TargetEntry, report: PlanReport, insta
 
 def _show(
     out: Output,
-    report: PlanReport,
-    rows: list[dict[str, object]],
+    r: PlanRequest,
+    found: tuple[PlanReport, list[dict[str, object]], list[dict[str, object]] | None],
     unit_rps: Decimal,
     region: str,
     diff: str | None,
-    plot: Path | None,
-    json: bool,
-    components: list[dict[str, object]] | None = None,
 ) -> None:
+    """The plan as JSON or tables: the fleet (``found``: the report, its rows, inference
+    components vs MME), the stack's diff, the plot."""
+    report, rows, components = found
+    plot = r.plot
     traffic = (
         f"peak {report.peak.rps} rps, trough {report.trough.rps} rps, "
         f"average {report.average_rps:.2f} rps"
         if report.trough in report.traffic
         else f"{report.peak.rps} rps all the time (no --traffic: the average is the peak)"
     )
-    if json:
+    if r.json:
         out.json(
             {
                 "price_date": report.price_date,

@@ -11,9 +11,7 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 
 from cli.output import Output
-from infra.planning.report import MAX_RATE
 from tdk.errors import UsageError
-from tdk.numbers import decimal_of
 
 if TYPE_CHECKING:
     from infra.perf.plan.measurement import Measurement
@@ -57,13 +55,6 @@ def price_tables(path: Path | None, port: PlanPort) -> tuple[PriceTable, PriceTa
 
     table = load_prices(path)
     return table, table
-
-
-def decimal_option(option: str, text: str | None) -> Decimal | None:
-    if text is None:
-        return None
-    # ASCII digits, finite, in range: 1e300 or an Arabic-Indic digit are refused, not priced
-    return decimal_of(text, option, 0, MAX_RATE, hint=f"e.g. {option} 100")
 
 
 def entry_for(

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.markup import escape
@@ -17,28 +16,11 @@ from cli.output import Output
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
+    from infra.perf.plan.request import PlanRequest
     from infra.perf.plan.token_bench import TokenBench, TokenMeasurement
     from infra.perf.plan.token_cost import TokenRow
     from infra.planning.pricing import PriceTable
     from infra.planning.report import Candidate, PlanReport
-
-
-@dataclass(frozen=True)
-class TokenPlanArgs:
-    """The ``tdk plan`` options a token measurement takes (the request plan's, in tokens)."""
-
-    target: str | None
-    instance_types: list[str]
-    region: str | None
-    prices: Path | None
-    gpus_per_node: int
-    baseline: str | None
-    safety: Decimal
-    peak_rps: Decimal | None = None  # requests/s at the measured sequence lengths
-    traffic: Path | None = None  # time,rps rows, as for requests
-    budget_ms: Decimal | None = None  # on p99 time to first token (token_bench.BUDGETED)
-    components: str | None = None
-    hot_models: int | None = None
 
 
 @dataclass(frozen=True)
@@ -49,7 +31,7 @@ class _Fleet:
     components: list[dict[str, object]] | None
 
 
-def token_plan(out: Output, bench: TokenBench, args: TokenPlanArgs) -> None:
+def token_plan(out: Output, bench: TokenBench, args: PlanRequest) -> None:
     """Price the level ``--latency-budget-ms`` picks on each candidate (and --baseline); each
     row says where its numbers come from, and a rate measured on another target than the one
     priced is assumed, not measured."""
@@ -104,7 +86,7 @@ def _measured_as(option: Candidate, measured: bool) -> Candidate:
 
 def _fleet(
     tokens: TokenMeasurement,
-    args: TokenPlanArgs,
+    args: PlanRequest,
     options: list[Candidate],
     specs: list[str],
     tables: tuple[PriceTable, PriceTable],
@@ -114,7 +96,7 @@ def _fleet(
     traffic is given (the cost per million tokens does not need one)."""
     from infra.perf.plan import token_cost
 
-    if args.peak_rps is None and args.traffic is None:
+    if args.peak is None and args.traffic is None:
         if args.components is not None:
             raise UsageError("no traffic given", hint="pass --peak-rps N and/or --traffic FILE")
         return None
@@ -126,7 +108,7 @@ def _fleet(
             hint="bench again with this tdk (tdk bench --prompt ... --json)",
         )
     traffic = token_cost.in_tokens(common.read_traffic(args.traffic), per_request)
-    peak = None if args.peak_rps is None else args.peak_rps * per_request
+    peak = None if args.peak is None else args.peak * per_request
     report, rows = common.fleet(traffic, peak, options, args.safety, tables[0].date)
     ic = None
     if args.components is not None:
@@ -143,7 +125,7 @@ def _show(
     rows: list[TokenRow],
     measured: list[bool],
     found: _Fleet | None,
-    args: TokenPlanArgs,
+    args: PlanRequest,
 ) -> None:
     note = tokens.load_note()
     if out.json_mode:

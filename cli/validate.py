@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -107,12 +108,37 @@ def validate(
     Exit 0 when valid (warnings allowed), 1 when any model is invalid, 2 for usage errors.
     """
     from packager import __version__
-    from packager.validate.report import FORMATS, render
+    from packager.validate.report import render
     from packager.validate.runner import has_errors, validate_paths
+
+    fmt = "json" if json else fmt
+    _check_options(fmt, show_config, stack is not None and bool(instance_type or gpu or image))
+    if target is None and stack is None:
+        findings = validate_paths(paths)
+    else:
+        built_for = trt_built_for or (_release_built_for(release) if release else "")
+        against = _Against(
+            target.value if target is not None else None,
+            {"instance_type": instance_type, "gpu": gpu, "image": image},
+            _stack(stack, project_dir) if stack is not None else None,
+            Path(project_dir),
+            copies,
+            built_for,
+        )
+        findings = _with_target(paths, against)
+    sys.stdout.write(render(fmt, findings, __version__))
+    if show_config:
+        _show_completed(paths)
+    if has_errors(findings):
+        raise typer.Exit(1)
+
+
+def _check_options(fmt: str, show_config: bool, unit_with_stack: bool) -> None:
+    """A UsageError for options that do not go together (before anything is read)."""
+    from packager.validate.report import FORMATS
     from tdk.errors import UsageError
     from tdk.text import as_text
 
-    fmt = "json" if json else fmt
     if fmt not in FORMATS:
         raise UsageError(f"--format {fmt!r} is not a format", hint=f"use one of {as_text(FORMATS)}")
     if show_config and fmt != "human":
@@ -120,24 +146,11 @@ def validate(
             f"--show-config prints config text; --format {fmt} is a machine format",
             hint="drop --show-config, or use --format human",
         )
-    if stack is not None and (instance_type or gpu or image):
+    if unit_with_stack:
         raise UsageError(
             "--stack reads the instance type, GPU and image from the stack",
             hint="drop --instance-type/--gpu/--image, or use --target with them instead",
         )
-    if target is None and stack is None:
-        findings = validate_paths(paths)
-    else:
-        built_for = trt_built_for or (_release_built_for(release) if release else "")
-        name = target.value if target is not None else None
-        where = _stack(stack, project_dir) if stack is not None else None
-        target_args = (name, instance_type, gpu, image, where, copies, built_for, project_dir)
-        findings = _with_target(paths, *target_args)
-    sys.stdout.write(render(fmt, findings, __version__))
-    if show_config:
-        _show_completed(paths)
-    if has_errors(findings):
-        raise typer.Exit(1)
 
 
 def _show_completed(paths: list[Path]) -> None:
@@ -157,17 +170,21 @@ def _show_completed(paths: list[Path]) -> None:
             sys.stdout.write("# + max_batch_size, input, output: the plan's (read by TensorRT)\n")
 
 
-def _with_target(
-    paths: list[Path],
-    target: str | None,
-    instance_type: str,
-    gpu: str,
-    image: str,
-    stack: tuple[Path, str] | None,
-    copies: int,
-    built_for: str,
-    project_dir: str | Path = ".",
-) -> list[Finding]:
+@dataclass(frozen=True)
+class _Against:
+    """What ``--target``/``--stack`` checks the models against: the target and its unit flags,
+    or the committed stack (project dir, name); the copies packaged; what the plans were
+    built for."""
+
+    target: str | None
+    flags: dict[str, str]
+    stack: tuple[Path, str] | None
+    project_dir: Path
+    copies: int
+    built_for: str
+
+
+def _with_target(paths: list[Path], against: _Against) -> list[Finding]:
     """The one feasibility path: the committed stack, or a stack built from the flags, with
     the repository's own checks; the engine files are checked against the image that stack
     deploys by the feasibility path (when the stack itself is refused: by the fallback lists)."""
@@ -177,18 +194,18 @@ def _with_target(
     from packager.validate.runner import validate_paths
 
     models = [m for path in paths for m in discover_all(path).models]
+    stack, flags = against.stack, against.flags
     if stack is not None:
         settings = stacks.load_stack(*stack)
         where = str(stack[0] / f"Pulumi.{stack[1]}.yaml")
         _warn_placeholders(*stack)
         _warn_undeclared(*stack)
     else:
-        entry = registry.get(str(target))
-        flags = {"instance_type": instance_type, "gpu": gpu, "image": image}
-        settings = flag_stack(entry, flags, models, Path(project_dir))
+        entry = registry.get(str(against.target))
+        settings = flag_stack(entry, flags, models, against.project_dir)
         _say_defaults(registry.validate_port(entry).flag_keys, flags, settings)
         where = f"--target {entry.name}"
-    result = feasible(settings, models, built_for, where, copies)
+    result = feasible(settings, models, against.built_for, where, against.copies)
     local = validate_paths(paths, image_rules=result.spec is None)  # else the target's
     if result.spec is not None and result.spec.gpu is not None:
         local = [f for f in local if f.code != "TDK213"]  # the local-endpoint KIND_GPU caveat

@@ -48,3 +48,13 @@ def managed_targets() -> list[str]:
     """Deployable targets that are not Kubernetes: the cloud runs the Triton container itself
     (SageMaker MME, inference components)."""
     return [name for name in deployable_targets() if name in api_targets()]
+
+
+def cloud_targets(cloud: str) -> list[str]:
+    """Deployable targets whose entry names ``cloud`` (``TargetEntry.cloud``): a suite about
+    one cloud's resources (its budget, its log retention) covers every target on it."""
+    return [
+        name
+        for name in deployable_targets()
+        if (found := registry.get(name).cloud) is not None and found.name == cloud
+    ]

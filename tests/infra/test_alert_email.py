@@ -14,6 +14,7 @@ from infra.config import DEPRECATED_KEYS, deprecated_keys
 from infra.stack_keys import deprecated_in_file, stack_file_keys, undeclared
 from tdk.errors import ConfigError
 from tests.infra.pulumi_harness import StackRun, run_stack
+from tests.registry_lists import cloud_targets, dev_stack
 
 ROOT = Path(__file__).resolve().parents[2]
 NEW = "new@example.com"
@@ -61,7 +62,7 @@ def test_the_deprecated_keys_still_give_the_address(stack: str) -> None:
     assert _alerted(run) == {OLD}
 
 
-@pytest.mark.parametrize("stack", ["sagemaker-dev", "eks-dev"])
+@pytest.mark.parametrize("stack", [dev_stack(t) for t in cloud_targets("aws")])
 def test_an_old_budget_key_alone_still_feeds_the_aws_budget(stack: str) -> None:
     run = run_stack(stack, overrides={"budgetEmail": OLD, "alertEmail": ""})
     budget = run.one("aws:budgets/budget:Budget").inputs

@@ -9,7 +9,10 @@ import pytest
 
 from tdk.errors import ConfigError
 from tests.infra.pulumi_harness import StackRun, run_stack
-from tests.registry_lists import deployable_targets, dev_stack
+from tests.registry_lists import cloud_targets, deployable_targets, dev_stack
+
+#: the committed stacks of every target on AWS (the registry's)
+AWS_STACKS = [dev_stack(t) for t in cloud_targets("aws")]
 
 
 @pytest.fixture(scope="module")
@@ -80,13 +83,13 @@ def test_sagemaker_endpoint_logs_have_retention_before_the_endpoint(sagemaker: S
     assert group.options.urn in endpoint.options.dependencies
 
 
-@pytest.mark.parametrize("stack", ["sagemaker-dev", "eks-dev"])
+@pytest.mark.parametrize("stack", AWS_STACKS)
 def test_log_retention_must_be_a_value_cloudwatch_accepts(stack: str) -> None:
     error = _error(stack, {"awsLogRetentionDays": 10})
     assert "awsLogRetentionDays" in error.message and "14" in error.message
 
 
-@pytest.mark.parametrize("stack", ["sagemaker-dev", "eks-dev"])
+@pytest.mark.parametrize("stack", AWS_STACKS)
 def test_aws_stacks_carry_a_monthly_budget_that_mails_its_alerts(stack: str) -> None:
     budget = run_stack(stack).one("aws:budgets/budget:Budget").inputs
     assert budget["budgetType"] == "COST" and budget["timeUnit"] == "MONTHLY"
@@ -97,7 +100,7 @@ def test_aws_stacks_carry_a_monthly_budget_that_mails_its_alerts(stack: str) -> 
                for n in budget["notifications"])  # fmt: skip
 
 
-@pytest.mark.parametrize("stack", ["sagemaker-dev", "eks-dev"])
+@pytest.mark.parametrize("stack", AWS_STACKS)
 def test_an_aws_budget_without_a_recipient_is_refused(stack: str) -> None:
     error = _error(stack, {"alertEmail": ""})
     assert "alertEmail" in error.message and "budgetMonthlyUsd 0" in error.hint

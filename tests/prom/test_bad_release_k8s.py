@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
+from tests.registry_lists import dev_stack, kubernetes_targets
 from tests.stand_ins import triton_stand_in
 
 REASON = "load failed for model 'bert-1': version 1 is at UNAVAILABLE state: Internal: oops"
@@ -29,7 +30,7 @@ def triton() -> Iterator[str]:
         yield url
 
 
-@pytest.mark.parametrize("stack", ["gke-dev", "eks-dev"])
+@pytest.mark.parametrize("stack", [dev_stack(t) for t in kubernetes_targets()])
 def test_status_wait_and_metrics_show_the_model_that_failed(triton: str, stack: str) -> None:
     where = ["--stack", stack, "--url", triton]
     status = CliRunner().invoke(app, ["endpoint", "status", *where, "--json"])

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from cli.main import app
 from infra.targets.k8s.alerts import RULE_FILE, alert_rules, rules_yaml
 from tests.prom.tools import promtool
+from tests.registry_lists import dev_stack, kubernetes_targets
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
@@ -27,7 +28,7 @@ def _render(stack: str, out: Path) -> Path:
     return out / RULE_FILE
 
 
-@pytest.mark.parametrize("stack", ["gke-dev", "eks-dev"])
+@pytest.mark.parametrize("stack", [dev_stack(t) for t in kubernetes_targets()])
 def test_rendered_rule_file_passes_promtool_check(stack: str, tmp_path: Path) -> None:
     rules = _render(stack, tmp_path)
     checked = promtool("check", "rules", rules)

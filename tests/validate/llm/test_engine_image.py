@@ -19,7 +19,7 @@ from packager.publish import load_models
 from tdk.errors import ConfigError
 from tests.infra.pulumi_harness import ROOT, run_stack, stack_config
 from tests.local.local_helpers import make_release
-from tests.registry_lists import managed_targets
+from tests.registry_lists import dev_stack, kubernetes_targets, managed_targets
 from tests.validate.llm import corpus as c
 
 #: every engine model shape of the corpus, and the image flavour that carries it
@@ -35,7 +35,7 @@ def _stack(name: str, overrides: dict[str, Any] | None = None) -> stacks.StackSe
 
 
 @pytest.mark.parametrize("shape", sorted(CORPUS))
-@pytest.mark.parametrize("stack", ["gke-dev", "eks-dev"])
+@pytest.mark.parametrize("stack", [dev_stack(t) for t in kubernetes_targets()])
 def test_validate_render_and_the_program_pick_one_image(
     tmp_path: Path, stack: str, shape: str
 ) -> None:
