@@ -84,6 +84,7 @@ def build(
 ) -> None:
     """Build MODEL's TensorRT plan for the stack's GPU: on its GPU pool (a Kubernetes Job),
     or --local; compare it with ONNX Runtime; cache it in the release store."""
+    from infra.targets.base import build_port
     from infra.tensorrt_plans.stage import BuildOptions, plan_build
 
     out = Output(json_mode=json)
@@ -96,7 +97,7 @@ def build(
             f"{target.container_release} container may not load there"
         )
     if not local:
-        settings.entry.deploy().check_build()
+        build_port(settings.entry.deploy())  # why not, before anything is built
     options = BuildOptions(tuple(shape or ()), opt_batch, fp16, hardware, atol, rtol)
     planned = plan_build(model, target, options)
     url = store or _release_url(settings, stack)
@@ -140,7 +141,7 @@ def _job(
 ) -> list[dict[str, Any]]:
     """The build Job's manifests; ``strict``: a value only the deployed stack knows (the EKS
     role ARN) is an error instead of a ``${name}`` placeholder."""
-    from infra.targets.base import PlanJob
+    from infra.targets.base import PlanJob, build_port
     from infra.tensorrt_plans.run import job_name
 
     job = PlanJob(
@@ -153,7 +154,7 @@ def _job(
         placeholders.append(name)
         return "${" + name + "}"
 
-    manifests = list(settings.entry.deploy().plan_job(settings.config, output, job))
+    manifests = list(build_port(settings.entry.deploy()).plan_job(settings.config, output, job))
     if placeholders and strict:
         raise UsageError(
             f"the build Job needs the deployed stack's {', '.join(placeholders)}",

@@ -124,6 +124,7 @@ def _fitted_render(
 ) -> tuple[Any, Any]:
     """The stack rendered with its workload fitted to the models of ``repos`` (validated as
     ``tdk package`` validates them, and through the one feasibility path), and that config."""
+    from infra.targets.base import render_port
     from infra.targets.feasibility import require_feasible
     from infra.targets.k8s.common import KubernetesTarget
     from infra.targets.k8s.models import model_needs
@@ -139,7 +140,10 @@ def _fitted_render(
     fitted = deploy.fit_models(settings.config, model_needs(repos))
     require_feasible(settings, load_models(repos))
     rendered = render_settings(
-        settings.entry.name, settings.name, lambda output: deploy.render(fitted, output), known
+        settings.entry.name,
+        settings.name,
+        lambda output: render_port(deploy).manifests(fitted, output),
+        known,
     )
     return rendered, fitted
 

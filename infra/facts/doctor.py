@@ -1,6 +1,6 @@
 """``tdk doctor``: every fact a stack relies on, its source and age, and what has aged or broken
 as of today. Generic over targets: a stack's own facts (its Kubernetes calendar, its image, its
-AMI) are its target's (``Target.doctor_facts``, built from the helpers here), never picked by
+AMI) are its target's (``Target.doctor``'s ``facts``, built from the helpers here), never picked by
 the target's name or the config's attribute names (``infra.facts.findings``)."""
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ def schema_findings(settings: Any) -> list[Finding]:
     them; no target name here): a kit value the schema does not accept is broken (``pulumi
     up`` would fail), a schema value the kit neither uses nor refuses is aged."""
     try:
-        drifts = settings.entry.deploy().schema_drift(settings.config)
+        drifts = settings.entry.deploy().doctor.schema_drift(settings.config)
     except ImportError as exc:
         return [Finding("provider schema", "not installed", "", "installed", UNVERIFIED,
                         f"{exc}: {INFRA_EXTRA_INSTALL}")]  # fmt: skip
@@ -190,7 +190,7 @@ def online_findings(settings: Any, today: dt.date) -> list[Finding]:
     """What the stack's cloud answers about the kit's facts (its target asks; no target name
     here): drift is aged, no answer (credentials, network) is unverified, never ok."""
     try:
-        asked = settings.entry.deploy().online_drift(settings.config)
+        asked = settings.entry.deploy().doctor.online_drift(settings.config)
     except Exception as exc:
         return [Finding("cloud facts", "no answer", "", "online", UNVERIFIED,
                         f"{type(exc).__name__}: {exc}")]  # fmt: skip
@@ -206,17 +206,16 @@ def online_findings(settings: Any, today: dt.date) -> list[Finding]:
 
 def diagnose(project_dir: Path, stack: str, today: dt.date, online: bool = False) -> list[Finding]:
     """Every finding for ``stack``; a config the kit refuses is one ``broken`` finding."""
-    from infra.perf.plan.prices import load_prices
-    from infra.targets import stacks
+    from infra.targets import catalogs, stacks
 
-    prices = load_prices()
+    prices = catalogs.prices()
     found = [
         dated("fact tables", "infra/facts", "see each table's source", CHECKED, today),
         *botocore_findings(),
         *sagemaker_image_findings(),
         *newer_release_findings(),
         dated(
-            "list prices", str(prices.origin), "infra/perf/plan/prices.json sources",
+            "list prices", str(prices.origin), "each target's prices.json sources",
             dt.date.fromisoformat(prices.date), today,
         ),
     ]  # fmt: skip
@@ -229,6 +228,6 @@ def diagnose(project_dir: Path, stack: str, today: dt.date, online: bool = False
             Finding("stack config", stack, "", "", "broken", f"{exc.message} ({exc.hint})")
         )
         return found
-    own = settings.entry.deploy().doctor_facts(config, today)
+    own = settings.entry.deploy().doctor.facts(config, today)
     schemas = schema_findings(settings)
     return found + own + schemas + (online_findings(settings, today) if online else [])

@@ -1,5 +1,5 @@
-"""One fact ``tdk doctor`` reports (``Finding``) and the helpers a target's
-``Target.doctor_facts`` builds its own from: the Kubernetes add-on charts against a cluster
+"""One fact ``tdk doctor`` reports (``Finding``) and the helpers a target's doctor port
+(``Target.doctor.facts``) builds its own from: the Kubernetes add-on charts against a cluster
 version, the Triton image against its age limit."""
 
 from __future__ import annotations

@@ -4,8 +4,11 @@ A target says what it is (``name``), where it can read releases from (``release_
 what it cannot do (``refusals``: data with a reason and a valid value to use instead, enforced
 by this base class while the config is read, before any resource is declared), how to read its
 own config keys, what one serving unit of a stack offers a model (``offer``) and whether the
-stack's own numbers fit (``capacity``), both from the typed config, how to declare its
-resources, and how ``tdk render k8s`` renders it. ``infra.targets.feasibility`` asks these.
+stack's own numbers fit (``capacity``), both from the typed config, and how to declare its
+resources; ``infra.targets.feasibility`` asks these. Its ports are each the port object or
+``Refused(reason)``: ``render`` (``tdk render k8s``), ``build`` (``tdk build --stack``) and
+``doctor`` (``tdk doctor``; the default checks nothing); ``render_port``/``build_port`` give
+the port or the error naming why.
 """
 
 from __future__ import annotations
@@ -113,6 +116,46 @@ class SchemaDrift:
     unknown: tuple[str, ...] = ()
 
 
+class RenderPort(abc.ABC, Generic[ConfigT]):
+    """``tdk render k8s``: the stack's Kubernetes manifests."""
+
+    @abc.abstractmethod
+    def manifests(self, config: ConfigT, output: OutputValue) -> list[Manifest]:
+        """The manifests ``tdk render k8s`` writes, in apply order; ``output(name)`` gives a
+        stack output only a deployment knows (or a placeholder)."""
+
+
+class BuildPort(abc.ABC, Generic[ConfigT]):
+    """``tdk build --stack``: a TensorRT plan built on the stack's own GPUs."""
+
+    @abc.abstractmethod
+    def plan_job(self, config: ConfigT, output: OutputValue, job: PlanJob) -> list[Manifest]:
+        """The manifests that build one plan on the stack's GPUs."""
+
+
+class DoctorPort(Generic[ConfigT]):
+    """``tdk doctor``: what this target's stacks rely on, against their sources (none by
+    default: a target overrides what it can check)."""
+
+    def facts(self, config: ConfigT, today: dt.date) -> list[Finding]:
+        """The facts the stack relies on (its Kubernetes calendar, its add-on charts, its
+        image, its AMI), each with its source and date; built from ``infra.facts.findings``."""
+        del config, today
+        return []
+
+    def online_drift(self, config: ConfigT) -> tuple[str, list[str]] | None:
+        """(what was asked, what differs from the kit's facts) from the cloud's own API for
+        ``tdk doctor --online``; None where the target's cloud answers nothing it checks."""
+        del config
+        return None
+
+    def schema_drift(self, config: ConfigT) -> list[SchemaDrift]:
+        """The facts the stack relies on against the installed Pulumi providers' schemas
+        (enums, documented accepted values)."""
+        del config
+        return []
+
+
 class Target(abc.ABC, Generic[ConfigT]):
     """One deployment target: its frozen config type and the resources it declares."""
 
@@ -123,10 +166,12 @@ class Target(abc.ABC, Generic[ConfigT]):
     #: every cloud name the target derives from the stack's ``name``, with the cloud's rule
     #: (``infra/targets/<target>/cloud_names.py``); a name that breaks one is refused
     derived_names: ClassVar[tuple[DerivedName, ...]] = ()
-    #: why ``tdk render k8s`` has nothing to render for this target (None: it renders)
-    cannot_render: ClassVar[Refused | None] = Refused("it runs no Kubernetes workload")
-    #: why ``tdk build --stack`` cannot build plans on this target's compute (None: it can)
-    cannot_build: ClassVar[Refused | None] = Refused("it runs no Kubernetes Job")
+    #: the render port (``tdk render k8s``), or why the target has nothing to render
+    render: RenderPort[ConfigT] | Refused = Refused("it runs no Kubernetes workload")
+    #: the build port (``tdk build --stack``), or why plans cannot be built on its compute
+    build: BuildPort[ConfigT] | Refused = Refused("it runs no Kubernetes Job")
+    #: the doctor port (``tdk doctor``): the facts its stacks rely on
+    doctor: DoctorPort[ConfigT] = DoctorPort()
 
     def refusals(self) -> Iterable[Refusal]:
         """Values this target refuses outright, each with its reason (none by default)."""
@@ -157,34 +202,6 @@ class Target(abc.ABC, Generic[ConfigT]):
                     hint=f"use a supported value, e.g. `pulumi config set {key} {refusal.instead}`",
                 )
 
-    def render(self, config: ConfigT, output: OutputValue) -> list[Manifest]:
-        """The Kubernetes manifests ``tdk render k8s`` writes, in apply order.
-
-        ``output(name)`` gives a stack output only a deployment knows (or a placeholder).
-        """
-        del config, output
-        raise UsageError(
-            f"the {self.name} target has no Kubernetes manifests: {_why(self.cannot_render)}",
-            hint="render a gke or eks stack (e.g. --stack gke-dev)",
-        )
-
-    def check_build(self) -> None:
-        """A UsageError naming why, when this target cannot build plans on its compute."""
-        if self.cannot_build is None:
-            return
-        raise UsageError(
-            f"the {self.name} target cannot build TensorRT plans on its own compute: "
-            f"{_why(self.cannot_build)}",
-            hint="build on a machine with the same GPU (tdk build --local there; see "
-            "docs/build.md), then tdk package --trt-built-for",
-        )
-
-    def plan_job(self, config: ConfigT, output: OutputValue, job: PlanJob) -> list[Manifest]:
-        """The manifests that build one plan on the stack's GPUs (``tdk build --stack``)."""
-        del config, output, job
-        self.check_build()
-        return []
-
     @abc.abstractmethod
     def offer(self, config: ConfigT) -> TargetSpec:
         """What one serving unit of the stack (an instance, a pod) offers a model: its GPU and
@@ -195,25 +212,6 @@ class Target(abc.ABC, Generic[ConfigT]):
         del config
         return ()
 
-    def doctor_facts(self, config: ConfigT, today: dt.date) -> list[Finding]:
-        """The facts this stack relies on that ``tdk doctor`` reports (its Kubernetes calendar,
-        its add-on charts, its image, its AMI), each with its source and date (none by
-        default); built from ``infra.facts.doctor``'s helpers."""
-        del config, today
-        return []
-
-    def online_drift(self, config: ConfigT) -> tuple[str, list[str]] | None:
-        """(what was asked, what differs from the kit's facts) from the cloud's own API for
-        ``tdk doctor --online``; None where the target's cloud answers nothing it checks."""
-        del config
-        return None
-
-    def schema_drift(self, config: ConfigT) -> list[SchemaDrift]:
-        """The facts the stack relies on against the installed Pulumi providers' schemas
-        (enums, documented accepted values) for ``tdk doctor``; none by default."""
-        del config
-        return []
-
     @abc.abstractmethod
     def parse_config(self, reader: ConfigReader, common: StackConfig) -> ConfigT:
         """Read and validate this target's keys into its frozen config (ConfigError if bad)."""
@@ -223,5 +221,24 @@ class Target(abc.ABC, Generic[ConfigT]):
         """Declare the stack's resources; return the stack outputs (name -> value or Output)."""
 
 
-def _why(refused: Refused | None) -> str:
-    return refused.reason if refused is not None else "not supported"
+def render_port(target: Target[ConfigT]) -> RenderPort[ConfigT]:
+    """``target``'s render port; a UsageError naming why where it has none."""
+    if isinstance(target.render, Refused):
+        raise UsageError(
+            f"the {target.name} target has no Kubernetes manifests: {target.render.reason}",
+            hint="render a gke or eks stack (e.g. --stack gke-dev)",
+        )
+    return target.render
+
+
+def build_port(target: Target[ConfigT]) -> BuildPort[ConfigT]:
+    """``target``'s build port; a UsageError naming why where plans cannot be built on its
+    compute."""
+    if isinstance(target.build, Refused):
+        raise UsageError(
+            f"the {target.name} target cannot build TensorRT plans on its own compute: "
+            f"{target.build.reason}",
+            hint="build on a machine with the same GPU (tdk build --local there; see "
+            "docs/build.md), then tdk package --trt-built-for",
+        )
+    return target.build

@@ -3,8 +3,8 @@
 
 from dataclasses import dataclass
 
-#: the ports of an entry (``deploy_module``, ``plan``, ``validate``); rendering is refused by
-#: the deploy contract itself (``Target.cannot_render``)
+#: the ports of an entry (``deploy_module``, ``plan``, ``validate``); rendering and building
+#: plans are the deploy contract's own ports (``Target.render``, ``Target.build``)
 DEPLOY, PLAN, VALIDATE = "deploy", "plan", "validate"
 #: a capability with no methods: serving decoupled models (several responses per request)
 DECOUPLED = "serve decoupled models"

@@ -58,11 +58,15 @@ class StackSettings:
     def render(self, outputs: Mapping[str, Any] | None = None) -> Rendered:
         """The stack's Kubernetes manifests (``tdk render k8s``), validated like ``pulumi up``
         would; a target without a Kubernetes workload refuses, naming why."""
+        from infra.targets.base import render_port
         from infra.targets.k8s.render import render_settings
 
         deploy = self.entry.deploy()
         return render_settings(
-            self.entry.name, self.name, lambda output: deploy.render(self.config, output), outputs
+            self.entry.name,
+            self.name,
+            lambda output: render_port(deploy).manifests(self.config, output),
+            outputs,
         )
 
 

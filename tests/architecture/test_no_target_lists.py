@@ -22,10 +22,6 @@ PER_TARGET = {
     "tests/infra/test_facts_today.py": "the two SageMaker targets' image and AMI keys",
     "tests/infra/test_k8s_models_key.py": "each stack's keys for a 2-GPU pod (KEYS)",
     "tests/infra/test_llm_render.py": "each stack's keys for a 2-GPU pod",
-    "tests/infra/test_provider_arguments.py": (
-        "each stack's resources checked against its provider's arguments (EVERYTHING); the "
-        "walker does not read a provider's renamed arguments (resource_name_, for_) yet"
-    ),
 }
 
 

@@ -145,7 +145,7 @@ def test_doctor_asks_the_target_for_its_cloud_and_its_facts(tmp_path: Path) -> N
     """doctor guessed a stack's cloud from its key prefixes (a new cloud's stack got no
     credentials check, and "ok") and picked facts by config attribute names (a
     ``kubernetes_version`` was judged on the EKS calendar; "1.30" raised KeyError): both are
-    now the registered target's (``TargetEntry.cloud``, ``Target.doctor_facts``)."""
+    now the registered target's (``TargetEntry.cloud``, ``Target.doctor``)."""
     project = _dummy_project(tmp_path)
     done = _tdk("doctor", "--project-dir", str(project), "--stack", "dummy-dev", "--json")
     assert "Traceback" not in done.stderr, done.stderr

@@ -195,7 +195,9 @@ SCHEMAS = {
 @pytest.mark.parametrize("target", kubernetes_targets())
 def test_custom_resources_match_their_crd_fields(target: str) -> None:
     """What each Kubernetes target renders from its committed stack (every registered one)."""
-    rendered = load_target(target).render(read_dev(target), lambda output: "${" + output + "}")
+    rendered = load_target(target).render.manifests(
+        read_dev(target), lambda output: "${" + output + "}"
+    )
     custom = [m for m in rendered if m["kind"] in SCHEMAS]
     assert {m["kind"] for m in custom} >= {"ScaledObject", "TriggerAuthentication"}
     for manifest in custom:

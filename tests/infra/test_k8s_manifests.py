@@ -78,7 +78,7 @@ def make_spec(**changes: object) -> TritonServiceSpec:
 def test_core_manifests_pass_strict_validation(target: str, kind: str, exposure: str) -> None:
     """What each Kubernetes target renders from its committed stack (every registered one)."""
     config = read_dev(target, {"k8sWorkloadKind": kind, "k8sServiceExposure": exposure})
-    rendered = load_target(target).render(config, lambda output: "${" + output + "}")
+    rendered = load_target(target).render.manifests(config, lambda output: "${" + output + "}")
     core = [m for m in rendered if not is_custom(m)]
     assert [m["kind"] for m in core][:3] == ["Namespace", "ServiceAccount", "Deployment"]
     for manifest in core:
@@ -145,7 +145,7 @@ def test_every_target_annotates_its_internal_load_balancer(target: str) -> None:
     services = {}
     for exposure in ("cluster-ip", "internal-lb"):
         config = read_dev(target, {"k8sServiceExposure": exposure})
-        rendered = load_target(target).render(config, lambda output: "${" + output + "}")
+        rendered = load_target(target).render.manifests(config, lambda output: "${" + output + "}")
         (services[exposure],) = [m for m in rendered if m["kind"] == "Service"]
     assert services["cluster-ip"]["spec"]["type"] == "ClusterIP"
     assert not services["cluster-ip"]["metadata"].get("annotations")
@@ -161,7 +161,7 @@ def test_every_target_binds_its_pods_through_its_workload_identity(target: str) 
     deploy = load_target(target)
     identity = deploy.workload_spec(config, lambda output: "${" + output + "}").identity
     assert identity.service_account, f"{target} binds no cloud identity"
-    rendered = deploy.render(config, lambda output: "${" + output + "}")
+    rendered = deploy.render.manifests(config, lambda output: "${" + output + "}")
     (account,) = [m for m in rendered if m["kind"] == "ServiceAccount"]
     assert account["metadata"]["annotations"] == dict(identity.service_account)
     (deployment,) = [m for m in rendered if m["kind"] == "Deployment"]

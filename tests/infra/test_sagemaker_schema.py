@@ -32,12 +32,18 @@ def _params(callable_: Any) -> dict[str, inspect.Parameter]:
 
 def assert_matches(module: ModuleType, params: dict[str, inspect.Parameter], data: Any) -> None:
     """Every key of ``data`` (recursively) is an argument of the Args class pulumi declares."""
-    for key, value in data.items():
-        assert key in params, f"{key!r} is not one of {sorted(params)}"
+    for given, value in data.items():
+        # pulumi appends "_" to an argument that is a Python keyword or its own (for_,
+        # resource_name_)
+        key = given if given in params else f"{given}_"
+        assert key in params, f"{given!r} is not one of {sorted(params)}"
         annotation = str(params[key].annotation)
         found = _ARGS_CLASS.search(annotation)
         if found is None and "Mapping[str" in annotation:
             continue  # a free-form map (tags, dimensions), not an Args object
+        keyed = found and re.search(rf"Mapping\[str, [^\]]*'{found.group(1)}'", annotation)
+        if keyed and isinstance(value, dict):
+            value = list(value.values())  # a map of names to Args objects
         items = value if isinstance(value, list) else [value]
         for item in items:
             if isinstance(item, dict):
@@ -83,7 +89,9 @@ def test_walker_rejects_a_misspelt_nested_key() -> None:
 
 
 def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+    """camelCase to snake_case, an acronym one word (``authorizedIPRanges``:
+    ``authorized_ip_ranges``)."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
 
 
 def _snake_keys(data: Any) -> Any:

@@ -1,5 +1,5 @@
 """The deploy contract, kept by every target: refusals are data the base class enforces while
-reading config (with the reason and a valid value to use instead), and rendering is a method."""
+reading config (with the reason and a valid value to use instead), and rendering is a port."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from infra.config import ConfigReader, merged_stack_config, read_stack_config
 from infra.targets import load_target, registry, stacks
-from infra.targets.base import Refusal, Target
+from infra.targets.base import Refusal, Target, render_port
 from infra.targets.capabilities import DEPLOY
 from tdk.errors import ConfigError, UsageError
 from tests.registry_lists import deployable_targets, dev_stack, kubernetes_targets
@@ -65,7 +65,7 @@ def test_eks_refuses_inferentia_without_suggesting_a_glob() -> None:
 @pytest.mark.parametrize("name", kubernetes_targets())
 def test_kubernetes_targets_render_the_workload(name: str) -> None:
     target = load_target(name)
-    manifests = target.render(_read(target, {}), lambda output: "${" + output + "}")
+    manifests = target.render.manifests(_read(target, {}), lambda output: "${" + output + "}")
     kinds = [m["kind"] for m in manifests]
     assert kinds[:3] == ["Namespace", "ServiceAccount", "Deployment"]
     assert "ScaledObject" in kinds
@@ -74,7 +74,7 @@ def test_kubernetes_targets_render_the_workload(name: str) -> None:
 def test_sagemaker_refuses_to_render_and_says_why() -> None:
     target = load_target("sagemaker")
     with pytest.raises(UsageError) as caught:
-        target.render(_read(target, {}), lambda output: output)
+        render_port(target)
     assert "SageMaker runs the Triton container itself" in caught.value.message
 
 

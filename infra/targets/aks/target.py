@@ -23,7 +23,7 @@ from infra.targets.aks.config import (
     triton_spec,
 )
 from infra.targets.aks.entry import ENTRY
-from infra.targets.base import Manifest, OutputValue, Refusal, TargetSpec
+from infra.targets.base import DoctorPort, Manifest, OutputValue, Refusal, TargetSpec
 from infra.targets.checks import image_facts, pod_spec
 from infra.targets.guardrails import read_api_cidrs, read_budget
 from infra.targets.k8s.build_job import StoreCopy
@@ -34,12 +34,29 @@ from infra.targets.k8s.spec import TritonServiceSpec
 from tdk.errors import ConfigError
 
 
+class AksDoctor(DoctorPort[AksConfig]):
+    """What ``tdk doctor`` checks of an AKS stack."""
+
+    def facts(self, config: AksConfig, today: dt.date) -> list[Finding]:
+        """The AKS calendar, the charts for the cluster's minor, the Triton image."""
+        from infra.targets.aks import doctor
+
+        return doctor.findings(config, today)
+
+    def online_drift(self, config: AksConfig) -> tuple[str, list[str]] | None:
+        """The calendar against ``az aks get-versions`` for the stack's region."""
+        from infra.targets.aks import doctor
+
+        return doctor.API, doctor.version_drift(config.location)
+
+
 class AksTarget(KubernetesTarget[AksConfig]):
     """AKS: resource group, cluster, GPU pool, workload identity, KEDA, managed Prometheus."""
 
     name: ClassVar[str] = ENTRY.name
     derived_names = DERIVED
     release_schemes: ClassVar[tuple[str, ...]] = ("az",)
+    doctor = AksDoctor()
 
     def refusals(self) -> Iterable[Refusal]:
         return [
@@ -109,18 +126,6 @@ class AksTarget(KubernetesTarget[AksConfig]):
         """The Azure Monitor managed Prometheus PodMonitor for Triton's metrics port."""
         spec = triton_spec(config, "", "")
         return [b.pod_monitor(spec.name, spec.namespace, spec.selector)]
-
-    def online_drift(self, config: AksConfig) -> tuple[str, list[str]] | None:
-        """The calendar against ``az aks get-versions`` for the stack's region."""
-        from infra.targets.aks import doctor
-
-        return doctor.API, doctor.version_drift(config.location)
-
-    def doctor_facts(self, config: AksConfig, today: dt.date) -> list[Finding]:
-        """The AKS calendar, the charts for the cluster's minor, the Triton image."""
-        from infra.targets.aks import doctor
-
-        return doctor.findings(config, today)
 
 
 TARGET = AksTarget()

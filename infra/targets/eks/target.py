@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from infra.clouds.aws.guardrails import read_log_retention
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
 from infra.facts import hardware as facts
-from infra.targets.base import Manifest, OutputValue, Refusal, SchemaDrift, TargetSpec
+from infra.targets.base import DoctorPort, Manifest, OutputValue, Refusal, SchemaDrift, TargetSpec
 from infra.targets.checks import instance_spec, pod_spec
 from infra.targets.eks import builders as b
 from infra.targets.eks.cloud_names import DERIVED
@@ -89,18 +89,8 @@ def _gpu_instance(reader: ConfigReader) -> str:
     return instance
 
 
-class EksTarget(KubernetesTarget[EksConfig]):
-    """EKS: cluster, GPU node group, Triton workload, KEDA, AMP, CloudWatch."""
-
-    name: ClassVar[str] = ENTRY.name
-    derived_names = DERIVED
-    release_schemes: ClassVar[tuple[str, ...]] = ("s3",)
-
-    def refusals(self) -> Iterable[Refusal]:
-        return [
-            Refusal("eksGpuInstanceType", f"{family}.*", why, SUGGESTED_GPU_INSTANCE)
-            for family, why in b.REFUSED_FAMILIES.items()
-        ]
+class EksDoctor(DoctorPort[EksConfig]):
+    """What ``tdk doctor`` checks of an EKS stack."""
 
     def schema_drift(self, config: EksConfig) -> list[SchemaDrift]:
         """The kit's facts against the installed Pulumi providers' schemas."""
@@ -109,7 +99,7 @@ class EksTarget(KubernetesTarget[EksConfig]):
 
         return schema.drift()
 
-    def doctor_facts(self, config: EksConfig, today: dt.date) -> list[Finding]:
+    def facts(self, config: EksConfig, today: dt.date) -> list[Finding]:
         from infra.targets.eks import doctor
 
         return doctor.findings(config, today)
@@ -119,6 +109,21 @@ class EksTarget(KubernetesTarget[EksConfig]):
         from infra.targets.eks import versions
 
         return versions.API, versions.drift(versions.describe(eks_client(config.region)))
+
+
+class EksTarget(KubernetesTarget[EksConfig]):
+    """EKS: cluster, GPU node group, Triton workload, KEDA, AMP, CloudWatch."""
+
+    name: ClassVar[str] = ENTRY.name
+    derived_names = DERIVED
+    release_schemes: ClassVar[tuple[str, ...]] = ("s3",)
+    doctor = EksDoctor()
+
+    def refusals(self) -> Iterable[Refusal]:
+        return [
+            Refusal("eksGpuInstanceType", f"{family}.*", why, SUGGESTED_GPU_INSTANCE)
+            for family, why in b.REFUSED_FAMILIES.items()
+        ]
 
     def parse_config(self, reader: ConfigReader, common: StackConfig) -> EksConfig:
         region = _region(reader)

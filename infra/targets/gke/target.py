@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
-from infra.targets.base import OutputValue, Refusal, SchemaDrift, TargetSpec
+from infra.targets.base import DoctorPort, OutputValue, Refusal, SchemaDrift, TargetSpec
 from infra.targets.checks import accelerator_spec, pod_spec
 from infra.targets.gke import builders as b
 from infra.targets.gke.cloud_names import DERIVED
@@ -69,18 +69,8 @@ def gke_session() -> Any:
     return AuthorizedSession(credentials)
 
 
-class GkeTarget(KubernetesTarget[GkeConfig]):
-    """GKE: cluster, GPU pool, Triton workload, KEDA, Managed Prometheus, dashboards, alerts."""
-
-    name: ClassVar[str] = ENTRY.name
-    derived_names = DERIVED
-    release_schemes: ClassVar[tuple[str, ...]] = ("gs",)
-
-    def refusals(self) -> Iterable[Refusal]:
-        return [
-            Refusal("gkeGpuType", accelerator, why, SUGGESTED_ACCELERATOR)
-            for accelerator, why in b.REFUSED_ACCELERATORS.items()
-        ]
+class GkeDoctor(DoctorPort[GkeConfig]):
+    """What ``tdk doctor`` checks of a GKE stack."""
 
     def schema_drift(self, config: GkeConfig) -> list[SchemaDrift]:
         """The kit's facts against the installed Pulumi providers' schemas."""
@@ -89,7 +79,7 @@ class GkeTarget(KubernetesTarget[GkeConfig]):
 
         return schema.drift()
 
-    def doctor_facts(self, config: GkeConfig, today: dt.date) -> list[Finding]:
+    def facts(self, config: GkeConfig, today: dt.date) -> list[Finding]:
         from infra.targets.gke import doctor
 
         return doctor.findings(config, today)
@@ -100,6 +90,21 @@ class GkeTarget(KubernetesTarget[GkeConfig]):
 
         answer = versions.server_config(gke_session(), config.project, config.region)
         return versions.API, versions.drift(answer)
+
+
+class GkeTarget(KubernetesTarget[GkeConfig]):
+    """GKE: cluster, GPU pool, Triton workload, KEDA, Managed Prometheus, dashboards, alerts."""
+
+    name: ClassVar[str] = ENTRY.name
+    derived_names = DERIVED
+    release_schemes: ClassVar[tuple[str, ...]] = ("gs",)
+    doctor = GkeDoctor()
+
+    def refusals(self) -> Iterable[Refusal]:
+        return [
+            Refusal("gkeGpuType", accelerator, why, SUGGESTED_ACCELERATOR)
+            for accelerator, why in b.REFUSED_ACCELERATORS.items()
+        ]
 
     def parse_config(self, reader: ConfigReader, common: StackConfig) -> GkeConfig:
         project, region = _project_region(reader)

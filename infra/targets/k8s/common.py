@@ -8,11 +8,18 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import ClassVar, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from infra.config import ConfigReader, ReleaseLocation, StackConfig, qualify
-from infra.targets.base import EXAMPLE_TARGET_MODEL, Manifest, OutputValue, PlanJob, Target
-from infra.targets.capabilities import Refused
+from infra.targets.base import (
+    EXAMPLE_TARGET_MODEL,
+    BuildPort,
+    Manifest,
+    OutputValue,
+    PlanJob,
+    RenderPort,
+    Target,
+)
 from infra.targets.k8s import manifests
 from infra.targets.k8s.build_job import BuildJobSpec, StoreCopy, build_job
 from infra.targets.k8s.config import ModelNeeds, WorkloadConfig, serve_models
@@ -33,8 +40,9 @@ ConfigT = TypeVar("ConfigT", bound=WorkloadStack)
 class KubernetesTarget(Target[ConfigT]):
     """A target that runs the shared Triton workload on a cluster: it renders manifests."""
 
-    cannot_render: ClassVar[Refused | None] = None
-    cannot_build: ClassVar[Refused | None] = None
+    def __init__(self) -> None:
+        self.render = _Manifests(self)
+        self.build = _PlanJob(self)
 
     @abc.abstractmethod
     def workload_spec(self, config: ConfigT, output: OutputValue) -> TritonServiceSpec:
@@ -56,29 +64,44 @@ class KubernetesTarget(Target[ConfigT]):
         """How a pod with the workload's identity fetches ``<entry_url>input/`` and uploads the
         plan and its record to ``entry_url`` (the cloud's CLI image and commands)."""
 
-    def plan_job(self, config: ConfigT, output: OutputValue, job: PlanJob) -> list[Manifest]:
-        """A Job on the GPU pool, as the stack's Triton pods run (``k8s.build_job``)."""
-        spec = BuildJobSpec(
-            name=job.name,
-            workload=self.workload_spec(config, output),
-            tensorrt_image=job.tensorrt_image,
-            copy=self.store_copy(config, job.entry_url),
-            deadline_seconds=job.deadline_seconds,
-        )
-        return [build_job(spec)]
-
     def cluster_manifests(self, config: ConfigT) -> list[Manifest]:
         """Cluster-scoped objects the target adds to the workload's (none by default)."""
         del config
         return []
 
-    def render(self, config: ConfigT, output: OutputValue) -> list[Manifest]:
-        spec = self.workload_spec(config, output)
+
+class _Manifests(RenderPort[ConfigT]):
+    """A Kubernetes target's render port: its namespace, the Triton workload and its
+    cluster-scoped objects."""
+
+    def __init__(self, target: KubernetesTarget[ConfigT]) -> None:
+        self.target = target
+
+    def manifests(self, config: ConfigT, output: OutputValue) -> list[Manifest]:
+        spec = self.target.workload_spec(config, output)
         return [
             manifests.namespace(spec),
             *manifests.workload_manifests(spec),
-            *self.cluster_manifests(config),
+            *self.target.cluster_manifests(config),
         ]
+
+
+class _PlanJob(BuildPort[ConfigT]):
+    """A Kubernetes target's build port: a Job on the GPU pool, as the stack's Triton pods
+    run (``k8s.build_job``)."""
+
+    def __init__(self, target: KubernetesTarget[ConfigT]) -> None:
+        self.target = target
+
+    def plan_job(self, config: ConfigT, output: OutputValue, job: PlanJob) -> list[Manifest]:
+        spec = BuildJobSpec(
+            name=job.name,
+            workload=self.target.workload_spec(config, output),
+            tensorrt_image=job.tensorrt_image,
+            copy=self.target.store_copy(config, job.entry_url),
+            deadline_seconds=job.deadline_seconds,
+        )
+        return [build_job(spec)]
 
 
 def require_release(common: StackConfig, scheme: str) -> ReleaseLocation:

@@ -24,7 +24,7 @@ from infra.sagemaker_common.instances import (
 )
 from infra.sagemaker_common.monitoring import AlarmThresholds
 from infra.sagemaker_common.settings import alarm_email, created_release_prefix
-from infra.targets.base import EXAMPLE_TARGET_MODEL, Refusal, Target, TargetSpec
+from infra.targets.base import EXAMPLE_TARGET_MODEL, DoctorPort, Refusal, Target, TargetSpec
 from infra.targets.capabilities import Refused
 from infra.targets.checks import instance_spec
 from infra.targets.guardrails import read_budget
@@ -79,16 +79,26 @@ def _knobs(reader: ConfigReader, instance: InstanceKind) -> TritonKnobs:
     )
 
 
+class SageMakerDoctor(DoctorPort[SageMakerConfig]):
+    """What ``tdk doctor`` checks of a SageMaker stack."""
+
+    def facts(self, config: SageMakerConfig, today: dt.date) -> list[Finding]:
+        from infra.sagemaker_common import doctor
+
+        return doctor.findings(config.triton_version, config.inference_ami_version, today)
+
+
 class SageMakerTarget(Target[SageMakerConfig]):
     """SageMaker MME running the SageMaker Triton image, releases read from S3."""
 
     name: ClassVar[str] = ENTRY.name
     derived_names = DERIVED
     release_schemes: ClassVar[tuple[str, ...]] = ("s3",)
-    cannot_build: ClassVar[Refused | None] = Refused(
+    doctor = SageMakerDoctor()
+    build = Refused(
         "a SageMaker endpoint runs no build jobs; build on its instance type (docs/build.md)"
     )
-    cannot_render: ClassVar[Refused | None] = Refused(
+    render = Refused(
         "SageMaker runs the Triton container itself; there is no cluster to apply manifests to"
     )
 
@@ -132,11 +142,6 @@ class SageMakerTarget(Target[SageMakerConfig]):
             budget=read_budget(reader, email_required=True),
             log_retention_days=read_log_retention(reader),
         )
-
-    def doctor_facts(self, config: SageMakerConfig, today: dt.date) -> list[Finding]:
-        from infra.sagemaker_common import doctor
-
-        return doctor.findings(config.triton_version, config.inference_ami_version, today)
 
     def offer(self, config: SageMakerConfig) -> TargetSpec:
         """One MME instance: its GPU (or CPU), its disk, the stack's Triton image."""

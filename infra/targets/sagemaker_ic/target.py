@@ -26,7 +26,7 @@ from infra.sagemaker_common.components import check_component_names
 from infra.sagemaker_common.env import TritonKnobs, container_environment
 from infra.sagemaker_common.instances import NO_ENGINE_IMAGE, host_ami, read_triton_version
 from infra.sagemaker_common.settings import alarm_email, created_release_prefix
-from infra.targets.base import Refusal, Shortfall, Target, TargetSpec
+from infra.targets.base import DoctorPort, Refusal, Shortfall, Target, TargetSpec
 from infra.targets.capabilities import Refused
 from infra.targets.checks import instance_spec
 from infra.targets.guardrails import read_budget
@@ -181,16 +181,26 @@ def _components(
     return tuple(specs), awaiting
 
 
+class SageMakerIcDoctor(DoctorPort[SageMakerIcConfig]):
+    """What ``tdk doctor`` checks of a SageMaker inference components stack."""
+
+    def facts(self, config: SageMakerIcConfig, today: dt.date) -> list[Finding]:
+        from infra.sagemaker_common import doctor
+
+        return doctor.findings(config.triton_version, config.inference_ami_version, today)
+
+
 class SageMakerIcTarget(Target[SageMakerIcConfig]):
     """SageMaker inference components running the SageMaker Triton image, one per copy."""
 
     name: ClassVar[str] = NAME
     derived_names = DERIVED
     release_schemes: ClassVar[tuple[str, ...]] = ("s3",)
-    cannot_build: ClassVar[Refused | None] = Refused(
+    doctor = SageMakerIcDoctor()
+    build = Refused(
         "a SageMaker endpoint runs no build jobs; build on its instance type (docs/build.md)"
     )
-    cannot_render: ClassVar[Refused | None] = Refused(
+    render = Refused(
         "SageMaker runs the Triton containers itself; there is no cluster to apply manifests to"
     )
 
@@ -243,11 +253,6 @@ class SageMakerIcTarget(Target[SageMakerIcConfig]):
             log_retention_days=read_log_retention(reader),
             awaiting=awaiting,
         )
-
-    def doctor_facts(self, config: SageMakerIcConfig, today: dt.date) -> list[Finding]:
-        from infra.sagemaker_common import doctor
-
-        return doctor.findings(config.triton_version, config.inference_ami_version, today)
 
     def offer(self, config: SageMakerIcConfig) -> TargetSpec:
         """One instance of the endpoint; each component's copy runs its own Triton on the

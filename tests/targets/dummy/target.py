@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from infra.config import ConfigReader, StackConfig
-from infra.targets.base import Manifest, OutputValue, Target, TargetSpec
+from infra.targets.base import DoctorPort, Manifest, OutputValue, RenderPort, Target, TargetSpec
 from infra.targets.checks import image_facts
 from tests.targets.dummy.entry import ENTRY
 
@@ -25,19 +25,34 @@ class DummyConfig:
     kubernetes_version: str = "1.30"
 
 
-class DummyTarget(Target[DummyConfig]):
-    name = ENTRY.name
-    release_schemes = ("s3", "gs")
-    cannot_render = None
-
-    def parse_config(self, reader: ConfigReader, common: StackConfig) -> DummyConfig:
-        return DummyConfig(common, reader.choice("dummyBox", ("box.small", "box.large")))
-
-    def doctor_facts(self, config: DummyConfig, today: dt.date) -> list[Finding]:
+class DummyDoctor(DoctorPort[DummyConfig]):
+    def facts(self, config: DummyConfig, today: dt.date) -> list[Finding]:
         from infra.facts.findings import Finding
 
         source = "https://moon.example/calendar"
         return [Finding("moon calendar", config.kubernetes_version, source, "2026-11-27", "ok")]
+
+
+class DummyRender(RenderPort[DummyConfig]):
+    def manifests(self, config: DummyConfig, output: OutputValue) -> list[Manifest]:
+        return [
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": config.common.name, "namespace": "dummy"},
+                "data": {"box": config.box, "endpoint": output("dummyEndpoint")},
+            }
+        ]
+
+
+class DummyTarget(Target[DummyConfig]):
+    name = ENTRY.name
+    release_schemes = ("s3", "gs")
+    render = DummyRender()
+    doctor = DummyDoctor()
+
+    def parse_config(self, reader: ConfigReader, common: StackConfig) -> DummyConfig:
+        return DummyConfig(common, reader.choice("dummyBox", ("box.small", "box.large")))
 
     def offer(self, config: DummyConfig) -> TargetSpec:
         # a T4 with a 1 GB disk: big models do not fit, so the target's checks visibly run
@@ -47,16 +62,6 @@ class DummyTarget(Target[DummyConfig]):
 
     def declare(self, config: DummyConfig) -> Mapping[str, Any]:
         return {"box": config.box}
-
-    def render(self, config: DummyConfig, output: OutputValue) -> list[Manifest]:
-        return [
-            {
-                "apiVersion": "v1",
-                "kind": "ConfigMap",
-                "metadata": {"name": config.common.name, "namespace": "dummy"},
-                "data": {"box": config.box, "endpoint": output("dummyEndpoint")},
-            }
-        ]
 
 
 TARGET = DummyTarget()
