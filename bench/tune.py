@@ -97,8 +97,11 @@ class Measured:
 
 
 def _space(quick: bool) -> tuple[Space, tuple[int, ...]]:
-    if quick:
-        return Space(instances=(1, 2), max_batch_size=(8,), max_queue_delay_us=(0,)), (1, 2)
+    if quick:  # 8 configs: 2 instance counts x dynamic batching or not x each accelerator
+        quick_space = Space(
+            instances=(1, 2), max_batch_size=(8,), max_queue_delay_us=(0,), preferred=(False,)
+        )
+        return quick_space, (1, 2)
     return Space(), (1, 2, 4, 8, 16)
 
 

@@ -21,6 +21,7 @@ from cli.plan_common import (
     fleet_table,
     ic_rows,
     ic_table,
+    price_tables,
     read_traffic,
     warn_unmeasured,
 )
@@ -171,7 +172,6 @@ def _units(r: PlanRequest, entry: TargetEntry, measured_on: str | None, settings
 def _plan_requests(out: Output, r: PlanRequest) -> None:
     from infra.perf.plan import candidates as cands
     from infra.perf.plan.measurement import load_measurement
-    from infra.perf.plan.prices import load_prices
     from infra.targets.registry import plan_port
 
     unit = load_measurement(r.measurement)
@@ -182,7 +182,7 @@ def _plan_requests(out: Output, r: PlanRequest) -> None:
     port = plan_port(entry)
     measured_on = unit.instance_type or unit.gpu
     units = _units(r, entry, measured_on, settings)
-    table = load_prices(r.prices)
+    table, every = price_tables(r.prices, port)
     check_candidates(entry, units.specs, units.region, units.gpus_per_node, _committed(stack),
                      settings)  # fmt: skip
     options = [
@@ -190,7 +190,7 @@ def _plan_requests(out: Output, r: PlanRequest) -> None:
         for s in units.specs
     ]
     if r.baseline is not None:
-        options.append(cands.baseline(r.baseline, units.region, table))
+        options.append(cands.baseline(r.baseline, units.region, every))
     report, rows = fleet(read_traffic(r.traffic), r.peak, options, r.safety, table.date)
     if r.plot is not None:
         from infra.perf.plan.plot import cost_plot
@@ -204,7 +204,7 @@ def _plan_requests(out: Output, r: PlanRequest) -> None:
     ic = None
     if r.components is not None:
         base = options[-1] if r.baseline is not None else None
-        ic = ic_rows(r.components, r.hot_models, report, unit_rps, units.specs, base, table)
+        ic = ic_rows(r.components, r.hot_models, report, unit_rps, units.specs, base, every)
     if not r.json:  # the JSON rows carry unit_rps_measured
         warn_unmeasured(out, unit, rows)
     _show(out, r, (report, rows, ic), unit_rps, units.region, diff)

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from infra.planning.pricing import PriceTable
     from infra.planning.report import Candidate, PlanReport, Sample
     from infra.targets.entry import TargetEntry
+    from infra.targets.ports import PlanPort
     from infra.targets.stacks import StackSettings
 
 
@@ -40,6 +41,20 @@ def check_candidates(
     for spec in specs:
         unit = PlanUnit(region, spec.partition(":")[0], gpus_per_node)
         check_candidate(entry, unit, stack, models)
+
+
+def price_tables(path: Path | None, port: PlanPort) -> tuple[PriceTable, PriceTable]:
+    """(the table ``port``'s candidates are priced from, the one a ``--baseline`` or a
+    component is): ``--prices`` for both when given, else the target's committed table and
+    every registered target's."""
+    from infra.targets import catalogs
+
+    if path is None:
+        return catalogs.plan_prices(port), catalogs.prices()
+    from infra.perf.plan.prices import load_prices
+
+    table = load_prices(path)
+    return table, table
 
 
 def entry_for(

@@ -37,15 +37,14 @@ def token_plan(out: Output, bench: TokenBench, args: PlanRequest) -> None:
     priced is assumed, not measured."""
     from infra.perf.plan import candidates as cands
     from infra.perf.plan import token_cost
-    from infra.perf.plan.prices import load_prices
     from infra.targets.registry import plan_port
 
     tokens = bench.capacity(args.budget_ms)
     entry = common.entry_for(args.target, tokens.target, None, streams=True)
     port = plan_port(entry)
     region = args.region or port.default_region
-    table = load_prices(args.prices)
-    base = token_cost.baseline_candidate(args.baseline, region, table) if args.baseline else None
+    table, every = common.price_tables(args.prices, port)
+    base = token_cost.baseline_candidate(args.baseline, region, every) if args.baseline else None
     measured_on = tokens.instance_type or tokens.gpu
     specs = list(dict.fromkeys(args.instance_types or ([measured_on] if measured_on else [])))
     if not specs:
@@ -74,7 +73,7 @@ def token_plan(out: Output, bench: TokenBench, args: PlanRequest) -> None:
         rows.append(token_cost.row(base[0], base[1], args.safety))
         measured.append(True)
         chosen.append(base[0])
-    found = _fleet(tokens, args, chosen, specs, table)
+    found = _fleet(tokens, args, chosen, specs, (table, every))
     _show(out, tokens, region, rows, measured, found, args)
 
 
@@ -90,7 +89,7 @@ def _fleet(
     args: PlanRequest,
     options: list[Candidate],
     specs: list[str],
-    table: PriceTable,
+    tables: tuple[PriceTable, PriceTable],
 ) -> _Fleet | None:
     """The request plan's fleet over ``--traffic`` / ``--peak-rps`` in output tokens/s (each
     request is the measured output tokens), and ``--components`` at that load; None when no
@@ -110,12 +109,12 @@ def _fleet(
         )
     traffic = token_cost.in_tokens(common.read_traffic(args.traffic), per_request)
     peak = None if args.peak is None else args.peak * per_request
-    report, rows = common.fleet(traffic, peak, options, args.safety, table.date)
+    report, rows = common.fleet(traffic, peak, options, args.safety, tables[0].date)
     ic = None
     if args.components is not None:
         base = options[-1] if args.baseline is not None else None
         ic = common.ic_rows(args.components, args.hot_models, report, tokens.rate, specs,
-                            base, table, streamed=True)  # fmt: skip
+                            base, tables[1], streamed=True)  # fmt: skip
     return _Fleet(report, rows, per_request, ic)
 
 

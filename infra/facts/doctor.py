@@ -206,17 +206,16 @@ def online_findings(settings: Any, today: dt.date) -> list[Finding]:
 
 def diagnose(project_dir: Path, stack: str, today: dt.date, online: bool = False) -> list[Finding]:
     """Every finding for ``stack``; a config the kit refuses is one ``broken`` finding."""
-    from infra.perf.plan.prices import load_prices
-    from infra.targets import stacks
+    from infra.targets import catalogs, stacks
 
-    prices = load_prices()
+    prices = catalogs.prices()
     found = [
         dated("fact tables", "infra/facts", "see each table's source", CHECKED, today),
         *botocore_findings(),
         *sagemaker_image_findings(),
         *newer_release_findings(),
         dated(
-            "list prices", str(prices.origin), "infra/perf/plan/prices.json sources",
+            "list prices", str(prices.origin), "each target's prices.json sources",
             dt.date.fromisoformat(prices.date), today,
         ),
     ]  # fmt: skip

@@ -1,5 +1,5 @@
-"""Deployment targets, one folder each, listed once in ``infra.targets.registry``; a target's
-modules are imported lazily so a stack loads only its own SDK."""
+"""Deployment targets, one folder each, found by ``infra.targets.registry`` (each folder's
+``entry.py``); a target's modules are imported lazily so a stack loads only its own SDK."""
 
 from __future__ import annotations
 

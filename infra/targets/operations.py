@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import DEFAULT_TIMEOUT_S
+from infra.targets.capabilities import Refused
 from tdk.errors import EndpointError, UsageError
 
 if TYPE_CHECKING:
@@ -108,13 +109,14 @@ OnChange = Callable[[Status], None]
 
 class TargetClient(abc.ABC):
     """One target's operations. Subclasses implement each ``Operation`` or refuse it in
-    ``cannot`` (operation -> reason), never both and never neither (checked at definition);
+    ``cannot`` (operation -> ``Refused(reason)``, the targets' one refusal shape), never both
+    and never neither (checked at definition);
     ``partial=True`` marks a shared intermediate class the check skips."""
 
     #: the target's name, as ``--target`` spells it
     target: ClassVar[str]
     #: operations this target cannot do, each with the reason a user is told
-    cannot: ClassVar[Mapping[Operation, str]] = {}
+    cannot: ClassVar[Mapping[Operation, Refused]] = {}
 
     def __init_subclass__(cls, partial: bool = False, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -128,17 +130,15 @@ class TargetClient(abc.ABC):
                     "both implements and refuses" if refused else "neither implements nor refuses"
                 )
                 raise TypeError(f"{cls.__name__} {state} {op.value!r}")
-            if refused and not cls.cannot[op].strip():
-                raise TypeError(f"{cls.__name__} refuses {op.value!r} without a reason")
-
-    @classmethod
-    def can(cls, op: Operation) -> bool:
-        return op not in cls.cannot
+            if refused and not isinstance(cls.cannot[op], Refused):
+                raise TypeError(f"{cls.__name__} refuses {op.value!r} without a Refused(reason)")
 
     def refused(self, op: Operation) -> UsageError:
         """The error for an operation this target cannot do, with its reason."""
+        refused = self.cannot.get(op)
+        reason = refused.reason if refused is not None else "not supported"
         return UsageError(
-            f"the {self.target} target cannot {op.value}: {self.cannot.get(op, 'not supported')}",
+            f"the {self.target} target cannot {op.value}: {reason}",
             hint=f"see `tdk {op.value} --help` for the targets that can",
         )
 

@@ -24,7 +24,7 @@ from tdk.errors import UsageError
 
 if TYPE_CHECKING:
     from infra.config import StackConfig
-    from infra.planning.pricing import Quote
+    from infra.planning.pricing import PriceTable, Quote
     from infra.planning.report import Candidate, Option, PlanReport
     from packager.repository import ModelDir
 
@@ -68,6 +68,12 @@ class PlanPort(abc.ABC):
     def owns(self, unit: str) -> bool:
         """Whether a measured unit (an instance type or GPU) is one of this target's kinds, so
         ``tdk plan`` offers it as a candidate (asks the target's own tables)."""
+
+    def prices(self) -> PriceTable | None:
+        """The price table this target's catalog commits (dated, each row sourced; its cloud's
+        when the cloud's targets share one), which ``tdk plan`` prices from unless ``--prices``
+        is given; None where the target has none."""
+        return None
 
     def matches(self, spec: str, measured_on: str | None) -> bool:
         """Whether candidate ``spec`` is the unit the measurement ran on."""

@@ -11,6 +11,8 @@ here: a target that does not plan implements none of it.
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 
 from infra.targets import registry
@@ -26,8 +28,9 @@ BEFORE = 55
 #: the bound now: the entry's plan and validate members moved into their ports, its
 #: operations members into each target's locator (26 -> 11); the deploy contract's render,
 #: build and doctor members into its ports (19 -> 13: ``render``, ``build``, ``doctor``, and
-#: ``enforce_refusals`` is its own private step)
-MOST = 34
+#: ``enforce_refusals`` is its own private step); the client's refusals are ``Refused`` too and
+#: its ``can`` is gone (10 -> 9)
+MOST = 33
 
 #: each port of an entry, and the port class it is when not refused
 PORTS = {"plan": PlanPort, "validate": ValidatePort, "deploy_module": str}
@@ -57,6 +60,10 @@ def test_every_port_is_the_port_or_a_refusal_with_its_reason(name: str) -> None:
         assert isinstance(value, (port, Refused)), f"{name}.{attribute}: {value!r}"
         if isinstance(value, Refused):
             assert value.reason.strip(), f"{name}.{attribute} is refused without a reason"
+    client = importlib.import_module(entry.client_module)
+    for kind in vars(client).values():
+        if isinstance(kind, type) and issubclass(kind, TargetClient):
+            assert all(isinstance(why, Refused) for why in kind.cannot.values()), name
     for what, refused in entry.cannot_serve.items():
         assert isinstance(refused, Refused) and refused.reason.strip(), f"{name}: {what}"
     if not isinstance(entry.deploy_module, Refused):

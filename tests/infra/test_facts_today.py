@@ -134,7 +134,7 @@ def test_no_service_account_display_name_over_100_characters() -> None:
 
 
 def test_list_prices_are_right() -> None:
-    prices = json.loads((ROOT / "infra/perf/plan/prices.json").read_text())
+    prices = json.loads((ROOT / "infra/clouds/aws/prices.json").read_text())
     for region in ("us-east-1", "us-west-2"):
         row = prices["sagemaker"][region]["ml.g4dn.2xlarge"]
         assert Decimal(row["usd_per_hour"]) == Decimal("0.94")

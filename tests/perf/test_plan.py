@@ -6,6 +6,7 @@ misses it); at the default safety factor 0.5 each unit is planned at 150 rps.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import shutil
 from pathlib import Path
@@ -236,16 +237,30 @@ def test_bad_inputs_name_the_fix_and_write_nothing(files: dict[str, Path], tmp_p
     assert stack.read_text() == original
 
 
-def test_bundled_prices_are_dated_and_sourced() -> None:
-    from infra.perf.plan.prices import load_prices
+def test_each_target_commits_dated_and_sourced_prices() -> None:
+    """Every target that plans prices its default candidates, in its default region, from a
+    table its own catalog commits (its folder's or its cloud's), dated, each row sourced."""
+    from decimal import Decimal
 
-    table = load_prices()
-    assert table.date
-    for section in ("sagemaker", "ec2", "gce_machine", "gce_gpu"):
-        for region, entries in table.sections[section].items():
-            assert entries, (section, region)
-            assert all(p.source.startswith("https://") for p in entries.values())
-    assert table.lookup("ec2", "us-east-1", "inf2.xlarge").usd_per_hour > 0
+    from infra.planning.pricing import Quote
+    from infra.targets import registry
+    from infra.targets.capabilities import Refused
+
+    priced = []
+    for entry in registry.entries():
+        port = entry.plan
+        table = None if isinstance(port, Refused) else port.prices()
+        if isinstance(port, Refused) or table is None:
+            continue
+        assert dt.date.fromisoformat(table.date) <= dt.date(2026, 11, 27), entry.name
+        assert Path(table.origin).is_relative_to(ROOT / "infra"), table.origin
+        for section in table.sections.values():
+            assert all(p.source for rows in section.values() for p in rows.values())
+        for spec in port.default_candidates:
+            quote = Quote(spec, Decimal(1), True, port.default_region, table)
+            assert port.candidate(quote).usd_per_hour > 0, (entry.name, spec)
+        priced.append(entry.name)
+    assert len(priced) >= 4, priced  # every target that plans in the registry
 
 
 def test_a_baseline_is_priced_from_the_section_that_lists_it() -> None:
@@ -254,11 +269,11 @@ def test_a_baseline_is_priced_from_the_section_that_lists_it() -> None:
     from decimal import Decimal
 
     from infra.perf.plan.candidates import baseline
-    from infra.perf.plan.prices import load_prices
     from infra.planning.pricing import Price, PriceTable
+    from infra.targets import catalogs
     from tdk.errors import UsageError
 
-    table = load_prices()
+    table = catalogs.prices()
     gce = table.lookup("gce_machine", "us-central1", "g2-standard-4").usd_per_hour
     assert baseline("g2-standard-4:100rps", "us-central1", table).usd_per_hour == gce
     sagemaker = table.lookup("sagemaker", "us-east-1", "ml.g5.xlarge").usd_per_hour

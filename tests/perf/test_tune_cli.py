@@ -145,7 +145,7 @@ def _default_sigint() -> None:
 def test_ctrl_c_reports_the_best_so_far_and_stops_triton(model: Path) -> None:
     tdk = Path(sys.executable).with_name("tdk")
     args = [str(tdk), "tune", str(model), "--latency-budget-ms", "2000", "--duration", "0.3"]
-    args += ["-c", "1,2,4", "--search", "full"]
+    args += ["-c", "1,2,4", "--search", "full", "--max-windows", "3", "--repeats", "1"]
     proc = subprocess.Popen(
         args,
         stdout=subprocess.PIPE,

@@ -83,6 +83,7 @@ def test_tune_url_restores_the_config_and_leaves_other_models_alone(
     args = ["tune", "--url", triton.http_url, "--model", "image_classifier"]
     args += ["--latency-budget-ms", "2000", "--duration", "0.2", "-c", "1,2", "--json"]
     args += ["--max-windows", "3", "--processes", "2"]  # generator processes, stable points
+    args += ["--repeats", "1", "--pairs", "1"]  # the drift probe and a duel, each once
     args += ["--instances", "1,2", "--max-batch-sizes", "8", "--queue-delays-us", "0"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output

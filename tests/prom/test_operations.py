@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from infra.targets import registry
+from infra.targets.capabilities import Refused
 from infra.targets.deployment import locator
 from infra.targets.operations import (
     Operation,
@@ -38,18 +39,20 @@ def test_a_client_that_neither_implements_nor_refuses_is_rejected_when_defined()
 
 
 def test_a_refusal_needs_a_reason_and_is_what_the_user_is_told() -> None:
-    with pytest.raises(TypeError, match="without a reason"):
+    with pytest.raises(TypeError, match="a refusal needs a reason"):
+        Refused(" ")
+    with pytest.raises(TypeError, match="without a Refused\\(reason\\)"):
 
-        class _Silent(TargetClient):
+        class _Bare(TargetClient):
             target = "x"
-            cannot = dict.fromkeys(Operation, " ")
+            cannot = dict.fromkeys(Operation, "a bare string is not the refusal shape")
 
             def where(self) -> dict[str, str | None]:
                 return {}
 
     class _Archive(TargetClient):
         target = "archive"
-        cannot = dict.fromkeys(Operation, "a release on disk serves nothing")
+        cannot = dict.fromkeys(Operation, Refused("a release on disk serves nothing"))
 
         def where(self) -> dict[str, str | None]:
             return {}
@@ -57,7 +60,7 @@ def test_a_refusal_needs_a_reason_and_is_what_the_user_is_told() -> None:
     error = _Archive().refused(Operation.METRICS)
     with pytest.raises(type(error), match="archive target cannot metrics: a release on disk"):
         _Archive().metrics(None)
-    assert not _Archive.can(Operation.WAIT)
+    assert Operation.WAIT in _Archive.cannot
 
 
 @pytest.mark.parametrize("target", registry.names())
@@ -72,7 +75,8 @@ def test_every_target_has_a_client_keeping_the_contract(target: str) -> None:
     [client] = clients
     assert client.target == target
     for op in Operation:
-        assert client.can(op) or client.cannot[op]
+        implemented = getattr(client, op.value) is not getattr(TargetClient, op.value)
+        assert implemented != (op in client.cannot), (target, op)
 
 
 def test_clients_import_without_pulumi() -> None:

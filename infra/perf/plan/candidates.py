@@ -1,8 +1,8 @@
 """The options ``tdk plan`` compares, priced from the table: one per instance type or node
-shape of the target (its entry prices it), plus the baseline the user runs today.
+shape of the target (its plan port prices it), plus the baseline the user runs today.
 
-The target's entry comes in as a parameter (``Pricer``: what of a
-``infra.targets.entry.TargetEntry`` this module asks), so the planner never imports the
+The target's plan port comes in as a parameter (``Pricer``: what of a
+``infra.targets.ports.PlanPort`` this module asks), so the planner never imports the
 targets."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from tdk.numbers import decimal_of
 
 
 class Pricer(Protocol):
-    """What ``tdk plan`` asks a target's entry: its default candidates, which measured units
+    """What ``tdk plan`` asks a target's plan port: its default candidates, which measured units
     are its kinds, and the price of one quoted unit."""
 
     @property

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from infra.planning.pricing import Quote
+from infra.planning.pricing import PriceTable, Quote
 from infra.targets.aks.cloud import CLOUD
 from infra.targets.k8s.entry import KubernetesEntry, KubernetesPlan
 from infra.targets.ports import PlanUnit, Stack, ValidatePort
@@ -34,6 +34,12 @@ class AksPlan(KubernetesPlan):
         from infra.targets.aks.catalog import size
 
         return size(unit) is not None
+
+    def prices(self) -> PriceTable:
+        """Azure's table (``infra/targets/aks/prices.json``, from the Retail Prices API)."""
+        from infra.targets.aks import prices
+
+        return prices.load()
 
     def candidate(self, quote: Quote) -> Candidate:
         """One AKS GPU node: its VM's Linux pay-as-you-go price (the ``azure_vm`` section of

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from infra.clouds.aws.machine import CLOUD
-from infra.planning.pricing import Quote
+from infra.planning.pricing import PriceTable, Quote
 from infra.targets.k8s.entry import KubernetesEntry, KubernetesPlan
 from infra.targets.ports import PlanUnit, Stack, ValidatePort
 
@@ -31,10 +31,17 @@ class EksPlan(KubernetesPlan):
         family = split_instance(unit)
         return family is not None and family[0] in GPU_FAMILIES
 
+    def prices(self) -> PriceTable:
+        """AWS's table (``infra/clouds/aws/prices.json``), section ``ec2``."""
+        from infra.clouds.aws import prices
+
+        return prices.load()
+
     def candidate(self, quote: Quote) -> Candidate:
+        from infra.clouds.aws.prices import EC2
         from infra.planning.report import Candidate
 
-        price = quote.prices.lookup("ec2", quote.region, quote.spec)
+        price = quote.prices.lookup(EC2, quote.region, quote.spec)
         gpus = max(1, price.gpus)
         return Candidate(quote.spec, quote.unit_rps, gpus, price.usd_per_hour, quote.measured)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from infra.clouds.gcp.machine import CLOUD
-from infra.planning.pricing import Quote
+from infra.planning.pricing import PriceTable, Quote
 from infra.targets.k8s.entry import KubernetesEntry, KubernetesPlan
 from infra.targets.ports import PlanUnit, Stack, ValidatePort
 from tdk.errors import UsageError
@@ -35,13 +35,20 @@ class GkePlan(KubernetesPlan):
         machine, plus, gpu = unit.partition(SHAPE_SEPARATOR)
         return bool(machine and plus) and gpu in ACCELERATORS
 
+    def prices(self) -> PriceTable:
+        """Google Cloud's table (``infra/clouds/gcp/prices.json``): machines and GPUs."""
+        from infra.clouds.gcp import prices
+
+        return prices.load()
+
     def candidate(self, quote: Quote) -> Candidate:
+        from infra.clouds.gcp.prices import GPU, MACHINE
         from infra.planning.report import Candidate
 
         machine, gpu = _shape(quote.spec)
         prices, region, gpus = quote.prices, quote.region, quote.gpus_per_node
-        node = prices.lookup("gce_machine", region, machine).usd_per_hour
-        node += gpus * prices.lookup("gce_gpu", region, gpu).usd_per_hour
+        node = prices.lookup(MACHINE, region, machine).usd_per_hour
+        node += gpus * prices.lookup(GPU, region, gpu).usd_per_hour
         return Candidate(quote.spec, quote.unit_rps, gpus, node, quote.measured)
 
     def matches(self, spec: str, measured_on: str | None) -> bool:

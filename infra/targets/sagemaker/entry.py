@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from infra.clouds.aws.machine import CLOUD
-from infra.planning.pricing import Quote
+from infra.planning.pricing import PriceTable, Quote
 from infra.sagemaker_common.instances import MME_DECOUPLED, NO_ENGINE_IMAGE
 from infra.targets.capabilities import DECOUPLED, LLM_ENGINES, Refused
 from infra.targets.entry import TargetEntry
@@ -23,11 +23,9 @@ class SageMakerPlan(PlanPort):
     """One SageMaker instance type per candidate, priced from the ``sagemaker`` section."""
 
     region_key = "aws:region"
-    #: prices and the plan default to this region (prices.json's SageMaker section holds it)
+    #: prices and the plan default to this region (the AWS table's SageMaker section holds it)
     default_region = "us-east-1"
     default_candidates: ClassVar[tuple[str, ...]] = ("ml.g4dn.xlarge", "ml.g5.xlarge")
-    #: the prices table's section for this target's instances
-    price_section = "sagemaker"
 
     def owns(self, unit: str) -> bool:
         """A single-GPU SageMaker instance type MME accepts (``instances.GPU_FAMILIES``)."""
@@ -35,10 +33,17 @@ class SageMakerPlan(PlanPort):
 
         return unit in single_gpu_types()
 
+    def prices(self) -> PriceTable:
+        """AWS's table (``infra/clouds/aws/prices.json``), section ``sagemaker``."""
+        from infra.clouds.aws import prices
+
+        return prices.load()
+
     def candidate(self, quote: Quote) -> Candidate:
+        from infra.clouds.aws.prices import SAGEMAKER
         from infra.planning.report import Candidate
 
-        price = quote.prices.lookup(self.price_section, quote.region, quote.spec)
+        price = quote.prices.lookup(SAGEMAKER, quote.region, quote.spec)
         return Candidate(quote.spec, quote.unit_rps, 1, price.usd_per_hour, quote.measured)
 
     def unit_values(self, unit: PlanUnit) -> dict[str, str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
+from infra.clouds.aws.prices import SAGEMAKER
 from infra.planning.pricing import PriceTable
 from infra.planning.report import MILLION, SECONDS_PER_HOUR, Candidate, ceil_div, units_for
 from infra.sagemaker_common.instances import MME_DECOUPLED
@@ -172,7 +173,7 @@ def compare(
             instance = ic_instance("--instance-type", instance_type)
         except TdkError as exc:
             raise UsageError(exc.message, hint="use an ml.<gpu family>.<size> type") from None
-        price = prices.lookup("sagemaker", region, instance_type).usd_per_hour
+        price = prices.lookup(SAGEMAKER, region, instance_type).usd_per_hour
         rows.append(components_row(instance, models, load, price))
         rows.append(mme_row(instance, models, load, price, streamed))
     if baseline is not None:

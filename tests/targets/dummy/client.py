@@ -5,16 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from infra.targets.capabilities import Refused
 from infra.targets.operations import Locator, Operation, Status, TargetClient, option
 from tests.targets.dummy.entry import ENTRY
 
 
 class DummyClient(TargetClient):
     target = ENTRY.name
-    cannot: ClassVar[dict[Operation, str]] = {
-        Operation.INVOKE: "a dummy serves nothing",
-        Operation.METRICS: "a dummy has no figures",
-        Operation.WAIT: "a dummy is ready at once",
+    cannot: ClassVar[dict[Operation, Refused]] = {
+        Operation.INVOKE: Refused("a dummy serves nothing"),
+        Operation.METRICS: Refused("a dummy has no figures"),
+        Operation.WAIT: Refused("a dummy is ready at once"),
     }
 
     def __init__(self, name: str) -> None:
