@@ -49,7 +49,10 @@ SCRIPTS: dict[str, tuple[list[str], set[str]]] = {
         {"down_median_s", "down_min_s", "down_max_s", "models_loaded", "processes_left"},
     ),
     "tune.py": (
-        ["--quick"],
+        # the smoke checks the search and its report, not this machine's latency: at load 4+
+        # the 50 ms default budget met no point (a quick run exited "met no point within the
+        # budget"); quick mode's two concurrency levels make a wide budget no longer a run
+        ["--quick", "--budget-ms", "2000"],
         {
             "default_rps",
             "tuned_rps",
