@@ -13,8 +13,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from infra.clouds.aws.generated import name_bounds
 from infra.config import qualify
-from infra.facts.aws import name_bounds
 from tdk.errors import ConfigError
 
 #: Pulumi auto-naming: "<logical name>-" + 7 random hex characters
@@ -35,7 +35,7 @@ class NameRule:
 
 
 IAM_ROLE = NameRule("IAM role name", 64, r"[\w+=,.@-]+")
-#: SageMaker's and CloudWatch's limits come from botocore (infra/facts/aws_generated.json)
+#: SageMaker's and CloudWatch's limits come from botocore (infra/clouds/aws/generated.json)
 SAGEMAKER = NameRule("SageMaker name", *name_bounds("sagemaker.EndpointName"))
 CW_NAME = NameRule(
     "CloudWatch dashboard/alarm name", name_bounds("cloudwatch.AlarmName")[0], r"[A-Za-z0-9_-]+"

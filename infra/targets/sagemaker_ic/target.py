@@ -11,6 +11,7 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from infra.clouds.aws.generated import enum
 from infra.clouds.aws.guardrails import read_log_retention
 from infra.config import (
     RELEASE_URL,
@@ -21,7 +22,6 @@ from infra.config import (
     qualify,
     renamed,
 )
-from infra.facts.aws import enum
 from infra.sagemaker_common.components import check_component_names
 from infra.sagemaker_common.env import TritonKnobs, container_environment
 from infra.sagemaker_common.instances import NO_ENGINE_IMAGE, host_ami, read_triton_version
