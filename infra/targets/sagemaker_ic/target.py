@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     from infra.facts.findings import Finding
 
 SUGGESTED_INSTANCE = "ml.g5.xlarge"
-#: GPU values of botocore's ProductionVariantInferenceAmiVersion enum (aws_generated.json)
+#: GPU values of botocore's ProductionVariantInferenceAmiVersion enum (aws/generated.json)
 AMI_VERSIONS = tuple(
     v for v in enum("sagemaker.ProductionVariantInferenceAmiVersion") if "-gpu-" in v
 )
