@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from infra.triton_runtime import isolation, shm
+from infra.triton_runtime import isolation, listeners, shm
 from infra.triton_runtime.private import hide_argument, open_private, private_dir, write_private
 from tdk.errors import TdkError
 
@@ -48,7 +48,15 @@ RESTRICTED_APIS = (
     "logging",
 )
 TRITON_FILE = "triton.json"
+#: starts on fresh ports after Triton lost one of its ports to another process (``listeners``)
+PORT_TRIES = 3
+#: what Triton 2.51 logs when a port it was given is taken (measured 2026-11-27, runtime wheel)
+PORT_TAKEN = "already in use"
 SHM_DIR = shm.SHM_DIR  # where a Triton on the host's /dev/shm keeps the Python backend's regions
+
+
+class _PortTaken(Exception):
+    """Triton exited because one of the ports it was given was taken meanwhile."""
 
 
 class RuntimeMissing(TdkError):
@@ -207,6 +215,9 @@ class TritonProcess:
         self.log_path = workdir / "triton.log"
         self.http_port = 0
         self.grpc_port = 0
+        self.metrics_port = 0
+        #: where this start's lines begin in ``log_path`` (it is appended to across restarts)
+        self._log_start = 0
         self.proc: asyncio.subprocess.Process | None = None
         #: the Python backend names its /dev/shm regions with this prefix; stop() removes them
         self.shm_prefix = shm.region_prefix(os.getpid(), secrets.randbits(48))
@@ -288,11 +299,24 @@ class TritonProcess:
         private_dir(self.workdir)
         shm.sweep_orphans()  # what Tritons of a killed front left
         self._secret = secrets.token_urlsafe(32) if self.restricted else ""
-        self.http_port, self.grpc_port = free_port(), free_port()
-        command = self.command(self.http_port, self.grpc_port, free_port())
-        if self.netns == "off" or not await self._spawn_isolated(command):
-            await self._spawn(command)
-        await self._wait_live(timeout)
+        for attempt in range(1, PORT_TRIES + 1):
+            self.http_port, self.grpc_port = free_port(), free_port()
+            self.metrics_port = free_port()
+            command = self.command(self.http_port, self.grpc_port, self.metrics_port)
+            self._log_start = self.log_path.stat().st_size if self.log_path.exists() else 0
+            if self.netns == "off" or not await self._spawn_isolated(command):
+                await self._spawn(command)
+            try:
+                await self._wait_live(timeout)
+                break
+            except _PortTaken as exc:
+                await self.stop()
+                if attempt == PORT_TRIES:
+                    raise TdkError(
+                        f"Triton lost a port to another process {PORT_TRIES} times: {exc}",
+                        hint=f"see {self.log_path}; something on this machine takes ports fast",
+                    ) from exc
+                logger.info("Triton lost a port to another process; starting on fresh ports")
         # parsed by now (its HTTP listener answers): take the secret off its command line
         pid = self.pid
         if self._secret and pid is not None and not hide_argument(pid, self._secret):
@@ -363,18 +387,39 @@ class TritonProcess:
         write_private(self.workdir / TRITON_FILE, json.dumps(known).encode())
 
     async def _wait_live(self, timeout: float) -> None:
+        """Until Triton answers on HTTP and holds all three of its listeners; ``_PortTaken``
+        when it exited because another process had taken one of its ports."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc is None or self.proc.returncode is not None:
+                if PORT_TAKEN in self._this_start_log():
+                    raise _PortTaken(self.log_tail(1))
                 raise TdkError(
                     f"Triton exited while starting: {self.log_tail()}",
                     hint=f"see {self.log_path}",
                 )
-            if await _http_live(self.open_socket):
+            if await _http_live(self.open_socket) and self._holds_its_ports():
                 return
             await asyncio.sleep(0.05)
         await self.stop()
         raise TdkError(f"Triton did not start within {timeout:.0f} s", hint=f"see {self.log_path}")
+
+    def _holds_its_ports(self) -> bool:
+        """Whether the listeners on Triton's ports are its own (in a namespace of its own, no
+        other process can take them; where ``/proc`` cannot tell, the HTTP answer is trusted)."""
+        pid = self.pid
+        if self.link is not None or pid is None:
+            return True
+        held = listeners.holds(pid, (self.http_port, self.grpc_port, self.metrics_port))
+        return held is not False
+
+    def _this_start_log(self) -> str:
+        try:
+            with self.log_path.open("rb") as log:
+                log.seek(self._log_start)
+                return log.read().decode(errors="replace")
+        except OSError:
+            return ""
 
     async def wait(self) -> int:
         """Wait for the process to exit; its return code."""

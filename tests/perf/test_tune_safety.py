@@ -153,6 +153,7 @@ def test_write_keeps_comments_and_changes_only_tuned_fields(model: Path) -> None
     (model / "config.pbtxt").write_text(COMMENTED)
     # the shipped 50 ms queue delay is beaten by any config without it
     args = [str(model), *FAST, "-c", "1", "--instances", "1", "--max-batch-sizes", "16"]
+    args += ["--repeats", "0", "--pairs", "0"]  # a 50 ms delay loses by far: no noise to settle
     result = runner.invoke(app, ["tune", *args, "--queue-delays-us", "0", "--write", "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
