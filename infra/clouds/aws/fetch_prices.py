@@ -68,7 +68,7 @@ def price(get: GetProducts, section: str, region: str, name: str) -> Decimal:
     found: list[Decimal] = []
     token = None
     for _ in range(MAX_PAGES):
-        extra = {"NextToken": token} if token else {}
+        extra: dict[str, str] = {"NextToken": token} if token else {}
         answer = get(ServiceCode=service, Filters=filters(region, attribute, name, fixed), **extra)
         for document in answer.get("PriceList", []):
             found += hourly_usd(json.loads(document) if isinstance(document, str) else document)
