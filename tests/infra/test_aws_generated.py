@@ -13,10 +13,10 @@ from cli.main import app
 from infra.clouds.aws import catalog as aws_catalog
 from infra.clouds.aws import generate
 from infra.clouds.aws import generated as aws
+from infra.clouds.aws import names as aws_names
 from infra.facts import hardware as facts
 from infra.facts import triton as tf
 from infra.sagemaker_common.instances import single_gpu_types
-from infra.targets import names
 from infra.targets.checks import instance_spec
 from infra.targets.sagemaker_ic import sizing
 from tdk.errors import ConfigError
@@ -55,9 +55,9 @@ def test_every_sagemaker_instance_the_kit_offers_is_a_botocore_instance_type() -
 
 def test_name_rules_come_from_botocore() -> None:
     limit, pattern = aws.name_bounds("sagemaker.EndpointName")
-    assert names.SAGEMAKER.limit == limit == 63 and names.SAGEMAKER.pattern == pattern
-    assert names.SAGEMAKER.accepts("a" * 63) and not names.SAGEMAKER.accepts("a" * 64)
-    assert not names.SAGEMAKER.accepts("a--") and names.SAGEMAKER.accepts("a--b")
+    assert aws_names.SAGEMAKER.limit == limit == 63 and aws_names.SAGEMAKER.pattern == pattern
+    assert aws_names.SAGEMAKER.accepts("a" * 63) and not aws_names.SAGEMAKER.accepts("a" * 64)
+    assert not aws_names.SAGEMAKER.accepts("a--") and aws_names.SAGEMAKER.accepts("a--b")
 
 
 @pytest.mark.parametrize("family", sorted(aws_catalog.EC2_GPU_FAMILIES))
