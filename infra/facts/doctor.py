@@ -6,96 +6,16 @@ the target's name or the config's attribute names (``infra.facts.findings``)."""
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
 from typing import Any
 
 from infra.facts import CHECKED, INFRA_EXTRA_INSTALL
 from infra.facts import hardware as facts
 from infra.facts import triton as tf
-from infra.facts.aws import GENERATED
 from infra.facts.findings import UNVERIFIED, Finding, dated
 from tdk.errors import TdkError
 
 __all__ = ["Finding", "diagnose"]
-
-
-def _generated_enums() -> tuple[str, dict[str, list[str]]]:
-    """(botocore version, enums) as the installed botocore gives them (indirection for tests)."""
-    from infra.facts import generate
-
-    built = generate.build()
-    return str(built["source"]), dict(built["enums"])
-
-
-def _generated_families() -> dict[str, list[str]]:
-    """The GPU families the installed botocore lists (indirection for tests)."""
-    from infra.facts import generate
-
-    return dict(generate.build()["gpu_families"])
-
-
-def _gpu_family_finding(source: str) -> Finding:
-    """A GPU family botocore lists that the kit neither describes nor refuses with a reason
-    (it would be refused as unknown, and nobody said why)."""
-    known = set(facts.EC2_GPU_FAMILIES) | set(facts.UNSUPPORTED_GPU_FAMILIES)
-    listed = {f for families in _generated_families().values() for f in families}
-    unknown = sorted(listed - known)
-    note = f"all {len(listed)} are in infra/facts/hardware.py (described or refused, with why)"
-    if unknown:
-        note = (
-            f"botocore lists {', '.join(unknown)}, which the kit neither describes nor refuses: "
-            "add them to EC2_GPU_FAMILIES or UNSUPPORTED_GPU_FAMILIES in infra/facts/hardware.py"
-        )
-    return Finding("GPU instance families", f"{len(listed)} families", source, "installed",
-                   "aged" if unknown else "ok", note)  # fmt: skip
-
-
-def botocore_findings() -> list[Finding]:
-    """The installed botocore's enums against the kit's tables: the generated file, the GPU
-    instance sizes and the InferenceAmiVersions (a size or AMI botocore lists that the kit
-    lacks is refused by the kit although AWS takes it)."""
-    try:
-        source, enums = _generated_enums()
-    except ImportError as exc:
-        return [Finding("botocore enums", "not installed", "", "", "broken", str(exc))]
-    committed = json.loads(GENERATED.read_text())["enums"]
-    out = []
-    for shape, values in sorted(enums.items()):
-        new, gone = (
-            sorted(set(values) - set(committed.get(shape, []))),
-            sorted(set(committed.get(shape, [])) - set(values)),
-        )
-        status, note = "ok", "aws_generated.json matches the installed botocore"
-        if new or gone:
-            status = "aged"
-            note = (
-                f"botocore adds {new or 'nothing'}, drops {gone or 'nothing'}: run "
-                "`python -m infra.facts.generate`"
-            )
-        out.append(Finding(f"botocore enum {shape}", f"{len(values)} values", source,
-                           "installed", status, note))  # fmt: skip
-    types = enums.get("sagemaker.ProductionVariantInstanceType", [])
-    missing = [
-        t for family, row in facts.EC2_GPU_FAMILIES.items() for t in types
-        if t.startswith(f"ml.{family}.") and t.removeprefix(f"ml.{family}.") not in row.gpus
-    ]  # fmt: skip
-    note = "every size of the kit's GPU families is in its table"
-    if missing:
-        note = (
-            f"botocore lists {', '.join(missing)}, which the kit refuses: add them to "
-            "infra/facts/hardware.py"
-        )
-    out.append(Finding("GPU instance sizes", f"{len(facts.EC2_GPU_FAMILIES)} families",
-                       source, "installed", "aged" if missing else "ok", note))  # fmt: skip
-    out.append(_gpu_family_finding(source))
-    amis = {a for a in enums.get("sagemaker.ProductionVariantInferenceAmiVersion", [])
-            if "-gpu-" in a}  # fmt: skip
-    unknown = sorted(amis - set(tf.AMI_BY_NAME))
-    note = f"add {', '.join(unknown)} to INFERENCE_AMIS" if unknown else "all known"
-    out.append(Finding("GPU InferenceAmiVersions", f"{len(amis)}", source, "installed",
-                       "aged" if unknown else "ok", note))  # fmt: skip
-    return out
 
 
 def sagemaker_image_findings() -> list[Finding]:
@@ -204,6 +124,15 @@ def online_findings(settings: Any, today: dt.date) -> list[Finding]:
                     "the cloud's answer matches the kit's facts")]  # fmt: skip
 
 
+def cloud_findings() -> list[Finding]:
+    """Each registered target's cloud's catalog against what its installed SDK lists (a cloud
+    shared by several targets once; ``Cloud.catalog_facts``)."""
+    from infra.targets import registry
+
+    clouds = {id(e.cloud): e.cloud for e in registry.entries() if e.cloud is not None}
+    return [f for cloud in clouds.values() if cloud.catalog_facts for f in cloud.catalog_facts()]
+
+
 def diagnose(project_dir: Path, stack: str, today: dt.date, online: bool = False) -> list[Finding]:
     """Every finding for ``stack``; a config the kit refuses is one ``broken`` finding."""
     from infra.targets import catalogs, stacks
@@ -211,7 +140,7 @@ def diagnose(project_dir: Path, stack: str, today: dt.date, online: bool = False
     prices = catalogs.prices()
     found = [
         dated("fact tables", "infra/facts", "see each table's source", CHECKED, today),
-        *botocore_findings(),
+        *cloud_findings(),
         *sagemaker_image_findings(),
         *newer_release_findings(),
         dated(

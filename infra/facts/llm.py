@@ -91,7 +91,7 @@ def trtllm_version(image_or_release: str) -> str | None:
     return TRTLLM_VERSIONS.get(release)
 
 
-#: GKE G2 machine type -> L4 GPUs (GCE_G2); EC2 multi-GPU sizes are in hardware.EC2_GPU_FAMILIES
+#: GKE G2 machine type -> L4 GPUs (GCE_G2); EC2 multi-GPU sizes are in the AWS catalog
 #: (g6e.12xlarge: 4 L40S, g5.12xlarge: 4 A10G, g6.12xlarge: 4 L4)
 G2_MACHINE_GPUS: dict[str, int] = {
     "g2-standard-4": 1, "g2-standard-8": 1, "g2-standard-12": 1, "g2-standard-16": 1,

@@ -21,9 +21,13 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from infra.facts import INFRA_EXTRA_INSTALL
 from tdk import bounded
+
+if TYPE_CHECKING:
+    from infra.facts.findings import Finding
 
 VERSION_TIMEOUT_S = 20
 
@@ -66,12 +70,14 @@ class Cloud:
     """A cloud as this machine reaches it: a target's hook (``TargetEntry.cloud``). Its name
     (the scope of its checks), its own CLI (kubeconfig, SSO logins: the Pulumi providers need
     only credentials), where its SDK would find credentials (environment and files only) and,
-    for ``--online``, who they are (a network call)."""
+    for ``--online``, who they are (a network call); and ``tdk doctor``'s facts of its catalog
+    against what its installed SDK lists (None: nothing to compare)."""
 
     name: str
     cli: Tool
     credentials: Callable[[Mapping[str, str]], Check]
     identity: Callable[[], str]
+    catalog_facts: Callable[[], list[Finding]] | None = None
 
 
 def tool_version(tool: Tool, which: Callable[[str], str | None] = shutil.which) -> str | None:

@@ -38,7 +38,7 @@ class InferenceAmi:
     cuda: tuple[int, int]
 
 
-#: newest last; the names are the botocore enum (infra/facts/aws_generated.json checks them)
+#: newest last; the names are the botocore enum (infra/clouds/aws/generated.json checks them)
 INFERENCE_AMIS: tuple[InferenceAmi, ...] = (
     InferenceAmi("al2-ami-sagemaker-inference-gpu-2", 535, (12, 2)),
     InferenceAmi("al2-ami-sagemaker-inference-gpu-2-1", 535, (12, 2)),

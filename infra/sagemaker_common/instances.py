@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from infra.clouds.aws import catalog as aws_catalog
 from infra.config import ConfigReader, check_choice, qualify
 from infra.facts import hardware as facts
 from infra.facts import triton as tf
@@ -50,7 +51,7 @@ PREFIX = "ml."
 
 #: GPU families SageMaker lists for multi-model endpoints: size -> number of GPUs
 GPU_FAMILIES: dict[str, dict[str, int]] = {
-    family: dict(facts.EC2_GPU_FAMILIES[family].gpus) for family in ("g4dn", "g5", "p3")
+    family: dict(aws_catalog.EC2_GPU_FAMILIES[family].gpus) for family in ("g4dn", "g5", "p3")
 }  # GPUs per size, from the one table of target facts
 
 #: x86-64 CPU families (multi-model endpoints support every CPU instance type)
@@ -159,7 +160,7 @@ def read_triton_version(reader: ConfigReader, region: str) -> str:
 
 def gpu_of(instance_type: str) -> facts.Gpu | None:
     """The GPU of an ``ml.<family>.<size>`` type (None for CPU types)."""
-    offer = facts.EC2_GPU_FAMILIES.get(facts.ec2_family(instance_type, PREFIX)[0])
+    offer = aws_catalog.EC2_GPU_FAMILIES.get(aws_catalog.ec2_family(instance_type, PREFIX)[0])
     return facts.GPUS[offer.gpu] if offer else None
 
 

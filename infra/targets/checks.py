@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from infra.clouds.aws import catalog as aws_catalog
+from infra.clouds.gcp import catalog as gcp_catalog
 from infra.facts import hardware as facts
 from infra.facts.triton import default_checked_image
 from infra.targets.base import TargetSpec
@@ -43,13 +45,14 @@ def accelerator_spec(target: str, gpu: str, image: str = "", gpus: int = 1) -> T
     if not gpu:
         raise UsageError(
             f"--target {target} needs --gpu (the accelerator to check against)",
-            hint=f"add --gpu {next(iter(facts.GKE_ACCELERATORS))}, or --stack NAME for a stack's",
+            hint=f"add --gpu {next(iter(gcp_catalog.GKE_ACCELERATORS))}, "
+            "or --stack NAME for a stack's",
         )
-    kind = facts.GKE_ACCELERATORS.get(gpu)
+    kind = gcp_catalog.GKE_ACCELERATORS.get(gpu)
     if kind is None:
         raise UsageError(
             f"--gpu {gpu!r} is not a GKE accelerator tdk knows",
-            hint=f"use one of {', '.join(sorted(facts.GKE_ACCELERATORS))}",
+            hint=f"use one of {', '.join(sorted(gcp_catalog.GKE_ACCELERATORS))}",
         )
     return TargetSpec(
         target, gpu, facts.GPUS[kind], 0, image_facts(image), mme=False, gpus=gpus,
@@ -88,18 +91,18 @@ def instance_spec(
             hint=f"add --instance-type {prefix}g5.xlarge, or --stack NAME for a stack's",
         )
     found = image_facts(image)
-    family, size = facts.ec2_family(instance_type, prefix)
-    offer = facts.EC2_GPU_FAMILIES.get(family)
+    family, size = aws_catalog.ec2_family(instance_type, prefix)
+    offer = aws_catalog.EC2_GPU_FAMILIES.get(family)
     if offer is None or size not in offer.gpus:
         if cpu and instance_type.startswith(prefix) and family[:1] in "cmrt":
-            return TargetSpec(target, instance_type, None, facts.SAGEMAKER_DEFAULT_VOLUME_GB,
+            return TargetSpec(target, instance_type, None, aws_catalog.SAGEMAKER_DEFAULT_VOLUME_GB,
                               found, mme=mme, gpus=0, image_name=image)  # fmt: skip
-        choices = [f"{f}.{s}" for f, o in facts.EC2_GPU_FAMILIES.items() for s in o.gpus]
+        choices = [f"{f}.{s}" for f, o in aws_catalog.EC2_GPU_FAMILIES.items() for s in o.gpus]
         raise UsageError(
             f"--instance-type {instance_type!r} is not a GPU instance type tdk knows",
             hint=f"use one of {', '.join(prefix + c for c in choices[:8])}, ...",
         )
-    disk = offer.disk_gb[size] or facts.SAGEMAKER_DEFAULT_VOLUME_GB
+    disk = offer.disk_gb[size] or aws_catalog.SAGEMAKER_DEFAULT_VOLUME_GB
     gpu, gpus = facts.GPUS[offer.gpu], offer.gpus[size]
     return TargetSpec(target, instance_type, gpu, disk, found, mme, gpus, shares_gpus, image)
 
@@ -220,16 +223,16 @@ def _check_python_shm(model: ModelDir, spec: TargetSpec, sink: Sink) -> None:
     if not spec.mme or model.backend != "python":
         return
     instances = sum(max(g.count, 1) for g in model.config.instance_group) or 1
-    need = instances * facts.SAGEMAKER_PYTHON_SHM_DEFAULT
-    if need > facts.SAGEMAKER_SHM_BYTES:
+    shm, each = aws_catalog.SAGEMAKER_SHM_BYTES, aws_catalog.SAGEMAKER_PYTHON_SHM_DEFAULT
+    need = instances * each
+    if need > shm:
         sink.report(
             "TDK903",
             "instance_group",
             f"{instances} Python-backend instances need {need // facts.MIB} MiB of /dev/shm; "
-            f"the SageMaker container has {facts.SAGEMAKER_SHM_BYTES // facts.MIB} MiB "
+            f"the SageMaker container has {shm // facts.MIB} MiB "
             '("Stub is unhealthy" / shared memory errors at load)',
-            f"use at most {facts.SAGEMAKER_SHM_BYTES // facts.SAGEMAKER_PYTHON_SHM_DEFAULT} "
-            "instances, or lower sagemakerTritonShmDefaultBytes",
+            f"use at most {shm // each} instances, or lower sagemakerTritonShmDefaultBytes",
         )
 
 

@@ -1,8 +1,10 @@
 """Every cloud name a stack derives from its ``name``, with the cloud's limit and pattern.
 
-Pure data. ``check_name`` refuses, while the config is read, a ``name`` whose longest derived
-name would not fit (or would not match its pattern), so a bad name never reaches the cloud. Where
-Pulumi auto-names a resource (no explicit name argument), it appends ``-`` and 7 random hex
+Pure data. Each cloud's rules are its own (``infra/clouds/<cloud>/names.py``, a target's
+``cloud_names.py``); here are the rule's shape, Kubernetes' and Helm's rules, and the check:
+``check_name`` refuses, while the config is read, a ``name`` whose longest derived name would
+not fit (or would not match its pattern), so a bad name never reaches the cloud. Where Pulumi
+auto-names a resource (no explicit name argument), it appends ``-`` and 7 random hex
 characters to the logical name: ``AUTONAME_SUFFIX`` counts them.
 """
 
@@ -14,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from infra.config import qualify
-from infra.facts.aws import name_bounds
 from tdk.errors import ConfigError
 
 #: Pulumi auto-naming: "<logical name>-" + 7 random hex characters
@@ -34,28 +35,6 @@ class NameRule:
         return len(value) <= self.limit and re.fullmatch(self.pattern, value) is not None
 
 
-IAM_ROLE = NameRule("IAM role name", 64, r"[\w+=,.@-]+")
-#: SageMaker's and CloudWatch's limits come from botocore (infra/facts/aws_generated.json)
-SAGEMAKER = NameRule("SageMaker name", *name_bounds("sagemaker.EndpointName"))
-CW_NAME = NameRule(
-    "CloudWatch dashboard/alarm name", name_bounds("cloudwatch.AlarmName")[0], r"[A-Za-z0-9_-]+"
-)
-SNS_TOPIC = NameRule("SNS topic name", 256, r"[A-Za-z0-9_-]+")
-APP_SCALING_POLICY = NameRule(
-    "Application Auto Scaling policy name",
-    name_bounds("application-autoscaling.PolicyName")[0],
-    r"[^:/]+",
-)
-EKS_CLUSTER = NameRule("EKS cluster name", 100, r"[0-9A-Za-z][A-Za-z0-9_-]*")
-EKS_NODEGROUP = NameRule("EKS node group name", 63, r"[0-9A-Za-z][A-Za-z0-9_-]*")
-AMP_ALIAS = NameRule("AMP workspace alias", 100, r".+")
-LOG_GROUP = NameRule("CloudWatch Logs group name", 512, r"[\w#./-]+")
-BUDGET = NameRule("AWS Budgets budget name", 100, r"[^:\\]+")
-_RFC1035 = r"[a-z]([-a-z0-9]*[a-z0-9])?"
-GKE_CLUSTER = NameRule("GKE cluster name", 40, _RFC1035)
-GKE_NODE_POOL = NameRule("GKE node pool name", 40, _RFC1035)
-GCE = NameRule("Compute Engine resource name", 63, _RFC1035)
-GCP_SERVICE_ACCOUNT = NameRule("GCP service account id", 30, r"[a-z][-a-z0-9]{4,28}[a-z0-9]")
 K8S_SERVICE = NameRule(
     "Kubernetes Service name (DNS-1035 label)", 63, r"[a-z]([-a-z0-9]*[a-z0-9])?"
 )
@@ -76,29 +55,30 @@ def cut_name(name: str, component: str) -> str:
     return f"{full[: CUT_LIMIT - 7].rstrip('-')}-{digest}"
 
 
-#: the longest inference component name (botocore ``InferenceComponentName``): a template's
-#: ``{component}`` is rendered with it, so a name that fits fits every component
-LONGEST_COMPONENT = "c" * name_bounds("sagemaker.InferenceComponentName")[0]
-
-
 @dataclass(frozen=True)
 class DerivedName:
     """One name a target derives: ``template`` with ``{name}`` (and ``{component}`` for a
-    name per inference component), its rule, and whether Pulumi auto-names it (the random
-    suffix then counts against the limit)."""
+    name per component, rendered as ``component``: the longest a component's name may be),
+    its rule, and whether Pulumi auto-names it (the random suffix then counts against the
+    limit)."""
 
     target: str
     template: str
     rule: NameRule
     autonamed: bool
+    component: str = ""
+
+    def __post_init__(self) -> None:
+        per_component = "{component}" in self.template or "{base}" in self.template
+        if per_component and not self.component:
+            raise TypeError(f"{self.template!r}: a name per component needs its longest name")
 
     def render(self, name: str) -> str:
         """The name as the cloud sees it, at its longest (a sample suffix stands for Pulumi's
         random one, the longest component name for ``{component}``; ``{base}`` is
         ``cut_name(name, component)``)."""
-        value = self.template.format(
-            name=name, component=LONGEST_COMPONENT, base=cut_name(name, LONGEST_COMPONENT)
-        )
+        part = self.component
+        value = self.template.format(name=name, component=part, base=cut_name(name, part))
         return value + (_AUTONAME_SAMPLE if self.autonamed else "")
 
     @property
@@ -108,9 +88,12 @@ class DerivedName:
         return self.rule.limit - len(self.render(""))
 
 
-def derived(target: str, rule: NameRule, autonamed: bool, *templates: str) -> list[DerivedName]:
-    """The names ``target`` derives with ``templates`` under one cloud ``rule``."""
-    return [DerivedName(target, t, rule, autonamed) for t in templates]
+def derived(
+    target: str, rule: NameRule, autonamed: bool, *templates: str, component: str = ""
+) -> list[DerivedName]:
+    """The names ``target`` derives with ``templates`` under one cloud ``rule`` (``component``:
+    the longest name a template's ``{component}`` stands for)."""
+    return [DerivedName(target, t, rule, autonamed, component) for t in templates]
 
 
 def max_name_length(names: Sequence[DerivedName]) -> int:

@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from infra.targets import registry
+from infra.targets import catalogs, registry
 from packager import stores
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,14 +36,11 @@ PREFIX = re.compile("^(ml\\.|" + "|".join(re.escape(name) for name in registry.n
 #: the receivers that hold a stack's config (``getattr(config, "x")``: dispatch by attribute name)
 CONFIG = re.compile(r"(^|_)(config|stack|settings)$")
 
-#: what still names a cloud in shared code: path -> (count, why). Issue 39 moves each into the
-#: target (or cloud) that owns it; lower a count as its lines move.
-DEBT: dict[str, tuple[int, str]] = {
-    "infra/facts/generate.py": (
-        2,
-        "the AWS catalog's generator (botocore's ec2 model): to move to infra/clouds/aws/",
-    ),
-}
+#: what still names a cloud in shared code: path -> (count, why); lower a count as its lines
+#: move into the target (or cloud) that owns them. Empty: keep it so.
+DEBT: dict[str, tuple[int, str]] = {}
+#: the data files of a catalog (prices, generated tables): each lives with what owns it
+CATALOG_DATA = ("*.json", "*.csv")
 
 
 def owned() -> list[str]:
@@ -139,6 +136,24 @@ def test_shared_code_names_no_cloud() -> None:
     assert not new, f"shared code names a cloud (ask the registered target): {new}"
     moved = {p: (expected[p], counts[p]) for p in expected if counts[p] < expected[p]}
     assert not moved, f"fewer lines name a cloud than DEBT lists: lower it {moved}"
+
+
+def test_catalog_data_lives_with_the_target_or_cloud_that_owns_it() -> None:
+    """Prices and generated catalog tables (instance types, GPUs) are a target's or a cloud's:
+    no such file in shared code (a shared ``prices.json`` held every cloud's sections)."""
+    mine = tuple(owned())
+    shared = [
+        path.relative_to(ROOT).as_posix()
+        for package in PACKAGES
+        for pattern in CATALOG_DATA
+        for path in (ROOT / package).rglob(pattern)
+        if not path.relative_to(ROOT).as_posix().startswith(mine)
+    ]
+    assert not shared, f"catalog data in shared code (move it to its target or cloud): {shared}"
+    tables = catalogs.prices().origin.split(", ")
+    assert len(tables) >= 3 and all(
+        Path(t).relative_to(ROOT).as_posix().startswith(mine) for t in tables
+    )
 
 
 def test_the_registry_says_what_a_target_owns() -> None:

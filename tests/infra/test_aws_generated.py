@@ -10,11 +10,13 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from infra.facts import aws, generate
+from infra.clouds.aws import catalog as aws_catalog
+from infra.clouds.aws import generate
+from infra.clouds.aws import generated as aws
+from infra.clouds.aws import names as aws_names
 from infra.facts import hardware as facts
 from infra.facts import triton as tf
 from infra.sagemaker_common.instances import single_gpu_types
-from infra.targets import names
 from infra.targets.checks import instance_spec
 from infra.targets.sagemaker_ic import sizing
 from tdk.errors import ConfigError
@@ -23,18 +25,20 @@ from tdk.errors import ConfigError
 def test_generated_table_matches_the_installed_botocore() -> None:
     """Fails on drift (a botocore upgrade changed a limit or an enum)."""
     assert generate.GENERATED.read_text() == generate.render(), (
-        f"{generate.GENERATED} is out of date; regenerate it with `python -m infra.facts.generate`"
+        f"{generate.GENERATED} is out of date; regenerate it: python -m infra.clouds.aws.generate"
     )
 
 
 def test_check_mode_exits_1_on_drift(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    stale = tmp_path / "aws_generated.json"
+    stale = tmp_path / "generated.json"
     stale.write_text("{}\n")
     monkeypatch.setattr(generate, "GENERATED", stale)
     assert generate.main(["--check"]) == 1
     assert generate.main([]) == 0 and generate.main(["--check"]) == 0
     done = subprocess.run(
-        [sys.executable, "-m", "infra.facts.generate", "--check"], capture_output=True, text=True
+        [sys.executable, "-m", "infra.clouds.aws.generate", "--check"],
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, done.stdout
 
@@ -51,20 +55,20 @@ def test_every_sagemaker_instance_the_kit_offers_is_a_botocore_instance_type() -
 
 def test_name_rules_come_from_botocore() -> None:
     limit, pattern = aws.name_bounds("sagemaker.EndpointName")
-    assert names.SAGEMAKER.limit == limit == 63 and names.SAGEMAKER.pattern == pattern
-    assert names.SAGEMAKER.accepts("a" * 63) and not names.SAGEMAKER.accepts("a" * 64)
-    assert not names.SAGEMAKER.accepts("a--") and names.SAGEMAKER.accepts("a--b")
+    assert aws_names.SAGEMAKER.limit == limit == 63 and aws_names.SAGEMAKER.pattern == pattern
+    assert aws_names.SAGEMAKER.accepts("a" * 63) and not aws_names.SAGEMAKER.accepts("a" * 64)
+    assert not aws_names.SAGEMAKER.accepts("a--") and aws_names.SAGEMAKER.accepts("a--b")
 
 
-@pytest.mark.parametrize("family", sorted(facts.EC2_GPU_FAMILIES))
+@pytest.mark.parametrize("family", sorted(aws_catalog.EC2_GPU_FAMILIES))
 def test_every_size_botocore_lists_for_a_gpu_family_has_facts(family: str) -> None:
     """ml.g6e.4/8/16/24xlarge were refused because the hand table stopped at four sizes."""
     listed = set(aws.sagemaker_sizes(family))
     assert listed, f"botocore lists no ml.{family}.* type"
-    assert listed == set(facts.EC2_GPU_FAMILIES[family].gpus), (
+    assert listed == set(aws_catalog.EC2_GPU_FAMILIES[family].gpus), (
         f"infra/facts/hardware.py {family}: botocore lists {sorted(listed)}"
     )
-    assert listed == set(facts.EC2_GPU_FAMILIES[family].disk_gb)
+    assert listed == set(aws_catalog.EC2_GPU_FAMILIES[family].disk_gb)
     assert listed == set(sizing.HOST[family]), f"sagemaker_ic/sizing.py HOST {family}"
 
 
@@ -79,7 +83,7 @@ def test_g6e_sizes_are_accepted_by_every_aws_target(size: str) -> None:
 @pytest.mark.parametrize("service", ["sagemaker", "ec2"])
 def test_every_gpu_family_botocore_lists_is_described_or_refused(service: str) -> None:
     """g7e, g7, p5e, p5en, p6-b200/b300 (botocore 1.44.8) were refused as unknown."""
-    known = set(facts.EC2_GPU_FAMILIES) | set(facts.UNSUPPORTED_GPU_FAMILIES)
+    known = set(aws_catalog.EC2_GPU_FAMILIES) | set(aws_catalog.UNSUPPORTED_GPU_FAMILIES)
     missing = set(aws.gpu_families(service)) - known
     assert not missing, f"add {sorted(missing)} to infra/facts/hardware.py"
 
@@ -94,7 +98,7 @@ def test_the_new_gpu_families_are_offered_where_aws_takes_them() -> None:
 
 
 def test_doctor_names_a_gpu_family_the_kit_does_not_know(monkeypatch: pytest.MonkeyPatch) -> None:
-    from infra.facts import doctor
+    from infra.clouds.aws import doctor
 
     listed = {"sagemaker": [*aws.gpu_families("sagemaker"), "g8x"], "ec2": []}
     monkeypatch.setattr(doctor, "_generated_families", lambda: listed)
@@ -105,7 +109,7 @@ def test_doctor_names_a_gpu_family_the_kit_does_not_know(monkeypatch: pytest.Mon
 def test_g7_is_refused_with_its_driver_reason_on_every_aws_target(sample_repo: Path) -> None:
     """g7 sizes are in botocore's EC2 and SageMaker enums; the kit refuses them because they
     need NVIDIA driver 595 (the AMIs ship 580) and the sources disagree on GPUs per size."""
-    assert "g7" in aws.gpu_families("ec2") and "g7" not in facts.EC2_GPU_FAMILIES
+    assert "g7" in aws.gpu_families("ec2") and "g7" not in aws_catalog.EC2_GPU_FAMILIES
     assert aws.sagemaker_sizes("g7") == ("2xlarge", "4xlarge", "8xlarge", "12xlarge", "24xlarge",
                                          "48xlarge")  # fmt: skip
     with pytest.raises(ConfigError, match="driver 595") as refused:

@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
+from infra.clouds.aws import doctor as aws_doctor
 from infra.facts import doctor
 from infra.facts import triton as tf
 
@@ -21,25 +22,25 @@ def _by_fact(found: list[doctor.Finding]) -> dict[str, doctor.Finding]:
 
 
 def test_the_installed_sources_agree_with_the_kit_today() -> None:
-    found = doctor.botocore_findings() + doctor.sagemaker_image_findings()
+    found = doctor.cloud_findings() + doctor.sagemaker_image_findings()
     assert found and all(f.status == "ok" for f in found), [f for f in found if f.status != "ok"]
     images = _by_fact(found)["sagemaker-core Triton images"]
     assert "26.05" in images.value and "stacks deploy 26.05" in images.note
 
 
 def test_a_botocore_size_the_kit_lacks_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
-    source, enums = doctor._generated_enums()
+    source, enums = aws_doctor._generated_enums()
     types = [*enums["sagemaker.ProductionVariantInstanceType"], "ml.g6e.96xlarge"]
     amis = [*enums["sagemaker.ProductionVariantInferenceAmiVersion"], "al2023-ami-x-gpu-5-1"]
     changed = {**enums, "sagemaker.ProductionVariantInstanceType": types,
                "sagemaker.ProductionVariantInferenceAmiVersion": amis}  # fmt: skip
-    monkeypatch.setattr(doctor, "_generated_enums", lambda: (source, changed))
-    found = _by_fact(doctor.botocore_findings())
+    monkeypatch.setattr(aws_doctor, "_generated_enums", lambda: (source, changed))
+    found = _by_fact(doctor.cloud_findings())
     sizes = found["GPU instance sizes"]
     assert sizes.status == "aged" and "ml.g6e.96xlarge" in sizes.note
     assert found["GPU InferenceAmiVersions"].status == "aged"
     drift = found["botocore enum sagemaker.ProductionVariantInstanceType"]
-    assert drift.status == "aged" and "infra.facts.generate" in drift.note
+    assert drift.status == "aged" and "infra.clouds.aws.generate" in drift.note
 
 
 def test_an_image_sagemaker_core_lists_without_facts(monkeypatch: pytest.MonkeyPatch) -> None:

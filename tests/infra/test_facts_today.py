@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from infra.clouds.aws import catalog as aws_catalog
 from infra.facts import hardware as facts
 from infra.facts import kubernetes as kf
 from infra.facts import triton as tf
@@ -144,7 +145,7 @@ def test_instance_facts_fixed() -> None:
     assert facts.IMAGES["25.09"].triton == "2.61.0"
     assert "tensorflow" not in facts.IMAGES["25.04"].gpu_backends
     assert "tensorflow" in facts.IMAGES["24.09"].gpu_backends
-    g6 = facts.EC2_GPU_FAMILIES["g6"].disk_gb
+    g6 = aws_catalog.EC2_GPU_FAMILIES["g6"].disk_gb
     assert (g6["8xlarge"], g6["16xlarge"]) == (900, 1880)
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from infra.facts import hardware, llm
+from infra.clouds.aws import catalog as aws_catalog
+from infra.facts import llm
 
 
 def test_sources_are_dated_and_linked() -> None:
@@ -25,7 +26,7 @@ def test_engine_image_keeps_the_release() -> None:
 
 def test_multi_gpu_shapes_the_issue_names() -> None:
     assert llm.G2_MACHINE_GPUS["g2-standard-48"] == 4
-    g6e = hardware.EC2_GPU_FAMILIES["g6e"]
+    g6e = aws_catalog.EC2_GPU_FAMILIES["g6e"]
     assert (g6e.gpu, g6e.gpus["12xlarge"]) == ("L40S", 4)
 
 

@@ -7,6 +7,8 @@ import re
 
 import pytest
 
+from infra.clouds.aws import names as aws_names
+from infra.clouds.gcp import names as gcp_names
 from infra.targets import names, registry, stacks
 from infra.targets.names import DerivedName
 from tdk.errors import ConfigError
@@ -44,27 +46,27 @@ def test_every_deployable_target_has_a_committed_stack() -> None:
 #: resource types with a length-limited physical name: auto-named by Pulumi from the logical
 #: name unless the stack names them explicitly
 AUTONAMED: dict[str, names.NameRule] = {
-    "aws:iam/role:Role": names.IAM_ROLE,
-    "aws:sagemaker/model:Model": names.SAGEMAKER,
-    "aws:sagemaker/endpointConfiguration:EndpointConfiguration": names.SAGEMAKER,
-    "aws:sns/topic:Topic": names.SNS_TOPIC,
-    "aws:appautoscaling/policy:Policy": names.APP_SCALING_POLICY,
-    "aws:eks/nodeGroup:NodeGroup": names.EKS_NODEGROUP,
-    "gcp:container/nodePool:NodePool": names.GKE_NODE_POOL,
-    "gcp:compute/network:Network": names.GCE,
-    "gcp:compute/subnetwork:Subnetwork": names.GCE,
-    "gcp:compute/router:Router": names.GCE,
-    "gcp:compute/routerNat:RouterNat": names.GCE,
+    "aws:iam/role:Role": aws_names.IAM_ROLE,
+    "aws:sagemaker/model:Model": aws_names.SAGEMAKER,
+    "aws:sagemaker/endpointConfiguration:EndpointConfiguration": aws_names.SAGEMAKER,
+    "aws:sns/topic:Topic": aws_names.SNS_TOPIC,
+    "aws:appautoscaling/policy:Policy": aws_names.APP_SCALING_POLICY,
+    "aws:eks/nodeGroup:NodeGroup": aws_names.EKS_NODEGROUP,
+    "gcp:container/nodePool:NodePool": gcp_names.GKE_NODE_POOL,
+    "gcp:compute/network:Network": gcp_names.GCE,
+    "gcp:compute/subnetwork:Subnetwork": gcp_names.GCE,
+    "gcp:compute/router:Router": gcp_names.GCE,
+    "gcp:compute/routerNat:RouterNat": gcp_names.GCE,
     # always named explicitly by the stack
-    "aws:sagemaker/endpoint:Endpoint": names.SAGEMAKER,
-    "aws:eks/cluster:Cluster": names.EKS_CLUSTER,
-    "aws:amp/workspace:Workspace": names.AMP_ALIAS,
-    "aws:cloudwatch/dashboard:Dashboard": names.CW_NAME,
-    "aws:cloudwatch/metricAlarm:MetricAlarm": names.CW_NAME,
-    "aws:cloudwatch/logGroup:LogGroup": names.LOG_GROUP,
-    "aws:budgets/budget:Budget": names.BUDGET,
-    "gcp:container/cluster:Cluster": names.GKE_CLUSTER,
-    "gcp:serviceaccount/account:Account": names.GCP_SERVICE_ACCOUNT,
+    "aws:sagemaker/endpoint:Endpoint": aws_names.SAGEMAKER,
+    "aws:eks/cluster:Cluster": aws_names.EKS_CLUSTER,
+    "aws:amp/workspace:Workspace": aws_names.AMP_ALIAS,
+    "aws:cloudwatch/dashboard:Dashboard": aws_names.CW_NAME,
+    "aws:cloudwatch/metricAlarm:MetricAlarm": aws_names.CW_NAME,
+    "aws:cloudwatch/logGroup:LogGroup": aws_names.LOG_GROUP,
+    "aws:budgets/budget:Budget": aws_names.BUDGET,
+    "gcp:container/cluster:Cluster": gcp_names.GKE_CLUSTER,
+    "gcp:serviceaccount/account:Account": gcp_names.GCP_SERVICE_ACCOUNT,
 }
 #: input that holds an explicit physical name, per resource type
 EXPLICIT = ("name", "accountId", "alias", "dashboardName", "logGroupName", "budgetName")
@@ -153,3 +155,13 @@ def test_the_table_lists_every_name_the_stack_derives(target: str) -> None:
         assert rule.accepts(value), f"{resource.type} {value!r} breaks {rule.kind}"
     for release in run.of_type("kubernetes:helm.sh/v3:Release"):
         assert names.HELM_RELEASE.accepts(release.inputs["name"]), release.name
+
+
+def test_a_name_per_component_needs_the_longest_component_name() -> None:
+    """The longest component name is the cloud's (AWS's InferenceComponentName), given by the
+    target that derives per-component names: shared code no longer knows it."""
+    rule = aws_names.CW_NAME
+    with pytest.raises(TypeError, match="longest name"):
+        names.derived("t", rule, False, "{name}-{component}-5xx")
+    (found,) = names.derived("t", rule, False, "{name}-{component}", component="c" * 5)
+    assert found.render("n") == "n-ccccc"

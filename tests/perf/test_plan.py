@@ -300,3 +300,19 @@ def test_plan_checks_every_candidate_before_pricing_it(files: dict[str, Path]) -
     assert "Inferentia" in refused.output
     priced = runner.invoke(app, [*args, "--instance-type", "g5.xlarge", "--json"])
     assert priced.exit_code == 0, priced.output
+
+
+def test_a_bad_rate_hint_shows_the_unit_given_not_another_clouds() -> None:
+    """The hint named a SageMaker type whatever the target (shared code names no cloud)."""
+    from decimal import Decimal
+
+    from infra.perf.plan.candidates import candidate
+    from infra.targets import catalogs, registry
+    from tdk.errors import UsageError
+
+    port = registry.plan_port(registry.get("gke"))
+    spec = "g2-standard-8+nvidia-l4"
+    with pytest.raises(UsageError) as info:
+        candidate(port, f"{spec}:fast", "us-central1", catalogs.prices(), Decimal(1), None)
+    assert f"--instance-type {spec}:420" in (info.value.hint or "")
+    assert "ml." not in (info.value.hint or "")

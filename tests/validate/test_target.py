@@ -13,6 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
+from infra.clouds.aws import catalog as aws_catalog
+from infra.clouds.gcp import catalog as gcp_catalog
 from infra.facts import hardware as facts
 from infra.sagemaker_common import instances as sagemaker
 from infra.targets.eks import builders as eks
@@ -179,13 +181,13 @@ def test_values_the_stack_refuses_are_refusals(
 
 def test_infra_tables_agree_with_the_facts() -> None:
     for family, sizes in sagemaker.GPU_FAMILIES.items():
-        assert sizes == facts.EC2_GPU_FAMILIES[family].gpus
+        assert sizes == aws_catalog.EC2_GPU_FAMILIES[family].gpus
     for family, description in eks.GPU_FAMILIES.items():
-        gpu = facts.GPUS[facts.EC2_GPU_FAMILIES[family].gpu]
+        gpu = facts.GPUS[aws_catalog.EC2_GPU_FAMILIES[family].gpu]
         stated = re.search(r"(\d+) GB", description)
         assert stated and int(stated.group(1)) == gpu.memory_gib, (family, description)
     for accelerator, offer in gke.ACCELERATORS.items():
-        gpu = facts.GPUS[facts.GKE_ACCELERATORS[accelerator]]
+        gpu = facts.GPUS[gcp_catalog.GKE_ACCELERATORS[accelerator]]
         stated = re.search(r"(\d+) GB", offer.why)
         assert stated and int(stated.group(1)) == gpu.memory_gib, (accelerator, offer.why)
     assert facts.image_version("nvcr.io/nvidia/tritonserver:24.09-py3") in facts.IMAGES

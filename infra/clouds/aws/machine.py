@@ -8,8 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from infra.facts.machine import Check, Cloud, Tool, has_profile, user_home
+
+if TYPE_CHECKING:
+    from infra.facts.findings import Finding
 
 NAME = "aws"
 
@@ -50,6 +54,13 @@ def identity() -> str:
     return str(boto3.client("sts").get_caller_identity()["Arn"])
 
 
+def catalog_facts() -> list[Finding]:
+    """The installed botocore's enums against the AWS catalog (``infra.clouds.aws.doctor``)."""
+    from infra.clouds.aws.doctor import botocore_findings
+
+    return botocore_findings()
+
+
 CLOUD = Cloud(
     NAME,
     Tool(
@@ -59,4 +70,5 @@ CLOUD = Cloud(
     ),
     credentials,
     identity,
+    catalog_facts,
 )

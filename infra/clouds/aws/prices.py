@@ -1,7 +1,7 @@
 """AWS's committed price table (``prices.json`` beside this module): what the sagemaker and
 sagemaker-ic targets' instances (section ``sagemaker``: ``ml.*`` Real-Time Inference hosting)
 and the eks target's nodes (section ``ec2``: Linux on-demand) cost per hour. Each row names its
-source; the file says when it was read and how it is regenerated (``regenerate``)."""
+source; the file says when it was read and how it is regenerated (``fetch_prices``)."""
 
 from __future__ import annotations
 

@@ -55,7 +55,7 @@ def candidate(
 ) -> Candidate:
     """``TYPE`` or ``TYPE:RPS`` (RPS: what one unit of that type sustains, if measured)."""
     name, _, rate = spec.partition(":")
-    hint = "e.g. --instance-type ml.g5.xlarge or --instance-type ml.g5.xlarge:420"
+    hint = f"e.g. --instance-type {name} or --instance-type {name}:420"  # the target's unit
     unit_rps = _number(rate, f"--instance-type {spec}", hint) if rate else measured_rps
     measured = bool(rate) or entry.matches(name, measured_on)
     return entry.candidate(Quote(name, unit_rps, measured, region, prices, gpus_per_node))

@@ -6,6 +6,7 @@ import json
 import re
 from typing import Any
 
+from infra.clouds.aws import catalog as aws_catalog
 from infra.facts import hardware as facts
 from infra.facts import kubernetes as kf
 from infra.targets.k8s.spec import (
@@ -28,7 +29,7 @@ EKS_GPU_FAMILIES: tuple[str, ...] = (
 
 
 def _offer(family: str) -> str:
-    row = facts.EC2_GPU_FAMILIES[family]
+    row = aws_catalog.EC2_GPU_FAMILIES[family]
     most = max(row.gpus.values())
     gpu = facts.GPUS[row.gpu]
     return f"up to {most}x NVIDIA {row.gpu} {gpu.memory_gib} GB"
@@ -43,7 +44,7 @@ REFUSED_FAMILIES: dict[str, str] = {
     "trn1": "AWS Trainium: no CUDA",
     "g5g": "Graviton (arm64) with T4G: no NVIDIA-accelerated x86_64 AMI, arm64 Triton image",
     "p3": "V100: TensorRT 10 in current Triton images targets Turing (T4) and newer",
-    **facts.UNSUPPORTED_GPU_FAMILIES,
+    **aws_catalog.UNSUPPORTED_GPU_FAMILIES,
 }
 
 #: Cluster Autoscaler's GPU node label (its AWS provider's ``GPULabel``): with it, CA treats a
@@ -88,7 +89,7 @@ def split_instance(instance_type: str) -> tuple[str, str] | None:
 def gpus_of(instance_type: str) -> int:
     """GPUs in an instance (the hardware table's count; 0 for a size it does not list)."""
     family, size = split_instance(instance_type) or ("", "")
-    row = facts.EC2_GPU_FAMILIES.get(family)
+    row = aws_catalog.EC2_GPU_FAMILIES.get(family)
     return row.gpus.get(size, 0) if row is not None else 0
 
 

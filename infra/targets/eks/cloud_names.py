@@ -3,20 +3,18 @@
 
 from __future__ import annotations
 
-from infra.targets.eks.entry import ENTRY
-from infra.targets.names import (
+from infra.clouds.aws.names import (
     AMP_ALIAS,
     BUDGET,
     CW_NAME,
     EKS_CLUSTER,
     EKS_NODEGROUP,
     IAM_ROLE,
-    K8S_SERVICE,
     LOG_GROUP,
     SNS_TOPIC,
-    DerivedName,
-    derived,
 )
+from infra.targets.eks.entry import ENTRY
+from infra.targets.names import K8S_SERVICE, DerivedName, derived
 
 TARGET = ENTRY.name
 

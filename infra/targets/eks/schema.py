@@ -14,7 +14,7 @@ import importlib.metadata
 from collections.abc import Iterable
 from typing import Any
 
-from infra.facts import hardware as facts
+from infra.clouds.aws import catalog as aws_catalog
 from infra.targets.base import SchemaDrift
 from infra.targets.eks import builders as b
 from infra.targets.eks.config import SUPPORT_TYPES
@@ -40,7 +40,7 @@ def instance_drift(source: str, types: list[str]) -> SchemaDrift:
     that the kit neither offers nor refuses (with a reason)."""
     listed = set(types)
     offered = [f"{family}.{size}" for family in b.EKS_GPU_FAMILIES
-               for size in facts.EC2_GPU_FAMILIES[family].gpus]  # fmt: skip
+               for size in aws_catalog.EC2_GPU_FAMILIES[family].gpus]  # fmt: skip
     known = set(b.EKS_GPU_FAMILIES) | set(b.REFUSED_FAMILIES)
     return SchemaDrift(
         source,

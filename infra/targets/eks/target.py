@@ -7,9 +7,9 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from infra.clouds.aws import catalog as aws_catalog
 from infra.clouds.aws.guardrails import read_log_retention
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
-from infra.facts import hardware as facts
 from infra.targets.base import DoctorPort, Manifest, OutputValue, Refusal, SchemaDrift, TargetSpec
 from infra.targets.checks import instance_spec, pod_spec
 from infra.targets.eks import builders as b
@@ -73,7 +73,7 @@ def _gpu_instance(reader: ConfigReader) -> str:
     instance = reader.string("eksGpuInstanceType")
     family, size = b.split_instance(instance) or ("", "")
     if family in b.GPU_FAMILIES and not b.gpus_of(instance):
-        sizes = ", ".join(f"{family}.{s}" for s in facts.EC2_GPU_FAMILIES[family].gpus)
+        sizes = ", ".join(f"{family}.{s}" for s in aws_catalog.EC2_GPU_FAMILIES[family].gpus)
         raise ConfigError(
             f"{qualify('eksGpuInstanceType')} is {instance!r}: {family} has no size {size!r} "
             f"in tdk's hardware table (infra/facts/hardware.py)",

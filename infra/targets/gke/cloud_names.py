@@ -3,16 +3,9 @@
 
 from __future__ import annotations
 
+from infra.clouds.gcp.names import GCE, GCP_SERVICE_ACCOUNT, GKE_CLUSTER, GKE_NODE_POOL
 from infra.targets.gke.entry import ENTRY
-from infra.targets.names import (
-    GCE,
-    GCP_SERVICE_ACCOUNT,
-    GKE_CLUSTER,
-    GKE_NODE_POOL,
-    K8S_SERVICE,
-    DerivedName,
-    derived,
-)
+from infra.targets.names import K8S_SERVICE, DerivedName, derived
 
 TARGET = ENTRY.name
 

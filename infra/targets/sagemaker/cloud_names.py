@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from infra.targets.names import (
+from infra.clouds.aws.names import (
     APP_SCALING_POLICY,
     BUDGET,
     CW_NAME,
@@ -11,9 +11,8 @@ from infra.targets.names import (
     LOG_GROUP,
     SAGEMAKER,
     SNS_TOPIC,
-    DerivedName,
-    derived,
 )
+from infra.targets.names import DerivedName, derived
 from infra.targets.sagemaker.entry import ENTRY
 
 TARGET = ENTRY.name

@@ -3,17 +3,17 @@
 
 from __future__ import annotations
 
-from infra.targets.names import (
+from infra.clouds.aws.names import (
     APP_SCALING_POLICY,
     BUDGET,
     CW_NAME,
     IAM_ROLE,
     LOG_GROUP,
+    LONGEST_COMPONENT,
     SAGEMAKER,
     SNS_TOPIC,
-    DerivedName,
-    derived,
 )
+from infra.targets.names import DerivedName, derived
 from infra.targets.sagemaker_ic.names import TARGET_NAME
 
 TARGET = TARGET_NAME
@@ -30,9 +30,10 @@ DERIVED: tuple[DerivedName, ...] = (
     # alarms per inference component (monitoring.alarm_specs, scaling)
     *derived(TARGET, CW_NAME, False, "{name}-{component}-no-capacity",
              "{name}-{component}-5xx-rate",
-             "{name}-{component}-p99-latency"),
+             "{name}-{component}-p99-latency", component=LONGEST_COMPONENT),
     # per component, auto-named from ``cut_name`` (stack.resource_name): fit by construction
-    *derived(TARGET, SAGEMAKER, True, "{base}"),  # model
-    *derived(TARGET, APP_SCALING_POLICY, True, "{base}-concurrency", "{base}-wake"),
+    *derived(TARGET, SAGEMAKER, True, "{base}", component=LONGEST_COMPONENT),  # model
+    *derived(TARGET, APP_SCALING_POLICY, True, "{base}-concurrency", "{base}-wake",
+             component=LONGEST_COMPONENT),
 )
 # fmt: on

@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from infra.clouds.aws import catalog as aws_catalog
 from infra.config import check_choice, qualify
 from infra.facts import hardware as facts
 from infra.sagemaker_common.instances import PREFIX
@@ -19,7 +20,7 @@ from tdk.errors import ConfigError
 
 #: EC2 accelerated-computing sizes: (vCPUs, host memory GiB), from the one hardware table
 HOST: dict[str, dict[str, tuple[int, int]]] = {
-    family: dict(row.host) for family, row in facts.EC2_GPU_FAMILIES.items()
+    family: dict(row.host) for family, row in aws_catalog.EC2_GPU_FAMILIES.items()
 }
 
 #: Our planning assumptions (not AWS facts): the share of host memory and of each GPU's
@@ -57,13 +58,13 @@ def instance_types() -> list[str]:
         f"ml.{family}.{size}"
         for family, sizes in HOST.items()
         for size in sizes
-        if size in facts.EC2_GPU_FAMILIES[family].gpus
+        if size in aws_catalog.EC2_GPU_FAMILIES[family].gpus
     ]
 
 
 def ic_instance(key: str, instance_type: str) -> IcInstance:
     """The facts of ``instance_type``; ConfigError listing the known types otherwise."""
-    family, size = facts.ec2_family(instance_type, PREFIX)
+    family, size = aws_catalog.ec2_family(instance_type, PREFIX)
     if instance_type.startswith(PREFIX) and family[:1] in "cmrt":
         raise ConfigError(
             f"{qualify(key)} is {instance_type!r}, a CPU instance type: this target reserves "
@@ -71,9 +72,9 @@ def ic_instance(key: str, instance_type: str) -> IcInstance:
             hint=f"`pulumi config set {qualify(key)} ml.g5.xlarge`, or serve CPU models with "
             "the sagemaker target",
         )
-    why = facts.UNSUPPORTED_GPU_FAMILIES.get(family, "no GPU/host facts for it")
+    why = aws_catalog.UNSUPPORTED_GPU_FAMILIES.get(family, "no GPU/host facts for it")
     check_choice(key, instance_type, instance_types(), why=why)
-    kind = facts.EC2_GPU_FAMILIES[family]
+    kind = aws_catalog.EC2_GPU_FAMILIES[family]
     vcpus, memory_gib = HOST[family][size]
     return IcInstance(
         instance_type=instance_type,

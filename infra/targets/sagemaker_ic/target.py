@@ -11,6 +11,7 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from infra.clouds.aws.generated import enum
 from infra.clouds.aws.guardrails import read_log_retention
 from infra.config import (
     RELEASE_URL,
@@ -21,7 +22,6 @@ from infra.config import (
     qualify,
     renamed,
 )
-from infra.facts.aws import enum
 from infra.sagemaker_common.components import check_component_names
 from infra.sagemaker_common.env import TritonKnobs, container_environment
 from infra.sagemaker_common.instances import NO_ENGINE_IMAGE, host_ami, read_triton_version
@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     from infra.facts.findings import Finding
 
 SUGGESTED_INSTANCE = "ml.g5.xlarge"
-#: GPU values of botocore's ProductionVariantInferenceAmiVersion enum (aws_generated.json)
+#: GPU values of botocore's ProductionVariantInferenceAmiVersion enum (aws/generated.json)
 AMI_VERSIONS = tuple(
     v for v in enum("sagemaker.ProductionVariantInferenceAmiVersion") if "-gpu-" in v
 )

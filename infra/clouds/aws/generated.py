@@ -1,4 +1,5 @@
-"""Reader of ``aws_generated.json`` (botocore-derived name rules and enums)."""
+"""Reader of ``generated.json`` beside it: AWS's name rules, enums and GPU families, derived
+from botocore's service models by ``infra.clouds.aws.generate`` (a test fails on drift)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-GENERATED = Path(__file__).with_name("aws_generated.json")
+GENERATED = Path(__file__).with_name("generated.json")
 
 
 @cache

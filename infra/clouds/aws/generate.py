@@ -1,11 +1,11 @@
-"""Write ``infra/facts/aws_generated.json`` from the installed botocore's service models.
+"""Write ``infra/clouds/aws/generated.json`` from the installed botocore's service models.
 
-    python -m infra.facts.generate          # rewrite the file
-    python -m infra.facts.generate --check  # exit 1 when the committed file has drifted
+    python -m infra.clouds.aws.generate          # rewrite the file
+    python -m infra.clouds.aws.generate --check  # exit 1 when the committed file has drifted
 
 Name limits/patterns, the InferenceAmiVersion and instance-type enums come from botocore's
 ``service-2.json`` models (derived, never transcribed); the kit reads them through
-``infra.facts.aws``. Pure: botocore's loader reads local JSON, nothing calls AWS.
+``infra.clouds.aws.generated``. Pure: botocore's loader reads local JSON, nothing calls AWS.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-GENERATED = Path(__file__).with_name("aws_generated.json")
+GENERATED = Path(__file__).with_name("generated.json")
 #: (service, shape) pairs whose length/pattern bounds the kit relies on
 NAME_SHAPES: tuple[tuple[str, str], ...] = (
     ("sagemaker", "EndpointName"),
@@ -50,7 +50,7 @@ def build() -> dict[str, Any]:
         for service, shape in ENUM_SHAPES
     }
     return {
-        "generator": "python -m infra.facts.generate",
+        "generator": "python -m infra.clouds.aws.generate",
         "source": f"botocore {botocore.__version__} data/<service>/*/service-2.json",
         "names": names,
         "enums": enums,
@@ -82,7 +82,7 @@ def main(argv: list[str]) -> int:
     text = render()
     if "--check" in argv:
         if GENERATED.read_text() != text:
-            print(f"{GENERATED} is out of date; run `python -m infra.facts.generate`")
+            print(f"{GENERATED} is out of date; run `python -m infra.clouds.aws.generate`")
             return 1
         return 0
     GENERATED.write_text(text)
