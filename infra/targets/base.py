@@ -58,6 +58,17 @@ class Refusal:
 
 
 @dataclass(frozen=True)
+class ShmLimit:
+    """The /dev/shm a unit's container has for the Python backend's stubs, what each instance
+    takes, and the stack key that changes it (SageMaker MME: ``infra/clouds/aws/offer.py``)."""
+
+    container: str
+    available: int
+    per_instance: int
+    key: str
+
+
+@dataclass(frozen=True)
 class TargetSpec:
     """What one serving unit of a deploy target offers a model: GPU (None on CPU), disk,
     image, MME or not, the GPUs one Triton sees, and whether its models share those GPUs
@@ -74,6 +85,8 @@ class TargetSpec:
     #: the image reference the unit runs (an NGC tag, or a version): its flavour adds the
     #: LLM engines' backends (``infra.facts.llm.serving_image`` fits it to the models)
     image_name: str = ""
+    #: the Python backend's shared memory in the unit's container, where it is bounded
+    python_shm: ShmLimit | None = None
 
     @property
     def backends(self) -> frozenset[str]:

@@ -1,9 +1,10 @@
 """What only the deploy target can tell about a repository (``infra.targets.feasibility``).
 
-Backends the target's Triton image provides, SageMaker MME limits (Python-backend shared
-memory, instance disk), weights against GPU memory (how many copies stay loaded at once), and
-TensorRT plans against the target GPU. Facts come from ``infra.facts.hardware``; no cloud SDK.
-A target builds its ``TargetSpec`` from its typed stack config (``Target.offer``).
+Backends the target's Triton image provides, the unit's limits (Python-backend shared memory,
+disk), weights against GPU memory (how many copies stay loaded at once), and TensorRT plans
+against the target GPU. Facts come from ``infra.facts.hardware``; no cloud SDK. A target builds
+its ``TargetSpec`` from its typed stack config (``Target.offer``), with its cloud's catalog
+(``infra/clouds/<cloud>/offer.py``).
 """
 
 from __future__ import annotations
@@ -11,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from infra.clouds.aws import catalog as aws_catalog
-from infra.clouds.gcp import catalog as gcp_catalog
 from infra.facts import hardware as facts
 from infra.facts.triton import default_checked_image
 from infra.targets.base import TargetSpec
@@ -40,26 +39,6 @@ def image_facts(image: str = "") -> facts.Image:
     return found
 
 
-def accelerator_spec(target: str, gpu: str, image: str = "", gpus: int = 1) -> TargetSpec:
-    """A pod on a node with ``gpus`` GKE accelerators ``gpu`` (no disk limit, no MME)."""
-    if not gpu:
-        raise UsageError(
-            f"--target {target} needs --gpu (the accelerator to check against)",
-            hint=f"add --gpu {next(iter(gcp_catalog.GKE_ACCELERATORS))}, "
-            "or --stack NAME for a stack's",
-        )
-    kind = gcp_catalog.GKE_ACCELERATORS.get(gpu)
-    if kind is None:
-        raise UsageError(
-            f"--gpu {gpu!r} is not a GKE accelerator tdk knows",
-            hint=f"use one of {', '.join(sorted(gcp_catalog.GKE_ACCELERATORS))}",
-        )
-    return TargetSpec(
-        target, gpu, facts.GPUS[kind], 0, image_facts(image), mme=False, gpus=gpus,
-        image_name=image,
-    )  # fmt: skip
-
-
 def cpu_spec(target: str, label: str, image: str = "") -> TargetSpec:
     """A Triton that runs on CPU (a pod of a CPU workload): no GPU, no disk limit."""
     return TargetSpec(
@@ -72,39 +51,6 @@ def pod_spec(target: str, node: TargetSpec, gpus_per_pod: int, cpu: bool) -> Tar
     if cpu:
         return cpu_spec(target, node.label, node.image_name or node.image.version)
     return replace(node, gpus=gpus_per_pod)
-
-
-def instance_spec(
-    target: str,
-    instance_type: str,
-    image: str = "",
-    prefix: str = "",
-    mme: bool = False,
-    cpu: bool = False,
-    shares_gpus: bool = True,
-) -> TargetSpec:
-    """An EC2 GPU instance type (``prefix`` ``ml.`` on SageMaker); with ``cpu`` also the CPU
-    families c/m/r/t, with SageMaker's default volume as the disk."""
-    if not instance_type:
-        raise UsageError(
-            f"--target {target} needs --instance-type (the instance to check against)",
-            hint=f"add --instance-type {prefix}g5.xlarge, or --stack NAME for a stack's",
-        )
-    found = image_facts(image)
-    family, size = aws_catalog.ec2_family(instance_type, prefix)
-    offer = aws_catalog.EC2_GPU_FAMILIES.get(family)
-    if offer is None or size not in offer.gpus:
-        if cpu and instance_type.startswith(prefix) and family[:1] in "cmrt":
-            return TargetSpec(target, instance_type, None, aws_catalog.SAGEMAKER_DEFAULT_VOLUME_GB,
-                              found, mme=mme, gpus=0, image_name=image)  # fmt: skip
-        choices = [f"{f}.{s}" for f, o in aws_catalog.EC2_GPU_FAMILIES.items() for s in o.gpus]
-        raise UsageError(
-            f"--instance-type {instance_type!r} is not a GPU instance type tdk knows",
-            hint=f"use one of {', '.join(prefix + c for c in choices[:8])}, ...",
-        )
-    disk = offer.disk_gb[size] or aws_catalog.SAGEMAKER_DEFAULT_VOLUME_GB
-    gpu, gpus = facts.GPUS[offer.gpu], offer.gpus[size]
-    return TargetSpec(target, instance_type, gpu, disk, found, mme, gpus, shares_gpus, image)
 
 
 def check_target(
@@ -220,19 +166,19 @@ def _check_gpu_groups(model: ModelDir, spec: TargetSpec, sink: Sink) -> None:
 
 
 def _check_python_shm(model: ModelDir, spec: TargetSpec, sink: Sink) -> None:
-    if not spec.mme or model.backend != "python":
+    limit = spec.python_shm
+    if limit is None or model.backend != "python":
         return
     instances = sum(max(g.count, 1) for g in model.config.instance_group) or 1
-    shm, each = aws_catalog.SAGEMAKER_SHM_BYTES, aws_catalog.SAGEMAKER_PYTHON_SHM_DEFAULT
-    need = instances * each
-    if need > shm:
+    need = instances * limit.per_instance
+    if need > limit.available:
         sink.report(
             "TDK903",
             "instance_group",
             f"{instances} Python-backend instances need {need // facts.MIB} MiB of /dev/shm; "
-            f"the SageMaker container has {shm // facts.MIB} MiB "
+            f"the {limit.container} has {limit.available // facts.MIB} MiB "
             '("Stub is unhealthy" / shared memory errors at load)',
-            f"use at most {shm // each} instances, or lower sagemakerTritonShmDefaultBytes",
+            f"use at most {limit.available // limit.per_instance} instances, or lower {limit.key}",
         )
 
 

@@ -15,9 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
+from infra.clouds.aws.offer import instance_spec
 from infra.targets import registry
 from infra.targets.capabilities import DECOUPLED, VALIDATE
-from infra.targets.checks import instance_spec
 from infra.targets.feasibility import placement_of
 from packager.repository import discover_all
 from packager.requirements import Requirements

@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.clouds.aws import catalog as aws_catalog
 from infra.clouds.aws.guardrails import read_log_retention
+from infra.clouds.aws.offer import instance_spec
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
 from infra.targets.base import DoctorPort, Manifest, OutputValue, Refusal, SchemaDrift, TargetSpec
-from infra.targets.checks import instance_spec, pod_spec
+from infra.targets.checks import pod_spec
 from infra.targets.eks import builders as b
 from infra.targets.eks.cloud_names import DERIVED
 from infra.targets.eks.config import (

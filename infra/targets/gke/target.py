@@ -7,9 +7,10 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from infra.clouds.gcp.offer import accelerator_spec
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
 from infra.targets.base import DoctorPort, OutputValue, Refusal, SchemaDrift, TargetSpec
-from infra.targets.checks import accelerator_spec, pod_spec
+from infra.targets.checks import pod_spec
 from infra.targets.gke import builders as b
 from infra.targets.gke.cloud_names import DERIVED
 from infra.targets.gke.config import GkeConfig, triton_spec

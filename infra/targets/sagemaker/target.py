@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.clouds.aws.guardrails import read_log_retention
+from infra.clouds.aws.offer import instance_spec
 from infra.config import (
     ConfigReader,
     StackConfig,
@@ -26,7 +27,6 @@ from infra.sagemaker_common.monitoring import AlarmThresholds
 from infra.sagemaker_common.settings import alarm_email, created_release_prefix
 from infra.targets.base import EXAMPLE_TARGET_MODEL, DoctorPort, Refusal, Target, TargetSpec
 from infra.targets.capabilities import Refused
-from infra.targets.checks import instance_spec
 from infra.targets.guardrails import read_budget
 from infra.targets.sagemaker.cloud_names import DERIVED
 from infra.targets.sagemaker.config import SageMakerConfig

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.clouds.aws.generated import enum
 from infra.clouds.aws.guardrails import read_log_retention
+from infra.clouds.aws.offer import instance_spec
 from infra.config import (
     RELEASE_URL,
     ConfigReader,
@@ -28,7 +29,6 @@ from infra.sagemaker_common.instances import NO_ENGINE_IMAGE, host_ami, read_tri
 from infra.sagemaker_common.settings import alarm_email, created_release_prefix
 from infra.targets.base import DoctorPort, Refusal, Shortfall, Target, TargetSpec
 from infra.targets.capabilities import Refused
-from infra.targets.checks import instance_spec
 from infra.targets.guardrails import read_budget
 from infra.targets.sagemaker_ic.builders import ROLLING_PERCENT
 from infra.targets.sagemaker_ic.cloud_names import DERIVED
