@@ -8,12 +8,13 @@ SAMPLES := model_repos/samples
 INPUTS  := model_repos/inputs
 RELEASE := build/release
 PYTEST_ARGS ?=
-# Test processes (pytest-xdist). Many tests wait on a Triton, a store or a child process, so 3 on
-# 2 cores keeps both busy: 7 min 55 s against 11 min 27 s with 2 (2-core machine, 2026-11-26).
+# Test processes (pytest-xdist). Many tests wait on a Triton, a store or a child process, so more
+# processes than cores keeps both busy: 11 min 27 s with 2, 7 min 55 s with 3 (2-core machine,
+# 2026-11-26); 4: 437 s on a quiet machine against 566 s with 3 (clean clone), 2026-11-27.
 # Each file stays in one process (--dist loadfile): its module fixtures start one Triton. Files go
 # out in collection order (--no-loadscope-reorder), longest first (tests/conftest.py LONGEST_FIRST):
 # xdist's own order (most tests first) left the one-test bench runs for last, one process busy.
-PYTEST_WORKERS ?= 3
+PYTEST_WORKERS ?= 4
 
 AZURITE := azurite@3.35.0
 NODE    := .node
