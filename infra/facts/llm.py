@@ -25,10 +25,6 @@ RELEASE_24_12 = Source(
     "triton-inference-server-2530/user-guide/docs/introduction/release_notes.html",
     LLM_CHECKED,
 )
-#: GPUs per G2 machine type (Compute Engine accelerator-optimized machines)
-GCE_G2 = Source(
-    "https://cloud.google.com/compute/docs/accelerator-optimized-machines#g2-vms", LLM_CHECKED
-)
 
 #: engine -> the NGC tag suffix of the Triton image that carries it (``<yy.mm>-<suffix>``)
 FLAVOURS: dict[str, str] = {"vllm": "vllm-python-py3", "tensorrt_llm": "trtllm-python-py3"}
@@ -90,13 +86,6 @@ def trtllm_version(image_or_release: str) -> str | None:
     release = release_of(image_or_release) or image_or_release
     return TRTLLM_VERSIONS.get(release)
 
-
-#: GKE G2 machine type -> L4 GPUs (GCE_G2); EC2 multi-GPU sizes are in the AWS catalog
-#: (g6e.12xlarge: 4 L40S, g5.12xlarge: 4 A10G, g6.12xlarge: 4 L4)
-G2_MACHINE_GPUS: dict[str, int] = {
-    "g2-standard-4": 1, "g2-standard-8": 1, "g2-standard-12": 1, "g2-standard-16": 1,
-    "g2-standard-32": 1, "g2-standard-24": 2, "g2-standard-48": 4, "g2-standard-96": 8,
-}  # fmt: skip
 
 #: kit choices (not external facts): /dev/shm per GPU of an LLM pod (NCCL and the engines'
 #: worker processes exchange tensors there; Docker's 64 MiB default is far too small), its
@@ -169,9 +158,3 @@ def release_key(release: str) -> tuple[int, int]:
     """``"25.09"`` -> ``(25, 9)``, for ordering releases."""
     year, month = release.split(".")[:2]
     return int(year), int(month)
-
-
-def smallest_g2(gpus: int) -> str | None:
-    """The smallest G2 machine type with at least ``gpus`` L4s, None above 8."""
-    fits = [(n, m) for m, n in G2_MACHINE_GPUS.items() if n >= gpus]
-    return min(fits)[1] if fits else None

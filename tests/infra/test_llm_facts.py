@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from infra.clouds.aws import catalog as aws_catalog
+from infra.clouds.gcp import catalog as gcp_catalog
 from infra.facts import llm
 
 
 def test_sources_are_dated_and_linked() -> None:
-    for source in (llm.COMPATIBILITY, llm.VLLM_BACKEND, llm.RELEASE_24_12, llm.GCE_G2):
+    for source in (llm.COMPATIBILITY, llm.VLLM_BACKEND, llm.RELEASE_24_12, gcp_catalog.GCE_G2):
         assert source.url.startswith("https://") and source.checked == llm.LLM_CHECKED
 
 
@@ -25,7 +26,7 @@ def test_engine_image_keeps_the_release() -> None:
 
 
 def test_multi_gpu_shapes_the_issue_names() -> None:
-    assert llm.G2_MACHINE_GPUS["g2-standard-48"] == 4
+    assert gcp_catalog.G2_MACHINE_GPUS["g2-standard-48"] == 4
     g6e = aws_catalog.EC2_GPU_FAMILIES["g6e"]
     assert (g6e.gpu, g6e.gpus["12xlarge"]) == ("L40S", 4)
 

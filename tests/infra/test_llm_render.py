@@ -6,6 +6,7 @@ validation like every rendered stack."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -18,10 +19,13 @@ import yaml
 from typer.testing import CliRunner
 
 from cli.main import app
+from infra.clouds.gcp import catalog as gcp_catalog
 from infra.facts import llm
 from infra.targets.k8s.config import serve_models
 from packager.requirements import Requirements
+from tdk.errors import ConfigError
 from tests.infra.test_crd_schemas import _schema
+from tests.registry_lists import kubernetes_targets
 from tests.validate.llm import corpus as c
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -148,8 +152,11 @@ def test_engine_on_a_cpu_workload_is_refused() -> None:
 
 
 def test_multi_gpu_node_shapes() -> None:
-    assert llm.smallest_g2(4) == "g2-standard-48" and llm.smallest_g2(2) == "g2-standard-24"
-    assert llm.smallest_g2(9) is None
+    assert (
+        gcp_catalog.smallest_g2(4) == "g2-standard-48"
+        and gcp_catalog.smallest_g2(2) == "g2-standard-24"
+    )
+    assert gcp_catalog.smallest_g2(9) is None
 
 
 def _config() -> Any:
@@ -174,3 +181,19 @@ def test_flavour_older_than_its_first_release_is_refused() -> None:
         serve_models(old, [Requirements("a", "vllm", engine="vllm")])
     custom = replace(_config(), image="registry.example/triton-llm:latest")
     assert serve_models(custom, [Requirements("a", "vllm", engine="vllm")]).image == custom.image
+
+
+@pytest.mark.parametrize("target", kubernetes_targets())
+def test_a_pod_too_small_names_the_targets_own_nodes(target: str) -> None:
+    """The hint names nodes the target can deploy (its own key, its catalog's fit); the shared
+    layer named two targets' machines for every target, whichever it was."""
+    from infra.targets import registry
+
+    deploy = registry.get(target).deploy()
+    hint = deploy.nodes_with(2)
+    assert re.search(rf"\b{target}[A-Z]\w+", hint), hint  # a key of its own stack
+    assert "no " in deploy.nodes_with(64)  # no catalog entry has 64 GPUs
+    with pytest.raises(ConfigError) as refused:
+        needs = [Requirements("m", "vllm", engine="vllm", gpus_per_replica=2)]
+        serve_models(_config(), needs, deploy.nodes_with)
+    assert hint in (refused.value.hint or "")

@@ -71,7 +71,7 @@ class AksTarget(KubernetesTarget[AksConfig]):
         low = reader.integer("aksGpuNodesMin", minimum=0)
         high = reader.integer("aksGpuNodesMax", minimum=1)
         check_capacity("aksGpuNodesMin", low, "aksGpuNodesMax", high)
-        workload = fitted_workload(reader, read_workload_config(reader))
+        workload = fitted_workload(reader, read_workload_config(reader), self.nodes_with)
         if workload.kind == "gpu" and workload.gpus_per_pod > gpus:
             raise ConfigError(
                 f"{qualify('k8sGpusPerPod')} ({workload.gpus_per_pod}) exceeds the {gpus} "
@@ -99,6 +99,14 @@ class AksTarget(KubernetesTarget[AksConfig]):
             budget=read_budget(reader, email_required=True),
             model_sync_image=reader.string("aksModelSyncImage"),
         )
+
+    def nodes_with(self, gpus: int) -> str:
+        """The aks catalog's VM size with the fewest GPUs, at least ``gpus``."""
+        fits = sorted((s.gpus, s.name) for s in catalog.SIZES.values() if s.gpus >= gpus)
+        if not fits:
+            return f"no Azure GPU VM size tdk knows has {gpus} GPUs"
+        count, name = fits[0]
+        return f"a multi-GPU aksGpuVmSize such as {name}, {count} GPUs"
 
     def offer(self, config: AksConfig) -> TargetSpec:
         """One Triton pod: the GPU pool's VM size, the pod's GPUs, the workload's image."""

@@ -132,7 +132,7 @@ class EksTarget(KubernetesTarget[EksConfig]):
         low = reader.integer("eksGpuNodesMin", minimum=0)
         high = reader.integer("eksGpuNodesMax", minimum=1)
         check_capacity("eksGpuNodesMin", low, "eksGpuNodesMax", high)
-        workload = fitted_workload(reader, read_workload_config(reader))
+        workload = fitted_workload(reader, read_workload_config(reader), self.nodes_with)
         if workload.kind == "gpu" and workload.gpus_per_pod > b.gpus_of(instance):
             raise ConfigError(
                 f"{qualify('k8sGpusPerPod')} ({workload.gpus_per_pod}) exceeds the "
@@ -160,6 +160,19 @@ class EksTarget(KubernetesTarget[EksConfig]):
             log_retention_days=read_log_retention(reader),
             model_sync_image=reader.string("eksModelSyncImage"),
         )
+
+    def nodes_with(self, gpus: int) -> str:
+        """An EC2 instance type of the AWS catalog with at least ``gpus`` GPUs (the fewest)."""
+        fits = sorted(
+            (count, f"{family}.{size}", offer.gpu)
+            for family, offer in aws_catalog.EC2_GPU_FAMILIES.items()
+            for size, count in offer.gpus.items()
+            if count >= gpus
+        )
+        if not fits:
+            return f"no EC2 GPU instance type tdk knows has {gpus} GPUs"
+        count, name, gpu = fits[0]
+        return f"a multi-GPU eksGpuInstanceType such as {name}, {count} {gpu}"
 
     def offer(self, config: EksConfig) -> TargetSpec:
         """One Triton pod: the node group's GPU, the pod's GPUs, the workload's image."""

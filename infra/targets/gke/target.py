@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from infra.clouds.gcp import catalog as gcp_catalog
 from infra.clouds.gcp.offer import accelerator_spec
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
 from infra.targets.base import DoctorPort, OutputValue, Refusal, SchemaDrift, TargetSpec
@@ -121,7 +122,7 @@ class GkeTarget(KubernetesTarget[GkeConfig]):
         low = reader.integer("gkeGpuNodesMin", minimum=0)
         high = reader.integer("gkeGpuNodesMax", minimum=1)
         check_capacity("gkeGpuNodesMin", low, "gkeGpuNodesMax", high)
-        workload = fitted_workload(reader, read_workload_config(reader))
+        workload = fitted_workload(reader, read_workload_config(reader), self.nodes_with)
         gpus_per_node = reader.integer("gkeGpusPerNode", minimum=1, maximum=8)
         if workload.kind == "gpu" and workload.gpus_per_pod > gpus_per_node:
             raise ConfigError(
@@ -154,6 +155,13 @@ class GkeTarget(KubernetesTarget[GkeConfig]):
             budget=read_budget(reader, email_required=False),
             billing_account=_billing_account(reader),
         )
+
+    def nodes_with(self, gpus: int) -> str:
+        """The smallest G2 machine (L4s) with ``gpus`` GPUs, as the gke keys take it."""
+        machine = gcp_catalog.smallest_g2(gpus)
+        if machine is None:
+            return f"no G2 machine has {gpus} L4s: a larger A2/A3 gkeMachineType"
+        return f"gkeMachineType {machine} with gkeGpusPerNode {gpus}"
 
     def offer(self, config: GkeConfig) -> TargetSpec:
         """One Triton pod: the pool's accelerator, the pod's GPUs, the workload's image."""

@@ -22,7 +22,7 @@ from infra.targets.base import (
 )
 from infra.targets.k8s import manifests
 from infra.targets.k8s.build_job import BuildJobSpec, StoreCopy, build_job
-from infra.targets.k8s.config import ModelNeeds, WorkloadConfig, serve_models
+from infra.targets.k8s.config import ModelNeeds, WorkloadConfig, any_nodes, serve_models
 from infra.targets.k8s.spec import HTTP_PORT, TritonServiceSpec
 from tdk.errors import ConfigError
 
@@ -50,8 +50,13 @@ class KubernetesTarget(Target[ConfigT]):
 
     def fit_models(self, config: ConfigT, needs: Sequence[ModelNeeds]) -> ConfigT:
         """The stack's config with its workload fitted to the models (``serve_models``)."""
-        fitted = serve_models(config.workload, needs)
+        fitted = serve_models(config.workload, needs, self.nodes_with)
         return replace(config, workload=fitted)  # type: ignore[type-var]
+
+    def nodes_with(self, gpus: int) -> str:
+        """The target's words for nodes with ``gpus`` GPUs (a stack key and its catalog's
+        smallest fit), in the hint when a model needs more GPUs than a pod has."""
+        return any_nodes(gpus)
 
     def model_repositories(self, reader: ConfigReader) -> tuple[Path, ...]:
         """The ``k8sModels`` repositories the stack's workload is fitted to."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol, cast
 
@@ -124,8 +124,20 @@ def read_workload_config(reader: ConfigReader) -> WorkloadConfig:
     )
 
 
-def serve_models(config: WorkloadConfig, needs: Sequence[ModelNeeds]) -> WorkloadConfig:
-    """``config`` fitted to the release's models: the image flavour that carries their LLM
+#: a target's words for the nodes a pod of N GPUs needs (its node catalog's smallest fit)
+NodeHint = Callable[[int], str]
+
+
+def any_nodes(gpus: int) -> str:
+    """What a target without a node catalog says of nodes with ``gpus`` GPUs."""
+    return f"a node type with {gpus} GPUs"
+
+
+def serve_models(
+    config: WorkloadConfig, needs: Sequence[ModelNeeds], nodes: NodeHint = any_nodes
+) -> WorkloadConfig:
+    """``config`` fitted to the release's models (``nodes``: the target's words for nodes
+    with N GPUs, in the hint of a pod too small): the image flavour that carries their LLM
     engine (same release), /dev/shm and the startup budget sized for an engine. A pod smaller
     than a model's tensor x pipeline parallel GPUs, a CPU workload for an engine, or two
     engines in one workload are ConfigErrors naming the key to change."""
@@ -141,15 +153,12 @@ def serve_models(config: WorkloadConfig, needs: Sequence[ModelNeeds]) -> Workloa
         )
     widest = max(needs, key=lambda n: n.gpus_per_replica)
     if widest.gpus_per_replica > config.gpus_per_pod:
-        node = llm.smallest_g2(widest.gpus_per_replica)
         raise ConfigError(
             f"{widest.model} needs {widest.gpus_per_replica} GPUs per replica (tensor x pipeline "
             f"parallel in {widest.source}) but {qualify('k8sGpusPerPod')} is "
             f"{config.gpus_per_pod}",
             hint=f"`pulumi config set {qualify('k8sGpusPerPod')} {widest.gpus_per_replica}` and "
-            f"nodes with that many GPUs (gke: gkeMachineType {node} with gkeGpusPerNode "
-            f"{widest.gpus_per_replica}; eks: a multi-GPU eksGpuInstanceType such as "
-            "g6e.12xlarge, 4 L40S)",
+            f"nodes with that many GPUs ({nodes(widest.gpus_per_replica)})",
         )
     shm = max(llm.SHM_GIB_MIN, llm.SHM_GIB_PER_GPU * config.gpus_per_pod)
     flavour = engines_of(sorted(llm.FLAVOUR_BACKENDS[llm.FLAVOURS[engines[0]]]))

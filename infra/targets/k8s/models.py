@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from infra.config import ConfigReader, qualify
-from infra.targets.k8s.config import WorkloadConfig, serve_models
+from infra.targets.k8s.config import NodeHint, WorkloadConfig, any_nodes, serve_models
 from tdk.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -59,7 +59,9 @@ def stack_repositories(reader: ConfigReader) -> tuple[Path, ...]:
     return paths
 
 
-def fitted_workload(reader: ConfigReader, workload: WorkloadConfig) -> WorkloadConfig:
+def fitted_workload(
+    reader: ConfigReader, workload: WorkloadConfig, nodes: NodeHint = any_nodes
+) -> WorkloadConfig:
     """``workload`` fitted to the ``k8sModels`` repositories' models (unchanged when unset)."""
     repos = stack_repositories(reader)
-    return serve_models(workload, model_needs(repos)) if repos else workload
+    return serve_models(workload, model_needs(repos), nodes) if repos else workload
