@@ -135,18 +135,16 @@ def ic_rows(
     table: PriceTable,
     streamed: bool = False,
 ) -> list[dict[str, object]]:
-    """Inference components vs MME vs the baseline for the release's models (issue 19); a
-    decoupled model, or a streamed (token) load, gets MME refused with the reason."""
+    """The compare port's rows for the release's models (issue 19: inference components vs
+    MME vs the baseline); a decoupled model, or a streamed (token) load, gets MME refused with
+    the reason. The target that compares is the registry's (``registry.compare_port``)."""
     from cli.invoke import load_manifest
-    from infra.targets.sagemaker_ic.entry import COMPONENTS as components
-    from infra.targets.sagemaker_ic.plan import Load, ModelSize, compare
+    from infra.targets import registry
+    from infra.targets.ports import ComparedLoad
 
-    models = [ModelSize(m.name, m.size, bool(m.mme_left_out)) for m in load_manifest(url).models]
-    types = [s.partition(":")[0] for s in specs if components.owns(s)]
-    types = types or list(components.default_candidates)
-    load = Load(report.peak.rps, hot or len(models), unit_rate, report.safety)
-    rows = compare(models, load, types, components.default_region, table, base, streamed)
-    return [row.as_dict(report.peak.rps) for row in rows]
+    load = ComparedLoad(report.peak.rps, hot, unit_rate, report.safety)
+    models = list(load_manifest(url).models)
+    return registry.compare_port().rows(models, load, specs, table, base, streamed)
 
 
 def fleet_table(

@@ -6,6 +6,9 @@ from dataclasses import dataclass
 #: the ports of an entry (``deploy_module``, ``plan``, ``validate``); rendering and building
 #: plans are the deploy contract's own ports (``Target.render``, ``Target.build``)
 DEPLOY, PLAN, VALIDATE = "deploy", "plan", "validate"
+#: the compare port: ``tdk plan --components RELEASE`` (a unit per model copy, priced beside
+#: the plan's options)
+COMPARE = "compare model copies"
 #: a capability with no methods: serving decoupled models (several responses per request)
 DECOUPLED = "serve decoupled models"
 #: a capability with no methods: running an LLM engine (vLLM, TensorRT-LLM), which needs the
@@ -14,7 +17,7 @@ LLM_ENGINES = "serve vLLM or TensorRT-LLM models"
 #: what a target's runtime may not serve (``TargetEntry.cannot_serve``; the other three are
 #: ports, each the port or a refusal)
 SERVING = (DECOUPLED, LLM_ENGINES)
-CAPABILITIES = (DEPLOY, PLAN, VALIDATE, *SERVING)
+CAPABILITIES = (DEPLOY, PLAN, VALIDATE, COMPARE, *SERVING)
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ import importlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from infra.targets.capabilities import DEPLOY, PLAN, SERVING, VALIDATE, Refused
-from infra.targets.ports import PlanPort, ValidatePort
+from infra.targets.capabilities import COMPARE, DEPLOY, PLAN, SERVING, VALIDATE, Refused
+from infra.targets.ports import ComparePort, PlanPort, ValidatePort
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
@@ -56,6 +56,10 @@ class TargetEntry:
     plan: ClassVar[PlanPort | Refused]
     #: the validate port (``tdk validate --target``), or why the target does not validate
     validate: ClassVar[ValidatePort | Refused]
+    #: the compare port (``tdk plan --components``), or why the target has none
+    compare: ClassVar[ComparePort | Refused] = Refused(
+        "it serves no model copy in a unit of its own: --components has nothing to compare"
+    )
     #: what the target's runtime cannot serve (a ``SERVING`` capability) -> why
     cannot_serve: ClassVar[Mapping[str, Refused]] = {}
 
@@ -65,6 +69,7 @@ class TargetEntry:
             return
         ports: dict[str, tuple[object, type]] = {DEPLOY: (cls.deploy_module, str)}
         ports.update({PLAN: (cls.plan, PlanPort), VALIDATE: (cls.validate, ValidatePort)})
+        ports[COMPARE] = (cls.compare, ComparePort)
         for what, (port, kind) in ports.items():
             if not isinstance(port, (kind, Refused)):
                 raise TypeError(f"{cls.__name__}: its {what} port, or Refused(reason)")
@@ -77,7 +82,8 @@ class TargetEntry:
     def refused(self, what: str) -> Refused | None:
         """Why this target cannot ``what`` (a capability of ``infra.targets.capabilities``);
         None when it can."""
-        ports = {DEPLOY: self.deploy_module, PLAN: self.plan, VALIDATE: self.validate}
+        ports: dict[str, object] = {DEPLOY: self.deploy_module, PLAN: self.plan}
+        ports.update({VALIDATE: self.validate, COMPARE: self.compare})
         port = ports[what] if what in ports else self.cannot_serve.get(what)
         return port if isinstance(port, Refused) else None
 

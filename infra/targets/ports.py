@@ -18,6 +18,7 @@ import abc
 import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from tdk.errors import UsageError
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from infra.config import StackConfig
     from infra.planning.pricing import PriceTable, Quote
     from infra.planning.report import Candidate, Option, PlanReport
+    from packager.manifest import ManifestModel
     from packager.repository import ModelDir
 
 
@@ -133,3 +135,32 @@ class ValidatePort:
         (none: the target serves whatever the release holds)."""
         del models
         return {}
+
+
+@dataclass(frozen=True)
+class ComparedLoad:
+    """The load ``tdk plan --components`` compares at: the peak over the ``hot`` busiest
+    models (the rest idle), what one unit serves, and the safety factor."""
+
+    peak_rps: Decimal
+    hot: int | None
+    unit_rate: Decimal
+    safety: Decimal
+
+
+class ComparePort(abc.ABC):
+    """``tdk plan --components RELEASE``: a target that serves each model copy in a unit of its
+    own, priced at the plan's load beside a shared-unit option and the baseline."""
+
+    @abc.abstractmethod
+    def rows(
+        self,
+        models: list[ManifestModel],
+        load: ComparedLoad,
+        specs: list[str],
+        table: PriceTable,
+        baseline: Candidate | None,
+        streamed: bool,
+    ) -> list[dict[str, object]]:
+        """One row per option (``specs``: the plan's units, those this target owns priced;
+        none: its defaults); ``streamed``: a token load, which a shared unit may refuse."""

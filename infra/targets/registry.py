@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 
 from infra.targets.capabilities import PLAN, VALIDATE, Refused
 from infra.targets.entry import TargetEntry
-from infra.targets.ports import PlanPort, ValidatePort
+from infra.targets.ports import ComparePort, PlanPort, ValidatePort
 from tdk.errors import ConfigError, UsageError
 
 #: the package whose sub-packages with an ``entry`` module are the built-in targets
@@ -151,6 +151,18 @@ def validate_port(entry: TargetEntry) -> ValidatePort:
     if isinstance(entry.validate, Refused):
         raise refusal(entry, VALIDATE)
     return entry.validate
+
+
+def compare_port() -> ComparePort:
+    """The compare port of the registered target that has one (``tdk plan --components``)."""
+    for entry in entries():
+        if isinstance(entry.compare, ComparePort):
+            return entry.compare
+    raise UsageError(
+        "no registered target serves model copies in units of their own: --components has "
+        "nothing to compare",
+        hint="drop --components",
+    )
 
 
 def able(what: str) -> list[str]:

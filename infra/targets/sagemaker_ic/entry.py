@@ -9,31 +9,45 @@ from infra.clouds.aws.machine import CLOUD
 from infra.sagemaker_common.instances import NO_ENGINE_IMAGE
 from infra.targets.capabilities import LLM_ENGINES, Refused
 from infra.targets.entry import TargetEntry
-from infra.targets.ports import ValidatePort
+from infra.targets.ports import ComparedLoad, ComparePort, ValidatePort
 from infra.targets.sagemaker_ic.names import TARGET_NAME
 
 if TYPE_CHECKING:
+    from infra.planning.pricing import PriceTable
+    from infra.planning.report import Candidate
+    from packager.manifest import ManifestModel
     from packager.repository import ModelDir
 
 INSTANCE_KEY = "sagemakerIcInstanceType"
 
 
-class ComponentsPlan:
-    """What ``tdk plan --components RELEASE`` prices inference components on: the region and
-    instance types by default, and which types are this target's (its ``sizing.HOST``)."""
+class ComponentsCompare(ComparePort):
+    """``tdk plan --components RELEASE``: inference components (one container per model copy)
+    against MME on each instance type, then the baseline. Its instance types are those whose
+    GPU and host facts this target has (``sizing.HOST``)."""
 
     default_region = "us-east-1"
     default_candidates: ClassVar[tuple[str, ...]] = ("ml.g4dn.xlarge", "ml.g5.xlarge")
 
-    def owns(self, unit: str) -> bool:
-        """An instance type whose GPU and host facts this target has (``sizing.HOST``)."""
+    def rows(
+        self,
+        models: list[ManifestModel],
+        load: ComparedLoad,
+        specs: list[str],
+        table: PriceTable,
+        baseline: Candidate | None,
+        streamed: bool,
+    ) -> list[dict[str, object]]:
+        from infra.targets.sagemaker_ic.plan import Load, ModelSize, compare
         from infra.targets.sagemaker_ic.sizing import instance_types
 
-        return unit in instance_types()
-
-
-#: the components comparison of ``tdk plan --components`` (the target itself does not plan)
-COMPONENTS = ComponentsPlan()
+        sizes = [ModelSize(m.name, m.size, bool(m.mme_left_out)) for m in models]
+        owned = instance_types()
+        types = [s.partition(":")[0] for s in specs if s.partition(":")[0] in owned]
+        types = types or list(self.default_candidates)
+        at = Load(load.peak_rps, load.hot or len(sizes), load.unit_rate, load.safety)
+        rows = compare(sizes, at, types, self.default_region, table, baseline, streamed)
+        return [row.as_dict(load.peak_rps) for row in rows]
 
 
 class ComponentsValidate(ValidatePort):
@@ -61,6 +75,7 @@ class SageMakerIcEntry(TargetEntry):
         {"instance_type": INSTANCE_KEY, "image": "sagemakerTritonVersion"},
         {"aws:region": "us-east-1"},
     )
+    compare = ComponentsCompare()
     cannot_serve: ClassVar[dict[str, Refused]] = {LLM_ENGINES: Refused(NO_ENGINE_IMAGE)}
 
 
