@@ -10,6 +10,10 @@ Nothing here names a section: which one is a target's, the target says.
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
@@ -121,6 +125,23 @@ def parse_table(data: Any, origin: str) -> PriceTable:
             for region, entries in regions.items()
         }
     return PriceTable(str(data["date"]), str(origin), sections)
+
+
+def write_table(path: Path, document: dict[str, Any]) -> None:
+    """``document`` (a fetcher's answer) as the price file at ``path``: checked as a table
+    first, then written whole (a temporary file beside it, renamed over it) or not at all;
+    two fetchers at once each write their own temporary file."""
+    parse_table(document, str(path))
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(json.dumps(document, indent=2) + "\n")
+        os.chmod(tmp, 0o644)  # a committed file, as git checks it out
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def load_table(path: Path, hint: str) -> PriceTable:

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from infra.clouds.gcp import fetch_prices, prices
-from infra.planning.pricing import parse_table
+from infra.planning.pricing import parse_table, write_table
 from tdk.bounded import DocumentError
+from tdk.errors import UsageError
 
 TODAY = dt.date(2026, 11, 27)
 
@@ -138,3 +139,21 @@ def test_without_a_key_nothing_is_fetched_or_written(
     with pytest.raises(SystemExit) as stopped:
         fetch_prices.main(["--out", str(out)])
     assert stopped.value.code == 2 and not out.exists()
+
+
+def test_a_fetched_table_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
+    """Every fetcher writes through ``write_table``: a document that is no price table (a
+    fetcher's bug, an API answering garbage) leaves the committed file as it was, and no
+    temporary file behind; a good one replaces it, readable as a committed file."""
+    out = tmp_path / "prices.json"
+    out.write_text(prices.TABLE.read_text())
+    before = out.read_bytes()
+    broken = json.loads(before)
+    broken[prices.GPU]["us-central1"]["nvidia-l4"]["usd_per_hour"] = "-1"
+    with pytest.raises(UsageError):
+        write_table(out, broken)
+    assert out.read_bytes() == before and sorted(tmp_path.iterdir()) == [out]
+    fresh = {**json.loads(before), "date": "2026-11-27"}
+    write_table(out, fresh)
+    assert json.loads(out.read_text())["date"] == "2026-11-27"
+    assert sorted(tmp_path.iterdir()) == [out] and out.stat().st_mode & 0o777 == 0o644

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.clouds.aws.prices import EC2, SAGEMAKER, TABLE
+from infra.planning.pricing import write_table
 
 #: section -> (the Price List service, the attribute naming the type, the fixed filters)
 SERVICES: dict[str, tuple[str, str, dict[str, str]]] = {
@@ -129,9 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     regions = [r.strip() for r in args.regions.split(",") if r.strip()]
     more = [t.strip() for t in args.types.split(",") if t.strip()]
     document = build(current, regions, dt.date.today(), _boto3_get_products(), more)
-    tmp = args.out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(args.out)  # never a half-written table
+    write_table(args.out, document)
     print(f"wrote {args.out}")
     return 0
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.clouds.gcp.prices import GPU, MACHINE, TABLE
+from infra.planning.pricing import write_table
 from tdk import bounded
 
 SERVICE = "6F81-5844-456A"  # Compute Engine in the Cloud Billing catalog
@@ -157,9 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     current = json.loads(TABLE.read_text(encoding="utf-8"))
     regions = [r.strip() for r in args.regions.split(",") if r.strip()]
     document = build(current, regions, dt.date.today(), list(skus(key)))
-    tmp = args.out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(args.out)  # never a half-written table
+    write_table(args.out, document)
     print(f"wrote {args.out}")
     return 0
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterable, Iterator
@@ -25,6 +24,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from infra.planning.pricing import write_table
 from infra.targets.aks import catalog
 from infra.targets.aks.prices import SECTION, TABLE
 from tdk import bounded
@@ -122,9 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     regions = [r.strip() for r in args.regions.split(",") if r.strip()]
     document = build(regions, dt.date.today(), _get)
-    tmp = args.out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(document, indent=2) + "\n")
-    tmp.replace(args.out)  # never a half-written table
+    write_table(args.out, document)
     print(f"wrote {args.out}: {sum(len(r) for r in document[SECTION].values())} prices")
     return 0
 
