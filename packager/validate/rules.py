@@ -29,7 +29,8 @@ CONFIG_SRC = _CORE + "model_config_utils.cc"
 ENSEMBLE_SRC = _CORE + "ensemble_scheduler/ensemble_utils.cc"
 SAGEMAKER_DOC = "https://docs.aws.amazon.com/sagemaker/latest/dg/multi-model-endpoints.html"
 TARGET_FACTS = "infra/facts/hardware.py"  # the deploy-target rules (TDK9xx) come from its facts
-AWS_CATALOG = "infra/clouds/aws/catalog.py"  # SageMaker's container limits
+#: checks whose figures the target's offer carries (``TargetSpec``: its container's limits)
+TARGET_CHECKS = "infra/targets/checks.py"
 VLLM_SRC = "https://github.com/triton-inference-server/vllm_backend/blob/main/src/model.py"
 VLLM_ARGS = "https://github.com/vllm-project/vllm/blob/main/vllm/engine/arg_utils.py"
 TRTLLM_REPO = "https://github.com/NVIDIA/TensorRT-LLM/tree/main/triton_backend/all_models"
@@ -398,7 +399,7 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
     ("TDK903", "python-shm", "error",
      "each Python-backend instance takes shm-default-byte-size of /dev/shm (16 MiB of 64 MiB "
      "on SageMaker): 'Stub is unhealthy' / shared memory errors",
-     "lower instance_group count", AWS_CATALOG),
+     "lower instance_group count", TARGET_CHECKS),
     ("TDK904", "weights-exceed-gpu", "error",
      "the weights alone exceed the GPU memory",
      "use a larger GPU or a smaller model", TARGET_FACTS),
