@@ -16,10 +16,20 @@ PYTEST_ARGS ?=
 # xdist's own order (most tests first) left the one-test bench runs for last, one process busy.
 PYTEST_WORKERS ?= 4
 
+# Installs are pinned: pyproject.toml keeps ranges (what a user's own environment gets), and the
+# lock files hold the versions CI last passed with, applied as constraints. `make lock` is the one
+# way to move them (README, "Pinned installs").
+LOCK         := requirements/dev.lock
+RUNTIME_LOCK := requirements/triton-runtime.lock
+LOCK_DIR     := build/lock
+# Tests that compare the kit's derived tables with the installed packages: what `make lock` runs
+DRIFT_TESTS  := tests/infra/test_aws_generated.py tests/infra/test_doctor_sources.py \
+                tests/infra/test_doctor_schemas.py tests/infra/test_image_facts.py
+
 AZURITE := azurite@3.35.0
 NODE    := .node
 
-.PHONY: setup prometheus azurite models demo test lint typecheck pytest bench bench-package bench-invoke bench-validate bench-churn bench-tune clean
+.PHONY: setup lock prometheus azurite models demo test lint typecheck pytest bench bench-package bench-invoke bench-validate bench-churn bench-tune clean
 
 # Everything `make test` needs; `make demo` needs less (the kit alone and the Triton runtime).
 setup: $(VENV)/.installed $(RUNTIME)/.installed prometheus azurite
@@ -50,31 +60,58 @@ $(NODE)/.$(AZURITE):
 	npm install --prefix $(NODE) --no-audit --no-fund --no-save --loglevel=error $(AZURITE)
 	touch $@
 
+# pip and setuptools (the build backend) come from the lock too: the kit is built without
+# build isolation, so no unpinned setuptools is fetched for it.
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -c $(LOCK) pip setuptools
 
 # The kit alone (CLI, packager, local endpoint client): what `make demo` runs. A plain install
 # (not editable, so setuptools prints no editable-mode notice); skipped when `make setup` has
 # installed the editable kit with every extra already.
-$(VENV)/.kit: pyproject.toml | $(BIN)/python
-	test -f $(VENV)/.installed || $(BIN)/python -m pip install -q .
+$(VENV)/.kit: pyproject.toml $(LOCK) | $(BIN)/python
+	test -f $(VENV)/.installed || \
+	  $(BIN)/python -m pip install -q --no-build-isolation -c $(LOCK) .
 	touch $@
 
 # The kit's whole environment for development and tests: editable, Pulumi programs and SDKs
 # (infra) and the test tools (dev).
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[infra,dev]'
+$(VENV)/.installed: pyproject.toml $(LOCK) | $(BIN)/python
+	$(BIN)/python -m pip install -q -c $(LOCK) pip setuptools
+	$(BIN)/python -m pip install -q --no-build-isolation -c $(LOCK) -e '.[infra,dev]'
 	touch $@ $(VENV)/.kit
 
 # The Triton runtime: its own venv because nvidia-pytriton pins numpy<2 (README, Local endpoint).
 # Its Python-backend stub links the system libpython3.11.
-$(RUNTIME)/.installed: infra/targets/local/runtime-requirements.txt
+$(RUNTIME)/.installed: infra/targets/local/runtime-requirements.txt $(RUNTIME_LOCK)
 	@{ ldconfig -p 2>/dev/null || /sbin/ldconfig -p; } | grep -q 'libpython3.11.so.1.0' || \
 	  $(call need_package,libpython3.11,Triton's Python backend stub links it)
 	test -x $(RUNTIME)/bin/python || $(PYTHON) -m venv $(RUNTIME)
-	$(RUNTIME)/bin/python -m pip install -q -r infra/targets/local/runtime-requirements.txt
+	$(RUNTIME)/bin/python -m pip install -q -c $(RUNTIME_LOCK) \
+	  -r infra/targets/local/runtime-requirements.txt
 	touch $@
+
+# The one deliberate upgrade: re-resolve pyproject.toml's ranges and the runtime's requirements
+# in fresh venvs (nothing of .venv is reused), write both lock files, reinstall from them,
+# regenerate the tables derived from installed packages and run their drift tests. Review and
+# commit the diff of requirements/ and infra/ together.
+lock:
+	rm -rf $(LOCK_DIR)
+	$(PYTHON) -m venv $(LOCK_DIR)/dev
+	$(LOCK_DIR)/dev/bin/python -m pip install -q --upgrade pip setuptools
+	$(LOCK_DIR)/dev/bin/python -m pip install -q '.[infra,dev]'
+	$(PYTHON) -m venv $(LOCK_DIR)/runtime
+	$(LOCK_DIR)/runtime/bin/python -m pip install -q -r infra/targets/local/runtime-requirements.txt
+	{ sed -n '/^#/p' $(LOCK); $(LOCK_DIR)/dev/bin/python -m pip freeze --all \
+	  --exclude triton-deploy-kit | sed -E 's/^([A-Za-z0-9_.-]+==[^+ ]+)[+].*$$/\1/'; } > $(LOCK).new
+	{ sed -n '/^#/p' $(RUNTIME_LOCK); $(LOCK_DIR)/runtime/bin/python -m pip freeze \
+	  | sed -E 's/^([A-Za-z0-9_.-]+==[^+ ]+)[+].*$$/\1/'; } > $(RUNTIME_LOCK).new
+	mv $(LOCK).new $(LOCK) && mv $(RUNTIME_LOCK).new $(RUNTIME_LOCK)
+	rm -rf $(LOCK_DIR)
+	$(MAKE) $(VENV)/.installed $(RUNTIME)/.installed
+	$(BIN)/python -m infra.clouds.aws.generate
+	$(BIN)/pytest -q -p no:cacheprovider $(DRIFT_TESTS)
+	git diff --stat -- requirements infra
 
 models: $(SAMPLES)/.generated $(INPUTS)/.generated
 

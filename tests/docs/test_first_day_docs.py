@@ -213,6 +213,8 @@ def _make_tree(tmp: Path) -> Path:
         "infra/targets/local/runtime-requirements.txt",
         "model_repos/generate.py",
         "model_repos/inputs.py",
+        "requirements/dev.lock",
+        "requirements/triton-runtime.lock",
     ):
         (tmp / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp / name).write_text("")
@@ -228,11 +230,12 @@ def _dry_run(tmp: Path, goal: str) -> str:
 
 def test_make_demo_installs_only_what_the_demo_needs(tmp_path: Path) -> None:
     demo = _dry_run(_make_tree(tmp_path), "demo")
-    assert "pip install -q ." in demo and "-e " not in demo  # plain install: no editable notice
+    assert "-c requirements/dev.lock ." in demo and "-e " not in demo  # plain: no editable notice
     assert "[infra,dev]" not in demo and "prometheus" not in demo, demo
+    assert "-c requirements/triton-runtime.lock" in demo  # the runtime is pinned too
     assert "local demo" in demo
     everything = _dry_run(tmp_path, "test")
-    assert "-e '.[infra,dev]'" in everything and "prometheus" in everything
+    assert "-c requirements/dev.lock -e '.[infra,dev]'" in everything and "prometheus" in everything
 
 
 def test_what_needs_root_prints_the_one_command(tmp_path: Path) -> None:

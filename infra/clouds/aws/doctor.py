@@ -27,6 +27,32 @@ def _generated_families() -> dict[str, list[str]]:
     return dict(generate.build()["gpu_families"])
 
 
+def _generated_names() -> dict[str, dict[str, object]]:
+    """The name rules (min, max, pattern) the installed botocore gives (indirection for tests)."""
+    from infra.clouds.aws import generate
+
+    return dict(generate.build()["names"])
+
+
+def _name_rule_finding(source: str) -> Finding:
+    """The installed botocore's name limits and patterns against ``generated.json``: a bound
+    that moved changes which names the kit accepts (a name AWS now refuses, or one it takes)."""
+    from infra.clouds.aws import generate
+
+    committed = json.loads(GENERATED.read_text())
+    drift = generate.differences(
+        {"names": committed.get("names", {})}, {"names": _generated_names()}
+    )
+    note = "generated.json's name limits and patterns match the installed botocore"
+    if drift:
+        note = (
+            f"{'; '.join(drift)}: run `python -m infra.clouds.aws.generate` (or `make lock` in "
+            "a clone)"
+        )
+    return Finding("botocore name rules", f"{len(committed.get('names', {}))} shapes", source,
+                   "installed", "aged" if drift else "ok", note)  # fmt: skip
+
+
 def _gpu_family_finding(source: str) -> Finding:
     """A GPU family botocore lists that the kit neither describes nor refuses with a reason
     (it would be refused as unknown, and nobody said why)."""
@@ -82,6 +108,7 @@ def botocore_findings() -> list[Finding]:
     out.append(Finding("GPU instance sizes", f"{len(catalog.EC2_GPU_FAMILIES)} families",
                        source, "installed", "aged" if missing else "ok", note))  # fmt: skip
     out.append(_gpu_family_finding(source))
+    out.append(_name_rule_finding(source))
     amis = {a for a in enums.get("sagemaker.ProductionVariantInferenceAmiVersion", [])
             if "-gpu-" in a}  # fmt: skip
     unknown = sorted(amis - set(tf.AMI_BY_NAME))

@@ -1,16 +1,21 @@
 """Write ``infra/clouds/aws/generated.json`` from the installed botocore's service models.
 
     python -m infra.clouds.aws.generate          # rewrite the file
-    python -m infra.clouds.aws.generate --check  # exit 1 when the committed file has drifted
+    python -m infra.clouds.aws.generate --check  # exit 1 when a fact in the file has drifted
 
 Name limits/patterns, the InferenceAmiVersion and instance-type enums come from botocore's
 ``service-2.json`` models (derived, never transcribed); the kit reads them through
 ``infra.clouds.aws.generated``. Pure: botocore's loader reads local JSON, nothing calls AWS.
+
+Drift is judged on the facts (names, enums, GPU families), never on ``source``, the botocore
+version stamp: botocore releases several times a week, most releases change none of the shapes
+the kit reads, and a newer botocore with the same facts is not drift (issue 45).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -74,18 +79,65 @@ def gpu_families(session: Any, enums: dict[str, list[str]]) -> dict[str, list[st
     }
 
 
-def render() -> str:
-    return json.dumps(build(), indent=2, sort_keys=True) + "\n"
+def render(table: dict[str, Any] | None = None) -> str:
+    return json.dumps(build() if table is None else table, indent=2, sort_keys=True) + "\n"
+
+
+#: the parts of the table that are facts; ``generator`` and ``source`` only say where they came from
+FACTS = ("names", "enums", "gpu_families")
+
+
+def differences(committed: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    """The facts that differ between two tables, one line each (``[]``: the same facts,
+    whatever botocore version stamped either)."""
+    out: list[str] = []
+    for part in FACTS:
+        old, new = committed.get(part, {}), current.get(part, {})
+        for key in sorted(set(old) | set(new)):
+            before, after = old.get(key), new.get(key)
+            if before == after:
+                continue
+            if isinstance(before, dict) and isinstance(after, dict):
+                out.extend(
+                    f"{part}.{key}.{field}: {before.get(field)} -> {after.get(field)}"
+                    for field in sorted(set(before) | set(after))
+                    if before.get(field) != after.get(field)
+                )
+                continue
+            if isinstance(before, list) and isinstance(after, list):
+                added = [v for v in after if v not in before]
+                dropped = [v for v in before if v not in after]
+                change = f"adds {added or 'nothing'}, drops {dropped or 'nothing'}"
+                if not added and not dropped:
+                    change = "same values, another order"
+            else:
+                change = f"{before} -> {after}"
+            out.append(f"{part}.{key}: {change}")
+    return out
 
 
 def main(argv: list[str]) -> int:
-    text = render()
+    table = build()
     if "--check" in argv:
-        if GENERATED.read_text() != text:
-            print(f"{GENERATED} is out of date; run `python -m infra.clouds.aws.generate`")
+        try:
+            committed = json.loads(GENERATED.read_text())
+        except (OSError, ValueError) as exc:
+            print(f"{GENERATED} cannot be read ({exc}); run `python -m infra.clouds.aws.generate`")
             return 1
+        drift = differences(committed, table)
+        if drift:
+            print(f"{GENERATED} differs from {table['source']} in {len(drift)} fact(s):")
+            print("\n".join(f"  {line}" for line in drift))
+            print("run `python -m infra.clouds.aws.generate` (or `make lock`) and review the diff")
+            return 1
+        if committed.get("source") != table["source"]:
+            print(f"{GENERATED}: the same facts in {table['source']} "
+                  f"(generated from {committed.get('source')})")  # fmt: skip
         return 0
-    GENERATED.write_text(text)
+    text = render(table)
+    tmp = GENERATED.with_name(f".{GENERATED.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, GENERATED)
     return 0
 
 
