@@ -341,7 +341,8 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
      "check the argument against the engine version of the image you deploy", VLLM_ARGS),
     ("TDK605", "engine-arg-value", "error",
      "the engine refuses the value at load time (gpu_memory_utilization outside (0, 1], "
-     "parallel sizes below 1, a wrong type)",
+     "parallel sizes below 1, a wrong type, a string outside the argument's allowed values such as "
+     "TensorRT-LLM's backend: \"pytorchh\")",
      "fix the value", VLLM_ARGS),
     ("TDK606", "engine-multi-gpu-kind", "error",
      "the vLLM backend refuses KIND_GPU for a model on more than one GPU (tensor x pipeline "

@@ -8,7 +8,9 @@ the dataclass / model fields at the named source, checked 2026-11-26.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from packager.validate.engines.vllm_lists import VLLM_ENGINE_ARGS
@@ -160,55 +162,77 @@ def vllm_list(image: VllmImage | None) -> tuple[ArgList, str | None]:
     )
 
 
-#: tensorrt_llm/llmapi/llm_args.py ``BaseLlmArgs`` fields (TensorRT-LLM 1.0 line, NVIDIA/
-#: TensorRT-LLM main as stored 2026-11-26). The PyTorch and TensorRT flavours (TorchLlmArgs,
-#: TrtLlmArgs) add fields of their own, so an unlisted name is only a warning unless it is a
-#: near miss of a listed one.
-TRTLLM_1_0 = ArgList(
-    "TensorRT-LLM",
-    "1.0",
-    "https://github.com/NVIDIA/TensorRT-LLM/blob/main/tensorrt_llm/llmapi/llm_args.py",
-    _words(
-        """model tokenizer tokenizer_mode skip_tokenizer_init trust_remote_code
-        tensor_parallel_size dtype revision tokenizer_revision pipeline_parallel_size
-        context_parallel_size gpus_per_node moe_cluster_parallel_size moe_tensor_parallel_size
-        moe_expert_parallel_size enable_attention_dp cp_config load_format
-        fail_fast_on_attention_window_too_large enable_lora lora_config kv_cache_config
-        enable_chunked_prefill guided_decoding_backend batched_logits_processor
-        iter_stats_max_iterations request_stats_max_iterations peft_cache_config
-        scheduler_config cache_transceiver_config speculative_config max_batch_size
-        max_input_len max_seq_len max_beam_width max_num_tokens gather_generation_logits
-        num_postprocess_workers postprocess_tokenizer_dir reasoning_parser decoding_config
-        backend build_config"""
-    ),
-)
+@dataclass(frozen=True)
+class ArgChoices:
+    """The strings one ``LLM()`` argument accepts (compared case-blind when ``any_case``)."""
 
-#: Why no TensorRT-LLM release's own ``LLM()`` list is recorded (checked 2026-11-27): the
-#: images map to 1.1.0 (26.01-02), 1.2.0 (26.03) and 1.2.1 (26.04-07), but PyPI's
-#: ``tensorrt_llm-1.x.tar.gz`` are wheel-stub sdists (the wheels live on pypi.nvidia.com, out
-#: of reach here), the NVIDIA/TensorRT-LLM snapshot (2.5 GB) is over what can be fetched, and
-#: the code index stores ``tensorrt_llm/llmapi/llm_args.py`` only at untagged main commits
-TRTLLM_UNRECORDED = (
-    "its LLM() arguments are not recorded here (the llm_args.py of that release could not be "
-    "read: PyPI carries only wheel-stub sdists of TensorRT-LLM 1.x)"
+    values: tuple[str, ...]
+    any_case: bool
+
+    def allows(self, value: object) -> bool:
+        if not isinstance(value, str):
+            return True  # not a string: a type question this table does not answer
+        if self.any_case:
+            return value.lower() in self.values
+        return value in self.values
+
+
+#: the generated table (``trtllm_argsgen``): release -> sources, names, choices
+TRTLLM_TABLE: dict[str, Any] = json.loads(
+    Path(__file__).with_name("trtllm_args.json").read_text(encoding="utf-8")
+)
+#: when the table's sources were read
+TRTLLM_READ: str = TRTLLM_TABLE["read"]
+
+
+def _trtllm_list(version: str, entry: dict[str, Any]) -> ArgList:
+    urls = " and ".join(source["url"] for source in entry["sources"])
+    return ArgList("TensorRT-LLM", version, urls, frozenset(entry["names"]))
+
+
+#: the recorded ``LLM()`` names per TensorRT-LLM release (``trtllm_args.json``)
+TRTLLM_LISTS: dict[str, ArgList] = {
+    version: _trtllm_list(version, entry) for version, entry in TRTLLM_TABLE["releases"].items()
+}
+#: the recorded allowed strings per release and argument
+TRTLLM_CHOICES: dict[str, dict[str, ArgChoices]] = {
+    version: {
+        name: ArgChoices(tuple(c["values"]), bool(c["any_case"]))
+        for name, c in entry["choices"].items()
+    }
+    for version, entry in TRTLLM_TABLE["releases"].items()
+}
+#: what is checked against without a target, or where the image's release is not recorded
+#: (TDK613 says so): the newest recorded release
+NEWEST_TRTLLM = max(
+    TRTLLM_LISTS, key=lambda v: tuple(int(p) if p.isdigit() else 0 for p in v.split("."))
 )
 
 
 def trtllm_list(image: VllmImage | None) -> tuple[ArgList, str | None]:
-    """The ``LLM()`` list to check ``model.yaml`` against (the 1.0 line's) and, for a target's
-    image, why it is not that image's own (a TDK613 warning text)."""
+    """The ``LLM()`` list to check ``model.yaml`` against (the image's TensorRT-LLM release's;
+    else the newest recorded) and, where it is not the image's own, why (a TDK613 text)."""
+    newest = TRTLLM_LISTS[NEWEST_TRTLLM]
     if image is None:
-        return TRTLLM_1_0, None
-    checked = f"names checked against TensorRT-LLM {TRTLLM_1_0.version} ({TRTLLM_1_0.source})"
+        return newest, None
+    if image.trtllm in TRTLLM_LISTS:
+        return TRTLLM_LISTS[image.trtllm], None
+    checked = f"names and values checked against TensorRT-LLM {newest.version}, the newest recorded"
     if image.trtllm is None:
-        return TRTLLM_1_0, (
+        return newest, (
             f"the TensorRT-LLM version of the {image.release}-trtllm-python-py3 image is not "
             f"recorded (infra/facts/llm.py TRTLLM_VERSIONS); {checked}"
         )
-    return TRTLLM_1_0, (
-        f"the {image.release}-trtllm-python-py3 image ships TensorRT-LLM {image.trtllm}: "
-        f"{TRTLLM_UNRECORDED}; {checked}"
+    return newest, (
+        f"the {image.release}-trtllm-python-py3 image ships TensorRT-LLM {image.trtllm}, whose "
+        "LLM() arguments are not recorded in packager/validate/engines/trtllm_args.json; "
+        f"{checked}"
     )
+
+
+def trtllm_choices(version: str) -> dict[str, ArgChoices]:
+    """The allowed strings of that release's ``LLM()`` arguments ({} where not recorded)."""
+    return TRTLLM_CHOICES.get(version, {})
 
 
 #: keys of the triton_backend LLM-API model.yaml that the Triton model.py reads itself

@@ -148,7 +148,8 @@ def _check_llm_names(
         sink.report("TDK613", MODEL_YAML, unrecorded,
                     "check the LLM() arguments against that release's tensorrt_llm/llmapi/"
                     "llm_args.py by hand", file=path)  # fmt: skip
-    where = f"TensorRT-LLM {known.version} LLM() ({known.source}, checked {facts.CHECKED})"
+    where = f"TensorRT-LLM {known.version} LLM() ({known.source}, read {facts.TRTLLM_READ})"
+    _check_llm_choices(llm, path, sink, known.version, where)
     for key in llm:
         if key in known.names or key in facts.TRTLLM_MODEL_YAML_EXTRA:
             continue
@@ -161,6 +162,19 @@ def _check_llm_names(
             sink.report("TDK604", f"{path.name} {key}", f"{key!r} is not an argument of {where}",
                         "check it against the TensorRT-LLM version of the image you deploy",
                         file=path)  # fmt: skip
+
+
+def _check_llm_choices(
+    llm: dict[str, Any], path: Path, sink: Sink, version: str, where: str
+) -> None:
+    """TDK605 for a string the release's ``LLM()`` does not accept (``backend: "pytorchh"``)."""
+    for key, choices in facts.trtllm_choices(version).items():
+        if key in llm and not choices.allows(llm[key]):
+            allowed = ", ".join(repr(v) for v in choices.values)
+            case = " (in any case)" if choices.any_case else ""
+            sink.report("TDK605", f"{path.name} {key}",
+                        f"{key} is {llm[key]!r}; {where} accepts {allowed}{case}",
+                        f"set {key} to one of {allowed}", file=path)  # fmt: skip
 
 
 def _check_llm_values(model: ModelDir, llm: dict[str, Any], path: Path, sink: Sink) -> None:
