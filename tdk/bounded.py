@@ -21,6 +21,7 @@ import math
 import os
 import re
 import stat
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +41,9 @@ _KINDS = (
     (stat.S_ISDIR, "a directory"),
     (stat.S_ISLNK, "a symbolic link"),
 )
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b"[]{},")
+_SQUARE = bytes.maketrans(b"{}", b"[]")
+_STEP = tuple(1 if byte == ord("[") else -1 if byte == ord("]") else 0 for byte in range(256))
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -116,17 +118,37 @@ def load_yaml(path: Path, hint: str, limit: int = MAX_BYTES, depth: int = MAX_DE
     return parse_yaml(read_document(path, hint, limit), str(path), hint, depth)
 
 
-def json_depth(raw: bytes, limit: int = MAX_DEPTH) -> int:
-    """How deep ``raw``'s arrays and objects nest (strings skipped), without parsing it; the
-    count stops once past ``limit`` (a hostile file is all brackets)."""
-    depth = deepest = 0
-    for byte in _STRING.sub(b"", raw).translate(None, _NOT_BRACKETS):
-        depth += 1 if byte in b"[{" else -1
-        if depth > deepest:
-            deepest = depth
-            if deepest > limit:
-                break
-    return deepest
+def json_structure(raw: bytes) -> bytes:
+    """``raw``'s brackets, braces and commas outside its strings, in order, in time linear in
+    its length whatever it holds (a backtracking string pattern took 0.8 s for 16 KB of escaped
+    quotes, growing with the square). Escaped backslashes and quotes go first, so each string
+    is one quote-to-quote run; an unterminated string runs to the end."""
+    unescaped = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    return b"".join(unescaped.split(b'"')[::2]).translate(None, _NOT_STRUCTURE)
+
+
+def nests_deeper(structure: bytes, limit: int = MAX_DEPTH) -> bool:
+    """Whether a ``json_structure`` nests deeper than ``limit`` (an unclosed bracket counts).
+    The innermost empty pairs go first (a tree without its leaves is one level lower; a flat
+    body of ``[]`` is then empty), then levels are counted in C (``accumulate``), stopping at
+    the first one past the limit."""
+    brackets = structure.translate(_SQUARE, b",")
+    inner = brackets.replace(b"[]", b"")
+    over = limit - (1 if len(inner) < len(brackets) else 0)
+    levels = accumulate(map(_STEP.__getitem__, inner), initial=0)
+    return next(filter(over.__lt__, levels), None) is not None
+
+
+def json_depth_over(raw: bytes, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``raw``'s arrays and objects nest deeper than ``limit`` (strings skipped),
+    decided without parsing it."""
+    return nests_deeper(json_structure(raw), limit)
+
+
+def structure_values(structure: bytes) -> int:
+    """At least how many values a ``json_structure`` holds (each comma separates one more,
+    each array or object is one)."""
+    return 1 + structure.count(b",") + structure.count(b"[") + structure.count(b"{")
 
 
 def _finite(text: str) -> float:
@@ -144,7 +166,7 @@ def parse_json(data: bytes | str, source: str, hint: str, depth: int = MAX_DEPTH
     """``data`` parsed as JSON: nested at most ``depth`` deep (counted before parsing), UTF-8,
     finite numbers, no lone surrogates; DocumentError naming ``source`` otherwise."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
-    if json_depth(raw, depth) > depth:
+    if json_depth_over(raw, depth):
         raise DocumentError(source, f"nested more than {depth} deep", hint)
     text = _decoded(raw, source, hint)
     try:

@@ -21,7 +21,7 @@ from typing import Any
 from infra.clients.triton_errors import triton_error_text
 from infra.sagemaker_common.components import component_name
 from infra.sagemaker_common.runtime import RELOADS
-from infra.targets.local import generate, response_stream, switch
+from infra.targets.local import bounds, generate, response_stream, switch
 from infra.targets.local.errors import ApiError, internal, model_error, unavailable, validation
 from infra.targets.local.manager import ModelManager, ModelState, stub_crashed
 from infra.targets.local.metrics import CONTENT_TYPE
@@ -151,10 +151,12 @@ class Front:
             await _respond(send, code, json.dumps(answer).encode(), [_JSON])
 
     async def _body(self, receive: Receive, send: Send) -> bytes | None:
-        """The request body; None once the client was answered with the error (too large, too
-        slow) or has gone."""
+        """The request body, JSON within bounds (``bounds.check_json``); None once the client
+        was answered with the error (too large, too slow, too deep) or has gone."""
         try:
-            return await read_body(receive, self.max_body, self.manager.settings.body_timeout)
+            body = await read_body(receive, self.max_body, self.manager.settings.body_timeout)
+            bounds.check_json(body)
+            return body
         except ApiError as exc:
             await _error(send, exc)
         except ClientGone:
@@ -248,6 +250,7 @@ class Front:
         size = json_header_size(content_type or "", len(body))
         if size is not None:
             extra = (("Inference-Header-Content-Length", str(size)),)
+        bounds.check_inference_body(body, size)  # before a model is loaded for it
         state = await self.manager.acquire(target)
         self.manager.metrics.count("Invocations", target)
         model_started = time.perf_counter()

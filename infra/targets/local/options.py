@@ -84,6 +84,13 @@ class EndpointOptions:
         256,
         int,
     )
+    max_client_connections: int = _opt(
+        "--max-client-connections",
+        "Connections one client (a local user, or a remote address) may hold at once; beyond, "
+        "its new ones are closed (others are still served).",
+        64,
+        int,
+    )
     workdir: str | None = _opt("--workdir", "Work directory (default: in the state dir).", None)
     store_endpoint_url: str | None = _opt(
         "--store-endpoint-url", "S3-compatible endpoint for s3:// stores.", None
@@ -105,7 +112,8 @@ class EndpointOptions:
             raise UsageError(
                 "--release is empty", hint="pass the release URL (file://, s3://, gs://, az://)"
             )
-        for name in ("max_loaded", "cache_bytes", "max_body", "max_connections"):
+        counts = ("max_loaded", "cache_bytes", "max_body", "max_connections")
+        for name in (*counts, "max_client_connections"):
             self._positive(name, int(getattr(self, name)))
         for name in ("body_timeout", "invocation_timeout", "capacity_timeout", "keep_alive"):
             self._positive(name, float(getattr(self, name)), MAX_TIMEOUT_S)

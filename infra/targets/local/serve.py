@@ -203,7 +203,11 @@ def _run(
     config = uvicorn.Config(
         front,
         loop="uvloop",
-        http=protocol_class(settings.header_timeout, connection_cap(settings.max_connections)),
+        http=protocol_class(
+            settings.header_timeout,
+            connection_cap(settings.max_connections),
+            settings.max_client_connections,
+        ),
         lifespan="on",
         access_log=False,
         log_level="warning",
