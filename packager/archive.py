@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import stat
 import tarfile
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -22,24 +21,13 @@ from typing import BinaryIO
 
 from isal import igzip
 
+from packager.inputs import SourceFile
 from tdk.errors import UnsafeInputError
 
 BLOCK = 512
 CHUNK = 16 * 1024 * 1024  # a large file is compressed as independent members of this size
 LARGE = 1024 * 1024  # files from this size on are compressed once and shared across copies
 DEFAULT_LEVEL = 2  # ISA-L levels are 0-3; 2 is within a few percent of gzip -6 on weights
-
-
-@dataclass(frozen=True)
-class SourceFile:
-    """A regular file of a model directory: its path relative to the model and on disk."""
-
-    rel: str
-    path: Path
-    size: int
-    executable: bool
-    links: int = 1  # st_nlink: above 1, another name (maybe outside the repository) shares it
-    inode: tuple[int, int] = (0, 0)  # (st_dev, st_ino): names of one file share it
 
 
 @dataclass(frozen=True)
@@ -56,81 +44,6 @@ class Entry:
         return self.source is None and self.data is None
 
 
-def name_problem(name: str) -> str | None:
-    """Why a file or directory name cannot be packaged (a reader refuses it), or None."""
-    if "\\" in name:
-        return "has a backslash in its name (Windows readers and the endpoint take it for a path)"
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
-        return f"has a control character in its name ({name!r})"
-    return None
-
-
-def scan_model_dir(root: Path, skip: Sequence[str] = ()) -> tuple[list[str], list[SourceFile]]:
-    """Directories and regular files under ``root``, sorted; refuses anything else.
-
-    Symlinks (whether they stay inside the tree or not), fifos, sockets, devices, what this
-    user cannot read and names a reader would refuse raise UnsafeInputError naming every
-    offending path, so nothing unsafe enters an archive and nothing is silently left out.
-    """
-    dirs: list[str] = []
-    files: list[SourceFile] = []
-    problems: list[str] = []
-    if root.is_symlink():
-        problems.append(f"{root} is a symbolic link (to {os.readlink(root)})")
-    elif not os.access(root, os.R_OK | os.X_OK):
-        problems.append(f"{root} cannot be read (permission denied)")
-
-    def unreadable(exc: OSError) -> None:
-        problems.append(f"{exc.filename} cannot be read ({exc.strerror})")
-
-    for current, subdirs, names in os.walk(root, onerror=unreadable, followlinks=False):
-        base = Path(current)
-        refused: set[str] = set()
-        for name in sorted(subdirs + names):
-            problem = _classify(root, base / name, skip, dirs, files)
-            if problem:
-                problems.append(problem)
-                refused.add(name)
-        subdirs[:] = [d for d in subdirs if d not in refused]  # links, unreadable: not entered
-    if problems:
-        raise UnsafeInputError(
-            f"{root}: {len(problems)} entr{'y' if len(problems) == 1 else 'ies'} cannot be "
-            "packaged:\n  " + "\n  ".join(problems),
-            hint="replace links with the files themselves, remove special files, rename what "
-            "has a backslash or control character, and make every file readable (chmod u+r, "
-            "and u+rx on directories)",
-        )
-    return sorted(dirs), sorted(files, key=lambda f: f.rel)
-
-
-def _classify(
-    root: Path, path: Path, skip: Sequence[str], dirs: list[str], files: list[SourceFile]
-) -> str | None:
-    """Add ``path`` to ``dirs`` or ``files``, or say why it cannot be packaged."""
-    rel = path.relative_to(root).as_posix()
-    info = path.lstat()
-    bad_name = name_problem(path.name)
-    if bad_name:
-        return f"{path} {bad_name}"
-    if stat.S_ISLNK(info.st_mode):
-        return f"{path} is a symbolic link (to {os.readlink(path)})"
-    if stat.S_ISDIR(info.st_mode):
-        if not os.access(path, os.R_OK | os.X_OK):
-            return f"{path} cannot be read (permission denied)"
-        dirs.append(rel)
-    elif stat.S_ISREG(info.st_mode):
-        if rel in skip:
-            return None
-        if not os.access(path, os.R_OK):
-            return f"{path} cannot be read (permission denied)"
-        executable = bool(info.st_mode & 0o111)
-        inode = (info.st_dev, info.st_ino)
-        files.append(SourceFile(rel, path, info.st_size, executable, info.st_nlink, inode))
-    else:
-        return f"{path} is not a regular file or directory"
-    return None
-
-
 def _header(arcname: str, size: int, is_dir: bool, executable: bool) -> bytes:
     info = tarfile.TarInfo(arcname + ("/" if is_dir else ""))
     info.type = tarfile.DIRTYPE if is_dir else tarfile.REGTYPE
@@ -144,20 +57,6 @@ def _header(arcname: str, size: int, is_dir: bool, executable: bool) -> bytes:
 
 def _padding(size: int) -> bytes:
     return b"\0" * (-size % BLOCK)
-
-
-def outside_links(files: Sequence[SourceFile]) -> list[str]:
-    """Files with more names than ``files`` holds: another name lies outside the inputs, and
-    whatever is written through it is what would get packaged."""
-    names: dict[tuple[int, int], int] = {}
-    for f in files:
-        names[f.inode] = names.get(f.inode, 0) + 1
-    return [
-        f"{f.path} has {f.links} hard links, {f.links - names[f.inode]} of them outside the "
-        "models being packaged"
-        for f in files
-        if f.links > names[f.inode]
-    ]
 
 
 @dataclass(frozen=True)

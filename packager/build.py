@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Protocol
 
 from packager import __version__
-from packager.archive import ArchiveWriter, Entry, SourceFile, outside_links, scan_model_dir
+from packager.archive import ArchiveWriter, Entry
 from packager.config import CONFIG_NAME, backend_of, datatype_name, dump_config
 from packager.digests import FileDigests
+from packager.inputs import SourceFile, outside_links, scan_model_dir
 from packager.manifest import ARCHIVE_PREFIX, REPOSITORY_PREFIX, ManifestModel, TensorSpec
 from packager.onnx_signature import model_input_ranges
 from packager.rename import CopyPlan, Member

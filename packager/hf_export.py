@@ -17,6 +17,7 @@ from typing import Any
 
 from packager.config import CONFIG_NAME, dump_config, new_config
 from packager.importer import Imported, check_destination, import_onnx, stage_model
+from packager.inputs import copy_input, scan_model_dir
 from tdk.bounded import load_json
 from tdk.errors import TdkError, UsageError
 
@@ -34,7 +35,9 @@ def import_huggingface(
     opset: int = 17,
 ) -> Imported:
     """``source`` exported to ONNX and written as ``out/name`` (and, with ``tokenizer``,
-    ``out/<name>_tokenizer`` and the ensemble ``out/<name>_pipeline``)."""
+    ``out/<name>_tokenizer`` and the ensemble ``out/<name>_pipeline``). The directory is
+    refused whole if it holds a link or a special file, as ``tdk package`` refuses them."""
+    scan_model_dir(source)
     if not (source / "config.json").is_file():
         raise UsageError(
             f"{source} is not a Hugging Face model directory (no config.json)",
@@ -84,15 +87,18 @@ def export_onnx(source: Path, path: Path, opset: int) -> None:
     """``source``'s model as ONNX at ``path``: its text inputs with batch and sequence axes
     dynamic; each output's batch axis and every axis that follows the sequence length."""
     torch, transformers = _libraries()
-    try:
-        config = transformers.AutoConfig.from_pretrained(source, local_files_only=True)
-        architecture = (getattr(config, "architectures", None) or [""])[0]
-        loader = getattr(transformers, architecture, None) or transformers.AutoModel
-        model = loader.from_pretrained(source, local_files_only=True).eval()
-    except (OSError, ValueError) as exc:
+    architecture = _architecture(source)
+    loader = getattr(transformers, architecture, None)
+    if not isinstance(loader, type) or not hasattr(loader, "from_pretrained"):
+        loader = transformers.AutoModel
+    try:  # weights_only: a pickle's tensors are read, its code never runs (transformers 5.25)
+        model = loader.from_pretrained(source, local_files_only=True, weights_only=True).eval()
+    except Exception as exc:  # a hostile directory makes transformers and torch raise anything
         raise UsageError(
-            f"{source}: transformers cannot load it ({exc})",
-            hint="give a directory written by save_pretrained (config.json and the weights)",
+            f"{source}: transformers cannot load it ({exc.__class__.__name__}: {_first_line(exc)})",
+            hint="give a directory written by save_pretrained (config.json and the weights, "
+            "as model.safetensors); pickled weights are loaded only as plain tensors "
+            "(torch.load weights_only), never run",
         ) from exc
     names = [n for n in TEXT_INPUTS if n in inspect.signature(model.forward).parameters]
     if "input_ids" not in names:
@@ -119,6 +125,28 @@ def export_onnx(source: Path, path: Path, opset: int) -> None:
             opset_version=opset,
             dynamo=False,  # the TorchScript exporter: no onnxscript needed
         )
+
+
+def _architecture(source: Path) -> str:
+    """The model class ``config.json`` names (``""``: let AutoModel choose), read with the
+    bounded reader first, so a deep or malformed file is a message, not a traceback."""
+    path = source / "config.json"
+    hint = "give the config.json save_pretrained wrote"
+    config = load_json(path, hint)
+    if not isinstance(config, dict):
+        raise UsageError(f"{path}: not a JSON object", hint=hint)
+    architectures = config.get("architectures") or [""]
+    if not isinstance(architectures, list) or not all(isinstance(a, str) for a in architectures):
+        raise UsageError(
+            f"{path}: architectures must be a list of class names, not {architectures!r:.80}",
+            hint=hint,
+        )
+    return str(architectures[0])
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return (text.splitlines() or [""])[0][:300]
 
 
 def _sample(torch: Any, names: list[str], length: int) -> tuple[Any, ...]:
@@ -158,7 +186,7 @@ def write_pipeline(source: Path, imported: Imported, out: Path) -> list[Path]:
     def fill_tokenizer(path: Path) -> None:
         (path / "1").mkdir(parents=True)
         shutil.copyfile(TOKENIZER_MODEL, path / "1" / "model.py")
-        shutil.copyfile(source / "vocab.txt", path / "1" / "vocab.txt")
+        copy_input(source, "vocab.txt", path / "1" / "vocab.txt")
         (path / CONFIG_NAME).write_text(dump_config(tok_config), encoding="utf-8")
 
     stage_model(tokenizer, fill_tokenizer)

@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from packager.config import CONFIG_NAME, dump_config
+from packager.inputs import INPUT_HINT, copy_input, input_problem, open_input
 from packager.names import name_problem
 from packager.onnx_signature import completed_config, read_graph
-from tdk.errors import ConfigError, TdkError, UsageError
+from tdk.errors import ConfigError, TdkError, UnsafeInputError, UsageError
 
 NEURON_HINT = (
     "import the model it was compiled from instead: the Hugging Face directory (or the "
@@ -98,16 +99,18 @@ def refuse_neuron(source: Path) -> None:
 def import_onnx(source: Path, name: str, out: Path, max_batch_size: int | None = None) -> Imported:
     """``source`` (an ONNX file) as ``out/name`` with its completed config."""
     destination = check_destination(name, out)
-    graph = read_graph(source)
+    with os.fdopen(open_input(source.parent, source.name), "rb") as handle:
+        data = handle.read()  # the bytes parsed are the bytes written
+    graph = read_graph(source, data)
     config = owned_config(completed_config(graph, name), max_batch_size)
     external = _external_files(graph, source)
 
     def fill(model: Path) -> None:
         (model / "1").mkdir(parents=True)
-        shutil.copyfile(source, model / "1" / "model.onnx")
+        (model / "1" / "model.onnx").write_bytes(data)
         for rel in external:
             (model / "1" / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source.parent / rel, model / "1" / rel)
+            copy_input(source.parent, rel, model / "1" / rel)
         (model / CONFIG_NAME).write_text(dump_config(config), encoding="utf-8")
 
     stage_model(destination, fill)
@@ -148,7 +151,7 @@ def _no_batching_note(graph: Any) -> str:
 
 def _external_files(graph: Any, source: Path) -> list[str]:
     """Relative paths of the external-data files ``graph``'s initializers name (each must lie
-    beside ``source``)."""
+    beside ``source``, no link on the way to it: it is copied into the release)."""
     found: set[str] = set()
     for init in graph.initializer:
         if init.data_location != _EXTERNAL:
@@ -161,6 +164,12 @@ def _external_files(graph: Any, source: Path) -> list[str]:
                 "the model's directory",
                 hint="save the model with its external data beside it (onnx.save with "
                 "location=<relative file name>)",
+            )
+        problem = input_problem(source.parent, location)
+        if problem:
+            raise UnsafeInputError(
+                f"{source}: external data of initializer {init.name!r}: {problem}",
+                hint=INPUT_HINT,
             )
         if not (source.parent / rel).is_file():
             raise ConfigError(

@@ -54,11 +54,12 @@ class Tensor:
     dims: tuple[int, ...] | None  # None: rank unknown
 
 
-def read_graph(path: Path) -> Any:
-    """The ``GraphProto`` of the ONNX file at ``path``; ConfigError when it is not one."""
+def read_graph(path: Path, data: bytes | None = None) -> Any:
+    """The ``GraphProto`` of the ONNX file at ``path`` (``data``: its bytes, when read already);
+    ConfigError when it is not one."""
     onnx_ml = generated_module("onnx.onnx_ml_pb2", "onnx")
     try:
-        return onnx_ml.ModelProto.FromString(path.read_bytes()).graph
+        return onnx_ml.ModelProto.FromString(path.read_bytes() if data is None else data).graph
     except Exception as exc:  # the protobuf decoder raises several unrelated types
         raise ConfigError(
             f"{path}: cannot be read as an ONNX model ({exc.__class__.__name__}: {exc})",

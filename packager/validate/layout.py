@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from packager.config import PLATFORM_BACKENDS
+from packager.inputs import scan_model_dir
 from packager.names import name_problem
 from packager.repository import ModelDir
 from packager.validate.findings import Finding, Sink, finding
@@ -72,8 +73,6 @@ def check_layout(model: ModelDir, sink: Sink) -> None:
 
 def _check_entries(model: ModelDir, sink: Sink) -> None:
     """What ``tdk package`` refuses (links, fifos, devices) with the very same message."""
-    from packager.archive import scan_model_dir  # lazy: archive pulls in the gzip engine
-
     try:
         scan_model_dir(model.path)
     except UnsafeInputError as exc:

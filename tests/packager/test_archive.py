@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from packager.archive import LARGE, ArchiveWriter, Entry, scan_model_dir
+from packager.archive import LARGE, ArchiveWriter, Entry
+from packager.inputs import scan_model_dir
 from tdk.errors import UnsafeInputError
 
 

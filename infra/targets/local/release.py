@@ -18,7 +18,7 @@ import re
 import stat
 import threading
 
-from packager.archive import name_problem as file_name_problem
+from packager.inputs import name_problem as file_name_problem
 from packager.manifest import ARCHIVE_PREFIX, MANIFEST_NAME, Manifest, ManifestModel
 from packager.names import name_problem
 from packager.stores import Store
