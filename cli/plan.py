@@ -25,6 +25,7 @@ from cli.plan_common import (
     read_traffic,
     warn_unmeasured,
 )
+from cli.plan_mme import BudgetOpt, HitRatioOpt, MaxPodsOpt, MmeTraceOpt, mme_plan
 from cli.plan_tokens import token_plan
 from infra.perf.plan.request import PlanRequest
 from tdk.errors import UsageError
@@ -126,6 +127,10 @@ def plan(
     hot_models: HotModelsOpt = None,
     force: ForceOpt = False,
     json: JsonOpt = False,
+    mme_trace: MmeTraceOpt = None,
+    hit_ratio: HitRatioOpt = 0.9,
+    budgets: BudgetOpt = None,
+    max_pods: MaxPodsOpt = 8,
 ) -> None:
     """Cost per hour and per million inferences of each candidate; scaling keys for a stack."""
     options = dict(locals())  # first: the options alone, by name (PlanRequest's fields)
@@ -133,6 +138,9 @@ def plan(
     from infra.perf.plan.token_bench import load_token_bench
 
     out = Output(json_mode=json)
+    if mme_trace is not None:
+        mme_plan(out, request)
+        return
     bench = load_token_bench(measurement)
     if bench is not None:  # a `bench --prompt` measurement: the same plan, in output tokens
         _refuse_unplanned_for_tokens({"--plot": plot, "--write-stack": write_stack})

@@ -38,6 +38,10 @@ class PlanRequest:
     hot_models: int | None
     force: bool
     json: bool
+    mme_trace: Path | None = None
+    hit_ratio: float = 0.9
+    budgets: list[int] | None = None
+    max_pods: int = 8
 
     @property
     def budget_ms(self) -> Decimal | None:

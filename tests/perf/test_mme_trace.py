@@ -1,0 +1,115 @@
+"""``tdk plan --mme-trace``: the multi-model flight simulator (issue 46 item 7)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from cli.main import app
+from infra.perf.plan import mme_trace as sim
+from tdk.errors import UsageError
+
+runner = CliRunner()
+
+
+def zipf_trace(requests: int, copies: int, seed: int = 0) -> list[str]:
+    rng = random.Random(seed)
+    names = [f"bert-{i}" for i in range(copies)]
+    return rng.choices(names, weights=[1 / (i + 1) for i in range(copies)], k=requests)
+
+
+def test_one_pod_is_one_lru_cache() -> None:
+    flight = sim.simulate(["a", "b", "a", "c", "a", "b"], pods=1, budget=2)
+    # a miss, b miss, a hit, c miss (b out), a hit, b miss (c out)
+    assert (flight.hits, flight.loads, flight.evictions, flight.max_loaded) == (2, 4, 2, 2)
+
+
+@pytest.mark.parametrize("concurrency", [1, 8])
+def test_hashing_beats_round_robin_and_never_passes_the_budget(concurrency: int) -> None:
+    trace = zipf_trace(4000, 1000)
+    hashed = sim.simulate(trace, 4, 20, "hash", concurrency)
+    spread = sim.simulate(trace, 4, 20, "round_robin", concurrency)
+    assert hashed.hit_ratio >= 1.3 * spread.hit_ratio
+    assert hashed.max_loaded <= 20 and spread.max_loaded <= 20
+    assert hashed.hits + hashed.loads == len(trace)
+
+
+def test_a_hot_model_spills_to_a_second_pod_under_concurrency() -> None:
+    """The bounded load (hash-balance-factor): eight requests for one model at once do not all
+    queue on its pod; without concurrency nothing spills."""
+    trace = ["hot"] * 80
+    assert sim.simulate(trace, 4, 5, "hash", 1).spilled == 0
+    spread = sim.simulate(trace, 4, 5, "hash", 8)
+    assert spread.spilled > 0 and spread.loads >= 2  # loaded on a second pod too
+
+
+def test_the_ring_moves_few_models_when_a_pod_joins() -> None:
+    names = [f"m-{i}" for i in range(2000)]
+    four, five = sim.Ring(4), sim.Ring(5)
+    moved = sum(next(four.walk(n)) != next(five.walk(n)) for n in names)
+    assert moved < 0.35 * len(names)  # about a fifth move to the new pod, none elsewhere
+
+
+def test_cheapest_reaches_the_goal_at_the_lowest_price() -> None:
+    trace = zipf_trace(3000, 300)
+    costs = sim.Measured(download_ms=40, load_ms=1500, warm_ms=1)
+    options = sim.fleet(trace, costs, 2.0, 6, [10, 40])
+    best = sim.cheapest(options, 0.5)
+    assert best is not None and best.flight.hit_ratio >= 0.5
+    assert all(o.usd_per_hour >= best.usd_per_hour for o in options if o.flight.hit_ratio >= 0.5)
+    assert sim.cheapest(options, 1.0) is None
+
+
+def test_a_trace_is_read_bounded_and_refused_clearly(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text("time,target_model\n0.1,bert-1.tar.gz\n0.2,bert-2\n")
+    assert sim.read_trace(path) == ["bert-1", "bert-2"]
+    path.write_text("bert-1\n../etc/passwd\n")
+    with pytest.raises(UsageError, match="line 2"):
+        sim.read_trace(path)
+    path.write_text("\n\n")
+    with pytest.raises(UsageError, match="no request"):
+        sim.read_trace(path)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(Exception, match="fifo"):  # refused, never waited on
+        sim.read_trace(fifo)
+
+
+def _files(tmp_path: Path, **bench: object) -> tuple[Path, Path]:
+    trace, measured = tmp_path / "trace.txt", tmp_path / "bench.json"
+    trace.write_text("\n".join(f"{n}.tar.gz" for n in zipf_trace(2000, 200)))
+    values = {"download_p50_ms": 40, "load_p50_ms": 1500, "warm_p50_ms": 1.2, "concurrency": 4}
+    measured.write_text(json.dumps({**values, **bench}))
+    return trace, measured
+
+
+def test_plan_mme_trace_chooses_pods_and_budget(tmp_path: Path) -> None:
+    trace, measured = _files(tmp_path)
+    args = ["plan", str(measured), "--mme-trace", str(trace), "--target", "gke",
+            "--hit-ratio", "0.5", "--budget", "20", "--budget", "40", "--max-pods", "4",
+            "--baseline", "ml.g5.xlarge:1.408", "--json"]  # fmt: skip
+    done = runner.invoke(app, args)
+    assert done.exit_code == 0, done.output
+    plan = json.loads(done.output)
+    choice = plan["choice"]
+    assert choice["hit_ratio"] >= 0.5 and choice["budget"] in (20, 40)
+    assert len(plan["options"]) == 8 and plan["requests"] == 2000
+    assert plan["baseline"]["option"].endswith("ml.g5.xlarge:1.408")
+    assert plan["cold_ms"] == pytest.approx(1541.2)
+    human = runner.invoke(app, args[:-1])
+    assert human.exit_code == 0 and "choice:" in human.output, human.output
+
+
+def test_plan_mme_trace_refuses_what_it_cannot_plan(tmp_path: Path) -> None:
+    trace, measured = _files(tmp_path)
+    done = runner.invoke(app, ["plan", str(measured), "--mme-trace", str(trace)])
+    assert done.exit_code != 0 and "--target" in done.output
+    _, broken = _files(tmp_path, load_p50_ms="slow")
+    done = runner.invoke(app, ["plan", str(broken), "--mme-trace", str(trace), "--target", "gke"])
+    assert done.exit_code != 0 and "load_p50_ms" in done.output and "mme_k8s" in done.output
