@@ -25,7 +25,7 @@ Sources (read 2026-11-27):
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -139,9 +139,12 @@ def subject(namespace: str, service_account: str) -> str:
     return f"system:serviceaccount:{namespace}:{service_account}"
 
 
-def pod_monitor(name: str, namespace: str, selector: Mapping[str, str]) -> dict[str, Any]:
-    """An Azure Monitor managed Prometheus PodMonitor for Triton's metrics port; the ``job``
-    label is the workload's name (``jobLabel``), as the shared PromQL and alerts expect."""
+def pod_monitor(
+    name: str, namespace: str, selector: Mapping[str, str], ports: Sequence[str] = ("metrics",)
+) -> dict[str, Any]:
+    """An Azure Monitor managed Prometheus PodMonitor for the pods' metrics ``ports`` (Triton's,
+    and the front's in ``mme`` mode); the ``job`` label is the workload's name (``jobLabel``),
+    as the shared PromQL and alerts expect."""
     return {
         "apiVersion": PODMONITOR_API,
         "kind": "PodMonitor",
@@ -149,7 +152,9 @@ def pod_monitor(name: str, namespace: str, selector: Mapping[str, str]) -> dict[
         "spec": {
             "jobLabel": "app.kubernetes.io/instance",
             "selector": {"matchLabels": dict(selector)},
-            "podMetricsEndpoints": [{"port": "metrics", "path": "/metrics", "interval": "15s"}],
+            "podMetricsEndpoints": [
+                {"port": port, "path": "/metrics", "interval": "15s"} for port in ports
+            ],
         },
     }
 

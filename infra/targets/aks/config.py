@@ -136,6 +136,7 @@ def triton_spec(config: AksConfig, client_id: Any, prometheus_url: Any) -> Trito
         name=config.common.name,
         load_balancers=b.LOAD_BALANCER_ANNOTATIONS,
         model_repository=config.blob.blob_url("repository"),
+        release_url=config.release.url,
         model_sync=sync(config),
         prometheus=PrometheusSource(cast(str, prometheus_url), b.KEDA_PROVIDER),
         identity=b.workload_identity(client_id),

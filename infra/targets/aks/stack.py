@@ -82,11 +82,12 @@ def declare_aks(config: AksConfig) -> dict[str, Any]:
                 ready=keda.ready,
             ),
             keda_version=config.keda_version,
+            gateway=config.workload.mme is not None,
             device_plugin=cluster.device_plugin,
         ),
     )
     spec = triton_spec(config, reader.client_id, monitoring.query_url)
-    monitor = b.pod_monitor(spec.name, spec.namespace, spec.selector)
+    monitor = b.pod_monitor(spec.name, spec.namespace, spec.selector, spec.metrics_ports)
     TritonService(
         f"{name}-triton",
         TritonServiceArgs(

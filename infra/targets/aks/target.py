@@ -133,7 +133,7 @@ class AksTarget(KubernetesTarget[AksConfig]):
     def cluster_manifests(self, config: AksConfig) -> list[Manifest]:
         """The Azure Monitor managed Prometheus PodMonitor for Triton's metrics port."""
         spec = triton_spec(config, "", "")
-        return [b.pod_monitor(spec.name, spec.namespace, spec.selector)]
+        return [b.pod_monitor(spec.name, spec.namespace, spec.selector, spec.metrics_ports)]
 
 
 TARGET = AksTarget()

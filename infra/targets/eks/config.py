@@ -105,6 +105,7 @@ def triton_spec(config: EksConfig, role_arn: Any, prometheus_url: Any) -> Triton
         name=config.common.name,
         load_balancers=b.LOAD_BALANCER_ANNOTATIONS,
         model_repository=repository,
+        release_url=config.release.url,
         model_sync=b.model_sync(config.model_sync_image, repository),
         prometheus=b.amp_source(cast(str, prometheus_url), config.region),
         identity=b.workload_identity(role_arn),

@@ -19,7 +19,8 @@ CW_AGENT_SA = "cloudwatch-agent"
 
 
 def scrape_configuration(scrape_seconds: int = 30) -> str:
-    """Prometheus scrape config: Triton pods' ``metrics`` port, labelled namespace/pod/job."""
+    """Prometheus scrape config: Triton pods' ``metrics`` port (and the ``front`` port of an
+    ``mme`` pod: its ``tdk_*`` series), labelled namespace/pod/job."""
     meta = "__meta_kubernetes_pod_"
     config = {
         "global": {"scrape_interval": f"{scrape_seconds}s"},
@@ -36,7 +37,7 @@ def scrape_configuration(scrape_seconds: int = 30) -> str:
                     {
                         "source_labels": [f"{meta}container_port_name"],
                         "action": "keep",
-                        "regex": "metrics",
+                        "regex": "metrics|front",
                     },
                     {"source_labels": ["__meta_kubernetes_namespace"], "target_label": "namespace"},
                     {"source_labels": [f"{meta}name"], "target_label": "pod"},

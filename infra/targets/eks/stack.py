@@ -49,6 +49,7 @@ def declare_eks(config: EksConfig) -> dict[str, Any]:
             cluster=cluster.ref,
             keda_identity=monitoring.keda_identity,
             keda_version=config.keda_version,
+            gateway=config.workload.mme is not None,
             device_plugin=cluster.device_plugin,
             autoscaler=cluster.autoscaler,
             moved_from=cluster,

@@ -46,6 +46,7 @@ def triton_spec(config: GkeConfig) -> TritonServiceSpec:
         name=name,
         load_balancers=b.LOAD_BALANCER_ANNOTATIONS,
         model_repository=f"{config.release.url}/repository",
+        release_url=config.release.url,
         prometheus=b.managed_prometheus_source(config.project),
         identity=b.workload_identity(email),
         env={},

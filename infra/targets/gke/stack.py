@@ -44,6 +44,7 @@ def declare_gke(config: GkeConfig) -> dict[str, Any]:
             cluster=cluster.ref,
             keda_identity=cluster.keda_identity,
             keda_version=config.keda_version,
+            gateway=config.workload.mme is not None,
             moved_from=cluster,
         ),
     )

@@ -2,7 +2,8 @@
 component for both Kubernetes targets (pinned Helm charts).
 
 KEDA is always installed; the NVIDIA device plugin and the Cluster Autoscaler only where the
-cloud does not provide them (EKS gives their chart version and values; GKE gives None).
+cloud does not provide them (EKS gives their chart version and values; GKE gives None); Envoy
+Gateway where a workload runs in ``mme`` mode (``k8s.gateway``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,13 @@ from infra.targets.k8s.addons import (
     KEDA_REPO,
     SYSTEM_NAMESPACE,
     keda_values,
+)
+from infra.targets.k8s.gateway import (
+    GATEWAY_CHART,
+    GATEWAY_CHART_VERSION,
+    GATEWAY_NAMESPACE,
+    GATEWAY_REPO,
+    gateway_values,
 )
 from infra.targets.k8s.refs import ClusterRef, PodIdentity
 
@@ -49,6 +57,8 @@ class ClusterAddonsArgs:
     device_plugin: ChartArgs | None = None
     #: None: the cloud scales the node pools (GKE)
     autoscaler: ChartArgs | None = None
+    #: Envoy Gateway, the router of ``mme`` workloads (``k8sModelMode``)
+    gateway: bool = False
     #: the component that declared these releases before this one existed: an alias keeps
     #: their state (no replacement) on stacks deployed before the move
     moved_from: pulumi.Input[str] | pulumi.Resource | None = None
@@ -97,15 +107,29 @@ class ClusterAddons(pulumi.ComponentResource):
             ),
             version=args.keda_version,
         )
+        self.gateway: k8s.helm.v3.Release | None = None
+        if args.gateway:
+            self.gateway = k8s.helm.v3.Release(
+                f"{name}-envoy-gateway",
+                name="eg",  # fixed (one per cluster)
+                chart=f"{GATEWAY_REPO}/{GATEWAY_CHART}",
+                version=GATEWAY_CHART_VERSION,
+                namespace=GATEWAY_NAMESPACE,
+                create_namespace=True,
+                values=gateway_values(),
+                opts=on_cluster,
+            )
         self.ready: list[pulumi.Resource] = [
             self.keda,
             *([self.device_plugin] if self.device_plugin is not None else []),
+            *([self.gateway] if self.gateway is not None else []),
         ]
         self.register_outputs(
             {
                 "kedaVersion": args.keda_version,
                 "devicePlugin": args.device_plugin.version if args.device_plugin else None,
                 "autoscaler": args.autoscaler.version if args.autoscaler else None,
+                "envoyGateway": GATEWAY_CHART_VERSION if args.gateway else None,
             }
         )
 

@@ -22,7 +22,13 @@ from infra.targets.base import (
 )
 from infra.targets.k8s import manifests
 from infra.targets.k8s.build_job import BuildJobSpec, StoreCopy, build_job
-from infra.targets.k8s.config import ModelNeeds, WorkloadConfig, any_nodes, serve_models
+from infra.targets.k8s.config import (
+    ModelNeeds,
+    WorkloadConfig,
+    any_nodes,
+    serve_models,
+    with_budget,
+)
 from infra.targets.k8s.spec import HTTP_PORT, TritonServiceSpec
 from tdk.errors import ConfigError
 
@@ -47,6 +53,14 @@ class KubernetesTarget(Target[ConfigT]):
     @abc.abstractmethod
     def workload_spec(self, config: ConfigT, output: OutputValue) -> TritonServiceSpec:
         """The Triton workload of this stack (deployment-only values come from ``output``)."""
+
+    def read_config(self, reader: ConfigReader, common: StackConfig) -> ConfigT:
+        """The base's checks and keys, then an ``mme`` memory budget of 0 derived from what a
+        pod offers (``with_budget``)."""
+        config = super().read_config(reader, common)
+        gpu = self.offer(config).gpu
+        workload = with_budget(config.workload, gpu.memory_gib if gpu else None)
+        return replace(config, workload=workload)  # type: ignore[type-var]
 
     def fit_models(self, config: ConfigT, needs: Sequence[ModelNeeds]) -> ConfigT:
         """The stack's config with its workload fitted to the models (``serve_models``)."""

@@ -9,7 +9,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from infra.targets.k8s import manifests
+from infra.targets.k8s import gateway, manifests
 from infra.targets.k8s.manifests import Manifest
 from infra.targets.k8s.spec import TritonServiceSpec
 
@@ -30,7 +30,8 @@ class TritonServiceArgs:
 
 
 class TritonService(pulumi.ComponentResource):
-    """One Triton workload: ServiceAccount, Deployment, Service, PDB, KEDA scaling, monitoring."""
+    """One Triton workload: ServiceAccount, Deployment, Service, PDB, KEDA scaling, monitoring;
+    in ``mme`` mode the Gateway, route and hashing policy in front of it."""
 
     def __init__(
         self, name: str, args: TritonServiceArgs, opts: pulumi.ResourceOptions | None = None
@@ -73,6 +74,9 @@ class TritonService(pulumi.ComponentResource):
         )
         if spec.pod_monitoring:
             _apply(f"{name}-podmonitoring", manifests.pod_monitoring(spec), core)
+        # mme mode: Envoy Gateway's objects, once its chart (their CRDs) is installed
+        for manifest in gateway.gateway_manifests(spec):
+            _apply(f"{name}-{manifest['kind'].lower()}", manifest, after_keda)
         for resource_name, manifest in args.own.items():
             _apply(resource_name, manifest, core)
         self.register_outputs(

@@ -11,6 +11,7 @@ from infra.config import ConfigReader, alert_email, check_capacity, qualify
 from infra.facts import llm
 from infra.facts.triton import default_kubernetes_triton_image
 from infra.targets.k8s.spec import (
+    FrontSpec,
     ModelSync,
     PrometheusSource,
     Resources,
@@ -44,6 +45,9 @@ class ModelNeeds(Protocol):
 
 KINDS: tuple[str, ...] = ("gpu", "cpu")
 EXPOSURES: tuple[str, ...] = ("cluster-ip", "internal-lb", "external-lb")
+#: ``k8sModelMode``: every pod loads the whole release, or SageMaker's multi-model semantics
+MODEL_MODES: tuple[str, ...] = ("all", "mme")
+GIB = 1024**3
 _DNS_LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
 
 
@@ -60,6 +64,16 @@ class AlertThresholds:
     streamed_models: tuple[str, ...] = ()
     #: engines whose own metrics are exported (``packager.engines``): their alerts apply
     metric_engines: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class MmeConfig:
+    """``k8sModelMode: mme``: the front's image, its archive cache and its memory budget
+    (GiB; 0 until ``with_budget`` derives it from the pod)."""
+
+    front_image: str
+    cache_gib: int
+    memory_budget_gib: int
 
 
 @dataclass(frozen=True)
@@ -87,6 +101,67 @@ class WorkloadConfig:
     #: those whose own metrics every model exports: KEDA scales on them; an engine without
     #: them is scaled on Triton's own in-flight and pending series
     metric_engines: tuple[str, ...] = ()
+    #: ``k8sModelMode: mme``; None: ``all`` (every pod loads the whole release)
+    mme: MmeConfig | None = None
+
+
+def read_mme(reader: ConfigReader) -> MmeConfig | None:
+    """The ``mme`` keys when ``k8sModelMode`` is ``mme`` (None for ``all``); they are checked
+    in either mode, so a bad value is named before the mode is switched."""
+    mode = reader.choice("k8sModelMode", MODEL_MODES)
+    image = reader.optional_string("k8sFrontImage")
+    cache_gib = reader.integer("k8sMmeCacheGiB", minimum=1)
+    budget_gib = reader.integer("k8sMmeMemoryBudgetGiB", minimum=0)
+    if mode != "mme":
+        return None
+    if image is None:
+        raise ConfigError(
+            f"{qualify('k8sModelMode')} is 'mme' but {qualify('k8sFrontImage')} is empty: the "
+            "pod's front container needs an image",
+            hint="build docker/front.Dockerfile, push it to the cluster's registry and "
+            f"`pulumi config set {qualify('k8sFrontImage')} <registry>/tdk-front:<tag>`",
+        )
+    if reader.optional_string("k8sWeightCacheClaim") is not None:
+        raise ConfigError(
+            f"{qualify('k8sWeightCacheClaim')} is set but {qualify('k8sModelMode')} is 'mme': "
+            "the front's archive cache is mounted at /cache in that mode",
+            hint=f'`pulumi config set {qualify("k8sWeightCacheClaim")} ""`',
+        )
+    return MmeConfig(front_image=image, cache_gib=cache_gib, memory_budget_gib=budget_gib)
+
+
+#: share of the pod's memory the loaded copies may use when ``k8sMmeMemoryBudgetGiB`` is 0: the
+#: rest is Triton's own, each backend's context and the load in flight
+BUDGET_SHARE = 0.9
+_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(Ki|Mi|Gi|Ti|k|M|G|T)?$")
+_UNITS = {None: 1, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40,
+          "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}  # fmt: skip
+
+
+def quantity_bytes(key: str, value: str) -> int:
+    """A Kubernetes memory quantity (``12Gi``, ``500M``, ``1073741824``) in bytes."""
+    match = _QUANTITY.match(value)
+    if match is None:
+        raise ConfigError(
+            f"{qualify(key)} is {value!r}, not a memory quantity Kubernetes accepts",
+            hint=f"`pulumi config set {qualify(key)} 12Gi`",
+        )
+    return int(float(match.group(1)) * _UNITS[match.group(2)])
+
+
+def with_budget(config: WorkloadConfig, gpu_memory_gib: int | None) -> WorkloadConfig:
+    """``config`` with its ``mme`` memory budget derived from the pod where the key is 0:
+    :data:`BUDGET_SHARE` of its GPUs' memory (``gpu_memory_gib`` per GPU, the target's
+    offer), or of ``k8sMemory`` for a CPU workload."""
+    mme = config.mme
+    if mme is None or mme.memory_budget_gib:
+        return config
+    if config.kind == "gpu" and gpu_memory_gib:
+        total = gpu_memory_gib * config.gpus_per_pod * GIB
+    else:
+        total = quantity_bytes("k8sMemory", config.memory)
+    budget = max(1, int(total * BUDGET_SHARE) // GIB)
+    return replace(config, mme=replace(mme, memory_budget_gib=budget))
 
 
 def read_workload_config(reader: ConfigReader) -> WorkloadConfig:
@@ -121,6 +196,7 @@ def read_workload_config(reader: ConfigReader) -> WorkloadConfig:
         ),
         hf_token_secret=reader.optional_string("k8sHfTokenSecret"),
         weight_cache_claim=reader.optional_string("k8sWeightCacheClaim"),
+        mme=read_mme(reader),
     )
 
 
@@ -181,14 +257,24 @@ def workload_spec(
     name: str,
     load_balancers: Mapping[str, Mapping[str, str]],
     model_repository: str,
+    release_url: str,
     prometheus: PrometheusSource,
     identity: WorkloadIdentity,
     env: Mapping[str, str],
     pod_monitoring: bool,
     model_sync: ModelSync | None = None,
 ) -> TritonServiceSpec:
-    """The plain spec the manifests are built from (Pulumi and ``tdk render`` alike)."""
+    """The plain spec the manifests are built from (Pulumi and ``tdk render`` alike). In
+    ``mme`` mode the front loads copies from ``release_url`` and nothing is synced first."""
     gpus = config.gpus_per_pod if config.kind == "gpu" else 0
+    front = None
+    if config.mme is not None:
+        front = FrontSpec(
+            image=config.mme.front_image,
+            release_url=release_url,
+            cache_bytes=config.mme.cache_gib * GIB,
+            memory_budget_bytes=config.mme.memory_budget_gib * GIB,
+        )
     return TritonServiceSpec(
         name=name,
         namespace=config.namespace,
@@ -211,7 +297,8 @@ def workload_spec(
         identity=identity,
         env=dict(env),
         log_verbose=config.log_verbose,
-        model_sync=model_sync,
+        model_sync=None if front else model_sync,
+        front=front,
         shm_size=config.shm_size,
         engines=config.engines,
         metric_engines=config.metric_engines,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.targets.k8s import promql
+from infra.targets.k8s import gateway, mme, promql
 from infra.targets.k8s.spec import (
     ENGINE_HOME,
     GPU_POOL,
@@ -57,12 +57,15 @@ def service_account(spec: TritonServiceSpec) -> Manifest:
 
 
 def triton_args(spec: TritonServiceSpec) -> list[str]:
-    """``tritonserver`` command line: load every model of the release, ready only when loaded."""
+    """``tritonserver`` command line: load every model of the release, ready only when loaded;
+    in ``mme`` mode an empty repository whose models the front loads and unloads (explicit
+    control), ready while serving whatever is loaded."""
+    explicit = spec.front is not None
     return [
         "tritonserver",
         f"--model-repository={spec.repository_path}",
-        "--model-control-mode=none",
-        "--strict-readiness=true",
+        f"--model-control-mode={'explicit' if explicit else 'none'}",
+        f"--strict-readiness={'false' if explicit else 'true'}",
         "--exit-on-error=true",
         f"--http-port={HTTP_PORT}",
         f"--grpc-port={GRPC_PORT}",
@@ -124,8 +127,8 @@ def container(spec: TritonServiceSpec) -> dict[str, Any]:
         "volumeMounts": [
             {"name": "dshm", "mountPath": "/dev/shm"},
             *(
-                [{"name": "models", "mountPath": spec.model_sync.path, "readOnly": True}]
-                if spec.model_sync
+                [{"name": "models", "mountPath": spec.repository_path, "readOnly": True}]
+                if spec.model_sync or spec.front
                 else []
             ),
             *(
@@ -159,7 +162,9 @@ def _volumes(spec: TritonServiceSpec) -> list[dict[str, Any]]:
     volumes: list[dict[str, Any]] = [
         {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": spec.shm_size}}
     ]
-    if spec.model_sync:
+    if spec.front:
+        volumes += mme.front_volumes(spec.front)
+    elif spec.model_sync:
         volumes.append({"name": "models", "emptyDir": {}})
     if spec.weight_cache_claim:
         claim = {"claimName": spec.weight_cache_claim}
@@ -224,7 +229,10 @@ def deployment(spec: TritonServiceSpec) -> Manifest:
         "automountServiceAccountToken": True,  # projected token for Workload Identity / IRSA
         "terminationGracePeriodSeconds": 60,
         "securityContext": {"runAsNonRoot": True, "runAsUser": 1000, "fsGroup": 1000},
-        "containers": [container(spec)],
+        "containers": [
+            container(spec),
+            *([mme.front_container(spec, spec.front)] if spec.front else []),
+        ],
         "volumes": _volumes(spec),
         "topologySpreadConstraints": [
             {
@@ -258,7 +266,16 @@ def deployment(spec: TritonServiceSpec) -> Manifest:
 
 
 def service(spec: TritonServiceSpec) -> Manifest:
-    """HTTP and gRPC in front of the pods: cluster-internal unless a load balancer is asked for."""
+    """HTTP and gRPC in front of the pods: cluster-internal unless a load balancer is asked for.
+    In ``mme`` mode only the front's port, in the cluster: the Gateway is the way in
+    (``k8s.gateway``) and Triton's own API stays inside the pod."""
+    if spec.front:
+        return {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": _metadata(spec),
+            "spec": {"type": "ClusterIP", "selector": spec.selector, "ports": [mme.SERVICE_PORT]},
+        }
     service_type = "ClusterIP" if spec.exposure == "cluster-ip" else "LoadBalancer"
     return {
         "apiVersion": "v1",
@@ -368,7 +385,9 @@ def pod_monitoring(spec: TritonServiceSpec) -> Manifest:
         "metadata": _metadata(spec),
         "spec": {
             "selector": {"matchLabels": spec.selector},
-            "endpoints": [{"port": "metrics", "interval": "15s", "path": "/metrics"}],
+            "endpoints": [
+                {"port": port, "interval": "15s", "path": "/metrics"} for port in spec.metrics_ports
+            ],
         },
     }
 
@@ -385,4 +404,4 @@ def workload_manifests(spec: TritonServiceSpec) -> list[Manifest]:
     ]
     if spec.pod_monitoring:
         manifests.append(pod_monitoring(spec))
-    return manifests
+    return manifests + gateway.gateway_manifests(spec)

@@ -24,6 +24,10 @@ NODE_STARTUP_BUDGET_SECONDS = 900
 HTTP_PORT = 8000
 GRPC_PORT = 8001
 METRICS_PORT = 8002
+#: the kit's front in ``mme`` mode: SageMaker's contract, Triton's v2 by name, /ping, /metrics
+FRONT_PORT = 8080
+#: where the front extracts the archives it fetched (an emptyDir with a size limit, ``mme``)
+FRONT_CACHE_PATH = "/cache"
 #: HF_HOME in the pod when a weight cache is mounted (infra/facts/llm.py says why)
 WEIGHT_CACHE_MOUNT = "/cache"
 #: HOME of an LLM engine pod (an emptyDir): NGC's ``triton-server`` user (uid 1000) has no
@@ -76,6 +80,18 @@ class ModelSync:
     image: str
     command: tuple[str, ...]
     path: str = MODEL_SYNC_PATH
+
+
+@dataclass(frozen=True)
+class FrontSpec:
+    """``mme`` mode: the kit's front beside Triton in every pod (``tdk front serve``), which
+    loads a copy on its first request from the release, as the pod's own cloud identity, and
+    evicts the least recently used idle one beyond ``memory_budget_bytes``."""
+
+    image: str
+    release_url: str
+    cache_bytes: int
+    memory_budget_bytes: int
 
 
 @dataclass(frozen=True)
@@ -144,11 +160,23 @@ class TritonServiceSpec:
     #: a PersistentVolumeClaim mounted as the engines' download cache (HF_HOME), so a new pod
     #: does not download the weights again
     weight_cache_claim: str | None = None
+    #: ``mme`` mode (``k8sModelMode``): Triton in explicit model-control mode with an empty
+    #: repository and the front beside it; None: every pod loads the whole release (``all``)
+    front: FrontSpec | None = None
 
     @property
     def repository_path(self) -> str:
-        """What Triton's ``--model-repository`` names: the synced copy, or the store URL."""
+        """What Triton's ``--model-repository`` names: the front's directory (``mme``), the
+        synced copy, or the store URL."""
+        if self.front is not None:
+            return MODEL_SYNC_PATH
         return self.model_sync.path if self.model_sync else self.model_repository
+
+    @property
+    def metrics_ports(self) -> tuple[str, ...]:
+        """The pod's ports a scraper reads ``/metrics`` from: Triton's, and the front's (its
+        ``tdk_*`` series: SageMaker's multi-model metrics) in ``mme`` mode."""
+        return ("metrics", "front") if self.front else ("metrics",)
 
     @property
     def rollout_timeout_seconds(self) -> int:
