@@ -263,3 +263,56 @@ def test_render_cli_writes_an_mme_workload_that_validates(tmp_path: Path, target
         check=False,
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+# -- scaling, alerts and dashboards ---------------------------------------------------------
+#: the series behind SageMaker's six multi-model metrics, as the front exports them
+SIX_METRICS = (
+    "tdk_model_cache_hit_sum",
+    "tdk_loaded_model_count",
+    "tdk_model_loading_wait_time_microseconds",
+    "tdk_model_downloading_time_microseconds",
+    "tdk_model_loading_time_microseconds",
+    "tdk_model_unloading_time_microseconds",
+)
+
+
+@pytest.mark.parametrize("target", kubernetes_targets())
+def test_keda_scales_an_mme_workload_on_pending_requests_and_evictions(target: str) -> None:
+    rendered = _rendered(target)
+    scaled = _one(rendered, "ScaledObject")
+    jsonschema.validate(scaled, _schema("keda.sh_scaledobject_v1alpha1.json"))
+    triggers = {t["name"]: t["metadata"]["query"] for t in scaled["spec"]["triggers"]}
+    assert set(triggers) == {"front-pending", "model-evictions"}
+    assert "tdk_pending_requests" in triggers["front-pending"]
+    assert "rate(tdk_model_evictions_total" in triggers["model-evictions"]
+    assert all(t["metricType"] == "AverageValue" for t in scaled["spec"]["triggers"])
+
+
+@pytest.mark.parametrize("target", kubernetes_targets())
+def test_every_cloud_deploys_the_multi_model_alerts(target: str) -> None:
+    from infra.targets.k8s.alerts import workload_rules
+
+    config = read_dev(target, MME)
+    rules = workload_rules("ns", "job", config.workload.alerts)
+    names = [rule.name for rule in rules]
+    assert names[:3] == ["front-eviction-thrash", "front-cold-load-p99", "front-load-failures"]
+    plain = workload_rules("ns", "job", read_dev(target).workload.alerts)
+    assert not [rule for rule in plain if rule.name.startswith("front-")]
+    cold = next(rule for rule in rules if rule.name == "front-cold-load-p99")
+    assert "> 60000" in cold.query  # k8sMmeColdLoadSeconds' default, in ms
+    # the program deploys them to the cloud's alerting (policies, rule groups)
+    declared = " ".join(json.dumps(r.inputs) for r in _run(target).resources)
+    assert all(name in declared for name in names[:3])
+
+
+@pytest.mark.parametrize("target", kubernetes_targets())
+def test_dashboards_chart_the_six_multi_model_metrics(target: str) -> None:
+    dashboards = [r for r in _run(target).resources if r.type.endswith("Dashboard")]
+    if not dashboards:
+        pytest.skip(f"the {target} target builds no dashboard")
+    body = " ".join(json.dumps(r.inputs) for r in dashboards)
+    assert all(series in body for series in SIX_METRICS)
+    plain = " ".join(json.dumps(r.inputs) for r in run_stack(dev_stack(target)).resources
+                     if r.type.endswith("Dashboard"))  # fmt: skip
+    assert not any(series in plain for series in SIX_METRICS)

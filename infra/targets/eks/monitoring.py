@@ -216,7 +216,9 @@ class EksMonitoring(pulumi.ComponentResource):
             f"{name}-dashboard",
             dashboard_name=f"{args.name}-triton",
             dashboard_body=self.workspace.id.apply(
-                lambda ws: dashboard_json(args.name, args.namespace, args.region, ws)
+                lambda ws: dashboard_json(
+                    args.name, args.namespace, args.region, ws, args.alerts.multi_model
+                )
             ),
             opts=opts,
         )

@@ -109,9 +109,12 @@ def _metric(name: str, cluster: str, **dims: str) -> list[Any]:
     return row
 
 
-def dashboard_json(cluster: str, namespace: str, region: str, workspace_id: str) -> str:
+def dashboard_json(
+    cluster: str, namespace: str, region: str, workspace_id: str, multi_model: bool = False
+) -> str:
     """CloudWatch dashboard: GPU utilisation and memory, running Triton pods, nodes, CPU; plus
-    the PromQL of the Triton figures KEDA and the AMP alert rules evaluate."""
+    the PromQL of the Triton figures KEDA and the AMP alert rules evaluate (and of an ``mme``
+    workload's multi-model figures)."""
     charts = [
         ("GPU utilization (%)", _metric("node_gpu_utilization", cluster)),
         ("GPU memory utilization (%)", _metric("node_gpu_memory_utilization", cluster)),
@@ -141,14 +144,15 @@ def dashboard_json(cluster: str, namespace: str, region: str, workspace_id: str)
         }
         for index, (title, metric) in enumerate(charts)
     ]
-    lines = [f"**{t}**: `{q}`" for t, q in promql.figures(namespace, "<workload>").items()]
+    charted = promql.dashboard_figures(namespace, "<workload>", multi_model)
+    lines = [f"**{t}**: `{q}`" for t, q in charted.items()]
     widgets.append(
         {
             "type": "text",
             "x": 0,
             "y": 18,
             "width": 24,
-            "height": 6,
+            "height": max(6, len(lines)),
             "properties": {
                 "markdown": f"### Triton figures (AMP workspace {workspace_id})\n\n"
                 + "\n\n".join(lines)

@@ -161,10 +161,12 @@ def kubeconfig(cluster_name: str, endpoint: str, ca_certificate: str) -> str:
     return json.dumps(config)
 
 
-def dashboard_json(title: str, namespace: str, job: str) -> str:
-    """Cloud Monitoring dashboard: one PromQL chart per figure, two per row."""
+def dashboard_json(title: str, namespace: str, job: str, multi_model: bool = False) -> str:
+    """Cloud Monitoring dashboard: one PromQL chart per figure, two per row (an ``mme``
+    workload's multi-model figures too)."""
     tiles = []
-    for index, (figure, query) in enumerate(promql.figures(namespace, job).items()):
+    charted = promql.dashboard_figures(namespace, job, multi_model)
+    for index, (figure, query) in enumerate(charted.items()):
         tiles.append(
             {
                 "xPos": (index % 2) * 24,

@@ -105,7 +105,9 @@ class Monitoring(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, depends_on=list(args.services))
         self.dashboard = gcp.monitoring.Dashboard(
             f"{name}-dashboard",
-            dashboard_json=b.dashboard_json(f"{args.name} Triton", args.namespace, args.job),
+            dashboard_json=b.dashboard_json(
+                f"{args.name} Triton", args.namespace, args.job, args.alerts.multi_model
+            ),
             project=args.project,
             opts=child,
         )

@@ -25,6 +25,9 @@ GROUP = "triton"
 #: first failed scrape; GMP (Monarch) has no staleness, so there it fires after the 5 m lookback
 #: plus this.
 ABSENT_MINUTES = 10
+#: evictions per second per pod, for 10 minutes, that mean the cache thrashes: the copies in
+#: use do not fit the pods' budgets and KEDA (which adds pods from 0.1/s) is at its bound
+THRASH_EVICTIONS_PER_POD_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,42 @@ def alert_rules(
     ]
 
 
+def multi_model_rules(namespace: str, job: str, cold_load_seconds: int) -> list[AlertRule]:
+    """``mme`` workloads: eviction thrash, the p99 wait of a cold request (download and load,
+    while loads happen: the fronts' summary keeps its last samples when none do) and failed
+    loads (download, checksum or Triton's load)."""
+    sel = promql.selector(namespace, job)
+    evictions = promql.evictions_per_second(namespace, job, "5m", idle_zero=False)
+    pods = f"count(count by (pod) (tdk_loaded_model_count{sel}))"
+    wait = promql.timer_p99_ms(namespace, job, "tdk_model_loading_wait_time_microseconds")
+    loads = f"sum(rate(tdk_model_loading_wait_time_microseconds_count{sel}[5m]))"
+    return [
+        AlertRule(
+            "front-eviction-thrash",
+            f"({evictions}) / clamp_min({pods}, 1) > {THRASH_EVICTIONS_PER_POD_S:g}",
+            600,
+            f"Each pod unloaded more than {THRASH_EVICTIONS_PER_POD_S:g} models a second for 10 "
+            "minutes: the models in use do not fit the pods' memory budgets. Raise "
+            "k8sMaxReplicas or the budget (tdk plan --mme-trace sizes both).",
+        ),
+        AlertRule(
+            "front-cold-load-p99",
+            f"({wait} > {cold_load_seconds * 1000}) and on() ({loads} > 0)",
+            300,
+            f"p99 wait of a request whose model was not loaded above {cold_load_seconds} s "
+            "for 5 minutes (download and load; ModelLoadingWaitTime).",
+        ),
+        AlertRule(
+            "front-load-failures",
+            f"{promql.load_failures(namespace, job, '10m')} > 0",
+            60,
+            "A model failed to load in the last 10 minutes (download, checksum against the "
+            "release's manifest, or Triton's load): the front's log names it.",
+            severity="critical",
+        ),
+    ]
+
+
 def llm_rules(
     namespace: str,
     job: str,
@@ -152,8 +191,10 @@ def rules_yaml(rules: list[AlertRule]) -> str:
 
 def workload_rules(namespace: str, job: str, alerts: AlertThresholds) -> list[AlertRule]:
     """The rules of one (model-fitted) workload: what ``tdk render`` writes and both clouds
-    deploy, the LLM rules included where its models stream or run an engine with metrics."""
-    return alert_rules(
+    deploy, the LLM rules included where its models stream or run an engine with metrics, the
+    multi-model rules in ``mme`` mode."""
+    mme = multi_model_rules(namespace, job, alerts.cold_load_seconds) if alerts.multi_model else []
+    return mme + alert_rules(
         namespace,
         job,
         alerts.latency_slo_ms,

@@ -64,6 +64,10 @@ class AlertThresholds:
     streamed_models: tuple[str, ...] = ()
     #: engines whose own metrics are exported (``packager.engines``): their alerts apply
     metric_engines: tuple[str, ...] = ()
+    #: ``mme`` mode: the fronts' eviction, cold-load and failed-load alerts apply
+    multi_model: bool = False
+    #: p99 wait of a cold request (s) above which the cold-load alert fires
+    cold_load_seconds: int = 60
 
 
 @dataclass(frozen=True)
@@ -170,6 +174,7 @@ def read_workload_config(reader: ConfigReader) -> WorkloadConfig:
     low = reader.integer("k8sMinReplicas", minimum=1)
     high = reader.integer("k8sMaxReplicas", minimum=1)
     check_capacity("k8sMinReplicas", low, "k8sMaxReplicas", high)
+    mme = read_mme(reader)
     scaling = Scaling(
         min_replicas=low,
         max_replicas=high,
@@ -193,10 +198,12 @@ def read_workload_config(reader: ConfigReader) -> WorkloadConfig:
             error_rate_percent=reader.number("k8sErrorRatePercent", minimum=0, maximum=100),
             queue_ratio=reader.number("k8sQueueRatioAlarm", minimum=0.01),
             email=alert_email(reader, "k8sAlertEmail"),
+            multi_model=mme is not None,
+            cold_load_seconds=reader.integer("k8sMmeColdLoadSeconds", minimum=1),
         ),
         hf_token_secret=reader.optional_string("k8sHfTokenSecret"),
         weight_cache_claim=reader.optional_string("k8sWeightCacheClaim"),
-        mme=read_mme(reader),
+        mme=mme,
     )
 
 

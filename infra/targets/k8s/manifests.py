@@ -318,10 +318,13 @@ def scaling_query(spec: TritonServiceSpec) -> str:
 
 
 def _triggers(spec: TritonServiceSpec) -> list[promql.EngineTrigger]:
-    """LLM engines' own metrics where the models run one that exports them, Triton's in-flight
+    """``mme``: the fronts' pending requests and evictions per second. Else LLM engines' own
+    metrics where the models run one that exports them, Triton's in-flight
     and pending series for one that does not, else Triton's queue/compute ratio
     (``metricType: Value``: the ratio is already per unit of compute, so the HPA asks for
     ``ceil(replicas * ratio / target)`` pods)."""
+    if spec.front:  # mme: the fronts' pending requests and evictions per second
+        return promql.multi_model_triggers(spec.namespace, spec.name)
     engine = promql.engine_triggers(spec.namespace, spec.name, spec.metric_engines)
     if engine:
         return engine

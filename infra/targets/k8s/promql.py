@@ -241,3 +241,106 @@ def in_flight_triggers(namespace: str, job: str) -> list[EngineTrigger]:
             WAITING_PER_POD,
         ),
     ]
+
+
+# -- k8sModelMode: mme --------------------------------------------------------------------------
+# The front exports SageMaker's multi-model figures under their names as ``tdk_*`` series
+# (``infra/targets/local/metrics.py``: the same front as ``tdk local``; times in microseconds,
+# summaries with 0.5/0.9/0.99 quantiles over recent samples), plus ``tdk_pending_requests``
+# (requests the front holds: waiting for a load or in Triton) and ``tdk_model_evictions_total``.
+
+#: requests the fronts hold per pod above which KEDA adds a pod (HPA AverageValue)
+PENDING_PER_POD = 8
+#: evictions per second per pod above which KEDA adds a pod: the copies in use do not fit the
+#: pods' budgets (one eviction every 10 s per pod), so more pods hold more of the working set
+EVICTIONS_PER_POD_S = 0.1
+#: SageMaker's six multi-model metrics: (title, series, unit); the timers as the worst pod's p99
+MULTI_MODEL_TIMERS = (
+    ("ModelLoadingWaitTime p99 (ms)", "tdk_model_loading_wait_time_microseconds"),
+    ("ModelDownloadingTime p99 (ms)", "tdk_model_downloading_time_microseconds"),
+    ("ModelLoadingTime p99 (ms)", "tdk_model_loading_time_microseconds"),
+    ("ModelUnloadingTime p99 (ms)", "tdk_model_unloading_time_microseconds"),
+)
+
+
+def pending_requests(namespace: str, job: str) -> str:
+    """Requests every front holds now (0 when idle: KEDA's query)."""
+    return f"(sum(tdk_pending_requests{selector(namespace, job)})) or vector(0)"
+
+
+def evictions_per_second(
+    namespace: str, job: str, window: str = WINDOW, *, idle_zero: bool = True
+) -> str:
+    """Models unloaded to make room, per second, over every pod (cache pressure)."""
+    expr = f"sum(rate(tdk_model_evictions_total{selector(namespace, job)}[{window}]))"
+    return _idle_zero(expr, idle_zero)
+
+
+def cache_hit_ratio(namespace: str, job: str, window: str = WINDOW) -> str:
+    """SageMaker's ModelCacheHit: requests whose model was loaded over all requests (no value
+    while idle: a ratio of nothing is not 0)."""
+    sel = selector(namespace, job)
+    hits = f"sum(rate(tdk_model_cache_hit_sum{sel}[{window}]))"
+    lookups = f"sum(rate(tdk_model_cache_hit_count{sel}[{window}]))"
+    return f"({hits}) / ({lookups} > 0)"
+
+
+def loaded_models(namespace: str, job: str) -> str:
+    """SageMaker's LoadedModelCount over every pod."""
+    return f"sum(tdk_loaded_model_count{selector(namespace, job)})"
+
+
+def timer_p99_ms(namespace: str, job: str, series: str) -> str:
+    """The worst pod's p99 of one of the front's timers, in ms."""
+    return f'max({series}{selector(namespace, job)[:-1]},quantile="0.99"}}) / 1000'
+
+
+def load_failures(namespace: str, job: str, window: str) -> str:
+    """Failed loads (download, checksum, Triton's load) over ``window``."""
+    sel = selector(namespace, job)
+    return f"sum(increase(tdk_model_load_failures_total{sel}[{window}]))"
+
+
+def multi_model_figures(namespace: str, job: str, window: str = WINDOW) -> dict[str, str]:
+    """SageMaker's six multi-model metrics (ModelCacheHit, LoadedModelCount, ModelLoadingWaitTime,
+    ModelDownloadingTime, ModelLoadingTime, ModelUnloadingTime) and the two KEDA scales on."""
+    figures = {
+        "ModelCacheHit": cache_hit_ratio(namespace, job, window),
+        "LoadedModelCount": loaded_models(namespace, job),
+    }
+    figures.update({t: timer_p99_ms(namespace, job, s) for t, s in MULTI_MODEL_TIMERS})
+    figures["Pending requests"] = pending_requests(namespace, job)
+    figures["Evictions / s"] = evictions_per_second(namespace, job, window)
+    return figures
+
+
+MULTI_MODEL_UNITS = {
+    "ModelCacheHit": "ratio",
+    "LoadedModelCount": "models",
+    **{title: "ms" for title, _ in MULTI_MODEL_TIMERS},
+    "Pending requests": "requests",
+    "Evictions / s": "1/s",
+}
+
+
+def multi_model_triggers(namespace: str, job: str) -> list[EngineTrigger]:
+    """KEDA on the fronts' pending requests and on cache pressure (evictions per second), each
+    per pod: the HPA takes the larger pod count."""
+    return [
+        EngineTrigger(
+            "front-pending", pending_requests(namespace, job), "AverageValue", PENDING_PER_POD
+        ),
+        EngineTrigger(
+            "model-evictions",
+            evictions_per_second(namespace, job),
+            "AverageValue",
+            EVICTIONS_PER_POD_S,
+        ),
+    ]
+
+
+def dashboard_figures(namespace: str, job: str, multi_model: bool) -> dict[str, str]:
+    """What every cloud's dashboard charts: Triton's figures, and SageMaker's six multi-model
+    metrics with KEDA's two for an ``mme`` workload."""
+    charted = figures(namespace, job)
+    return charted | multi_model_figures(namespace, job) if multi_model else charted
