@@ -14,8 +14,13 @@ Sources (read 2026-11-27):
   the Azure Monitor workspace, associated with the cluster
   (learn.microsoft.com/azure/azure-monitor/containers/kubernetes-monitoring-enable).
 - Role assignment conditions on a blob path prefix (ABAC, condition version 2.0):
-  learn.microsoft.com/azure/storage/blobs/storage-auth-abac-examples ("Read or list blobs in
-  named containers with a path").
+  MicrosoftDocs/azure-docs ``articles/storage/blobs/storage-auth-abac-examples.md`` ("Read or
+  list blobs in named containers with a path": one clause for ``blobs/read`` ``AND NOT
+  SubOperationMatches{'Blob.List'}`` on ``@Resource[...blobs:path]``, one for ``Blob.List`` on
+  ``@Request[...blobs:prefix]``) and ``storage-auth-abac-attributes.md`` (List Blobs' only
+  request attribute is the blob prefix; it has no blob path; the Storage Blob Data Contributor
+  actions ``write``, ``add/action``, ``delete``, ``move/action`` all carry the path), both read
+  2026-12-07 at 0085f2c.
 - Budgets: Microsoft.Consumption/budgets (learn.microsoft.com/rest/api/consumption/budgets):
   the start date is the first of a month; notifications ``Actual``/``Forecasted`` thresholds.
 """
@@ -32,6 +37,7 @@ from infra.targets.aks.config import AksConfig
 from infra.targets.guardrails import ACTUAL_THRESHOLDS, FORECAST_THRESHOLD, OPEN_TO_INTERNET, Budget
 from infra.targets.k8s.spec import (
     GPU_POOL,
+    GPU_PRESENT_LABEL,
     GPU_TAINT_EFFECT,
     GPU_TAINT_KEY,
     GPU_TAINT_VALUE,
@@ -65,8 +71,8 @@ def system_pool(config: AksConfig) -> dict[str, Any]:
 
 
 def gpu_pool(config: AksConfig) -> dict[str, Any]:
-    """The GPU user pool: tainted, labelled, autoscaled between the stack's bounds (down to 0),
-    the NVIDIA driver installed by AKS."""
+    """The GPU user pool: tainted, labelled (for the kit and the device plugin), autoscaled
+    between the stack's bounds (down to 0), the NVIDIA driver installed by AKS."""
     return {
         "agent_pool_name": GPU_POOL_NAME,
         "mode": "User",
@@ -79,7 +85,8 @@ def gpu_pool(config: AksConfig) -> dict[str, Any]:
         "os_sku": "Ubuntu",
         "type": "VirtualMachineScaleSets",
         "orchestrator_version": config.kubernetes_version,
-        "node_labels": {POOL_LABEL: GPU_POOL},
+        # the pinned device plugin chart's default affinity (k8s/spec.py) must match the nodes
+        "node_labels": {POOL_LABEL: GPU_POOL, GPU_PRESENT_LABEL: "true"},
         "node_taints": [f"{GPU_TAINT_KEY}={GPU_TAINT_VALUE}:{GPU_TAINT_EFFECT}"],
         "gpu_profile": {"driver": GPU_DRIVER},
     }
@@ -117,23 +124,43 @@ def cluster_profiles(config: AksConfig) -> dict[str, Any]:
 
 _BLOBS = "Microsoft.Storage/storageAccounts/blobServices/containers/blobs"
 _PATH = f"@Resource[{_BLOBS}:path]"
+_PREFIX = f"@Request[{_BLOBS}:prefix]"
+#: List Blobs is the ``blobs/read`` data action's ``Blob.List`` suboperation
+_LIST = "SubOperationMatches{'Blob.List'}"
 
 
-def _only_under(actions: tuple[str, ...], path: str) -> str:
-    """An ABAC condition: ``actions`` are allowed only on blobs whose name is like ``path``."""
-    none_of = " AND ".join(f"!(ActionMatches{{'{_BLOBS}/{a}'}})" for a in actions)
-    return f"(({none_of}) OR ({_PATH} StringLike '{path}'))"
+def _action(action: str) -> str:
+    """One data action on a blob; ``read`` is every read but List Blobs (which has no path)."""
+    matches = f"ActionMatches{{'{_BLOBS}/{action}'}}"
+    return f"{matches} AND NOT {_LIST}" if action == "read" else matches
 
 
-def release_read_condition(blob: BlobRelease) -> str:
-    """Storage Blob Data Reader narrowed to blobs under the release prefix."""
-    return _only_under(("read",), f"{blob.prefix}/*" if blob.prefix else "*")
+def _only_under(actions: tuple[str, ...], prefix: str) -> str:
+    """An ABAC condition: ``actions`` only on blobs whose name starts with ``prefix``, and List
+    Blobs only with a request prefix that starts with it. List Blobs carries no blob path, so a
+    path condition on ``blobs/read`` alone cannot be evaluated for it and denies every listing
+    (the documented "Read or list blobs in named containers with a path" form, see above)."""
+    none_of = " AND ".join(f"!({_action(a)})" for a in actions)
+    on_path = f"(({none_of}) OR ({_PATH} StringStartsWith '{prefix}'))"
+    listing = (
+        f"((!(ActionMatches{{'{_BLOBS}/read'}} AND {_LIST})) "
+        f"OR ({_PREFIX} StringStartsWith '{prefix}'))"
+    )
+    return f"{on_path} AND {listing}"
+
+
+def release_read_condition(blob: BlobRelease) -> str | None:
+    """Storage Blob Data Reader narrowed to reading and listing under the release prefix (None:
+    a release at the container's root reads the whole container, the role's scope)."""
+    return _only_under(("read",), f"{blob.prefix}/") if blob.prefix else None
 
 
 def plan_write_condition(blob: BlobRelease) -> str:
     """Storage Blob Data Contributor narrowed to the release's plan cache (``plans/``), where
-    ``tdk build``'s Job writes TensorRT plans (eks grants PutObject there alike)."""
-    return _only_under(("read", "write", "add/action", "delete"), blob.name("plans") + "/*")
+    ``tdk build``'s Job writes TensorRT plans (eks grants PutObject there alike): every data
+    action of the role (read, list, write, create, delete, rename) only there."""
+    actions = ("read", "write", "add/action", "delete", "move/action")
+    return _only_under(actions, blob.name("plans") + "/")
 
 
 def container_scope(subscription: str, resource_group: str, blob: BlobRelease) -> str:

@@ -16,8 +16,9 @@ Sources (read 2026-11-27):
   ServiceMonitor objects (azure-aks-docs ai-toolchain-operator-monitoring.md,
   learn.microsoft.com/azure/azure-monitor/containers/prometheus-metrics-scrape-crd); its query
   endpoint takes an Entra token for ``https://prometheus.monitor.azure.com``.
-- The model sync uses the Azure CLI (``az login --federated-token``; ``az storage blob
-  download-batch --auth-mode login``; learn.microsoft.com/cli/azure/storage/blob): Triton's own
+- The model sync uses the Azure CLI (``az login --federated-token``; ``az storage blob list
+  --prefix --num-results '*'`` then ``az storage blob download`` per blob, ``--auth-mode login``;
+  learn.microsoft.com/cli/azure/storage/blob, read 2026-12-07): Triton's own
   ``as://`` reader needs an account key (triton-inference-server/server#3079), which the kit
   never hands to a pod.
 """
@@ -97,19 +98,32 @@ def login_script() -> str:
 
 
 def download_script(release: BlobRelease, relative: str, dest: str) -> str:
-    """Copy every blob under ``<prefix>/<relative>/`` into ``dest`` (names relative to it):
-    download into a staging folder beside ``dest``, then move (one filesystem: no copy)."""
+    """Copy every blob under ``<prefix>/<relative>/`` into ``dest`` (names relative to it).
+
+    The listing names its prefix (``az storage blob list --prefix``): the reader's role
+    condition allows List Blobs only under the release prefix (``arm.release_read_condition``),
+    and ``az storage blob download-batch`` lists the whole container, prefix-less, whatever its
+    ``--pattern`` (azure-cli ``command_modules/storage/util.py`` ``collect_blob_objects``, read
+    2026-12-07), so it would be denied. Each listed blob is downloaded into a staging folder
+    beside ``dest``, then moved (one filesystem: no copy)."""
     stage = f"{dest}/.download"
     source = release.name(relative)
+    target = f"--account-name {shlex.quote(release.account)} "
+    target += f"--container-name {shlex.quote(release.container)}"
+    names = f"{stage}.names"
     return " && ".join(
         (
             f"mkdir -p {shlex.quote(stage)}",
-            "az storage blob download-batch --auth-mode login --no-progress --output none "
-            f"--account-name {shlex.quote(release.account)} "
-            f"--source {shlex.quote(release.container)} "
-            f"--pattern {shlex.quote(source + '/*')} --destination {shlex.quote(stage)}",
+            f"az storage blob list --auth-mode login --output tsv {target} "
+            f"--prefix {shlex.quote(source + '/')} --num-results '*' --query '[].name' "
+            f"> {shlex.quote(names)}",
+            f"while IFS= read -r name; do "
+            f'mkdir -p "$(dirname {shlex.quote(stage)}/"$name")" && '
+            f"az storage blob download --auth-mode login --no-progress --output none {target} "
+            f'--name "$name" --file {shlex.quote(stage)}/"$name" || exit 1; '
+            f"done < {shlex.quote(names)}",
             f"cp -a {shlex.quote(stage + '/' + source)}/. {shlex.quote(dest)}/",
-            f"rm -rf {shlex.quote(stage)}",
+            f"rm -rf {shlex.quote(stage)} {shlex.quote(names)}",
         )
     )
 

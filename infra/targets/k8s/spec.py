@@ -16,6 +16,12 @@ GPU_POOL = "gpu"
 GPU_TAINT_KEY = "nvidia.com/gpu"
 GPU_TAINT_VALUE = "present"
 GPU_TAINT_EFFECT = "NoSchedule"
+#: The node label that satisfies the NVIDIA device plugin chart's default required node
+#: affinity without Node Feature Discovery (its third term: "a GPU deployment to be forced by
+#: setting the following label to "true""; NVIDIA/k8s-device-plugin v0.20.0
+#: deployments/helm/nvidia-device-plugin/values.yaml lines 64-85, read 2026-12-07). A GPU pool
+#: where the kit installs that chart carries it, or the plugin's DaemonSet never runs there.
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
 
 #: Worst case for a node to join a GPU pool scaled to zero: the VM boots, the NVIDIA driver
 #: installs, the ~10 GB Triton image is pulled. The pod's own startup budget comes on top.

@@ -11,6 +11,8 @@ from infra.targets import stacks
 from infra.targets.aks import builders as b
 from infra.targets.k8s.alerts import workload_rules
 from tests.infra.pulumi_harness import StackRun, run_stack
+from tests.targets.aks.abac import Request, allows
+from tests.targets.aks.fake_az import BLOBS, PATH, PREFIX, READ
 from tests.targets.aks.mocks import SUBSCRIPTION as AZURE_SUBSCRIPTION
 from tests.targets.aks.mocks import TENANT as AZURE_TENANT
 
@@ -53,11 +55,31 @@ def test_gpu_pool_is_tainted_labelled_scales_to_zero_and_gets_the_aks_driver(
     assert pool["vmSize"] == "Standard_NC4as_T4_v3" and pool["mode"] == "User"
     assert (pool["minCount"], pool["maxCount"], pool["enableAutoScaling"]) == (0, 2, True)
     assert pool["nodeTaints"] == ["nvidia.com/gpu=present:NoSchedule"]
-    assert pool["nodeLabels"] == {"triton-deploy-kit/pool": "gpu"}
+    assert pool["nodeLabels"]["triton-deploy-kit/pool"] == "gpu"
     assert pool["gpuProfile"] == {"driver": "Install"}
     assert len(pool["agentPoolName"]) <= 12 and pool["agentPoolName"].isalnum()
     plugin = _by_name(aks, "kubernetes:helm.sh/v3:Release")["tdk-aks-dev-nvidia-device-plugin"]
     assert plugin["values"]["nodeSelector"] == {"triton-deploy-kit/pool": "gpu"}
+
+
+#: The pinned chart's default required node affinity, one dict per nodeSelectorTerm (each
+#: matchExpression ``In ["true"]`` or ``In ["NVIDIA"]``): NVIDIA/k8s-device-plugin v0.20.0
+#: deployments/helm/nvidia-device-plugin/values.yaml lines 64-85, read 2026-12-07.
+DEVICE_PLUGIN_AFFINITY = (
+    {"feature.node.kubernetes.io/pci-10de.present": "true"},
+    {"feature.node.kubernetes.io/cpu-model.vendor_id": "NVIDIA"},
+    {"nvidia.com/gpu.present": "true"},
+)
+
+
+def test_the_device_plugin_s_affinity_matches_the_gpu_nodes(aks: StackRun) -> None:
+    """No NFD runs on the cluster, so only the pool's own labels can satisfy the chart's
+    required affinity; without it no node advertises nvidia.com/gpu and Triton stays Pending."""
+    labels = aks.one("azure-native:containerservice:AgentPool").inputs["nodeLabels"]
+    plugin = _by_name(aks, "kubernetes:helm.sh/v3:Release")["tdk-aks-dev-nvidia-device-plugin"]
+    assert plugin["version"] == "0.20.0" and "affinity" not in plugin["values"]
+    assert "nfd" not in str(plugin["values"]).lower()
+    assert any(term.items() <= labels.items() for term in DEVICE_PLUGIN_AFFINITY), labels
 
 
 def test_each_service_account_is_federated_to_its_own_identity(aks: StackRun) -> None:
@@ -79,11 +101,18 @@ def test_triton_reads_only_the_release_prefix_and_keda_only_the_workspace(aks: S
     assert reader["roleDefinitionId"].endswith(b.STORAGE_BLOB_DATA_READER)
     assert reader["roleDefinitionId"].startswith(f"/subscriptions/{AZURE_SUBSCRIPTION}/")
     assert reader["scope"].endswith(container) and writer["scope"] == reader["scope"]
-    assert "StringLike 'v1/*'" in reader["condition"] and reader["conditionVersion"] == "2.0"
+    assert reader["conditionVersion"] == "2.0"
+    # reads and lists (the sync lists first) only under the release prefix
+    assert allows(reader["condition"], Request(READ, "Blob.List", {PREFIX: "v1/repository/"}))
+    assert not allows(reader["condition"], Request(READ, "Blob.List", {PREFIX: "v2/"}))
+    assert allows(reader["condition"], Request(READ, None, {PATH: "v1/manifest.json"}))
+    assert not allows(reader["condition"], Request(READ, None, {PATH: "v2/manifest.json"}))
     # writes (tdk build's plans) only under the release's plan cache, as eks's PutObject
     assert writer["roleDefinitionId"].endswith(b.STORAGE_BLOB_DATA_CONTRIBUTOR)
-    assert "StringLike 'v1/plans/*'" in writer["condition"]
-    assert all(f"blobs/{a}'" in writer["condition"] for a in ("write", "delete", "read"))
+    write = f"{BLOBS}/write"
+    assert allows(writer["condition"], Request(write, None, {PATH: "v1/plans/e/model.plan"}))
+    assert not allows(writer["condition"], Request(write, None, {PATH: "v1/manifest.json"}))
+    assert allows(writer["condition"], Request(READ, "Blob.List", {PREFIX: "v1/plans/e/"}))
     assert keda["roleDefinitionId"].endswith(b.MONITORING_DATA_READER)
     assert keda["scope"] == "tdk-aks-dev-monitoring-workspace-id"
     assert len(roles) == 3
@@ -109,7 +138,7 @@ def test_triton_pods_sync_the_release_with_their_workload_identity(aks: StackRun
     (sync,) = template["spec"]["initContainers"]
     assert sync["image"] == "mcr.microsoft.com/azure-cli:2.91.0"
     assert "--federated-token" in sync["command"][2]
-    assert "--pattern 'v1/repository/*'" in sync["command"][2]
+    assert "--prefix v1/repository/" in sync["command"][2]
     args = template["spec"]["containers"][0]["args"]
     assert "--model-repository=/models" in args
 

@@ -40,9 +40,10 @@ def test_the_sync_logs_in_with_the_federated_token_and_copies_only_the_repositor
     assert script.startswith("set -eu; az login --service-principal")
     assert '--federated-token "$(cat "$AZURE_FEDERATED_TOKEN_FILE")"' in script
     words = shlex.split(script.split("; ", 2)[2].split(" && ")[1])
-    assert words[:4] == ["az", "storage", "blob", "download-batch"]
+    assert words[:4] == ["az", "storage", "blob", "list"]
     assert words[words.index("--auth-mode") + 1] == "login"  # no account key, ever
-    assert words[words.index("--pattern") + 1] == "v1/repository/*"
+    assert words[words.index("--prefix") + 1] == "v1/repository/"
+    assert "download-batch" not in script  # it lists the container without a prefix
     assert "cp -a /models/.download/v1/repository/. /models/" in script
 
 
@@ -71,15 +72,21 @@ def test_alert_rules_keep_their_promql_duration_and_severity() -> None:
 
 
 def test_the_reader_role_is_narrowed_to_the_release_prefix() -> None:
+    """The documented read-or-list form (what it allows: test_release_access.py)."""
     condition = arm.release_read_condition(_blob())
     assert condition == (
         "((!(ActionMatches{'Microsoft.Storage/storageAccounts/blobServices/containers/blobs/read'"
-        "})) OR (@Resource[Microsoft.Storage/storageAccounts/blobServices/containers/blobs:path]"
-        " StringLike 'v1/*'))"
+        "} AND NOT SubOperationMatches{'Blob.List'})) OR "
+        "(@Resource[Microsoft.Storage/storageAccounts/blobServices/containers/blobs:path]"
+        " StringStartsWith 'v1/')) AND "
+        "((!(ActionMatches{'Microsoft.Storage/storageAccounts/blobServices/containers/blobs/read'"
+        "} AND SubOperationMatches{'Blob.List'})) OR "
+        "(@Request[Microsoft.Storage/storageAccounts/blobServices/containers/blobs:prefix]"
+        " StringStartsWith 'v1/'))"
     )
-    assert "StringLike '*'" in arm.release_read_condition(_blob("az://acct123/releases"))
+    assert arm.release_read_condition(_blob("az://acct123/releases")) is None
     writes = arm.plan_write_condition(_blob())
-    assert writes.count("ActionMatches") == 4 and "StringLike 'v1/plans/*'" in writes
+    assert writes.count("ActionMatches") == 6 and "StringStartsWith 'v1/plans/'" in writes
     scope = arm.container_scope("sub", "rg", _blob())
     assert scope.endswith("/storageAccounts/tdkreleases/blobServices/default/containers/releases")
 
