@@ -73,6 +73,7 @@ def test_triton_identity_reads_only_the_release_prefix_without_keys(gke: StackRu
     members = {r.name: r for r in gke.of_type("gcp:storage/bucketIAMMember:BucketIAMMember")}
     assert set(members) == {
         "tdk-gke-dev-release-release-read",
+        "tdk-gke-dev-release-bucket-metadata",
         "tdk-gke-dev-release-plan-cache-write",
     }
     read = members["tdk-gke-dev-release-release-read"]
@@ -89,6 +90,8 @@ def test_triton_identity_reads_only_the_release_prefix_without_keys(gke: StackRu
     assert write["condition"]["expression"] == (
         'resource.name.startsWith("projects/_/buckets/my-tdk-releases/objects/releases/v1/plans/")'
     )
+    metadata = members["tdk-gke-dev-release-bucket-metadata"].inputs
+    assert metadata["member"] == read.inputs["member"]
     bindings = {r.name: r.inputs for r in gke.of_type("gcp:serviceaccount/iAMMember:IAMMember")}
     wi = bindings["tdk-gke-dev-release-wi"]
     assert wi["role"] == "roles/iam.workloadIdentityUser"
@@ -251,3 +254,37 @@ def test_doctor_warns_when_a_channel_passes_the_charts_tested_range() -> None:
     assert "v2.22: TBD" in rapid.note and "keda.sh/docs/2.22" in rapid.note
     regular = doctor.channel_finding("REGULAR")
     assert regular.status == "unverified"  # the kit's tables only (issue 37)
+
+
+#: The Cloud Storage permissions of the roles the kit grants on a release bucket
+#: (cloud.google.com/iam/docs/roles-permissions/storage, read 2026-12-07; the permissions
+#: Triton's reader and the plan Job use, not every one of each role).
+ROLE_PERMISSIONS = {
+    "roles/storage.objectViewer": {"storage.objects.get", "storage.objects.list"},
+    "roles/storage.legacyBucketReader": {"storage.buckets.get", "storage.objects.list"},
+    "roles/storage.objectUser": {
+        "storage.objects.get", "storage.objects.list", "storage.objects.create",
+        "storage.objects.delete", "storage.objects.update",
+    },
+}  # fmt: skip
+#: What Triton's GCS reader calls on a gs:// model repository and the permission each needs
+#: (triton-inference-server/core src/filesystem/implementations/gcs.h, r26.05 and r26.08, read
+#: 2026-12-07): IsDirectory asks GetBucketMetadata first, then ListObjects; files are read.
+TRITON_GCS_CALLS = {
+    "GetBucketMetadata": "storage.buckets.get",
+    "ListObjects": "storage.objects.list",
+    "GetObjectMetadata": "storage.objects.get",
+    "ReadObject": "storage.objects.get",
+}
+
+
+def test_triton_s_identity_holds_every_permission_its_gcs_reader_calls(gke: StackRun) -> None:
+    """Without storage.buckets.get every model directory test fails and Triton serves nothing;
+    object content stays readable only under an IAM condition (the release prefix)."""
+    members = gke.of_type("gcp:storage/bucketIAMMember:BucketIAMMember")
+    triton = "serviceAccount:tdk-gke-dev-triton@my-gcp-project.iam.gserviceaccount.com"
+    granted = [m.inputs for m in members if m.inputs["member"] == triton]
+    held = set().union(*(ROLE_PERMISSIONS[g["role"]] for g in granted))
+    assert {c: p for c, p in TRITON_GCS_CALLS.items() if p not in held} == {}
+    unconditioned = [g for g in granted if "condition" not in g]
+    assert all("storage.objects.get" not in ROLE_PERMISSIONS[g["role"]] for g in unconditioned)

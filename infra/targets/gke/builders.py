@@ -94,6 +94,20 @@ def managed_prometheus_url(project: str) -> str:
     return f"https://monitoring.googleapis.com/v1/projects/{project}/location/global/prometheus"
 
 
+#: The role that lets Triton's identity read the bucket's metadata: Triton's GCS reader calls
+#: ``GetBucketMetadata`` before every directory test and listing
+#: (triton-inference-server/core ``src/filesystem/implementations/gcs.h``, ``IsDirectory``, read
+#: 2026-12-07), which needs ``storage.buckets.get``; ``roles/storage.objectViewer`` lacks it.
+#: Storage Legacy Bucket Reader grants ``storage.buckets.get`` and object listing (names and
+#: metadata when listing), never an object's content (cloud.google.com/iam/docs/roles-permissions/
+#: storage, read 2026-12-07); listing is already bucket-wide under the read condition below. A
+#: custom role with only ``storage.buckets.get`` would need the deployer to hold
+#: ``iam.roles.create``, and a deleted custom role is kept 7 days (it can be undeleted) before it
+#: is gone (cloud.google.com/iam/docs/reference/rest/v1/projects.roles/delete, read 2026-12-07),
+#: so its ID is not free for a ``pulumi up`` right after ``pulumi destroy``.
+BUCKET_METADATA_ROLE = "roles/storage.legacyBucketReader"
+
+
 def release_read_condition(bucket: str, prefix: str) -> dict[str, str]:
     """IAM condition: objects are readable only under the release prefix.
 

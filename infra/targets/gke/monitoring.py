@@ -29,7 +29,8 @@ class ReleaseReaderArgs:
 
 
 class ReleaseReader(pulumi.ComponentResource):
-    """A Google service account that may read only the release prefix, usable only by one
+    """A Google service account that may read only the release prefix (and the bucket's
+    metadata, which Triton's GCS reader asks first), usable only by one
     Kubernetes ServiceAccount through Workload Identity (no keys are ever created)."""
 
     def __init__(
@@ -57,6 +58,13 @@ class ReleaseReader(pulumi.ComponentResource):
             condition=gcp.storage.BucketIAMMemberConditionArgs(
                 **b.release_read_condition(args.release.bucket, args.release.prefix)
             ),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.account]),
+        )
+        gcp.storage.BucketIAMMember(  # Triton's GCS reader gets the bucket's metadata first
+            f"{name}-bucket-metadata",
+            bucket=args.release.bucket,
+            role=b.BUCKET_METADATA_ROLE,
+            member=f"serviceAccount:{self.email}",
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.account]),
         )
         gcp.storage.BucketIAMMember(  # tdk build's Job writes plans (create and replace)
