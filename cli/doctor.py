@@ -43,6 +43,7 @@ def _feasibility(project_dir: Path, name: str) -> dict[str, object]:
     """Whether committed stack ``name`` can deploy, through the one feasibility path:
     ``ok``, or its first refusal with the fix."""
     from infra.targets import stacks
+    from infra.targets.engine_driver import stack_driver_report
     from infra.targets.feasibility import feasible
     from tdk.errors import TdkError
 
@@ -56,6 +57,7 @@ def _feasibility(project_dir: Path, name: str) -> dict[str, object]:
         "ok": refusal is None,
         "refusal": refusal.message if refusal else None,
         "fix": refusal.fix if refusal else None,
+        "engine_driver": stack_driver_report(project_dir, name),
     }
 
 
@@ -105,6 +107,10 @@ def doctor(
         verdicts = [(name, str(f["target"]), "ok" if f["ok"] else f"refused: {f['refusal']} "
                      f"(fix: {f['fix']})") for name, f in feasibility.items()]  # fmt: skip
         printer.table(f"feasibility as of {day}", ("stack", "target", "feasibility"), verdicts)
+        drivers = [(name, line) for name, f in feasibility.items()
+                   for line in f.get("engine_driver") or []]  # type: ignore[attr-defined]  # fmt: skip
+        if drivers:
+            printer.table("engine images on the node driver", ("stack", "verdict"), drivers)
         _show_facts(printer, report, str(day))
     if broken:
         raise typer.Exit(1)

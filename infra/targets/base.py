@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 from infra.config import ConfigReader, StackConfig, qualify
 from infra.facts import hardware as facts
 from infra.facts import llm
+from infra.facts.drivers import NodeDriver
 from infra.targets.capabilities import Refused
 from infra.targets.names import DerivedName, check_name
 from tdk.errors import ConfigError, UsageError
@@ -87,6 +88,9 @@ class TargetSpec:
     image_name: str = ""
     #: the Python backend's shared memory in the unit's container, where it is bounded
     python_shm: ShmLimit | None = None
+    #: the NVIDIA driver of the unit's GPU nodes, with its source (None: the target records
+    #: none), against which the engine image is checked (``infra.facts.drivers``)
+    node_driver: NodeDriver | None = None
 
     @property
     def backends(self) -> frozenset[str]:

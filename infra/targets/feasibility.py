@@ -23,6 +23,7 @@ from infra.facts import llm
 from infra.targets.base import Shortfall
 from infra.targets.capabilities import DECOUPLED, LLM_ENGINES
 from infra.targets.checks import TargetSpec, check_target, working_set
+from infra.targets.engine_driver import driver_findings
 from infra.targets.entry import TargetEntry
 from infra.targets.fit import Fit
 from infra.targets.ports import PlanUnit, ValidatePort
@@ -96,6 +97,7 @@ def feasible(
     if engine_findings:
         found += engine_findings + engine_files(models, spec)
         return Feasibility(stack.name, entry.name, found, [], spec)
+    found += driver_findings(spec, where)
     model_findings, fits = check_target(models, spec, trt_built_for)
     found += model_findings + placement_of(entry, needs, spec) + working_set(fits, copies)
     found += engine_files(models, spec)

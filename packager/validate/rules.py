@@ -35,6 +35,7 @@ VLLM_SRC = "https://github.com/triton-inference-server/vllm_backend/blob/main/sr
 VLLM_ARGS = "https://github.com/vllm-project/vllm/blob/main/vllm/engine/arg_utils.py"
 TRTLLM_REPO = "https://github.com/NVIDIA/TensorRT-LLM/tree/main/triton_backend/all_models"
 FEASIBILITY = "infra/targets/feasibility.py"  # the stack rules (TDK91x): the one feasibility path
+CUDA_COMPAT = "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html"
 #: sagemaker-core 2.27 lists the SageMaker Triton images: only ``<yy.mm>-py3`` tags (checked
 #: 2026-11-27 in the installed package)
 SAGEMAKER_CORE_TRITON_IMAGES = (
@@ -454,6 +455,16 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
      "tags only, without the vllm and tensorrtllm backends",
      "serve vLLM / TensorRT-LLM models on gke or eks (the -vllm-python-py3 / "
      "-trtllm-python-py3 image)", SAGEMAKER_CORE_TRITON_IMAGES),
+    ("TDK917", "engine-driver-too-old", "error",
+     "the node's NVIDIA driver is below the minimum of the engine image's CUDA major (CUDA 13.x "
+     "needs >= 580): the container cannot start without NVIDIA's forward-compatibility package",
+     "use a node image with a driver of the image's CUDA branch, or an older release",
+     CUDA_COMPAT),
+    ("TDK918", "engine-driver-not-native", "warning",
+     "the node's driver is older than the one the engine image's CUDA ships with (it runs "
+     "through CUDA minor version compatibility, with a limited feature set), or no source says "
+     "which driver the nodes run",
+     "nothing if the engine loads; a newer node driver lifts the limits", CUDA_COMPAT),
 ]
 # fmt: on
 

@@ -28,6 +28,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 from infra.facts import Source
+from infra.facts.drivers import NodeDriver
 from infra.facts.hardware import Gpu
 
 CHECKED = dt.date(2026, 11, 27)
@@ -111,3 +112,30 @@ def size(name: str) -> VmSize | None:
         return found
     folded = name.lower()
     return next((s for s in SIZES.values() if s.name.lower() == folded), None)
+
+
+#: The NVIDIA driver AKS installs on a GPU node (``gpuProfile.driver: Install``), read
+#: 2026-12-07 from Azure/AgentBaker at 06836ee (2026-08-21): ``GetGPUDriverVersion`` in
+#: ``pkg/agent/baker.go`` gives the GRID driver (image aks-gpu-grid) to the sizes of
+#: ``ConvergedGPUDriverSizes`` (``pkg/agent/datamodel/gpu_components.go``: the A10 sizes) and
+#: the R580 LTS CUDA driver (aks-gpu-cuda-lts) to the compute sizes (T4, A100, H100); the
+#: versions are ``parts/common/components.json``'s ``GPUContainerImages`` latestVersion. A
+#: node image built later may carry a newer driver.
+AKS_DRIVER_SOURCE = (
+    "https://github.com/Azure/AgentBaker/blob/06836ee2301e362039418c3a7ed0fe6004a641fd/"
+    "parts/common/components.json and pkg/agent/baker.go GetGPUDriverVersion"
+)
+AKS_CUDA_LTS_DRIVER = "580.159.04"
+AKS_GRID_DRIVER = "570.211.01"
+#: AgentBaker's ConvergedGPUDriverSizes (lower-cased, as it compares them)
+AKS_GRID_SIZES = frozenset({
+    "standard_nv6ads_a10_v5", "standard_nv12ads_a10_v5", "standard_nv18ads_a10_v5",
+    "standard_nv36ads_a10_v5", "standard_nv72ads_a10_v5", "standard_nv36adms_a10_v5",
+    "standard_nc8ads_a10_v4", "standard_nc16ads_a10_v4", "standard_nc32ads_a10_v4",
+})  # fmt: skip
+
+
+def node_driver(size: str) -> NodeDriver:
+    """The driver AKS installs on a node of VM ``size``, with its source."""
+    version = AKS_GRID_DRIVER if size.lower() in AKS_GRID_SIZES else AKS_CUDA_LTS_DRIVER
+    return NodeDriver(version, AKS_DRIVER_SOURCE)

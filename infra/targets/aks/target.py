@@ -114,6 +114,7 @@ class AksTarget(KubernetesTarget[AksConfig]):
         node = TargetSpec(
             self.name, size.name, size.gpu, 0, image_facts(workload.image), mme=False,
             gpus=size.gpus, image_name=workload.image,
+            node_driver=catalog.node_driver(size.name),
         )  # fmt: skip
         return pod_spec(self.name, node, workload.gpus_per_pod, workload.kind == "cpu")
 

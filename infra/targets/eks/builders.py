@@ -9,6 +9,7 @@ from typing import Any
 from infra.clouds.aws import catalog as aws_catalog
 from infra.facts import hardware as facts
 from infra.facts import kubernetes as kf
+from infra.facts.drivers import NodeDriver
 from infra.targets.k8s.spec import (
     GPU_POOL,
     GPU_TAINT_KEY,
@@ -66,6 +67,14 @@ ACCELERATOR_OF_FAMILY: dict[str, str] = {
 }
 
 GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"  # drivers + container toolkit preinstalled
+#: the NVIDIA driver of that AMI: kmod-nvidia-latest-dkms 580.159.03 in AMI release v20260714,
+#: the newest in awslabs/amazon-eks-ami CHANGELOG.md at 81fec2e (read 2026-12-07); the node
+#: group takes the newest AMI release when it is created, which may carry a newer driver
+EKS_NVIDIA_AMI_DRIVER = NodeDriver(
+    "580.159.03",
+    "https://github.com/awslabs/amazon-eks-ami/blob/81fec2e895854f599974fe4d3d72f61c0a9aaffa/"
+    "CHANGELOG.md (AMI release v20260714, AL2023 NVIDIA)",
+)
 SYSTEM_AMI_TYPE = "AL2023_x86_64_STANDARD"
 #: node group capacity types the kit sets (eksSpot); tdk doctor checks both tuples against
 #: the installed botocore's EKS AMITypes / CapacityTypes enums (infra/targets/eks/schema.py)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.clouds.aws import catalog as aws_catalog
@@ -178,6 +179,7 @@ class EksTarget(KubernetesTarget[EksConfig]):
         """One Triton pod: the node group's GPU, the pod's GPUs, the workload's image."""
         workload = config.workload
         node = instance_spec(self.name, config.gpu_instance_type, workload.image)
+        node = replace(node, node_driver=b.EKS_NVIDIA_AMI_DRIVER)  # the NVIDIA AMI's driver
         return pod_spec(self.name, node, workload.gpus_per_pod, workload.kind == "cpu")
 
     def declare(self, config: EksConfig) -> Mapping[str, Any]:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.clouds.gcp import catalog as gcp_catalog
 from infra.clouds.gcp.offer import accelerator_spec
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
+from infra.facts.drivers import NodeDriver
 from infra.targets.base import DoctorPort, OutputValue, Refusal, SchemaDrift, TargetSpec
 from infra.targets.checks import pod_spec
 from infra.targets.gke import builders as b
@@ -94,6 +96,18 @@ class GkeDoctor(DoctorPort[GkeConfig]):
         return versions.API, versions.drift(answer)
 
 
+#: where Google lists the driver each gkeGpuDriverVersion installs per GKE version
+GKE_DRIVER_DOCS = "https://cloud.google.com/kubernetes-engine/docs/how-to/gpus#installing_drivers"
+
+
+def _node_driver(driver_version: str) -> NodeDriver:
+    """GKE installs the driver ``gkeGpuDriverVersion`` names for the node's GKE version;
+    Google's per-version table was not in the sources read on 2026-12-07: unknown."""
+    return NodeDriver(None, GKE_DRIVER_DOCS, why=(
+        f"gkeGpuDriverVersion {driver_version} installs the driver Google lists per GKE "
+        f"version ({GKE_DRIVER_DOCS}), which tdk has not recorded"))  # fmt: skip
+
+
 class GkeTarget(KubernetesTarget[GkeConfig]):
     """GKE: cluster, GPU pool, Triton workload, KEDA, Managed Prometheus, dashboards, alerts."""
 
@@ -167,6 +181,7 @@ class GkeTarget(KubernetesTarget[GkeConfig]):
         """One Triton pod: the pool's accelerator, the pod's GPUs, the workload's image."""
         pool, workload = config.gpu_pool, config.workload
         node = accelerator_spec(self.name, pool.accelerator, workload.image, pool.gpus_per_node)
+        node = replace(node, node_driver=_node_driver(pool.driver_version))
         return pod_spec(self.name, node, workload.gpus_per_pod, workload.kind == "cpu")
 
     def declare(self, config: GkeConfig) -> Mapping[str, Any]:
