@@ -1,4 +1,4 @@
-"""``tdk render k8s``: a gke/eks stack's Kubernetes manifests as plain YAML, for GitOps."""
+"""``tdk render k8s``: a Kubernetes stack's manifests as plain YAML, for GitOps."""
 
 from __future__ import annotations
 
@@ -91,10 +91,10 @@ def k8s(
         sys.stdout.write(yaml_stream(rendered))
         sys.stdout.flush()
         _warn_placeholders(printer, stack, rendered.placeholders)
-        _warn_stack_placeholders(printer, project_dir, stack, yaml_stream(rendered))
+        _warn_stack_placeholders(printer, settings, project_dir, yaml_stream(rendered))
         return
     _render_dir(printer, settings.reader, alerts, rendered, Path(out), rules_out, json)
-    _warn_stack_placeholders(printer, project_dir, stack, yaml_stream(rendered))
+    _warn_stack_placeholders(printer, settings, project_dir, yaml_stream(rendered))
 
 
 def _alerts(settings: Any, config: Any) -> Any:
@@ -108,12 +108,19 @@ def _alerts(settings: Any, config: Any) -> Any:
     return read_workload_config(settings.reader).alerts
 
 
-def _warn_stack_placeholders(printer: Output, project_dir: Path, stack: str, text: str) -> None:
+def _warn_stack_placeholders(printer: Output, settings: Any, project_dir: Path, text: str) -> None:
     """Warn (never silently write) when a stack's example values reach the manifests, e.g.
-    ``my-gcp-project`` in the ServiceAccount's Workload Identity annotation."""
+    ``my-gcp-project`` in the ServiceAccount's Workload Identity annotation, however the
+    target writes them (its render port says: a release URL may be written in parts)."""
     from infra.placeholders import describe, fix_hint, scan_stack
+    from infra.targets.base import render_port
 
-    written = [p for p in scan_stack(project_dir, stack) if p.value in text]
+    port, stack = render_port(settings.entry.deploy()), settings.name
+    written = [
+        p
+        for p in scan_stack(project_dir, stack)
+        if any(form and form in text for form in port.written_forms(p.key, p.value))
+    ]
     if written:
         where = f"{describe(stack, written)} and they are in the manifests"
         printer.warn(f"{where}: {fix_hint(stack, written)}, then render again")

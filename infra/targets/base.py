@@ -141,6 +141,13 @@ class RenderPort(abc.ABC, Generic[ConfigT]):
         """The manifests ``tdk render k8s`` writes, in apply order; ``output(name)`` gives a
         stack output only a deployment knows (or a placeholder)."""
 
+    def written_forms(self, key: str, value: str) -> tuple[str, ...]:
+        """How the stack value ``value`` of ``key`` (a qualified key) appears in the manifests:
+        itself by default; a target that writes it in parts (an account and a container of a
+        release URL) says so, and ``tdk render`` finds a placeholder however it is written."""
+        del key
+        return (value,)
+
 
 class BuildPort(abc.ABC, Generic[ConfigT]):
     """``tdk build --stack``: a TensorRT plan built on the stack's own GPUs."""
@@ -243,7 +250,7 @@ def render_port(target: Target[ConfigT]) -> RenderPort[ConfigT]:
     if isinstance(target.render, Refused):
         raise UsageError(
             f"the {target.name} target has no Kubernetes manifests: {target.render.reason}",
-            hint="render a gke or eks stack (e.g. --stack gke-dev)",
+            hint="render a stack of a target that runs Triton on Kubernetes (docs/targets.md)",
         )
     return target.render
 

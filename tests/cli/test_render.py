@@ -140,7 +140,21 @@ def test_non_kubernetes_stack_is_refused_with_a_hint(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "sagemaker target has no Kubernetes manifests" in result.output
     assert "SageMaker runs the Triton container itself" in result.output
-    assert "--stack gke-dev" in result.output
+    assert "target that runs Triton on Kubernetes" in result.output
+
+
+@pytest.mark.parametrize("target", kubernetes_targets())
+def test_render_warns_about_the_committed_stack_s_placeholders(tmp_path: Path, target: str) -> None:
+    """Every committed stack ships example names (``my-tdk-releases``, ...) that reach its
+    manifests, whole or split (a target may write the release URL as an account and a
+    container): render says so, whichever way the target writes them."""
+    stack = dev_stack(target)
+    args = ["render", "k8s", "--stack", stack, "--out", str(tmp_path / "out")]
+    result = runner.invoke(app, [*args, "--project-dir", str(ROOT)])
+    assert result.exit_code == 0, result.output
+    assert f"Pulumi.{stack}.yaml still holds placeholder values" in result.output
+    assert "they are in the manifests" in result.output
+    assert "releaseUrl" in result.output  # the release's example bucket or container
 
 
 def test_invalid_stack_config_fails_like_pulumi_up(tmp_path: Path) -> None:

@@ -8,7 +8,13 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
-from infra.config import ConfigReader, StackConfig, check_capacity, qualify
+from infra.config import (
+    ConfigReader,
+    StackConfig,
+    check_capacity,
+    parse_release_url,
+    qualify,
+)
 from infra.facts.findings import Finding
 from infra.targets.aks import builders as b
 from infra.targets.aks import catalog
@@ -130,6 +136,17 @@ class AksTarget(KubernetesTarget[AksConfig]):
 
     def workload_spec(self, config: AksConfig, output: OutputValue) -> TritonServiceSpec:
         return triton_spec(config, output("tritonClientId"), output("prometheusQueryUrl"))
+
+    def written_forms(self, key: str, value: str) -> tuple[str, ...]:
+        """The release URL is written split: the sync's ``--account-name`` and
+        ``--container-name`` (``builders.download_script``)."""
+        if key != qualify("releaseUrl"):
+            return (value,)
+        try:
+            blob = b.blob_release(parse_release_url(key, value, self.release_schemes))
+        except ConfigError:
+            return (value,)
+        return (value, blob.account, blob.container)
 
     def cluster_manifests(self, config: AksConfig) -> list[Manifest]:
         """The Azure Monitor managed Prometheus PodMonitor for Triton's metrics port."""

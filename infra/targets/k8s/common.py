@@ -88,6 +88,12 @@ class KubernetesTarget(Target[ConfigT]):
         del config
         return []
 
+    def written_forms(self, key: str, value: str) -> tuple[str, ...]:
+        """How a stack value appears in the target's manifests (``RenderPort.written_forms``):
+        as given, unless the target writes it in parts."""
+        del key
+        return (value,)
+
 
 class _Manifests(RenderPort[ConfigT]):
     """A Kubernetes target's render port: its namespace, the Triton workload and its
@@ -103,6 +109,9 @@ class _Manifests(RenderPort[ConfigT]):
             *manifests.workload_manifests(spec),
             *self.target.cluster_manifests(config),
         ]
+
+    def written_forms(self, key: str, value: str) -> tuple[str, ...]:
+        return self.target.written_forms(key, value)
 
 
 class _PlanJob(BuildPort[ConfigT]):
