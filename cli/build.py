@@ -210,17 +210,10 @@ def _run(
         run.run_kubectl(run.apply_argv(kubectl, path))
         meta = manifests[0]["metadata"]
         out.info(f"applied Job {meta['namespace']}/{meta['name']}; waiting for the build")
-        run.await_job(kubectl, run.JobRef(meta["namespace"], meta["name"]),
-                      timeout + run.WAIT_MARGIN_SECONDS)  # fmt: skip
-    record = run.cached_record(where, planned)
-    if record is None:
-        from tdk.errors import TdkError
-
-        raise TdkError(
-            f"the build Job finished but {where.describe(planned.key.prefix)} holds no plan",
-            hint="kubectl logs job/<name> -c upload shows what the upload did",
-        )
-    return record
+        job = run.JobRef(meta["namespace"], meta["name"])
+        run.await_job(kubectl, job, timeout + run.WAIT_MARGIN_SECONDS)
+        log = run.run_kubectl(run.logs_argv(kubectl, job))
+    return run.endorse_job_output(where, planned, log)
 
 
 def _key(planned: PlanBuild) -> dict[str, str]:

@@ -9,8 +9,10 @@ Triton's own test plans with ``nvcr.io/nvidia/tensorrt:<Triton release>-py3``
 a plan built in the container of a Triton image's release matches that image's TensorRT.
 
 The cache: ``plans/<onnx sha256>/<target>/<profile+precision digest>/`` under a release root
-holds ``model.plan`` and ``plan.json`` (a ``PlanRecord``), ``plan.json`` written last. The
-same (ONNX sha256, TensorRT, compute capability, profile, precision) key is built once.
+holds ``model.plan``, ``plan.json`` (a ``PlanRecord``) and ``plan.sig``, the record's
+endorsement (``packager.plan_trust``), written last. The same (ONNX sha256, TensorRT, compute
+capability, profile, precision) key is built once; a record without a valid endorsement is
+never served.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from packager.plan_trust import KEY_ENV, SIGNATURE_FILE, endorse, endorsed
 from packager.stores.base import Store
 from tdk.bounded import DocumentError, parse_json
 from tdk.errors import StoreError, TdkError, UsageError
@@ -160,18 +163,21 @@ class PlanRecord:
 
 
 def cached(store: Store, key: PlanKey) -> PlanRecord | None:
-    """The record of ``key``'s plan in ``store`` when the plan is there whole, else None."""
+    """The record of ``key``'s plan in ``store`` when the plan is there whole and its record
+    endorsed (``packager.plan_trust``), else None: anything else is built again."""
     record_key = key.prefix + RECORD_FILE
     if store.sha256_of(record_key) is None:
         return None
-    record = PlanRecord.from_json(store.get_bytes(record_key), store.describe(record_key))
+    raw = store.get_bytes(record_key)
+    record = PlanRecord.from_json(raw, store.describe(record_key))
     if record.key != key or store.sha256_of(key.prefix + PLAN_FILE) != record.plan_sha256:
         return None  # a damaged or foreign entry: built again
-    return record
+    return record if endorsed(store, key.prefix, raw) else None
 
 
 def store_plan(store: Store, record: PlanRecord, plan: bytes) -> None:
-    """Write ``plan`` and then its record (the record last: no record, no cache entry)."""
+    """Write ``plan``, then its record, then the record's endorsement (no endorsement, no
+    cache entry), after checking the plan's sha256 and its parity."""
     if hashlib.sha256(plan).hexdigest() != record.plan_sha256:
         raise TdkError("the plan's bytes do not match its record's sha256", hint="build again")
     if not record.parity.passed:
@@ -180,8 +186,10 @@ def store_plan(store: Store, record: PlanRecord, plan: bytes) -> None:
             f"{record.parity.max_abs:.3g}, max rel {record.parity.max_rel:.3g})",
             hint="rebuild without --fp16, or loosen --atol/--rtol if the error is acceptable",
         )
+    raw = record.to_json().encode()
     store.put_bytes(record.key.prefix + PLAN_FILE, plan)
-    store.put_bytes(record.key.prefix + RECORD_FILE, record.to_json().encode(), "application/json")
+    store.put_bytes(record.key.prefix + RECORD_FILE, raw, "application/json")
+    endorse(store, record.key.prefix, raw)  # last: checked here, so vouched for
 
 
 def adopt_output(store: Store, key: PlanKey) -> PlanRecord:
@@ -202,11 +210,36 @@ def adopt_output(store: Store, key: PlanKey) -> PlanRecord:
 
 
 def plans_for(store: Store, onnx_sha256: str, target: str) -> list[PlanRecord]:
-    """Every cached plan of the ONNX model ``onnx_sha256`` for ``target`` (``PlanKey.target``)."""
+    """Every cached plan of the ONNX model ``onnx_sha256`` for ``target`` (``PlanKey.target``).
+
+    Each must be what ``tdk build`` checked: a record whose key is that ONNX sha256, that target
+    and the entry it lies in, endorsed, naming the plan beside it; anything else is refused (a
+    writer of ``plans/`` may have planted it), never served."""
     prefix = f"{PLANS_PREFIX}{onnx_sha256}/{target}/"
     try:
         keys = [k for k in store.list_keys(prefix) if k.endswith("/" + RECORD_FILE)]
     except StoreError:
         return []
-    records = [PlanRecord.from_json(store.get_bytes(k), store.describe(k)) for k in sorted(keys)]
-    return [r for r in records if cached(store, r.key) == r]
+    return [_served(store, k, onnx_sha256, target) for k in sorted(keys)]
+
+
+def _served(store: Store, record_key: str, onnx_sha256: str, target: str) -> PlanRecord:
+    where = store.describe(record_key)
+    raw = store.get_bytes(record_key)
+    record = PlanRecord.from_json(raw, where)
+    entry = record_key.removesuffix(RECORD_FILE)
+    key = record.key
+    if (key.onnx_sha256, key.target, key.prefix) != (onnx_sha256, target, entry):
+        problem = "names another model or build than the entry it lies in"
+    elif not endorsed(store, entry, raw):
+        problem = f"carries no valid endorsement ({SIGNATURE_FILE}) by this user's tdk build"
+    elif store.sha256_of(entry + PLAN_FILE) != record.plan_sha256:
+        problem = f"names a plan other than the {PLAN_FILE} beside it"
+    else:
+        return record
+    raise UsageError(
+        f"{where} {problem}: tdk serves only a plan its own build checked, and anyone who can "
+        "write plans/ (the serving identity among them) could have planted this one",
+        hint=f"delete {store.describe(entry)} and run tdk build again; on another machine, "
+        f"point {KEY_ENV} at the key tdk build used",
+    )

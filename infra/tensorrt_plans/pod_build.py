@@ -162,8 +162,12 @@ def build(work: Path) -> dict[str, Any]:
 
 def main(argv: list[str]) -> int:
     """``python3 pod_build.py WORKDIR``: 0 when the plan passed parity, 1 when it did not."""
-    record = build(Path(argv[0]))
-    sys.stdout.write(json.dumps(record["parity"] | {"built_for": record["built_for"]}) + "\n")
+    work = Path(argv[0])
+    record = build(work)
+    shown = record["parity"] | {"built_for": record["built_for"]}
+    if record["parity"]["passed"]:  # tdk build endorses the uploaded record only if it is this
+        shown["plan_json_sha256"] = hashlib.sha256((work / "plan.json").read_bytes()).hexdigest()
+    sys.stdout.write(json.dumps(shown) + "\n")
     if not record["parity"]["passed"]:
         sys.stderr.write(
             f"parity failed: max abs {record['parity']['max_abs']:.3g}, max rel "

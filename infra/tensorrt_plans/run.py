@@ -3,8 +3,10 @@ kubectl), or here (``--local``, where trtexec and an NVIDIA GPU are).
 
 The cache is consulted first: a key already in the store builds nothing. A Job's inputs are
 uploaded to ``<entry>/input/`` before it is applied; the Job itself writes the plan and its
-record with the workload's identity. kubectl is driven through argument lists
-(``apply_argv``/``status_argv``/``logs_argv``) so a test sees the exact command lines.
+record with the workload's identity, and prints the record's sha256 in its log; tdk endorses
+the record (``packager.plan_trust``) only when the store holds those very bytes. kubectl is
+driven through argument lists (``apply_argv``/``status_argv``/``logs_argv``) so a test sees the
+exact command lines.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from infra.tensorrt_plans.stage import PlanBuild
-from packager.plans import PlanRecord, cached, store_plan
+from packager.plan_trust import endorse
+from packager.plans import PLAN_FILE, RECORD_FILE, PlanRecord, cached, store_plan
 from packager.stores.base import Store, sha256_file
 from tdk.errors import TdkError, UsageError
 
@@ -172,3 +175,49 @@ def build_here(build: PlanBuild, work: Path, store: Store) -> PlanRecord:
 
 def cached_record(store: Store, build: PlanBuild) -> PlanRecord | None:
     return cached(store, build.key)
+
+
+def logged_record_sha256(log: str) -> str | None:
+    """The sha256 of ``plan.json`` that the Job's build step printed (``pod_build.main``)."""
+    for line in reversed(log.splitlines()):
+        try:
+            found = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(found, dict) and isinstance(found.get("plan_json_sha256"), str):
+            return str(found["plan_json_sha256"])
+    return None
+
+
+def endorse_job_output(store: Store, build: PlanBuild, log: str) -> PlanRecord:
+    """Endorse the record the Job uploaded, once the store holds the very bytes the Job's own
+    log names (no writer of the store can alter that log) and the plan the record names."""
+    prefix = build.key.prefix
+    where = store.describe(prefix)
+    if store.sha256_of(prefix + RECORD_FILE) is None:
+        raise TdkError(
+            f"the build Job finished but {where} holds no plan",
+            hint="kubectl logs job/<name> -c upload shows what the upload did",
+        )
+    raw = store.get_bytes(prefix + RECORD_FILE)
+    record = PlanRecord.from_json(raw, where + RECORD_FILE)
+    logged = logged_record_sha256(log)
+    if logged != hashlib.sha256(raw).hexdigest():
+        raise TdkError(
+            f"{where}{RECORD_FILE} is not the record the build Job printed in its log "
+            f"({logged or 'none printed'}): something else wrote plans/ meanwhile; it is not "
+            "endorsed and will not be served",
+            hint="delete that entry and run tdk build again",
+        )
+    if (
+        record.key != build.key
+        or not record.parity.passed
+        or store.sha256_of(prefix + PLAN_FILE) != record.plan_sha256
+    ):
+        raise TdkError(
+            f"{where}: the record the Job wrote does not name this build's key, a passing "
+            "parity and the plan beside it; it is not endorsed",
+            hint="delete that entry and run tdk build again",
+        )
+    endorse(store, prefix, raw)
+    return record

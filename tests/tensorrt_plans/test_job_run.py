@@ -4,6 +4,7 @@ nvidia-smi programs (the comparison, the record, the refusal of a plan outside t
 
 from __future__ import annotations
 
+import hashlib
 import json
 import stat
 from pathlib import Path
@@ -110,13 +111,16 @@ def _tools(tmp_path: Path, offset: float, monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_pod_build_records_a_plan_within_tolerance(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     work = tmp_path / "work"
     build = planned(model_dir(tmp_path))
     stage(build, work)
     _tools(tmp_path, 1e-5, monkeypatch)
     assert pod_main([str(work)]) == 0
+    printed = json.loads(capsys.readouterr().out.splitlines()[-1])
+    digest = hashlib.sha256((work / "plan.json").read_bytes()).hexdigest()
+    assert printed["plan_json_sha256"] == digest  # what tdk build endorses (issue 47 item 5)
     record = PlanRecord.from_json((work / "plan.json").read_text(), "plan.json")
     assert record.key == build.key and record.built_for == "8.9:10.16@26.04"
     assert record.parity.passed and 0 < record.parity.max_abs < 1e-4
