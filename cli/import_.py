@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from cli.common import JsonOpt
 from cli.output import Output
@@ -88,7 +90,14 @@ def import_model(
     output.console.print(dump_config(imported.config), highlight=False, markup=False)
     for note in imported.notes:
         output.warn(note)
-    output.info(
-        f"next: tdk validate {out} && tdk package {out} --release file://./release "
+    output.info(escape(next_step(out)))
+
+
+def next_step(out: Path) -> str:
+    """import's last line: the commands that take the new repository on, as they paste."""
+    repo = shlex.quote(str(out))
+    release = shlex.quote(str(out.parent / "release"))
+    return (
+        f"next: tdk validate {repo} && tdk package {repo} --release {release} "
         "(the config is yours to edit: tdk tune tunes it)"
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json as jsonlib
 import math
+import shlex
 import time
 import urllib.error
 import urllib.request
@@ -13,10 +14,12 @@ from dataclasses import asdict
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from cli.common import EndpointUrlOpt, JsonOpt, ReleaseOpt
 from cli.output import Output
-from infra.targets.local.options import EndpointOptions, default_of, help_of
+from infra.targets.local.options import EndpointOptions, default_of, help_of, local_command
+from packager.stores import absolute_url
 from tdk.errors import TdkError, UsageError
 
 app = typer.Typer(
@@ -87,7 +90,7 @@ def up(
 
     out = Output(json_mode=json)
     options = EndpointOptions(
-        store_url=store,
+        store_url=absolute_url(store),  # the server runs elsewhere: resolve the path here
         name=name,
         port=port,
         max_loaded=max_loaded_models,
@@ -104,11 +107,13 @@ def up(
             out.json(shown_state(state))
         else:
             out.info(f"local endpoint [bold]{name}[/bold] at {state.url} (pid {state.pid})")
-            out.info(f"  release {state.store}; log {state.log}; stop with `tdk local down`")
+            stop = escape(local_command("down", name))
+            out.info(f"  release {state.store}; log {state.log}; stop with `{stop}`")
         return
     if serve.read_state(name) is not None:
         raise UsageError(
-            f"a local endpoint named {name!r} is already running", hint="`tdk local down`"
+            f"a local endpoint named {name!r} is already running",
+            hint=f"stop it with `{local_command('down', name)}`, or pick another --endpoint",
         )
     out.info(
         f"starting local endpoint {name} on 127.0.0.1:{port or '(free port)'}; Ctrl-C stops it"
@@ -123,15 +128,9 @@ def up(
 
 
 def _running(name: str) -> Any:
-    from infra.targets.local.serve import read_state
+    from infra.targets.local.serve import running_state
 
-    state = read_state(name)
-    if state is None:
-        raise UsageError(
-            f"no local endpoint named {name!r} is running",
-            hint="start one with `tdk local up --release URL --detach`",
-        )
-    return state
+    return running_state(name)
 
 
 def fetch_status(url: str) -> dict[str, Any]:
@@ -212,8 +211,9 @@ def request_switch(state: Any, release: str, endpoint_url: str | None) -> dict[s
     except urllib.error.HTTPError as exc:
         with closing(exc):
             answer = jsonlib.loads(exc.read() or b"{}")
+        reason = str(answer.get("error", exc.reason))
         raise TdkError(
-            f"not switched: {answer.get('error', exc.reason)}",
+            reason if reason.startswith("not switched") else f"not switched: {reason}",
             hint=answer.get("hint") or f"the endpoint still serves its release; see {state.log}",
         ) from exc
     except (urllib.error.URLError, OSError, ValueError) as exc:
@@ -234,6 +234,7 @@ def switch(
     not verify is refused and the endpoint keeps serving its own."""
     out = Output(json_mode=json)
     state = _running(name)
+    store = absolute_url(store)  # against this directory, not the server's
     answer = request_switch(state, store, endpoint_url)
     if json:
         out.json({"name": name, **answer})
@@ -298,7 +299,9 @@ def demo(
     name = "demo"
     if serve.read_state(name) is not None:
         stop_endpoint(name)
-    options = EndpointOptions(store_url=store, name=name, port=0, max_loaded=max_loaded_models)
+    options = EndpointOptions(
+        store_url=absolute_url(store), name=name, port=0, max_loaded=max_loaded_models
+    )
     state = serve.spawn(options)
     out.info(
         f"local endpoint {name} at {state.url} (K = {max_loaded_models}), release {state.store}"
@@ -319,9 +322,10 @@ def demo(
 def demo_next(store: str, target_model: str) -> str:
     """The demo's last line: where a newcomer goes from here, as commands to paste."""
     return (
-        f"next: `source .venv/bin/activate`, then `tdk local up --release {store} --detach` and "
-        f"`tdk invoke --target-model {target_model} --example` (README, Local endpoint); to "
-        "deploy: `tdk doctor` and the README's 'Deploy to a cloud'"
+        "next: `source .venv/bin/activate`, then "
+        f"`tdk local up --release {shlex.quote(store)} --detach` and "
+        f"`tdk invoke --target-model {shlex.quote(target_model)} --example` (README, Local "
+        "endpoint); to deploy: `tdk doctor` and the README's 'Deploy to a cloud'"
     )
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -206,12 +207,33 @@ def _with_target(paths: list[Path], against: _Against) -> list[Finding]:
         _say_defaults(registry.validate_port(entry).flag_keys, flags, settings)
         where = f"--target {entry.name}"
     result = feasible(settings, models, against.built_for, where, against.copies)
+    findings = result.findings
+    if stack is None:  # the user typed flags, not a stack file: tell them as the flags
+        keys = registry.validate_port(registry.get(str(against.target))).flag_keys
+        findings = [_as_flag(found, keys, flags) for found in findings]
     local = validate_paths(paths, image_rules=result.spec is None)  # else the target's
     if result.spec is not None and result.spec.gpu is not None:
         local = [f for f in local if f.code != "TDK213"]  # the local-endpoint KIND_GPU caveat
     for fit in result.fits:
         sys.stderr.write(fit.describe(result.spec.label if result.spec else "") + "\n")
-    return local + result.findings
+    return local + findings
+
+
+def _as_flag(found: Finding, keys: Mapping[str, str], flags: Mapping[str, str]) -> Finding:
+    """A finding about a stack key that a ``--target`` flag set, told as that flag: the
+    user typed no stack file, so the message names the flag and the hint the flag's fix."""
+    from infra.config import qualify
+
+    for flag, key in keys.items():
+        if not flags.get(flag) or qualify(key) not in found.message:
+            continue
+        option = "--" + flag.replace("_", "-")
+        message = found.message.replace(f"{qualify(key)} is ", "")
+        suggested = re.search(rf"pulumi config set {re.escape(qualify(key))} (\S+?)`", found.fix)
+        fix = f"pass `{option} {suggested.group(1)}` instead" if suggested else found.fix
+        field = option if found.field == "stack config" else found.field
+        return replace(found, field=field, message=message.replace(qualify(key), option), fix=fix)
+    return found
 
 
 def _say_defaults(keys: Mapping[str, str], flags: Mapping[str, str], settings: Any) -> None:

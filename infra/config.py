@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -265,12 +266,24 @@ def _as_config_string(value: Any) -> str:
 MAX_STACK_FILE_BYTES = 1024 * 1024  # a stack file is a few KB; larger is not one
 
 
+def missing_project_hint(folder: Path) -> str:
+    """Where the stacks are when ``folder`` holds no ``Pulumi.yaml``: the flag that says it,
+    with the kit's own project when this is a source checkout."""
+    hint = "run from the folder that holds Pulumi.yaml, or pass `--project-dir DIR` naming it"
+    kit = Path(__file__).resolve().parents[1]
+    if (kit / "Pulumi.yaml").is_file() and kit != folder.resolve():
+        hint += f" (the kit's own: `--project-dir {shlex.quote(str(kit))}`)"
+    return hint
+
+
 def _load_yaml(path: Path) -> dict[str, Any]:
     if not path.exists():
-        raise UsageError(
-            f"{path} does not exist",
-            hint="run from the project root (where Pulumi.yaml is) or pass --project-dir",
-        )
+        if (path.parent / "Pulumi.yaml").is_file():
+            stacks = ", ".join(sorted(p.name for p in path.parent.glob("Pulumi.*.yaml")))
+            hint = f"check the stack name; {path.parent} holds {stacks or 'no stack file'}"
+        else:
+            hint = missing_project_hint(path.parent)
+        raise UsageError(f"{path} does not exist", hint=hint)
     try:
         data = bounded.load_yaml(path, "fix the file", limit=MAX_STACK_FILE_BYTES) or {}
     except bounded.DocumentError as exc:

@@ -286,6 +286,8 @@ def check_candidate(
 def _project(project_dir: Path) -> Path:
     """``project_dir`` when it holds ``Pulumi.yaml``, else the kit's own project (a source
     checkout), else a UsageError saying where the defaults come from."""
+    from infra.config import missing_project_hint
+
     if (project_dir / "Pulumi.yaml").is_file():
         return project_dir
     kit = Path(__file__).resolve().parents[2]
@@ -294,5 +296,5 @@ def _project(project_dir: Path) -> Path:
     raise UsageError(
         f"{project_dir / 'Pulumi.yaml'} does not exist: --target builds a stack over the "
         "project's Pulumi.yaml defaults",
-        hint="run from the project root or pass --project-dir",
+        hint=missing_project_hint(project_dir),
     )

@@ -41,6 +41,12 @@ class Operation(StrEnum):
     STATUS = "status"
     WAIT = "wait"
 
+    @property
+    def command(self) -> str:
+        """The ``tdk`` command that does it (status and wait are ``tdk endpoint``'s)."""
+        grouped = self in (Operation.STATUS, Operation.WAIT)
+        return f"endpoint {self.value}" if grouped else self.value
+
 
 @dataclass(frozen=True)
 class Reading:
@@ -139,7 +145,7 @@ class TargetClient(abc.ABC):
         reason = refused.reason if refused is not None else "not supported"
         return UsageError(
             f"the {self.target} target cannot {op.value}: {reason}",
-            hint=f"see `tdk {op.value} --help` for the targets that can",
+            hint=f"see `tdk {op.command} --help` for the targets that can",
         )
 
     @abc.abstractmethod

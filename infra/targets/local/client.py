@@ -143,9 +143,9 @@ class LocalLocator(Locator):
         return self.endpoint or "local"
 
     def client(self) -> LocalClient:
-        from infra.targets.local.serve import START, running_state
+        from infra.targets.local.serve import running_state
 
-        state = running_state(self.name, f"{START} (or pass --endpoint NAME)")
+        state = running_state(self.name)
         return LocalClient(self.name, state.url)
 
     def default_release(self) -> str | None:

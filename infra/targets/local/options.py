@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
@@ -211,3 +212,10 @@ def check_name(name: str) -> str:
             "e.g. --endpoint my-endpoint",
         )
     return name
+
+
+def local_command(verb: str, name: str, *args: str) -> str:
+    """``tdk local VERB [--endpoint NAME] ARGS`` as it pastes (quoted; the endpoint named when
+    it is not the default), for hints about the endpoint ``name``."""
+    named = [] if name == default_of("name") else ["--endpoint", name]
+    return shlex.join(["tdk", "local", verb, *named, *args])

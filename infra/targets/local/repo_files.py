@@ -40,7 +40,8 @@ def listed_sizes(store: Store, entry: ManifestModel, max_bytes: int, hint: str) 
         if key not in listing:
             raise FileRejected(
                 f"{entry.target_model}: {store.describe(key)} is missing from the store",
-                hint="publish the release again (`tdk package`), or `tdk repair` it",
+                hint="publish the release again (`tdk package REPO --release URL`, the same "
+                "URL): a republish replaces what is missing or damaged",
             )
         sizes[rel] = listing[key]
     if sum(sizes.values()) > max_bytes:

@@ -17,6 +17,7 @@ import logging
 import os
 import resource
 import secrets
+import shlex
 import signal
 import socket
 import subprocess
@@ -28,7 +29,12 @@ from pathlib import Path
 from typing import NoReturn
 
 from infra.targets.local import lock, stopping, workdir
-from infra.targets.local.options import EndpointOptions, check_name
+from infra.targets.local.options import (
+    ENDPOINT_NAME,
+    EndpointOptions,
+    check_name,
+    local_command,
+)
 from infra.targets.local.protocol import protocol_class
 from infra.triton_runtime import shm
 from infra.triton_runtime.private import check_state_dir, open_private, state_dir, write_private
@@ -80,11 +86,33 @@ def read_state(name: str) -> EndpointState | None:
 START = "start one with `tdk local up --release URL --detach`"
 
 
-def running_state(name: str, hint: str = START) -> EndpointState:
+def running_names() -> list[str]:
+    """The names of the local endpoints of this user that run now, sorted."""
+    found = []
+    for path in sorted(state_dir().glob("local-*.json")):
+        name = path.name.removeprefix("local-").removesuffix(".json")
+        if ENDPOINT_NAME.fullmatch(name) and read_state(name) is not None:
+            found.append(name)
+    return found
+
+
+def not_running_hint(name: str) -> str:
+    """What to do when no endpoint ``name`` runs: the ones that do run, by the flag that
+    names them, or how to start one."""
+    others = [other for other in running_names() if other != name]
+    if not others:
+        return START
+    named = ", ".join(f"`--endpoint {shlex.quote(other)}`" for other in others)
+    return f"running here: pass {named}; or {START}"
+
+
+def running_state(name: str, hint: str | None = None) -> EndpointState:
     """The state file of the local endpoint ``name``; UsageError when none runs."""
     state = read_state(name)
     if state is None:
-        raise UsageError(f"no local endpoint named {name!r} is running", hint=hint)
+        raise UsageError(
+            f"no local endpoint named {name!r} is running", hint=hint or not_running_hint(name)
+        )
     return state
 
 
@@ -147,7 +175,7 @@ def bind(port: int) -> socket.socket:
         sock.close()
         raise TdkError(
             f"cannot listen on 127.0.0.1:{port}: {exc.strerror}",
-            hint="pick another --port, or stop what uses it (`tdk local down`)",
+            hint="pick another --port, or stop what uses it",
         ) from exc
     sock.listen(1024)
     return sock
@@ -257,7 +285,8 @@ def spawn(options: EndpointOptions, timeout: float = 120.0) -> EndpointState:
     args = options.to_argv()
     if read_state(name) is not None:
         raise TdkError(
-            f"a local endpoint named {name!r} is already running", hint="run `tdk local down`"
+            f"a local endpoint named {name!r} is already running",
+            hint=f"stop it with `{local_command('down', name)}`, or pick another --endpoint",
         )
     held = lock.hold_name(name)  # before the log or the state file is touched
     try:

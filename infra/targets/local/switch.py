@@ -17,6 +17,7 @@ import dataclasses
 import hmac
 import json
 import logging
+import shlex
 import time
 
 from infra.targets.local.manager import ModelManager, ModelState
@@ -51,9 +52,10 @@ async def verify_release(store: Store) -> Manifest:
     problems = await asyncio.to_thread(_archive_problems, store, manifest)
     if problems:
         raise TdkError(
-            f"the release at {store.url} is incomplete or damaged; not switched: "
+            f"not switched: the release at {store.url} is incomplete or damaged: "
             + "; ".join(problems[:5]),
-            hint="publish the release again (`tdk publish`) or switch to another one",
+            hint=f"publish it again (`tdk package REPO --release {shlex.quote(store.url)}`), or "
+            "switch to another release; the endpoint keeps serving its own",
         )
     return manifest
 

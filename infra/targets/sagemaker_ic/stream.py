@@ -91,7 +91,7 @@ class ComponentGenerateClient:
             raise InvokeFailed(
                 f"{where}: {error.get('Code', 'error')}: {error.get('Message', exc)}",
                 hint="check --endpoint, --region and that the component is InService "
-                "(`tdk status --target sagemaker-ic`)",
+                "(`tdk endpoint status --target sagemaker-ic`)",
                 code=str(error.get("Code") or "ClientError"),
             ) from None
         except BotoCoreError as exc:
