@@ -44,6 +44,12 @@ def import_huggingface(
             hint="give the directory save_pretrained wrote, or an ONNX file",
         )
     check_destination(name, out)
+    if tokenizer and max_batch_size == 0:
+        raise UsageError(
+            "--tokenizer with --max-batch-size 0: the pipeline batches the tokenizer's output "
+            "into the model",
+            hint="drop --max-batch-size 0, or drop --tokenizer and tokenize in the client",
+        )
     if tokenizer:
         for extra in (f"{name}_tokenizer", f"{name}_pipeline"):
             check_destination(extra, out)

@@ -26,7 +26,7 @@ from packager.config import CONFIG_NAME, dump_config
 from packager.inputs import INPUT_HINT, copy_input, input_problem, open_input
 from packager.names import name_problem
 from packager.onnx_signature import completed_config, read_graph
-from tdk.errors import ConfigError, TdkError, UnsafeInputError, UsageError
+from tdk.errors import ConfigError, TdkError, UnsafeInputError, UsageError, ValidationFailed
 
 NEURON_HINT = (
     "import the model it was compiled from instead: the Hugging Face directory (or the "
@@ -102,7 +102,9 @@ def import_onnx(source: Path, name: str, out: Path, max_batch_size: int | None =
     with os.fdopen(open_input(source.parent, source.name), "rb") as handle:
         data = handle.read()  # the bytes parsed are the bytes written
     graph = read_graph(source, data)
-    config = owned_config(completed_config(graph, name), max_batch_size)
+    completed = completed_config(graph, name)
+    batches = completed.max_batch_size > 0
+    config = owned_config(completed, max_batch_size)
     external = _external_files(graph, source)
 
     def fill(model: Path) -> None:
@@ -114,13 +116,24 @@ def import_onnx(source: Path, name: str, out: Path, max_batch_size: int | None =
         (model / CONFIG_NAME).write_text(dump_config(config), encoding="utf-8")
 
     stage_model(destination, fill)
-    notes = [] if config.max_batch_size else [_no_batching_note(graph)]
+    if config.max_batch_size:
+        notes = []
+    elif batches:
+        notes = [
+            "max_batch_size 0 as asked: each request's tensors are passed whole (their first "
+            "dimension is the batch), and Triton does not batch requests together"
+        ]
+    else:
+        notes = [_no_batching_note(graph)]
     return Imported(destination, config, "onnx", tuple(notes), (destination,))
 
 
 def owned_config(completed: Any, max_batch_size: int | None) -> Any:
     """The completed config as the user keeps it: backend named, file name left default,
-    ``max_batch_size`` as asked (only for a model that batches)."""
+    ``max_batch_size`` as asked (only for a model that batches; 0 turns batching off, and each
+    tensor's dims then carry the batch dimension, as Triton reads a config without batching:
+    https://github.com/triton-inference-server/server/blob/main/docs/user_guide/model_configuration.md#maximum-batch-size,
+    checked 2026-12-07)."""
     completed.ClearField("platform")
     completed.ClearField("default_model_filename")
     if max_batch_size is not None:
@@ -130,6 +143,9 @@ def owned_config(completed: Any, max_batch_size: int | None) -> Any:
                 "output has a variable first dimension)",
                 hint="drop --max-batch-size, or re-export with a dynamic batch axis",
             )
+        if completed.max_batch_size > 0 and max_batch_size == 0:
+            for tensor in (*completed.input, *completed.output):
+                tensor.dims.insert(0, -1)  # the batch axis, now a dimension of its own
         completed.max_batch_size = max_batch_size
         if max_batch_size > 1:
             completed.dynamic_batching.SetInParent()
@@ -193,7 +209,10 @@ def stage_model(destination: Path, fill: Callable[[Path], None], also: Sequence[
     try:
         model = staging / destination.name
         fill(model)
-        require_valid([model, *also])
+        try:
+            require_valid([model, *also])
+        except ValidationFailed as exc:
+            raise _as_destination(exc, model, destination) from None
         os.rename(model, destination)  # same directory: atomic; refuses a non-empty target
         created = []
     except OSError as exc:
@@ -208,3 +227,16 @@ def stage_model(destination: Path, fill: Callable[[Path], None], also: Sequence[
                 directory.rmdir()
             except OSError:
                 break
+
+
+def _as_destination(exc: ValidationFailed, staged: Path, destination: Path) -> ValidationFailed:
+    """The staged model's findings told of ``destination`` (the staging folder is gone when
+    the user reads them), and that nothing was written."""
+    message = exc.message.replace(str(staged), str(destination))
+    message = message.replace("nothing was published", f"nothing was written to {destination}")
+    return ValidationFailed(
+        message,
+        exc.findings,
+        hint="the model as imported would not load in Triton: check the flags given to "
+        "`tdk import` (e.g. --max-batch-size), or the model itself",
+    )

@@ -58,13 +58,31 @@ def read_graph(path: Path, data: bytes | None = None) -> Any:
     """The ``GraphProto`` of the ONNX file at ``path`` (``data``: its bytes, when read already);
     ConfigError when it is not one."""
     onnx_ml = generated_module("onnx.onnx_ml_pb2", "onnx")
+    hint = "re-export the model with onnx.save / torch.onnx.export"
     try:
-        return onnx_ml.ModelProto.FromString(path.read_bytes() if data is None else data).graph
+        model = onnx_ml.ModelProto.FromString(path.read_bytes() if data is None else data)
     except Exception as exc:  # the protobuf decoder raises several unrelated types
         raise ConfigError(
             f"{path}: cannot be read as an ONNX model ({exc.__class__.__name__}: {exc})",
-            hint="re-export the model with onnx.save / torch.onnx.export",
+            hint=hint,
         ) from exc
+    missing = _not_a_model(model)
+    if missing:  # a few stray bytes decode as an empty protobuf message
+        raise ConfigError(f"{path}: not an ONNX model ({missing})", hint=hint)
+    return model.graph
+
+
+def _not_a_model(model: Any) -> str:
+    """What a decoded ``ModelProto`` lacks to be a model ONNX Runtime loads, "" if nothing:
+    an ir_version, an opset import from IR 3 on (onnx 1.23's ``onnx/checker.py``,
+    ``check_model``, checked 2026-12-07), a graph with at least one output."""
+    if model.ir_version <= 0:
+        return "no ir_version"
+    if model.ir_version >= 3 and not model.opset_import:
+        return "no opset_import"
+    if not model.HasField("graph") or not model.graph.output:
+        return "no graph with an output"
+    return ""
 
 
 def _tensor(value: Any) -> Tensor:
