@@ -74,7 +74,7 @@ def test_row1_a_cpu_instance_for_inference_components(sample_repo: Path) -> None
     status, findings = validate(str(sample_repo), *args)
     assert status == 1 and [f["code"] for f in findings] == ["TDK910"]
     assert "'ml.m5.xlarge', a CPU instance type" in findings[0]["message"]
-    assert "sagemakerIcInstanceType ml.g5.xlarge" in findings[0]["fix"]
+    assert "`--instance-type ml.g5.xlarge`" in findings[0]["fix"]  # the flag given, not a key
 
 
 def test_row2_a_multi_gpu_instance_for_mme(sample_repo: Path) -> None:
