@@ -1,5 +1,6 @@
-"""The front's end of ``netns.py``: start Triton in a network namespace of its own and open
-connections to it (file descriptors passed over a socket pair; see ``netns.py``)."""
+"""The front's end of ``netns.py``: start Triton in namespaces of its own (network where
+``--triton-netns`` allows, mount always where the kernel allows), its secret kept off its
+command line, and open connections to it (file descriptors passed over a socket pair)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import asyncio
 import json
 import socket
 import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from tdk.errors import TdkError
@@ -15,12 +18,32 @@ LAUNCHER = Path(__file__).with_name("netns.py")
 #: ``--triton-netns``: auto (a namespace when the kernel allows one), on (refuse to start
 #: without), off (Triton's listeners on the host's 127.0.0.1, as before)
 MODES = ("auto", "on", "off")
-FALLBACK = (
-    "Triton runs in this machine's network namespace (%s): other local users can reach its "
-    "127.0.0.1 listeners; they get health and inference, every other Triton API answers 403 "
-    "without the per-start secret, which they can read on Triton's command line for the moment "
-    "between its start and the front hiding it (README.md, 'Trust boundaries')"
-)
+#: what each protection (``netns.PROTECTIONS``) lacking exposes, said once per Triton
+EXPOSED = {
+    "net": "Triton listens on this machine's 127.0.0.1: other local users reach its health and "
+    "inference APIs (every other API answers 403 without the per-start secret)",
+    "mount": "Triton's /dev/shm is this machine's: the Python backend's regions (every request "
+    "and response) are 0644 from their creation until the load ends (then 0600), and a user "
+    "who opens one in that moment reads all later ones",
+    "readonly": "a release's code (model.py) can write wherever you can",
+    "argv": "the per-start secret is on Triton's command line until Triton answers (about "
+    "0.4 s): a local user who reads /proc/<pid>/cmdline then can load models, i.e. run code, "
+    "as you",
+}
+
+
+@dataclass(frozen=True)
+class Started:
+    """What the launcher said once Triton started: its pid, the protections in place and
+    why the others are not."""
+
+    pid: int
+    held: frozenset[str]
+    why: str
+
+    def exposures(self, wanted: Sequence[str]) -> list[str]:
+        """What each protection of ``wanted`` that is not held exposes."""
+        return [EXPOSED[name] for name in wanted if name not in self.held]
 
 
 def _wake(future: asyncio.Future[None]) -> None:
@@ -47,16 +70,18 @@ class Link:
         return cls(ours), theirs
 
     @staticmethod
-    def command(control_fd: int, port: int) -> list[str]:
-        """The launcher's command line (Triton's HTTP port ``port``); ``send_command`` then
-        hands it Triton's, which holds the secret, through the socket."""
+    def command(control_fd: int, port: int, netns: str) -> list[str]:
+        """The launcher's command line (Triton's HTTP port ``port``, ``--triton-netns``);
+        ``send_command`` then hands it Triton's, which holds the secret, through the socket."""
         head = [sys.executable, "-I", str(LAUNCHER), "--control-fd", str(control_fd)]
-        return [*head, "--port", str(port)]
+        return [*head, "--port", str(port), "--netns", netns]
 
-    def send_command(self, triton: list[str]) -> None:
-        """Triton's command line for the launcher to start (one datagram; the launcher reads
-        it first, so the socket's buffer holds it until then)."""
-        self.sock.send(json.dumps(triton).encode())
+    def send_command(self, triton: list[str], secret: list[int], writable: list[Path]) -> None:
+        """Triton's command line for the launcher to start, which of its arguments are
+        secret, and the directories Triton may write in (one datagram; the launcher reads it
+        first, so the socket's buffer holds it until then)."""
+        request = {"command": triton, "secret": secret, "writable": [str(p) for p in writable]}
+        self.sock.send(json.dumps(request).encode())
 
     async def _receive(self) -> tuple[bytes, list[int]]:
         loop = asyncio.get_running_loop()
@@ -73,16 +98,19 @@ class Link:
                 finally:
                     loop.remove_reader(fd)
 
-    async def hello(self, timeout: float) -> int:
-        """Triton's pid once the launcher started it; NamespaceUnavailable when it could not."""
+    async def hello(self, timeout: float) -> Started:
+        """What the launcher said once it started Triton; NamespaceUnavailable when it could
+        not (``--triton-netns on`` and no network namespace)."""
         try:
             async with asyncio.timeout(timeout):
                 message, _ = await self._receive()
         except (TimeoutError, OSError) as exc:
             raise NamespaceUnavailable(f"the namespace launcher did not answer ({exc})") from exc
         kind, _, rest = message.decode("utf-8", "replace").partition(" ")
-        if kind == "pid" and rest.isdigit():
-            return int(rest)
+        pid, _, protections = rest.partition(" ")
+        if kind == "pid" and pid.isdigit():
+            held, _, why = protections.partition(";")
+            return Started(int(pid), frozenset(filter(None, held.split(","))), why)
         why = rest if kind == "unavailable" else f"the launcher said {message[:100]!r}"
         raise NamespaceUnavailable(why or "the namespace launcher exited")
 

@@ -1,24 +1,36 @@
-"""Triton in namespaces of its own: no other local user can connect to it or see its memory.
+"""Triton in namespaces of its own: no other local user can connect to it, see its memory or
+read its secret, and it sees the file system read-only but for its working directory.
 
-Run by ``TritonProcess`` as ``python -I netns.py --control-fd N --port P`` (standard library
-only, so it needs no package on ``sys.path``); Triton's command line (which holds the per-start
-secret) arrives as the first datagram on the control socket, as JSON, never on this process's
-own command line. It enters a new network and
-mount namespace (as root; otherwise inside a new user namespace that maps only this user),
-brings its loopback up, mounts a private tmpfs (0700) on ``/dev/shm``, starts Triton there and
-stays as its parent. Triton's listeners then exist only inside that namespace: another user can
-neither connect to them nor join the namespace, so the per-start secret on Triton's command
-line opens nothing for them. The Python backend's shared memory (every request and response:
-prompts, outputs; boost creates it 0644 whatever the umask) lives in that tmpfs, which nobody
-else sees and which is gone with the last process of the namespace, however Triton ended.
+Run by ``TritonProcess`` as ``python -I netns.py --control-fd N --port P --netns MODE``
+(standard library only, so it needs no package on ``sys.path``). Its first datagram on the
+control socket (JSON) holds Triton's command line, which of its arguments are secret and which
+directories stay writable; none of it is on this process's own command line. Where the kernel
+allows (as root; otherwise inside a new user namespace that maps only this user) it enters:
+
+- a mount namespace: ``/dev/shm`` becomes a private tmpfs (0700), so the Python backend's
+  shared memory (every request and response: prompts, outputs; boost creates it 0644 whatever
+  the umask) is never in the host's ``/dev/shm``, not even for a moment; it goes with the last
+  process of the namespace. Every mount is made read-only (``mount_setattr``, Linux 5.12) but
+  bind mounts of the writable directories: a release's code reads the file system, writes only
+  there;
+- a network namespace (``MODE`` "on" or "auto"), loopback up: Triton's listeners exist only
+  there; another user can neither connect to them nor join the namespace.
+
+Triton's secret arguments never reach its command line (``/proc/<pid>/cmdline`` is readable by
+every local user, and Triton 2.51 reads options from argv only): Triton is started traced
+(``PTRACE_TRACEME``) with a placeholder in their place and each secret in its environment
+(``/proc/<pid>/environ`` is its owner's alone); stopped at its ``execve``, before any of its
+code runs, its argv pointers are turned to those environment strings, then it is let go.
 
 The front reaches Triton through the control socket, one end of a socket pair it created (no
 path in the file system, so nobody else can open it): each ``c`` it sends is answered with a
 TCP connection to Triton's HTTP port made inside the namespace, passed back as a file
 descriptor (``SCM_RIGHTS``); bytes then flow directly, with no relay. Protocol, one datagram
-each: ``unavailable <why>`` (namespaces refused; exit 3) or ``pid <n>`` (Triton started), then
-``ok`` + descriptor or ``err <why>`` per request. SIGTERM is passed to Triton; when Triton
-exits this process ends the same way; when the front goes, Triton is killed.
+each: ``unavailable <why>`` (``MODE`` "on" and no network namespace; exit 3) or ``pid <n>
+<held>`` (Triton started; ``held`` names the protections in place, comma-separated, from
+``PROTECTIONS``, then ``;`` and why the others are not), then ``ok`` + descriptor or ``err
+<why>`` per request. SIGTERM is passed to Triton; when Triton exits this process ends the same
+way; when the front goes, Triton is killed.
 """
 
 from __future__ import annotations
@@ -37,6 +49,9 @@ import subprocess
 import sys
 from collections.abc import Sequence
 
+#: what the launcher can give Triton: its own network, mount namespace (private /dev/shm),
+#: a read-only file system, and secrets kept off its command line
+PROTECTIONS = ("net", "mount", "readonly", "argv")
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
@@ -47,6 +62,22 @@ _SIOCSIFFLAGS = 0x8914
 _IFF_UP = 0x1
 _PR_SET_PDEATHSIG = 1
 UNAVAILABLE = 3  # exit code: the kernel refused a namespace
+_MS_BIND = 0x1000
+#: mount_setattr(2) (the same number on every architecture, Linux 5.12) and its arguments
+_SYS_MOUNT_SETATTR = 442
+_AT_FDCWD = -100
+_AT_RECURSIVE = 0x8000
+_MOUNT_ATTR_RDONLY = 0x1
+_PTRACE_TRACEME = 0
+_PTRACE_POKEDATA = 5
+_PTRACE_DETACH = 17
+#: the environment variable holding Triton's secret argument number N
+SECRET_ENV = "TDK_TRITON_ARG_"
+PLACEHOLDER = "(in-the-environment)"
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_uint64) for name in ("set", "clr", "propagation", "userns")]
 
 
 def _write(path: str, text: str) -> None:
@@ -60,33 +91,114 @@ def _check(what: str, result: int) -> None:
         raise OSError(error, f"{what}: {os.strerror(error)}")
 
 
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
 def _private_shm(libc: ctypes.CDLL) -> None:
     """A tmpfs of the host's /dev/shm size, 0700, on /dev/shm, seen by this namespace only."""
     info = os.statvfs(SHM)
     size = max(info.f_blocks * info.f_frsize, 64 * 1024 * 1024)
-    _check("mount --make-rprivate /", libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None))
     options = f"mode=0700,size={size}".encode()
     flags = _MS_NOSUID | _MS_NODEV
     _check(f"mount tmpfs on {SHM}", libc.mount(b"tmpfs", SHM.encode(), b"tmpfs", flags, options))
 
 
-def enter_namespace() -> None:
-    """Move this (single-threaded) process into new network and mount namespaces with
-    loopback up and a private /dev/shm; OSError when the kernel refuses (no user namespaces,
-    a seccomp filter, ...)."""
-    libc = ctypes.CDLL(None, use_errno=True)
+def _set_readonly(libc: ctypes.CDLL, path: str, readonly: bool, recursive: bool) -> None:
+    attr = _MountAttr(_MOUNT_ATTR_RDONLY, 0, 0, 0) if readonly else _MountAttr(0, 1, 0, 0)
+    flags = _AT_RECURSIVE if recursive else 0
+    result = libc.syscall(
+        _SYS_MOUNT_SETATTR, _AT_FDCWD, path.encode(), flags, ctypes.byref(attr),
+        ctypes.sizeof(attr),
+    )  # fmt: skip
+    _check(f"mount_setattr {path}", result)
+
+
+def _outermost(paths: Sequence[str]) -> list[str]:
+    """``paths`` without those inside another of them (a bind of /tmp covers /tmp/x's)."""
+    real = sorted({os.path.realpath(path) for path in paths})
+    return [p for p in real if not any(p.startswith(q.rstrip("/") + "/") for q in real)]
+
+
+def _read_only_but(libc: ctypes.CDLL, writable: Sequence[str]) -> None:
+    """Every mount read-only, but a bind mount of each ``writable`` directory; where the last
+    step fails, every mount is made writable again (OSError either way)."""
+    keep = _outermost(writable)
+    for path in keep:
+        _check(f"bind {path}", libc.mount(path.encode(), path.encode(), None, _MS_BIND, None))
+    _set_readonly(libc, "/", True, recursive=True)
+    try:
+        for path in keep:
+            _set_readonly(libc, path, False, recursive=False)
+    except OSError:
+        _set_readonly(libc, "/", False, recursive=True)  # as it was: Triton must write there
+        raise
+
+
+def _unshare(libc: ctypes.CDLL, net: bool) -> None:
     uid, gid = os.geteuid(), os.getegid()
-    flags = CLONE_NEWNET | CLONE_NEWNS | (0 if uid == 0 else CLONE_NEWUSER)
+    flags = CLONE_NEWNS | (CLONE_NEWNET if net else 0) | (0 if uid == 0 else CLONE_NEWUSER)
     _check("unshare", libc.unshare(flags))
     if uid != 0:  # the new user namespace maps this user (and its group) to themselves only
         _write("/proc/self/setgroups", "deny")
         _write("/proc/self/uid_map", f"{uid} {uid} 1")
         _write("/proc/self/gid_map", f"{gid} {gid} 1")
+
+
+def _loopback_up() -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         request = struct.pack("16sH14x", b"lo", 0)
         flags_now = struct.unpack("16sH14x", fcntl.ioctl(sock, _SIOCGIFFLAGS, request))[1]
         fcntl.ioctl(sock, _SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags_now | _IFF_UP))
-    _private_shm(libc)
+
+
+def _mounts(libc: ctypes.CDLL, writable: Sequence[str], held: set[str], missing: list[str]) -> None:
+    """In a new mount namespace: nothing propagates back, every mount read-only but
+    ``writable``, a private /dev/shm; ``held`` and ``missing`` say what was done."""
+    try:
+        flags = _MS_REC | _MS_PRIVATE
+        _check("mount --make-rprivate /", libc.mount(b"none", b"/", None, flags, None))
+    except OSError as exc:
+        held.discard("mount")
+        missing.append(f"no private mounts ({exc.strerror or exc})")
+        return
+    try:
+        _read_only_but(libc, writable)
+        held.add("readonly")
+    except OSError as exc:
+        missing.append(f"no read-only file system ({exc.strerror or exc})")
+    try:
+        _private_shm(libc)
+    except OSError as exc:
+        held.discard("mount")
+        missing.append(f"no private /dev/shm ({exc.strerror or exc})")
+
+
+def enter_namespace(mode: str, writable: Sequence[str]) -> tuple[set[str], list[str]]:
+    """Move this (single-threaded) process into new namespaces as ``mode`` allows ("off": no
+    network namespace); the protections now in place and why the others are not. OSError
+    when ``mode`` is "on" and the kernel refuses a network namespace."""
+    libc = _libc()
+    held: set[str] = set()
+    missing: list[str] = []
+    try:
+        _unshare(libc, net=mode != "off")
+        held.update({"net", "mount"} if mode != "off" else {"mount"})
+    except OSError as exc:
+        if mode == "on":
+            raise
+        missing.append(f"no namespaces ({exc.strerror or exc})")
+        if mode == "auto":  # a mount namespace may still be allowed
+            try:
+                _unshare(libc, net=False)
+                held.add("mount")
+            except OSError:
+                pass
+    if "net" in held:
+        _loopback_up()
+    if "mount" in held:
+        _mounts(libc, writable, held, missing)
+    return held, missing
 
 
 def _die_with_parent() -> None:
@@ -135,22 +247,107 @@ def _end_like(code: int) -> None:
     sys.exit(code)
 
 
+def _traced() -> None:
+    """In Triton's process before its exec: die with us, and stop at the exec for us."""
+    _die_with_parent()
+    _check("ptrace(PTRACE_TRACEME)", _libc().ptrace(_PTRACE_TRACEME, 0, None, None))
+
+
+def _stat_fields(pid: int) -> list[str]:
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().rsplit(")", 1)[1].split()
+
+
+def _redirect(pid: int, argc: int, secret: Sequence[int]) -> None:
+    """Point argv[i] of the stopped ``pid`` (our tracee) at the value of ``SECRET_ENV<i>`` in
+    its environment, for each ``i`` in ``secret``; OSError when its stack is not as expected.
+    ``/proc/<pid>/stat`` fields 28 (start of the stack: argc, then the argv pointers) and 48-51
+    (where argv and the environment strings lie), proc(5)."""
+    libc = _libc()
+    libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_int, ctypes.c_void_p, ctypes.c_ulong]
+    fields = _stat_fields(pid)
+    stack, arg_start, arg_end = int(fields[25]), int(fields[45]), int(fields[46])
+    env_start, env_end = int(fields[47]), int(fields[48])
+    word = struct.Struct("=Q")
+    if struct.calcsize("P") != word.size:
+        raise OSError(0, "not a 64-bit process")
+    with open(f"/proc/{pid}/mem", "rb", buffering=0) as memory:  # /proc may be read-only
+        memory.seek(stack)
+        head = struct.unpack(f"={argc + 2}Q", memory.read(word.size * (argc + 2)))
+        pointers = head[1 : argc + 1]
+        if head[0] != argc or head[-1] != 0 or not all(arg_start <= p < arg_end for p in pointers):
+            raise OSError(0, "Triton's stack is not laid out as expected")
+        memory.seek(env_start)
+        strings = b"\0" + memory.read(env_end - env_start)
+        for index in secret:
+            key = f"\0{SECRET_ENV}{index}=".encode()
+            at = strings.find(key)
+            if at < 0:
+                raise OSError(0, f"{SECRET_ENV}{index} is not in Triton's environment")
+            value = ctypes.c_ulong(env_start + at + len(key) - 1)
+            address = ctypes.c_void_p(stack + word.size * (1 + index))
+            _check("ptrace(PTRACE_POKEDATA)", libc.ptrace(_PTRACE_POKEDATA, pid, address, value))
+
+
+def spawn_hiding(command: list[str], secret: Sequence[int]) -> subprocess.Popen[bytes]:
+    """Triton started with ``command``, its ``secret`` arguments only in its environment
+    (see the module's docstring); OSError where the kernel refuses to trace it."""
+    env = dict(os.environ)
+    shown = list(command)
+    for index in secret:
+        env[f"{SECRET_ENV}{index}"] = command[index]
+        shown[index] = f"{command[index].split('=', 1)[0]}={PLACEHOLDER}"
+    try:
+        triton = subprocess.Popen(shown, env=env, preexec_fn=_traced)
+    except subprocess.SubprocessError as exc:
+        raise OSError(0, f"ptrace(PTRACE_TRACEME) refused ({exc})") from exc
+    _, status = os.waitpid(triton.pid, 0)
+    try:
+        if not (os.WIFSTOPPED(status) and os.WSTOPSIG(status) == signal.SIGTRAP):
+            raise OSError(0, f"Triton did not stop at its start (status {status:#x})")
+        _redirect(triton.pid, len(shown), secret)
+    except OSError:
+        triton.kill()
+        _libc().ptrace(_PTRACE_DETACH, triton.pid, None, None)
+        triton.wait()
+        raise
+    _check("ptrace(PTRACE_DETACH)", _libc().ptrace(_PTRACE_DETACH, triton.pid, None, None))
+    return triton
+
+
+def start(command: list[str], secret: Sequence[int]) -> tuple[subprocess.Popen[bytes], str]:
+    """Triton, and why its secret arguments are on its command line ("" when they are not)."""
+    if secret:
+        try:
+            return spawn_hiding(command, secret), ""
+        except OSError as exc:
+            why = f"the secret is on Triton's command line ({exc.strerror or exc})"
+            return subprocess.Popen(command, preexec_fn=_die_with_parent), why
+    return subprocess.Popen(command, preexec_fn=_die_with_parent), ""
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="netns.py")
     parser.add_argument("--control-fd", type=int, required=True)
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--netns", choices=("auto", "on", "off"), default="on")
     args = parser.parse_args(argv)
     control = socket.socket(fileno=args.control_fd)
-    command = [str(part) for part in json.loads(control.recv(1 << 20))]
+    request = json.loads(control.recv(1 << 20))
+    command = [str(part) for part in request["command"]]
     try:
-        enter_namespace()
+        held, missing = enter_namespace(args.netns, [str(p) for p in request["writable"]])
     except OSError as exc:
         control.send(f"unavailable {exc.strerror or exc}".encode())
         sys.exit(UNAVAILABLE)
-    triton = subprocess.Popen(command, preexec_fn=_die_with_parent)
+    triton, exposed = start(command, [int(i) for i in request["secret"]])
+    if exposed:
+        missing.append(exposed)
+    else:
+        held.add("argv")
     signal.signal(signal.SIGTERM, lambda *_: triton.terminate())
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the front, which stops us
-    control.send(f"pid {triton.pid}".encode())
+    control.send(f"pid {triton.pid} {','.join(sorted(held))};{'; '.join(missing)}".encode())
     _end_like(serve(control, args.port, triton))
 
 

@@ -53,6 +53,11 @@ PORT_TRIES = 3
 #: what Triton 2.51 logs when a port it was given is taken (measured 2026-11-27, runtime wheel)
 PORT_TAKEN = "already in use"
 SHM_DIR = shm.SHM_DIR  # where a Triton on the host's /dev/shm keeps the Python backend's regions
+#: where the Python backend makes its environments' directory whatever TMPDIR says (mkdtemp of
+#: "/tmp/python_env_XXXXXX" at its start; Triton aborts when it cannot: measured 2026-12-07
+#: with the runtime wheel; src/pb_env.cc of triton-inference-server/python_backend, read
+#: 2026-12-07): writable to Triton however read-only the rest is
+PYTHON_TMP = Path("/tmp")
 
 
 class _PortTaken(Exception):
@@ -187,9 +192,12 @@ class TritonProcess:
     ``--grpc-restricted-protocol=...``: measured 2026-11-27 (CPU), flags in
     https://github.com/triton-inference-server/server/blob/main/docs/customization_guide/inference_protocols.md
 
-    ``netns`` (``isolation.MODES``): "auto" or "on" start Triton in a network namespace of its
-    own (``netns.py``) where the kernel allows, so no other local user can connect to it;
-    connections are then opened with ``open_socket`` only.
+    Triton is always started by the launcher ``netns.py`` (``isolation.Link``): the secret
+    never reaches its command line, and where the kernel allows, a mount namespace gives it a
+    private /dev/shm and a file system read-only but for ``workdir``. ``netns``
+    (``isolation.MODES``): "auto" or "on" also put it in a network namespace of its own, so no
+    other local user can connect to it; connections are then opened with ``open_socket`` only.
+    What is not in place is said once, as a warning naming what it exposes.
     """
 
     def __init__(
@@ -203,8 +211,10 @@ class TritonProcess:
     ) -> None:
         self.runtime = runtime
         self.netns = netns
-        #: the link to Triton's namespace launcher (None: Triton listens on the host's loopback)
+        #: the link to Triton's launcher, and what it said it put in place
         self.link: isolation.Link | None = None
+        self.started: isolation.Started | None = None
+        self._warned = False
         self._triton_pid: int | None = None
         #: the CPUs Triton (and the backend stubs it starts, which inherit them) runs on; None: any
         self.cpus = cpus
@@ -231,15 +241,23 @@ class TritonProcess:
         """Triton's own pid (in a namespace, the launcher's child)."""
         return self._triton_pid or (self.proc.pid if self.proc else None)
 
+    def _holds(self, protection: str) -> bool:
+        return self.started is not None and protection in self.started.held
+
+    @property
+    def own_network(self) -> bool:
+        """Whether Triton's listeners are in a network namespace of its own."""
+        return self._holds("net")
+
     def protect_memory(self) -> None:
         """After a model load: its Python stubs' regions on the host's /dev/shm made 0600
-        (nothing to do in a namespace of its own: its /dev/shm is private)."""
-        if self.link is None:
+        (nothing to do in a mount namespace of its own: its /dev/shm is private)."""
+        if not self._holds("mount"):
             shm.protect_regions(self.shm_prefix)
 
     async def open_socket(self) -> socket.socket:
         """A connected, non-blocking socket to Triton's HTTP listener."""
-        if self.link is not None:
+        if self.link is not None and self.own_network:
             return await self.link.connect()
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setblocking(False)
@@ -290,6 +308,8 @@ class TritonProcess:
         libs = [str(self.runtime.libs), env.get("LD_LIBRARY_PATH", "")]
         env["LD_LIBRARY_PATH"] = os.pathsep.join(part for part in libs if part)
         env["VIRTUAL_ENV"] = str(self.runtime.venv)
+        # the file system may be read-only to Triton but for its work dir: temporary files there
+        env["TMPDIR"] = str(self.workdir / "tmp")
         env.pop("PYTHONPATH", None)
         env.pop("PYTHONHOME", None)
         return env
@@ -297,6 +317,7 @@ class TritonProcess:
     async def start(self, timeout: float = 60.0) -> None:
         """Start Triton on fresh ports and wait until its HTTP health endpoint answers."""
         private_dir(self.workdir)
+        private_dir(self.workdir / "tmp")
         shm.sweep_orphans()  # what Tritons of a killed front left
         self._secret = secrets.token_urlsafe(32) if self.restricted else ""
         for attempt in range(1, PORT_TRIES + 1):
@@ -304,8 +325,7 @@ class TritonProcess:
             self.metrics_port = free_port()
             command = self.command(self.http_port, self.grpc_port, self.metrics_port)
             self._log_start = self.log_path.stat().st_size if self.log_path.exists() else 0
-            if self.netns == "off" or not await self._spawn_isolated(command):
-                await self._spawn(command)
+            await self._launch(command)
             try:
                 await self._wait_live(timeout)
                 break
@@ -317,16 +337,41 @@ class TritonProcess:
                         hint=f"see {self.log_path}; something on this machine takes ports fast",
                     ) from exc
                 logger.info("Triton lost a port to another process; starting on fresh ports")
-        # parsed by now (its HTTP listener answers): take the secret off its command line
+        self._hide_secret()
+        self._warn_once()
+        self._record()
+
+    def _hide_secret(self) -> None:
+        """Where the launcher could not keep the secret off Triton's command line: overwrite it
+        there now that Triton has parsed it (its HTTP listener answers)."""
         pid = self.pid
-        if self._secret and pid is not None and not hide_argument(pid, self._secret):
+        if not self._secret or pid is None or self._holds("argv"):
+            return
+        if not hide_argument(pid, self._secret):
             logger.warning(
-                "could not hide the restricted APIs' secret in Triton's command line (pid %s): "
-                "local users who can read /proc/%s/cmdline can load models into it",
+                "could not hide the restricted APIs' secret in Triton's command line (pid "
+                "%s): local users who can read /proc/%s/cmdline can load models into it",
                 pid,
                 pid,
             )
-        self._record()
+
+    def _warn_once(self) -> None:
+        """One warning, at the first start, naming each protection not in place and what
+        that exposes (README.md, 'Trust boundaries')."""
+        if self._warned or self.started is None:
+            return
+        self._warned = True
+        wanted = ["mount", "readonly", *(["argv"] if self._secret else [])]
+        if self.netns != "off":
+            wanted.insert(0, "net")
+        exposed = self.started.exposures(wanted)
+        if exposed:
+            logger.warning(
+                "Triton runs with less isolation than it could (%s): %s (README.md, 'Trust "
+                "boundaries')",
+                self.started.why or "refused by this machine",
+                "; ".join(exposed),
+            )
 
     async def _spawn(self, command: list[str], pass_fds: tuple[int, ...] = ()) -> None:
         with open_private(self.log_path, "ab") as log:
@@ -341,32 +386,34 @@ class TritonProcess:
                 pass_fds=pass_fds,
             )
 
-    async def _spawn_isolated(self, command: list[str]) -> bool:
-        """Triton in a network namespace of its own; False (after a warning) where the kernel
-        refuses one and ``netns`` is "auto"; TdkError when it is "on"."""
+    def _secret_args(self, command: list[str]) -> list[int]:
+        return [i for i, arg in enumerate(command) if self._secret and self._secret in arg]
+
+    async def _launch(self, command: list[str]) -> None:
+        """Triton through its launcher (``netns.py``), in namespaces of its own as far as
+        ``netns`` and the kernel allow; TdkError when ``netns`` is "on" and the kernel refuses
+        a network namespace."""
         link, theirs = isolation.Link.pair()
         try:
-            link.send_command(command)
-            await self._spawn(link.command(theirs.fileno(), self.http_port), (theirs.fileno(),))
+            link.send_command(command, self._secret_args(command), [self.workdir, PYTHON_TMP])
+            launcher = link.command(theirs.fileno(), self.http_port, self.netns)
+            await self._spawn(launcher, (theirs.fileno(),))
         finally:
             theirs.close()
         try:
-            self._triton_pid = await link.hello(30.0)
+            self.started = await link.hello(30.0)
         except isolation.NamespaceUnavailable as exc:
             link.close()
             if self.proc is not None:
                 await self.proc.wait()
             self.proc = None
-            if self.netns == "on":
-                raise TdkError(
-                    f"Triton cannot run in a network namespace of its own: {exc.message}",
-                    hint="allow user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
-                    "or the container's seccomp profile), or pass --triton-netns auto",
-                ) from exc
-            logger.warning(isolation.FALLBACK, exc.message)
-            return False
+            raise TdkError(
+                f"Triton cannot run in a network namespace of its own: {exc.message}",
+                hint="allow user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
+                "or the container's seccomp profile), or pass --triton-netns auto",
+            ) from exc
+        self._triton_pid = self.started.pid
         self.link = link
-        return True
 
     def _child_setup(self) -> None:
         """In the child, before Triton runs: die with us, keep what it and its stubs create
@@ -382,7 +429,8 @@ class TritonProcess:
         user's own tools (bench, tests); ``/tdk/status``, open to any local user, says none."""
         known: dict[str, object] = {"pid": self.pid, "http_port": self.http_port}
         known["grpc_port"] = self.grpc_port
-        known["netns"] = self.link is not None  # its ports are inside a namespace of its own
+        known["netns"] = self.own_network  # its ports are inside a namespace of its own
+        known["protections"] = sorted(self.started.held) if self.started else []
         known["repository_header"] = list(next(iter(self.repository_headers), ()))
         write_private(self.workdir / TRITON_FILE, json.dumps(known).encode())
 
@@ -408,7 +456,7 @@ class TritonProcess:
         """Whether the listeners on Triton's ports are its own (in a namespace of its own, no
         other process can take them; where ``/proc`` cannot tell, the HTTP answer is trusted)."""
         pid = self.pid
-        if self.link is not None or pid is None:
+        if self.own_network or pid is None:
             return True
         held = listeners.holds(pid, (self.http_port, self.grpc_port, self.metrics_port))
         return held is not False
@@ -446,6 +494,7 @@ class TritonProcess:
         if self.link is not None:
             self.link.close()
             self.link = None
+        self.started, self._triton_pid = None, None
         shm.remove_regions(self.shm_prefix)
 
     def log_tail(self, lines: int = 15) -> str:

@@ -6,6 +6,7 @@ import http.client
 import json
 import os
 import socket
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -80,3 +81,26 @@ def wait_for(condition: Callable[[], Any], timeout: float, what: str) -> Any:
             return value
         time.sleep(0.05)
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+#: runs a command where the kernel refuses new network and mount namespaces (a user namespace
+#: whose limits of them are 0): what a container without namespace rights gives the endpoint
+NO_NAMESPACES = (
+    "unshare",
+    "--user",
+    "--map-root-user",
+    "sh",
+    "-c",
+    "echo 0 > /proc/sys/user/max_net_namespaces && echo 0 > /proc/sys/user/max_mnt_namespaces "
+    '&& exec "$@"',
+    "sh",
+)
+
+
+def no_namespaces_or_skip() -> None:
+    """Skip unless ``NO_NAMESPACES`` can run here."""
+    import pytest
+
+    probe = subprocess.run([*NO_NAMESPACES, "true"], capture_output=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"cannot make a namespace without namespace rights here: {probe.stderr!r}")

@@ -8,7 +8,14 @@ the process does what ``plan`` lists and prints what happened, as JSON:
 - ``read``: paths opened for reading: ``"ok:<first bytes>"`` or the error's name;
 - ``connect``: ``[host, port]`` TCP connections: ``"connected"`` or the error's name;
 - ``grpc``: ``[address, call]`` calls of tritonclient's gRPC client (``GRPC_CALLS``): ``"ok"``
-  or the error's text (only where tritonclient is importable: ``in_subprocess``).
+  or the error's text (only where tritonclient is importable: ``in_subprocess``);
+- ``watch``: a needle: every process's ``/proc/<pid>/cmdline`` is read over and over, from
+  when the process prints ``ready`` until its standard input closes (``watching``); each
+  argument of a command line holding the needle is kept (how often the scan ran: ``scans``);
+- ``hold``: ``[url, n, target model]``: n connections, each sending an invocation's head and
+  part of its body,
+  held (after ``ready``) until standard input closes; ``held``: how many the server had not
+  closed by then (``in_background``).
 
 Standard library only otherwise: the other user's Python has none of the kit's packages. gRPC
 calls never run in the test process itself: a process that used gRPC's poller aborts in the
@@ -20,9 +27,12 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import select
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +92,31 @@ def _grpc(address: str, call: str) -> str:
         client.close()
 
 
+def _cmdlines(needle: bytes) -> set[str]:
+    found: set[str] = set()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/cmdline", "rb") as handle:
+                args = handle.read().split(b"\0")
+        except OSError:  # gone meanwhile
+            continue
+        if any(needle in arg for arg in args):
+            found.update(arg.decode("latin-1") for arg in args)
+    return found
+
+
+def _watch(needle: str) -> tuple[list[str], int]:
+    print("ready", flush=True)
+    seen: set[str] = set()
+    scans = 0
+    while not select.select([sys.stdin], [], [], 0.002)[0]:  # a scan, then 2 ms for others
+        seen |= _cmdlines(needle.encode())
+        scans += 1
+    return sorted(seen), scans
+
+
 def probe(plan: dict[str, Any]) -> dict[str, Any]:
     """Carry out ``plan`` as the current user."""
     return {
@@ -90,7 +125,41 @@ def probe(plan: dict[str, Any]) -> dict[str, Any]:
         "read": [_read(path) for path in plan.get("read", [])],
         "connect": [_connect(host, port) for host, port in plan.get("connect", [])],
         "grpc": [_grpc(address, call) for address, call in plan.get("grpc", [])],
+        **(_watched(plan["watch"]) if "watch" in plan else {}),
+        **(_hold(*plan["hold"]) if "hold" in plan else {}),
     }
+
+
+def _hold(url: str, count: int, target: str) -> dict[str, Any]:
+    host, port = url.removeprefix("http://").split(":")
+    head = (
+        f"POST /endpoints/local/invocations HTTP/1.1\r\nHost: {host}\r\n"
+        f"X-Amzn-SageMaker-Target-Model: {target}\r\n"
+        "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"
+    ).encode()
+    held = []
+    for _ in range(count):
+        sock = socket.create_connection((host, int(port)), timeout=30)
+        sock.sendall(head)
+        held.append(sock)
+    print("ready", flush=True)
+    sys.stdin.read()
+    still = 0
+    for sock in held:
+        sock.setblocking(False)
+        try:
+            sock.recv(1)  # an answer (503) or the end: refused
+        except BlockingIOError:  # nothing to read, not closed: still held
+            still += 1
+        except OSError:  # reset: refused
+            pass
+        sock.close()
+    return {"held": still}
+
+
+def _watched(needle: str) -> dict[str, Any]:
+    seen, scans = _watch(needle)
+    return {"watch": seen, "scans": scans}
 
 
 def in_subprocess(plan: dict[str, Any]) -> dict[str, Any]:
@@ -140,6 +209,43 @@ def as_other_user(plan: dict[str, Any]) -> dict[str, Any]:
     result = dict(json.loads(done.stdout))
     assert result["uid"] == NOBODY
     return result
+
+
+@contextmanager
+def watching(needle: str) -> Iterator[dict[str, Any]]:
+    """uid 65534 reading every process's command line until the block ends; the dict is then
+    filled with ``watch`` (each argument of the command lines holding ``needle``) and
+    ``scans``."""
+    with in_background({"watch": needle}) as result:
+        yield result
+
+
+@contextmanager
+def in_background(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """``plan`` (``watch`` or ``hold``) carried out by uid 65534 while the block runs; the
+    dict is filled with what it found once the block ends."""
+    python = python_for_other_user()
+    assert python is not None, "no Python that uid 65534 may run"
+    proc = subprocess.Popen(
+        [python, "-I", __file__, json.dumps(plan)],
+        user=NOBODY,
+        group=NOBODY,
+        extra_groups=[],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        cwd="/",
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    result: dict[str, Any] = {}
+    try:
+        assert proc.stdout.readline() == b"ready\n"
+        yield result
+    finally:
+        proc.stdin.close()
+        out = proc.stdout.read()
+        proc.wait(120)
+    result.update(json.loads(out))
+    assert result["uid"] == NOBODY
 
 
 if __name__ == "__main__":

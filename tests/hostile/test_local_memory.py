@@ -1,6 +1,7 @@
 """The Python backend's shared memory on the host's /dev/shm (issue 36 item 2; the fallback when
-Triton cannot have namespaces of its own): 0600, gone on a Triton restart and on `tdk local down`,
-and what a SIGKILLed front left is swept at the next start; nothing else is ever deleted."""
+Triton cannot have namespaces of its own, made with ``NO_NAMESPACES``): 0600, gone on a Triton
+restart and on `tdk local down`, and what a SIGKILLed front left is swept at the next start;
+nothing else is ever deleted."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from infra.triton_runtime import shm
+from tests.hostile.endpoint_helpers import NO_NAMESPACES, no_namespaces_or_skip
 from tests.local.conftest import _runtime_or_skip
 from tests.local.local_helpers import (
     alive,
@@ -82,14 +84,15 @@ def test_regions_are_private_and_go_with_their_triton(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _runtime_or_skip()
-    with python_endpoint(tmp_path, "sleeper", args=("--triton-netns", "off")) as endpoint:
+    no_namespaces_or_skip()  # the fallback: Triton on this machine's /dev/shm
+    with python_endpoint(tmp_path, "sleeper", wrapper=NO_NAMESPACES) as endpoint:
         monkeypatch.setenv("TDK_STATE_DIR", str(endpoint.state_dir))
         assert infer_sleeper(endpoint) == [0.0]
         first = _regions(endpoint.proc.pid)
         assert first, "the Python backend's regions carry the front's pid"
         assert {stat.S_IMODE(path.stat().st_mode) for path in first} == {0o600}
         # Triton and its stubs at once (the stubs get no chance to remove their regions)
-        os.killpg(endpoint.status()["triton_pid"], signal.SIGKILL)
+        os.killpg(os.getpgid(endpoint.status()["triton_pid"]), signal.SIGKILL)  # and launcher
         wait_for(lambda: endpoint.status()["triton_restarts"] == 1, 60, "Triton's restart")
         assert not {path for path in first if path.exists()}  # the killed Triton's regions
         assert infer_sleeper(endpoint) == [0.0]
@@ -104,7 +107,8 @@ def test_regions_are_private_and_go_with_their_triton(
 def test_regions_of_a_killed_front_are_swept_at_the_next_start(tmp_path: Path) -> None:
     _runtime_or_skip()
     store = python_release(tmp_path, "sleeper")
-    first = start_endpoint(store, tmp_path / "one", "--triton-netns", "off")
+    no_namespaces_or_skip()
+    first = start_endpoint(store, tmp_path / "one", wrapper=NO_NAMESPACES)
     try:
         assert infer_sleeper(first) == [0.0]
         left = _regions(first.proc.pid)
@@ -113,7 +117,7 @@ def test_regions_of_a_killed_front_are_swept_at_the_next_start(tmp_path: Path) -
         first.proc.wait()
         wait_for(lambda: not alive(triton), 30, "Triton to die with its front")
         assert left and all(path.exists() for path in left)
-        second = start_endpoint(store, tmp_path / "two", "--triton-netns", "off")
+        second = start_endpoint(store, tmp_path / "two", wrapper=NO_NAMESPACES)
         try:
             assert not {path for path in left if path.exists()}
             assert infer_sleeper(second) == [0.0]

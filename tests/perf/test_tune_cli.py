@@ -115,7 +115,10 @@ def test_usage_errors(tmp_path: Path, model: Path) -> None:
 
 
 def _children(pid: int, name: str) -> list[int]:
-    found = []
+    """The processes called ``name`` among ``pid``'s descendants (Triton runs under its
+    launcher, ``infra/triton_runtime/netns.py``)."""
+    parents: dict[int, int] = {}
+    names: dict[int, str] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -123,11 +126,15 @@ def _children(pid: int, name: str) -> list[int]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue
-        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
-        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
-        if ppid == pid and comm == name:
-            found.append(int(entry.name))
-    return found
+        names[int(entry.name)] = stat[stat.index("(") + 1 : stat.rindex(")")]
+        parents[int(entry.name)] = int(stat[stat.rindex(")") + 2 :].split()[1])
+
+    def descends(child: int) -> bool:
+        while child in parents and child != pid:
+            child = parents[child]
+        return child == pid
+
+    return [p for p, comm in names.items() if comm == name and p != pid and descends(p)]
 
 
 def _alive(pid: int) -> bool:

@@ -87,8 +87,8 @@ class EndpointOptions:
     )
     max_client_connections: int = _opt(
         "--max-client-connections",
-        "Connections one client (a local user, or a remote address) may hold at once; beyond, "
-        "its new ones are closed (others are still served).",
+        "Connections one client (another local user, or a remote address) may hold at once; "
+        "beyond, its new ones are closed (others are still served). You are not limited.",
         64,
         int,
     )

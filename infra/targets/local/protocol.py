@@ -7,6 +7,7 @@ client (``peers.client_of``: on loopback, the local user that connected)."""
 from __future__ import annotations
 
 import asyncio
+import os
 from collections import Counter
 
 from infra.targets.local.peers import client_of
@@ -21,11 +22,13 @@ def protocol_class(
     """uvicorn's httptools protocol, passing body chunks to ``receive()`` without copying,
     closing a connection whose request line and headers take longer than ``header_timeout``
     (uvicorn has no such timer: a silent client held its connection for ever), and refusing
-    connections beyond ``max_connections`` in all or ``per_client`` from one client."""
+    connections beyond ``max_connections`` in all or ``per_client`` from one client other than
+    the endpoint's own user (its benchmarks may hold many)."""
     from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
     held: Counter[str] = Counter()  # connections each client holds now
+    owner = f"uid:{os.geteuid()}"  # the endpoint's own user: only the whole cap applies
 
     class Protocol(HttpToolsProtocol):
         _head_timer: asyncio.TimerHandle | None = None
@@ -34,7 +37,8 @@ def protocol_class(
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             client = client_of(transport.get_extra_info("socket"))
-            if len(self.connections) > max_connections or held[client] >= per_client:
+            limited = client != owner and held[client] >= per_client
+            if len(self.connections) > max_connections or limited:
                 transport.write(_BUSY)
                 transport.close()
                 return
