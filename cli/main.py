@@ -177,6 +177,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plan": ("cli.plan", "plan"),
     "completion": ("cli.completion", "completion"),
     "local": ("cli.local", "app"),
+    "front": ("cli.front", "app"),
     "endpoint": ("cli.endpoint", "app"),
     "render": ("cli.render", "app"),
     "doctor": ("cli.doctor", "doctor"),

@@ -345,6 +345,9 @@ MODELS: dict[str, tuple[Callable[[], Any], str | None, Callable[[], bytes]]] = {
 EXTRA_MODELS: dict[str, tuple[Callable[[], Any], str | None, Callable[[], bytes]]] = {
     "ranker": (ranker_config, "model.onnx", lambda: ranker_onnx().SerializeToString()),
     "llm": (llm_config, "model.py", LLM_SOURCE.read_bytes),
+    # one Python-backend stub process per loaded copy, numpy only: what the many-models
+    # bench (bench/mme_k8s.py) serves a thousand copies of
+    "echo": (lambda: gpu_config("echo", "python", "cpu"), "model.py", GPU_ECHO_SOURCE.read_bytes),
 }
 
 

@@ -11,8 +11,9 @@ from infra.targets import registry
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ("cli", "infra", "packager", "tdk")
-#: the local endpoint's own commands (``tdk local``) drive its package: they are its CLI
-ALLOWED = {("cli/local.py", "local")}
+#: the local endpoint's own commands (``tdk local``, and ``tdk front serve``: the same front in
+#: a Kubernetes pod, issue 46) drive its package: they are its CLI
+ALLOWED = {("cli/local.py", "local"), ("cli/front.py", "local")}
 
 
 def _target_packages() -> dict[str, str]:

@@ -173,6 +173,7 @@ def install(
     work: Path,
     max_bytes: int,
     skip: frozenset[str] = frozenset(),
+    adapt: bool = True,
 ) -> Extracted:
     """Fetch, verify and extract into a staging dir, then move model dirs into ``repository``.
     A copy without an archive (decoupled) is fetched file by file from the release's
@@ -193,7 +194,8 @@ def install(
         for name in model_dirs(entry):
             if name in skip:
                 continue
-            adapt_model_dir(staging / name)
+            if adapt:  # the local runtime's CPU backends; a pod's Triton has its own
+                adapt_model_dir(staging / name)
             target = workdir.inside(repository, repository / name)
             workdir.remove(repository, target)
             os.replace(staging / name, target)

@@ -59,3 +59,11 @@ def unavailable(message: str) -> ApiError:
 def internal(message: str) -> ApiError:
     """500: a bug or an unexpected failure in the front."""
     return ApiError(500, "InternalFailure", message)
+
+
+def insufficient_memory(message: str) -> ApiError:
+    """507: the model does not fit the memory left after evicting (SageMaker's multi-model
+    container contract answers a load without memory 507: "Custom Containers Contract for
+    Multi-Model Endpoints", https://docs.aws.amazon.com/sagemaker/latest/dg/mms-container-apis.html,
+    checked 2026-12-07)."""
+    return ApiError(507, "InsufficientMemory", message)

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -40,6 +41,13 @@ _TARGET = b"x-amzn-sagemaker-target-model"
 _COMPONENT = b"x-amzn-sagemaker-inference-component"
 _VARIANT = (b"x-amzn-invoked-production-variant", b"AllTraffic")
 _JSON = (b"content-type", b"application/json")
+#: Triton's v2 inference for a copy by its Triton name (the front loads it first)
+_V2_INFER = re.compile(
+    r"^/v2/models/(?P<model>[A-Za-z0-9._-]{1,255})(?:/versions/[0-9]{1,19})?/infer$"
+)
+_INFER_HEADER = b"inference-header-content-length"
+#: whether the model was loaded when the request came (SageMaker's ModelCacheHit, per request)
+_CACHE_HEADER = b"x-tdk-model-cache-hit"
 STOP_POLL_S = 0.1  # how often a start looks whether the server was told to stop
 
 
@@ -125,6 +133,9 @@ class Front:
             if len(parts) == 4 and parts[1] == "endpoints":
                 await self._response_stream(scope, receive, send, parts[2])
                 return
+        if method == "POST" and (match := _V2_INFER.match(path)) is not None:
+            await self.infer_v2(scope, receive, send, match["model"])
+            return
         if (found := generate.route(method, path)) is not None:
             await self._generate(found, receive, send)
             return
@@ -132,7 +143,8 @@ class Front:
             ok = self.manager.ready.is_set()
             await _respond(send, 200 if ok else 503, b"", [])
         elif method == "GET" and path == "/metrics":
-            text = self.manager.metrics.prometheus(self.manager.loaded_count)
+            manager = self.manager
+            text = manager.metrics.prometheus(manager.loaded_count, manager.loaded_models)
             await _respond(send, 200, text, [(b"content-type", CONTENT_TYPE.encode())])
         elif method == "POST" and path == "/tdk/switch":
             await self._switch(scope, receive, send)
@@ -213,6 +225,7 @@ class Front:
                 content_type = value.decode("latin-1")
             elif key == b"content-length":
                 length = int(value) if value.isdigit() else -1
+        metrics.pending += 1
         try:
             if not target and component:
                 target = self._by_component(component)
@@ -230,6 +243,8 @@ class Front:
             metrics.count("Invocation5XXErrors", target)
             await _error(send, internal(f"{exc.__class__.__name__}: {exc}"))
             return
+        finally:
+            metrics.pending -= 1
         status, body, headers, model_s = response
         metrics.observe("ModelLatency", model_s)
         metrics.observe("OverheadLatency", time.perf_counter() - started - model_s)
@@ -251,7 +266,7 @@ class Front:
         if size is not None:
             extra = (("Inference-Header-Content-Length", str(size)),)
         bounds.check_inference_body(body, size)  # before a model is loaded for it
-        state = await self.manager.acquire(target)
+        state, hit = await self.manager.acquire_hit(target)
         self.manager.metrics.count("Invocations", target)
         model_started = time.perf_counter()
         try:
@@ -264,7 +279,54 @@ class Front:
             kind = f"{BINARY_TYPE};json-header-size={header_length}".encode()
         else:
             kind = upstream.headers.get("content-type", "application/json").encode("latin-1")
-        return 200, upstream.body, [(b"content-type", kind), _VARIANT], model_s
+        cache = (_CACHE_HEADER, b"1" if hit else b"0")
+        return 200, upstream.body, [(b"content-type", kind), _VARIANT, cache], model_s
+
+    async def infer_v2(self, scope: Scope, receive: Receive, send: Send, name: str) -> None:
+        """Triton's ``POST /v2/models/<name>/infer`` for the copy named ``name``: loaded on its
+        first request as InvokeEndpoint's TargetModel ``<name>.tar.gz`` is; errors in Triton's
+        shape (``{"error": ...}``) with SageMaker's status codes."""
+        started = time.perf_counter()
+        metrics = self.manager.metrics
+        target = f"{name}.tar.gz"
+        extra: tuple[tuple[str, str], ...] = ()
+        header: bytes | None = None
+        for key, value in scope["headers"]:
+            if key == _INFER_HEADER:
+                header = value
+                extra = (("Inference-Header-Content-Length", value.decode("latin-1")),)
+        metrics.pending += 1
+        try:
+            self.manager.state_of(target)
+            body = await read_body(receive, self.max_body, self.manager.settings.body_timeout)
+            size = None if header is None else _header_size(header, len(body))
+            bounds.check_inference_body(body, size)  # before a model is loaded for it
+            state = await self.manager.acquire(target)
+            metrics.count("Invocations", target)
+            model_started = time.perf_counter()
+            try:
+                upstream = await self._call_model(state, body, extra)
+            finally:
+                self.manager.release(state)
+        except ApiError as exc:
+            metrics.count("Invocation4XXErrors" if exc.status < 500 else "Invocation5XXErrors")
+            answer = json.dumps({"error": exc.message}).encode()
+            await _respond(send, exc.status, answer, [_JSON])
+            return
+        except ClientGone:
+            return
+        finally:
+            metrics.pending -= 1
+        model_s = time.perf_counter() - model_started
+        metrics.observe("ModelLatency", model_s)
+        metrics.observe("OverheadLatency", time.perf_counter() - started - model_s)
+        headers = [
+            (b"content-type", upstream.headers.get("content-type", "application/json").encode())
+        ]
+        length = upstream.headers.get("inference-header-content-length")
+        if length is not None:
+            headers.append((_INFER_HEADER, length.encode("latin-1")))
+        await _respond(send, 200, upstream.body, headers)
 
     def _by_component(self, component: str) -> str:
         """The TargetModel an inference component name stands for: the model copy of exactly
@@ -337,6 +399,15 @@ class Front:
                 original_message=message,
             )
         return upstream
+
+
+def _header_size(raw: bytes, body_length: int) -> int:
+    """Triton's ``Inference-Header-Content-Length``: the JSON header's bytes (1..body)."""
+    if not (raw.isdigit() and len(raw) <= 19 and 0 < int(raw) <= body_length):
+        raise validation(
+            f"Inference-Header-Content-Length {raw[:20]!r} is not 1..{body_length} bytes"
+        )
+    return int(raw)
 
 
 def json_header_size(content_type: str, body_length: int) -> int | None:

@@ -29,6 +29,7 @@ COUNTERS = (
     "Invocation5XXErrors",
     "ModelLoadFailures",
     "ModelUnloads",
+    "ModelEvictions",
 )
 TIMERS = (
     "ModelLatency",
@@ -101,6 +102,12 @@ class Metrics:
     timers: dict[str, Timer] = field(default_factory=lambda: {name: Timer() for name in TIMERS})
     cache: CacheHits = field(default_factory=CacheHits)
     per_model: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: per TargetModel: timer name -> [count, total microseconds] (load-path timers only)
+    per_model_timers: dict[str, dict[str, list[float]]] = field(default_factory=dict)
+    #: per TargetModel: [cache hits, lookups] (SageMaker's ModelCacheHit per model)
+    per_model_cache: dict[str, list[int]] = field(default_factory=dict)
+    #: requests the front holds now (waiting for a load or in Triton): KEDA's pending requests
+    pending: int = 0
 
     def count(self, name: str, target_model: str | None = None, amount: int = 1) -> None:
         self.counters[name] += amount
@@ -108,11 +115,19 @@ class Metrics:
             values = self.per_model.setdefault(target_model, {})
             values[name] = values.get(name, 0) + amount
 
-    def cache_lookup(self, hit: bool) -> None:
+    def cache_lookup(self, hit: bool, target_model: str | None = None) -> None:
         self.cache.record(hit)
+        if target_model is not None and target_model in self.known:
+            counts = self.per_model_cache.setdefault(target_model, [0, 0])
+            counts[0] += int(hit)
+            counts[1] += 1
 
-    def observe(self, name: str, seconds: float) -> None:
+    def observe(self, name: str, seconds: float, target_model: str | None = None) -> None:
         self.timers[name].observe(seconds * 1e6)
+        if target_model is not None and target_model in self.known:
+            timer = self.per_model_timers.setdefault(target_model, {}).setdefault(name, [0, 0.0])
+            timer[0] += 1
+            timer[1] += seconds * 1e6
 
     def snapshot(self, loaded: int) -> dict[str, Any]:
         """SageMaker-named figures: counts, the cache-hit ratio, timer summaries (µs)."""
@@ -126,19 +141,27 @@ class Metrics:
         }
         return figures
 
-    def prometheus(self, loaded: Callable[[], int]) -> bytes:
+    def prometheus(
+        self, loaded: Callable[[], int], loaded_models: Callable[[], Iterable[str]] = tuple
+    ) -> bytes:
         """Prometheus text exposition of the current figures (``prometheus_client``)."""
         registry = CollectorRegistry(auto_describe=False)
-        registry.register(_Collector(self, loaded))
+        registry.register(_Collector(self, loaded, loaded_models))
         return generate_latest(registry)
 
 
 class _Collector:
     """Reads ``Metrics`` at scrape time (nothing is recorded twice)."""
 
-    def __init__(self, metrics: Metrics, loaded: Callable[[], int]) -> None:
+    def __init__(
+        self,
+        metrics: Metrics,
+        loaded: Callable[[], int],
+        loaded_models: Callable[[], Iterable[str]],
+    ) -> None:
         self.metrics = metrics
         self.loaded = loaded
+        self.loaded_models = loaded_models
 
     def collect(self) -> Iterator[Metric]:
         metrics = self.metrics
@@ -147,6 +170,12 @@ class _Collector:
             "Models loaded in Triton (SageMaker LoadedModelCount).",
             value=self.loaded(),
         )
+        yield GaugeMetricFamily(
+            "tdk_pending_requests",
+            "Requests the front holds now: waiting for a load or in Triton (KEDA scales on it).",
+            value=metrics.pending,
+        )
+        yield from _per_model(metrics, self.loaded_models())
         for name in COUNTERS:
             snake = _snake(name)
             yield CounterMetricFamily(
@@ -183,3 +212,35 @@ def _timers(timers: Iterable[tuple[str, Timer]]) -> Iterator[Metric]:
 
 def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z][a-z])", "_", name).lower()
+
+
+def _per_model(metrics: Metrics, loaded: Iterable[str]) -> Iterator[Metric]:
+    """SageMaker's multi-model figures per TargetModel: loaded (1), cache hits over lookups,
+    and the load-path timers' count and sum (quantiles stay endpoint-wide: 1,000 copies)."""
+    gauge = GaugeMetricFamily(
+        "tdk_target_model_loaded",
+        "1 while the TargetModel is loaded (SageMaker LoadedModelCount per model).",
+        labels=["target_model"],
+    )
+    for target in sorted(loaded):
+        gauge.add_metric([target], 1)
+    yield gauge
+    hits = SummaryMetricFamily(
+        "tdk_target_model_model_cache_hit",
+        "SageMaker ModelCacheHit per TargetModel: count = lookups, sum = hits.",
+        labels=["target_model"],
+    )
+    for target, (hit, lookups) in sorted(metrics.per_model_cache.items()):
+        hits.add_metric([target], count_value=lookups, sum_value=hit)
+    yield hits
+    for name in TIMERS[2:]:  # the load path: wait, download, load, unload
+        family = SummaryMetricFamily(
+            f"tdk_target_model_{_snake(name)}_microseconds",
+            f"SageMaker {name} per TargetModel (count and sum).",
+            labels=["target_model"],
+        )
+        for target, timers in sorted(metrics.per_model_timers.items()):
+            if name in timers:
+                count, total = timers[name]
+                family.add_metric([target], count_value=int(count), sum_value=total)
+        yield family

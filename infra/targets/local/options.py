@@ -96,6 +96,24 @@ class EndpointOptions:
     store_endpoint_url: str | None = _opt(
         "--store-endpoint-url", "S3-compatible endpoint for s3:// stores.", None
     )
+    triton_url: str | None = _opt(
+        "--triton-url",
+        "Triton run by someone else (a pod's second container), e.g. http://127.0.0.1:8000: the "
+        "front loads models into its --model-dir and never starts a Triton of its own.",
+        None,
+    )
+    model_dir: str | None = _opt(
+        "--model-dir", "The external Triton's --model-repository (with --triton-url).", None
+    )
+    memory_budget: int = _opt(
+        "--memory-budget-bytes",
+        "Memory the loaded models may take (0: no budget); beyond it LRU idle models unload.",
+        0,
+        int,
+    )
+    host: str = _opt(
+        "--host", "Address to listen on (a pod's front: 0.0.0.0; tdk local: loopback).", "127.0.0.1"
+    )
     triton_netns: str = _opt(
         "--triton-netns",
         "Triton in a network namespace of its own, unreachable by other local users: auto "
@@ -123,6 +141,16 @@ class EndpointOptions:
             raise UsageError(
                 f"--triton-netns {self.triton_netns!r} is not one of {', '.join(NETNS_MODES)}",
                 hint="e.g. --triton-netns auto",
+            )
+        if self.memory_budget < 0:
+            raise UsageError(
+                f"--memory-budget-bytes {self.memory_budget} is negative",
+                hint="pass the bytes the loaded models may take, or 0 for no budget",
+            )
+        if (self.triton_url is None) != (self.model_dir is None):
+            raise UsageError(
+                "--triton-url and --model-dir go together",
+                hint="pass both (a Triton of the pod and its --model-repository), or neither",
             )
         if self.min_residency < 0:
             raise UsageError("--min-residency must be >= 0", hint="e.g. --min-residency 2")

@@ -165,16 +165,17 @@ def _write_state(state: EndpointState) -> None:
     write_private(path, json.dumps(asdict(state), indent=2).encode())
 
 
-def bind(port: int) -> socket.socket:
-    """A listening socket on 127.0.0.1 (``port`` 0 picks a free one)."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+def bind(port: int, host: str = "127.0.0.1") -> socket.socket:
+    """A listening socket on ``host`` (loopback unless told; ``port`` 0 picks a free one)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind(("127.0.0.1", port))
-    except OSError as exc:
+        sock.bind((host, port))
+    except (OSError, OverflowError) as exc:
         sock.close()
         raise TdkError(
-            f"cannot listen on 127.0.0.1:{port}: {exc.strerror}",
+            f"cannot listen on {host}:{port}: {getattr(exc, 'strerror', None) or exc}",
             hint="pick another --port, or stop what uses it",
         ) from exc
     sock.listen(1024)
@@ -196,8 +197,17 @@ def run(
         os.close(held)
 
 
+def run_front(settings: EndpointOptions, announce: Callable[[str], None] | None = None) -> None:
+    """Serve a pod's front (``tdk front serve``) until SIGTERM: the Triton is the pod's
+    (``--triton-url``), the address ``--host``; no state file or name lock (one per pod)."""
+    _run(settings, None, announce, record=False)
+
+
 def _run(
-    settings: EndpointOptions, log_path: Path | None, announce: Callable[[str], None] | None
+    settings: EndpointOptions,
+    log_path: Path | None,
+    announce: Callable[[str], None] | None,
+    record: bool = True,
 ) -> None:
     import uvicorn
 
@@ -206,8 +216,8 @@ def _run(
     from infra.targets.local.front import Front
     from infra.targets.local.manager import ModelManager
 
-    runtime = find_runtime()
-    sock = bind(settings.port)
+    runtime = find_runtime() if settings.triton_url is None else None
+    sock = bind(settings.port, settings.host)
     actual = int(sock.getsockname()[1])
     state = EndpointState(
         name=settings.name,
@@ -222,7 +232,8 @@ def _run(
     )
 
     def ready() -> None:
-        _write_state(state)
+        if record:
+            _write_state(state)
         if announce is not None:
             announce(state.url)
 
@@ -248,9 +259,10 @@ def _run(
     server = uvicorn.Server(config)
     front.stopping = lambda: server.should_exit
     manager = front.manager
-    stopping.note_on_exit(server, settings.name, lambda: stopping.Stopping(
-        len(server.server_state.tasks), sum(m.loaded for m in manager.models.values())
-    ))  # fmt: skip
+    if record:
+        stopping.note_on_exit(server, settings.name, lambda: stopping.Stopping(
+            len(server.server_state.tasks), sum(m.loaded for m in manager.models.values())
+        ))  # fmt: skip
     try:
         try:
             server.run(sockets=[sock])
@@ -263,11 +275,16 @@ def _run(
         if failure is not None:
             raise TdkError(f"the local endpoint failed to start: {failure}", hint="see its log")
     finally:
-        with contextlib.suppress(OSError):
-            current = json.loads(state_path(settings.name).read_text())
-            if current.get("pid") == os.getpid():
-                state_path(settings.name).unlink()
-                stopping.clear_note(settings.name)
+        if record:
+            _remove_state(settings.name)
+
+
+def _remove_state(name: str) -> None:
+    with contextlib.suppress(OSError):
+        current = json.loads(state_path(name).read_text())
+        if current.get("pid") == os.getpid():
+            state_path(name).unlink()
+            stopping.clear_note(name)
 
 
 def connection_cap(wanted: int) -> int:

@@ -54,3 +54,24 @@ def remove(root: Path, path: Path) -> None:
         shutil.rmtree(target, ignore_errors=True)
     else:
         target.unlink(missing_ok=True)
+
+
+#: marks a pod's model directory (``--model-dir``) as the front's: cleared at each start
+SHARED_MARKER = ".tdk-front-models"
+
+
+def clear_shared(models: Path) -> None:
+    """Empty the model directory the front shares with the pod's Triton (created readable by
+    Triton's user, 0755), keeping only the marker. A directory that holds something and no
+    marker was not the front's: refused whole, so ``--model-dir ~`` cannot wipe a home."""
+    models.mkdir(mode=0o755, parents=True, exist_ok=True)
+    marker = models / SHARED_MARKER
+    if not marker.is_file() and any(models.iterdir()):
+        raise ConfigError(
+            f"--model-dir {models} is not empty and was not created by `tdk front serve`",
+            hint="give the front and Triton an empty directory (the pod's emptyDir)",
+        )
+    for child in models.iterdir():
+        if child.name != SHARED_MARKER:
+            remove(models, child)
+    marker.touch()
