@@ -378,14 +378,14 @@ def test_vllm_quantization_case_follows_the_release(tmp_path: Path) -> None:
 
 def test_llm_api_names_on_an_unrecorded_trtllm_say_which_list_was_checked(tmp_path: Path) -> None:
     """Issue 38 item 2 / 48 item 3: where the image's TensorRT-LLM has no recorded LLM() list
-    (1.1.0 in 25.12-26.02), the names are checked against the newest recorded list with a
-    TDK613 warning naming the image's version, never silently."""
+    (1.0.3.2510 in 25.11; 1.1.0-1.2.1 of 25.12-26.07 are recorded), the names are checked
+    against the newest recorded list with a TDK613 warning naming the image's version."""
     from infra.facts.llm import trtllm_version
 
-    trt = VllmImage("26.01", llm_version("26.01"), trtllm_version("26.01"))
+    trt = VllmImage("25.11", llm_version("25.11"), trtllm_version("25.11"))
     warned = [f for f in _findings(c.llm_api_repo(tmp_path), trt) if f.code == "TDK613"]
     assert len(warned) == 1 and warned[0].severity == "warning", warned
-    assert "ships TensorRT-LLM 1.1.0" in warned[0].message
+    assert "ships TensorRT-LLM 1.0.3.2510" in warned[0].message
     assert "trtllm_args.json" in warned[0].message and "1.2.1, the newest" in warned[0].message
     unknown = VllmImage("24.01", None, None)
     said = [f.message for f in _findings(c.llm_api_repo(tmp_path / "u"), unknown)

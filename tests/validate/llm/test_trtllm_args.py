@@ -88,8 +88,9 @@ def test_the_committed_table_is_the_generators_output_with_its_sources() -> None
         names = set(entry["names"])
         assert {"model", "backend", "tensor_parallel_size", "kv_cache_config"} <= names
         assert "pytorch" in entry["choices"]["backend"]["values"]
-    # every TensorRT-LLM from 1.2.0 on that an image ships has its own list
-    shipped = {v for r, v in TRTLLM_VERSIONS.items() if release_key(r) >= (26, 3)}
+    # every TensorRT-LLM an image from 25.12 on ships (1.1.0, 1.2.0, 1.2.1) has its own list
+    shipped = {v for r, v in TRTLLM_VERSIONS.items() if release_key(r) >= (25, 12)}
+    assert shipped == {"1.1.0", "1.2.0", "1.2.1"}
     assert shipped <= set(table["releases"]) and shipped <= set(args.TRTLLM_LISTS)
 
 
