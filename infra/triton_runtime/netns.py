@@ -17,7 +17,9 @@ allows (as root; otherwise inside a new user namespace that maps only this user)
   there; another user can neither connect to them nor join the namespace.
 
 Triton's secret arguments never reach its command line (``/proc/<pid>/cmdline`` is readable by
-every local user, and Triton 2.51 reads options from argv only): Triton is started traced
+every local user, and Triton reads its options from argv only: src/main.cc and
+src/command_line_parser.cc of triton-inference-server/server read 2026-12-07, whose only
+environment reads are Vertex AI's and tracing's settings): Triton is started traced
 (``PTRACE_TRACEME``) with a placeholder in their place and each secret in its environment
 (``/proc/<pid>/environ`` is its owner's alone); stopped at its ``execve``, before any of its
 code runs, its argv pointers are turned to those environment strings, then it is let go.

@@ -2,9 +2,9 @@
 
 Directories are 0700 and files 0600, owned by the user running the endpoint; a directory
 another user owns (or may write into) is refused rather than trusted. The repository API's
-secret reaches Triton only on its command line (Triton 2.51 has no other way): once Triton has
-parsed it, ``hide_argument`` overwrites it in Triton's argv, so ``/proc/<pid>/cmdline`` (world
-readable) no longer shows it.
+secret never reaches Triton's command line where the kernel lets the launcher trace Triton
+(``netns.spawn_hiding``); where it does not, once Triton has parsed it, ``hide_argument``
+overwrites it in Triton's argv, so ``/proc/<pid>/cmdline`` (world readable) no longer shows it.
 """
 
 from __future__ import annotations
