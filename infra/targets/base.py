@@ -70,6 +70,19 @@ class ShmLimit:
 
 
 @dataclass(frozen=True)
+class ModelLoading:
+    """How a serving unit holds a release's models: all at start (the release must fit
+    ``budget_bytes``) or each copy on its first request (``on_demand``: the least recently used
+    idle copy is unloaded beyond ``budget_bytes``); ``mode`` and ``switch`` are the target's
+    words for its setting and for the one that loads on demand (``infra/targets/loading.py``)."""
+
+    on_demand: bool
+    budget_bytes: int
+    mode: str
+    switch: str
+
+
+@dataclass(frozen=True)
 class TargetSpec:
     """What one serving unit of a deploy target offers a model: GPU (None on CPU), disk,
     image, MME or not, the GPUs one Triton sees, and whether its models share those GPUs
@@ -91,6 +104,8 @@ class TargetSpec:
     #: the NVIDIA driver of the unit's GPU nodes, with its source (None: the target records
     #: none), against which the engine image is checked (``infra.facts.drivers``)
     node_driver: NodeDriver | None = None
+    #: how the unit holds the release's models, where the target says (``ModelLoading``)
+    loading: ModelLoading | None = None
 
     @property
     def backends(self) -> frozenset[str]:

@@ -26,6 +26,7 @@ from infra.targets.checks import TargetSpec, check_target, working_set
 from infra.targets.engine_driver import driver_findings
 from infra.targets.entry import TargetEntry
 from infra.targets.fit import Fit
+from infra.targets.loading import loading_findings
 from infra.targets.ports import PlanUnit, ValidatePort
 from infra.targets.registry import able, plan_port, validate_port
 from infra.targets.stacks import StackSettings, settings
@@ -99,7 +100,10 @@ def feasible(
         return Feasibility(stack.name, entry.name, found, [], spec)
     found += driver_findings(spec, where)
     model_findings, fits = check_target(models, spec, trt_built_for)
-    found += model_findings + placement_of(entry, needs, spec) + working_set(fits, copies)
+    loading, fits = loading_findings(spec, models, fits, copies)
+    found += model_findings + loading + placement_of(entry, needs, spec)
+    if spec.loading is None or spec.loading.on_demand:  # all at start: TDK919 says it
+        found += working_set(fits, copies)
     found += engine_files(models, spec)
     return Feasibility(stack.name, entry.name, found, fits, spec)
 

@@ -36,6 +36,8 @@ VLLM_ARGS = "https://github.com/vllm-project/vllm/blob/main/vllm/engine/arg_util
 TRTLLM_REPO = "https://github.com/NVIDIA/TensorRT-LLM/tree/main/triton_backend/all_models"
 FEASIBILITY = "infra/targets/feasibility.py"  # the stack rules (TDK91x): the one feasibility path
 CUDA_COMPAT = "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html"
+#: how a serving unit holds the release (all at start, or on demand): its checks
+LOADING = "infra/targets/loading.py"
 #: sagemaker-core 2.27 lists the SageMaker Triton images: only ``<yy.mm>-py3`` tags (checked
 #: 2026-11-27 in the installed package)
 SAGEMAKER_CORE_TRITON_IMAGES = (
@@ -465,6 +467,15 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
      "through CUDA minor version compatibility, with a limited feature set), or no source says "
      "which driver the nodes run",
      "nothing if the engine loads; a newer node driver lifts the limits", CUDA_COMPAT),
+    ("TDK919", "release-exceeds-unit", "error",
+     "the unit loads every model of the release at start and all its copies take more memory "
+     "than it has: Triton runs out of memory loading them, the unit never becomes ready",
+     "load each copy on its first request instead (k8sModelMode mme), or a larger unit",
+     LOADING),
+    ("TDK920", "steps-not-in-release", "error",
+     "an ensemble loaded copy by copy on its first request needs its steps in the release: "
+     "Triton cannot load an ensemble whose composing models are absent",
+     "package the steps with the ensemble", LOADING),
 ]
 # fmt: on
 

@@ -186,11 +186,11 @@ def test_budget_is_derived_from_the_pod_unless_set(target: str) -> None:
     config = read_dev(target, MME)
     gpu = load_target(target).offer(config).gpu
     assert gpu is not None
-    assert config.workload.mme.memory_budget_gib == int(gpu.memory_gib * 0.9)
+    assert config.workload.mme.memory_budget_bytes == int(gpu.memory_gib * GIB * 0.9)
     cpu = read_dev(target, {**MME, "k8sWorkloadKind": "cpu", "k8sMemory": "12Gi"})
-    assert cpu.workload.mme.memory_budget_gib == 10  # 90 % of 12 GiB, whole GiB
+    assert cpu.workload.mme.memory_budget_bytes == int(12 * GIB * 0.9)
     pinned = read_dev(target, {**MME, "k8sMmeMemoryBudgetGiB": 7})
-    assert pinned.workload.mme.memory_budget_gib == 7
+    assert pinned.workload.mme.memory_budget_bytes == 7 * GIB
 
 
 def test_a_cpu_pod_with_a_bad_memory_quantity_is_named() -> None:

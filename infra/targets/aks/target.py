@@ -114,7 +114,7 @@ class AksTarget(KubernetesTarget[AksConfig]):
         count, name = fits[0]
         return f"a multi-GPU aksGpuVmSize such as {name}, {count} GPUs"
 
-    def offer(self, config: AksConfig) -> TargetSpec:
+    def pod_offer(self, config: AksConfig) -> TargetSpec:
         """One Triton pod: the GPU pool's VM size, the pod's GPUs, the workload's image."""
         workload, size = config.workload, config.gpu
         node = TargetSpec(

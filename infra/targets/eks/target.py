@@ -175,7 +175,7 @@ class EksTarget(KubernetesTarget[EksConfig]):
         count, name, gpu = fits[0]
         return f"a multi-GPU eksGpuInstanceType such as {name}, {count} {gpu}"
 
-    def offer(self, config: EksConfig) -> TargetSpec:
+    def pod_offer(self, config: EksConfig) -> TargetSpec:
         """One Triton pod: the node group's GPU, the pod's GPUs, the workload's image."""
         workload = config.workload
         node = instance_spec(self.name, config.gpu_instance_type, workload.image)

@@ -177,7 +177,7 @@ class GkeTarget(KubernetesTarget[GkeConfig]):
             return f"no G2 machine has {gpus} L4s: a larger A2/A3 gkeMachineType"
         return f"gkeMachineType {machine} with gkeGpusPerNode {gpus}"
 
-    def offer(self, config: GkeConfig) -> TargetSpec:
+    def pod_offer(self, config: GkeConfig) -> TargetSpec:
         """One Triton pod: the pool's accelerator, the pod's GPUs, the workload's image."""
         pool, workload = config.gpu_pool, config.workload
         node = accelerator_spec(self.name, pool.accelerator, workload.image, pool.gpus_per_node)

@@ -15,10 +15,12 @@ from infra.targets.base import (
     EXAMPLE_TARGET_MODEL,
     BuildPort,
     Manifest,
+    ModelLoading,
     OutputValue,
     PlanJob,
     RenderPort,
     Target,
+    TargetSpec,
 )
 from infra.targets.k8s import manifests
 from infra.targets.k8s.build_job import BuildJobSpec, StoreCopy, build_job
@@ -26,6 +28,7 @@ from infra.targets.k8s.config import (
     ModelNeeds,
     WorkloadConfig,
     any_nodes,
+    pod_budget_bytes,
     serve_models,
     with_budget,
 )
@@ -58,9 +61,19 @@ class KubernetesTarget(Target[ConfigT]):
         """The base's checks and keys, then an ``mme`` memory budget of 0 derived from what a
         pod offers (``with_budget``)."""
         config = super().read_config(reader, common)
-        gpu = self.offer(config).gpu
+        gpu = self.pod_offer(config).gpu
         workload = with_budget(config.workload, gpu.memory_gib if gpu else None)
         return replace(config, workload=workload)  # type: ignore[type-var]
+
+    @abc.abstractmethod
+    def pod_offer(self, config: ConfigT) -> TargetSpec:
+        """What one Triton pod of the stack offers a model (its node's GPU, the pod's GPUs,
+        the workload's image)."""
+
+    def offer(self, config: ConfigT) -> TargetSpec:
+        """One pod, with how it holds the release (``k8sModelMode``)."""
+        spec = self.pod_offer(config)
+        return replace(spec, loading=model_loading(config.workload, spec))
 
     def fit_models(self, config: ConfigT, needs: Sequence[ModelNeeds]) -> ConfigT:
         """The stack's config with its workload fitted to the models (``serve_models``)."""
@@ -130,6 +143,19 @@ class _PlanJob(BuildPort[ConfigT]):
             deadline_seconds=job.deadline_seconds,
         )
         return [build_job(spec)]
+
+
+def model_loading(workload: WorkloadConfig, spec: TargetSpec) -> ModelLoading:
+    """``k8sModelMode`` as the feasibility path reads it: every model at start (``all``), or
+    copy by copy within the front's budget (``mme``)."""
+    budget = pod_budget_bytes(workload, spec.gpu.memory_gib if spec.gpu else None)
+    key = qualify("k8sModelMode")
+    return ModelLoading(
+        on_demand=workload.mme is not None,
+        budget_bytes=budget,
+        mode=f"{key} {'mme' if workload.mme else 'all'}",
+        switch=f"`pulumi config set {key} mme`",
+    )
 
 
 def require_release(common: StackConfig, scheme: str) -> ReleaseLocation:

@@ -73,11 +73,11 @@ class AlertThresholds:
 @dataclass(frozen=True)
 class MmeConfig:
     """``k8sModelMode: mme``: the front's image, its archive cache and its memory budget
-    (GiB; 0 until ``with_budget`` derives it from the pod)."""
+    (bytes; 0 until ``with_budget`` derives it from the pod)."""
 
     front_image: str
     cache_gib: int
-    memory_budget_gib: int
+    memory_budget_bytes: int
 
 
 @dataclass(frozen=True)
@@ -131,7 +131,7 @@ def read_mme(reader: ConfigReader) -> MmeConfig | None:
             "the front's archive cache is mounted at /cache in that mode",
             hint=f'`pulumi config set {qualify("k8sWeightCacheClaim")} ""`',
         )
-    return MmeConfig(front_image=image, cache_gib=cache_gib, memory_budget_gib=budget_gib)
+    return MmeConfig(front_image=image, cache_gib=cache_gib, memory_budget_bytes=budget_gib * GIB)
 
 
 #: share of the pod's memory the loaded copies may use when ``k8sMmeMemoryBudgetGiB`` is 0: the
@@ -158,14 +158,22 @@ def with_budget(config: WorkloadConfig, gpu_memory_gib: int | None) -> WorkloadC
     :data:`BUDGET_SHARE` of its GPUs' memory (``gpu_memory_gib`` per GPU, the target's
     offer), or of ``k8sMemory`` for a CPU workload."""
     mme = config.mme
-    if mme is None or mme.memory_budget_gib:
+    if mme is None or mme.memory_budget_bytes:
         return config
+    budget = pod_budget_bytes(config, gpu_memory_gib)
+    return replace(config, mme=replace(mme, memory_budget_bytes=budget))
+
+
+def pod_budget_bytes(config: WorkloadConfig, gpu_memory_gib: int | None) -> int:
+    """What a pod's models may use: the ``mme`` budget where set, else :data:`BUDGET_SHARE` of
+    its GPUs' memory, or of ``k8sMemory`` for a CPU workload."""
+    if config.mme is not None and config.mme.memory_budget_bytes:
+        return config.mme.memory_budget_bytes
     if config.kind == "gpu" and gpu_memory_gib:
         total = gpu_memory_gib * config.gpus_per_pod * GIB
     else:
         total = quantity_bytes("k8sMemory", config.memory)
-    budget = max(1, int(total * BUDGET_SHARE) // GIB)
-    return replace(config, mme=replace(mme, memory_budget_gib=budget))
+    return int(total * BUDGET_SHARE)
 
 
 def read_workload_config(reader: ConfigReader) -> WorkloadConfig:
@@ -280,7 +288,7 @@ def workload_spec(
             image=config.mme.front_image,
             release_url=release_url,
             cache_bytes=config.mme.cache_gib * GIB,
-            memory_budget_bytes=config.mme.memory_budget_gib * GIB,
+            memory_budget_bytes=config.mme.memory_budget_bytes,
         )
     return TritonServiceSpec(
         name=name,
