@@ -136,3 +136,23 @@ def test_the_depth_scan_is_linear_on_hostile_strings(raw: bytes) -> None:
 
     assert not json_depth_over(raw, REQUEST_DEPTH)
     assert json_depth_over(b'["\\"]", ' + b"[" * 65, 64)  # an escaped quote ends no string
+
+
+@pytest.mark.parametrize(
+    ("raw", "depth"),
+    [
+        (b"1", 0),
+        (b"[][]", 1),
+        (b'{"a": [1, [2, {"b": "[[["}]]]}', 4),
+        (b'["\\"[[[["]', 1),
+        (b'["\\\\", [[1]]]', 3),
+        (b'["a\\nb", [[1]]]', 3),
+        (b"[[[]", 3),  # an unclosed bracket counts
+        (b"[[],[[]]]", 3),
+    ],
+)
+def test_depth_counts_structure_outside_strings_only(raw: bytes, depth: int) -> None:
+    from tdk.bounded import json_depth_over
+
+    assert json_depth_over(raw, depth - 1) if depth else True
+    assert not json_depth_over(raw, depth)
