@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import signal
 import socket
 import subprocess
 import sys
@@ -281,6 +282,16 @@ LONGEST_FIRST = (
     "tests/prom/test_live.py",  # 25
     "tests/local/test_stress.py",  # 24
 )
+
+
+def pytest_configure(config: Any) -> None:
+    """Tests press Ctrl-C as a user at a terminal does, and a terminal leaves SIGINT to its
+    default. A run started in the background (`make test &`, nohup) inherits SIGINT ignored,
+    each child then ignores Ctrl-C as POSIX says it must, and a test waiting for the child to
+    stop timed out (issue 45 item 3): give this process Python's default back, so that the
+    children it starts get the terminal's disposition."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(items: list[Any]) -> None:

@@ -157,10 +157,7 @@ def _stopped_while_locked(args: list[str], dest: Path) -> subprocess.Popen[bytes
     proc = subprocess.Popen(
         args,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        # a test run started in the background inherits SIGINT ignored (POSIX shells do that
-        # for `cmd &`), and Python then installs no Ctrl-C handler: give the child the default
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        stderr=subprocess.PIPE,  # SIGINT: the terminal's default (tests/conftest.py)
     )
     deadline = time.monotonic() + 120
     while not any((dest / ".tdk-staging").glob("tdk-staging-*/*.tar.gz")):

@@ -9,7 +9,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -21,10 +20,8 @@ from tests.conftest import ROOT
 from tests.local.conftest import _runtime_or_skip
 from tests.local.local_helpers import (
     alive,
-    children,
     make_release,
     reaped,
-    wait_for,
     write_python_model,
 )
 
@@ -232,44 +229,6 @@ def test_a_starting_endpoint_honours_sigterm(tmp_path: Path, state_dir: Path) ->
     assert proc.returncode != 0
     assert b"Traceback" not in err, err.decode()
     assert not (state_dir / "local-stuck.json").exists()
-
-
-@pytest.mark.e2e
-def test_ctrl_c_early_in_local_up_prints_no_traceback_and_leaves_no_process(
-    tmp_path: Path, state_dir: Path
-) -> None:
-    """Ctrl-C at moments across the first half second of `tdk local up` (loading the CLI,
-    reading the release, starting Triton). A moment that falls inside the interpreter's own
-    start (its site module, before any tdk code runs) is not ours to handle and not counted."""
-    _runtime_or_skip()
-    repo = tmp_path / "repo"
-    write_python_model(repo, "sleeper")
-    store = tmp_path / "store"
-    make_release(repo, store, copies=1)
-    tdk = str(Path(sys.executable).with_name("tdk"))
-    env = dict(os.environ, TDK_STATE_DIR=str(state_dir))
-    counted = 0
-    for delay in (0.1, 0.15, 0.2, 0.3, 0.45, 0.6):
-        proc = subprocess.Popen(
-            [tdk, "local", "up", "--release", str(store), "--port", "0"],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-        )
-        with reaped(proc):
-            time.sleep(delay)  # the moment of the Ctrl-C under test (nothing is awaited)
-            family = children(proc.pid)
-            proc.send_signal(signal.SIGINT)
-            output = proc.communicate(timeout=60)[0].decode(errors="replace")
-        if "init_import_site" in output:
-            continue
-        counted += 1
-        assert "Traceback" not in output, (delay, output)
-        assert proc.returncode == 130, (delay, proc.returncode, output)
-        left = family
-        wait_for(lambda: not [p for p in left if alive(p)], 15, "its processes to end")  # noqa: B023
-    assert counted >= 3
-    assert not (state_dir / "local-local.json").exists()
 
 
 def test_an_unknown_triton_netns_mode_is_refused(tmp_path: Path, state_dir: Path) -> None:

@@ -145,10 +145,6 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def test_ctrl_c_reports_the_best_so_far_and_stops_triton(model: Path) -> None:
     tdk = Path(sys.executable).with_name("tdk")
     args = [str(tdk), "tune", str(model), "--latency-budget-ms", "2000", "--duration", "0.3"]
@@ -158,10 +154,7 @@ def test_ctrl_c_reports_the_best_so_far_and_stops_triton(model: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=dict(os.environ),
-        # a shell runs background jobs with SIGINT ignored, and a child inherits that: give
-        # tdk the terminal's default, as when a user presses Ctrl-C
-        preexec_fn=_default_sigint,
+        env=dict(os.environ),  # SIGINT: the terminal's default (tests/conftest.py)
     )
     progress = threading.Event()
     err_lines: list[str] = []
