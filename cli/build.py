@@ -90,6 +90,10 @@ def build(
     out = Output(json_mode=json)
     if render is not None and local:
         raise UsageError("--render and --local both say where to build", hint="drop one")
+    if local:  # what cannot work here at all, before shapes, stacks or store credentials
+        from infra.tensorrt_plans.run import require_local_gpu
+
+        require_local_gpu()
     settings, target = _target(project_dir, stack)
     if target.base_note:
         out.warn(
@@ -196,7 +200,6 @@ def _run(
     with tempfile.TemporaryDirectory(prefix="tdk-build-") as tmp:
         work = Path(tmp)
         if local:
-            run.require_local_gpu()
             stage(planned, work, release="")
             return run.build_here(planned, work, where)
         manifests = _job(settings, planned, where.url, timeout)

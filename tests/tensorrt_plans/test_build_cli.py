@@ -142,6 +142,21 @@ def test_local_without_a_gpu_refuses_naming_where_it_can_run(
     assert "--stack" in output
 
 
+def test_local_checks_the_gpu_before_shapes_and_store_credentials(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 49 item 8: no --shape and an s3:// store without credentials; the first thing
+    said is that this machine cannot build."""
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    code, output = _build(str(model_dir(tmp_path)), "--stack", "gke-dev", "--local",
+                          "--store", "s3://no-such-bucket/cache")  # fmt: skip
+    assert code == 2 and "trtexec" in output, output
+    assert "--shape" not in output and "credential" not in output.lower()
+
+
 def test_a_sagemaker_stack_cannot_run_the_build_job(tmp_path: Path) -> None:
     code, output = _build(str(model_dir(tmp_path)), "--stack", "sagemaker-dev", *SHAPES,
                           "--render", str(tmp_path / "out"))  # fmt: skip
