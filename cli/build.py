@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -179,16 +183,39 @@ def _render(
     manifests = _job(settings, planned, url, timeout, strict=False)
     if where.exists() and not where.is_dir():
         raise UsageError(f"--render {where} is a file", hint="name a directory")
-    inputs = where / f"{job}-input"
-    stage(planned, inputs)
-    path = where / f"{job}.yaml"
-    path.write_text("---\n".join(manifest_yaml(m) for m in manifests))
+    inputs, path = where / f"{job}-input", where / f"{job}.yaml"
+    with _staged(where) as staging:  # all of it, or nothing: a failed stage leaves no folder
+        stage(planned, staging / inputs.name)
+        (staging / path.name).write_text("---\n".join(manifest_yaml(m) for m in manifests))
     entry = f"{url.rstrip('/')}/{planned.key.prefix}"
     if out.json_mode:
         out.json({"job": str(path), "inputs": str(inputs), "entry": entry, "key": _key(planned)})
         return
     out.info(f"wrote {path} (Job {job}) and its inputs in {inputs}")
     out.info(f"copy {inputs}/ to {entry}input/, then: kubectl apply -f {path}")
+
+
+@contextmanager
+def _staged(where: Path) -> Iterator[Path]:
+    """A hidden folder beside ``where`` to write in; on success its entries replace those of
+    the same names in ``where`` (made if absent), on failure it goes and ``where`` is as it was."""
+    parent = where.parent if not where.exists() else where
+    parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".tdk-render-", dir=parent))
+    try:
+        yield staging
+        if not where.exists():
+            os.rename(staging, where)
+            return
+        for entry in staging.iterdir():
+            old = where / entry.name
+            if old.is_dir() and not old.is_symlink():
+                shutil.rmtree(old)
+            elif old.exists() or old.is_symlink():
+                old.unlink()
+            os.rename(entry, old)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _run(

@@ -178,11 +178,32 @@ def plan_build(model: Path, target: BuildTarget, options: BuildOptions) -> PlanB
     profile = profile_from_config(
         load_config(config_path), list(options.shapes), options.opt_batch, str(config_path)
     )
+    check_limits(onnx, profile)
     compute = options.hardware or f"{target.compute[0]}.{target.compute[1]}"
     key = PlanKey(
         sha256_file(onnx), target.tensorrt_key, compute, profile.describe(), options.precision
     )
     return PlanBuild(model, onnx, profile, options, target, key)
+
+
+def check_limits(onnx: Path, profile: Profile) -> None:
+    """A UsageError when the profile's MAX (or OPT) of a dimension exceeds what the graph
+    itself can take (``packager.onnx_limits``: the position table it slices)."""
+    from packager.onnx_limits import dim_limits
+    from packager.onnx_signature import read_graph
+
+    shapes = {tensor.name: tensor for tensor in profile.inputs}
+    for limit in dim_limits(read_graph(onnx)):
+        tensor = shapes.get(limit.name)
+        if tensor is None or limit.axis >= len(tensor.max) or tensor.max[limit.axis] <= limit.most:
+            continue
+        low, opt, top = (getattr(tensor, w)[limit.axis] for w in ("min", "opt", "max"))
+        raise UsageError(
+            f"--shape {limit.name}: {top} is beyond what {onnx} takes in that dimension "
+            f"(at most {limit.most}: the rows of its table {limit.table!r}, sliced up to it)",
+            hint=f"keep MIN,OPT,MAX within {limit.most}, e.g. --shape "
+            f"{limit.name}:{min(low, limit.most)},{min(opt, limit.most)},{limit.most}",
+        )
 
 
 def _session(onnx: Path) -> Any:
@@ -230,7 +251,15 @@ def stage(build: PlanBuild, work: Path, release: str | None = None) -> dict[str,
     session = _session(build.onnx)
     inputs = parity_inputs(session, build.profile.at("opt"))
     names = [o.name for o in session.get_outputs()]
-    outputs = session.run(names, inputs)
+    try:
+        outputs = session.run(names, inputs)
+    except Exception as exc:  # onnxruntime's own error types (Fail, InvalidArgument, ...)
+        shapes = ", ".join(f"{n} {list(a.shape)}" for n, a in inputs.items())
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UsageError(
+            f"ONNX Runtime cannot run {build.onnx} at the profile's OPT shapes ({shapes}): {first}",
+            hint="give --shape values the model takes (its config.pbtxt and its graph)",
+        ) from None
     np.savez(work / "reference.npz", **dict(zip(names, outputs, strict=True)))
     loads = []
     for index, (name, array) in enumerate(inputs.items()):

@@ -201,3 +201,44 @@ def test_building_for_a_release_whose_base_is_assumed_says_so(tmp_path: Path) ->
     assert "built on the 26.10 release by assumption" in warned
     assert "TensorRT 26.10 container may not load" in warned
     assert "assumption" not in results["26.08"].output
+
+
+def _bert_dir(bert_onnx: Path, tmp_path: Path) -> Path:
+    """The BERT-shaped fixture (a 64-row position table) imported as a model directory."""
+    out = tmp_path / "repo"
+    args = ["import", str(bert_onnx), "--name", "bert", "--out", str(out)]
+    assert runner.invoke(app, args).exit_code == 0
+    return out / "bert"
+
+
+def _seq(low: int, opt: int, top: int) -> list[str]:
+    names = ("input_ids", "attention_mask", "token_type_ids")
+    return [a for n in names for a in ("--shape", f"{n}:{low},{opt},{top}")]
+
+
+@pytest.mark.parametrize("shape", [(1, 600, 1024), (1, 32, 128)])
+def test_a_shape_beyond_the_position_table_is_refused_and_renders_nothing(
+    shape: tuple[int, int, int], bert_onnx: Path, tmp_path: Path
+) -> None:
+    """Issue 49 item 2: opt 600 gave an ONNX Runtime traceback and half a render folder; max
+    128 with opt 32 passed, for a Job that would fail on the GPU."""
+    out = tmp_path / "job"
+    code, output = _build(str(_bert_dir(bert_onnx, tmp_path)), "--stack", "gke-dev",
+                          *_seq(*shape), "--render", str(out))  # fmt: skip
+    assert code == 2 and "at most 64" in output and "position_embeddings" in output, output
+    assert "Traceback" not in output and not out.exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["repo"]
+
+
+def test_a_render_that_fails_leaves_no_folder(bert_onnx: Path, tmp_path: Path) -> None:
+    out = tmp_path / "job"
+    shapes = ["--shape", "input_ids:1,16,64", "--shape", "attention_mask:1,32,64",
+              "--shape", "token_type_ids:1,16,64"]  # fmt: skip
+    code, output = _build(str(_bert_dir(bert_onnx, tmp_path)), "--stack", "gke-dev", *shapes,
+                          "--render", str(out))  # fmt: skip
+    assert code == 2 and "ONNX Runtime cannot run" in output and "Traceback" not in output
+    assert not out.exists() and [p.name for p in tmp_path.iterdir()] == ["repo"]
+    ok = _build(str(tmp_path / "repo" / "bert"), "--stack", "gke-dev", *_seq(1, 16, 64),
+                "--render", str(out))  # fmt: skip
+    assert ok[0] == 0, ok[1]
+    assert sorted(p.suffix for p in out.iterdir()) == ["", ".yaml"]
