@@ -221,13 +221,19 @@ def _check_failures(out: Output, record: dict[str, Any]) -> None:
         for kind, count in level["errors"].items():
             kinds[kind] = kinds.get(kind, 0) + count
     shown = ", ".join(f"{kind}: {count}" for kind, count in sorted(kinds.items()))
+    hint = (
+        "send one request with `tdk invoke --example` (same target and model) to see "
+        "the model's error, then fix the inputs (--input NAME=...) or the model"
+    )
     if ok == 0:
         raise TdkError(
             f"every request failed ({failed} of {failed}: {shown}); nothing was measured",
-            hint="send one request with `tdk invoke --example` (same target and model) to see "
-            "the model's error, then fix the inputs (--input NAME=...) or the model",
+            hint=hint,
         )
     out.warn(f"{failed} of {failed + ok} requests failed ({shown})")
+    empty = [f"{level['mode']} {level['level']}" for level in record["levels"] if not level["ok"]]
+    if empty:
+        raise TdkError(f"no request succeeded at {', '.join(empty)}: not measured", hint=hint)
 
 
 def _ms(value: float | None) -> str:
@@ -271,4 +277,6 @@ def _table(out: Output, record: dict[str, Any]) -> None:
 
 
 def _spread(level: dict[str, Any]) -> str:
+    if level["ok"] == 0:
+        return "failed: no request succeeded"
     return stability(level["spread"], level["windows"], level["stable"])

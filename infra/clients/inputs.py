@@ -66,7 +66,26 @@ def parse_input(model: ManifestModel, option: str) -> tuple[str, np.ndarray]:
         except DocumentError as exc:
             raise UsageError(f"--input {name}: not JSON: {exc.reason}", hint=exc.hint) from None
         array = _from_json(model, spec, data)
+    check_range(model, spec, array, f"--input {name}")
     return name, _with_batch(model, spec, array)
+
+
+def check_range(model: ManifestModel, spec: TensorSpec, array: np.ndarray, where: str) -> None:
+    """A UsageError, before anything is sent, when an integer input holds a value outside the
+    range the manifest records for it (the rows of the table it indexes, a mask's 0/1): the
+    model would fail on it, and the endpoint answer 500."""
+    if spec.range is None or array.dtype.kind not in "biu" or array.size == 0:
+        return
+    low, high = spec.range
+    outside = array[(array < low) | (array > high)]
+    if outside.size:
+        raise UsageError(
+            f"{where}: value {outside.flat[0]} is outside [{low}, {high}], the values "
+            f"{model.target_model} takes in {spec.name} (its manifest; "
+            f"{outside.size} value(s) outside)",
+            hint=f"send values of {spec.name} from {low} to {high} (e.g. token ids of the "
+            "model's own vocabulary)",
+        )
 
 
 def _from_json(model: ManifestModel, spec: TensorSpec, data: object) -> np.ndarray:
@@ -114,8 +133,11 @@ def sample_requests(
         )
     requests = []
     for path in files:
-        given = {name: _with_batch(model, _spec_of(model, name, path), array)
-                 for name, array in _read_sample(model, path).items()}  # fmt: skip
+        given = {}
+        for name, array in _read_sample(model, path).items():
+            spec = _spec_of(model, name, path)
+            check_range(model, spec, array, f"{path}: {name}")
+            given[name] = _with_batch(model, spec, array)
         requests.append(_replace(model, example_inputs(model, batch), given))
     return requests
 

@@ -49,3 +49,30 @@ def test_bench_says_how_many_requests_failed() -> None:
     assert "2 of 12 requests failed (ModelError: 2)" in screen.getvalue()
     with pytest.raises(TdkError, match=r"every request failed \(500 of 500: ModelError: 500\)"):
         _check_failures(out, _record(0, {"ModelError": 498}, {"ModelError": 2}))
+
+
+def test_a_level_with_no_success_is_a_failure_not_stable() -> None:
+    """Issue 49 item 2: a level of 0 successes read 'stable: 3 windows, spread 0 %'."""
+    import pytest
+
+    from cli.bench import _check_failures
+    from tdk.errors import TdkError
+
+    screen = io.StringIO()
+    console = Console(file=screen, width=200, color_system=None)
+    out = Output(console=console, err=console)
+    levels = [
+        {"mode": "concurrency", "level": 1, "ok": 40, "errors": {}},
+        {"mode": "concurrency", "level": 2, "ok": 0, "errors": {"500": 9}, "spread": None,
+         "windows": 1, "stable": False, "throughput_rps": 0.0, "p50_ms": 0.0, "p90_ms": 0.0,
+         "p99_ms": 0.0, "client_bound": False},
+    ]  # fmt: skip
+    levels[0].update(levels[1] | {"ok": 40, "errors": {}, "level": 1, "stable": True,
+                                  "spread": 0.01, "windows": 3})  # fmt: skip
+    record = {"target_model": "m-0", "cold_ms": 3.0, "first_warm_ms": 1.0, "probe_errors": {},
+              "levels": levels, "instance_type": None, "gpu": None, "target": "local",
+              "body_bytes": 10, "client_bound": False}  # fmt: skip
+    _table(out, record)
+    assert "failed: no request succeeded" in screen.getvalue()
+    with pytest.raises(TdkError, match="no request succeeded at concurrency 2"):
+        _check_failures(out, record)

@@ -55,6 +55,24 @@ def test_a_noisy_point_stops_at_max_windows_and_says_unstable() -> None:
     assert single.fields()["spread"] is None  # JSON has no infinity
 
 
+def test_a_level_where_every_request_fails_is_never_stable() -> None:
+    """Issue 49 item 2: 0 rps in three windows agreed, and bench said 'stable, spread 0 %'."""
+    from collections import Counter
+
+    failed = Result("concurrency", 1, 1.0, 0, errors=Counter({"500": 7}))
+    calls: list[int] = []
+
+    def window() -> Window:
+        calls.append(1)
+        return Window(failed, 0.1)
+
+    point = measure_stable(window, Stability(10, 10))
+    assert not point.stable and point.windows == 1 and len(calls) == 1
+    assert point.fields()["spread"] is None and point.result.ok == 0
+    idle = iter([Window(Result("concurrency", 1, 1.0, 0), 0.1)] * 4)
+    assert not measure_stable(lambda: next(idle), Stability(10, 4)).stable
+
+
 def _point(knobs: Knobs, rps: float, spread: float) -> Point:
     return Point(knobs, 4, rps, 1.0, 1.5, 2.0, 0, 3, spread, spread <= 0.1)
 

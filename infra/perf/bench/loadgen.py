@@ -269,19 +269,25 @@ def merge(results: list[Result]) -> Result:
 
 
 def measure_stable(window: Callable[[], Window], stability: Stability) -> StablePoint:
-    """Windows from ``window()`` until the last ``STABLE_WINDOWS`` agree, or the cap."""
+    """Windows from ``window()`` until the last ``STABLE_WINDOWS`` agree, or the cap; a window
+    in which no request succeeded ends the level, never stable (0 rps in every window agrees,
+    and measures nothing)."""
     windows: list[Window] = []
     spread, stable = math.inf, False
     while len(windows) < stability.max_windows:
         windows.append(window())
+        if windows[-1].result.ok == 0 and windows[-1].result.errors:
+            break  # every request of the window failed: more windows measure nothing more
         last = windows[-STABLE_WINDOWS:]
         if len(last) == STABLE_WINDOWS:
             spread = spread_of([w.result for w in last])
-            if spread <= stability.percentage / 100:
+            if spread <= stability.percentage / 100 and all(w.result.ok for w in last):
                 stable = True
                 break
     last = windows[-STABLE_WINDOWS:]
-    if len(last) < STABLE_WINDOWS:
+    if last[-1].result.ok == 0 and last[-1].result.errors:
+        last, spread, stable = last[-1:], math.inf, False
+    elif len(last) < STABLE_WINDOWS:
         spread = spread_of([w.result for w in last]) if len(last) > 1 else math.inf
     keys = {key for w in last for key in w.extra}
     extra = {k: statistics.fmean(w.extra[k] for w in last if k in w.extra) for k in sorted(keys)}
