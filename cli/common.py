@@ -71,7 +71,7 @@ ManifestReleaseOpt = Annotated[
         "--release", help="Release URL whose manifest gives the signature (local: the endpoint's)."
     ),
 ]
-GrpcOpt = Annotated[bool, typer.Option("--grpc", help="gke/eks: use Triton's gRPC API.")]
+GrpcOpt = Annotated[bool, typer.Option("--grpc", help="Kubernetes targets: use Triton's gRPC API.")]
 JsonBodyOpt = Annotated[
     bool, typer.Option("--json-body", help="Send a plain JSON body instead of binary+json.")
 ]

@@ -1,6 +1,6 @@
 """``tdk endpoint status|wait``: a deployment's state, for every target that can tell it.
 
-SageMaker: endpoint status, instance counts, last failure. gke/eks: the pods' readiness (kubectl)
+SageMaker: endpoint status, instance counts, last failure. Kubernetes targets: the pods' readiness
 and Triton's through ``--url``. local: the endpoint's ``/ping``. What a target cannot do is
 refused with its reason.
 """
@@ -74,7 +74,7 @@ def status(
     json_mode: JsonOpt = False,
 ) -> None:
     """The deployment's state now (SageMaker: instance counts, autoscaling bounds, failure;
-    gke/eks: Ready pods and why the others are not)."""
+    Kubernetes targets: Ready pods and why the others are not)."""
     client = _client(target, endpoint, region, stack, project_dir, url, outputs)
     _show(Output(json_mode=json_mode), client.status())
 

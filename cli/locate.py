@@ -71,8 +71,8 @@ PrometheusUrlOpt = Annotated[
     str | None,
     typer.Option(
         "--prometheus-url",
-        help="gke/eks: query this Prometheus API (your own, or a port-forward) instead of the "
-        "managed one; no auth.",
+        help="Kubernetes targets: query this Prometheus API (your own, or a port-forward) "
+        "instead of the managed one; no auth.",
     ),
 ]
 WorkspaceOpt = Annotated[
@@ -84,7 +84,8 @@ WorkspaceOpt = Annotated[
 UrlOpt = Annotated[
     str | None,
     typer.Option(
-        "--url", help="gke/eks: Triton's HTTP URL (load balancer or `kubectl port-forward`)."
+        "--url",
+        help="Kubernetes targets: Triton's HTTP URL (load balancer or `kubectl port-forward`).",
     ),
 ]
 

@@ -1,7 +1,7 @@
 """``tdk metrics``: a deployment's dashboard figures, for every target, as a table or JSON.
 
-SageMaker from CloudWatch; gke/eks from the managed Prometheus (GMP, AMP) with the dashboards'
-PromQL; local from the endpoint's own SageMaker-named figures.
+SageMaker from CloudWatch; the Kubernetes targets from their managed Prometheus with the
+dashboards' PromQL; local from the endpoint's own SageMaker-named figures.
 """
 
 from __future__ import annotations
@@ -63,8 +63,8 @@ def metrics(
         str | None,
         typer.Option(
             "--since",
-            help="Window ending now: 30m, 1h, 2d (default: sagemaker 1h; gke/eks the rate "
-            "window, the dashboards' 2m; local keeps figures since start).",
+            help="Window ending now: 30m, 1h, 2d (default: sagemaker 1h; Kubernetes targets the "
+            "rate window, the dashboards' 2m; local keeps figures since start).",
         ),
     ] = None,
     project_dir: ProjectDirOpt = Path("."),

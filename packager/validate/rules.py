@@ -451,11 +451,12 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
     ("TDK915", "decoupled-unsupported", "error",
      "the target cannot serve decoupled models: SageMaker MME's front answers 'HTTP end point "
      "doesn't support models with decoupled transaction policy'",
-     "serve the model on a target that streams (sagemaker-ic, gke, eks)", SAGEMAKER_SERVER_SRC),
+     "serve the model on a target that streams (sagemaker-ic or a Kubernetes target)",
+     SAGEMAKER_SERVER_SRC),
     ("TDK916", "engine-unsupported", "error",
      "the target's Triton image carries no LLM engine: the SageMaker Triton images are the -py3 "
      "tags only, without the vllm and tensorrtllm backends",
-     "serve vLLM / TensorRT-LLM models on gke or eks (the -vllm-python-py3 / "
+     "serve vLLM / TensorRT-LLM models on a Kubernetes target (the -vllm-python-py3 / "
      "-trtllm-python-py3 image)", SAGEMAKER_CORE_TRITON_IMAGES),
     ("TDK917", "engine-driver-too-old", "error",
      "the node's NVIDIA driver is below the minimum of the engine image's CUDA major (CUDA 13.x "
