@@ -316,3 +316,20 @@ def test_dashboards_chart_the_six_multi_model_metrics(target: str) -> None:
     plain = " ".join(json.dumps(r.inputs) for r in run_stack(dev_stack(target)).resources
                      if r.type.endswith("Dashboard"))  # fmt: skip
     assert not any(series in plain for series in SIX_METRICS)
+
+
+@pytest.mark.parametrize("target", kubernetes_targets())
+def test_stack_outputs_reach_the_front_in_mme_mode(target: str) -> None:
+    """The pasteable port-forward and invoke commands name the port the Service serves (the
+    front's 8080, Triton's 8000 is not on it in mme mode) and wait on the front's /ping."""
+    import shlex
+
+    outputs = _run(target).outputs
+    assert outputs["portForward"].endswith(" 8080:8080")
+    forward, rest = outputs["invokeCommand"].split(" >/dev/null & ", 1)
+    assert forward == outputs["portForward"]
+    assert "curl -sf http://127.0.0.1:8080/ping" in rest
+    argv = shlex.split(rest.split("; done; ", 1)[1])
+    assert argv[argv.index("--url") + 1] == "http://127.0.0.1:8080"
+    service = _one(_rendered(target), "Service")
+    assert [p["port"] for p in service["spec"]["ports"]] == [8080]

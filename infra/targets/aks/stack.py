@@ -110,6 +110,6 @@ def declare_aks(config: AksConfig) -> dict[str, Any]:
         "getCredentials": pulumi.Output.concat(
             "az aks get-credentials --resource-group ", group, " --name ", cluster.cluster.name
         ),
-        "portForward": port_forward_command(spec.namespace, spec.name),
-        "invokeCommand": invoke_command(TARGET, spec.namespace, spec.name, config.release.url),
+        "portForward": port_forward_command(spec),
+        "invokeCommand": invoke_command(TARGET, spec, config.release.url),
     }

@@ -81,6 +81,6 @@ def declare_eks(config: EksConfig) -> dict[str, Any]:
         "tritonRoleArn": reader.role.arn,
         "ampWorkspaceId": monitoring.workspace.id,
         "dashboardUrl": monitoring.dashboard_url,
-        "portForward": port_forward_command(spec.namespace, spec.name),
-        "invokeCommand": invoke_command(TARGET, spec.namespace, spec.name, config.release.url),
+        "portForward": port_forward_command(spec),
+        "invokeCommand": invoke_command(TARGET, spec, config.release.url),
     }

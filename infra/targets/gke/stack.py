@@ -86,6 +86,6 @@ def declare_gke(config: GkeConfig) -> dict[str, Any]:
         "serviceName": spec.name,
         "tritonServiceAccount": reader.email,
         "dashboardUrl": monitoring.dashboard_url,
-        "portForward": port_forward_command(spec.namespace, spec.name),
-        "invokeCommand": invoke_command(TARGET, spec.namespace, spec.name, config.release.url),
+        "portForward": port_forward_command(spec),
+        "invokeCommand": invoke_command(TARGET, spec, config.release.url),
     }

@@ -32,7 +32,7 @@ from infra.targets.k8s.config import (
     serve_models,
     with_budget,
 )
-from infra.targets.k8s.spec import HTTP_PORT, TritonServiceSpec
+from infra.targets.k8s.spec import TritonServiceSpec
 from tdk.errors import ConfigError
 
 
@@ -176,14 +176,15 @@ def csv(reader: ConfigReader, key: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in raw.split(",") if item.strip())
 
 
-def port_forward_command(namespace: str, service: str) -> str:
-    """``kubectl port-forward`` to Triton's HTTP port on 127.0.0.1."""
-    return shlex.join(
-        ["kubectl", "-n", namespace, "port-forward", f"svc/{service}", f"{HTTP_PORT}:{HTTP_PORT}"]
-    )
+def port_forward_command(spec: TritonServiceSpec) -> str:
+    """``kubectl port-forward`` to the workload's serving port (Triton's HTTP, or the front's
+    in ``mme`` mode) on 127.0.0.1."""
+    port = spec.serving_port
+    service = f"svc/{spec.name}"
+    return shlex.join(["kubectl", "-n", spec.namespace, "port-forward", service, f"{port}:{port}"])
 
 
-def invoke_command(target: str, namespace: str, service: str, release_url: str) -> str:
+def invoke_command(target: str, spec: TritonServiceSpec, release_url: str) -> str:
     """A complete, pasteable command: port-forward in the background, wait until Triton
     answers ready through it, then ``tdk invoke --target <target>`` (the stack's own target,
     never a deprecated spelling).
@@ -192,12 +193,12 @@ def invoke_command(target: str, namespace: str, service: str, release_url: str) 
     stack outputs are computed at ``pulumi up`` without reading the store, so the release's
     own manifest is not consulted; ``tdk invoke`` checks the name against it.
     """
-    url = f"http://127.0.0.1:{HTTP_PORT}"
+    url = f"http://127.0.0.1:{spec.serving_port}"
     invoke = shlex.join(
         [
             "tdk", "invoke", "--target", target, "--url", url, "--release", release_url,
             "--target-model", EXAMPLE_TARGET_MODEL, "--text", "a short test sentence",
         ]
     )  # fmt: skip
-    ready = f"until curl -sf {url}/v2/health/ready; do sleep 1; done"
-    return f"{port_forward_command(namespace, service)} >/dev/null & {ready}; {invoke}"
+    ready = f"until curl -sf {url}{spec.ready_path}; do sleep 1; done"
+    return f"{port_forward_command(spec)} >/dev/null & {ready}; {invoke}"

@@ -179,6 +179,17 @@ class TritonServiceSpec:
         return self.model_sync.path if self.model_sync else self.model_repository
 
     @property
+    def serving_port(self) -> int:
+        """The Service port clients call: Triton's HTTP, or the front's in ``mme`` mode."""
+        return FRONT_PORT if self.front else HTTP_PORT
+
+    @property
+    def ready_path(self) -> str:
+        """What answers 200 once a pod serves: Triton's ready endpoint, or the front's
+        ``/ping`` in ``mme`` mode (Triton and the front up; no model need be loaded)."""
+        return "/ping" if self.front else "/v2/health/ready"
+
+    @property
     def metrics_ports(self) -> tuple[str, ...]:
         """The pod's ports a scraper reads ``/metrics`` from: Triton's, and the front's (its
         ``tdk_*`` series: SageMaker's multi-model metrics) in ``mme`` mode."""
