@@ -25,6 +25,7 @@ from packager.config import CONFIG_NAME, backend_of, datatype_name, dump_config
 from packager.digests import FileDigests
 from packager.inputs import SourceFile, outside_links, scan_model_dir
 from packager.manifest import ARCHIVE_PREFIX, REPOSITORY_PREFIX, ManifestModel, TensorSpec
+from packager.onnx_limits import model_longest
 from packager.onnx_signature import model_input_ranges
 from packager.rename import CopyPlan, Member
 from packager.repository import ModelDir
@@ -134,7 +135,9 @@ class Built:
 
 
 def _tensor_specs(
-    tensors: object, ranges: Mapping[str, tuple[int, int]] | None = None
+    tensors: object,
+    ranges: Mapping[str, tuple[int, int]] | None = None,
+    longest: Mapping[str, tuple[int, ...]] | None = None,
 ) -> tuple[TensorSpec, ...]:
     return tuple(
         TensorSpec(
@@ -143,6 +146,7 @@ def _tensor_specs(
             tuple(int(d) for d in t.dims),
             bool(getattr(t, "optional", False)),
             (ranges or {}).get(t.name),
+            (longest or {}).get(t.name),
         )
         for t in tensors  # type: ignore[attr-defined]
     )
@@ -306,7 +310,11 @@ class _Release:
             backend=backend_of(config),
             platform=str(config.platform),
             max_batch_size=int(config.max_batch_size),
-            inputs=_tensor_specs(config.input, model_input_ranges(plan.served.source.path, config)),
+            inputs=_tensor_specs(
+                config.input,
+                model_input_ranges(plan.served.source.path, config),
+                model_longest(plan.served.source.path, config),
+            ),
             outputs=_tensor_specs(config.output),
             contains=tuple(member.name for member in plan.members),
             files=files,

@@ -35,6 +35,9 @@ class TensorSpec:
     # the inclusive (low, high) values an integer input accepts, when the model says so (the
     # ONNX graph: the rows of the table a Gather indexes, a mask's 0/1); None: not known
     range: tuple[int, int] | None = None
+    # the longest each of ``dims`` may be (-1: no limit known), when the graph bounds one (the
+    # position table a sequence is sliced from: ``packager.onnx_limits``); None: none known
+    longest: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -212,8 +215,9 @@ def _model_dict(model: ManifestModel) -> dict[str, Any]:
     data = asdict(model)
     for key in ("inputs", "outputs"):
         for spec in data[key]:
-            if spec["range"] is None:
-                del spec["range"]
+            for optional in ("range", "longest"):
+                if spec[optional] is None:
+                    del spec[optional]
     return data
 
 
@@ -225,6 +229,7 @@ def _spec(item: dict[str, Any]) -> TensorSpec:
         dims=tuple(int(d) for d in item["dims"]),
         optional=bool(item.get("optional", False)),
         range=None if bounds is None else (int(bounds[0]), int(bounds[1])),
+        longest=None if item.get("longest") is None else tuple(int(d) for d in item["longest"]),
     )
 
 

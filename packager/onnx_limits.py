@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from packager.onnx_signature import _constant_shapes, graph_inputs
+from tdk.errors import ConfigError
 
 #: ops whose first input's value reaches their output unchanged in meaning (a dim stays a dim)
 _SAME_VALUE = frozenset({"Unsqueeze", "Squeeze", "Cast", "Reshape", "Identity", "Flatten"})
@@ -119,3 +121,32 @@ def _sliced_size(
         return None
     size = shape[axes[0]]
     return size if size > 0 else None
+
+
+def model_longest(model_path: Path, config: Any) -> dict[str, tuple[int, ...]]:
+    """Input name -> the longest each of its config ``dims`` may be (-1: unbounded), for the
+    inputs whose ONNX graph bounds a dimension; empty for other backends or unreadable files."""
+    from packager.config import backend_of
+    from packager.onnx_signature import onnx_file, read_graph
+
+    if backend_of(config) != "onnxruntime":
+        return {}
+    filename = str(config.default_model_filename) or "model.onnx"
+    versions = sorted(
+        (p.name for p in model_path.iterdir() if p.is_dir() and p.name.isdigit()), key=int
+    )
+    path = next((f for v in reversed(versions) if (f := onnx_file(model_path, v, filename))), None)
+    if path is None:
+        return {}
+    try:
+        limits = dim_limits(read_graph(path))
+    except ConfigError:
+        return {}
+    batch = 1 if config.max_batch_size > 0 else 0  # Triton's dims leave the batch axis out
+    found: dict[str, list[int]] = {}
+    for tensor in config.input:
+        for limit in limits:
+            axis = limit.axis - batch
+            if limit.name == tensor.name and 0 <= axis < len(tensor.dims):
+                found.setdefault(tensor.name, [-1] * len(tensor.dims))[axis] = limit.most
+    return {name: tuple(dims) for name, dims in found.items()}

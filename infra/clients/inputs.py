@@ -67,7 +67,24 @@ def parse_input(model: ManifestModel, option: str) -> tuple[str, np.ndarray]:
             raise UsageError(f"--input {name}: not JSON: {exc.reason}", hint=exc.hint) from None
         array = _from_json(model, spec, data)
     check_range(model, spec, array, f"--input {name}")
-    return name, _with_batch(model, spec, array)
+    array = _with_batch(model, spec, array)
+    check_longest(model, spec, array, f"--input {name}")
+    return name, array
+
+
+def check_longest(model: ManifestModel, spec: TensorSpec, array: np.ndarray, where: str) -> None:
+    """A UsageError, before anything is sent, when a dimension of ``array`` (batch axis
+    included when the model batches) is longer than the manifest says the model takes."""
+    if spec.longest is None:
+        return
+    shape = array.shape[1:] if model.max_batch_size > 0 else array.shape
+    for axis, (size, most) in enumerate(zip(shape, spec.longest, strict=False)):
+        if 0 <= most < size:
+            raise UsageError(
+                f"{where}: dimension {axis} of {spec.name} is {size}, longer than the {most} "
+                f"{model.target_model} takes (its manifest: the table the model slices it from)",
+                hint=f"send at most {most} (e.g. truncate the sequence to {most} tokens)",
+            )
 
 
 def check_range(model: ManifestModel, spec: TensorSpec, array: np.ndarray, where: str) -> None:
@@ -138,6 +155,7 @@ def sample_requests(
             spec = _spec_of(model, name, path)
             check_range(model, spec, array, f"{path}: {name}")
             given[name] = _with_batch(model, spec, array)
+            check_longest(model, spec, given[name], f"{path}: {name}")
         requests.append(_replace(model, example_inputs(model, batch), given))
     return requests
 

@@ -51,6 +51,10 @@ def test_out_of_range_inputs_are_refused_before_sending(
         assert bench_refused.exit_code == 2 and "500" in bench_refused.output
         status = json.loads(runner.invoke(app, ["local", "status", "--json"]).stdout)
         assert status["metrics"]["Invocations"] == 0  # nothing reached the endpoint
+        long = json.dumps([[1] * 65])
+        too_long = ["--input", f"input_ids={long}", "--input", f"attention_mask={long}"]
+        seq = runner.invoke(app, ["invoke", *base, *too_long])
+        assert seq.exit_code == 2 and "is 65, longer than the 64" in seq.output, seq.output
         ok = runner.invoke(app, ["invoke", *base, "--input", "input_ids=[[2, 99, 9]]", "--json"])
         assert ok.exit_code == 0, ok.output
     finally:
