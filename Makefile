@@ -29,10 +29,10 @@ DRIFT_TESTS  := tests/infra/test_aws_generated.py tests/infra/test_doctor_source
 AZURITE := azurite@3.35.0
 NODE    := .node
 
-.PHONY: setup lock prometheus azurite models demo test lint typecheck pytest bench bench-package bench-invoke bench-validate bench-churn bench-tune clean
+.PHONY: setup lock prometheus haproxy azurite models demo test lint typecheck pytest bench bench-package bench-invoke bench-validate bench-churn bench-tune clean
 
 # Everything `make test` needs; `make demo` needs less (the kit alone and the Triton runtime).
-setup: $(VENV)/.installed $(RUNTIME)/.installed prometheus azurite
+setup: $(VENV)/.installed $(RUNTIME)/.installed prometheus haproxy azurite
 
 # A Debian package that a target needs: installed when running as root with apt-get, otherwise
 # `make` stops and prints the one command to run. $(1): the package, $(2): why it is needed.
@@ -50,6 +50,12 @@ need_package = { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 prometheus:
 	@command -v promtool >/dev/null && command -v prometheus >/dev/null || \
 	  $(call need_package,prometheus,promtool and prometheus for the tests)
+
+# HAProxy (Debian package haproxy, 2.6 on Debian 12): the router of `tdk local up --replicas N`,
+# hashing the TargetModel header as the Kubernetes stacks' Envoy does (bench/mme_k8s.py, tests).
+haproxy:
+	@command -v haproxy >/dev/null || test -x /usr/sbin/haproxy || \
+	  $(call need_package,haproxy,the router of tdk local up --replicas)
 
 # Azurite (npm), the Azure Blob Storage emulator the az:// store tests start (tests only): into
 # the project's own $(NODE)/node_modules, nothing global. About 190 MB and 20 s from npm (2026-11-27).

@@ -7,6 +7,7 @@ so the difference is the front's. Run: ``.venv/bin/python bench/invoke.py [--jso
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -126,12 +127,15 @@ def interleaved_rps(front: Any, direct: Any, rounds: int, seconds: float) -> tup
     return statistics.fmean(front_rates), statistics.fmean(direct_rates)
 
 
-def start_endpoint(store: Path, state: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_endpoint(
+    store: Path, state: Path, front_cpus: str | None = None
+) -> tuple[subprocess.Popen[bytes], str]:
     env = dict(os.environ, TDK_STATE_DIR=str(state))
     args = ["--release", str(store), "--port", "0", "--max-loaded-models", "16"]
     args += ["--triton-netns", "off"]  # the raw-Triton comparisons call its port directly
+    pin = ["taskset", "-c", front_cpus] if front_cpus else []
     proc = subprocess.Popen(
-        [sys.executable, "-m", "infra.targets.local.serve", *args],
+        [*pin, sys.executable, "-m", "infra.targets.local.serve", *args],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -254,6 +258,80 @@ def measure(url: str, manifest: Any, triton_port: int, scale: float = 1.0) -> di
     return figures
 
 
+def cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) ``pid`` has used, all its threads."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def descendants(root: int) -> list[int]:
+    """``root`` and every process below it (Triton and its Python-backend stubs)."""
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            parents.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo += parents.get(pid, [])
+    return found
+
+
+def tree_cpu_s(pids: list[int]) -> float:
+    total = 0.0
+    for pid in pids:
+        with contextlib.suppress(OSError, ValueError, IndexError):  # a stub that exited
+            total += cpu_s(pid)
+    return total
+
+
+def front_cost(
+    url: str, manifest: Any, pids: tuple[int, int], triton_port: int, windows: int, seconds: float
+) -> dict[str, Any]:
+    """The front's CPU time per request against Triton's (Triton and its stubs), and the c8
+    throughput through the front against Triton directly, window by window (medians and
+    spread). With ``--pin`` the front runs on CPU 0 and Triton, its stubs and this client on
+    CPU 1: the front has a core of its own, as in a pod."""
+    front_port = int(url.rsplit(":", 1)[1])
+    front_pid, triton_pid = pids
+    image = manifest.by_target_model("image_classifier-0.tar.gz")
+    request = FrontTarget(front_port).prepare(image, example_inputs(image))
+    tree = descendants(triton_pid)
+    ratios, front_ms, triton_ms, front_rates, direct_rates = [], [], [], [], []
+    for _ in range(windows):
+        before = cpu_s(front_pid), tree_cpu_s(tree)
+        result_rate = rps(
+            lambda c=Path_(front_port, front=True): c.post(image, request), 8, seconds
+        )
+        after = cpu_s(front_pid), tree_cpu_s(tree)
+        served = max(1.0, result_rate * seconds)
+        front_used, triton_used = after[0] - before[0], after[1] - before[1]
+        front_ms.append(front_used / served * 1000)
+        triton_ms.append(triton_used / served * 1000)
+        ratios.append(front_used / triton_used if triton_used else 0.0)
+        front_rates.append(result_rate)
+        direct_rates.append(
+            rps(lambda c=Path_(triton_port, front=False): c.post(image, request), 8, seconds)
+        )
+    ratio = [f / d for f, d in zip(front_rates, direct_rates, strict=True) if d]
+    return {
+        "front_cpu_ms_per_request": statistics.median(front_ms),
+        "triton_cpu_ms_per_request": statistics.median(triton_ms),
+        "front_cpu_over_triton": statistics.median(ratios),
+        "front_cpu_over_triton_spread": max(ratios) - min(ratios),
+        "pinned_front_rps_c8": statistics.median(front_rates),
+        "pinned_direct_rps_c8": statistics.median(direct_rates),
+        "pinned_front_over_direct": statistics.median(ratio) if ratio else 0.0,
+        "pinned_front_over_direct_spread": max(ratio) - min(ratio) if ratio else 0.0,
+        "cost_windows": windows,
+    }
+
+
 def _n(count: int, scale: float) -> int:
     return max(3, int(count * scale))
 
@@ -275,6 +353,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--quick", action="store_true", help="short loops: a smoke run")
+    parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="the front on CPU 0, Triton, its stubs and the client on CPU 1 (taskset)",
+    )
     args = parser.parse_args()
     from packager.manifest import Manifest
 
@@ -283,10 +366,19 @@ def main() -> int:
     try:
         store = make_release(work)
         manifest = Manifest.from_json((store / "manifest.json").read_text())
-        proc, url = start_endpoint(store, work / "state")
+        proc, url = start_endpoint(store, work / "state", "0" if args.pin else None)
         figures = cold_and_raw(url, manifest, work / "state")
-        port = triton_of(work / "state")["http_port"]
+        known = triton_of(work / "state")
+        port = known["http_port"]
         figures.update(measure(url, manifest, port, 0.05 if args.quick else 1.0))
+        if args.pin:
+            for pid in descendants(int(known["pid"])):
+                os.sched_setaffinity(pid, {1})
+            os.sched_setaffinity(0, {1})
+        windows, seconds = (3, 0.3) if args.quick else (5, 3.0)
+        pids = (proc.pid, int(known["pid"]))
+        cost = front_cost(url, manifest, pids, port, windows, seconds)
+        figures.update(cost)
     finally:
         if proc is not None:
             proc.send_signal(signal.SIGTERM)
@@ -295,6 +387,13 @@ def main() -> int:
     rounded = {key: round(value, 3) for key, value in figures.items()}
     report = {"baseline": "Triton HTTP API direct, same client and body", **rounded}
     report["targets_met"] = targets(figures)
+    report["pinned"] = args.pin
+    report["front_cost_targets_met"] = {  # issue 46: the front is in every pod's request path
+        "front_cpu_over_triton <= 0.10": figures["front_cpu_over_triton"] <= 0.10,
+        "pinned_front_over_direct >= 0.9": figures["pinned_front_over_direct"] >= 0.9,
+        "front_p50_ms - direct_p50_ms <= 1.0": figures["front_p50_ms"] - figures["direct_p50_ms"]
+        <= 1.0,
+    }
     if args.json:
         print(json.dumps(report))
     else:

@@ -36,6 +36,14 @@ MaxBodyOpt = Annotated[int, typer.Option("--max-body-bytes", help=help_of("max_b
 BodyTimeoutOpt = Annotated[float, typer.Option("--body-timeout", help=help_of("body_timeout"))]
 DetachOpt = Annotated[bool, typer.Option("--detach", "-d", help="Run in the background.")]
 NetnsOpt = Annotated[str, typer.Option("--triton-netns", help=help_of("triton_netns"))]
+ReplicasOpt = Annotated[
+    int,
+    typer.Option(
+        "--replicas",
+        help="Front+Triton pairs behind HAProxy hashing the TargetModel header (as a Kubernetes "
+        "mme stack's Envoy); more than 1 runs in the foreground.",
+    ),
+]
 GB = 1024**3
 
 TIMERS = (
@@ -81,6 +89,7 @@ def up(
     detach: DetachOpt = False,
     endpoint_url: EndpointUrlOpt = None,
     triton_netns: NetnsOpt = default_of("triton_netns"),
+    replicas: ReplicasOpt = 1,
     json: JsonOpt = False,
 ) -> None:
     """Start the endpoint: boto3 `sagemaker-runtime` with endpoint_url=http://127.0.0.1:PORT."""
@@ -101,6 +110,9 @@ def up(
         triton_netns=triton_netns,
     )
     find_runtime()
+    if replicas != 1:
+        _up_replicas(options, replicas, detach, out)
+        return
     if detach:
         state = serve.spawn(options)
         if json:
@@ -125,6 +137,26 @@ def up(
     except StartInterrupted as exc:  # Ctrl-C while it started: stopped, cleaned up; say so
         out.error(exc.message, exc.hint)
         serve.leave_now(130)
+
+
+def _up_replicas(options: EndpointOptions, replicas: int, detach: bool, out: Output) -> None:
+    from infra.targets.local import replicas as replica_set
+    from infra.triton_runtime.private import state_dir
+
+    if detach:
+        raise UsageError(
+            "--replicas runs in the foreground (HAProxy and its replicas stop together)",
+            hint="run it in a terminal of its own, without --detach",
+        )
+    replica_set.find_haproxy()
+    work = state_dir() / f"local-{options.name}-replicas"
+    out.info(f"starting {replicas} replicas of {options.name} behind HAProxy; Ctrl-C stops them")
+    replica_set.serve_foreground(
+        options,
+        replicas,
+        work,
+        lambda url: out.info(f"ready: {url}/endpoints/{options.name}/invocations"),
+    )
 
 
 def _running(name: str) -> Any:

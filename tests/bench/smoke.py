@@ -69,6 +69,30 @@ SCRIPTS: dict[str, tuple[list[str], set[str]]] = {
             "client_cpus",
         },
     ),
+    "mme_k8s.py": (
+        # a short run: two replicas with room for three copies each, a third joining and the
+        # first leaving mid-run; checks the report and the invariants, not speed
+        [
+            *("--copies", "24", "--replicas", "2", "--budget", "3", "--requests", "60"),
+            *("--clients", "4", "--trace-out", "{tmp}/trace.txt"),
+        ],
+        {
+            "hit_ratio",
+            "round_robin_hit_ratio",
+            "cold_p99_ms",
+            "warm_p50_ms",
+            "overhead_p50_ms",
+            "max_loaded_per_replica",
+            "budget",
+            "failed",
+            "load_times",
+            "trace",
+            "cold_requests",
+            "loads",
+            "round_robin_failed",
+            "round_robin_max_loaded_per_replica",
+        },
+    ),
 }
 
 
@@ -108,6 +132,16 @@ BOUNDS: dict[str, dict[str, tuple[float, float]]] = {
         "down_median_s": (1e-3, 120),
         "models_loaded": (1, 1000),
         "processes_left": (0, 0),  # a down that leaves a process behind fails
+    },
+    "mme_k8s.py": {
+        "failed": (0, 0),  # no request fails while a replica joins and one leaves
+        "round_robin_failed": (0, 0),
+        "max_loaded_per_replica": (1, 3),  # never above --budget 3
+        "round_robin_max_loaded_per_replica": (1, 3),
+        "hit_ratio": (0, 1),
+        "round_robin_hit_ratio": (0, 1),
+        "loads": (1, 60),
+        "cold_p99_ms": (1e-3, 300_000),
     },
     "tune.py": {
         # medians of rounds of 0.1 s windows: one can serve nothing on a loaded machine
@@ -150,6 +184,12 @@ def _consistent(report: dict[str, Any]) -> dict[str, Callable[[], bool]]:
             and len(report["targets_met"]) == 5
         ),
         "gpu_check.py": lambda: True,
+        "mme_k8s.py": lambda: (
+            report["budget"] == 3
+            and len(report["load_times"]) == report["loads"] > 0
+            and report["cold_requests"] >= report["loads"]
+            and Path(report["trace"]).read_text().count("\n") == 60
+        ),
         "local_down.py": lambda: (
             report["down_min_s"] <= report["down_median_s"] <= report["down_max_s"]
         ),
@@ -180,7 +220,8 @@ def out_of_bounds(script: str, report: dict[str, Any]) -> list[str]:
 
 #: the scripts that take tens of seconds: each runs in a test file of its own
 LONG = {"tune.py": "test_smoke_tune.py", "gpu_check.py": "test_smoke_gpu_check.py",
-        "invoke.py": "test_smoke_invoke.py", "local_down.py": "test_smoke_invoke.py"}  # fmt: skip
+        "invoke.py": "test_smoke_invoke.py", "local_down.py": "test_smoke_invoke.py",
+        "mme_k8s.py": "test_smoke_mme_k8s.py"}  # fmt: skip
 
 
 def run_script(script: str, tmp_path: Path) -> None:

@@ -1,0 +1,356 @@
+"""Many copies on N replicas: TargetModel hashing (HAProxy, as a Kubernetes mme stack's Envoy)
+against round-robin routing of the same Zipf(1.0) trace, in one run (issue 46 item 6).
+
+Each replica is a local endpoint (front + Triton) with room for ``--budget`` loaded copies of
+``echo`` (a Python-backend stub process each). The hash run goes through HAProxy
+(``tdk local up --replicas``); a replica joins a third of the way in and the first one leaves
+(drained, then stopped) two thirds in. The round-robin run sends request i to replica i mod N
+directly. Run: ``.venv/bin/python bench/mme_k8s.py [--copies 1000 --replicas 4 --budget 20
+--requests 3000] [--json] [--trace-out FILE]``. The machine is shared: latency figures are the
+median of one run each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import http.client
+import importlib.util
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from infra.clients.inputs import example_inputs  # noqa: E402
+from infra.sagemaker_common.runtime import SageMakerRuntimeTarget  # noqa: E402
+from infra.targets.local import budget as memory  # noqa: E402
+from infra.targets.local.options import EndpointOptions  # noqa: E402
+from infra.targets.local.replicas import ReplicaSet  # noqa: E402
+from packager.manifest import Manifest  # noqa: E402
+
+BINARY = "application/vnd.sagemaker-triton.binary+json"
+
+
+def make_release(work: Path, copies: int) -> tuple[Path, Manifest]:
+    spec = importlib.util.spec_from_file_location("generate", ROOT / "model_repos" / "generate.py")
+    assert spec is not None and spec.loader is not None
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    generator.write_extra(work / "repo", "echo")
+    from packager.publish import publish
+    from packager.stores import open_store
+
+    publish([work / "repo"], open_store(str(work / "store")), copies=copies)
+    return work / "store", Manifest.from_json((work / "store" / "manifest.json").read_text())
+
+
+def zipf_trace(copies: int, requests: int, seed: int) -> list[str]:
+    """TargetModels drawn with P(rank k) proportional to 1/k, ranks shuffled over the copies."""
+    rng = np.random.default_rng(seed)
+    weights = 1.0 / np.arange(1, copies + 1)
+    ranks = rng.choice(copies, size=requests, p=weights / weights.sum())
+    order = rng.permutation(copies)
+    return [f"echo-{order[rank]}.tar.gz" for rank in ranks]
+
+
+#: reconnections after a server closed an idle keep-alive connection (counted, not failures)
+RECONNECTS = [0]
+
+
+class Client:
+    """Keep-alive InvokeEndpoint to one port; (status, ms, cache hit). A connection the server
+    closed while idle (its keep-alive timeout) is opened again once, as any HTTP client does;
+    a request that fails on a fresh connection is a failure (status 0)."""
+
+    def __init__(self, port: int) -> None:
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+        self.used = False
+
+    def invoke(self, target: str, body: bytes, kind: str) -> tuple[int, float, bool]:
+        headers = {"Content-Type": kind, "X-Amzn-SageMaker-Target-Model": target}
+        started = time.perf_counter()
+        for attempt in (0, 1):
+            stale = self.used and attempt == 0
+            try:
+                self.conn.request("POST", "/invocations", body, headers)
+                response = self.conn.getresponse()
+                response.read()
+                break
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+                self.conn.close()
+                if not stale:
+                    return 0, (time.perf_counter() - started) * 1000, False
+                RECONNECTS[0] += 1
+            except (OSError, http.client.HTTPException):
+                self.conn.close()
+                return 0, (time.perf_counter() - started) * 1000, False
+        self.used = True
+        hit = response.getheader("x-tdk-model-cache-hit") == "1"
+        return response.status, (time.perf_counter() - started) * 1000, hit
+
+
+def status(port: int) -> dict[str, Any]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/tdk/status", timeout=30) as response:
+        return dict(json.loads(response.read()))
+
+
+@dataclasses.dataclass
+class Run:
+    results: list[tuple[int, float, bool]] = dataclasses.field(default_factory=list)
+    max_loaded: dict[str, int] = dataclasses.field(default_factory=dict)
+    loads: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    evictions: int = 0
+
+
+class Watcher(threading.Thread):
+    """Polls every replica's loaded count (the most seen per replica) until told to stop."""
+
+    def __init__(self, group: ReplicaSet, run: Run) -> None:
+        super().__init__(daemon=True)
+        self.group, self.run_, self.done = group, run, threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.1):
+            for state in list(self.group.replicas().values()):
+                self.sample(state.name, state.port)
+
+    def sample(self, name: str, port: int) -> None:
+        try:
+            loaded = len(status(port)["loaded"])
+        except OSError:
+            return
+        self.run_.max_loaded[name] = max(self.run_.max_loaded.get(name, 0), loaded)
+
+
+def collect(run: Run, port: int) -> None:
+    found = status(port)
+    run.loads += found["recent_loads"]
+    run.evictions += int(found["metrics"].get("ModelEvictions", 0))
+
+
+def replay(
+    trace: list[str], bodies: dict[str, tuple[bytes, str]], ports: Any, clients: int
+) -> list[tuple[int, float, bool]]:
+    """Send the trace with ``clients`` threads; ``ports(i)`` says where request i goes."""
+    results: list[tuple[int, float, bool]] = [(0, 0.0, False)] * len(trace)
+    local = threading.local()
+    cursor = iter(range(len(trace)))
+    lock = threading.Lock()
+
+    def worker() -> None:
+        while True:
+            with lock:
+                index = next(cursor, None)
+            if index is None:
+                return
+            port = ports(index)
+            conns = local.__dict__.setdefault("conns", {})
+            client = conns.setdefault(port, Client(port))
+            body, kind = bodies[trace[index]]
+            results[index] = client.invoke(trace[index], body, kind)
+
+    with ThreadPoolExecutor(clients) as pool:
+        for future in [pool.submit(worker) for _ in range(clients)]:
+            future.result()
+    return results
+
+
+def run_mode(
+    options: EndpointOptions, args: Any, trace: list[str], bodies: Any, hashed: bool, work: Path
+) -> Run:
+    group = ReplicaSet(options, args.replicas, work)
+    run = Run()
+    group.start()
+    watcher = Watcher(group, run)
+    watcher.start()
+    try:
+        if hashed:
+            third = len(trace) // 3
+            run.results += replay(trace[:third], bodies, lambda i: group.port, args.clients)
+            group.add()
+            run.results += replay(
+                trace[third : 2 * third], bodies, lambda i: group.port, args.clients
+            )
+            first = min(group.replicas())
+            last_look = {"before_stop": lambda state: collect(run, state.port)}
+            stopper = threading.Thread(target=group.remove, args=(first,), kwargs=last_look)
+            stopper.start()
+            run.results += replay(trace[2 * third :], bodies, lambda i: group.port, args.clients)
+            stopper.join()
+        else:
+            ports = [state.port for state in group.replicas().values()]
+            run.results += replay(trace, bodies, lambda i: ports[i % len(ports)], args.clients)
+        for state in group.replicas().values():
+            watcher.sample(state.name, state.port)
+            collect(run, state.port)
+    finally:
+        watcher.done.set()
+        watcher.join()
+        group.stop()
+    return run
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def overhead(
+    options: EndpointOptions, manifest: Manifest, bodies: Any, count: int
+) -> dict[str, float]:
+    """Warm p50 through one front against its Triton directly (interleaved blocks)."""
+    from infra.targets.local import serve
+
+    state = serve.spawn(dataclasses.replace(options, name="overhead", port=0, triton_netns="off"))
+    try:
+        known = json.loads((Path(state.workdir) / "triton.json").read_text())
+        model = manifest.by_target_model("echo-0.tar.gz")
+        body, kind = bodies[model.target_model]
+        front = Client(state.port)
+        direct = http.client.HTTPConnection("127.0.0.1", known["http_port"], timeout=60)
+        length = kind.rsplit("=", 1)[1]
+        headers = {
+            "Content-Type": "application/octet-stream",
+            "Inference-Header-Content-Length": length,
+        }
+
+        def raw() -> None:
+            direct.request("POST", f"/v2/models/{model.name}/infer", body, headers)
+            direct.getresponse().read()
+
+        assert front.invoke(model.target_model, body, kind)[0] == 200
+        fronts, directs = [], []
+        for _ in range(5):
+            for _ in range(count):
+                fronts.append(front.invoke(model.target_model, body, kind)[1])
+            for _ in range(count):
+                started = time.perf_counter()
+                raw()
+                directs.append((time.perf_counter() - started) * 1000)
+        return {
+            "front_warm_p50_ms": statistics.median(fronts),
+            "triton_warm_p50_ms": statistics.median(directs),
+        }
+    finally:
+        serve.stop(state)
+
+
+def summary(run: Run) -> dict[str, Any]:
+    ok = [(ms, hit) for code, ms, hit in run.results if code == 200]
+    cold = [ms for ms, hit in ok if not hit]
+    warm = [ms for ms, hit in ok if hit]
+    return {
+        "hit_ratio": len(warm) / len(run.results) if run.results else 0.0,
+        "cold_p50_ms": pct(cold, 0.5),
+        "cold_p99_ms": pct(cold, 0.99),
+        "warm_p50_ms": pct(warm, 0.5),
+        "warm_p99_ms": pct(warm, 0.99),
+        "cold_requests": len(cold),
+        "loads": len(run.loads),
+        "evictions": run.evictions,
+        "failed": sum(1 for code, _, _ in run.results if code != 200),
+        "failed_statuses": sorted({code for code, _, _ in run.results if code != 200}),
+        "max_loaded_per_replica": max(run.max_loaded.values(), default=0),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--copies", type=int, default=1000)
+    parser.add_argument("--replicas", type=int, default=4)
+    parser.add_argument("--budget", type=int, default=20, help="loaded copies per replica")
+    parser.add_argument("--requests", type=int, default=3000)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=46)
+    parser.add_argument("--trace-out", type=Path, default=None)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="tdk-mme-bench-"))
+    try:
+        report = bench(args, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if args.json:
+        print(json.dumps(report))
+    else:
+        for key, value in report.items():
+            if key != "load_times":
+                print(f"{key:32s} {value}")
+    return 0
+
+
+def bench(args: Any, work: Path) -> dict[str, Any]:
+    import os
+
+    os.environ["TDK_STATE_DIR"] = str(work / "state")
+    store, manifest = make_release(work, args.copies)
+    trace = zipf_trace(args.copies, args.requests, args.seed)
+    if args.trace_out is not None:
+        args.trace_out.write_text("\n".join(trace) + "\n")
+    codec = SageMakerRuntimeTarget("local", endpoint_url="http://127.0.0.1:1", local=True)
+    bodies = {}
+    for target in set(trace) | {"echo-0.tar.gz"}:
+        model = manifest.by_target_model(target)
+        prepared = codec.prepare(model, example_inputs(model))
+        bodies[target] = (prepared.body, prepared.content_type)
+    per_copy = memory.estimate(manifest.by_target_model("echo-0.tar.gz"))
+    options = EndpointOptions(
+        store_url=str(store),
+        max_loaded=args.budget,
+        memory_budget=per_copy * args.budget,
+        capacity_timeout=300.0,
+        triton_netns="off",
+    )
+    hash_run = run_mode(options, args, trace, bodies, True, work / "hash")
+    hashed = summary(hash_run)
+    rr = summary(run_mode(options, args, trace, bodies, False, work / "rr"))
+    warm = overhead(options, manifest, bodies, max(20, args.requests // 20))
+    loads = [{"download_ms": x["download_ms"], "load_ms": x["load_ms"]} for x in hash_run.loads]
+    cold_bound = pct([x["download_ms"] + x["load_ms"] for x in loads], 0.99) * 1.1
+    report: dict[str, Any] = {
+        "baseline": "round-robin routing of the same trace on the same number of replicas",
+        "copies": args.copies,
+        "replicas": args.replicas,
+        "budget": args.budget,
+        "requests": args.requests,
+        "seed": args.seed,
+        **hashed,
+        **{f"round_robin_{key}": value for key, value in rr.items()},
+        **warm,
+        "overhead_p50_ms": warm["front_warm_p50_ms"] - warm["triton_warm_p50_ms"],
+        "download_p50_ms": pct([x["download_ms"] for x in loads], 0.5),
+        "triton_load_p50_ms": pct([x["load_ms"] for x in loads], 0.5),
+        "cold_bound_ms": cold_bound,
+        "load_times": loads,
+        "trace": str(args.trace_out) if args.trace_out else None,
+        "client_reconnects": RECONNECTS[0],
+    }
+    report["targets_met"] = {
+        "hit_ratio >= 1.5 * round_robin_hit_ratio": hashed["hit_ratio"] >= 1.5 * rr["hit_ratio"],
+        "overhead_p50_ms <= 1": report["overhead_p50_ms"] <= 1.0,
+        "cold_p99_ms <= 1.1 * p99(download + load)": hashed["cold_p99_ms"] <= cold_bound,
+        "failed == 0": hashed["failed"] == 0 and rr["failed"] == 0,
+        "max_loaded_per_replica <= budget": max(
+            hashed["max_loaded_per_replica"], rr["max_loaded_per_replica"]
+        )
+        <= args.budget,
+    }
+    return {key: round(v, 3) if isinstance(v, float) else v for key, v in report.items()}
+
+
+if __name__ == "__main__":
+    sys.exit(main())
