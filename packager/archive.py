@@ -12,9 +12,11 @@ import hashlib
 import io
 import os
 import tarfile
+import tempfile
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -60,6 +62,24 @@ def _padding(size: int) -> bytes:
 
 
 @dataclass(frozen=True)
+class Taken:
+    """A private copy of an input file, made from the bytes read (and hashed) to archive it."""
+
+    copy: Path
+    sha256: str
+    before: os.stat_result  # the input's status when that read began
+
+    def fits(self, source: Path, sha256: str) -> bool:
+        """Whether the copy stands for ``source`` now: the same bytes' sha256, and the input
+        unchanged (size, modification time, inode) since it was read."""
+        now = os.stat(source)
+        same = (now.st_size, now.st_mtime_ns, now.st_ino, now.st_dev) == (
+            self.before.st_size, self.before.st_mtime_ns, self.before.st_ino, self.before.st_dev
+        )  # fmt: skip
+        return same and sha256 == self.sha256
+
+
+@dataclass(frozen=True)
 class _Segment:
     """Compressed bytes already written to an archive: ``length`` bytes from ``offset``."""
 
@@ -81,11 +101,16 @@ class ArchiveWriter:
         level: int = DEFAULT_LEVEL,
         threads: int | None = None,
         on_digest: Callable[[Path, str, os.stat_result], None] | None = None,
+        tee: Path | None = None,
     ) -> None:
         """``on_digest(path, sha256, stat_before)`` receives each source file's digest,
-        computed from the bytes read to archive it (so nothing reads it again to hash it)."""
+        computed from the bytes read to archive it (so nothing reads it again to hash it);
+        with ``tee`` (a private directory), those bytes are also copied there, once per source
+        file, and listed in ``taken``: the snapshot its repository/ upload is made from."""
         self.level = level
         self.on_digest = on_digest
+        self.tee = tee
+        self.taken: dict[Path, Taken] = {}
         self._workers = threads or min(8, os.cpu_count() or 2)
         self._pool = ThreadPoolExecutor(max_workers=self._workers)
         self._segments: dict[tuple[str, int, int], list[_Segment]] = {}
@@ -104,7 +129,7 @@ class ArchiveWriter:
 
     def _chunks(self, source: SourceFile) -> Iterator[bytes]:
         digest = hashlib.sha256()
-        with source.path.open("rb") as handle:
+        with source.path.open("rb") as handle, self._tee(source) as tee:
             before = os.fstat(handle.fileno())
             remaining = source.size
             while remaining > 0:
@@ -116,9 +141,33 @@ class ArchiveWriter:
                     )
                 remaining -= len(chunk)
                 digest.update(chunk)
+                if tee is not None:
+                    tee[0].write(chunk)
                 yield chunk if remaining else chunk + _padding(source.size)
+        self._digested(source, digest.hexdigest(), before, tee)
+
+    @contextmanager
+    def _tee(self, source: SourceFile) -> Iterator[tuple[BinaryIO, Path] | None]:
+        """A new file in ``tee`` for ``source``'s bytes (and its path), None without ``tee``
+        or once taken."""
+        if self.tee is None or source.path in self.taken:
+            yield None
+            return
+        handle, name = tempfile.mkstemp(prefix="snap-", dir=self.tee)
+        with os.fdopen(handle, "wb") as copy:
+            yield copy, Path(name)
+
+    def _digested(
+        self,
+        source: SourceFile,
+        sha: str,
+        before: os.stat_result,
+        tee: tuple[BinaryIO, Path] | None,
+    ) -> None:
+        if tee is not None:
+            self.taken[source.path] = Taken(tee[1], sha, before)
         if self.on_digest is not None:
-            self.on_digest(source.path, digest.hexdigest(), before)
+            self.on_digest(source.path, sha, before)
 
     def _compress_into(self, source: SourceFile, out: BinaryIO, dest: Path) -> list[_Segment]:
         """Compress ``source`` chunk by chunk (in parallel, bounded window) into ``out``."""
@@ -186,12 +235,13 @@ class ArchiveWriter:
         return out.tell()
 
     def _read_small(self, source: SourceFile) -> bytes:
-        with source.path.open("rb") as handle:
+        with source.path.open("rb") as handle, self._tee(source) as tee:
             before = os.fstat(handle.fileno())
             data = handle.read()
-        _check_size(source, data)
-        if self.on_digest is not None:
-            self.on_digest(source.path, hashlib.sha256(data).hexdigest(), before)
+            _check_size(source, data)
+            if tee is not None:
+                tee[0].write(data)
+        self._digested(source, hashlib.sha256(data).hexdigest(), before, tee)
         return data
 
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -20,7 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from packager import __version__
-from packager.archive import ArchiveWriter, Entry
+from packager.archive import ArchiveWriter, Entry, Taken
 from packager.config import CONFIG_NAME, backend_of, datatype_name, dump_config
 from packager.digests import FileDigests
 from packager.inputs import SourceFile, outside_links, scan_model_dir
@@ -31,12 +29,12 @@ from packager.rename import CopyPlan, Member
 from packager.repository import ModelDir
 from packager.requirements import requirements
 from packager.stores import sha256_file
+from packager.uploads import Upload
 from packager.validate.engines import autocomplete as autocomplete_engine
 from tdk.errors import UnsafeInputError
 
 KEEP_NAME = ".keep"  # placeholder that keeps an empty directory in repository/
 _EMPTY_SHA = hashlib.sha256(b"").hexdigest()
-SNAPSHOT_CHUNK = 8 * 1024 * 1024
 KEY_VERSION = 1  # bump when what an archive is made of changes meaning
 
 Progress = Callable[[int], None]
@@ -53,76 +51,6 @@ def quiet(description: str, total: int, unit: str = "") -> Progress:
     return lambda _: None
 
 
-@dataclass(frozen=True)
-class Upload:
-    """One object of the release: a staged file or in-memory bytes, and its sha256."""
-
-    key: str
-    sha256: str
-    size: int
-    path: Path | None = None
-    data: bytes | None = None
-    move: bool = False
-    live: bool = False  # ``path`` is an input file: upload a snapshot checked against sha256
-
-
-def snapshot(upload: Upload, stage: Path) -> Path:
-    """A private copy of the live input ``upload.path`` in ``stage`` whose bytes hash to
-    ``upload.sha256`` (what the manifest says), so the store gets exactly the hashed bytes.
-
-    UnsafeInputError when the input changed since it was hashed."""
-    assert upload.path is not None
-    digest = hashlib.sha256()
-    handle, name = tempfile.mkstemp(prefix="snap-", dir=stage)
-    with upload.path.open("rb") as src, os.fdopen(handle, "wb") as dst:
-        while chunk := src.read(SNAPSHOT_CHUNK):
-            digest.update(chunk)
-            dst.write(chunk)
-    if digest.hexdigest() != upload.sha256:
-        Path(name).unlink()
-        raise UnsafeInputError(
-            f"{upload.path} changed while it was being packaged (its sha256 is no longer the "
-            "one in the archive and the manifest); nothing more is published",
-            hint="do not modify the repository while `tdk package` runs, then publish again",
-        )
-    return Path(name)
-
-
-class StaleDigest(UnsafeInputError):
-    """The digest cache gave a sha256 that ``path``'s bytes do not have (the entry was edited
-    or damaged): the entry is dropped, and the release is built again from the bytes."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(
-            f"the digest cache's sha256 of {path} disagrees with its bytes (an edited cache); "
-            "the entry was dropped",
-            hint="publish again: the file is hashed from its bytes",
-        )
-        self.path = path
-
-
-def snapshot_all(uploads: list[Upload], stage: Path, digests: FileDigests) -> list[Upload]:
-    """``uploads`` with each live input replaced by its private snapshot, read now, before the
-    store changes: a snapshot whose bytes are not the sha256 the digest cache gave raises
-    StaleDigest (the entry forgotten), so the caller can rebuild with nothing published."""
-
-    def take(upload: Upload) -> Upload:
-        if not upload.live:
-            return upload
-        assert upload.path is not None
-        try:
-            staged = snapshot(upload, stage)
-        except UnsafeInputError:
-            if not digests.from_cache(upload.path):
-                raise
-            digests.forget(upload.path)
-            raise StaleDigest(upload.path) from None
-        return replace(upload, path=staged, live=False, move=True)
-
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        return list(pool.map(take, uploads))
-
-
 @dataclass
 class Built:
     """What ``build_release`` decided: entries, every object, what it had to build."""
@@ -132,6 +60,7 @@ class Built:
     warnings: list[str]
     rebuilt: list[str]  # target models archived in this run
     hashed_bytes: int  # input bytes read to hash (what the digest cache did not know)
+    taken: dict[Path, Taken]  # snapshots of the inputs read to archive them
 
 
 def _tensor_specs(
@@ -390,7 +319,7 @@ def build_release(
             todo.append(plan)
     advance = phase("packaging", len(todo))
     with (
-        ArchiveWriter(level=level, on_digest=release.digests.record) as writer,
+        ArchiveWriter(level, on_digest=release.digests.record, tee=stage) as writer,
         ThreadPoolExecutor(max_workers=2) as hasher,
     ):
         for plan in todo:
@@ -403,4 +332,5 @@ def build_release(
         release.warnings,
         [plan.target_model for plan in todo],
         release.digests.hashed_bytes,
+        writer.taken,
     )

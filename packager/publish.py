@@ -18,16 +18,7 @@ from pathlib import Path
 
 from packager import __version__
 from packager.archive import DEFAULT_LEVEL
-from packager.build import (
-    Phase,
-    Progress,
-    StaleDigest,
-    Upload,
-    build_release,
-    quiet,
-    snapshot,
-    snapshot_all,
-)
+from packager.build import Built, Phase, Progress, build_release, quiet
 from packager.destination import check_where
 from packager.digests import FileDigests
 from packager.manifest import (
@@ -43,6 +34,7 @@ from packager.repair import StoreCheck, check_store, remember_written, update_re
 from packager.repository import ModelDir, discover
 from packager.stores import Store
 from packager.stores.lock import DEFAULT_LOCK_TIMEOUT, PublishLock, publish_lock
+from packager.uploads import StaleDigest, Upload, snapshot, snapshot_all
 from tdk.errors import StoreError, TdkError, UsageError, ValidationFailed
 
 # A release's manifest lists every copy (measured: 11.8 MB for 10,000 copies of the sample
@@ -260,7 +252,7 @@ def _build_and_publish(
         hashed_bytes=built.hashed_bytes,
         built_uploads=built.uploads,
     )
-    _publish_release(target, manifest, built.uploads, prune, phase, result)
+    _publish_release(target, manifest, built, prune, phase, result)
     return result
 
 
@@ -304,17 +296,17 @@ class _Target:
 def _publish_release(
     target: _Target,
     manifest: Manifest,
-    uploads: list[Upload],
+    built: Built,
     prune: bool,
     phase: Phase,
     result: PublishResult,
 ) -> None:
-    dest, owned = target.store, target.owned
+    dest, owned, uploads = target.store, target.owned, built.uploads
     expected = {u.key for u in uploads}
     result.cleaned = dest.clean_leftovers(owned | expected)
     todo = _changed(target, uploads, phase(f"comparing with {dest.url}", len(uploads)))
     # live inputs are copied (and their digests checked) before anything in the store changes
-    todo = snapshot_all(todo, target.stage, target.digests)
+    todo = snapshot_all(todo, target.stage, target.digests, built.taken)
     pending_keys = {u.key for u in todo}
     result.skipped = [u.key for u in uploads if u.key not in pending_keys]
     result.stale = sorted(key for key in target.present if key in owned and key not in expected)

@@ -18,12 +18,12 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from packager.build import Upload
 from packager.digests import FileDigests
 from packager.manifest import ARCHIVE_PREFIX, REPOSITORY_PREFIX, Manifest
 from packager.stores import Store
 from packager.stores.base import Listed
 from packager.stores.record import Recorded, read_record, write_record
+from packager.uploads import Upload
 from tdk.errors import StoreError
 
 DAMAGED = -1  # the stored size recorded for a damaged object: no upload has it
