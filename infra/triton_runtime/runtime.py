@@ -60,6 +60,10 @@ SHM_DIR = shm.SHM_DIR  # where a Triton on the host's /dev/shm keeps the Python 
 PYTHON_TMP = Path("/tmp")
 
 
+#: the isolation warnings this process gave (each said once, however often Triton restarts)
+_ANNOUNCED: set[tuple[str, ...]] = set()
+
+
 class _PortTaken(Exception):
     """Triton exited because one of the ports it was given was taken meanwhile."""
 
@@ -214,7 +218,6 @@ class TritonProcess:
         #: the link to Triton's launcher, and what it said it put in place
         self.link: isolation.Link | None = None
         self.started: isolation.Started | None = None
-        self._warned = False
         self._triton_pid: int | None = None
         #: the CPUs Triton (and the backend stubs it starts, which inherit them) runs on; None: any
         self.cpus = cpus
@@ -356,16 +359,16 @@ class TritonProcess:
             )
 
     def _warn_once(self) -> None:
-        """One warning, at the first start, naming each protection not in place and what
-        that exposes (README.md, 'Trust boundaries')."""
-        if self._warned or self.started is None:
+        """One warning per process (a restarted Triton is not announced again), naming each
+        protection not in place and what that exposes (README.md, 'Trust boundaries')."""
+        if self.started is None:
             return
-        self._warned = True
         wanted = ["mount", "readonly", *(["argv"] if self._secret else [])]
         if self.netns != "off":
             wanted.insert(0, "net")
         exposed = self.started.exposures(wanted)
-        if exposed:
+        if exposed and tuple(exposed) not in _ANNOUNCED:
+            _ANNOUNCED.add(tuple(exposed))
             logger.warning(
                 "Triton runs with less isolation than it could (%s): %s (README.md, 'Trust "
                 "boundaries')",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +28,7 @@ from tests.local.local_helpers import (
     make_release,
     python_endpoint,
     start_endpoint,
+    wait_for,
     write_python_model,
 )
 
@@ -143,6 +145,9 @@ def test_without_namespaces_the_endpoint_says_once_what_is_exposed(tmp_path: Pat
     with python_endpoint(tmp_path, "sleeper", wrapper=NO_NAMESPACES) as running:
         assert infer_sleeper(running) == [0.0]
         assert running.triton()["protections"] == ["argv"]
+        os.killpg(os.getpgid(running.status()["triton_pid"]), signal.SIGKILL)
+        wait_for(lambda: running.status()["triton_restarts"] == 1, 60, "Triton's restart")
+        assert infer_sleeper(running) == [0.0]
         log = running.log.read_text()
     assert log.count("Triton runs with less isolation than it could") == 1, log
     for exposed in ("other local users reach its health", "0644 from their creation",
