@@ -20,6 +20,10 @@ from tests.local.local_helpers import Endpoint, children
 
 ABANDONED = 200
 LONG = 500  # tokens: 10 s of generation each at the sample LLM's 20 ms per token
+TOKEN_DELAY_S = 0.02  # model_repos/sources/llm/model.py: a floor, a loaded machine only adds
+#: a generation that saw its first token has at least this long to go: what ends sooner was
+#: cancelled, however slow the machine (a fixed bound of a few seconds was not, issue 45 item 3)
+REST_OF_A_GENERATION_S = (LONG - 2) * TOKEN_DELAY_S
 
 
 def _request(endpoint: Endpoint, tokens: int, stream: bool = True) -> socket.socket:
@@ -71,14 +75,14 @@ def test_abandoned_streams_are_cancelled_and_others_stay_fast(llm_endpoint: Endp
     streams = [_request(llm_endpoint, LONG) for _ in range(ABANDONED)]
     for stream in streams:
         _first_event(stream)
+    last_began = time.monotonic()  # the last stream has generated a token by now
     assert _generation_threads(llm_endpoint) >= baseline + ABANDONED // 2  # they really run
-    started = time.monotonic()
     for stream in streams:
         stream.close()
-    # cancelled within a few tokens, not after their 10 s of generation
-    wait_for(lambda: _generation_threads(llm_endpoint) <= baseline, 5, "the generations to stop")
-    wait_for(lambda: _sockets(llm_endpoint.proc.pid) <= sockets, 5, "the front's sockets to close")
-    assert time.monotonic() - started < 5
+    # cancelled within a few tokens: gone before the last one could have ended on its own
+    left = REST_OF_A_GENERATION_S - (time.monotonic() - last_began)
+    wait_for(lambda: _generation_threads(llm_endpoint) <= baseline, left, "the generations to stop")
+    wait_for(lambda: _sockets(llm_endpoint.proc.pid) <= sockets, 60, "the front's sockets to close")
     other = _request(llm_endpoint, 4, stream=False)
     began = time.monotonic()
     answer = b""
@@ -88,7 +92,8 @@ def test_abandoned_streams_are_cancelled_and_others_stay_fast(llm_endpoint: Endp
             break
     other.close()
     assert b" 200 OK" in answer.split(b"\r\n", 1)[0]
-    assert time.monotonic() - began < 2.0  # 4 tokens of 20 ms, not queued behind 200 streams
+    # 4 tokens of 20 ms, not queued behind an abandoned generation
+    assert time.monotonic() - began < REST_OF_A_GENERATION_S
 
 
 def _slow_triton(payload: int) -> tuple[socket.socket, threading.Thread]:

@@ -1,10 +1,11 @@
-"""`tdk local down` with models loaded returns within 1.5 s (issue 40, row 8; it took 4.7-6.3 s
-while Triton unloaded each Python stub in its 1 s shutdown polls). The front has drained every
-request when Triton is stopped and its repository is removed next, so Triton is not waited for."""
+"""`tdk local down` with models loaded does not wait for Triton to unload them (issue 40, row 8:
+it took 4.7-6.3 s while Triton unloaded each Python stub in its 1 s shutdown polls). The front
+has drained every request when Triton is stopped and its repository is removed next, so Triton is
+not waited for. How long a down takes (the issue's 1.5 s) is measured by bench/local_down.py: an
+elapsed-time bound here failed on a loaded machine (issue 45 item 3)."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -13,11 +14,8 @@ from infra.clients.inputs import example_inputs
 from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
 from tests.local.local_helpers import make_release, start_endpoint
 
-#: what the issue asks of `tdk local down`, of which the stop itself is the part measured here
-DOWN_BUDGET_S = 1.5
 
-
-def test_stop_with_models_loaded_returns_within_budget(
+def test_stop_with_models_loaded_does_not_wait_for_triton_to_unload_them(
     sample_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from infra.targets.local.serve import read_state, stop
@@ -37,12 +35,10 @@ def test_stop_with_models_loaded_returns_within_budget(
         assert len(running.status()["loaded"]) == 2
         state = read_state("fastdown")
         assert state is not None
-        started = time.monotonic()
         stop(state)
-        took = time.monotonic() - started
     finally:
         running.stop()
     assert running.proc.poll() is not None
-    assert took < DOWN_BUDGET_S, f"stop took {took:.2f} s"
     log = (state_dir / "local-fastdown" / "triton.log").read_text(errors="replace")
+    # Triton was told to stop and the front did not wait while it unloaded model by model
     assert "Signal (15) received" in log and "successfully unloaded" not in log

@@ -72,11 +72,11 @@ def test_triton_killed_mid_run_then_recovered(endpoint: Endpoint) -> None:
     worker = threading.Thread(target=slow_request)
     worker.start()
     wait_for(marker.exists, 30, "the request to execute inside Triton")
-    started = time.monotonic()
     os.kill(first_pid, signal.SIGKILL)
-    worker.join(30)
-    assert outcome == ["ServiceUnavailable"]  # a clear 5xx, not a hang
-    assert time.monotonic() - started < 5
+    worker.join(120)  # a safety net: the answer needs no more than noticing Triton is gone
+    # a clear 5xx, not a hang: a front still waiting on the dead Triton would answer its 424
+    # after --invocation-timeout, or the client would time out reading
+    assert outcome == ["ServiceUnavailable"]
     # the killed Triton's stub processes go too: nothing orphaned
     wait_for(lambda: not any(alive(pid) for pid in stubs), 30, "the old stubs to exit")
     result = wait_for(lambda: _infer_or_none(target, model, 0.5), 60, "the endpoint to recover")
@@ -144,4 +144,6 @@ def test_a_model_that_never_answers_gets_a_model_error_in_bounded_time(
     error = info.value.response["Error"]
     assert error["Code"] == "ModelError"
     assert "did not answer within the 4 s invocation timeout" in error["Message"]
-    assert INVOCATION_TIMEOUT <= elapsed < INVOCATION_TIMEOUT + 3
+    # not before the timeout, and before the model itself could have answered (it sleeps
+    # INVOCATION_TIMEOUT + 6 s): the front gave up, whatever the machine's load
+    assert INVOCATION_TIMEOUT <= elapsed < INVOCATION_TIMEOUT + 6
