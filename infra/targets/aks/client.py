@@ -94,7 +94,10 @@ class AksLocator(KubernetesLocator):
         config = self.config()
         url = self.prometheus_url or "https://workspace-unknown" + WORKSPACE_HOST
         prometheus = PrometheusClient(url, auth_for(url))
-        client = AksClient(config.workload.namespace, config.common.name, prometheus, self.url)
+        workload = config.workload
+        client = AksClient(
+            workload.namespace, config.common.name, prometheus, self.url, workload.mme is not None
+        )
         client.workspace_missing = not self.prometheus_url
         return client
 

@@ -69,7 +69,10 @@ class EksLocator(KubernetesLocator):
         else:
             workspace = self.workspace_id or "${ampWorkspaceId}"
             prometheus = amp_client(self.region or config.region, workspace)
-        client = EksClient(config.workload.namespace, config.common.name, prometheus, self.url)
+        workload = config.workload
+        client = EksClient(
+            workload.namespace, config.common.name, prometheus, self.url, workload.mme is not None
+        )
         client.workspace_missing = not self.prometheus_url and not self.workspace_id
         return client
 

@@ -36,7 +36,10 @@ class GkeLocator(KubernetesLocator):
             prometheus = PrometheusClient(self.prometheus_url, NoAuth())
         else:
             prometheus = gmp_client(config.project)
-        return GkeClient(config.workload.namespace, config.common.name, prometheus, self.url)
+        workload = config.workload
+        return GkeClient(
+            workload.namespace, config.common.name, prometheus, self.url, workload.mme is not None
+        )
 
 
 LOCATOR = GkeLocator

@@ -74,12 +74,21 @@ class KubernetesClient(TargetClient, partial=True):
     """A Triton workload (``namespace``/``job``) read through a Prometheus query API."""
 
     def __init__(
-        self, namespace: str, job: str, prometheus: PrometheusClient, url: str | None
+        self,
+        namespace: str,
+        job: str,
+        prometheus: PrometheusClient,
+        url: str | None,
+        multi_model: bool = False,
     ) -> None:
         self.namespace = namespace
         self.job = job
         self.prometheus = prometheus
         self.url = url.rstrip("/") if url else None
+        #: ``k8sModelMode: mme``: ``--url`` is a front (ready at ``/ping``), and the figures
+        #: include SageMaker's six multi-model metrics
+        self.multi_model = multi_model
+        self.ready_path = "/ping" if multi_model else READY_PATH
 
     def where(self) -> dict[str, str | None]:
         return {
@@ -106,10 +115,14 @@ class KubernetesClient(TargetClient, partial=True):
     def metrics(self, window: timedelta | None) -> list[Reading]:
         span = prom_duration(window) if window is not None else promql.WINDOW
         readings = []
-        for title, query in promql.figures(self.namespace, self.job, span).items():
+        figures = promql.figures(self.namespace, self.job, span)
+        if self.multi_model:
+            figures |= promql.multi_model_figures(self.namespace, self.job, span)
+        units = promql.UNITS | promql.MULTI_MODEL_UNITS
+        for title, query in figures.items():
             key = re.sub(r"[^a-z0-9]+", "_", title.lower()).strip("_")
             value = self.prometheus.value(query)
-            unit = promql.UNITS[title]
+            unit = units[title]
             readings.append(Reading(key, title, value, unit, query))
         return [*readings, self._load_failures()]
 
@@ -161,7 +174,7 @@ class KubernetesClient(TargetClient, partial=True):
     def _triton_status(self, url: str, pods: PodReadiness | str, details: dict[str, Any]) -> Status:
         problems = "" if isinstance(pods, str) else "; ".join(str(p) for p in pods.problems)
         also = f" ({problems})" if problems else ""
-        code = http_probe(f"{url}{READY_PATH}")
+        code = http_probe(f"{url}{self.ready_path}")
         if isinstance(code, OSError):
             return self._status("Unreachable", f"{code}{also}", details)
         if code == 200:
@@ -172,7 +185,7 @@ class KubernetesClient(TargetClient, partial=True):
             reasons = "; ".join(f"{name}: {why}" for name, why in failed.items())
             failure = f"{len(failed)} model(s) failed to load: {reasons}"
             return self._status("Failed", failure, details, final=True)
-        failure = f"{READY_PATH} answered {code}: models still loading, or one failed{also}"
+        failure = f"{self.ready_path} answered {code}: models still loading, or one failed{also}"
         return self._status("NotReady", failure, details)
 
     def wait(self, timeout: float, interval: float, on_change: OnChange) -> Status:
