@@ -11,6 +11,7 @@ import pulumi
 from infra.config import ConfigReader, ConfigSource, deprecated_keys
 from infra.stack_keys import PROJECT_DIR, undeclared
 from infra.targets import stacks
+from infra.targets.engine_driver import DRIVER_NOT_NATIVE
 from infra.targets.feasibility import require_feasible
 
 
@@ -40,7 +41,9 @@ def main() -> None:
         *deprecated_keys(pulumi_source()),
     ]:
         pulumi.log.warn(warning)
-    require_feasible(stack)
+    for found in require_feasible(stack).findings:
+        if found.code == DRIVER_NOT_NATIVE:  # what validate and doctor say of the node driver
+            pulumi.log.warn(f"{found.code} {found.message}")
     for name, value in stack.entry.deploy().declare(stack.config).items():
         pulumi.export(name, value)
 

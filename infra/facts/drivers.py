@@ -9,9 +9,12 @@ Sources (read 2026-12-07):
 - ``MINOR_COMPAT``: NVIDIA's CUDA Compatibility guide, "Minor Version Compatibility" table 1:
   CUDA 13.x needs a driver >= 580, CUDA 12.x >= 525 (and < 580); within a major, an image
   built with a newer minor runs on such a driver "with limited feature-set" (PTX of the newer
-  minor cannot be JIT-compiled). Across majors only the forward-compatibility package
-  (``cuda-compat``) helps, on data-center GPUs and NVIDIA's listed driver branches, which this
-  table does not record: a node below the major's minimum is refused.
+  minor cannot be JIT-compiled).
+- ``FORWARD_COMPAT_SOURCE``: below the major's minimum only the forward-compatibility package
+  (``cuda-compat``, which the NGC images carry) can run it, "applicable only for systems with
+  NVIDIA Data Center GPUs" (and select RTX server SKUs, Jetson), on the driver branches NVIDIA
+  supports for it, which no source read here lists: on a data-center GPU whether it runs is
+  unknown (said so), on any other GPU it is refused.
 """
 
 from __future__ import annotations
@@ -32,6 +35,12 @@ MINOR_COMPAT_SOURCE = Source(
     "https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html",
     DRIVERS_READ,
 )
+FORWARD_COMPAT_SOURCE = Source(
+    "https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html", DRIVERS_READ
+)
+#: NVIDIA's data-center GPU lines (forward compatibility applies to them): every GPU kind in
+#: tdk's catalogs (T4, A10, A10G, L4, L40S, A100, H100, H200) starts with one of these
+DATA_CENTER_PREFIXES = ("T4", "A10", "L4", "L40", "A100", "H100", "H200", "B200", "V100")
 #: CUDA major -> lowest driver branch of its minor-version compatibility (MINOR_COMPAT_SOURCE)
 MINOR_COMPAT: dict[int, int] = {13: 580, 12: 525}
 
@@ -95,9 +104,14 @@ def engine_driver(image: str) -> tuple[tuple[int, int], str] | None:
     return ENGINE_DRIVERS.get((_flavour(image), release_of(image)))
 
 
-def verdict(image: str, node: NodeDriver) -> DriverVerdict | None:
-    """Whether engine ``image`` runs on ``node``'s driver, and why (None: not an engine
-    image)."""
+def data_center(gpu_kind: str) -> bool:
+    """Whether a GPU kind is of NVIDIA's data-center line (``DATA_CENTER_PREFIXES``)."""
+    return gpu_kind.upper().startswith(DATA_CENTER_PREFIXES)
+
+
+def verdict(image: str, node: NodeDriver, gpu_kind: str = "") -> DriverVerdict | None:
+    """Whether engine ``image`` runs on ``node``'s driver on a ``gpu_kind`` GPU, and why (None:
+    not an engine image)."""
     if _flavour(image) not in FLAVOURS.values():
         return None
     needs = engine_driver(image)
@@ -118,7 +132,14 @@ def verdict(image: str, node: NodeDriver) -> DriverVerdict | None:
         return DriverVerdict(True, False, f"{built}; {have} is older but of a CUDA {major}.x "
                              f"branch (>= {least}): it runs through CUDA minor version "
                              f"compatibility, with its limited feature set ({compat})")  # fmt: skip
-    return DriverVerdict(False, False, f"{built}; {have} is below CUDA {major}.x's minimum "
-                         f"driver {least} ({compat}): only NVIDIA's forward-compatibility "
-                         "package, on a data-center GPU and a driver branch NVIDIA lists, could "
-                         "run it, and tdk records no such branch")  # fmt: skip
+    below = f"{built}; {have} is below CUDA {major}.x's minimum driver {least} ({compat})"
+    forward = f"{FORWARD_COMPAT_SOURCE.url}, read {DRIVERS_READ}"
+    if data_center(gpu_kind):
+        return DriverVerdict(None, False, f"{below}: only NVIDIA's forward-compatibility "
+                             f"package, which the image carries, can run it on this data-center "
+                             f"GPU ({gpu_kind}), on the driver branches NVIDIA supports for it, "
+                             f"which tdk has not recorded ({forward}): whether it runs is "
+                             "unknown")  # fmt: skip
+    return DriverVerdict(False, False, f"{below}, and forward compatibility applies only to "
+                         f"data-center GPUs ({forward}), not to {gpu_kind or 'a CPU node'}: it "
+                         "cannot run")  # fmt: skip

@@ -20,10 +20,15 @@ def _node(spec: TargetSpec) -> drivers.NodeDriver:
     return drivers.NodeDriver(None, "", why=f"the {spec.target} target records no node driver")
 
 
+def _kind(spec: TargetSpec) -> str:
+    return spec.gpu.kind if spec.gpu is not None else ""
+
+
 def driver_findings(spec: TargetSpec, where: str) -> list[Finding]:
     """TDK917 where the serving engine image cannot run on the node's driver, TDK918 where it
-    runs only through CUDA minor version compatibility or nobody knows; none where it runs."""
-    said = drivers.verdict(spec.image_name, _node(spec))
+    runs only through CUDA minor version compatibility or nobody knows (forward compatibility on
+    a data-center GPU included); none where it runs natively."""
+    said = drivers.verdict(spec.image_name, _node(spec), _kind(spec))
     if said is None or said.native:
         return []
     if said.runs is False:
@@ -39,7 +44,7 @@ def driver_report(spec: TargetSpec) -> list[str]:
     lines = []
     for engine in sorted(llm.FLAVOURS):
         image = llm.engine_image(spec.image_name or f"x:{spec.image.version}-py3", engine)
-        said = drivers.verdict(image, node)
+        said = drivers.verdict(image, node, _kind(spec))
         if said is not None:
             lines.append(said.message)
     return lines

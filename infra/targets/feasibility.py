@@ -150,14 +150,18 @@ def engine_image(
     return [], replace(spec, image_name=image)
 
 
-def require_feasible(stack: StackSettings, models: Sequence[ModelDir] | None = None) -> None:
+def require_feasible(
+    stack: StackSettings, models: Sequence[ModelDir] | None = None
+) -> Feasibility:
     """The gate of the Pulumi program, ``tdk render --models`` and ``tdk plan --write-stack``:
     the config's own ConfigError as it is, else a ConfigError for the stack's first refusal
-    (with ``models``, default the models the stack names)."""
+    (with ``models``, default the models the stack names); the answer when it can deploy."""
     stack.config  # noqa: B018 (a refused config raises its own ConfigError here)
-    refusal = feasible(stack, models).first_refusal()
+    result = feasible(stack, models)
+    refusal = result.first_refusal()
     if refusal is not None:
         raise ConfigError(f"stack {stack.name} cannot deploy: {refusal.message}", hint=refusal.fix)
+    return result
 
 
 def _shortfall(where: str, short: Shortfall) -> Finding:

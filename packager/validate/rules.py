@@ -460,14 +460,17 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
      "-trtllm-python-py3 image)", SAGEMAKER_CORE_TRITON_IMAGES),
     ("TDK917", "engine-driver-too-old", "error",
      "the node's NVIDIA driver is below the minimum of the engine image's CUDA major (CUDA 13.x "
-     "needs >= 580): the container cannot start without NVIDIA's forward-compatibility package",
+     "needs >= 580) and its GPU is not a data-center GPU, the only kind forward compatibility "
+     "serves: the container cannot start",
      "use a node image with a driver of the image's CUDA branch, or an older release",
      CUDA_COMPAT),
     ("TDK918", "engine-driver-not-native", "warning",
-     "the node's driver is older than the one the engine image's CUDA ships with (it runs "
-     "through CUDA minor version compatibility, with a limited feature set), or no source says "
-     "which driver the nodes run",
-     "nothing if the engine loads; a newer node driver lifts the limits", CUDA_COMPAT),
+     "the node's driver is older than the one the engine image's CUDA ships with: it runs "
+     "through CUDA minor version compatibility (limited feature set), or, below the major's "
+     "minimum on a data-center GPU, only through forward compatibility on the branches NVIDIA "
+     "supports; or no source says which driver the nodes run",
+     "nothing if the engine loads; a node driver of the image's CUDA branch removes the doubt",
+     CUDA_COMPAT),
     ("TDK919", "release-exceeds-unit", "error",
      "the unit loads every model of the release at start and all its copies take more memory "
      "than it has: Triton runs out of memory loading them, the unit never becomes ready",

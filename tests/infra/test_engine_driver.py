@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
@@ -16,12 +17,13 @@ from infra.facts import drivers
 from infra.facts.drivers import NodeDriver
 from infra.targets import stacks
 from infra.targets.feasibility import feasible
-from tests.infra.pulumi_harness import ROOT, stack_config
+from tests.infra.pulumi_harness import ROOT, run_stack, stack_config
 from tests.validate.llm import corpus as c
 
 EKS_AMI = "github.com/awslabs/amazon-eks-ami/blob/81fec2e"
 MATRIX = "triton-inference-server/server/blob/6fa22ae"
 COMPAT = "docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html"
+FORWARD = "docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html"
 VLLM_26_05 = "nvcr.io/nvidia/tritonserver:26.05-vllm-python-py3"
 
 
@@ -36,8 +38,13 @@ def test_verdicts_follow_cudas_compatibility_rules() -> None:
     minor = drivers.verdict(VLLM_26_05, NodeDriver("580.159.03", "https://x"))
     assert minor is not None and minor.runs and not minor.native
     assert "minor version compatibility" in minor.message and COMPAT in minor.message
-    old = drivers.verdict(VLLM_26_05, NodeDriver("570.211.01", "https://x"))
-    assert old is not None and old.runs is False and "below CUDA 13.x's minimum" in old.message
+    # below CUDA 13's 580: only forward compatibility, on data-center GPUs, on branches NVIDIA
+    # supports (not recorded): unknown on an A10, refused on a GPU outside the data-center line
+    old = drivers.verdict(VLLM_26_05, NodeDriver("570.211.01", "https://x"), "A10")
+    assert old is not None and old.runs is None and "below CUDA 13.x's minimum" in old.message
+    assert FORWARD in old.message and "data-center GPU (A10)" in old.message
+    rtx = drivers.verdict(VLLM_26_05, NodeDriver("570.211.01", "https://x"), "RTX 4090")
+    assert rtx is not None and rtx.runs is False and "cannot run" in rtx.message
     unknown = drivers.verdict(VLLM_26_05, NodeDriver(None, "", why="no source"))
     assert unknown is not None and unknown.runs is None and "no source" in unknown.message
     unrecorded = drivers.verdict("nvcr.io/nvidia/tritonserver:26.09-vllm-python-py3", node)
@@ -90,3 +97,19 @@ def test_doctor_says_each_engine_image_on_the_node_driver_with_sources() -> None
         env={"TDK_TODAY": "2026-12-07"},
     )  # fmt: skip
     assert "engine images on the node driver" in human.output
+
+
+def test_the_program_deploys_and_says_what_validate_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pulumi up on eks with a vLLM model: not refused (it runs), and the same TDK918 text
+    validate gives is logged as a Pulumi warning."""
+    import pulumi
+
+    said: list[str] = []
+    monkeypatch.setattr(pulumi.log, "warn", lambda message, *a, **k: said.append(message))
+    repo = c.vllm_repo(tmp_path / "repo")
+    run = run_stack("eks-dev", {"k8sModels": str(repo)})
+    assert run.of_type("kubernetes:apps/v1:Deployment")
+    (line,) = [m for m in said if m.startswith("TDK918")]
+    assert "580.159.03" in line and EKS_AMI in line and "minor version compatibility" in line
