@@ -150,9 +150,7 @@ def engine_image(
     return [], replace(spec, image_name=image)
 
 
-def require_feasible(
-    stack: StackSettings, models: Sequence[ModelDir] | None = None
-) -> Feasibility:
+def require_feasible(stack: StackSettings, models: Sequence[ModelDir] | None = None) -> Feasibility:
     """The gate of the Pulumi program, ``tdk render --models`` and ``tdk plan --write-stack``:
     the config's own ConfigError as it is, else a ConfigError for the stack's first refusal
     (with ``models``, default the models the stack names); the answer when it can deploy."""
