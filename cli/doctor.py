@@ -80,6 +80,7 @@ def doctor(
     variables and files; --online asks the cloud), and placeholder values left in the stacks.
     """
     import infra.facts
+    from infra.config import missing_project_hint
     from infra.facts.doctor import diagnose
 
     printer = Output(json_mode=json)
@@ -106,7 +107,11 @@ def doctor(
         show_machine(printer, machine)
         verdicts = [(name, str(f["target"]), "ok" if f["ok"] else f"refused: {f['refusal']} "
                      f"(fix: {f['fix']})") for name, f in feasibility.items()]  # fmt: skip
-        printer.table(f"feasibility as of {day}", ("stack", "target", "feasibility"), verdicts)
+        if verdicts:
+            printer.table(f"feasibility as of {day}", ("stack", "target", "feasibility"), verdicts)
+        else:
+            printer.warn(f"no stack file (Pulumi.<stack>.yaml) in {project_dir}: no feasibility "
+                         f"to check; {missing_project_hint(project_dir)}")  # fmt: skip
         drivers = [(name, line) for name, f in feasibility.items()
                    for line in f.get("engine_driver") or []]  # type: ignore[attr-defined]  # fmt: skip
         if drivers:

@@ -55,6 +55,13 @@ class _Argument(TyperArgument):
     def display_type_rich(self, ctx: click.Context) -> str | None:
         return None if self.metavar is not None else user_type(self)  # no `PATH  PATH`
 
+    def _usage_display_name(self) -> str:
+        """One usage style, click's: ``SOURCE``, ``[MODEL_DIR]``, ``PATH...`` (typer 0.29 writes
+        ``{SOURCE}``, ``[model_dir]``: braces and the Python name)."""
+        name = (self.metavar or str(self.name or "")).upper()
+        name = name if self.required else f"[{name}]"
+        return f"{name}..." if self.nargs != 1 else name
+
 
 def use_user_words(command: click.Command) -> None:
     """Give every parameter under ``command`` (help options included) user-word metavars."""

@@ -18,7 +18,13 @@ from rich.markup import escape
 
 from cli.common import EndpointUrlOpt, JsonOpt, ReleaseOpt
 from cli.output import Output
-from infra.targets.local.options import EndpointOptions, default_of, help_of, local_command
+from infra.targets.local.options import (
+    NETNS_MODES,
+    EndpointOptions,
+    default_of,
+    help_of,
+    local_command,
+)
 from packager.stores import absolute_url
 from tdk.errors import TdkError, UsageError
 
@@ -35,7 +41,12 @@ CacheOpt = Annotated[
 MaxBodyOpt = Annotated[int, typer.Option("--max-body-bytes", help=help_of("max_body"))]
 BodyTimeoutOpt = Annotated[float, typer.Option("--body-timeout", help=help_of("body_timeout"))]
 DetachOpt = Annotated[bool, typer.Option("--detach", "-d", help="Run in the background.")]
-NetnsOpt = Annotated[str, typer.Option("--triton-netns", help=help_of("triton_netns"))]
+NetnsOpt = Annotated[
+    str,
+    typer.Option(
+        "--triton-netns", help=help_of("triton_netns"), metavar="[" + "|".join(NETNS_MODES) + "]"
+    ),
+]
 ReplicasOpt = Annotated[
     int,
     typer.Option(
