@@ -98,11 +98,12 @@ class Pod:
             terminate(self.triton, 20)
 
 
-def start_triton(work: Path, models: Path) -> tuple[subprocess.Popen[bytes], int]:
-    """The wheel's tritonserver in explicit mode on ``models``, unrestricted (as in a pod)."""
+def start_triton(work: Path, models: Path, http: int = 0) -> tuple[subprocess.Popen[bytes], int]:
+    """The wheel's tritonserver in explicit mode on ``models``, unrestricted (as in a pod);
+    on the HTTP port ``http`` (0: a free one)."""
     models.mkdir(exist_ok=True)  # a pod's emptyDir exists before either container starts
     process = TritonProcess(find_runtime(), models, work, restricted=False)
-    http = free_port()
+    http = http or free_port()
     command = process.command(http, free_port(), free_port())
     log = (work / "triton.log").open("wb")
     proc = subprocess.Popen(

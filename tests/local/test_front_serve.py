@@ -21,7 +21,15 @@ from infra.targets.local import budget
 from packager.manifest import Manifest
 from tests.conftest import load_generator
 from tests.local.conftest import _runtime_or_skip
-from tests.local.front_pod import Pod, get, oom_repo, start_pod, wait_for, wait_ready
+from tests.local.front_pod import (
+    Pod,
+    get,
+    oom_repo,
+    start_pod,
+    start_triton,
+    wait_for,
+    wait_ready,
+)
 from tests.local.local_helpers import make_release
 
 pytestmark = pytest.mark.e2e
@@ -133,3 +141,32 @@ def test_ping_waits_for_triton(echo_release: tuple[Path, Manifest], tmp_path: Pa
         assert status == 503
     finally:
         lone.stop()
+
+
+def test_a_triton_that_restarted_unseen_gets_its_models_again(
+    echo_release: tuple[Path, Manifest], tmp_path: Path
+) -> None:
+    """The pod's Triton restarts between two of the front's health polls: the first request
+    finds the model forgotten (503, retry), the next loads it again: never a 424 for ever."""
+    store, manifest = echo_release
+    own = start_pod(store, tmp_path)
+    try:
+        wait_ready(own)
+        _invoke(own, manifest, "echo-0.tar.gz")
+        assert own.triton is not None
+        own.triton.kill()
+        own.triton.wait()
+        own.triton, _ = start_triton(tmp_path, own.models, own.triton_port)
+        ready = f"http://127.0.0.1:{own.triton_port}/v2/health/ready"
+        wait_for(lambda: get(ready)[0] == 200, "the new Triton")
+        codes = []
+        for _ in range(2):
+            try:
+                _invoke(own, manifest, "echo-0.tar.gz")
+                codes.append(200)
+            except InvokeFailed as exc:
+                codes.append(exc.status)
+        assert codes[-1] == 200, codes
+        assert set(codes) <= {200, 503}, codes
+    finally:
+        own.stop()

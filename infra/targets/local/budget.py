@@ -5,8 +5,8 @@ loaded (GPU and host bytes; Triton 2.51 fills it for the backends that estimate 
 Runtime and TensorRT); where it reports nothing, the manifest's archive size times
 ``MEMORY_FACTOR``, plus one Python stub process per model whose backend runs in one (the local
 runtime serves ONNX through the Python backend). Both figures were measured on this kit's CPU
-runtime (``bench/mme_k8s.py`` prints ``stub_rss_bytes``), and are documented in
-docs/kubernetes.md. The budget is host memory for CPU models and GPU memory for GPU ones.
+runtime and are documented in docs/kubernetes.md. The budget is host memory for CPU models and
+GPU memory for GPU ones.
 
 Triton's statistics: https://github.com/triton-inference-server/server/blob/main/docs/protocol/
 extension_statistics.md (``memory_usage``: type, id, byte_size; checked 2026-12-07).
@@ -19,11 +19,14 @@ import re
 
 from packager.manifest import ManifestModel
 
-#: memory per byte of archive: weights decompress (gzip) and a runtime holds them plus its
-#: arena; measured 2026-12-07 on the CPU runtime with the sample ONNX models (about 2.2x)
-MEMORY_FACTOR = 3.0
-#: resident memory of one Triton Python-backend stub process (Triton 2.51, CPU, numpy loaded):
-#: about 40 MiB RSS measured 2026-12-07 on this machine (bench/mme_k8s.py: stub_rss_bytes)
+#: memory per byte of archive. Measured 2026-12-07 with ONNX Runtime 1.x on CPU (a MatMul with
+#: random float32 weights, which gzip cannot shrink): resident memory after the session's load
+#: and one run grew by 1.75x the archive's bytes at 16 MiB of weights, 1.25x at 64 MiB; 2 leaves
+#: room for the load's own peak (the model file is read whole before the session copies it)
+MEMORY_FACTOR = 2.0
+#: one Triton Python-backend stub process (Triton 2.51, CPU, numpy loaded): 39 MB resident on
+#: average (20 MB proportional share) over 39 stubs measured 2026-12-07 on this machine
+#: (/proc/<pid>/smaps_rollup during bench/mme_k8s.py); 48 MiB with a margin
 PYTHON_STUB_BYTES = 48 * 1024**2
 #: backends whose models run in a Python stub on the local runtime (ONNX through the adapter)
 STUB_BACKENDS = frozenset({"python", "onnxruntime"})

@@ -24,7 +24,7 @@ from infra.sagemaker_common.components import component_name
 from infra.sagemaker_common.runtime import RELOADS
 from infra.targets.local import bounds, generate, response_stream, switch
 from infra.targets.local.errors import ApiError, internal, model_error, unavailable, validation
-from infra.targets.local.manager import ModelManager, ModelState, stub_crashed
+from infra.targets.local.manager import ModelManager, ModelState, forgotten, stub_crashed
 from infra.targets.local.metrics import CONTENT_TYPE
 from infra.targets.local.upstream import UpstreamError, UpstreamResponse
 from tdk.errors import TdkError
@@ -391,6 +391,12 @@ class Front:
                     f"unloaded it and {RELOADS}, as SageMaker MME reloads a failed model",
                     original_status=upstream.status,
                     original_message=message,
+                )
+            if forgotten(message):
+                self.manager.reload_on_next_request(state)
+                raise unavailable(
+                    f"{target}: Triton no longer holds it (it restarted); the endpoint "
+                    f"{RELOADS}: retry"
                 )
             side = "client" if upstream.status < 500 else "server"  # SageMaker's wording
             raise model_error(

@@ -51,6 +51,17 @@ def stub_crashed(message: str) -> bool:
     return _STUB_CRASHED.search(message) is not None
 
 
+#: what Triton 2.51 answers an inference for a model it does not hold (checked 2026-12-07 with
+#: the runtime wheel: ``Request for unknown model: 'm' is not found``): a pod's Triton that
+#: restarted between two of the front's health polls has forgotten every model
+_FORGOTTEN = re.compile(r"Request for unknown model")
+
+
+def forgotten(message: str) -> bool:
+    """Whether Triton's error ``message`` says it does not hold the model (it restarted)."""
+    return _FORGOTTEN.search(message) is not None
+
+
 IDLE_GRACE = 0.2  # seconds without requests before a loaded model counts as idle
 
 
@@ -261,14 +272,15 @@ class ModelManager:
         return state, hit
 
     def reload_on_next_request(self, state: ModelState) -> None:
-        """The model's Python stub crashed: count it unloaded and free its slot; the next
-        request loads it again (Triton's load of a loaded model replaces its instances)."""
+        """The model's Python stub crashed, or Triton forgot it (a pod's Triton restarted): count
+        it unloaded and free its slot; the next request loads it again (Triton's load of a
+        loaded model replaces its instances)."""
         if state.loaded:
             state.loaded = False
             self.slots.discard(state.entry.target_model)
             self.metrics.count("ModelUnloads", state.entry.target_model)
             log.warning(
-                "%s: its Python stub crashed; reloading it on the next request",
+                "%s: its Python stub crashed or Triton forgot it; reloading on the next request",
                 state.entry.target_model,
             )
             self._notify()
