@@ -87,13 +87,14 @@ def _rps(point: Point | None) -> float:
 class Measured:
     full: Search
     quick: Search
-    tuned: Knobs
-    quick_choice: Knobs
+    tuned: Knobs | None  # None: the searches met no point, and the later steps did not run
+    quick_choice: Knobs | None
     rounds: dict[Knobs, list[float]]
     repeats: list[Point]
     full_s: float
     quick_s: float
     probe_n: int  # the shipped sweep and repeats before the climb (counted as quick's)
+    failed: list[str]  # the steps that measured nothing, and why (the goals they judge unmet)
 
 
 def _space(quick: bool) -> tuple[Space, tuple[int, ...]]:
@@ -182,27 +183,32 @@ def _measure_all(args: argparse.Namespace, model_dir: Path, work: Path) -> Measu
         full, full_s = rig.full(space)
         quick, quick_s, probe_n = rig.quick(space, shipped)
         best, quick_best = full.best(), quick.best()
-        if best is None or quick_best is None:
-            raise SystemExit(f"nothing met p99 <= {args.budget_ms} ms: raise --budget-ms")
+        if best is None or quick_best is None:  # report what the searches measured
+            failed = [f"searches: nothing met p99 <= {args.budget_ms} ms (raise --budget-ms)"]
+            return Measured(full, quick, None, None, {}, [], full_s, quick_s, probe_n, failed)
         rounds: dict[Knobs, list[float]] = {shipped: [], best.knobs: [], quick_best.knobs: []}
         for turn in range(args.rounds):  # shipped, full, quick; then the other way round
             for knobs in list(rounds)[:: 1 if turn % 2 == 0 else -1]:
                 rounds[knobs].append(rig.best_of(knobs))
-    repeats = _tune_runs(args, model_dir, best.knobs, work)
+    repeats, failed = _tune_runs(args, model_dir, best.knobs, work)
     return Measured(
-        full, quick, best.knobs, quick_best.knobs, rounds, repeats, full_s, quick_s, probe_n
-    )
+        full, quick, best.knobs, quick_best.knobs, rounds, repeats, full_s, quick_s, probe_n,
+        failed,
+    )  # fmt: skip
 
 
-def _tune_runs(args: argparse.Namespace, model_dir: Path, knobs: Knobs, work: Path) -> list[Point]:
+def _tune_runs(
+    args: argparse.Namespace, model_dir: Path, knobs: Knobs, work: Path
+) -> tuple[list[Point], list[str]]:
     """``knobs`` written as the model's config, then ``--tune-runs`` runs of ``tdk tune`` (each
-    its own Triton, quick search): the shipped best each run reports, with spread and drift."""
+    its own Triton, quick search): the shipped best each run reports, with spread and drift;
+    and each run that met no point (the others still count: a later failure discards nothing)."""
     from infra.perf.tune.tuneio import write_tuned
     from infra.perf.tune.tuner import SearchMode, tune_local
 
     config = load_config(model_dir / CONFIG_NAME)
     tuned = write_tuned(model_dir, apply_knobs(config, knobs), work / "tuned").path
-    reported = []
+    reported, failed = [], []
     for run in range(args.tune_runs):
         print(f"  tune run {run + 1}/{args.tune_runs} of {knobs.label()}", file=sys.stderr)
         report = tune_local(
@@ -212,9 +218,10 @@ def _tune_runs(args: argparse.Namespace, model_dir: Path, knobs: Knobs, work: Pa
         if report.signal is not None:  # tune stopped on Ctrl-C / SIGTERM: so does the bench
             raise SystemExit(128 + report.signal)
         if report.shipped_best is None:
-            raise SystemExit(f"tune run {run + 1}: the config met no point within the budget")
+            failed.append(f"tune run {run + 1}: the config met no point within the budget")
+            continue
         reported.append(report.shipped_best)
-    return reported
+    return reported, failed
 
 
 def _ratios(tops: list[float], bottoms: list[float]) -> list[float]:
@@ -224,7 +231,7 @@ def _ratios(tops: list[float], bottoms: list[float]) -> list[float]:
 
 def _repeats(points: list[Point]) -> dict[str, Any]:
     """Five measurements of one config at one concurrency against their reported spreads."""
-    median = statistics.median(p.throughput_rps for p in points)
+    median = statistics.median(p.throughput_rps for p in points) if points else 0.0
     within = [abs(p.throughput_rps / median - 1) <= p.noise for p in points] if median else []
     return {
         "repeat_rps": [_rps(p) for p in points],
@@ -242,6 +249,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         model_dir = _generate(work)
         shipped = shipped_knobs(load_config(model_dir / CONFIG_NAME))
         m = _measure_all(args, model_dir, work)
+    if m.tuned is None or m.quick_choice is None:
+        return _searches_only(args, m)
     repeats = _repeats(m.repeats)
     default_rps = statistics.median(m.rounds[shipped])
     tuned_rps = statistics.median(m.rounds[m.tuned])
@@ -290,6 +299,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "unstable_points": sum(not p.stable for p in [*m.full.points, *m.quick.points]),
         "client_bound_points": sum(p.client_bound for p in [*m.full.points, *m.quick.points]),
         **repeats,
+        "failed_steps": m.failed,
         "goals_met": {
             f"{GOAL_RUNS} repeats each within their reported spread": args.tune_runs >= GOAL_RUNS
             and repeats["repeat_within_spread"] == args.tune_runs,
@@ -297,6 +307,33 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             f"quick_vs_full >= {GOAL_QUICK_SHARE}": quick_share >= GOAL_QUICK_SHARE,
             "quick_measurements <= full_measurements / 3": quick_n <= GOAL_QUICK_COST * full_n,
         },
+    }
+
+
+def _searches_only(args: argparse.Namespace, m: Measured) -> dict[str, Any]:
+    """The report when the searches met no point: what they measured, every goal unmet and
+    why (``failed_steps``), instead of no report at all."""
+    quick_n, full_n = len(m.quick.points) + m.probe_n, len(m.full.points)
+    goals = [
+        f"{GOAL_RUNS} repeats each within their reported spread",
+        f"speedup >= {GOAL_SPEEDUP}",
+        f"quick_vs_full >= {GOAL_QUICK_SHARE}",
+        "quick_measurements <= full_measurements / 3",
+    ]
+    return {
+        "model": "ranker (model_repos/generate.py --with ranker), CPU",
+        "latency_budget_ms": args.budget_ms,
+        "duration_s": args.duration,
+        "cpus": os.cpu_count(),
+        **args.where.to_dict(),
+        "load_average_1m": round(os.getloadavg()[0], 2),
+        "full_measurements": full_n,
+        "quick_measurements": quick_n,
+        "full_s": round(m.full_s, 1),
+        "quick_s": round(m.quick_s, 1),
+        "unstable_points": sum(not p.stable for p in [*m.full.points, *m.quick.points]),
+        "failed_steps": m.failed,
+        "goals_met": dict.fromkeys(goals, False),
     }
 
 
@@ -310,17 +347,21 @@ def run_repeats(args: argparse.Namespace) -> dict[str, Any]:
             quick, quick_s, _ = rig.quick(space, shipped)
         best = quick.best()
         if best is None:
-            raise SystemExit(f"nothing met p99 <= {args.budget_ms} ms: raise --budget-ms")
-        repeats = _repeats(_tune_runs(args, model_dir, best.knobs, work))
+            failed = [f"quick search: nothing met p99 <= {args.budget_ms} ms (raise --budget-ms)"]
+            points: list[Point] = []
+        else:
+            points, failed = _tune_runs(args, model_dir, best.knobs, work)
+        repeats = _repeats(points)
     return {
         "model": "ranker (model_repos/generate.py --with ranker), CPU",
-        "repeated_config": best.knobs.label(),
+        "repeated_config": best.knobs.label() if best else None,
         "duration_s": args.duration,
         "cpus": os.cpu_count(),
         **args.where.to_dict(),
         "load_average_1m": round(os.getloadavg()[0], 2),
         "quick_s": round(quick_s, 1),
         **repeats,
+        "failed_steps": failed,
         "goals_met": {
             f"{GOAL_RUNS} repeats each within their reported spread": args.tune_runs >= GOAL_RUNS
             and repeats["repeat_within_spread"] == args.tune_runs,
@@ -405,7 +446,9 @@ def main() -> int:
     else:
         for key, value in report.items():
             print(f"{key:>30}: {value}")
-    return 0
+    for step in report["failed_steps"]:  # measured what it could; a step that failed is exit 1
+        print(f"bench/tune.py: {step}", file=sys.stderr)
+    return 1 if report["failed_steps"] else 0
 
 
 if __name__ == "__main__":

@@ -48,3 +48,22 @@ def test_sigterm_during_a_tune_run_stops_bench_tune(tmp_path: Path) -> None:
     assert proc.returncode == 128 + signal.SIGTERM, said[-3000:]
     assert "tune run 2/" not in said and "Traceback" not in said, said[-3000:]
     assert [p.name for p in tmp_path.iterdir() if p.name != ".ses"] == []  # work dirs removed
+
+
+def test_a_step_that_meets_nothing_still_reports_what_was_measured(tmp_path: Path) -> None:
+    """Issue 49 item 9: a later step meeting no point raised SystemExit and a 36-minute run
+    printed no JSON. Now the report comes, each failed step named, its goal unmet, exit 1."""
+    import json
+    import os
+
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    command = ["--quick", "--repeats-only", "--budget-ms", "0.01", "--json"]
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "tune.py"), *command],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["failed_steps"] and "nothing met p99 <= 0.01 ms" in report["failed_steps"][0]
+    assert not any(report["goals_met"].values()) and report["quick_s"] > 0
+    assert "Traceback" not in done.stderr and "nothing met" in done.stderr
