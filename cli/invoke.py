@@ -32,7 +32,7 @@ from cli.locate import (
     UrlOpt,
     locate,
 )
-from cli.output import Output
+from cli.output import Output, terminal_safe
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import check_timeout
 from packager.manifest import Manifest, ManifestModel
@@ -178,7 +178,7 @@ def _generate(out: Output, client: Generator, prompt: str, stream: bool, max_tok
     import sys
 
     def show(text: str) -> None:
-        sys.stdout.write(text)
+        sys.stdout.write(terminal_safe(text))  # a model's text may hold terminal escapes
         sys.stdout.flush()
 
     result = client.generate(prompt, max_tokens, stream, None if out.json_mode else show)

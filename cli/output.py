@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rich import filesize
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType
 from rich.progress import (
     BarColumn,
     Progress,
@@ -22,10 +22,42 @@ from rich.progress import (
     TextColumn,
     TimeRemainingColumn,
 )
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
 PIPE_WIDTH = 140  # tables piped to a file or CI log keep their columns instead of 80
+
+#: C0 controls but line feed and tab, DEL and the C1 controls (U+0080-U+009F, which a terminal
+#: may take as CSI/OSC) and the Unicode line/paragraph separators, written as escapes: a name,
+#: prefix, owner or path never moves the cursor, sets a title or starts a line of its own
+_ESCAPES = {
+    code: f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    for code in [*range(0x20), 0x7F, *range(0x80, 0xA0), 0x2028, 0x2029]
+    if chr(code) not in "\n\t"
+}
+_LINE_ESCAPES = {**_ESCAPES, ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"}
+
+
+def terminal_safe(text: str, one_line: bool = False) -> str:
+    """``text`` with its control characters written as escapes (``\\x1b``); ``one_line``
+    escapes line feeds and tabs too (a table cell: a newline in a name must not make a row)."""
+    return text.translate(_LINE_ESCAPES if one_line else _ESCAPES)
+
+
+class _SafeConsole(Console):
+    """A console that escapes control characters in everything it prints, whoever calls it
+    (a message, a table, a description): rich's own styles and cursor moves are added after
+    this, as control segments, so they still work."""
+
+    def render(
+        self, renderable: RenderableType, options: ConsoleOptions | None = None
+    ) -> Iterator[Segment]:
+        for segment in super().render(renderable, options):
+            if segment.control or segment.text.isprintable() or segment.text == "\n":
+                yield segment
+            else:
+                yield Segment(terminal_safe(segment.text), segment.style, segment.control)
 
 
 def _console(stderr: bool) -> Console:
@@ -33,7 +65,7 @@ def _console(stderr: bool) -> Console:
     stream = sys.stderr if stderr else sys.stdout
     interactive = stream.isatty() or "COLUMNS" in os.environ
     plain = bool(os.environ.get("NO_COLOR")) or not stream.isatty()
-    return Console(
+    return _SafeConsole(
         stderr=stderr,
         width=None if interactive else PIPE_WIDTH,
         color_system=None if plain else "auto",
@@ -121,7 +153,9 @@ class Output:
         sys.stdout.flush()
 
     def text(self, text: str) -> None:
-        """Plain text on stdout exactly as given (a completion script, a version)."""
+        """Plain text on stdout as given (a completion script, a version, a report), its
+        control characters but line feeds and tabs escaped."""
+        text = terminal_safe(text)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         sys.stdout.flush()
 
@@ -179,7 +213,9 @@ class Output:
         not fit, each row is printed as ``column: value`` lines instead. The title is a line of
         its own, so a URL in it stays whole.
         """
-        cells = [["" if cell is None else str(cell) for cell in row] for row in rows]
+        cells = [["" if cell is None else terminal_safe(str(cell), True) for cell in row]
+                 for row in rows]  # fmt: skip
+        title = terminal_safe(title, True)
         shown = _fit_columns(columns, cells, self.console.width, drop)
         widths = _word_widths(columns, cells, shown, whole, self.console.width)
         if title:

@@ -13,6 +13,7 @@ import typer
 
 from cli.common import STORE_SCHEMES, JsonOpt
 from cli.locate import ProjectDirOpt, TargetName
+from cli.output import Output, terminal_safe
 from infra.targets import registry
 from infra.targets.capabilities import VALIDATE
 
@@ -127,7 +128,7 @@ def validate(
             built_for,
         )
         findings = _with_target(paths, against)
-    sys.stdout.write(render(fmt, findings, __version__))
+    Output().text(render(fmt, findings, __version__))
     if show_config:
         _show_completed(paths)
     if has_errors(findings):
@@ -215,7 +216,7 @@ def _with_target(paths: list[Path], against: _Against) -> list[Finding]:
     if result.spec is not None and result.spec.gpu is not None:
         local = [f for f in local if f.code != "TDK213"]  # the local-endpoint KIND_GPU caveat
     for fit in result.fits:
-        sys.stderr.write(fit.describe(result.spec.label if result.spec else "") + "\n")
+        _say(fit.describe(result.spec.label if result.spec else "") + "\n")
     return local + findings
 
 
@@ -241,7 +242,7 @@ def _say_defaults(keys: Mapping[str, str], flags: Mapping[str, str], settings: A
     for flag, key in keys.items():
         if flag != "image" and not flags.get(flag):
             option = "--" + flag.replace("_", "-")
-            sys.stderr.write(
+            _say(
                 f"note: no {option}: checking the stack default {key} = {settings.get(key)!r} "
                 f"(Pulumi.yaml); pass {option} to check another\n"
             )
@@ -253,7 +254,7 @@ def _warn_placeholders(project_dir: Path, stack: str) -> None:
 
     found = scan_stack(project_dir, stack)
     if found:
-        sys.stderr.write(f"warning: {describe(stack, found)}: {fix_hint(stack, found)}\n")
+        _say(f"warning: {describe(stack, found)}: {fix_hint(stack, found)}\n")
 
 
 def _warn_undeclared(project_dir: Path, stack: str) -> None:
@@ -264,7 +265,7 @@ def _warn_undeclared(project_dir: Path, stack: str) -> None:
         *undeclared(project_dir, stack_file_keys(project_dir, stack)),
         *deprecated_in_file(project_dir, stack),
     ]:
-        sys.stderr.write(f"warning: Pulumi.{stack}.yaml: {warning}\n")
+        _say(f"warning: Pulumi.{stack}.yaml: {warning}\n")
 
 
 def _stack(stack: str, project_dir: str | Path) -> tuple[Path, str]:
@@ -288,3 +289,8 @@ def _release_built_for(release: str) -> str:
     from packager.stores.capped import read_manifest
 
     return read_manifest(open_store(release)).trt_built_for
+
+
+def _say(text: str) -> None:
+    """A note or warning on stderr, as written, its control characters escaped."""
+    sys.stderr.write(terminal_safe(text))
