@@ -35,5 +35,11 @@ def releases(
             f"no release under {store}: no manifest.json in it or below it",
             hint="publish one with `tdk package REPO --release URL`, or name the store's prefix",
         )
-    rows = [(r.url, r.created_at, str(r.models), f"{r.total_bytes:,}") for r in found]
+    rows = [
+        (r.url, "unreadable", "-", "-") if r.problem else
+        (r.url, r.created_at, str(r.models), f"{r.total_bytes:,}")
+        for r in found
+    ]  # fmt: skip
     out.table(f"releases under {store}", ["release", "created", "models", "bytes"], rows)
+    for bad in (r for r in found if r.problem):
+        out.warn(f"{bad.url} is not a release to roll back to: {bad.problem}")
