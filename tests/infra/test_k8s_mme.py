@@ -333,3 +333,23 @@ def test_stack_outputs_reach_the_front_in_mme_mode(target: str) -> None:
     assert argv[argv.index("--url") + 1] == "http://127.0.0.1:8080"
     service = _one(_rendered(target), "Service")
     assert [p["port"] for p in service["spec"]["ports"]] == [8080]
+
+
+@pytest.mark.parametrize("target", kubernetes_targets())
+def test_every_target_says_which_minors_its_cluster_runs(target: str) -> None:
+    deploy = load_target(target)
+    minors = deploy.cluster_minors(read_dev(target))
+    assert minors.low <= minors.high and minors.setting
+    assert gateway.GATEWAY_KUBERNETES_MINORS[0] <= minors.low  # the committed stacks fit
+
+
+def test_mme_is_refused_on_a_cluster_beyond_envoy_gateways_kubernetes_range() -> None:
+    """GKE's RAPID channel upgrades clusters to 1.37; Envoy Gateway v1.9 supports 1.33-1.36."""
+    from infra.facts.kubernetes import GKE_CHANNELS
+
+    assert GKE_CHANNELS["RAPID"][1] > gateway.GATEWAY_KUBERNETES_MINORS[1]
+    with pytest.raises(ConfigError, match="gkeReleaseChannel RAPID") as refused:
+        read_dev("gke", {**MME, "gkeReleaseChannel": "RAPID"})
+    assert "Envoy Gateway v1.9.3" in refused.value.message
+    assert "k8sModelMode" in (refused.value.hint or "")
+    assert read_dev("gke", {"gkeReleaseChannel": "RAPID"}).workload.mme is None  # all: as before

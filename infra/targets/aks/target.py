@@ -15,6 +15,7 @@ from infra.config import (
     parse_release_url,
     qualify,
 )
+from infra.facts import kubernetes as kf
 from infra.facts.findings import Finding
 from infra.targets.aks import builders as b
 from infra.targets.aks import catalog
@@ -33,7 +34,7 @@ from infra.targets.base import DoctorPort, Manifest, OutputValue, Refusal, Targe
 from infra.targets.checks import image_facts, pod_spec
 from infra.targets.guardrails import read_api_cidrs, read_budget
 from infra.targets.k8s.build_job import StoreCopy
-from infra.targets.k8s.common import KubernetesTarget, require_release
+from infra.targets.k8s.common import ClusterMinors, KubernetesTarget, require_release
 from infra.targets.k8s.config import read_workload_config
 from infra.targets.k8s.models import fitted_workload
 from infra.targets.k8s.spec import TritonServiceSpec
@@ -113,6 +114,13 @@ class AksTarget(KubernetesTarget[AksConfig]):
             return f"no Azure GPU VM size tdk knows has {gpus} GPUs"
         count, name = fits[0]
         return f"a multi-GPU aksGpuVmSize such as {name}, {count} GPUs"
+
+    def cluster_minors(self, config: AksConfig) -> ClusterMinors:
+        """The cluster's one minor (``aksKubernetesVersion``)."""
+        minor = kf.minor(config.kubernetes_version)
+        return ClusterMinors(
+            minor, minor, f"{qualify('aksKubernetesVersion')} {config.kubernetes_version}"
+        )
 
     def pod_offer(self, config: AksConfig) -> TargetSpec:
         """One Triton pod: the GPU pool's VM size, the pod's GPUs, the workload's image."""

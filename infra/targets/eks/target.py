@@ -12,6 +12,7 @@ from infra.clouds.aws import catalog as aws_catalog
 from infra.clouds.aws.guardrails import read_log_retention
 from infra.clouds.aws.offer import instance_spec
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
+from infra.facts import kubernetes as kf
 from infra.targets.base import DoctorPort, Manifest, OutputValue, Refusal, SchemaDrift, TargetSpec
 from infra.targets.checks import pod_spec
 from infra.targets.eks import builders as b
@@ -26,7 +27,7 @@ from infra.targets.eks.entry import ENTRY
 from infra.targets.eks.observability import scraper_rbac
 from infra.targets.guardrails import read_api_cidrs, read_budget
 from infra.targets.k8s.build_job import StoreCopy
-from infra.targets.k8s.common import KubernetesTarget, csv, require_release
+from infra.targets.k8s.common import ClusterMinors, KubernetesTarget, csv, require_release
 from infra.targets.k8s.config import read_workload_config
 from infra.targets.k8s.models import fitted_workload
 from infra.targets.k8s.spec import TritonServiceSpec
@@ -174,6 +175,13 @@ class EksTarget(KubernetesTarget[EksConfig]):
             return f"no EC2 GPU instance type tdk knows has {gpus} GPUs"
         count, name, gpu = fits[0]
         return f"a multi-GPU eksGpuInstanceType such as {name}, {count} {gpu}"
+
+    def cluster_minors(self, config: EksConfig) -> ClusterMinors:
+        """The cluster's one minor (``eksKubernetesVersion``)."""
+        minor = kf.minor(config.kubernetes_version)
+        return ClusterMinors(
+            minor, minor, f"{qualify('eksKubernetesVersion')} {config.kubernetes_version}"
+        )
 
     def pod_offer(self, config: EksConfig) -> TargetSpec:
         """One Triton pod: the node group's GPU, the pod's GPUs, the workload's image."""

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from infra.clouds.gcp import catalog as gcp_catalog
 from infra.clouds.gcp.offer import accelerator_spec
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
+from infra.facts import kubernetes as kf
 from infra.facts.drivers import NodeDriver
 from infra.targets.base import DoctorPort, OutputValue, Refusal, SchemaDrift, TargetSpec
 from infra.targets.checks import pod_spec
@@ -20,7 +21,7 @@ from infra.targets.gke.config import GkeConfig, triton_spec
 from infra.targets.gke.entry import ENTRY
 from infra.targets.guardrails import read_api_cidrs, read_budget
 from infra.targets.k8s.build_job import StoreCopy
-from infra.targets.k8s.common import KubernetesTarget, csv, require_release
+from infra.targets.k8s.common import ClusterMinors, KubernetesTarget, csv, require_release
 from infra.targets.k8s.config import read_workload_config
 from infra.targets.k8s.models import fitted_workload
 from infra.targets.k8s.spec import TritonServiceSpec
@@ -169,6 +170,11 @@ class GkeTarget(KubernetesTarget[GkeConfig]):
             budget=read_budget(reader, email_required=False),
             billing_account=_billing_account(reader),
         )
+
+    def cluster_minors(self, config: GkeConfig) -> ClusterMinors:
+        """The release channel's minors (GKE upgrades the cluster up to its newest)."""
+        low, high = kf.GKE_CHANNELS[config.release_channel]
+        return ClusterMinors(low, high, f"{qualify('gkeReleaseChannel')} {config.release_channel}")
 
     def nodes_with(self, gpus: int) -> str:
         """The smallest G2 machine (L4s) with ``gpus`` GPUs, as the gke keys take it."""

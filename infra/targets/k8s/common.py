@@ -6,7 +6,7 @@ from __future__ import annotations
 import abc
 import shlex
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol, TypeVar
 
@@ -31,6 +31,11 @@ from infra.targets.k8s.config import (
     pod_budget_bytes,
     serve_models,
     with_budget,
+)
+from infra.targets.k8s.gateway import (
+    GATEWAY_CHART_VERSION,
+    GATEWAY_KUBERNETES_MINORS,
+    GATEWAY_MATRIX,
 )
 from infra.targets.k8s.spec import TritonServiceSpec
 from tdk.errors import ConfigError
@@ -61,9 +66,15 @@ class KubernetesTarget(Target[ConfigT]):
         """The base's checks and keys, then an ``mme`` memory budget of 0 derived from what a
         pod offers (``with_budget``)."""
         config = super().read_config(reader, common)
+        if config.workload.mme is not None:
+            check_gateway_supports(self.cluster_minors(config))
         gpu = self.pod_offer(config).gpu
         workload = with_budget(config.workload, gpu.memory_gib if gpu else None)
         return replace(config, workload=workload)  # type: ignore[type-var]
+
+    @abc.abstractmethod
+    def cluster_minors(self, config: ConfigT) -> ClusterMinors:
+        """The Kubernetes minors the stack's cluster may run, and the key that sets them."""
 
     @abc.abstractmethod
     def pod_offer(self, config: ConfigT) -> TargetSpec:
@@ -143,6 +154,31 @@ class _PlanJob(BuildPort[ConfigT]):
             deadline_seconds=job.deadline_seconds,
         )
         return [build_job(spec)]
+
+
+@dataclass(frozen=True)
+class ClusterMinors:
+    """The Kubernetes minors a cluster may run (1.<low> to 1.<high>: a release channel
+    upgrades it up to its newest) and the stack key and value that set them."""
+
+    low: int
+    high: int
+    setting: str
+
+
+def check_gateway_supports(cluster: ClusterMinors) -> None:
+    """``mme`` mode installs Envoy Gateway: a cluster beyond its chart's Kubernetes range is a
+    ConfigError naming the key (``k8s.gateway``: the compatibility matrix, its source)."""
+    low, high = GATEWAY_KUBERNETES_MINORS
+    if low <= cluster.low and cluster.high <= high:
+        return
+    raise ConfigError(
+        f"{qualify('k8sModelMode')} is 'mme', which installs Envoy Gateway "
+        f"{GATEWAY_CHART_VERSION} (Kubernetes 1.{low} to 1.{high}), but {cluster.setting} "
+        f"runs Kubernetes 1.{cluster.low} to 1.{cluster.high} ({GATEWAY_MATRIX})",
+        hint=f"set a Kubernetes version from 1.{low} to 1.{high} in {cluster.setting.split()[0]}"
+        f", or `pulumi config set {qualify('k8sModelMode')} all`",
+    )
 
 
 def model_loading(workload: WorkloadConfig, spec: TargetSpec) -> ModelLoading:

@@ -39,6 +39,7 @@ GATEWAY_REPO = "oci://docker.io/envoyproxy"
 GATEWAY_CHART_VERSION = "v1.9.3"
 #: the Kubernetes minors the pinned chart's line supports (compatibility matrix, above)
 GATEWAY_KUBERNETES_MINORS = (33, 36)
+GATEWAY_MATRIX = "https://gateway.envoyproxy.io/news/releases/matrix/, checked 2026-12-07"
 GATEWAY_NAMESPACE = "envoy-gateway-system"
 CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"
 #: the header SageMaker's contract names the copy with
