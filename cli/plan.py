@@ -255,9 +255,10 @@ def _check_measured_on(
     option = next(o for o in report.options if o.name == instance)
     if option.candidate.measured or force:
         return
-    measured = unit.instance_type or unit.gpu or "an unrecorded unit"
+    recorded = unit.instance_type or unit.gpu
+    measured = f"{unit.target} {recorded}" if recorded else f"{unit.target} (no unit recorded)"
     raise UsageError(
-        f"{unit.source} was measured on {unit.target} {measured}, but the stack deploys "
+        f"{unit.source} was measured on {measured}, but the stack deploys "
         f"{target} {instance}: its scaling keys would be guesses",
         hint="bench the stack's instance type (tdk bench --instance-type ...), or pass --force",
     )
@@ -297,7 +298,8 @@ def _show(
         f"peak {report.peak.rps} rps, trough {report.trough.rps} rps, "
         f"average {report.average_rps:.2f} rps"
         if report.trough in report.traffic
-        else f"{report.peak.rps} rps all the time (no --traffic: the average is the peak)"
+        else f"peak {report.peak.rps} rps, costed as if it lasted all the time (no --traffic); "
+        "the trough is idle (0 rps): the units the fleet keeps when no request comes"
     )
     if r.json:
         out.json(

@@ -60,7 +60,7 @@ def token_plan(out: Output, bench: TokenBench, args: PlanRequest) -> None:
         cands.candidate(port, s, region, table, rate, measured_on, args.gpus_per_node)
         for s in priced or specs
     ]
-    on = f"{tokens.target} {measured_on}" if measured_on else "an unrecorded unit"
+    on = f"{tokens.target} {measured_on}" if measured_on else f"{tokens.target} (no unit recorded)"
     measured = [o.measured and tokens.target == entry.name for o in options]  # local != eks
     price = f"price: {table.origin} ({table.date}, {region})"
     rows: list[TokenRow] = []

@@ -269,7 +269,7 @@ def _show(out: Output, report: TuneReport, json: bool, diff: str | None, plot: P
         return
     if report.search.interrupted:
         out.warn("interrupted: reporting the best configuration measured so far")
-    front = report.front
+    front, report_choice = _with_choice(report)
     bound = any(p.client_bound for p in front)
     columns = ["config", "conc.", "rps", "stability", "p50 ms", "p99 ms"]
     columns += ["client"] if bound else []  # no column that is empty on every row
@@ -283,12 +283,13 @@ def _show(out: Output, report: TuneReport, json: bool, diff: str | None, plot: P
             f"{p.p50_ms:.2f}",
             f"{p.p99_ms:.2f}",
             *(["bound" if p.client_bound else "-"] if bound else []),
-            "-",
+            "chosen" if p is report_choice else "-",
         )
         for p in front
     ]
-    title = f"tdk tune {report.model}: Pareto front ({report.measurements} measurements)"
-    out.table(title, columns, [_mark(row, report) for row in rows])
+    measured = len(report.shipped_points) + report.measurements
+    title = f"tdk tune {report.model}: Pareto front of {measured} measurements"
+    out.table(title, columns, rows)
     _summary(out, report)
     if diff:
         out.console.print(escape(diff), highlight=False)
@@ -300,11 +301,22 @@ def _spread(point: Point) -> str:
     return stability(point.spread, point.windows, point.stable)
 
 
-def _mark(row: tuple[object, ...], report: TuneReport) -> tuple[object, ...]:
-    choice = report.choice
-    if choice and row[0] == escape(choice.knobs.label()) and row[1] == choice.concurrency:
-        return (*row[:-1], "chosen")
-    return row
+def _with_choice(report: TuneReport) -> tuple[list[Point], Point | None]:
+    """The front's points with the chosen one as ``best:`` states it: in place of the front's
+    measurement of the same config and concurrency (a duel or re-measurement may differ from
+    it), or added when the front lacks it."""
+    front, choice = list(report.front), report.choice
+    if choice is None:
+        return front, None
+    same = [
+        i for i, p in enumerate(front)
+        if p.knobs.canonical() == choice.knobs.canonical() and p.concurrency == choice.concurrency
+    ]  # fmt: skip
+    if same:
+        front[same[0]] = choice
+    else:
+        front.append(choice)
+    return front, choice
 
 
 def _summary(out: Output, report: TuneReport) -> None:

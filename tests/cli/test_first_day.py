@@ -278,3 +278,14 @@ def test_the_command_list_wraps_summaries_at_the_terminal_not_at_the_docstring()
         ), (name, summary, shown)
     doctor = one_paragraph(root.commands["doctor"].help)  # type: ignore[attr-defined]
     assert "credentials" in doctor and "placeholders" in doctor
+
+
+def test_plan_without_traffic_says_what_its_trough_column_is() -> None:
+    """Issue 49 item 6: '3000 rps all the time' sat above a table whose trough was 1 unit."""
+    result = CliRunner(env={"COLUMNS": "100"}).invoke(app, [*PLAN, "--peak-rps", "3000"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "rps all the time (no --traffic: the average is the peak)" not in text
+    assert "trough is idle (0 rps)" in text
+    document = json.loads(CliRunner().invoke(app, [*PLAN, "--peak-rps", "3000", "--json"]).stdout)
+    assert document["trough_rps"] == "0" and document["peak_rps"] == "3000"

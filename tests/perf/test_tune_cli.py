@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -81,8 +82,15 @@ def test_write_in_place_shows_the_diff(model: Path) -> None:
     before = (model / "config.pbtxt").read_text()
     onnx = (model / "1" / "model.onnx").read_bytes()
     args = [str(model), *FAST, "-c", "1", "--instances", "1,2", "--queue-delays-us", "0"]
-    result = runner.invoke(app, ["tune", *args, "--write"])
+    result = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["tune", *args, "--write"])
     assert result.exit_code == 0, result.output
+    # one truth (issue 49 item 6): the title counts the rows' measurements, the chosen row
+    # carries the figures "best:" states
+    counted = re.search(r"Pareto front of (\d+) measurements", result.stdout)
+    assert counted is not None and int(counted.group(1)) >= 2, result.stdout
+    best = re.search(r"best: .* at concurrency \d+: ([\d.]+) rps", result.stdout)
+    [chosen] = [line for line in result.stdout.splitlines() if "chosen" in line]
+    assert best is not None and f" {best.group(1)} " in chosen, result.stdout
     after = (model / "config.pbtxt").read_text()
     assert "--- " in result.stdout and "+++ " in result.stdout
     # a quick search says it measures only what it visits, not "n/126 configs"
