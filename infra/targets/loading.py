@@ -56,8 +56,6 @@ def _release_exceeds(
     total = sum(fit.weight_bytes for fit in own) * copies
     if not own or total <= loading.budget_bytes:
         return []
-    if any(fit.weight_bytes > loading.budget_bytes for fit in own):
-        return []  # one model alone does not fit: its own finding says so, and mme cannot help
     where = models[0].config_path if models else ""
     return [
         finding(
