@@ -26,7 +26,7 @@ from infra.targets.checks import TargetSpec, check_target, working_set
 from infra.targets.engine_driver import driver_findings
 from infra.targets.entry import TargetEntry
 from infra.targets.fit import Fit
-from infra.targets.loading import loading_findings
+from infra.targets.loading import RELEASE_EXCEEDS_UNIT, loading_findings
 from infra.targets.ports import PlanUnit, ValidatePort
 from infra.targets.registry import able, plan_port, validate_port
 from infra.targets.stacks import StackSettings, settings
@@ -37,6 +37,7 @@ from packager.validate.findings import Finding, finding, has_errors
 from packager.validate.runner import image_findings
 from tdk.errors import ConfigError, TdkError, UsageError
 
+WEIGHTS_EXCEED_GPU = "TDK904"  # packager/validate/rules.py: one model larger than the unit
 STACK_REFUSED = "TDK910"
 CAPACITY_AT_CREATION = "TDK911"
 CAPACITY_AT_MAXIMUM = "TDK912"
@@ -101,6 +102,8 @@ def feasible(
     found += driver_findings(spec, where)
     model_findings, fits = check_target(models, spec, trt_built_for)
     loading, fits = loading_findings(spec, models, fits, copies)
+    if any(f.code == WEIGHTS_EXCEED_GPU for f in model_findings):  # one model alone: said
+        loading = [f for f in loading if f.code != RELEASE_EXCEEDS_UNIT]  # mme cannot help
     found += model_findings + loading + placement_of(entry, needs, spec)
     if spec.loading is None or spec.loading.on_demand:  # all at start: TDK919 says it
         found += working_set(fits, copies)
