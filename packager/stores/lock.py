@@ -37,6 +37,10 @@ LOCK_NAME = "tdk-publish.lock"
 DEFAULT_LOCK_TIMEOUT = 600.0  # seconds a publish waits for another one (--lock-timeout)
 LOCK_TTL = 120.0  # a lock not renewed for this long is a dead holder's, and is taken over
 POLL = 1.0  # seconds between looks at a held lock
+# the most two clocks may disagree by before a lock's expiry is not tdk's: 300 s, Kerberos'
+# default clockskew (krb5.conf(5), https://man.netbsd.org/NetBSD-1.5/krb5.conf.5 and IBM's
+# z/OS [libdefaults] page: "Default is 300 seconds", checked 2026-12-07)
+CLOCK_SKEW = 300.0
 MAX_RACES = 100  # races lost in a row (no wait between them) before giving up
 
 
@@ -216,6 +220,8 @@ class PublishLock:
                 continue  # released between our create and our read
             holder = self._holder(*current)
             dead, unjudged = _judge(holder)
+            if not dead:
+                self._bounded(holder)
             if holder.expires < time.time() or dead:
                 token = self.store.replace_if(LOCK_NAME, self.record(), current[1])
                 if token is not None:
@@ -245,6 +251,22 @@ class PublishLock:
                 "it is yours",
             )
         return holder
+
+    def _bounded(self, holder: LockRecord) -> None:
+        """Refuse a lock that claims to be held longer than any tdk publish holds one (it
+        writes an expiry ``LOCK_TTL`` ahead and renews it): a planted record expiring in 2999
+        would block publishing for centuries while the hint says it expires in 120 s."""
+        latest = time.time() + max(self.ttl, LOCK_TTL) + CLOCK_SKEW
+        if holder.expires <= latest:
+            return
+        raise StoreError(
+            f"refusing to publish to {self.store.url}: its lock ({holder.describe()}) claims "
+            f"an expiry beyond the {LOCK_TTL:g} s a tdk publish holds a lock without renewing "
+            f"it (plus {CLOCK_SKEW:g} s of clock skew): it was not written by a tdk publish "
+            "on a clock like ours, so it is never taken over",
+            hint=f"delete {self.store.describe(LOCK_NAME)} if no publish to it runs now, "
+            "and check the clock of the host it names",
+        )
 
     def _renew_loop(self) -> None:
         while not self._stop.wait(self.ttl / 4):

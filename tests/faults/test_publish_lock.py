@@ -126,7 +126,7 @@ def test_held_lock_stops_a_publish_after_lock_timeout_naming_the_holder(
 ) -> None:
     dest = tmp_path / "release"
     dest.mkdir()
-    held = _lock_record("ci-job-7", "builder-3", time.time() + 3600)
+    held = _lock_record("ci-job-7", "builder-3", time.time() + 100)
     (dest / LOCK_NAME).write_bytes(held)
     started = time.monotonic()
     args = ["package", str(sample_repo / "tokenizer"), "--release", f"file://{dest}"]
@@ -138,6 +138,25 @@ def test_held_lock_stops_a_publish_after_lock_timeout_naming_the_holder(
     assert "hint:" in text and "Traceback" not in result.output
     assert (dest / LOCK_NAME).read_bytes() == held  # not ours: untouched
     assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".tdk")) == [LOCK_NAME]
+
+
+def test_a_lock_expiring_beyond_what_tdk_writes_is_refused_at_once(
+    sample_repo: Path, tmp_path: Path
+) -> None:
+    dest = tmp_path / "release"
+    dest.mkdir()
+    planted = _lock_record("mallory", "elsewhere", 32503000000.0)  # 2999-12-11
+    (dest / LOCK_NAME).write_bytes(planted)
+    args = ["package", str(sample_repo / "tokenizer"), "--release", f"file://{dest}"]
+    started = time.monotonic()
+    result = runner.invoke(app, [*args, "--lock-timeout", "600"])
+    assert time.monotonic() - started < 60  # not the 600 s wait
+    assert result.exit_code == 1, result.output
+    text = " ".join(result.output.split())
+    assert "mallory on elsewhere" in text and "expires 2999-" in text
+    assert "beyond the 120 s" in text and "delete" in text and "Traceback" not in text
+    assert (dest / LOCK_NAME).read_bytes() == planted
+    assert not (dest / MANIFEST_NAME).exists()
 
 
 def test_expired_lock_of_a_dead_publish_is_taken_over(sample_repo: Path, tmp_path: Path) -> None:
@@ -199,7 +218,7 @@ def test_signalled_publish_releases_its_lock(
 
 def _here(pid: int, **changes: object) -> str:
     """A lock record of ``pid`` as a holder in this PID namespace on this boot would write it."""
-    record = json.loads(_lock_record("ci-job-7", socket.gethostname(), time.time() + 3600))
+    record = json.loads(_lock_record("ci-job-7", socket.gethostname(), time.time() + 100))
     identity = {
         "pid": pid,
         "boot_id": lock._boot_id(),
