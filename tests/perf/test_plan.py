@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -316,3 +317,14 @@ def test_a_bad_rate_hint_shows_the_unit_given_not_another_clouds() -> None:
         candidate(port, f"{spec}:fast", "us-central1", catalogs.prices(), Decimal(1), None)
     assert f"--instance-type {spec}:420" in (info.value.hint or "")
     assert "ml." not in (info.value.hint or "")
+
+
+@pytest.mark.timeout(120)  # it hung forever, reading a FIFO no one writes (issue 47 item 7)
+def test_a_traffic_fifo_is_refused_not_waited_on(files: dict[str, Path], tmp_path: Path) -> None:
+    fifo = tmp_path / "traffic-fifo.csv"
+    os.mkfifo(fifo)
+    args = [str(files["bench"]), "--latency-budget-ms", "50", "--traffic", str(fifo)]
+    result = runner.invoke(app, ["plan", *args, "--prices", str(files["prices"])])
+    assert result.exit_code == 2, result.output
+    assert "a FIFO (named pipe), not a file" in result.output and "--traffic" in result.output
+    assert "Traceback" not in result.output

@@ -21,6 +21,7 @@ from infra.planning.report import (
     check_safety,
     units_for,
 )
+from tdk.bounded import read_bounded
 from tdk.errors import UsageError
 
 #: the largest traffic plan accepts: far above any fleet, small enough for exact arithmetic
@@ -61,9 +62,10 @@ def plan(
 
 
 def read_traffic(path: Path) -> list[Sample]:
-    """A CSV of ``time,rps`` rows (a header row is allowed); one row per equal interval."""
+    """A CSV of ``time,rps`` rows (a header row is allowed); one row per equal interval. Read
+    bounded: a FIFO or a device is refused, not waited on forever."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bounded(path).decode("utf-8")
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror}", hint="check --traffic") from exc
     except UnicodeDecodeError as exc:
