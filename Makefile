@@ -29,7 +29,7 @@ DRIFT_TESTS  := tests/infra/test_aws_generated.py tests/infra/test_doctor_source
 AZURITE := azurite@3.35.0
 NODE    := .node
 
-.PHONY: setup lock prometheus haproxy azurite models demo test lint typecheck pytest bench bench-package bench-invoke bench-validate bench-churn bench-tune clean
+.PHONY: setup lock prometheus haproxy azurite models demo extra test lint typecheck pytest bench bench-package bench-invoke bench-validate bench-churn bench-tune clean
 
 # Everything `make test` needs; `make demo` needs less (the kit alone and the Triton runtime).
 setup: $(VENV)/.installed $(RUNTIME)/.installed prometheus haproxy azurite
@@ -86,6 +86,19 @@ $(VENV)/.installed: pyproject.toml $(LOCK) | $(BIN)/python
 	$(BIN)/python -m pip install -q -c $(LOCK) pip setuptools
 	$(BIN)/python -m pip install -q --no-build-isolation -c $(LOCK) -e '.[infra,dev]'
 	touch $@ $(VENV)/.kit
+
+# One extra's packages into .venv, the kit left as it is (a reinstall under a running local
+# endpoint breaks its next model load): `make extra EXTRA=import` (Hugging Face import: torch's
+# CPU wheel from PyTorch's index, https://download.pytorch.org/whl/cpu as
+# https://pytorch.org/get-started/locally/ gives it for CPU, checked 2026-12-07; PyPI's torch
+# pulls a multi-GB CUDA build), `make extra EXTRA=infra` (the Pulumi programs), `EXTRA=build`.
+EXTRA ?= import
+TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
+extra: | $(BIN)/python
+	$(BIN)/python -m tdk.extras $(EXTRA) > $(VENV)/.extra-$(EXTRA).txt
+	$(BIN)/python -m pip install -q -c $(LOCK) \
+	  $(if $(filter import,$(EXTRA)),--extra-index-url $(TORCH_CPU_INDEX)) \
+	  -r $(VENV)/.extra-$(EXTRA).txt
 
 # The Triton runtime: its own venv because nvidia-pytriton pins numpy<2 (README, Local endpoint).
 # Its Python-backend stub links the system libpython3.11.

@@ -298,8 +298,8 @@ def _show(
         f"peak {report.peak.rps} rps, trough {report.trough.rps} rps, "
         f"average {report.average_rps:.2f} rps"
         if report.trough in report.traffic
-        else f"peak {report.peak.rps} rps, costed as if it lasted all the time (no --traffic); "
-        "the trough is idle (0 rps): the units the fleet keeps when no request comes"
+        else f"peak {report.peak.rps} rps, costed as if it lasted all the time (no --traffic: the "
+        "average is the peak); the trough column is idle, no request: the units the fleet keeps"
     )
     if r.json:
         out.json(

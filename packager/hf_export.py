@@ -80,7 +80,8 @@ def _libraries() -> tuple[Any, Any]:
     except ImportError as exc:
         raise TdkError(
             f"importing a Hugging Face model needs torch and transformers ({exc})",
-            hint="pip install 'triton-deploy-kit[import]', or export to ONNX yourself and "
+            hint="in the kit's clone: `make extra EXTRA=import` (torch's CPU wheel), or export "
+            "to ONNX yourself and "
             "import the .onnx file",
         ) from exc
     transformers.logging.set_verbosity_error()

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 CHECKED = dt.date(2026, 11, 24)
 #: installs the kit's ``infra`` extra (Pulumi's SDK and providers, sagemaker-core), which
 #: `make demo` leaves out; Pulumi.yaml runs the stacks' program with .venv's Python
-INFRA_EXTRA_INSTALL = ".venv/bin/pip install -e '.[infra]'"
+INFRA_EXTRA_INSTALL = "make extra EXTRA=infra"  # in the clone: the extra's packages, the kit kept
 
 
 @dataclass(frozen=True)

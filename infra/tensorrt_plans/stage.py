@@ -212,7 +212,7 @@ def _session(onnx: Path) -> Any:
     except ImportError:
         raise UsageError(
             "tdk build compares the plan with ONNX Runtime, which is not installed",
-            hint="pip install 'triton-deploy-kit[build]' (onnxruntime)",
+            hint="in the kit's clone: `make extra EXTRA=build` (onnxruntime)",
         ) from None
     return onnxruntime.InferenceSession(str(onnx), providers=["CPUExecutionProvider"])
 

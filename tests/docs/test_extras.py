@@ -1,0 +1,42 @@
+"""Extras install as they work in a clone (issue 49 item 5): `make extra EXTRA=NAME` installs
+the extra's packages and never the kit itself (a reinstall under a running local endpoint broke
+its next model load), torch from PyTorch's CPU index; the docs and hints say so."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from tdk.extras import main, requirements
+from tests.docs.doc_blocks import ROOT
+
+
+@pytest.mark.parametrize("extra", ["import", "infra", "build"])
+def test_make_extra_installs_the_extras_packages_not_the_kit(extra: str) -> None:
+    done = subprocess.run(
+        ["make", "-n", "extra", f"EXTRA={extra}"], cwd=ROOT, capture_output=True, text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    plan = done.stdout.replace("\\\n", " ")
+    install = next(line for line in plan.splitlines() if "pip install" in line)
+    assert f"-r .venv/.extra-{extra}.txt" in install
+    assert " -e " not in install and " . " not in f"{install} " and "'.[" not in install
+    assert ("download.pytorch.org/whl/cpu" in install) == (extra == "import")
+
+
+def test_the_extras_are_pyprojects_own(capsys: pytest.CaptureFixture[str]) -> None:
+    assert any(r.startswith("torch") for r in requirements("import"))
+    assert main(["import"]) == 0 and "transformers" in capsys.readouterr().out
+    assert main(["no-such"]) == 2 and "import" in capsys.readouterr().err
+
+
+def test_no_page_or_hint_installs_from_a_package_index_the_kit_is_not_on() -> None:
+    paths = [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "packager").rglob("*.py")]
+    paths += list((ROOT / "infra").rglob("*.py"))
+    for path in paths:
+        assert "pip install 'triton-deploy-kit[" not in path.read_text(encoding="utf-8"), path
+    # after `make demo` the kit runs an endpoint: the README adds the extra beside it
+    assert "make extra EXTRA=infra" in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "pip install -e '.[infra]'" not in (ROOT / "README.md").read_text(encoding="utf-8")
