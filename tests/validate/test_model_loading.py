@@ -122,10 +122,12 @@ def test_doctor_refuses_an_all_mode_stack_whose_models_do_not_fit_a_pod(tmp_path
     """``tdk doctor`` asks the same path of the models the stack names (``k8sModels``)."""
     from cli.doctor import _feasibility
 
-    config, files = _python("large")
-    repo = make_repo(
-        tmp_path / "repo", {"large": (config, {**files, "1/weights.bin": "x" * 2**20})}
-    )
+    half = "x" * (600 * 1024)  # each fits the 0.9 MiB pod alone, the two together do not
+    models = {}
+    for name in ("left", "right"):
+        config, files = _python(name)
+        models[name] = (config, {**files, "1/weights.bin": half})
+    repo = make_repo(tmp_path / "repo", models)
     project = tmp_path / "project"
     project.mkdir()
     shutil.copy(ROOT / "Pulumi.yaml", project)
@@ -138,4 +140,5 @@ def test_doctor_refuses_an_all_mode_stack_whose_models_do_not_fit_a_pod(tmp_path
     verdict = _feasibility(project, stack)
     refusal = str(verdict["refusal"])
     assert not verdict["ok"] and "k8sModelMode all loads every model" in refusal, verdict
-    assert "1.0 MiB loaded at once" in refusal and "holds 0.9 MiB" in refusal
+    assert "2 model(s) x 1 copy take 1.2 MiB loaded at once" in refusal
+    assert "holds 0.9 MiB" in refusal
