@@ -7,6 +7,7 @@ dimension is added when the model batches and the value has none) and checked be
 from __future__ import annotations
 
 import io
+import math
 from pathlib import Path
 
 import numpy as np
@@ -203,15 +204,42 @@ def text_inputs(model: ManifestModel, text: str) -> dict[str, np.ndarray]:
     return {spec.name: _with_batch(model, spec, array)}
 
 
+#: the most bytes the example tensors of one request may take: they are made in memory, then
+#: encoded (a copy); a manifest's dims of 100000 x 100000 x 100000 asked numpy for 3.6 PiB
+MAX_EXAMPLE_BYTES = 256 * 1024 * 1024
+
+
+def _example_shapes(model: ManifestModel, batch: int) -> list[tuple[int, ...]]:
+    """Each input's example shape (a variable dim taken as 1), refused when together they
+    would exceed ``MAX_EXAMPLE_BYTES`` (counted before anything is allocated)."""
+    from infra.clients.base import numpy_dtype
+
+    shapes, total = [], 0
+    for spec in model.inputs:
+        dims = tuple(1 if d < 0 else d for d in spec.dims)
+        shape = (batch, *dims) if model.max_batch_size > 0 else dims
+        size = np.dtype(numpy_dtype(spec.datatype) or np.float32).itemsize
+        each = len(SAMPLE_TEXT) + 4 if spec.datatype == "BYTES" else size
+        total += math.prod(shape) * each
+        if total > MAX_EXAMPLE_BYTES:
+            raise UsageError(
+                f"--example: {model.target_model}'s input {spec.name} has shape "
+                f"{list(shape)}, over {MAX_EXAMPLE_BYTES // 1024**2} MiB of example values "
+                f"with the inputs before it ({total:,} bytes)",
+                hint=f"pass {spec.name} yourself with --input {spec.name}=FILE.npy, or check "
+                "the dims its manifest records",
+            )
+        shapes.append(shape)
+    return shapes
+
+
 def example_inputs(model: ManifestModel, batch: int = 1, seed: int = 0) -> dict[str, np.ndarray]:
     """Deterministic inputs of the declared dtypes (bench, demo, `tdk local check`)."""
     from infra.clients.base import numpy_dtype
 
     rng = np.random.default_rng(seed)
     arrays: dict[str, np.ndarray] = {}
-    for spec in model.inputs:
-        dims = tuple(1 if d < 0 else d for d in spec.dims)
-        shape = (batch, *dims) if model.max_batch_size > 0 else dims
+    for spec, shape in zip(model.inputs, _example_shapes(model, batch), strict=True):
         want = numpy_dtype(spec.datatype) or np.float32
         if spec.datatype == "BYTES":
             arrays[spec.name] = np.full(shape, SAMPLE_TEXT.encode(), dtype=object)

@@ -102,3 +102,27 @@ def test_invoke_reads_the_manifest_bounded(
     assert result.exit_code != 0
     assert fragment in result.output
     assert "Traceback" not in result.output
+
+
+def test_invoke_example_of_absurd_dims_is_refused_before_allocating(
+    sample_repo: Path, tmp_path: Path
+) -> None:
+    """dims [100000, 100000, 100000] asked numpy for 3.6 PiB: a traceback (issue 47 item 7)."""
+    import json
+
+    from packager.publish import publish
+
+    store_dir = tmp_path / "store"
+    publish([sample_repo / "image_classifier"], open_store(str(store_dir)), 1)
+    manifest = json.loads((store_dir / "manifest.json").read_text())
+    model = manifest["models"][0]
+    model["inputs"][0]["dims"] = [100000, 100000, 100000]
+    (store_dir / "manifest.json").write_text(json.dumps(manifest))
+    args = ["--url", "http://127.0.0.1:9", "--release", str(store_dir), "--example"]
+    result = runner.invoke(
+        app, ["invoke", "--target", "gke", *args, "--target-model", model["target_model"]]
+    )
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.split())
+    assert "[1, 100000, 100000, 100000]" in text and "over 256 MiB" in text, text
+    assert "--input" in text and "Traceback" not in result.output
