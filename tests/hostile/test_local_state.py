@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -81,7 +82,7 @@ def test_down_signals_the_process_the_state_file_identifies(
     result = runner.invoke(app, ["local", "down", "--endpoint", "old", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output) == {"name": "old", "stopped": bystander.pid}
-    assert bystander.wait(10) == -15  # SIGTERM
+    assert bystander.wait(60) == -15  # SIGTERM
 
 
 def test_down_ignores_a_state_file_another_user_planted(
@@ -163,7 +164,9 @@ def test_two_ups_of_one_name_at_once_the_second_refuses(tmp_path: Path, state_di
         codes = sorted(proc.returncode for proc in both)
         assert codes == [0, 1], outputs
         refusal = next(out for proc, out in zip(both, outputs, strict=True) if proc.returncode)
-        assert "a local endpoint named 'dup' is already starting or running" in refusal
+        # refused by the name's lock while the first starts, or by its state file once it
+        # runs: which one depends on how fast the first started (issue 45 item 3)
+        assert re.search(r"a local endpoint named 'dup' is already (starting or )?running", refusal)
         assert "Traceback" not in refusal
         state = json.loads((state_dir / "local-dup.json").read_text())
         invoke = ["invoke", "--endpoint", "dup", "--target-model", "sleeper-0.tar.gz"]
@@ -212,6 +215,9 @@ def test_a_starting_endpoint_honours_sigterm(tmp_path: Path, state_dir: Path) ->
         silent.settimeout(60)
         env = dict(os.environ, TDK_STATE_DIR=str(state_dir), PYTHONPATH=str(ROOT))
         env |= {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test"}
+        # the store's own give-up far beyond the wait below, so only SIGTERM can end it in time
+        # on a loaded machine (its 30 s default was twice the 15 s this test allowed)
+        env |= {"TDK_S3_READ_TIMEOUT": "3600", "TDK_S3_CONNECT_TIMEOUT": "3600"}
         args = ["--release", "s3://bucket/release", "--name", "stuck", "--port", "0"]
         args += ["--store-endpoint-url", f"http://127.0.0.1:{silent.getsockname()[1]}"]
         proc = subprocess.Popen(
@@ -225,7 +231,7 @@ def test_a_starting_endpoint_honours_sigterm(tmp_path: Path, state_dir: Path) ->
             conn, _ = silent.accept()  # it is reading its manifest now, and waits
             with conn:
                 proc.send_signal(signal.SIGTERM)
-                _, err = proc.communicate(timeout=15)
+                _, err = proc.communicate(timeout=120)
     assert proc.returncode != 0
     assert b"Traceback" not in err, err.decode()
     assert not (state_dir / "local-stuck.json").exists()
