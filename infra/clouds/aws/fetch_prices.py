@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from infra.clouds.aws.prices import EC2, SAGEMAKER, TABLE
+from infra.planning.fetching import fetched_price, run_fetch
 from infra.planning.pricing import write_table
+from tdk import bounded
 
 #: section -> (the Price List service, the attribute naming the type, the fixed filters)
 SERVICES: dict[str, tuple[str, str, dict[str, str]]] = {
@@ -56,11 +58,23 @@ def hourly_usd(item: dict[str, Any]) -> list[Decimal]:
     """The on-demand hourly USD prices of one ``PriceList`` document (one, normally)."""
     offers = item.get("terms", {}).get("OnDemand", {})
     return [
-        Decimal(str(dim["pricePerUnit"]["USD"]))
+        fetched_price(dim["pricePerUnit"]["USD"], "a PriceList on-demand term")
         for offer in offers.values()
         for dim in offer.get("priceDimensions", {}).values()
         if dim.get("unit") == "Hrs" and "USD" in dim.get("pricePerUnit", {})
     ]
+
+
+def _document(document: Any) -> dict[str, Any]:
+    """One ``PriceList`` entry (a JSON string, as boto3 gives it), parsed bounded and finite."""
+    parsed = (
+        bounded.parse_json(document, "a PriceList document", "")
+        if isinstance(document, str)
+        else document
+    )
+    if not isinstance(parsed, dict):
+        raise ValueError(f"a PriceList entry is {type(parsed).__name__}, not a product")
+    return parsed
 
 
 def price(get: GetProducts, section: str, region: str, name: str) -> Decimal:
@@ -72,7 +86,7 @@ def price(get: GetProducts, section: str, region: str, name: str) -> Decimal:
         extra: dict[str, str] = {"NextToken": token} if token else {}
         answer = get(ServiceCode=service, Filters=filters(region, attribute, name, fixed), **extra)
         for document in answer.get("PriceList", []):
-            found += hourly_usd(json.loads(document) if isinstance(document, str) else document)
+            found += hourly_usd(_document(document))
         token = answer.get("NextToken")
         if not token:
             break
@@ -129,10 +143,14 @@ def main(argv: list[str] | None = None) -> int:
     current = json.loads(TABLE.read_text(encoding="utf-8"))
     regions = [r.strip() for r in args.regions.split(",") if r.strip()]
     more = [t.strip() for t in args.types.split(",") if t.strip()]
-    document = build(current, regions, dt.date.today(), _boto3_get_products(), more)
-    write_table(args.out, document)
-    print(f"wrote {args.out}")
-    return 0
+
+    def fetch() -> str:
+        write_table(args.out, build(current, regions, dt.date.today(), _boto3_get_products(), more))
+        return f"wrote {args.out}"
+
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    return run_fetch(fetch, (BotoCoreError, ClientError))
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.clouds.gcp.prices import GPU, MACHINE, TABLE
+from infra.planning.fetching import fetched_price, run_fetch
 from infra.planning.pricing import write_table
 from tdk import bounded
 
@@ -89,7 +90,8 @@ def unit_price(sku: dict[str, Any], unit: str) -> Decimal:
     price = first["unitPrice"]
     if price.get("currencyCode", "USD") != "USD":
         raise ValueError(f"SKU {sku.get('description')!r} is priced in {price['currencyCode']}")
-    return Decimal(str(price.get("units") or 0)) + Decimal(int(price.get("nanos") or 0)) / 10**9
+    value = Decimal(str(price.get("units") or 0)) + Decimal(int(price.get("nanos") or 0)) / 10**9
+    return fetched_price(value, f"SKU {sku.get('description')!r}")
 
 
 def find(all_skus: list[dict[str, Any]], region: str, pattern: str, unit: str) -> Decimal:
@@ -125,6 +127,11 @@ def gpu_price(all_skus: list[dict[str, Any]], region: str, gpu: str) -> Decimal:
     return find(all_skus, region, rf"Nvidia {re.escape(GPU_SKU[gpu])} GPU running in ", "h")
 
 
+def _rounded(price: Decimal, where: str) -> str:
+    """``price`` to 4 places, as the table keeps it; refused when that rounds it to 0."""
+    return str(fetched_price(price.quantize(Decimal("0.0001")), where))
+
+
 def build(
     current: dict[str, Any], regions: Iterable[str], today: dt.date, all_skus: list[dict[str, Any]]
 ) -> dict[str, Any]:
@@ -137,7 +144,7 @@ def build(
             region: {
                 name: {
                     **rows[name],
-                    "usd_per_hour": str(price(all_skus, region, name).quantize(Decimal("0.0001"))),
+                    "usd_per_hour": _rounded(price(all_skus, region, name), f"{name} in {region}"),
                     "source": source,
                 }
                 for name in sorted(rows)
@@ -157,10 +164,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"set {KEY_ENV} to an API key of a project with the Cloud Billing API on")
     current = json.loads(TABLE.read_text(encoding="utf-8"))
     regions = [r.strip() for r in args.regions.split(",") if r.strip()]
-    document = build(current, regions, dt.date.today(), list(skus(key)))
-    write_table(args.out, document)
-    print(f"wrote {args.out}")
-    return 0
+
+    def fetch() -> str:
+        write_table(args.out, build(current, regions, dt.date.today(), list(skus(key))))
+        return f"wrote {args.out}"
+
+    return run_fetch(fetch)
 
 
 if __name__ == "__main__":

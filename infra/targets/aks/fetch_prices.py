@@ -24,6 +24,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from infra.planning.fetching import fetched_price, run_fetch
 from infra.planning.pricing import write_table
 from infra.targets.aks import catalog
 from infra.targets.aks.prices import SECTION, TABLE
@@ -90,7 +91,7 @@ def rows(items: Iterable[dict[str, Any]], today: dt.date) -> dict[str, dict[str,
         size = catalog.size(str(item.get("armSkuName", "")))
         if size is None or not linux_on_demand(item) or item.get("tierMinimumUnits", 0):
             continue
-        price = Decimal(str(item["retailPrice"]))
+        price = fetched_price(item["retailPrice"], f"{size.name} meter {item.get('meterId')}")
         row = {"usd_per_hour": str(price), "gpus": size.gpus, "accelerator": size.gpu.kind,
                "source": f"{SOURCE}, meter {item.get('meterId', '?')}, read {today}"}  # fmt: skip
         old = found.get(size.name)
@@ -121,10 +122,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--regions", default="eastus,eastus2,westus3")
     args = parser.parse_args(argv)
     regions = [r.strip() for r in args.regions.split(",") if r.strip()]
-    document = build(regions, dt.date.today(), _get)
-    write_table(args.out, document)
-    print(f"wrote {args.out}: {sum(len(r) for r in document[SECTION].values())} prices")
-    return 0
+
+    def fetch() -> str:
+        document = build(regions, dt.date.today(), _get)
+        write_table(args.out, document)
+        return f"wrote {args.out}: {sum(len(r) for r in document[SECTION].values())} prices"
+
+    return run_fetch(fetch)
 
 
 if __name__ == "__main__":
