@@ -18,6 +18,9 @@ from packager.validate.findings import WILDCARD, Sink, dims_problem
 
 CORRID_TYPES = {"UINT64", "INT64", "UINT32", "INT32", "BYTES"}
 BATCH_INPUT_TYPES = {"INT32", "FP32"}
+#: Triton's tensor byte sizes are int64_t (GetByteSize in src/model_config_utils.h of
+#: github.com/triton-inference-server/core, read 2026-12-07)
+INT64_MAX = 2**63 - 1
 _BOOL_CONTROLS = ("int32_false_true", "fp32_false_true", "bool_false_true")
 
 
@@ -91,8 +94,29 @@ def _check_tensors(tensors: Iterable[Any], kind: str, max_batch_size: int, sink:
             sink.report(
                 "TDK206", f"{where}.dims", f"dims {list(tensor.dims)} {problem}", "fix the dims"
             )
+        elif _byte_size(tensor, max_batch_size) > INT64_MAX:
+            sink.report(
+                "TDK223",
+                f"{where}.dims",
+                f"dims {list(tensor.dims)} make a tensor of more than 2^63-1 bytes"
+                + (f" at batch {max_batch_size}" if max_batch_size > 0 else "")
+                + "; Triton's byte sizes are 64-bit, so no request can carry it",
+                "give the real dimensions (-1 for a variable one)",
+            )
         if tensor.HasField("reshape"):
             _check_reshape(tensor, where, max_batch_size, sink)
+
+
+def _byte_size(tensor: Any, max_batch_size: int) -> int:
+    """Bytes of the tensor's fixed dimensions at the largest batch (a BYTES element counted as
+    one byte, a variable dimension as one)."""
+    try:
+        name = datatype_name(tensor.data_type)
+    except ValueError:  # an enum value protobuf kept but does not name
+        name = ""
+    bits = "".join(ch for ch in name if ch.isdigit())
+    size = max(int(bits) // 8, 1) if bits else 1
+    return math.prod(d for d in tensor.dims if d > 0) * max(max_batch_size, 1) * size
 
 
 def _segments(shape: Sequence[int]) -> list[int]:

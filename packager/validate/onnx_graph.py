@@ -12,6 +12,7 @@ from packager.repository import ModelDir
 from packager.validate.batching import fed_inputs
 from packager.validate.findings import WILDCARD, Sink
 from packager.validate.layout import expected_file, served_versions
+from packager.validate.onnx_structure import check_structure
 
 # onnx.TensorProto.DataType -> Triton's name
 ONNX_TYPES = {
@@ -46,6 +47,7 @@ def check_onnx(model: ModelDir, sink: Sink) -> None:
         if path.is_file() and path.stat().st_size > 0:
             graph = _load_graph(path, sink)
             if graph is not None:
+                check_structure(graph, path, sink)
                 _compare(model.config, graph, path, sink)
 
 

@@ -20,6 +20,8 @@ _CORE = "https://github.com/triton-inference-server/core/blob/main/src/"
 ORT_SRC = (
     "https://github.com/triton-inference-server/onnxruntime_backend/blob/main/src/onnxruntime.cc"
 )
+#: what ONNX Runtime refuses of a graph's structure, checked in the installed package
+ORT_STRUCTURE = "packager/validate/onnx_structure.py"
 TRT_SRC = "https://github.com/triton-inference-server/tensorrt_backend/blob/main/src/model_state.cc"
 CONFIG_DOC = _DOCS + "model_configuration.md"
 REPO_DOC = _DOCS + "model_repository.md"
@@ -191,6 +193,9 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
      "a warmup input that is not a model, control, state or batch input is passed to the "
      "backend, which may refuse the warmup",
      "use a model input's name", CONFIG_SRC),
+    ("TDK223", "dims-overflow", "error",
+     "a tensor's fixed dims (at the largest batch) must fit Triton's 64-bit byte size",
+     "give the real dims", CONFIG_SRC),
     ("TDK301", "preferred-batch-size", "error",
      "preferred batch sizes must lie in 1..max_batch_size",
      "fix the sizes", CONFIG_SRC),
@@ -326,6 +331,12 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
     ("TDK510", "onnx-fed-input-missing", "error",
      "control, state and batch inputs count as graph inputs; a graph without them is refused",
      "export the graph with the input", ORT_SRC),
+    ("TDK511", "onnx-control-flow", "error",
+     "If needs then_branch and else_branch graphs, Loop and Scan a body graph",
+     "re-export the model", ORT_STRUCTURE),
+    ("TDK512", "onnx-graph-cycle", "error",
+     "a graph whose nodes depend on each other in a cycle is not acyclic: refused",
+     "re-export the model", ORT_STRUCTURE),
     # the LLM engines' own files (packager/validate/engines): vLLM and TensorRT-LLM
     ("TDK601", "template-unfilled", "error",
      "a config.pbtxt with ${...} placeholders is a template: protobuf cannot parse it or the "

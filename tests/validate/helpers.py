@@ -48,3 +48,46 @@ def make_repo(root: Path, models: Mapping[str, tuple[str, Mapping[str, bytes | s
 
 
 PYTHON_MODEL = "class TritonPythonModel:\n    def execute(self, requests):\n        return []\n"
+
+
+def structured_onnx(
+    kind: str, source: Tensor = ("x", "FP32", ["b", 4]), result: Tensor = ("y", "FP32", ["b", 4])
+) -> bytes:
+    """``source`` -> ``result`` through a graph of ``kind``: ``if`` (well formed: a constant
+    condition, both branches an Identity), ``if-without-else``, ``if-branch-not-graph``,
+    ``nested-if-without-else`` (inside a branch), ``loop-without-body``, ``cycle``."""
+    x, y = source[0], result[0]
+    branch = helper.make_graph(
+        [helper.make_node("Identity", [x], ["z"])], "branch", [],
+        [helper.make_tensor_value_info("z", ONNX_TYPES[result[1]], list(result[2]))],
+    )  # fmt: skip
+    cond = helper.make_node(
+        "Constant", [], ["cond"], value=helper.make_tensor("c", TensorProto.BOOL, [], [True])
+    )
+    nodes = {
+        "if": [helper.make_node("If", ["cond"], [y], then_branch=branch, else_branch=branch)],
+        "if-without-else": [helper.make_node("If", ["cond"], [y], then_branch=branch)],
+        "if-branch-not-graph": [
+            helper.make_node("If", ["cond"], [y], then_branch=3, else_branch=branch)
+        ],
+        "loop-without-body": [helper.make_node("Loop", ["", "cond"], [y])],
+        "cycle": [
+            helper.make_node("Add", [x, "c2"], ["a"]),
+            helper.make_node("Relu", ["a"], ["c2"]),
+            helper.make_node("Identity", ["a"], [y]),
+        ],
+    }
+    inner = helper.make_graph(
+        [cond, helper.make_node("If", ["cond"], ["z"], then_branch=branch)], "outer-branch", [],
+        [helper.make_tensor_value_info("z", ONNX_TYPES[result[1]], list(result[2]))],
+    )  # fmt: skip
+    nodes["nested-if-without-else"] = [
+        helper.make_node("If", ["cond"], [y], then_branch=inner, else_branch=branch)
+    ]
+    graph = helper.make_graph(
+        [cond, *nodes[kind]], "g",
+        [helper.make_tensor_value_info(x, ONNX_TYPES[source[1]], list(source[2]))],
+        [helper.make_tensor_value_info(y, ONNX_TYPES[result[1]], list(result[2]))],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    return model.SerializeToString()

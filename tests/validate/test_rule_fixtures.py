@@ -15,7 +15,7 @@ from tritonclient.grpc import model_config_pb2 as pb
 from packager.config import dump_config, load_config
 from packager.validate.rules import ENGINE_CODES, RULES, TARGET_CODES
 from packager.validate.runner import validate_paths
-from tests.validate.helpers import onnx_model
+from tests.validate.helpers import onnx_model, structured_onnx
 
 Fix = Callable[[Path], object]
 Ctl = pb.ModelSequenceBatching.Control
@@ -208,6 +208,10 @@ FIXTURES: dict[str, tuple[Fix, Fix]] = {
     "TDK510": (cfg(IC, lambda c: (c.ClearField("dynamic_batching"), c.sequence_batching.control_input.add(name="START").control.append(START))),
                both(cfg(IC, lambda c: (c.ClearField("dynamic_batching"), c.sequence_batching.control_input.add(name="START").control.append(START))),
                     write(f"{IC}/1/model.onnx", onnx_model([("input", "FP32", ["b", 3, 224, 224]), ("START", "INT32", ["b", 1])], [("logits", "FP32", ["b", 11])])))),
+    "TDK511": (write(f"{IC}/1/model.onnx", structured_onnx("if-without-else", ("input", "FP32", ["b", 3, 224, 224]), ("logits", "FP32", ["b", 11]))),
+               write(f"{IC}/1/model.onnx", structured_onnx("if", ("input", "FP32", ["b", 3, 224, 224]), ("logits", "FP32", ["b", 11])))),
+    "TDK512": (write(f"{IC}/1/model.onnx", structured_onnx("cycle", ("input", "FP32", ["b", 3, 224, 224]), ("logits", "FP32", ["b", 11]))), nothing),
+    "TDK223": (cfg(IC, lambda c: _dims(c, "input", 0, [3, 2**62, 224])), cfg(IC, lambda c: _dims(c, "input", 0, [3, 224, 224]))),
 }  # fmt: skip
 
 
