@@ -18,7 +18,11 @@ def _interrupted_while_loading(signum: int, frame: object) -> None:
 
 
 def _hold_interrupts() -> object | None:
-    """Set the loading handler when this is the main thread; the handler it replaced, else None."""
+    """Set the loading handler when this is the main thread and Ctrl-C is not ignored (nohup,
+    a shell's `cmd &`: tdk then ignores it from start to end, as every program does); the
+    handler it replaced, else None."""
+    if _signal.getsignal(_signal.SIGINT) == _signal.SIG_IGN:
+        return None
     try:
         before = _signal.signal(_signal.SIGINT, _interrupted_while_loading)
     except ValueError:  # not the main thread (a test runner's worker): nothing to hold

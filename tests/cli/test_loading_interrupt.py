@@ -25,6 +25,20 @@ def test_ctrl_c_right_after_the_package_loads_prints_one_line_and_exits_130() ->
     assert "loaded" not in proc.stdout
 
 
+def test_a_tdk_started_with_ctrl_c_ignored_ignores_it_while_loading_too() -> None:
+    """nohup or `tdk ... &` ignores SIGINT: the loading handler must not end such a run."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _INTERRUPT_WHILE_LOADING],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "loaded"
+    assert "interrupted" not in proc.stderr
+
+
 def test_once_loaded_ctrl_c_is_the_interpreter_s_again() -> None:
     code = "import signal, cli.main\nprint(signal.getsignal(2) is signal.default_int_handler)"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
