@@ -306,8 +306,8 @@ def _with_choice(report: TuneReport) -> tuple[list[Point], Point | None]:
     measurement of the same config and concurrency (a duel or re-measurement may differ from
     it), or added when the front lacks it."""
     front, choice = list(report.front), report.choice
-    if choice is None:
-        return front, None
+    if choice is None or any(p is choice for p in front):
+        return front, choice
     same = [
         i for i, p in enumerate(front)
         if p.knobs.canonical() == choice.knobs.canonical() and p.concurrency == choice.concurrency

@@ -144,7 +144,7 @@ def test_tune_names_every_field_even_when_printed_vertically() -> None:
     report = SimpleNamespace(
         to_dict=dict, search=SimpleNamespace(interrupted=False), front=[point], choice=point,
         model="m", measurements=1, settings=SimpleNamespace(budget_ms=50.0), shipped_best=None,
-        skipped=[], notes=[], improves=True,
+        skipped=[], notes=[], improves=True, shipped_points=[],
     )  # fmt: skip
     out, screen = _out(30)
     _show(out, report, False, None, None)  # type: ignore[arg-type]
