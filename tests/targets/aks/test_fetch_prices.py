@@ -18,6 +18,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from infra.targets.aks import fetch_prices, prices
+from tests.infra.price_answers import COMMON, PriceServer, assert_refused, price_server
+
+__all__ = ["price_server"]  # the fixture, used by name
 
 DATA = Path(__file__).with_name("data")
 TODAY = dt.date(2026, 11, 27)
@@ -95,3 +98,29 @@ def test_windows_spot_low_priority_and_reserved_meters_are_not_linux_on_demand()
     assert kept == ["1", "4", "6"]  # Linux NC4as, Linux NC24ads, Linux D2s (not in the catalog)
     low = {**items[0], "skuName": "NC4as T4 v3 Low Priority"}
     assert not fetch_prices.linux_on_demand(low)
+
+
+AZURE_ANSWERS = {
+    **COMMON,
+    "infinity": (200, b'{"Items": [{"armSkuName": "Standard_NC4as_T4_v3", "retailPrice": '
+                      b"Infinity}]}"),
+    "zero": (200, json.dumps({"Items": [{"armSkuName": "Standard_NC4as_T4_v3", "retailPrice": 0,
+                                         "type": "Consumption", "unitOfMeasure": "1 Hour"}]}
+                             ).encode()),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("answer", sorted(AZURE_ANSWERS))
+def test_a_bad_answer_is_one_line_and_nothing_is_written(
+    answer: str,
+    price_server: PriceServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An HTML page, a 403, an empty or non-finite answer was a traceback (issue 47 item 7)."""
+    price_server.answer = AZURE_ANSWERS[answer]
+    monkeypatch.setattr(fetch_prices, "API", f"{price_server.url}/api/retail/prices")
+    code = fetch_prices.main(["--out", str(tmp_path / "prices.json"), "--regions", "eastus"])
+    line = assert_refused(code, capsys.readouterr().err, tmp_path)
+    assert answer != "zero" or "price '0' is no hourly price" in line
