@@ -5,6 +5,7 @@ process must be root, as in CI; otherwise the caller skips) under a Python that 
 the process does what ``plan`` lists and prints what happened, as JSON:
 
 - ``http``: ``[method, url, body]`` requests (no secret header): the status, or the error;
+- ``fetch``: URLs read with GET (no secret header): the body's first 4096 bytes, or the error;
 - ``read``: paths opened for reading: ``"ok:<first bytes>"`` or the error's name;
 - ``connect``: ``[host, port]`` TCP connections: ``"connected"`` or the error's name;
 - ``grpc``: ``[address, call]`` calls of tritonclient's gRPC client (``GRPC_CALLS``): ``"ok"``
@@ -51,6 +52,16 @@ def _http(method: str, url: str, body: str) -> object:
         return exc.__class__.__name__
     finally:
         conn.close()
+
+
+def _fetch(url: str) -> str:
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return str(response.read(4096).decode("latin-1"))
+    except OSError as exc:
+        return exc.__class__.__name__
 
 
 def _read(path: str) -> str:
@@ -122,6 +133,7 @@ def probe(plan: dict[str, Any]) -> dict[str, Any]:
     return {
         "uid": os.getuid(),
         "http": [_http(*request) for request in plan.get("http", [])],
+        "fetch": [_fetch(url) for url in plan.get("fetch", [])],
         "read": [_read(path) for path in plan.get("read", [])],
         "connect": [_connect(host, port) for host, port in plan.get("connect", [])],
         "grpc": [_grpc(address, call) for address, call in plan.get("grpc", [])],

@@ -195,6 +195,17 @@ def _other_user_or_skip() -> None:
         pytest.skip("no Python interpreter that uid 65534 may run on this machine")
 
 
+def test_status_shows_the_release_only_to_the_endpoints_user(endpoint: Endpoint) -> None:
+    """Any local user read the release URL (its bucket, its prefix) from ``/tdk/status``
+    (issue 47 item 7); the front knows who connected (peers.client_of)."""
+    assert endpoint.status()["release"] == str(endpoint.store)
+    _other_user_or_skip()
+    seen = as_other_user({"fetch": [f"{endpoint.url}/tdk/status"]})
+    theirs = json.loads(seen["fetch"][0])
+    assert theirs["release"] is None and str(endpoint.store) not in seen["fetch"][0]
+    assert theirs["models"] == endpoint.status()["models"]  # the rest is still there
+
+
 def test_another_user_reaches_only_health_and_inference(endpoint: Endpoint) -> None:
     """Without a namespace (this fixture): as uid 65534, every restricted API answers 403, the
     shared-memory attack fails, and neither the secret nor a prompt is readable."""

@@ -26,6 +26,7 @@ from infra.targets.local import bounds, generate, response_stream, switch
 from infra.targets.local.errors import ApiError, internal, model_error, unavailable, validation
 from infra.targets.local.manager import ModelManager, ModelState, forgotten, stub_crashed
 from infra.targets.local.metrics import CONTENT_TYPE
+from infra.targets.local.peers import SCOPE_KEY, is_owner
 from infra.targets.local.upstream import UpstreamError, UpstreamResponse
 from tdk.errors import TdkError
 
@@ -150,6 +151,8 @@ class Front:
             await self._switch(scope, receive, send)
         elif method == "GET" and path == "/tdk/status":
             status = self.manager.status() | {"started_at": self.started}
+            if not is_owner(scope.get(SCOPE_KEY)):  # the release URL is the owner's to see
+                status["release"] = None
             await _respond(send, 200, json.dumps(status).encode(), [_JSON])
         else:
             await _error(

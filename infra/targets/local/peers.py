@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+import os
 import socket
 import struct
 
@@ -66,6 +67,15 @@ def _uid_of(answer: bytes) -> int | None:
     if kind != SOCK_DIAG_BY_FAMILY:  # NLMSG_ERROR: no such socket
         return None
     return int(_MSG_TAIL.unpack_from(answer, offset)[3])
+
+
+#: the key of an ASGI request's scope that names its client (``client_of``)
+SCOPE_KEY = "tdk.client"
+
+
+def is_owner(client: object) -> bool:
+    """Whether ``client`` (``client_of``'s answer) is the endpoint's own user."""
+    return client == f"uid:{os.geteuid()}"
 
 
 def client_of(sock: socket.socket | None) -> str:

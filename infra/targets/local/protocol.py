@@ -7,10 +7,9 @@ client (``peers.client_of``: on loopback, the local user that connected)."""
 from __future__ import annotations
 
 import asyncio
-import os
 from collections import Counter
 
-from infra.targets.local.peers import client_of
+from infra.targets.local.peers import SCOPE_KEY, client_of, is_owner
 
 _TIMED_OUT = b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
 _BUSY = b"HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
@@ -28,7 +27,6 @@ def protocol_class(
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
     held: Counter[str] = Counter()  # connections each client holds now
-    owner = f"uid:{os.geteuid()}"  # the endpoint's own user: only the whole cap applies
 
     class Protocol(HttpToolsProtocol):
         _head_timer: asyncio.TimerHandle | None = None
@@ -37,7 +35,7 @@ def protocol_class(
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             client = client_of(transport.get_extra_info("socket"))
-            limited = client != owner and held[client] >= per_client
+            limited = not is_owner(client) and held[client] >= per_client
             if len(self.connections) > max_connections or limited:
                 transport.write(_BUSY)
                 transport.close()
@@ -67,6 +65,7 @@ def protocol_class(
 
         def on_headers_complete(self) -> None:
             self._disarm()
+            self.scope[SCOPE_KEY] = self._client  # type: ignore[literal-required]
             super().on_headers_complete()
 
         def connection_lost(self, exc: Exception | None) -> None:
