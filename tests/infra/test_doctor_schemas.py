@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
+from infra.facts import INFRA_EXTRA_INSTALL
 from infra.targets.eks import schema as eks_schema
 from infra.targets.gke import schema as gke_schema
 
@@ -98,7 +99,7 @@ def test_a_missing_provider_is_unverified_not_ok(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(gke_schema, "drift", missing)
     _, gke = _doctor("gke-dev")
     (finding,) = gke.values()
-    assert finding["status"] == "unverified" and "pip install" in finding["note"]
+    assert finding["status"] == "unverified" and INFRA_EXTRA_INSTALL in finding["note"]
 
 
 def test_an_ami_type_eks_no_longer_takes_fails_doctor(monkeypatch: pytest.MonkeyPatch) -> None:
