@@ -26,6 +26,8 @@ from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
+from tdk.redact import redact
+
 PIPE_WIDTH = 140  # tables piped to a file or CI log keep their columns instead of 80
 
 #: C0 controls but line feed and tab, DEL and the C1 controls (U+0080-U+009F, which a terminal
@@ -40,9 +42,10 @@ _LINE_ESCAPES = {**_ESCAPES, ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t
 
 
 def terminal_safe(text: str, one_line: bool = False) -> str:
-    """``text`` with its control characters written as escapes (``\\x1b``); ``one_line``
-    escapes line feeds and tabs too (a table cell: a newline in a name must not make a row)."""
-    return text.translate(_LINE_ESCAPES if one_line else _ESCAPES)
+    """``text`` as it may be shown: a URL's credentials redacted (``tdk.redact``), control
+    characters written as escapes (``\\x1b``); ``one_line`` escapes line feeds and tabs too
+    (a table cell: a newline in a name must not make a row)."""
+    return redact(text).translate(_LINE_ESCAPES if one_line else _ESCAPES)
 
 
 class _SafeConsole(Console):
@@ -54,7 +57,11 @@ class _SafeConsole(Console):
         self, renderable: RenderableType, options: ConsoleOptions | None = None
     ) -> Iterator[Segment]:
         for segment in super().render(renderable, options):
-            if segment.control or segment.text.isprintable() or segment.text == "\n":
+            if (
+                segment.control
+                or segment.text == "\n"
+                or (segment.text.isprintable() and "@" not in segment.text)
+            ):
                 yield segment
             else:
                 yield Segment(terminal_safe(segment.text), segment.style, segment.control)
@@ -149,7 +156,8 @@ class Output:
 
     def json(self, payload: Any) -> None:
         """Print ``payload`` as JSON on stdout (always, whatever the mode)."""
-        sys.stdout.write(json.dumps(payload, indent=2, sort_keys=False, default=str) + "\n")
+        text = json.dumps(payload, indent=2, sort_keys=False, default=str)
+        sys.stdout.write(redact(text) + "\n")
         sys.stdout.flush()
 
     def text(self, text: str) -> None:

@@ -11,6 +11,7 @@ from packager.stores import azblob, gcs, s3
 from packager.stores.base import Progress, Store, StoreKind, sha256_file
 from packager.stores.file import FileStore
 from tdk.errors import StoreError, UsageError
+from tdk.redact import has_userinfo, redact
 
 __all__ = [
     "FileStore",
@@ -67,6 +68,14 @@ def open_store(url: str, endpoint_url: str | None = None) -> Store:
     """The store for a release URL: ``file://``, a plain path (against the current directory),
     or a URL of a registered store kind (``KINDS``: ``s3://bucket/prefix``,
     ``gs://bucket/prefix``, ``az://account/container/prefix``)."""
+    if has_userinfo(url) or has_userinfo(endpoint_url or ""):
+        raise StoreError(
+            f"{redact(url)}{' at ' + redact(endpoint_url) if endpoint_url else ''}: a store "
+            "URL or endpoint carries no credentials (they would be echoed in "
+            "messages, logs and process lists)",
+            hint="remove the user:password@ part; give credentials as the store's own client "
+            "reads them (environment, profile, workload identity)",
+        )
     path = local_path(url)
     if path is not None:
         return FileStore(f"file://{path}", path)

@@ -40,6 +40,7 @@ from infra.triton_runtime import shm
 from infra.triton_runtime.private import check_state_dir, open_private, state_dir, write_private
 from infra.triton_runtime.runtime import find_runtime
 from tdk.errors import TdkError, UsageError
+from tdk.redact import RedactingStream
 
 
 @dataclass(frozen=True)
@@ -397,6 +398,9 @@ def leave_now(code: int) -> NoReturn:
 def main(argv: list[str] | None = None) -> int:
     from infra.targets.local.front import StartInterrupted
 
+    # its output is the endpoint's log: no credential a URL carried is written there
+    sys.stdout = RedactingStream(sys.stdout)
+    sys.stderr = RedactingStream(sys.stderr)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     try:
         options, ns = EndpointOptions.from_argv(sys.argv[1:] if argv is None else argv, PROG)
