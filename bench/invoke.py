@@ -306,7 +306,7 @@ def front_cost(
     for _ in range(windows):
         before = cpu_s(front_pid), tree_cpu_s(tree)
         result_rate = rps(
-            lambda c=Path_(front_port, front=True): c.post(image, request), 8, seconds
+            lambda: lambda c=Path_(front_port, front=True): c.post(image, request), 8, seconds
         )
         after = cpu_s(front_pid), tree_cpu_s(tree)
         served = max(1.0, result_rate * seconds)
@@ -316,7 +316,11 @@ def front_cost(
         ratios.append(front_used / triton_used if triton_used else 0.0)
         front_rates.append(result_rate)
         direct_rates.append(
-            rps(lambda c=Path_(triton_port, front=False): c.post(image, request), 8, seconds)
+            rps(
+                lambda: lambda c=Path_(triton_port, front=False): c.post(image, request),
+                8,
+                seconds,
+            )
         )
     ratio = [f / d for f, d in zip(front_rates, direct_rates, strict=True) if d]
     return {

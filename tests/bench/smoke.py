@@ -38,7 +38,11 @@ SCRIPTS: dict[str, tuple[list[str], set[str]]] = {
     ),
     "invoke.py": (
         ["--quick"],
-        {"front_p50_ms", "direct_p50_ms", "front_rps_c8", "direct_rps_c8", "targets_met"},
+        {
+            *("front_p50_ms", "direct_p50_ms", "front_rps_c8", "direct_rps_c8", "targets_met"),
+            *("front_cpu_ms_per_request", "triton_cpu_ms_per_request", "front_cpu_over_triton"),
+            *("pinned_front_rps_c8", "pinned_direct_rps_c8", "pinned_front_over_direct"),
+        },
     ),
     "gpu_check.py": (  # the CPU mode of the GPU check: every step, KIND_CPU (about a minute)
         ["--cpu", "--out", "{tmp}/gpu-check.json"],
@@ -126,6 +130,11 @@ BOUNDS: dict[str, dict[str, tuple[float, float]]] = {
         "direct_p50_ms": (1e-3, 5000),
         "front_rps_c8": (0.1, 1e6),
         "direct_rps_c8": (0.1, 1e6),
+        # the front's cost windows serve something (a factory mix-up once served nothing)
+        "pinned_front_rps_c8": (0.1, 1e6),
+        "pinned_direct_rps_c8": (0.1, 1e6),
+        "front_cpu_ms_per_request": (0, 1e4),
+        "triton_cpu_ms_per_request": (0, 1e4),
     },
     "gpu_check.py": {},  # checked step by step in run_script
     "local_down.py": {
