@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from infra.targets.local.cache import (
+    MAX_MEMBERS,
     ArchiveRejected,
     extract_safely,
     fetch_verified,
@@ -193,3 +194,20 @@ def test_disk_cache_is_bounded_and_keeps_shared_directories(tmp_path: Path) -> N
     cache.drop(entries[1])
     cache.drop(entries[2])
     assert not (tmp_path / "shared").exists()  # removed with its last user
+
+
+def test_an_archive_of_too_many_members_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """200,000 empty files took 37 s to extract (issue 47 item 7): refused past the bound."""
+    from infra.targets.local import cache
+
+    monkeypatch.setattr(cache, "MAX_MEMBERS", 50)
+    members = [_file("m/config.pbtxt"), *(_file(f"m/1/f{i}", 0) for i in range(60))]
+    archive = _archive(tmp_path / "a.tar.gz", members)
+    dest = tmp_path / "out"
+    dest.mkdir()
+    with pytest.raises(ArchiveRejected, match="more than 50 files and directories"):
+        extract_safely(archive, dest, _entry(), max_bytes=1 << 20)
+    assert len(list(dest.rglob("f*"))) < 50
+    assert 1000 <= MAX_MEMBERS <= 100_000  # the bound itself: above any model, below 200k
