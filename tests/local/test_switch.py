@@ -99,3 +99,55 @@ def test_switch_without_a_running_endpoint_is_a_usage_error(
     )
     assert result.exit_code == 2, result.output
     assert "no local endpoint named 'nope' is running" in result.output
+
+
+def _with_a_link(release: Path) -> None:
+    """Each archive of ``release`` rebuilt with a symbolic link in it, the manifest's sha256
+    and size following, as a release from elsewhere could be."""
+    import hashlib
+    import io
+    import json
+    import tarfile
+
+    document = json.loads((release / "manifest.json").read_text())
+    for entry in document["models"]:
+        path = release / entry["archive"]
+        with tarfile.open(path, "r:gz") as tar:
+            members = [(m, tar.extractfile(m).read() if m.isfile() else None) for m in tar]  # type: ignore[union-attr]
+        link = tarfile.TarInfo(f"{members[0][0].name.split('/')[0]}/1/vocab.txt")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/shadow"
+        with tarfile.open(path, "w:gz") as tar:
+            for member, data in [*members, (link, None)]:
+                tar.addfile(member, io.BytesIO(data) if data is not None else None)
+        entry["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+        entry["size"] = path.stat().st_size
+    (release / "manifest.json").write_text(json.dumps(document))
+
+
+def test_switch_refuses_a_release_whose_archive_holds_a_link(
+    sample_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It was switched to, then every invoke failed (issue 47 item 7): checked as the loader
+    checks an archive, before the switch."""
+    old, linked = tmp_path / "old", tmp_path / "linked"
+    make_release(sample_repo, old, copies=1, only=("tokenizer",))
+    make_release(sample_repo, linked, copies=1, only=("text_classifier",))
+    _with_a_link(linked)
+    state_dir = tmp_path / "state"
+    running = start_endpoint(old, state_dir, name="switch-link")
+    monkeypatch.setenv("TDK_STATE_DIR", str(state_dir))
+    try:
+        state = read_state("switch-link")
+        assert state is not None
+        with pytest.raises(TdkError, match="is a link or special file") as refused:
+            request_switch(state, str(linked), None)
+        assert "not switched" in refused.value.message
+        assert running.status()["release"] == str(old)
+        shared = running.manifest.models[0]
+        target = SageMakerRuntimeTarget("switch-link", endpoint_url=running.url, local=True)
+        try:  # still serving the old release
+            target.infer(shared, example_inputs(shared))
+        finally:
+            target.close()
+    finally:
+        running.stop()

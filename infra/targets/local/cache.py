@@ -129,6 +129,38 @@ def _member_path(member: tarfile.TarInfo, allowed: set[str], source: str) -> Pur
     return path
 
 
+def _check_count(count: int, entry: ManifestModel) -> None:
+    if count > MAX_MEMBERS:
+        raise ArchiveRejected(
+            f"{entry.target_model}: more than {MAX_MEMBERS:,} files and directories in its "
+            "archive (a model directory holds a few)",
+            hint="package the model directory alone, its weights in few files",
+        )
+
+
+def scan_archive(archive: Path, entry: ManifestModel) -> None:
+    """Check every member of ``archive`` as ``extract_safely`` does, writing nothing: a release
+    the loader would refuse is refused before it is served (``tdk local switch``)."""
+    allowed = set(model_dirs(entry))
+    names: set[str] = set()
+    try:
+        with tarfile.open(archive, mode="r:gz") as tar:
+            for count, member in enumerate(tar, 1):
+                _check_count(count, entry)
+                names.add(_member_path(member, allowed, entry.target_model).as_posix())
+    except (tarfile.TarError, EOFError, OSError) as exc:
+        raise ArchiveRejected(
+            f"{entry.target_model}: not a readable gzip tar ({exc.__class__.__name__}: {exc})",
+            hint="re-package the release with `tdk package`",
+        ) from exc
+    missing = [name for name in model_dirs(entry) if f"{name}/config.pbtxt" not in names]
+    if missing:
+        raise ArchiveRejected(
+            f"{entry.target_model}: no config.pbtxt for {', '.join(sorted(missing))}",
+            hint="the release does not match its manifest entry: re-package",
+        )
+
+
 def extract_safely(archive: Path, dest: Path, entry: ManifestModel, max_bytes: int) -> int:
     """Extract ``archive`` into the empty directory ``dest``; returns the bytes written."""
     allowed = set(model_dirs(entry))
@@ -136,12 +168,7 @@ def extract_safely(archive: Path, dest: Path, entry: ManifestModel, max_bytes: i
     try:
         with tarfile.open(archive, mode="r:gz") as tar:
             for count, member in enumerate(tar, 1):
-                if count > MAX_MEMBERS:
-                    raise ArchiveRejected(
-                        f"{entry.target_model}: more than {MAX_MEMBERS:,} files and directories "
-                        "in its archive (a model directory holds a few)",
-                        hint="package the model directory alone, its weights in few files",
-                    )
+                _check_count(count, entry)
                 relative = _member_path(member, allowed, entry.target_model)
                 target = dest.joinpath(*relative.parts)
                 if member.isdir():

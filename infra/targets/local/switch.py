@@ -18,8 +18,12 @@ import hmac
 import json
 import logging
 import shlex
+import shutil
+import tempfile
 import time
+from pathlib import Path
 
+from infra.targets.local.cache import fetch_verified, scan_archive
 from infra.targets.local.manager import ModelManager, ModelState
 from infra.targets.local.release import read_manifest_abandonable
 from packager.manifest import Manifest
@@ -46,10 +50,40 @@ def _archive_problems(store: Store, manifest: Manifest) -> list[str]:
     return problems
 
 
-async def verify_release(store: Store) -> Manifest:
-    """The release's manifest once it and every archive it names check out; TdkError if not."""
+def _contents_problems(
+    store: Store, manifest: Manifest, work: Path, known: frozenset[str]
+) -> list[str]:
+    """What the loader would refuse in each archive not served now (a link, a path outside
+    its model, too many members, a missing config.pbtxt), each fetched and read, not written."""
+    problems = []
+    downloads = Path(tempfile.mkdtemp(prefix="switch.", dir=work))
+    try:
+        for entry in manifest.models:
+            if not entry.archive or entry.sha256 in known:
+                continue
+            try:
+                archive = fetch_verified(store, entry, downloads)
+                try:
+                    scan_archive(archive, entry)
+                finally:
+                    archive.unlink(missing_ok=True)
+            except TdkError as exc:
+                problems.append(exc.message)
+    finally:
+        shutil.rmtree(downloads, ignore_errors=True)
+    return problems
+
+
+async def verify_release(
+    store: Store, work: Path | None = None, known: frozenset[str] = frozenset()
+) -> Manifest:
+    """The release's manifest once it and every archive it names check out and (with
+    ``work``, a private directory) each archive whose sha256 is not in ``known`` (those served
+    now) holds what the loader takes; TdkError if not."""
     manifest = await read_manifest_abandonable(store)
     problems = await asyncio.to_thread(_archive_problems, store, manifest)
+    if not problems and work is not None:
+        problems = await asyncio.to_thread(_contents_problems, store, manifest, work, known)
     if problems:
         raise TdkError(
             f"not switched: the release at {store.url} is incomplete or damaged: "
@@ -65,7 +99,8 @@ async def switch(
 ) -> Manifest:
     """Serve the release at ``store_url`` from the next request on; its manifest."""
     store = open_store(store_url, endpoint_url or manager.settings.store_endpoint_url)
-    manifest = await verify_release(store)
+    known = frozenset(state.entry.sha256 for state in manager.models.values())
+    manifest = await verify_release(store, manager.workdir, known)
     old = manager.models
     models: dict[str, ModelState] = {}
     for entry in manifest.models:
