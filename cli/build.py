@@ -110,6 +110,7 @@ def build(
     planned = plan_build(model, target, options)
     url = store or _release_url(settings, stack)
     if render is not None:
+        _render_store(url)
         _render(out, settings, planned, url, render, timeout)
         return
     from packager.stores import open_store
@@ -169,6 +170,20 @@ def _job(
             hint="run `pulumi up` first, or use --render and substitute them",
         )
     return manifests
+
+
+def _render_store(url: str) -> None:
+    """A rendered Job reads and writes the plan cache from its pod: a store on this machine
+    (``file://``, a path) is one it cannot reach, so no Job is written for it."""
+    from packager.stores import local_path, scheme_list
+
+    if local_path(url) is not None:
+        raise UsageError(
+            f"--render: the Job would read the plan cache at {url}, a folder on this machine "
+            "that its pod cannot reach",
+            hint=f"pass --store with a bucket the cluster reads ({scheme_list()}), or build "
+            "here with --local on a GPU machine",
+        )
 
 
 def _render(

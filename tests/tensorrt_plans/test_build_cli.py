@@ -242,3 +242,15 @@ def test_a_render_that_fails_leaves_no_folder(bert_onnx: Path, tmp_path: Path) -
                 "--render", str(out))  # fmt: skip
     assert ok[0] == 0, ok[1]
     assert sorted(p.suffix for p in out.iterdir()) == ["", ".yaml"]
+
+
+def test_render_refuses_a_store_on_this_machine(tmp_path: Path) -> None:
+    """The Job it wrote could not read file:// from its pod (issue 47 item 7)."""
+    out = tmp_path / "job"
+    for store in (f"file://{tmp_path / 'release'}", str(tmp_path / "release")):
+        code, output = _build(str(model_dir(tmp_path)), "--stack", "gke-dev", *SHAPES,
+                              "--render", str(out), "--store", store)  # fmt: skip
+        assert code == 2, output
+        text = " ".join(output.split())
+        assert "its pod cannot reach" in text and "s3://" in text and "--local" in text
+        assert not out.exists() and not (tmp_path / "release").exists()
