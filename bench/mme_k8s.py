@@ -338,7 +338,10 @@ def bench(args: Any, work: Path) -> dict[str, Any]:
         "load_times": loads,
         "trace": str(args.trace_out) if args.trace_out else None,
         "client_reconnects": RECONNECTS[0],
+        "clients": args.clients,
+        "replica_changes": [[len(trace) // 3, "join"], [2 * (len(trace) // 3), "leave"]],
     }
+    report.update(simulated(trace, args, report))
     report["targets_met"] = {
         "hit_ratio >= 1.5 * round_robin_hit_ratio": hashed["hit_ratio"] >= 1.5 * rr["hit_ratio"],
         "overhead_p50_ms <= 1": report["overhead_p50_ms"] <= 1.0,
@@ -348,8 +351,30 @@ def bench(args: Any, work: Path) -> dict[str, Any]:
             hashed["max_loaded_per_replica"], rr["max_loaded_per_replica"]
         )
         <= args.budget,
+        "simulator within 5 points of hash_ratio": report["simulator_error_points"] <= 5.0,
     }
     return {key: round(v, 3) if isinstance(v, float) else v for key, v in report.items()}
+
+
+def simulated(trace: list[str], args: Any, report: dict[str, Any]) -> dict[str, float]:
+    """What ``tdk plan --mme-trace`` predicts for this run (the same trace, replicas, budget,
+    clients, joins and leaves, and the load times just measured), to check it against what was
+    measured (issue 46: the simulator is trusted only as far as it agrees)."""
+    from infra.perf.plan import mme_trace as sim
+
+    names = [t.removesuffix(".tar.gz") for t in trace]
+    costs = sim.Measured(report["download_p50_ms"], report["triton_load_p50_ms"],
+                         report["warm_p50_ms"])  # fmt: skip
+    changes = [(int(i), str(what)) for i, what in report["replica_changes"]]
+    hashed = sim.simulate(names, args.replicas, args.budget, "hash", args.clients, 1.5, changes,
+                          costs)  # fmt: skip
+    spread = sim.simulate(names, args.replicas, args.budget, "round_robin", args.clients,
+                          costs=costs)  # fmt: skip
+    return {
+        "simulated_hit_ratio": hashed.hit_ratio,
+        "simulated_round_robin_hit_ratio": spread.hit_ratio,
+        "simulator_error_points": 100 * abs(hashed.hit_ratio - report["hit_ratio"]),
+    }
 
 
 if __name__ == "__main__":

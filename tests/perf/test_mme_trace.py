@@ -36,7 +36,7 @@ def test_hashing_beats_round_robin_and_never_passes_the_budget(concurrency: int)
     spread = sim.simulate(trace, 4, 20, "round_robin", concurrency)
     assert hashed.hit_ratio >= 1.3 * spread.hit_ratio
     assert hashed.max_loaded <= 20 and spread.max_loaded <= 20
-    assert hashed.hits + hashed.loads == len(trace)
+    assert hashed.hits + hashed.loads + hashed.waited == len(trace)
 
 
 def test_a_hot_model_spills_to_a_second_pod_under_concurrency() -> None:
@@ -84,7 +84,7 @@ def test_a_trace_is_read_bounded_and_refused_clearly(tmp_path: Path) -> None:
 def _files(tmp_path: Path, **bench: object) -> tuple[Path, Path]:
     trace, measured = tmp_path / "trace.txt", tmp_path / "bench.json"
     trace.write_text("\n".join(f"{n}.tar.gz" for n in zipf_trace(2000, 200)))
-    values = {"download_p50_ms": 40, "load_p50_ms": 1500, "warm_p50_ms": 1.2, "concurrency": 4}
+    values = {"download_p50_ms": 40, "triton_load_p50_ms": 1500, "warm_p50_ms": 1.2, "clients": 4}
     measured.write_text(json.dumps({**values, **bench}))
     return trace, measured
 
@@ -110,6 +110,32 @@ def test_plan_mme_trace_refuses_what_it_cannot_plan(tmp_path: Path) -> None:
     trace, measured = _files(tmp_path)
     done = runner.invoke(app, ["plan", str(measured), "--mme-trace", str(trace)])
     assert done.exit_code != 0 and "--target" in done.output
-    _, broken = _files(tmp_path, load_p50_ms="slow")
+    _, broken = _files(tmp_path, triton_load_p50_ms="slow")
     done = runner.invoke(app, ["plan", str(broken), "--mme-trace", str(trace), "--target", "gke"])
-    assert done.exit_code != 0 and "load_p50_ms" in done.output and "mme_k8s" in done.output
+    assert done.exit_code != 0 and "triton_load_p50_ms" in done.output and "mme_k8s" in done.output
+
+
+def test_a_leaving_replica_takes_its_models_with_it() -> None:
+    trace = zipf_trace(3000, 100)
+    stay = sim.simulate(trace, 4, 25, "hash")
+    leave = sim.simulate(trace, 4, 25, "hash", changes=[(1500, "leave")])
+    assert leave.loads > stay.loads and leave.max_loaded <= 25
+    with pytest.raises(UsageError, match="join or leave"):
+        sim.simulate(trace, 1, 25, "hash", changes=[(10, "leave")])
+
+
+def test_the_simulator_agrees_with_the_measured_multi_replica_run() -> None:
+    """Issue 46: the simulator is trusted only as far as it agrees with a measured run. The
+    run: bench/mme_k8s.py, 1,000 copies, 4 replicas x 20, 8 clients, a fifth replica joining
+    at a third and the first leaving at two thirds (its own trace, committed)."""
+    run = json.loads((Path(__file__).parent / "data" / "mme_run_2026-12-07.json").read_text())
+    trace = [t.removesuffix(".tar.gz") for t in run["trace"]]
+    costs = sim.Measured(run["download_p50_ms"], run["triton_load_p50_ms"], run["warm_p50_ms"])
+    changes = [(int(i), what) for i, what in run["replica_changes"]]
+    hashed = sim.simulate(trace, run["replicas"], run["budget"], "hash", run["clients"], 1.5,
+                          changes, costs)  # fmt: skip
+    spread = sim.simulate(trace, run["replicas"], run["budget"], "round_robin", run["clients"],
+                          costs=costs)  # fmt: skip
+    assert abs(hashed.hit_ratio - run["hit_ratio"]) <= 0.05
+    assert abs(spread.hit_ratio - run["round_robin_hit_ratio"]) <= 0.05
+    assert hashed.max_loaded <= run["budget"] == run["max_loaded_per_replica"]

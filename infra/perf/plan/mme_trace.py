@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import heapq
 import math
 import re
 from collections import OrderedDict
@@ -70,14 +71,16 @@ def _point(text: str) -> int:
 
 
 class Ring:
-    """A consistent-hash ring of ``pods`` pods, ``VNODES`` points each."""
+    """A consistent-hash ring of ``pods`` pods (a count: pods 0..n-1, or the pods' numbers),
+    ``VNODES`` points each."""
 
-    def __init__(self, pods: int, seed: str = "") -> None:
-        points = sorted((_point(f"{seed}/pod-{p}/{v}"), p) for p in range(pods)
+    def __init__(self, pods: int | Sequence[int], seed: str = "") -> None:
+        ids = range(pods) if isinstance(pods, int) else pods
+        points = sorted((_point(f"{seed}/pod-{p}/{v}"), p) for p in ids
                         for v in range(VNODES))  # fmt: skip
         self.keys = [k for k, _ in points]
         self.owners = [p for _, p in points]
-        self.pods = pods
+        self.pods = len(ids)
 
     def walk(self, name: str) -> Iterator[int]:
         """The pods in the order the ring offers them for ``name`` (each once)."""
@@ -104,6 +107,7 @@ class Flight:
     evictions: int
     max_loaded: int  # the most models any pod held at once (never above budget)
     spilled: int  # requests the bounded load sent past their hash's first pod
+    waited: int = 0  # requests that waited for a load another request started (cold, no load)
 
     @property
     def hit_ratio(self) -> float:
@@ -111,7 +115,8 @@ class Flight:
 
     @property
     def cold_ratio(self) -> float:
-        return self.loads / self.requests
+        """The share of requests that were not answered from a loaded model."""
+        return (self.requests - self.hits) / self.requests
 
 
 def _check(pods: int, budget: int, concurrency: int, factor: float) -> None:
@@ -127,6 +132,10 @@ def _check(pods: int, budget: int, concurrency: int, factor: float) -> None:
         )
 
 
+#: a change of membership: before request ``index``, a pod ``join``s or the oldest ``leave``s
+Change = tuple[int, str]
+
+
 def simulate(
     trace: Sequence[str],
     pods: int,
@@ -134,43 +143,96 @@ def simulate(
     routing: str = "hash",
     concurrency: int = 1,
     factor: float = 1.5,
+    changes: Sequence[Change] = (),
+    costs: Measured | None = None,
 ) -> Flight:
-    """Replay ``trace``: requests go out ``concurrency`` at a time; with ``hash`` routing a pod
-    whose in-flight count would pass ``ceil(factor x mean)`` is skipped for the next on the
-    ring (bounded load), with ``round_robin`` pods take turns."""
+    """Replay ``trace`` with ``concurrency`` clients, each sending its next request when its
+    last one is answered (a warm request takes ``costs.warm_ms``, a cold one ``cold_ms``; a
+    request for a model still loading on its pod waits for it and is cold too). With ``hash``
+    routing a pod whose in-flight count would pass ``ceil(factor x (in flight + 1) / pods)`` is
+    skipped for the next on the ring (the bounded load); with ``round_robin`` pods take turns.
+    ``changes`` replay replicas joining (empty) and leaving (their models gone), as
+    ``bench/mme_k8s.py`` does mid-run."""
     _check(pods, budget, concurrency, factor)
     if routing not in ("hash", "round_robin"):
         raise UsageError(f"routing {routing!r}: expected hash or round_robin", hint="hash")
-    ring = Ring(pods) if routing == "hash" else None
-    caches: list[OrderedDict[str, None]] = [OrderedDict() for _ in range(pods)]
-    hits = loads = evictions = max_loaded = spilled = 0
-    for start in range(0, len(trace), concurrency):
-        inflight = [0] * pods
-        for offset, name in enumerate(trace[start : start + concurrency]):
-            if ring is None:
-                pod = (start + offset) % pods
-            else:
-                bound = math.ceil(factor * (offset + 1) / pods)
-                order = ring.walk(name)
-                first = pod = next(order)
-                while inflight[pod] >= bound:  # the ring holds a pod below the bound
-                    pod = next(order, first)
-                    if pod == first:
-                        break
-                spilled += pod != first
-            inflight[pod] += 1
-            cache = caches[pod]
-            if name in cache:
-                hits += 1
-                cache.move_to_end(name)
-                continue
+    costs = costs or Measured(download_ms=0.0, load_ms=1000.0, warm_ms=1.0)
+    members = list(range(pods))
+    pending = sorted(changes)
+    ring = Ring(members) if routing == "hash" else None
+    caches: dict[int, OrderedDict[str, float]] = {p: OrderedDict() for p in members}
+    inflight = dict.fromkeys(members, 0)
+    clients = [(0.0, c) for c in range(concurrency)]
+    answered: list[tuple[float, int]] = []  # (end, pod) of the requests in flight
+    hits = loads = evictions = max_loaded = spilled = waited = 0
+    for index, name in enumerate(trace):
+        while pending and pending[0][0] <= index:
+            _change(members, caches, inflight, pending.pop(0)[1])
+            ring = Ring(members) if routing == "hash" else None
+        now, client = heapq.heappop(clients)
+        while answered and answered[0][0] <= now:
+            _, done = heapq.heappop(answered)
+            if done in inflight:
+                inflight[done] -= 1
+        if ring is None:
+            pod = members[index % len(members)]
+        else:
+            pod, skipped = _bounded(ring, name, inflight, factor)
+            spilled += skipped
+        cache = caches[pod]
+        ready = cache.get(name)
+        if ready is not None and ready <= now:
+            hits += 1
+            took = costs.warm_ms
+            cache.move_to_end(name)
+        elif ready is not None:  # loading for an earlier request: wait for it
+            waited += 1
+            took = ready - now + costs.warm_ms
+            cache.move_to_end(name)
+        else:
             loads += 1
-            cache[name] = None
+            took = costs.cold_ms
+            cache[name] = now + costs.cold_ms - costs.warm_ms
             if len(cache) > budget:
                 cache.popitem(last=False)
                 evictions += 1
             max_loaded = max(max_loaded, len(cache))
-    return Flight(pods, budget, len(trace), hits, loads, evictions, max_loaded, spilled)
+        inflight[pod] += 1
+        heapq.heappush(answered, (now + took, pod))
+        heapq.heappush(clients, (now + took, client))
+    return Flight(pods, budget, len(trace), hits, loads, evictions, max_loaded, spilled, waited)
+
+
+def _bounded(ring: Ring, name: str, inflight: dict[int, int], factor: float) -> tuple[int, bool]:
+    """The first pod on ``name``'s walk of the ring below the bounded load (HAProxy's
+    ``hash-balance-factor``, Envoy's ``hash_balance_factor``), and whether it was not the first."""
+    bound = math.ceil(factor * (sum(inflight.values()) + 1) / len(inflight))
+    order = ring.walk(name)
+    first = pod = next(order)
+    while inflight[pod] >= bound:  # some pod on the ring is below the bound
+        pod = next(order, first)
+        if pod == first:
+            break
+    return pod, pod != first
+
+
+def _change(
+    members: list[int],
+    caches: dict[int, OrderedDict[str, float]],
+    inflight: dict[int, int],
+    what: str,
+) -> None:
+    if what == "join":
+        members.append(max(members, default=-1) + 1)
+        caches[members[-1]] = OrderedDict()
+        inflight[members[-1]] = 0
+    elif what == "leave" and len(members) > 1:
+        gone = members.pop(0)
+        caches.pop(gone)
+        inflight.pop(gone)
+    else:
+        raise UsageError(f"replica change {what!r}: expected join or leave (one pod stays)",
+                         hint="bench/mme_k8s.py writes replica_changes")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -214,7 +276,9 @@ def fleet(
     """Every (pods, budget) from 1 pod to ``max_pods``, hash-routed, priced per hour."""
     return [
         FleetOption(
-            simulate(trace, pods, budget, "hash", concurrency), pods * usd_per_pod_hour, measured
+            simulate(trace, pods, budget, "hash", concurrency, costs=measured),
+            pods * usd_per_pod_hour,
+            measured,
         )
         for pods in range(1, max_pods + 1)
         for budget in budgets
@@ -235,13 +299,13 @@ class Bench:
     """What ``tdk plan --mme-trace`` reads of a ``bench/mme_k8s.py --json`` run."""
 
     costs: Measured
-    concurrency: int
+    concurrency: int  # the bench's clients
 
 
 #: the keys read from the bench's JSON: (key, what it is)
 BENCH_KEYS = (
     ("download_p50_ms", "median archive download, ms"),
-    ("load_p50_ms", "median Triton load, ms"),
+    ("triton_load_p50_ms", "median Triton load, ms"),
     ("warm_p50_ms", "median warm request, ms"),
 )
 BENCH_HINT = "pass the output of `bench/mme_k8s.py --json` (it measures them)"
@@ -262,7 +326,7 @@ def load_measured(path: Path) -> Bench:
         if not 0 <= value < 3_600_000:
             raise UsageError(f"{path}: {key} {value} is not a duration in ms", hint=BENCH_HINT)
         values.append(float(value))
-    concurrency = data.get("concurrency", 1)
+    concurrency = data.get("clients", 1)
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise UsageError(f"{path}: concurrency {concurrency!r} is not a count", hint=BENCH_HINT)
+        raise UsageError(f"{path}: clients {concurrency!r} is not a count", hint=BENCH_HINT)
     return Bench(Measured(*values), min(concurrency, 4096))
