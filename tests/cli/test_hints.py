@@ -142,16 +142,8 @@ def test_a_flag_is_blamed_as_the_flag(target: str) -> None:
 
 @pytest.mark.e2e
 def test_a_named_endpoints_hints_name_it(
-    sample_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    sample_repo: Path, tmp_path: Path, users_folder: Path
 ) -> None:
-    from infra.triton_runtime.runtime import RuntimeMissing, find_runtime
-
-    try:
-        find_runtime()
-    except RuntimeMissing as exc:  # pragma: no cover - only without `make setup`
-        pytest.skip(str(exc))
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("TDK_STATE_DIR", str(tmp_path / "state"))
     assert runner.invoke(app, ["package", str(sample_repo), "--release", "r"]).exit_code == 0
     args = ["local", "up", "--release", "r", "--endpoint", "mine", "--port", "0", "-d"]
     up = runner.invoke(app, args)

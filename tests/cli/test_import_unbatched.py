@@ -34,17 +34,7 @@ def test_max_batch_size_0_keeps_the_batch_axis_in_the_dims(bert_onnx: Path, tmp_
 
 
 @pytest.mark.e2e
-def test_an_unbatched_import_serves(
-    bert_onnx: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from infra.triton_runtime.runtime import RuntimeMissing, find_runtime
-
-    try:
-        find_runtime()
-    except RuntimeMissing as exc:  # pragma: no cover - only without `make setup`
-        pytest.skip(str(exc))
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("TDK_STATE_DIR", str(tmp_path / "state"))
+def test_an_unbatched_import_serves(bert_onnx: Path, tmp_path: Path, users_folder: Path) -> None:
     args = ["import", str(bert_onnx), "--name", "bert", "--out", "repo", "--max-batch-size", "0"]
     assert runner.invoke(app, args).exit_code == 0
     assert runner.invoke(app, ["package", "repo", "--release", "release"]).exit_code == 0

@@ -17,16 +17,8 @@ runner = CliRunner()
 
 @pytest.mark.e2e
 def test_out_of_range_inputs_are_refused_before_sending(
-    bert_onnx: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    bert_onnx: Path, tmp_path: Path, users_folder: Path
 ) -> None:
-    from infra.triton_runtime.runtime import RuntimeMissing, find_runtime
-
-    try:
-        find_runtime()
-    except RuntimeMissing as exc:  # pragma: no cover - only without `make setup`
-        pytest.skip(str(exc))
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("TDK_STATE_DIR", str(tmp_path / "state"))
     assert (
         runner.invoke(app, ["import", str(bert_onnx), "--name", "bert", "--out", "repo"]).exit_code
         == 0

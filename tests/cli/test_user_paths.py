@@ -17,16 +17,8 @@ runner = CliRunner()
 
 @pytest.mark.e2e
 def test_relative_releases_are_the_users_own(
-    sample_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    sample_repo: Path, tmp_path: Path, users_folder: Path
 ) -> None:
-    from infra.triton_runtime.runtime import RuntimeMissing, find_runtime
-
-    try:
-        find_runtime()
-    except RuntimeMissing as exc:  # pragma: no cover - only without `make setup`
-        pytest.skip(str(exc))
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("TDK_STATE_DIR", str(tmp_path / "state"))
     for release, copies in (("build/release", "1"), ("build/two", "2")):
         args = ["package", str(sample_repo), "--copies", copies, "--release", release]
         assert runner.invoke(app, args).exit_code == 0
