@@ -4,6 +4,7 @@ its next model load), torch from PyTorch's CPU index; the docs and hints say so.
 
 from __future__ import annotations
 
+import re
 import subprocess
 
 import pytest
@@ -40,3 +41,32 @@ def test_no_page_or_hint_installs_from_a_package_index_the_kit_is_not_on() -> No
     # after `make demo` the kit runs an endpoint: the README adds the extra beside it
     assert "make extra EXTRA=infra" in (ROOT / "README.md").read_text(encoding="utf-8")
     assert "pip install -e '.[infra]'" not in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+# `pip install -e .`, `pip install -e '.[infra]'`, `pip install '.[import]'`, `pip install .[build]`
+EDITABLE_OR_EXTRA = re.compile(r"pip install\b[^\n`]*?(?:\s-e\s|\s--editable\b|\.\[|\[\w+\])")
+
+
+def test_no_page_tells_users_to_pip_install_an_extra_over_the_kit() -> None:
+    """docs/azure.md, sagemaker.md and kubernetes.md said `.venv/bin/pip install -e '.[infra]'`:
+    the kit reinstalled under a running local endpoint (issue 49 item 5). Every page, README and
+    hint says `make extra EXTRA=NAME` instead."""
+    pages = [*ROOT.glob("*.md"), *(ROOT / "docs").rglob("*.md"), ROOT / "model_repos" / "README.md"]
+    sources = [p for d in ("packager", "infra", "cli", "tdk") for p in (ROOT / d).rglob("*.py")]
+    found = [
+        f"{path.relative_to(ROOT)}:{text.count(chr(10), 0, match.start()) + 1}: {match.group(0)}"
+        for path in [*pages, *sources]
+        for text in [path.read_text(encoding="utf-8")]
+        for match in EDITABLE_OR_EXTRA.finditer(text)
+    ]
+    assert not found, "\n".join(found)
+    for name in ("azure.md", "sagemaker.md", "kubernetes.md"):
+        assert "make extra EXTRA=infra" in (ROOT / "docs" / name).read_text(encoding="utf-8")
+
+
+def test_the_pattern_catches_each_way_of_saying_it() -> None:
+    said = ["pip install -e '.[infra]'", ".venv/bin/pip install -e .", "pip install '.[import]'"]
+    said += ["pip install 'triton-deploy-kit[build]'", "pip install --editable ."]
+    assert all(EDITABLE_OR_EXTRA.search(each) for each in said)
+    fine = ["pip install 'pkg==1.2'", "pip install --no-index --find-links wheels --target deps x"]
+    assert not any(EDITABLE_OR_EXTRA.search(each) for each in fine)
