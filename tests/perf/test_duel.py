@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+from collections import defaultdict
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
@@ -189,3 +191,41 @@ def test_an_interrupted_duel_still_reports_the_points_it_measured() -> None:
     assert cut.duel is None and made == stop_at and reported(cut) == stop_at - 1
     assert len(cut.shipped_points) == len(whole.shipped_points) - 1
     assert len(cut.search.points) == len(whole.search.points) - 1
+
+
+def test_one_comparison_duelled_twice_says_one_result() -> None:
+    """The climb duelled the candidate against the shipped config (won 1 of 1, +20 %), then the
+    final duel measured the same two again (won 0 of 1, -9 %): tune printed both lines (issue 49
+    item 6). Now the pairs are one duel, said once, and the choice follows all of them."""
+    shipped_rates = itertools.cycle([100.0, 80.0, 120.0])  # drifts 50 %: gains are noise
+    candidate_rates = iter([108.0, 120.0, 91.0])  # its sweep, the climb's pair, the final pair
+    server = _Server({SHIPPED: shipped_rates, CANDIDATE: candidate_rates})
+    settings = Settings(budget_ms=50, concurrency=(4,), repeats=3, pairs=1)
+    report = TuneReport("m", SearchMode.quick, settings, SHIPPED, Search(settings))
+    _search(report, SPACE, server.prepare, server.measure, lambda *a: None)
+    said = [n for n in report.notes if " pairs " in n]
+    assert len(said) == 1, said
+    [ratios] = [d["ratios"] for d in report.to_dict()["duels"]]
+    assert len(ratios) == 2 and min(ratios) <= 1 < max(ratios)  # one pair won, one lost
+    assert "won 1 of 2 pairs" in said[0] and said[0].startswith("kept the shipped config")
+    assert report.to_dict()["choice"]["label"] == SHIPPED.label()
+
+
+@pytest.mark.parametrize(("gpu", "option"), [(False, "threads-2"), (False, ""), (True, "")])
+def test_a_config_chosen_without_a_gpu_says_so(gpu: bool, option: str) -> None:
+    """The tuned BERT config set a CPU thread count chosen on the CPU stand-in, without a word
+    (issue 49 item 6): a choice made on a server without a GPU says so and how to re-tune."""
+    tuned = Knobs(2, 8, False, accelerator=option)
+    space = Space(instances=(1, 2), max_batch_size=(8,), dynamic_batching=(False,))
+    space = replace(space, accelerators=("", option) if option else ("",))
+    rates: dict[Knobs, Iterator[float]] = defaultdict(lambda: itertools.repeat(90.0))
+    server = _Server(rates | {SHIPPED: itertools.repeat(100.0), tuned: itertools.repeat(200.0)})
+    settings = Settings(budget_ms=50, concurrency=(4,), pairs=1)
+    report = TuneReport("m", SearchMode.full, settings, SHIPPED, Search(settings), gpu=gpu)
+    _search(report, space, server.prepare, server.measure, lambda *a: None)
+    assert report.improves and report.choice is not None and report.choice.knobs == tuned
+    said = [n for n in report.to_dict()["notes"] if n.startswith("chosen on CPU")]
+    assert len(said) == (0 if gpu else 1)
+    if said:
+        assert "re-tune on the serving GPU with tdk tune --url" in said[0]
+        assert (f"{option} is a CPU-only setting" in said[0]) == bool(option)

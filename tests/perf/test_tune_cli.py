@@ -89,8 +89,12 @@ def test_write_in_place_shows_the_diff(model: Path) -> None:
     counted = re.search(r"Pareto front of (\d+) measurements", result.stdout)
     assert counted is not None and int(counted.group(1)) >= 2, result.stdout
     best = re.search(r"best: .* at concurrency \d+: ([\d.]+) rps", result.stdout)
-    [chosen] = [line for line in result.stdout.splitlines() if "chosen" in line]
+    lines = result.stdout.splitlines()
+    [chosen] = [line for line in lines if "chosen" in line and not line.startswith("note:")]
     assert best is not None and f" {best.group(1)} " in chosen, result.stdout
+    # chosen on this CPU-only machine, standing in for the GPU the model would serve on
+    [cpu] = [line for line in lines if line.startswith("note: chosen on CPU")]
+    assert "re-tune on the serving GPU with tdk tune --url" in cpu, result.stdout
     after = (model / "config.pbtxt").read_text()
     assert "--- " in result.stdout and "+++ " in result.stdout
     # a quick search says it measures only what it visits, not "n/126 configs"

@@ -242,6 +242,18 @@ class Duel:
     candidate: Knobs
     ratios: tuple[float, ...]
     margin: float
+    said: str = ""  # the climb's note on it, replaced when the final duel continues it
+
+    def same(self, incumbent: Knobs, candidate: Knobs) -> bool:
+        """Whether this duel compared the same two configs."""
+        return (self.incumbent.canonical(), self.candidate.canonical()) == (
+            incumbent.canonical(),
+            candidate.canonical(),
+        )
+
+    def then(self, later: Duel) -> Duel:
+        """One duel of both's pairs: the same comparison measured again says one result."""
+        return replace(later, ratios=self.ratios + later.ratios, said="")
 
     @property
     def median(self) -> float:
@@ -374,9 +386,10 @@ def _settled(
     result = duel(
         search, incumbent, candidate, prepare, measure, candidate.knobs, CLIMB_GAIN, filed
     )
-    search.duels.append(result)
     verb = "climbed" if result.won else "did not climb"
-    search.notes.append(f"{verb} {step}: {said}; {result.describe()}")
+    note = f"{verb} {step}: {said}; {result.describe()}"
+    search.duels.append(replace(result, said=note))
+    search.notes.append(note)
     return result.won
 
 

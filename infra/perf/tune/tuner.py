@@ -128,7 +128,25 @@ class TuneReport:
             )
         if self.gpu:
             notes += instance_falls([*self.shipped_points, *self.search.points], self.budget_ok)
-        return notes
+        said = self.stand_in_note
+        return [*notes, said] if said else notes
+
+    @property
+    def stand_in_note(self) -> str | None:
+        """A config chosen on a server without a GPU, which the model may serve on: the kit's
+        local endpoint stands in for a GPU target, and its instance, batching and CPU thread
+        counts (``threads-N``, ONNX Runtime's intra_op_thread_count) say nothing of a GPU."""
+        choice = self.choice
+        if self.gpu or choice is None or not self.improves:
+            return None
+        option = choice.knobs.accelerator
+        cpu_only = (
+            f" ({option} is a CPU-only setting)" if option.startswith(("threads", "open")) else ""
+        )
+        return (
+            f"chosen on CPU{cpu_only}: this server has no GPU; if the model serves on a GPU, "
+            "re-tune on the serving GPU with tdk tune --url"
+        )
 
     def budget_ok(self, point: Point) -> bool:
         return point.within(self.settings.budget_ms)
@@ -412,7 +430,15 @@ def _settle(
         return
     loaded = report.shipped if shipped.again else None
     filed = (shipped.points, search.points)
-    report.duel = duel(search, kept, found, prepare, measure, loaded, KEEP_MARGIN, filed)
+    final = duel(search, kept, found, prepare, measure, loaded, KEEP_MARGIN, filed)
+    # the climb may have duelled the same two configs: one comparison, one result of all its
+    # pairs ("won 1 of 1" in the climb, then "won 0 of 1" at the end, said both)
+    for earlier in [d for d in search.duels if d.same(kept.knobs, found.knobs)]:
+        search.duels.remove(earlier)
+        if earlier.said in search.notes:
+            search.notes.remove(earlier.said)
+        final = earlier.then(final)
+    report.duel = final
 
 
 def open_driver(factory: Any, settings: Settings, sender: Any) -> Driver:
