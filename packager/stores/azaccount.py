@@ -90,10 +90,10 @@ def service_client(url: str, account: str, settings: AzSettings) -> Any:
     }
     connection = os.environ.get(CONNECTION_ENV, "").strip()
     if not connection:
-        from azure.identity import DefaultAzureCredential
+        from packager.stores.azsignin import QuietCredential
 
         endpoint = f"https://{account}.blob.core.windows.net"
-        return BlobServiceClient(endpoint, credential=DefaultAzureCredential(), **options)
+        return BlobServiceClient(endpoint, credential=QuietCredential(url), **options)
     try:
         client = BlobServiceClient.from_connection_string(connection, **options)
     except ValueError as exc:

@@ -70,3 +70,19 @@ def test_the_pattern_catches_each_way_of_saying_it() -> None:
     assert all(EDITABLE_OR_EXTRA.search(each) for each in said)
     fine = ["pip install 'pkg==1.2'", "pip install --no-index --find-links wheels --target deps x"]
     assert not any(EDITABLE_OR_EXTRA.search(each) for each in fine)
+
+
+def test_the_azurite_walkthrough_is_what_the_tests_run() -> None:
+    """az:// with Azurite was not explained for users (issue 49 item 7): docs/azure.md starts
+    the Azurite that `make azurite` installs, with the tests' flags, and points the store at it
+    with the connection string the tests use (their account and key, the port it listens on)."""
+    from tests.conftest import AZURITE_ACCOUNT, AZURITE_KEY, azurite_connection
+
+    text = (ROOT / "docs" / "azure.md").read_text(encoding="utf-8")
+    block = text[text.index("## Trying `az://` on this machine with Azurite") :]
+    block = block[: block.index("\n## ")]
+    assert "make azurite" in block and ".node/node_modules/.bin/azurite-blob" in block
+    assert "--skipApiVersionCheck --loose" in block and "--blobPort 10000" in block
+    assert f"AZURE_STORAGE_CONNECTION_STRING='{azurite_connection('127.0.0.1:10000')}'" in block
+    assert f"--release az://{AZURITE_ACCOUNT}/releases/v1" in block and AZURITE_KEY in block
+    assert "AZURE_STORAGE_CONNECTION_STRING" in (ROOT / "packager/stores/azaccount.py").read_text()

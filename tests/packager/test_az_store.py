@@ -110,3 +110,32 @@ def test_a_malformed_connection_string_is_refused(monkeypatch: pytest.MonkeyPatc
     with pytest.raises(StoreError) as info:
         open_store("az://devstoreaccount1/releases/x")
     assert "is not a storage connection string" in info.value.message
+
+
+def test_no_azure_sign_in_is_one_line_naming_az_login(
+    sample_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without credentials, `tdk build` for an Azure stack and `tdk package --release az://...`
+    printed DefaultAzureCredential's dozen-line warning once per retry (~50 lines, 17 s) before
+    the kit's error (issue 49 item 7): now one error line naming `az login`, asked once."""
+    import os
+
+    from typer.testing import CliRunner
+
+    from cli.main import app
+
+    for name in [n for n in os.environ if n.startswith(("AZURE_", "MSI_", "IDENTITY_"))]:
+        monkeypatch.delenv(name)
+    (tmp_path / "bin").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))  # no az, azd or pwsh to ask
+    monkeypatch.setenv("HOME", str(tmp_path))  # no shared token cache
+    monkeypatch.setenv("TDK_CACHE_DIR", str(tmp_path / "cache"))
+    url = "az://nosuchtdkaccount/releases/r1"
+    args = ["package", str(sample_repo / "tokenizer"), "--release", url]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code != 0
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert "DefaultAzureCredential failed" not in result.stderr, result.stderr
+    [error] = [line for line in lines if line.startswith("error:")]
+    assert url in error and "no Azure sign-in" in error and "Azure CLI" in error, error
+    assert len(lines) <= 3 and "az login" in result.stderr, result.stderr

@@ -14,6 +14,7 @@ from infra.targets.aks.builders import PROMETHEUS_SCOPE
 from infra.targets.aks.entry import ENTRY
 from infra.targets.k8s.client import KubernetesClient, KubernetesLocator
 from infra.targets.operations import Reading, output_text
+from packager.stores.azsignin import quiet_identity_log, summary
 from tdk.errors import EndpointError, UsageError
 
 if TYPE_CHECKING:
@@ -42,12 +43,13 @@ class EntraBearer(Auth):
         if self.credential is None:
             from azure.identity import DefaultAzureCredential
 
+            quiet_identity_log()
             self.credential = DefaultAzureCredential()
         try:
             token = self.credential.get_token(PROMETHEUS_SCOPE).token
         except Exception as exc:  # azure-identity raises its own errors per credential
             raise EndpointError(
-                f"cannot query the Azure Monitor workspace: no Entra token ({exc})",
+                f"cannot query the Azure Monitor workspace: no Entra token ({summary(str(exc))})",
                 hint="run `az login`; the account needs Monitoring Data Reader on the workspace",
             ) from None
         headers = {**request.headers, "Authorization": f"Bearer {token}"}
