@@ -11,8 +11,10 @@ from enum import Enum
 from pathlib import PurePath
 from typing import Any, get_args, get_origin
 
+from rich.table import Table
+from rich.text import Text
 from typer import _click as click
-from typer.core import TyperArgument, TyperOption
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 _WORDS: dict[type, str] = {int: "INTEGER", float: "FLOAT", str: "TEXT", bool: "BOOLEAN"}
 
@@ -63,8 +65,49 @@ class _Argument(TyperArgument):
         return f"{name}..." if self.nargs != 1 else name
 
 
+class _HelpTable(Table):
+    """typer's help tables with the option names kept whole: at 80 columns rich shrank every
+    column, cutting names (``--hardware-compatibil…``); the type column wraps between choices,
+    and the help column folds a word longer than itself instead of cutting it."""
+
+    def add_row(self, *renderables: Any, **kwargs: Any) -> None:
+        last_cell = renderables[-1] if renderables else None
+        for part in getattr(last_cell, "renderables", [last_cell]):  # typer's Columns of Texts
+            if isinstance(part, Text):
+                part.overflow = "fold"
+        super().add_row(*renderables, **kwargs)
+        *names, _type, last = self.columns  # options: required mark, names, type, help
+        for column in names if len(self.columns) > 3 else []:
+            column.no_wrap = True
+        last.overflow = "fold"
+
+
+def whole_option_names() -> None:
+    """Make typer's help (``typer.rich_utils``, imported only for help) use ``_HelpTable``."""
+    from typer import rich_utils
+
+    rich_utils.Table = _HelpTable  # type: ignore[misc]
+
+
+class _Command(TyperCommand):
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        whole_option_names()
+        super().format_help(ctx, formatter)
+
+
+class _Group(TyperGroup):
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        whole_option_names()
+        super().format_help(ctx, formatter)
+
+
 def use_user_words(command: click.Command) -> None:
-    """Give every parameter under ``command`` (help options included) user-word metavars."""
+    """Give every parameter under ``command`` (help options included) user-word metavars, and
+    every command below it help with whole option names."""
+    if type(command) is TyperCommand:
+        command.__class__ = _Command
+    elif type(command) is TyperGroup:
+        command.__class__ = _Group
     ctx = click.Context(command, **command.context_settings)
     help_option = command.get_help_option(ctx)
     for param in [*command.params, *([help_option] if help_option else [])]:

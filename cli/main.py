@@ -13,7 +13,7 @@ import typer
 from typer.core import TyperGroup
 
 import cli
-from cli.help import use_user_words
+from cli.help import use_user_words, whole_option_names
 from cli.output import Output
 from packager import __version__
 from tdk.errors import TdkError
@@ -40,6 +40,7 @@ class _TdkGroup(TyperGroup):
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         use_user_words(self)  # typer adds the completion options after __init__
+        whole_option_names()
         super().format_help(ctx, formatter)
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:

@@ -47,3 +47,25 @@ def test_doctor_outside_a_project_says_where_to_run_it(
     text = " ".join(result.output.split())
     assert "no stack file" in text and "--project-dir" in text, result.output
     assert "feasibility as of" not in text
+
+
+def _command(path: tuple[str, ...]) -> typer.main.click.Command:
+    command = typer.main.get_command(app)
+    for name in path:
+        command = command.commands[name]  # type: ignore[attr-defined]
+    return command
+
+
+@pytest.mark.parametrize("path", [(), *_leaves(typer.main.get_command(app))], ids=" ".join)
+def test_every_option_name_is_whole_at_80_columns(path: tuple[str, ...]) -> None:
+    """`tdk build --help` at 80 columns showed `--hardware-compatibil…` (issue 49 item 7): every
+    option's name is printed whole, and no word of the help is cut with an ellipsis."""
+    result = runner.invoke(app, [*path, "--help"])
+    assert result.exit_code == 0, result.output
+    assert "…" not in result.output, result.output
+    shown = set(re.findall(r"(?<![\w-])--[a-z0-9][a-z0-9-]*(?![\w-])", result.output))
+    names = {o for p in _command(path).params for o in [*p.opts, *p.secondary_opts]}
+    hidden = {o for p in _command(path).params if getattr(p, "hidden", False) for o in p.opts}
+    hidden |= {"--install-completion", "--show-completion"}  # hidden as the root group runs
+    missing = {name for name in names - hidden if name.startswith("--")} - shown
+    assert not missing, result.output
