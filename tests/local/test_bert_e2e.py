@@ -79,9 +79,12 @@ def test_bench_measures_without_errors_and_fails_when_all_fail(served: str) -> N
     assert result.exit_code == 0, result.output
     [level] = json.loads(result.stdout)["levels"]
     assert level["ok"] > 0 and not level["errors"]
-    outside = runner.invoke(app, [*bench, "--input", "token_type_ids=[[2]]"])  # a 2-row table
-    assert outside.exit_code == 1, outside.output
-    assert "every request failed" in outside.output
+    # a 2-row token-type table: refused before anything is sent (issue 49 item 2), where it was
+    # sent and failed every request; a level without a success failing the bench is tested in
+    # tests/perf/test_measure.py and tests/cli/test_bench_table.py
+    outside = runner.invoke(app, [*bench, "--input", "token_type_ids=[[2]]"])
+    assert outside.exit_code == 2, outside.output
+    assert "value 2 is outside [0, 1]" in outside.output and "Traceback" not in outside.output
 
 
 def test_tune_runs_on_the_imported_model(imported: Path) -> None:
@@ -95,10 +98,10 @@ def test_tune_runs_on_the_imported_model(imported: Path) -> None:
 def test_tune_input_replaces_a_tensor(imported: Path) -> None:
     unknown = runner.invoke(app, ["tune", str(imported), *SHORT_TUNE, "-i", "segment=[[0]]"])
     assert unknown.exit_code == 2 and "no such input" in unknown.output
-    given = ["-i", "token_type_ids=[[2]]"]  # outside the 2-row table: the model refuses it
+    given = ["-i", "token_type_ids=[[2]]"]  # outside the 2-row table
     outside = runner.invoke(app, ["tune", str(imported), *SHORT_TUNE, *given])
-    assert outside.exit_code == 1, outside.output
-    assert "out of data bounds" in outside.output  # the given tensor reached the model
+    assert outside.exit_code == 2, outside.output  # the given tensor replaced the example's
+    assert "token_type_ids: value 2 is outside [0, 1]" in outside.output  # and was refused
 
 
 @pytest.fixture(scope="module")
@@ -121,9 +124,9 @@ def test_bench_and_tune_send_sample_requests(served: str, imported: Path, sample
     assert tuned.exit_code == 0, tuned.output
     assert all(p["errors"] == 0 for p in json.loads(tuned.stdout)["points"])
     (samples / "three.json").write_text('{"token_type_ids": [[2]]}')  # outside the table
-    try:
+    try:  # refused before sending, naming the sample file (issue 49 item 2)
         failed = runner.invoke(app, [*bench, "--samples", str(samples)])
-        assert failed.exit_code == 0, failed.output  # two of three kinds answer
-        assert "requests failed (ModelError" in failed.output
+        assert failed.exit_code == 2, failed.output
+        assert "three.json: token_type_ids: value 2 is outside [0, 1]" in failed.output
     finally:
         (samples / "three.json").unlink()
