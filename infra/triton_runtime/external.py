@@ -15,6 +15,7 @@ import socket
 import time
 from urllib.parse import urlsplit
 
+from infra.triton_runtime.runtime import http_ok
 from tdk.errors import UsageError
 
 #: seconds between health polls, and failed polls in a row that mean Triton is gone
@@ -69,20 +70,7 @@ class ExternalTriton:
 
     async def healthy(self, path: str = "/v2/health/ready") -> bool:
         """Whether Triton answers 200 on ``path`` within two seconds."""
-        try:
-            reader, writer = await asyncio.open_connection(sock=await self.open_socket())
-        except OSError:
-            return False
-        try:
-            writer.write(
-                f"GET {path} HTTP/1.1\r\nHost: triton\r\nConnection: close\r\n\r\n".encode()
-            )
-            status = await asyncio.wait_for(reader.readline(), 2.0)
-            return b" 200 " in status
-        except (OSError, TimeoutError):
-            return False
-        finally:
-            writer.close()
+        return await http_ok(self.open_socket, path)
 
     async def start(self, timeout: float | None = None) -> None:
         """Wait until Triton is ready (``timeout`` None: as long as it takes; TimeoutError)."""

@@ -449,7 +449,7 @@ class TritonProcess:
                     f"Triton exited while starting: {self.log_tail()}",
                     hint=f"see {self.log_path}",
                 )
-            if await _http_live(self.open_socket) and self._holds_its_ports():
+            if await http_ok(self.open_socket) and self._holds_its_ports():
                 return
             await asyncio.sleep(0.05)
         await self.stop()
@@ -508,14 +508,18 @@ class TritonProcess:
         return "\n".join(text[-lines:])
 
 
-async def _http_live(opener: Callable[[], Awaitable[socket.socket]]) -> bool:
+async def http_ok(
+    opener: Callable[[], Awaitable[socket.socket]], path: str = "/v2/health/live"
+) -> bool:
+    """Whether Triton answers 200 on ``path`` within two seconds, over a socket ``opener`` gives
+    (the kit's own Triton, or a pod's: infra.triton_runtime.external)."""
     try:
         reader, writer = await asyncio.open_connection(sock=await opener())
     except OSError:
         return False
     try:
         writer.write(
-            b"GET /v2/health/live HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+            f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode()
         )
         status = await asyncio.wait_for(reader.readline(), 2.0)
         return b" 200 " in status
