@@ -190,7 +190,7 @@ def _render(
     out: Output, settings: Any, planned: PlanBuild, url: str, where: Path, timeout: float
 ) -> None:
     """The Job's YAML and its staged inputs under ``where``; nothing touches the cloud."""
-    from infra.targets.k8s.render import manifest_yaml
+    from infra.k8s.render import manifest_yaml
     from infra.tensorrt_plans.run import job_name
     from infra.tensorrt_plans.stage import stage
 
@@ -249,7 +249,7 @@ def _run(
         stage(planned, work / "input")
         run.upload_inputs(where, planned, work / "input")
         path = work / "job.yaml"
-        from infra.targets.k8s.render import manifest_yaml
+        from infra.k8s.render import manifest_yaml
 
         path.write_text("---\n".join(manifest_yaml(m) for m in manifests))
         run.run_kubectl(run.apply_argv(kubectl, path))

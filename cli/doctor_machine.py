@@ -15,8 +15,8 @@ PROJECT_PREFIX = "triton-deploy-kit:"  # the project's own keys are set without 
 def needs(project_dir: Path, stacks: list[str]) -> list[Any]:
     """What each deployable stack needs from this machine, asked of its registered target."""
     from infra.facts.machine import Needs
+    from infra.k8s.entry import KubernetesEntry
     from infra.targets.capabilities import DEPLOY
-    from infra.targets.k8s.entry import KubernetesEntry
     from infra.targets.stacks import load_stack
 
     found = []

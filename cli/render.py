@@ -72,8 +72,8 @@ def k8s(
     json: JsonOpt = False,
 ) -> None:
     """Render ServiceAccount, Deployment, Service, PDB, KEDA scaling and monitoring manifests."""
+    from infra.k8s.render import yaml_stream
     from infra.targets import stacks
-    from infra.targets.k8s.render import yaml_stream
 
     printer = Output(json_mode=json)
     if out == "-" and json:
@@ -100,8 +100,8 @@ def k8s(
 def _alerts(settings: Any, config: Any) -> Any:
     """The alert thresholds of the stack's (model-fitted) workload; a target with no
     Kubernetes workload of the kit's gets the ``k8s*`` keys as read."""
-    from infra.targets.k8s.common import KubernetesTarget
-    from infra.targets.k8s.config import read_workload_config
+    from infra.k8s.common import KubernetesTarget
+    from infra.k8s.config import read_workload_config
 
     if isinstance(settings.entry.deploy(), KubernetesTarget):
         return config.workload.alerts
@@ -131,11 +131,11 @@ def _fitted_render(
 ) -> tuple[Any, Any]:
     """The stack rendered with its workload fitted to the models of ``repos`` (validated as
     ``tdk package`` validates them, and through the one feasibility path), and that config."""
+    from infra.k8s.common import KubernetesTarget
+    from infra.k8s.models import model_needs
+    from infra.k8s.render import render_settings
     from infra.targets.base import render_port
     from infra.targets.feasibility import require_feasible
-    from infra.targets.k8s.common import KubernetesTarget
-    from infra.targets.k8s.models import model_needs
-    from infra.targets.k8s.render import render_settings
     from packager.publish import load_models
 
     deploy = settings.entry.deploy()
@@ -164,8 +164,8 @@ def _render_dir(
     rules_out: Path | None,
     json: bool,
 ) -> None:
-    from infra.targets.k8s.alerts import RULE_FILE
-    from infra.targets.k8s.render import write_manifests
+    from infra.k8s.alerts import RULE_FILE
+    from infra.k8s.render import write_manifests
 
     stack = rendered.stack
     where = out.resolve()
@@ -212,8 +212,8 @@ def _warn_placeholders(printer: Output, stack: str, placeholders: list[str]) -> 
 def _write_alert_rules(alerts: Any, rendered: list[dict[str, Any]], path: Path) -> Path:
     """The (model-fitted) workload's alert rules as a plain Prometheus rule file at ``path``:
     the rules the stack deploys, LLM rules included."""
-    from infra.targets.k8s.alerts import rules_yaml, workload_rules
-    from infra.targets.k8s.ledger import write_atomic
+    from infra.k8s.alerts import rules_yaml, workload_rules
+    from infra.k8s.ledger import write_atomic
 
     [workload] = [m["metadata"] for m in rendered if m["kind"] == "Deployment"]
     rules = workload_rules(workload["namespace"], workload["name"], alerts)

@@ -30,7 +30,7 @@ COPY infra infra
 RUN pip install --constraint requirements/dev.lock . \
     && rm -rf /src
 
-# The pod runs as uid 1000 with fsGroup 1000 (infra/targets/k8s/manifests.py): the same user
+# The pod runs as uid 1000 with fsGroup 1000 (infra/k8s/manifests.py): the same user
 # owns what the front writes into the /models and /cache volumes Triton reads.
 RUN groupadd --gid 1000 tdk && useradd --uid 1000 --gid 1000 --no-create-home tdk
 USER 1000:1000

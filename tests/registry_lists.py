@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from infra.k8s.entry import KubernetesEntry
 from infra.targets import load_target, registry
 from infra.targets.capabilities import DEPLOY
-from infra.targets.k8s.entry import KubernetesEntry
 
 ROOT = Path(__file__).resolve().parent.parent
 

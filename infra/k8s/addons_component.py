@@ -15,7 +15,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from infra.targets.k8s.addons import (
+from infra.k8s.addons import (
     AUTOSCALER_CHART,
     AUTOSCALER_REPO,
     DEVICE_PLUGIN_CHART,
@@ -27,14 +27,14 @@ from infra.targets.k8s.addons import (
     SYSTEM_NAMESPACE,
     keda_values,
 )
-from infra.targets.k8s.gateway import (
+from infra.k8s.gateway import (
     GATEWAY_CHART,
     GATEWAY_CHART_VERSION,
     GATEWAY_NAMESPACE,
     GATEWAY_REPO,
     gateway_values,
 )
-from infra.targets.k8s.refs import ClusterRef, PodIdentity
+from infra.k8s.refs import ClusterRef, PodIdentity
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from typing import Any
 
 import yaml
 
-from infra.targets.k8s import promql
-from infra.targets.k8s.config import AlertThresholds
+from infra.k8s import promql
+from infra.k8s.config import AlertThresholds
 from packager.engines import VLLM
 
 #: the file ``tdk render k8s`` writes next to the manifests

@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from infra.targets.k8s.manifests import placement
-from infra.targets.k8s.spec import TritonServiceSpec
+from infra.k8s.manifests import placement
+from infra.k8s.spec import TritonServiceSpec
 
 Manifest = dict[str, Any]
 WORK = "/work"

@@ -2,7 +2,7 @@
 invoke, and the locator (``KubernetesLocator``: ``--stack``, ``--url``, ``--prometheus-url``).
 
 Metrics come from the cluster's managed Prometheus (the same ``promql.figures`` the dashboards
-chart); status and wait read the Deployment's pods with kubectl (``infra.targets.k8s.pods``: Ready
+chart); status and wait read the Deployment's pods with kubectl (``infra.k8s.pods``: Ready
 counts, CrashLoopBackOff with the last termination message, Pending) and ask Triton's
 ``/v2/health/ready`` and repository index through a URL the user can reach (a load balancer, or
 ``kubectl port-forward``).
@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import DEFAULT_TIMEOUT_S
 from infra.clients.prometheus import PrometheusClient
-from infra.targets.k8s import promql
-from infra.targets.k8s.pods import PodReadiness, read_pods
-from infra.targets.k8s.spec import triton_selector
+from infra.k8s import promql
+from infra.k8s.pods import PodReadiness, read_pods
+from infra.k8s.spec import triton_selector
 from infra.targets.operations import (
     Locator,
     OnChange,

@@ -11,6 +11,22 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from infra.config import ConfigReader, ReleaseLocation, StackConfig, qualify
+from infra.k8s import manifests
+from infra.k8s.build_job import BuildJobSpec, StoreCopy, build_job
+from infra.k8s.config import (
+    ModelNeeds,
+    WorkloadConfig,
+    any_nodes,
+    pod_budget_bytes,
+    serve_models,
+    with_budget,
+)
+from infra.k8s.gateway import (
+    GATEWAY_CHART_VERSION,
+    GATEWAY_KUBERNETES_MINORS,
+    GATEWAY_MATRIX,
+)
+from infra.k8s.spec import TritonServiceSpec
 from infra.targets.base import (
     EXAMPLE_TARGET_MODEL,
     BuildPort,
@@ -22,22 +38,6 @@ from infra.targets.base import (
     Target,
     TargetSpec,
 )
-from infra.targets.k8s import manifests
-from infra.targets.k8s.build_job import BuildJobSpec, StoreCopy, build_job
-from infra.targets.k8s.config import (
-    ModelNeeds,
-    WorkloadConfig,
-    any_nodes,
-    pod_budget_bytes,
-    serve_models,
-    with_budget,
-)
-from infra.targets.k8s.gateway import (
-    GATEWAY_CHART_VERSION,
-    GATEWAY_KUBERNETES_MINORS,
-    GATEWAY_MATRIX,
-)
-from infra.targets.k8s.spec import TritonServiceSpec
 from tdk.errors import ConfigError
 
 
@@ -98,7 +98,7 @@ class KubernetesTarget(Target[ConfigT]):
 
     def model_repositories(self, reader: ConfigReader) -> tuple[Path, ...]:
         """The ``k8sModels`` repositories the stack's workload is fitted to."""
-        from infra.targets.k8s.models import stack_repositories
+        from infra.k8s.models import stack_repositories
 
         return stack_repositories(reader)
 

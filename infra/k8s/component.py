@@ -9,9 +9,9 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from infra.targets.k8s import gateway, manifests
-from infra.targets.k8s.manifests import Manifest
-from infra.targets.k8s.spec import TritonServiceSpec
+from infra.k8s import gateway, manifests
+from infra.k8s.manifests import Manifest
+from infra.k8s.spec import TritonServiceSpec
 
 
 @dataclass

@@ -10,7 +10,7 @@ from typing import Protocol, cast
 from infra.config import ConfigReader, alert_email, check_capacity, qualify
 from infra.facts import llm
 from infra.facts.triton import default_kubernetes_triton_image
-from infra.targets.k8s.spec import (
+from infra.k8s.spec import (
     FrontSpec,
     ModelSync,
     PrometheusSource,

@@ -1,6 +1,6 @@
 """What the Kubernetes targets' registry entries share: their entry class and the plan port's
 node-pool and KEDA bounds ``tdk plan`` writes (their locator, ``--stack`` and ``--url``, is
-``infra.targets.k8s.client``'s)."""
+``infra.k8s.client``'s)."""
 
 from __future__ import annotations
 

@@ -29,8 +29,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.targets.k8s.mme import SERVICE_PORT
-from infra.targets.k8s.spec import FRONT_PORT, TritonServiceSpec
+from infra.k8s.mme import SERVICE_PORT
+from infra.k8s.spec import FRONT_PORT, TritonServiceSpec
 
 Manifest = dict[str, Any]
 

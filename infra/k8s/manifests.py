@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.targets.k8s import gateway, mme, promql
-from infra.targets.k8s.spec import (
+from infra.k8s import gateway, mme, promql
+from infra.k8s.spec import (
     ENGINE_HOME,
     GPU_POOL,
     GPU_TAINT_EFFECT,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.targets.k8s.spec import (
+from infra.k8s.spec import (
     FRONT_CACHE_PATH,
     FRONT_PORT,
     HTTP_PORT,

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from infra.config import ConfigReader, qualify
-from infra.targets.k8s.config import NodeHint, WorkloadConfig, any_nodes, serve_models
+from infra.k8s.config import NodeHint, WorkloadConfig, any_nodes, serve_models
 from tdk.errors import ConfigError
 
 if TYPE_CHECKING:

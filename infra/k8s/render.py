@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from infra.targets.k8s.manifests import Manifest
+from infra.k8s.manifests import Manifest
 from tdk.errors import UsageError
 
 #: stack output name -> its value (or a ``${name}`` placeholder)
@@ -73,7 +73,7 @@ def write_manifests(rendered: Rendered, out_dir: Path) -> tuple[list[Path], list
     Only files the previous render of this stack recorded in its ledger are removed when the
     stack no longer has them, so a person's files and other stacks' manifests stay.
     """
-    from infra.targets.k8s.ledger import commit, plan_writes
+    from infra.k8s.ledger import commit, plan_writes
 
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(

@@ -58,16 +58,13 @@ def _load(module: str) -> TargetEntry:
 
 def builtin_modules() -> list[str]:
     """The ``entry`` module of every built-in target, in ``order``: each sub-package of
-    ``infra.targets`` with an ``entry`` module that defines ``ENTRY`` (``k8s``'s holds the
-    Kubernetes targets' shared base and no ``ENTRY``)."""
+    ``infra.targets`` with an ``entry`` module, which must define ``ENTRY`` (shared code, such as
+    the Kubernetes layer ``infra.k8s``, lives outside this folder)."""
     package = importlib.import_module(PACKAGE)
     found: list[tuple[int, str, str]] = []
     for info in pkgutil.iter_modules(package.__path__):
         module = f"{PACKAGE}.{info.name}.entry"
-        if not info.ispkg or importlib.util.find_spec(module) is None:
-            continue
-        entry = getattr(importlib.import_module(module), "ENTRY", None)
-        if entry is not None:
+        if info.ispkg and importlib.util.find_spec(module) is not None:
             found.append((_load(module).order, info.name, module))
     return [module for _, _, module in sorted(found)]
 

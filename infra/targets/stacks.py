@@ -16,7 +16,7 @@ from tdk.errors import UsageError
 
 if TYPE_CHECKING:
     from infra.config import ConfigReader, StackConfig
-    from infra.targets.k8s.render import Rendered
+    from infra.k8s.render import Rendered
     from packager.repository import ModelDir
 
 
@@ -58,8 +58,8 @@ class StackSettings:
     def render(self, outputs: Mapping[str, Any] | None = None) -> Rendered:
         """The stack's Kubernetes manifests (``tdk render k8s``), validated like ``pulumi up``
         would; a target without a Kubernetes workload refuses, naming why."""
+        from infra.k8s.render import render_settings
         from infra.targets.base import render_port
-        from infra.targets.k8s.render import render_settings
 
         deploy = self.entry.deploy()
         return render_settings(

@@ -13,7 +13,7 @@ import yaml
 from typer.testing import CliRunner
 
 from cli.main import app
-from infra.targets.k8s import promql
+from infra.k8s import promql
 from tests.registry_lists import dev_stack, kubernetes_targets
 
 ROOT = Path(__file__).resolve().parents[2]

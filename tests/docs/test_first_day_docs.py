@@ -71,8 +71,8 @@ def test_kubernetes_blocks_are_complete(cloud: str) -> None:
 
 
 def test_keda_version_in_the_docs_is_the_stacks() -> None:
+    from infra.k8s.addons import KEDA_CHART_VERSION
     from infra.targets import stacks
-    from infra.targets.k8s.addons import KEDA_CHART_VERSION
 
     shown = {m.group(1) for path in doc_files() for m in HELM_KEDA.finditer(path.read_text())}
     eks = stacks.load_stack(ROOT, "eks-dev").config.keda_version

@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from infra.facts import kubernetes as kf
+from infra.k8s.alerts import alert_rules
 from infra.targets.eks import builders as eks_builders
-from infra.targets.k8s.alerts import alert_rules
 from tdk.errors import ConfigError
 from tests.infra.pulumi_harness import StackRun, run_stack
 

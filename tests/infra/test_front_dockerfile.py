@@ -8,9 +8,9 @@ import re
 import tomllib
 from pathlib import Path
 
-from infra.targets.k8s import mme
-from infra.targets.k8s.manifests import deployment
-from infra.targets.k8s.spec import FrontSpec
+from infra.k8s import mme
+from infra.k8s.manifests import deployment
+from infra.k8s.spec import FrontSpec
 from tests.infra.test_k8s_manifests import make_spec
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from infra.facts import kubernetes as kf
-from infra.targets.k8s import promql
-from infra.targets.k8s.alerts import alert_rules
+from infra.k8s import promql
+from infra.k8s.alerts import alert_rules
 from tdk.errors import ConfigError
 from tests.infra.pulumi_harness import StackRun, run_stack
 

@@ -18,8 +18,8 @@ from typing import Any
 import jsonschema
 import pytest
 
+from infra.k8s import manifests
 from infra.targets import load_target
-from infra.targets.k8s import manifests
 from tests.infra.test_k8s_manifests import make_spec
 from tests.registry_lists import kubernetes_targets, read_dev
 

@@ -7,12 +7,8 @@ import dataclasses
 import kubernetes_validate
 import pytest
 
-from infra.targets import load_target
-from infra.targets.eks import builders as eks_builders
-from infra.targets.eks.builders import amp_source
-from infra.targets.gke import builders as gke_builders
-from infra.targets.k8s import manifests, promql
-from infra.targets.k8s.spec import (
+from infra.k8s import manifests, promql
+from infra.k8s.spec import (
     POOL_LABEL,
     PrometheusSource,
     Resources,
@@ -20,6 +16,10 @@ from infra.targets.k8s.spec import (
     TritonServiceSpec,
     WorkloadIdentity,
 )
+from infra.targets import load_target
+from infra.targets.eks import builders as eks_builders
+from infra.targets.eks.builders import amp_source
+from infra.targets.gke import builders as gke_builders
 from tests.registry_lists import kubernetes_targets, read_dev
 
 K8S_VERSION = "1.33"  # pinned: GKE and EKS both serve 1.33 in their regular channels
@@ -223,7 +223,7 @@ def test_figures_cover_the_dashboard() -> None:
 
 
 def test_a_workload_identity_annotates_the_account_and_labels_every_pod_not_the_selector() -> None:
-    from infra.targets.k8s.build_job import BuildJobSpec, StoreCopy, build_job
+    from infra.k8s.build_job import BuildJobSpec, StoreCopy, build_job
 
     identity = WorkloadIdentity({"identity.example/client": "c-1"}, {"identity.example/use": "1"})
     spec = make_spec(identity=identity)

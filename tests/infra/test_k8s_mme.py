@@ -15,9 +15,9 @@ import jsonschema
 import kubernetes_validate
 import pytest
 
+from infra.k8s import gateway
+from infra.k8s.config import GIB
 from infra.targets import load_target
-from infra.targets.k8s import gateway
-from infra.targets.k8s.config import GIB
 from tdk.errors import ConfigError
 from tests.infra.pulumi_harness import run_stack
 from tests.infra.test_k8s_manifests import K8S_VERSION, is_custom
@@ -291,7 +291,7 @@ def test_keda_scales_an_mme_workload_on_pending_requests_and_evictions(target: s
 
 @pytest.mark.parametrize("target", kubernetes_targets())
 def test_every_cloud_deploys_the_multi_model_alerts(target: str) -> None:
-    from infra.targets.k8s.alerts import workload_rules
+    from infra.k8s.alerts import workload_rules
 
     config = read_dev(target, MME)
     rules = workload_rules("ns", "job", config.workload.alerts)

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from cli.main import app
 from infra.clouds.gcp import catalog as gcp_catalog
 from infra.facts import llm
-from infra.targets.k8s.config import serve_models
+from infra.k8s.config import serve_models
 from packager.requirements import Requirements
 from tdk.errors import ConfigError
 from tests.infra.test_crd_schemas import _schema
@@ -160,8 +160,8 @@ def test_multi_gpu_node_shapes() -> None:
 
 
 def _config() -> Any:
-    from infra.targets.k8s.config import AlertThresholds, WorkloadConfig
-    from infra.targets.k8s.spec import Scaling
+    from infra.k8s.config import AlertThresholds, WorkloadConfig
+    from infra.k8s.spec import Scaling
 
     return WorkloadConfig(
         namespace="triton", image="nvcr.io/nvidia/tritonserver:25.09-py3", kind="gpu",

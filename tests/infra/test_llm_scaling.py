@@ -6,8 +6,8 @@ from __future__ import annotations
 import jsonschema
 import pytest
 
+from infra.k8s import manifests
 from infra.targets.eks.builders import amp_source
-from infra.targets.k8s import manifests
 from packager.engines import engines_of
 from tests.infra.test_crd_schemas import _schema
 from tests.infra.test_k8s_manifests import make_spec

@@ -12,7 +12,7 @@ import yaml
 from typer.testing import CliRunner
 
 from cli.main import app
-from infra.targets.k8s.alerts import RULE_FILE
+from infra.k8s.alerts import RULE_FILE
 from tests.infra.pulumi_harness import run_stack
 from tests.prom.tools import promtool
 

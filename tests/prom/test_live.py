@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from infra.clients.prometheus import PrometheusClient
+from infra.k8s.alerts import RULE_FILE
 from infra.perf.bench.loadgen import closed_loop
-from infra.targets.k8s.alerts import RULE_FILE
 from tests.prom.live import Live, prometheus, prometheus_config, triton, until
 
 ROOT = Path(__file__).resolve().parents[2]

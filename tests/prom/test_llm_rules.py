@@ -7,8 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from infra.targets.k8s import promql
-from infra.targets.k8s.alerts import alert_rules, rules_yaml
+from infra.k8s import promql
+from infra.k8s.alerts import alert_rules, rules_yaml
 from tests.prom.tools import promtool
 
 HERE = Path(__file__).parent

@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from infra.targets.k8s.alerts import multi_model_rules, rules_yaml
+from infra.k8s.alerts import multi_model_rules, rules_yaml
 from infra.targets.local.metrics import Metrics
 from tests.infra.pulumi_harness import ROOT
 from tests.prom.live import prometheus, prometheus_config, until

@@ -9,8 +9,8 @@ from typing import Any
 
 import yaml
 
-from infra.targets.k8s import promql
-from infra.targets.k8s.alerts import multi_model_rules, rules_yaml
+from infra.k8s import promql
+from infra.k8s.alerts import multi_model_rules, rules_yaml
 from tests.prom.tools import promtool
 
 NAMESPACE, JOB = "triton", "tdk-mme"

@@ -19,8 +19,8 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
+from infra.k8s.spec import triton_selector
 from infra.targets import stacks
-from infra.targets.k8s.spec import triton_selector
 from tests.prom.test_bad_release_k8s import INDEX
 from tests.registry_lists import dev_stack, kubernetes_targets
 from tests.stand_ins import triton_stand_in
@@ -184,7 +184,7 @@ def test_a_failing_kubectl_leaves_status_to_triton(kubectl: Kubectl, triton: str
 def test_the_deployment_selects_its_pods_and_keeps_tritons_last_words() -> None:
     """What status reads is there: the Deployment selects the pods kubectl is asked for, and a
     crashed Triton's log tail becomes its termination message (Triton writes none itself)."""
-    from infra.targets.k8s import manifests
+    from infra.k8s import manifests
     from tests.infra.test_k8s_manifests import make_spec
 
     spec = make_spec()

@@ -11,7 +11,7 @@ import yaml
 from typer.testing import CliRunner
 
 from cli.main import app
-from infra.targets.k8s.alerts import RULE_FILE, alert_rules, rules_yaml
+from infra.k8s.alerts import RULE_FILE, alert_rules, rules_yaml
 from tests.prom.tools import promtool
 from tests.registry_lists import dev_stack, kubernetes_targets
 

@@ -30,12 +30,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from infra.targets.aks.builders import BlobRelease
-from infra.targets.aks.cloud_names import GPU_POOL as GPU_POOL_NAME
-from infra.targets.aks.cloud_names import SYSTEM_POOL
-from infra.targets.aks.config import AksConfig
-from infra.targets.guardrails import ACTUAL_THRESHOLDS, FORECAST_THRESHOLD, OPEN_TO_INTERNET, Budget
-from infra.targets.k8s.spec import (
+from infra.k8s.spec import (
     GPU_POOL,
     GPU_PRESENT_LABEL,
     GPU_TAINT_EFFECT,
@@ -43,6 +38,11 @@ from infra.targets.k8s.spec import (
     GPU_TAINT_VALUE,
     POOL_LABEL,
 )
+from infra.targets.aks.builders import BlobRelease
+from infra.targets.aks.cloud_names import GPU_POOL as GPU_POOL_NAME
+from infra.targets.aks.cloud_names import SYSTEM_POOL
+from infra.targets.aks.config import AksConfig
+from infra.targets.guardrails import ACTUAL_THRESHOLDS, FORECAST_THRESHOLD, OPEN_TO_INTERNET, Budget
 
 #: AKS installs the NVIDIA driver on GPU nodes (the kit installs the pinned device plugin)
 GPU_DRIVER = "Install"

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra.config import ReleaseLocation
-from infra.targets.k8s.alerts import AlertRule
-from infra.targets.k8s.spec import WorkloadIdentity
+from infra.k8s.alerts import AlertRule
+from infra.k8s.spec import WorkloadIdentity
 from tdk.errors import ConfigError
 
 #: the pod label and ServiceAccount annotation Azure Workload Identity acts on

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from infra.clients.prometheus import Auth, NoAuth, PrometheusClient, Request
+from infra.k8s.client import KubernetesClient, KubernetesLocator
 from infra.targets.aks.builders import PROMETHEUS_SCOPE
 from infra.targets.aks.entry import ENTRY
-from infra.targets.k8s.client import KubernetesClient, KubernetesLocator
 from infra.targets.operations import Reading, output_text
 from packager.stores.azsignin import quiet_identity_log, summary
 from tdk.errors import EndpointError, UsageError

@@ -11,11 +11,11 @@ import pulumi_azure_native as azure
 import pulumi_kubernetes as k8s
 
 from infra.facts import kubernetes as kf
+from infra.k8s.addons_component import ChartArgs
+from infra.k8s.refs import ClusterRef
+from infra.k8s.spec import GPU_POOL, GPU_TAINT_EFFECT, GPU_TAINT_KEY, POOL_LABEL
 from infra.targets.aks import arm
 from infra.targets.aks.config import AksConfig
-from infra.targets.k8s.addons_component import ChartArgs
-from infra.targets.k8s.refs import ClusterRef
-from infra.targets.k8s.spec import GPU_POOL, GPU_TAINT_EFFECT, GPU_TAINT_KEY, POOL_LABEL
 
 
 def _kubeconfig(encoded: str) -> str:

@@ -10,11 +10,11 @@ from typing import Any, cast
 import infra.facts
 from infra.config import ConfigReader, ReleaseLocation, StackConfig, check_choice, qualify
 from infra.facts import kubernetes as kf
+from infra.k8s.config import WorkloadConfig, workload_spec
+from infra.k8s.spec import MODEL_SYNC_PATH, ModelSync, PrometheusSource, TritonServiceSpec
 from infra.targets.aks import builders as b
 from infra.targets.aks import catalog, versions
 from infra.targets.guardrails import Budget
-from infra.targets.k8s.config import WorkloadConfig, workload_spec
-from infra.targets.k8s.spec import MODEL_SYNC_PATH, ModelSync, PrometheusSource, TritonServiceSpec
 from tdk.errors import ConfigError
 
 #: Azure region names as ARM spells them (eastus, westeurope, southcentralus, ...)

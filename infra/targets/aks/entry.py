@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+from infra.k8s.entry import KubernetesEntry, KubernetesPlan
 from infra.planning.pricing import PriceTable, Quote
 from infra.targets.aks.cloud import CLOUD
-from infra.targets.k8s.entry import KubernetesEntry, KubernetesPlan
 from infra.targets.ports import PlanUnit, Stack, ValidatePort
 from tdk.errors import UsageError
 

@@ -4,7 +4,7 @@ the alert rules read it), the shared alert rules as a Prometheus rule group mail
 
 Why managed Prometheus rather than Container Insights metrics: KEDA's Prometheus scaler
 queries the workspace with its workload identity, so the ScaledObject runs the very PromQL it
-runs on GKE and EKS, and the alert rules are the same PromQL (``infra.targets.k8s.alerts``).
+runs on GKE and EKS, and the alert rules are the same PromQL (``infra.k8s.alerts``).
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ import pulumi
 import pulumi_azure_native as azure
 
 import infra.facts
+from infra.k8s.alerts import workload_rules
+from infra.k8s.config import AlertThresholds
 from infra.targets.aks import arm
 from infra.targets.aks.builders import rule_group_rules
 from infra.targets.guardrails import Budget
-from infra.targets.k8s.alerts import workload_rules
-from infra.targets.k8s.config import AlertThresholds
 
 
 @dataclass

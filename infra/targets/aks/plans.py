@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import shlex
 
+from infra.k8s.build_job import WORK, StoreCopy
 from infra.targets.aks import builders as b
 from infra.targets.aks.config import AksConfig
-from infra.targets.k8s.build_job import WORK, StoreCopy
 from packager.stores.azblob import SHA_META
 
 

@@ -7,17 +7,17 @@ from typing import TYPE_CHECKING, Any
 import pulumi
 import pulumi_azure_native as azure
 
+from infra.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
+from infra.k8s.addons_component import ClusterAddons, ClusterAddonsArgs
+from infra.k8s.common import invoke_command, port_forward_command
+from infra.k8s.component import TritonService, TritonServiceArgs
+from infra.k8s.refs import PodIdentity
 from infra.targets.aks import arm
 from infra.targets.aks import builders as b
 from infra.targets.aks.cloud_names import TARGET
 from infra.targets.aks.cluster import AksCluster
 from infra.targets.aks.identity import Grant, WorkloadIdentity, WorkloadIdentityArgs
 from infra.targets.aks.monitoring import AksMonitoring, AksMonitoringArgs
-from infra.targets.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
-from infra.targets.k8s.addons_component import ClusterAddons, ClusterAddonsArgs
-from infra.targets.k8s.common import invoke_command, port_forward_command
-from infra.targets.k8s.component import TritonService, TritonServiceArgs
-from infra.targets.k8s.refs import PodIdentity
 
 if TYPE_CHECKING:
     from infra.targets.aks.config import AksConfig

@@ -17,6 +17,11 @@ from infra.config import (
 )
 from infra.facts import kubernetes as kf
 from infra.facts.findings import Finding
+from infra.k8s.build_job import StoreCopy
+from infra.k8s.common import ClusterMinors, KubernetesTarget, require_release
+from infra.k8s.config import read_workload_config
+from infra.k8s.models import fitted_workload
+from infra.k8s.spec import TritonServiceSpec
 from infra.targets.aks import builders as b
 from infra.targets.aks import catalog
 from infra.targets.aks.cloud_names import DERIVED
@@ -33,11 +38,6 @@ from infra.targets.aks.entry import ENTRY
 from infra.targets.base import DoctorPort, Manifest, OutputValue, Refusal, TargetSpec
 from infra.targets.checks import image_facts, pod_spec
 from infra.targets.guardrails import read_api_cidrs, read_budget
-from infra.targets.k8s.build_job import StoreCopy
-from infra.targets.k8s.common import ClusterMinors, KubernetesTarget, require_release
-from infra.targets.k8s.config import read_workload_config
-from infra.targets.k8s.models import fitted_workload
-from infra.targets.k8s.spec import TritonServiceSpec
 from tdk.errors import ConfigError
 
 

@@ -10,7 +10,7 @@ from infra.clouds.aws import catalog as aws_catalog
 from infra.facts import hardware as facts
 from infra.facts import kubernetes as kf
 from infra.facts.drivers import NodeDriver
-from infra.targets.k8s.spec import (
+from infra.k8s.spec import (
     GPU_POOL,
     GPU_TAINT_KEY,
     GPU_TAINT_VALUE,
@@ -355,7 +355,7 @@ LOAD_BALANCER_ANNOTATIONS: dict[str, dict[str, str]] = {
 }
 
 
-# --- the Kubernetes layer's hooks (infra/targets/k8s): pod identity, metrics query auth, model sync
+# --- the Kubernetes layer's hooks (infra/k8s): pod identity, metrics query auth, model sync
 def workload_identity(role_arn: Any) -> WorkloadIdentity:
     """Triton's pods run as an IAM role through IRSA: the ServiceAccount names the role."""
     return WorkloadIdentity(service_account={IRSA_ANNOTATION: role_arn})

@@ -8,10 +8,10 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from infra.clients.prometheus import NoAuth, PrometheusClient
+from infra.k8s.client import KubernetesClient, KubernetesLocator
 from infra.targets.eks.builders import amp_query_url
 from infra.targets.eks.entry import ENTRY
 from infra.targets.eks.query_auth import SigV4
-from infra.targets.k8s.client import KubernetesClient, KubernetesLocator
 from infra.targets.operations import Reading, option, output_text
 from tdk.errors import UsageError
 

@@ -11,11 +11,11 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from infra.facts import kubernetes as kf
+from infra.k8s.addons_component import ChartArgs
+from infra.k8s.refs import ClusterRef
 from infra.targets.eks import builders as b
 from infra.targets.eks.config import EksConfig
 from infra.targets.eks.network import EksNetwork
-from infra.targets.k8s.addons_component import ChartArgs
-from infra.targets.k8s.refs import ClusterRef
 
 _MANAGED = "arn:aws:iam::aws:policy/"
 CLUSTER_POLICIES = ("AmazonEKSClusterPolicy",)

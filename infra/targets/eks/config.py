@@ -8,10 +8,10 @@ from typing import Any, cast
 import infra.facts
 from infra.config import ConfigReader, ReleaseLocation, StackConfig, check_choice, qualify
 from infra.facts import kubernetes as kf
+from infra.k8s.config import WorkloadConfig, workload_spec
+from infra.k8s.spec import TritonServiceSpec
 from infra.targets.eks import builders as b
 from infra.targets.guardrails import Budget
-from infra.targets.k8s.config import WorkloadConfig, workload_spec
-from infra.targets.k8s.spec import TritonServiceSpec
 from tdk.errors import ConfigError
 
 SUPPORT_TYPES = ("STANDARD", "EXTENDED")

@@ -17,6 +17,10 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from infra.clouds.aws.guardrails import budget_args
+from infra.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
+from infra.k8s.alerts import rules_yaml, workload_rules
+from infra.k8s.config import AlertThresholds
+from infra.k8s.refs import PodIdentity
 from infra.targets.eks.builders import (
     amp_query_policy,
     container_insights_log_groups,
@@ -33,10 +37,6 @@ from infra.targets.eks.observability import (
     scraper_rbac,
 )
 from infra.targets.guardrails import Budget
-from infra.targets.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
-from infra.targets.k8s.alerts import rules_yaml, workload_rules
-from infra.targets.k8s.config import AlertThresholds
-from infra.targets.k8s.refs import PodIdentity
 
 
 @dataclass

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from infra.targets.k8s import promql
+from infra.k8s import promql
 
 SCRAPER_USER = "aps-collector-user"
 CW_NAMESPACE = "amazon-cloudwatch"

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import shlex
 
+from infra.k8s.build_job import WORK, StoreCopy
 from infra.targets.eks.config import EksConfig
-from infra.targets.k8s.build_job import WORK, StoreCopy
 from packager.stores.s3 import SHA_META
 
 

@@ -6,14 +6,14 @@ from typing import TYPE_CHECKING, Any
 
 import pulumi
 
+from infra.k8s.addons_component import ClusterAddons, ClusterAddonsArgs
+from infra.k8s.common import invoke_command, port_forward_command
+from infra.k8s.component import TritonService, TritonServiceArgs
 from infra.targets.eks import builders as b
 from infra.targets.eks.cloud_names import TARGET
 from infra.targets.eks.cluster import GpuCluster, GpuClusterArgs
 from infra.targets.eks.monitoring import EksMonitoring, EksMonitoringArgs
 from infra.targets.eks.release import ReleaseReader, ReleaseReaderArgs
-from infra.targets.k8s.addons_component import ClusterAddons, ClusterAddonsArgs
-from infra.targets.k8s.common import invoke_command, port_forward_command
-from infra.targets.k8s.component import TritonService, TritonServiceArgs
 
 if TYPE_CHECKING:
     from infra.targets.eks.config import EksConfig

@@ -13,6 +13,11 @@ from infra.clouds.aws.guardrails import read_log_retention
 from infra.clouds.aws.offer import instance_spec
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
 from infra.facts import kubernetes as kf
+from infra.k8s.build_job import StoreCopy
+from infra.k8s.common import ClusterMinors, KubernetesTarget, csv, require_release
+from infra.k8s.config import read_workload_config
+from infra.k8s.models import fitted_workload
+from infra.k8s.spec import TritonServiceSpec
 from infra.targets.base import DoctorPort, Manifest, OutputValue, Refusal, SchemaDrift, TargetSpec
 from infra.targets.checks import pod_spec
 from infra.targets.eks import builders as b
@@ -26,11 +31,6 @@ from infra.targets.eks.config import (
 from infra.targets.eks.entry import ENTRY
 from infra.targets.eks.observability import scraper_rbac
 from infra.targets.guardrails import read_api_cidrs, read_budget
-from infra.targets.k8s.build_job import StoreCopy
-from infra.targets.k8s.common import ClusterMinors, KubernetesTarget, csv, require_release
-from infra.targets.k8s.config import read_workload_config
-from infra.targets.k8s.models import fitted_workload
-from infra.targets.k8s.spec import TritonServiceSpec
 from tdk.errors import ConfigError
 
 if TYPE_CHECKING:

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra.facts.kubernetes import GKE_CHANNELS
+from infra.k8s import promql
+from infra.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
+from infra.k8s.alerts import AlertRule
+from infra.k8s.spec import GPU_POOL, POOL_LABEL, PrometheusSource, WorkloadIdentity
 from infra.targets.guardrails import ACTUAL_THRESHOLDS, FORECAST_THRESHOLD, Budget
-from infra.targets.k8s import promql
-from infra.targets.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
-from infra.targets.k8s.alerts import AlertRule
-from infra.targets.k8s.spec import GPU_POOL, POOL_LABEL, PrometheusSource, WorkloadIdentity
 from packager.plans import PLANS_PREFIX
 
 
@@ -329,7 +329,7 @@ LOAD_BALANCER_ANNOTATIONS: dict[str, dict[str, str]] = {
 }
 
 
-# --- the Kubernetes layer's hooks (infra/targets/k8s): pod identity, metrics query auth -----------
+# --- the Kubernetes layer's hooks (infra/k8s): pod identity, metrics query auth -----------
 def workload_identity(email: Any) -> WorkloadIdentity:
     """Triton's pods run as a Google service account through Workload Identity: the
     ServiceAccount names it."""

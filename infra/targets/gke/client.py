@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra.clients.prometheus import NoAuth, PrometheusClient
+from infra.k8s.client import KubernetesClient, KubernetesLocator
 from infra.targets.gke.builders import managed_prometheus_url
 from infra.targets.gke.entry import ENTRY
 from infra.targets.gke.query_auth import GoogleBearer
-from infra.targets.k8s.client import KubernetesClient, KubernetesLocator
 
 
 class GkeClient(KubernetesClient):

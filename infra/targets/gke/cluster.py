@@ -10,9 +10,9 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from infra.k8s.refs import ClusterRef, PodIdentity
 from infra.targets.gke import builders as b
 from infra.targets.gke.config import GkeConfig
-from infra.targets.k8s.refs import ClusterRef, PodIdentity
 
 
 @dataclass

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 from infra.config import ReleaseLocation, StackConfig
 from infra.facts import kubernetes as kf
+from infra.k8s.config import WorkloadConfig, workload_spec
+from infra.k8s.spec import TritonServiceSpec
 from infra.targets.gke import builders as b
 from infra.targets.guardrails import Budget
-from infra.targets.k8s.config import WorkloadConfig, workload_spec
-from infra.targets.k8s.spec import TritonServiceSpec
 
 
 @dataclass(frozen=True)

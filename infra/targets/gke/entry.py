@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from infra.clouds.gcp.machine import CLOUD
+from infra.k8s.entry import KubernetesEntry, KubernetesPlan
 from infra.planning.pricing import PriceTable, Quote
-from infra.targets.k8s.entry import KubernetesEntry, KubernetesPlan
 from infra.targets.ports import PlanUnit, Stack, ValidatePort
 from tdk.errors import UsageError
 

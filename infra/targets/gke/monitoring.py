@@ -9,10 +9,10 @@ import pulumi
 import pulumi_gcp as gcp
 
 from infra.config import ReleaseLocation
+from infra.k8s.alerts import workload_rules
+from infra.k8s.config import AlertThresholds
 from infra.targets.gke import builders as b
 from infra.targets.guardrails import Budget
-from infra.targets.k8s.alerts import workload_rules
-from infra.targets.k8s.config import AlertThresholds
 
 
 @dataclass

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import shlex
 
+from infra.k8s.build_job import WORK, StoreCopy
 from infra.targets.gke.config import GkeConfig
-from infra.targets.k8s.build_job import WORK, StoreCopy
 from packager.stores.gcs import SHA_META
 
 CLOUD_CLI_IMAGE = "gcr.io/google.com/cloudsdktool/google-cloud-cli:stable"

@@ -6,6 +6,9 @@ from typing import TYPE_CHECKING, Any
 
 import pulumi
 
+from infra.k8s.addons_component import ClusterAddons, ClusterAddonsArgs
+from infra.k8s.common import invoke_command, port_forward_command
+from infra.k8s.component import TritonService, TritonServiceArgs
 from infra.targets.gke import builders as b
 from infra.targets.gke.cloud_names import TARGET
 from infra.targets.gke.cluster import GpuCluster, GpuClusterArgs
@@ -16,9 +19,6 @@ from infra.targets.gke.monitoring import (
     ReleaseReaderArgs,
 )
 from infra.targets.gke.services import ProjectServices
-from infra.targets.k8s.addons_component import ClusterAddons, ClusterAddonsArgs
-from infra.targets.k8s.common import invoke_command, port_forward_command
-from infra.targets.k8s.component import TritonService, TritonServiceArgs
 
 if TYPE_CHECKING:
     from infra.targets.gke.config import GkeConfig

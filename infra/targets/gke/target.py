@@ -13,6 +13,11 @@ from infra.clouds.gcp.offer import accelerator_spec
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
 from infra.facts import kubernetes as kf
 from infra.facts.drivers import NodeDriver
+from infra.k8s.build_job import StoreCopy
+from infra.k8s.common import ClusterMinors, KubernetesTarget, csv, require_release
+from infra.k8s.config import read_workload_config
+from infra.k8s.models import fitted_workload
+from infra.k8s.spec import TritonServiceSpec
 from infra.targets.base import DoctorPort, OutputValue, Refusal, SchemaDrift, TargetSpec
 from infra.targets.checks import pod_spec
 from infra.targets.gke import builders as b
@@ -20,11 +25,6 @@ from infra.targets.gke.cloud_names import DERIVED
 from infra.targets.gke.config import GkeConfig, triton_spec
 from infra.targets.gke.entry import ENTRY
 from infra.targets.guardrails import read_api_cidrs, read_budget
-from infra.targets.k8s.build_job import StoreCopy
-from infra.targets.k8s.common import ClusterMinors, KubernetesTarget, csv, require_release
-from infra.targets.k8s.config import read_workload_config
-from infra.targets.k8s.models import fitted_workload
-from infra.targets.k8s.spec import TritonServiceSpec
 from tdk.errors import ConfigError
 
 if TYPE_CHECKING:

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from infra.k8s.alerts import workload_rules
 from infra.targets import stacks
 from infra.targets.aks import builders as b
-from infra.targets.k8s.alerts import workload_rules
 from tests.infra.pulumi_harness import StackRun, run_stack
 from tests.targets.aks.abac import Request, allows
 from tests.targets.aks.fake_az import BLOBS, PATH, PREFIX, READ

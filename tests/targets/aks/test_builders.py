@@ -9,10 +9,10 @@ import shlex
 import pytest
 
 from infra.config import parse_release_url
+from infra.k8s.alerts import AlertRule
 from infra.targets.aks import arm
 from infra.targets.aks import builders as b
 from infra.targets.guardrails import Budget
-from infra.targets.k8s.alerts import AlertRule
 from tdk.errors import ConfigError
 
 

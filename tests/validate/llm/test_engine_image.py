@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from infra.config import ConfigReader
+from infra.k8s.models import model_needs
 from infra.targets import registry, stacks
 from infra.targets.feasibility import feasible, flag_stack, require_feasible
-from infra.targets.k8s.models import model_needs
 from packager.publish import load_models
 from tdk.errors import ConfigError
 from tests.infra.pulumi_harness import ROOT, run_stack, stack_config
