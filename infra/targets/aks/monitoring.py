@@ -1,6 +1,6 @@
-"""``tdk:azure:AksMonitoring``: Azure Monitor managed Prometheus for Triton's metrics (KEDA and
-the alert rules read it), the shared alert rules as a Prometheus rule group mailed to
-``alertEmail``, and the monthly budget.
+"""``tdk:azure:AksMonitoring``: Azure Monitor managed Prometheus for Triton's metrics (KEDA, the
+alert rules and the dashboard read it), the shared alert rules as a Prometheus rule group mailed
+to ``alertEmail``, the dashboard (an Azure Monitor workbook), and the monthly budget.
 
 Why managed Prometheus rather than Container Insights metrics: KEDA's Prometheus scaler
 queries the workspace with its workload identity, so the ScaledObject runs the very PromQL it
@@ -20,6 +20,7 @@ from infra.k8s.alerts import workload_rules
 from infra.k8s.config import AlertThresholds
 from infra.targets.aks import arm
 from infra.targets.aks.builders import rule_group_rules
+from infra.targets.aks.workbook import workbook_json, workbook_name
 from infra.targets.guardrails import Budget
 
 
@@ -42,7 +43,8 @@ class AksMonitoringArgs:
 class AksMonitoring(pulumi.ComponentResource):
     """Azure Monitor workspace (``workspace``; ``query_url`` its Prometheus API), the data
     collection endpoint, rule and association that send the cluster's scrapes there, the
-    alert rule group and its action group, the budget."""
+    alert rule group and its action group, the dashboard workbook (``dashboard_url``), the
+    budget."""
 
     def __init__(
         self, name: str, args: AksMonitoringArgs, opts: pulumi.ResourceOptions | None = None
@@ -103,10 +105,35 @@ class AksMonitoring(pulumi.ComponentResource):
             rules=cast(Any, rule_group_rules(rules, actions.id)),
             opts=child,
         )
+        self.workbook = azure.applicationinsights.Workbook(
+            f"{name}-workbook",
+            resource_name_=workbook_name(args.name),
+            resource_group_name=group,
+            location=location,
+            kind="shared",
+            category="workbook",
+            display_name=f"{args.name} Triton",
+            source_id=self.workspace.id,
+            serialized_data=self.workspace.id.apply(
+                lambda ws: workbook_json(
+                    f"{args.name} Triton", args.namespace, args.job, args.alerts.multi_model, ws
+                )
+            ),
+            opts=child,
+        )
+        self.dashboard_url = pulumi.Output.concat(
+            "https://portal.azure.com/#resource", self.workbook.id, "/workbook"
+        )
         if args.budget is not None:
             azure.consumption.Budget(
                 f"{name}-budget",
                 **arm.budget(args.name, args.budget, args.resource_group_id, infra.facts.today()),
                 opts=pulumi.ResourceOptions(parent=self, ignore_changes=["timePeriod"]),
             )
-        self.register_outputs({"workspaceId": self.workspace.id, "queryUrl": self.query_url})
+        self.register_outputs(
+            {
+                "workspaceId": self.workspace.id,
+                "queryUrl": self.query_url,
+                "dashboardUrl": self.dashboard_url,
+            }
+        )

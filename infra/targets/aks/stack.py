@@ -107,6 +107,7 @@ def declare_aks(config: AksConfig) -> dict[str, Any]:
         "serviceName": spec.name,
         "tritonClientId": reader.client_id,
         "prometheusQueryUrl": monitoring.query_url,
+        "dashboardUrl": monitoring.dashboard_url,
         "getCredentials": pulumi.Output.concat(
             "az aks get-credentials --resource-group ", group, " --name ", cluster.cluster.name
         ),
