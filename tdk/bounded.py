@@ -133,7 +133,9 @@ def nests_deeper(structure: bytes, limit: int = MAX_DEPTH) -> bool:
     """Whether a ``json_structure`` nests deeper than ``limit`` (an unclosed bracket counts).
     The innermost empty pairs go first (a tree without its leaves is one level lower; a flat
     body of ``[]`` is then empty), then levels are counted in C (``accumulate``), stopping at
-    the first one past the limit."""
+    the first one past the limit; at most ``limit`` openings cannot nest deeper."""
+    if structure.count(b"[") + structure.count(b"{") <= limit:
+        return False  # an inference request's JSON header: a few openings, nothing to count
     brackets = structure.translate(_SQUARE, b",")
     inner = brackets.replace(b"[]", b"")
     over = limit - (1 if len(inner) < len(brackets) else 0)

@@ -31,12 +31,3 @@ def check_json(body: bytes, what: str = "request body") -> None:
     values = structure_values(structure)
     if values > MAX_VALUES:
         raise validation(f"the {what}'s JSON holds {values} values, more than {MAX_VALUES}")
-
-
-def check_inference_body(body: bytes, header_size: int | None) -> None:
-    """An inference body as Triton reads it: all JSON, or (binary+json) a JSON header of
-    ``header_size`` bytes followed by raw tensor bytes, which are not JSON."""
-    if header_size is None:
-        check_json(body)
-    else:
-        check_json(body[:header_size], "request's JSON header")

@@ -23,6 +23,17 @@ from infra.clients.triton_errors import triton_error_text
 from infra.sagemaker_common.components import component_name
 from infra.sagemaker_common.runtime import RELOADS
 from infra.targets.local import bounds, generate, response_stream, switch
+from infra.targets.local.body import (
+    BINARY_TYPE,
+    ClientGone,
+    checked_inference,
+    header_size,
+    json_header_size,
+    read_body,
+    read_chunks,
+    size_of,
+    too_large,
+)
 from infra.targets.local.errors import ApiError, internal, model_error, unavailable, validation
 from infra.targets.local.manager import ModelManager, ModelState, forgotten, stub_crashed
 from infra.targets.local.metrics import CONTENT_TYPE
@@ -36,7 +47,6 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
 log = logging.getLogger("tdk.local")
-BINARY_TYPE = "application/vnd.sagemaker-triton.binary+json"
 _TARGET = b"x-amzn-sagemaker-target-model"
 #: InvokeEndpoint's InferenceComponentName (botocore sagemaker-runtime model, checked 2026-11-24)
 _COMPONENT = b"x-amzn-sagemaker-inference-component"
@@ -54,10 +64,6 @@ STOP_POLL_S = 0.1  # how often a start looks whether the server was told to stop
 
 class StartInterrupted(TdkError):
     """Told to stop (SIGTERM, Ctrl-C) before the endpoint was ready."""
-
-
-class ClientGone(Exception):
-    """The caller disconnected before sending its whole body."""
 
 
 class Front:
@@ -263,12 +269,12 @@ class Front:
     ) -> tuple[int, bytes, list[tuple[bytes, bytes]], float]:
         target = self._check_head(endpoint, target, length)
         # The whole body arrives before a model slot is taken: a slow client pins nothing.
-        body = await read_body(receive, self.max_body, self.manager.settings.body_timeout)
+        chunks = await read_chunks(receive, self.max_body, self.manager.settings.body_timeout)
         extra: tuple[tuple[str, str], ...] = ()
-        size = json_header_size(content_type or "", len(body))
+        size = json_header_size(content_type or "", size_of(chunks))
         if size is not None:
             extra = (("Inference-Header-Content-Length", str(size)),)
-        bounds.check_inference_body(body, size)  # before a model is loaded for it
+        body = checked_inference(chunks, size)  # before a model is loaded for it
         state, hit = await self.manager.acquire_hit(target)
         self.manager.metrics.count("Invocations", target)
         model_started = time.perf_counter()
@@ -301,9 +307,9 @@ class Front:
         metrics.pending += 1
         try:
             self.manager.state_of(target)
-            body = await read_body(receive, self.max_body, self.manager.settings.body_timeout)
-            size = None if header is None else _header_size(header, len(body))
-            bounds.check_inference_body(body, size)  # before a model is loaded for it
+            chunks = await read_chunks(receive, self.max_body, self.manager.settings.body_timeout)
+            size = None if header is None else header_size(header, size_of(chunks))
+            body = checked_inference(chunks, size)  # before a model is loaded for it
             state = await self.manager.acquire(target)
             metrics.count("Invocations", target)
             model_started = time.perf_counter()
@@ -365,7 +371,7 @@ class Front:
         return target
 
     async def _call_model(
-        self, state: ModelState, body: bytes, extra: tuple[tuple[str, str], ...]
+        self, state: ModelState, body: list[bytes], extra: tuple[tuple[str, str], ...]
     ) -> UpstreamResponse:
         """Triton's ``/v2/models/<name>/infer``, within the invocation timeout; 200 or raises.
         A model whose Python stub crashed is forgotten, to be loaded again on its next request
@@ -408,74 +414,6 @@ class Front:
                 original_message=message,
             )
         return upstream
-
-
-def _header_size(raw: bytes, body_length: int) -> int:
-    """Triton's ``Inference-Header-Content-Length``: the JSON header's bytes (1..body)."""
-    if not (raw.isdigit() and len(raw) <= 19 and 0 < int(raw) <= body_length):
-        raise validation(
-            f"Inference-Header-Content-Length {raw[:20]!r} is not 1..{body_length} bytes"
-        )
-    return int(raw)
-
-
-def json_header_size(content_type: str, body_length: int) -> int | None:
-    """``json-header-size=N`` of a binary+json content type; None for other content types.
-
-    A binary+json body without a valid N (missing, not a number, < 1, beyond the body) is a
-    ValidationError naming the parameter, not something Triton fails on later.
-    """
-    kind, _, params = content_type.partition(";")
-    if kind.strip().lower() != BINARY_TYPE:
-        return None
-    raw = None
-    for part in params.split(";"):
-        key, _, value = part.partition("=")
-        if key.strip().lower() == "json-header-size":
-            raw = value.strip()
-    hint = f"expected 1..{body_length}, the byte length of the JSON header at the body's start"
-    if raw is None:
-        raise validation(f"Content-Type {BINARY_TYPE} needs json-header-size=N ({hint})")
-    # isdigit() accepts other scripts' digits and int() refuses over 4300 digits: ASCII, short
-    if not (raw.isascii() and raw.isdigit() and len(raw) <= 19) or not 0 < int(raw) <= body_length:
-        shown = raw if len(raw) <= 20 else f"{raw[:20]}… ({len(raw)} characters)"
-        raise validation(f"Content-Type parameter json-header-size={shown!r} is invalid ({hint})")
-    return int(raw)
-
-
-async def read_body(receive: Receive, limit: int, timeout: float) -> bytes:
-    """The whole request body, at most ``limit`` bytes, within ``timeout`` seconds."""
-    chunks: list[bytes] = []
-    size = 0
-    try:
-        async with asyncio.timeout(timeout):
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    raise ClientGone
-                chunk = message.get("body", b"")
-                size += len(chunk)
-                if size > limit:
-                    raise too_large("request body", limit)
-                chunks.append(chunk)
-                if not message.get("more_body", False):
-                    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-    except TimeoutError:
-        raise ApiError(
-            408,
-            "RequestTimeout",
-            f"the request body did not arrive within {timeout:g} s ({size} bytes received)",
-            close=True,
-        ) from None
-
-
-def too_large(what: str, limit: int) -> ApiError:
-    """413 for a body beyond the payload limit (the server discards the rest of it)."""
-    return ApiError(
-        413,
-        "ValidationError",
-        f"{what} exceeds the {limit}-byte payload limit (InvokeEndpoint accepts at most 6 MB)",
-    )
 
 
 async def _respond(

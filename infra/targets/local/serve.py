@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from infra.targets.local import lock, stopping, workdir
+from infra.targets.local.allocator import keep_body_buffers
 from infra.targets.local.options import (
     ENDPOINT_NAME,
     EndpointOptions,
@@ -217,6 +218,7 @@ def _run(
     from infra.targets.local.front import Front
     from infra.targets.local.manager import ModelManager
 
+    keep_body_buffers()  # before the first body is read: no page faults per request
     runtime = find_runtime() if settings.triton_url is None else None
     sock = bind(settings.port, settings.host)
     actual = int(sock.getsockname()[1])

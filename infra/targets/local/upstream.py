@@ -1,7 +1,8 @@
 """A minimal pooled HTTP/1.1 client to Triton over asyncio + httptools (the front's hot path).
 
-Request bodies are streamed chunk by chunk as the front receives them (no buffering or
-re-copying of a large body; the request head goes out with the first chunk, so Triton sees
+A request body is ``bytes``, the list of chunks the front received (written with the head in
+one ``writelines``: never joined, so a large body is not copied again) or an async iterator
+streamed chunk by chunk as it arrives (the head goes out with the first chunk, so Triton sees
 one segment fewer); responses (small inference outputs) are collected whole.
 """
 
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 
 import httptools
 
-Body = bytes | AsyncIterator[bytes]
+Body = bytes | list[bytes] | AsyncIterator[bytes]
 Opener = Callable[[], Awaitable[socket.socket]]
 
 
@@ -108,7 +109,7 @@ class UpstreamPool:
         #: opens each new connection when given (Triton in a namespace of its own)
         self.opener = opener
         self._idle: list[_Connection] = []
-        self._host_header = f"Host: {host}:{port}\r\n".encode()
+        self._host_header = f"Host: {host}:{port}\r\n"
 
     async def _connect(self) -> _Connection:
         loop = asyncio.get_running_loop()
@@ -129,12 +130,13 @@ class UpstreamPool:
         length: int | None = None,
         headers: tuple[tuple[str, str], ...] = (),
     ) -> UpstreamResponse:
-        """Send one request; a stale idle connection is retried once when the body is bytes."""
+        """Send one request; a stale idle connection is retried once when the body can be sent
+        again (bytes or a list of chunks)."""
         reused = bool(self._idle)
         try:
             return await self._send(method, path, body, length, headers)
         except UpstreamError:
-            if not (reused and isinstance(body, bytes)):
+            if not (reused and isinstance(body, bytes | list)):
                 raise
             return await self._send(method, path, body, length, headers)
 
@@ -150,19 +152,25 @@ class UpstreamPool:
         while conn.closed:
             conn = self._idle.pop() if self._idle else await self._connect()
         if length is None:
-            length = len(body) if isinstance(body, bytes) else 0
-        head = [f"{method} {path} HTTP/1.1\r\n".encode(), self._host_header]
-        head += [f"{name}: {value}\r\n".encode("latin-1") for name, value in headers]
-        head.append(f"Content-Length: {length}\r\n\r\n".encode())
+            if isinstance(body, bytes):
+                length = len(body)
+            else:
+                length = sum(map(len, body)) if isinstance(body, list) else 0
+        lines = "".join([f"{name}: {value}\r\n" for name, value in headers])
+        head = f"{method} {path} HTTP/1.1\r\n".encode() + (
+            f"{self._host_header}{lines}Content-Length: {length}\r\n\r\n"
+        ).encode("latin-1")
         waiter: asyncio.Future[UpstreamResponse] = asyncio.get_running_loop().create_future()
         conn.waiter = waiter
         transport = conn.transport
         assert transport is not None
         try:
             if isinstance(body, bytes):
-                transport.writelines([b"".join(head), body])
+                transport.writelines([head, body])
+            elif isinstance(body, list):
+                transport.writelines([head, *body])
             else:
-                await _write_stream(conn, transport, b"".join(head), body)
+                await _write_stream(conn, transport, head, body)
             response = await waiter
         except BaseException:
             conn.close()
