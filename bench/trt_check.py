@@ -5,7 +5,7 @@ Always: is ``tensorrt`` importable (its version), is ``trtexec`` on PATH, which 
 compute capability ``nvidia-smi`` reports, does ONNX Runtime have its CUDA provider. Where
 TensorRT, a GPU and torch (for device buffers) are present: builds the BERT-shaped model of
 ``bench/bert_onnx.py`` (batch 1..32, sequence 128) with TensorRT's Python API, checks parity
-with ONNX Runtime on CPU (``infra.tensorrt_plans.pod_build.compare``), and measures median
+with ONNX Runtime on CPU (``infra.tensorrt_engines.pod_build.compare``), and measures median
 latency of the plan and of ONNX Runtime's CUDA provider at batch 1, 8 and 32 in one run (the
 write-up being reproduced: TensorRT 2x ONNX Runtime). Without them it says what is missing and
 exits 0. The last line is one JSON object.
@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # bert_onnx beside it
 
 from bert_onnx import INPUTS, write_model_dir
 
-from infra.tensorrt_plans.pod_build import compare
+from infra.tensorrt_engines.pod_build import compare
 
 BATCHES = (1, 8, 32)
 SEQUENCE = 128

@@ -17,7 +17,7 @@ from cli.output import Output
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
-    from infra.tensorrt_plans.stage import BuildTarget, PlanBuild
+    from infra.tensorrt_engines.stage import BuildTarget, EngineBuild
 
 HARDWARE_HELP = (
     "TensorRT hardware compatibility: ampere+ builds one plan for every GPU of compute "
@@ -89,13 +89,13 @@ def build(
     """Build MODEL's TensorRT plan for the stack's GPU: on its GPU pool (a Kubernetes Job),
     or --local; compare it with ONNX Runtime; cache it in the release store."""
     from infra.targets.base import build_port
-    from infra.tensorrt_plans.stage import BuildOptions, plan_build
+    from infra.tensorrt_engines.stage import BuildOptions, engine_build
 
     out = Output(json_mode=json)
     if render is not None and local:
         raise UsageError("--render and --local both say where to build", hint="drop one")
     if local:  # what cannot work here at all, before shapes, stacks or store credentials
-        from infra.tensorrt_plans.run import require_local_gpu
+        from infra.tensorrt_engines.run import require_local_gpu
 
         require_local_gpu()
     settings, target = _target(project_dir, stack)
@@ -107,7 +107,7 @@ def build(
     if not local:
         build_port(settings.entry.deploy())  # why not, before anything is built
     options = BuildOptions(tuple(shape or ()), opt_batch, fp16, hardware, atol, rtol)
-    planned = plan_build(model, target, options)
+    planned = engine_build(model, target, options)
     url = store or _release_url(settings, stack)
     if render is not None:
         _render_store(url)
@@ -116,7 +116,7 @@ def build(
     from packager.stores import open_store
 
     where = open_store(url, endpoint_url=endpoint_url)
-    from infra.tensorrt_plans.run import cached_record
+    from infra.tensorrt_engines.run import cached_record
 
     record = cached_record(where, planned)
     if record is None:
@@ -129,7 +129,7 @@ def build(
 
 def _target(project_dir: Path, stack: str) -> tuple[Any, BuildTarget]:
     from infra.targets import stacks
-    from infra.tensorrt_plans.stage import stack_target
+    from infra.tensorrt_engines.stage import stack_target
 
     settings = stacks.load_stack(project_dir, stack)
     return settings, stack_target(settings, stack)
@@ -146,14 +146,14 @@ def _release_url(settings: Any, stack: str) -> str:
 
 
 def _job(
-    settings: Any, planned: PlanBuild, url: str, timeout: float, strict: bool = True
+    settings: Any, planned: EngineBuild, url: str, timeout: float, strict: bool = True
 ) -> list[dict[str, Any]]:
     """The build Job's manifests; ``strict``: a value only the deployed stack knows (the EKS
     role ARN) is an error instead of a ``${name}`` placeholder."""
-    from infra.targets.base import PlanJob, build_port
-    from infra.tensorrt_plans.run import job_name
+    from infra.targets.base import EngineJob, build_port
+    from infra.tensorrt_engines.run import job_name
 
-    job = PlanJob(
+    job = EngineJob(
         job_name(planned), f"{url.rstrip('/')}/{planned.key.prefix}",
         planned.target.tensorrt_image, int(timeout),
     )  # fmt: skip
@@ -163,7 +163,7 @@ def _job(
         placeholders.append(name)
         return "${" + name + "}"
 
-    manifests = list(build_port(settings.entry.deploy()).plan_job(settings.config, output, job))
+    manifests = list(build_port(settings.entry.deploy()).engine_job(settings.config, output, job))
     if placeholders and strict:
         raise UsageError(
             f"the build Job needs the deployed stack's {', '.join(placeholders)}",
@@ -187,12 +187,12 @@ def _render_store(url: str) -> None:
 
 
 def _render(
-    out: Output, settings: Any, planned: PlanBuild, url: str, where: Path, timeout: float
+    out: Output, settings: Any, planned: EngineBuild, url: str, where: Path, timeout: float
 ) -> None:
     """The Job's YAML and its staged inputs under ``where``; nothing touches the cloud."""
     from infra.k8s.render import manifest_yaml
-    from infra.tensorrt_plans.run import job_name
-    from infra.tensorrt_plans.stage import stage
+    from infra.tensorrt_engines.run import job_name
+    from infra.tensorrt_engines.stage import stage
 
     job = job_name(planned)
     manifests = _job(settings, planned, url, timeout, strict=False)
@@ -234,10 +234,10 @@ def _staged(where: Path) -> Iterator[Path]:
 
 
 def _run(
-    out: Output, settings: Any, planned: PlanBuild, where: Any, local: bool, timeout: float
+    out: Output, settings: Any, planned: EngineBuild, where: Any, local: bool, timeout: float
 ) -> Any:
-    from infra.tensorrt_plans import run
-    from infra.tensorrt_plans.stage import stage
+    from infra.tensorrt_engines import run
+    from infra.tensorrt_engines.stage import stage
 
     with tempfile.TemporaryDirectory(prefix="tdk-build-") as tmp:
         work = Path(tmp)
@@ -261,13 +261,13 @@ def _run(
     return run.endorse_job_output(where, planned, log)
 
 
-def _key(planned: PlanBuild) -> dict[str, str]:
+def _key(planned: EngineBuild) -> dict[str, str]:
     from dataclasses import asdict
 
     return asdict(planned.key)
 
 
-def _report(out: Output, planned: PlanBuild, entry: str, record: Any, built: bool) -> None:
+def _report(out: Output, planned: EngineBuild, entry: str, record: Any, built: bool) -> None:
     parity = record.parity
     if out.json_mode:
         out.json(

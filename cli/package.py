@@ -12,11 +12,11 @@ from cli.common import STORE_SCHEMES, EndpointUrlOpt, JsonOpt
 from cli.output import Output
 from cli.validate import GpuOpt, ImageOpt, InstanceOpt, ValidateTargetOpt
 from packager.archive import DEFAULT_LEVEL
-from packager.plans import BuiltFor
 from packager.publish import publish
 from packager.rename import DEFAULT_TEMPLATE
 from packager.stores import open_store
 from packager.stores.lock import DEFAULT_LOCK_TIMEOUT
+from packager.tensorrt.engines import BuiltFor
 from tdk.errors import UsageError
 
 PROGRESS_AFTER_S = 2.0  # a publish shorter than this shows no progress bars
@@ -195,7 +195,7 @@ def _plan_target(
     """Where the plans must run and the ``tdk build`` options that build for it: the stack's
     GPU and release, or those of a stack built from ``--target`` flags as validate builds it."""
     from infra.targets import registry, stacks
-    from infra.tensorrt_plans.stage import stack_target
+    from infra.tensorrt_engines.stage import stack_target
 
     if stack is not None:
         return stack_target(stacks.load_stack(project_dir, stack), stack), f"--stack {stack}"
@@ -212,10 +212,10 @@ def _served_by_plans(
     out: Output, repos: list[Path], cache: Any, where: tuple[Any, str], work: Path
 ) -> tuple[list[Path], dict[str, str]]:
     """``repos`` staged with the cached plans for the target's GPU; model -> built_for."""
-    from packager.plan_models import with_plans
+    from packager.tensorrt.models import with_engines
 
     target, build_with = where
-    staged, planned = with_plans(repos, cache, target.cache_targets, target.compute_text, work)
+    staged, planned = with_engines(repos, cache, target.cache_targets, target.compute_text, work)
     for model in planned:
         out.info(f"{model.name}: served by its TensorRT plan for {target.gpu} ({model.built_for})")
     if not planned:

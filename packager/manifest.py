@@ -66,8 +66,9 @@ class ManifestModel:
     # why the copy has no mme/ archive (it cannot run on SageMaker MME: decoupled); then
     # ``archive`` and ``sha256`` are "" and only its repository/ files are published.
     mme_left_out: str = ""
-    # what the copy's TensorRT plan was built for (``packager.plans.BuiltFor``'s text, e.g.
-    # "8.9:10.16@26.05"), when ``tdk package --stack`` served it from the plan cache; else ""
+    # what the copy's TensorRT engine was built for (``packager.tensorrt.engines.BuiltFor``'s
+    # text, e.g. "8.9:10.16@26.05"), when ``tdk package --stack`` served it from the engine
+    # cache; else ""
     built_for: str = ""
 
     def input(self, name: str) -> TensorSpec | None:

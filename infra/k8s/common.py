@@ -30,10 +30,10 @@ from infra.k8s.spec import TritonServiceSpec
 from infra.targets.base import (
     EXAMPLE_TARGET_MODEL,
     BuildPort,
+    EngineJob,
     Manifest,
     ModelLoading,
     OutputValue,
-    PlanJob,
     RenderPort,
     Target,
     TargetSpec,
@@ -56,7 +56,7 @@ class KubernetesTarget(Target[ConfigT]):
 
     def __init__(self) -> None:
         self.render = _Manifests(self)
-        self.build = _PlanJob(self)
+        self.build = _EngineJob(self)
 
     @abc.abstractmethod
     def workload_spec(self, config: ConfigT, output: OutputValue) -> TritonServiceSpec:
@@ -138,14 +138,14 @@ class _Manifests(RenderPort[ConfigT]):
         return self.target.written_forms(key, value)
 
 
-class _PlanJob(BuildPort[ConfigT]):
+class _EngineJob(BuildPort[ConfigT]):
     """A Kubernetes target's build port: a Job on the GPU pool, as the stack's Triton pods
     run (``k8s.build_job``)."""
 
     def __init__(self, target: KubernetesTarget[ConfigT]) -> None:
         self.target = target
 
-    def plan_job(self, config: ConfigT, output: OutputValue, job: PlanJob) -> list[Manifest]:
+    def engine_job(self, config: ConfigT, output: OutputValue, job: EngineJob) -> list[Manifest]:
         spec = BuildJobSpec(
             name=job.name,
             workload=self.target.workload_spec(config, output),

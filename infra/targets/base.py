@@ -115,7 +115,7 @@ class TargetSpec:
 
 
 @dataclass(frozen=True)
-class PlanJob:
+class EngineJob:
     """A TensorRT plan build to run on the stack's own compute (``tdk build --stack``): the
     Job's name, the cache entry's URL (``<release>/plans/.../``, its inputs under ``input/``),
     NVIDIA's TensorRT image of the stack's Triton release, and the build's deadline."""
@@ -168,7 +168,7 @@ class BuildPort(abc.ABC, Generic[ConfigT]):
     """``tdk build --stack``: a TensorRT plan built on the stack's own GPUs."""
 
     @abc.abstractmethod
-    def plan_job(self, config: ConfigT, output: OutputValue, job: PlanJob) -> list[Manifest]:
+    def engine_job(self, config: ConfigT, output: OutputValue, job: EngineJob) -> list[Manifest]:
         """The manifests that build one plan on the stack's GPUs."""
 
 

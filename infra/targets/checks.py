@@ -18,8 +18,8 @@ from infra.targets.base import TargetSpec
 from infra.targets.engine_memory import engine_fit
 from infra.targets.fit import Fit
 from packager.config import autocomplete_backend
-from packager.plans import BuiltFor
 from packager.repository import ModelDir
+from packager.tensorrt.engines import BuiltFor
 from packager.validate.findings import Finding, Sink, finding
 from tdk.errors import UsageError
 

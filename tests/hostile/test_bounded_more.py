@@ -18,7 +18,7 @@ from infra.clients.inputs import parse_input, sample_requests
 from infra.targets.deployment import read_outputs
 from infra.targets.sagemaker_ic.models import declared_copies
 from packager.hf_export import _tokenizer_settings
-from packager.plans import PlanRecord
+from packager.tensorrt.engines import EngineRecord
 from packager.validate.engines.weights import safetensors_bytes
 from tdk.errors import TdkError
 from tests.clients.test_example_inputs import MODEL
@@ -84,7 +84,7 @@ def test_sagemaker_ic_models_nested_deep_are_a_config_error() -> None:
 
 
 def test_a_plan_record_nested_deep_is_not_a_plan_record() -> None:
-    error = _refused(lambda: PlanRecord.from_json(DEEP, "plans/x/record.json"))
+    error = _refused(lambda: EngineRecord.from_json(DEEP, "plans/x/record.json"))
     assert "not a tdk plan record" in str(error) and "record.json" in str(error)
 
 

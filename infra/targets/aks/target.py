@@ -138,7 +138,7 @@ class AksTarget(KubernetesTarget[AksConfig]):
         return declare_aks(config)
 
     def store_copy(self, config: AksConfig, entry_url: str) -> StoreCopy:
-        from infra.targets.aks.plans import store_copy
+        from infra.targets.aks.tensorrt import store_copy
 
         return store_copy(config, entry_url)
 

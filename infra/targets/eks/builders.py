@@ -20,7 +20,7 @@ from infra.k8s.spec import (
     PrometheusSource,
     WorkloadIdentity,
 )
-from packager.plans import PLANS_PREFIX
+from packager.tensorrt.engines import ENGINES_PREFIX
 
 #: GPU instance families the kit deploys on (NVIDIA-accelerated AL2023 AMI); their GPUs,
 #: counts and memory come from the one hardware table (infra/facts/hardware.py).
@@ -151,7 +151,7 @@ def release_read_policy(bucket: str, prefix: str) -> str:
             "Sid": "WritePlanCache",
             "Effect": "Allow",
             "Action": "s3:PutObject",
-            "Resource": f"arn:aws:s3:::{bucket}/{scope}{PLANS_PREFIX}*",
+            "Resource": f"arn:aws:s3:::{bucket}/{scope}{ENGINES_PREFIX}*",
         },
     )
 

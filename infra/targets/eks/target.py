@@ -196,7 +196,7 @@ class EksTarget(KubernetesTarget[EksConfig]):
         return declare_eks(config)
 
     def store_copy(self, config: EksConfig, entry_url: str) -> StoreCopy:
-        from infra.targets.eks.plans import store_copy
+        from infra.targets.eks.tensorrt import store_copy
 
         return store_copy(config, entry_url)
 

@@ -13,7 +13,7 @@ from infra.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
 from infra.k8s.alerts import AlertRule
 from infra.k8s.spec import GPU_POOL, POOL_LABEL, PrometheusSource, WorkloadIdentity
 from infra.targets.guardrails import ACTUAL_THRESHOLDS, FORECAST_THRESHOLD, Budget
-from packager.plans import PLANS_PREFIX
+from packager.tensorrt.engines import ENGINES_PREFIX
 
 
 @dataclass(frozen=True)
@@ -129,10 +129,10 @@ def plan_cache_condition(bucket: str, prefix: str) -> dict[str, str]:
     """IAM condition: objects are writable only in the release's plan cache (``plans/``),
     where ``tdk build``'s Job uploads TensorRT plans with the workload's identity."""
     objects = f"projects/_/buckets/{bucket}/objects/"
-    scope = f"{objects}{prefix}/{PLANS_PREFIX}" if prefix else f"{objects}{PLANS_PREFIX}"
+    scope = f"{objects}{prefix}/{ENGINES_PREFIX}" if prefix else f"{objects}{ENGINES_PREFIX}"
     return {
         "title": "plan-cache-only",
-        "description": f"write gs://{bucket}/{prefix + '/' if prefix else ''}{PLANS_PREFIX}",
+        "description": f"write gs://{bucket}/{prefix + '/' if prefix else ''}{ENGINES_PREFIX}",
         "expression": f'resource.name.startsWith("{scope}")',
     }
 

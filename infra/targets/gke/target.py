@@ -196,7 +196,7 @@ class GkeTarget(KubernetesTarget[GkeConfig]):
         return declare_gke(config)
 
     def store_copy(self, config: GkeConfig, entry_url: str) -> StoreCopy:
-        from infra.targets.gke.plans import store_copy
+        from infra.targets.gke.tensorrt import store_copy
 
         return store_copy(config, entry_url)
 

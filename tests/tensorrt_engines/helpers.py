@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 from bench.bert_onnx import write_model_dir
-from infra.tensorrt_plans.stage import BuildOptions, BuildTarget, PlanBuild, plan_build
-from packager.plans import Parity, PlanRecord
+from infra.tensorrt_engines.stage import BuildOptions, BuildTarget, EngineBuild, engine_build
+from packager.tensorrt.engines import EngineRecord, Parity
 
 SEQ = ("input_ids:1,64,128", "attention_mask:1,64,128", "token_type_ids:1,64,128")
 #: the gke-dev stack's GPU and release (Pulumi.gke-dev.yaml: nvidia-l4, Triton 26.05)
@@ -19,13 +19,13 @@ def model_dir(tmp_path: Path) -> Path:
     return write_model_dir(tmp_path / "repo")
 
 
-def planned(model: Path, target: BuildTarget = L4_2605, **options: object) -> PlanBuild:
-    return plan_build(model, target, BuildOptions(SEQ, **options))  # type: ignore[arg-type]
+def planned(model: Path, target: BuildTarget = L4_2605, **options: object) -> EngineBuild:
+    return engine_build(model, target, BuildOptions(SEQ, **options))  # type: ignore[arg-type]
 
 
-def record_for(build: PlanBuild, plan: bytes, passed: bool = True) -> PlanRecord:
+def record_for(build: EngineBuild, plan: bytes, passed: bool = True) -> EngineRecord:
     compute = build.key.compute
-    return PlanRecord(
+    return EngineRecord(
         key=build.key,
         built_for=f"{compute}:10.16@{build.target.container_release}",
         plan_sha256=hashlib.sha256(plan).hexdigest(),

@@ -18,11 +18,11 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from infra.facts.hardware import IMAGES
-from infra.tensorrt_plans.stage import BuildTarget
-from packager.plans import store_plan
+from infra.tensorrt_engines.stage import BuildTarget
 from packager.stores import open_store
+from packager.tensorrt.engines import store_engine
 from tests.registry_lists import dev_stack, kubernetes_targets
-from tests.tensorrt_plans.helpers import SEQ, fake_plan, model_dir, planned, record_for
+from tests.tensorrt_engines.helpers import SEQ, fake_plan, model_dir, planned, record_for
 
 ROOT = Path(__file__).resolve().parents[2]
 K8S_VERSION = "1.33"  # as tests/cli/test_render.py pins it
@@ -113,7 +113,7 @@ def test_a_cached_key_builds_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyP
     build = planned(model)
     store = open_store(f"file://{tmp_path / 'release'}")
     plan = fake_plan()
-    store_plan(store, record_for(build, plan), plan)
+    store_engine(store, record_for(build, plan), plan)
     code, output = _build(str(model), "--stack", "gke-dev", *SHAPES,
                           "--store", store.url, "--json")  # fmt: skip
     assert code == 0, output
@@ -172,12 +172,12 @@ def test_a_model_without_an_onnx_file_is_refused(tmp_path: Path) -> None:
 
 
 def test_ampere_plus_cannot_target_a_turing_gpu(tmp_path: Path) -> None:
-    from infra.tensorrt_plans.stage import BuildOptions, plan_build
+    from infra.tensorrt_engines.stage import BuildOptions, engine_build
     from tdk.errors import UsageError
 
     t4 = BuildTarget("nvidia-tesla-t4", "T4", (7, 5), "26.05", None)
     with pytest.raises(UsageError, match="Ampere"):
-        plan_build(model_dir(tmp_path), t4, BuildOptions(SEQ, hardware="ampere+"))
+        engine_build(model_dir(tmp_path), t4, BuildOptions(SEQ, hardware="ampere+"))
 
 
 def test_building_for_a_release_whose_base_is_assumed_says_so(tmp_path: Path) -> None:

@@ -4,7 +4,8 @@ request (docs/build.md, "SageMaker: a Processing job on the endpoint's instance 
 The job runs ``pod_build.py`` from the staged inputs in ``<entry>input/`` inside the user's ECR
 mirror of ``nvcr.io/nvidia/tensorrt:<release>-py3`` on the endpoint's instance type, and
 uploads ``model.plan`` and ``plan.json`` to ``<entry>output/`` at the end
-(``S3UploadMode: EndOfJob``); ``packager.plans.adopt_output`` then checks and caches them.
+(``S3UploadMode: EndOfJob``); ``packager.tensorrt.engines.adopt_output`` then checks and caches
+them.
 Shapes from botocore's SageMaker service model (``CreateProcessingJob``; its
 ``ProcessingInstanceType`` enum lists ml.g4dn/g5/g6/g6e; botocore 1.44.8, checked 2026-11-27).
 Pure data: no boto3 call here.
@@ -15,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from packager.plans import OUTPUT_DIR
+from packager.tensorrt.engines import OUTPUT_DIR
 
 INPUT = "/opt/ml/processing/input"
 WORK = "/opt/ml/processing/work"

@@ -16,10 +16,10 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from packager.plans import PLAN_FILE, RECORD_FILE, store_plan
 from packager.stores import open_store
 from packager.stores.base import sha256_file
-from tests.tensorrt_plans.helpers import SEQ, fake_plan, model_dir, planned, record_for
+from packager.tensorrt.engines import ENGINE_FILE, RECORD_FILE, store_engine
+from tests.tensorrt_engines.helpers import SEQ, fake_plan, model_dir, planned, record_for
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner(env={"COLUMNS": "200"})
@@ -39,7 +39,7 @@ def _plant(release: Path, model: Path, plan: bytes) -> Path:
     record = record_for(planned(model), plan)
     entry = release / record.key.prefix
     entry.mkdir(parents=True)
-    (entry / PLAN_FILE).write_bytes(plan)
+    (entry / ENGINE_FILE).write_bytes(plan)
     (entry / RECORD_FILE).write_text(record.to_json())
     return entry
 
@@ -61,7 +61,7 @@ def test_an_endorsed_record_moved_under_another_model_is_refused(tmp_path: Path)
     other = model_dir(tmp_path / "a")
     plan = fake_plan()
     release = tmp_path / "release"
-    store_plan(open_store(f"file://{release}"), record_for(planned(other), plan), plan)
+    store_engine(open_store(f"file://{release}"), record_for(planned(other), plan), plan)
     model = model_dir(tmp_path / "b")
     (model / "1" / "model.onnx").write_bytes((model / "1" / "model.onnx").read_bytes() + b"\0")
     genuine = release / planned(other).key.prefix
@@ -78,8 +78,8 @@ def test_a_plan_swapped_under_an_endorsed_record_is_refused(tmp_path: Path) -> N
     model = model_dir(tmp_path)
     release = tmp_path / "release"
     plan = fake_plan()
-    store_plan(open_store(f"file://{release}"), record_for(planned(model), plan), plan)
-    (release / planned(model).key.prefix / PLAN_FILE).write_bytes(fake_plan())
+    store_engine(open_store(f"file://{release}"), record_for(planned(model), plan), plan)
+    (release / planned(model).key.prefix / ENGINE_FILE).write_bytes(fake_plan())
     code, output = _package(model.parent, release)
     assert code != 0 and "names a plan other than" in output, output
 
@@ -88,7 +88,7 @@ def test_an_endorsed_plan_is_served_and_the_manifest_holds_the_bytes_read(tmp_pa
     model = model_dir(tmp_path)
     release = tmp_path / "release"
     plan = fake_plan()
-    store_plan(open_store(f"file://{release}"), record_for(planned(model), plan), plan)
+    store_engine(open_store(f"file://{release}"), record_for(planned(model), plan), plan)
     code, output = _package(model.parent, release)
     assert code == 0 and "served by its TensorRT plan" in output, output
     [entry] = json.loads((release / "manifest.json").read_text())["models"]
@@ -98,7 +98,7 @@ def test_an_endorsed_plan_is_served_and_the_manifest_holds_the_bytes_read(tmp_pa
 def test_the_key_is_private_and_a_shared_one_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from packager.plan_trust import KEY_ENV, load_key
+    from packager.tensorrt.trust import KEY_ENV, load_key
 
     key = tmp_path / "plan.key"
     monkeypatch.setenv(KEY_ENV, str(key))

@@ -1,8 +1,8 @@
 """``tdk package --stack``: ONNX models served as the TensorRT plan cached for the stack's GPU.
 
 For each ONNX model of the repositories whose ONNX file has exactly one cached plan for the
-target (``packager.plans``), a staged copy of the model directory holds the plan instead of
-the ONNX file, and its config says ``platform: "tensorrt_plan"`` with the plan named per
+target (``packager.tensorrt.engines``), a staged copy of the model directory holds the plan
+instead of the ONNX file, and its config says ``platform: "tensorrt_plan"`` with the plan named per
 compute capability: ``cc_model_filenames { key: "8.9" value: "model_cc8.9.plan" }``. Triton
 looks a model file up by the GPU's ``<major>.<minor>`` in ``cc_model_filenames`` before
 ``default_model_filename`` (triton-inference-server backends' model loading, checked
@@ -17,15 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from packager.config import CONFIG_NAME, dump_config, load_config
-from packager.plans import PLAN_FILE, PlanRecord, plans_for
 from packager.stores.base import Store, sha256_file
+from packager.tensorrt.engines import ENGINE_FILE, EngineRecord, engines_for
 from tdk.errors import UsageError
 
 ONNX_FILE = "model.onnx"
 
 
 @dataclass(frozen=True)
-class PlannedModel:
+class EngineModel:
     """A model packaged with a plan: its name, what the plan was built for, the plan's key."""
 
     name: str
@@ -33,7 +33,7 @@ class PlannedModel:
     entry: str
 
 
-def plan_file(compute: str) -> str:
+def engine_file(compute: str) -> str:
     """``model_cc8.9.plan``: the plan's file name for compute capability ``compute``."""
     return f"model_cc{compute}.plan"
 
@@ -44,12 +44,14 @@ def _onnx_versions(model: Path) -> list[Path]:
     )
 
 
-def _one_plan(store: Store, model: Path, targets: list[str], version: Path) -> PlanRecord | None:
+def _one_engine(
+    store: Store, model: Path, targets: list[str], version: Path
+) -> EngineRecord | None:
     """The plan cached for the first of ``targets`` that has one; several for it: refused."""
     sha = sha256_file(version / ONNX_FILE)
-    found: list[PlanRecord] = []
+    found: list[EngineRecord] = []
     for target in targets:
-        found = plans_for(store, sha, target)
+        found = engines_for(store, sha, target)
         if found:
             break
     if len(found) > 1:
@@ -61,15 +63,15 @@ def _one_plan(store: Store, model: Path, targets: list[str], version: Path) -> P
     return found[0] if found else None
 
 
-def _convert(store: Store, model: Path, records: dict[Path, PlanRecord], compute: str) -> None:
+def _convert(store: Store, model: Path, records: dict[Path, EngineRecord], compute: str) -> None:
     """Swap each version's ONNX file for its plan; the config for the plan's."""
-    name = plan_file(compute)
+    name = engine_file(compute)
     for version, record in records.items():
         (version / ONNX_FILE).unlink()
-        store.download(record.key.prefix + PLAN_FILE, version / name)
+        store.download(record.key.prefix + ENGINE_FILE, version / name)
         if sha256_file(version / name) != record.plan_sha256:
             raise UsageError(
-                f"{store.describe(record.key.prefix + PLAN_FILE)} is not the plan its record "
+                f"{store.describe(record.key.prefix + ENGINE_FILE)} is not the plan its record "
                 "names (sha256 differs)",
                 hint="delete that cache entry and run tdk build again",
             )
@@ -82,11 +84,11 @@ def _convert(store: Store, model: Path, records: dict[Path, PlanRecord], compute
     (model / CONFIG_NAME).write_text(dump_config(config))
 
 
-def with_plans(
+def with_engines(
     repos: list[Path], store: Store, targets: list[str], compute: str, work: Path
-) -> tuple[list[Path], list[PlannedModel]]:
+) -> tuple[list[Path], list[EngineModel]]:
     """Copies of ``repos`` under ``work`` where every ONNX model with a cached plan for one
-    of ``targets`` (``PlanKey.target``, in preference order) is served by that plan, named
+    of ``targets`` (``EngineKey.target``, in preference order) is served by that plan, named
     for ``compute`` (the GPU's ``8.9``); the copies and the models so converted."""
     staged, planned = [], []
     for index, repo in enumerate(repos):
@@ -98,11 +100,11 @@ def with_plans(
             if not (model / CONFIG_NAME).is_file() or not model.is_dir():
                 continue
             versions = _onnx_versions(model)
-            records = {v: _one_plan(store, model, targets, v) for v in versions}
+            records = {v: _one_engine(store, model, targets, v) for v in versions}
             if not versions or any(r is None for r in records.values()):
                 continue
             found = {v: r for v, r in records.items() if r is not None}
             _convert(store, model, found, compute)
             first = next(iter(found.values()))
-            planned.append(PlannedModel(model.name, first.built_for, first.key.prefix))
+            planned.append(EngineModel(model.name, first.built_for, first.key.prefix))
     return staged, planned

@@ -9,8 +9,8 @@ Triton's own test plans with ``nvcr.io/nvidia/tensorrt:<Triton release>-py3``
 a plan built in the container of a Triton image's release matches that image's TensorRT.
 
 The cache: ``plans/<onnx sha256>/<target>/<profile+precision digest>/`` under a release root
-holds ``model.plan``, ``plan.json`` (a ``PlanRecord``) and ``plan.sig``, the record's
-endorsement (``packager.plan_trust``), written last. The same (ONNX sha256, TensorRT, compute
+holds ``model.plan``, ``plan.json`` (a ``EngineRecord``) and ``plan.sig``, the record's
+endorsement (``packager.tensorrt.trust``), written last. The same (ONNX sha256, TensorRT, compute
 capability, profile, precision) key is built once; a record without a valid endorsement is
 never served.
 """
@@ -23,13 +23,13 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from packager.plan_trust import KEY_ENV, SIGNATURE_FILE, endorse, endorsed
 from packager.stores.base import Store
+from packager.tensorrt.trust import KEY_ENV, SIGNATURE_FILE, endorse, endorsed
 from tdk.bounded import DocumentError, parse_json
 from tdk.errors import StoreError, TdkError, UsageError
 
-PLANS_PREFIX = "plans/"
-PLAN_FILE = "model.plan"
+ENGINES_PREFIX = "plans/"
+ENGINE_FILE = "model.plan"
 RECORD_FILE = "plan.json"
 #: where a builder that cannot set tdk's checksum metadata (a SageMaker Processing job) leaves
 #: the plan and its record inside the entry, for ``adopt_output`` to check and cache
@@ -89,7 +89,7 @@ def tensorrt_version(text: str) -> tuple[int, int]:
 
 
 @dataclass(frozen=True)
-class PlanKey:
+class EngineKey:
     """What makes two plans the same: the ONNX bytes, where it runs, how it was built.
 
     ``tensorrt`` is the TensorRT the plan is built with, as the target knows it: a version
@@ -115,7 +115,7 @@ class PlanKey:
     @property
     def prefix(self) -> str:
         """The key's directory in the store, ``plans/<sha>/<target>/<digest>/``."""
-        return f"{PLANS_PREFIX}{self.onnx_sha256}/{self.target}/{self.build_digest}/"
+        return f"{ENGINES_PREFIX}{self.onnx_sha256}/{self.target}/{self.build_digest}/"
 
 
 @dataclass(frozen=True)
@@ -130,10 +130,10 @@ class Parity:
 
 
 @dataclass(frozen=True)
-class PlanRecord:
+class EngineRecord:
     """``plan.json``: the key, what the plan was built for, its sha256 and its parity."""
 
-    key: PlanKey
+    key: EngineKey
     built_for: str  # BuiltFor's text form
     plan_sha256: str
     parity: Parity
@@ -144,11 +144,11 @@ class PlanRecord:
         return json.dumps(asdict(self), indent=2, sort_keys=True) + "\n"
 
     @classmethod
-    def from_json(cls, text: str | bytes, source: str) -> PlanRecord:
+    def from_json(cls, text: str | bytes, source: str) -> EngineRecord:
         try:
             payload = parse_json(text, source, "")
             return cls(
-                key=PlanKey(**payload["key"]),
+                key=EngineKey(**payload["key"]),
                 built_for=str(BuiltFor.parse(payload["built_for"])),
                 plan_sha256=str(payload["plan_sha256"]),
                 parity=Parity(**payload["parity"]),
@@ -162,20 +162,20 @@ class PlanRecord:
             ) from exc
 
 
-def cached(store: Store, key: PlanKey) -> PlanRecord | None:
+def cached(store: Store, key: EngineKey) -> EngineRecord | None:
     """The record of ``key``'s plan in ``store`` when the plan is there whole and its record
-    endorsed (``packager.plan_trust``), else None: anything else is built again."""
+    endorsed (``packager.tensorrt.trust``), else None: anything else is built again."""
     record_key = key.prefix + RECORD_FILE
     if store.sha256_of(record_key) is None:
         return None
     raw = store.get_bytes(record_key)
-    record = PlanRecord.from_json(raw, store.describe(record_key))
-    if record.key != key or store.sha256_of(key.prefix + PLAN_FILE) != record.plan_sha256:
+    record = EngineRecord.from_json(raw, store.describe(record_key))
+    if record.key != key or store.sha256_of(key.prefix + ENGINE_FILE) != record.plan_sha256:
         return None  # a damaged or foreign entry: built again
     return record if endorsed(store, key.prefix, raw) else None
 
 
-def store_plan(store: Store, record: PlanRecord, plan: bytes) -> None:
+def store_engine(store: Store, record: EngineRecord, plan: bytes) -> None:
     """Write ``plan``, then its record, then the record's endorsement (no endorsement, no
     cache entry), after checking the plan's sha256 and its parity."""
     if hashlib.sha256(plan).hexdigest() != record.plan_sha256:
@@ -187,16 +187,16 @@ def store_plan(store: Store, record: PlanRecord, plan: bytes) -> None:
             hint="rebuild without --fp16, or loosen --atol/--rtol if the error is acceptable",
         )
     raw = record.to_json().encode()
-    store.put_bytes(record.key.prefix + PLAN_FILE, plan)
+    store.put_bytes(record.key.prefix + ENGINE_FILE, plan)
     store.put_bytes(record.key.prefix + RECORD_FILE, raw, "application/json")
     endorse(store, record.key.prefix, raw)  # last: checked here, so vouched for
 
 
-def adopt_output(store: Store, key: PlanKey) -> PlanRecord:
+def adopt_output(store: Store, key: EngineKey) -> EngineRecord:
     """Cache the plan a builder left in ``<entry>output/``: its record must name ``key`` and
     the plan's sha256, and pass parity; a TdkError says which did not."""
     where = store.describe(key.prefix + OUTPUT_DIR)
-    record = PlanRecord.from_json(
+    record = EngineRecord.from_json(
         store.get_bytes(key.prefix + OUTPUT_DIR + RECORD_FILE), where + RECORD_FILE
     )
     if record.key != key:
@@ -204,18 +204,18 @@ def adopt_output(store: Store, key: PlanKey) -> PlanRecord:
             f"{where}{RECORD_FILE} is the record of another build",
             hint="run tdk build again; the output of another key is never adopted",
         )
-    plan = store.get_bytes(key.prefix + OUTPUT_DIR + PLAN_FILE)
-    store_plan(store, record, plan)  # checks the sha256 and the parity
+    plan = store.get_bytes(key.prefix + OUTPUT_DIR + ENGINE_FILE)
+    store_engine(store, record, plan)  # checks the sha256 and the parity
     return record
 
 
-def plans_for(store: Store, onnx_sha256: str, target: str) -> list[PlanRecord]:
-    """Every cached plan of the ONNX model ``onnx_sha256`` for ``target`` (``PlanKey.target``).
+def engines_for(store: Store, onnx_sha256: str, target: str) -> list[EngineRecord]:
+    """Every cached plan of the ONNX model ``onnx_sha256`` for ``target`` (``EngineKey.target``).
 
     Each must be what ``tdk build`` checked: a record whose key is that ONNX sha256, that target
     and the entry it lies in, endorsed, naming the plan beside it; anything else is refused (a
     writer of ``plans/`` may have planted it), never served."""
-    prefix = f"{PLANS_PREFIX}{onnx_sha256}/{target}/"
+    prefix = f"{ENGINES_PREFIX}{onnx_sha256}/{target}/"
     try:
         keys = [k for k in store.list_keys(prefix) if k.endswith("/" + RECORD_FILE)]
     except StoreError:
@@ -223,18 +223,18 @@ def plans_for(store: Store, onnx_sha256: str, target: str) -> list[PlanRecord]:
     return [_served(store, k, onnx_sha256, target) for k in sorted(keys)]
 
 
-def _served(store: Store, record_key: str, onnx_sha256: str, target: str) -> PlanRecord:
+def _served(store: Store, record_key: str, onnx_sha256: str, target: str) -> EngineRecord:
     where = store.describe(record_key)
     raw = store.get_bytes(record_key)
-    record = PlanRecord.from_json(raw, where)
+    record = EngineRecord.from_json(raw, where)
     entry = record_key.removesuffix(RECORD_FILE)
     key = record.key
     if (key.onnx_sha256, key.target, key.prefix) != (onnx_sha256, target, entry):
         problem = "names another model or build than the entry it lies in"
     elif not endorsed(store, entry, raw):
         problem = f"carries no valid endorsement ({SIGNATURE_FILE}) by this user's tdk build"
-    elif store.sha256_of(entry + PLAN_FILE) != record.plan_sha256:
-        problem = f"names a plan other than the {PLAN_FILE} beside it"
+    elif store.sha256_of(entry + ENGINE_FILE) != record.plan_sha256:
+        problem = f"names a plan other than the {ENGINE_FILE} beside it"
     else:
         return record
     raise UsageError(

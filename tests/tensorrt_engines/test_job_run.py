@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from infra.tensorrt_plans import run
-from infra.tensorrt_plans.pod_build import main as pod_main
-from infra.tensorrt_plans.stage import stage
-from packager.plans import PlanRecord
+from infra.tensorrt_engines import run
+from infra.tensorrt_engines.pod_build import main as pod_main
+from infra.tensorrt_engines.stage import stage
+from packager.tensorrt.engines import EngineRecord
 from tdk.errors import TdkError
-from tests.tensorrt_plans.helpers import model_dir, planned
+from tests.tensorrt_engines.helpers import model_dir, planned
 
 JOB = run.JobRef("triton", "tdk-build-1234abcd-5678ef90")
 
@@ -121,7 +121,7 @@ def test_pod_build_records_a_plan_within_tolerance(
     printed = json.loads(capsys.readouterr().out.splitlines()[-1])
     digest = hashlib.sha256((work / "plan.json").read_bytes()).hexdigest()
     assert printed["plan_json_sha256"] == digest  # what tdk build endorses (issue 47 item 5)
-    record = PlanRecord.from_json((work / "plan.json").read_text(), "plan.json")
+    record = EngineRecord.from_json((work / "plan.json").read_text(), "plan.json")
     assert record.key == build.key and record.built_for == "8.9:10.16@26.04"
     assert record.parity.passed and 0 < record.parity.max_abs < 1e-4
     assert (work / "model.plan.sha256").read_text().strip() == record.plan_sha256
@@ -138,7 +138,7 @@ def test_pod_build_refuses_a_plan_outside_tolerance(
 
 
 def test_pod_build_refuses_another_gpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from infra.tensorrt_plans.stage import BuildTarget
+    from infra.tensorrt_engines.stage import BuildTarget
 
     work = tmp_path / "work"
     a10g = BuildTarget("g5.xlarge", "A10G", (8, 6), "26.05", None)
@@ -156,7 +156,7 @@ def test_local_builds_caches_and_then_builds_nothing(
     from typer.testing import CliRunner
 
     from cli.main import app
-    from tests.tensorrt_plans.helpers import SEQ
+    from tests.tensorrt_engines.helpers import SEQ
 
     _tools(tmp_path, 1e-5, monkeypatch)
     root = Path(__file__).resolve().parents[2]
@@ -190,7 +190,7 @@ def test_the_stack_build_uploads_inputs_applies_the_job_and_waits(
     from typer.testing import CliRunner
 
     from cli.main import app
-    from tests.tensorrt_plans.helpers import SEQ
+    from tests.tensorrt_engines.helpers import SEQ
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

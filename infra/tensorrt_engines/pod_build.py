@@ -6,12 +6,13 @@ This file runs where the plan is built: inside NVIDIA's TensorRT container on th
 (all in ``nvcr.io/nvidia/tensorrt:<yy.mm>-py3``), so it imports nothing of tdk; the comparison
 is unit-tested on CPU with arrays.
 
-The work directory holds what ``tdk build`` staged (``infra.tensorrt_plans.stage``): ``model.onnx``,
-``inputs/<i>.bin`` (raw input tensors at the parity shapes), ``reference.npz`` (ONNX Runtime's
-outputs on them) and ``build.json`` (the trtexec arguments, the tolerance, the cache key). It
-writes ``model.plan``, ``outputs.json`` (trtexec ``--exportOutput``), ``plan.json`` (the
-record ``packager.plans.PlanRecord`` reads) and ``model.plan.sha256`` / ``plan.json.sha256``
-for the upload; a plan outside the tolerance or built on another GPU gets no record.
+The work directory holds what ``tdk build`` staged (``infra.tensorrt_engines.stage``):
+``model.onnx``, ``inputs/<i>.bin`` (raw input tensors at the parity shapes), ``reference.npz``
+(ONNX Runtime's outputs on them) and ``build.json`` (the trtexec arguments, the tolerance, the
+cache key). It writes ``model.plan``, ``outputs.json`` (trtexec ``--exportOutput``),
+``plan.json`` (the record ``packager.tensorrt.engines.EngineRecord`` reads) and
+``model.plan.sha256`` / ``plan.json.sha256`` for the upload; an engine outside the tolerance or
+built on another GPU gets no record.
 
 trtexec's ``--exportOutput`` JSON is a list of ``{"name", "dimensions": "AxB", "values"}``
 (NVIDIA/TensorRT ``samples/common/sampleReporting.cpp`` ``exportJSONOutput``, checked
@@ -123,7 +124,8 @@ def _sha256(path: Path) -> str:
 
 
 def built_for(compute: str, hardware: str, tensorrt: str, release: str) -> str:
-    """``packager.plans.BuiltFor``'s text form: ``8.6:10.13@26.05`` or ``ampere+:10.13``."""
+    """``packager.tensorrt.engines.BuiltFor``'s text form: ``8.6:10.13@26.05`` or
+    ``ampere+:10.13``."""
     major_minor = ".".join(tensorrt.split(".")[:2])
     text = f"{hardware or compute}:{major_minor}"
     return f"{text}@{release}" if release else text

@@ -6,7 +6,7 @@ from __future__ import annotations
 import botocore.session
 from botocore.validate import ParamValidator
 
-from infra.targets.sagemaker.plans import job_name, processing_job_request
+from infra.targets.sagemaker.tensorrt import job_name, processing_job_request
 
 ENTRY = "s3://my-tdk-releases/releases/v1/plans/ab12/cc8.6-tensorrt-release-26.05/40c29dbcf0ec778f/"
 

@@ -4,7 +4,7 @@ kubectl), or here (``--local``, where trtexec and an NVIDIA GPU are).
 The cache is consulted first: a key already in the store builds nothing. A Job's inputs are
 uploaded to ``<entry>/input/`` before it is applied; the Job itself writes the plan and its
 record with the workload's identity, and prints the record's sha256 in its log; tdk endorses
-the record (``packager.plan_trust``) only when the store holds those very bytes. kubectl is
+the record (``packager.tensorrt.trust``) only when the store holds those very bytes. kubectl is
 driven through argument lists (``apply_argv``/``status_argv``/``logs_argv``) so a test sees the
 exact command lines.
 """
@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infra.tensorrt_plans.stage import PlanBuild
-from packager.plan_trust import endorse
-from packager.plans import PLAN_FILE, RECORD_FILE, PlanRecord, cached, store_plan
+from infra.tensorrt_engines.stage import EngineBuild
 from packager.stores.base import Store, sha256_file
+from packager.tensorrt.engines import ENGINE_FILE, RECORD_FILE, EngineRecord, cached, store_engine
+from packager.tensorrt.trust import endorse
 from tdk.errors import TdkError, UsageError
 
 #: seconds between two looks at a running Job
@@ -41,7 +41,7 @@ class JobRef:
     name: str
 
 
-def job_name(build: PlanBuild) -> str:
+def job_name(build: EngineBuild) -> str:
     """``tdk-build-<onnx sha256 8>-<build digest 8>``: a DNS label, stable per key."""
     digest = hashlib.sha256(build.key.prefix.encode()).hexdigest()[:8]
     return f"tdk-build-{build.key.onnx_sha256[:8]}-{digest}"
@@ -125,7 +125,7 @@ def await_job(
         sleep(POLL_SECONDS)
 
 
-def upload_inputs(store: Store, build: PlanBuild, work: Path) -> list[str]:
+def upload_inputs(store: Store, build: EngineBuild, work: Path) -> list[str]:
     """Copy the staged work directory to ``<entry>input/``; the keys written."""
     keys = []
     for path in sorted(p for p in work.rglob("*") if p.is_file()):
@@ -149,11 +149,11 @@ def require_local_gpu() -> None:
         )
 
 
-def build_here(build: PlanBuild, work: Path, store: Store) -> PlanRecord:
+def build_here(build: EngineBuild, work: Path, store: Store) -> EngineRecord:
     """Build in ``work`` with the local trtexec and GPU, check parity, cache the plan."""
-    from infra.tensorrt_plans.pod_build import build as pod_build
+    from infra.tensorrt_engines.pod_build import build as pod_build
 
-    record = PlanRecord.from_json(json.dumps(pod_build(work)), str(work / "plan.json"))
+    record = EngineRecord.from_json(json.dumps(pod_build(work)), str(work / "plan.json"))
     target = build.target.tensorrt
     built = record.built_for.split(":")[1].split("@")[0]
     if target is not None and built != f"{target[0]}.{target[1]}":
@@ -169,11 +169,11 @@ def build_here(build: PlanBuild, work: Path, store: Store) -> PlanRecord:
             f"{record.parity.rtol})",
             hint="build without --fp16, or pass --atol/--rtol if that error is acceptable",
         )
-    store_plan(store, record, (work / "model.plan").read_bytes())
+    store_engine(store, record, (work / "model.plan").read_bytes())
     return record
 
 
-def cached_record(store: Store, build: PlanBuild) -> PlanRecord | None:
+def cached_record(store: Store, build: EngineBuild) -> EngineRecord | None:
     return cached(store, build.key)
 
 
@@ -189,7 +189,7 @@ def logged_record_sha256(log: str) -> str | None:
     return None
 
 
-def endorse_job_output(store: Store, build: PlanBuild, log: str) -> PlanRecord:
+def endorse_job_output(store: Store, build: EngineBuild, log: str) -> EngineRecord:
     """Endorse the record the Job uploaded, once the store holds the very bytes the Job's own
     log names (no writer of the store can alter that log) and the plan the record names."""
     prefix = build.key.prefix
@@ -200,7 +200,7 @@ def endorse_job_output(store: Store, build: PlanBuild, log: str) -> PlanRecord:
             hint="kubectl logs job/<name> -c upload shows what the upload did",
         )
     raw = store.get_bytes(prefix + RECORD_FILE)
-    record = PlanRecord.from_json(raw, where + RECORD_FILE)
+    record = EngineRecord.from_json(raw, where + RECORD_FILE)
     logged = logged_record_sha256(log)
     if logged != hashlib.sha256(raw).hexdigest():
         raise TdkError(
@@ -212,7 +212,7 @@ def endorse_job_output(store: Store, build: PlanBuild, log: str) -> PlanRecord:
     if (
         record.key != build.key
         or not record.parity.passed
-        or store.sha256_of(prefix + PLAN_FILE) != record.plan_sha256
+        or store.sha256_of(prefix + ENGINE_FILE) != record.plan_sha256
     ):
         raise TdkError(
             f"{where}: the record the Job wrote does not name this build's key, a passing "

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from infra.tensorrt_plans.pod_build import built_for, compare, read_trtexec_outputs
+from infra.tensorrt_engines.pod_build import built_for, compare, read_trtexec_outputs
 from packager.config import parse_config
 from packager.profiles import parse_shape, profile_from_config
 from tdk.errors import UsageError
@@ -115,7 +115,7 @@ def test_built_for_names_compute_tensorrt_and_release() -> None:
 
 
 def test_the_tensorrt_version_is_read_from_trtexecs_log() -> None:
-    from infra.tensorrt_plans.pod_build import tensorrt_version
+    from infra.tensorrt_engines.pod_build import tensorrt_version
 
     assert tensorrt_version("[I] TensorRT version: 10.13.3\n") == "10.13.3"
     assert tensorrt_version("&&&& RUNNING TensorRT.trtexec [TensorRT v101303] # trtexec") == (

@@ -1,11 +1,11 @@
 """What one plan build is, and the work directory it runs from.
 
-``plan_build`` turns a model directory (``config.pbtxt`` + ``<version>/model.onnx``), the
-target's GPU and Triton release, and the build options into a ``PlanBuild``: its profile,
-precision and cache key (``packager.plans.PlanKey``). ``stage`` writes what ``pod_build.py``
-needs wherever the plan is built: the ONNX model, inputs at the profile's opt shapes, ONNX
-Runtime's outputs on them (the parity reference, computed here on CPU) and the trtexec
-arguments.
+``engine_build`` turns a model directory (``config.pbtxt`` + ``<version>/model.onnx``), the
+target's GPU and Triton release, and the build options into an ``EngineBuild``: its profile,
+precision and cache key (``packager.tensorrt.engines.EngineKey``). ``stage`` writes what
+``pod_build.py`` needs wherever the engine is built: the ONNX model, inputs at the profile's
+opt shapes, ONNX Runtime's outputs on them (the parity reference, computed here on CPU) and
+the trtexec arguments.
 
 The TensorRT container is ``nvcr.io/nvidia/tensorrt:<base>-py3`` of the release whose base
 image the Triton image is built on (``hardware.Image.base``: Triton 26.05 is built on 26.04's
@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 
 from packager.config import CONFIG_NAME, load_config
-from packager.plans import HARDWARE_LEVELS, PlanKey
 from packager.profiles import Profile, profile_from_config
 from packager.stores.base import sha256_file
+from packager.tensorrt.engines import HARDWARE_LEVELS, EngineKey
 from tdk.errors import UsageError
 
 TENSORRT_IMAGE = "nvcr.io/nvidia/tensorrt:{release}-py3"
@@ -89,7 +89,7 @@ class BuildTarget:
 
     @property
     def cache_targets(self) -> list[str]:
-        """The plan-cache targets (``PlanKey.target``) whose plans run here: this compute
+        """The plan-cache targets (``EngineKey.target``) whose plans run here: this compute
         capability's, then a hardware-compatible (``ampere+``) one on Ampere and later."""
         found = [f"cc{self.compute[0]}.{self.compute[1]}-tensorrt-{self.tensorrt_key}"]
         if self.compute >= (8, 0):
@@ -125,7 +125,7 @@ def stack_target(settings: Any, stack: str) -> BuildTarget:
 
 
 @dataclass(frozen=True)
-class PlanBuild:
+class EngineBuild:
     """One plan to build: the model, its profile, and the cache key it will be stored under."""
 
     model: Path
@@ -133,7 +133,7 @@ class PlanBuild:
     profile: Profile
     options: BuildOptions
     target: BuildTarget
-    key: PlanKey
+    key: EngineKey
 
     @property
     def name(self) -> str:
@@ -153,7 +153,7 @@ def _onnx_of(model: Path) -> Path:
     return found[-1]
 
 
-def plan_build(model: Path, target: BuildTarget, options: BuildOptions) -> PlanBuild:
+def engine_build(model: Path, target: BuildTarget, options: BuildOptions) -> EngineBuild:
     """The build of ``model`` for ``target``; a UsageError names a missing config, ONNX file,
     shape range or unknown hardware-compatibility level."""
     if options.hardware not in HARDWARE_LEVELS:
@@ -180,10 +180,10 @@ def plan_build(model: Path, target: BuildTarget, options: BuildOptions) -> PlanB
     )
     check_limits(onnx, profile)
     compute = options.hardware or f"{target.compute[0]}.{target.compute[1]}"
-    key = PlanKey(
+    key = EngineKey(
         sha256_file(onnx), target.tensorrt_key, compute, profile.describe(), options.precision
     )
-    return PlanBuild(model, onnx, profile, options, target, key)
+    return EngineBuild(model, onnx, profile, options, target, key)
 
 
 def check_limits(onnx: Path, profile: Profile) -> None:
@@ -240,7 +240,7 @@ def parity_inputs(
     return found
 
 
-def stage(build: PlanBuild, work: Path, release: str | None = None) -> dict[str, Any]:
+def stage(build: EngineBuild, work: Path, release: str | None = None) -> dict[str, Any]:
     """Write the work directory of ``build`` into ``work``; returns its build.json.
 
     ``release``: the TensorRT container release the record will name (default: the target's;
@@ -273,7 +273,7 @@ def stage(build: PlanBuild, work: Path, release: str | None = None) -> dict[str,
 
 
 def build_spec(
-    build: PlanBuild, loads: list[str], shapes: dict[str, tuple[int, ...]]
+    build: EngineBuild, loads: list[str], shapes: dict[str, tuple[int, ...]]
 ) -> dict[str, Any]:
     """build.json: trtexec's build and run arguments (paths relative to the work directory),
     the tolerance, the key and what the record says the plan was built for."""

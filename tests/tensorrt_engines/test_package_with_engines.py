@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from packager.config import load_config
-from packager.plans import store_plan
 from packager.stores import open_store
-from tests.tensorrt_plans.helpers import fake_plan, model_dir, planned, record_for
+from packager.tensorrt.engines import store_engine
+from tests.tensorrt_engines.helpers import fake_plan, model_dir, planned, record_for
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -41,7 +41,7 @@ def test_the_stacks_plan_replaces_the_onnx_model_and_is_recorded(tmp_path: Path)
     release = tmp_path / "release"
     store = open_store(f"file://{release}")
     plan = fake_plan()
-    store_plan(store, record_for(planned(model), plan), plan)  # built for gke-dev's L4
+    store_engine(store, record_for(planned(model), plan), plan)  # built for gke-dev's L4
 
     output = _package(model.parent, release, "--stack", "gke-dev")
     assert "served by its TensorRT plan" in output
@@ -82,7 +82,7 @@ def test_a_target_from_flags_takes_the_plan_for_its_gpu(tmp_path: Path) -> None:
     model = model_dir(tmp_path)
     release = tmp_path / "release"
     plan = fake_plan()
-    store_plan(open_store(f"file://{release}"), record_for(planned(model), plan), plan)  # L4
+    store_engine(open_store(f"file://{release}"), record_for(planned(model), plan), plan)  # L4
 
     a10g = _package(model.parent, tmp_path / "other", "--release", f"file://{release}",
                     "--target", "sagemaker", "--instance-type", "ml.g5.xlarge")  # fmt: skip

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from packager.plans import PLAN_FILE, RECORD_FILE, cached, plans_for, store_plan
 from packager.stores import Store, open_store
+from packager.tensorrt.engines import ENGINE_FILE, RECORD_FILE, cached, engines_for, store_engine
 from tdk.errors import TdkError
-from tests.tensorrt_plans.helpers import fake_plan, model_dir, planned, record_for
+from tests.tensorrt_engines.helpers import fake_plan, model_dir, planned, record_for
 
 
 @pytest.fixture(params=["file", "s3", "gs"])
@@ -40,10 +40,10 @@ def test_a_stored_plan_is_found_by_its_key_and_only_by_it(store: Store, tmp_path
     assert cached(store, build.key) is None
     plan = fake_plan()
     record = record_for(build, plan)
-    store_plan(store, record, plan)
+    store_engine(store, record, plan)
     assert cached(store, build.key) == record
-    assert store.get_bytes(build.key.prefix + PLAN_FILE) == plan
-    assert plans_for(store, build.key.onnx_sha256, build.key.target) == [record]
+    assert store.get_bytes(build.key.prefix + ENGINE_FILE) == plan
+    assert engines_for(store, build.key.onnx_sha256, build.key.target) == [record]
     # each part of the key makes another entry: precision, profile
     assert cached(store, planned(model, fp16=True).key) is None
     assert cached(store, planned(model, opt_batch=1).key) is None
@@ -52,8 +52,8 @@ def test_a_stored_plan_is_found_by_its_key_and_only_by_it(store: Store, tmp_path
 def test_an_entry_whose_plan_was_replaced_is_not_a_hit(store: Store, tmp_path: Path) -> None:
     build = planned(model_dir(tmp_path))
     plan = fake_plan()
-    store_plan(store, record_for(build, plan), plan)
-    store.put_bytes(build.key.prefix + PLAN_FILE, b"another plan")
+    store_engine(store, record_for(build, plan), plan)
+    store.put_bytes(build.key.prefix + ENGINE_FILE, b"another plan")
     assert cached(store, build.key) is None
 
 
@@ -61,7 +61,7 @@ def test_a_plan_outside_the_parity_tolerance_is_never_cached(store: Store, tmp_p
     build = planned(model_dir(tmp_path))
     plan = fake_plan()
     with pytest.raises(TdkError, match="parity"):
-        store_plan(store, record_for(build, plan, passed=False), plan)
+        store_engine(store, record_for(build, plan, passed=False), plan)
     assert store.list_keys(build.key.prefix) == []
 
 
@@ -69,7 +69,7 @@ def test_a_damaged_record_names_the_entry(tmp_path: Path) -> None:
     store = open_store(f"file://{tmp_path / 'release'}")
     build = planned(model_dir(tmp_path))
     plan = fake_plan()
-    store_plan(store, record_for(build, plan), plan)
+    store_engine(store, record_for(build, plan), plan)
     store.put_bytes(build.key.prefix + RECORD_FILE, b"{not json")
     with pytest.raises(TdkError) as caught:
         cached(store, build.key)
@@ -79,18 +79,18 @@ def test_a_damaged_record_names_the_entry(tmp_path: Path) -> None:
 def test_a_builders_output_is_adopted_only_when_it_checks_out(store: Store, tmp_path: Path) -> None:
     """A SageMaker Processing job leaves plan.json and model.plan in <entry>output/ without
     tdk's checksum metadata; adopting checks them and caches them."""
-    from packager.plans import OUTPUT_DIR, adopt_output
+    from packager.tensorrt.engines import OUTPUT_DIR, adopt_output
 
     model = model_dir(tmp_path)
     build = planned(model)
     plan = fake_plan()
     record = record_for(build, plan)
-    store.put_bytes(build.key.prefix + OUTPUT_DIR + PLAN_FILE, b"truncated")
+    store.put_bytes(build.key.prefix + OUTPUT_DIR + ENGINE_FILE, b"truncated")
     store.put_bytes(build.key.prefix + OUTPUT_DIR + RECORD_FILE, record.to_json().encode())
     with pytest.raises(TdkError, match="sha256"):
         adopt_output(store, build.key)
     assert cached(store, build.key) is None
-    store.put_bytes(build.key.prefix + OUTPUT_DIR + PLAN_FILE, plan)
+    store.put_bytes(build.key.prefix + OUTPUT_DIR + ENGINE_FILE, plan)
     assert adopt_output(store, build.key) == record == cached(store, build.key)
     other = planned(model, fp16=True).key  # the fp32 build's output left under another key
     store.put_bytes(other.prefix + OUTPUT_DIR + RECORD_FILE, record.to_json().encode())
