@@ -60,6 +60,8 @@ def test_32_clients_5_models_k2_all_answered(endpoint: Endpoint) -> None:
     models = [endpoint.manifest.by_target_model(name) for name in MODELS]
     requests = [target.prepare(model, example_inputs(model)) for model in models]
 
+    errors: dict[str, str] = {}  # the first message of each error code, for the report
+
     def run(worker: int) -> Counter[str]:
         counts: Counter[str] = Counter()
         for i in range(REQUESTS):
@@ -74,7 +76,9 @@ def test_32_clients_5_models_k2_all_answered(endpoint: Endpoint) -> None:
                 response["Body"].read()
                 counts[str(response["ResponseMetadata"]["HTTPStatusCode"])] += 1
             except ClientError as exc:
-                counts[exc.response["Error"]["Code"]] += 1
+                code = exc.response["Error"]["Code"]
+                counts[code] += 1
+                errors.setdefault(code, str(exc.response["Error"].get("Message")))
         return counts
 
     started = time.monotonic()
@@ -84,7 +88,19 @@ def test_32_clients_5_models_k2_all_answered(endpoint: Endpoint) -> None:
     status = endpoint.status()
     unloads = status["metrics"]["ModelUnloads"]
     print(f"\n{CLIENTS}x{REQUESTS} requests in {elapsed:.1f} s; {unloads} unloads")
-    assert totals == Counter({"200": CLIENTS * REQUESTS})
+    assert totals == Counter({"200": CLIENTS * REQUESTS}), endpoint_report(endpoint, status, errors)
     assert status["metrics"]["LoadedModelCount"] <= 2
     assert status["metrics"]["ModelUnloads"] >= 3
     target.close()
+
+
+def endpoint_report(endpoint: Endpoint, status: dict[str, object], errors: dict[str, str]) -> str:
+    """What a failed run needs to be diagnosed: each error's first message, the endpoint's
+    status, its log and its Triton's log (their last lines)."""
+    logs = [endpoint.log, *endpoint.state_dir.glob("local-*/triton.log")]
+    tails = [
+        f"--- {path}:\n" + "\n".join(path.read_text(errors="replace").splitlines()[-60:])
+        for path in logs
+        if path.exists()
+    ]
+    return "\n".join([f"errors: {errors}", f"status: {status}", *tails])

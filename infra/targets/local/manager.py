@@ -87,6 +87,9 @@ class ModelState:
     #: its last load: seconds fetching (0 when extracted already) and in Triton's load
     download_s: float = 0.0
     load_s: float = 0.0
+    #: done once Triton reports its last unload finished (None: no unload since); a load of a
+    #: model Triton still unloads waits for it (``_unload``)
+    unloaded: asyncio.Future[None] | None = field(default=None, repr=False)
 
 
 #: seconds Triton gets to exit on SIGTERM before it and its Python stubs are killed. The front
@@ -319,6 +322,8 @@ class ModelManager:
             try:
                 if not self.disk.has(state.entry):
                     await self._install(state)
+                if state.unloaded is not None:  # Triton's unload of it first (``_unload``)
+                    await asyncio.shield(state.unloaded)
                 await self._load_or_evict(state)
             except BaseException:
                 self.slots.discard(target)
@@ -544,8 +549,14 @@ class ModelManager:
         self._changed = asyncio.Event()
 
     async def _unload(self, victim: ModelState) -> None:
-        """Unload the served model, then composing models no other loaded model uses."""
+        """Unload the served model, then composing models no other loaded model uses. Triton
+        answers at once and finishes in the background (a Python stub's finalize takes seconds);
+        ``victim.unloaded`` is done once it reports the unload finished: a load of the model
+        asked for meanwhile waits for it, so that the unload under way is never mistaken for
+        one of the new load (Triton's index says READY again) nor a load sent into it."""
         started = time.monotonic()
+        finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        victim.unloaded = finished
         victim.loaded = False
         target = victim.entry.target_model
         self.slots.discard(target)
@@ -566,17 +577,26 @@ class ModelManager:
                     f"/v2/repository/models/{name}/unload",
                     headers=self.triton.repository_headers,
                 )
-        except UpstreamError:
-            return  # Triton died: the watcher resets everything
-        self.metrics.count("ModelUnloads", target)
+        except UpstreamError as exc:  # Triton died (the watcher resets everything), or not:
+            log.warning("%s: Triton did not answer its unload (%s)", target, exc)
+        else:
+            self.metrics.count("ModelUnloads", target)
         # Triton finishes the unload (the Python stub exits) in the background; the slot is
         # free now, its memory once Triton reports it gone (ModelUnloadingTime).
-        task = asyncio.create_task(self._wait_unloaded(set(names), started, freed, target))
+        task = asyncio.create_task(
+            self._wait_unloaded(set(names), started, freed, target, finished)
+        )
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
     async def _wait_unloaded(
-        self, names: set[str], started: float, freed: int, target: str, timeout: float = 30.0
+        self,
+        names: set[str],
+        started: float,
+        freed: int,
+        target: str,
+        finished: asyncio.Future[None],
+        timeout: float = 30.0,
     ) -> None:
         """Poll Triton's index until ``names`` are unavailable; then ``freed`` bytes count free
         (after ``timeout`` too, logged: a budget must not stay taken by a lost answer)."""
@@ -603,6 +623,8 @@ class ModelManager:
             log.warning("%s: Triton did not report its unload done in %.0f s", target, timeout)
         finally:
             self.unloading = max(0, self.unloading - freed)
+            if not finished.done():
+                finished.set_result(None)
             self._notify()
 
     # -- reporting --------------------------------------------------------------------------
