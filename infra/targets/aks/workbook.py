@@ -15,7 +15,7 @@ import json
 import uuid
 from typing import Any
 
-from infra.targets.k8s import promql
+from infra.k8s import promql
 
 #: workbooks are named by a UUID (Microsoft.Insights/workbooks); derived from the stack's
 #: workload name in this namespace, so a redeploy updates the same workbook
