@@ -78,12 +78,14 @@ SCRIPTS: dict[str, tuple[list[str], set[str]]] = {
         # first leaving mid-run; checks the report and the invariants, not speed
         [
             *("--copies", "24", "--replicas", "2", "--budget", "3", "--requests", "60"),
+            *("--warmup", "12"),
             *("--clients", "4", "--trace-out", "{tmp}/trace.txt"),
         ],
         {
             "hit_ratio",
             "round_robin_hit_ratio",
             "cold_p99_ms",
+            "cold_over_own_load_p99",
             "warm_p50_ms",
             "overhead_p50_ms",
             "max_loaded_per_replica",
@@ -151,6 +153,7 @@ BOUNDS: dict[str, dict[str, tuple[float, float]]] = {
         "round_robin_hit_ratio": (0, 1),
         "loads": (1, 60),
         "cold_p99_ms": (1e-3, 300_000),
+        "cold_over_own_load_p99": (0.5, 1000),  # a cold request against its own load
     },
     "tune.py": {
         # medians of rounds of 0.1 s windows: one can serve nothing on a loaded machine
@@ -197,7 +200,8 @@ def _consistent(report: dict[str, Any]) -> dict[str, Callable[[], bool]]:
             report["budget"] == 3
             and len(report["load_times"]) == report["loads"] > 0
             and report["cold_requests"] >= report["loads"]
-            and Path(report["trace"]).read_text().count("\n") == 60
+            and Path(report["trace"]).read_text().count("\n") == 12 + 60
+            and report["cold_over_own_load_p50"] <= report["cold_over_own_load_p99"]
         ),
         "local_down.py": lambda: (
             report["down_min_s"] <= report["down_median_s"] <= report["down_max_s"]

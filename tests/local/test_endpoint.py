@@ -60,6 +60,36 @@ def test_first_request_loads_second_hits(
     assert after_second["ModelCacheHit"] == (hits + 1) / (samples + 2)
 
 
+def test_a_cold_request_says_the_load_it_waited_for(endpoint: Endpoint) -> None:
+    """A cold answer carries its load's download and Triton load times (what bench/mme_k8s.py
+    compares each cold request with); a warm one does not."""
+    loaded = set(endpoint.status()["loaded"])
+    model = next(m for m in endpoint.manifest.models if m.target_model not in loaded)
+    target = SageMakerRuntimeTarget("local", endpoint_url=endpoint.url, local=True)
+    request = target.prepare(model, example_inputs(model))
+    headers = {
+        "Content-Type": request.content_type,
+        "X-Amzn-SageMaker-Target-Model": model.target_model,
+    }
+    answers = []
+    for _ in range(2):
+        conn = http.client.HTTPConnection("127.0.0.1", int(endpoint.url.rsplit(":", 1)[1]))
+        conn.request("POST", "/invocations", request.body, headers)
+        response = conn.getresponse()
+        response.read()
+        conn.close()
+        assert response.status == 200
+        answers.append({name.lower(): value for name, value in response.getheaders()})
+    cold, warm = answers
+    assert cold["x-tdk-model-cache-hit"] == "0" and warm["x-tdk-model-cache-hit"] == "1"
+    load = [x for x in endpoint.status()["recent_loads"] if x["target_model"] == model.target_model]
+    assert float(cold["x-tdk-model-load-ms"]) == pytest.approx(load[-1]["load_ms"], abs=0.01)
+    assert float(cold["x-tdk-model-download-ms"]) == pytest.approx(
+        load[-1]["download_ms"], abs=0.01
+    )
+    assert "x-tdk-model-load-ms" not in warm and "x-tdk-model-download-ms" not in warm
+
+
 @pytest.mark.parametrize("binary", [True, False], ids=["binary+json", "json"])
 def test_outputs_equal_onnxruntime(
     endpoint: Endpoint, target: SageMakerRuntimeTarget, onnx_reference: Any, binary: bool

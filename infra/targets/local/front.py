@@ -59,6 +59,10 @@ _V2_INFER = re.compile(
 _INFER_HEADER = b"inference-header-content-length"
 #: whether the model was loaded when the request came (SageMaker's ModelCacheHit, per request)
 _CACHE_HEADER = b"x-tdk-model-cache-hit"
+#: on a cold request: the download and Triton load (ms) of the load it waited for, so a client
+#: compares each cold request with its own load (bench/mme_k8s.py's cold figures)
+_DOWNLOAD_HEADER = b"x-tdk-model-download-ms"
+_LOAD_HEADER = b"x-tdk-model-load-ms"
 STOP_POLL_S = 0.1  # how often a start looks whether the server was told to stop
 
 
@@ -288,8 +292,11 @@ class Front:
             kind = f"{BINARY_TYPE};json-header-size={header_length}".encode()
         else:
             kind = upstream.headers.get("content-type", "application/json").encode("latin-1")
-        cache = (_CACHE_HEADER, b"1" if hit else b"0")
-        return 200, upstream.body, [(b"content-type", kind), _VARIANT, cache], model_s
+        headers = [(b"content-type", kind), _VARIANT, (_CACHE_HEADER, b"1" if hit else b"0")]
+        if not hit:
+            headers.append((_DOWNLOAD_HEADER, b"%.3f" % (state.download_s * 1000)))
+            headers.append((_LOAD_HEADER, b"%.3f" % (state.load_s * 1000)))
+        return 200, upstream.body, headers, model_s
 
     async def infer_v2(self, scope: Scope, receive: Receive, send: Send, name: str) -> None:
         """Triton's ``POST /v2/models/<name>/infer`` for the copy named ``name``: loaded on its
