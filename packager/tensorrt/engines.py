@@ -1,18 +1,21 @@
-"""TensorRT plans: what a plan was built for, and the plan cache in a release store.
+"""TensorRT engines: what an engine was built for, and the engine cache in a release store.
 
-A plan (a serialized TensorRT engine) loads only with the TensorRT version that built it, on
-GPUs of the compute capability it was built on (unless it was built hardware-compatible,
-``ampere+``: any compute capability 8.0 or later, at a performance cost). ``BuiltFor`` records
-both, plus the release (``yy.mm``) of the TensorRT container that built it: NVIDIA builds
-Triton's own test plans with ``nvcr.io/nvidia/tensorrt:<Triton release>-py3``
-(triton-inference-server/server ``qa/common/gen_qa_model_repository``, checked 2026-11-27), so
-a plan built in the container of a Triton image's release matches that image's TensorRT.
+An engine (serialized: what TensorRT and Triton call a plan file) loads only with the TensorRT
+version that built it, on GPUs of the compute capability it was built on (unless it was built
+hardware-compatible, ``ampere+``: any compute capability 8.0 or later, at a performance cost).
+``BuiltFor`` records both, plus the release (``yy.mm``) of the TensorRT container that built
+it: NVIDIA builds Triton's own test engines with ``nvcr.io/nvidia/tensorrt:<Triton
+release>-py3`` (triton-inference-server/server ``qa/common/gen_qa_model_repository``, checked
+2026-11-27), so an engine built in the container of a Triton image's release matches that
+image's TensorRT.
 
-The cache: ``plans/<onnx sha256>/<target>/<profile+precision digest>/`` under a release root
-holds ``model.plan``, ``plan.json`` (a ``EngineRecord``) and ``plan.sig``, the record's
-endorsement (``packager.tensorrt.trust``), written last. The same (ONNX sha256, TensorRT, compute
-capability, profile, precision) key is built once; a record without a valid endorsement is
-never served.
+The cache: ``engines/<onnx sha256>/<target>/<profile+precision digest>/`` under a release root
+holds ``model.plan``, ``plan.json`` (an ``EngineRecord``) and ``plan.sig``, the record's
+endorsement (``packager.tensorrt.trust``), written last. ``model.plan`` is the file name Triton's
+tensorrt backend loads by default, so it stays; the record and endorsement keep the names of
+the earlier layout, ``plans/`` (tdk before 2026-12-07), whose entries are still read, never
+written. The same (ONNX sha256, TensorRT, compute capability, profile, precision) key is built
+once; a record without a valid endorsement is never served.
 """
 
 from __future__ import annotations
@@ -28,7 +31,15 @@ from packager.tensorrt.trust import KEY_ENV, SIGNATURE_FILE, endorse, endorsed
 from tdk.bounded import DocumentError, parse_json
 from tdk.errors import StoreError, TdkError, UsageError
 
-ENGINES_PREFIX = "plans/"
+#: the engine cache under a release root: the one prefix tdk writes, and a build identity's grant
+ENGINES_PREFIX = "engines/"
+#: the cache's earlier layout: read (after ``ENGINES_PREFIX``), never written
+LEGACY_PREFIX = "plans/"
+#: every prefix the cache is read from, newest first: a writer's grant covers them all
+CACHE_PREFIXES = (ENGINES_PREFIX, LEGACY_PREFIX)
+#: the file name Triton loads a TensorRT model from unless the config says another
+#: (``default_model_filename``): triton-inference-server/server docs/user_guide/
+#: model_repository.md, "TensorRT Models", checked 2026-12-07; kept, as TensorRT calls it a plan
 ENGINE_FILE = "model.plan"
 RECORD_FILE = "plan.json"
 #: where a builder that cannot set tdk's checksum metadata (a SageMaker Processing job) leaves
@@ -114,8 +125,12 @@ class EngineKey:
 
     @property
     def prefix(self) -> str:
-        """The key's directory in the store, ``plans/<sha>/<target>/<digest>/``."""
-        return f"{ENGINES_PREFIX}{self.onnx_sha256}/{self.target}/{self.build_digest}/"
+        """The key's directory in the store, ``engines/<sha>/<target>/<digest>/``."""
+        return self.entry_under(ENGINES_PREFIX)
+
+    def entry_under(self, root: str) -> str:
+        """The key's directory under ``root``, one of ``CACHE_PREFIXES``."""
+        return f"{root}{self.onnx_sha256}/{self.target}/{self.build_digest}/"
 
 
 @dataclass(frozen=True)
@@ -165,14 +180,18 @@ class EngineRecord:
 def cached(store: Store, key: EngineKey) -> EngineRecord | None:
     """The record of ``key``'s plan in ``store`` when the plan is there whole and its record
     endorsed (``packager.tensorrt.trust``), else None: anything else is built again."""
-    record_key = key.prefix + RECORD_FILE
-    if store.sha256_of(record_key) is None:
-        return None
-    raw = store.get_bytes(record_key)
-    record = EngineRecord.from_json(raw, store.describe(record_key))
-    if record.key != key or store.sha256_of(key.prefix + ENGINE_FILE) != record.plan_sha256:
+    for entry in (key.entry_under(root) for root in CACHE_PREFIXES):
+        if store.sha256_of(entry + RECORD_FILE) is not None:
+            return _whole(store, key, entry)
+    return None
+
+
+def _whole(store: Store, key: EngineKey, entry: str) -> EngineRecord | None:
+    raw = store.get_bytes(entry + RECORD_FILE)
+    record = EngineRecord.from_json(raw, store.describe(entry + RECORD_FILE))
+    if record.key != key or store.sha256_of(entry + ENGINE_FILE) != record.plan_sha256:
         return None  # a damaged or foreign entry: built again
-    return record if endorsed(store, key.prefix, raw) else None
+    return record if endorsed(store, entry, raw) else None
 
 
 def store_engine(store: Store, record: EngineRecord, plan: bytes) -> None:
@@ -214,22 +233,31 @@ def engines_for(store: Store, onnx_sha256: str, target: str) -> list[EngineRecor
 
     Each must be what ``tdk build`` checked: a record whose key is that ONNX sha256, that target
     and the entry it lies in, endorsed, naming the plan beside it; anything else is refused (a
-    writer of ``plans/`` may have planted it), never served."""
-    prefix = f"{ENGINES_PREFIX}{onnx_sha256}/{target}/"
-    try:
-        keys = [k for k in store.list_keys(prefix) if k.endswith("/" + RECORD_FILE)]
-    except StoreError:
-        return []
-    return [_served(store, k, onnx_sha256, target) for k in sorted(keys)]
+    writer of the cache may have planted it), never served. An entry of the earlier layout
+    (``LEGACY_PREFIX``) whose key is also under ``ENGINES_PREFIX`` is the same engine: said
+    once."""
+    found: dict[EngineKey, EngineRecord] = {}
+    for root in CACHE_PREFIXES:
+        prefix = f"{root}{onnx_sha256}/{target}/"
+        try:
+            keys = [k for k in store.list_keys(prefix) if k.endswith("/" + RECORD_FILE)]
+        except StoreError:
+            continue
+        for record_key in sorted(keys):
+            record = _served(store, record_key, onnx_sha256, target, root)
+            found.setdefault(record.key, record)
+    return list(found.values())
 
 
-def _served(store: Store, record_key: str, onnx_sha256: str, target: str) -> EngineRecord:
+def _served(
+    store: Store, record_key: str, onnx_sha256: str, target: str, root: str
+) -> EngineRecord:
     where = store.describe(record_key)
     raw = store.get_bytes(record_key)
     record = EngineRecord.from_json(raw, where)
     entry = record_key.removesuffix(RECORD_FILE)
     key = record.key
-    if (key.onnx_sha256, key.target, key.prefix) != (onnx_sha256, target, entry):
+    if (key.onnx_sha256, key.target, key.entry_under(root)) != (onnx_sha256, target, entry):
         problem = "names another model or build than the entry it lies in"
     elif not endorsed(store, entry, raw):
         problem = f"carries no valid endorsement ({SIGNATURE_FILE}) by this user's tdk build"
@@ -239,7 +267,7 @@ def _served(store: Store, record_key: str, onnx_sha256: str, target: str) -> Eng
         return record
     raise UsageError(
         f"{where} {problem}: tdk serves only a plan its own build checked, and anyone who can "
-        "write plans/ (the serving identity among them) could have planted this one",
+        f"write {root} (the serving identity among them) could have planted this one",
         hint=f"delete {store.describe(entry)} and run tdk build again; on another machine, "
         f"point {KEY_ENV} at the key tdk build used",
     )

@@ -88,7 +88,7 @@ def test_triton_role_is_irsa_only_and_reads_only_the_release_prefix(eks: StackRu
     assert listing["Condition"]["StringLike"]["s3:prefix"][0] == "releases/v1/*"
     # tdk build's Job writes only the release's plan cache
     put = next(s for s in statements if s["Action"] == "s3:PutObject")
-    assert put["Resource"] == "arn:aws:s3:::my-tdk-releases/releases/v1/plans/*"
+    assert put["Resource"] == "arn:aws:s3:::my-tdk-releases/releases/v1/engines/*"
     for statement in statements:
         assert statement["Resource"] != "*" and "s3:*" not in str(statement["Action"])
 

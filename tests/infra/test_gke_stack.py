@@ -88,7 +88,7 @@ def test_triton_identity_reads_only_the_release_prefix_without_keys(gke: StackRu
     write = members["tdk-gke-dev-release-plan-cache-write"].inputs
     assert write["role"] == "roles/storage.objectUser" and write["member"] == read.inputs["member"]
     assert write["condition"]["expression"] == (
-        'resource.name.startsWith("projects/_/buckets/my-tdk-releases/objects/releases/v1/plans/")'
+        'resource.name.startsWith("projects/_/buckets/my-tdk-releases/objects/releases/v1/engines/")'
     )
     metadata = members["tdk-gke-dev-release-bucket-metadata"].inputs
     assert metadata["member"] == read.inputs["member"]

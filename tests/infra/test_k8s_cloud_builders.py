@@ -75,9 +75,9 @@ def test_the_triton_identity_may_write_only_the_plan_cache() -> None:
     writes = [s for s in statements if "Put" in str(s["Action"])]
     assert writes == [
         {"Sid": "WritePlanCache", "Effect": "Allow", "Action": "s3:PutObject",
-         "Resource": "arn:aws:s3:::b/r/v2/plans/*"},
+         "Resource": "arn:aws:s3:::b/r/v2/engines/*"},
     ]  # fmt: skip
     condition = gke.plan_cache_condition("bkt", "")
     assert condition["expression"] == (
-        'resource.name.startsWith("projects/_/buckets/bkt/objects/plans/")'
+        'resource.name.startsWith("projects/_/buckets/bkt/objects/engines/")'
     )

@@ -85,7 +85,7 @@ def test_the_rendered_job_passes_strict_validation_and_runs_like_triton(
     # the upload names the cache entry; the Job never retries a failed build
     [upload] = pod["containers"]
     # (a URL for the AWS and Google CLIs, a blob name in its container for the Azure CLI)
-    entry = "plans/" + listing["entry"].split("/plans/", 1)[1]
+    entry = "engines/" + listing["entry"].split("/engines/", 1)[1]
     assert entry + "plan.json" in " ".join(upload["command"])
     assert job["spec"]["backoffLimit"] == 0
 

@@ -1,4 +1,4 @@
-"""The plan cache in a release store: keyed by (ONNX sha256, TensorRT, compute capability,
+"""The engine cache in a release store: keyed by (ONNX sha256, TensorRT, compute capability,
 profile, precision), against the file store, S3 (moto's server) and GCS (the emulator)."""
 
 from __future__ import annotations
@@ -9,8 +9,16 @@ from pathlib import Path
 import pytest
 
 from packager.stores import Store, open_store
-from packager.tensorrt.engines import ENGINE_FILE, RECORD_FILE, cached, engines_for, store_engine
-from tdk.errors import TdkError
+from packager.tensorrt.engines import (
+    ENGINE_FILE,
+    ENGINES_PREFIX,
+    LEGACY_PREFIX,
+    RECORD_FILE,
+    cached,
+    engines_for,
+    store_engine,
+)
+from tdk.errors import TdkError, UsageError
 from tests.tensorrt_engines.helpers import fake_plan, model_dir, planned, record_for
 
 
@@ -96,3 +104,50 @@ def test_a_builders_output_is_adopted_only_when_it_checks_out(store: Store, tmp_
     store.put_bytes(other.prefix + OUTPUT_DIR + RECORD_FILE, record.to_json().encode())
     with pytest.raises(TdkError, match="another build"):
         adopt_output(store, other)
+
+
+def _move_to_legacy(store: Store, key_prefix: str) -> str:
+    """What a release cached by tdk before 2026-12-07 holds: the same entry under ``plans/``."""
+    legacy = LEGACY_PREFIX + key_prefix.removeprefix(ENGINES_PREFIX)
+    for name in store.list_keys(key_prefix):
+        store.put_bytes(legacy + name.removeprefix(key_prefix), store.get_bytes(name))
+        store.delete(name)
+    return legacy
+
+
+def test_an_engine_cached_under_the_old_plans_prefix_is_still_read(
+    store: Store, tmp_path: Path
+) -> None:
+    build = planned(model_dir(tmp_path))
+    plan = fake_plan()
+    record = record_for(build, plan)
+    store_engine(store, record, plan)
+    assert build.key.prefix.startswith(ENGINES_PREFIX)  # written in the new layout only
+    legacy = _move_to_legacy(store, build.key.prefix)
+    assert store.list_keys(ENGINES_PREFIX) == [] and store.list_keys(legacy)
+    assert cached(store, build.key) == record
+    assert engines_for(store, build.key.onnx_sha256, build.key.target) == [record]
+    store.put_bytes(legacy + ENGINE_FILE, b"another plan")  # the old layout is checked alike
+    assert cached(store, build.key) is None
+
+
+def test_an_engine_in_both_layouts_is_one_engine(tmp_path: Path) -> None:
+    store = open_store(f"file://{tmp_path / 'release'}")
+    build = planned(model_dir(tmp_path))
+    plan = fake_plan()
+    record = record_for(build, plan)
+    store_engine(store, record, plan)
+    _move_to_legacy(store, build.key.prefix)
+    store_engine(store, record, plan)
+    assert engines_for(store, build.key.onnx_sha256, build.key.target) == [record]
+
+
+def test_a_planted_entry_under_the_old_prefix_is_refused_naming_it(tmp_path: Path) -> None:
+    store = open_store(f"file://{tmp_path / 'release'}")
+    build = planned(model_dir(tmp_path))
+    plan = fake_plan()
+    store_engine(store, record_for(build, plan), plan)
+    legacy = _move_to_legacy(store, build.key.prefix)
+    store.put_bytes(legacy + "plan.sig", b"0" * 64 + b"\n")
+    with pytest.raises(UsageError, match=f"write {LEGACY_PREFIX}"):
+        engines_for(store, build.key.onnx_sha256, build.key.target)

@@ -8,7 +8,9 @@ from botocore.validate import ParamValidator
 
 from infra.targets.sagemaker.tensorrt import job_name, processing_job_request
 
-ENTRY = "s3://my-tdk-releases/releases/v1/plans/ab12/cc8.6-tensorrt-release-26.05/40c29dbcf0ec778f/"
+ENTRY = (
+    "s3://my-tdk-releases/releases/v1/engines/ab12/cc8.6-tensorrt-release-26.05/40c29dbcf0ec778f/"
+)
 
 
 def test_the_request_is_valid_for_botocore_and_runs_on_the_endpoint_instance_type() -> None:

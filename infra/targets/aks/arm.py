@@ -43,6 +43,7 @@ from infra.targets.aks.cloud_names import GPU_POOL as GPU_POOL_NAME
 from infra.targets.aks.cloud_names import SYSTEM_POOL
 from infra.targets.aks.config import AksConfig
 from infra.targets.guardrails import ACTUAL_THRESHOLDS, FORECAST_THRESHOLD, OPEN_TO_INTERNET, Budget
+from packager.tensorrt.engines import ENGINES_PREFIX
 
 #: AKS installs the NVIDIA driver on GPU nodes (the kit installs the pinned device plugin)
 GPU_DRIVER = "Install"
@@ -156,11 +157,12 @@ def release_read_condition(blob: BlobRelease) -> str | None:
 
 
 def plan_write_condition(blob: BlobRelease) -> str:
-    """Storage Blob Data Contributor narrowed to the release's plan cache (``plans/``), where
-    ``tdk build``'s Job writes TensorRT plans (eks grants PutObject there alike): every data
-    action of the role (read, list, write, create, delete, rename) only there."""
+    """Storage Blob Data Contributor narrowed to the release's engine cache (``ENGINES_PREFIX``),
+    where ``tdk build``'s Job writes TensorRT engines (eks grants PutObject there alike): every
+    data action of the role (read, list, write, create, delete, rename) only there. The earlier
+    layout (``plans/``) is still read, with the release's read grant; nothing writes it."""
     actions = ("read", "write", "add/action", "delete", "move/action")
-    return _only_under(actions, blob.name("plans") + "/")
+    return _only_under(actions, blob.name(ENGINES_PREFIX))
 
 
 def container_scope(subscription: str, resource_group: str, blob: BlobRelease) -> str:

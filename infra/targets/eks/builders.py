@@ -131,7 +131,8 @@ def irsa_trust_policy(oidc_arn: str, issuer_url: str, namespace: str, service_ac
 
 def release_read_policy(bucket: str, prefix: str) -> str:
     """GetObject under the release prefix; ListBucket only for keys under it; PutObject only
-    under its plan cache (``plans/``), where ``tdk build``'s Job writes TensorRT plans."""
+    under its engine cache (``ENGINES_PREFIX``), where ``tdk build``'s Job writes TensorRT
+    engines (the earlier ``plans/`` layout is still read, with GetObject; nothing writes it)."""
     scope = f"{prefix}/" if prefix else ""
     return _doc(
         {

@@ -126,8 +126,10 @@ def release_read_condition(bucket: str, prefix: str) -> dict[str, str]:
 
 
 def plan_cache_condition(bucket: str, prefix: str) -> dict[str, str]:
-    """IAM condition: objects are writable only in the release's plan cache (``plans/``),
-    where ``tdk build``'s Job uploads TensorRT plans with the workload's identity."""
+    """IAM condition: objects are writable only in the release's engine cache
+    (``ENGINES_PREFIX``), where ``tdk build``'s Job uploads TensorRT engines with the workload's
+    identity (the earlier ``plans/`` layout is still read, with the read grant; nothing writes
+    it)."""
     objects = f"projects/_/buckets/{bucket}/objects/"
     scope = f"{objects}{prefix}/{ENGINES_PREFIX}" if prefix else f"{objects}{ENGINES_PREFIX}"
     return {

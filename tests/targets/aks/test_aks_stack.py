@@ -110,9 +110,9 @@ def test_triton_reads_only_the_release_prefix_and_keda_only_the_workspace(aks: S
     # writes (tdk build's plans) only under the release's plan cache, as eks's PutObject
     assert writer["roleDefinitionId"].endswith(b.STORAGE_BLOB_DATA_CONTRIBUTOR)
     write = f"{BLOBS}/write"
-    assert allows(writer["condition"], Request(write, None, {PATH: "v1/plans/e/model.plan"}))
+    assert allows(writer["condition"], Request(write, None, {PATH: "v1/engines/e/model.plan"}))
     assert not allows(writer["condition"], Request(write, None, {PATH: "v1/manifest.json"}))
-    assert allows(writer["condition"], Request(READ, "Blob.List", {PREFIX: "v1/plans/e/"}))
+    assert allows(writer["condition"], Request(READ, "Blob.List", {PREFIX: "v1/engines/e/"}))
     assert keda["roleDefinitionId"].endswith(b.MONITORING_DATA_READER)
     assert keda["scope"] == "tdk-aks-dev-monitoring-workspace-id"
     assert len(roles) == 3

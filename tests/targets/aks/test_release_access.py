@@ -48,7 +48,7 @@ def test_the_reader_lists_and_reads_under_the_release_prefix_only() -> None:
 
 def test_the_plan_cache_writer_lists_reads_and_writes_only_plans() -> None:
     condition = arm.plan_write_condition(_blob())
-    entry = "v1/plans/abc/"
+    entry = "v1/engines/abc/"
     assert allows(condition, _list(entry)) and allows(condition, _read(entry + "plan.json"))
     for action in ("write", "add/action", "delete", "move/action"):
         request = Request(f"{BLOBS}/{action}", None, {PATH: entry + "model.plan"})
@@ -121,11 +121,11 @@ def test_a_sync_that_lists_the_whole_container_is_denied(store: Path, tmp_path: 
 
 
 def test_a_plan_entry_is_fetched_under_the_role_conditions(store: Path, tmp_path: Path) -> None:
-    entry = store / "releases/v1/plans/abc/input"
+    entry = store / "releases/v1/engines/abc/input"
     entry.mkdir(parents=True)
     (entry / "model.onnx").write_text("onnx")
     work = tmp_path / "work"
     work.mkdir()
-    done = _run(b.download_script(_blob(), "plans/abc/input", str(work)), store)
+    done = _run(b.download_script(_blob(), "engines/abc/input", str(work)), store)
     assert done.returncode == 0, done.stderr
     assert (work / "model.onnx").read_text() == "onnx"
