@@ -230,7 +230,7 @@ def _check_names(
     if unrecorded:
         sink.report("TDK613", ENGINE_ARGS_FILE, unrecorded,
                     "record that vLLM's EngineArgs: add its wheel to packager/validate/engines/"
-                    "vllm_lists.py with `python -m packager.validate.engines.vllm_argsgen`, or "
+                    "vllm_lists.json with `python -m packager.validate.engines.vllm_argsgen`, or "
                     "check the names by hand", file=path)  # fmt: skip
     for key in engine:
         if key in known.names:
@@ -277,7 +277,7 @@ _OWN_RULES = frozenset({"gpu_memory_utilization", "tensor_parallel_size", "pipel
 
 def _check_types(engine: dict[str, Any], path: Path, sink: Sink, known: facts.ArgList) -> None:
     """Each value against what that vLLM's EngineArgs annotation, Literal choices and config
-    Field bounds accept (``vllm_values.py``)."""
+    Field bounds accept (``vllm_values.json``)."""
     specs = facts.vllm_values(known.version)
     for key, value in engine.items():
         spec = specs.get(key)

@@ -4,7 +4,7 @@ the ``--flag``'s ``choices=[...]`` in ``add_cli_args``, as the 0.5-0.9 wheels wr
 the bounds its config dataclass field declares (``Field(ge=1)``, ``Field(gt=0, le=1)``).
 
     python -m packager.validate.engines.vllm_argsgen --values WHEELS/vllm-*.whl \\
-        > packager/validate/engines/vllm_values.py
+        > packager/validate/engines/vllm_values.json
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import ast
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 #: the file and the dataclasses whose fields ``AsyncEngineArgs(**model_json)`` takes
 ARG_UTILS = "vllm/engine/arg_utils.py"
@@ -48,9 +49,10 @@ class ValueSpec:
     choices: tuple[str, ...]
     bounds: tuple[tuple[str, float], ...]
 
-    def line(self, name: str) -> str:
-        bounds = ",".join(f"{op}={value:g}" for op, value in self.bounds)
-        return f"{name}|{','.join(self.kinds)}|{','.join(self.choices)}|{bounds}"
+    def as_json(self) -> dict[str, Any]:
+        """The argument's row in ``vllm_values.json``."""
+        bounds = dict(self.bounds)
+        return {"kinds": list(self.kinds), "choices": list(self.choices), "bounds": bounds}
 
 
 def _literal(node: ast.expr, aliases: dict[str, tuple[str, ...]]) -> tuple[str, ...] | None:

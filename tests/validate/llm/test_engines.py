@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from infra.facts.llm import vllm_version as llm_version
-from packager.validate.engines import args, vllm_lists
+from packager.validate.engines import args
 from packager.validate.engines.args import VllmImage
 from packager.validate.findings import Finding
 from packager.validate.rules import ENGINE_CODES, RULES
@@ -264,10 +264,11 @@ def test_disable_log_requests_fix_says_the_inverse(tmp_path: Path, value: object
 
 
 def test_the_fallback_list_is_the_generated_one() -> None:
-    """One source of truth: the fallback is a wheel-read row of vllm_lists.py."""
-    assert args.VLLM_FALLBACK.version in vllm_lists.VLLM_ENGINE_ARGS
+    """One source of truth: the fallback is a wheel-read row of vllm_lists.json."""
+    versions = args.generated_table("vllm_lists.json")["versions"]
+    assert args.VLLM_FALLBACK.version in versions
     assert args.VLLM_FALLBACK is args.VLLM_LISTS[args.VLLM_FALLBACK.version]
-    assert set(args.VLLM_LISTS) == set(vllm_lists.VLLM_ENGINE_ARGS)
+    assert set(args.VLLM_LISTS) == set(versions)
 
 
 @pytest.mark.parametrize(

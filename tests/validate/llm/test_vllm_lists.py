@@ -3,26 +3,29 @@ vLLM a Triton vllm image ships, each with its source; the generator reads a whee
 
 from __future__ import annotations
 
+import json
 import re
-import runpy
 import zipfile
 from pathlib import Path
 
 from infra.facts.llm import VLLM_VERSIONS
 from packager.validate.engines import args
 from packager.validate.engines.vllm_argsgen import read_wheel, render
-from packager.validate.engines.vllm_lists import CHECKED, VLLM_ENGINE_ARGS
+
+LISTS = args.generated_table("vllm_lists.json")
 
 
 def test_every_image_vllm_has_a_recorded_list_with_its_source() -> None:
-    assert CHECKED == "2026-11-27"
+    assert LISTS["checked"] == "2026-11-27"
+    versions = LISTS["versions"]
     # 25.06/25.07 ship NVIDIA's build of 0.9.0rc1, which PyPI does not carry: TDK613 there
-    assert set(VLLM_VERSIONS.values()) - {"0.9.0rc1"} <= set(VLLM_ENGINE_ARGS)
-    assert set(VLLM_ENGINE_ARGS) == set(args.VLLM_VALUES)
-    for version, (wheel, sha256, names) in VLLM_ENGINE_ARGS.items():
+    assert set(VLLM_VERSIONS.values()) - {"0.9.0rc1"} <= set(versions)
+    assert set(versions) == set(args.VLLM_VALUES)
+    for version, row in versions.items():
+        wheel, sha256, names = row["wheel"], row["sha256"], row["names"]
         assert wheel.startswith(f"vllm-{version}-") and wheel.endswith(".whl")
         assert re.fullmatch(r"[0-9a-f]{64}", sha256)
-        listed = set(names.split())
+        listed = set(names)
         assert {"model", "tensor_parallel_size", "gpu_memory_utilization"} <= listed, version
         found = args.VLLM_LISTS[version]
         assert found.names == listed and f"pypi.org/project/vllm/{version}/" in found.source
@@ -39,11 +42,8 @@ def test_generator_reads_the_engine_dataclasses(tmp_path: Path) -> None:
         archive.writestr("vllm/engine/arg_utils.py", source)
     row = read_wheel(wheel)
     assert row.version == "9.9.9" and row.names == ("model", "seed", "enable_log_requests")
-    module = tmp_path / "vllm_lists.py"
-    module.write_text(render([row], "2026-11-26"))
-    generated = runpy.run_path(str(module))["VLLM_ENGINE_ARGS"]
-    ((name, digest, names),) = generated.values()
-    assert (name, digest, names.split()) == (wheel.name, row.sha256, list(row.names))
+    ((generated),) = json.loads(render([row], "2026-11-26"))["versions"].values()
+    assert generated == {"wheel": wheel.name, "sha256": row.sha256, "names": list(row.names)}
 
 
 VALUES_SOURCE = {
@@ -71,10 +71,8 @@ def test_values_generator_reads_literals_fields_and_cli_choices(tmp_path: Path) 
     with zipfile.ZipFile(wheel, "w") as archive:
         for name, text in VALUES_SOURCE.items():
             archive.writestr(name, text)
-    module = tmp_path / "vllm_values.py"
-    module.write_text(render_values([wheel], "2026-11-27"))
-    ((_, text),) = runpy.run_path(str(module))["VLLM_ENGINE_VALUES"].values()
-    found = args._values(text)
+    ((generated),) = json.loads(render_values([wheel], "2026-11-27"))["versions"].values()
+    found = args.values_of(generated["arguments"])
     assert found["model"] == args.ArgValue(frozenset({"str"}), (), ())
     assert found["dtype"].choices == ("auto", "half") and not found["dtype"].kinds
     assert found["max_model_len"].bounds == (("ge", 1.0),)
@@ -114,10 +112,8 @@ def test_values_generator_reads_each_releases_quantization_methods(tmp_path: Pat
     from packager.validate.engines.vllm_argsgen import render_values
 
     wheels = [_quantization_wheel(tmp_path, version) for version in QUANTIZATION_SHAPES]
-    module = tmp_path / "vllm_values.py"
-    module.write_text(render_values(wheels, "2026-11-27"))
-    table = runpy.run_path(str(module))["VLLM_ENGINE_VALUES"]
-    found = {v: args._values(text)["quantization"] for v, (_, text) in table.items()}
+    table = json.loads(render_values(wheels, "2026-11-27"))["versions"]
+    found = {v: args.values_of(row["arguments"])["quantization"] for v, row in table.items()}
     assert found["9.9.1"] == args.ArgValue(frozenset({"none"}), ("awq", "fp8"), ())
     assert found["9.9.2"].choices == ("awq", "gptq")
     assert found["9.9.2"].kinds == {"none", "lowercased"}
