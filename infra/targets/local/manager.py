@@ -5,6 +5,9 @@ holds a capacity slot while loading or loaded, and counts requests in flight. Be
 ``max_loaded`` slots the least recently used idle model is unloaded; when every loaded model is
 busy, the one loaded longest ago is drained (new requests for it wait) once it has been resident
 ``min_residency`` seconds, then unloaded — never while a request for it is in flight.
+
+This module starts, watches and restarts Triton and takes the requests; ``loading`` loads a
+model, ``capacity`` finds it a slot and evicts, ``model_state`` holds each model's state.
 """
 
 from __future__ import annotations
@@ -15,82 +18,24 @@ import contextlib
 import json
 import logging
 import os
-import re
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from infra.clients.triton_errors import triton_error_text
-from infra.targets.local import budget, cache, lock, workdir
-from infra.targets.local.errors import (
-    ApiError,
-    insufficient_memory,
-    model_error,
-    not_ready,
-    unavailable,
-    validation,
-)
+from infra.targets.local import cache, lock, workdir
+from infra.targets.local.errors import ApiError, unavailable, validation
+from infra.targets.local.loading import Loading
 from infra.targets.local.metrics import Metrics
+from infra.targets.local.model_state import ModelState, forgotten, stub_crashed
 from infra.targets.local.options import EndpointOptions
 from infra.targets.local.release import read_manifest_abandonable
 from infra.targets.local.upstream import UpstreamError, UpstreamPool
 from infra.triton_runtime.external import ExternalTriton
 from infra.triton_runtime.runtime import Runtime, TritonProcess
-from packager.manifest import Manifest, ManifestModel
+from packager.manifest import Manifest
 from packager.stores import Store, open_store
-from tdk.errors import StoreError, TdkError
+from tdk.errors import TdkError
 
 log = logging.getLogger("tdk.local")
-#: what Triton 2.51's Python backend answers once a model instance's stub process has died
-#: (measured 2026-11-27 with the runtime wheel: ``Stub process 'm_0_0' is not healthy.``)
-_STUB_CRASHED = re.compile(r"Stub process '[^']*' is not healthy")
-
-
-def stub_crashed(message: str) -> bool:
-    """Whether Triton's error ``message`` says the model's Python stub process died."""
-    return _STUB_CRASHED.search(message) is not None
-
-
-#: what Triton 2.51 answers an inference for a model it does not hold (checked 2026-12-07 with
-#: the runtime wheel: ``Request for unknown model: 'm' is not found``): a pod's Triton that
-#: restarted between two of the front's health polls has forgotten every model
-_FORGOTTEN = re.compile(r"Request for unknown model")
-
-
-def forgotten(message: str) -> bool:
-    """Whether Triton's error ``message`` says it does not hold the model (it restarted)."""
-    return _FORGOTTEN.search(message) is not None
-
-
-IDLE_GRACE = 0.2  # seconds without requests before a loaded model counts as idle
-
-
-@dataclass
-class ModelState:
-    """One TargetModel's life on this endpoint."""
-
-    entry: ManifestModel
-    loaded: bool = False
-    evicting: bool = False
-    inflight: int = 0
-    last_used: float = 0.0
-    loaded_at: float = 0.0
-    loading: asyncio.Future[None] | None = field(default=None, repr=False)
-    #: why its last load failed (Triton's reason), until a load succeeds
-    failed: str | None = None
-    #: requests between ``acquire``'s lookup and their count in ``inflight``
-    pending: int = 0
-    #: left out of the release the endpoint switched to: unloaded once its requests finish
-    retired: bool = False
-    #: bytes it holds against the memory budget while loading or loaded (``budget``)
-    memory: int = 0
-    #: its last load: seconds fetching (0 when extracted already) and in Triton's load
-    download_s: float = 0.0
-    load_s: float = 0.0
-    #: done once Triton reports its last unload finished (None: no unload since); a load of a
-    #: model Triton still unloads waits for it (``_unload``)
-    unloaded: asyncio.Future[None] | None = field(default=None, repr=False)
-
 
 #: seconds Triton gets to exit on SIGTERM before it and its Python stubs are killed. The front
 #: has drained every request by then and the repository is ours (removed next), so Triton's own
@@ -98,11 +43,7 @@ class ModelState:
 STOP_GRACE_S = 0.3
 
 
-class _OutOfMemory(Exception):
-    """Triton's load failed for want of memory (``budget.out_of_memory``)."""
-
-
-class ModelManager:
+class ModelManager(Loading):
     """Owns the Triton it drives (a child it started, or the pod's: ``--triton-url``), the model
     repository on disk and the capacity slots, by count and by memory."""
 
@@ -308,325 +249,6 @@ class ModelManager:
         except TimeoutError:
             raise unavailable("the local Triton runtime is restarting; retry shortly") from None
 
-    # -- loading ----------------------------------------------------------------------------
-
-    async def _load(self, state: ModelState) -> None:
-        target = state.entry.target_model
-        try:
-            while state.evicting or self._superseded(state):
-                await self._wait_change(time.monotonic() + self.settings.capacity_timeout)
-            if state.loaded:
-                return
-            await self._reserve_slot(state)
-            state.download_s = 0.0
-            try:
-                if not self.disk.has(state.entry):
-                    await self._install(state)
-                if state.unloaded is not None:  # Triton's unload of it first (``_unload``)
-                    await asyncio.shield(state.unloaded)
-                await self._load_or_evict(state)
-            except BaseException:
-                self.slots.discard(target)
-                state.memory = 0
-                self._notify()
-                raise
-            state.loaded = True
-            state.failed = None
-            state.loaded_at = time.monotonic()
-            self.loads.append(
-                {
-                    "target_model": target,
-                    "download_ms": round(state.download_s * 1000, 3),
-                    "load_ms": round(state.load_s * 1000, 3),
-                }
-            )
-        finally:
-            state.loading = None
-
-    async def _install(self, state: ModelState) -> None:
-        """Fetch and extract into what the disk cache has left beside the models that are
-        loaded or loading (idle ones are trimmed after): the cache never grows past its size."""
-        entry = state.entry
-        room = self.disk.room(self.slots - {entry.target_model})
-        try:
-            if room <= 0:
-                raise cache.ArchiveRejected(
-                    f"the {self.settings.cache_bytes}-byte disk cache is taken by loaded models",
-                    hint=cache.CACHE_HINT,
-                )
-            result = await asyncio.to_thread(
-                cache.install,
-                self.store,
-                entry,
-                self.repository,
-                self.workdir / "staging",
-                room,
-                skip=self.disk.shared(),
-                adapt=self.settings.triton_url is None,
-            )
-        except StoreError as exc:
-            message = self._load_failed(state, f"cannot fetch {entry.target_model}: {exc.message}")
-            raise model_error(message) from exc
-        except TdkError as exc:
-            fix = f" (hint: {exc.hint})" if exc.hint else ""
-            message = self._load_failed(state, f"{entry.target_model} refused: {exc.message}{fix}")
-            raise model_error(message) from exc
-        self.metrics.observe("ModelDownloadingTime", result.download_s, entry.target_model)
-        state.download_s = result.download_s
-        self.disk.add(entry, result)
-        idle = [s for s in self.models.values() if s.entry.target_model not in self.slots]
-        self.disk.trim([s.entry for s in sorted(idle, key=lambda s: s.last_used)])
-
-    async def _load_or_evict(self, state: ModelState) -> None:
-        """Triton's load; out of memory, the least recently used idle model is unloaded and the
-        load tried once more, then the request answers 507 (SageMaker's contract)."""
-        try:
-            await self._triton_load(state)
-            return
-        except _OutOfMemory:
-            victim = self._victim(time.monotonic(), idle_only=True)
-            if victim is not None:
-                await self._evict(victim, time.monotonic() + self.settings.capacity_timeout)
-                await self._settled()
-        try:
-            await self._triton_load(state)
-        except _OutOfMemory as exc:
-            self.disk.drop(state.entry)
-            raise insufficient_memory(
-                self._load_failed(
-                    state, f"{state.entry.target_model} does not fit the memory left: {exc}"
-                )
-            ) from None
-
-    async def _settled(self) -> None:
-        """Until Triton reports every unload done (memory counted free only then)."""
-        deadline = time.monotonic() + self.settings.capacity_timeout
-        while self.unloading > 0 and time.monotonic() < deadline:
-            await self._wait_change(deadline)
-
-    async def _triton_load(self, state: ModelState) -> None:
-        name = state.entry.name
-        started = time.monotonic()
-        try:
-            response = await self.pool.request(
-                "POST", f"/v2/repository/models/{name}/load", headers=self.triton.repository_headers
-            )
-        except UpstreamError as exc:
-            raise unavailable(
-                f"the local Triton runtime failed while loading {name}: {exc}"
-            ) from exc
-        if response.status != 200:
-            message = triton_error_text(response.body)
-            if budget.out_of_memory(message):
-                raise _OutOfMemory(message)
-            self.disk.drop(state.entry)
-            raise model_error(
-                self._load_failed(
-                    state, f"Triton could not load {state.entry.target_model}: {message}"
-                ),
-                original_status=response.status,
-                original_message=message,
-            )
-        self.triton.protect_memory()
-        state.load_s = time.monotonic() - started
-        self.metrics.observe("ModelLoadingTime", state.load_s, state.entry.target_model)
-        if self.settings.memory_budget:
-            stats = await self.pool.request("GET", f"/v2/models/{name}/stats")
-            used = budget.reported(stats.body) if stats.status == 200 else 0
-            state.memory = used or state.memory
-
-    def _load_failed(self, state: ModelState, message: str) -> str:
-        """Count a failed load and keep its reason for ``endpoint status``; the message."""
-        self.metrics.count("ModelLoadFailures", state.entry.target_model)
-        state.failed = message
-        return message
-
-    # -- capacity ---------------------------------------------------------------------------
-
-    async def _reserve_slot(self, state: ModelState) -> None:
-        """A slot, and the model's memory within the budget: the least recently used idle model
-        goes first; memory counts free once Triton reports the unload done."""
-        deadline = time.monotonic() + self.settings.capacity_timeout
-        need = budget.estimate(state.entry)
-        limit = self.settings.memory_budget
-        if limit and need > limit:
-            raise insufficient_memory(
-                self._load_failed(
-                    state,
-                    f"{state.entry.target_model} needs about {need} bytes, more than the "
-                    f"{limit}-byte memory budget (--memory-budget-bytes)",
-                )
-            )
-        while len(self.slots) >= self.settings.max_loaded or (
-            limit and self.memory_used() + need > limit
-        ):
-            now = time.monotonic()
-            if len(self.slots) < self.settings.max_loaded and self._fits_once_unloaded(need):
-                await self._wait_change(deadline)  # an unload under way frees enough
-                continue
-            victim = self._victim(now)
-            if victim is not None:
-                await self._evict(victim, deadline)
-            else:
-                await self._wait_change(deadline, wake=self._next_expiry(now))
-        self.slots.add(state.entry.target_model)
-        state.memory = need
-
-    def _fits_once_unloaded(self, need: int) -> bool:
-        """Whether the unloads Triton is finishing free enough for ``need`` bytes."""
-        return self.unloading > 0 and self.memory_used() - self.unloading + need <= (
-            self.settings.memory_budget
-        )
-
-    def memory_used(self) -> int:
-        """Bytes held by models loading or loaded, and by unloads Triton has not finished."""
-        held = sum(self.models[t].memory for t in self.slots if t in self.models)
-        return held + self.unloading
-
-    def _resident(self) -> list[ModelState]:
-        return [
-            s
-            for s in self.models.values()
-            if s.loaded and not s.evicting and s.entry.target_model in self.slots
-        ]
-
-    def _victim(self, now: float, idle_only: bool = False) -> ModelState | None:
-        """The model to unload next: the least recently used one that is idle (nothing in flight
-        for ``IDLE_GRACE`` s); else the one loaded longest ago once it has been resident
-        ``min_residency`` s, so that swaps under contention cannot thrash."""
-        resident = self._resident()
-        idle = [s for s in resident if s.inflight == 0 and now - s.last_used >= IDLE_GRACE]
-        if idle or idle_only:
-            return min(idle, key=lambda s: s.last_used, default=None)
-        ripe = [s for s in resident if now - s.loaded_at >= self.settings.min_residency]
-        return min(ripe, key=lambda s: s.loaded_at, default=None)
-
-    def _next_expiry(self, now: float) -> float | None:
-        resident = self._resident()
-        expiries = [s.loaded_at + self.settings.min_residency for s in resident]
-        expiries += [s.last_used + IDLE_GRACE for s in resident if s.inflight == 0]
-        return min(expiries, default=None)
-
-    async def _evict(self, victim: ModelState, deadline: float) -> None:
-        """Drain ``victim`` (new requests for it wait), then unload it."""
-        victim.evicting = True
-        self.metrics.count("ModelEvictions", victim.entry.target_model)
-        try:
-            while victim.inflight > 0:
-                await self._wait_change(deadline)
-            await self._unload(victim)
-        finally:
-            victim.evicting = False
-            self._notify()
-
-    async def _wait_change(self, deadline: float, wake: float | None = None) -> None:
-        """Wait for a slot or in-flight count to change, until ``wake`` at the latest."""
-        now = time.monotonic()
-        remaining = deadline - now
-        if remaining <= 0:
-            raise not_ready(
-                f"all {self.settings.max_loaded} loaded models are busy; no capacity to load "
-                "another within the capacity timeout"
-            )
-        if wake is not None:
-            remaining = max(0.001, min(remaining, wake - now))
-        event = self._changed
-        self._waiting += 1
-        try:
-            await asyncio.wait_for(event.wait(), remaining)
-        except TimeoutError:
-            pass
-        finally:
-            self._waiting -= 1
-
-    def _superseded(self, state: ModelState) -> bool:
-        """Whether a model of the release switched away from still holds this one's name."""
-        names = {state.entry.target_model, state.entry.name}
-        return any({old.entry.target_model, old.entry.name} & names for old in self.retiring)
-
-    def _notify(self) -> None:
-        self._changed.set()
-        self._changed = asyncio.Event()
-
-    async def _unload(self, victim: ModelState) -> None:
-        """Unload the served model, then composing models no other loaded model uses. Triton
-        answers at once and finishes in the background (a Python stub's finalize takes seconds);
-        ``victim.unloaded`` is done once it reports the unload finished: a load of the model
-        asked for meanwhile waits for it, so that the unload under way is never mistaken for
-        one of the new load (Triton's index says READY again) nor a load sent into it."""
-        started = time.monotonic()
-        finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        victim.unloaded = finished
-        victim.loaded = False
-        target = victim.entry.target_model
-        self.slots.discard(target)
-        freed, victim.memory = victim.memory, 0
-        self.unloading += freed
-        in_use = {
-            name
-            for other in self.models.values()
-            if other is not victim and other.entry.target_model in self.slots
-            for name in cache.model_dirs(other.entry)
-        }
-        names = [victim.entry.name]
-        names += [n for n in reversed(cache.model_dirs(victim.entry)) if n not in in_use]
-        try:
-            for name in dict.fromkeys(names):
-                await self.pool.request(
-                    "POST",
-                    f"/v2/repository/models/{name}/unload",
-                    headers=self.triton.repository_headers,
-                )
-        except UpstreamError as exc:  # Triton died (the watcher resets everything), or not:
-            log.warning("%s: Triton did not answer its unload (%s)", target, exc)
-        else:
-            self.metrics.count("ModelUnloads", target)
-        # Triton finishes the unload (the Python stub exits) in the background; the slot is
-        # free now, its memory once Triton reports it gone (ModelUnloadingTime).
-        task = asyncio.create_task(
-            self._wait_unloaded(set(names), started, freed, target, finished)
-        )
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-
-    async def _wait_unloaded(
-        self,
-        names: set[str],
-        started: float,
-        freed: int,
-        target: str,
-        finished: asyncio.Future[None],
-        timeout: float = 30.0,
-    ) -> None:
-        """Poll Triton's index until ``names`` are unavailable; then ``freed`` bytes count free
-        (after ``timeout`` too, logged: a budget must not stay taken by a lost answer)."""
-        deadline = time.monotonic() + timeout
-        try:
-            with contextlib.suppress(UpstreamError, ValueError):
-                while time.monotonic() < deadline:
-                    response = await self.pool.request(
-                        "POST",
-                        "/v2/repository/index",
-                        b"{}",
-                        headers=self.triton.repository_headers,
-                    )
-                    busy = [
-                        item
-                        for item in json.loads(response.body or b"[]")
-                        if item.get("name") in names and item.get("state") in ("READY", "UNLOADING")
-                    ]
-                    if not busy:
-                        elapsed = time.monotonic() - started
-                        self.metrics.observe("ModelUnloadingTime", elapsed, target)
-                        return
-                    await asyncio.sleep(0.02)  # Triton has no unload event to wait on: a poll
-            log.warning("%s: Triton did not report its unload done in %.0f s", target, timeout)
-        finally:
-            self.unloading = max(0, self.unloading - freed)
-            if not finished.done():
-                finished.set_result(None)
-            self._notify()
-
     # -- reporting --------------------------------------------------------------------------
 
     def loaded_count(self) -> int:
@@ -657,4 +279,4 @@ class ModelManager:
         }
 
 
-__all__ = ["ApiError", "ModelManager", "ModelState"]
+__all__ = ["ApiError", "ModelManager", "ModelState", "forgotten", "stub_crashed"]

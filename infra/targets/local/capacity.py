@@ -1,0 +1,227 @@
+"""Capacity of a local endpoint: slots by count and by memory, the choice of a model to evict,
+its drain and its unload (never while a request for it is in flight)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+
+from infra.targets.local import budget, cache
+from infra.targets.local.errors import insufficient_memory, not_ready
+from infra.targets.local.metrics import Metrics
+from infra.targets.local.model_state import IDLE_GRACE, ModelState
+from infra.targets.local.options import EndpointOptions
+from infra.targets.local.upstream import UpstreamError, UpstreamPool
+from infra.triton_runtime.external import ExternalTriton
+from infra.triton_runtime.runtime import TritonProcess
+
+log = logging.getLogger("tdk.local")
+
+
+class Capacity:
+    """The model manager's slots and evictions (``ModelManager`` sets the state it reads)."""
+
+    settings: EndpointOptions
+    metrics: Metrics
+    models: dict[str, ModelState]
+    slots: set[str]
+    unloading: int
+    pool: UpstreamPool
+    triton: TritonProcess | ExternalTriton
+    retiring: list[ModelState]
+    _changed: asyncio.Event
+    _waiting: int
+    _background: set[asyncio.Task[None]]
+
+    def _load_failed(self, state: ModelState, message: str) -> str:
+        """Count a failed load and keep its reason for ``endpoint status``; the message."""
+        self.metrics.count("ModelLoadFailures", state.entry.target_model)
+        state.failed = message
+        return message
+
+    async def _reserve_slot(self, state: ModelState) -> None:
+        """A slot, and the model's memory within the budget: the least recently used idle model
+        goes first; memory counts free once Triton reports the unload done."""
+        deadline = time.monotonic() + self.settings.capacity_timeout
+        need = budget.estimate(state.entry)
+        limit = self.settings.memory_budget
+        if limit and need > limit:
+            raise insufficient_memory(
+                self._load_failed(
+                    state,
+                    f"{state.entry.target_model} needs about {need} bytes, more than the "
+                    f"{limit}-byte memory budget (--memory-budget-bytes)",
+                )
+            )
+        while len(self.slots) >= self.settings.max_loaded or (
+            limit and self.memory_used() + need > limit
+        ):
+            now = time.monotonic()
+            if len(self.slots) < self.settings.max_loaded and self._fits_once_unloaded(need):
+                await self._wait_change(deadline)  # an unload under way frees enough
+                continue
+            victim = self._victim(now)
+            if victim is not None:
+                await self._evict(victim, deadline)
+            else:
+                await self._wait_change(deadline, wake=self._next_expiry(now))
+        self.slots.add(state.entry.target_model)
+        state.memory = need
+
+    def _fits_once_unloaded(self, need: int) -> bool:
+        """Whether the unloads Triton is finishing free enough for ``need`` bytes."""
+        return self.unloading > 0 and self.memory_used() - self.unloading + need <= (
+            self.settings.memory_budget
+        )
+
+    def memory_used(self) -> int:
+        """Bytes held by models loading or loaded, and by unloads Triton has not finished."""
+        held = sum(self.models[t].memory for t in self.slots if t in self.models)
+        return held + self.unloading
+
+    def _resident(self) -> list[ModelState]:
+        return [
+            s
+            for s in self.models.values()
+            if s.loaded and not s.evicting and s.entry.target_model in self.slots
+        ]
+
+    def _victim(self, now: float, idle_only: bool = False) -> ModelState | None:
+        """The model to unload next: the least recently used one that is idle (nothing in flight
+        for ``IDLE_GRACE`` s); else the one loaded longest ago once it has been resident
+        ``min_residency`` s, so that swaps under contention cannot thrash."""
+        resident = self._resident()
+        idle = [s for s in resident if s.inflight == 0 and now - s.last_used >= IDLE_GRACE]
+        if idle or idle_only:
+            return min(idle, key=lambda s: s.last_used, default=None)
+        ripe = [s for s in resident if now - s.loaded_at >= self.settings.min_residency]
+        return min(ripe, key=lambda s: s.loaded_at, default=None)
+
+    def _next_expiry(self, now: float) -> float | None:
+        resident = self._resident()
+        expiries = [s.loaded_at + self.settings.min_residency for s in resident]
+        expiries += [s.last_used + IDLE_GRACE for s in resident if s.inflight == 0]
+        return min(expiries, default=None)
+
+    async def _evict(self, victim: ModelState, deadline: float) -> None:
+        """Drain ``victim`` (new requests for it wait), then unload it."""
+        victim.evicting = True
+        self.metrics.count("ModelEvictions", victim.entry.target_model)
+        try:
+            while victim.inflight > 0:
+                await self._wait_change(deadline)
+            await self._unload(victim)
+        finally:
+            victim.evicting = False
+            self._notify()
+
+    async def _wait_change(self, deadline: float, wake: float | None = None) -> None:
+        """Wait for a slot or in-flight count to change, until ``wake`` at the latest."""
+        now = time.monotonic()
+        remaining = deadline - now
+        if remaining <= 0:
+            raise not_ready(
+                f"all {self.settings.max_loaded} loaded models are busy; no capacity to load "
+                "another within the capacity timeout"
+            )
+        if wake is not None:
+            remaining = max(0.001, min(remaining, wake - now))
+        event = self._changed
+        self._waiting += 1
+        try:
+            await asyncio.wait_for(event.wait(), remaining)
+        except TimeoutError:
+            pass
+        finally:
+            self._waiting -= 1
+
+    def _superseded(self, state: ModelState) -> bool:
+        """Whether a model of the release switched away from still holds this one's name."""
+        names = {state.entry.target_model, state.entry.name}
+        return any({old.entry.target_model, old.entry.name} & names for old in self.retiring)
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    async def _unload(self, victim: ModelState) -> None:
+        """Unload the served model, then composing models no other loaded model uses. Triton
+        answers at once and finishes in the background (a Python stub's finalize takes seconds);
+        ``victim.unloaded`` is done once it reports the unload finished: a load of the model
+        asked for meanwhile waits for it, so that the unload under way is never mistaken for
+        one of the new load (Triton's index says READY again) nor a load sent into it."""
+        started = time.monotonic()
+        finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        victim.unloaded = finished
+        victim.loaded = False
+        target = victim.entry.target_model
+        self.slots.discard(target)
+        freed, victim.memory = victim.memory, 0
+        self.unloading += freed
+        in_use = {
+            name
+            for other in self.models.values()
+            if other is not victim and other.entry.target_model in self.slots
+            for name in cache.model_dirs(other.entry)
+        }
+        names = [victim.entry.name]
+        names += [n for n in reversed(cache.model_dirs(victim.entry)) if n not in in_use]
+        try:
+            for name in dict.fromkeys(names):
+                await self.pool.request(
+                    "POST",
+                    f"/v2/repository/models/{name}/unload",
+                    headers=self.triton.repository_headers,
+                )
+        except UpstreamError as exc:  # Triton died (the watcher resets everything), or not:
+            log.warning("%s: Triton did not answer its unload (%s)", target, exc)
+        else:
+            self.metrics.count("ModelUnloads", target)
+        # Triton finishes the unload (the Python stub exits) in the background; the slot is
+        # free now, its memory once Triton reports it gone (ModelUnloadingTime).
+        task = asyncio.create_task(
+            self._wait_unloaded(set(names), started, freed, target, finished)
+        )
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _wait_unloaded(
+        self,
+        names: set[str],
+        started: float,
+        freed: int,
+        target: str,
+        finished: asyncio.Future[None],
+        timeout: float = 30.0,
+    ) -> None:
+        """Poll Triton's index until ``names`` are unavailable; then ``freed`` bytes count free
+        (after ``timeout`` too, logged: a budget must not stay taken by a lost answer)."""
+        deadline = time.monotonic() + timeout
+        try:
+            with contextlib.suppress(UpstreamError, ValueError):
+                while time.monotonic() < deadline:
+                    response = await self.pool.request(
+                        "POST",
+                        "/v2/repository/index",
+                        b"{}",
+                        headers=self.triton.repository_headers,
+                    )
+                    busy = [
+                        item
+                        for item in json.loads(response.body or b"[]")
+                        if item.get("name") in names and item.get("state") in ("READY", "UNLOADING")
+                    ]
+                    if not busy:
+                        elapsed = time.monotonic() - started
+                        self.metrics.observe("ModelUnloadingTime", elapsed, target)
+                        return
+                    await asyncio.sleep(0.02)  # Triton has no unload event to wait on: a poll
+            log.warning("%s: Triton did not report its unload done in %.0f s", target, timeout)
+        finally:
+            self.unloading = max(0, self.unloading - freed)
+            if not finished.done():
+                finished.set_result(None)
+            self._notify()

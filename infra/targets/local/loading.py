@@ -1,0 +1,157 @@
+"""Loading a model into a local endpoint's Triton: a slot, the archive fetched into the disk
+cache, Triton's load (out of memory: the least recently used idle model goes, one more try)."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import time
+from pathlib import Path
+
+from infra.clients.triton_errors import triton_error_text
+from infra.targets.local import budget, cache
+from infra.targets.local.capacity import Capacity
+from infra.targets.local.errors import insufficient_memory, model_error, unavailable
+from infra.targets.local.model_state import ModelState
+from infra.targets.local.upstream import UpstreamError
+from packager.stores import Store
+from tdk.errors import StoreError, TdkError
+
+
+class _OutOfMemory(Exception):
+    """Triton's load failed for want of memory (``budget.out_of_memory``)."""
+
+
+class Loading(Capacity):
+    """The model manager's loads, single-flight per model (``_ensure_loaded`` starts one)."""
+
+    disk: cache.DiskCache
+    store: Store
+    repository: Path
+    workdir: Path
+    loads: collections.deque[dict[str, object]]
+
+    async def _load(self, state: ModelState) -> None:
+        target = state.entry.target_model
+        try:
+            while state.evicting or self._superseded(state):
+                await self._wait_change(time.monotonic() + self.settings.capacity_timeout)
+            if state.loaded:
+                return
+            await self._reserve_slot(state)
+            state.download_s = 0.0
+            try:
+                if not self.disk.has(state.entry):
+                    await self._install(state)
+                if state.unloaded is not None:  # Triton's unload of it first (``_unload``)
+                    await asyncio.shield(state.unloaded)
+                await self._load_or_evict(state)
+            except BaseException:
+                self.slots.discard(target)
+                state.memory = 0
+                self._notify()
+                raise
+            state.loaded = True
+            state.failed = None
+            state.loaded_at = time.monotonic()
+            self.loads.append(
+                {
+                    "target_model": target,
+                    "download_ms": round(state.download_s * 1000, 3),
+                    "load_ms": round(state.load_s * 1000, 3),
+                }
+            )
+        finally:
+            state.loading = None
+
+    async def _install(self, state: ModelState) -> None:
+        """Fetch and extract into what the disk cache has left beside the models that are
+        loaded or loading (idle ones are trimmed after): the cache never grows past its size."""
+        entry = state.entry
+        room = self.disk.room(self.slots - {entry.target_model})
+        try:
+            if room <= 0:
+                raise cache.ArchiveRejected(
+                    f"the {self.settings.cache_bytes}-byte disk cache is taken by loaded models",
+                    hint=cache.CACHE_HINT,
+                )
+            result = await asyncio.to_thread(
+                cache.install,
+                self.store,
+                entry,
+                self.repository,
+                self.workdir / "staging",
+                room,
+                skip=self.disk.shared(),
+                adapt=self.settings.triton_url is None,
+            )
+        except StoreError as exc:
+            message = self._load_failed(state, f"cannot fetch {entry.target_model}: {exc.message}")
+            raise model_error(message) from exc
+        except TdkError as exc:
+            fix = f" (hint: {exc.hint})" if exc.hint else ""
+            message = self._load_failed(state, f"{entry.target_model} refused: {exc.message}{fix}")
+            raise model_error(message) from exc
+        self.metrics.observe("ModelDownloadingTime", result.download_s, entry.target_model)
+        state.download_s = result.download_s
+        self.disk.add(entry, result)
+        idle = [s for s in self.models.values() if s.entry.target_model not in self.slots]
+        self.disk.trim([s.entry for s in sorted(idle, key=lambda s: s.last_used)])
+
+    async def _load_or_evict(self, state: ModelState) -> None:
+        """Triton's load; out of memory, the least recently used idle model is unloaded and the
+        load tried once more, then the request answers 507 (SageMaker's contract)."""
+        try:
+            await self._triton_load(state)
+            return
+        except _OutOfMemory:
+            victim = self._victim(time.monotonic(), idle_only=True)
+            if victim is not None:
+                await self._evict(victim, time.monotonic() + self.settings.capacity_timeout)
+                await self._settled()
+        try:
+            await self._triton_load(state)
+        except _OutOfMemory as exc:
+            self.disk.drop(state.entry)
+            raise insufficient_memory(
+                self._load_failed(
+                    state, f"{state.entry.target_model} does not fit the memory left: {exc}"
+                )
+            ) from None
+
+    async def _settled(self) -> None:
+        """Until Triton reports every unload done (memory counted free only then)."""
+        deadline = time.monotonic() + self.settings.capacity_timeout
+        while self.unloading > 0 and time.monotonic() < deadline:
+            await self._wait_change(deadline)
+
+    async def _triton_load(self, state: ModelState) -> None:
+        name = state.entry.name
+        started = time.monotonic()
+        try:
+            response = await self.pool.request(
+                "POST", f"/v2/repository/models/{name}/load", headers=self.triton.repository_headers
+            )
+        except UpstreamError as exc:
+            raise unavailable(
+                f"the local Triton runtime failed while loading {name}: {exc}"
+            ) from exc
+        if response.status != 200:
+            message = triton_error_text(response.body)
+            if budget.out_of_memory(message):
+                raise _OutOfMemory(message)
+            self.disk.drop(state.entry)
+            raise model_error(
+                self._load_failed(
+                    state, f"Triton could not load {state.entry.target_model}: {message}"
+                ),
+                original_status=response.status,
+                original_message=message,
+            )
+        self.triton.protect_memory()
+        state.load_s = time.monotonic() - started
+        self.metrics.observe("ModelLoadingTime", state.load_s, state.entry.target_model)
+        if self.settings.memory_budget:
+            stats = await self.pool.request("GET", f"/v2/models/{name}/stats")
+            used = budget.reported(stats.body) if stats.status == 200 else 0
+            state.memory = used or state.memory

@@ -1,0 +1,59 @@
+"""One TargetModel's life on a local endpoint, and what Triton's errors say about a model."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass, field
+
+from packager.manifest import ManifestModel
+
+#: what Triton 2.51's Python backend answers once a model instance's stub process has died
+#: (measured 2026-11-27 with the runtime wheel: ``Stub process 'm_0_0' is not healthy.``)
+_STUB_CRASHED = re.compile(r"Stub process '[^']*' is not healthy")
+
+
+def stub_crashed(message: str) -> bool:
+    """Whether Triton's error ``message`` says the model's Python stub process died."""
+    return _STUB_CRASHED.search(message) is not None
+
+
+#: what Triton 2.51 answers an inference for a model it does not hold (checked 2026-12-07 with
+#: the runtime wheel: ``Request for unknown model: 'm' is not found``): a pod's Triton that
+#: restarted between two of the front's health polls has forgotten every model
+_FORGOTTEN = re.compile(r"Request for unknown model")
+
+
+def forgotten(message: str) -> bool:
+    """Whether Triton's error ``message`` says it does not hold the model (it restarted)."""
+    return _FORGOTTEN.search(message) is not None
+
+
+IDLE_GRACE = 0.2  # seconds without requests before a loaded model counts as idle
+
+
+@dataclass
+class ModelState:
+    """One TargetModel's life on this endpoint."""
+
+    entry: ManifestModel
+    loaded: bool = False
+    evicting: bool = False
+    inflight: int = 0
+    last_used: float = 0.0
+    loaded_at: float = 0.0
+    loading: asyncio.Future[None] | None = field(default=None, repr=False)
+    #: why its last load failed (Triton's reason), until a load succeeds
+    failed: str | None = None
+    #: requests between ``acquire``'s lookup and their count in ``inflight``
+    pending: int = 0
+    #: left out of the release the endpoint switched to: unloaded once its requests finish
+    retired: bool = False
+    #: bytes it holds against the memory budget while loading or loaded (``budget``)
+    memory: int = 0
+    #: its last load: seconds fetching (0 when extracted already) and in Triton's load
+    download_s: float = 0.0
+    load_s: float = 0.0
+    #: done once Triton reports its last unload finished (None: no unload since); a load of a
+    #: model Triton still unloads waits for it (``_unload``)
+    unloaded: asyncio.Future[None] | None = field(default=None, repr=False)
