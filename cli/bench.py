@@ -2,60 +2,45 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from cli.common import (
     DEFAULT_TIMEOUT,
     MAX_SECONDS,
-    EndpointUrlOpt,
     GrpcOpt,
     InputOpt,
     JsonBodyOpt,
     JsonOpt,
-    ManifestReleaseOpt,
-    RegionOpt,
     SamplesOpt,
     TargetModelOpt,
     TextOpt,
     TimeoutOpt,
     number,
 )
-from cli.genbench import (
-    DEFAULT_REQUESTS,
-    CsvOpt,
-    GoodputOpt,
-    PromptsOpt,
-    RequestsOpt,
-    bench_prompts,
-)
-from cli.invoke import (
-    DEFAULT_MAX_TOKENS,
-    ExampleOpt,
-    MaxTokensOpt,
-    PromptOpt,
-    locator,
-    no_decoupled,
-    open_target,
-    resolve_model,
-)
-from cli.locate import (
-    EndpointOpt,
-    ProjectDirOpt,
-    StackOpt,
-    StackOutputsOpt,
-    StackTargetOpt,
-    UrlOpt,
-    locate,
-)
+from cli.genbench import GenerationOptions, bench_generate
+from cli.groups import grouped, option_group
+from cli.invoke import ExampleOpt, no_decoupled, no_tensor_options
+from cli.locate import DeploymentOptions
 from cli.output import Output, stability
 from infra.clients.deadline import check_timeout
 from infra.perf.bench import session
 from infra.perf.bench.drive import DEFAULT_PROCESSES
-from infra.perf.bench.request import DEFAULT_LEVELS, LOAD, Arrival, BenchRequest, tensor_load
+from infra.perf.bench.request import (
+    DEFAULT_LEVELS,
+    LOAD,
+    Arrival,
+    BenchRequest,
+    LoadRequest,
+    tensor_load,
+)
 from tdk.errors import TdkError
+
+if TYPE_CHECKING:
+    from infra.perf.bench.genrequest import GenRequest
+    from infra.targets.deployment import Deployment
 
 ConcurrencyOpt = Annotated[
     str | None,
@@ -123,73 +108,121 @@ GpuOpt = Annotated[
 ]
 
 
+@option_group
+@dataclass(frozen=True)
+class LoadOptions:
+    """The load: closed-loop client counts or an open-loop rate, windows until stable, and the
+    load generator's processes."""
+
+    concurrency: ConcurrencyOpt = None
+    rate: RateOpt = None
+    arrival: ArrivalOpt = Arrival.constant
+    duration: DurationOpt = None
+    stability: StabilityOpt = LOAD.stability.percentage
+    max_windows: MaxWindowsOpt = LOAD.stability.max_windows
+    processes: ProcessesOpt = DEFAULT_PROCESSES
+
+    def request(self) -> LoadRequest:
+        return LoadRequest(
+            concurrency=self.concurrency,
+            rate=self.rate,
+            arrival=self.arrival,
+            duration=self.duration,
+            stability=self.stability,
+            max_windows=self.max_windows,
+        )
+
+
+@option_group
+@dataclass(frozen=True)
+class TensorOptions:
+    """What a tensor bench sends: example inputs at --batch or --samples, tensors replaced by
+    --input / --text, over HTTP or gRPC, binary+json or JSON; and where it records it ran."""
+
+    batch: BatchOpt = 1
+    inputs: InputOpt = None
+    text: TextOpt = None
+    example: ExampleOpt = False
+    samples: SamplesOpt = None
+    grpc: GrpcOpt = False
+    json_body: JsonBodyOpt = False
+    instance_type: InstanceTypeOpt = None
+    gpu: GpuOpt = None
+
+    def request(self, target_model: str, load: LoadOptions, timeout: float) -> BenchRequest:
+        return BenchRequest(
+            target_model=target_model,
+            load=load.request(),
+            inputs=tuple(self.inputs or ()),
+            text=self.text,
+            batch=self.batch,
+            samples=self.samples,
+            grpc=self.grpc,
+            json_body=self.json_body,
+            processes=load.processes,
+            timeout=timeout,
+            instance_type=self.instance_type,
+            gpu=self.gpu,
+        )
+
+    def for_generation(self) -> None:
+        """A generate bench sends text: a tensor option given with it is refused."""
+        no_tensor_options(
+            **{"--input": self.inputs, "--text": self.text, "--example": self.example},
+            **{"--grpc": self.grpc, "--json-body": self.json_body, "--samples": self.samples},
+        )
+
+
+@grouped
 def bench(
     target_model: TargetModelOpt,
-    target: StackTargetOpt = None,
-    endpoint: EndpointOpt = None,
-    concurrency: ConcurrencyOpt = None,
-    rate: RateOpt = None,
-    arrival: ArrivalOpt = Arrival.constant,
-    duration: DurationOpt = None,
-    stability: StabilityOpt = LOAD.stability.percentage,
-    max_windows: MaxWindowsOpt = LOAD.stability.max_windows,
-    processes: ProcessesOpt = DEFAULT_PROCESSES,
-    batch: BatchOpt = 1,
-    inputs: InputOpt = None,
-    text: TextOpt = None,
-    store: ManifestReleaseOpt = None,
-    url: UrlOpt = None,
-    stack: StackOpt = None,
-    stack_outputs: StackOutputsOpt = None,
-    project_dir: ProjectDirOpt = Path("."),
-    grpc: GrpcOpt = False,
-    json_body: JsonBodyOpt = False,
-    region: RegionOpt = None,
-    endpoint_url: EndpointUrlOpt = None,
-    instance_type: InstanceTypeOpt = None,
-    gpu: GpuOpt = None,
+    deployment: DeploymentOptions,
+    load: LoadOptions,
+    tensors: TensorOptions,
+    generation: GenerationOptions,
     timeout: TimeoutOpt = DEFAULT_TIMEOUT,
     json: JsonOpt = False,
-    example: ExampleOpt = False,
-    samples: SamplesOpt = None,
-    prompt: PromptOpt = None,
-    prompts: PromptsOpt = None,
-    requests: RequestsOpt = DEFAULT_REQUESTS,
-    max_tokens: MaxTokensOpt = DEFAULT_MAX_TOKENS,
-    goodput: GoodputOpt = None,
-    csv: CsvOpt = None,
 ) -> None:
     """Throughput, p50/p90/p99 latency and errors; the first request is reported as cold.
     With --prompt/--prompts: streamed generation, TTFT, TPOT, e2e and output tokens/s."""
-    options = dict(locals())  # the request is the options, by name (BenchRequest's fields)
-    request = BenchRequest(**{**options, "target": target.value if target else None})
-    out = Output(json_mode=request.json)
-    check_timeout(request.timeout)
-    r = request
-    target_, where = locate(
-        target,
-        locator(r.endpoint, r.region, r.stack, r.project_dir, r.url, r.store),
-        r.stack_outputs,
-    )
-    if r.generates:
-        bench_prompts(out, r, target_, where)
+    out = Output(json_mode=json)
+    check_timeout(timeout)
+    request = tensors.request(target_model, load, timeout)
+    located = deployment.open()
+    if generation.generates:
+        tensors.for_generation()
+        _bench_prompts(out, request, generation.request(), located)
     else:
-        _bench_tensors(out, r, target_, where)
+        _bench_tensors(out, request, located)
 
 
-def _bench_tensors(out: Output, r: BenchRequest, target: Any, where: Any) -> None:
+def _bench_tensors(out: Output, r: BenchRequest, located: Deployment) -> None:
     """The cold/warm probe, then the closed-loop levels or one open-loop rate."""
-    load = tensor_load(r)  # checked before the target is opened
-    client, manifest = open_target(target, where, r.store, r.grpc, r.endpoint_url, r.timeout)
+    load = tensor_load(r.load)  # checked before the target is opened
+    model = located.model(r.target_model)
+    no_decoupled(model)
+    client = located.inference(r.grpc, r.timeout)
     try:
-        model = resolve_model(manifest, r.target_model)
-        no_decoupled(model)
-        prepared = session.prepare(r, load, client, (target.value, model))
+        prepared = session.prepare(r, load, client, (located.target, model))
         with out.progress() as start:
             record = session.run(prepared, start(f"bench {model.target_model}", prepared.steps))
     finally:
         client.close()
-    report(out, record, r.json)
+    report(out, record, out.json_mode)
+
+
+def _bench_prompts(out: Output, r: BenchRequest, asked: GenRequest, located: Deployment) -> None:
+    """Each load level of ``r`` (-c levels, or one --rate) of ``asked``'s prompts against the
+    release's model; --instance-type and --gpu are recorded for ``tdk plan``, --goodput SLOs
+    and --csv shape the report."""
+    from infra.perf.bench.genrequest import gen_loads, parse_goodput
+
+    loads = gen_loads(asked, r.load)
+    shaped = (parse_goodput(asked.goodput), asked.csv)
+    model = located.model(r.target_model)
+    client = located.generator(model, r.timeout)
+    recorded = {"target": located.target, "instance_type": r.instance_type, "gpu": r.gpu}
+    bench_generate(out, client, loads, asked.max_tokens, recorded, shaped)
 
 
 def report(out: Output, record: dict[str, Any], json: bool) -> None:

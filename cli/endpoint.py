@@ -7,44 +7,19 @@ refused with its reason.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from cli.common import JsonOpt, RegionOpt
-from cli.locate import (
-    EndpointOpt,
-    ProjectDirOpt,
-    StackOpt,
-    StackOutputsOpt,
-    StackTargetOpt,
-    TargetName,
-    UrlOpt,
-    locate,
-)
+from cli.common import JsonOpt
+from cli.groups import grouped
+from cli.locate import WhereOptions
 from cli.output import Output
 
 app = typer.Typer(
     help="A deployment's state: status, readiness, instance counts, last failure.",
     no_args_is_help=True,
 )
-
-
-def _client(
-    target: TargetName | None,
-    endpoint: str | None,
-    region: str | None,
-    stack: str | None,
-    project_dir: Path,
-    url: str | None,
-    outputs: Path | None,
-) -> Any:
-    from infra.targets.deployment import Given
-
-    options = {"--endpoint": endpoint, "--region": region, "--url": url}
-    _, where = locate(target, Given(options, stack, project_dir), outputs)
-    return where.client()
 
 
 def _show(out: Output, state: Any) -> None:
@@ -63,31 +38,17 @@ def _show(out: Output, state: Any) -> None:
 
 
 @app.command("status")
-def status(
-    endpoint: EndpointOpt = None,
-    target: StackTargetOpt = None,
-    stack: StackOpt = None,
-    outputs: StackOutputsOpt = None,
-    url: UrlOpt = None,
-    project_dir: ProjectDirOpt = Path("."),
-    region: RegionOpt = None,
-    json_mode: JsonOpt = False,
-) -> None:
+@grouped
+def status(where: WhereOptions, json_mode: JsonOpt = False) -> None:
     """The deployment's state now (SageMaker: instance counts, autoscaling bounds, failure;
     Kubernetes targets: Ready pods and why the others are not)."""
-    client = _client(target, endpoint, region, stack, project_dir, url, outputs)
-    _show(Output(json_mode=json_mode), client.status())
+    _show(Output(json_mode=json_mode), where.open().where.client().status())
 
 
 @app.command("wait")
+@grouped
 def wait(
-    endpoint: EndpointOpt = None,
-    target: StackTargetOpt = None,
-    stack: StackOpt = None,
-    outputs: StackOutputsOpt = None,
-    url: UrlOpt = None,
-    project_dir: ProjectDirOpt = Path("."),
-    region: RegionOpt = None,
+    where: WhereOptions,
     timeout: Annotated[
         float,
         typer.Option("--timeout", metavar="SECONDS", help="Seconds to wait before giving up."),
@@ -97,6 +58,6 @@ def wait(
 ) -> None:
     """Wait until the deployment serves; fail on Failed, on a rollback, or at the timeout."""
     out = Output(json_mode=json_mode)
-    client = _client(target, endpoint, region, stack, project_dir, url, outputs)
+    client = where.open().where.client()
     state = client.wait(timeout, interval, lambda s: out.info(f"{s.name}: {s.state}"))
     _show(out, state)

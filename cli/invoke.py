@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import numpy as np
@@ -11,103 +10,24 @@ import typer
 
 from cli.common import (
     DEFAULT_TIMEOUT,
-    EndpointUrlOpt,
     GrpcOpt,
     InputOpt,
     JsonBodyOpt,
     JsonOpt,
-    ManifestReleaseOpt,
-    RegionOpt,
     TargetModelOpt,
     TextOpt,
     TimeoutOpt,
 )
-from cli.locate import (
-    EndpointOpt,
-    ProjectDirOpt,
-    StackOpt,
-    StackOutputsOpt,
-    StackTargetOpt,
-    TargetName,
-    UrlOpt,
-    locate,
-)
+from cli.groups import grouped
+from cli.locate import DeploymentOptions
 from cli.output import Output, terminal_safe
-from infra.clients.base import InferenceTarget
 from infra.clients.deadline import check_timeout
-from packager.manifest import Manifest, ManifestModel
+from infra.perf.bench.genrequest import DEFAULT_MAX_TOKENS
+from packager.manifest import ManifestModel
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
     from infra.clients.generate import Generator
-    from infra.targets.deployment import Given
-    from infra.targets.operations import Locator
-
-
-def load_manifest(store_url: str, endpoint_url: str | None = None) -> Manifest:
-    """The release manifest at ``store_url``, read with the size and nesting limits."""
-    from packager.stores import open_store
-    from packager.stores.capped import read_manifest
-
-    return read_manifest(open_store(store_url, endpoint_url))
-
-
-def resolve_model(manifest: Manifest, name: str) -> ManifestModel:
-    """``--target-model``: an archive name, or the model copy's (Triton) name (every target
-    addresses a copy by either)."""
-    if not name.endswith(".tar.gz"):
-        return manifest.by_name(name)
-    return manifest.by_target_model(name)
-
-
-def open_target(
-    target: TargetName,
-    where: Locator,
-    store: str | None,
-    grpc: bool = False,
-    store_endpoint_url: str | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
-) -> tuple[InferenceTarget, Manifest]:
-    """The target to send to and the manifest that describes its models."""
-    manifest = target_manifest(target, where, store, store_endpoint_url)
-    return open_client(target, where, grpc, timeout), manifest
-
-
-def target_manifest(
-    target: TargetName, where: Locator, store: str | None, store_endpoint_url: str | None = None
-) -> Manifest:
-    """The release manifest of the deployment (the local endpoint: its release by default)."""
-    store = store or where.release or where.default_release()
-    if store is None:
-        raise UsageError(f"--target {target.value} needs --release", hint="pass the release URL")
-    return load_manifest(store, store_endpoint_url)
-
-
-def open_client(
-    target: TargetName, where: Locator, grpc: bool = False, timeout: float = DEFAULT_TIMEOUT
-) -> InferenceTarget:
-    """The client for the target (made after the request was checked against the manifest);
-    every request it sends ends within ``timeout`` seconds in total."""
-    del target  # the locator is the target's own
-    return where.inference(grpc, timeout)
-
-
-def locator(
-    endpoint: str | None,
-    region: str | None = None,
-    stack: str | None = None,
-    project_dir: str | Path = ".",
-    url: str | None = None,
-    store: str | None = None,
-) -> Given:
-    """What the options say of where the deployment is (``--stack`` is a stack name)."""
-    from infra.targets.deployment import Given
-    from infra.targets.stacks import check_stack_name
-
-    if stack is not None:
-        check_stack_name(stack)
-    options = {"--endpoint": endpoint, "--region": region, "--url": url, "--release": store}
-    return Given(options, stack, Path(project_dir))
 
 
 ExampleOpt = Annotated[
@@ -134,43 +54,6 @@ StreamOpt = Annotated[
 MaxTokensOpt = Annotated[
     int, typer.Option("--max-tokens", min=1, help="With --prompt: most tokens to generate.")
 ]
-DEFAULT_MAX_TOKENS = 16
-
-
-def generate_client(
-    target: TargetName,
-    where: Locator,
-    model: ManifestModel,
-    timeout: float,
-) -> Generator:
-    """A generate client for ``model`` on the deployment: ``--url`` (Triton's HTTP address),
-    the target's own route (``TargetClient.generator``), or the URL its client reports (the
-    local endpoint's)."""
-    from infra.clients.generate import GenerateClient
-
-    hint = (
-        "pass --url with Triton's HTTP address (e.g. after `kubectl port-forward "
-        "svc/<workload> 8000:8000`: --url http://127.0.0.1:8000); SageMaker MME does not "
-        "serve decoupled models"
-    )
-    url = where.triton_url()
-    if not url:
-        try:
-            client = where.client()
-        except UsageError as exc:
-            raise UsageError(
-                f"{exc.message} (or --url, Triton's HTTP address, for the generate endpoint)",
-                exc.hint or hint,
-            ) from None
-        own = client.generator(model, timeout)  # e.g. sagemaker-ic's response streams
-        if own is not None:
-            return own
-        url = client.where().get("url")
-    if not url:
-        raise UsageError(
-            f"--target {target.value} has no generate endpoint to reach without --url", hint
-        )
-    return GenerateClient(url, model.name, timeout)
 
 
 def _generate(out: Output, client: Generator, prompt: str, stream: bool, max_tokens: int) -> None:
@@ -238,21 +121,14 @@ def gather_inputs(
     return arrays
 
 
+@grouped
 def invoke(
     target_model: TargetModelOpt,
-    target: StackTargetOpt = None,
-    endpoint: EndpointOpt = None,
+    deployment: DeploymentOptions,
     inputs: InputOpt = None,
     text: TextOpt = None,
-    store: ManifestReleaseOpt = None,
-    url: UrlOpt = None,
-    stack: StackOpt = None,
-    stack_outputs: StackOutputsOpt = None,
-    project_dir: ProjectDirOpt = Path("."),
     grpc: GrpcOpt = False,
     json_body: JsonBodyOpt = False,
-    region: RegionOpt = None,
-    endpoint_url: EndpointUrlOpt = None,
     timeout: TimeoutOpt = DEFAULT_TIMEOUT,
     json: JsonOpt = False,
     example: ExampleOpt = False,
@@ -264,9 +140,7 @@ def invoke(
     (--stream prints tokens as they arrive)."""
     out = Output(json_mode=json)
     check_timeout(timeout)
-    target, where = locate(
-        target, locator(endpoint, region, stack, project_dir, url, store), stack_outputs
-    )
+    located = deployment.open()
     if prompt is None and stream:
         raise UsageError("--stream needs --prompt", hint="add --prompt TEXT")
     if prompt is not None:
@@ -274,14 +148,13 @@ def invoke(
             **{"--input": inputs, "--text": text, "--example": example, "--grpc": grpc},
             **{"--json-body": json_body},
         )
-    manifest = target_manifest(target, where, store, endpoint_url)
-    model = resolve_model(manifest, target_model)
+    model = located.model(target_model)
     if prompt is not None:
-        _generate(out, generate_client(target, where, model, timeout), prompt, stream, max_tokens)
+        _generate(out, located.generator(model, timeout), prompt, stream, max_tokens)
         return
     no_decoupled(model)
     arrays = gather_inputs(model, inputs, text, example)
-    client = open_client(target, where, grpc, timeout)
+    client = located.inference(grpc, timeout)
     try:
         request = client.prepare(model, arrays, binary=not json_body)
         started = time.perf_counter()
@@ -290,31 +163,18 @@ def invoke(
         outputs = client.decode(model, response)
     finally:
         client.close()
+    from infra.clients.inputs import outputs_json, summarize
+
     if json:
         out.json(
             {
-                "target": target.value,
+                "target": located.target,
                 "target_model": model.target_model,
                 "model": model.name,
                 "latency_ms": round(latency_ms, 3),
-                "outputs": {
-                    name: {
-                        "shape": list(value.shape),
-                        "dtype": str(value.dtype),
-                        "data": _plain(value),
-                    }
-                    for name, value in outputs.items()
-                },
+                "outputs": outputs_json(outputs),
             }
         )
         return
-    from infra.clients.inputs import summarize
-
     rows = [(name, str(value.dtype), summarize(value)) for name, value in outputs.items()]
     out.table(f"{model.target_model} ({latency_ms:.1f} ms)", ["output", "dtype", "value"], rows)
-
-
-def _plain(value: np.ndarray) -> object:
-    if value.dtype == np.object_:
-        return [v.decode("utf-8", "replace") if isinstance(v, bytes) else v for v in value.ravel()]
-    return value.tolist()

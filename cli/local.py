@@ -382,9 +382,9 @@ def _demo_title(figures: dict[str, Any]) -> str:
 def _demo_rows(state: Any, warm: int, out: Output) -> list[dict[str, Any]]:
     import statistics
 
-    from cli.invoke import load_manifest
     from infra.clients.inputs import example_inputs, summarize
     from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
+    from infra.targets.deployment import load_manifest
 
     manifest = load_manifest(state.store)
     target = SageMakerRuntimeTarget(state.name, endpoint_url=state.url, local=True)

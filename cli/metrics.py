@@ -8,23 +8,13 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from cli.common import JsonOpt, RegionOpt
-from cli.locate import (
-    EndpointOpt,
-    ProjectDirOpt,
-    PrometheusUrlOpt,
-    StackOpt,
-    StackOutputsOpt,
-    StackTargetOpt,
-    UrlOpt,
-    WorkspaceOpt,
-    locate,
-)
+from cli.common import JsonOpt
+from cli.groups import grouped
+from cli.locate import MetricsWhereOptions
 from cli.output import Output
 from tdk.errors import UsageError
 
@@ -48,52 +38,39 @@ def parse_since(text: str) -> timedelta:
     return window
 
 
+SinceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--since",
+        help="Window ending now: 30m, 1h, 2d (default: sagemaker 1h; Kubernetes targets the "
+        "rate window, the dashboards' 2m; local keeps figures since start).",
+    ),
+]
+
+
 def _format(value: float | None) -> str:
     if value is None:
         return "-"
     return f"{value:,.0f}" if value.is_integer() else f"{value:,.4g}"
 
 
+@grouped
 def metrics(
-    target: StackTargetOpt = None,
-    endpoint: EndpointOpt = None,
-    stack: StackOpt = None,
-    outputs: StackOutputsOpt = None,
-    since: Annotated[
-        str | None,
-        typer.Option(
-            "--since",
-            help="Window ending now: 30m, 1h, 2d (default: sagemaker 1h; Kubernetes targets the "
-            "rate window, the dashboards' 2m; local keeps figures since start).",
-        ),
-    ] = None,
-    project_dir: ProjectDirOpt = Path("."),
-    prometheus_url: PrometheusUrlOpt = None,
-    workspace_id: WorkspaceOpt = None,
-    url: UrlOpt = None,
-    region: RegionOpt = None,
+    where: MetricsWhereOptions,
+    since: SinceOpt = None,
     json_mode: JsonOpt = False,
 ) -> None:
     """Invocations, latency, errors, queueing and utilisation of a deployment."""
-    from infra.targets.deployment import Given
-
     out = Output(json_mode=json_mode)
     window = parse_since(since) if since else None
-    options = {
-        "--endpoint": endpoint,
-        "--region": region,
-        "--prometheus-url": prometheus_url,
-        "--workspace-id": workspace_id,
-        "--url": url,
-    }
-    target, where = locate(target, Given(options, stack, project_dir), outputs)
-    client = where.client()
+    deployment = where.open()
+    client = deployment.where.client()
     readings = client.metrics(window)
     located = client.where()
     if json_mode:
         out.json(
             {
-                "target": target.value,
+                "target": deployment.target,
                 **located,
                 "since": since,
                 "metrics": [r.as_dict() for r in readings],
@@ -103,7 +80,7 @@ def metrics(
     rows = [(r.label, _format(r.value), r.unit) for r in readings]
     place = ", ".join(f"{k} {v}" for k, v in located.items() if v)
     out.table(
-        f"{target.value}: {place}" + (f", last {since}" if since else ""),
+        f"{deployment.target}: {place}" + (f", last {since}" if since else ""),
         ["metric", "value", "unit"],
         rows,
     )

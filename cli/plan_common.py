@@ -138,8 +138,8 @@ def ic_rows(
     """The compare port's rows for the release's models (issue 19: inference components vs
     MME vs the baseline); a decoupled model, or a streamed (token) load, gets MME refused with
     the reason. The target that compares is the registry's (``registry.compare_port``)."""
-    from cli.invoke import load_manifest
     from infra.targets import registry
+    from infra.targets.deployment import load_manifest
     from infra.targets.ports import ComparedLoad
 
     load = ComparedLoad(report.peak.rps, hot, unit_rate, report.safety)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -301,3 +302,18 @@ def summarize(array: np.ndarray, limit: int = 6) -> str:
         top = int(np.argmax(array.reshape(array.shape[0], -1)[0]))
         shown = f"argmax {top}"
     return f"{list(array.shape)} {shown}"
+
+
+def outputs_json(outputs: dict[str, np.ndarray]) -> dict[str, Any]:
+    """Decoded outputs as ``tdk invoke --json`` shows them: shape, dtype and the values (BYTES
+    as text)."""
+    return {
+        name: {"shape": list(value.shape), "dtype": str(value.dtype), "data": _plain(value)}
+        for name, value in outputs.items()
+    }
+
+
+def _plain(value: np.ndarray) -> object:
+    if value.dtype == np.object_:
+        return [v.decode("utf-8", "replace") if isinstance(v, bytes) else v for v in value.ravel()]
+    return value.tolist()

@@ -201,9 +201,9 @@ class KubernetesLocator(Locator):
     #: the stack ``--stack`` named (None: only ``--url`` was given)
     stack: StackSettings | None = field(default=None, compare=False, repr=False)
     #: Triton's HTTP URL (a load balancer, or ``kubectl port-forward``)
-    url: str | None = option("--url")
+    url: str | None = option()
     #: a Prometheus query API to read instead of the managed one (no auth)
-    prometheus_url: str | None = option("--prometheus-url")
+    prometheus_url: str | None = option()
 
     @classmethod
     def stack_fields(cls, stack: StackSettings, outputs: Mapping[str, Any]) -> dict[str, Any]:

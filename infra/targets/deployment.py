@@ -1,13 +1,15 @@
-"""Where a deployment is: what a command was told (``Given``: its options, the ``--stack``)
-made into the target's own locator (``infra.targets.operations.Locator``). ``--stack`` names
-the target, and the stack's config and, once deployed, its outputs (``pulumi stack output
---json``, or a file of it given as ``--outputs``) name what the target's locator reads from it.
+"""Where a deployment is, opened once: what the user gave (``Given``: plain strings, the
+``--stack``) made into the located deployment (``Deployment``: its target, the target's own
+locator, the release it serves, that release's manifest and the clients). ``--stack`` names the
+target, and the stack's config and, once deployed, its outputs (``pulumi stack output --json``,
+or a file of it given as ``outputs``) name what the target's locator reads from it.
 
-One function, ``resolve``, for every command that takes ``--stack`` (metrics, endpoint
-status/wait, invoke, bench). A flag given alongside the stack wins over what the stack says,
-except for what names the deployment itself: a ``--target`` or ``--endpoint`` that disagrees
-with the stack is an error naming both, never a silent choice; an option the target does not
-take is refused, naming it.
+One function, ``open_deployment``, for every command that says where a deployment is (invoke,
+bench, metrics, endpoint status/wait). What the user gave wins over what the stack says, except
+for what names the deployment itself: a target or endpoint that disagrees with the stack is an
+error naming both, never a silent choice; a field the target does not take is refused, naming
+its option. The release is decided in one place, ``Deployment.release``: the user's, else the
+stack's, else the target's default (the local endpoint's own).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import json
 import shutil
 import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,18 +27,40 @@ from tdk.bounded import DocumentError, load_json
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
+    from infra.clients.base import InferenceTarget
+    from infra.clients.generate import Generator
     from infra.targets.operations import Locator
     from infra.targets.stacks import StackSettings
+    from packager.manifest import Manifest, ManifestModel
 
 
 @dataclass(frozen=True)
 class Given:
-    """What an operation command was told about where the deployment is: its options
-    (``--endpoint`` -> value; None: not given), the ``--stack`` and its ``--project-dir``."""
+    """What the user said of where a deployment is, as plain strings (None: not given). The
+    locator's fields (``endpoint``, ``region``, ``url``, ``prometheus_url``, ``workspace_id``)
+    go to the target's ``Locator``, which refuses one its target does not take."""
 
-    options: Mapping[str, Any]
+    target: str | None = None
     stack: str | None = None
     project_dir: Path = Path(".")
+    #: a ``pulumi stack output --json`` file of the stack (None: ask the pulumi CLI)
+    outputs: Path | None = None
+    #: the release URL (``tdk package --release``) whose manifest describes the models
+    release: str | None = None
+    #: an S3-compatible store's endpoint for the release (MinIO, moto, ...)
+    s3_endpoint_url: str | None = None
+    endpoint: str | None = None
+    region: str | None = None
+    url: str | None = None
+    prometheus_url: str | None = None
+    workspace_id: str | None = None
+
+    def located(self) -> dict[str, str]:
+        """The locator fields given (name -> value)."""
+        named = ("endpoint", "region", "url", "prometheus_url", "workspace_id")
+        return {
+            name: getattr(self, name) for name in named if getattr(self, name) not in (None, "")
+        }
 
 
 #: seconds ``pulumi stack output`` may take (it reads the state backend)
@@ -80,33 +105,130 @@ def pulumi_outputs(project_dir: Path, stack: str) -> dict[str, Any]:
 
 def locator(
     target: str,
-    options: Mapping[str, Any],
+    given: Mapping[str, Any],
     stack: StackSettings | None = None,
     outputs: Mapping[str, Any] | None = None,
 ) -> Locator:
-    """``target``'s own locator (its client module's ``LOCATOR``) from ``options`` over what
-    ``stack`` and its ``outputs`` name; an option the target does not take is refused."""
+    """``target``'s own locator (its client module's ``LOCATOR``) from ``given`` (field name ->
+    value) over what ``stack`` and its ``outputs`` name; a field the target does not take is
+    refused, naming its option."""
     from infra.targets.operations import locator_type
 
-    return locator_type(target).build(options, stack, outputs)
+    return locator_type(target).build(given, stack, outputs)
 
 
-def resolve(target: str | None, given: Given, outputs: Path | None = None) -> Locator:
-    """The locator a command uses: with ``given.stack``, the stack's target's, from what the
-    stack names with the options over it (a conflicting ``--target`` or ``--endpoint`` is an
-    error naming both); without, ``target``'s (local by default) from the options alone."""
+def load_manifest(release: str, s3_endpoint_url: str | None = None) -> Manifest:
+    """The manifest of the release at ``release``, read with the size and nesting limits."""
+    from packager.stores import open_store
+    from packager.stores.capped import read_manifest
+
+    return read_manifest(open_store(release, s3_endpoint_url))
+
+
+def find_model(manifest: Manifest, name: str) -> ManifestModel:
+    """A model copy by its archive name (TargetModel) or its Triton name (every target
+    addresses a copy by either)."""
+    if not name.endswith(".tar.gz"):
+        return manifest.by_name(name)
+    return manifest.by_target_model(name)
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """A located deployment: the target's name and locator, the release it serves, that
+    release's manifest (read once, when first asked) and the clients that reach it."""
+
+    target: str
+    where: Locator
+    #: the release the user gave, else the one the stack names (None: the target's default)
+    named_release: str | None = None
+    s3_endpoint_url: str | None = field(default=None, repr=False)
+
+    @property
+    def release(self) -> str:
+        """The release URL: the user's, else the stack's, else the target's default (the local
+        endpoint's own); a UsageError when there is none."""
+        release = self.named_release or self.where.default_release()
+        if release is None:
+            raise UsageError(f"--target {self.target} needs --release", hint="pass the release URL")
+        return release
+
+    @cached_property
+    def manifest(self) -> Manifest:
+        return load_manifest(self.release, self.s3_endpoint_url)
+
+    def model(self, name: str) -> ManifestModel:
+        """The model copy ``name`` (archive or Triton name) in the release's manifest."""
+        return find_model(self.manifest, name)
+
+    def inference(self, grpc: bool, timeout: float) -> InferenceTarget:
+        """Where tensor requests go; each ends within ``timeout`` seconds in total."""
+        return self.where.inference(grpc, timeout)
+
+    def generator(self, model: ManifestModel, timeout: float) -> Generator:
+        """A generate client for ``model``: Triton's own address as given (``url``), the
+        target's own route (``TargetClient.generator``), or the URL its client reports (the
+        local endpoint's)."""
+        from infra.clients.generate import GenerateClient
+
+        hint = (
+            "pass --url with Triton's HTTP address (e.g. after `kubectl port-forward "
+            "svc/<workload> 8000:8000`: --url http://127.0.0.1:8000); SageMaker MME does not "
+            "serve decoupled models"
+        )
+        url = self.where.triton_url()
+        if not url:
+            try:
+                client = self.where.client()
+            except UsageError as exc:
+                raise UsageError(
+                    f"{exc.message} (or --url, Triton's HTTP address, for the generate endpoint)",
+                    exc.hint or hint,
+                ) from None
+            own = client.generator(model, timeout)  # e.g. sagemaker-ic's response streams
+            if own is not None:
+                return own
+            url = client.where().get("url")
+        if not url:
+            raise UsageError(
+                f"--target {self.target} has no generate endpoint to reach without --url", hint
+            )
+        return GenerateClient(url, model.name, timeout)
+
+
+def open_deployment(given: Given) -> Deployment:
+    """The deployment ``given`` locates: with ``given.stack``, the stack's target's, from what
+    the stack names with what the user gave over it (a conflicting target or endpoint is an
+    error naming both); without, ``given.target``'s (local by default) from ``given`` alone."""
     from infra.targets import registry, stacks
 
     if given.stack is None:
-        if outputs is not None:
+        if given.outputs is not None:
             raise UsageError("--outputs needs --stack", hint="pass the stack the outputs belong to")
-        return locator(target or DEFAULT_TARGET, given.options)
+        target = given.target or DEFAULT_TARGET
+        where = locator(target, given.located())
+        return Deployment(where.target_name(), where, given.release, given.s3_endpoint_url)
+    stacks.check_stack_name(given.stack)
     settings = stacks.load_stack(given.project_dir, given.stack)
     found = settings.entry.name
-    if target is not None and registry.get(target).name != found:
+    if given.target is not None and registry.get(given.target).name != found:
         raise UsageError(
-            f"--target {target} and --stack {given.stack} disagree: the stack deploys to {found}",
-            hint=f"drop --target (the stack names its target), or pass a {target} stack",
+            f"--target {given.target} and --stack {given.stack} disagree: the stack deploys to "
+            f"{found}",
+            hint=f"drop --target (the stack names its target), or pass a {given.target} stack",
         )
-    values = read_outputs(outputs) if outputs else pulumi_outputs(given.project_dir, given.stack)
-    return locator(found, given.options, settings, values)
+    if given.outputs:
+        values = read_outputs(given.outputs)
+    else:
+        values = pulumi_outputs(given.project_dir, given.stack)
+    where = locator(found, given.located(), settings, values)
+    release = given.release or _stack_release(settings, values)
+    return Deployment(where.target_name(), where, release, given.s3_endpoint_url)
+
+
+def _stack_release(settings: StackSettings, outputs: Mapping[str, Any]) -> str | None:
+    """The release a stack serves: its ``releaseUrl`` output once deployed, else its config."""
+    from infra.targets.operations import output_text
+
+    release = settings.common.release
+    return output_text(outputs, "releaseUrl") or (release.url if release else None)

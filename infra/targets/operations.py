@@ -206,13 +206,19 @@ def poll_until_ready(
         sleep(interval)
 
 
-#: the metadata key under which a locator field keeps the option that sets it
-OPTION = "option"
+#: the metadata key marking a locator field as one the user gives (an option of the commands)
+GIVEN = "given"
 
 
-def option(name: str) -> Any:
-    """A locator field set by the command option ``name`` (None: not given)."""
-    return field(default=None, metadata={OPTION: name})
+def option() -> Any:
+    """A locator field the user gives (None: not given); the commands' option is ``flag(name)``."""
+    return field(default=None, metadata={GIVEN: True})
+
+
+def flag(name: str) -> str:
+    """The command option that gives the locator field ``name`` (``workspace_id``:
+    ``--workspace-id``): said in messages, never used as a key."""
+    return "--" + name.replace("_", "-")
 
 
 def output_text(outputs: Mapping[str, Any], name: str) -> str | None:
@@ -224,26 +230,24 @@ def output_text(outputs: Mapping[str, Any], name: str) -> str | None:
 @dataclass(frozen=True, kw_only=True)
 class Locator(abc.ABC):
     """Where one target's deployment is: each target's client module defines its own
-    (``LOCATOR``), with only the fields its client reads, each set by one option (``option``)
+    (``LOCATOR``), with only the fields its client reads, each given by the user (``option``)
     or by the committed stack (``stack_fields``). ``build`` makes one from what a command was
-    told and refuses an option the target does not take, naming it."""
+    told and refuses a field the target does not take, naming its option. The release is not
+    the locator's: ``infra.targets.deployment.Deployment.release`` decides it."""
 
     #: the operations client this locator builds (its ``target`` is the target's name)
     client_type: ClassVar[type[TargetClient]]
     #: fields that name the deployment itself: a flag the stack contradicts is an error
     identity: ClassVar[tuple[str, ...]] = ()
 
-    #: the release URL the deployment serves (``--release``; a stack's ``releaseUrl``)
-    release: str | None = option("--release")
-
     @classmethod
     def target_name(cls) -> str:
         return cls.client_type.target
 
     @classmethod
-    def options(cls) -> dict[str, str]:
-        """The options this target takes -> the field each sets."""
-        return {f.metadata[OPTION]: f.name for f in fields(cls) if OPTION in f.metadata}
+    def takes(cls) -> tuple[str, ...]:
+        """The fields the user may give this target (each is the option ``flag(name)``)."""
+        return tuple(f.name for f in fields(cls) if f.metadata.get(GIVEN))
 
     @classmethod
     def build(
@@ -252,55 +256,50 @@ class Locator(abc.ABC):
         stack: StackSettings | None = None,
         outputs: Mapping[str, Any] | None = None,
     ) -> Self:
-        """The locator from a command's options (option -> value; None or empty: not given)
-        over what ``stack`` and its ``outputs`` name. An option this target does not take is a
-        UsageError naming it; one naming another deployment than the stack names both."""
-        takes = cls.options()
-        told = {option: value for option, value in given.items() if value not in (None, "")}
-        for option_name in told:
-            if option_name not in takes:
-                raise cls._not_taken(option_name, [o for o in takes if o in given])
+        """The locator from what the user gave (field name -> value; None or empty: not given)
+        over what ``stack`` and its ``outputs`` name. A field this target does not take is a
+        UsageError naming its option; one naming another deployment than the stack names both."""
+        takes = cls.takes()
+        told = {name: value for name, value in given.items() if value not in (None, "")}
+        for name in told:
+            if name not in takes:
+                raise cls._not_taken(name, [t for t in takes if t in given])
         values = cls.stack_fields(stack, outputs or {}) if stack is not None else {}
-        for option_name, value in told.items():
-            name = takes[option_name]
+        for name, value in told.items():
             named = values.get(name)
             if name in cls.identity and named and named != value and stack is not None:
                 raise UsageError(
-                    f"{option_name} {value} and --stack {stack.name} disagree: the stack's "
+                    f"{flag(name)} {value} and --stack {stack.name} disagree: the stack's "
                     f"{name} is {named}",
-                    hint=f"drop {option_name} (the stack names it), or pass the stack of {value}",
+                    hint=f"drop {flag(name)} (the stack names it), or pass the stack of {value}",
                 )
             values[name] = value
         return cls(**values)
 
     @classmethod
-    def _not_taken(cls, option_name: str, takes: list[str]) -> UsageError:
-        """The refusal of an option: what this target takes instead, and which targets take
-        the option (the registry's)."""
+    def _not_taken(cls, name: str, takes: list[str]) -> UsageError:
+        """The refusal of a field: what this target takes instead, and which targets take it
+        (the registry's)."""
         target = cls.target_name()
-        hint = f"drop {option_name}"
+        hint = f"drop {flag(name)}"
         if takes:
-            hint += f" (--target {target} takes {', '.join(takes)})"
-        others = takers(option_name)
+            hint += f" (--target {target} takes {', '.join(flag(t) for t in takes)})"
+        others = takers(name)
         if others:
-            hint += f"; {option_name} locates --target {', '.join(others)}"
-        return UsageError(f"{option_name} is not an option of --target {target}", hint=hint)
+            hint += f"; {flag(name)} locates --target {', '.join(others)}"
+        return UsageError(f"{flag(name)} is not an option of --target {target}", hint=hint)
 
     @classmethod
     def stack_fields(cls, stack: StackSettings, outputs: Mapping[str, Any]) -> dict[str, Any]:
         """What ``stack`` says of its deployment, as this locator's fields: its outputs once
         deployed (``pulumi stack output --json``), else its config."""
-        release = stack.common.release
-        return {"release": output_text(outputs, "releaseUrl") or (release.url if release else None)}
+        return {}
 
     def need(self, name: str, hint: str) -> str:
         """The value of field ``name``, or a UsageError naming its option and the fix."""
         value = getattr(self, name)
         if not value:
-            found = {f.name: f.metadata.get(OPTION) for f in fields(self)}.get(name)
-            raise UsageError(
-                f"--target {self.target_name()} needs {found or '--' + name}", hint=hint
-            )
+            raise UsageError(f"--target {self.target_name()} needs {flag(name)}", hint=hint)
         return str(value)
 
     @abc.abstractmethod
@@ -319,8 +318,8 @@ class Locator(abc.ABC):
         return self.client().invoke(timeout)
 
     def default_release(self) -> str | None:
-        """The release whose manifest describes the deployment's models when neither
-        ``--release`` nor the stack names one (None: the user must pass it)."""
+        """The release whose manifest describes the deployment's models when neither the
+        user nor the stack names one (None: the user must pass it)."""
         return None
 
     def triton_url(self) -> str | None:
@@ -339,14 +338,13 @@ class EndpointLocator(Locator):
     #: the stack key holding the region the endpoint is deployed to
     region_key: ClassVar[str]
 
-    endpoint: str | None = option("--endpoint")
+    endpoint: str | None = option()
     #: None: the cloud SDK's default
-    region: str | None = option("--region")
+    region: str | None = option()
 
     @classmethod
     def stack_fields(cls, stack: StackSettings, outputs: Mapping[str, Any]) -> dict[str, Any]:
         return {
-            **super().stack_fields(stack, outputs),
             "endpoint": output_text(outputs, "endpointName") or stack.common.name,
             "region": output_text(outputs, "region") or stack.get(cls.region_key) or None,
         }
@@ -360,11 +358,11 @@ def locator_type(target: str) -> type[Locator]:
     return kind
 
 
-def takers(option: str) -> list[str]:
-    """The registered targets whose locator takes ``option``."""
+def takers(name: str) -> list[str]:
+    """The registered targets whose locator takes the field ``name``."""
     from infra.targets import registry
 
-    return [name for name in registry.names() if option in locator_type(name).options()]
+    return [target for target in registry.names() if name in locator_type(target).takes()]
 
 
 def http_probe(url: str, timeout: float = 10.0) -> int | OSError:

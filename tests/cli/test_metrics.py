@@ -146,7 +146,7 @@ def test_local_metrics_are_sagemakers_figures_with_the_cache_hit_rate(
     from infra.targets.deployment import locator
 
     monkeypatch.setenv("TDK_STATE_DIR", str(local_endpoint.state_dir))
-    client = locator("local", {"--endpoint": "metrics"}).client()
+    client = locator("local", {"endpoint": "metrics"}).client()
     model = local_endpoint.manifest.by_target_model("text_classifier-0.tar.gz")
     target = client.invoke()  # the contract's invoke: SageMaker runtime API of the front
     try:

@@ -163,6 +163,6 @@ def test_metrics_count_the_components_that_failed(stubs: dict[str, Stubber]) -> 
 
 
 def test_operations_registry_knows_the_target() -> None:
-    where = locator("sagemaker-ic", {"--endpoint": ENDPOINT, "--region": "us-east-1"})
+    where = locator("sagemaker-ic", {"endpoint": ENDPOINT, "region": "us-east-1"})
     client = where.client()
     assert client.where() == {"endpoint": ENDPOINT, "region": "us-east-1"}

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from cli.genbench import open_loop_load, parse_goodput, read_prompts
 from infra.clients.base import InvokeFailed
 from infra.clients.generate import Generation
 from infra.perf.bench.genbench import (
@@ -21,6 +20,7 @@ from infra.perf.bench.genbench import (
     summarize,
     tpot_ms,
 )
+from infra.perf.bench.genrequest import open_loop_load, parse_goodput, read_prompts
 from tdk.errors import UsageError
 
 

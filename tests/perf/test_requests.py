@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from infra.perf.bench.request import LOAD, Arrival, BenchRequest, tensor_load
+from infra.perf.bench.genrequest import GenRequest
+from infra.perf.bench.request import LOAD, Arrival, LoadRequest, tensor_load
 from infra.perf.plan.request import PlanRequest
 from infra.perf.tune import session
 from infra.perf.tune.request import TuneRequest
@@ -52,19 +53,13 @@ def test_tune_prepared_says_what_it_will_measure(sample_repo: Path) -> None:
     assert said.startswith("tune: quick: a hill climb") and "concurrency 1,2" in said
 
 
-def _bench(**given: Any) -> BenchRequest:
-    base = {"arrival": Arrival.constant, "stability": LOAD.stability.percentage,
-            "max_windows": LOAD.stability.max_windows, "processes": 1, "batch": 1}  # fmt: skip
-    return _defaults(BenchRequest, **{**base, **given})
-
-
 def test_bench_load_is_read_from_the_request() -> None:
-    load = tensor_load(_bench(concurrency="4,1", duration=0.5, arrival=Arrival.poisson))
+    load = tensor_load(LoadRequest(concurrency="4,1", duration=0.5, arrival=Arrival.poisson))
     assert load.concurrency == (4, 1) and load.duration_s == 0.5 and load.poisson
-    assert tensor_load(_bench()).concurrency == LOAD.concurrency
+    assert tensor_load(LoadRequest()).concurrency == LOAD.concurrency
     with pytest.raises(UsageError, match="--concurrency '0,2': expected positive integers"):
-        tensor_load(_bench(concurrency="0,2"))
-    assert _bench(prompt="hi").generates and not _bench().generates
+        tensor_load(LoadRequest(concurrency="0,2"))
+    assert GenRequest(prompt="hi").generates and not GenRequest().generates
 
 
 def test_plan_request_reads_its_numbers_exactly() -> None:

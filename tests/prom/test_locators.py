@@ -14,12 +14,12 @@ from typer.testing import CliRunner
 from cli.main import app
 from infra.targets import registry, stacks
 from infra.targets.deployment import locator
-from infra.targets.operations import Locator, locator_type, takers
+from infra.targets.operations import Locator, flag, locator_type, takers
 from tdk.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
-#: the options ``tdk endpoint status`` locates a deployment by
-STATUS_OPTIONS = ("--endpoint", "--region", "--url")
+#: the locator fields ``tdk endpoint status`` takes (its options --endpoint, --region, --url)
+STATUS_FIELDS = ("endpoint", "region", "url")
 
 
 def _kind(target: str) -> type[Locator]:
@@ -28,9 +28,9 @@ def _kind(target: str) -> type[Locator]:
     return kind
 
 
-def _every_option() -> set[str]:
-    """Every option some registered target's locator takes."""
-    return {option for name in registry.names() for option in _kind(name).options()}
+def _every_field() -> set[str]:
+    """Every field some registered target's locator takes."""
+    return {name for target in registry.names() for name in _kind(target).takes()}
 
 
 @pytest.mark.parametrize("target", registry.names())
@@ -41,7 +41,7 @@ def test_each_target_defines_its_own_frozen_locator(target: str) -> None:
     assert kind.__dataclass_params__.frozen  # type: ignore[attr-defined]
     where = locator(target, {})
     with pytest.raises(dataclasses.FrozenInstanceError):
-        where.release = "x"  # type: ignore[misc]
+        where.identity = ("x",)  # type: ignore[misc]
 
 
 @pytest.mark.parametrize("target", registry.names())
@@ -49,32 +49,33 @@ def test_a_locator_refuses_an_option_its_target_does_not_take(target: str) -> No
     """Each option another target takes and this one does not is a UsageError naming the
     option, the target and the fix (drop it; the options the target takes; the targets the
     option locates)."""
-    takes = _kind(target).options()
-    refused = sorted(_every_option() - set(takes))
+    takes = _kind(target).takes()
+    refused = sorted(_every_field() - set(takes))
     if not refused:
-        pytest.skip(f"{target} takes every option a target takes")
-    for option in refused:
+        pytest.skip(f"{target} takes every field a target takes")
+    for name in refused:
         with pytest.raises(UsageError) as caught:
-            locator(target, {option: "x", **dict.fromkeys(takes, "y")})
+            locator(target, {name: "x", **dict.fromkeys(takes, "y")})
+        option = flag(name)
         assert caught.value.message == f"{option} is not an option of --target {target}"
         hint = caught.value.hint or ""
-        assert f"drop {option}" in hint and all(o in hint for o in takes), hint
-        assert f"{option} locates --target {', '.join(takers(option))}" in hint, hint
+        assert f"drop {option}" in hint and all(flag(t) in hint for t in takes), hint
+        assert f"{option} locates --target {', '.join(takers(name))}" in hint, hint
 
 
 @pytest.mark.parametrize("target", registry.names())
 def test_a_locator_keeps_each_option_its_target_takes(target: str) -> None:
     kind = _kind(target)
-    assert "--release" in kind.options()
-    for option, name in kind.options().items():
-        assert getattr(locator(target, {option: "v"}), name) == "v"
-    assert locator(target, dict.fromkeys(kind.options())) == locator(target, {})  # None: not given
+    assert "release" not in kind.takes()  # the deployment's, decided once (Deployment.release)
+    for name in kind.takes():
+        assert getattr(locator(target, {name: "v"}), name) == "v"
+    assert locator(target, dict.fromkeys(kind.takes())) == locator(target, {})  # None: not given
 
 
 @pytest.mark.parametrize("target", registry.names())
 def test_endpoint_status_refuses_an_option_the_target_does_not_take(target: str) -> None:
     """Through the CLI: exit 2 naming the option, before any cloud or endpoint is asked."""
-    refused = [o for o in STATUS_OPTIONS if o not in _kind(target).options()]
+    refused = [flag(n) for n in STATUS_FIELDS if n not in _kind(target).takes()]
     if not refused:
         pytest.skip(f"{target} takes every option of `tdk endpoint status`")
     result = CliRunner().invoke(app, ["endpoint", "status", "--target", target, refused[0], "x"])
@@ -86,7 +87,7 @@ def test_the_stack_names_the_amp_workspace_and_a_flag_wins() -> None:
     settings = stacks.load_stack(ROOT, "eks-dev")
     named = locator("eks", {}, settings, {"ampWorkspaceId": "ws-1"})
     assert named.workspace_id == "ws-1"  # type: ignore[attr-defined]
-    given = locator("eks", {"--workspace-id": "ws-2"}, settings, {"ampWorkspaceId": "ws-1"})
+    given = locator("eks", {"workspace_id": "ws-2"}, settings, {"ampWorkspaceId": "ws-1"})
     assert given.workspace_id == "ws-2"  # type: ignore[attr-defined]
     assert locator("eks", {}, settings, {}).workspace_id is None  # type: ignore[attr-defined]
 
@@ -98,7 +99,7 @@ def test_an_inference_components_stack_names_its_region_before_it_is_deployed() 
     assert where.region == settings.get("aws:region") == "us-east-1"  # type: ignore[attr-defined]
     assert where.endpoint == settings.common.name  # type: ignore[attr-defined]
     with pytest.raises(UsageError, match="--endpoint other and --stack sagemaker-ic-dev"):
-        locator("sagemaker-ic", {"--endpoint": "other"}, settings, {})
+        locator("sagemaker-ic", {"endpoint": "other"}, settings, {})
 
 
 def test_a_target_added_outside_the_kit_brings_its_own_locator(
@@ -107,9 +108,9 @@ def test_a_target_added_outside_the_kit_brings_its_own_locator(
     """The test-only dummy (``TDK_EXTRA_TARGETS``): its ``LOCATOR`` takes ``--endpoint``, is
     refused ``--url`` like any target that does not take it, and builds its client."""
     monkeypatch.setenv(registry.EXTRA_ENV, "tests.targets.dummy.entry")
-    assert "dummy" in takers("--endpoint") and "dummy" not in takers("--url")
-    assert locator("dummy", {"--endpoint": "d"}).client().status().state == "Dreaming"
+    assert "dummy" in takers("endpoint") and "dummy" not in takers("url")
+    assert locator("dummy", {"endpoint": "d"}).client().status().state == "Dreaming"
     with pytest.raises(UsageError, match="--url is not an option of --target dummy"):
-        locator("dummy", {"--endpoint": "d", "--url": "http://127.0.0.1:9"})
+        locator("dummy", {"endpoint": "d", "url": "http://127.0.0.1:9"})
     with pytest.raises(UsageError, match="--target dummy needs --endpoint"):
         locator("dummy", {}).client()

@@ -1,8 +1,9 @@
-"""What one ``tdk bench`` asks for: the command's options, as given, in one frozen value, and
-the load it describes (``tensor_load``, ``levels``), checked before any target is opened.
+"""What one ``tdk bench`` asks for, as given: the load (``LoadRequest``, made into a checked
+``Load`` by ``tensor_load`` before any target is opened) and what a tensor bench sends
+(``BenchRequest``). A generate bench's request is ``infra.perf.bench.genrequest``'s.
 
-The command builds it once from its options (``cli/bench.py``: the help texts and defaults)
-and hands it to ``infra.perf.bench.session`` and the generate bench.
+The command builds them explicitly from its option groups (``cli/bench.py``: the help texts)
+and hands them to ``infra.perf.bench.session``.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from infra.clients.deadline import DEFAULT_TIMEOUT_S
 from infra.perf.bench.loadgen import DEFAULT_CONCURRENCY, Stability
 from infra.perf.bench.measure import Load
 from tdk.errors import UsageError
@@ -26,49 +28,37 @@ class Arrival(StrEnum):
 
 
 @dataclass(frozen=True)
+class LoadRequest:
+    """The load a bench asks for, as given (``None``: the default applies): closed-loop client
+    counts (``concurrency``, comma-separated) or an open-loop ``rate``, its arrivals, the
+    window and when a level is stable."""
+
+    concurrency: str | None = None
+    rate: float | None = None
+    arrival: Arrival = Arrival.constant
+    duration: float | None = None
+    stability: float = LOAD.stability.percentage
+    max_windows: int = LOAD.stability.max_windows
+
+
+@dataclass(frozen=True)
 class BenchRequest:
-    """``tdk bench``'s options by name, as given (``None``: not given, the default applies);
-    ``target`` is ``--target``'s name (the located target may be the stack's)."""
+    """What one tensor bench sends to ``target_model`` and how: example inputs at ``batch`` (or
+    the ``samples`` directory's requests), each tensor in ``inputs`` / ``text`` replacing its
+    own; recorded as running on ``instance_type`` / ``gpu`` for ``tdk plan``."""
 
     target_model: str
-    target: str | None
-    endpoint: str | None
-    concurrency: str | None
-    rate: float | None
-    arrival: Arrival
-    duration: float | None
-    stability: float
-    max_windows: int
-    processes: int
-    batch: int
-    inputs: list[str] | None
-    text: str | None
-    store: str | None
-    url: str | None
-    stack: str | None
-    stack_outputs: Path | None
-    project_dir: Path
-    grpc: bool
-    json_body: bool
-    region: str | None
-    endpoint_url: str | None
-    instance_type: str | None
-    gpu: str | None
-    timeout: float
-    json: bool
-    example: bool
-    samples: Path | None
-    prompt: str | None
-    prompts: Path | None
-    requests: int
-    max_tokens: int
-    goodput: str | None
-    csv: Path | None
-
-    @property
-    def generates(self) -> bool:
-        """A generate bench (``--prompt``/``--prompts``): streamed text, not tensors."""
-        return self.prompt is not None or self.prompts is not None
+    load: LoadRequest = LoadRequest()
+    inputs: tuple[str, ...] = ()
+    text: str | None = None
+    batch: int = 1
+    samples: Path | None = None
+    grpc: bool = False
+    json_body: bool = False
+    processes: int = 1
+    timeout: float = DEFAULT_TIMEOUT_S
+    instance_type: str | None = None
+    gpu: str | None = None
 
 
 def levels(text: str) -> tuple[int, ...]:
@@ -84,7 +74,7 @@ def levels(text: str) -> tuple[int, ...]:
     return found
 
 
-def tensor_load(request: BenchRequest) -> Load:
+def tensor_load(request: LoadRequest) -> Load:
     """The closed-loop levels or the open-loop rate, each window until stable (checked)."""
     steady = Stability(request.stability, request.max_windows)
     steady.check()

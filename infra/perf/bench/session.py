@@ -2,7 +2,7 @@
 the requests a ``BenchRequest`` asks for (example inputs or ``--samples``, ``--input`` /
 ``--text`` replacing tensors) and how each load thread gets a client, ``run`` measures
 (``infra.perf.bench.measure.run_bench``). Locating and opening the target is the command's
-(``cli/bench.py``): the planner never imports the targets."""
+(``infra.targets.deployment.open_deployment``): the planner never imports the targets."""
 
 from __future__ import annotations
 
@@ -74,9 +74,9 @@ def _requests(model: ManifestModel, request: BenchRequest) -> list[dict[str, Any
 
     r = request
     if r.samples is None:
-        return [with_overrides(model, example_inputs(model, r.batch), r.inputs, r.text)]
+        return [with_overrides(model, example_inputs(model, r.batch), list(r.inputs), r.text)]
     return [
-        with_overrides(model, s, r.inputs, r.text)
+        with_overrides(model, s, list(r.inputs), r.text)
         for s in sample_requests(model, r.samples, r.batch)
     ]
 

@@ -54,8 +54,8 @@ class EksLocator(KubernetesLocator):
 
     client_type = EksClient
 
-    region: str | None = option("--region")
-    workspace_id: str | None = option("--workspace-id")
+    region: str | None = option()
+    workspace_id: str | None = option()
 
     @classmethod
     def stack_fields(cls, stack: StackSettings, outputs: Mapping[str, Any]) -> dict[str, Any]:

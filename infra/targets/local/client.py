@@ -136,7 +136,7 @@ class LocalLocator(Locator):
 
     client_type = LocalClient
 
-    endpoint: str | None = option("--endpoint")
+    endpoint: str | None = option()
 
     @property
     def name(self) -> str:

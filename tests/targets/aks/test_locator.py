@@ -17,5 +17,5 @@ def test_the_stack_names_the_azure_monitor_query_url() -> None:
     url = "https://ws-1.eastus.prometheus.monitor.azure.com"
     named = locator("aks", {}, settings, {"prometheusQueryUrl": url})
     assert named.prometheus_url == url  # type: ignore[attr-defined]
-    mine = locator("aks", {"--prometheus-url": "http://127.0.0.1:9"}, settings, {})
+    mine = locator("aks", {"prometheus_url": "http://127.0.0.1:9"}, settings, {})
     assert mine.prometheus_url == "http://127.0.0.1:9"  # type: ignore[attr-defined]

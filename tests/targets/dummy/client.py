@@ -34,7 +34,7 @@ class DummyLocator(Locator):
 
     client_type = DummyClient
 
-    endpoint: str | None = option("--endpoint")
+    endpoint: str | None = option()
 
     def client(self) -> DummyClient:
         return DummyClient(self.need("endpoint", "name the dummy"))
