@@ -159,8 +159,9 @@ def _rig(args: argparse.Namespace, model_dir: Path, work: Path) -> Iterator[tupl
         space, _ = model_space(_space(args.quick)[0], config, triton.capabilities)
         model = model_of(triton.base_config)
         arrays = example_inputs(model, 1)
-        sender = PerThreadSender(triton.url, model, arrays)
-        driver = open_driver(SenderFactory(triton.url, model, arrays), settings, sender)
+        reach = (triton.url, model, arrays, triton.opener)  # its connector, as tdk tune's
+        sender = PerThreadSender(*reach)
+        driver = open_driver(SenderFactory(*reach), settings, sender)
 
         def prepare(knobs: Knobs) -> None:
             sender.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 import textwrap
@@ -65,6 +66,17 @@ class _SafeConsole(Console):
                 yield segment
             else:
                 yield Segment(terminal_safe(segment.text), segment.style, segment.control)
+
+
+class _Warnings(logging.Handler):
+    """Hands each warning record's message to ``say``."""
+
+    def __init__(self, say: Callable[[str], None]) -> None:
+        super().__init__(logging.WARNING)
+        self._say = say
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._say(record.getMessage())
 
 
 def _console(stderr: bool) -> Console:
@@ -184,6 +196,19 @@ class Output:
         self.said.add(message)
         text = self._fill(f"warning: {message}", "")
         self.err.print(Text(text[:8], style="yellow") + Text(text[8:]), soft_wrap=True)
+
+    @contextmanager
+    def library_warnings(self, logger: str = "tdk") -> Iterator[None]:
+        """While the block runs, what the library logs as a warning under ``logger`` (a Triton
+        started with less isolation than it could, and what that exposes) is said through
+        ``warn``: once, marked as a warning, in any mode."""
+        handler = _Warnings(self.warn)
+        target = logging.getLogger(logger)
+        target.addHandler(handler)
+        try:
+            yield
+        finally:
+            target.removeHandler(handler)
 
     def error(self, message: str, hint: str = "") -> None:
         """An error and its hint on stderr (the top-level handler's one way to print), wrapped

@@ -225,7 +225,8 @@ def tune(
         return
     prepared = session.prepare(request)
     out.err.print(prepared.describe())
-    report = session.run(prepared, _progress(out, prepared.mode, time.monotonic()))
+    with out.library_warnings():  # e.g. tune's Triton refused a namespace: what it exposes
+        report = session.run(prepared, _progress(out, prepared.mode, time.monotonic()))
     written = session.keep(prepared, report)
     _show(out, report, request.json, written.diff if written else None, request.plot)
     if report.signal is not None:

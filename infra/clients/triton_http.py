@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -60,15 +61,43 @@ def _split(url: str, grpc: bool) -> tuple[str, str, int, str]:
     return parts.scheme, parts.hostname, parts.port or default, parts.path.rstrip("/")
 
 
+#: opens a connected socket to the server (a Triton in a network namespace of its own is
+#: reached only through its launcher: ``infra.triton_runtime.isolation.Connector``)
+Opener = Callable[[], socket.socket]
+
+
+class OpenedConnection(http.client.HTTPConnection):
+    """An HTTP connection whose socket ``opener`` gives, not a TCP connect to host and port
+    (which still name the server in the request's Host header)."""
+
+    def __init__(self, host: str, port: int, timeout: float, opener: Opener) -> None:
+        super().__init__(host, port, timeout=timeout)
+        self._opener = opener
+
+    def connect(self) -> None:
+        sock = self._opener()
+        sock.settimeout(self.timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as http.client's own
+        self.sock = sock
+
+
 class TritonHttpTarget(InferenceTarget):
-    """Triton's HTTP inference API (keep-alive connection), or its gRPC API with ``grpc``."""
+    """Triton's HTTP inference API (keep-alive connection), or its gRPC API with ``grpc``;
+    HTTP connections from ``opener`` where given."""
 
     kind = "k8s"
 
-    def __init__(self, url: str, grpc: bool = False, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        url: str,
+        grpc: bool = False,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        opener: Opener | None = None,
+    ) -> None:
         self.url = url
         self.grpc = grpc
         self.timeout = timeout
+        self._opener = opener
         self._scheme, self._host, self._port, self._prefix = _split(url, grpc)
         self._conn: http.client.HTTPConnection | None = None
         self._sock: socket.socket | None = None
@@ -78,6 +107,8 @@ class TritonHttpTarget(InferenceTarget):
     # -- HTTP ------------------------------------------------------------------------------
 
     def _connection(self) -> http.client.HTTPConnection:
+        if self._conn is None and self._opener is not None and self._scheme == "http":
+            self._conn = OpenedConnection(self._host, self._port, self.timeout, self._opener)
         if self._conn is None:
             factory = (
                 http.client.HTTPSConnection

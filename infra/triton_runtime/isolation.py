@@ -1,11 +1,14 @@
 """The front's end of ``netns.py``: start Triton in namespaces of its own (network where
 ``--triton-netns`` allows, mount always where the kernel allows), its secret kept off its
-command line, and open connections to it (file descriptors passed over a socket pair)."""
+command line, and open connections to it (file descriptors passed over a socket pair, or,
+for other processes of this user, over the connector: a Unix socket in a 0700 directory)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import socket
 import sys
 from collections.abc import Sequence
@@ -70,11 +73,15 @@ class Link:
         return cls(ours), theirs
 
     @staticmethod
-    def command(control_fd: int, port: int, netns: str) -> list[str]:
-        """The launcher's command line (Triton's HTTP port ``port``, ``--triton-netns``);
-        ``send_command`` then hands it Triton's, which holds the secret, through the socket."""
+    def command(
+        control_fd: int, port: int, netns: str, connector_fd: int | None = None
+    ) -> list[str]:
+        """The launcher's command line (Triton's HTTP port ``port``, ``--triton-netns``, the
+        connector's listening socket); ``send_command`` then hands it Triton's, which holds
+        the secret, through the socket."""
         head = [sys.executable, "-I", str(LAUNCHER), "--control-fd", str(control_fd)]
-        return [*head, "--port", str(port), "--netns", netns]
+        tail = [] if connector_fd is None else ["--connector-fd", str(connector_fd)]
+        return [*head, "--port", str(port), "--netns", netns, *tail]
 
     def send_command(self, triton: list[str], secret: list[int], writable: list[Path]) -> None:
         """Triton's command line for the launcher to start, which of its arguments are
@@ -122,14 +129,85 @@ class Link:
                 message, fds = await self._receive()
             except OSError as exc:
                 raise ConnectionError(f"Triton's namespace launcher is gone ({exc})") from exc
-        if message == b"ok" and len(fds) == 1:
-            conn = socket.socket(fileno=fds[0])
-            conn.setblocking(False)
-            return conn
-        for fd in fds:
-            socket.socket(fileno=fd).close()
-        text = message.decode("utf-8", "replace").removeprefix("err ")
-        raise ConnectionError(text or "Triton's namespace launcher is gone")
+        conn = _received(message, fds)
+        conn.setblocking(False)
+        return conn
 
     def close(self) -> None:
         self.sock.close()
+
+
+def _received(message: bytes, fds: list[int]) -> socket.socket:
+    """The connection the launcher passed with ``ok``; ConnectionError with its reason else."""
+    if message == b"ok" and len(fds) == 1:
+        return socket.socket(fileno=fds[0])
+    for fd in fds:
+        socket.socket(fileno=fd).close()
+    text = message.decode("utf-8", "replace").removeprefix("err ")
+    raise ConnectionError(text or "Triton's namespace launcher is gone")
+
+
+def _by_directory(path: Path) -> tuple[str, int]:
+    """``path`` as ``/proc/self/fd/<directory>/<name>`` (a Unix socket's address holds at most
+    107 bytes, a work directory's path may be longer) and the directory's descriptor, which
+    the caller closes once the socket is bound or connected."""
+    fd = os.open(path.parent, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    return f"/proc/self/fd/{fd}/{path.name}", fd
+
+
+def listen(path: Path) -> socket.socket:
+    """The connector's listening socket at ``path`` (0600; its directory is this user's, 0700),
+    handed to the launcher (``Link.command``), which answers on it."""
+    address, fd = _by_directory(path)
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(address)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            listener.bind(address)
+            os.chmod(address, 0o600)
+            listener.listen(CONNECTOR_BACKLOG)
+        except BaseException:
+            listener.close()
+            raise
+    finally:
+        os.close(fd)
+    return listener
+
+
+#: connection requests waiting for the launcher at once (a load generator's threads each ask)
+CONNECTOR_BACKLOG = 256
+
+
+@dataclass(frozen=True)
+class Connector:
+    """Connections to Triton's HTTP listener for any process of this user (a load generator's
+    processes: it is picklable): one request to the launcher over the connector socket at
+    ``path``, answered with a TCP connection made inside Triton's namespace (``SCM_RIGHTS``).
+    Bytes then flow on that connection directly: nothing relays them. Another user can neither
+    enter the socket's directory nor pass the launcher's check of its peer's uid."""
+
+    path: str
+    timeout: float = 10.0
+
+    def __call__(self) -> socket.socket:
+        try:
+            message, fds = self._ask()
+        except OSError as exc:
+            why = f"Triton's launcher did not answer at {self.path}: {exc}"
+            raise ConnectionError(why) from exc
+        conn = _received(message, fds)
+        conn.setblocking(True)
+        return conn
+
+    def _ask(self) -> tuple[bytes, list[int]]:
+        address, fd = _by_directory(Path(self.path))
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as ask:
+                ask.settimeout(self.timeout)
+                ask.connect(address)
+                ask.send(b"c")
+                message, fds, _, _ = socket.recv_fds(ask, 512, 1)
+                return message, fds
+        finally:
+            os.close(fd)

@@ -27,7 +27,10 @@ code runs, its argv pointers are turned to those environment strings, then it is
 The front reaches Triton through the control socket, one end of a socket pair it created (no
 path in the file system, so nobody else can open it): each ``c`` it sends is answered with a
 TCP connection to Triton's HTTP port made inside the namespace, passed back as a file
-descriptor (``SCM_RIGHTS``); bytes then flow directly, with no relay. Protocol, one datagram
+descriptor (``SCM_RIGHTS``); bytes then flow directly, with no relay. With ``--connector-fd``
+(``tdk tune``, whose load generators are processes of their own) the launcher also accepts on
+that listening Unix socket (the front made it, 0600 in its 0700 work directory) and answers
+each ``c`` of a peer of its own uid (``SO_PEERCRED``) the same way. Protocol, one datagram
 each: ``unavailable <why>`` (``MODE`` "on" and no network namespace; exit 3) or ``pid <n>
 <held>`` (Triton started; ``held`` names the protections in place, comma-separated, from
 ``PROTECTIONS``, then ``;`` and why the others are not), then ``ok`` + descriptor or ``err
@@ -64,6 +67,10 @@ _SIOCSIFFLAGS = 0x8914
 _IFF_UP = 0x1
 _PR_SET_PDEATHSIG = 1
 UNAVAILABLE = 3  # exit code: the kernel refused a namespace
+#: the connector's peers at once (each asks for a connection, then goes), and how long a
+#: peer's answer may wait on it
+MAX_PEERS = 256
+PEER_TIMEOUT_S = 5.0
 _MS_BIND = 0x1000
 #: mount_setattr(2) (the same number on every architecture, Linux 5.12) and its arguments
 _SYS_MOUNT_SETATTR = 442
@@ -223,22 +230,58 @@ def _answer(control: socket.socket, port: int) -> None:
         socket.send_fds(control, [b"ok"], [conn.fileno()])
 
 
-def serve(control: socket.socket, port: int, triton: subprocess.Popen[bytes]) -> int:
-    """Answer the front until Triton exits (its return code) or the front goes (-9)."""
+def _request(peer: socket.socket, port: int) -> bool:
+    """Answer one request of ``peer``; False when it is gone (or stopped reading)."""
+    try:
+        if not peer.recv(16):
+            return False
+        _answer(peer, port)
+    except InterruptedError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def _accept(listener: socket.socket, peers: dict[int, socket.socket]) -> None:
+    """A connector peer, kept when it runs as this user (and there is room for it)."""
+    try:
+        peer, _ = listener.accept()
+    except OSError:
+        return
+    creds = peer.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _, uid, _ = struct.unpack("3i", creds)
+    if uid != os.getuid() or len(peers) >= MAX_PEERS:
+        peer.close()
+        return
+    peer.settimeout(PEER_TIMEOUT_S)  # a peer that stops reading loses its place, not us ours
+    peers[peer.fileno()] = peer
+
+
+def serve(
+    control: socket.socket,
+    port: int,
+    triton: subprocess.Popen[bytes],
+    listener: socket.socket | None = None,
+) -> int:
+    """Answer the front (and the connector's peers) until Triton exits (its return code) or
+    the front goes (-9)."""
     exited = os.pidfd_open(triton.pid)
+    peers: dict[int, socket.socket] = {}
+    heard = [control.fileno(), exited, *([listener.fileno()] if listener else [])]
     while True:
-        ready, _, _ = select.select([control.fileno(), exited], [], [])
+        ready, _, _ = select.select([*heard, *peers], [], [])
         if exited in ready:
             return triton.wait()
-        try:
-            request = control.recv(16)
-        except InterruptedError:
-            continue
-        if not request:  # the front is gone: so is Triton
-            triton.kill()
+        if control.fileno() in ready and not _request(control, port):
+            triton.kill()  # the front is gone: so is Triton
             triton.wait()
             return -signal.SIGKILL
-        _answer(control, port)
+        if listener is not None and listener.fileno() in ready:
+            _accept(listener, peers)
+        for fd in ready:
+            if fd in peers and not _request(peers[fd], port):
+                peers.pop(fd).close()
 
 
 def _end_like(code: int) -> None:
@@ -333,6 +376,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--control-fd", type=int, required=True)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--netns", choices=("auto", "on", "off"), default="on")
+    parser.add_argument("--connector-fd", type=int)
     args = parser.parse_args(argv)
     control = socket.socket(fileno=args.control_fd)
     request = json.loads(control.recv(1 << 20))
@@ -342,6 +386,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except OSError as exc:
         control.send(f"unavailable {exc.strerror or exc}".encode())
         sys.exit(UNAVAILABLE)
+    listener = None if args.connector_fd is None else socket.socket(fileno=args.connector_fd)
     triton, exposed = start(command, [int(i) for i in request["secret"]])
     if exposed:
         missing.append(exposed)
@@ -350,7 +395,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, lambda *_: triton.terminate())
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the front, which stops us
     control.send(f"pid {triton.pid} {','.join(sorted(held))};{'; '.join(missing)}".encode())
-    _end_like(serve(control, args.port, triton))
+    _end_like(serve(control, args.port, triton, listener))
 
 
 if __name__ == "__main__":

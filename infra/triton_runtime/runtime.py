@@ -48,6 +48,8 @@ RESTRICTED_APIS = (
     "logging",
 )
 TRITON_FILE = "triton.json"
+#: the connector's socket in the work dir (``TritonProcess(connector=True)``)
+CONNECTOR_FILE = "triton.sock"
 #: starts on fresh ports after Triton lost one of its ports to another process (``listeners``)
 PORT_TRIES = 3
 #: what Triton 2.51 logs when a port it was given is taken (measured 2026-11-27, runtime wheel)
@@ -200,8 +202,10 @@ class TritonProcess:
     never reaches its command line, and where the kernel allows, a mount namespace gives it a
     private /dev/shm and a file system read-only but for ``workdir``. ``netns``
     (``isolation.MODES``): "auto" or "on" also put it in a network namespace of its own, so no
-    other local user can connect to it; connections are then opened with ``open_socket`` only.
-    What is not in place is said once, as a warning naming what it exposes.
+    other local user can connect to it; connections are then opened with ``open_socket`` only,
+    or, with ``connector`` (``tdk tune``: its load generators are processes of their own),
+    from any process of this user through ``connector_of()`` (``isolation.Connector``). What is
+    not in place is said once, as a warning naming what it exposes.
     """
 
     def __init__(
@@ -212,9 +216,12 @@ class TritonProcess:
         restricted: bool = True,
         cpus: frozenset[int] | None = None,
         netns: str = "off",
+        connector: bool = False,
     ) -> None:
         self.runtime = runtime
         self.netns = netns
+        #: where the launcher answers other processes of this user (None: the front only)
+        self.connector_path = workdir / CONNECTOR_FILE if connector else None
         #: the link to Triton's launcher, and what it said it put in place
         self.link: isolation.Link | None = None
         self.started: isolation.Started | None = None
@@ -257,6 +264,12 @@ class TritonProcess:
         (nothing to do in a mount namespace of its own: its /dev/shm is private)."""
         if not self._holds("mount"):
             shm.protect_regions(self.shm_prefix)
+
+    def connector_of(self) -> isolation.Connector:
+        """Connections to Triton for any process of this user (started with ``connector``)."""
+        if self.connector_path is None:
+            raise TdkError("this Triton was started without a connector", hint="a bug in tdk")
+        return isolation.Connector(str(self.connector_path))
 
     async def open_socket(self) -> socket.socket:
         """A connected, non-blocking socket to Triton's HTTP listener."""
@@ -397,12 +410,17 @@ class TritonProcess:
         ``netns`` and the kernel allow; TdkError when ``netns`` is "on" and the kernel refuses
         a network namespace."""
         link, theirs = isolation.Link.pair()
+        passed = [theirs]
         try:
+            if self.connector_path is not None:
+                passed.append(isolation.listen(self.connector_path))
             link.send_command(command, self._secret_args(command), [self.workdir, PYTHON_TMP])
-            launcher = link.command(theirs.fileno(), self.http_port, self.netns)
-            await self._spawn(launcher, (theirs.fileno(),))
+            connector_fd = passed[1].fileno() if len(passed) > 1 else None
+            launcher = link.command(theirs.fileno(), self.http_port, self.netns, connector_fd)
+            await self._spawn(launcher, tuple(sock.fileno() for sock in passed))
         finally:
-            theirs.close()
+            for sock in passed:  # the launcher holds them now
+                sock.close()
         try:
             self.started = await link.hello(30.0)
         except isolation.NamespaceUnavailable as exc:
@@ -432,6 +450,7 @@ class TritonProcess:
         user's own tools (bench, tests); ``/tdk/status``, open to any local user, says none."""
         known: dict[str, object] = {"pid": self.pid, "http_port": self.http_port}
         known["grpc_port"] = self.grpc_port
+        known["metrics_port"] = self.metrics_port
         known["netns"] = self.own_network  # its ports are inside a namespace of its own
         known["protections"] = sorted(self.started.held) if self.started else []
         known["repository_header"] = list(next(iter(self.repository_headers), ()))
@@ -499,6 +518,8 @@ class TritonProcess:
             self.link = None
         self.started, self._triton_pid = None, None
         shm.remove_regions(self.shm_prefix)
+        if self.connector_path is not None:
+            self.connector_path.unlink(missing_ok=True)
 
     def log_tail(self, lines: int = 15) -> str:
         try:

@@ -104,3 +104,29 @@ def no_namespaces_or_skip() -> None:
     probe = subprocess.run([*NO_NAMESPACES, "true"], capture_output=True, check=False)
     if probe.returncode != 0:
         pytest.skip(f"cannot make a namespace without namespace rights here: {probe.stderr!r}")
+
+
+def netns_or_skip() -> None:
+    """Skip where this kernel refuses this user a network namespace (as the launcher asks for
+    one: within a user namespace unless root)."""
+    import pytest
+
+    user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
+    probe = subprocess.run(["unshare", *user, "--net", "true"], capture_output=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"this kernel refuses a network namespace: {probe.stderr!r}")
+
+
+def tcp_tables(net: str = "/proc/net") -> str:
+    """The kernel's TCP tables of a network namespace (``/proc/<pid>/net``: that process's),
+    IPv4 and IPv6 (Triton's gRPC listener is in the second)."""
+    return Path(net, "tcp").read_text() + Path(net, "tcp6").read_text()
+
+
+def listening(tables: str, port: int) -> bool:
+    """Whether ``tables`` (``tcp_tables``) hold a listener on ``port``."""
+    return any(
+        line.split()[1].endswith(f":{port:04X}") and line.split()[3] == "0A"
+        for line in tables.splitlines()
+        if line.split() and line.split()[0].endswith(":")
+    )

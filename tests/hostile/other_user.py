@@ -8,6 +8,9 @@ the process does what ``plan`` lists and prints what happened, as JSON:
 - ``fetch``: URLs read with GET (no secret header): the body's first 4096 bytes, or the error;
 - ``read``: paths opened for reading: ``"ok:<first bytes>"`` or the error's name;
 - ``connect``: ``[host, port]`` TCP connections: ``"connected"`` or the error's name;
+- ``ask``: Unix (seqpacket) socket paths, each asked for a connection as the launcher's
+  connector is (``c``): ``"answered <message> with <n> fds"``, ``"closed"`` when the other end
+  hung up without answering, or the error's name;
 - ``grpc``: ``[address, call]`` calls of tritonclient's gRPC client (``GRPC_CALLS``): ``"ok"``
   or the error's text (only where tritonclient is importable: ``in_subprocess``);
 - ``watch``: a needle: every process's ``/proc/<pid>/cmdline`` is read over and over, from
@@ -80,6 +83,25 @@ def _connect(host: str, port: int) -> str:
         return exc.__class__.__name__
 
 
+def _ask(path: str) -> str:
+    folder, name = os.path.split(path)
+    try:  # through the directory's descriptor: a Unix socket's address holds 107 bytes at most
+        fd = os.open(folder, os.O_PATH | os.O_DIRECTORY)
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as sock:
+                sock.settimeout(10)
+                sock.connect(f"/proc/self/fd/{fd}/{name}")
+                sock.send(b"c")
+                message, fds, _, _ = socket.recv_fds(sock, 512, 4)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        return exc.__class__.__name__
+    for fd in fds:
+        os.close(fd)
+    return f"answered {message.decode('latin-1')} with {len(fds)} fds" if message else "closed"
+
+
 GRPC_CALLS = {
     "register-shm": lambda c: c.register_system_shared_memory("z", "/tdk-evil", 8),
     "log-settings": lambda c: c.update_log_settings({"log_verbose_level": 2}),
@@ -136,6 +158,7 @@ def probe(plan: dict[str, Any]) -> dict[str, Any]:
         "fetch": [_fetch(url) for url in plan.get("fetch", [])],
         "read": [_read(path) for path in plan.get("read", [])],
         "connect": [_connect(host, port) for host, port in plan.get("connect", [])],
+        "ask": [_ask(path) for path in plan.get("ask", [])],
         "grpc": [_grpc(address, call) for address, call in plan.get("grpc", [])],
         **(_watched(plan["watch"]) if "watch" in plan else {}),
         **(_hold(*plan["hold"]) if "hold" in plan else {}),

@@ -1,6 +1,6 @@
 """Every Triton the kit starts, as another local user sees it (issue 47 items 1, 3, 6): the
 repository secret is never on a command line (``--triton-netns off``, the fallback without
-namespaces, and ``tdk tune``, whose Triton listens on this machine's loopback); where the kernel
+namespaces, and ``tdk tune``: test_tune_isolation.py covers its namespace); where the kernel
 allows a mount namespace, the Python backend's shared memory is never in this machine's
 ``/dev/shm`` and a release's code sees the file system read-only but for the work dir; where it
 does not, the endpoint says so once, naming what that exposes."""

@@ -33,7 +33,9 @@ def triton(sample_repo: Path) -> Iterator[tuple[str, Path]]:
             app, ["package", str(sample_repo / "image_classifier"), "--release", f"file://{store}"]
         )
         assert published.exit_code == 0, published.output
-        with LocalTriton(store / "repository" / "image_classifier-0", Path(work) / "t") as server:
+        model = store / "repository" / "image_classifier-0"
+        # its listeners on this machine's loopback: tdk bench --url calls it as a remote Triton
+        with LocalTriton(model, Path(work) / "t", netns="off") as server:
             server.load(server.base_config)
             yield server.url, store
 

@@ -3,20 +3,20 @@ model), serves it, and leaves no Triton behind."""
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 from pathlib import Path
 
 import pytest
 
+from infra.clients.triton_http import OpenedConnection, Opener
 from infra.triton_runtime.runtime import RuntimeMissing, find_runtime
 
 pytestmark = pytest.mark.e2e
 
 
-def _config(port: int, name: str, headers: dict[str, str]) -> dict[str, object]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+def _config(opener: Opener, name: str, headers: dict[str, str]) -> dict[str, object]:
+    conn = OpenedConnection("127.0.0.1", 0, 30, opener)
     try:  # the model-config API is restricted to the per-start secret (issue 36)
         conn.request("GET", f"/v2/models/{name}/config", headers=headers)
         response = conn.getresponse()
@@ -40,12 +40,11 @@ def test_each_load_applies_the_new_config(sample_repo: Path, tmp_path: Path) -> 
     source = sample_repo / "image_classifier"
     triton = LocalTriton(source, tmp_path)
     with triton:
-        port = int(triton.url.rsplit(":", 1)[1])
         pid = triton.pid
         assert pid is not None
         for knobs in (Knobs(2, 8, False), Knobs(1, 4, True, 300, (4,))):
             triton.load(apply_knobs(triton.base_config, knobs))
-            served = _config(port, "image_classifier", triton.repository_headers)
+            served = _config(triton.opener, "image_classifier", triton.repository_headers)
             assert served["max_batch_size"] == knobs.max_batch_size
             groups = served["instance_group"]
             assert isinstance(groups, list) and groups[0]["count"] == knobs.instances
@@ -57,7 +56,7 @@ def test_each_load_applies_the_new_config(sample_repo: Path, tmp_path: Path) -> 
             else:
                 assert batching is None
             model = model_of(triton.base_config)
-            sender = PerThreadSender(triton.url, model, example_inputs(model, 1))
+            sender = PerThreadSender(triton.url, model, example_inputs(model, 1), triton.opener)
             sender()  # it serves requests with this config
             sender.close()
     assert (source / "config.pbtxt").read_text().count("instance_group") == 0  # source untouched

@@ -58,6 +58,8 @@ class RemoteTriton:
         self.original_json = ""
         self.base_config: Any = None
         self.capabilities = Capabilities(gpu=False)
+        #: the user's Triton is reached at ``url`` (a TCP connection)
+        self.opener = None
 
     def _request(
         self, method: str, path: str, body: object = None, timeout: float = REQUEST_TIMEOUT_S

@@ -1,6 +1,13 @@
 """One local Triton (the kit's runtime) holding one model whose config tune rewrites and reloads.
 It may be pinned to some CPUs (``infra.perf.bench.placement``), its backend stubs with it.
 
+It is isolated as the local endpoint's (``--triton-netns auto``): where the kernel allows, its
+listeners are in a network namespace of its own, and the load generator's processes reach it
+through its launcher's connector (``opener``: a TCP connection made inside the namespace is
+handed over once per keep-alive connection; requests then go straight to Triton, so the
+figures are not a relay's). Where namespaces are refused, it says so once, naming what that
+exposes.
+
 The model directory is copied into a private repository and adapted for the local runtime
 (``adapt_model_dir``: ONNX on the Python backend, CPU instances), so the user's files are
 never touched. Every start is paired with a stop: ``with LocalTriton(...)`` always stops it.
@@ -19,20 +26,33 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from infra.perf.tune.accel import Capabilities
 from packager.config import CONFIG_NAME, dump_config, load_config
 from packager.manifest import ManifestModel
 from tdk.errors import EndpointError
 
+if TYPE_CHECKING:
+    from infra.clients.triton_http import Opener
+
 LOAD_TIMEOUT_S = 300.0
+#: tune's Triton is isolated as ``tdk local up``'s (``--triton-netns auto``); "off" puts its
+#: listeners on this machine's 127.0.0.1, for a test that calls it as a remote Triton
+NETNS = "auto"
 
 
 class LocalTriton:
-    """Triton on 127.0.0.1 serving ``model_dir`` (copied under ``workdir``) in explicit mode."""
+    """Triton serving ``model_dir`` (copied under ``workdir``) in explicit mode, reached only
+    through ``opener``."""
 
-    def __init__(self, model_dir: Path, workdir: Path, cpus: frozenset[int] | None = None) -> None:
+    def __init__(
+        self,
+        model_dir: Path,
+        workdir: Path,
+        cpus: frozenset[int] | None = None,
+        netns: str = NETNS,
+    ) -> None:
         from infra.triton_runtime.adapter import LOCAL_BACKENDS, adapt_model_dir
         from infra.triton_runtime.runtime import TritonProcess, find_runtime
 
@@ -51,11 +71,20 @@ class LocalTriton:
         #: the local runtime serves on CPUs: no GPU figures to read after a window
         self.metrics: Callable[[], dict[str, float]] | None = None
         self._loop = asyncio.new_event_loop()
-        self._triton = TritonProcess(find_runtime(), self.repository, workdir / "triton", cpus=cpus)
+        self._triton = TritonProcess(
+            find_runtime(), self.repository, workdir / "triton", cpus=cpus, netns=netns,
+            connector=True,
+        )  # fmt: skip
 
     @property
     def url(self) -> str:
+        """The URL requests name (their Host); connections come from ``opener``."""
         return self._triton.http_url
+
+    @property
+    def opener(self) -> Opener:
+        """A connection to Triton for any process of this user (picklable)."""
+        return self._triton.connector_of()
 
     @property
     def pid(self) -> int | None:
@@ -90,8 +119,11 @@ class LocalTriton:
 
     def load(self, config: Any) -> None:
         """Write ``config`` into the private repository and (re)load the model with it."""
+        from infra.clients.triton_http import OpenedConnection
+
         (self.model_dir / CONFIG_NAME).write_text(dump_config(config), encoding="utf-8")
-        conn = http.client.HTTPConnection("127.0.0.1", self._triton.http_port, LOAD_TIMEOUT_S)
+        port = self._triton.http_port
+        conn = OpenedConnection("127.0.0.1", port, LOAD_TIMEOUT_S, self.opener)
         try:
             path = f"/v2/repository/models/{self.name}/load"
             conn.request("POST", path, body=b"{}", headers=self.repository_headers)
@@ -119,14 +151,19 @@ def _error(body: bytes) -> str:
 
 
 class PerThreadSender:
-    """A ``send()`` for the load generator: each thread gets its own keep-alive client."""
+    """A ``send()`` for the load generator: each thread gets its own keep-alive client (its
+    connection from ``opener`` where given)."""
 
     def __init__(
-        self, url: str, model: ManifestModel, arrays: dict[str, Any] | list[dict[str, Any]]
+        self,
+        url: str,
+        model: ManifestModel,
+        arrays: dict[str, Any] | list[dict[str, Any]],
+        opener: Opener | None = None,
     ) -> None:
         from infra.clients.triton_http import TritonHttpTarget
 
-        self._make: Callable[[], TritonHttpTarget] = lambda: TritonHttpTarget(url)
+        self._make: Callable[[], TritonHttpTarget] = lambda: TritonHttpTarget(url, opener=opener)
         self._local = threading.local()
         self._clients: list[TritonHttpTarget] = []
         self._lock = threading.Lock()
@@ -165,6 +202,7 @@ class SenderFactory:
     url: str
     model: ManifestModel
     arrays: dict[str, Any] | list[dict[str, Any]]
+    opener: Opener | None = None
 
     def __call__(self) -> PerThreadSender:
-        return PerThreadSender(self.url, self.model, self.arrays)
+        return PerThreadSender(self.url, self.model, self.arrays, self.opener)

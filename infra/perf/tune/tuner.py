@@ -15,7 +15,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from infra.perf.bench.drive import Driver, InProcess, Processes
 from infra.perf.tune.accel import Capabilities, Skipped, batch_limit, options_for
@@ -42,6 +42,9 @@ from infra.perf.tune.space import Knobs, Space, apply_knobs, shipped_knobs
 from packager.config import backend_of, datatype_name
 from packager.manifest import ManifestModel, TensorSpec
 from tdk.signals import Terminated, terminations_interrupt
+
+if TYPE_CHECKING:
+    from infra.clients.triton_http import Opener
 
 KEEP_MARGIN = 1.02  # a candidate must beat the shipped config by 2% (and the spreads) to replace it
 
@@ -260,6 +263,9 @@ class TuneServer(Protocol):
     @property
     def url(self) -> str: ...
 
+    @property
+    def opener(self) -> Opener | None: ...  # connections to it (None: a TCP connect to url)
+
     base_config: Any  # the config as this server serves it; knobs are applied to it
     capabilities: Capabilities
     metrics: Callable[[], dict[str, float]] | None  # GPU figures after each window, if known
@@ -308,8 +314,9 @@ def run_tune(
                 report.gpu = server.capabilities.gpu
                 model = model_of(server.base_config, ranges)
                 arrays = requests_for(model, settings)
-                sender = PerThreadSender(server.url, model, arrays)
-                driver = open_driver(SenderFactory(server.url, model, arrays), settings, sender)
+                reach = (server.url, model, arrays, server.opener)
+                sender = PerThreadSender(*reach)
+                driver = open_driver(SenderFactory(*reach), settings, sender)
 
                 def prepare(knobs: Knobs) -> None:
                     sender.close()
