@@ -1,5 +1,5 @@
-"""A target owns its cloud (DESIGN.md): shared code names no cloud. Shared code is every module
-of cli/, packager/, infra/ and bench/ outside what the registry says a target owns: each
+"""A target owns its cloud (docs/targets.md); shared code names no cloud. Shared code is every
+module of cli/, packager/, infra/ and bench/ outside what the registry says a target owns: each
 registered target's folder and the package of the cloud its entry names (``TargetEntry.cloud``),
 and each registered store kind's module (``packager.stores.KINDS``) with the helpers only it
 imports.
@@ -41,9 +41,12 @@ CONFIG = re.compile(r"(^|_)(config|stack|settings)$")
 DEBT: dict[str, tuple[int, str]] = {}
 #: the data files of a catalog (prices, generated tables): each lives with what owns it
 CATALOG_DATA = ("*.json", "*.csv")
-#: data files that are no cloud's catalog: an LLM engine's own argument table (issue 48 item 3),
-#: the same on every target
-ENGINE_DATA = frozenset({"packager/validate/engines/trtllm_args.json"})
+#: data files that are no cloud's catalog: the LLM engines' own argument tables (issue 48 item 3;
+#: vLLM's as data since issue 50 item 6), the same on every target
+ENGINE_DATA = frozenset(
+    f"packager/validate/engines/{name}.json"
+    for name in ("trtllm_args", "vllm_lists", "vllm_values")
+)
 
 
 def owned() -> list[str]:
