@@ -34,8 +34,6 @@ FLAVOUR_BACKENDS: dict[str, frozenset[str]] = {
     "vllm-python-py3": frozenset({"vllm"}),
     "trtllm-python-py3": frozenset({"tensorrtllm"}),
 }
-#: the default image's suffix (no engine)
-BASE_FLAVOUR = "py3"
 #: the first release of each flavour (vllm_backend README; TensorRT-LLM backend images 23.10)
 FIRST_RELEASE: dict[str, str] = {"vllm": "23.10", "tensorrt_llm": "23.10"}
 
@@ -93,8 +91,6 @@ def trtllm_version(image_or_release: str) -> str | None:
 SHM_GIB_PER_GPU = 2
 SHM_GIB_MIN = 2
 LLM_STARTUP_BUDGET_SECONDS = 1800
-#: where the engines' Hugging Face downloads go (HF_HOME); a persistent claim mounts here
-WEIGHT_CACHE_PATH = "/cache/huggingface"
 
 
 def engine_image(base_image: str, engine: str) -> str:

@@ -52,9 +52,9 @@ def alert_rules(
     ttft_slo_ms: int | None = None,
     streamed: tuple[str, ...] = (),
 ) -> list[AlertRule]:
-    """Error rate, latency SLO, queue ratio and missing-series alerts (same on GKE and EKS);
-    with ``streamed`` models or LLM ``engines`` (those whose own metrics are exported), TTFT
-    and (vLLM) end-to-end latency alerts too (``llm_rules``). The p99 latency rule leaves the
+    """Error rate, latency SLO, queue ratio and missing-series alerts (alike on every Kubernetes
+    target); with ``streamed`` models or LLM ``engines`` (those whose own metrics are exported),
+    TTFT and (vLLM) end-to-end latency alerts too (``llm_rules``). The p99 latency rule leaves the
     streamed models out: their request latency is a whole generation."""
     error_ratio = promql.error_ratio(namespace, job, idle_zero=False)
     queue = promql.queue_compute_ratio(namespace, job, idle_zero=False)

@@ -1,5 +1,5 @@
-"""What the GKE and EKS targets share: a release is required, rendering, the plan-build Job,
-the invoke command."""
+"""What every Kubernetes target shares: a release is required, rendering, the TensorRT
+engine-build Job, the invoke command."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ``k8s*`` stack keys shared by GKE and EKS, read into one frozen workload config."""
+"""The ``k8s*`` stack keys every Kubernetes target shares, read into one frozen workload config."""
 
 from __future__ import annotations
 

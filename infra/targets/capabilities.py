@@ -17,7 +17,6 @@ LLM_ENGINES = "serve vLLM or TensorRT-LLM models"
 #: what a target's runtime may not serve (``TargetEntry.cannot_serve``; the other three are
 #: ports, each the port or a refusal)
 SERVING = (DECOUPLED, LLM_ENGINES)
-CAPABILITIES = (DEPLOY, PLAN, VALIDATE, COMPARE, *SERVING)
 
 
 @dataclass(frozen=True)

@@ -34,8 +34,6 @@ import numpy as np
 _TRT_VERSION = re.compile(r"TensorRT version: (\d+\.\d+(?:\.\d+)*)")
 #: trtexec's banner ``[TensorRT v101303]``: major*10000 + minor*100 + patch
 _TRT_BANNER = re.compile(r"\[TensorRT v(\d+)\]")
-#: where NVIDIA's TensorRT container keeps trtexec when it is not on PATH
-TRTEXEC_IN_CONTAINER = "/usr/src/tensorrt/bin/trtexec"
 EPSILON = 1e-12
 
 

@@ -35,7 +35,7 @@ WAIT_MARGIN_SECONDS = 120
 
 @dataclass(frozen=True)
 class JobRef:
-    """A plan-build Job in the cluster."""
+    """An engine-build Job in the cluster."""
 
     namespace: str
     name: str

@@ -32,15 +32,15 @@ def adapt_model_dir(model_dir: Path) -> None:
     backend = backend_of(config)
     if backend in ("tensorrt", "tensorrt_plan"):
         raise BackendUnavailable(
-            f"{config.name or model_dir.name}: a TensorRT plan needs a GPU runtime; the local "
+            f"{config.name or model_dir.name}: a TensorRT engine needs a GPU runtime; the local "
             "endpoint runs Triton on CPU",
-            hint="test this model on a GPU target (SageMaker, GKE or EKS)",
+            hint="test this model on a target with GPUs (`tdk --help` lists the targets)",
         )
     if backend not in LOCAL_BACKENDS:
         raise BackendUnavailable(
             f"{config.name or model_dir.name}: backend {backend!r} is not available in the "
             f"local runtime (it has {', '.join(LOCAL_BACKENDS)})",
-            hint="test this model on a SageMaker, GKE or EKS target",
+            hint="test this model on a deployment target (`tdk --help` lists the targets)",
         )
     changed = _cpu_instances(config)
     if backend == "onnxruntime":

@@ -1,4 +1,4 @@
-"""Pure builders of the GKE and EKS targets that the stack tests do not reach."""
+"""Pure builders of the gke and eks targets that the stack tests do not reach."""
 
 from __future__ import annotations
 

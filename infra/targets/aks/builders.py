@@ -189,8 +189,3 @@ def rule_group_rules(rules: list[AlertRule], action_group_id: Any) -> list[dict[
         }
         for rule in rules
     ]
-
-
-def prometheus_query_url(query_endpoint: str) -> str:
-    """The Prometheus HTTP API root of an Azure Monitor workspace's query endpoint."""
-    return query_endpoint.rstrip("/")
