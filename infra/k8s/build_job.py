@@ -1,9 +1,11 @@
 """Pure builder: the Kubernetes Job that builds a TensorRT plan on the stack's GPU pool.
 
-Three steps in one pod, as the stack's Triton pods run (same namespace, ServiceAccount and so
-the same cloud identity, same GPU-pool nodeSelector and toleration):
+Three steps in one pod, placed as the stack's Triton pods (same namespace, GPU-pool
+nodeSelector and toleration) but as the workload's build ServiceAccount
+(``build_service_account``): its cloud identity is the only one that writes the release's
+engine cache, which the serving pods' identity only reads, so no serving pod can plant one:
 
-1. ``fetch`` (the cloud's CLI image): copies ``<release>/plans/<key>/input/`` into the pod;
+1. ``fetch`` (the cloud's CLI image): copies the entry's ``input/`` (``<release>/engines/...``);
 2. ``build`` (NVIDIA's TensorRT container of the Triton image's release, one GPU): runs
    ``pod_build.py``: trtexec builds the plan, runs it on the parity inputs, compares with
    ONNX Runtime's outputs; a plan outside the tolerance fails the pod and is never uploaded;
@@ -31,7 +33,7 @@ TTL_SECONDS = 86400
 
 @dataclass(frozen=True)
 class StoreCopy:
-    """How a pod copies the cache entry's files with the workload's cloud identity: the CLI
+    """How a pod copies the cache entry's files with the build's cloud identity: the CLI
     image, the command that fetches ``<entry>/input/`` into ``WORK`` and the one that uploads
     ``WORK/model.plan`` then ``WORK/plan.json`` with their sha256 as object metadata."""
 
@@ -51,6 +53,33 @@ class BuildJobSpec:
     copy: StoreCopy
     deadline_seconds: int
     labels: Mapping[str, str] = field(default_factory=dict)
+
+
+def _labels(workload: TritonServiceSpec) -> dict[str, str]:
+    return {
+        "app.kubernetes.io/name": "tdk-build",
+        "app.kubernetes.io/instance": workload.name,
+        "app.kubernetes.io/managed-by": "triton-deploy-kit",
+    }
+
+
+def build_service_account(workload: TritonServiceSpec) -> Manifest:
+    """The ServiceAccount the build Job runs as, bound to the target's plan-builder identity
+    (``workload.builder``); a pod of the workload never runs as it. No token is mounted unless
+    a pod asks (the Job's does, for its cloud identity)."""
+    metadata: dict[str, Any] = {
+        "name": workload.build_service_account,
+        "namespace": workload.namespace,
+        "labels": _labels(workload),
+    }
+    if workload.builder.service_account:
+        metadata["annotations"] = dict(workload.builder.service_account)
+    return {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": metadata,
+        "automountServiceAccountToken": False,
+    }
 
 
 def _security() -> dict[str, Any]:
@@ -95,14 +124,9 @@ def _build_container(spec: BuildJobSpec) -> dict[str, Any]:
 def build_job(spec: BuildJobSpec) -> Manifest:
     """The Job (batch/v1) that builds, checks and uploads one plan."""
     workload = spec.workload
-    labels = {
-        "app.kubernetes.io/name": "tdk-build",
-        "app.kubernetes.io/instance": workload.name,
-        "app.kubernetes.io/managed-by": "triton-deploy-kit",
-        **spec.labels,
-    }
+    labels = {**_labels(workload), **spec.labels}
     pod_spec: dict[str, Any] = {
-        "serviceAccountName": workload.name,
+        "serviceAccountName": workload.build_service_account,
         "automountServiceAccountToken": True,  # projected token: Workload Identity / IRSA
         "restartPolicy": "Never",
         "securityContext": {"runAsNonRoot": True, "runAsUser": 1000, "fsGroup": 1000},
@@ -123,7 +147,7 @@ def build_job(spec: BuildJobSpec) -> Manifest:
             "activeDeadlineSeconds": spec.deadline_seconds,
             "ttlSecondsAfterFinished": TTL_SECONDS,
             "template": {
-                "metadata": {"labels": {**labels, **workload.identity.pod_labels}},
+                "metadata": {"labels": {**labels, **workload.builder.pod_labels}},
                 "spec": pod_spec,
             },
         },

@@ -12,7 +12,7 @@ from typing import Protocol, TypeVar
 
 from infra.config import ConfigReader, ReleaseLocation, StackConfig, qualify
 from infra.k8s import manifests
-from infra.k8s.build_job import BuildJobSpec, StoreCopy, build_job
+from infra.k8s.build_job import BuildJobSpec, StoreCopy, build_job, build_service_account
 from infra.k8s.config import (
     ModelNeeds,
     WorkloadConfig,
@@ -104,7 +104,7 @@ class KubernetesTarget(Target[ConfigT]):
 
     @abc.abstractmethod
     def store_copy(self, config: ConfigT, entry_url: str) -> StoreCopy:
-        """How a pod with the workload's identity fetches ``<entry_url>input/`` and uploads the
+        """How a pod with the build's identity fetches ``<entry_url>input/`` and uploads the
         plan and its record to ``entry_url`` (the cloud's CLI image and commands)."""
 
     def cluster_manifests(self, config: ConfigT) -> list[Manifest]:
@@ -131,6 +131,7 @@ class _Manifests(RenderPort[ConfigT]):
         return [
             manifests.namespace(spec),
             *manifests.workload_manifests(spec),
+            build_service_account(spec),
             *self.target.cluster_manifests(config),
         ]
 
@@ -139,8 +140,8 @@ class _Manifests(RenderPort[ConfigT]):
 
 
 class _EngineJob(BuildPort[ConfigT]):
-    """A Kubernetes target's build port: a Job on the GPU pool, as the stack's Triton pods
-    run (``k8s.build_job``)."""
+    """A Kubernetes target's build port: a Job on the GPU pool, placed as the stack's Triton
+    pods, as the workload's build ServiceAccount (``k8s.build_job``)."""
 
     def __init__(self, target: KubernetesTarget[ConfigT]) -> None:
         self.target = target

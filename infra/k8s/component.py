@@ -10,6 +10,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from infra.k8s import gateway, manifests
+from infra.k8s.build_job import build_service_account
 from infra.k8s.manifests import Manifest
 from infra.k8s.spec import TritonServiceSpec
 
@@ -30,7 +31,8 @@ class TritonServiceArgs:
 
 
 class TritonService(pulumi.ComponentResource):
-    """One Triton workload: ServiceAccount, Deployment, Service, PDB, KEDA scaling, monitoring;
+    """One Triton workload: ServiceAccount (and the plan build's), Deployment, Service, PDB,
+    KEDA scaling, monitoring;
     in ``mme`` mode the Gateway, route and hashing policy in front of it."""
 
     def __init__(
@@ -44,6 +46,8 @@ class TritonService(pulumi.ComponentResource):
             created.append(_apply(f"{name}-ns", manifests.namespace(spec), base))
         core = pulumi.ResourceOptions.merge(base, pulumi.ResourceOptions(depends_on=created))
         self.service_account = _apply(f"{name}-sa", manifests.service_account(spec), core)
+        # tdk build's Job runs as this one: the only identity that writes the plan cache
+        _apply(f"{name}-build-sa", build_service_account(spec), core)
         # KEDA's HPA owns the replica count (the manifest leaves it out; never reset it).
         # Ready may need a GPU node from zero first: wait for that, not the 10-minute default.
         wait = f"{spec.rollout_timeout_seconds}s"

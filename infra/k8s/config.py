@@ -275,12 +275,15 @@ def workload_spec(
     release_url: str,
     prometheus: PrometheusSource,
     identity: WorkloadIdentity,
+    builder: WorkloadIdentity,
     env: Mapping[str, str],
     pod_monitoring: bool,
     model_sync: ModelSync | None = None,
 ) -> TritonServiceSpec:
     """The plain spec the manifests are built from (Pulumi and ``tdk render`` alike). In
-    ``mme`` mode the front loads copies from ``release_url`` and nothing is synced first."""
+    ``mme`` mode the front loads copies from ``release_url`` and nothing is synced first.
+    ``identity`` is what the pods run as (it reads the release), ``builder`` what ``tdk
+    build``'s Job runs as (the only writer of its plan cache)."""
     gpus = config.gpus_per_pod if config.kind == "gpu" else 0
     front = None
     if config.mme is not None:
@@ -310,6 +313,7 @@ def workload_spec(
         startup_budget_seconds=config.startup_budget_seconds,
         pod_monitoring=pod_monitoring,
         identity=identity,
+        builder=builder,
         env=dict(env),
         log_verbose=config.log_verbose,
         model_sync=None if front else model_sync,

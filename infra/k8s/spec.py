@@ -116,6 +116,13 @@ class WorkloadIdentity:
     pod_labels: Mapping[str, str] = field(default_factory=dict)
 
 
+def build_account_name(name: str) -> str:
+    """The Kubernetes ServiceAccount ``tdk build``'s Job of workload ``name`` runs as: bound to
+    the target's plan-builder identity, the only one that may write the release's engine cache
+    (the workload's own identity only reads it, so a serving pod cannot plant a plan)."""
+    return f"{name}-build"
+
+
 @dataclass(frozen=True)
 class Resources:
     """Container requests and limits (requests == limits for GPU pods: Guaranteed QoS)."""
@@ -144,8 +151,11 @@ class TritonServiceSpec:
     #: a Google Managed Prometheus ``PodMonitoring`` scrapes the metrics port (GKE); where
     #: False, the cloud scrapes without an in-cluster object (the AMP managed scraper on EKS)
     pod_monitoring: bool
-    #: the cloud identity its pods run as (the target's pod identity)
+    #: the cloud identity its pods run as (the target's pod identity): reads the release
     identity: WorkloadIdentity = field(default_factory=WorkloadIdentity)
+    #: the cloud identity ``tdk build``'s Job runs as (``build_account_name``): the only one
+    #: that writes the release's plan cache
+    builder: WorkloadIdentity = field(default_factory=WorkloadIdentity)
     env: Mapping[str, str] = field(default_factory=dict)
     #: the Service's annotations for its ``exposure`` (the cloud's load-balancer kind; the
     #: target gives them)
@@ -177,6 +187,11 @@ class TritonServiceSpec:
         if self.front is not None:
             return MODEL_SYNC_PATH
         return self.model_sync.path if self.model_sync else self.model_repository
+
+    @property
+    def build_service_account(self) -> str:
+        """The ServiceAccount of ``tdk build``'s Job (``build_account_name``)."""
+        return build_account_name(self.name)
 
     @property
     def serving_port(self) -> int:

@@ -66,7 +66,7 @@ def test_rendered_manifests_pass_kubernetes_validate_strict(tmp_path: Path, stac
         and f["kind"]
         in {"Namespace", "ServiceAccount", "Deployment", "Service", "PodDisruptionBudget"}
     ]
-    assert result.stdout.count("passed") >= len(core) == 5
+    assert result.stdout.count("passed") >= len(core) == 6  # Triton's ServiceAccount, the build's
 
 
 def test_validation_catches_a_broken_rendered_file(tmp_path: Path) -> None:
@@ -90,6 +90,7 @@ def test_gke_render_lists_files_in_apply_order_without_placeholders(tmp_path: Pa
         "TriggerAuthentication",
         "ScaledObject",
         "PodMonitoring",
+        "ServiceAccount",  # tdk build's Job runs as it (the only writer of the plan cache)
     ]
     assert listing["target"] == "gke" and listing["placeholders"] == []
     scaled = yaml.safe_load(Path(listing["files"][6]["path"]).read_text())
@@ -110,14 +111,24 @@ def test_render_is_the_same_workload_pulumi_applies(tmp_path: Path) -> None:
 
 def test_eks_placeholders_filled_from_stack_outputs(tmp_path: Path) -> None:
     listing = _render(tmp_path, "eks-dev")
-    assert sorted(listing["placeholders"]) == ["ampWorkspaceId", "tritonRoleArn"]
+    assert sorted(listing["placeholders"]) == ["ampWorkspaceId", "buildRoleArn", "tritonRoleArn"]
     outputs = tmp_path / "outputs.json"
     arn = "arn:aws:iam::123456789012:role/tdk-eks-dev-triton-release-reader"
-    outputs.write_text(json.dumps({"tritonRoleArn": arn, "ampWorkspaceId": "ws-1234"}))
+    build = "arn:aws:iam::123456789012:role/tdk-eks-dev-plan-builder"
+    outputs.write_text(
+        json.dumps({"tritonRoleArn": arn, "buildRoleArn": build, "ampWorkspaceId": "ws-1234"})
+    )
     filled = _render(tmp_path, "eks-dev", "--outputs", str(outputs))
     assert filled["placeholders"] == []
     sa = yaml.safe_load(Path(filled["files"][1]["path"]).read_text())
     assert sa["metadata"]["annotations"] == {"eks.amazonaws.com/role-arn": arn}
+    [builder] = [
+        yaml.safe_load(Path(f["path"]).read_text())
+        for f in filled["files"][2:]
+        if f["kind"] == "ServiceAccount"
+    ]
+    assert builder["metadata"]["name"] == "tdk-eks-dev-build"
+    assert builder["metadata"]["annotations"] == {"eks.amazonaws.com/role-arn": build}
     scaled = yaml.safe_load(Path(filled["files"][6]["path"]).read_text())
     address = scaled["spec"]["triggers"][0]["metadata"]["serverAddress"]
     assert address == "https://aps-workspaces.us-east-1.amazonaws.com/workspaces/ws-1234"

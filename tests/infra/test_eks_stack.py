@@ -86,11 +86,62 @@ def test_triton_role_is_irsa_only_and_reads_only_the_release_prefix(eks: StackRu
     assert get["Resource"] == "arn:aws:s3:::my-tdk-releases/releases/v1/*"
     listing = next(s for s in statements if s["Action"] == "s3:ListBucket")
     assert listing["Condition"]["StringLike"]["s3:prefix"][0] == "releases/v1/*"
-    # tdk build's Job writes only the release's plan cache
-    put = next(s for s in statements if s["Action"] == "s3:PutObject")
-    assert put["Resource"] == "arn:aws:s3:::my-tdk-releases/releases/v1/engines/*"
     for statement in statements:
         assert statement["Resource"] != "*" and "s3:*" not in str(statement["Action"])
+
+
+BUCKET = "arn:aws:s3:::my-tdk-releases/"
+PLAN = BUCKET + "releases/v1/engines/abc/cc8.9-tensorrt-10.9/p1/model.plan"
+#: the cache's earlier layout: read, never written (packager.tensorrt.engines.LEGACY_PREFIX)
+LEGACY = BUCKET + "releases/v1/plans/abc/cc8.9-tensorrt-10.9/p1/model.plan"
+
+
+def _permits(policy: dict[str, Any], action: str, resource: str = "*", **context: str) -> bool:
+    """moto's IAM policy evaluator (the one its server enforces requests with)."""
+    from moto.iam.access_control import IAMPolicy, PermissionResult
+
+    answer = IAMPolicy(json.dumps(policy)).is_action_permitted(
+        action, resource, incoming_condition_values=context or None
+    )
+    return answer == PermissionResult.PERMITTED
+
+
+def test_only_the_plan_builder_writes_the_plan_cache(eks: StackRun) -> None:
+    """Issue 47 item 5: a serving pod cannot plant a plan. Triton's role reads the engine cache and
+    writes nothing; the build Job's own role (its own ServiceAccount) writes engines/ only."""
+    policies = _policies(eks)
+    triton, builder = policies["tdk-eks-dev-release-read"], policies["tdk-eks-dev-plan-build"]
+    for write in ("s3:PutObject", "s3:DeleteObject"):
+        assert not _permits(triton, write, PLAN), write
+    assert _permits(triton, "s3:GetObject", PLAN) and _permits(triton, "s3:GetObject", LEGACY)
+    assert _permits(builder, "s3:PutObject", PLAN) and _permits(builder, "s3:GetObject", PLAN)
+    for outside in ("releases/v1/repository/m/1/model.onnx", "releases/v1/manifest.json",
+                    "releases/v10/engines/abc/model.plan", "other/engines/x",
+                    LEGACY.removeprefix(BUCKET)):  # fmt: skip
+        for action in ("s3:PutObject", "s3:GetObject", "s3:DeleteObject"):
+            assert not _permits(builder, action, BUCKET + outside), (action, outside)
+    [listing] = [s for s in builder["Statement"] if s["Action"] == "s3:ListBucket"]
+    assert listing["Condition"] == {"StringLike": {"s3:prefix": ["releases/v1/engines/*"]}}
+    # each role is assumed by its own ServiceAccount only (moto evaluates StringEquals)
+    roles = _roles(eks)
+    role = roles["tdk-eks-dev-plan-builder"]
+    assert role["name"] == "tdk-eks-dev-plan-builder"
+    trust = json.loads(role["assumeRolePolicy"])
+    [sub] = [k for k in trust["Statement"][0]["Condition"]["StringEquals"] if k.endswith(":sub")]
+    aud = sub.replace(":sub", ":aud")
+    assume = "sts:AssumeRoleWithWebIdentity"
+    build_sa = {sub: "system:serviceaccount:triton:tdk-eks-dev-build", aud: "sts.amazonaws.com"}
+    triton_sa = {**build_sa, sub: "system:serviceaccount:triton:tdk-eks-dev"}
+    assert _permits(trust, assume, **build_sa) and not _permits(trust, assume, **triton_sa)
+    reader = json.loads(roles["tdk-eks-dev-release-reader"]["assumeRolePolicy"])
+    assert _permits(reader, assume, **triton_sa) and not _permits(reader, assume, **build_sa)
+    accounts = {
+        r.inputs["metadata"]["name"]: r.inputs["metadata"]
+        for r in eks.of_type("kubernetes:core/v1:ServiceAccount")
+    }
+    annotation = accounts["tdk-eks-dev-build"]["annotations"]
+    assert list(annotation) == [eks_builders.IRSA_ANNOTATION]
+    assert accounts["tdk-eks-dev"]["annotations"] != annotation
 
 
 def test_keda_may_only_query_the_workspace(eks: StackRun) -> None:
@@ -125,7 +176,7 @@ def test_workload_scales_on_amp_with_sigv4_and_serves_the_release(eks: StackRun)
     assert "--model-repository=/models" in triton["args"]
     assert {"name": "AWS_REGION", "value": "us-east-1"} in triton["env"]
     assert triton["resources"]["limits"]["nvidia.com/gpu"] == 1
-    sa = eks.one("kubernetes:core/v1:ServiceAccount").inputs
+    sa = eks.named("tdk-eks-dev-triton-sa").inputs
     assert "eks.amazonaws.com/role-arn" in sa["metadata"]["annotations"]
     assert not eks.of_type("kubernetes:monitoring.googleapis.com/v1:PodMonitoring")
 

@@ -12,6 +12,7 @@ from infra.facts import kubernetes as kf
 from infra.k8s import promql
 from infra.k8s.alerts import alert_rules
 from tdk.errors import ConfigError
+from tests.infra.gcs_conditions import condition_allows
 from tests.infra.pulumi_harness import StackRun, run_stack
 
 # The query's meaning is proven against a real Prometheus scraping a real Triton
@@ -68,28 +69,40 @@ def test_spot_is_configurable() -> None:
     assert pools["tdk-gke-dev-gpu"]["nodeConfig"]["spot"] is True
 
 
+TRITON = "serviceAccount:tdk-gke-dev-triton@my-gcp-project.iam.gserviceaccount.com"
+BUILDER = "serviceAccount:tdk-gke-dev-build@my-gcp-project.iam.gserviceaccount.com"
+OBJECTS = "projects/_/buckets/my-tdk-releases/objects/"
+
+
+def _granted(gke: StackRun, member: str) -> list[dict[str, Any]]:
+    members = gke.of_type("gcp:storage/bucketIAMMember:BucketIAMMember")
+    return [m.inputs for m in members if m.inputs["member"] == member]
+
+
+def _may(grants: list[dict[str, Any]], permission: str, resource: str) -> bool:
+    """Whether one of ``grants`` (bucket IAM members) gives ``permission`` on ``resource``."""
+    return any(
+        permission in ROLE_PERMISSIONS[g["role"]]
+        and ("condition" not in g or condition_allows(g["condition"]["expression"], resource))
+        for g in grants
+    )
+
+
 def test_triton_identity_reads_only_the_release_prefix_without_keys(gke: StackRun) -> None:
     assert not [r for r in gke.resources if r.type.endswith("serviceAccount/key:Key")]
     members = {r.name: r for r in gke.of_type("gcp:storage/bucketIAMMember:BucketIAMMember")}
     assert set(members) == {
         "tdk-gke-dev-release-release-read",
         "tdk-gke-dev-release-bucket-metadata",
-        "tdk-gke-dev-release-plan-cache-write",
+        "tdk-gke-dev-plans-plan-cache-write",
+        "tdk-gke-dev-plans-bucket-metadata",
     }
     read = members["tdk-gke-dev-release-release-read"]
     assert read.inputs["bucket"] == "my-tdk-releases"
     assert read.inputs["role"] == "roles/storage.objectViewer"
     expression = read.inputs["condition"]["expression"]
     assert 'startsWith("projects/_/buckets/my-tdk-releases/objects/releases/v1/")' in expression
-    assert read.inputs["member"] == (
-        "serviceAccount:tdk-gke-dev-triton@my-gcp-project.iam.gserviceaccount.com"
-    )
-    # tdk build's Job writes only the release's plan cache
-    write = members["tdk-gke-dev-release-plan-cache-write"].inputs
-    assert write["role"] == "roles/storage.objectUser" and write["member"] == read.inputs["member"]
-    assert write["condition"]["expression"] == (
-        'resource.name.startsWith("projects/_/buckets/my-tdk-releases/objects/releases/v1/engines/")'
-    )
+    assert read.inputs["member"] == TRITON
     metadata = members["tdk-gke-dev-release-bucket-metadata"].inputs
     assert metadata["member"] == read.inputs["member"]
     bindings = {r.name: r.inputs for r in gke.of_type("gcp:serviceaccount/iAMMember:IAMMember")}
@@ -98,9 +111,45 @@ def test_triton_identity_reads_only_the_release_prefix_without_keys(gke: StackRu
     assert wi["member"] == "serviceAccount:my-gcp-project.svc.id.goog[triton/tdk-gke-dev]"
     project_roles = {r.inputs["role"] for r in gke.of_type("gcp:projects/iAMMember:IAMMember")}
     assert not project_roles & {"roles/owner", "roles/editor", "roles/storage.admin"}
-    sa = gke.one("kubernetes:core/v1:ServiceAccount").inputs
+    accounts = {r.inputs["metadata"]["name"]: r.inputs for r in gke.of_type(SERVICE_ACCOUNT)}
     email = "tdk-gke-dev-triton@my-gcp-project.iam.gserviceaccount.com"
-    assert sa["metadata"]["annotations"] == {"iam.gke.io/gcp-service-account": email}
+    annotations = accounts["tdk-gke-dev"]["metadata"]["annotations"]
+    assert annotations == {"iam.gke.io/gcp-service-account": email}
+
+
+SERVICE_ACCOUNT = "kubernetes:core/v1:ServiceAccount"
+PLAN = OBJECTS + "releases/v1/engines/abc/cc8.9-tensorrt-10.9/p1/model.plan"
+#: the cache's earlier layout: read, never written (packager.tensorrt.engines.LEGACY_PREFIX)
+LEGACY = OBJECTS + "releases/v1/plans/abc/cc8.9-tensorrt-10.9/p1/model.plan"
+
+
+def test_only_the_plan_builder_writes_the_plan_cache(gke: StackRun) -> None:
+    """Issue 47 item 5: a serving pod cannot plant a plan. Triton's identity reads the engine
+    cache but may create or delete no object anywhere; the build Job's own identity writes
+    engines/ and
+    nothing else of the release or the bucket."""
+    triton, builder = _granted(gke, TRITON), _granted(gke, BUILDER)
+    for permission in ("storage.objects.create", "storage.objects.delete"):
+        assert not [g for g in triton if permission in ROLE_PERMISSIONS[g["role"]]], permission
+        assert _may(builder, permission, PLAN), permission
+        for outside in ("releases/v1/repository/m/1/model.onnx", "releases/v1/manifest.json",
+                        "releases/v10/engines/abc/model.plan", "other/engines/x",
+                        LEGACY.removeprefix(OBJECTS)):  # fmt: skip
+            assert not _may(builder, permission, OBJECTS + outside), (permission, outside)
+    # the packager and pods still read engines, in both layouts
+    assert _may(triton, "storage.objects.get", PLAN) and _may(triton, "storage.objects.get", LEGACY)
+    assert _may(builder, "storage.objects.get", PLAN)  # the Job fetches its input/
+    assert not _may(builder, "storage.objects.get", OBJECTS + "releases/v1/manifest.json")
+    bindings = {r.name: r.inputs for r in gke.of_type("gcp:serviceaccount/iAMMember:IAMMember")}
+    wi = bindings["tdk-gke-dev-plans-wi"]
+    assert wi["role"] == "roles/iam.workloadIdentityUser"
+    assert wi["member"] == "serviceAccount:my-gcp-project.svc.id.goog[triton/tdk-gke-dev-build]"
+    accounts = {r.inputs["metadata"]["name"]: r.inputs for r in gke.of_type(SERVICE_ACCOUNT)}
+    build = accounts["tdk-gke-dev-build"]
+    email = "tdk-gke-dev-build@my-gcp-project.iam.gserviceaccount.com"
+    assert build["metadata"]["annotations"] == {"iam.gke.io/gcp-service-account": email}
+    assert build["metadata"]["namespace"] == "triton"
+    assert gke.outputs["buildServiceAccount"] == email
 
 
 def test_deployment_has_gpu_limit_toleration_probes(gke: StackRun) -> None:

@@ -156,18 +156,26 @@ def test_every_target_annotates_its_internal_load_balancer(target: str) -> None:
 @pytest.mark.parametrize("target", kubernetes_targets())
 def test_every_target_binds_its_pods_through_its_workload_identity(target: str) -> None:
     """Each target states its pods' cloud identity as one ``WorkloadIdentity``: the
-    ServiceAccount carries its annotations, the Deployment's pods its labels."""
+    ServiceAccount carries its annotations, the Deployment's pods its labels; the build Job's
+    identity is another one, on a ServiceAccount of its own (issue 47 item 5)."""
     config = read_dev(target)
     deploy = load_target(target)
-    identity = deploy.workload_spec(config, lambda output: "${" + output + "}").identity
+    spec = deploy.workload_spec(config, lambda output: "${" + output + "}")
+    identity, builder = spec.identity, spec.builder
     assert identity.service_account, f"{target} binds no cloud identity"
+    assert builder.service_account, f"{target} binds its build Job to no cloud identity"
+    assert dict(builder.service_account) != dict(identity.service_account)
     rendered = deploy.render.manifests(config, lambda output: "${" + output + "}")
-    (account,) = [m for m in rendered if m["kind"] == "ServiceAccount"]
-    assert account["metadata"]["annotations"] == dict(identity.service_account)
+    accounts = {m["metadata"]["name"]: m for m in rendered if m["kind"] == "ServiceAccount"}
+    assert set(accounts) == {spec.name, spec.build_service_account}
+    assert accounts[spec.name]["metadata"]["annotations"] == dict(identity.service_account)
+    build = accounts[spec.build_service_account]["metadata"]["annotations"]
+    assert build == dict(builder.service_account)
     (deployment,) = [m for m in rendered if m["kind"] == "Deployment"]
     assert (
         deployment["spec"]["template"]["metadata"]["labels"].items() >= identity.pod_labels.items()
     )
+    assert deployment["spec"]["template"]["spec"]["serviceAccountName"] == spec.name
 
 
 # What the query means is proven on a real Prometheus scraping a real Triton
@@ -223,10 +231,16 @@ def test_figures_cover_the_dashboard() -> None:
 
 
 def test_a_workload_identity_annotates_the_account_and_labels_every_pod_not_the_selector() -> None:
-    from infra.k8s.build_job import BuildJobSpec, StoreCopy, build_job
+    from infra.k8s.build_job import (
+        BuildJobSpec,
+        StoreCopy,
+        build_job,
+        build_service_account,
+    )
 
     identity = WorkloadIdentity({"identity.example/client": "c-1"}, {"identity.example/use": "1"})
-    spec = make_spec(identity=identity)
+    builder = WorkloadIdentity({"identity.example/client": "b-1"}, {"identity.example/use": "1"})
+    spec = make_spec(identity=identity, builder=builder)
     account = manifests.service_account(spec)
     assert account["metadata"]["annotations"] == {"identity.example/client": "c-1"}
     deployment = manifests.deployment(spec)
@@ -236,6 +250,11 @@ def test_a_workload_identity_annotates_the_account_and_labels_every_pod_not_the_
     copy = StoreCopy("cli", ["fetch"], ["upload"])
     job = build_job(BuildJobSpec("build-1", spec, "nvcr.io/nvidia/tensorrt:25.01-py3", copy, 60))
     assert job["spec"]["template"]["metadata"]["labels"]["identity.example/use"] == "1"
+    # the Job runs as the build's own ServiceAccount, bound to the builder identity
+    assert job["spec"]["template"]["spec"]["serviceAccountName"] == spec.build_service_account
+    build_account = build_service_account(spec)
+    assert build_account["metadata"]["name"] == spec.build_service_account != spec.name
+    assert build_account["metadata"]["annotations"] == {"identity.example/client": "b-1"}
     assert (
         "identity.example/use"
         not in manifests.deployment(make_spec())["spec"]["template"]["metadata"]["labels"]

@@ -44,14 +44,25 @@ def _render(tmp_path: Path, stack: str) -> tuple[dict, Path]:
     return listing, Path(listing["job"])
 
 
-def _triton_deployment(tmp_path: Path, stack: str) -> dict:
+def _rendered(tmp_path: Path, stack: str) -> Path:
     out = tmp_path / "k8s"
-    result = runner.invoke(
-        app, ["render", "k8s", "--stack", stack, "--out", str(out), "--project-dir", str(ROOT)]
-    )
-    assert result.exit_code == 0, result.output
-    [path] = out.glob("*-deployment-*.yaml")
+    if not out.exists():
+        result = runner.invoke(
+            app, ["render", "k8s", "--stack", stack, "--out", str(out), "--project-dir", str(ROOT)]
+        )
+        assert result.exit_code == 0, result.output
+    return out
+
+
+def _triton_deployment(tmp_path: Path, stack: str) -> dict:
+    [path] = _rendered(tmp_path, stack).glob("*-deployment-*.yaml")
     return yaml.safe_load(path.read_text())
+
+
+def _service_accounts(tmp_path: Path, stack: str) -> set[str]:
+    """The ServiceAccounts ``tdk render k8s`` declares for the stack."""
+    docs = [yaml.safe_load(p.read_text()) for p in _rendered(tmp_path, stack).glob("*.yaml")]
+    return {d["metadata"]["name"] for d in docs if d and d.get("kind") == "ServiceAccount"}
 
 
 @pytest.mark.parametrize("stack", [dev_stack(t) for t in kubernetes_targets()])
@@ -75,10 +86,12 @@ def test_the_rendered_job_passes_strict_validation_and_runs_like_triton(
     assert build["image"] == f"nvcr.io/nvidia/tensorrt:{IMAGES[release].base}-py3"
     assert (release, IMAGES[release].base) == ("26.05", "26.04")
     assert build["resources"]["limits"]["nvidia.com/gpu"] == "1"
-    # the GPU pool and the workload identity the Triton pods have
+    # the GPU pool the Triton pods run on, as the build's own ServiceAccount (issue 47 item 5:
+    # its identity alone writes plans/), the one tdk render declares beside Triton's
     assert pod["nodeSelector"] == triton["nodeSelector"]
     assert pod["tolerations"] == triton["tolerations"]
-    assert pod["serviceAccountName"] == triton["serviceAccountName"]
+    assert pod["serviceAccountName"] == f"{triton['serviceAccountName']}-build"
+    assert pod["serviceAccountName"] in _service_accounts(tmp_path, stack)
     assert (
         job["metadata"]["namespace"] == _triton_deployment(tmp_path, stack)["metadata"]["namespace"]
     )

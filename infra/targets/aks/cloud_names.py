@@ -40,7 +40,7 @@ NODE_POOLS = (SYSTEM_POOL, GPU_POOL)
 DERIVED: tuple[DerivedName, ...] = (
     *derived(TARGET, RESOURCE_GROUP, False, "{name}-rg"),
     *derived(TARGET, AKS_CLUSTER, False, "{name}"),
-    *derived(TARGET, MANAGED_IDENTITY, False, "{name}-triton", "{name}-keda"),
+    *derived(TARGET, MANAGED_IDENTITY, False, "{name}-triton", "{name}-keda", "{name}-build"),
     *derived(TARGET, CONSUMPTION_BUDGET, False, "{name}-monthly"),
     *derived(TARGET, ACTION_GROUP, False, "{name}-alerts"),
     *derived(TARGET, K8S_SERVICE, False, "{name}"),

@@ -127,10 +127,13 @@ def read_keda_pin(reader: ConfigReader, kubernetes_version: str) -> str:
     return pinned
 
 
-def triton_spec(config: AksConfig, client_id: Any, prometheus_url: Any) -> TritonServiceSpec:
+def triton_spec(
+    config: AksConfig, client_id: Any, build_client_id: Any, prometheus_url: Any
+) -> TritonServiceSpec:
     """The Triton workload of an aks stack. ``client_id`` (the workload identity Triton's pods
-    run as) and ``prometheus_url`` (the Azure Monitor workspace's query endpoint) are Pulumi
-    outputs under ``pulumi up`` and placeholders under ``tdk render k8s``."""
+    run as), ``build_client_id`` (the one ``tdk build``'s Job runs as) and ``prometheus_url``
+    (the Azure Monitor workspace's query endpoint) are Pulumi outputs under ``pulumi up`` and
+    placeholders under ``tdk render k8s``."""
     return workload_spec(
         config.workload,
         name=config.common.name,
@@ -140,6 +143,7 @@ def triton_spec(config: AksConfig, client_id: Any, prometheus_url: Any) -> Trito
         model_sync=sync(config),
         prometheus=PrometheusSource(cast(str, prometheus_url), b.KEDA_PROVIDER),
         identity=b.workload_identity(client_id),
+        builder=b.workload_identity(build_client_id),
         env={},
         pod_monitoring=False,  # the Azure Monitor PodMonitor is the target's own manifest
     )

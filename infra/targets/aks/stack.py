@@ -1,4 +1,5 @@
-"""Declares an aks stack: cluster, monitoring, workload identities, add-ons, Triton workload."""
+"""Declares an aks stack: cluster, monitoring, workload identities (Triton's, the plan
+builder's, KEDA's), add-ons, Triton workload."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from infra.k8s.addons_component import ClusterAddons, ClusterAddonsArgs
 from infra.k8s.common import invoke_command, port_forward_command
 from infra.k8s.component import TritonService, TritonServiceArgs
 from infra.k8s.refs import PodIdentity
+from infra.k8s.spec import build_account_name
 from infra.targets.aks import arm
 from infra.targets.aks import builders as b
 from infra.targets.aks.cloud_names import TARGET
@@ -23,17 +25,29 @@ if TYPE_CHECKING:
     from infra.targets.aks.config import AksConfig
 
 
-def release_grants(subscription: pulumi.Output[str], config: AksConfig) -> tuple[Grant, ...]:
-    """Triton's identity reads the release prefix and writes only its plan cache."""
-    scope = subscription.apply(
+def _role(subscription: pulumi.Output[str], role: str) -> Any:
+    return subscription.apply(lambda s: arm.role_definition(s, role))
+
+
+def _container(subscription: pulumi.Output[str], config: AksConfig) -> Any:
+    return subscription.apply(
         lambda s: arm.container_scope(s, config.release_resource_group, config.blob)
     )
-    reader = subscription.apply(lambda s: arm.role_definition(s, b.STORAGE_BLOB_DATA_READER))
-    writer = subscription.apply(lambda s: arm.role_definition(s, b.STORAGE_BLOB_DATA_CONTRIBUTOR))
-    return (
-        Grant(reader, scope, arm.release_read_condition(config.blob)),
-        Grant(writer, scope, arm.plan_write_condition(config.blob)),
-    )
+
+
+def release_grants(subscription: pulumi.Output[str], config: AksConfig) -> tuple[Grant, ...]:
+    """Triton's identity reads the release prefix (its engine cache included) and writes
+    nothing."""
+    reader = _role(subscription, b.STORAGE_BLOB_DATA_READER)
+    scope = _container(subscription, config)
+    return (Grant(reader, scope, arm.release_read_condition(config.blob)),)
+
+
+def plan_grants(subscription: pulumi.Output[str], config: AksConfig) -> tuple[Grant, ...]:
+    """``tdk build``'s identity, the plan cache's only writer, reads and writes only there."""
+    writer = _role(subscription, b.STORAGE_BLOB_DATA_CONTRIBUTOR)
+    scope = _container(subscription, config)
+    return (Grant(writer, scope, arm.plan_write_condition(config.blob)),)
 
 
 def declare_aks(config: AksConfig) -> dict[str, Any]:
@@ -73,6 +87,14 @@ def declare_aks(config: AksConfig) -> dict[str, Any]:
             grants=release_grants(subscription, config),
         ),
     )  # fmt: skip
+    builder = WorkloadIdentity(  # a serving pod's identity cannot write engines/, this one only
+        f"{name}-build",
+        WorkloadIdentityArgs(
+            identity_name=f"{name}-build", resource_group=group, location=config.location,
+            issuer=cluster.oidc_issuer, namespace=workload.namespace,
+            service_account=build_account_name(name), grants=plan_grants(subscription, config),
+        ),
+    )  # fmt: skip
     addons = ClusterAddons(
         name,
         ClusterAddonsArgs(
@@ -86,7 +108,7 @@ def declare_aks(config: AksConfig) -> dict[str, Any]:
             device_plugin=cluster.device_plugin,
         ),
     )
-    spec = triton_spec(config, reader.client_id, monitoring.query_url)
+    spec = triton_spec(config, reader.client_id, builder.client_id, monitoring.query_url)
     monitor = b.pod_monitor(spec.name, spec.namespace, spec.selector, spec.metrics_ports)
     TritonService(
         f"{name}-triton",
@@ -96,7 +118,7 @@ def declare_aks(config: AksConfig) -> dict[str, Any]:
             depends_on=addons.ready,
             own={f"{name}-podmonitor": monitor},
         ),
-        opts=pulumi.ResourceOptions(depends_on=reader.ready),
+        opts=pulumi.ResourceOptions(depends_on=[*reader.ready, *builder.ready]),
     )
     return {
         "clusterName": cluster.cluster.name,
@@ -106,6 +128,7 @@ def declare_aks(config: AksConfig) -> dict[str, Any]:
         "namespace": spec.namespace,
         "serviceName": spec.name,
         "tritonClientId": reader.client_id,
+        "buildClientId": builder.client_id,
         "prometheusQueryUrl": monitoring.query_url,
         "dashboardUrl": monitoring.dashboard_url,
         "getCredentials": pulumi.Output.concat(

@@ -143,7 +143,12 @@ class AksTarget(KubernetesTarget[AksConfig]):
         return store_copy(config, entry_url)
 
     def workload_spec(self, config: AksConfig, output: OutputValue) -> TritonServiceSpec:
-        return triton_spec(config, output("tritonClientId"), output("prometheusQueryUrl"))
+        return triton_spec(
+            config,
+            output("tritonClientId"),
+            output("buildClientId"),
+            output("prometheusQueryUrl"),
+        )
 
     def written_forms(self, key: str, value: str) -> tuple[str, ...]:
         """The release URL is written split: the sync's ``--account-name`` and
@@ -158,7 +163,7 @@ class AksTarget(KubernetesTarget[AksConfig]):
 
     def cluster_manifests(self, config: AksConfig) -> list[Manifest]:
         """The Azure Monitor managed Prometheus PodMonitor for Triton's metrics port."""
-        spec = triton_spec(config, "", "")
+        spec = triton_spec(config, "", "", "")
         return [b.pod_monitor(spec.name, spec.namespace, spec.selector, spec.metrics_ports)]
 
 

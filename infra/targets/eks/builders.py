@@ -130,9 +130,9 @@ def irsa_trust_policy(oidc_arn: str, issuer_url: str, namespace: str, service_ac
 
 
 def release_read_policy(bucket: str, prefix: str) -> str:
-    """GetObject under the release prefix; ListBucket only for keys under it; PutObject only
-    under its engine cache (``ENGINES_PREFIX``), where ``tdk build``'s Job writes TensorRT
-    engines (the earlier ``plans/`` layout is still read, with GetObject; nothing writes it)."""
+    """GetObject under the release prefix (its engine cache included); ListBucket only for
+    keys under it. No write anywhere: the engine cache is written by the plan builder's role
+    alone (``plan_build_policy``), so a serving pod cannot plant an engine."""
     scope = f"{prefix}/" if prefix else ""
     return _doc(
         {
@@ -148,11 +148,36 @@ def release_read_policy(bucket: str, prefix: str) -> str:
             "Resource": f"arn:aws:s3:::{bucket}",
             "Condition": {"StringLike": {"s3:prefix": [f"{scope}*", prefix] if prefix else ["*"]}},
         },
+    )
+
+
+def plan_build_policy(bucket: str, prefix: str) -> str:
+    """``tdk build``'s Job, and only it, works in the release's plan cache: ``aws s3 sync``
+    lists and reads an entry's ``input/``, ``aws s3 cp`` writes the plan and its record
+    (PutObject on ``<prefix>/engines/*``); nothing else of the release or the bucket. Object
+    ARNs ``arn:aws:s3:::bucket/key`` with ``*`` and ListBucket's ``s3:prefix`` condition key
+    (docs.aws.amazon.com/service-authorization/latest/reference/list_amazons3.html, read
+    2026-12-07)."""
+    cache = f"{prefix}/{ENGINES_PREFIX}" if prefix else ENGINES_PREFIX
+    return _doc(
+        {
+            "Sid": "ReadPlanCache",
+            "Effect": "Allow",
+            "Action": "s3:GetObject",
+            "Resource": f"arn:aws:s3:::{bucket}/{cache}*",
+        },
+        {
+            "Sid": "ListPlanCache",
+            "Effect": "Allow",
+            "Action": "s3:ListBucket",
+            "Resource": f"arn:aws:s3:::{bucket}",
+            "Condition": {"StringLike": {"s3:prefix": [f"{cache}*"]}},
+        },
         {
             "Sid": "WritePlanCache",
             "Effect": "Allow",
             "Action": "s3:PutObject",
-            "Resource": f"arn:aws:s3:::{bucket}/{scope}{ENGINES_PREFIX}*",
+            "Resource": f"arn:aws:s3:::{bucket}/{cache}*",
         },
     )
 
@@ -281,6 +306,12 @@ def autoscaler_values(
 def triton_role_name(name: str) -> str:
     """IAM role name of the Triton pods (fixed, so ``tdk render`` can name its ARN)."""
     return f"{name}-triton-release-reader"
+
+
+def build_role_name(name: str) -> str:
+    """IAM role name of ``tdk build``'s Job, the plan cache's only writer (shorter than
+    ``triton_role_name``, so the same ``name`` limit holds)."""
+    return f"{name}-plan-builder"
 
 
 def role_arn(account_id: str, role_name: str) -> str:

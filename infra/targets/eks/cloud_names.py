@@ -22,7 +22,7 @@ TARGET = ENTRY.name
 DERIVED: tuple[DerivedName, ...] = (
     *derived(TARGET, EKS_CLUSTER, False, "{name}"),
     *derived(TARGET, EKS_NODEGROUP, True, "{name}-system", "{name}-gpu"),
-    *derived(TARGET, IAM_ROLE, False, "{name}-triton-release-reader"),
+    *derived(TARGET, IAM_ROLE, False, "{name}-triton-release-reader", "{name}-plan-builder"),
     *derived(
         TARGET,
         IAM_ROLE,

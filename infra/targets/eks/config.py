@@ -93,11 +93,14 @@ def read_keda_pin(reader: ConfigReader, kubernetes_version: str) -> str:
     return pinned
 
 
-def triton_spec(config: EksConfig, role_arn: Any, prometheus_url: Any) -> TritonServiceSpec:
+def triton_spec(
+    config: EksConfig, role_arn: Any, build_role_arn: Any, prometheus_url: Any
+) -> TritonServiceSpec:
     """The Triton workload of an eks stack.
 
-    ``role_arn`` (Triton's IRSA role) and ``prometheus_url`` (the AMP query endpoint) are Pulumi
-    outputs under ``pulumi up`` and strings under ``tdk render k8s``.
+    ``role_arn`` (Triton's IRSA role), ``build_role_arn`` (the plan builder's) and
+    ``prometheus_url`` (the AMP query endpoint) are Pulumi outputs under ``pulumi up`` and
+    strings under ``tdk render k8s``.
     """
     repository = f"{config.release.url}/repository"
     return workload_spec(
@@ -109,6 +112,7 @@ def triton_spec(config: EksConfig, role_arn: Any, prometheus_url: Any) -> Triton
         model_sync=b.model_sync(config.model_sync_image, repository),
         prometheus=b.amp_source(cast(str, prometheus_url), config.region),
         identity=b.workload_identity(role_arn),
+        builder=b.workload_identity(build_role_arn),
         env={"AWS_REGION": config.region, "AWS_DEFAULT_REGION": config.region},
         pod_monitoring=False,  # the AMP managed scraper needs no in-cluster object
     )

@@ -1,4 +1,11 @@
-"""``tdk:aws:ReleaseReader``: the IRSA role Triton's pods read the release prefix as."""
+"""``tdk:aws:ReleaseReader``: the IRSA role Triton's pods read the release prefix as, and
+``tdk:aws:PlanBuilder``: the one ``tdk build``'s Job writes the release's plan cache as.
+
+IRSA (docs.aws.amazon.com/eks/latest/userguide/associate-service-account-role.html, read
+2026-12-07): a role whose trust policy names the cluster's OIDC provider and, as ``sub``,
+``system:serviceaccount:NAMESPACE:SERVICE_ACCOUNT``, assumed by the pods of the
+ServiceAccount annotated ``eks.amazonaws.com/role-arn``; one role per ServiceAccount here, so
+Triton's pods cannot assume the builder's."""
 
 from __future__ import annotations
 
@@ -8,6 +15,7 @@ import pulumi
 import pulumi_aws as aws
 
 from infra.config import ReleaseLocation
+from infra.k8s.spec import build_account_name
 from infra.targets.eks import builders as b
 from infra.targets.eks.cluster import EksClusterRef, irsa_role, moved_from
 
@@ -24,7 +32,7 @@ class ReleaseReaderArgs:
 
 class ReleaseReader(pulumi.ComponentResource):
     """An IAM role only ``namespace/service_account`` can assume, that may read only the
-    release prefix (``role``; ``policy`` is what pods must wait for)."""
+    release prefix and write nothing (``role``; ``policy`` is what pods must wait for)."""
 
     def __init__(
         self,
@@ -50,6 +58,45 @@ class ReleaseReader(pulumi.ComponentResource):
             f"{args.name}-release-read",
             role=self.role.id,
             policy=b.release_read_policy(args.release.bucket, args.release.prefix),
+            opts=child,
+        )
+        self.register_outputs({"roleArn": self.role.arn})
+
+
+@dataclass(frozen=True)
+class PlanBuilderArgs:
+    """Whose build Job (the workload's name and namespace) writes which release's engines."""
+
+    name: str
+    release: ReleaseLocation
+    namespace: str
+
+
+class PlanBuilder(pulumi.ComponentResource):
+    """An IAM role only the workload's build ServiceAccount can assume, that may list, read and
+    write only the release's ``engines/`` (``role``; ``policy`` is what the Job waits for)."""
+
+    def __init__(
+        self,
+        name: str,
+        args: PlanBuilderArgs,
+        cluster: EksClusterRef,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("tdk:aws:PlanBuilder", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        self.role = irsa_role(
+            f"{args.name}-plan-builder",
+            cluster,
+            args.namespace,
+            build_account_name(args.name),
+            child,
+            role_name=b.build_role_name(args.name),
+        )
+        self.policy = aws.iam.RolePolicy(
+            f"{args.name}-plan-build",
+            role=self.role.id,
+            policy=b.plan_build_policy(args.release.bucket, args.release.prefix),
             opts=child,
         )
         self.register_outputs({"roleArn": self.role.arn})

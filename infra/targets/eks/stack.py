@@ -1,4 +1,5 @@
-"""Declares an eks stack: cluster, monitoring, add-ons, release reader role, Triton workload."""
+"""Declares an eks stack: cluster, monitoring, add-ons, release reader and plan builder roles,
+Triton workload."""
 
 from __future__ import annotations
 
@@ -13,7 +14,12 @@ from infra.targets.eks import builders as b
 from infra.targets.eks.cloud_names import TARGET
 from infra.targets.eks.cluster import GpuCluster, GpuClusterArgs
 from infra.targets.eks.monitoring import EksMonitoring, EksMonitoringArgs
-from infra.targets.eks.release import ReleaseReader, ReleaseReaderArgs
+from infra.targets.eks.release import (
+    PlanBuilder,
+    PlanBuilderArgs,
+    ReleaseReader,
+    ReleaseReaderArgs,
+)
 
 if TYPE_CHECKING:
     from infra.targets.eks.config import EksConfig
@@ -65,12 +71,17 @@ def declare_eks(config: EksConfig) -> dict[str, Any]:
         ),
         cluster=cluster.ref,
     )
+    builder = PlanBuilder(
+        f"{name}-plans",
+        PlanBuilderArgs(name=name, release=config.release, namespace=workload.namespace),
+        cluster=cluster.ref,
+    )
     prometheus_url = monitoring.workspace.id.apply(lambda ws: b.amp_query_url(config.region, ws))
-    spec = triton_spec(config, reader.role.arn, prometheus_url)
+    spec = triton_spec(config, reader.role.arn, builder.role.arn, prometheus_url)
     TritonService(
         f"{name}-triton",
         TritonServiceArgs(spec=spec, provider=cluster.ref.provider, depends_on=addons.ready),
-        opts=pulumi.ResourceOptions(depends_on=[reader.policy]),
+        opts=pulumi.ResourceOptions(depends_on=[reader.policy, builder.policy]),
     )
     return {
         "clusterName": cluster.cluster.name,
@@ -79,6 +90,7 @@ def declare_eks(config: EksConfig) -> dict[str, Any]:
         "namespace": spec.namespace,
         "serviceName": spec.name,
         "tritonRoleArn": reader.role.arn,
+        "buildRoleArn": builder.role.arn,
         "ampWorkspaceId": monitoring.workspace.id,
         "dashboardUrl": monitoring.dashboard_url,
         "portForward": port_forward_command(spec),

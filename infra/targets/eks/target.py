@@ -202,7 +202,7 @@ class EksTarget(KubernetesTarget[EksConfig]):
 
     def workload_spec(self, config: EksConfig, output: OutputValue) -> TritonServiceSpec:
         prometheus_url = b.amp_query_url(config.region, output("ampWorkspaceId"))
-        return triton_spec(config, output("tritonRoleArn"), prometheus_url)
+        return triton_spec(config, output("tritonRoleArn"), output("buildRoleArn"), prometheus_url)
 
     def cluster_manifests(self, config: EksConfig) -> list[Manifest]:
         """The AMP scraper's ClusterRole and binding (AMP maps its role to that user)."""

@@ -68,6 +68,13 @@ def triton_account_id(name: str) -> str:
     return f"{name}-triton"
 
 
+def build_account_id(name: str) -> str:
+    """Account id of the Google service account ``tdk build``'s Job acts as, the only one that
+    writes the release's plan cache (as long as ``triton_account_id``'s, so the same ``name``
+    limit holds)."""
+    return f"{name}-build"
+
+
 def keda_account_id(name: str) -> str:
     return f"{name}-keda"
 
@@ -127,9 +134,9 @@ def release_read_condition(bucket: str, prefix: str) -> dict[str, str]:
 
 def plan_cache_condition(bucket: str, prefix: str) -> dict[str, str]:
     """IAM condition: objects are writable only in the release's engine cache
-    (``ENGINES_PREFIX``), where ``tdk build``'s Job uploads TensorRT engines with the workload's
-    identity (the earlier ``plans/`` layout is still read, with the read grant; nothing writes
-    it)."""
+    (``ENGINES_PREFIX``), where ``tdk build``'s Job uploads TensorRT engines as the plan builder
+    (never Triton's identity, which only reads them; the earlier ``plans/`` layout is still
+    read, with the read grant; nothing writes it)."""
     objects = f"projects/_/buckets/{bucket}/objects/"
     scope = f"{objects}{prefix}/{ENGINES_PREFIX}" if prefix else f"{objects}{ENGINES_PREFIX}"
     return {

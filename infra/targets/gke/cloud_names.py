@@ -14,7 +14,8 @@ DERIVED: tuple[DerivedName, ...] = (
     *derived(TARGET, GKE_CLUSTER, False, "{name}"),
     *derived(TARGET, GKE_NODE_POOL, True, "{name}-system", "{name}-gpu"),
     *derived(TARGET, GCE, True, "{name}-vpc", "{name}-nodes", "{name}-router", "{name}-nat"),
-    *derived(TARGET, GCP_SERVICE_ACCOUNT, False, "{name}-triton", "{name}-nodes", "{name}-keda"),
+    *derived(TARGET, GCP_SERVICE_ACCOUNT, False, "{name}-triton", "{name}-nodes", "{name}-keda",
+             "{name}-build"),
     *derived(TARGET, K8S_SERVICE, False, "{name}"),
 )
 # fmt: on

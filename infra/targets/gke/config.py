@@ -41,6 +41,7 @@ def triton_spec(config: GkeConfig) -> TritonServiceSpec:
     """The Triton workload of a gke stack (Pulumi applies it; ``tdk render k8s`` writes it)."""
     name = config.common.name
     email = b.service_account_email(b.triton_account_id(name), config.project)
+    builder = b.service_account_email(b.build_account_id(name), config.project)
     return workload_spec(
         config.workload,
         name=name,
@@ -49,6 +50,7 @@ def triton_spec(config: GkeConfig) -> TritonServiceSpec:
         release_url=config.release.url,
         prometheus=b.managed_prometheus_source(config.project),
         identity=b.workload_identity(email),
+        builder=b.workload_identity(builder),
         env={},
         pod_monitoring=True,  # Google Managed Prometheus scrapes through PodMonitoring
     )

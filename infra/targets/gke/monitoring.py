@@ -31,7 +31,8 @@ class ReleaseReaderArgs:
 class ReleaseReader(pulumi.ComponentResource):
     """A Google service account that may read only the release prefix (and the bucket's
     metadata, which Triton's GCS reader asks first), usable only by one
-    Kubernetes ServiceAccount through Workload Identity (no keys are ever created)."""
+    Kubernetes ServiceAccount through Workload Identity (no keys are ever created). It writes
+    nothing, the plan cache included: that is the ``PlanBuilder``'s alone."""
 
     def __init__(
         self,
@@ -65,16 +66,6 @@ class ReleaseReader(pulumi.ComponentResource):
             bucket=args.release.bucket,
             role=b.BUCKET_METADATA_ROLE,
             member=f"serviceAccount:{self.email}",
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.account]),
-        )
-        gcp.storage.BucketIAMMember(  # tdk build's Job writes plans (create and replace)
-            f"{name}-plan-cache-write",
-            bucket=args.release.bucket,
-            role="roles/storage.objectUser",
-            member=f"serviceAccount:{self.email}",
-            condition=gcp.storage.BucketIAMMemberConditionArgs(
-                **b.plan_cache_condition(args.release.bucket, args.release.prefix)
-            ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.account]),
         )
         gcp.serviceaccount.IAMMember(

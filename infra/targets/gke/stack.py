@@ -1,4 +1,5 @@
-"""Declares a gke stack: cluster, release reader, Triton workload, monitoring; returns outputs."""
+"""Declares a gke stack: cluster, release reader, plan builder, Triton workload, monitoring;
+returns outputs."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from infra.targets.gke.monitoring import (
     ReleaseReader,
     ReleaseReaderArgs,
 )
+from infra.targets.gke.plan_builder import PlanBuilder, PlanBuilderArgs
 from infra.targets.gke.services import ProjectServices
 
 if TYPE_CHECKING:
@@ -60,10 +62,21 @@ def declare_gke(config: GkeConfig) -> dict[str, Any]:
         ),
         cluster=cluster.cluster,
     )
+    builder = PlanBuilder(
+        f"{name}-plans",
+        PlanBuilderArgs(
+            name=name,
+            project=config.project,
+            release=config.release,
+            namespace=spec.namespace,
+            services=services.resources,
+        ),
+        cluster=cluster.cluster,
+    )
     TritonService(
         f"{name}-triton",
         TritonServiceArgs(spec=spec, provider=cluster.ref.provider, depends_on=addons.ready),
-        opts=pulumi.ResourceOptions(depends_on=[reader]),
+        opts=pulumi.ResourceOptions(depends_on=[reader, builder]),
     )
     monitoring = Monitoring(
         f"{name}-monitoring",
@@ -85,6 +98,7 @@ def declare_gke(config: GkeConfig) -> dict[str, Any]:
         "namespace": spec.namespace,
         "serviceName": spec.name,
         "tritonServiceAccount": reader.email,
+        "buildServiceAccount": builder.email,
         "dashboardUrl": monitoring.dashboard_url,
         "portForward": port_forward_command(spec),
         "invokeCommand": invoke_command(TARGET, spec, config.release.url),

@@ -87,12 +87,14 @@ def test_each_service_account_is_federated_to_its_own_identity(aks: StackRun) ->
     creds = {c.inputs["resourceName"]: c.inputs for c in found}
     assert creds["tdk-aks-dev-triton"]["subject"] == "system:serviceaccount:triton:tdk-aks-dev"
     assert creds["tdk-aks-dev-keda"]["subject"] == "system:serviceaccount:keda:keda-operator"
+    build = creds["tdk-aks-dev-build"]["subject"]
+    assert build == "system:serviceaccount:triton:tdk-aks-dev-build"
     assert all(c["audiences"] == ["api://AzureADTokenExchange"] for c in creds.values())
 
 
 def test_triton_reads_only_the_release_prefix_and_keda_only_the_workspace(aks: StackRun) -> None:
     roles = _by_name(aks, "azure-native:authorization:RoleAssignment")
-    reader, writer = roles["tdk-aks-dev-triton-role"], roles["tdk-aks-dev-triton-role-1"]
+    reader, writer = roles["tdk-aks-dev-triton-role"], roles["tdk-aks-dev-build-role"]
     keda = roles["tdk-aks-dev-keda-role"]
     container = (
         "/resourceGroups/my-tdk-storage-rg/providers/Microsoft.Storage/storageAccounts/"
@@ -107,15 +109,37 @@ def test_triton_reads_only_the_release_prefix_and_keda_only_the_workspace(aks: S
     assert not allows(reader["condition"], Request(READ, "Blob.List", {PREFIX: "v2/"}))
     assert allows(reader["condition"], Request(READ, None, {PATH: "v1/manifest.json"}))
     assert not allows(reader["condition"], Request(READ, None, {PATH: "v2/manifest.json"}))
-    # writes (tdk build's plans) only under the release's plan cache, as eks's PutObject
-    assert writer["roleDefinitionId"].endswith(b.STORAGE_BLOB_DATA_CONTRIBUTOR)
-    write = f"{BLOBS}/write"
-    assert allows(writer["condition"], Request(write, None, {PATH: "v1/engines/e/model.plan"}))
-    assert not allows(writer["condition"], Request(write, None, {PATH: "v1/manifest.json"}))
-    assert allows(writer["condition"], Request(READ, "Blob.List", {PREFIX: "v1/engines/e/"}))
     assert keda["roleDefinitionId"].endswith(b.MONITORING_DATA_READER)
     assert keda["scope"] == "tdk-aks-dev-monitoring-workspace-id"
     assert len(roles) == 3
+
+
+def test_only_the_plan_builder_writes_the_plan_cache(aks: StackRun) -> None:
+    """Issue 47 item 5: a serving pod cannot plant a plan. Triton's identity holds only Storage
+    Blob Data Reader (no write data action: it reads engines/ with the release); the build
+    Job's own identity holds Contributor, conditioned to engines/."""
+    roles = _by_name(aks, "azure-native:authorization:RoleAssignment")
+    triton = [r for r in roles.values() if r["principalId"] == "tdk-aks-dev-triton-principal-id"]
+    assert [r["roleDefinitionId"].rsplit("/", 1)[1] for r in triton] == [b.STORAGE_BLOB_DATA_READER]
+    assert allows(triton[0]["condition"], Request(READ, None, {PATH: "v1/engines/e/plan.json"}))
+    writer = roles["tdk-aks-dev-build-role"]
+    assert writer["principalId"] == "tdk-aks-dev-build-principal-id"
+    assert writer["roleDefinitionId"].endswith(b.STORAGE_BLOB_DATA_CONTRIBUTOR)
+    for action in ("write", "add/action", "delete", "move/action"):
+        request = Request(f"{BLOBS}/{action}", None, {PATH: "v1/engines/e/model.plan"})
+        assert allows(writer["condition"], request), action
+        for outside in ("v1/manifest.json", "v1/repository/m/1/model.onnx", "v10/engines/e/x",
+                        "v1/plans/e/model.plan"):  # fmt: skip
+            request = Request(f"{BLOBS}/{action}", None, {PATH: outside})
+            assert not allows(writer["condition"], request), (action, outside)
+    assert allows(writer["condition"], Request(READ, "Blob.List", {PREFIX: "v1/engines/e/"}))
+    assert not allows(writer["condition"], Request(READ, None, {PATH: "v1/manifest.json"}))
+    sa = aks.named("tdk-aks-dev-triton-build-sa").inputs
+    assert sa["metadata"]["name"] == "tdk-aks-dev-build"
+    assert sa["metadata"]["annotations"] == {
+        "azure.workload.identity/client-id": "tdk-aks-dev-build-client-id"
+    }
+    assert aks.outputs["buildClientId"] == "tdk-aks-dev-build-client-id"
 
 
 def test_keda_chart_runs_its_operator_as_the_keda_identity(aks: StackRun) -> None:
@@ -129,7 +153,7 @@ def test_keda_chart_runs_its_operator_as_the_keda_identity(aks: StackRun) -> Non
 
 
 def test_triton_pods_sync_the_release_with_their_workload_identity(aks: StackRun) -> None:
-    sa = aks.one("kubernetes:core/v1:ServiceAccount").inputs
+    sa = aks.named("tdk-aks-dev-triton-sa").inputs
     assert sa["metadata"]["annotations"] == {
         "azure.workload.identity/client-id": "tdk-aks-dev-triton-client-id"
     }

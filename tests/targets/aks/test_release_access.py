@@ -1,6 +1,7 @@
-"""What Triton's identity may do in the release container, asked of the role conditions the aks
-stack grants, and the pods' real copy scripts run against a store that enforces them (a
-stand-in ``az``, ``fake_az.py``): the sync lists and reads the release, nothing else."""
+"""What Triton's identity and the plan builder's may do in the release container, asked of the
+role conditions the aks stack grants each, and the pods' real copy scripts run against a store
+that enforces them (a stand-in ``az``, ``fake_az.py``): the sync lists and reads the release,
+nothing else; the build Job fetches and uploads its plan-cache entry, nothing else."""
 
 from __future__ import annotations
 
@@ -59,9 +60,9 @@ def test_the_plan_cache_writer_lists_reads_and_writes_only_plans() -> None:
 
 
 @pytest.fixture
-def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def store(tmp_path: Path) -> Path:
     """The container ``releases`` holding release v1 and another team's v2, and an ``az`` on
-    PATH that serves it only as the aks stack's two role assignments allow."""
+    PATH that serves it only as one identity's role assignments allow (``_run``)."""
     root = tmp_path / "store"
     for release in ("v1", "v2"):
         for name in ("repository/m/config.pbtxt", "repository/m/1/model.onnx", "manifest.json"):
@@ -73,18 +74,25 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     az = bin_dir / "az"
     az.write_text(f'#!/bin/sh\nexec {sys.executable} -m tests.targets.aks.fake_az "$@"\n')
     az.chmod(0o755)
-    blob = _blob()
-    grants = [
-        {"actions": [READ], "condition": arm.release_read_condition(blob)},
-        {"actions": CONTRIBUTOR_ACTIONS, "condition": arm.plan_write_condition(blob)},
-    ]
-    monkeypatch.setenv("FAKE_AZ_GRANTS", json.dumps(grants))
     return root
 
 
-def _run(script: str, store: Path) -> subprocess.CompletedProcess[str]:
+#: the role assignments of each identity, as the aks stack grants them (stack.py)
+TRITON = "triton"
+BUILDER = "builder"
+
+
+def _grants(who: str) -> list[dict[str, object]]:
+    blob = _blob()
+    if who == TRITON:
+        return [{"actions": [READ], "condition": arm.release_read_condition(blob)}]
+    return [{"actions": CONTRIBUTOR_ACTIONS, "condition": arm.plan_write_condition(blob)}]
+
+
+def _run(script: str, store: Path, who: str = TRITON) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
+        "FAKE_AZ_GRANTS": json.dumps(_grants(who)),
         "PATH": f"{store.parent / 'bin'}{os.pathsep}{os.environ['PATH']}",
         "PYTHONPATH": str(ROOT),
         "FAKE_AZ_ROOT": str(store),
@@ -126,6 +134,6 @@ def test_a_plan_entry_is_fetched_under_the_role_conditions(store: Path, tmp_path
     (entry / "model.onnx").write_text("onnx")
     work = tmp_path / "work"
     work.mkdir()
-    done = _run(b.download_script(_blob(), "engines/abc/input", str(work)), store)
+    done = _run(b.download_script(_blob(), "engines/abc/input", str(work)), store, BUILDER)
     assert done.returncode == 0, done.stderr
     assert (work / "model.onnx").read_text() == "onnx"
