@@ -117,7 +117,7 @@ class TargetSpec:
 @dataclass(frozen=True)
 class EngineJob:
     """A TensorRT plan build to run on the stack's own compute (``tdk build --stack``): the
-    Job's name, the cache entry's URL (``<release>/plans/.../``, its inputs under ``input/``),
+    Job's name, the cache entry's URL (``<release>/engines/.../``, its inputs under ``input/``),
     NVIDIA's TensorRT image of the stack's Triton release, and the build's deadline."""
 
     name: str

@@ -205,7 +205,7 @@ def endorse_job_output(store: Store, build: EngineBuild, log: str) -> EngineReco
     if logged != hashlib.sha256(raw).hexdigest():
         raise TdkError(
             f"{where}{RECORD_FILE} is not the record the build Job printed in its log "
-            f"({logged or 'none printed'}): something else wrote plans/ meanwhile; it is not "
+            f"({logged or 'none printed'}): something else wrote engines/ meanwhile; it is not "
             "endorsed and will not be served",
             hint="delete that entry and run tdk build again",
         )

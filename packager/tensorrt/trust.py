@@ -1,14 +1,14 @@
-"""Who vouches for a cached TensorRT plan: an HMAC over its record, with a key only the user
+"""Who vouches for a cached TensorRT engine: an HMAC over its record, with a key only the user
 of ``tdk build`` holds.
 
-The plan cache lives in the release store, and whoever writes its ``plans/`` prefix (the build
-Job runs with the Triton workload's identity, so every serving pod can) could plant a
-``model.plan`` with a ``plan.json`` that claims parity. So the record does not certify itself:
-``tdk build`` endorses a record once it has checked it (a local build: its own parity run; a
-Job: the record's sha256 that the Job printed in its own log, which no writer of the store can
-alter) by writing ``plan.sig``, HMAC-SHA256 of the record's bytes under a key kept 0600 in this
-user's tdk cache directory (``TDK_PLAN_KEY_FILE`` names another: the key a CI runner shares with
-the builder). ``tdk package`` serves a plan only under a valid endorsement.
+The engine cache lives in the release store, and whoever writes its ``engines/`` prefix (the
+build Job's identity, or anyone else granted the bucket) could plant a ``model.plan`` with a
+``plan.json`` that claims parity. So the record does not certify itself: ``tdk build``
+endorses a record once it has checked it (a local build: its own parity run; a Job: the
+record's sha256 that the Job printed in its own log, which no writer of the store can alter)
+by writing ``plan.sig``, HMAC-SHA256 of the record's bytes under a key kept 0600 in this
+user's tdk cache directory (``TDK_PLAN_KEY_FILE`` names another: the key a CI runner shares
+with the builder). ``tdk package`` serves an engine only under a valid endorsement.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from packager.stores.azblob import SHA_META
 
 
 def _entry(config: AksConfig, entry_url: str) -> str:
-    """The entry's path under the release (``entry_url`` is ``<releaseUrl>/plans/.../``)."""
+    """The entry's path under the release (``entry_url`` is ``<releaseUrl>/engines/.../``)."""
     root = config.release.url.rstrip("/") + "/"
     if not entry_url.startswith(root):
         raise ValueError(f"{entry_url} is not under the release {root}")
