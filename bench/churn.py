@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 from invoke import make_release  # noqa: E402  (bench/invoke.py: the same sample release)
 
 from infra.clients.inputs import example_inputs  # noqa: E402
-from infra.sagemaker_common.runtime import SageMakerRuntimeTarget  # noqa: E402
+from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget  # noqa: E402
 from packager.manifest import Manifest  # noqa: E402
 
 MODELS = (

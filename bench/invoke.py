@@ -214,7 +214,7 @@ def cold_and_raw(url: str, manifest: Any, workdir: Path) -> dict[str, float]:
 
 def measure(url: str, manifest: Any, triton_port: int, scale: float = 1.0) -> dict[str, float]:
     """The figures; ``scale`` < 1 shortens every loop (``--quick``: a smoke run, not figures)."""
-    from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
+    from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget
 
     front_port = int(url.rsplit(":", 1)[1])
     text = manifest.by_target_model("text_classifier-0.tar.gz")

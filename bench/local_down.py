@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from invoke import make_release  # noqa: E402  (bench/invoke.py: the same sample release)
 
 from infra.clients.inputs import example_inputs  # noqa: E402
-from infra.sagemaker_common.runtime import SageMakerRuntimeTarget  # noqa: E402
+from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget  # noqa: E402
 from infra.targets.local.serve import session_processes  # noqa: E402
 from packager.stores import open_store  # noqa: E402
 from packager.stores.capped import read_manifest  # noqa: E402

@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from infra.clients.inputs import example_inputs  # noqa: E402
-from infra.sagemaker_common.runtime import SageMakerRuntimeTarget  # noqa: E402
+from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget  # noqa: E402
 from infra.targets.local import budget as memory  # noqa: E402
 from infra.targets.local.options import EndpointOptions  # noqa: E402
 from infra.targets.local.replicas import ReplicaSet  # noqa: E402

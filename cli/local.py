@@ -383,7 +383,7 @@ def _demo_rows(state: Any, warm: int, out: Output) -> list[dict[str, Any]]:
     import statistics
 
     from infra.clients.inputs import example_inputs, summarize
-    from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
+    from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget
     from infra.targets.deployment import load_manifest
 
     manifest = load_manifest(state.store)

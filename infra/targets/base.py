@@ -26,7 +26,7 @@ from infra.facts import hardware as facts
 from infra.facts import llm
 from infra.facts.drivers import NodeDriver
 from infra.targets.capabilities import Refused
-from infra.targets.names import DerivedName, check_name
+from infra.values.names import DerivedName, check_name
 from tdk.errors import ConfigError, UsageError
 
 if TYPE_CHECKING:

@@ -73,10 +73,18 @@ def naming(terms: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def own_folders(target: str) -> tuple[str, ...]:
-    """The target's package (its registry entry's) and the tests folder that mirrors it."""
-    module = type(registry.get(target)).__module__
-    folder = Path(sys.modules[module].__file__ or "").parent.relative_to(ROOT).as_posix()
-    return f"{folder}/", f"tests/targets/{Path(folder).name}/"
+    """The target's package (its registry entry's) and its cloud's (``infra/clouds/<cloud>/``,
+    where the entry's ``cloud`` checks credentials), each with the tests folder mirroring it."""
+    entry = registry.get(target)
+    modules = [type(entry).__module__]
+    if entry.cloud is not None:
+        modules.append(entry.cloud.credentials.__module__)
+    folders: list[str] = []
+    for module in modules:
+        folder = Path(sys.modules[module].__file__ or "").parent.relative_to(ROOT).as_posix()
+        mirror = folder.replace("infra/", "tests/", 1)
+        folders += [f"{folder}/", f"{mirror}/"]
+    return tuple(dict.fromkeys(folders))
 
 
 def repository_files() -> list[str]:

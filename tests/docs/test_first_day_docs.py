@@ -279,7 +279,7 @@ def test_the_demo_runs_without_the_extras(sample_repo: Path, tmp_path: Path) -> 
         ["-c", "import pulumi"],  # the blocker works
         ["-m", "cli", "validate", str(sample_repo)],
         ["-m", "cli", "package", str(sample_repo), "--copies", "2", "--release", dest],
-        ["-c", "import cli.local, infra.targets.local.serve, infra.sagemaker_common.runtime"],
+        ["-c", "import cli.local, infra.targets.local.serve, infra.clouds.aws.sagemaker.runtime"],
     ]
     codes = []
     for args in steps:

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from infra.clients.inputs import example_inputs
-from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
+from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget
 from tests.hostile.endpoint_helpers import (
     post,
     read_until_closed,

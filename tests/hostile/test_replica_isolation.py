@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
+from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget
 from infra.targets.local.options import EndpointOptions
 from infra.targets.local.replicas import ReplicaSet
 from packager.manifest import Manifest

@@ -18,9 +18,9 @@ from infra.clouds.aws import generate
 from infra.clouds.aws import generated as aws
 from infra.clouds.aws import names as aws_names
 from infra.clouds.aws.offer import instance_spec
+from infra.clouds.aws.sagemaker.instances import single_gpu_types
 from infra.facts import hardware as facts
 from infra.facts import triton as tf
-from infra.sagemaker_common.instances import single_gpu_types
 from infra.targets.sagemaker_ic import sizing
 from tdk.errors import ConfigError
 

@@ -14,9 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
+from infra.clouds.aws.sagemaker import instances
 from infra.facts import hardware as facts
 from infra.facts import triton as tf
-from infra.sagemaker_common import instances
 from tests.validate.helpers import make_repo
 
 PLAN = """name: "engine"

@@ -9,8 +9,9 @@ import pytest
 
 from infra.clouds.aws import names as aws_names
 from infra.clouds.gcp import names as gcp_names
-from infra.targets import names, registry, stacks
-from infra.targets.names import DerivedName
+from infra.targets import registry, stacks
+from infra.values import names
+from infra.values.names import DerivedName
 from tdk.errors import ConfigError
 from tests.infra.pulumi_harness import ROOT, Declared, run_stack
 

@@ -6,13 +6,13 @@ import json
 
 import pytest
 
+from infra.clouds.aws.sagemaker.env import TritonKnobs, container_environment
+from infra.clouds.aws.sagemaker.iam import execution_policy, image_repository_arn
+from infra.clouds.aws.sagemaker.instances import classify_instance, single_gpu_types
+from infra.clouds.aws.sagemaker.metrics import METRICS
+from infra.clouds.aws.sagemaker.monitoring import AlarmThresholds, alarm_specs, dashboard_body
+from infra.clouds.aws.sagemaker.release_bucket import bucket_prefix
 from infra.config import ConfigReader, ReleaseLocation, parse_release_url
-from infra.sagemaker_common.env import TritonKnobs, container_environment
-from infra.sagemaker_common.iam import execution_policy, image_repository_arn
-from infra.sagemaker_common.instances import classify_instance, single_gpu_types
-from infra.sagemaker_common.metrics import METRICS
-from infra.sagemaker_common.monitoring import AlarmThresholds, alarm_specs, dashboard_body
-from infra.sagemaker_common.release_bucket import bucket_prefix
 from infra.targets.sagemaker.rollout import Rollout, deployment_config
 from infra.targets.sagemaker.scaling import ScalingSettings, scaling_policies
 from tdk.errors import ConfigError

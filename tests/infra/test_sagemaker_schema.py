@@ -15,7 +15,7 @@ from typing import Any
 import pulumi_aws as aws
 import pytest
 
-from infra.sagemaker_common.monitoring import AlarmThresholds, alarm_specs
+from infra.clouds.aws.sagemaker.monitoring import AlarmThresholds, alarm_specs
 from infra.targets.sagemaker.rollout import Rollout, deployment_config
 from infra.targets.sagemaker.scaling import ScalingSettings, scalable_target, scaling_policies
 

@@ -257,7 +257,7 @@ def infer_sleeper(endpoint: Endpoint) -> list[float]:
     """``y`` for ``x = 0`` from copy ``sleeper-0`` through the SageMaker runtime client."""
     import numpy as np
 
-    from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
+    from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget
 
     model = endpoint.manifest.by_target_model("sleeper-0.tar.gz")
     target = SageMakerRuntimeTarget("local", endpoint_url=endpoint.url, local=True, max_attempts=1)

@@ -42,7 +42,7 @@ def failed_once(bad_endpoint: Endpoint, monkeypatch: pytest.MonkeyPatch) -> Endp
     """The endpoint after one request for the broken model (the load fails)."""
     monkeypatch.setenv("TDK_STATE_DIR", str(bad_endpoint.state_dir))
     model = bad_endpoint.manifest.models[0]
-    from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
+    from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget
 
     target = SageMakerRuntimeTarget(NAME, endpoint_url=bad_endpoint.url, local=True)
     try:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from infra.clients.inputs import example_inputs
-from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
+from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget
 from tests.local.local_helpers import make_release, start_endpoint
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.clients.inputs import example_inputs
-from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
+from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget
 from infra.targets.local.serve import session_processes
 from packager.publish import publish
 from packager.stores import open_store

@@ -17,7 +17,7 @@ from botocore.exceptions import ClientError
 
 from infra.clients.base import RawResponse, header_length_from_content_type
 from infra.clients.inputs import example_inputs
-from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
+from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget
 from tests.local.local_helpers import Endpoint
 
 pytestmark = pytest.mark.e2e

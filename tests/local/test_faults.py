@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
+from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget
 from tests.local.local_helpers import (
     Endpoint,
     alive,

@@ -16,7 +16,7 @@ import pytest
 from infra.clients.base import InvokeFailed
 from infra.clients.inputs import example_inputs
 from infra.clients.triton_http import TritonHttpTarget
-from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
+from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget
 from infra.targets.local import budget
 from packager.manifest import Manifest
 from tests.conftest import load_generator

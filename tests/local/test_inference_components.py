@@ -13,8 +13,8 @@ from botocore.exceptions import ClientError
 
 from infra.clients.base import RawResponse, header_length_from_content_type
 from infra.clients.inputs import example_inputs
-from infra.sagemaker_common.components import component_name
-from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
+from infra.clouds.aws.sagemaker.components import component_name
+from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget
 from infra.targets.sagemaker_ic.runtime import InferenceComponentTarget
 from tests.local.local_helpers import Endpoint, make_release
 

@@ -18,7 +18,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from infra.clients.inputs import example_inputs
-from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
+from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget
 from tests.local.local_helpers import Endpoint
 
 pytestmark = pytest.mark.e2e

@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from infra.clouds.aws import catalog as aws_catalog
+from infra.clouds.aws.sagemaker import instances as sagemaker
 from infra.clouds.gcp import catalog as gcp_catalog
 from infra.facts import hardware as facts
-from infra.sagemaker_common import instances as sagemaker
 from infra.targets.eks import builders as eks
 from infra.targets.gke import builders as gke
 from tests.validate.helpers import PYTHON_MODEL, make_repo

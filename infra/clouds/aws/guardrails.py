@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from infra.config import ConfigReader, qualify
-from infra.targets.guardrails import ACTUAL_THRESHOLDS, FORECAST_THRESHOLD, Budget
+from infra.values.guardrails import ACTUAL_THRESHOLDS, FORECAST_THRESHOLD, Budget
 from tdk.errors import ConfigError
 
 #: the retention periods CloudWatch Logs accepts (PutRetentionPolicy retentionInDays)

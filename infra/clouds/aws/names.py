@@ -1,12 +1,12 @@
 """AWS's rules for the names the sagemaker, sagemaker-ic and eks targets derive from a stack's
 ``name``: each service's limit and pattern (SageMaker's, CloudWatch's and Application Auto
 Scaling's from botocore's service models, ``generated.json``; the others from each service's API
-reference, as ``infra.targets.names.NameRule`` rows)."""
+reference, as ``infra.values.names.NameRule`` rows)."""
 
 from __future__ import annotations
 
 from infra.clouds.aws.generated import name_bounds
-from infra.targets.names import NameRule
+from infra.values.names import NameRule
 
 IAM_ROLE = NameRule("IAM role name", 64, r"[\w+=,.@-]+")
 #: SageMaker's and CloudWatch's limits come from botocore (infra/clouds/aws/generated.json)

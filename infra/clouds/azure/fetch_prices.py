@@ -1,6 +1,6 @@
 """Regenerate ``prices.json`` from the Azure Retail Prices API (run it where there is network):
 
-    python -m infra.targets.aks.fetch_prices --out infra/targets/aks/prices.json \
+    python -m infra.clouds.azure.fetch_prices --out infra/clouds/azure/prices.json \
         --regions eastus,eastus2,westus3
 
 The API (https://learn.microsoft.com/rest/api/cost-management/retail-prices/azure-retail-prices,
@@ -24,10 +24,10 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from infra.clouds.azure import catalog
+from infra.clouds.azure.prices import SECTION, TABLE
 from infra.planning.fetching import fetched_price, run_fetch
 from infra.planning.pricing import write_table
-from infra.targets.aks import catalog
-from infra.targets.aks.prices import SECTION, TABLE
 from tdk import bounded
 
 API = "https://prices.azure.com/api/retail/prices"
@@ -111,7 +111,7 @@ def build(regions: Iterable[str], today: dt.date, fetch: Fetch = _get) -> dict[s
         "date": today.isoformat(),
         "currency": "USD",
         "basis": "Linux pay-as-you-go (Consumption) retail price per hour, no discounts, no spot",
-        "fetched_by": "python -m infra.targets.aks.fetch_prices",
+        "fetched_by": "python -m infra.clouds.azure.fetch_prices",
         SECTION: section,
     }
 

@@ -27,7 +27,7 @@ MAX_USD_PER_HOUR = 10_000
 def _problem(where: str, what: str) -> UsageError:
     return UsageError(
         f"{where}: {what}",
-        hint=f"regenerate it with `python -m infra.targets.aks.fetch_prices --out {TABLE}`",
+        hint=f"regenerate it with `python -m infra.clouds.azure.fetch_prices --out {TABLE}`",
     )
 
 
@@ -62,7 +62,7 @@ def parse(data: Any, origin: str) -> PriceTable:
 def load(path: Path = TABLE) -> PriceTable:
     """The committed table (or ``path`` in the same layout)."""
     try:
-        data = bounded.load_json(path, "an Azure price table (infra/targets/aks/prices.json)")
+        data = bounded.load_json(path, "an Azure price table (infra/clouds/azure/prices.json)")
     except bounded.DocumentError as exc:
         raise UsageError(exc.message, hint=exc.hint) from None
     return parse(data, str(path))

@@ -87,7 +87,7 @@ def default(today: dt.date, fits: tuple[str, ...] | None = None) -> str:
         raise ConfigError(
             f"no AKS version in the kit's calendar ({SOURCE.url}, checked {SOURCE.checked}) "
             f"stays supported until {horizon}",
-            hint="update infra/targets/aks/versions.py from that page, or set "
+            hint="update infra/clouds/azure/versions.py from that page, or set "
             "aksKubernetesVersion explicitly",
         )
     return max(found, key=lambda v: v.ga).version

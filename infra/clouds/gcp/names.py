@@ -1,10 +1,10 @@
 """Google Cloud's rules for the names the gke target derives from a stack's ``name`` (RFC 1035
 labels for GKE and Compute Engine resources; service account ids), as
-``infra.targets.names.NameRule`` rows."""
+``infra.values.names.NameRule`` rows."""
 
 from __future__ import annotations
 
-from infra.targets.names import NameRule
+from infra.values.names import NameRule
 
 _RFC1035 = r"[a-z]([-a-z0-9]*[a-z0-9])?"
 GKE_CLUSTER = NameRule("GKE cluster name", 40, _RFC1035)

@@ -42,7 +42,7 @@ from infra.targets.aks.builders import BlobRelease
 from infra.targets.aks.cloud_names import GPU_POOL as GPU_POOL_NAME
 from infra.targets.aks.cloud_names import SYSTEM_POOL
 from infra.targets.aks.config import AksConfig
-from infra.targets.guardrails import ACTUAL_THRESHOLDS, FORECAST_THRESHOLD, OPEN_TO_INTERNET, Budget
+from infra.values.guardrails import ACTUAL_THRESHOLDS, FORECAST_THRESHOLD, OPEN_TO_INTERNET, Budget
 from packager.tensorrt.engines import ENGINES_PREFIX
 
 #: AKS installs the NVIDIA driver on GPU nodes (the kit installs the pinned device plugin)

@@ -1,5 +1,5 @@
 """Azure's name rules for what the aks target names after the stack's ``name``, as data with
-their sources (checked by ``infra.targets.names.check_name`` while the config is read).
+their sources (checked by ``infra.values.names.check_name`` while the config is read).
 
 Sources (read 2026-11-27):
 - "Naming rules and restrictions for Azure resources"
@@ -20,7 +20,7 @@ not in those tables; the kit keeps them short (``{name}-...``) and does not chec
 from __future__ import annotations
 
 from infra.targets.aks.entry import ENTRY
-from infra.targets.names import K8S_SERVICE, DerivedName, NameRule, derived
+from infra.values.names import K8S_SERVICE, DerivedName, NameRule, derived
 
 TARGET = ENTRY.name
 

@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import infra.facts
+from infra.clouds.azure import catalog, versions
 from infra.config import ConfigReader, ReleaseLocation, StackConfig, check_choice, qualify
 from infra.facts import kubernetes as kf
 from infra.k8s.config import WorkloadConfig, workload_spec
 from infra.k8s.spec import MODEL_SYNC_PATH, ModelSync, PrometheusSource, TritonServiceSpec
 from infra.targets.aks import builders as b
-from infra.targets.aks import catalog, versions
-from infra.targets.guardrails import Budget
+from infra.values.guardrails import Budget
 from tdk.errors import ConfigError
 
 #: Azure region names as ARM spells them (eastus, westeurope, southcentralus, ...)
@@ -88,7 +88,7 @@ def read_gpu_size(reader: ConfigReader) -> str:
         names = ", ".join(catalog.SIZES)
         raise ConfigError(
             f"{key} is {value!r}, not a GPU VM size in tdk's Azure catalog "
-            f"(infra/targets/aks/catalog.py, {catalog.SIZES_SOURCE.url}); known: {names}",
+            f"(infra/clouds/azure/catalog.py, {catalog.SIZES_SOURCE.url}); known: {names}",
             hint=f"`pulumi config set {key} {catalog.SUGGESTED}`",
         )
     return found.name

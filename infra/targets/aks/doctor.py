@@ -9,9 +9,9 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from infra.clouds.azure import versions
+from infra.clouds.azure.machine import az_json
 from infra.facts.findings import HAND, UNVERIFIED, Finding, chart_findings, image_finding
-from infra.targets.aks import versions
-from infra.targets.aks.cloud import az_json
 
 if TYPE_CHECKING:
     from infra.targets.aks.config import AksConfig

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+from infra.clouds.azure.machine import CLOUD
 from infra.k8s.entry import KubernetesEntry, KubernetesPlan
 from infra.planning.pricing import PriceTable, Quote
-from infra.targets.aks.cloud import CLOUD
 from infra.targets.ports import PlanUnit, Stack, ValidatePort
 from tdk.errors import UsageError
 
@@ -31,22 +31,22 @@ class AksPlan(KubernetesPlan):
 
     def owns(self, unit: str) -> bool:
         """An Azure GPU VM size of the aks catalog."""
-        from infra.targets.aks.catalog import size
+        from infra.clouds.azure.catalog import size
 
         return size(unit) is not None
 
     def prices(self) -> PriceTable:
-        """Azure's table (``infra/targets/aks/prices.json``, from the Retail Prices API)."""
-        from infra.targets.aks import prices
+        """Azure's table (``infra/clouds/azure/prices.json``, from the Retail Prices API)."""
+        from infra.clouds.azure import prices
 
         return prices.load()
 
     def candidate(self, quote: Quote) -> Candidate:
         """One AKS GPU node: its VM's Linux pay-as-you-go price (the ``azure_vm`` section of
-        ``--prices`` when it has one, else ``infra/targets/aks/prices.json``; the Free tier's
+        ``--prices`` when it has one, else ``infra/clouds/azure/prices.json``; the Free tier's
         control plane costs nothing)."""
+        from infra.clouds.azure import catalog, prices
         from infra.planning.report import Candidate
-        from infra.targets.aks import catalog, prices
 
         found = catalog.size(quote.spec)
         if found is None:

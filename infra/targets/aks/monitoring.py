@@ -21,7 +21,7 @@ from infra.k8s.config import AlertThresholds
 from infra.targets.aks import arm
 from infra.targets.aks.builders import rule_group_rules
 from infra.targets.aks.workbook import workbook_json, workbook_name
-from infra.targets.guardrails import Budget
+from infra.values.guardrails import Budget
 
 
 @dataclass

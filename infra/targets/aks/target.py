@@ -8,6 +8,7 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
+from infra.clouds.azure import catalog
 from infra.config import (
     ConfigReader,
     StackConfig,
@@ -23,7 +24,6 @@ from infra.k8s.config import read_workload_config
 from infra.k8s.models import fitted_workload
 from infra.k8s.spec import TritonServiceSpec
 from infra.targets.aks import builders as b
-from infra.targets.aks import catalog
 from infra.targets.aks.cloud_names import DERIVED
 from infra.targets.aks.config import (
     AksConfig,
@@ -37,7 +37,7 @@ from infra.targets.aks.config import (
 from infra.targets.aks.entry import ENTRY
 from infra.targets.base import DoctorPort, Manifest, OutputValue, Refusal, TargetSpec
 from infra.targets.checks import image_facts, pod_spec
-from infra.targets.guardrails import read_api_cidrs, read_budget
+from infra.values.guardrails import read_api_cidrs, read_budget
 from tdk.errors import ConfigError
 
 

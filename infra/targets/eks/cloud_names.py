@@ -1,5 +1,5 @@
 """The cloud names the eks target derives from the stack's ``name`` (checked by
-``infra.targets.names.check_name`` while the config is read)."""
+``infra.values.names.check_name`` while the config is read)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from infra.clouds.aws.names import (
     SNS_TOPIC,
 )
 from infra.targets.eks.entry import ENTRY
-from infra.targets.names import K8S_SERVICE, DerivedName, derived
+from infra.values.names import K8S_SERVICE, DerivedName, derived
 
 TARGET = ENTRY.name
 

@@ -11,7 +11,7 @@ from infra.facts import kubernetes as kf
 from infra.k8s.config import WorkloadConfig, workload_spec
 from infra.k8s.spec import TritonServiceSpec
 from infra.targets.eks import builders as b
-from infra.targets.guardrails import Budget
+from infra.values.guardrails import Budget
 from tdk.errors import ConfigError
 
 SUPPORT_TYPES = ("STANDARD", "EXTENDED")

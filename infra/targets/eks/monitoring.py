@@ -36,7 +36,7 @@ from infra.targets.eks.observability import (
     scrape_configuration,
     scraper_rbac,
 )
-from infra.targets.guardrails import Budget
+from infra.values.guardrails import Budget
 
 
 @dataclass

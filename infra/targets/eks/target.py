@@ -30,7 +30,7 @@ from infra.targets.eks.config import (
 )
 from infra.targets.eks.entry import ENTRY
 from infra.targets.eks.observability import scraper_rbac
-from infra.targets.guardrails import read_api_cidrs, read_budget
+from infra.values.guardrails import read_api_cidrs, read_budget
 from tdk.errors import ConfigError
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from infra.k8s import promql
 from infra.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
 from infra.k8s.alerts import AlertRule
 from infra.k8s.spec import GPU_POOL, POOL_LABEL, PrometheusSource, WorkloadIdentity
-from infra.targets.guardrails import ACTUAL_THRESHOLDS, FORECAST_THRESHOLD, Budget
+from infra.values.guardrails import ACTUAL_THRESHOLDS, FORECAST_THRESHOLD, Budget
 from packager.tensorrt.engines import ENGINES_PREFIX
 
 
@@ -64,7 +64,7 @@ GPU_DRIVER_VERSIONS: tuple[str, ...] = ("DEFAULT", "LATEST")
 
 def triton_account_id(name: str) -> str:
     """Account id of the Google service account Triton pods act as (6-30 characters: the
-    name table in ``infra/targets/names.py`` refuses a ``name`` too long for it, up front)."""
+    name table in ``infra/values/names.py`` refuses a ``name`` too long for it, up front)."""
     return f"{name}-triton"
 
 

@@ -1,11 +1,11 @@
 """The cloud names the gke target derives from the stack's ``name`` (checked by
-``infra.targets.names.check_name`` while the config is read)."""
+``infra.values.names.check_name`` while the config is read)."""
 
 from __future__ import annotations
 
 from infra.clouds.gcp.names import GCE, GCP_SERVICE_ACCOUNT, GKE_CLUSTER, GKE_NODE_POOL
 from infra.targets.gke.entry import ENTRY
-from infra.targets.names import K8S_SERVICE, DerivedName, derived
+from infra.values.names import K8S_SERVICE, DerivedName, derived
 
 TARGET = ENTRY.name
 

@@ -12,7 +12,7 @@ from infra.config import ReleaseLocation
 from infra.k8s.alerts import workload_rules
 from infra.k8s.config import AlertThresholds
 from infra.targets.gke import builders as b
-from infra.targets.guardrails import Budget
+from infra.values.guardrails import Budget
 
 
 @dataclass

@@ -24,7 +24,7 @@ from infra.targets.gke import builders as b
 from infra.targets.gke.cloud_names import DERIVED
 from infra.targets.gke.config import GkeConfig, triton_spec
 from infra.targets.gke.entry import ENTRY
-from infra.targets.guardrails import read_api_cidrs, read_budget
+from infra.values.guardrails import read_api_cidrs, read_budget
 from tdk.errors import ConfigError
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from typing import Any
 
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import DEFAULT_TIMEOUT_S
-from infra.sagemaker_common.metrics import BY_KEY
+from infra.clouds.aws.sagemaker.metrics import BY_KEY
 from infra.targets.local.entry import ENTRY
 from infra.targets.operations import (
     Locator,
@@ -81,7 +81,7 @@ class LocalClient(TargetClient):
         return {"endpoint": self.name, "url": self.url}
 
     def invoke(self, timeout: float = DEFAULT_TIMEOUT_S) -> InferenceTarget:
-        from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
+        from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget
 
         return SageMakerRuntimeTarget(self.name, endpoint_url=self.url, local=True, timeout=timeout)
 

@@ -20,8 +20,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from infra.clients.triton_errors import triton_error_text
-from infra.sagemaker_common.components import component_name
-from infra.sagemaker_common.runtime import RELOADS
+from infra.clouds.aws.sagemaker.components import component_name
+from infra.clouds.aws.sagemaker.runtime import RELOADS
 from infra.targets.local import bounds, generate, response_stream, switch
 from infra.targets.local.body import (
     BINARY_TYPE,

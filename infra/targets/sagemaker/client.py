@@ -61,13 +61,13 @@ class SageMakerClient(TargetClient):
         return {"endpoint": self.endpoint, "region": self.region}
 
     def invoke(self, timeout: float = DEFAULT_TIMEOUT_S) -> InferenceTarget:
-        from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
+        from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget
 
         return SageMakerRuntimeTarget(self.endpoint, region=self.region, timeout=timeout)
 
     def metrics(self, window: timedelta | None) -> list[Reading]:
         from infra.clients.aws_session import aws_client
-        from infra.sagemaker_common.cloudwatch import endpoint_figures
+        from infra.clouds.aws.sagemaker.cloudwatch import endpoint_figures
 
         end = datetime.now(UTC).replace(microsecond=0)
         start = end - (window or DEFAULT_WINDOW)

@@ -1,5 +1,5 @@
 """The cloud names the sagemaker target derives from the stack's ``name`` (checked by
-``infra.targets.names.check_name`` while the config is read)."""
+``infra.values.names.check_name`` while the config is read)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from infra.clouds.aws.names import (
     SAGEMAKER,
     SNS_TOPIC,
 )
-from infra.targets.names import DerivedName, derived
 from infra.targets.sagemaker.entry import ENTRY
+from infra.values.names import DerivedName, derived
 
 TARGET = ENTRY.name
 

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from infra.clouds.aws.sagemaker.env import TritonKnobs
+from infra.clouds.aws.sagemaker.instances import (
+    InstanceKind,
+)
+from infra.clouds.aws.sagemaker.monitoring import AlarmThresholds
 from infra.config import (
     StackConfig,
 )
-from infra.sagemaker_common.env import TritonKnobs
-from infra.sagemaker_common.instances import (
-    InstanceKind,
-)
-from infra.sagemaker_common.monitoring import AlarmThresholds
-from infra.targets.guardrails import Budget
 from infra.targets.sagemaker.rollout import Rollout
 from infra.targets.sagemaker.scaling import ScalingSettings
+from infra.values.guardrails import Budget
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from infra.clouds.aws.machine import CLOUD
+from infra.clouds.aws.sagemaker.instances import MME_DECOUPLED, NO_ENGINE_IMAGE
 from infra.planning.pricing import PriceTable, Quote
-from infra.sagemaker_common.instances import MME_DECOUPLED, NO_ENGINE_IMAGE
 from infra.targets.capabilities import DECOUPLED, LLM_ENGINES, Refused
 from infra.targets.entry import TargetEntry
 from infra.targets.ports import PlanPort, PlanUnit, Stack, ValidatePort
@@ -29,7 +29,7 @@ class SageMakerPlan(PlanPort):
 
     def owns(self, unit: str) -> bool:
         """A single-GPU SageMaker instance type MME accepts (``instances.GPU_FAMILIES``)."""
-        from infra.sagemaker_common.instances import single_gpu_types
+        from infra.clouds.aws.sagemaker.instances import single_gpu_types
 
         return unit in single_gpu_types()
 

@@ -15,25 +15,25 @@ import pulumi
 import pulumi_aws as aws
 
 from infra.clouds.aws.guardrails import budget_args
-from infra.config import ReleaseLocation
-from infra.sagemaker_common.iam import (
+from infra.clouds.aws.sagemaker.iam import (
     assume_role_policy,
     endpoint_log_group,
     execution_policy,
 )
-from infra.sagemaker_common.instances import InstanceKind
-from infra.sagemaker_common.metrics import VARIANT_NAME
-from infra.sagemaker_common.monitoring import (
+from infra.clouds.aws.sagemaker.instances import InstanceKind
+from infra.clouds.aws.sagemaker.metrics import VARIANT_NAME
+from infra.clouds.aws.sagemaker.monitoring import (
     AlarmSpec,
     AlarmThresholds,
     alarm_specs,
     dashboard_body,
     dashboard_url,
 )
-from infra.sagemaker_common.release_bucket import declare_release_bucket
-from infra.targets.guardrails import Budget
+from infra.clouds.aws.sagemaker.release_bucket import declare_release_bucket
+from infra.config import ReleaseLocation
 from infra.targets.sagemaker.rollout import Rollout, deployment_config
 from infra.targets.sagemaker.scaling import ScalingSettings, scalable_target, scaling_policies
+from infra.values.guardrails import Budget
 
 TYPE_TOKEN = "tdk:aws:SageMakerMme"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from infra.sagemaker_common.metrics import INSTANCE_NAMESPACE, VARIANT_NAME
+from infra.clouds.aws.sagemaker.metrics import INSTANCE_NAMESPACE, VARIANT_NAME
 
 SERVICE_NAMESPACE = "sagemaker"
 SCALABLE_DIMENSION = "sagemaker:variant:DesiredInstanceCount"

@@ -9,13 +9,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.clouds.aws.guardrails import read_log_retention
 from infra.clouds.aws.offer import instance_spec
-from infra.config import (
-    ConfigReader,
-    StackConfig,
-    check_capacity,
-)
-from infra.sagemaker_common.env import TritonKnobs, container_environment
-from infra.sagemaker_common.instances import (
+from infra.clouds.aws.sagemaker.env import TritonKnobs, container_environment
+from infra.clouds.aws.sagemaker.instances import (
     GPU_FAMILIES,
     REFUSED_FAMILIES,
     InstanceKind,
@@ -23,16 +18,21 @@ from infra.sagemaker_common.instances import (
     host_ami,
     read_triton_version,
 )
-from infra.sagemaker_common.monitoring import AlarmThresholds
-from infra.sagemaker_common.settings import alarm_email, created_release_prefix
+from infra.clouds.aws.sagemaker.monitoring import AlarmThresholds
+from infra.clouds.aws.sagemaker.settings import alarm_email, created_release_prefix
+from infra.config import (
+    ConfigReader,
+    StackConfig,
+    check_capacity,
+)
 from infra.targets.base import EXAMPLE_TARGET_MODEL, DoctorPort, Refusal, Target, TargetSpec
 from infra.targets.capabilities import Refused
-from infra.targets.guardrails import read_budget
 from infra.targets.sagemaker.cloud_names import DERIVED
 from infra.targets.sagemaker.config import SageMakerConfig
 from infra.targets.sagemaker.entry import ENTRY
 from infra.targets.sagemaker.rollout import STRATEGIES, Rollout, check_rollout
 from infra.targets.sagemaker.scaling import ScalingSettings
+from infra.values.guardrails import read_budget
 
 if TYPE_CHECKING:
     from infra.facts.findings import Finding
@@ -83,7 +83,7 @@ class SageMakerDoctor(DoctorPort[SageMakerConfig]):
     """What ``tdk doctor`` checks of a SageMaker stack."""
 
     def facts(self, config: SageMakerConfig, today: dt.date) -> list[Finding]:
-        from infra.sagemaker_common import doctor
+        from infra.clouds.aws.sagemaker import doctor
 
         return doctor.findings(config.triton_version, config.inference_ami_version, today)
 
@@ -151,7 +151,7 @@ class SageMakerTarget(Target[SageMakerConfig]):
         )  # fmt: skip
 
     def declare(self, config: SageMakerConfig) -> Mapping[str, Any]:
-        from infra.sagemaker_common.instances import triton_image
+        from infra.clouds.aws.sagemaker.instances import triton_image
         from infra.targets.sagemaker.mme import SageMakerMme, SageMakerMmeArgs
 
         endpoint = config.common.name

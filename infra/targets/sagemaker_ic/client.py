@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from infra.clients.aws_session import aws_client, aws_errors
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import DEFAULT_TIMEOUT_S
-from infra.sagemaker_common.cloudwatch import window_period
-from infra.sagemaker_common.metrics import MetricSpec
+from infra.clouds.aws.sagemaker.cloudwatch import window_period
+from infra.clouds.aws.sagemaker.metrics import MetricSpec
 from infra.targets.operations import (
     EndpointLocator,
     OnChange,

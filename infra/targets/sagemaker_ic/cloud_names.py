@@ -1,5 +1,5 @@
 """The cloud names the sagemaker-ic target derives from the stack's ``name`` (checked by
-``infra.targets.names.check_name`` while the config is read)."""
+``infra.values.names.check_name`` while the config is read)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from infra.clouds.aws.names import (
     SAGEMAKER,
     SNS_TOPIC,
 )
-from infra.targets.names import DerivedName, derived
 from infra.targets.sagemaker_ic.names import TARGET_NAME
+from infra.values.names import DerivedName, derived
 
 TARGET = TARGET_NAME
 

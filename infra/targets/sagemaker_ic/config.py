@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from infra.config import StackConfig
-from infra.targets.guardrails import Budget
 from infra.targets.sagemaker_ic.sizing import IcInstance, Requirements
+from infra.values.guardrails import Budget
 
 #: the one production variant every component is placed on
 VARIANT_NAME = "AllTraffic"

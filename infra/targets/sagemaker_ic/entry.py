@@ -6,7 +6,7 @@ import json
 from typing import TYPE_CHECKING, ClassVar
 
 from infra.clouds.aws.machine import CLOUD
-from infra.sagemaker_common.instances import NO_ENGINE_IMAGE
+from infra.clouds.aws.sagemaker.instances import NO_ENGINE_IMAGE
 from infra.targets.capabilities import LLM_ENGINES, Refused
 from infra.targets.entry import TargetEntry
 from infra.targets.ports import ComparedLoad, ComparePort, ValidatePort

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.sagemaker_common.metrics import MICROS_TO_MS, MetricSpec
-from infra.sagemaker_common.monitoring import AlarmSpec
+from infra.clouds.aws.sagemaker.metrics import MICROS_TO_MS, MetricSpec
+from infra.clouds.aws.sagemaker.monitoring import AlarmSpec
 from infra.targets.sagemaker_ic.config import ComponentSpec, IcThresholds
 from infra.targets.sagemaker_ic.scaling import (
     COMPONENT_DIMENSION,

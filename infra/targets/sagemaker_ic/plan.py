@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from infra.clouds.aws.prices import SAGEMAKER
+from infra.clouds.aws.sagemaker.instances import MME_DECOUPLED
 from infra.planning.pricing import PriceTable
 from infra.planning.report import MILLION, SECONDS_PER_HOUR, Candidate, ceil_div, units_for
-from infra.sagemaker_common.instances import MME_DECOUPLED
 from infra.targets.sagemaker_ic.sizing import (
     GPU_EXPANSION,
     USABLE_FRACTION,

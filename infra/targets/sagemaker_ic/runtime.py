@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from infra.sagemaker_common.components import component_name
-from infra.sagemaker_common.runtime import SageMakerRuntimeTarget
+from infra.clouds.aws.sagemaker.components import component_name
+from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget
 from packager.manifest import ManifestModel
 
 

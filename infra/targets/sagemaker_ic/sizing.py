@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from infra.clouds.aws import catalog as aws_catalog
+from infra.clouds.aws.sagemaker.instances import PREFIX
 from infra.config import check_choice, qualify
 from infra.facts import hardware as facts
-from infra.sagemaker_common.instances import PREFIX
 from tdk.errors import ConfigError
 
 #: EC2 accelerated-computing sizes: (vCPUs, host memory GiB), from the one hardware table

@@ -16,14 +16,14 @@ import pulumi_aws as aws
 import pulumi_aws_native as aws_native
 
 from infra.clouds.aws.guardrails import budget_args
+from infra.clouds.aws.sagemaker.iam import assume_role_policy, endpoint_log_group, execution_policy
+from infra.clouds.aws.sagemaker.instances import InstanceKind, triton_image
+from infra.clouds.aws.sagemaker.monitoring import dashboard_url
+from infra.clouds.aws.sagemaker.release_bucket import bucket_prefix, declare_release_bucket
 from infra.config import ReleaseLocation
-from infra.sagemaker_common.iam import assume_role_policy, endpoint_log_group, execution_policy
-from infra.sagemaker_common.instances import InstanceKind, triton_image
-from infra.sagemaker_common.monitoring import dashboard_url
-from infra.sagemaker_common.release_bucket import bucket_prefix, declare_release_bucket
-from infra.targets.names import cut_name
 from infra.targets.sagemaker_ic import builders, monitoring, scaling
 from infra.targets.sagemaker_ic.config import ComponentSpec, SageMakerIcConfig
+from infra.values.names import cut_name
 
 TYPE_TOKEN = "tdk:aws:SageMakerInferenceComponents"
 

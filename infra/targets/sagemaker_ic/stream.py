@@ -18,7 +18,7 @@ from infra.clients.generate import (
     request_body,
     split_lines,
 )
-from infra.sagemaker_common.components import component_name
+from infra.clouds.aws.sagemaker.components import component_name
 from infra.targets.sagemaker_ic.generate import GENERATE_MODE
 from packager.manifest import ManifestModel
 from tdk.errors import UsageError

@@ -14,6 +14,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from infra.clouds.aws.generated import enum
 from infra.clouds.aws.guardrails import read_log_retention
 from infra.clouds.aws.offer import instance_spec
+from infra.clouds.aws.sagemaker.components import check_component_names
+from infra.clouds.aws.sagemaker.env import TritonKnobs, container_environment
+from infra.clouds.aws.sagemaker.instances import NO_ENGINE_IMAGE, host_ami, read_triton_version
+from infra.clouds.aws.sagemaker.settings import alarm_email, created_release_prefix
 from infra.config import (
     RELEASE_URL,
     ConfigReader,
@@ -23,13 +27,8 @@ from infra.config import (
     qualify,
     renamed,
 )
-from infra.sagemaker_common.components import check_component_names
-from infra.sagemaker_common.env import TritonKnobs, container_environment
-from infra.sagemaker_common.instances import NO_ENGINE_IMAGE, host_ami, read_triton_version
-from infra.sagemaker_common.settings import alarm_email, created_release_prefix
 from infra.targets.base import DoctorPort, Refusal, Shortfall, Target, TargetSpec
 from infra.targets.capabilities import Refused
-from infra.targets.guardrails import read_budget
 from infra.targets.sagemaker_ic.builders import ROLLING_PERCENT
 from infra.targets.sagemaker_ic.cloud_names import DERIVED
 from infra.targets.sagemaker_ic.config import (
@@ -59,6 +58,7 @@ from infra.targets.sagemaker_ic.sizing import (
     instances_needed,
     requirements,
 )
+from infra.values.guardrails import read_budget
 from tdk.errors import ConfigError
 
 #: the deprecated key that named the release before releaseUrl did (issue 40 item 4)
@@ -185,7 +185,7 @@ class SageMakerIcDoctor(DoctorPort[SageMakerIcConfig]):
     """What ``tdk doctor`` checks of a SageMaker inference components stack."""
 
     def facts(self, config: SageMakerIcConfig, today: dt.date) -> list[Finding]:
-        from infra.sagemaker_common import doctor
+        from infra.clouds.aws.sagemaker import doctor
 
         return doctor.findings(config.triton_version, config.inference_ami_version, today)
 

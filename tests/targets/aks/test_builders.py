@@ -12,7 +12,7 @@ from infra.config import parse_release_url
 from infra.k8s.alerts import AlertRule
 from infra.targets.aks import arm
 from infra.targets.aks import builders as b
-from infra.targets.guardrails import Budget
+from infra.values.guardrails import Budget
 from tdk.errors import ConfigError
 
 

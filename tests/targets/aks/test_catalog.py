@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from infra.targets.aks import catalog, prices
+from infra.clouds.azure import catalog, prices
 from tdk.errors import UsageError
 
 

@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from infra.clients.prometheus import NoAuth, Request
-from infra.targets.aks import cloud, doctor
+from infra.clouds.azure import machine as cloud
+from infra.targets.aks import doctor
 from infra.targets.aks.client import EntraBearer, auth_for
 from tdk.errors import EndpointError
 

@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from infra.targets.aks import fetch_prices, prices
+from infra.clouds.azure import fetch_prices, prices
 from tests.infra.price_answers import COMMON, PriceServer, assert_refused, price_server
 
 __all__ = ["price_server"]  # the fixture, used by name

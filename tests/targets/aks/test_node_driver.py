@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from infra.clouds.azure import catalog
 from infra.config import ConfigReader
 from infra.targets import stacks
-from infra.targets.aks import catalog
 from infra.targets.feasibility import feasible
 from tests.infra.pulumi_harness import stack_config
 from tests.validate.llm import corpus as c

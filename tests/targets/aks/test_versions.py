@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from infra.targets.aks import versions
+from infra.clouds.azure import versions
 
 D = dt.date
 

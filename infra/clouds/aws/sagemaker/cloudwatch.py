@@ -1,6 +1,6 @@
 """Read a SageMaker MME's figures from CloudWatch (``get_metric_data``).
 
-The figures are the dashboard's (``infra.sagemaker_common.metrics.METRICS``), each aggregated
+The figures are the dashboard's (``infra.clouds.aws.sagemaker.metrics.METRICS``), each aggregated
 over one window; errors become ``EndpointError`` with a hint.
 """
 
@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from infra.clients.aws_session import aws_errors
-from infra.sagemaker_common.metrics import METRICS, VARIANT_NAME, MetricSpec, dimensions
+from infra.clouds.aws.sagemaker.metrics import METRICS, VARIANT_NAME, MetricSpec, dimensions
 
 
 @dataclass(frozen=True)

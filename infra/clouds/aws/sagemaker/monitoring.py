@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from infra.sagemaker_common.metrics import (
+from infra.clouds.aws.sagemaker.metrics import (
     BY_KEY,
     INSTANCE_NAMESPACE,
     INVOCATION_NAMESPACE,
