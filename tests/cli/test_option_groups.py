@@ -71,7 +71,7 @@ def test_every_command_that_locates_a_deployment_takes_the_same_options() -> Non
         assert where | {"--release", "--s3-endpoint-url"} <= _options(command), command
 
 
-@pytest.mark.parametrize("name", ["bench"])
+@pytest.mark.parametrize("name", ["bench", "tune"])
 def test_bench_and_tune_are_short_commands(name: str) -> None:
     """The command functions only build the request and hand it on (under 40 lines)."""
     import importlib
