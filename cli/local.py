@@ -155,10 +155,18 @@ def _up_replicas(options: EndpointOptions, replicas: int, detach: bool, out: Out
     from infra.triton_runtime.private import state_dir
 
     if detach:
-        raise UsageError(
-            "--replicas runs in the foreground (HAProxy and its replicas stop together)",
-            hint="run it in a terminal of its own, without --detach",
-        )
+        from infra.targets.local import replica_daemon
+
+        state = replica_daemon.spawn(options, replicas)
+        if out.json_mode:
+            out.json(shown_state(state))
+        else:
+            out.info(
+                f"{replicas} replicas of [bold]{options.name}[/bold] behind HAProxy at {state.url}"
+            )
+            stop = escape(local_command("down", options.name))
+            out.info(f"  log {state.log}; stop them all with `{stop}`")
+        return
     replica_set.find_haproxy()
     work = state_dir() / f"local-{options.name}-replicas"
     out.info(f"starting {replicas} replicas of {options.name} behind HAProxy; Ctrl-C stops them")

@@ -4,6 +4,7 @@ item 6). The replicas joining and leaving under load are driven by bench/mme_k8s
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -11,8 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
+from infra.targets.local import serve
 from infra.targets.local.replicas import check_config, haproxy_config
 from tdk.errors import TdkError
+from tests.local.conftest import _runtime_or_skip
 
 needs_haproxy = pytest.mark.skipif(
     shutil.which("haproxy", path="/usr/sbin:/usr/bin:/sbin") is None,
@@ -43,9 +46,40 @@ def test_a_config_haproxy_refuses_is_an_error_naming_it(tmp_path: Path) -> None:
         check_config(path)
 
 
-def test_replicas_run_in_the_foreground_only(tmp_path: Path) -> None:
-    result = CliRunner().invoke(
-        app, ["local", "up", "--release", str(tmp_path), "--replicas", "2", "--detach"]
-    )
-    assert result.exit_code != 0
-    assert "--replicas runs in the foreground" in result.output
+@needs_haproxy
+def test_detached_replicas_serve_and_down_stops_the_whole_set(
+    release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`tdk local up --replicas 2 --detach`: one state file names the set; an invocation
+    through HAProxy answers; `tdk local down` leaves no HAProxy, front or Triton behind."""
+    _runtime_or_skip()
+    monkeypatch.setenv("TDK_STATE_DIR", str(tmp_path / "state"))
+    runner = CliRunner()
+    up = ["local", "up", "--release", str(release), "--endpoint", "set", "--replicas", "2"]
+    result = runner.invoke(app, [*up, "--port", "0", "--detach", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["url"].startswith("http://127.0.0.1:")
+    replicas = [serve.read_state(f"set-r{index}") for index in range(2)]
+    try:
+        assert all(replicas), "each replica writes its own state file"
+        supervisor = serve.read_state("set")
+        assert supervisor is not None
+        pids = {state.pid for state in replicas if state} | {supervisor.pid}
+        # the supervisor's session holds HAProxy; each replica's, its front, Triton and stubs
+        for leader in [supervisor, *replicas]:
+            pids |= serve.session_processes(leader.pid) if leader else set()
+        assert len(pids) > 5, pids
+        assert "set" in serve.running_names()
+        again = runner.invoke(app, [*up, "--detach"])
+        assert again.exit_code != 0 and "already running" in again.output
+        invoke = ["invoke", "--endpoint", "set", "--target-model", "tokenizer-0.tar.gz"]
+        invoke += ["--text", "hello world", "--json"]
+        answer = runner.invoke(app, invoke)
+        assert answer.exit_code == 0, answer.output
+        assert json.loads(answer.output)["outputs"]["token_ids"]["shape"] == [1, 128]
+    finally:
+        down = runner.invoke(app, ["local", "down", "--endpoint", "set"])
+    assert down.exit_code == 0, down.output
+    assert serve.running_names() == []
+    left = [pid for pid in pids if serve.process_identity(pid)]
+    assert left == [], f"still running after down: {left}"

@@ -19,6 +19,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -88,7 +89,7 @@ def find_haproxy() -> str:
 def check_config(path: Path) -> None:
     """``haproxy -c``: TdkError with HAProxy's message when it refuses the file."""
     result = subprocess.run(
-        [find_haproxy(), "-c", "-q", "-f", str(path)], capture_output=True, text=True, check=False
+        [find_haproxy(), "-c", "-f", str(path)], capture_output=True, text=True, check=False
     )
     if result.returncode != 0:
         raise TdkError(f"HAProxy refused {path}: {result.stderr.strip()}", hint=HAPROXY_HINT)
@@ -104,7 +105,10 @@ class ReplicaSet:
         self.work = work
         self.slots: list[serve.EndpointState | None] = [None] * (replicas + SPARE_SLOTS)
         self.wanted = replicas
-        self.admin = work / "haproxy.sock"
+        #: HAProxy's runtime API: in a private directory of its own under the temporary
+        #: directory, as HAProxy 2.6 refuses a socket path over 97 characters (its ALERT
+        #: "socket path ... too long (max 97)", seen 2026-12-07) and a state dir may be deeper
+        self.admin = Path(tempfile.mkdtemp(prefix="tdk-haproxy-")) / "admin.sock"
         self.proxy: subprocess.Popen[bytes] | None = None
         self.port = 0
 
@@ -205,7 +209,7 @@ class ReplicaSet:
         return 0
 
     def stop(self) -> None:
-        """Stop HAProxy, then every replica."""
+        """Stop HAProxy, then every replica, all at once (each stops its Triton)."""
         if self.proxy is not None and self.proxy.poll() is None:
             self.proxy.terminate()
             try:
@@ -213,11 +217,17 @@ class ReplicaSet:
             except subprocess.TimeoutExpired:
                 self.proxy.kill()
                 self.proxy.wait()
-        for index, state in enumerate(self.slots):
-            if state is not None:
-                with contextlib.suppress(TdkError, OSError):
-                    serve.stop(state)
-                self.slots[index] = None
+        shutil.rmtree(self.admin.parent, ignore_errors=True)
+        running = [state for state in self.slots if state is not None]
+        if running:
+            with ThreadPoolExecutor(len(running)) as pool:
+                list(pool.map(_stop_quietly, running))
+        self.slots = [None] * len(self.slots)
+
+
+def _stop_quietly(state: serve.EndpointState) -> None:
+    with contextlib.suppress(TdkError, OSError):
+        serve.stop(state)
 
 
 def _free_port() -> int:

@@ -326,13 +326,13 @@ def spawn(options: EndpointOptions, timeout: float = 120.0) -> EndpointState:
     finally:
         os.close(held)  # the child holds it now
     try:
-        return _started(proc, name, log_path, timeout)
+        return wait_started(proc, name, log_path, timeout)
     except BaseException:  # Ctrl-C while it starts: the child goes too (it honours SIGTERM)
         proc.terminate()
         raise
 
 
-def _started(
+def wait_started(
     proc: subprocess.Popen[bytes], name: str, log_path: Path, timeout: float
 ) -> EndpointState:
     """The child's state once it serves; TdkError when it exits or takes over ``timeout``."""

@@ -1,0 +1,111 @@
+"""``tdk local up --replicas N --detach``: the replica set's supervisor in the background.
+
+``spawn`` starts ``python -m infra.targets.local.replica_daemon`` in a session of its own; the
+supervisor starts HAProxy and the N front+Triton pairs (``replicas.ReplicaSet``), then writes
+the set's state file ``local-<name>.json`` naming itself and HAProxy's URL, as a single
+endpoint's does. ``tdk local down <name>`` SIGTERMs it (``serve.stop``) like any endpoint: it
+stops HAProxy and every replica (each stops its Triton), removes its state file and exits.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+from dataclasses import asdict
+from pathlib import Path
+
+from infra.targets.local import serve
+from infra.targets.local.options import EndpointOptions, local_command
+from infra.targets.local.replicas import ReplicaSet, find_haproxy
+from infra.triton_runtime.private import check_state_dir, open_private, state_dir, write_private
+from tdk.errors import TdkError
+
+PROG = "python -m infra.targets.local.replica_daemon"
+
+
+def work_dir(name: str) -> Path:
+    """Where the set ``name`` keeps HAProxy's configuration, admin socket and log."""
+    return state_dir() / f"local-{name}-replicas"
+
+
+def spawn(options: EndpointOptions, replicas: int, timeout: float = 600.0) -> serve.EndpointState:
+    """Start the set in the background; its state once HAProxy and every replica serve."""
+    find_haproxy()
+    name = options.name
+    if serve.read_state(name) is not None:
+        raise TdkError(
+            f"a local endpoint named {name!r} is already running",
+            hint=f"stop it with `{local_command('down', name)}`, or pick another --endpoint",
+        )
+    log_path = check_state_dir(state_dir()) / f"local-{name}.log"
+    serve.state_path(name).unlink(missing_ok=True)
+    argv = [*options.to_argv(), "--replicas", str(replicas)]
+    with open_private(log_path) as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "infra.targets.local.replica_daemon", *argv],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd=str(Path(__file__).resolve().parents[3]),
+        )
+    try:
+        return serve.wait_started(proc, name, log_path, timeout)
+    except BaseException:  # it did not start (or Ctrl-C): it stops what it started
+        proc.terminate()
+        proc.wait()
+        raise
+
+
+def supervise(options: EndpointOptions, replicas: int) -> None:
+    """Run the set until SIGTERM or SIGINT; its state file exists while it serves."""
+    stop = threading.Event()
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, lambda *_: stop.set())
+    work = work_dir(options.name)
+    group = ReplicaSet(options, replicas, work)
+    path = serve.state_path(options.name)
+    try:
+        url = group.start()
+        pid = os.getpid()
+        state = serve.EndpointState(
+            name=options.name,
+            pid=pid,
+            port=group.port,
+            url=url,
+            store=options.store_url,
+            workdir=str(work),
+            log=str(path.with_suffix(".log")),
+            identity=serve.process_identity(pid),
+        )
+        write_private(path, json.dumps(asdict(state), indent=2).encode())
+        print(f"ready: {url}/endpoints/{options.name}/invocations", flush=True)
+        stop.wait()
+    finally:
+        path.unlink(missing_ok=True)
+        group.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    args = list(sys.argv[1:] if argv is None else argv)
+    at = args.index("--replicas")
+    replicas = int(args[at + 1])
+    options, _ = EndpointOptions.from_argv(args[:at] + args[at + 2 :], PROG)
+    try:
+        supervise(options, replicas)
+    except TdkError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        if exc.hint:
+            print(f"hint: {exc.hint}", file=sys.stderr)
+        return exc.exit_code
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
