@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import json as jsonlib
 import math
 import shlex
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from contextlib import closing
 from dataclasses import asdict
@@ -18,6 +15,7 @@ from rich.markup import escape
 
 from cli.common import EndpointUrlOpt, JsonOpt, ReleaseOpt
 from cli.output import Output
+from infra.targets.local.control import fetch_status, request_switch
 from infra.targets.local.options import (
     NETNS_MODES,
     EndpointOptions,
@@ -26,7 +24,7 @@ from infra.targets.local.options import (
     local_command,
 )
 from packager.stores import absolute_url
-from tdk.errors import TdkError, UsageError
+from tdk.errors import UsageError
 
 app = typer.Typer(
     help="Run a SageMaker multi-model endpoint on this machine.", no_args_is_help=True
@@ -184,17 +182,6 @@ def _running(name: str) -> Any:
     return running_state(name)
 
 
-def fetch_status(url: str) -> dict[str, Any]:
-    """The running endpoint's ``/tdk/status`` document."""
-    try:
-        with urllib.request.urlopen(f"{url}/tdk/status", timeout=10) as response:
-            return dict(jsonlib.loads(response.read()))
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise TdkError(
-            f"cannot read {url}/tdk/status: {exc}", hint="see the endpoint's log"
-        ) from exc
-
-
 def metric_rows(figures: dict[str, Any]) -> list[tuple[str, str]]:
     """SageMaker-named figures for a table: counts, then timers (ms: avg / p50 / max, count)."""
     rows = [(name, str(figures.get(name, 0))) for name in COUNTS]
@@ -245,32 +232,6 @@ def stop_endpoint(
     state = _running(name)
     stop(state, timeout, on_wait)
     return int(state.pid)
-
-
-def request_switch(state: Any, release: str, endpoint_url: str | None) -> dict[str, Any]:
-    """POST the switch to the running endpoint; its answer, or TdkError with its reason."""
-    body = jsonlib.dumps({"release": release, "endpoint_url": endpoint_url}).encode()
-    request = urllib.request.Request(
-        f"{state.url}/tdk/switch",
-        data=body,
-        method="POST",
-        headers={"content-type": "application/json", "x-tdk-control": state.control},
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=300) as response:
-            return dict(jsonlib.loads(response.read()))
-    except urllib.error.HTTPError as exc:
-        with closing(exc):
-            answer = jsonlib.loads(exc.read() or b"{}")
-        reason = str(answer.get("error", exc.reason))
-        raise TdkError(
-            reason if reason.startswith("not switched") else f"not switched: {reason}",
-            hint=answer.get("hint") or f"the endpoint still serves its release; see {state.log}",
-        ) from exc
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise TdkError(
-            f"cannot reach {state.url}/tdk/switch: {exc}", hint="see the endpoint's log"
-        ) from exc
 
 
 @app.command("switch")

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from cli.local import request_switch
 from infra.clients.inputs import example_inputs
 from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget
+from infra.targets.local.control import request_switch
 from infra.targets.local.serve import read_state
 from tdk.errors import TdkError
 from tests.local.local_helpers import make_release, start_endpoint
