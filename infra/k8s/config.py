@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol, cast
+from typing import Any, Protocol, cast
 
 from infra.config import ConfigReader, alert_email, check_capacity, qualify
 from infra.facts import llm
@@ -70,12 +70,20 @@ class AlertThresholds:
     cold_load_seconds: int = 60
 
 
+#: the front's image in a rendered manifest when the stack builds it (``k8sFrontImage`` empty):
+#: the stack output ``pulumi up`` fills with the pushed image's digest reference
+BUILT_FRONT_IMAGE = "${frontImage}"
+#: the built image's name in the cloud's repository
+FRONT_IMAGE_NAME = "tdk-front"
+
+
 @dataclass(frozen=True)
 class MmeConfig:
-    """``k8sModelMode: mme``: the front's image, its archive cache and its memory budget
-    (bytes; 0 until ``with_budget`` derives it from the pod)."""
+    """``k8sModelMode: mme``: the front's image (None: the stack builds docker/front.Dockerfile
+    and pushes it to the cloud's registry), its archive cache and its memory budget (bytes; 0
+    until ``with_budget`` derives it from the pod)."""
 
-    front_image: str
+    front_image: str | None
     cache_gib: int
     memory_budget_bytes: int
 
@@ -118,13 +126,6 @@ def read_mme(reader: ConfigReader) -> MmeConfig | None:
     budget_gib = reader.integer("k8sMmeMemoryBudgetGiB", minimum=0)
     if mode != "mme":
         return None
-    if image is None:
-        raise ConfigError(
-            f"{qualify('k8sModelMode')} is 'mme' but {qualify('k8sFrontImage')} is empty: the "
-            "pod's front container needs an image",
-            hint="build docker/front.Dockerfile, push it to the cluster's registry and "
-            f"`pulumi config set {qualify('k8sFrontImage')} <registry>/tdk-front:<tag>`",
-        )
     if reader.optional_string("k8sWeightCacheClaim") is not None:
         raise ConfigError(
             f"{qualify('k8sWeightCacheClaim')} is set but {qualify('k8sModelMode')} is 'mme': "
@@ -287,8 +288,9 @@ def workload_spec(
     gpus = config.gpus_per_pod if config.kind == "gpu" else 0
     front = None
     if config.mme is not None:
+        image = config.mme.front_image
         front = FrontSpec(
-            image=config.mme.front_image,
+            image=BUILT_FRONT_IMAGE if image is None else image,
             release_url=release_url,
             cache_bytes=config.mme.cache_gib * GIB,
             memory_budget_bytes=config.mme.memory_budget_bytes,
@@ -336,3 +338,10 @@ def dns_label(reader: ConfigReader, key: str) -> str:
             hint=f"`pulumi config set {qualify(key)} triton`",
         )
     return value
+
+
+def with_front_image(spec: TritonServiceSpec, image: Any) -> TritonServiceSpec:
+    """``spec`` with its front running ``image`` (the stack's built image: a Pulumi output)."""
+    if spec.front is None:
+        return spec
+    return replace(spec, front=replace(spec.front, image=image))

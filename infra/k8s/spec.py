@@ -92,9 +92,10 @@ class ModelSync:
 class FrontSpec:
     """``mme`` mode: the kit's front beside Triton in every pod (``tdk front serve``), which
     loads a copy on its first request from the release, as the pod's own cloud identity, and
-    evicts the least recently used idle one beyond ``memory_budget_bytes``."""
+    evicts the least recently used idle one beyond ``memory_budget_bytes``. ``image`` may be
+    a Pulumi output (the digest reference of the image the stack built)."""
 
-    image: str
+    image: Any
     release_url: str
     cache_bytes: int
     memory_budget_bytes: int

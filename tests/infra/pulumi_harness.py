@@ -155,6 +155,18 @@ def provider_mocks() -> tuple[ProviderMocks, ...]:
     return tuple(importlib.import_module(module).MOCKS for module in mocks_modules())
 
 
+#: a sample digest the mocked docker-build provider reports for a pushed image
+IMAGE_DIGEST = "sha256:" + "ab" * 32
+
+
+def _shared_reports(type_token: str, state: Mapping[str, Any]) -> dict[str, Any]:
+    """What providers no cloud owns report: docker-build's pushed image, its digest and ``ref``
+    (the first tag with the digest, as the provider documents it)."""
+    if type_token != "docker-build:index:Image" or not state.get("push"):
+        return {}
+    return {"digest": IMAGE_DIGEST, "ref": f"{state['tags'][0]}@{IMAGE_DIGEST}"}
+
+
 class _Recorder(pulumi.runtime.Mocks):
     """Records every resource; echoes inputs back with an id, an ARN and a name."""
 
@@ -175,6 +187,7 @@ class _Recorder(pulumi.runtime.Mocks):
         state.setdefault("name", args.name)
         for mocks in provider_mocks():
             state.update(mocks.reports(args.typ, args.name, state))
+        state.update(_shared_reports(args.typ, state))
         return f"{args.name}-id", state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[Any]]:

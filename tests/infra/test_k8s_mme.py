@@ -166,9 +166,10 @@ def test_mme_pods_are_scraped_on_the_front_port_too(target: str) -> None:
     assert read_dev(target).workload.mme is None
 
 
-def test_mme_without_a_front_image_names_the_key() -> None:
-    with pytest.raises(ConfigError, match="k8sFrontImage"):
-        read_dev(kubernetes_targets()[0], {"k8sModelMode": "mme"})
+def test_mme_without_a_front_image_builds_it() -> None:
+    """The stack builds and pushes the front (tests/infra/test_front_image.py)."""
+    mme = read_dev(kubernetes_targets()[0], {"k8sModelMode": "mme"}).workload.mme
+    assert mme is not None and mme.front_image is None
 
 
 def test_an_unknown_mode_is_refused() -> None:

@@ -30,6 +30,7 @@ NAME_SHAPES: tuple[tuple[str, str], ...] = (
     ("sagemaker", "VariantName"),
     ("application-autoscaling", "PolicyName"),
     ("cloudwatch", "AlarmName"),
+    ("ecr", "RepositoryName"),
 )
 ENUM_SHAPES: tuple[tuple[str, str], ...] = (
     ("sagemaker", "ProductionVariantInferenceAmiVersion"),

@@ -25,6 +25,9 @@ EKS_NODEGROUP = NameRule("EKS node group name", 63, r"[0-9A-Za-z][A-Za-z0-9_-]*"
 AMP_ALIAS = NameRule("AMP workspace alias", 100, r".+")
 LOG_GROUP = NameRule("CloudWatch Logs group name", 512, r"[\w#./-]+")
 BUDGET = NameRule("AWS Budgets budget name", 100, r"[^:\\]+")
+#: the eks stack's front image repository (k8sModelMode mme, k8sFrontImage empty); botocore's
+#: ``ecr.RepositoryName`` (lowercase, ``/``-separated path components)
+ECR_REPOSITORY = NameRule("ECR repository name", *name_bounds("ecr.RepositoryName"))
 
 #: the longest inference component name (botocore ``InferenceComponentName``): a template's
 #: ``{component}`` is rendered with it, so a name that fits fits every component

@@ -49,6 +49,7 @@ PODMONITOR_API = "azmonitoring.coreos.com/v1"
 STORAGE_BLOB_DATA_READER = "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1"
 STORAGE_BLOB_DATA_CONTRIBUTOR = "ba92f5b4-2d11-453d-a403-e96b0029c9fe"
 MONITORING_DATA_READER = "b0d8363b-8ddd-447d-831f-62ca05bff136"
+ACR_PULL = "7f951dda-4ed3-4680-a7ca-43fe172d538d"
 #: the Service annotation for an internal Azure load balancer
 INTERNAL_LB = {"service.beta.kubernetes.io/azure-load-balancer-internal": "true"}
 LOAD_BALANCER_ANNOTATIONS: Mapping[str, Mapping[str, str]] = {"internal-lb": INTERNAL_LB}

@@ -13,6 +13,8 @@ Sources (read 2026-11-27):
 - AKS node pools: "only lowercase alphanumeric characters and must begin with a lowercase
   letter; for Linux node pools, the length must be between 1-12 characters"
   (MicrosoftDocs/azure-aks-docs ``articles/aks/create-node-pools.md`` at fb060ab).
+- Microsoft.ContainerRegistry registries: 5-50 alphanumerics, unique across Azure (the same
+  page, read 2026-12-07): the front's registry in an ``mme`` stack without ``k8sFrontImage``.
 The Azure Monitor workspace, data collection endpoint/rule and Prometheus rule group names are
 not in those tables; the kit keeps them short (``{name}-...``) and does not check them here.
 """
@@ -29,6 +31,7 @@ AKS_CLUSTER = NameRule("AKS cluster name", 63, r"[A-Za-z0-9]([A-Za-z0-9_-]*[A-Za
 AKS_LINUX_NODE_POOL = NameRule("AKS Linux node pool name", 12, r"[a-z][a-z0-9]*")
 MANAGED_IDENTITY = NameRule("Azure managed identity name", 128, r"[A-Za-z0-9][A-Za-z0-9_-]{2,}")
 CONSUMPTION_BUDGET = NameRule("Azure budget name", 63, r"[A-Za-z0-9_-]+")
+CONTAINER_REGISTRY = NameRule("Azure container registry name", 50, r"[A-Za-z0-9]{5,50}")
 ACTION_GROUP = NameRule("Azure Monitor action group name", 260, r"[^:<>+/&%\\?]*[^:<>+/&%\\?. ]")
 
 #: the two node pools' names (fixed: AKS node pool names cannot carry the stack's name)

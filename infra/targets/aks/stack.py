@@ -12,12 +12,14 @@ from infra.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
 from infra.k8s.addons_component import ClusterAddons, ClusterAddonsArgs
 from infra.k8s.common import invoke_command, port_forward_command
 from infra.k8s.component import TritonService, TritonServiceArgs
+from infra.k8s.config import with_front_image
 from infra.k8s.refs import PodIdentity
 from infra.k8s.spec import build_account_name
 from infra.targets.aks import arm
 from infra.targets.aks import builders as b
 from infra.targets.aks.cloud_names import TARGET
 from infra.targets.aks.cluster import AksCluster
+from infra.targets.aks.front_registry import FrontRegistry
 from infra.targets.aks.identity import Grant, WorkloadIdentity, WorkloadIdentityArgs
 from infra.targets.aks.monitoring import AksMonitoring, AksMonitoringArgs
 
@@ -48,6 +50,11 @@ def plan_grants(subscription: pulumi.Output[str], config: AksConfig) -> tuple[Gr
     writer = _role(subscription, b.STORAGE_BLOB_DATA_CONTRIBUTOR)
     scope = _container(subscription, config)
     return (Grant(writer, scope, arm.plan_write_condition(config.blob)),)
+
+
+def _kubelet_object_id(profile: Any) -> str:
+    """The object id of the identity the cluster's kubelets run as (AKS creates it)."""
+    return str(profile["kubeletidentity"].object_id) if profile else ""
 
 
 def declare_aks(config: AksConfig) -> dict[str, Any]:
@@ -109,6 +116,16 @@ def declare_aks(config: AksConfig) -> dict[str, Any]:
         ),
     )
     spec = triton_spec(config, reader.client_id, builder.client_id, monitoring.query_url)
+    outputs: dict[str, Any] = {}
+    mme = workload.mme
+    if mme is not None and mme.front_image is None:
+        registry = FrontRegistry(
+            f"{name}-front", stack_name=name, location=config.location, resource_group=group,
+            subscription=subscription, tenant=client.tenant_id,
+            kubelet_object_id=cluster.cluster.identity_profile.apply(_kubelet_object_id),
+        )  # fmt: skip
+        spec = with_front_image(spec, registry.ref)
+        outputs["frontImage"] = registry.ref
     monitor = b.pod_monitor(spec.name, spec.namespace, spec.selector, spec.metrics_ports)
     TritonService(
         f"{name}-triton",
@@ -120,7 +137,7 @@ def declare_aks(config: AksConfig) -> dict[str, Any]:
         ),
         opts=pulumi.ResourceOptions(depends_on=[*reader.ready, *builder.ready]),
     )
-    return {
+    return outputs | {
         "clusterName": cluster.cluster.name,
         "resourceGroup": group,
         "region": config.location,

@@ -7,14 +7,18 @@ from infra.clouds.aws.names import (
     AMP_ALIAS,
     BUDGET,
     CW_NAME,
+    ECR_REPOSITORY,
     EKS_CLUSTER,
     EKS_NODEGROUP,
     IAM_ROLE,
     LOG_GROUP,
     SNS_TOPIC,
 )
+from infra.config import qualify
+from infra.k8s.config import FRONT_IMAGE_NAME
 from infra.targets.eks.entry import ENTRY
 from infra.values.names import K8S_SERVICE, DerivedName, derived
+from tdk.errors import ConfigError
 
 TARGET = ENTRY.name
 
@@ -58,3 +62,18 @@ DERIVED: tuple[DerivedName, ...] = (
     *derived(TARGET, K8S_SERVICE, False, "{name}"),
 )
 # fmt: on
+
+
+def front_repository(name: str) -> str:
+    """``<name>/tdk-front`` in lowercase (ECR's rule, botocore ``ecr.RepositoryName``); a stack
+    name the rule still refuses is a ConfigError naming the key."""
+    repository = f"{name.lower()}/{FRONT_IMAGE_NAME}"
+    if not ECR_REPOSITORY.accepts(repository):
+        raise ConfigError(
+            f"the front image repository {repository!r} derived from {qualify('name')} is not an "
+            f"{ECR_REPOSITORY.kind} (at most {ECR_REPOSITORY.limit} characters matching "
+            f"{ECR_REPOSITORY.pattern})",
+            hint=f"use letters, digits and single hyphens in {qualify('name')}, or "
+            f"`pulumi config set {qualify('k8sFrontImage')} <registry>/tdk-front:<tag>`",
+        )
+    return repository

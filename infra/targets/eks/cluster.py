@@ -159,6 +159,7 @@ class GpuCluster(pulumi.ComponentResource):
 
     def _node_groups(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions) -> None:
         node_role = _role(f"{name}-nodes", b.service_trust_policy("ec2.amazonaws.com"), opts)
+        self.node_role = node_role
         attachments = _attach(f"{name}-nodes", node_role, NODE_POLICIES, opts)
         # The Cluster Autoscaler owns the desired sizes once the groups exist: never reset them.
         after = pulumi.ResourceOptions(

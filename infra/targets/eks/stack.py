@@ -10,9 +10,11 @@ import pulumi
 from infra.k8s.addons_component import ClusterAddons, ClusterAddonsArgs
 from infra.k8s.common import invoke_command, port_forward_command
 from infra.k8s.component import TritonService, TritonServiceArgs
+from infra.k8s.config import with_front_image
 from infra.targets.eks import builders as b
 from infra.targets.eks.cloud_names import TARGET
 from infra.targets.eks.cluster import GpuCluster, GpuClusterArgs
+from infra.targets.eks.front_registry import FrontRegistry
 from infra.targets.eks.monitoring import EksMonitoring, EksMonitoringArgs
 from infra.targets.eks.release import (
     PlanBuilder,
@@ -78,12 +80,20 @@ def declare_eks(config: EksConfig) -> dict[str, Any]:
     )
     prometheus_url = monitoring.workspace.id.apply(lambda ws: b.amp_query_url(config.region, ws))
     spec = triton_spec(config, reader.role.arn, builder.role.arn, prometheus_url)
+    outputs: dict[str, Any] = {}
+    mme = workload.mme
+    if mme is not None and mme.front_image is None:
+        registry = FrontRegistry(
+            f"{name}-front", stack_name=name, node_role_arn=cluster.node_role.arn
+        )
+        spec = with_front_image(spec, registry.ref)
+        outputs["frontImage"] = registry.ref
     TritonService(
         f"{name}-triton",
         TritonServiceArgs(spec=spec, provider=cluster.ref.provider, depends_on=addons.ready),
         opts=pulumi.ResourceOptions(depends_on=[reader.policy, builder.policy]),
     )
-    return {
+    return outputs | {
         "clusterName": cluster.cluster.name,
         "region": config.region,
         "kubeconfig": cluster.kubeconfig,

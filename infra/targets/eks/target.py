@@ -21,7 +21,7 @@ from infra.k8s.spec import TritonServiceSpec
 from infra.targets.base import DoctorPort, Manifest, OutputValue, Refusal, SchemaDrift, TargetSpec
 from infra.targets.checks import pod_spec
 from infra.targets.eks import builders as b
-from infra.targets.eks.cloud_names import DERIVED
+from infra.targets.eks.cloud_names import DERIVED, front_repository
 from infra.targets.eks.config import (
     EksConfig,
     read_keda_pin,
@@ -141,6 +141,8 @@ class EksTarget(KubernetesTarget[EksConfig]):
                 f"{b.gpus_of(instance)} GPU(s) of {instance}: no node could run a pod",
                 hint=f"lower {qualify('k8sGpusPerPod')} or pick a larger instance",
             )
+        if workload.mme is not None and workload.mme.front_image is None:
+            front_repository(common.name)  # the stack builds the front: its ECR name fits
         version, support_type = read_kubernetes_version(reader)
         return EksConfig(
             common=common,

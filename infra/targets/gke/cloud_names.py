@@ -3,7 +3,13 @@
 
 from __future__ import annotations
 
-from infra.clouds.gcp.names import GCE, GCP_SERVICE_ACCOUNT, GKE_CLUSTER, GKE_NODE_POOL
+from infra.clouds.gcp.names import (
+    ARTIFACT_REGISTRY_REPOSITORY,
+    GCE,
+    GCP_SERVICE_ACCOUNT,
+    GKE_CLUSTER,
+    GKE_NODE_POOL,
+)
 from infra.targets.gke.entry import ENTRY
 from infra.values.names import K8S_SERVICE, DerivedName, derived
 
@@ -16,6 +22,7 @@ DERIVED: tuple[DerivedName, ...] = (
     *derived(TARGET, GCE, True, "{name}-vpc", "{name}-nodes", "{name}-router", "{name}-nat"),
     *derived(TARGET, GCP_SERVICE_ACCOUNT, False, "{name}-triton", "{name}-nodes", "{name}-keda",
              "{name}-build"),
+    *derived(TARGET, ARTIFACT_REGISTRY_REPOSITORY, False, "{name}-front"),
     *derived(TARGET, K8S_SERVICE, False, "{name}"),
 )
 # fmt: on

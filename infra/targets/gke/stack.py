@@ -10,9 +10,11 @@ import pulumi
 from infra.k8s.addons_component import ClusterAddons, ClusterAddonsArgs
 from infra.k8s.common import invoke_command, port_forward_command
 from infra.k8s.component import TritonService, TritonServiceArgs
+from infra.k8s.config import with_front_image
 from infra.targets.gke import builders as b
 from infra.targets.gke.cloud_names import TARGET
 from infra.targets.gke.cluster import GpuCluster, GpuClusterArgs
+from infra.targets.gke.front_registry import ARTIFACT_REGISTRY_SERVICE, FrontRegistry
 from infra.targets.gke.monitoring import (
     Monitoring,
     MonitoringArgs,
@@ -33,8 +35,19 @@ def declare_gke(config: GkeConfig) -> dict[str, Any]:
     name = config.common.name
     spec = triton_spec(config)
     budget = config.budget if config.billing_account else None
+    mme = config.workload.mme
+    build = mme is not None and mme.front_image is None
     apis = [*b.REQUIRED_SERVICES, *([b.BUDGET_SERVICE] if budget else [])]
+    apis += [ARTIFACT_REGISTRY_SERVICE] if build else []
     services = ProjectServices(f"{name}-apis", config.project, apis)
+    outputs: dict[str, Any] = {}
+    if build:
+        registry = FrontRegistry(
+            f"{name}-front", stack_name=name, project=config.project, region=config.region,
+            services=services.resources,
+        )  # fmt: skip
+        spec = with_front_image(spec, registry.ref)
+        outputs["frontImage"] = registry.ref
     cluster = GpuCluster(
         name,
         GpuClusterArgs(config, services=services.resources),
@@ -91,7 +104,7 @@ def declare_gke(config: GkeConfig) -> dict[str, Any]:
             billing_account=config.billing_account,
         ),
     )
-    return {
+    return outputs | {
         "clusterName": cluster.cluster.name,
         "region": config.region,
         "kubeconfig": cluster.kubeconfig,
