@@ -12,6 +12,7 @@ import typer
 from rich.markup import escape
 
 from cli.common import JsonOpt
+from cli.groups import grouped, option_group
 from cli.locate import OptionalTargetOpt
 from cli.output import Output
 from cli.plan_common import (
@@ -109,41 +110,72 @@ ForceOpt = Annotated[
 ]
 
 
-def plan(
-    measurement: MeasurementArg,
-    peak_rps: PeakRpsOpt = None,
-    traffic: TrafficOpt = None,
-    slo_ms: SloMsOpt = None,
-    target: OptionalTargetOpt = None,
-    instance_types: InstanceTypesOpt = None,
-    region: RegionOpt = None,
-    gpus_per_node: GpusPerNodeOpt = 1,
-    baseline: BaselineOpt = None,
-    safety_factor: SafetyFactorOpt = "0.5",
-    prices: PricesOpt = None,
-    plot: PlotOpt = None,
-    write_stack: WriteStackOpt = None,
-    components: ComponentsOpt = None,
-    hot_models: HotModelsOpt = None,
-    force: ForceOpt = False,
-    json: JsonOpt = False,
-    mme_trace: MmeTraceOpt = None,
-    hit_ratio: HitRatioOpt = 0.9,
-    budgets: BudgetOpt = None,
-    max_pods: MaxPodsOpt = 8,
-) -> None:
+@option_group
+@dataclass(frozen=True)
+class PlanOptions:
+    """``tdk plan``'s options (MEASUREMENT aside), in the order its help lists them."""
+
+    peak_rps: PeakRpsOpt = None
+    traffic: TrafficOpt = None
+    slo_ms: SloMsOpt = None
+    target: OptionalTargetOpt = None
+    instance_types: InstanceTypesOpt = None
+    region: RegionOpt = None
+    gpus_per_node: GpusPerNodeOpt = 1
+    baseline: BaselineOpt = None
+    safety_factor: SafetyFactorOpt = "0.5"
+    prices: PricesOpt = None
+    plot: PlotOpt = None
+    write_stack: WriteStackOpt = None
+    components: ComponentsOpt = None
+    hot_models: HotModelsOpt = None
+    force: ForceOpt = False
+    json: JsonOpt = False
+    mme_trace: MmeTraceOpt = None
+    hit_ratio: HitRatioOpt = 0.9
+    budgets: BudgetOpt = None
+    max_pods: MaxPodsOpt = 8
+
+    def request(self, measurement: Path) -> PlanRequest:
+        """The library's request, each field from its option."""
+        return PlanRequest(
+            measurement=measurement,
+            peak_rps=self.peak_rps,
+            traffic=self.traffic,
+            slo_ms=self.slo_ms,
+            target=self.target.value if self.target else None,
+            instance_types=self.instance_types,
+            region=self.region,
+            gpus_per_node=self.gpus_per_node,
+            baseline=self.baseline,
+            safety_factor=self.safety_factor,
+            prices=self.prices,
+            plot=self.plot,
+            write_stack=self.write_stack,
+            components=self.components,
+            hot_models=self.hot_models,
+            force=self.force,
+            json=self.json,
+            mme_trace=self.mme_trace,
+            hit_ratio=self.hit_ratio,
+            budgets=self.budgets,
+            max_pods=self.max_pods,
+        )
+
+
+@grouped
+def plan(measurement: MeasurementArg, options: PlanOptions) -> None:
     """Cost per hour and per million inferences of each candidate; scaling keys for a stack."""
-    options = dict(locals())  # first: the options alone, by name (PlanRequest's fields)
-    request = PlanRequest(**{**options, "target": target.value if target else None})
+    request = options.request(measurement)
     from infra.perf.plan.token_bench import load_token_bench
 
-    out = Output(json_mode=json)
-    if mme_trace is not None:
+    out = Output(json_mode=request.json)
+    if request.mme_trace is not None:
         mme_plan(out, request)
         return
     bench = load_token_bench(measurement)
     if bench is not None:  # a `bench --prompt` measurement: the same plan, in output tokens
-        _refuse_unplanned_for_tokens({"--plot": plot, "--write-stack": write_stack})
+        _refuse_unplanned_for_tokens({"--plot": request.plot, "--write-stack": request.write_stack})
         request.safety, request.peak, request.budget_ms  # noqa: B018 (each checked, in turn)
         token_plan(out, bench, request)
     else:
