@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -148,8 +149,10 @@ def _release_url(settings: Any, stack: str) -> str:
 def _job(
     settings: Any, planned: EngineBuild, url: str, timeout: float, strict: bool = True
 ) -> list[dict[str, Any]]:
-    """The build Job's manifests; ``strict``: a value only the deployed stack knows (the EKS
-    role ARN) is an error instead of a ``${name}`` placeholder."""
+    """The build Job's manifests; ``strict``: a value only the deployed stack knows that the
+    Job would carry is an error instead of a ``${name}`` placeholder. The workload's spec asks
+    for such values (the identities' ARNs or client ids, the metrics URL) but the Job carries
+    none: its cloud identity is on the build ServiceAccount `pulumi up` applied."""
     from infra.targets.base import EngineJob, build_port
     from infra.tensorrt_engines.run import job_name
 
@@ -164,9 +167,11 @@ def _job(
         return "${" + name + "}"
 
     manifests = list(build_port(settings.entry.deploy()).engine_job(settings.config, output, job))
-    if placeholders and strict:
+    written = json.dumps(manifests)
+    needed = [name for name in placeholders if "${" + name + "}" in written]
+    if needed and strict:
         raise UsageError(
-            f"the build Job needs the deployed stack's {', '.join(placeholders)}",
+            f"the build Job needs the deployed stack's {', '.join(needed)}",
             hint="run `pulumi up` first, or use --render and substitute them",
         )
     return manifests

@@ -1,5 +1,5 @@
 """How an AKS pod copies a plan-cache entry: the Azure CLI (the model-sync image), logged in
-as the workload's identity (``az storage blob download-batch`` / ``upload --metadata``,
+as the build's identity (``az storage blob download-batch`` / ``upload --metadata``,
 learn.microsoft.com/cli/azure/storage/blob, read 2026-11-27). The metadata key ``sha256`` is
 the one tdk's az:// store reads (``packager.stores.azblob.SHA_META``)."""
 
@@ -11,13 +11,20 @@ from infra.k8s.build_job import WORK, StoreCopy
 from infra.targets.aks import builders as b
 from infra.targets.aks.config import AksConfig
 from packager.stores.azblob import SHA_META
+from tdk.errors import UsageError
 
 
 def _entry(config: AksConfig, entry_url: str) -> str:
-    """The entry's path under the release (``entry_url`` is ``<releaseUrl>/engines/.../``)."""
+    """The entry's path under the release (``entry_url`` is ``<releaseUrl>/engines/.../``):
+    the Job's identity may write only the release's own engine cache, so a cache in another
+    store (``tdk build --store``) is refused, naming it."""
     root = config.release.url.rstrip("/") + "/"
     if not entry_url.startswith(root):
-        raise ValueError(f"{entry_url} is not under the release {root}")
+        raise UsageError(
+            f"the build Job reads and writes the engine cache in the stack's release {root}, "
+            f"not {entry_url}: its identity may write nothing else",
+            hint="build without --store (the cache is the release's), or with --local",
+        )
     return entry_url[len(root) :].strip("/")
 
 
