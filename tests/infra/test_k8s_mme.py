@@ -86,8 +86,10 @@ def test_mme_pod_is_explicit_triton_beside_the_front(target: str) -> None:
     assert volumes[mounts["/cache"]]["emptyDir"] == {"sizeLimit": str(50 * GIB)}
     assert {m["mountPath"]: m["name"] for m in triton["volumeMounts"]}["/models"] == "models"
     # the front runs as the pod's ServiceAccount: the target's workload identity
-    account = _one(rendered, "ServiceAccount")
-    assert pod["serviceAccountName"] == account["metadata"]["name"]
+    # (the plan builder's ServiceAccount, ``<name>-build``, is rendered beside it)
+    deployment = _one(rendered, "Deployment")["metadata"]["name"]
+    accounts = {m["metadata"]["name"] for m in rendered if m["kind"] == "ServiceAccount"}
+    assert pod["serviceAccountName"] == deployment in accounts
 
 
 @pytest.mark.parametrize("target", kubernetes_targets())
