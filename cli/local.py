@@ -88,7 +88,7 @@ def _cache_bytes(cache_gb: float) -> int:
 
 @app.command("up")
 def up(
-    store: ReleaseOpt,
+    release: ReleaseOpt,
     name: NameOpt = default_of("name"),
     port: PortOpt = default_of("port"),
     max_loaded_models: MaxLoadedOpt = default_of("max_loaded"),
@@ -108,7 +108,7 @@ def up(
 
     out = Output(json_mode=json)
     options = EndpointOptions(
-        store_url=absolute_url(store),  # the server runs elsewhere: resolve the path here
+        store_url=absolute_url(release),  # the server runs elsewhere: resolve the path here
         name=name,
         port=port,
         max_loaded=max_loaded_models,
@@ -236,7 +236,7 @@ def stop_endpoint(
 
 @app.command("switch")
 def switch(
-    store: ReleaseOpt,
+    release: ReleaseOpt,
     name: NameOpt = "local",
     endpoint_url: EndpointUrlOpt = None,
     json: JsonOpt = False,
@@ -246,12 +246,12 @@ def switch(
     not verify is refused and the endpoint keeps serving its own."""
     out = Output(json_mode=json)
     state = _running(name)
-    store = absolute_url(store)  # against this directory, not the server's
-    answer = request_switch(state, store, endpoint_url)
+    release = absolute_url(release)  # against this directory, not the server's
+    answer = request_switch(state, release, endpoint_url)
     if json:
         out.json({"name": name, **answer})
     else:
-        out.info(f"local endpoint {name} now serves {store} ({len(answer['models'])} models)")
+        out.info(f"local endpoint {name} now serves {release} ({len(answer['models'])} models)")
 
 
 @app.command("down")
@@ -274,19 +274,19 @@ def down(name: NameOpt = "local", json: JsonOpt = False) -> None:
 
 
 @app.command("check")
-def check(store: ReleaseOpt, endpoint_url: EndpointUrlOpt = None, json: JsonOpt = False) -> None:
+def check(release: ReleaseOpt, endpoint_url: EndpointUrlOpt = None, json: JsonOpt = False) -> None:
     """Load every model of a release once on the local Triton; non-zero exit if any fails."""
     from infra.targets.local.check import check_release
 
     out = Output(json_mode=json)
     results = check_release(
-        store,
+        release,
         endpoint_url,
         report=lambda r: out.info(f"{'ok  ' if r.ok else 'FAIL'} {r.target_model}"),
     )
     failed = [r for r in results if not r.ok]
     if json:
-        out.json({"release": store, "ok": not failed, "models": [asdict(r) for r in results]})
+        out.json({"release": release, "ok": not failed, "models": [asdict(r) for r in results]})
     else:
         rows = [
             (r.target_model, r.backend, "ok" if r.ok else "FAILED", f"{r.seconds:.2f}", r.error)
@@ -299,7 +299,7 @@ def check(store: ReleaseOpt, endpoint_url: EndpointUrlOpt = None, json: JsonOpt 
 
 @app.command("demo")
 def demo(
-    store: ReleaseOpt,
+    release: ReleaseOpt,
     max_loaded_models: MaxLoadedOpt = 3,
     warm: Annotated[int, typer.Option("--warm", min=1, help="Warm requests per model.")] = 5,
     json: JsonOpt = False,
@@ -312,7 +312,7 @@ def demo(
     if serve.read_state(name) is not None:
         stop_endpoint(name)
     options = EndpointOptions(
-        store_url=absolute_url(store), name=name, port=0, max_loaded=max_loaded_models
+        store_url=absolute_url(release), name=name, port=0, max_loaded=max_loaded_models
     )
     state = serve.spawn(options)
     out.info(
@@ -331,11 +331,11 @@ def demo(
     out.info(demo_next(state.store, rows[0]["target_model"] if rows else "NAME"))
 
 
-def demo_next(store: str, target_model: str) -> str:
+def demo_next(release: str, target_model: str) -> str:
     """The demo's last line: where a newcomer goes from here, as commands to paste."""
     return (
         "next: `source .venv/bin/activate`, then "
-        f"`tdk local up --release {shlex.quote(store)} --detach` and "
+        f"`tdk local up --release {shlex.quote(release)} --detach` and "
         f"`tdk invoke --target-model {shlex.quote(target_model)} --example` (README, Local "
         "endpoint); to deploy: `tdk doctor` and the README's 'Deploy to a cloud'"
     )
