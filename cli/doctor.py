@@ -81,7 +81,7 @@ def doctor(
     """
     import infra.facts
     from infra.config import missing_project_hint
-    from infra.facts.doctor import diagnose
+    from infra.targets.doctor import diagnose
 
     printer = Output(json_mode=json)
     day = infra.facts.today()

@@ -6,8 +6,10 @@ the target's name or the config's attribute names (``infra.facts.findings``)."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from infra.facts import CHECKED, INFRA_EXTRA_INSTALL
 from infra.facts import hardware as facts
@@ -15,7 +17,22 @@ from infra.facts import triton as tf
 from infra.facts.findings import UNVERIFIED, Finding, dated
 from tdk.errors import TdkError
 
-__all__ = ["Finding", "diagnose"]
+if TYPE_CHECKING:
+    from infra.facts.machine import Cloud
+    from infra.planning.pricing import PriceTable
+
+__all__ = ["DoctorNeeds", "Finding", "diagnose"]
+
+
+@dataclass(frozen=True)
+class DoctorNeeds:
+    """What ``diagnose`` needs from the layers above it: the registered targets' clouds, the
+    kit's price tables and the stack read path (``load(project_dir, stack)`` returns the stack's
+    settings: its ``entry`` and typed ``config``, or raises ``TdkError``)."""
+
+    clouds: Sequence[Cloud]
+    prices: PriceTable
+    load: Callable[[Path, str], Any]
 
 
 def sagemaker_image_findings() -> list[Finding]:
@@ -124,33 +141,37 @@ def online_findings(settings: Any, today: dt.date) -> list[Finding]:
                     "the cloud's answer matches the kit's facts")]  # fmt: skip
 
 
-def cloud_findings() -> list[Finding]:
-    """Each registered target's cloud's catalog against what its installed SDK lists (a cloud
-    shared by several targets once; ``Cloud.catalog_facts``)."""
-    from infra.targets import registry
-
-    clouds = {id(e.cloud): e.cloud for e in registry.entries() if e.cloud is not None}
-    return [f for cloud in clouds.values() if cloud.catalog_facts for f in cloud.catalog_facts()]
+def cloud_findings(clouds: Iterable[Cloud]) -> list[Finding]:
+    """Each cloud's catalog against what its installed SDK lists (a cloud shared by several
+    targets once; ``Cloud.catalog_facts``)."""
+    unique = {id(cloud): cloud for cloud in clouds}
+    return [f for cloud in unique.values() if cloud.catalog_facts for f in cloud.catalog_facts()]
 
 
-def diagnose(project_dir: Path, stack: str, today: dt.date, online: bool = False) -> list[Finding]:
-    """Every finding for ``stack``; a config the kit refuses is one ``broken`` finding."""
-    from infra.targets import catalogs, stacks
-
-    prices = catalogs.prices()
+def diagnose(
+    project_dir: Path,
+    stack: str,
+    today: dt.date,
+    needs: DoctorNeeds,
+    online: bool = False,
+) -> list[Finding]:
+    """Every finding for ``stack``; a config the kit refuses is one ``broken`` finding. What the
+    registered targets know comes in ``needs`` (``infra.targets.doctor`` gathers it), so this
+    layer never asks the registry."""
+    prices = needs.prices
     found = [
         dated("fact tables", "infra/facts", "see each table's source", CHECKED, today),
-        *cloud_findings(),
+        *cloud_findings(needs.clouds),
         *sagemaker_image_findings(),
         *newer_release_findings(),
         dated(
-            "list prices", str(prices.origin), "each target's prices.json sources",
+            "list prices", str(prices.origin), "each cloud's prices.json sources",
             dt.date.fromisoformat(prices.date), today,
         ),
     ]  # fmt: skip
     found.append(_stack_keys(project_dir, stack))
     try:
-        settings = stacks.load_stack(project_dir, stack)
+        settings = needs.load(project_dir, stack)
         config = settings.config
     except TdkError as exc:
         found.append(

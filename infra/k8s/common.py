@@ -32,12 +32,11 @@ from infra.targets.base import (
     BuildPort,
     EngineJob,
     Manifest,
-    ModelLoading,
     OutputValue,
     RenderPort,
     Target,
-    TargetSpec,
 )
+from infra.values.offer import ModelLoading, TargetSpec
 from tdk.errors import ConfigError
 
 

@@ -13,30 +13,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from infra.facts import hardware as facts
-from infra.facts.triton import default_checked_image
-from infra.targets.base import TargetSpec
 from infra.targets.engine_memory import engine_fit
 from infra.targets.fit import Fit
+from infra.values.offer import TargetSpec, image_facts
 from packager.config import autocomplete_backend
 from packager.repository import ModelDir
 from packager.tensorrt.engines import BuiltFor
 from packager.validate.findings import Finding, Sink, finding
-from tdk.errors import UsageError
-
-
-def image_facts(image: str = "") -> facts.Image:
-    """The facts of Triton ``image`` (a tag, a URI or a version; empty: the checked default)."""
-    version = facts.image_version(image) if image else default_checked_image()
-    found = facts.IMAGES.get(version)
-    if found is None:
-        what = repr(image) if image else "the image the stacks deploy"
-        raise UsageError(
-            f"Triton image {what} (version {version}) is not a published release in tdk's "
-            "image facts: its CUDA, backends and limits cannot be checked",
-            hint=f"add its row to infra/facts/hardware.py from {facts.TRITON_RELEASE_NOTES}, "
-            f"or check against one of {', '.join(sorted(facts.IMAGES))} with --image",
-        )
-    return found
 
 
 def cpu_spec(target: str, label: str, image: str = "") -> TargetSpec:

@@ -7,8 +7,8 @@ its share, so fewer tokens fit than said, never more."""
 from __future__ import annotations
 
 from infra.facts import hardware as facts
-from infra.targets.base import TargetSpec
 from infra.targets.fit import Fit
+from infra.values.offer import TargetSpec
 from packager.repository import ModelDir
 from packager.requirements import requirements
 from packager.validate.engines import trtllm, vllm

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from infra.facts.hardware import GIB, MIB
-from infra.targets.base import ModelLoading, TargetSpec
 from infra.targets.fit import Fit
+from infra.values.offer import ModelLoading, TargetSpec
 from packager.repository import ModelDir
 from packager.validate.findings import Finding, finding
 

@@ -13,6 +13,7 @@ from cli.main import app
 from infra.clouds.aws import doctor as aws_doctor
 from infra.facts import doctor
 from infra.facts import triton as tf
+from infra.targets.doctor import needs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -22,7 +23,7 @@ def _by_fact(found: list[doctor.Finding]) -> dict[str, doctor.Finding]:
 
 
 def test_the_installed_sources_agree_with_the_kit_today() -> None:
-    found = doctor.cloud_findings() + doctor.sagemaker_image_findings()
+    found = doctor.cloud_findings(needs().clouds) + doctor.sagemaker_image_findings()
     assert found and all(f.status == "ok" for f in found), [f for f in found if f.status != "ok"]
     images = _by_fact(found)["sagemaker-core Triton images"]
     assert "26.05" in images.value and "stacks deploy 26.05" in images.note
@@ -35,7 +36,7 @@ def test_a_botocore_size_the_kit_lacks_is_reported(monkeypatch: pytest.MonkeyPat
     changed = {**enums, "sagemaker.ProductionVariantInstanceType": types,
                "sagemaker.ProductionVariantInferenceAmiVersion": amis}  # fmt: skip
     monkeypatch.setattr(aws_doctor, "_generated_enums", lambda: (source, changed))
-    found = _by_fact(doctor.cloud_findings())
+    found = _by_fact(doctor.cloud_findings(needs().clouds))
     sizes = found["GPU instance sizes"]
     assert sizes.status == "aged" and "ml.g6e.96xlarge" in sizes.note
     assert found["GPU InferenceAmiVersions"].status == "aged"

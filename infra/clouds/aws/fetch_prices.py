@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.clouds.aws.prices import EC2, SAGEMAKER, TABLE
+from infra.clouds.aws.sagemaker.instances import PREFIX as SAGEMAKER_PREFIX
 from infra.planning.fetching import fetched_price, run_fetch
 from infra.planning.pricing import write_table
 from tdk import bounded
@@ -110,7 +111,7 @@ def build(
     for section in SERVICES:
         rows = {n: r for region in current[section].values() for n, r in region.items()}
         names = sorted(
-            {*rows, *(t for t in extra if t.startswith("ml.") == (section == SAGEMAKER))}
+            {*rows, *(t for t in extra if t.startswith(SAGEMAKER_PREFIX) == (section == SAGEMAKER))}
         )
         service = SERVICES[section][0]
         document[section] = {

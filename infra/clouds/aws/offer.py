@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from infra.clouds.aws import catalog as aws_catalog
 from infra.facts import hardware as facts
-from infra.targets.base import ShmLimit, TargetSpec
-from infra.targets.checks import image_facts
+from infra.values.offer import ShmLimit, TargetSpec, image_facts
 from tdk.errors import UsageError
 
 #: a SageMaker MME container's /dev/shm and what each Python-backend instance takes of it

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from infra.clouds.gcp import catalog as gcp_catalog
 from infra.facts import hardware as facts
-from infra.targets.base import TargetSpec
-from infra.targets.checks import image_facts
+from infra.values.offer import TargetSpec, image_facts
 from tdk.errors import UsageError
 
 

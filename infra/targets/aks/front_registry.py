@@ -20,10 +20,10 @@ import urllib.request
 import pulumi
 import pulumi_azure_native as azure
 
+from infra.clouds.azure.names import CONTAINER_REGISTRY
 from infra.k8s.front_image import IMAGE_NAME, FrontImage, RegistryLogin
 from infra.targets.aks import arm
 from infra.targets.aks.builders import ACR_PULL
-from infra.targets.aks.cloud_names import CONTAINER_REGISTRY
 
 #: ``docker login``'s user for an ACR refresh token (AAD-OAuth.md)
 NULL_USER = "00000000-0000-0000-0000-000000000000"

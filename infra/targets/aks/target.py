@@ -35,9 +35,10 @@ from infra.targets.aks.config import (
     triton_spec,
 )
 from infra.targets.aks.entry import ENTRY
-from infra.targets.base import DoctorPort, Manifest, OutputValue, Refusal, TargetSpec
-from infra.targets.checks import image_facts, pod_spec
+from infra.targets.base import DoctorPort, Manifest, OutputValue, Refusal
+from infra.targets.checks import pod_spec
 from infra.values.guardrails import read_api_cidrs, read_budget
+from infra.values.offer import TargetSpec, image_facts
 from tdk.errors import ConfigError
 
 

@@ -18,7 +18,7 @@ from infra.k8s.common import ClusterMinors, KubernetesTarget, csv, require_relea
 from infra.k8s.config import read_workload_config
 from infra.k8s.models import fitted_workload
 from infra.k8s.spec import TritonServiceSpec
-from infra.targets.base import DoctorPort, Manifest, OutputValue, Refusal, SchemaDrift, TargetSpec
+from infra.targets.base import DoctorPort, Manifest, OutputValue, Refusal, SchemaDrift
 from infra.targets.checks import pod_spec
 from infra.targets.eks import builders as b
 from infra.targets.eks.cloud_names import DERIVED, front_repository
@@ -31,6 +31,7 @@ from infra.targets.eks.config import (
 from infra.targets.eks.entry import ENTRY
 from infra.targets.eks.observability import scraper_rbac
 from infra.values.guardrails import read_api_cidrs, read_budget
+from infra.values.offer import TargetSpec
 from tdk.errors import ConfigError
 
 if TYPE_CHECKING:

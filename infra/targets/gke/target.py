@@ -18,13 +18,14 @@ from infra.k8s.common import ClusterMinors, KubernetesTarget, csv, require_relea
 from infra.k8s.config import read_workload_config
 from infra.k8s.models import fitted_workload
 from infra.k8s.spec import TritonServiceSpec
-from infra.targets.base import DoctorPort, OutputValue, Refusal, SchemaDrift, TargetSpec
+from infra.targets.base import DoctorPort, OutputValue, Refusal, SchemaDrift
 from infra.targets.checks import pod_spec
 from infra.targets.gke import builders as b
 from infra.targets.gke.cloud_names import DERIVED
 from infra.targets.gke.config import GkeConfig, triton_spec
 from infra.targets.gke.entry import ENTRY
 from infra.values.guardrails import read_api_cidrs, read_budget
+from infra.values.offer import TargetSpec
 from tdk.errors import ConfigError
 
 if TYPE_CHECKING:

@@ -25,7 +25,7 @@ from infra.config import (
     StackConfig,
     check_capacity,
 )
-from infra.targets.base import EXAMPLE_TARGET_MODEL, DoctorPort, Refusal, Target, TargetSpec
+from infra.targets.base import EXAMPLE_TARGET_MODEL, DoctorPort, Refusal, Target
 from infra.targets.capabilities import Refused
 from infra.targets.sagemaker.cloud_names import DERIVED
 from infra.targets.sagemaker.config import SageMakerConfig
@@ -33,6 +33,7 @@ from infra.targets.sagemaker.entry import ENTRY
 from infra.targets.sagemaker.rollout import STRATEGIES, Rollout, check_rollout
 from infra.targets.sagemaker.scaling import ScalingSettings
 from infra.values.guardrails import read_budget
+from infra.values.offer import TargetSpec
 
 if TYPE_CHECKING:
     from infra.facts.findings import Finding

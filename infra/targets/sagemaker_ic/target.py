@@ -27,7 +27,7 @@ from infra.config import (
     qualify,
     renamed,
 )
-from infra.targets.base import DoctorPort, Refusal, Shortfall, Target, TargetSpec
+from infra.targets.base import DoctorPort, Refusal, Shortfall, Target
 from infra.targets.capabilities import Refused
 from infra.targets.sagemaker_ic.builders import ROLLING_PERCENT
 from infra.targets.sagemaker_ic.cloud_names import DERIVED
@@ -59,6 +59,7 @@ from infra.targets.sagemaker_ic.sizing import (
     requirements,
 )
 from infra.values.guardrails import read_budget
+from infra.values.offer import TargetSpec
 from tdk.errors import ConfigError
 
 #: the deprecated key that named the release before releaseUrl did (issue 40 item 4)

@@ -105,11 +105,12 @@ def test_the_action_group_short_name_fits_twelve_characters() -> None:
 
 
 def test_azure_name_rules_are_data_with_their_limits() -> None:
-    from infra.targets.aks import cloud_names as names
+    from infra.clouds.azure import names
+    from infra.targets.aks.cloud_names import NODE_POOLS
 
     assert names.AKS_CLUSTER.accepts("a" * 63) and not names.AKS_CLUSTER.accepts("a" * 64)
     assert not names.AKS_CLUSTER.accepts("-starts-with-a-dash")
-    assert all(names.AKS_LINUX_NODE_POOL.accepts(pool) for pool in names.NODE_POOLS)
+    assert all(names.AKS_LINUX_NODE_POOL.accepts(pool) for pool in NODE_POOLS)
     assert not names.AKS_LINUX_NODE_POOL.accepts("gpupool12345x")  # 13 characters
     assert not names.AKS_LINUX_NODE_POOL.accepts("GPU")
     assert not names.RESOURCE_GROUP.accepts("rg.") and names.RESOURCE_GROUP.accepts("a(b)_c.d-e")

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from infra.clouds.azure.names import CONTAINER_REGISTRY
 from infra.targets.aks import front_registry
-from infra.targets.aks.cloud_names import CONTAINER_REGISTRY
 from tests.infra.pulumi_harness import IMAGE_DIGEST, StackRun, run_stack
 from tests.infra.test_front_image import check_built_image
 from tests.targets.aks.mocks import ENTRA_TOKEN, SUBSCRIPTION, TENANT

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from infra.config import ConfigReader, StackConfig
-from infra.targets.base import DoctorPort, Manifest, OutputValue, RenderPort, Target, TargetSpec
-from infra.targets.checks import image_facts
+from infra.targets.base import DoctorPort, Manifest, OutputValue, RenderPort, Target
+from infra.values.offer import TargetSpec, image_facts
 from tests.targets.dummy.entry import ENTRY
 
 if TYPE_CHECKING:

@@ -1,0 +1,87 @@
+"""Every cloud folder (``infra/clouds/<cloud>/``) holds the same kinds of file, so a newcomer
+finds AWS's catalog where Azure's is (issue 50 item 1): each kind is a module name, and a cloud
+without one says why, as data. A file that is no kind is the cloud's own, also with a reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CLOUDS = ROOT / "infra" / "clouds"
+
+#: kind -> the files that hold it in every cloud folder
+KINDS: dict[str, tuple[str, ...]] = {
+    "machines and GPUs (instance types or VM sizes, their GPUs and limits)": ("catalog.py",),
+    "the rules of the names derived from a stack's name": ("names.py",),
+    "prices, their reader and their fetcher": ("prices.json", "prices.py", "fetch_prices.py"),
+    "this machine's sign-in and identity (the Cloud tdk doctor checks)": ("machine.py",),
+    "what a serving unit offers a model (TargetSpec)": ("offer.py",),
+    "the managed Kubernetes calendar": ("versions.py",),
+    "catalog data generated from an SDK's service models, with its generator": (
+        "generate.py",
+        "generated.json",
+        "generated.py",
+    ),
+    "doctor facts of the catalog against the installed SDK": ("doctor.py",),
+}
+
+#: (cloud, file) -> why that cloud lacks it
+MISSING: dict[tuple[str, str], str] = {
+    ("azure", "offer.py"): "one target on Azure, which builds its offer in its own target.py",
+    ("aws", "versions.py"): "the EKS calendar is still in infra/facts/kubernetes.py",
+    ("gcp", "versions.py"): "the GKE channels are still in infra/facts/kubernetes.py",
+    **{
+        (cloud, name): "no installed SDK ships this cloud's catalog as data; catalog.py is "
+        "hand-written with sources"
+        for cloud in ("gcp", "azure")
+        for name in ("generate.py", "generated.json", "generated.py")
+    },
+    ("gcp", "doctor.py"): "the gke target's catalog has nothing installed to compare against",
+    ("azure", "doctor.py"): "its one target's doctor port asks az itself",
+}
+
+#: (cloud, file or folder) -> why it is the cloud's own and no kind
+OWN: dict[tuple[str, str], str] = {
+    ("aws", "arn.py"): "ARNs, which the SageMaker and eks targets build alike",
+    ("aws", "guardrails.py"): "AWS Budgets and CloudWatch Logs retention for every AWS stack",
+    ("aws", "sagemaker"): "what both SageMaker targets and the local front share",
+}
+
+
+def clouds() -> list[str]:
+    return sorted(p.name for p in CLOUDS.iterdir() if (p / "__init__.py").is_file())
+
+
+def files(cloud: str) -> set[str]:
+    return {
+        p.name
+        for p in (CLOUDS / cloud).iterdir()
+        if p.name != "__init__.py" and not p.name.startswith((".", "__"))
+    }
+
+
+def test_there_are_three_clouds() -> None:
+    assert clouds() == ["aws", "azure", "gcp"]
+
+
+def test_every_cloud_has_every_kind_or_says_why_not() -> None:
+    for cloud in clouds():
+        held = files(cloud)
+        for kind, names in KINDS.items():
+            for name in names:
+                if (cloud, name) in MISSING:
+                    assert name not in held, f"{cloud}/{name} exists: drop its MISSING row"
+                else:
+                    assert name in held, f"infra/clouds/{cloud} lacks {name} ({kind})"
+
+
+def test_every_file_of_a_cloud_is_a_kind_or_its_own() -> None:
+    kinds = {name for names in KINDS.values() for name in names}
+    for cloud in clouds():
+        other = {n for n in files(cloud) if n not in kinds and (cloud, n) not in OWN}
+        assert not other, (
+            f"infra/clouds/{cloud}: {sorted(other)} is no kind: add it to KINDS or OWN"
+        )
+    assert {cloud for cloud, _ in [*MISSING, *OWN]} <= set(clouds())
+    for cloud, name in OWN:
+        assert name in files(cloud), f"OWN names {cloud}/{name}, which does not exist"
