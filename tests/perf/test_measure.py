@@ -177,7 +177,11 @@ def test_generator_processes_each_send_and_report_their_cpu() -> None:
     finally:
         driver.close()
     assert window.result.ok > 50 and not window.result.errors
-    assert 0 <= window.client_cpu < 0.5
+    # client_cpu is the busiest process's CPU demand (running + waiting to run) per second of
+    # its window: its two client threads can demand at most two seconds a second, whatever the
+    # machine's load (waiting to run grows with load, so a fixed 0.5 failed at load 12); twice
+    # that would mean the window's CPU is counted twice
+    assert 0 < window.client_cpu <= 2 * 1.1
 
 
 def test_closing_the_generator_leaves_no_process_of_ours() -> None:
