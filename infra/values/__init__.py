@@ -1,3 +1,4 @@
 """The values a cloud fills and the targets' contract reads, below both (so no import runs from
-``infra/clouds`` up into ``infra/targets``): the rules a derived name keeps (``names``), a
-stack's budget and network guardrails (``guardrails``)."""
+``infra/clouds`` up into ``infra/targets``): what a serving unit offers a model (``offer``), the
+rules a derived name keeps (``names``), a stack's budget and network guardrails
+(``guardrails``)."""
