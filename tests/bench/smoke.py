@@ -73,6 +73,14 @@ SCRIPTS: dict[str, tuple[list[str], set[str]]] = {
             "client_cpus",
         },
     ),
+    "tune_netns.py": (  # two rounds of short windows: checks the report, not the cost
+        ["--rounds", "2", "--duration", "0.5"],
+        {
+            *("concurrency", "duration_s", "rounds", "load_average"),
+            *("loopback_rps", "namespace_rps", "loopback_median_rps", "namespace_median_rps"),
+            *("ratio_median", "ratio_min", "ratio_max"),
+        },
+    ),
     "mme_k8s.py": (
         # a short run: two replicas with room for three copies each, a third joining and the
         # first leaving mid-run; checks the report and the invariants, not speed
@@ -155,6 +163,14 @@ BOUNDS: dict[str, dict[str, tuple[float, float]]] = {
         "cold_p99_ms": (1e-3, 300_000),
         "cold_over_own_load_p99": (0.5, 1000),  # a cold request against its own load
     },
+    "tune_netns.py": {
+        "rounds": (2, 2),
+        "loopback_rps": (0, 1e6),  # one 0.5 s window may serve nothing on a loaded machine
+        "namespace_rps": (0, 1e6),
+        "ratio_median": (0, 1e3),
+        "ratio_min": (0, 1e3),
+        "ratio_max": (0, 1e3),
+    },
     "tune.py": {
         # medians of rounds of 0.1 s windows: one can serve nothing on a loaded machine
         # (measured: tuned_rps 0.0 once beside another test, 287 alone), so >= 0 here and
@@ -205,6 +221,11 @@ def _consistent(report: dict[str, Any]) -> dict[str, Callable[[], bool]]:
         ),
         "local_down.py": lambda: (
             report["down_min_s"] <= report["down_median_s"] <= report["down_max_s"]
+        ),
+        "tune_netns.py": lambda: (
+            len(report["loopback_rps"]) == len(report["namespace_rps"]) == 2
+            and report["ratio_min"] <= report["ratio_median"] <= report["ratio_max"]
+            and max(report["loopback_median_rps"], report["namespace_median_rps"]) > 0
         ),
         "tune.py": lambda: (
             report["full_best_rps"] == report["tuned_rps"]
