@@ -208,11 +208,15 @@ def poll_until_ready(
 
 #: the metadata key marking a locator field as one the user gives (an option of the commands)
 GIVEN = "given"
+#: the metadata key marking a field that names the deployment itself (an endpoint's name): a
+#: flag the stack contradicts is an error, never a silent choice
+NAMES_DEPLOYMENT = "names deployment"
 
 
-def option() -> Any:
-    """A locator field the user gives (None: not given); the commands' option is ``flag(name)``."""
-    return field(default=None, metadata={GIVEN: True})
+def option(names_deployment: bool = False) -> Any:
+    """A locator field the user gives (None: not given); the commands' option is ``flag(name)``;
+    ``names_deployment``: the field names the deployment itself (``--endpoint``)."""
+    return field(default=None, metadata={GIVEN: True, NAMES_DEPLOYMENT: names_deployment})
 
 
 def flag(name: str) -> str:
@@ -237,8 +241,6 @@ class Locator(abc.ABC):
 
     #: the operations client this locator builds (its ``target`` is the target's name)
     client_type: ClassVar[type[TargetClient]]
-    #: fields that name the deployment itself: a flag the stack contradicts is an error
-    identity: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def target_name(cls) -> str:
@@ -265,9 +267,10 @@ class Locator(abc.ABC):
             if name not in takes:
                 raise cls._not_taken(name, [t for t in takes if t in given])
         values = cls.stack_fields(stack, outputs or {}) if stack is not None else {}
+        identity = {f.name for f in fields(cls) if f.metadata.get(NAMES_DEPLOYMENT)}
         for name, value in told.items():
             named = values.get(name)
-            if name in cls.identity and named and named != value and stack is not None:
+            if name in identity and named and named != value and stack is not None:
                 raise UsageError(
                     f"{flag(name)} {value} and --stack {stack.name} disagree: the stack's "
                     f"{name} is {named}",
@@ -334,11 +337,10 @@ class EndpointLocator(Locator):
     ``--region``, or the stack's ``endpointName`` and ``region`` outputs, else its ``name``
     and ``region_key``."""
 
-    identity = ("endpoint",)
     #: the stack key holding the region the endpoint is deployed to
     region_key: ClassVar[str]
 
-    endpoint: str | None = option()
+    endpoint: str | None = option(names_deployment=True)
     #: None: the cloud SDK's default
     region: str | None = option()
 
