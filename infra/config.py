@@ -219,6 +219,12 @@ def parse_release_url(key: str, url: str, schemes: Iterable[str]) -> ReleaseLoca
     problem = ""
     if not sep or scheme not in valid:
         problem = f"its scheme must be one of {', '.join(s + '://' for s in valid)}"
+        if scheme == "file" or (not sep and url.startswith(("/", "."))):
+            # a release on this machine's disk: the deployment's servers never see it
+            problem = (
+                f"a release on this machine's disk cannot be read by the deployment's servers; "
+                f"{problem}: publish it there with `tdk package --release {example}`"
+            )
     elif not _BUCKET.match(bucket) or ".." in bucket:
         problem = f"{bucket!r} is not a valid bucket name (3-63 of a-z 0-9 . _ -)"
     elif any(c in url for c in "?#") or not valid_prefix(prefix):

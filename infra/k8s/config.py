@@ -21,6 +21,7 @@ from infra.k8s.spec import (
     WorkloadIdentity,
     WorkloadKind,
 )
+from infra.k8s.store_access import StoreAccess
 from packager.engines import engines_of
 from tdk.errors import ConfigError
 
@@ -280,11 +281,13 @@ def workload_spec(
     env: Mapping[str, str],
     pod_monitoring: bool,
     model_sync: ModelSync | None = None,
+    store_access: StoreAccess | None = None,
 ) -> TritonServiceSpec:
     """The plain spec the manifests are built from (Pulumi and ``tdk render`` alike). In
     ``mme`` mode the front loads copies from ``release_url`` and nothing is synced first.
     ``identity`` is what the pods run as (it reads the release), ``builder`` what ``tdk
-    build``'s Job runs as (the only writer of its plan cache)."""
+    build``'s Job runs as (the only writer of its plan cache); ``store_access`` the Secret a
+    target without a cloud identity reads the release with (``infra.k8s.store_access``)."""
     gpus = config.gpus_per_pod if config.kind == "gpu" else 0
     front = None
     if config.mme is not None:
@@ -325,6 +328,7 @@ def workload_spec(
         metric_engines=config.metric_engines,
         hf_token_secret=config.hf_token_secret,
         weight_cache_claim=config.weight_cache_claim,
+        store_access=store_access,
     )
 
 

@@ -22,6 +22,7 @@ from infra.k8s.spec import (
     ModelSync,
     TritonServiceSpec,
 )
+from infra.k8s.store_access import access_env, access_mounts, access_volumes
 
 Manifest = dict[str, Any]
 PROBE_PERIOD_SECONDS = 10
@@ -137,6 +138,7 @@ def container(spec: TritonServiceSpec) -> dict[str, Any]:
                 else []
             ),
             *([{"name": "engine-home", "mountPath": ENGINE_HOME}] if spec.engines else []),
+            *access_mounts(spec.store_access),
         ],
     }
 
@@ -155,7 +157,7 @@ def _env(spec: TritonServiceSpec) -> list[dict[str, Any]]:
     if spec.hf_token_secret:
         ref = {"name": spec.hf_token_secret, "key": "token", "optional": True}
         env.append({"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": ref}})
-    return env
+    return env + access_env(spec.store_access)
 
 
 def _volumes(spec: TritonServiceSpec) -> list[dict[str, Any]]:
@@ -171,7 +173,7 @@ def _volumes(spec: TritonServiceSpec) -> list[dict[str, Any]]:
         volumes.append({"name": "weight-cache", "persistentVolumeClaim": claim})
     if spec.engines:  # HOME (and, without a claimed cache, the weights the engine downloads)
         volumes.append({"name": "engine-home", "emptyDir": {}})
-    return volumes
+    return volumes + access_volumes(spec.store_access)
 
 
 def model_sync_container(spec: TritonServiceSpec, sync: ModelSync) -> dict[str, Any]:
@@ -185,6 +187,7 @@ def model_sync_container(spec: TritonServiceSpec, sync: ModelSync) -> dict[str, 
         "env": [
             {"name": "HOME", "value": "/tmp"},  # the CLI's cache; the pod runs as non-root
             *({"name": key, "value": value} for key, value in sorted(spec.env.items())),
+            *access_env(spec.store_access),
         ],
         "resources": {
             "requests": {"cpu": "500m", "memory": "512Mi"},
@@ -194,7 +197,10 @@ def model_sync_container(spec: TritonServiceSpec, sync: ModelSync) -> dict[str, 
             "allowPrivilegeEscalation": False,
             "capabilities": {"drop": ["ALL"]},
         },
-        "volumeMounts": [{"name": "models", "mountPath": sync.path}],
+        "volumeMounts": [
+            {"name": "models", "mountPath": sync.path},
+            *access_mounts(spec.store_access),
+        ],
     }
 
 

@@ -22,6 +22,7 @@ from infra.k8s.spec import (
     FrontSpec,
     TritonServiceSpec,
 )
+from infra.k8s.store_access import access_env, access_mounts
 
 #: the front's own share of the pod: one process serving HTTP and copying archives
 FRONT_REQUESTS = {"cpu": "500m", "memory": "512Mi"}
@@ -75,7 +76,10 @@ def front_container(spec: TritonServiceSpec, front: FrontSpec) -> dict[str, Any]
         "command": args[:1],
         "args": args[1:],
         "ports": [{"name": "front", "containerPort": FRONT_PORT, "protocol": "TCP"}],
-        "env": [{"name": key, "value": value} for key, value in sorted(spec.env.items())],
+        "env": [
+            *({"name": key, "value": value} for key, value in sorted(spec.env.items())),
+            *access_env(spec.store_access),
+        ],
         "resources": {"requests": dict(FRONT_REQUESTS), "limits": dict(FRONT_LIMITS)},
         # Triton starts on an empty repository in well under a minute; the front waits for it
         "startupProbe": _probe(12),
@@ -89,6 +93,7 @@ def front_container(spec: TritonServiceSpec, front: FrontSpec) -> dict[str, Any]
         "volumeMounts": [
             {"name": MODELS_VOLUME, "mountPath": MODEL_SYNC_PATH},
             {"name": CACHE_VOLUME, "mountPath": FRONT_CACHE_PATH},
+            *access_mounts(spec.store_access),
         ],
     }
 

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from infra.k8s.store_access import StoreAccess
+
 WorkloadKind = Literal["gpu", "cpu"]
 ServiceExposure = Literal["cluster-ip", "internal-lb", "external-lb"]
 
@@ -180,6 +182,9 @@ class TritonServiceSpec:
     #: ``mme`` mode (``k8sModelMode``): Triton in explicit model-control mode with an empty
     #: repository and the front beside it; None: every pod loads the whole release (``all``)
     front: FrontSpec | None = None
+    #: the release store's credentials from a Secret the user made, for a target whose pods
+    #: have no cloud identity (``infra.k8s.store_access``); None: the pods' identity reads it
+    store_access: StoreAccess | None = None
 
     @property
     def repository_path(self) -> str:
