@@ -28,8 +28,6 @@ KINDS: dict[str, tuple[str, ...]] = {
 #: (cloud, file) -> why that cloud lacks it
 MISSING: dict[tuple[str, str], str] = {
     ("azure", "offer.py"): "one target on Azure, which builds its offer in its own target.py",
-    ("aws", "versions.py"): "the EKS calendar is still in infra/facts/kubernetes.py",
-    ("gcp", "versions.py"): "the GKE channels are still in infra/facts/kubernetes.py",
     **{
         (cloud, name): "no installed SDK ships this cloud's catalog as data; catalog.py is "
         "hand-written with sources"

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from infra.clouds.aws import catalog as aws_catalog
+from infra.clouds.aws import versions as eks
 from infra.facts import hardware as facts
 from infra.facts import kubernetes as kf
 from infra.facts import triton as tf
@@ -44,7 +45,7 @@ def test_eks_default_stays_in_standard_support_60_days(
     monkeypatch.setenv("TDK_TODAY", today)
     run = run_stack("eks-dev")
     cluster = run.one("aws:eks/cluster:Cluster").inputs
-    row = kf.EKS_BY_VERSION[cluster["version"]]
+    row = eks.EKS_BY_VERSION[cluster["version"]]
     assert row.standard_end - dt.date.fromisoformat(today) >= dt.timedelta(days=60)
     assert cluster["upgradePolicy"]["supportType"] == "STANDARD"
     minor = kf.minor(cluster["version"])

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from infra.clouds.gcp import versions as gke_versions
 from infra.facts import kubernetes as kf
 from infra.k8s import promql
 from infra.k8s.alerts import alert_rules
@@ -284,12 +285,12 @@ def test_the_extended_release_channel_is_accepted() -> None:
     run = run_stack("gke-dev", overrides={"gkeReleaseChannel": "EXTENDED"})
     cluster = run.one("gcp:container/cluster:Cluster").inputs
     assert cluster["releaseChannel"]["channel"] == "EXTENDED"
-    assert _keda_chart(run) == kf.keda_for_channel("EXTENDED").version
+    assert _keda_chart(run) == gke_versions.keda_for_channel("EXTENDED").version
 
 
 def test_keda_follows_the_channels_newest_minor(monkeypatch: pytest.MonkeyPatch) -> None:
     """A channel whose newest minor is 1.33 gets the newest chart tested with 1.33."""
-    monkeypatch.setitem(kf.GKE_CHANNELS, "STABLE", (31, 33))
+    monkeypatch.setitem(gke_versions.GKE_CHANNELS, "STABLE", (31, 33))
     run = run_stack("gke-dev", overrides={"gkeReleaseChannel": "STABLE"})
     assert _keda_chart(run) == "2.20.2" != kf.KEDA_RELEASES[0].version
 

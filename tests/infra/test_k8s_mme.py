@@ -349,7 +349,7 @@ def test_every_target_says_which_minors_its_cluster_runs(target: str) -> None:
 
 def test_mme_is_refused_on_a_cluster_beyond_envoy_gateways_kubernetes_range() -> None:
     """GKE's RAPID channel upgrades clusters to 1.37; Envoy Gateway v1.9 supports 1.33-1.36."""
-    from infra.facts.kubernetes import GKE_CHANNELS
+    from infra.clouds.gcp.versions import GKE_CHANNELS
 
     assert GKE_CHANNELS["RAPID"][1] > gateway.GATEWAY_KUBERNETES_MINORS[1]
     with pytest.raises(ConfigError, match="gkeReleaseChannel RAPID") as refused:

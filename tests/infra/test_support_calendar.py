@@ -9,6 +9,8 @@ import datetime as dt
 
 import pytest
 
+from infra.clouds.aws import versions as eks
+from infra.clouds.gcp import versions as gke
 from infra.facts import kubernetes as kf
 from tdk.errors import ConfigError
 from tests.infra.pulumi_harness import run_stack
@@ -17,14 +19,14 @@ D = dt.date
 
 
 def test_the_end_dates_are_the_first_day_out() -> None:
-    row = kf.EKS_BY_VERSION["1.31"]
+    row = eks.EKS_BY_VERSION["1.31"]
     assert (row.standard_end, row.extended_end) == (D(2025, 11, 26), D(2026, 11, 26))
     assert row.phase(D(2025, 11, 25)) == "standard"
     assert row.phase(D(2025, 11, 26)) == "extended"
     assert row.phase(D(2026, 11, 25)) == "extended"
     assert row.phase(D(2026, 11, 26)) == "ended"
-    assert "1.31" not in kf.offered_eks_versions(D(2026, 11, 26))
-    assert "1.31" in kf.offered_eks_versions(D(2026, 11, 25))
+    assert "1.31" not in eks.offered_eks_versions(D(2026, 11, 26))
+    assert "1.31" in eks.offered_eks_versions(D(2026, 11, 25))
 
 
 def test_eks_131_extended_on_its_end_date_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -51,9 +53,9 @@ def test_134_leaves_standard_support_on_2026_12_02_and_137_is_not_offered() -> N
     """The calendar (awsdocs/amazon-eks-user-guide kubernetes-versions.adoc, re-checked
     2026-11-27): 1.34 ends standard support 2026-12-02, extended 2027-12-02. No source read on
     2026-11-27 offers 1.37 on EKS, so the default stays 1.36 and 1.37 has no row."""
-    row = kf.EKS_BY_VERSION["1.34"]
+    row = eks.EKS_BY_VERSION["1.34"]
     assert (row.standard_end, row.extended_end) == (D(2026, 12, 2), D(2027, 12, 2))
     assert row.phase(D(2026, 12, 1)) == "standard" and row.phase(D(2026, 12, 2)) == "extended"
-    assert kf.default_eks_version(D(2026, 11, 27)) == "1.36"
-    assert kf.EKS_VERSIONS[-1].version == "1.36" and "1.37" not in kf.EKS_BY_VERSION
-    assert kf.GKE_CHANNELS["RAPID"] == (34, 37)  # GKE offers 1.37 on Rapid
+    assert eks.default_eks_version(D(2026, 11, 27)) == "1.36"
+    assert eks.EKS_VERSIONS[-1].version == "1.36" and "1.37" not in eks.EKS_BY_VERSION
+    assert gke.GKE_CHANNELS["RAPID"] == (34, 37)  # GKE offers 1.37 on Rapid

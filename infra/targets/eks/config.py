@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import infra.facts
+from infra.clouds.aws import versions as eks
 from infra.config import ConfigReader, ReleaseLocation, StackConfig, check_choice, qualify
 from infra.facts import kubernetes as kf
 from infra.k8s.config import WorkloadConfig, workload_spec
@@ -54,23 +55,23 @@ def read_kubernetes_version(reader: ConfigReader) -> tuple[str, str]:
     support = check_choice(
         "eksSupportType", reader.string("eksSupportType").strip().upper(), SUPPORT_TYPES
     )
-    version = reader.optional_string("eksKubernetesVersion") or kf.default_eks_version(now)
-    src = kf.EKS_VERSIONS_SOURCE
+    version = reader.optional_string("eksKubernetesVersion") or eks.default_eks_version(now)
+    src = eks.EKS_VERSIONS_SOURCE
     check_choice(
         "eksKubernetesVersion",
         version,
-        kf.offered_eks_versions(now),
+        eks.offered_eks_versions(now),
         f"EKS offers these on {now}; {src.url}, checked {src.checked}",
     )
-    if kf.EKS_BY_VERSION[version].phase(now) == "extended" and support != "EXTENDED":
-        ends = kf.EKS_BY_VERSION[version].standard_end
+    if eks.EKS_BY_VERSION[version].phase(now) == "extended" and support != "EXTENDED":
+        ends = eks.EKS_BY_VERSION[version].standard_end
         raise ConfigError(
             f"{qualify('eksKubernetesVersion')} {version} left standard support on {ends} and "
-            f"runs only in extended support: ${kf.EXTENDED_HOURLY_USD:.2f} instead of "
-            f"${kf.STANDARD_HOURLY_USD:.2f} per cluster hour, about "
-            f"${kf.extended_monthly_extra_usd():.0f} more a month ({kf.EKS_PRICE_SOURCE.url})",
+            f"runs only in extended support: ${eks.EXTENDED_HOURLY_USD:.2f} instead of "
+            f"${eks.STANDARD_HOURLY_USD:.2f} per cluster hour, about "
+            f"${eks.extended_monthly_extra_usd():.0f} more a month ({eks.EKS_PRICE_SOURCE.url})",
             hint=f"remove {qualify('eksKubernetesVersion')} to get "
-            f"{kf.default_eks_version(now)}, or opt in with "
+            f"{eks.default_eks_version(now)}, or opt in with "
             f"`pulumi config set {qualify('eksSupportType')} EXTENDED`",
         )
     return version, support

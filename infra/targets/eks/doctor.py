@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from infra.facts import kubernetes as kf
+from infra.clouds.aws import versions as eks
 from infra.facts.findings import HAND, UNVERIFIED, Finding, chart_findings, image_findings
 from infra.targets.eks.config import EksConfig
 
@@ -13,7 +13,7 @@ from infra.targets.eks.config import EksConfig
 def version_finding(version: str, support: str, today: dt.date) -> Finding:
     """The cluster's version in the EKS calendar: ended is broken, extended support is aged
     (broken unless the stack opted in), near its standard end is aged."""
-    row = kf.EKS_BY_VERSION[version]
+    row = eks.EKS_BY_VERSION[version]
     left = (row.standard_end - today).days
     phase = row.phase(today)
     status, note = UNVERIFIED, f"standard support ends {row.standard_end} ({left} days){HAND}"
@@ -23,11 +23,11 @@ def version_finding(version: str, support: str, today: dt.date) -> Finding:
         status = "aged" if support == "EXTENDED" else "broken"
         note = (
             f"in extended support until {row.extended_end}: about "
-            f"${kf.extended_monthly_extra_usd():.0f} more a month"
+            f"${eks.extended_monthly_extra_usd():.0f} more a month"
         )
-    elif left < kf.DEFAULT_MARGIN_DAYS:
+    elif left < eks.DEFAULT_MARGIN_DAYS:
         status, note = "aged", f"standard support ends in {left} days ({row.standard_end})"
-    src = kf.EKS_VERSIONS_SOURCE
+    src = eks.EKS_VERSIONS_SOURCE
     return Finding("Kubernetes version", version, src.url, str(src.checked), status, note)
 
 

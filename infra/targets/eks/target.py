@@ -110,7 +110,7 @@ class EksDoctor(DoctorPort[EksConfig]):
 
     def online_drift(self, config: EksConfig) -> tuple[str, list[str]] | None:
         """The calendar against EKS's DescribeClusterVersions in the stack's region."""
-        from infra.targets.eks import versions
+        from infra.clouds.aws import versions
 
         return versions.API, versions.drift(versions.describe(eks_client(config.region)))
 

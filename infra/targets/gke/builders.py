@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from infra.facts.kubernetes import GKE_CHANNELS
+from infra.clouds.gcp.versions import GKE_CHANNELS
 from infra.k8s import promql
 from infra.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
 from infra.k8s.alerts import AlertRule
@@ -57,7 +57,7 @@ REQUIRED_SERVICES: dict[str, str] = {
 #: enabled only when a billing budget is declared (gkeBillingAccount set)
 BUDGET_SERVICE = "billingbudgets.googleapis.com"
 
-#: GKE release channels, EXTENDED included (infra/facts/kubernetes.py GKE_CHANNELS)
+#: GKE release channels, EXTENDED included (infra/clouds/gcp/versions.py GKE_CHANNELS)
 RELEASE_CHANNELS: tuple[str, ...] = tuple(GKE_CHANNELS)
 GPU_DRIVER_VERSIONS: tuple[str, ...] = ("DEFAULT", "LATEST")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from infra.clouds.gcp import versions as gke
 from infra.config import ReleaseLocation, StackConfig
-from infra.facts import kubernetes as kf
 from infra.k8s.config import WorkloadConfig, workload_spec
 from infra.k8s.spec import TritonServiceSpec
 from infra.targets.gke import builders as b
@@ -34,7 +34,7 @@ class GkeConfig:
     @property
     def keda_version(self) -> str:
         """KEDA's chart for the release channel's newest Kubernetes minor."""
-        return kf.keda_for_channel(self.release_channel).version
+        return gke.keda_for_channel(self.release_channel).version
 
 
 def triton_spec(config: GkeConfig) -> TritonServiceSpec:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from infra.clouds.gcp import versions as gke
 from infra.facts import kubernetes as kf
 from infra.facts.findings import UNVERIFIED, Finding, image_findings
 from infra.targets.gke.config import GkeConfig
@@ -12,8 +13,8 @@ from infra.targets.gke.config import GkeConfig
 
 def channel_finding(channel: str) -> Finding:
     """The KEDA chart a GKE release channel gets, against the minors the channel offers."""
-    low, high = kf.GKE_CHANNELS[channel]
-    row = kf.keda_for_channel(channel)
+    low, high = gke.GKE_CHANNELS[channel]
+    row = gke.keda_for_channel(channel)
     status, note = (
         UNVERIFIED,
         f"{channel} offers 1.{low}-1.{high}; the chart is tested with 1.{row.low}-1.{row.high} "
@@ -27,7 +28,7 @@ def channel_finding(channel: str) -> Finding:
             f"for it yet (v{version}: {tested}, {kf.KEDA_NEXT_SOURCE.url}, checked "
             f"{kf.KEDA_NEXT_SOURCE.checked}): unverified until it does"
         )
-    src = kf.GKE_CHANNELS_SOURCE
+    src = gke.GKE_CHANNELS_SOURCE
     return Finding("keda chart (release channel)", row.version, src.url, str(src.checked),
                    status, note)  # fmt: skip
 

@@ -1,5 +1,5 @@
 """``tdk doctor`` for GKE: the release channels the kit offers (``gkeReleaseChannel``,
-infra/facts/kubernetes.py GKE_CHANNELS) against the values the installed pulumi_gcp documents
+infra/clouds/gcp/versions.py GKE_CHANNELS) against the values the installed pulumi_gcp documents
 as accepted for ``container.Cluster``'s ``release_channel.channel`` (its schema has no enum:
 the accepted values are a list in the field's description). Read from the installed package's
 source text, not imported (the module is large) and never from the network."""
@@ -11,7 +11,7 @@ import importlib.util
 import re
 from pathlib import Path
 
-from infra.facts import kubernetes as kf
+from infra.clouds.gcp import versions as gke
 from infra.targets.base import SchemaDrift
 
 PACKAGE = "pulumi_gcp"
@@ -47,9 +47,9 @@ def channel_drift(source: str, accepted: list[str]) -> SchemaDrift:
     return SchemaDrift(
         source,
         tuple(f"gkeReleaseChannel {c}: offered by tdk, not accepted by {source}"
-              for c in kf.GKE_CHANNELS if c not in accepted),
+              for c in gke.GKE_CHANNELS if c not in accepted),
         tuple(f"gkeReleaseChannel {c} accepted by {source}: not offered by tdk"
-              for c in accepted if c not in kf.GKE_CHANNELS and c not in NOT_OFFERED),
+              for c in accepted if c not in gke.GKE_CHANNELS and c not in NOT_OFFERED),
     )  # fmt: skip
 
 

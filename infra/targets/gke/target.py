@@ -9,9 +9,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.clouds.gcp import catalog as gcp_catalog
+from infra.clouds.gcp import versions as gke
 from infra.clouds.gcp.offer import accelerator_spec
 from infra.config import ConfigReader, StackConfig, check_capacity, qualify
-from infra.facts import kubernetes as kf
 from infra.facts.drivers import NodeDriver
 from infra.k8s.build_job import StoreCopy
 from infra.k8s.common import ClusterMinors, KubernetesTarget, csv, require_release
@@ -92,7 +92,7 @@ class GkeDoctor(DoctorPort[GkeConfig]):
 
     def online_drift(self, config: GkeConfig) -> tuple[str, list[str]] | None:
         """The release-channel table against GKE's getServerConfig in the stack's region."""
-        from infra.targets.gke import versions
+        from infra.clouds.gcp import versions
 
         answer = versions.server_config(gke_session(), config.project, config.region)
         return versions.API, versions.drift(answer)
@@ -174,7 +174,7 @@ class GkeTarget(KubernetesTarget[GkeConfig]):
 
     def cluster_minors(self, config: GkeConfig) -> ClusterMinors:
         """The release channel's minors (GKE upgrades the cluster up to its newest)."""
-        low, high = kf.GKE_CHANNELS[config.release_channel]
+        low, high = gke.GKE_CHANNELS[config.release_channel]
         return ClusterMinors(low, high, f"{qualify('gkeReleaseChannel')} {config.release_channel}")
 
     def nodes_with(self, gpus: int) -> str:
