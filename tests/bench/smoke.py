@@ -42,6 +42,11 @@ SCRIPTS: dict[str, tuple[list[str], set[str]]] = {
             *("front_p50_ms", "direct_p50_ms", "front_rps_c8", "direct_rps_c8", "targets_met"),
             *("front_cpu_ms_per_request", "triton_cpu_ms_per_request", "front_cpu_over_triton"),
             *("pinned_front_rps_c8", "pinned_direct_rps_c8", "pinned_front_over_direct"),
+            # the same for a BERT-shaped encoder, beside (never instead of) the small sample
+            *("front_cost_model", "bert_front_cost_model", "front_cost_targets_met"),
+            *("bert_front_cpu_ms_per_request", "bert_triton_cpu_ms_per_request"),
+            *("bert_front_cpu_over_triton", "bert_pinned_front_rps_c8"),
+            *("bert_pinned_direct_rps_c8", "bert_pinned_front_over_direct"),
         },
     ),
     "gpu_check.py": (  # the CPU mode of the GPU check: every step, KIND_CPU (about a minute)
@@ -145,6 +150,11 @@ BOUNDS: dict[str, dict[str, tuple[float, float]]] = {
         "pinned_direct_rps_c8": (0.1, 1e6),
         "front_cpu_ms_per_request": (0, 1e4),
         "triton_cpu_ms_per_request": (0, 1e4),
+        "bert_pinned_front_rps_c8": (0.1, 1e6),
+        "bert_pinned_direct_rps_c8": (0.1, 1e6),
+        "bert_front_cpu_ms_per_request": (1e-6, 1e4),  # a process clock: some, never none
+        "bert_triton_cpu_ms_per_request": (1e-6, 1e4),
+        "bert_front_cpu_over_triton": (1e-6, 1e3),
     },
     "gpu_check.py": {},  # checked step by step in run_script
     "local_down.py": {
@@ -210,6 +220,10 @@ def _consistent(report: dict[str, Any]) -> dict[str, Callable[[], bool]]:
         "invoke.py": lambda: (
             all(isinstance(v, bool) for v in report["targets_met"].values())
             and len(report["targets_met"]) == 5
+            # each cost labelled by its model: the small sample's, and the encoder's
+            and report["front_cost_model"].startswith("image_classifier-0:")
+            and "BERT encoder L2 H128 A4" in report["bert_front_cost_model"]
+            and len(report["front_cost_targets_met"]) == 5
         ),
         "gpu_check.py": lambda: True,
         "mme_k8s.py": lambda: (
