@@ -348,7 +348,7 @@ def bench(args: Any, work: Path) -> dict[str, Any]:
         bodies[target] = (prepared.body, prepared.content_type)
     per_copy = memory.estimate(manifest.by_target_model("echo-0.tar.gz"))
     options = EndpointOptions(
-        store_url=str(store),
+        release=str(store),
         max_loaded=args.budget,
         memory_budget=per_copy * args.budget,
         capacity_timeout=300.0,

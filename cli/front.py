@@ -39,7 +39,7 @@ def parse_listen(listen: str) -> tuple[str, int]:
 
 @app.command("serve")
 def serve(
-    store: ReleaseOpt,
+    release: ReleaseOpt,
     triton_url: TritonUrlOpt,
     model_dir: ModelDirOpt,
     cache_dir: CacheDirOpt,
@@ -57,7 +57,7 @@ def serve(
 
     host, port = parse_listen(listen)
     options = EndpointOptions(
-        store_url=store,
+        release=release,
         port=port,
         host=host,
         max_loaded=max_loaded_models,
@@ -69,5 +69,5 @@ def serve(
         model_dir=model_dir,
     )
     out = Output(json_mode=False)
-    out.info(f"front on {host}:{port} for the Triton at {triton_url}; release {store}")
+    out.info(f"front on {host}:{port} for the Triton at {triton_url}; release {release}")
     serving.run_front(options, announce=lambda url: out.info(f"serving ({url})"))

@@ -108,7 +108,7 @@ def up(
 
     out = Output(json_mode=json)
     options = EndpointOptions(
-        store_url=absolute_url(release),  # the server runs elsewhere: resolve the path here
+        release=absolute_url(release),  # the server runs elsewhere: resolve the path here
         name=name,
         port=port,
         max_loaded=max_loaded_models,
@@ -129,7 +129,7 @@ def up(
         else:
             out.info(f"local endpoint [bold]{name}[/bold] at {state.url} (pid {state.pid})")
             stop = escape(local_command("down", name))
-            out.info(f"  release {state.store}; log {state.log}; stop with `{stop}`")
+            out.info(f"  release {state.release}; log {state.log}; stop with `{stop}`")
         return
     if serve.read_state(name) is not None:
         raise UsageError(
@@ -198,10 +198,8 @@ def metric_rows(figures: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def shown_state(state: Any) -> dict[str, Any]:
-    """The state file's fields as ``--json`` shows them: its ``store`` is the release."""
-    shown = asdict(state)
-    shown["release"] = shown.pop("store")
-    return shown
+    """The state file's fields as ``--json`` shows them."""
+    return asdict(state)
 
 
 @app.command("status")
@@ -215,7 +213,7 @@ def status(name: NameOpt = "local", json: JsonOpt = False) -> None:
         return
     out.info(
         f"local endpoint [bold]{name}[/bold] at {state.url} (pid {state.pid}), "
-        f"release {document.get('release', state.store)}"
+        f"release {document.get('release', state.release)}"
     )
     loaded = ", ".join(document["loaded"]) or "none"
     out.info(f"loaded ({len(document['loaded'])}/{document['max_loaded_models']}): {loaded}")
@@ -312,11 +310,11 @@ def demo(
     if serve.read_state(name) is not None:
         stop_endpoint(name)
     options = EndpointOptions(
-        store_url=absolute_url(release), name=name, port=0, max_loaded=max_loaded_models
+        release=absolute_url(release), name=name, port=0, max_loaded=max_loaded_models
     )
     state = serve.spawn(options)
     out.info(
-        f"local endpoint {name} at {state.url} (K = {max_loaded_models}), release {state.store}"
+        f"local endpoint {name} at {state.url} (K = {max_loaded_models}), release {state.release}"
     )
     try:
         rows = _demo_rows(state, warm, out)
@@ -328,7 +326,7 @@ def demo(
         return
     columns = ["TargetModel", "cold ms", "warm p50 ms", "LRU unloaded", "outputs"]
     out.table(_demo_title(figures), columns, [list(row.values()) for row in rows], drop=(4,))
-    out.info(demo_next(state.store, rows[0]["target_model"] if rows else "NAME"))
+    out.info(demo_next(state.release, rows[0]["target_model"] if rows else "NAME"))
 
 
 def demo_next(release: str, target_model: str) -> str:
@@ -355,7 +353,7 @@ def _demo_rows(state: Any, warm: int, out: Output) -> list[dict[str, Any]]:
     from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget
     from infra.targets.deployment import load_manifest
 
-    manifest = load_manifest(state.store)
+    manifest = load_manifest(state.release)
     target = SageMakerRuntimeTarget(state.name, endpoint_url=state.url, local=True)
     rows = []
     # a bar on a terminal only: each figure is printed once, in the table

@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from infra.targets.local.serve import process_identity
+from infra.targets.local.serve import process_identity, read_state
 from tests.conftest import ROOT
 from tests.local.conftest import _runtime_or_skip
 from tests.local.local_helpers import (
@@ -37,7 +37,9 @@ def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
-def _plant(state_dir: Path, pid: int, **extra: str) -> Path:
+def _plant(state_dir: Path, pid: int, release_key: str = "release", **extra: str) -> Path:
+    """A state file for the endpoint ``old`` at ``pid`` (``release_key``: ``store`` is how the
+    tdk before issue 50 called the release URL)."""
     work = state_dir / "local-old"
     work.mkdir()
     state = {
@@ -45,7 +47,7 @@ def _plant(state_dir: Path, pid: int, **extra: str) -> Path:
         "pid": pid,
         "port": 1,
         "url": "http://127.0.0.1:1",
-        "store": "file:///nowhere",
+        release_key: "file:///nowhere",
         "workdir": str(work),
         "log": "",
         **extra,
@@ -74,11 +76,15 @@ def test_down_never_kills_a_process_that_reused_the_pid(
     assert not path.exists()  # the stale state file is gone
 
 
+@pytest.mark.parametrize("release_key", ["release", "store"], ids=["now", "written-by-earlier-tdk"])
 def test_down_signals_the_process_the_state_file_identifies(
-    state_dir: Path, bystander: subprocess.Popen[bytes]
+    state_dir: Path, bystander: subprocess.Popen[bytes], release_key: str
 ) -> None:
-    """The identity check is what decides: with the bystander's own identity it is stopped."""
-    _plant(state_dir, bystander.pid, identity=process_identity(bystander.pid))
+    """The identity check is what decides: with the bystander's own identity it is stopped;
+    a state file an earlier tdk wrote (the release URL under ``store``) is read alike."""
+    _plant(state_dir, bystander.pid, release_key, identity=process_identity(bystander.pid))
+    state = read_state("old")
+    assert state is not None and state.release == "file:///nowhere"
     result = runner.invoke(app, ["local", "down", "--endpoint", "old", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output) == {"name": "old", "stopped": bystander.pid}

@@ -34,7 +34,7 @@ def test_every_replicas_triton_is_in_a_network_namespace_of_its_own(
     monkeypatch.setenv("TDK_STATE_DIR", str(tmp_path / "state"))
     store = python_release(tmp_path, "sleeper")
     manifest = Manifest.from_json((store / "manifest.json").read_text())
-    options = EndpointOptions(store_url=store.as_uri(), port=0)  # HAProxy on a free port
+    options = EndpointOptions(release=store.as_uri(), port=0)  # HAProxy on a free port
     group = ReplicaSet(options, 2, tmp_path / "proxy")
     try:
         _answers(group.start(), manifest)  # through HAProxy to a replica, to its Triton

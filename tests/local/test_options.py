@@ -15,7 +15,7 @@ from tdk.errors import UsageError
 
 def test_argv_round_trip_gives_the_same_options() -> None:
     options = EndpointOptions(
-        store_url="s3://bucket/release",
+        release="s3://bucket/release",
         name="my-endpoint-2",
         port=0,
         max_loaded=3,
@@ -31,7 +31,7 @@ def test_argv_round_trip_gives_the_same_options() -> None:
     )
     parsed, ns = EndpointOptions.from_argv([*options.to_argv(), "--log", "x.log"])
     assert parsed == options and ns.log == "x.log"
-    assert EndpointOptions.from_argv(["--release", "s"])[0] == EndpointOptions(store_url="s")
+    assert EndpointOptions.from_argv(["--release", "s"])[0] == EndpointOptions(release="s")
 
 
 def test_cli_defaults_are_the_declared_ones() -> None:
@@ -60,11 +60,11 @@ def test_cli_defaults_are_the_declared_ones() -> None:
         ({"max_body": -1}, "--max-body-bytes -1"),
         ({"keep_alive": 0.0}, "--keep-alive-timeout 0.0"),
         ({"min_residency": -1.0}, "--min-residency"),
-        ({"store_url": ""}, "--release is empty"),
+        ({"release": ""}, "--release is empty"),
     ],
 )
 def test_invalid_options_name_the_flag(change: dict[str, object], fragment: str) -> None:
-    values: dict[str, object] = {"store_url": "file:///r", **change}
+    values: dict[str, object] = {"release": "file:///r", **change}
     with pytest.raises(UsageError) as info:
         EndpointOptions(**values)  # type: ignore[arg-type]
     assert fragment in info.value.message and info.value.hint
@@ -72,4 +72,4 @@ def test_invalid_options_name_the_flag(change: dict[str, object], fragment: str)
 
 def test_valid_names_follow_sagemakers_rule() -> None:
     for name in ("a", "local", "a-b", "a--b", "A1", "a" * 63):
-        assert EndpointOptions(store_url="s", name=name).name == name
+        assert EndpointOptions(release="s", name=name).name == name

@@ -13,6 +13,7 @@ import pytest
 
 from infra.clients.inputs import example_inputs
 from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget
+from infra.targets.deployment import Given, open_deployment
 from infra.targets.local.control import request_switch
 from infra.targets.local.serve import read_state
 from tdk.errors import TdkError
@@ -71,6 +72,10 @@ def test_switch_under_load_loses_no_request_and_refuses_a_bad_release(
         assert answer["models"] == [m.target_model for m in manifest.models]
         status = running.status()
         assert status["release"] == str(new)
+        # a deployment opened without --release reads the one the endpoint serves now, not the
+        # one its state file was written with
+        assert state.release == str(old)
+        assert open_deployment(Given(endpoint="switch")).release == str(new)
         assert status["metrics"]["Invocations"] >= THREADS * PER_THREAD
         target = SageMakerRuntimeTarget("switch", endpoint_url=running.url, local=True)
         try:  # a model only the new release has answers: the next requests use it

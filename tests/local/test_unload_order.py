@@ -25,7 +25,7 @@ async def _evict_then_ask_again(release: Path, tmp_path: Path) -> None:
     triton = TritonStandIn()
     await triton.start()
     options = EndpointOptions(
-        store_url=str(release),
+        release=str(release),
         max_loaded=1,
         min_residency=0,  # a busy model may be swapped at once: no wait on the clock
         triton_url=triton.url,

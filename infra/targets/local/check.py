@@ -63,7 +63,7 @@ async def _check(
 
 
 def check_release(
-    store_url: str,
+    release: str,
     store_endpoint_url: str | None = None,
     report: Callable[[CheckResult], None] = lambda _: None,
 ) -> list[CheckResult]:
@@ -71,7 +71,7 @@ def check_release(
     find_runtime()  # a missing runtime is a clear error before anything is fetched
     workdir = Path(tempfile.mkdtemp(prefix="tdk-check-"))
     settings = EndpointOptions(
-        store_url=store_url,
+        release=release,
         workdir=str(workdir),
         name="check",
         max_loaded=1,

@@ -95,6 +95,11 @@ class LocalClient(TargetClient):
                 hint=f"check `tdk local status --endpoint {self.name}` and the endpoint's log",
             ) from None
 
+    def release(self) -> str | None:
+        """The release URL the endpoint serves now (None: its status does not say)."""
+        release = self._document().get("release")
+        return release if isinstance(release, str) and release else None
+
     def metrics(self, window: timedelta | None) -> list[Reading]:
         if window is not None:
             raise UsageError(
@@ -149,10 +154,12 @@ class LocalLocator(Locator):
         return LocalClient(self.name, state.url)
 
     def default_release(self) -> str | None:
-        """The release the running endpoint serves (UsageError when none runs)."""
+        """The release the running endpoint serves now (UsageError when none runs): its status
+        says, since ``tdk local switch`` moves it off the release its state file names."""
         from infra.targets.local.serve import running_state
 
-        return str(running_state(self.name).store)
+        state = running_state(self.name)
+        return LocalClient(self.name, state.url).release() or state.release
 
 
 LOCATOR = LocalLocator

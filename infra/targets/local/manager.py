@@ -71,7 +71,7 @@ class ModelManager(Loading):
         self._workdir_lock: int | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
-        self.store: Store = open_store(settings.store_url, settings.store_endpoint_url)
+        self.store: Store = open_store(settings.release, settings.store_endpoint_url)
         self.manifest: Manifest | None = None
         #: models of a release switched away from, until their requests finish (``switch``)
         self.retiring: list[ModelState] = []
@@ -188,7 +188,7 @@ class ModelManager(Loading):
         if state is None:
             shown = target_model if len(target_model) < 200 else target_model[:200] + "…"
             raise validation(
-                f"TargetModel {shown!r} is not in the release at {self.settings.store_url}"
+                f"TargetModel {shown!r} is not in the release at {self.settings.release}"
             )
         return state
 
@@ -261,7 +261,7 @@ class ModelManager(Loading):
         """What ``tdk local status`` shows."""
         return {
             "name": self.settings.name,
-            "release": self.settings.store_url,
+            "release": self.settings.release,
             "max_loaded_models": self.settings.max_loaded,
             "memory_budget_bytes": self.settings.memory_budget,
             "memory_used_bytes": self.memory_used(),

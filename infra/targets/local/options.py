@@ -37,7 +37,7 @@ def _opt(flag: str, help: str, default: Any = MISSING, kind: type = str) -> Any:
 class EndpointOptions:
     """One local endpoint's settings; invalid values raise UsageError naming the flag."""
 
-    store_url: str = _opt("--release", "Release URL written by `tdk package --release`.")
+    release: str = _opt("--release", "Release URL written by `tdk package --release`.")
     name: str = _opt("--name", "Endpoint name clients put in the URL (SageMaker's rule).", "local")
     port: int = _opt("--port", "Port on 127.0.0.1 (0 picks a free one).", 8080, int)
     max_loaded: int = _opt(
@@ -127,7 +127,7 @@ class EndpointOptions:
             raise UsageError(
                 f"--port {self.port} is not a TCP port", hint="use 1-65535, or 0 for a free port"
             )
-        if not self.store_url:
+        if not self.release:
             raise UsageError(
                 "--release is empty", hint="pass the release URL (file://, s3://, gs://, az://)"
             )

@@ -78,7 +78,7 @@ def supervise(options: EndpointOptions, replicas: int) -> None:
             pid=pid,
             port=group.port,
             url=url,
-            store=options.store_url,
+            release=options.release,
             workdir=str(work),
             log=str(path.with_suffix(".log")),
             identity=serve.process_identity(pid),

@@ -5,7 +5,7 @@ header timer and a connection cap. ``stop`` is what `tdk local down` runs (``sto
 stop waits for, said when it takes over a second).
 
 ``python -m infra.targets.local.serve`` is what ``tdk local up --detach`` starts in the background;
-the state file (pid, port, store) under ``$TDK_STATE_DIR`` (default ``~/.cache/tdk``) is how
+the state file (pid, port, release) under ``$TDK_STATE_DIR`` (default ``~/.cache/tdk``) is how
 ``tdk local status`` and ``tdk local down`` find it.
 """
 
@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from infra.targets.local import lock, stopping, workdir
 from infra.targets.local.allocator import keep_body_buffers
@@ -52,7 +52,9 @@ class EndpointState:
     pid: int
     port: int
     url: str
-    store: str
+    #: the release URL it was started with (``--release``; ``tdk local switch`` changes what
+    #: it serves: its ``/tdk/status`` says which)
+    release: str
     workdir: str
     log: str
     #: who ``pid`` is: boot id and start time (``process_identity``); a reused pid differs
@@ -69,6 +71,16 @@ def state_path(name: str) -> Path:
     return state_dir() / f"local-{check_name(name)}.json"
 
 
+#: keys of state files an earlier tdk wrote: old -> new (its ``store`` was the release URL)
+OLD_STATE_KEYS = {"store": "release"}
+
+
+def _renamed(fields: dict[str, Any]) -> dict[str, Any]:
+    """A state file's fields with the keys an earlier tdk wrote under their new names, so an
+    endpoint started by it is still found, shown and stopped."""
+    return {OLD_STATE_KEYS.get(key, key): value for key, value in fields.items()}
+
+
 def read_state(name: str) -> EndpointState | None:
     """The endpoint's state file, or None when absent, not ours, or its process is gone (or
     its pid now belongs to another process: the file is stale then, and removed)."""
@@ -76,8 +88,8 @@ def read_state(name: str) -> EndpointState | None:
     try:
         if path.stat().st_uid != os.geteuid():
             return None  # planted by another user: never act on it
-        state = EndpointState(**json.loads(path.read_text()))
-    except (OSError, ValueError, TypeError, RecursionError):
+        state = EndpointState(**_renamed(json.loads(path.read_text())))
+    except (OSError, ValueError, TypeError, AttributeError, RecursionError):
         return None
     if not is_endpoint(state):
         path.unlink(missing_ok=True)
@@ -227,7 +239,7 @@ def _run(
         pid=os.getpid(),
         port=actual,
         url=f"http://127.0.0.1:{actual}",
-        store=settings.store_url,
+        release=settings.release,
         workdir=str(settings.workdir_path),
         log=str(log_path or ""),
         identity=process_identity(os.getpid()),

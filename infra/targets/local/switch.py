@@ -94,11 +94,9 @@ async def verify_release(
     return manifest
 
 
-async def switch(
-    manager: ModelManager, store_url: str, endpoint_url: str | None = None
-) -> Manifest:
-    """Serve the release at ``store_url`` from the next request on; its manifest."""
-    store = open_store(store_url, endpoint_url or manager.settings.store_endpoint_url)
+async def switch(manager: ModelManager, release: str, endpoint_url: str | None = None) -> Manifest:
+    """Serve the release at ``release`` from the next request on; its manifest."""
+    store = open_store(release, endpoint_url or manager.settings.store_endpoint_url)
     known = frozenset(state.entry.sha256 for state in manager.models.values())
     manifest = await verify_release(store, manager.workdir, known)
     old = manager.models
@@ -116,7 +114,7 @@ async def switch(
     manager.manifest = manifest
     manager.settings = dataclasses.replace(
         manager.settings,
-        store_url=store_url,
+        release=release,
         store_endpoint_url=endpoint_url or manager.settings.store_endpoint_url,
     )
     manager.models = models
@@ -126,7 +124,7 @@ async def switch(
         task = asyncio.create_task(_retire(manager, state))
         manager._background.add(task)
         task.add_done_callback(manager._background.discard)
-    log.warning("switched to the release at %s (%d models)", store_url, len(models))
+    log.warning("switched to the release at %s (%d models)", release, len(models))
     return manifest
 
 
@@ -161,14 +159,14 @@ async def handle(
         return 403, {"error": "switching needs the endpoint's control secret (its state file)"}
     try:
         request = json.loads(body)
-        store_url = request["release"]
+        release = request["release"]
         endpoint_url = request.get("endpoint_url")
-        if not isinstance(store_url, str) or not isinstance(endpoint_url, str | None):
+        if not isinstance(release, str) or not isinstance(endpoint_url, str | None):
             raise TypeError
     except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
         return 400, {"error": 'the body is {"release": URL, "endpoint_url": URL or null}'}
     try:
-        manifest = await switch(manager, store_url, endpoint_url)
+        manifest = await switch(manager, release, endpoint_url)
     except TdkError as exc:
         return 409, {"error": exc.message, "hint": exc.hint or ""}
-    return 200, {"release": store_url, "models": [m.target_model for m in manifest.models]}
+    return 200, {"release": release, "models": [m.target_model for m in manifest.models]}
