@@ -1,12 +1,16 @@
-"""Which Triton image to run and what host it needs: SageMaker image versions (read at runtime
-from the installed sagemaker-core), the InferenceAmiVersion each image's CUDA needs, its age."""
+"""Which Triton image to run: the facts of a release (``image_facts``), the GPU it needs, its age,
+and the kit's default release, the newest that the installed sagemaker-core lists as a SageMaker
+image (read at runtime, never transcribed), so one release validated once runs on every target
+alike. The default stays here, below the clouds, because the values every target reads
+(``infra.values.offer``), the Kubernetes layer's default image and ``tdk doctor`` need it; what is
+SageMaker hosting's alone (the InferenceAmiVersion each image's CUDA needs) is AWS's:
+``infra/clouds/aws/sagemaker/images.py``."""
 
 from __future__ import annotations
 
 import datetime as dt
 import importlib.util
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,34 +22,12 @@ from tdk.errors import ConfigError
 #: without importing sagemaker, which would pull boto3 into ``tdk validate``)
 SAGEMAKER_FRAMEWORK = "sagemaker-tritonserver"
 SAGEMAKER_IMAGES_FILE = f"core/image_uri_config/{SAGEMAKER_FRAMEWORK}.json"
-AMI_SOURCE = Source(
-    "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_ProductionVariant.html"
-)
 TRITON_SOURCE = Source(
     facts.TRITON_RELEASE_NOTES, dt.date.fromisoformat(facts.TRITON_FACTS_CHECKED)
 )
 #: an image older than this (months) is reported by doctor and refused as a Kubernetes default
 MAX_IMAGE_AGE_MONTHS = 12
 NGC_REPOSITORY = "nvcr.io/nvidia/tritonserver"
-
-
-@dataclass(frozen=True)
-class InferenceAmi:
-    """A SageMaker ``InferenceAmiVersion``: its NVIDIA driver branch and CUDA version."""
-
-    name: str
-    driver: int
-    cuda: tuple[int, int]
-
-
-#: newest last; the names are the botocore enum (infra/clouds/aws/generated.json checks them)
-INFERENCE_AMIS: tuple[InferenceAmi, ...] = (
-    InferenceAmi("al2-ami-sagemaker-inference-gpu-2", 535, (12, 2)),
-    InferenceAmi("al2-ami-sagemaker-inference-gpu-2-1", 535, (12, 2)),
-    InferenceAmi("al2-ami-sagemaker-inference-gpu-3-1", 550, (12, 4)),
-    InferenceAmi("al2023-ami-sagemaker-inference-gpu-4-1", 580, (13, 0)),
-)
-AMI_BY_NAME = {a.name: a for a in INFERENCE_AMIS}
 
 
 def _key(version: str) -> tuple[int, int]:
@@ -90,26 +72,6 @@ def image_facts(version: str) -> facts.Image:
             "infra/facts/hardware.py from its release notes",
         )
     return found
-
-
-def ami_version_for(version: str) -> str:
-    """The newest InferenceAmiVersion whose CUDA major matches the image's."""
-    major = image_facts(version).cuda[0]
-    return [a for a in INFERENCE_AMIS if a.cuda[0] == major][-1].name
-
-
-def check_ami(key: str, version: str, ami: str) -> None:
-    """Refuse an AMI whose CUDA major differs from the image's (the container cannot start)."""
-    row = AMI_BY_NAME.get(ami)
-    image = image_facts(version)
-    if row is None or row.cuda[0] != image.cuda[0]:
-        fit = ami_version_for(version)
-        raise ConfigError(
-            f"{key} {ami!r} does not fit Triton {version} (CUDA {image.cuda[0]}.{image.cuda[1]}): "
-            f"the AMI's driver must serve CUDA {image.cuda[0]} ({AMI_SOURCE.url}, checked "
-            f"{AMI_SOURCE.checked})",
-            hint=f"remove the key to derive it, or `pulumi config set {key} {fit}`",
-        )
 
 
 def check_compute(key: str, instance: str, gpu: facts.Gpu | None, version: str) -> None:

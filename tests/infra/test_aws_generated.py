@@ -18,9 +18,9 @@ from infra.clouds.aws import generate
 from infra.clouds.aws import generated as aws
 from infra.clouds.aws import names as aws_names
 from infra.clouds.aws.offer import instance_spec
+from infra.clouds.aws.sagemaker import images
 from infra.clouds.aws.sagemaker.instances import single_gpu_types
 from infra.facts import hardware as facts
-from infra.facts import triton as tf
 from infra.targets.sagemaker_ic import sizing
 from tdk.errors import ConfigError
 
@@ -101,7 +101,9 @@ def test_doctor_names_a_changed_name_rule(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_ami_table_covers_exactly_the_botocore_gpu_amis() -> None:
     gpu = {v for v in aws.enum("sagemaker.ProductionVariantInferenceAmiVersion") if "-gpu-" in v}
-    assert set(tf.AMI_BY_NAME) == gpu, "update INFERENCE_AMIS in infra/facts/triton.py"
+    assert set(images.AMI_BY_NAME) == gpu, (
+        "update INFERENCE_AMIS in infra/clouds/aws/sagemaker/images.py"
+    )
 
 
 def test_every_sagemaker_instance_the_kit_offers_is_a_botocore_instance_type() -> None:

@@ -18,6 +18,7 @@ import pytest
 
 from infra.clouds.aws import catalog as aws_catalog
 from infra.clouds.aws import versions as eks
+from infra.clouds.aws.sagemaker import images
 from infra.facts import hardware as facts
 from infra.facts import kubernetes as kf
 from infra.facts import triton as tf
@@ -75,7 +76,7 @@ def test_sagemaker_default_is_newest_image_with_its_ami_on_every_variant(stack: 
     assert variants
     cuda = facts.IMAGES[newest[-1]].cuda[0]
     for variant in variants:
-        assert tf.AMI_BY_NAME[variant["inferenceAmiVersion"]].cuda[0] == cuda
+        assert images.AMI_BY_NAME[variant["inferenceAmiVersion"]].cuda[0] == cuda
 
 
 def test_sagemaker_core_is_read_at_runtime() -> None:

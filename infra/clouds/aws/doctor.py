@@ -8,7 +8,7 @@ import json
 
 from infra.clouds.aws import catalog
 from infra.clouds.aws.generated import GENERATED
-from infra.facts import triton as tf
+from infra.clouds.aws.sagemaker import images
 from infra.facts.findings import Finding
 
 
@@ -111,7 +111,7 @@ def botocore_findings() -> list[Finding]:
     out.append(_name_rule_finding(source))
     amis = {a for a in enums.get("sagemaker.ProductionVariantInferenceAmiVersion", [])
             if "-gpu-" in a}  # fmt: skip
-    unknown = sorted(amis - set(tf.AMI_BY_NAME))
+    unknown = sorted(amis - set(images.AMI_BY_NAME))
     note = f"add {', '.join(unknown)} to INFERENCE_AMIS" if unknown else "all known"
     out.append(Finding("GPU InferenceAmiVersions", f"{len(amis)}", source, "installed",
                        "aged" if unknown else "ok", note))  # fmt: skip

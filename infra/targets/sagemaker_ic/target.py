@@ -77,7 +77,8 @@ AMI_VERSIONS = tuple(
 
 def inference_ami_version(reader: ConfigReader, version: str) -> str:
     """The one place the variant's InferenceAmiVersion is chosen: the stack's key, or derived
-    from the image's CUDA (infra/facts/triton.py); a GPU too old for the image is refused."""
+    from the image's CUDA (infra/clouds/aws/sagemaker/images.py); a GPU too old for the image
+    is refused."""
     ami = host_ami(reader, "sagemakerIcInferenceAmiVersion", version, INSTANCE_KEY)
     assert ami is not None  # sagemaker-ic instances are GPU instances
     return check_choice(

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import datetime as dt
 
-from infra.facts import triton as tf
+from infra.clouds.aws.sagemaker import images
 from infra.facts.findings import UNVERIFIED, Finding, image_findings
 
 
 def findings(triton_version: str, ami: str | None, today: dt.date) -> list[Finding]:
     found = image_findings(triton_version, today)
     if ami:
-        src = tf.AMI_SOURCE
-        row = tf.AMI_BY_NAME[ami]
+        src = images.AMI_SOURCE
+        row = images.AMI_BY_NAME[ami]
         note = f"driver {row.driver}, CUDA {row.cuda[0]}.{row.cuda[1]} (the kit's table)"
         found.append(
             Finding("InferenceAmiVersion", ami, src.url, str(src.checked), UNVERIFIED, note)

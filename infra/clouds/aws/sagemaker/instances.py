@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from infra.clouds.aws import catalog as aws_catalog
+from infra.clouds.aws.sagemaker import images
 from infra.config import ConfigReader, check_choice, qualify
 from infra.facts import hardware as facts
 from infra.facts import triton as tf
@@ -175,8 +176,8 @@ def host_ami(reader: ConfigReader, ami_key: str, version: str, instance_key: str
     if gpu is None:
         return None
     tf.check_compute(qualify(instance_key), instance_type, gpu, version)
-    ami = reader.optional_string(ami_key) or tf.ami_version_for(version)
-    tf.check_ami(qualify(ami_key), version, ami)
+    ami = reader.optional_string(ami_key) or images.ami_version_for(version)
+    images.check_ami(qualify(ami_key), version, ami)
     return ami
 
 
