@@ -159,14 +159,16 @@ def test_a_triton_that_restarted_unseen_gets_its_models_again(
         own.triton, _ = start_triton(tmp_path, own.models, own.triton_port)
         ready = f"http://127.0.0.1:{own.triton_port}/v2/health/ready"
         wait_for(lambda: get(ready)[0] == 200, "the new Triton")
-        codes = []
+        codes, errors = [], []
         for _ in range(2):
             try:
                 _invoke(own, manifest, "echo-0.tar.gz")
                 codes.append(200)
             except InvokeFailed as exc:
                 codes.append(exc.status)
-        assert codes[-1] == 200, codes
-        assert set(codes) <= {200, 503}, codes
+                errors.append(f"{exc.status} {exc.code}: {exc}")
+        if codes[-1] != 200 or not set(codes) <= {200, 503}:
+            # a failure says why (seen once under load as [0, 503]): each error and the front's log
+            pytest.fail(f"{codes} {errors}\n{own.log.read_text()[-4000:]}")
     finally:
         own.stop()
