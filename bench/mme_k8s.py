@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 from infra.clients.inputs import example_inputs  # noqa: E402
 from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget  # noqa: E402
 from infra.targets.local import budget as memory  # noqa: E402
-from infra.targets.local.options import EndpointOptions  # noqa: E402
+from infra.targets.local.options import POD_HEADROOM_MODELS, EndpointOptions  # noqa: E402
 from infra.targets.local.replicas import ReplicaSet  # noqa: E402
 from packager.manifest import Manifest  # noqa: E402
 
@@ -68,8 +68,9 @@ def zipf_trace(copies: int, requests: int, seed: int) -> list[str]:
     return [f"echo-{order[rank]}.tar.gz" for rank in ranks]
 
 
-#: status, ms, cache hit, the download + Triton load ms of the load a cold request waited for
-Result = tuple[int, float, bool, float]
+#: status, ms, cache hit, the download + Triton load ms of the load a cold request waited for,
+#: and where a cold request's time went (the front's ``x-tdk-model-load-phases``, ms)
+Result = tuple[int, float, bool, float, dict[str, float]]
 #: reconnections after a server closed an idle keep-alive connection (counted, not failures)
 RECONNECTS = [0]
 
@@ -97,17 +98,23 @@ class Client:
             except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
                 self.conn.close()
                 if not stale:
-                    return 0, (time.perf_counter() - started) * 1000, False, 0.0
+                    return 0, (time.perf_counter() - started) * 1000, False, 0.0, {}
                 RECONNECTS[0] += 1
             except (OSError, http.client.HTTPException):
                 self.conn.close()
-                return 0, (time.perf_counter() - started) * 1000, False, 0.0
+                return 0, (time.perf_counter() - started) * 1000, False, 0.0, {}
         self.used = True
         ms = (time.perf_counter() - started) * 1000
         hit = response.getheader("x-tdk-model-cache-hit") == "1"
         own = float(response.getheader("x-tdk-model-download-ms", "0"))
         own += float(response.getheader("x-tdk-model-load-ms", "0"))
-        return response.status, ms, hit, own
+        return response.status, ms, hit, own, phases(response.getheader("x-tdk-model-load-phases"))
+
+
+def phases(header: str | None) -> dict[str, float]:
+    """The front's ``phase=ms;...`` header as a dict ({} on a warm request)."""
+    pairs = (item.partition("=") for item in (header or "").split(";") if item)
+    return {phase: float(ms) for phase, _, ms in pairs}
 
 
 def status(port: int) -> dict[str, Any]:
@@ -164,7 +171,7 @@ def replay(
     trace: list[str], bodies: dict[str, tuple[bytes, str]], ports: Any, clients: int
 ) -> list[Result]:
     """Send the trace with ``clients`` threads; ``ports(i)`` says where request i goes."""
-    results: list[Result] = [(0, 0.0, False, 0.0)] * len(trace)
+    results: list[Result] = [(0, 0.0, False, 0.0, {})] * len(trace)
     local = threading.local()
     cursor = iter(range(len(trace)))
     lock = threading.Lock()
@@ -190,7 +197,9 @@ def replay(
 def run_mode(
     options: EndpointOptions, args: Any, trace: list[str], bodies: Any, hashed: bool, work: Path
 ) -> Run:
-    group = ReplicaSet(options, args.replicas, work)
+    # each run its own names: a replica of the last run slow to stop blocks nothing here
+    named = dataclasses.replace(options, name="hash" if hashed else "rr")
+    group = ReplicaSet(named, args.replicas, work)
     run = Run()
     group.start()
     watcher = Watcher(group, run)
@@ -278,7 +287,7 @@ def summary(run: Run) -> dict[str, Any]:
     (issue 46: cold p99 within download + Triton's own load + 10 %): ``cold_over_own_load_*``
     is its latency over that load's download + Triton load time, ``cold_extra_*`` the
     milliseconds beyond it (waiting for a slot, an eviction's unload, other loads, Triton)."""
-    ok = [(ms, hit, own) for code, ms, hit, own in run.results if code == 200]
+    ok = [(ms, hit, own) for code, ms, hit, own, _ in run.results if code == 200]
     cold = [ms for ms, hit, _ in ok if not hit]
     warm = [ms for ms, hit, _ in ok if hit]
     owned = [(ms, own) for ms, hit, own in ok if not hit and own > 0]
@@ -298,7 +307,32 @@ def summary(run: Run) -> dict[str, Any]:
         "failed": sum(1 for code, *_ in run.results if code != 200),
         "failed_statuses": sorted({code for code, *_ in run.results if code != 200}),
         "max_loaded_per_replica": max(run.max_loaded.values(), default=0),
+        **cold_phases(run.results),
     }
+
+
+def cold_phases(results: list[Result]) -> dict[str, Any]:
+    """Where cold requests' time went, per phase (ms): ``wait`` for the model, in it the load's
+    ``drain`` (its own eviction ending), ``slot`` (other models' evictions and unloads),
+    ``download``, ``extract``, ``unload`` (Triton finishing its previous unload) and Triton's
+    ``load``; ``infer``, Triton's answer; ``outside``, the rest of the client's time (HAProxy,
+    the front's queue, the body). p50 and p99 of each, and their mean over the slowest 5 % of
+    cold requests against their own download + load (``cold_tail_phases_ms``)."""
+    cold = []
+    for code, ms, hit, own, spent in results:
+        if code == 200 and not hit and spent:
+            outside = ms - spent.get("wait", 0.0) - spent.get("infer", 0.0)
+            cold.append((ms / own if own > 0 else 0.0, {**spent, "outside": outside}))
+    names = list(dict.fromkeys(name for _, spent in cold for name in spent))
+    tail = sorted(cold, key=lambda item: item[0])[-max(1, len(cold) // 20) :] if cold else []
+    return {
+        "cold_phases_p50_ms": {n: round(pct([x.get(n, 0.0) for _, x in cold], 0.5), 1)
+                               for n in names},
+        "cold_phases_p99_ms": {n: round(pct([x.get(n, 0.0) for _, x in cold], 0.99), 1)
+                               for n in names},
+        "cold_tail_phases_ms": {n: round(statistics.fmean(x.get(n, 0.0) for _, x in tail), 1)
+                                for n in names},
+    }  # fmt: skip
 
 
 def main() -> int:
@@ -352,6 +386,7 @@ def bench(args: Any, work: Path) -> dict[str, Any]:
         max_loaded=args.budget,
         memory_budget=per_copy * args.budget,
         capacity_timeout=300.0,
+        headroom_models=POD_HEADROOM_MODELS,  # as a pod's front (`tdk front serve`)
         triton_netns="off",
     )
     hash_run = run_mode(options, args, trace, bodies, True, work / "hash")
@@ -365,6 +400,7 @@ def bench(args: Any, work: Path) -> dict[str, Any]:
         "copies": args.copies,
         "replicas": args.replicas,
         "budget": args.budget,
+        "headroom_models": POD_HEADROOM_MODELS,
         "requests": args.requests,
         "warmup": args.warmup,
         "seed": args.seed,
@@ -415,11 +451,11 @@ def simulated(trace: list[str], args: Any, report: dict[str, Any]) -> dict[str, 
         """The hit ratio past the warm-up: the replay is causal, so the warm-up's own replay
         is the whole one's first steps."""
         run = sim.simulate(names, args.replicas, args.budget, routing, args.clients, 1.5, moves,
-                           costs)  # fmt: skip
+                           costs, POD_HEADROOM_MODELS)  # fmt: skip
         if not args.warmup:
             return run.hit_ratio
         first = sim.simulate(names[: args.warmup], args.replicas, args.budget, routing,
-                             args.clients, 1.5, (), costs)  # fmt: skip
+                             args.clients, 1.5, (), costs, POD_HEADROOM_MODELS)  # fmt: skip
         return (run.hits - first.hits) / max(1, run.requests - first.requests)
 
     hashed, spread = measured("hash", changes), measured("round_robin", [])

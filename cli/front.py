@@ -8,7 +8,12 @@ import typer
 
 from cli.common import EndpointUrlOpt, ReleaseOpt
 from cli.output import Output
-from infra.targets.local.options import EndpointOptions, default_of, help_of
+from infra.targets.local.options import (
+    POD_HEADROOM_MODELS,
+    EndpointOptions,
+    default_of,
+    help_of,
+)
 from tdk.errors import UsageError
 
 app = typer.Typer(
@@ -24,6 +29,7 @@ CacheBytesOpt = Annotated[int, typer.Option("--cache-bytes", help=help_of("cache
 BudgetOpt = Annotated[int, typer.Option("--memory-budget-bytes", help=help_of("memory_budget"))]
 MaxLoadedOpt = Annotated[int, typer.Option("--max-loaded-models", help=help_of("max_loaded"))]
 ListenOpt = Annotated[str, typer.Option("--listen", help="HOST:PORT to serve on.")]
+HeadroomOpt = Annotated[int, typer.Option("--headroom-models", help=help_of("headroom_models"))]
 #: loaded models when only a memory budget bounds them: beyond any pod's Triton
 UNBOUNDED_MODELS = 100_000
 
@@ -48,11 +54,12 @@ def serve(
     max_loaded_models: MaxLoadedOpt = UNBOUNDED_MODELS,
     listen: ListenOpt = "0.0.0.0:8080",
     endpoint_url: EndpointUrlOpt = None,
+    headroom_models: HeadroomOpt = POD_HEADROOM_MODELS,
 ) -> None:
     """Serve `/invocations` (X-Amzn-SageMaker-Target-Model), Triton's v2 inference by copy name,
     `/ping` and `/metrics`, loading each copy into the pod's Triton on its first request (the
     store's default credentials: the pod's workload identity) and unloading the least recently
-    used idle one beyond the memory budget."""
+    used idle one beyond the memory budget, ahead of the next load (--headroom-models)."""
     from infra.targets.local import serve as serving
 
     host, port = parse_listen(listen)
@@ -63,6 +70,7 @@ def serve(
         max_loaded=max_loaded_models,
         cache_bytes=cache_bytes,
         memory_budget=memory_budget_bytes,
+        headroom_models=headroom_models,
         workdir=cache_dir,
         store_endpoint_url=endpoint_url,
         triton_url=triton_url,

@@ -60,7 +60,8 @@ def mme_plan(out: Output, r: PlanRequest) -> None:
     unit = cands.candidate(port, spec, region, table, Decimal(1), None, r.gpus_per_node)
     per_pod = float(unit.usd_per_hour) / unit.units_per_instance
     budgets = r.budgets or list(MME_DEFAULT_BUDGETS)
-    options = sim.fleet(trace, measured.costs, per_pod, r.max_pods, budgets, measured.concurrency)
+    options = sim.fleet(trace, measured.costs, per_pod, r.max_pods, budgets, measured.concurrency,
+                        measured.headroom)  # fmt: skip
     best = sim.cheapest(options, r.hit_ratio)
     base = _baseline(r, trace, measured, budgets, region, every)
     rows = [_row(f"{o.flight.pods} x {spec}", o) for o in options]

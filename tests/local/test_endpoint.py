@@ -18,6 +18,7 @@ from botocore.exceptions import ClientError
 from infra.clients.base import RawResponse, header_length_from_content_type
 from infra.clients.inputs import example_inputs
 from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget
+from infra.targets.local.model_state import LOAD_PHASES
 from tests.local.local_helpers import Endpoint
 
 pytestmark = pytest.mark.e2e
@@ -88,6 +89,15 @@ def test_a_cold_request_says_the_load_it_waited_for(endpoint: Endpoint) -> None:
         load[-1]["download_ms"], abs=0.01
     )
     assert "x-tdk-model-load-ms" not in warm and "x-tdk-model-download-ms" not in warm
+    # where the cold request's time went, phase by phase (bench/mme_k8s.py's cold_phases)
+    pairs = (item.partition("=") for item in cold["x-tdk-model-load-phases"].split(";"))
+    phases = {phase: float(ms) for phase, _, ms in pairs}
+    assert list(phases) == ["wait", *LOAD_PHASES, "infer"]
+    assert all(ms >= 0 for ms in phases.values())
+    for phase in LOAD_PHASES:
+        assert phases[phase] == pytest.approx(load[-1][f"{phase}_ms"], abs=0.01)
+    assert phases["wait"] >= phases["download"] + phases["extract"] + phases["load"] - 0.01
+    assert "x-tdk-model-load-phases" not in warm
 
 
 @pytest.mark.parametrize("binary", [True, False], ids=["binary+json", "json"])

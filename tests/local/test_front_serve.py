@@ -50,11 +50,13 @@ def echo_release(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Manife
 def pod(
     echo_release: tuple[Path, Manifest], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Pod]:
-    """A pod whose budget holds two echo copies: a third evicts the least recently used."""
+    """A pod whose budget holds two echo copies: a third evicts the least recently used (no
+    headroom: an unload only when a load needs the room; the default's is test_headroom's)."""
     store, manifest = echo_release
     echo = manifest.by_target_model("echo-0.tar.gz")
     room = int(budget.estimate(echo) * 2.5)
-    running = start_pod(store, tmp_path_factory.mktemp("pod"), "--memory-budget-bytes", str(room))
+    budgeted = ("--memory-budget-bytes", str(room), "--headroom-models", "0")
+    running = start_pod(store, tmp_path_factory.mktemp("pod"), *budgeted)
     try:
         wait_ready(running)
         yield running

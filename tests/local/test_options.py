@@ -25,6 +25,7 @@ def test_argv_round_trip_gives_the_same_options() -> None:
         invocation_timeout=7.0,
         capacity_timeout=9.0,
         min_residency=0.0,
+        headroom_models=1,
         keep_alive=3.0,
         workdir="/tmp/tdk-work",
         store_endpoint_url="http://127.0.0.1:9000",
@@ -60,6 +61,7 @@ def test_cli_defaults_are_the_declared_ones() -> None:
         ({"max_body": -1}, "--max-body-bytes -1"),
         ({"keep_alive": 0.0}, "--keep-alive-timeout 0.0"),
         ({"min_residency": -1.0}, "--min-residency"),
+        ({"headroom_models": -1}, "--headroom-models -1"),
         ({"release": ""}, "--release is empty"),
     ],
 )

@@ -15,11 +15,14 @@ _REPOSITORY = "/v2/repository/models/"
 @dataclass
 class Request:
     """One request as the stand-in received it: ``(method, path)``, the connection it came on,
-    and the state of the model it names at that moment (None: not a repository request)."""
+    the state of the model it names at that moment (None: not a repository request), and how
+    many models Triton held then."""
 
     path: str
     connection: int
     state: str | None
+    #: models Triton held (READY or UNLOADING) when it came
+    held: int = 0
 
 
 @dataclass
@@ -93,7 +96,9 @@ class TritonStandIn:
         name = None
         if path.startswith(_REPOSITORY) and path.endswith((_LOAD, _UNLOAD)):
             name = path[len(_REPOSITORY) :].rsplit("/", 1)[0]
-        request = Request(path, connection, None if name is None else self.states.get(name))
+        held = sum(1 for state in self.states.values() if state in ("READY", "UNLOADING"))
+        state = None if name is None else self.states.get(name)
+        request = Request(path, connection, state, held)
         self.received.append(request)
         self._arrived.set()
         if path.startswith("/v2/health/"):

@@ -29,6 +29,15 @@ def test_one_pod_is_one_lru_cache() -> None:
     assert (flight.hits, flight.loads, flight.evictions, flight.max_loaded) == (2, 4, 2, 2)
 
 
+def test_headroom_unloads_ahead_of_the_next_load() -> None:
+    """A pod that keeps one model's room free (the front's --headroom-models 1) holds
+    budget - 1 between loads: the least recently used goes as soon as a load fills it."""
+    flight = sim.simulate(["a", "b", "c", "a", "c", "b"], pods=1, budget=3, headroom=1)
+    # a, b miss; c miss (a out ahead); a miss (b out); c hit; b miss (a out)
+    assert (flight.hits, flight.loads, flight.evictions, flight.max_loaded) == (1, 5, 3, 3)
+    assert sim.simulate(["a", "a"], pods=1, budget=1, headroom=1).hits == 1  # one kept: no room
+
+
 @pytest.mark.parametrize("concurrency", [1, 8])
 def test_hashing_beats_round_robin_and_never_passes_the_budget(concurrency: int) -> None:
     trace = zipf_trace(4000, 1000)
@@ -104,6 +113,23 @@ def test_plan_mme_trace_chooses_pods_and_budget(tmp_path: Path) -> None:
     assert plan["cold_ms"] == pytest.approx(1541.2)
     human = runner.invoke(app, args[:-1])
     assert human.exit_code == 0 and "choice:" in human.output, human.output
+
+
+def test_plan_mme_trace_keeps_the_measured_runs_headroom(tmp_path: Path) -> None:
+    """Pods that keep a model's room free (bench/mme_k8s.py's headroom_models) hold one model
+    fewer between loads: the plan replays them so."""
+    ratios = []
+    for headroom in (0, 1):
+        trace, measured = _files(tmp_path, headroom_models=headroom)
+        args = ["plan", str(measured), "--mme-trace", str(trace), "--target", "gke",
+                "--budget", "5", "--max-pods", "2", "--json"]  # fmt: skip
+        done = runner.invoke(app, args)
+        assert done.exit_code == 0, done.output
+        ratios.append([o["hit_ratio"] for o in json.loads(done.output)["options"]])
+    assert all(kept < full for full, kept in zip(*ratios, strict=True)), ratios
+    _, broken = _files(tmp_path, headroom_models=-1)
+    done = runner.invoke(app, ["plan", str(broken), "--mme-trace", str(trace), "--target", "gke"])
+    assert done.exit_code != 0 and "headroom_models" in done.output
 
 
 def test_plan_mme_trace_refuses_what_it_cannot_plan(tmp_path: Path) -> None:

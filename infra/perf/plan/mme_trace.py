@@ -145,6 +145,7 @@ def simulate(
     factor: float = 1.5,
     changes: Sequence[Change] = (),
     costs: Measured | None = None,
+    headroom: int = 0,
 ) -> Flight:
     """Replay ``trace`` with ``concurrency`` clients, each sending its next request when its
     last one is answered (a warm request takes ``costs.warm_ms``, a cold one ``cold_ms``; a
@@ -152,11 +153,14 @@ def simulate(
     routing a pod whose in-flight count would pass ``ceil(factor x (in flight + 1) / pods)`` is
     skipped for the next on the ring (the bounded load); with ``round_robin`` pods take turns.
     ``changes`` replay replicas joining (empty) and leaving (their models gone), as
-    ``bench/mme_k8s.py`` does mid-run."""
+    ``bench/mme_k8s.py`` does mid-run. A pod keeps ``headroom`` models' room free once a load
+    fills it (the front's ``--headroom-models``: the least recently used goes ahead of the
+    next load), so ``budget - headroom`` stay loaded between loads."""
     _check(pods, budget, concurrency, factor)
     if routing not in ("hash", "round_robin"):
         raise UsageError(f"routing {routing!r}: expected hash or round_robin", hint="hash")
     costs = costs or Measured(download_ms=0.0, load_ms=1000.0, warm_ms=1.0)
+    keep = budget - headroom if budget > headroom else budget
     members = list(range(pods))
     pending = sorted(changes)
     ring = Ring(members) if routing == "hash" else None
@@ -193,10 +197,11 @@ def simulate(
             loads += 1
             took = costs.cold_ms
             cache[name] = now + costs.cold_ms - costs.warm_ms
-            if len(cache) > budget:
+            # the front takes the new model's room first (an eviction, or the headroom's)
+            max_loaded = max(max_loaded, min(len(cache), budget))
+            while len(cache) > keep:
                 cache.popitem(last=False)
                 evictions += 1
-            max_loaded = max(max_loaded, len(cache))
         inflight[pod] += 1
         heapq.heappush(answered, (now + took, pod))
         heapq.heappush(clients, (now + took, client))
@@ -272,11 +277,13 @@ def fleet(
     max_pods: int,
     budgets: Sequence[int],
     concurrency: int = 1,
+    headroom: int = 0,
 ) -> list[FleetOption]:
-    """Every (pods, budget) from 1 pod to ``max_pods``, hash-routed, priced per hour."""
+    """Every (pods, budget) from 1 pod to ``max_pods``, hash-routed, priced per hour; each pod
+    keeps ``headroom`` models' room free (``simulate``)."""
     return [
         FleetOption(
-            simulate(trace, pods, budget, "hash", concurrency, costs=measured),
+            simulate(trace, pods, budget, "hash", concurrency, costs=measured, headroom=headroom),
             pods * usd_per_pod_hour,
             measured,
         )
@@ -300,6 +307,8 @@ class Bench:
 
     costs: Measured
     concurrency: int  # the bench's clients
+    #: models' room each pod kept free (the front's --headroom-models; 0 in runs before it)
+    headroom: int = 0
 
 
 #: the keys read from the bench's JSON: (key, what it is)
@@ -329,4 +338,7 @@ def load_measured(path: Path) -> Bench:
     concurrency = data.get("clients", 1)
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise UsageError(f"{path}: clients {concurrency!r} is not a count", hint=BENCH_HINT)
-    return Bench(Measured(*values), min(concurrency, 4096))
+    headroom = data.get("headroom_models", 0)
+    if isinstance(headroom, bool) or not isinstance(headroom, int) or not 0 <= headroom < 4096:
+        raise UsageError(f"{path}: headroom_models {headroom!r} is not a count", hint=BENCH_HINT)
+    return Bench(Measured(*values), min(concurrency, 4096), headroom)

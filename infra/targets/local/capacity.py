@@ -10,7 +10,7 @@ import logging
 import time
 
 from infra.targets.local import budget, cache
-from infra.targets.local.errors import insufficient_memory, not_ready
+from infra.targets.local.errors import ApiError, insufficient_memory, not_ready
 from infra.targets.local.metrics import Metrics
 from infra.targets.local.model_state import IDLE_GRACE, ModelState
 from infra.targets.local.options import EndpointOptions
@@ -35,6 +35,9 @@ class Capacity:
     _changed: asyncio.Event
     _waiting: int
     _background: set[asyncio.Task[None]]
+    #: bytes the next load is expected to need (the last load's), kept free ahead of it
+    _headroom: int
+    _headroom_task: asyncio.Task[None] | None
 
     def _load_failed(self, state: ModelState, message: str) -> str:
         """Count a failed load and keep its reason for ``endpoint status``; the message."""
@@ -70,6 +73,44 @@ class Capacity:
                 await self._wait_change(deadline, wake=self._next_expiry(now))
         self.slots.add(state.entry.target_model)
         state.memory = need
+
+    def _keep_headroom(self, state: ModelState) -> None:
+        """Once loads leave less than ``headroom_models`` models like ``state`` free (slots and
+        memory), unload the least recently used idle models in the background, so that the next
+        cold request finds room instead of waiting for Triton to finish an unload (a Python
+        stub's exit takes seconds). Only idle models go: never one with a request in flight."""
+        self._headroom = budget.estimate(state.entry)
+        if self._headroom_task is None and self._short_of_headroom():
+            task = asyncio.create_task(self._make_headroom())
+            self._headroom_task = task
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    def _short_of_headroom(self) -> bool:
+        """Whether the next loads of ``_headroom`` bytes each would have to wait for an eviction
+        (an unload Triton is finishing counts as room: it was started for that). No headroom
+        where it would leave room for less than one loaded model."""
+        keep, need = self.settings.headroom_models, self._headroom
+        most, limit = self.settings.max_loaded, self.settings.memory_budget
+        if keep == 0 or most <= keep or (limit and limit < (keep + 1) * need):
+            return False
+        used = self.memory_used() - self.unloading
+        return len(self.slots) + keep > most or bool(limit and used + keep * need > limit)
+
+    async def _make_headroom(self) -> None:
+        try:
+            while self._short_of_headroom():
+                now = time.monotonic()
+                deadline = now + self.settings.capacity_timeout
+                victim = self._victim(now, idle_only=True)
+                if victim is None:  # every loaded model busy: until one is idle
+                    await self._wait_change(deadline, wake=self._next_expiry(now))
+                else:
+                    await self._evict(victim, deadline)
+        except ApiError as exc:  # nothing idle within the capacity timeout: the next load asks
+            log.info("no idle model to unload ahead of the next load: %s", exc.message)
+        finally:
+            self._headroom_task = None
 
     def _fits_once_unloaded(self, need: int) -> bool:
         """Whether the unloads Triton is finishing free enough for ``need`` bytes."""

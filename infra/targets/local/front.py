@@ -63,6 +63,10 @@ _CACHE_HEADER = b"x-tdk-model-cache-hit"
 #: compares each cold request with its own load (bench/mme_k8s.py's cold figures)
 _DOWNLOAD_HEADER = b"x-tdk-model-download-ms"
 _LOAD_HEADER = b"x-tdk-model-load-ms"
+#: on a cold request: where its wait went, ``phase=ms`` pairs joined by ``;``: ``wait`` (its
+#: time waiting for the model, this load's or one under way), the load's phases
+#: (``model_state.LOAD_PHASES``), and ``infer`` (Triton's answer to it)
+_PHASES_HEADER = b"x-tdk-model-load-phases"
 STOP_POLL_S = 0.1  # how often a start looks whether the server was told to stop
 
 
@@ -279,9 +283,11 @@ class Front:
         if size is not None:
             extra = (("Inference-Header-Content-Length", str(size)),)
         body = checked_inference(chunks, size)  # before a model is loaded for it
+        waited = time.perf_counter()
         state, hit = await self.manager.acquire_hit(target)
         self.manager.metrics.count("Invocations", target)
         model_started = time.perf_counter()
+        waited = model_started - waited
         try:
             upstream = await self._call_model(state, body, extra)
         finally:
@@ -296,6 +302,9 @@ class Front:
         if not hit:
             headers.append((_DOWNLOAD_HEADER, b"%.3f" % (state.download_s * 1000)))
             headers.append((_LOAD_HEADER, b"%.3f" % (state.load_s * 1000)))
+            phases = {"wait": waited * 1000, **state.phases_ms(), "infer": model_s * 1000}
+            shown = ";".join(f"{phase}={ms:.3f}" for phase, ms in phases.items())
+            headers.append((_PHASES_HEADER, shown.encode()))
         return 200, upstream.body, headers, model_s
 
     async def infer_v2(self, scope: Scope, receive: Receive, send: Send, name: str) -> None:

@@ -18,6 +18,12 @@ from packager.stores import Store
 from tdk.errors import StoreError, TdkError
 
 
+def _since(started: float) -> tuple[float, float]:
+    """Seconds since ``started``, and now (the next phase's start)."""
+    now = time.monotonic()
+    return now - started, now
+
+
 class _OutOfMemory(Exception):
     """Triton's load failed for want of memory (``budget.out_of_memory``)."""
 
@@ -34,17 +40,23 @@ class Loading(Capacity):
     async def _load(self, state: ModelState) -> None:
         target = state.entry.target_model
         try:
+            started = time.monotonic()
             while state.evicting or self._superseded(state):
                 await self._wait_change(time.monotonic() + self.settings.capacity_timeout)
             if state.loaded:
                 return
+            state.drain_s, started = _since(started)
             await self._reserve_slot(state)
-            state.download_s = 0.0
+            self._keep_headroom(state)
+            state.slot_s, started = _since(started)
+            state.download_s = state.extract_s = 0.0
             try:
                 if not self.disk.has(state.entry):
                     await self._install(state)
+                started = time.monotonic()
                 if state.unloaded is not None:  # Triton's unload of it first (``_unload``)
                     await asyncio.shield(state.unloaded)
+                state.unload_s, _ = _since(started)
                 await self._load_or_evict(state)
             except BaseException:
                 self.slots.discard(target)
@@ -55,11 +67,8 @@ class Loading(Capacity):
             state.failed = None
             state.loaded_at = time.monotonic()
             self.loads.append(
-                {
-                    "target_model": target,
-                    "download_ms": round(state.download_s * 1000, 3),
-                    "load_ms": round(state.load_s * 1000, 3),
-                }
+                {"target_model": target}
+                | {f"{phase}_ms": round(ms, 3) for phase, ms in state.phases_ms().items()}
             )
         finally:
             state.loading = None
@@ -93,7 +102,7 @@ class Loading(Capacity):
             message = self._load_failed(state, f"{entry.target_model} refused: {exc.message}{fix}")
             raise model_error(message) from exc
         self.metrics.observe("ModelDownloadingTime", result.download_s, entry.target_model)
-        state.download_s = result.download_s
+        state.download_s, state.extract_s = result.download_s, result.extract_s
         self.disk.add(entry, result)
         idle = [s for s in self.models.values() if s.entry.target_model not in self.slots]
         self.disk.trim([s.entry for s in sorted(idle, key=lambda s: s.last_used)])

@@ -1,10 +1,12 @@
 """What SageMaker MME does for Triton: load on first request, single-flight, LRU, restart.
 
 All state lives on the front's event loop (no locks): a model is ``loaded`` in Triton or not,
-holds a capacity slot while loading or loaded, and counts requests in flight. Beyond
-``max_loaded`` slots the least recently used idle model is unloaded; when every loaded model is
-busy, the one loaded longest ago is drained (new requests for it wait) once it has been resident
-``min_residency`` seconds, then unloaded — never while a request for it is in flight.
+holds a capacity slot while loading or loaded, and counts requests in flight. Once a load fills
+the last of ``max_loaded`` slots (or of the memory budget) the least recently used idle model is
+unloaded in the background, so the next cold request need not wait for Triton's unload; when a
+load finds no room and every loaded model is busy, the one loaded longest ago is drained (new
+requests for it wait) once it has been resident ``min_residency`` seconds, then unloaded — never
+while a request for it is in flight.
 
 This module starts, watches and restarts Triton and takes the requests; ``loading`` loads a
 model, ``capacity`` finds it a slot and evicts, ``model_state`` holds each model's state.
@@ -71,6 +73,8 @@ class ModelManager(Loading):
         self._workdir_lock: int | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
+        self._headroom = 0
+        self._headroom_task: asyncio.Task[None] | None = None
         self.store: Store = open_store(settings.release, settings.store_endpoint_url)
         self.manifest: Manifest | None = None
         #: models of a release switched away from, until their requests finish (``switch``)
@@ -137,6 +141,8 @@ class ModelManager(Loading):
 
     async def stop(self) -> None:
         self._stopping = True
+        if self._headroom_task is not None:
+            self._headroom_task.cancel()
         if self._watcher is not None:
             self._watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):

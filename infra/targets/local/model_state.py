@@ -29,6 +29,9 @@ def forgotten(message: str) -> bool:
     return _FORGOTTEN.search(message) is not None
 
 
+#: the phases of a load, in the order they happen (``ModelState``'s ``<phase>_s`` fields)
+LOAD_PHASES = ("drain", "slot", "download", "extract", "unload", "load")
+
 IDLE_GRACE = 0.2  # seconds without requests before a loaded model counts as idle
 
 
@@ -54,6 +57,17 @@ class ModelState:
     #: its last load: seconds fetching (0 when extracted already) and in Triton's load
     download_s: float = 0.0
     load_s: float = 0.0
+    #: the rest of its last load, in seconds (``LOAD_PHASES``): waiting for its own eviction to
+    #: end, for a slot (other models' evictions and unloads), extracting, and for Triton to
+    #: finish unloading it
+    drain_s: float = 0.0
+    slot_s: float = 0.0
+    extract_s: float = 0.0
+    unload_s: float = 0.0
     #: done once Triton reports its last unload finished (None: no unload since); a load of a
     #: model Triton still unloads waits for it (``_unload``)
     unloaded: asyncio.Future[None] | None = field(default=None, repr=False)
+
+    def phases_ms(self) -> dict[str, float]:
+        """Its last load's phases in milliseconds (``LOAD_PHASES``)."""
+        return {phase: getattr(self, f"{phase}_s") * 1000 for phase in LOAD_PHASES}

@@ -25,6 +25,11 @@ SAGEMAKER_INVOCATION_TIMEOUT = 60.0  # seconds a SageMaker container has to answ
 # SageMaker's EndpointName rule (CreateEndpoint / InvokeEndpoint): 1-63 characters.
 ENDPOINT_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
 
+#: a pod's front (`tdk front serve`) keeps room for one more model: a cold request then waits
+#: for its own download and load, not for another model's unload first (Triton's unload of a
+#: Python-backend model ends with its stub's exit, seconds later); docs/kubernetes.md
+POD_HEADROOM_MODELS = 1
+
 #: the longest a local endpoint timeout may be (a day): every wait keeps a deadline
 MAX_TIMEOUT_S = 86_400.0
 
@@ -69,6 +74,14 @@ class EndpointOptions:
     )
     min_residency: float = _opt(
         "--min-residency", "Seconds a busy model stays loaded before it may be swapped.", 2.0, float
+    )
+    headroom_models: int = _opt(
+        "--headroom-models",
+        "Models' worth of room kept free for the next load: once fewer are free, the least "
+        "recently used idle models unload in the background, so a cold request need not wait "
+        "for an unload (at the cost of that many loaded models).",
+        0,
+        int,
     )
     keep_alive: float = _opt(
         "--keep-alive-timeout", "Seconds an idle client connection is kept open.", 5.0, float
@@ -151,6 +164,11 @@ class EndpointOptions:
             raise UsageError(
                 "--triton-url and --model-dir go together",
                 hint="pass both (a Triton of the pod and its --model-repository), or neither",
+            )
+        if self.headroom_models < 0:
+            raise UsageError(
+                f"--headroom-models {self.headroom_models} is negative",
+                hint="e.g. --headroom-models 1 (0: unload only when a load needs the room)",
             )
         if self.min_residency < 0:
             raise UsageError("--min-residency must be >= 0", hint="e.g. --min-residency 2")
