@@ -17,6 +17,9 @@ KINDS: dict[str, tuple[str, ...]] = {
     "this machine's sign-in and identity (the Cloud tdk doctor checks)": ("machine.py",),
     "what a serving unit offers a model (TargetSpec)": ("offer.py",),
     "the managed Kubernetes calendar": ("versions.py",),
+    "how a workload gets the cloud's identity (trust, annotations, roles), without Pulumi": (
+        "identity.py",
+    ),
     "catalog data generated from an SDK's service models, with its generator": (
         "generate.py",
         "generated.json",
@@ -27,6 +30,8 @@ KINDS: dict[str, tuple[str, ...]] = {
 
 #: (cloud, file) -> why that cloud lacks it
 MISSING: dict[tuple[str, str], str] = {
+    ("aws", "identity.py"): "IRSA's trust policy is still in the eks target's builders",
+    ("gcp", "identity.py"): "Workload Identity's members are still in the gke target's builders",
     ("azure", "offer.py"): "one target on Azure, which builds its offer in its own target.py",
     **{
         (cloud, name): "no installed SDK ships this cloud's catalog as data; catalog.py is "
@@ -43,6 +48,8 @@ OWN: dict[tuple[str, str], str] = {
     ("aws", "arn.py"): "ARNs, which the SageMaker and eks targets build alike",
     ("aws", "guardrails.py"): "AWS Budgets and CloudWatch Logs retention for every AWS stack",
     ("aws", "sagemaker"): "what both SageMaker targets and the local front share",
+    ("azure", "workload_identity.py"): "the Pulumi component of a managed identity, its "
+    "federated credential and roles (apart from identity.py: pure builders read that one)",
 }
 
 

@@ -175,10 +175,6 @@ def container_scope(subscription: str, resource_group: str, blob: BlobRelease) -
     )
 
 
-def role_definition(subscription: str, role: str) -> str:
-    return f"/subscriptions/{subscription}/providers/Microsoft.Authorization/roleDefinitions/{role}"
-
-
 def prometheus_rule(endpoint_id: Any, workspace_id: Any) -> dict[str, Any]:
     """The data collection rule forwarding the cluster's scraped series to the workspace."""
     return {

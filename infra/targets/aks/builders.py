@@ -30,26 +30,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from infra.clouds.azure.identity import CLIENT_ID_ANNOTATION, USE_LABEL
 from infra.config import ReleaseLocation
 from infra.k8s.alerts import AlertRule
 from infra.k8s.spec import WorkloadIdentity
 from tdk.errors import ConfigError
 
-#: the pod label and ServiceAccount annotation Azure Workload Identity acts on
-USE_LABEL = "azure.workload.identity/use"
-CLIENT_ID_ANNOTATION = "azure.workload.identity/client-id"
 #: KEDA's pod-identity provider for Azure Workload Identity
 KEDA_PROVIDER = "azure-workload"
-#: the audience of the federated credentials (Entra's token exchange)
-TOKEN_AUDIENCE = "api://AzureADTokenExchange"
 #: the Entra scope of an Azure Monitor workspace's Prometheus query API
 PROMETHEUS_SCOPE = "https://prometheus.monitor.azure.com/.default"
 PODMONITOR_API = "azmonitoring.coreos.com/v1"
-#: built-in role definitions (learn.microsoft.com/azure/role-based-access-control/built-in-roles)
-STORAGE_BLOB_DATA_READER = "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1"
-STORAGE_BLOB_DATA_CONTRIBUTOR = "ba92f5b4-2d11-453d-a403-e96b0029c9fe"
-MONITORING_DATA_READER = "b0d8363b-8ddd-447d-831f-62ca05bff136"
-ACR_PULL = "7f951dda-4ed3-4680-a7ca-43fe172d538d"
 #: the Service annotation for an internal Azure load balancer
 INTERNAL_LB = {"service.beta.kubernetes.io/azure-load-balancer-internal": "true"}
 LOAD_BALANCER_ANNOTATIONS: Mapping[str, Mapping[str, str]] = {"internal-lb": INTERNAL_LB}
@@ -147,11 +138,6 @@ def keda_pod_identity(client_id: Any, tenant_id: Any) -> dict[str, Any]:
     """The KEDA chart's ``podIdentity`` values: its operator runs as ``client_id`` through
     workload identity (values may be Pulumi outputs)."""
     return {"azureWorkload": {"enabled": True, "clientId": client_id, "tenantId": tenant_id}}
-
-
-def subject(namespace: str, service_account: str) -> str:
-    """The federated credential subject of a Kubernetes ServiceAccount."""
-    return f"system:serviceaccount:{namespace}:{service_account}"
 
 
 def pod_monitor(

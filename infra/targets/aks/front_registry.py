@@ -20,10 +20,9 @@ import urllib.request
 import pulumi
 import pulumi_azure_native as azure
 
+from infra.clouds.azure.identity import ACR_PULL, role_definition
 from infra.clouds.azure.names import CONTAINER_REGISTRY
 from infra.k8s.front_image import IMAGE_NAME, FrontImage, RegistryLogin
-from infra.targets.aks import arm
-from infra.targets.aks.builders import ACR_PULL
 
 #: ``docker login``'s user for an ACR refresh token (AAD-OAuth.md)
 NULL_USER = "00000000-0000-0000-0000-000000000000"
@@ -93,7 +92,7 @@ class FrontRegistry(pulumi.ComponentResource):
             f"{name}-kubelet-pull",
             principal_id=kubelet_object_id,
             principal_type="ServicePrincipal",
-            role_definition_id=subscription.apply(lambda s: arm.role_definition(s, ACR_PULL)),
+            role_definition_id=subscription.apply(lambda s: role_definition(s, ACR_PULL)),
             scope=self.registry.id,
             opts=child,
         )

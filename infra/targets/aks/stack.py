@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 import pulumi
 import pulumi_azure_native as azure
 
+from infra.clouds.azure import identity
+from infra.clouds.azure.workload_identity import Grant, WorkloadIdentity, WorkloadIdentityArgs
 from infra.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
 from infra.k8s.addons_component import ClusterAddons, ClusterAddonsArgs
 from infra.k8s.common import invoke_command, port_forward_command
@@ -20,7 +22,6 @@ from infra.targets.aks import builders as b
 from infra.targets.aks.cloud_names import TARGET
 from infra.targets.aks.cluster import AksCluster
 from infra.targets.aks.front_registry import FrontRegistry
-from infra.targets.aks.identity import Grant, WorkloadIdentity, WorkloadIdentityArgs
 from infra.targets.aks.monitoring import AksMonitoring, AksMonitoringArgs
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 
 def _role(subscription: pulumi.Output[str], role: str) -> Any:
-    return subscription.apply(lambda s: arm.role_definition(s, role))
+    return subscription.apply(lambda s: identity.role_definition(s, role))
 
 
 def _container(subscription: pulumi.Output[str], config: AksConfig) -> Any:
@@ -40,14 +41,14 @@ def _container(subscription: pulumi.Output[str], config: AksConfig) -> Any:
 def release_grants(subscription: pulumi.Output[str], config: AksConfig) -> tuple[Grant, ...]:
     """Triton's identity reads the release prefix (its engine cache included) and writes
     nothing."""
-    reader = _role(subscription, b.STORAGE_BLOB_DATA_READER)
+    reader = _role(subscription, identity.STORAGE_BLOB_DATA_READER)
     scope = _container(subscription, config)
     return (Grant(reader, scope, arm.release_read_condition(config.blob)),)
 
 
 def plan_grants(subscription: pulumi.Output[str], config: AksConfig) -> tuple[Grant, ...]:
     """``tdk build``'s identity, the plan cache's only writer, reads and writes only there."""
-    writer = _role(subscription, b.STORAGE_BLOB_DATA_CONTRIBUTOR)
+    writer = _role(subscription, identity.STORAGE_BLOB_DATA_CONTRIBUTOR)
     scope = _container(subscription, config)
     return (Grant(writer, scope, arm.plan_write_condition(config.blob)),)
 
@@ -81,7 +82,7 @@ def declare_aks(config: AksConfig) -> dict[str, Any]:
             identity_name=f"{name}-keda", resource_group=group, location=config.location,
             issuer=cluster.oidc_issuer, namespace=KEDA_NAMESPACE, service_account=KEDA_OPERATOR_SA,
             grants=(Grant(
-                subscription.apply(lambda s: arm.role_definition(s, b.MONITORING_DATA_READER)),
+                _role(subscription, identity.MONITORING_DATA_READER),
                 monitoring.workspace.id,
             ),),
         ),

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from infra.clouds.azure import identity
 from infra.k8s.alerts import workload_rules
 from infra.targets import stacks
-from infra.targets.aks import builders as b
 from tests.infra.pulumi_harness import StackRun, run_stack
 from tests.targets.aks.abac import Request, allows
 from tests.targets.aks.fake_az import BLOBS, PATH, PREFIX, READ
@@ -100,7 +100,7 @@ def test_triton_reads_only_the_release_prefix_and_keda_only_the_workspace(aks: S
         "/resourceGroups/my-tdk-storage-rg/providers/Microsoft.Storage/storageAccounts/"
         "mytdkreleases/blobServices/default/containers/my-tdk-releases"
     )
-    assert reader["roleDefinitionId"].endswith(b.STORAGE_BLOB_DATA_READER)
+    assert reader["roleDefinitionId"].endswith(identity.STORAGE_BLOB_DATA_READER)
     assert reader["roleDefinitionId"].startswith(f"/subscriptions/{AZURE_SUBSCRIPTION}/")
     assert reader["scope"].endswith(container) and writer["scope"] == reader["scope"]
     assert reader["conditionVersion"] == "2.0"
@@ -109,7 +109,7 @@ def test_triton_reads_only_the_release_prefix_and_keda_only_the_workspace(aks: S
     assert not allows(reader["condition"], Request(READ, "Blob.List", {PREFIX: "v2/"}))
     assert allows(reader["condition"], Request(READ, None, {PATH: "v1/manifest.json"}))
     assert not allows(reader["condition"], Request(READ, None, {PATH: "v2/manifest.json"}))
-    assert keda["roleDefinitionId"].endswith(b.MONITORING_DATA_READER)
+    assert keda["roleDefinitionId"].endswith(identity.MONITORING_DATA_READER)
     assert keda["scope"] == "tdk-aks-dev-monitoring-workspace-id"
     assert len(roles) == 3
 
@@ -120,11 +120,13 @@ def test_only_the_plan_builder_writes_the_plan_cache(aks: StackRun) -> None:
     Job's own identity holds Contributor, conditioned to engines/."""
     roles = _by_name(aks, "azure-native:authorization:RoleAssignment")
     triton = [r for r in roles.values() if r["principalId"] == "tdk-aks-dev-triton-principal-id"]
-    assert [r["roleDefinitionId"].rsplit("/", 1)[1] for r in triton] == [b.STORAGE_BLOB_DATA_READER]
+    assert [r["roleDefinitionId"].rsplit("/", 1)[1] for r in triton] == [
+        identity.STORAGE_BLOB_DATA_READER
+    ]
     assert allows(triton[0]["condition"], Request(READ, None, {PATH: "v1/engines/e/plan.json"}))
     writer = roles["tdk-aks-dev-build-role"]
     assert writer["principalId"] == "tdk-aks-dev-build-principal-id"
-    assert writer["roleDefinitionId"].endswith(b.STORAGE_BLOB_DATA_CONTRIBUTOR)
+    assert writer["roleDefinitionId"].endswith(identity.STORAGE_BLOB_DATA_CONTRIBUTOR)
     for action in ("write", "add/action", "delete", "move/action"):
         request = Request(f"{BLOBS}/{action}", None, {PATH: "v1/engines/e/model.plan"})
         assert allows(writer["condition"], request), action

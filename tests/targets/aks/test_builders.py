@@ -8,6 +8,7 @@ import shlex
 
 import pytest
 
+from infra.clouds.azure import identity
 from infra.config import parse_release_url
 from infra.k8s.alerts import AlertRule
 from infra.targets.aks import arm
@@ -52,7 +53,7 @@ def test_keda_runs_as_its_workload_identity() -> None:
     assert values == {
         "azureWorkload": {"enabled": True, "clientId": "client-1", "tenantId": "tenant-1"}
     }
-    assert b.subject("keda", "keda-operator") == "system:serviceaccount:keda:keda-operator"
+    assert identity.subject("keda", "keda-operator") == "system:serviceaccount:keda:keda-operator"
 
 
 def test_the_pod_monitor_is_azure_monitor_s_and_labels_the_job_with_the_workload() -> None:

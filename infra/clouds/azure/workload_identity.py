@@ -1,5 +1,6 @@
 """``tdk:azure:WorkloadIdentity``: a user-assigned managed identity that one Kubernetes
-ServiceAccount runs as (a federated credential on the cluster's OIDC issuer), with its roles."""
+ServiceAccount runs as (a federated credential on the cluster's OIDC issuer), with its roles;
+what it is made of (audience, subject, role ids) is ``identity.py``."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 import pulumi
 import pulumi_azure_native as azure
 
-from infra.targets.aks.builders import TOKEN_AUDIENCE, subject
+from infra.clouds.azure.identity import TOKEN_AUDIENCE, subject
 
 
 @dataclass(frozen=True)
