@@ -20,7 +20,12 @@ each step runs as a child process. What the steps need:
   ``libpython3.X.so`` directory on ``LD_LIBRARY_PATH``; Triton uses the wheel's stub for that
   Python's version (``python_backend_stubs/3.X``; the wheel carries 3.8-3.13).
 FP16 tensors have no JSON form in Triton's HTTP API: tune and bench use the binary codec.
-Exit status 0 when every required step passed; the summary lists each step and what failed.
+Triton is started as every Triton of the kit is, by ``infra.triton_runtime``'s launcher (standard
+library only too): its repository key never on a command line (the tune step reads it from a
+0600 file, ``--header-file``), a mount namespace where the kernel allows, and it dies with this
+script (SIGKILL included); SIGTERM and Ctrl-C stop it and remove the work directory.
+Exit status 0 when every required step passed; the summary lists each step and what failed;
+130 when interrupted.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -37,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # gpu_server, run as a script
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(ROOT)]  # gpu_server, infra: a script
 
 from gpu_server.triton import Triton, gpu_series, http, probe, python_facts  # noqa: E402
 
@@ -128,7 +134,8 @@ class Check:
 
     def serve(self, triton: Triton) -> bool:
         started = time.monotonic()
-        triton.start(gpu=self.mode == "gpu")
+        triton.start()
+        self.summary["triton_protections"] = triton.protections
         loaded, reply = triton.load(MODEL)
         onnx_loaded, onnx_reply = triton.load(ONNX_MODEL)
         echo_loaded, echo_reply = triton.load(ECHO_MODEL)
@@ -136,7 +143,7 @@ class Check:
         self.summary["steps"]["serve"] = {
             "ok": loaded, "seconds": round(time.monotonic() - started, 2),
         }  # fmt: skip
-        _, server = http(f"{triton.url}/v2")
+        _, server = http(f"{triton.url}/v2", headers=triton.headers)
         self.summary["triton"] = json.loads(server).get("version") if server[:1] == "{" else None
         # the wheel's Triton has no onnxruntime backend: gpu_onnx loads only where one exists
         self.summary["onnx_model"] = {
@@ -174,16 +181,17 @@ class Check:
 
     def tune_and_bench(self, triton: Triton, store: Path) -> None:
         levels, window, windows, instances, sizes, delays = SIZES[self.mode]
-        before = http(f"{triton.url}/v2/models/{MODEL}/config")[1]
+        config = f"{triton.url}/v2/models/{MODEL}/config"
+        before = http(config, headers=triton.headers)[1]
         tune = self.tdk_json("tune", [
             "tune", "--url", triton.url, "--model", MODEL, "--metrics-url", triton.metrics_url,
             "--latency-budget-ms", "1000", "-c", levels, "--duration", window,
             "--max-windows", windows, "--instances", instances, "--max-batch-sizes", sizes,
-            "--queue-delays-us", delays,
+            "--queue-delays-us", delays, "--header-file", str(triton.header_file),
         ])  # fmt: skip
         if tune is not None:
             self.summary["tune"] = _tune_summary(tune)
-            restored = http(f"{triton.url}/v2/models/{MODEL}/config")[1] == before
+            restored = http(config, headers=triton.headers)[1] == before
             self.summary["tune"]["config_restored"] = restored
             if not restored:
                 self.problems.append("tune --url did not restore the model's config")
@@ -269,8 +277,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             check.summary["model_python"] = facts["version"]
             check.summary["model_numpy"] = facts["numpy"]  # the stub's pybind11 meets this numpy
             runtime = (args.runtime or _default_runtime()).resolve()  # links below point into it
-            triton = Triton(runtime, store / "repository", work, facts)
-            triton.extra_args = list(args.triton_arg)
+            gpu = check.mode == "gpu"
+            triton = Triton(runtime, store / "repository", work, facts, gpu, args.triton_arg)
             try:
                 if check.serve(triton):
                     check.gpu_metrics(triton)
@@ -292,6 +300,10 @@ def _model_python(args: argparse.Namespace) -> str:
     return sys.executable
 
 
+def _stop(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="write the JSON summary here")
@@ -309,7 +321,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model-python", help="the Python whose packages the models import")
     parser.add_argument("--json", action="store_true", help="also print the summary (one line)")
     args = parser.parse_args(argv)
-    summary = run(args)
+    signal.signal(signal.SIGTERM, _stop)  # as Ctrl-C: Triton stopped, the work dir removed
+    try:
+        summary = run(args)
+    except KeyboardInterrupt:
+        print("gpu_check: interrupted; Triton stopped", file=sys.stderr)
+        return 130
     args.out.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     if args.json:
         print(json.dumps(summary))

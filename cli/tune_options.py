@@ -96,6 +96,14 @@ MetricsUrlOpt = Annotated[
     str | None,
     typer.Option("--metrics-url", help="With --url: Triton's metrics (nv_gpu_* shows a GPU)."),
 ]
+HeaderFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--header-file",
+        help="With --url: `Name: value` lines sent with each call to the server, such as the key "
+        "of its --http-restricted-api (a file only you can read: never on a command line).",
+    ),
+]
 StabilityOpt = Annotated[
     float | None,
     typer.Option(
@@ -188,6 +196,7 @@ class TunedOptions:
     url: UrlOpt = None
     model: ModelOpt = None
     metrics_url: MetricsUrlOpt = None
+    header_file: HeaderFileOpt = None
     restore: RestoreOpt = False
 
 
@@ -253,6 +262,7 @@ def request(
         url=tuned.url,
         model=tuned.model,
         metrics_url=tuned.metrics_url,
+        header_file=tuned.header_file,
         plot=written.plot,
         stability=measure.stability,
         max_windows=measure.max_windows,

@@ -1,21 +1,29 @@
 """The runtime's Triton for the GPU check, and the raw HTTP it is probed with.
 
-Standard library only: ``bench/gpu_check.py`` runs on a GPU machine with no network, where the
-kit's dependencies may be missing from the Python that runs it.
+Standard library only (and the kit's Triton runtime, ``infra.triton_runtime``, which is too):
+``bench/gpu_check.py`` runs on a GPU machine with no network, where the kit's dependencies may
+be missing from the Python that runs it. Triton is started as every Triton of the kit is, by
+``infra.triton_runtime``'s launcher; nothing here spawns ``tritonserver`` itself.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
-import signal
-import socket
 import subprocess
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
+
+from infra.triton_runtime.private import write_private
+from infra.triton_runtime.runtime import Runtime, TritonProcess
+from tdk.errors import TdkError
+
+#: where ``Triton`` writes its repository key for ``tdk tune --header-file`` (in its 0700 dir)
+HEADER_FILE = "repository-header"
+START_TIMEOUT_S = 120.0  # a GPU's first CUDA context takes a while
 
 
 def python_facts(python: str) -> dict[str, str]:
@@ -34,15 +42,12 @@ def python_facts(python: str) -> dict[str, str]:
     return dict(json.loads(subprocess.check_output([python, "-c", code], text=True, env=env)))
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def http(url: str, body: object = None, timeout: float = 300) -> tuple[int, str]:
+def http(
+    url: str, body: object = None, timeout: float = 300, headers: dict[str, str] | None = None
+) -> tuple[int, str]:
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, method="GET" if data is None else "POST")
+    method = "GET" if data is None else "POST"
+    request = urllib.request.Request(url, data=data, method=method, headers=headers or {})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             return response.status, response.read().decode("utf-8", "replace")
@@ -85,102 +90,114 @@ def probe(url: str, model: str) -> dict[str, Any]:
     }
 
 
-class Triton:
-    """The runtime's tritonserver on 127.0.0.1 serving ``repository`` in explicit mode."""
+class GpuTriton(TritonProcess):
+    """The kit's Triton process (``infra.triton_runtime``: started by its launcher, the
+    repository key kept off its command line, a mount namespace where the kernel allows, dead
+    with its parent) on an unpacked wheel, for the models' Python, with GPU metrics on.
 
-    def __init__(self, runtime: Path, repository: Path, work: Path, python: dict[str, str]):
-        self.runtime, self.repository, self.work, self.python = runtime, repository, work, python
+    Its listeners stay on this machine's 127.0.0.1 (no network namespace): the check's tdk
+    steps reach it as a remote Triton (``tdk tune --url``, ``tdk bench --url``), as a pod's is
+    reached; every API but health and inference answers 403 without the key."""
+
+    def __init__(
+        self, wheel: Path, repository: Path, workdir: Path, python: dict[str, str], gpu: bool
+    ) -> None:
+        tritonserver = wheel / "bin" / "tritonserver"
+        runtime = Runtime(
+            venv=Path(python["bin"]).parent,  # its bin goes first on PATH: the stub's Python
+            server=tritonserver,
+            libs=wheel.parent.parent / "nvidia_pytriton.libs",
+            python_backend=wheel / "backends" / "python",
+            stub=wheel / "python_backend_stubs" / python["version"] / "triton_python_backend_stub",
+        )
+        for path in (runtime.server, runtime.libs, runtime.python_backend, runtime.stub):
+            if not path.exists():
+                raise SystemExit(f"gpu_check: {path} is missing (is --runtime right?)")
+        super().__init__(runtime, repository, workdir, netns="off")
+        self.python, self.gpu = python, gpu
         self.extra_args: list[str] = []  # --triton-arg: more tritonserver flags
-        self.http, self.grpc, self.metrics = free_port(), free_port(), free_port()
-        self.shm_prefix = f"tdkcheck{os.getpid()}_"
-        self.log = work / "triton.log"
-        self.proc: subprocess.Popen[bytes] | None = None
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.http}"
+    def command(self, http: int, grpc: int, metrics: int) -> list[str]:
+        metrics_flag = f"--allow-gpu-metrics={'true' if self.gpu else 'false'}"
+        base = [
+            metrics_flag if arg.startswith("--allow-gpu-metrics=") else arg
+            for arg in super().command(http, grpc, metrics)
+        ]
+        # nv_gpu_utilization is sampled this often
+        return [*base, "--metrics-interval-ms=500", *self.extra_args]
 
-    @property
-    def metrics_url(self) -> str:
-        return f"http://127.0.0.1:{self.metrics}/metrics"
-
-    def _backends(self) -> Path:
-        python = self.work / "backends" / "python"
-        python.mkdir(parents=True, exist_ok=True)
-        source = self.runtime / "backends" / "python"
-        stub = self.runtime / "python_backend_stubs" / self.python["version"]
-        links = {
-            "libtriton_python.so": source / "libtriton_python.so",
-            "triton_python_backend_utils.py": source / "triton_python_backend_utils.py",
-            "triton_python_backend_stub": stub / "triton_python_backend_stub",
-        }
-        for name, target in links.items():
-            if not target.exists():
-                raise SystemExit(f"gpu_check: {target} is missing (is --runtime right?)")
-            (python / name).symlink_to(target)
-        return self.work / "backends"
-
-    def _env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONHOME", "VIRTUAL_ENV")}
-        env["PATH"] = os.pathsep.join([self.python["bin"], env.get("PATH", "")])
-        libs = [str(self.runtime.parent.parent / "nvidia_pytriton.libs"), self.python["libdir"]]
-        env["LD_LIBRARY_PATH"] = os.pathsep.join([*libs, env.get("LD_LIBRARY_PATH", "")])
+    def environment(self) -> dict[str, str]:
+        env = super().environment()
+        env.pop("VIRTUAL_ENV", None)  # the models' Python need not be a venv
+        libs = [str(self.runtime.libs), self.python["libdir"], os.environ.get("LD_LIBRARY_PATH")]
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(part for part in libs if part)
         env["PYTHONPATH"] = self.python["path"]  # the model Python's packages (numpy, torch)
         return env
 
-    def start(self, gpu: bool) -> None:
-        command = [
-            str(self.runtime / "bin" / "tritonserver"),
-            f"--model-repository={self.repository}",
-            "--model-control-mode=explicit",
-            f"--backend-directory={self._backends()}",
-            "--http-address=127.0.0.1",
-            f"--http-port={self.http}",
-            "--grpc-address=127.0.0.1",
-            f"--grpc-port={self.grpc}",
-            "--metrics-address=127.0.0.1",
-            f"--metrics-port={self.metrics}",
-            f"--allow-gpu-metrics={'true' if gpu else 'false'}",
-            "--metrics-interval-ms=500",  # nv_gpu_utilization is sampled this often
-            f"--backend-config=python,shm-region-prefix-name={self.shm_prefix}",
-            "--allow-sagemaker=false",
-            "--allow-vertex-ai=false",
-            "--strict-readiness=false",
-            "--exit-timeout-secs=5",
-            *self.extra_args,
-        ]
-        with self.log.open("wb") as log:
-            self.proc = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, env=self._env(),
-                start_new_session=True,
-            )  # fmt: skip
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise SystemExit(f"gpu_check: Triton exited at start:\n{self.tail()}")
-            if http(f"{self.url}/v2/health/live", timeout=2)[0] == 200:
-                return
-            time.sleep(0.2)
-        raise SystemExit(f"gpu_check: Triton did not come up in 120 s:\n{self.tail()}")
+
+class Triton:
+    """``GpuTriton`` serving ``repository`` in explicit mode, driven synchronously; the key
+    of its restricted APIs is in ``header_file`` (0600) for ``tdk tune --header-file``."""
+
+    def __init__(
+        self,
+        runtime: Path,
+        repository: Path,
+        work: Path,
+        python: dict[str, str],
+        gpu: bool,
+        extra_args: list[str] | None = None,
+    ) -> None:
+        self.repository = repository
+        self.process = GpuTriton(runtime, repository, work / "triton", python, gpu)
+        self.process.extra_args = list(extra_args or [])
+        self.header_file = work / "triton" / HEADER_FILE
+        self._loop = asyncio.new_event_loop()
+
+    @property
+    def url(self) -> str:
+        return self.process.http_url
+
+    @property
+    def metrics_url(self) -> str:
+        return f"http://127.0.0.1:{self.process.metrics_port}/metrics"
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """What a call to its repository, config or metadata APIs sends."""
+        return dict(self.process.repository_headers)
+
+    @property
+    def protections(self) -> list[str]:
+        """What the launcher put in place (``netns.PROTECTIONS``)."""
+        started = self.process.started
+        return sorted(started.held) if started is not None else []
+
+    def start(self) -> None:
+        try:
+            self._loop.run_until_complete(self.process.start(timeout=START_TIMEOUT_S))
+        except TdkError as exc:
+            raise SystemExit(f"gpu_check: {exc.message}\n{self.tail()}") from exc
+        lines = "".join(f"{name}: {value}\n" for name, value in self.headers.items())
+        write_private(self.header_file, lines.encode())
 
     def load(self, model: str) -> tuple[bool, str]:
-        status, body = http(f"{self.url}/v2/repository/models/{model}/load", {})
+        url = f"{self.url}/v2/repository/models/{model}/load"
+        status, body = http(url, {}, headers=self.headers)
         return status == 200, body[:500]
 
     def tail(self, lines: int = 20) -> str:
-        text = self.log.read_text(encoding="utf-8", errors="replace") if self.log.exists() else ""
-        return "\n".join(text.splitlines()[-lines:])
+        return self.process.log_tail(lines)
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-        for region in Path("/dev/shm").glob(f"{self.shm_prefix}*"):
-            region.unlink(missing_ok=True)
+        """Triton, its stubs and its shared memory gone (SIGTERM, then SIGKILL)."""
+        if self._loop.is_closed():
+            return
+        try:
+            self._loop.run_until_complete(self.process.stop(grace=20.0))
+        finally:
+            self._loop.close()
+            self.header_file.unlink(missing_ok=True)
 
 
 def gpu_series(metrics: str) -> dict[str, float]:

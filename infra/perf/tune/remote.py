@@ -34,8 +34,16 @@ _GPU_KIND = "KIND_GPU"
 class RemoteTriton:
     """One model on a Triton at ``url``; ``with`` restores its config (or unloads it) on exit."""
 
-    def __init__(self, url: str, model: str, metrics_url: str | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        model: str,
+        metrics_url: str | None = None,
+        headers: tuple[tuple[str, str], ...] = (),
+    ) -> None:
         self.metrics_url = metrics_url
+        #: sent with every call (``--header-file``: the key of Triton's restricted APIs)
+        self._headers = dict(headers)
         #: reads the GPU's utilization and memory after each window (``--metrics-url``)
         self._reader = MetricsReader(metrics_url) if metrics_url is not None else None
         self.metrics: Callable[[], dict[str, float]] | None = self._reader
@@ -68,7 +76,7 @@ class RemoteTriton:
         conn = kind(self._host, self._port, timeout=timeout)
         payload = None if body is None else json.dumps(body).encode()
         try:
-            conn.request(method, path, body=payload)
+            conn.request(method, path, body=payload, headers=self._headers)
             response = conn.getresponse()
             return response.status, response.read()
         except (OSError, http.client.HTTPException) as exc:

@@ -36,6 +36,7 @@ class TuneRequest:
     url: str | None
     model: str | None
     metrics_url: str | None
+    header_file: Path | None
     plot: Path | None
     stability: float | None
     max_windows: int | None

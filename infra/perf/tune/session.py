@@ -28,6 +28,8 @@ class Prepared:
     settings: Settings
     space: Space
     config: Any
+    #: sent with each call to the user's Triton (``--header-file``)
+    headers: tuple[tuple[str, str], ...] = ()
 
     @property
     def mode(self) -> SearchMode:
@@ -70,6 +72,7 @@ def prepare(request: TuneRequest) -> Prepared:
         )
     if model_dir is None and (write or out_dir is not None):
         raise UsageError("--write and --out need MODEL_DIR", hint="give the model's directory")
+    headers = _headers(request)
     config = read_model(model_dir) if model_dir is not None else None
     if out_dir is not None and model_dir is not None:
         check_out(model_dir, out_dir)
@@ -77,7 +80,18 @@ def prepare(request: TuneRequest) -> Prepared:
         check_write(model_dir)
     if config is not None:  # every --input and sample names an input of the model and parses
         requests_for(model_of(config), settings)
-    return Prepared(request, settings, space, config)
+    return Prepared(request, settings, space, config, headers)
+
+
+def _headers(request: TuneRequest) -> tuple[tuple[str, str], ...]:
+    """What ``--header-file`` holds (the key of the user's Triton's restricted APIs)."""
+    from infra.clients.header_file import read_header_file
+
+    if request.header_file is None:
+        return ()
+    if request.url is None:
+        raise UsageError("--header-file needs --url", hint="it is sent to the Triton at --url")
+    return read_header_file(request.header_file)
 
 
 def run(prepared: Prepared, progress: Progress) -> TuneReport:
@@ -92,7 +106,9 @@ def run(prepared: Prepared, progress: Progress) -> TuneReport:
     )
     if r.url is not None:
         name = r.model or str(config.name if config is not None else "")
-        return tune_remote(r.url, name, settings, space, prepared.mode, progress, r.metrics_url)
+        return tune_remote(
+            r.url, name, settings, space, prepared.mode, progress, r.metrics_url, prepared.headers
+        )
     assert r.model_dir is not None and config is not None
     return tune_local(r.model_dir, config, settings, space, prepared.mode, progress)
 
@@ -124,4 +140,4 @@ def restore(request: TuneRequest) -> None:
 
     if request.url is None or request.model is None:
         raise UsageError("--restore needs --url and --model", hint="the server and model tuned")
-    restore_remote(request.url, request.model)
+    restore_remote(request.url, request.model, _headers(request))

@@ -373,21 +373,23 @@ def tune_remote(
     mode: SearchMode,
     progress: Progress,
     metrics_url: str | None = None,
+    headers: tuple[tuple[str, str], ...] = (),
 ) -> TuneReport:
-    """Tune ``model`` on the user's Triton at ``url``; its config is restored afterwards."""
+    """Tune ``model`` on the user's Triton at ``url`` (``headers`` sent with each call to its
+    repository and config APIs); its config is restored afterwards."""
     from infra.perf.tune.remote import RemoteTriton
 
-    remote = RemoteTriton(url, model, metrics_url)
+    remote = RemoteTriton(url, model, metrics_url, headers)
     remote.refuse_unfinished()
     original = remote.fetch_config()
     return run_tune(lambda: remote, original, settings, space, mode, progress, url)
 
 
-def restore_remote(url: str, model: str) -> None:
+def restore_remote(url: str, model: str, headers: tuple[tuple[str, str], ...] = ()) -> None:
     """Load the config a killed ``tdk tune --url`` recorded before its first change."""
     from infra.perf.tune.remote import RemoteTriton
 
-    RemoteTriton(url, model).restore_recorded()
+    RemoteTriton(url, model, headers=headers).restore_recorded()
 
 
 def _search(
