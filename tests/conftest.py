@@ -272,6 +272,7 @@ LONGEST_FIRST = (
     "tests/bench/test_smoke_tune.py",  # 144: bench/tune.py --quick, SIGTERM during it
     "tests/perf/test_tune_cli.py",  # 105
     "tests/perf/test_tune_remote.py",  # 84
+    "tests/bench/test_gpu_check_triton.py",  # ~60: three gpu_check runs to their tune step
     "tests/validate/test_docs_and_hooks.py",  # 53: pre-commit installs the kit
     "tests/perf/test_tune_safety.py",  # 47
     "tests/hostile/test_bad_endpoints.py",  # 47

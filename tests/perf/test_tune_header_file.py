@@ -101,7 +101,8 @@ def test_tune_url_reaches_a_restricted_triton_with_the_key_from_a_file(
     args += ["--max-windows", "1", "--processes", "1", "--repeats", "0", "--pairs", "0"]
     args += ["--instances", "1", "--max-batch-sizes", "8", "--queue-delays-us", "0"]
     refused = runner.invoke(app, args)
-    assert refused.exit_code == 1 and "403" in refused.output, refused.output
+    assert refused.exit_code == 1 and "API is restricted" in refused.output, refused.output
+    assert "--header-file FILE" in refused.output  # the hint says how
     result = runner.invoke(app, [*args, "--header-file", str(_file(tmp_path, f"{name}: {key}\n"))])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["measurements"] >= 1

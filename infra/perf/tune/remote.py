@@ -29,6 +29,11 @@ from tdk.errors import EndpointError, UsageError
 REQUEST_TIMEOUT_S = 30.0
 LOAD_TIMEOUT_S = 300.0
 _GPU_KIND = "KIND_GPU"
+#: the hint when Triton answers 403: its repository and config APIs want a header
+_RESTRICTED = (
+    "this Triton restricts its repository and config APIs (--http-restricted-api): give the "
+    "header and its key with --header-file FILE (`Name: value`, a file only you can read)"
+)
 
 
 class RemoteTriton:
@@ -99,7 +104,10 @@ class RemoteTriton:
             self._load({})
         status, body = self._request("GET", f"/v2/models/{quote(self.name)}/config")
         if status != 200:
-            raise EndpointError(f"Triton at {self.url}: no config for {self.name}: {_error(body)}")
+            raise EndpointError(
+                f"Triton at {self.url}: no config for {self.name}: {_error(body)}",
+                hint=_RESTRICTED if status == 403 else "",
+            )
         self.original_json = body.decode("utf-8")
         config = json_format.Parse(self.original_json, new_config(), ignore_unknown_fields=True)
         self.base_config = config
@@ -114,6 +122,8 @@ class RemoteTriton:
             hint = "start Triton with --model-control-mode=explicit"
             if status == 400 and b"explicit" not in reply:
                 hint = "the tried config is not valid for this model on this server"
+            if status == 403:
+                hint = _RESTRICTED
             raise EndpointError(
                 f"Triton at {self.url} could not load {self.name}: {_error(reply)}", hint=hint
             )
