@@ -106,7 +106,7 @@ def build(
             f"{target.container_release} container may not load there"
         )
     if not local:
-        build_port(settings.entry.deploy())  # why not, before anything is built
+        build_port(settings.program, settings.entry.name)  # why not, before anything is built
     options = BuildOptions(tuple(shape or ()), opt_batch, fp16, hardware, atol, rtol)
     planned = engine_build(model, target, options)
     url = store or _release_url(settings, stack)
@@ -166,7 +166,8 @@ def _job(
         placeholders.append(name)
         return "${" + name + "}"
 
-    manifests = list(build_port(settings.entry.deploy()).engine_job(settings.config, output, job))
+    port = build_port(settings.program, settings.entry.name)
+    manifests = list(port.engine_job(settings.config, output, job))
     written = json.dumps(manifests)
     needed = [name for name in placeholders if "${" + name + "}" in written]
     if needed and strict:

@@ -103,7 +103,7 @@ def _alerts(settings: Any, config: Any) -> Any:
     from infra.k8s.common import KubernetesTarget
     from infra.k8s.config import read_workload_config
 
-    if isinstance(settings.entry.deploy(), KubernetesTarget):
+    if isinstance(settings.program, KubernetesTarget):
         return config.workload.alerts
     return read_workload_config(settings.reader).alerts
 
@@ -115,7 +115,7 @@ def _warn_stack_placeholders(printer: Output, settings: Any, project_dir: Path, 
     from infra.placeholders import describe, fix_hint, scan_stack
     from infra.targets.base import render_port
 
-    port, stack = render_port(settings.entry.deploy()), settings.name
+    port, stack = render_port(settings.program, settings.entry.name), settings.name
     written = [
         p
         for p in scan_stack(project_dir, stack)
@@ -138,7 +138,7 @@ def _fitted_render(
     from infra.targets.feasibility import require_feasible
     from packager.publish import load_models
 
-    deploy = settings.entry.deploy()
+    deploy = settings.program
     if not isinstance(deploy, KubernetesTarget):
         raise ConfigError(
             "this stack has no Kubernetes workload to fit to the models",
@@ -149,7 +149,7 @@ def _fitted_render(
     rendered = render_settings(
         settings.entry.name,
         settings.name,
-        lambda output: render_port(deploy).manifests(fitted, output),
+        lambda output: render_port(deploy, settings.entry.name).manifests(fitted, output),
         known,
     )
     return rendered, fitted

@@ -44,7 +44,7 @@ def main() -> None:
     for found in require_feasible(stack).findings:
         if found.code == DRIVER_NOT_NATIVE:  # what validate and doctor say of the node driver
             pulumi.log.warn(f"{found.code} {found.message}")
-    for name, value in stack.entry.deploy().declare(stack.config).items():
+    for name, value in stack.program.declare(stack.config).items():
         pulumi.export(name, value)
 
 

@@ -40,7 +40,7 @@ def read_dev(target: str, overrides: dict[str, Any] | None = None) -> Any:
 
     deploy = load_target(target)
     reader = ConfigReader(merged_stack_config(ROOT, dev_stack(target), overrides or {}).get)
-    common = read_stack_config(reader, deploy.name, deploy.release_schemes)
+    common = read_stack_config(reader, target, deploy.release_schemes)
     return deploy.read_config(reader, common)
 
 

@@ -13,4 +13,4 @@ def load_target(name: str) -> Target[Any]:
     """The Pulumi program (deploy contract) of the registered target ``name``."""
     from infra.targets import registry
 
-    return registry.get(name).deploy()
+    return registry.deploy_port(registry.get(name))

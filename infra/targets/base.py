@@ -1,6 +1,8 @@
 """The contract every deployment target keeps (SageMaker MME, GKE, EKS).
 
-A target says what it is (``name``), where it can read releases from (``release_schemes``),
+A target's name is its registry entry's (``infra.targets.entry``), told to the program in the
+stack's ``StackConfig.target``. A target says where it can read releases from
+(``release_schemes``),
 what it cannot do (``refusals``: data with a reason and a valid value to use instead, enforced
 by this base class while the config is read, before any resource is declared), how to read its
 own config keys, what one serving unit of a stack offers a model (``offer``) and whether the
@@ -138,10 +140,9 @@ class DoctorPort(Generic[ConfigT]):
 
 
 class Target(abc.ABC, Generic[ConfigT]):
-    """One deployment target: its frozen config type and the resources it declares."""
+    """One deployment target: its frozen config type and the resources it declares. Its name
+    is its entry's: ``common.target`` of the stack config it reads."""
 
-    #: the value of ``triton-deploy-kit:target`` that selects this target
-    name: ClassVar[str]
     #: URL schemes of the release stores this target's runtime can read (``s3``, ``gs``)
     release_schemes: ClassVar[tuple[str, ...]]
     #: every cloud name the target derives from the stack's ``name``, with the cloud's rule
@@ -167,11 +168,11 @@ class Target(abc.ABC, Generic[ConfigT]):
     def read_config(self, reader: ConfigReader, common: StackConfig) -> ConfigT:
         """Refuse what the target cannot do and a ``name`` whose derived cloud names would not
         fit, then read the target's keys into its frozen config."""
-        self._enforce_refusals(reader)
-        check_name(self.name, common.name, self.derived_names)
+        self._enforce_refusals(reader, common.target)
+        check_name(common.target, common.name, self.derived_names)
         return self.parse_config(reader, common)
 
-    def _enforce_refusals(self, reader: ConfigReader) -> None:
+    def _enforce_refusals(self, reader: ConfigReader, target: str) -> None:
         """ConfigError naming the key, the reason and a valid value, for the first refusal
         whose glob the configured value matches."""
         for refusal in self.refusals():
@@ -179,7 +180,7 @@ class Target(abc.ABC, Generic[ConfigT]):
             if refusal.matches(value):
                 key = qualify(refusal.key)
                 raise ConfigError(
-                    f"{key} is {value!r}, which the {self.name} target refuses: {refusal.reason}",
+                    f"{key} is {value!r}, which the {target} target refuses: {refusal.reason}",
                     hint=f"use a supported value, e.g. `pulumi config set {key} {refusal.instead}`",
                 )
 
@@ -202,22 +203,23 @@ class Target(abc.ABC, Generic[ConfigT]):
         """Declare the stack's resources; return the stack outputs (name -> value or Output)."""
 
 
-def render_port(target: Target[ConfigT]) -> RenderPort[ConfigT]:
-    """``target``'s render port; a UsageError naming why where it has none."""
+def render_port(target: Target[ConfigT], name: str) -> RenderPort[ConfigT]:
+    """``target``'s render port; a UsageError naming why (and the target, ``name``) where it
+    has none."""
     if isinstance(target.render, Refused):
         raise UsageError(
-            f"the {target.name} target has no Kubernetes manifests: {target.render.reason}",
+            f"the {name} target has no Kubernetes manifests: {target.render.reason}",
             hint="render a stack of a target that runs Triton on Kubernetes (docs/targets.md)",
         )
     return target.render
 
 
-def build_port(target: Target[ConfigT]) -> BuildPort[ConfigT]:
-    """``target``'s build port; a UsageError naming why where plans cannot be built on its
-    compute."""
+def build_port(target: Target[ConfigT], name: str) -> BuildPort[ConfigT]:
+    """``target``'s build port; a UsageError naming why (and the target, ``name``) where plans
+    cannot be built on its compute."""
     if isinstance(target.build, Refused):
         raise UsageError(
-            f"the {target.name} target cannot build TensorRT plans on its own compute: "
+            f"the {name} target cannot build TensorRT plans on its own compute: "
             f"{target.build.reason}",
             hint="build on a machine with the same GPU (tdk build --local there; see "
             "docs/build.md), then tdk package --trt-built-for",

@@ -3,7 +3,7 @@
 
 from dataclasses import dataclass
 
-#: the ports of an entry (``deploy_module``, ``plan``, ``validate``); rendering and building
+#: the ports of an entry (``deploy``, ``plan``, ``validate``); rendering and building
 #: plans are the deploy contract's own ports (``Target.render``, ``Target.build``)
 DEPLOY, PLAN, VALIDATE = "deploy", "plan", "validate"
 #: the compare port: ``tdk plan --components RELEASE`` (a unit per model copy, priced beside

@@ -61,6 +61,6 @@ def stack_driver_report(project_dir: Any, name: str) -> list[str]:
         stack = stacks.load_stack(project_dir, name)
         if stack.entry.refused(LLM_ENGINES) is not None:
             return []  # the target runs no engine image
-        return driver_report(stack.entry.deploy().offer(stack.config))
+        return driver_report(stack.program.offer(stack.config))
     except TdkError:
         return []

@@ -86,7 +86,7 @@ def feasible(
     entry = stack.entry
     try:
         config = stack.config
-        deploy = entry.deploy()
+        deploy = stack.program
         shortfalls = list(deploy.capacity(config))
         spec = deploy.offer(config)
         models = stack.models if models is None else models

@@ -3,10 +3,10 @@
 A ``TargetEntry`` (``infra.targets.entry``) reaches each port as an attribute that is either
 the port object or ``Refused(reason)``: ``plan`` (a ``PlanPort``: what ``tdk plan`` prices and
 writes), ``validate`` (a ``ValidatePort``: which ``tdk validate --target`` flag sets which
-stack key) and ``deploy_module`` (the module whose ``TARGET`` is the Pulumi program). What a
+stack key) and ``deploy`` (the Pulumi program, loaded when called: ``entry.Lazy``). What a
 target's runtime cannot serve (decoupled models, LLM engines) is a ``Refused`` too. Shared
 code asks ``entry.refused(what)`` or takes the port from ``infra.targets.registry``
-(``plan_port``, ``validate_port``), which refuse with the reason and the targets that can.
+(``deploy_port``, ``plan_port``, ``validate_port``), which refuse with the reason and the targets that can.
 
 Cheap to import: no cloud SDK, no Pulumi (a port imports its target's tables inside the
 method that needs them).

@@ -18,11 +18,15 @@ import os
 import pkgutil
 import threading
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
-from infra.targets.capabilities import PLAN, VALIDATE, Refused
+from infra.targets.capabilities import DEPLOY, PLAN, VALIDATE, Refused
 from infra.targets.entry import TargetEntry
 from infra.targets.ports import ComparePort, PlanPort, ValidatePort
 from tdk.errors import ConfigError, UsageError
+
+if TYPE_CHECKING:
+    from infra.targets.base import Target
 
 #: the package whose sub-packages with an ``entry`` module are the built-in targets
 PACKAGE = "infra.targets"
@@ -134,6 +138,14 @@ def refusal(entry: TargetEntry, what: str) -> UsageError:
         f"the {entry.name} target cannot {what}: {reason}",
         hint=f"targets that can: {', '.join(able(what)) or 'none'}",
     )
+
+
+def deploy_port(entry: TargetEntry) -> Target[Any]:
+    """``entry``'s Pulumi program (its deploy contract); its refusal (with the targets that
+    deploy) where it has none."""
+    if isinstance(entry.deploy, Refused):
+        raise refusal(entry, DEPLOY)
+    return entry.deploy()
 
 
 def plan_port(entry: TargetEntry) -> PlanPort:

@@ -17,6 +17,7 @@ from tdk.errors import UsageError
 if TYPE_CHECKING:
     from infra.config import ConfigReader, StackConfig
     from infra.k8s.render import Rendered
+    from infra.targets.base import Target
     from packager.repository import ModelDir
 
 
@@ -35,16 +36,20 @@ class StackSettings:
         return self.reader.string(key)
 
     @cached_property
+    def program(self) -> Target[Any]:
+        """The stack's target's Pulumi program (its deploy contract)."""
+        return registry.deploy_port(self.entry)
+
+    @cached_property
     def common(self) -> StackConfig:
         from infra.config import read_stack_config
 
-        deploy = self.entry.deploy()
-        return read_stack_config(self.reader, self.entry.name, deploy.release_schemes)
+        return read_stack_config(self.reader, self.entry.name, self.program.release_schemes)
 
     @cached_property
     def config(self) -> Any:
         """The target's typed config, validated as ``pulumi up`` validates it."""
-        return self.entry.deploy().read_config(self.reader, self.common)
+        return self.program.read_config(self.reader, self.common)
 
     @cached_property
     def models(self) -> list[ModelDir]:
@@ -52,7 +57,7 @@ class StackSettings:
         whose stack names none), for the one feasibility path."""
         from packager.repository import discover
 
-        repos = self.entry.deploy().model_repositories(self.reader)
+        repos = self.program.model_repositories(self.reader)
         return [model for repo in repos for model in discover(repo)]
 
     def render(self, outputs: Mapping[str, Any] | None = None) -> Rendered:
@@ -61,11 +66,12 @@ class StackSettings:
         from infra.k8s.render import render_settings
         from infra.targets.base import render_port
 
-        deploy = self.entry.deploy()
         return render_settings(
             self.entry.name,
             self.name,
-            lambda output: render_port(deploy).manifests(self.config, output),
+            lambda output: render_port(self.program, self.entry.name).manifests(
+                self.config, output
+            ),
             outputs,
         )
 

@@ -110,7 +110,7 @@ class BuildTarget:
 
 def stack_target(settings: Any, stack: str) -> BuildTarget:
     """Where ``stack``'s Triton runs (its target's ``offer``); a UsageError without a GPU."""
-    spec = settings.entry.deploy().offer(settings.config)
+    spec = settings.program.offer(settings.config)
     if spec.gpu is None:
         raise UsageError(
             f"stack {stack} serves on {spec.label}, which has no GPU: a TensorRT plan needs one",

@@ -62,7 +62,6 @@ class DerivedName:
     its rule, and whether Pulumi auto-names it (the random suffix then counts against the
     limit)."""
 
-    target: str
     template: str
     rule: NameRule
     autonamed: bool
@@ -89,11 +88,11 @@ class DerivedName:
 
 
 def derived(
-    target: str, rule: NameRule, autonamed: bool, *templates: str, component: str = ""
+    rule: NameRule, autonamed: bool, *templates: str, component: str = ""
 ) -> list[DerivedName]:
-    """The names ``target`` derives with ``templates`` under one cloud ``rule`` (``component``:
+    """The names a target derives with ``templates`` under one cloud ``rule`` (``component``:
     the longest name a template's ``{component}`` stands for)."""
-    return [DerivedName(target, t, rule, autonamed, component) for t in templates]
+    return [DerivedName(t, rule, autonamed, component) for t in templates]
 
 
 def max_name_length(names: Sequence[DerivedName]) -> int:

@@ -19,7 +19,7 @@ def _entry(**attrs: Any) -> type[TargetEntry]:
         "name": "probe",
         "summary": "a probe",
         "client_module": "tests.targets.dummy.client",
-        "deploy_module": Refused("no stack"),
+        "deploy": Refused("no stack"),
         "plan": Refused("no prices"),
         "validate": Refused("no checks"),
     }
@@ -32,7 +32,9 @@ def test_a_port_neither_implemented_nor_refused_is_a_definition_error() -> None:
     with pytest.raises(TypeError, match="its validate port, or Refused"):
         _entry(validate={"instance_type": "probeBox"})
     with pytest.raises(TypeError, match="its deploy port, or Refused"):
-        _entry(deploy_module=None)
+        _entry(deploy=None)
+    with pytest.raises(TypeError, match="its deploy port, or Refused"):
+        _entry(deploy="tests.targets.dummy.target")  # a module is referenced, never spelt
 
 
 def test_a_refusal_needs_a_reason() -> None:
@@ -76,7 +78,7 @@ def test_a_refused_port_says_why_and_who_can() -> None:
     with pytest.raises(UsageError, match="the probe target cannot validate: no checks"):
         registry.validate_port(probe)
     with pytest.raises(UsageError, match="the probe target cannot deploy: no stack"):
-        probe.deploy()
+        registry.deploy_port(probe)
 
 
 def test_register_adds_a_target_once() -> None:
@@ -98,8 +100,10 @@ def test_register_adds_a_target_once() -> None:
 def test_every_builtin_entry_lives_in_its_own_folder(name: str) -> None:
     entry = registry.get(name)
     folder = f"infra.targets.{name.replace('-', '_')}."
-    modules = [entry.client_module, entry.deploy_module]
-    assert all(not isinstance(m, str) or m.startswith(folder) for m in modules), modules
+    modules = [entry.client_module]
+    if not isinstance(entry.deploy, Refused):
+        modules.append(type(registry.deploy_port(entry)).__module__)
+    assert all(m.startswith(folder) for m in modules), modules
     assert type(entry).__module__ == f"{folder}entry"
 
 

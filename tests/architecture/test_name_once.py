@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from infra.targets import registry
+from infra.targets.capabilities import Refused
 
 ROOT = Path(__file__).resolve().parents[2]
 DUMMY = "tests.targets.dummy.entry"
@@ -57,8 +58,8 @@ def test_the_deploy_contract_and_the_client_carry_the_entry_s_name(module: str) 
     client = importlib.import_module(entry.client_module)
     classes = [c for c in vars(client).values() if isinstance(c, type) and "target" in vars(c)]
     assert [c.target for c in classes] == [entry.name]
-    if isinstance(entry.deploy_module, str):
-        assert importlib.import_module(entry.deploy_module).TARGET.name == entry.name
+    if not isinstance(entry.deploy, Refused):
+        assert "name" not in vars(type(entry.deploy())), "the deploy contract is told its name"
 
 
 def test_a_repeated_name_is_seen() -> None:

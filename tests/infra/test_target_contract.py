@@ -10,7 +10,7 @@ import pytest
 
 from infra.config import ConfigReader, merged_stack_config, read_stack_config
 from infra.targets import load_target, registry, stacks
-from infra.targets.base import Refusal, Target, render_port
+from infra.targets.base import Refusal, render_port
 from infra.targets.capabilities import DEPLOY
 from tdk.errors import ConfigError, UsageError
 from tests.registry_lists import deployable_targets, dev_stack, kubernetes_targets
@@ -23,11 +23,10 @@ def test_every_deployable_target_ships_its_dev_stack() -> None:
     assert STACKS and all((ROOT / f"Pulumi.{stack}.yaml").is_file() for stack in STACKS.values())
 
 
-def _read(target: Target[Any], overrides: dict[str, Any]) -> Any:
-    reader = ConfigReader(merged_stack_config(ROOT, STACKS[target.name], overrides).get)
-    return target.read_config(
-        reader, read_stack_config(reader, target.name, target.release_schemes)
-    )
+def _read(name: str, overrides: dict[str, Any]) -> Any:
+    target = load_target(name)
+    reader = ConfigReader(merged_stack_config(ROOT, STACKS[name], overrides).get)
+    return target.read_config(reader, read_stack_config(reader, name, target.release_schemes))
 
 
 def _example(refusal: Refusal) -> str:
@@ -45,19 +44,18 @@ def _all_refusals() -> list[tuple[str, Refusal]]:
 def test_every_refusal_is_enforced_with_its_reason_and_a_valid_value(
     target_name: str, refusal: Refusal
 ) -> None:
-    target = load_target(target_name)
     with pytest.raises(ConfigError) as caught:
-        _read(target, {refusal.key: _example(refusal)})
+        _read(target_name, {refusal.key: _example(refusal)})
     assert refusal.reason in caught.value.message
     assert f"triton-deploy-kit:{refusal.key}" in caught.value.message
     assert refusal.instead in caught.value.hint
     # the value the hint offers is itself accepted
-    _read(target, {refusal.key: refusal.instead})
+    _read(target_name, {refusal.key: refusal.instead})
 
 
 def test_eks_refuses_inferentia_without_suggesting_a_glob() -> None:
     with pytest.raises(ConfigError) as caught:
-        _read(load_target("eks"), {"eksGpuInstanceType": "inf2.xlarge"})
+        _read("eks", {"eksGpuInstanceType": "inf2.xlarge"})
     assert "Inferentia2" in caught.value.message
     assert "g5.xlarge" in caught.value.hint and "*" not in caught.value.hint
 
@@ -65,7 +63,7 @@ def test_eks_refuses_inferentia_without_suggesting_a_glob() -> None:
 @pytest.mark.parametrize("name", kubernetes_targets())
 def test_kubernetes_targets_render_the_workload(name: str) -> None:
     target = load_target(name)
-    manifests = target.render.manifests(_read(target, {}), lambda output: "${" + output + "}")
+    manifests = target.render.manifests(_read(name, {}), lambda output: "${" + output + "}")
     kinds = [m["kind"] for m in manifests]
     assert kinds[:3] == ["Namespace", "ServiceAccount", "Deployment"]
     assert "ScaledObject" in kinds
@@ -74,7 +72,7 @@ def test_kubernetes_targets_render_the_workload(name: str) -> None:
 def test_sagemaker_refuses_to_render_and_says_why() -> None:
     target = load_target("sagemaker")
     with pytest.raises(UsageError) as caught:
-        render_port(target)
+        render_port(target, "sagemaker")
     assert "SageMaker runs the Triton container itself" in caught.value.message
 
 

@@ -10,10 +10,7 @@ from infra.clouds.azure.names import (
     MANAGED_IDENTITY,
     RESOURCE_GROUP,
 )
-from infra.targets.aks.entry import ENTRY
 from infra.values.names import K8S_SERVICE, DerivedName, derived
-
-TARGET = ENTRY.name
 
 #: the two node pools' names (fixed: AKS node pool names cannot carry the stack's name)
 SYSTEM_POOL = "system"
@@ -22,11 +19,11 @@ NODE_POOLS = (SYSTEM_POOL, GPU_POOL)
 
 # fmt: off
 DERIVED: tuple[DerivedName, ...] = (
-    *derived(TARGET, RESOURCE_GROUP, False, "{name}-rg"),
-    *derived(TARGET, AKS_CLUSTER, False, "{name}"),
-    *derived(TARGET, MANAGED_IDENTITY, False, "{name}-triton", "{name}-keda", "{name}-build"),
-    *derived(TARGET, CONSUMPTION_BUDGET, False, "{name}-monthly"),
-    *derived(TARGET, ACTION_GROUP, False, "{name}-alerts"),
-    *derived(TARGET, K8S_SERVICE, False, "{name}"),
+    *derived(RESOURCE_GROUP, False, "{name}-rg"),
+    *derived(AKS_CLUSTER, False, "{name}"),
+    *derived(MANAGED_IDENTITY, False, "{name}-triton", "{name}-keda", "{name}-build"),
+    *derived(CONSUMPTION_BUDGET, False, "{name}-monthly"),
+    *derived(ACTION_GROUP, False, "{name}-alerts"),
+    *derived(K8S_SERVICE, False, "{name}"),
 )
 # fmt: on

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.clouds.azure.machine import CLOUD
 from infra.k8s.entry import KubernetesEntry, KubernetesPlan
 from infra.planning.pricing import PriceTable, Quote
+from infra.targets.entry import Lazy
 from infra.targets.ports import PlanUnit, Stack, ValidatePort
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
     from infra.planning.report import Candidate
+    from infra.targets.base import Target
 
 GPU_SIZE_KEY = "aksGpuVmSize"
 IMAGE_KEY = "k8sTritonImage"
@@ -66,11 +68,18 @@ class AksPlan(KubernetesPlan):
         return {GPU_SIZE_KEY: unit.instance}
 
 
+def _program() -> Target[Any]:
+    """The Pulumi program: imported when asked (it imports Pulumi and the cloud providers)."""
+    from infra.targets.aks.target import TARGET
+
+    return TARGET
+
+
 class AksEntry(KubernetesEntry):
     name = "aks"
     order = 50
     summary = "AKS GPU node pool running Triton, autoscaled by KEDA on Triton's metrics"
-    deploy_module = "infra.targets.aks.target"
+    deploy = Lazy(_program)
     client_module = "infra.targets.aks.client"
     cloud = CLOUD
     plan = AksPlan()

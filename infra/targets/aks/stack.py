@@ -19,7 +19,6 @@ from infra.k8s.refs import PodIdentity
 from infra.k8s.spec import build_account_name
 from infra.targets.aks import arm
 from infra.targets.aks import builders as b
-from infra.targets.aks.cloud_names import TARGET
 from infra.targets.aks.cluster import AksCluster
 from infra.targets.aks.front_registry import FrontRegistry
 from infra.targets.aks.monitoring import AksMonitoring, AksMonitoringArgs
@@ -153,5 +152,5 @@ def declare_aks(config: AksConfig) -> dict[str, Any]:
             "az aks get-credentials --resource-group ", group, " --name ", cluster.cluster.name
         ),
         "portForward": port_forward_command(spec),
-        "invokeCommand": invoke_command(TARGET, spec, config.release.url),
+        "invokeCommand": invoke_command(config.common.target, spec, config.release.url),
     }

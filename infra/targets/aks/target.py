@@ -34,7 +34,6 @@ from infra.targets.aks.config import (
     read_release_group,
     triton_spec,
 )
-from infra.targets.aks.entry import ENTRY
 from infra.targets.base import DoctorPort, Manifest, OutputValue, Refusal
 from infra.targets.checks import pod_spec
 from infra.values.guardrails import read_api_cidrs, read_budget
@@ -61,7 +60,6 @@ class AksDoctor(DoctorPort[AksConfig]):
 class AksTarget(KubernetesTarget[AksConfig]):
     """AKS: resource group, cluster, GPU pool, workload identity, KEDA, managed Prometheus."""
 
-    name: ClassVar[str] = ENTRY.name
     derived_names = DERIVED
     release_schemes: ClassVar[tuple[str, ...]] = ("az",)
     doctor = AksDoctor()
@@ -127,11 +125,11 @@ class AksTarget(KubernetesTarget[AksConfig]):
         """One Triton pod: the GPU pool's VM size, the pod's GPUs, the workload's image."""
         workload, size = config.workload, config.gpu
         node = TargetSpec(
-            self.name, size.name, size.gpu, 0, image_facts(workload.image), mme=False,
+            config.common.target, size.name, size.gpu, 0, image_facts(workload.image), mme=False,
             gpus=size.gpus, image_name=workload.image,
             node_driver=catalog.node_driver(size.name),
         )  # fmt: skip
-        return pod_spec(self.name, node, workload.gpus_per_pod, workload.kind == "cpu")
+        return pod_spec(config.common.target, node, workload.gpus_per_pod, workload.kind == "cpu")
 
     def declare(self, config: AksConfig) -> Mapping[str, Any]:
         from infra.targets.aks.stack import declare_aks

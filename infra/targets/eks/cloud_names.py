@@ -16,20 +16,15 @@ from infra.clouds.aws.names import (
 )
 from infra.config import qualify
 from infra.k8s.config import FRONT_IMAGE_NAME
-from infra.targets.eks.entry import ENTRY
 from infra.values.names import K8S_SERVICE, DerivedName, derived
 from tdk.errors import ConfigError
 
-TARGET = ENTRY.name
-
 # fmt: off
 DERIVED: tuple[DerivedName, ...] = (
-    *derived(TARGET, EKS_CLUSTER, False, "{name}"),
-    *derived(TARGET, EKS_NODEGROUP, True, "{name}-system", "{name}-gpu"),
-    *derived(TARGET, IAM_ROLE, False, "{name}-triton-release-reader", "{name}-plan-builder"),
-    *derived(
-        TARGET,
-        IAM_ROLE,
+    *derived(EKS_CLUSTER, False, "{name}"),
+    *derived(EKS_NODEGROUP, True, "{name}-system", "{name}-gpu"),
+    *derived(IAM_ROLE, False, "{name}-triton-release-reader", "{name}-plan-builder"),
+    *derived(IAM_ROLE,
         True,
         "{name}-cluster",
         "{name}-nodes",
@@ -37,20 +32,16 @@ DERIVED: tuple[DerivedName, ...] = (
         "{name}-keda",
         "{name}-monitoring-cw-agent",
     ),
-    *derived(TARGET, AMP_ALIAS, False, "{name}-triton"),
-    *derived(
-        TARGET,
-        CW_NAME,
+    *derived(AMP_ALIAS, False, "{name}-triton"),
+    *derived(CW_NAME,
         False,
         "{name}-triton",
         "{name}-triton-pods-below-minimum",
         "{name}-gpu-saturated",
         "{name}-failed-nodes",
     ),
-    *derived(TARGET, SNS_TOPIC, True, "{name}-monitoring-alerts"),
-    *derived(
-        TARGET,
-        LOG_GROUP,
+    *derived(SNS_TOPIC, True, "{name}-monitoring-alerts"),
+    *derived(LOG_GROUP,
         False,
         "/aws/eks/{name}/cluster",
         "/aws/containerinsights/{name}/performance",
@@ -58,8 +49,8 @@ DERIVED: tuple[DerivedName, ...] = (
         "/aws/containerinsights/{name}/dataplane",
         "/aws/containerinsights/{name}/host",
     ),
-    *derived(TARGET, BUDGET, False, "{name}-monthly"),
-    *derived(TARGET, K8S_SERVICE, False, "{name}"),
+    *derived(BUDGET, False, "{name}-monthly"),
+    *derived(K8S_SERVICE, False, "{name}"),
 )
 # fmt: on
 

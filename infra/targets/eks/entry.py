@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.clouds.aws.machine import CLOUD
 from infra.k8s.entry import KubernetesEntry, KubernetesPlan
 from infra.planning.pricing import PriceTable, Quote
+from infra.targets.entry import Lazy
 from infra.targets.ports import PlanUnit, Stack, ValidatePort
 
 if TYPE_CHECKING:
     from infra.planning.report import Candidate
+    from infra.targets.base import Target
 
 INSTANCE_KEY = "eksGpuInstanceType"
 IMAGE_KEY = "k8sTritonImage"
@@ -52,11 +54,18 @@ class EksPlan(KubernetesPlan):
         return PlanUnit(stack.get(self.region_key), stack.get(INSTANCE_KEY))
 
 
+def _program() -> Target[Any]:
+    """The Pulumi program: imported when asked (it imports Pulumi and the cloud providers)."""
+    from infra.targets.eks.target import TARGET
+
+    return TARGET
+
+
 class EksEntry(KubernetesEntry):
     name = "eks"
     order = 40
     summary = "EKS GPU node group running Triton, autoscaled by KEDA on Triton's metrics"
-    deploy_module = "infra.targets.eks.target"
+    deploy = Lazy(_program)
     client_module = "infra.targets.eks.client"
     cloud = CLOUD
     plan = EksPlan()

@@ -12,7 +12,6 @@ from infra.k8s.common import invoke_command, port_forward_command
 from infra.k8s.component import TritonService, TritonServiceArgs
 from infra.k8s.config import with_front_image
 from infra.targets.eks import builders as b
-from infra.targets.eks.cloud_names import TARGET
 from infra.targets.eks.cluster import GpuCluster, GpuClusterArgs
 from infra.targets.eks.front_registry import FrontRegistry
 from infra.targets.eks.monitoring import EksMonitoring, EksMonitoringArgs
@@ -104,5 +103,5 @@ def declare_eks(config: EksConfig) -> dict[str, Any]:
         "ampWorkspaceId": monitoring.workspace.id,
         "dashboardUrl": monitoring.dashboard_url,
         "portForward": port_forward_command(spec),
-        "invokeCommand": invoke_command(TARGET, spec, config.release.url),
+        "invokeCommand": invoke_command(config.common.target, spec, config.release.url),
     }

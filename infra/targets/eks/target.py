@@ -28,7 +28,6 @@ from infra.targets.eks.config import (
     read_kubernetes_version,
     triton_spec,
 )
-from infra.targets.eks.entry import ENTRY
 from infra.targets.eks.observability import scraper_rbac
 from infra.values.guardrails import read_api_cidrs, read_budget
 from infra.values.offer import TargetSpec
@@ -118,7 +117,6 @@ class EksDoctor(DoctorPort[EksConfig]):
 class EksTarget(KubernetesTarget[EksConfig]):
     """EKS: cluster, GPU node group, Triton workload, KEDA, AMP, CloudWatch."""
 
-    name: ClassVar[str] = ENTRY.name
     derived_names = DERIVED
     release_schemes: ClassVar[tuple[str, ...]] = ("s3",)
     doctor = EksDoctor()
@@ -189,9 +187,9 @@ class EksTarget(KubernetesTarget[EksConfig]):
     def pod_offer(self, config: EksConfig) -> TargetSpec:
         """One Triton pod: the node group's GPU, the pod's GPUs, the workload's image."""
         workload = config.workload
-        node = instance_spec(self.name, config.gpu_instance_type, workload.image)
+        node = instance_spec(config.common.target, config.gpu_instance_type, workload.image)
         node = replace(node, node_driver=b.EKS_NVIDIA_AMI_DRIVER)  # the NVIDIA AMI's driver
-        return pod_spec(self.name, node, workload.gpus_per_pod, workload.kind == "cpu")
+        return pod_spec(config.common.target, node, workload.gpus_per_pod, workload.kind == "cpu")
 
     def declare(self, config: EksConfig) -> Mapping[str, Any]:
         from infra.targets.eks.stack import declare_eks

@@ -10,19 +10,16 @@ from infra.clouds.gcp.names import (
     GKE_CLUSTER,
     GKE_NODE_POOL,
 )
-from infra.targets.gke.entry import ENTRY
 from infra.values.names import K8S_SERVICE, DerivedName, derived
-
-TARGET = ENTRY.name
 
 # fmt: off
 DERIVED: tuple[DerivedName, ...] = (
-    *derived(TARGET, GKE_CLUSTER, False, "{name}"),
-    *derived(TARGET, GKE_NODE_POOL, True, "{name}-system", "{name}-gpu"),
-    *derived(TARGET, GCE, True, "{name}-vpc", "{name}-nodes", "{name}-router", "{name}-nat"),
-    *derived(TARGET, GCP_SERVICE_ACCOUNT, False, "{name}-triton", "{name}-nodes", "{name}-keda",
+    *derived(GKE_CLUSTER, False, "{name}"),
+    *derived(GKE_NODE_POOL, True, "{name}-system", "{name}-gpu"),
+    *derived(GCE, True, "{name}-vpc", "{name}-nodes", "{name}-router", "{name}-nat"),
+    *derived(GCP_SERVICE_ACCOUNT, False, "{name}-triton", "{name}-nodes", "{name}-keda",
              "{name}-build"),
-    *derived(TARGET, ARTIFACT_REGISTRY_REPOSITORY, False, "{name}-front"),
-    *derived(TARGET, K8S_SERVICE, False, "{name}"),
+    *derived(ARTIFACT_REGISTRY_REPOSITORY, False, "{name}-front"),
+    *derived(K8S_SERVICE, False, "{name}"),
 )
 # fmt: on

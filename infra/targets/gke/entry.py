@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.clouds.gcp.machine import CLOUD
 from infra.k8s.entry import KubernetesEntry, KubernetesPlan
 from infra.planning.pricing import PriceTable, Quote
+from infra.targets.entry import Lazy
 from infra.targets.ports import PlanUnit, Stack, ValidatePort
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
     from infra.planning.report import Candidate
+    from infra.targets.base import Target
 
 #: a GKE serving unit is a node shape: MACHINE+ACCELERATOR (``g2-standard-8+nvidia-l4``)
 SHAPE_SEPARATOR = "+"
@@ -68,11 +70,18 @@ class GkePlan(KubernetesPlan):
         return PlanUnit(stack.get(self.region_key), shape, gpus)
 
 
+def _program() -> Target[Any]:
+    """The Pulumi program: imported when asked (it imports Pulumi and the cloud providers)."""
+    from infra.targets.gke.target import TARGET
+
+    return TARGET
+
+
 class GkeEntry(KubernetesEntry):
     name = "gke"
     order = 30
     summary = "GKE GPU node pool running Triton, autoscaled by KEDA on Triton's metrics"
-    deploy_module = "infra.targets.gke.target"
+    deploy = Lazy(_program)
     client_module = "infra.targets.gke.client"
     cloud = CLOUD
     plan = GkePlan()

@@ -12,7 +12,6 @@ from infra.k8s.common import invoke_command, port_forward_command
 from infra.k8s.component import TritonService, TritonServiceArgs
 from infra.k8s.config import with_front_image
 from infra.targets.gke import builders as b
-from infra.targets.gke.cloud_names import TARGET
 from infra.targets.gke.cluster import GpuCluster, GpuClusterArgs
 from infra.targets.gke.front_registry import ARTIFACT_REGISTRY_SERVICE, FrontRegistry
 from infra.targets.gke.monitoring import (
@@ -114,5 +113,5 @@ def declare_gke(config: GkeConfig) -> dict[str, Any]:
         "buildServiceAccount": builder.email,
         "dashboardUrl": monitoring.dashboard_url,
         "portForward": port_forward_command(spec),
-        "invokeCommand": invoke_command(TARGET, spec, config.release.url),
+        "invokeCommand": invoke_command(config.common.target, spec, config.release.url),
     }

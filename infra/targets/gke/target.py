@@ -23,7 +23,6 @@ from infra.targets.checks import pod_spec
 from infra.targets.gke import builders as b
 from infra.targets.gke.cloud_names import DERIVED
 from infra.targets.gke.config import GkeConfig, triton_spec
-from infra.targets.gke.entry import ENTRY
 from infra.values.guardrails import read_api_cidrs, read_budget
 from infra.values.offer import TargetSpec
 from tdk.errors import ConfigError
@@ -113,7 +112,6 @@ def _node_driver(driver_version: str) -> NodeDriver:
 class GkeTarget(KubernetesTarget[GkeConfig]):
     """GKE: cluster, GPU pool, Triton workload, KEDA, Managed Prometheus, dashboards, alerts."""
 
-    name: ClassVar[str] = ENTRY.name
     derived_names = DERIVED
     release_schemes: ClassVar[tuple[str, ...]] = ("gs",)
     doctor = GkeDoctor()
@@ -186,10 +184,10 @@ class GkeTarget(KubernetesTarget[GkeConfig]):
 
     def pod_offer(self, config: GkeConfig) -> TargetSpec:
         """One Triton pod: the pool's accelerator, the pod's GPUs, the workload's image."""
-        pool, workload = config.gpu_pool, config.workload
-        node = accelerator_spec(self.name, pool.accelerator, workload.image, pool.gpus_per_node)
+        pool, workload, target = config.gpu_pool, config.workload, config.common.target
+        node = accelerator_spec(target, pool.accelerator, workload.image, pool.gpus_per_node)
         node = replace(node, node_driver=_node_driver(pool.driver_version))
-        return pod_spec(self.name, node, workload.gpus_per_pod, workload.kind == "cpu")
+        return pod_spec(target, node, workload.gpus_per_pod, workload.kind == "cpu")
 
     def declare(self, config: GkeConfig) -> Mapping[str, Any]:
         from infra.targets.gke.stack import declare_gke

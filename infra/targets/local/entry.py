@@ -14,7 +14,7 @@ class LocalEntry(TargetEntry):
     order = 60
     summary = "the local endpoint started by `tdk local up` (no cloud account)"
     client_module = "infra.targets.local.client"
-    deploy_module = Refused("it is started by `tdk local up`, not by a Pulumi stack")
+    deploy = Refused("it is started by `tdk local up`, not by a Pulumi stack")
     plan = Refused("it has no instances to price")
     validate = Refused(
         "it runs the Triton of the nvidia-pytriton wheel on this machine; "

@@ -12,19 +12,14 @@ from infra.clouds.aws.names import (
     SAGEMAKER,
     SNS_TOPIC,
 )
-from infra.targets.sagemaker.entry import ENTRY
 from infra.values.names import DerivedName, derived
-
-TARGET = ENTRY.name
 
 # fmt: off
 DERIVED: tuple[DerivedName, ...] = (
-    *derived(TARGET, SAGEMAKER, False, "{name}"),  # the endpoint
-    *derived(TARGET, SAGEMAKER, True, "{name}"),  # model, endpoint config
-    *derived(TARGET, IAM_ROLE, True, "{name}"),
-    *derived(
-        TARGET,
-        CW_NAME,
+    *derived(SAGEMAKER, False, "{name}"),  # the endpoint
+    *derived(SAGEMAKER, True, "{name}"),  # model, endpoint config
+    *derived(IAM_ROLE, True, "{name}"),
+    *derived(CW_NAME,
         False,
         "{name}",
         "{name}-5xx-rate",
@@ -33,9 +28,9 @@ DERIVED: tuple[DerivedName, ...] = (
         "{name}-cache-hit-rate",
         "{name}-gpu-memory",
     ),
-    *derived(TARGET, SNS_TOPIC, True, "{name}-alarms"),
-    *derived(TARGET, APP_SCALING_POLICY, True, "{name}-invocations", "{name}-gpu"),
-    *derived(TARGET, LOG_GROUP, False, "/aws/sagemaker/Endpoints/{name}"),
-    *derived(TARGET, BUDGET, False, "{name}-monthly"),
+    *derived(SNS_TOPIC, True, "{name}-alarms"),
+    *derived(APP_SCALING_POLICY, True, "{name}-invocations", "{name}-gpu"),
+    *derived(LOG_GROUP, False, "/aws/sagemaker/Endpoints/{name}"),
+    *derived(BUDGET, False, "{name}-monthly"),
 )
 # fmt: on

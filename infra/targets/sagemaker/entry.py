@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.clouds.aws.machine import CLOUD
 from infra.clouds.aws.sagemaker.instances import MME_DECOUPLED, NO_ENGINE_IMAGE
 from infra.planning.pricing import PriceTable, Quote
 from infra.targets.capabilities import DECOUPLED, LLM_ENGINES, Refused
-from infra.targets.entry import TargetEntry
+from infra.targets.entry import Lazy, TargetEntry
 from infra.targets.ports import PlanPort, PlanUnit, Stack, ValidatePort
 
 if TYPE_CHECKING:
     from infra.planning.report import Candidate, Option, PlanReport
+    from infra.targets.base import Target
 
 INSTANCE_KEY = "sagemakerInstanceType"
 #: SageMaker instance types carry this prefix (``ml.g5.xlarge``)
@@ -65,11 +66,18 @@ class SageMakerPlan(PlanPort):
         }
 
 
+def _program() -> Target[Any]:
+    """The Pulumi program: imported when asked (it imports Pulumi and the cloud providers)."""
+    from infra.targets.sagemaker.target import TARGET
+
+    return TARGET
+
+
 class SageMakerEntry(TargetEntry):
     name = "sagemaker"
     order = 10
     summary = "SageMaker multi-model endpoint running the SageMaker Triton image"
-    deploy_module = "infra.targets.sagemaker.target"
+    deploy = Lazy(_program)
     client_module = "infra.targets.sagemaker.client"
     cloud = CLOUD
     plan = SageMakerPlan()

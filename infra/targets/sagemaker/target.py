@@ -29,7 +29,6 @@ from infra.targets.base import EXAMPLE_TARGET_MODEL, DoctorPort, Refusal, Target
 from infra.targets.capabilities import Refused
 from infra.targets.sagemaker.cloud_names import DERIVED
 from infra.targets.sagemaker.config import SageMakerConfig
-from infra.targets.sagemaker.entry import ENTRY
 from infra.targets.sagemaker.rollout import STRATEGIES, Rollout, check_rollout
 from infra.targets.sagemaker.scaling import ScalingSettings
 from infra.values.guardrails import read_budget
@@ -92,7 +91,6 @@ class SageMakerDoctor(DoctorPort[SageMakerConfig]):
 class SageMakerTarget(Target[SageMakerConfig]):
     """SageMaker MME running the SageMaker Triton image, releases read from S3."""
 
-    name: ClassVar[str] = ENTRY.name
     derived_names = DERIVED
     release_schemes: ClassVar[tuple[str, ...]] = ("s3",)
     doctor = SageMakerDoctor()
@@ -147,7 +145,7 @@ class SageMakerTarget(Target[SageMakerConfig]):
     def offer(self, config: SageMakerConfig) -> TargetSpec:
         """One MME instance: its GPU (or CPU), its disk, the stack's Triton image."""
         return instance_spec(
-            self.name, config.instance.instance_type, config.triton_version,
+            config.common.target, config.instance.instance_type, config.triton_version,
             prefix="ml.", mme=True, cpu=True,
         )  # fmt: skip
 
@@ -182,7 +180,7 @@ class SageMakerTarget(Target[SageMakerConfig]):
             "dashboardUrl": mme.dashboard_url,
             "roleArn": mme.role_arn,
             "invokeCommand": mme.release_url.apply(
-                lambda url: invoke_command(endpoint, config.region, url)
+                lambda url: invoke_command(config.common.target, endpoint, config.region, url)
             ),
         }
         if mme.alarm_topic_arn is not None:
@@ -190,11 +188,12 @@ class SageMakerTarget(Target[SageMakerConfig]):
         return outputs
 
 
-def invoke_command(endpoint: str, region: str, release_url: str) -> str:
-    """The exact ``tdk invoke`` line for this endpoint (the sample model as the example)."""
+def invoke_command(target: str, endpoint: str, region: str, release_url: str) -> str:
+    """The exact ``tdk invoke`` line for this endpoint of ``target`` (the sample model as the
+    example)."""
     return shlex.join(
         [
-            "tdk", "invoke", "--target", ENTRY.name, "--endpoint", endpoint,
+            "tdk", "invoke", "--target", target, "--endpoint", endpoint,
             "--region", region, "--release", release_url,
             "--target-model", EXAMPLE_TARGET_MODEL, "--text", "a short test sentence",
         ]

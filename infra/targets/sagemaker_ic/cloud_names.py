@@ -13,27 +13,24 @@ from infra.clouds.aws.names import (
     SAGEMAKER,
     SNS_TOPIC,
 )
-from infra.targets.sagemaker_ic.names import TARGET_NAME
 from infra.values.names import DerivedName, derived
-
-TARGET = TARGET_NAME
 
 # fmt: off
 DERIVED: tuple[DerivedName, ...] = (
-    *derived(TARGET, SAGEMAKER, False, "{name}"),  # endpoint
-    *derived(TARGET, SAGEMAKER, True, "{name}"),  # endpoint config
-    *derived(TARGET, IAM_ROLE, True, "{name}"),
-    *derived(TARGET, SNS_TOPIC, True, "{name}-alarms"),
-    *derived(TARGET, LOG_GROUP, False, "/aws/sagemaker/Endpoints/{name}"),
-    *derived(TARGET, BUDGET, False, "{name}-monthly"),
-    *derived(TARGET, CW_NAME, False, "{name}"),  # dashboard
+    *derived(SAGEMAKER, False, "{name}"),  # endpoint
+    *derived(SAGEMAKER, True, "{name}"),  # endpoint config
+    *derived(IAM_ROLE, True, "{name}"),
+    *derived(SNS_TOPIC, True, "{name}-alarms"),
+    *derived(LOG_GROUP, False, "/aws/sagemaker/Endpoints/{name}"),
+    *derived(BUDGET, False, "{name}-monthly"),
+    *derived(CW_NAME, False, "{name}"),  # dashboard
     # alarms per inference component (monitoring.alarm_specs, scaling)
-    *derived(TARGET, CW_NAME, False, "{name}-{component}-no-capacity",
+    *derived(CW_NAME, False, "{name}-{component}-no-capacity",
              "{name}-{component}-5xx-rate",
              "{name}-{component}-p99-latency", component=LONGEST_COMPONENT),
     # per component, auto-named from ``cut_name`` (stack.resource_name): fit by construction
-    *derived(TARGET, SAGEMAKER, True, "{base}", component=LONGEST_COMPONENT),  # model
-    *derived(TARGET, APP_SCALING_POLICY, True, "{base}-concurrency", "{base}-wake",
+    *derived(SAGEMAKER, True, "{base}", component=LONGEST_COMPONENT),  # model
+    *derived(APP_SCALING_POLICY, True, "{base}-concurrency", "{base}-wake",
              component=LONGEST_COMPONENT),
 )
 # fmt: on

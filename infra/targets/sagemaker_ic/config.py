@@ -12,6 +12,10 @@ from infra.values.guardrails import Budget
 VARIANT_NAME = "AllTraffic"
 
 
+#: the stack key of the instance type every component runs on
+INSTANCE_KEY = "sagemakerIcInstanceType"
+
+
 @dataclass(frozen=True)
 class ComponentSpec:
     """One model copy served by one inference component."""

@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.clouds.aws.machine import CLOUD
 from infra.clouds.aws.sagemaker.instances import NO_ENGINE_IMAGE
 from infra.targets.capabilities import LLM_ENGINES, Refused
-from infra.targets.entry import TargetEntry
+from infra.targets.entry import Lazy, TargetEntry
 from infra.targets.ports import ComparedLoad, ComparePort, ValidatePort
+from infra.targets.sagemaker_ic.config import INSTANCE_KEY
 from infra.targets.sagemaker_ic.names import TARGET_NAME
 
 if TYPE_CHECKING:
     from infra.planning.pricing import PriceTable
     from infra.planning.report import Candidate
+    from infra.targets.base import Target
     from packager.manifest import ManifestModel
     from packager.repository import ModelDir
-
-INSTANCE_KEY = "sagemakerIcInstanceType"
 
 
 class ComponentsCompare(ComparePort):
@@ -63,11 +63,18 @@ class ComponentsValidate(ValidatePort):
         return {"sagemakerIcModels": json.dumps(groups)} if groups else {}
 
 
+def _program() -> Target[Any]:
+    """The Pulumi program: imported when asked (it imports Pulumi and the cloud providers)."""
+    from infra.targets.sagemaker_ic.target import TARGET
+
+    return TARGET
+
+
 class SageMakerIcEntry(TargetEntry):
     name = TARGET_NAME
     order = 20
     summary = "SageMaker inference components, one Triton container per model copy"
-    deploy_module = "infra.targets.sagemaker_ic.target"
+    deploy = Lazy(_program)
     client_module = "infra.targets.sagemaker_ic.client"
     cloud = CLOUD
     plan = Refused("its scaling is per model copy: compare it with `tdk plan --components RELEASE`")

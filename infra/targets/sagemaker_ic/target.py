@@ -32,6 +32,7 @@ from infra.targets.capabilities import Refused
 from infra.targets.sagemaker_ic.builders import ROLLING_PERCENT
 from infra.targets.sagemaker_ic.cloud_names import DERIVED
 from infra.targets.sagemaker_ic.config import (
+    INSTANCE_KEY,
     AwaitingRelease,
     ComponentSpec,
     IcScaling,
@@ -40,7 +41,6 @@ from infra.targets.sagemaker_ic.config import (
     SageMakerIcConfig,
     Startup,
 )
-from infra.targets.sagemaker_ic.entry import INSTANCE_KEY
 from infra.targets.sagemaker_ic.generate import check_generate_image
 from infra.targets.sagemaker_ic.models import (
     MODELS_KEY,
@@ -195,7 +195,6 @@ class SageMakerIcDoctor(DoctorPort[SageMakerIcConfig]):
 class SageMakerIcTarget(Target[SageMakerIcConfig]):
     """SageMaker inference components running the SageMaker Triton image, one per copy."""
 
-    name: ClassVar[str] = NAME
     derived_names = DERIVED
     release_schemes: ClassVar[tuple[str, ...]] = ("s3",)
     doctor = SageMakerIcDoctor()
@@ -260,7 +259,7 @@ class SageMakerIcTarget(Target[SageMakerIcConfig]):
         """One instance of the endpoint; each component's copy runs its own Triton on the
         accelerators it reserves, so models never share a GPU."""
         return instance_spec(
-            self.name, config.instance.instance_type, config.triton_version,
+            config.common.target, config.instance.instance_type, config.triton_version,
             prefix="ml.", shares_gpus=False,
         )  # fmt: skip
 

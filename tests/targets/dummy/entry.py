@@ -6,15 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from infra.facts.machine import Check, Cloud, Tool
 from infra.planning.pricing import Quote
-from infra.targets.entry import TargetEntry
+from infra.targets.entry import Lazy, TargetEntry
 from infra.targets.ports import PlanPort, PlanUnit, Stack, ValidatePort
 
 if TYPE_CHECKING:
     from infra.planning.report import Candidate, Option, PlanReport
+    from infra.targets.base import Target
 
 #: the dummy's own instance kinds and their $/h (its own price table: no edit to prices.json)
 PRICES = {"box.small": Decimal("0.50"), "box.large": Decimal("2.00")}
@@ -62,10 +63,17 @@ class DummyPlan(PlanPort):
         return {"dummyMinBoxes": size.trough_instances, "dummyMaxBoxes": size.peak_instances}
 
 
+def _program() -> Target[Any]:
+    """The Pulumi program: imported when asked (it imports Pulumi and the cloud providers)."""
+    from tests.targets.dummy.target import TARGET
+
+    return TARGET
+
+
 class DummyEntry(TargetEntry):
     name = "dummy"
     summary = "a test-only target"
-    deploy_module = "tests.targets.dummy.target"
+    deploy = Lazy(_program)
     client_module = "tests.targets.dummy.client"
     cloud = MOON
     plan = DummyPlan()

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 from infra.config import ConfigReader, StackConfig
 from infra.targets.base import DoctorPort, Manifest, OutputValue, RenderPort, Target
 from infra.values.offer import TargetSpec, image_facts
-from tests.targets.dummy.entry import ENTRY
 
 if TYPE_CHECKING:
     from infra.facts.findings import Finding
@@ -46,7 +45,6 @@ class DummyRender(RenderPort[DummyConfig]):
 
 
 class DummyTarget(Target[DummyConfig]):
-    name = ENTRY.name
     release_schemes = ("s3", "gs")
     render = DummyRender()
     doctor = DummyDoctor()
@@ -58,7 +56,9 @@ class DummyTarget(Target[DummyConfig]):
         # a T4 with a 1 GB disk: big models do not fit, so the target's checks visibly run
         from infra.facts import hardware as facts
 
-        return TargetSpec(self.name, config.box, facts.GPUS["T4"], 1, image_facts(), mme=False)
+        return TargetSpec(
+            config.common.target, config.box, facts.GPUS["T4"], 1, image_facts(), mme=False
+        )
 
     def declare(self, config: DummyConfig) -> Mapping[str, Any]:
         return {"box": config.box}
