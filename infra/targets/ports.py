@@ -6,7 +6,8 @@ writes), ``validate`` (a ``ValidatePort``: which ``tdk validate --target`` flag 
 stack key) and ``deploy`` (the Pulumi program, loaded when called: ``entry.Lazy``). What a
 target's runtime cannot serve (decoupled models, LLM engines) is a ``Refused`` too. Shared
 code asks ``entry.refused(what)`` or takes the port from ``infra.targets.registry``
-(``deploy_port``, ``plan_port``, ``validate_port``), which refuse with the reason and the targets that can.
+(``deploy_port``, ``plan_port``, ``validate_port``), which refuse with the reason and the
+targets that can.
 
 Cheap to import: no cloud SDK, no Pulumi (a port imports its target's tables inside the
 method that needs them).
