@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+from infra.clouds.aws.identity import IRSA_ANNOTATION
 from infra.facts import kubernetes as kf
 from infra.k8s.alerts import alert_rules
 from infra.targets.eks import builders as eks_builders
@@ -140,7 +141,7 @@ def test_only_the_plan_builder_writes_the_plan_cache(eks: StackRun) -> None:
         for r in eks.of_type("kubernetes:core/v1:ServiceAccount")
     }
     annotation = accounts["tdk-eks-dev-build"]["annotations"]
-    assert list(annotation) == [eks_builders.IRSA_ANNOTATION]
+    assert list(annotation) == [IRSA_ANNOTATION]
     assert accounts["tdk-eks-dev"]["annotations"] != annotation
 
 

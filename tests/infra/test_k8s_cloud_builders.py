@@ -22,17 +22,6 @@ def test_release_read_policy_lists_only_under_the_prefix() -> None:
     assert statements[1]["Condition"]["StringLike"]["s3:prefix"] == ["r/v2/*", "r/v2"]
 
 
-def test_irsa_trust_is_bound_to_one_service_account() -> None:
-    trust = json.loads(
-        eks.irsa_trust_policy("arn:oidc", "https://oidc.eks.x/id/AB", "triton", "svc")
-    )
-    condition = trust["Statement"][0]["Condition"]["StringEquals"]
-    assert condition == {
-        "oidc.eks.x/id/AB:sub": "system:serviceaccount:triton:svc",
-        "oidc.eks.x/id/AB:aud": "sts.amazonaws.com",
-    }
-
-
 @pytest.mark.parametrize(
     ("instance", "gpus"),
     [("g5.xlarge", 1), ("g5.12xlarge", 4), ("g6e.48xlarge", 8), ("p4d.24xlarge", 8)],

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from infra.clouds.aws import catalog as aws_catalog
+from infra.clouds.aws.identity import IRSA_ANNOTATION, document
 from infra.facts import hardware as facts
 from infra.facts import kubernetes as kf
 from infra.facts.drivers import NodeDriver
@@ -82,8 +83,6 @@ CAPACITY_TYPES = ("ON_DEMAND", "SPOT")
 _INSTANCE = re.compile(r"^([a-z0-9-]+)\.([a-z0-9]+)$")
 
 AUTOSCALER_SA = "cluster-autoscaler"
-#: the ServiceAccount annotation IRSA reads: the IAM role its pods assume
-IRSA_ANNOTATION = "eks.amazonaws.com/role-arn"
 #: chart versions per Kubernetes minor: infra/facts/kubernetes.py (device plugin, autoscaler)
 #: the system group starts with this many nodes (KEDA, CoreDNS, the autoscaler), within max
 SYSTEM_DESIRED_NODES = 2
@@ -102,39 +101,12 @@ def gpus_of(instance_type: str) -> int:
     return row.gpus.get(size, 0) if row is not None else 0
 
 
-def _doc(*statements: dict[str, Any]) -> str:
-    return json.dumps({"Version": "2012-10-17", "Statement": list(statements)})
-
-
-def service_trust_policy(service: str) -> str:
-    """Trust policy letting an AWS service (eks, ec2) assume the role."""
-    return _doc({"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"})
-
-
-def irsa_trust_policy(oidc_arn: str, issuer_url: str, namespace: str, service_account: str) -> str:
-    """Only ``system:serviceaccount:<namespace>:<service_account>`` may assume the role (IRSA)."""
-    issuer = issuer_url.removeprefix("https://")
-    return _doc(
-        {
-            "Effect": "Allow",
-            "Principal": {"Federated": oidc_arn},
-            "Action": "sts:AssumeRoleWithWebIdentity",
-            "Condition": {
-                "StringEquals": {
-                    f"{issuer}:sub": f"system:serviceaccount:{namespace}:{service_account}",
-                    f"{issuer}:aud": "sts.amazonaws.com",
-                }
-            },
-        }
-    )
-
-
 def release_read_policy(bucket: str, prefix: str) -> str:
     """GetObject under the release prefix (its engine cache included); ListBucket only for
     keys under it. No write anywhere: the engine cache is written by the plan builder's role
     alone (``plan_build_policy``), so a serving pod cannot plant an engine."""
     scope = f"{prefix}/" if prefix else ""
-    return _doc(
+    return document(
         {
             "Sid": "ReadRelease",
             "Effect": "Allow",
@@ -159,7 +131,7 @@ def plan_build_policy(bucket: str, prefix: str) -> str:
     (docs.aws.amazon.com/service-authorization/latest/reference/list_amazons3.html, read
     2026-12-07)."""
     cache = f"{prefix}/{ENGINES_PREFIX}" if prefix else ENGINES_PREFIX
-    return _doc(
+    return document(
         {
             "Sid": "ReadPlanCache",
             "Effect": "Allow",
@@ -184,7 +156,7 @@ def plan_build_policy(bucket: str, prefix: str) -> str:
 
 def amp_query_policy(workspace_arn: str) -> str:
     """KEDA's operator may query one AMP workspace, nothing else."""
-    return _doc(
+    return document(
         {
             "Sid": "QueryTritonMetrics",
             "Effect": "Allow",
@@ -201,7 +173,7 @@ def amp_query_policy(workspace_arn: str) -> str:
 
 def autoscaler_policy(cluster_name: str) -> str:
     """Cluster Autoscaler may resize only this cluster's Auto Scaling groups."""
-    return _doc(
+    return document(
         {
             "Sid": "Describe",
             "Effect": "Allow",

@@ -10,6 +10,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
+from infra.clouds.aws.identity import irsa_trust_policy, service_trust_policy
 from infra.facts import kubernetes as kf
 from infra.k8s.addons_component import ChartArgs
 from infra.k8s.refs import ClusterRef
@@ -55,7 +56,7 @@ def irsa_role(
     """A role only ``namespace/service_account`` can assume through the cluster's OIDC
     provider, declared with ``opts`` (the caller's component is its parent)."""
     trust = pulumi.Output.all(cluster.oidc_provider_arn, cluster.issuer_url).apply(
-        lambda v: b.irsa_trust_policy(v[0], v[1], namespace, service_account)
+        lambda v: irsa_trust_policy(v[0], v[1], namespace, service_account)
     )
     return aws.iam.Role(name, name=role_name, assume_role_policy=trust, opts=opts)
 
@@ -91,7 +92,7 @@ class GpuCluster(pulumi.ComponentResource):
             args.config.zones,
             opts=child,
         )
-        cluster_role = _role(f"{name}-cluster", b.service_trust_policy("eks.amazonaws.com"), child)
+        cluster_role = _role(f"{name}-cluster", service_trust_policy("eks.amazonaws.com"), child)
         _attach(f"{name}-cluster", cluster_role, CLUSTER_POLICIES, child)
         # EKS writes control-plane logs here; declared first so it has a retention
         control_plane_logs = aws.cloudwatch.LogGroup(
@@ -158,7 +159,7 @@ class GpuCluster(pulumi.ComponentResource):
         self.register_outputs({"clusterName": self.cluster.name, "kubeconfig": self.kubeconfig})
 
     def _node_groups(self, name: str, args: GpuClusterArgs, opts: pulumi.ResourceOptions) -> None:
-        node_role = _role(f"{name}-nodes", b.service_trust_policy("ec2.amazonaws.com"), opts)
+        node_role = _role(f"{name}-nodes", service_trust_policy("ec2.amazonaws.com"), opts)
         self.node_role = node_role
         attachments = _attach(f"{name}-nodes", node_role, NODE_POLICIES, opts)
         # The Cluster Autoscaler owns the desired sizes once the groups exist: never reset them.
