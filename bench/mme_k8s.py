@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from infra.clients.inputs import example_inputs  # noqa: E402
 from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget  # noqa: E402
+from infra.planning.routing import HASH_BALANCE_FACTOR  # noqa: E402
 from infra.targets.local import budget as memory  # noqa: E402
 from infra.targets.local.options import POD_HEADROOM_MODELS, EndpointOptions  # noqa: E402
 from infra.targets.local.replicas import ReplicaSet  # noqa: E402
@@ -348,6 +349,12 @@ def main() -> int:
         help="requests sent first and not counted (the replicas' caches fill)",
     )
     parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument(
+        "--headroom-models",
+        type=int,
+        default=POD_HEADROOM_MODELS,
+        help="models' room each replica keeps free (a pod's front: 1; 0 to compare)",
+    )
     parser.add_argument("--seed", type=int, default=46)
     parser.add_argument("--trace-out", type=Path, default=None)
     parser.add_argument("--json", action="store_true")
@@ -386,7 +393,7 @@ def bench(args: Any, work: Path) -> dict[str, Any]:
         max_loaded=args.budget,
         memory_budget=per_copy * args.budget,
         capacity_timeout=300.0,
-        headroom_models=POD_HEADROOM_MODELS,  # as a pod's front (`tdk front serve`)
+        headroom_models=args.headroom_models,  # a pod's front (`tdk front serve`): 1
         triton_netns="off",
     )
     hash_run = run_mode(options, args, trace, bodies, True, work / "hash")
@@ -400,7 +407,8 @@ def bench(args: Any, work: Path) -> dict[str, Any]:
         "copies": args.copies,
         "replicas": args.replicas,
         "budget": args.budget,
-        "headroom_models": POD_HEADROOM_MODELS,
+        "headroom_models": args.headroom_models,
+        "hash_balance_factor": HASH_BALANCE_FACTOR,
         "requests": args.requests,
         "warmup": args.warmup,
         "seed": args.seed,
@@ -443,6 +451,7 @@ def simulated(trace: list[str], args: Any, report: dict[str, Any]) -> dict[str, 
     from infra.perf.plan import mme_trace as sim
 
     names = [t.removesuffix(".tar.gz") for t in trace]
+    factor = HASH_BALANCE_FACTOR / 100  # HAProxy's, as the replicas ran
     costs = sim.Measured(report["download_p50_ms"], report["triton_load_p50_ms"],
                          report["warm_p50_ms"])  # fmt: skip
     changes = [(int(i), str(what)) for i, what in report["replica_changes"]]
@@ -450,12 +459,12 @@ def simulated(trace: list[str], args: Any, report: dict[str, Any]) -> dict[str, 
     def measured(routing: str, moves: list[tuple[int, str]]) -> float:
         """The hit ratio past the warm-up: the replay is causal, so the warm-up's own replay
         is the whole one's first steps."""
-        run = sim.simulate(names, args.replicas, args.budget, routing, args.clients, 1.5, moves,
-                           costs, POD_HEADROOM_MODELS)  # fmt: skip
+        run = sim.simulate(names, args.replicas, args.budget, routing, args.clients, factor, moves,
+                           costs, args.headroom_models)  # fmt: skip
         if not args.warmup:
             return run.hit_ratio
         first = sim.simulate(names[: args.warmup], args.replicas, args.budget, routing,
-                             args.clients, 1.5, (), costs, POD_HEADROOM_MODELS)  # fmt: skip
+                             args.clients, factor, (), costs, args.headroom_models)  # fmt: skip
         return (run.hits - first.hits) / max(1, run.requests - first.requests)
 
     hashed, spread = measured("hash", changes), measured("round_robin", [])

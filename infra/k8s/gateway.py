@@ -31,6 +31,7 @@ from typing import Any
 
 from infra.k8s.mme import SERVICE_PORT
 from infra.k8s.spec import FRONT_PORT, TritonServiceSpec
+from infra.planning.routing import HASH_BALANCE_FACTOR
 
 Manifest = dict[str, Any]
 
@@ -44,9 +45,6 @@ GATEWAY_NAMESPACE = "envoy-gateway-system"
 CONTROLLER = "gateway.envoyproxy.io/gatewayclass-controller"
 #: the header SageMaker's contract names the copy with
 TARGET_MODEL_HEADER = "X-Amzn-SageMaker-Target-Model"
-#: Envoy's hash_balance_factor, percent: no host takes more than 1.5x the mean load, so a hot
-#: model spills to a second pod (the same value ``tdk local up --replicas`` gives HAProxy)
-HASH_BALANCE_FACTOR = 150
 #: a cold request waits for a download and a load: far longer than Envoy's 15 s default
 ROUTE_TIMEOUT = "600s"
 GATEWAY_GROUP = "gateway.networking.k8s.io"

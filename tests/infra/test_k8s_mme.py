@@ -17,6 +17,7 @@ import pytest
 
 from infra.k8s import gateway
 from infra.k8s.config import GIB
+from infra.planning.routing import HASH_BALANCE_FACTOR
 from infra.targets import load_target
 from tdk.errors import ConfigError
 from tests.infra.pulumi_harness import run_stack
@@ -142,7 +143,7 @@ def test_routing_hashes_on_the_target_model_with_a_bounded_load(target: str) -> 
     (patch,) = _one(rendered, "EnvoyPatchPolicy")["spec"]["jsonPatches"]
     namespace = route["metadata"]["namespace"]
     assert patch["name"] == f"httproute/{namespace}/{route['metadata']['name']}/rule/0"
-    assert patch["operation"]["value"] == {"hash_balance_factor": 150}
+    assert patch["operation"]["value"] == {"hash_balance_factor": HASH_BALANCE_FACTOR}
     assert patch["operation"]["path"].endswith("/typed_config/consistent_hashing_lb_config")
 
 

@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
+from infra.planning.routing import HASH_BALANCE_FACTOR
 from infra.targets.local import serve
 from infra.targets.local.replicas import check_config, haproxy_config
 from tdk.errors import TdkError
@@ -29,7 +30,7 @@ def test_config_hashes_the_target_model_and_haproxy_accepts_it(tmp_path: Path) -
     lines = [line.strip() for line in text.splitlines()]
     assert "balance hdr(X-Amzn-SageMaker-Target-Model)" in lines
     assert "hash-type consistent" in lines
-    assert "hash-balance-factor 150" in lines
+    assert f"hash-balance-factor {HASH_BALANCE_FACTOR}" in lines
     assert "bind 127.0.0.1:18080" in lines  # loopback only, as the local endpoint
     assert "server r2 127.0.0.1:1 disabled" in lines  # a spare slot for a joining replica
     assert r"http-request replace-path ^/endpoints/shop/invocations$ /invocations" in lines

@@ -24,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from infra.planning.routing import HASH_BALANCE_FACTOR
 from tdk.bounded import read_document
 from tdk.errors import UsageError
 
@@ -142,7 +143,7 @@ def simulate(
     budget: int,
     routing: str = "hash",
     concurrency: int = 1,
-    factor: float = 1.5,
+    factor: float = HASH_BALANCE_FACTOR / 100,
     changes: Sequence[Change] = (),
     costs: Measured | None = None,
     headroom: int = 0,

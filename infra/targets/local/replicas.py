@@ -2,13 +2,14 @@
 
 HAProxy (Debian's 2.6) hashes the TargetModel header consistently with a bounded load, as the
 Kubernetes stacks' Envoy Gateway does: ``balance hdr(X-Amzn-SageMaker-Target-Model)``,
-``hash-type consistent``, ``hash-balance-factor 150`` (a server takes at most 150 % of the
-average load; a hot model spills to the next server on the ring). Directives checked against
-https://docs.haproxy.org/2.6/configuration.html (balance hdr, hash-type, hash-balance-factor,
-retry-on; checked 2026-12-07). The configuration is a pure function of the replicas' ports; it
-declares spare server slots in maintenance so that replicas join and leave through HAProxy's
-runtime API (``set server ... addr``, ``state ready|drain|maint``) without a reload: a leaving
-replica is drained (no new requests) until it holds no connection, then stopped.
+``hash-type consistent``, ``hash-balance-factor 200`` (a server takes at most 200 % of the
+average load; a hot model spills to the next server on the ring: ``infra.planning.routing``).
+Directives checked against https://docs.haproxy.org/2.6/configuration.html (balance hdr,
+hash-type, hash-balance-factor, retry-on; checked 2026-12-07). The configuration is a pure
+function of the replicas' ports; it declares spare server slots in maintenance so that replicas
+join and leave through HAProxy's runtime API (``set server ... addr``,
+``state ready|drain|maint``) without a reload: a leaving replica is drained (no new requests)
+until it holds no connection, then stopped.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from infra.planning.routing import HASH_BALANCE_FACTOR
 from infra.targets.local import serve
 from infra.targets.local.options import EndpointOptions
 from tdk.errors import TdkError
@@ -34,9 +36,6 @@ TARGET_HEADER = "X-Amzn-SageMaker-Target-Model"
 BACKEND = "replicas"
 #: spare server slots declared beyond the replicas at start (joins beyond them are refused)
 SPARE_SLOTS = 4
-#: HAProxy's bound on a server's load against the average, in percent (Envoy's
-#: hash_balance_factor in the Kubernetes stacks: the same value)
-HASH_BALANCE_FACTOR = 150
 HAPROXY_HINT = "install it: sudo apt-get install -y haproxy (Debian 12 has 2.6), or `make setup`"
 
 
