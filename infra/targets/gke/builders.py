@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from infra.clouds.gcp.identity import SERVICE_ACCOUNT_ANNOTATION, workload_identity_member
 from infra.clouds.gcp.versions import GKE_CHANNELS
 from infra.k8s import promql
 from infra.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
@@ -81,15 +82,6 @@ def keda_account_id(name: str) -> str:
 
 def node_account_id(name: str) -> str:
     return f"{name}-nodes"
-
-
-def service_account_email(account_id: str, project: str) -> str:
-    return f"{account_id}@{project}.iam.gserviceaccount.com"
-
-
-def workload_identity_member(project: str, namespace: str, ksa: str) -> str:
-    """The IAM member a Kubernetes ServiceAccount becomes under Workload Identity."""
-    return f"serviceAccount:{project}.svc.id.goog[{namespace}/{ksa}]"
 
 
 def keda_identity_member(project: str) -> str:
@@ -342,7 +334,7 @@ LOAD_BALANCER_ANNOTATIONS: dict[str, dict[str, str]] = {
 def workload_identity(email: Any) -> WorkloadIdentity:
     """Triton's pods run as a Google service account through Workload Identity: the
     ServiceAccount names it."""
-    return WorkloadIdentity(service_account={"iam.gke.io/gcp-service-account": email})
+    return WorkloadIdentity(service_account={SERVICE_ACCOUNT_ANNOTATION: email})
 
 
 def keda_pod_identity(email: Any) -> dict[str, Any]:

@@ -10,6 +10,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from infra.clouds.gcp import identity
 from infra.k8s.refs import ClusterRef, PodIdentity
 from infra.targets.gke import builders as b
 from infra.targets.gke.config import GkeConfig
@@ -45,7 +46,7 @@ class GpuCluster(pulumi.ComponentResource):
             project=args.config.project,
             opts=root,
         )
-        nodes_email = b.service_account_email(
+        nodes_email = identity.service_account_email(
             b.node_account_id(args.config.common.name), args.config.project
         )
         for role in b.NODE_ROLES:
@@ -134,7 +135,9 @@ class GpuCluster(pulumi.ComponentResource):
     ) -> gcp.container.Cluster:
         settings: dict[str, Any] = {
             "release_channel": {"channel": args.config.release_channel},
-            "workload_identity_config": {"workload_pool": f"{args.config.project}.svc.id.goog"},
+            "workload_identity_config": {
+                "workload_pool": identity.workload_pool(args.config.project)
+            },
             "private_cluster_config": {
                 "enable_private_nodes": True,
                 "enable_private_endpoint": False,
@@ -180,7 +183,7 @@ class GpuCluster(pulumi.ComponentResource):
             project=args.config.project,
             opts=opts,
         )
-        keda_email = b.service_account_email(
+        keda_email = identity.service_account_email(
             b.keda_account_id(args.config.common.name), args.config.project
         )
         gcp.projects.IAMMember(
@@ -193,7 +196,7 @@ class GpuCluster(pulumi.ComponentResource):
         binding = gcp.serviceaccount.IAMMember(
             f"{name}-keda-wi",
             service_account_id=keda_sa.name,
-            role="roles/iam.workloadIdentityUser",
+            role=identity.WORKLOAD_IDENTITY_USER,
             member=b.keda_identity_member(args.config.project),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.cluster]),
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from infra.clouds.gcp import identity
 from infra.clouds.gcp import versions as gke
 from infra.config import ReleaseLocation, StackConfig
 from infra.k8s.config import WorkloadConfig, workload_spec
@@ -40,8 +41,8 @@ class GkeConfig:
 def triton_spec(config: GkeConfig) -> TritonServiceSpec:
     """The Triton workload of a gke stack (Pulumi applies it; ``tdk render k8s`` writes it)."""
     name = config.common.name
-    email = b.service_account_email(b.triton_account_id(name), config.project)
-    builder = b.service_account_email(b.build_account_id(name), config.project)
+    email = identity.service_account_email(b.triton_account_id(name), config.project)
+    builder = identity.service_account_email(b.build_account_id(name), config.project)
     return workload_spec(
         config.workload,
         name=name,

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_gcp as gcp
 
+from infra.clouds.gcp import identity
 from infra.k8s.front_image import IMAGE_NAME, FrontImage, RegistryLogin
 from infra.targets.gke import builders as b
 
@@ -60,7 +61,7 @@ class FrontRegistry(pulumi.ComponentResource):
             description=f"{stack_name}: the kit's front (docker/front.Dockerfile)",
             opts=child,
         )
-        nodes = b.service_account_email(b.node_account_id(stack_name), project)
+        nodes = identity.service_account_email(b.node_account_id(stack_name), project)
         self.pull = gcp.artifactregistry.RepositoryIamMember(
             f"{name}-nodes-pull",
             repository=self.repository.name,

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_gcp as gcp
 
+from infra.clouds.gcp import identity
 from infra.config import ReleaseLocation
 from infra.k8s.alerts import workload_rules
 from infra.k8s.config import AlertThresholds
@@ -50,7 +51,7 @@ class ReleaseReader(pulumi.ComponentResource):
             project=args.project,
             opts=child,
         )
-        self.email = b.service_account_email(b.triton_account_id(args.name), args.project)
+        self.email = identity.service_account_email(b.triton_account_id(args.name), args.project)
         gcp.storage.BucketIAMMember(
             f"{name}-release-read",
             bucket=args.release.bucket,
@@ -71,8 +72,10 @@ class ReleaseReader(pulumi.ComponentResource):
         gcp.serviceaccount.IAMMember(
             f"{name}-wi",
             service_account_id=self.account.name,
-            role="roles/iam.workloadIdentityUser",
-            member=b.workload_identity_member(args.project, args.namespace, args.service_account),
+            role=identity.WORKLOAD_IDENTITY_USER,
+            member=identity.workload_identity_member(
+                args.project, args.namespace, args.service_account
+            ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[cluster]),
         )
         self.register_outputs({"email": self.email})

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_gcp as gcp
 
+from infra.clouds.gcp import identity
 from infra.config import ReleaseLocation
 from infra.k8s.spec import build_account_name
 from infra.targets.gke import builders as b
@@ -62,7 +63,7 @@ class PlanBuilder(pulumi.ComponentResource):
             project=args.project,
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.services)),
         )
-        self.email = b.service_account_email(b.build_account_id(args.name), args.project)
+        self.email = identity.service_account_email(b.build_account_id(args.name), args.project)
         member = f"serviceAccount:{self.email}"
         after = pulumi.ResourceOptions(parent=self, depends_on=[self.account])
         gcp.storage.BucketIAMMember(
@@ -85,8 +86,8 @@ class PlanBuilder(pulumi.ComponentResource):
         self.binding = gcp.serviceaccount.IAMMember(
             f"{name}-wi",
             service_account_id=self.account.name,
-            role="roles/iam.workloadIdentityUser",
-            member=b.workload_identity_member(
+            role=identity.WORKLOAD_IDENTITY_USER,
+            member=identity.workload_identity_member(
                 args.project, args.namespace, build_account_name(args.name)
             ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[cluster]),
