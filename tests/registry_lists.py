@@ -19,6 +19,20 @@ def kubernetes_targets() -> list[str]:
     return [entry.name for entry in registry.entries() if isinstance(entry, KubernetesEntry)]
 
 
+def cloud_kubernetes_targets() -> list[str]:
+    """Kubernetes targets that deploy into a cloud (their entry names it: ``cloud``): they
+    create the cluster, bind the pods to a cloud identity, declare the cloud's resources."""
+    return [name for name in kubernetes_targets() if registry.get(name).cloud is not None]
+
+
+def building_targets() -> list[str]:
+    """Kubernetes targets whose stacks build TensorRT plans on their own GPUs (``tdk build
+    --stack``: their build port is not refused)."""
+    from infra.targets.capabilities import Refused
+
+    return [t for t in kubernetes_targets() if not isinstance(load_target(t).build, Refused)]
+
+
 def api_targets() -> list[str]:
     """Targets called through their own HTTP API (SageMaker runtime, the local front)."""
     return [e.name for e in registry.entries() if not isinstance(e, KubernetesEntry)]

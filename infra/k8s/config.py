@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol, cast
 
 from infra.config import ConfigReader, alert_email, check_capacity, qualify
+from infra.facts import kubernetes as kf
 from infra.facts import llm
 from infra.facts.triton import default_kubernetes_triton_image
 from infra.k8s.spec import (
@@ -349,3 +350,21 @@ def with_front_image(spec: TritonServiceSpec, image: Any) -> TritonServiceSpec:
     if spec.front is None:
         return spec
     return replace(spec, front=replace(spec.front, image=image))
+
+
+def read_keda_chart(reader: ConfigReader, kubernetes_version: str) -> str:
+    """``k8sKedaChartVersion`` for a cluster of ``kubernetes_version``: the pin, refused when
+    KEDA's table says it does not support that minor, else (empty) the table's newest for it."""
+    pinned = reader.optional_string("k8sKedaChartVersion")
+    if pinned is None:
+        return kf.keda_for(kubernetes_version).version
+    row = kf.keda_pin(pinned)
+    if row is None or not row.supports(kf.minor(kubernetes_version)):
+        key = qualify("k8sKedaChartVersion")
+        raise ConfigError(
+            f"{key} {pinned} does not support Kubernetes {kubernetes_version} "
+            f"({kf.KEDA_SOURCE.url}, checked {kf.KEDA_SOURCE.checked})",
+            hint=f"`pulumi config set {key} {kf.keda_for(kubernetes_version).version}` or "
+            "remove the pin",
+        )
+    return pinned

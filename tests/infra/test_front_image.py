@@ -22,7 +22,7 @@ from tdk.errors import ConfigError
 from tests.clouds.aws.mocks import ECR_PASSWORD
 from tests.clouds.gcp.mocks import ACCESS_TOKEN
 from tests.infra.pulumi_harness import IMAGE_DIGEST, Declared, StackRun, run_stack
-from tests.registry_lists import dev_stack, kubernetes_targets, read_dev
+from tests.registry_lists import cloud_kubernetes_targets, dev_stack, kubernetes_targets, read_dev
 
 BUILD = {"k8sModelMode": "mme"}
 PREBUILT = {"k8sModelMode": "mme", "k8sFrontImage": "registry.example.com/tdk-front:1"}
@@ -137,11 +137,28 @@ def test_a_prebuilt_image_skips_the_build(target: str) -> None:
     assert "frontImage" not in run.outputs
 
 
-@pytest.mark.parametrize("target", kubernetes_targets())
+@pytest.mark.parametrize("target", cloud_kubernetes_targets())
 def test_render_names_the_stack_output_the_build_fills(target: str) -> None:
     config = read_dev(target, BUILD)
     spec = load_target(target).workload_spec(config, lambda output: output)
     assert spec.front is not None and spec.front.image == BUILT_FRONT_IMAGE
+
+
+@pytest.mark.parametrize(
+    "target", [t for t in kubernetes_targets() if t not in cloud_kubernetes_targets()]
+)
+def test_without_a_cloud_registry_the_front_image_is_the_stack_s(target: str) -> None:
+    """No cloud, no registry to push a built front to: an empty k8sFrontImage in mme mode is
+    refused naming the key and the fix; a given image is what the pods run."""
+    with pytest.raises(ConfigError) as refused:
+        read_dev(target, BUILD)
+    assert "k8sFrontImage" in refused.value.message and "docker/front.Dockerfile" in (
+        refused.value.hint
+    )
+    image = "registry.example/tdk-front:1"
+    config = read_dev(target, {**BUILD, "k8sFrontImage": image})
+    spec = load_target(target).workload_spec(config, lambda output: output)
+    assert spec.front is not None and spec.front.image == image
 
 
 def test_ecr_s_rule_comes_from_botocore_and_is_applied() -> None:

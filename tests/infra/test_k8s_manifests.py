@@ -20,7 +20,7 @@ from infra.targets import load_target
 from infra.targets.eks import builders as eks_builders
 from infra.targets.eks.builders import amp_source
 from infra.targets.gke import builders as gke_builders
-from tests.registry_lists import kubernetes_targets, read_dev
+from tests.registry_lists import cloud_kubernetes_targets, kubernetes_targets, read_dev
 
 K8S_VERSION = "1.33"  # pinned: GKE and EKS both serve 1.33 in their regular channels
 
@@ -153,7 +153,7 @@ def test_every_target_annotates_its_internal_load_balancer(target: str) -> None:
     assert services["internal-lb"]["metadata"]["annotations"]
 
 
-@pytest.mark.parametrize("target", kubernetes_targets())
+@pytest.mark.parametrize("target", cloud_kubernetes_targets())
 def test_every_target_binds_its_pods_through_its_workload_identity(target: str) -> None:
     """Each target states its pods' cloud identity as one ``WorkloadIdentity``: the
     ServiceAccount carries its annotations, the Deployment's pods its labels; the build Job's
@@ -176,6 +176,18 @@ def test_every_target_binds_its_pods_through_its_workload_identity(target: str) 
         deployment["spec"]["template"]["metadata"]["labels"].items() >= identity.pod_labels.items()
     )
     assert deployment["spec"]["template"]["spec"]["serviceAccountName"] == spec.name
+    assert spec.store_access is None  # the identity reads the release, not a Secret
+
+
+@pytest.mark.parametrize(
+    "target", [t for t in kubernetes_targets() if t not in cloud_kubernetes_targets()]
+)
+def test_a_target_without_a_cloud_reads_the_release_with_a_secret(target: str) -> None:
+    """A target with no cloud has no identity to bind: its ServiceAccounts carry nothing and
+    the release is read with the Secret the stack names (``infra.k8s.store_access``)."""
+    spec = load_target(target).workload_spec(read_dev(target), lambda output: output)
+    assert not spec.identity.service_account and not spec.builder.service_account
+    assert spec.store_access is not None and spec.store_access.secret
 
 
 # What the query means is proven on a real Prometheus scraping a real Triton

@@ -280,7 +280,8 @@ SIX_METRICS = (
     "tdk_model_unloading_time_microseconds",
 )
 #: what each cloud's dashboard is: a CloudWatch or Cloud Monitoring Dashboard, an Azure workbook
-DASHBOARD_TYPES = ("Dashboard", "Workbook")
+#: a cloud's dashboard, or a Grafana dashboard in a ConfigMap its sidecar loads
+DASHBOARD_TYPES = ("Dashboard", "Workbook", "ConfigMap")
 
 
 @pytest.mark.parametrize("target", kubernetes_targets())

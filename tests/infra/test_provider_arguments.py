@@ -13,7 +13,7 @@ import pytest
 
 from tests.infra.pulumi_harness import run_stack
 from tests.infra.test_sagemaker_schema import _params, _snake_keys, assert_matches
-from tests.registry_lists import dev_stack, kubernetes_targets
+from tests.registry_lists import cloud_kubernetes_targets, dev_stack
 
 #: type-token packages that are no cloud provider: components, Kubernetes objects
 #: (kubernetes-validate checks those), Pulumi's own
@@ -35,7 +35,7 @@ def provider(package: str) -> ModuleType:
     return importlib.import_module("pulumi_" + package.replace("-", "_"))
 
 
-@pytest.mark.parametrize("stack", [dev_stack(t) for t in kubernetes_targets()])
+@pytest.mark.parametrize("stack", [dev_stack(t) for t in cloud_kubernetes_targets()])
 def test_every_cloud_resource_uses_real_argument_names(stack: str) -> None:
     run = run_stack(stack, overrides=EVERYTHING | MORE.get(stack, {}))
     checked: set[str] = set()

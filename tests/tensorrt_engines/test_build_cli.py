@@ -21,7 +21,7 @@ from infra.facts.hardware import IMAGES
 from infra.tensorrt_engines.stage import BuildTarget
 from packager.stores import open_store
 from packager.tensorrt.engines import store_engine
-from tests.registry_lists import dev_stack, kubernetes_targets
+from tests.registry_lists import building_targets, dev_stack
 from tests.tensorrt_engines.helpers import SEQ, fake_plan, model_dir, planned, record_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,7 +65,7 @@ def _service_accounts(tmp_path: Path, stack: str) -> set[str]:
     return {d["metadata"]["name"] for d in docs if d and d.get("kind") == "ServiceAccount"}
 
 
-@pytest.mark.parametrize("stack", [dev_stack(t) for t in kubernetes_targets()])
+@pytest.mark.parametrize("stack", [dev_stack(t) for t in building_targets()])
 def test_the_rendered_job_passes_strict_validation_and_runs_like_triton(
     tmp_path: Path, stack: str
 ) -> None:
@@ -134,7 +134,7 @@ def test_a_cached_key_builds_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert report["built"] is False and report["built_for"] == "8.9:10.16@26.04"
 
 
-@pytest.mark.parametrize("stack", [dev_stack(t) for t in kubernetes_targets()])
+@pytest.mark.parametrize("stack", [dev_stack(t) for t in building_targets()])
 def test_without_kubectl_the_build_is_refused_before_anything_is_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stack: str
 ) -> None:
