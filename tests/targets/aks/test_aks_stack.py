@@ -10,11 +10,11 @@ import pytest
 from infra.clouds.azure import identity
 from infra.k8s.alerts import workload_rules
 from infra.targets import stacks
+from tests.clouds.azure.mocks import SUBSCRIPTION as AZURE_SUBSCRIPTION
+from tests.clouds.azure.mocks import TENANT as AZURE_TENANT
 from tests.infra.pulumi_harness import StackRun, run_stack
 from tests.targets.aks.abac import Request, allows
 from tests.targets.aks.fake_az import BLOBS, PATH, PREFIX, READ
-from tests.targets.aks.mocks import SUBSCRIPTION as AZURE_SUBSCRIPTION
-from tests.targets.aks.mocks import TENANT as AZURE_TENANT
 
 TODAY = "2026-11-27"
 STACK = "aks-dev"

@@ -15,9 +15,9 @@ import pytest
 
 from infra.clouds.azure.names import CONTAINER_REGISTRY
 from infra.targets.aks import front_registry
+from tests.clouds.azure.mocks import ENTRA_TOKEN, SUBSCRIPTION, TENANT
 from tests.infra.pulumi_harness import IMAGE_DIGEST, StackRun, run_stack
 from tests.infra.test_front_image import check_built_image
-from tests.targets.aks.mocks import ENTRA_TOKEN, SUBSCRIPTION, TENANT
 
 BUILD = {"k8sModelMode": "mme"}
 REFRESH = "acr-refresh-token"
