@@ -13,16 +13,15 @@ import json
 import logging
 import os
 import signal
-import subprocess
 import sys
 import threading
 from dataclasses import asdict
 from pathlib import Path
 
-from infra.targets.local import serve
-from infra.targets.local.options import EndpointOptions, local_command
+from infra.targets.local import lock, serve
+from infra.targets.local.options import EndpointOptions
 from infra.targets.local.replicas import ReplicaSet, find_haproxy
-from infra.triton_runtime.private import check_state_dir, open_private, state_dir, write_private
+from infra.triton_runtime.private import state_dir, write_private
 from tdk.errors import TdkError
 
 PROG = "python -m infra.targets.local.replica_daemon"
@@ -34,36 +33,24 @@ def work_dir(name: str) -> Path:
 
 
 def spawn(options: EndpointOptions, replicas: int, timeout: float = 600.0) -> serve.EndpointState:
-    """Start the set in the background; its state once HAProxy and every replica serve."""
+    """Start the set in the background; its state once HAProxy and every replica serve. It
+    holds the set's name lock as a single endpoint does (``serve.spawn_detached``)."""
     find_haproxy()
-    name = options.name
-    if serve.read_state(name) is not None:
-        raise TdkError(
-            f"a local endpoint named {name!r} is already running",
-            hint=f"stop it with `{local_command('down', name)}`, or pick another --endpoint",
-        )
-    log_path = check_state_dir(state_dir()) / f"local-{name}.log"
-    serve.state_path(name).unlink(missing_ok=True)
     argv = [*options.to_argv(), "--replicas", str(replicas)]
-    with open_private(log_path) as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "infra.targets.local.replica_daemon", *argv],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            cwd=str(Path(__file__).resolve().parents[3]),
-        )
+    return serve.spawn_detached(PROG.removeprefix("python -m "), argv, options.name, timeout)
+
+
+def supervise(options: EndpointOptions, replicas: int, lock_fd: int | None = None) -> None:
+    """Run the set until SIGTERM or SIGINT; its state file exists while it serves, the name's
+    lock (``lock_fd``: the one ``spawn`` took) while the process does."""
+    held = lock.hold_name(options.name, lock_fd)
     try:
-        return serve.wait_started(proc, name, log_path, timeout)
-    except BaseException:  # it did not start (or Ctrl-C): it stops what it started
-        proc.terminate()
-        proc.wait()
-        raise
+        _supervise(options, replicas)
+    finally:
+        os.close(held)
 
 
-def supervise(options: EndpointOptions, replicas: int) -> None:
-    """Run the set until SIGTERM or SIGINT; its state file exists while it serves."""
+def _supervise(options: EndpointOptions, replicas: int) -> None:
     stop = threading.Event()
     for number in (signal.SIGINT, signal.SIGTERM):
         signal.signal(number, lambda *_: stop.set())
@@ -96,9 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     at = args.index("--replicas")
     replicas = int(args[at + 1])
-    options, _ = EndpointOptions.from_argv(args[:at] + args[at + 2 :], PROG)
+    options, ns = EndpointOptions.from_argv(args[:at] + args[at + 2 :], PROG)
     try:
-        supervise(options, replicas)
+        supervise(options, replicas, ns.lock_fd)
     except TdkError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         if exc.hint:

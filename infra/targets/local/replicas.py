@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import shutil
 import signal
 import socket
@@ -28,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from infra.planning.routing import HASH_BALANCE_FACTOR
-from infra.targets.local import serve
+from infra.targets.local import lock, serve
 from infra.targets.local.options import EndpointOptions
 from tdk.errors import TdkError
 
@@ -244,7 +245,18 @@ def _answers(port: int) -> bool:
 def serve_foreground(
     options: EndpointOptions, replicas: int, work: Path, announce: Callable[[str], None]
 ) -> None:
-    """``tdk local up --replicas N``: start the set, say its URL, stop it all on SIGINT/SIGTERM."""
+    """``tdk local up --replicas N``: start the set, say its URL, stop it all on SIGINT/SIGTERM;
+    the set's name is locked meanwhile, as a single endpoint's is."""
+    held = lock.hold_name(options.name)
+    try:
+        _serve_foreground(options, replicas, work, announce)
+    finally:
+        os.close(held)
+
+
+def _serve_foreground(
+    options: EndpointOptions, replicas: int, work: Path, announce: Callable[[str], None]
+) -> None:
     stop = threading.Event()
     previous = {
         number: signal.signal(number, lambda *_: stop.set())

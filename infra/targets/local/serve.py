@@ -313,21 +313,27 @@ def connection_cap(wanted: int) -> int:
 
 def spawn(options: EndpointOptions, timeout: float = 120.0) -> EndpointState:
     """Start ``python -m infra.targets.local.serve`` in the background; wait for its state."""
-    name = options.name
-    args = options.to_argv()
+    return spawn_detached("infra.targets.local.serve", options.to_argv(), options.name, timeout)
+
+
+def spawn_detached(module: str, args: list[str], name: str, timeout: float) -> EndpointState:
+    """``python -m <module> <args>`` in a session of its own, serving the endpoint ``name``; its
+    state once it serves. The name's lock is taken here, before the log or the state file is
+    touched, and handed down (``--lock-fd``) for the child to hold for its life: two starts of
+    one name cannot both pass. A start that fails (or Ctrl-C) stops the child."""
     if read_state(name) is not None:
         raise TdkError(
             f"a local endpoint named {name!r} is already running",
             hint=f"stop it with `{local_command('down', name)}`, or pick another --endpoint",
         )
-    held = lock.hold_name(name)  # before the log or the state file is touched
+    held = lock.hold_name(name)
     try:
         log_path = check_state_dir(state_dir()) / f"local-{name}.log"
         state_path(name).unlink(missing_ok=True)
-        args += ["--log", str(log_path), "--lock-fd", str(held)]
+        args = [*args, "--log", str(log_path), "--lock-fd", str(held)]
         with open_private(log_path) as log:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "infra.targets.local.serve", *args],
+                [sys.executable, "-m", module, *args],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -341,6 +347,7 @@ def spawn(options: EndpointOptions, timeout: float = 120.0) -> EndpointState:
         return wait_started(proc, name, log_path, timeout)
     except BaseException:  # Ctrl-C while it starts: the child goes too (it honours SIGTERM)
         proc.terminate()
+        proc.wait()
         raise
 
 
