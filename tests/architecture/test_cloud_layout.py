@@ -30,7 +30,6 @@ KINDS: dict[str, tuple[str, ...]] = {
 
 #: (cloud, file) -> why that cloud lacks it
 MISSING: dict[tuple[str, str], str] = {
-    ("azure", "offer.py"): "one target on Azure, which builds its offer in its own target.py",
     **{
         (cloud, name): "no installed SDK ships this cloud's catalog as data; catalog.py is "
         "hand-written with sources"

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 from infra.clouds.azure import catalog
+from infra.clouds.azure.offer import vm_size_spec
 from infra.config import (
     ConfigReader,
     StackConfig,
@@ -37,7 +38,7 @@ from infra.targets.aks.config import (
 from infra.targets.base import DoctorPort, Manifest, OutputValue, Refusal
 from infra.targets.checks import pod_spec
 from infra.values.guardrails import read_api_cidrs, read_budget
-from infra.values.offer import TargetSpec, image_facts
+from infra.values.offer import TargetSpec
 from tdk.errors import ConfigError
 
 
@@ -123,12 +124,8 @@ class AksTarget(KubernetesTarget[AksConfig]):
 
     def pod_offer(self, config: AksConfig) -> TargetSpec:
         """One Triton pod: the GPU pool's VM size, the pod's GPUs, the workload's image."""
-        workload, size = config.workload, config.gpu
-        node = TargetSpec(
-            config.common.target, size.name, size.gpu, 0, image_facts(workload.image), mme=False,
-            gpus=size.gpus, image_name=workload.image,
-            node_driver=catalog.node_driver(size.name),
-        )  # fmt: skip
+        workload = config.workload
+        node = vm_size_spec(config.common.target, config.gpu, workload.image)
         return pod_spec(config.common.target, node, workload.gpus_per_pod, workload.kind == "cpu")
 
     def declare(self, config: AksConfig) -> Mapping[str, Any]:
