@@ -1,4 +1,4 @@
-"""``tdk build``: a TensorRT plan for the GPU a stack serves on, parity-checked and cached."""
+"""``tdk build``: a TensorRT engine for the GPU a stack serves on, parity-checked and cached."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from infra.tensorrt_engines.stage import BuildTarget, EngineBuild
 
 HARDWARE_HELP = (
-    "TensorRT hardware compatibility: ampere+ builds one plan for every GPU of compute "
+    "TensorRT hardware compatibility: ampere+ builds one engine for every GPU of compute "
     "capability 8.0 or later. Its cost (TensorRT's HardwareCompatibilityLevel docs): kernels "
     "limited to 48 KiB of shared memory, fewer tactics, some fusions prevented, cuDNN/cuBLAS "
     "tactics off, so it can be slower (most for TF32). Needs an Ampere or later GPU to build."
@@ -65,7 +65,7 @@ def build(
     store: Annotated[
         str | None,
         typer.Option(
-            "--store", help="Store holding the plan cache (default: the stack's releaseUrl)."
+            "--store", help="Store holding the engine cache (default: the stack's releaseUrl)."
         ),
     ] = None,
     render: Annotated[
@@ -87,7 +87,7 @@ def build(
     endpoint_url: EndpointUrlOpt = None,
     json: JsonOpt = False,
 ) -> None:
-    """Build MODEL's TensorRT plan for the stack's GPU: on its GPU pool (a Kubernetes Job),
+    """Build MODEL's TensorRT engine for the stack's GPU: on its GPU pool (a Kubernetes Job),
     or --local; compare it with ONNX Runtime; cache it in the release store."""
     from infra.targets.base import build_port
     from infra.tensorrt_engines.stage import BuildOptions, engine_build
@@ -102,7 +102,7 @@ def build(
     settings, target = _target(project_dir, stack)
     if target.base_note:
         out.warn(
-            f"Triton {target.release} is {target.base_note}: a plan built in the TensorRT "
+            f"Triton {target.release} is {target.base_note}: an engine built in the TensorRT "
             f"{target.container_release} container may not load there"
         )
     if not local:
@@ -140,7 +140,7 @@ def _release_url(settings: Any, stack: str) -> str:
     release = settings.common.release
     if release is None:
         raise UsageError(
-            f"stack {stack} has no releaseUrl: the plan cache lives in the release store",
+            f"stack {stack} has no releaseUrl: the engine cache lives in the release store",
             hint="pass --store URL, or set the stack's releaseUrl",
         )
     return str(release.url)
@@ -179,13 +179,13 @@ def _job(
 
 
 def _render_store(url: str) -> None:
-    """A rendered Job reads and writes the plan cache from its pod: a store on this machine
+    """A rendered Job reads and writes the engine cache from its pod: a store on this machine
     (``file://``, a path) is one it cannot reach, so no Job is written for it."""
     from packager.stores import local_path, scheme_list
 
     if local_path(url) is not None:
         raise UsageError(
-            f"--render: the Job would read the plan cache at {url}, a folder on this machine "
+            f"--render: the Job would read the engine cache at {url}, a folder on this machine "
             "that its pod cannot reach",
             hint=f"pass --store with a bucket the cluster reads ({scheme_list()}), or build "
             "here with --local on a GPU machine",
@@ -290,6 +290,6 @@ def _report(out: Output, planned: EngineBuild, entry: str, record: Any, built: b
         return
     what = "built" if built else "cached (the same key builds nothing)"
     out.info(
-        f"{planned.name}: plan {what} for {planned.target.gpu} ({record.built_for}) at {entry}; "
+        f"{planned.name}: engine {what} for {planned.target.gpu} ({record.built_for}) at {entry}; "
         f"parity max abs {parity.max_abs:.3g}, max rel {parity.max_rel:.3g}"
     )

@@ -67,7 +67,7 @@ DEPRECATED_IN: dict[tuple[str, str], str] = {
     # one name for the endpoint: `invoke --endpoint` names what `local up` starts
     ("local", "--name"): "--endpoint",
     # one name for one release (what `package` writes, the stack's releaseUrl): --release;
-    # --store names a store that holds releases or the plan cache (`releases`, `build`)
+    # --store names a store that holds releases or the engine cache (`releases`, `build`)
     ("package", "--dest"): "--release",
     ("package", "--plans"): "--store",
     ("invoke", "--store"): "--release",

@@ -60,9 +60,10 @@ def package(
         str,
         typer.Option(
             "--trt-built-for",
-            help="Record in the manifest what the TensorRT plans were built for: "
+            help="Record in the manifest what the TensorRT engines were built for: "
             "<compute capability>:<TensorRT version>, optionally @<TensorRT container "
-            "release>, e.g. 8.6:10.13 or 8.6:10.16@26.05 (ampere+ for a hardware-compatible plan).",
+            "release>, e.g. 8.6:10.13 or 8.6:10.16@26.05 (ampere+ for a hardware-compatible "
+            "engine).",
         ),
     ] = "",
     lock_timeout: Annotated[
@@ -78,7 +79,7 @@ def package(
         typer.Option(
             "--stack",
             "-s",
-            help="Serve each ONNX model with the TensorRT plan `tdk build` cached for this "
+            help="Serve each ONNX model with the TensorRT engine `tdk build` cached for this "
             "stack's GPU (named per compute capability); the manifest records built_for.",
         ),
     ] = None,
@@ -87,7 +88,7 @@ def package(
     ] = Path("."),
     plans: Annotated[
         str | None,
-        typer.Option("--store", help="Store holding the plan cache (default: --release)."),
+        typer.Option("--store", help="Store holding the engine cache (default: --release)."),
     ] = None,
     target: ValidateTargetOpt = None,
     instance_type: InstanceOpt = "",
@@ -100,7 +101,7 @@ def package(
     flags = {"instance_type": instance_type, "gpu": gpu, "image": image}
     if stack is not None and (target is not None or any(flags.values())):
         raise UsageError(
-            "--stack names the target, instance type, GPU and image the plans are for",
+            "--stack names the target, instance type, GPU and image the engines are for",
             hint="drop --target/--instance-type/--gpu/--image, or drop --stack",
         )
     if target is None and any(flags.values()):
@@ -110,7 +111,7 @@ def package(
         )
     out = Output(json_mode=json)
     store = open_store(dest, endpoint_url=endpoint_url)
-    with tempfile.TemporaryDirectory(prefix="tdk-plans-") as work:
+    with tempfile.TemporaryDirectory(prefix="tdk-engines-") as work:
         built_for: dict[str, str] = {}
         if stack is not None or target is not None:
             cache = open_store(plans or dest, endpoint_url=endpoint_url)
@@ -192,7 +193,7 @@ def _plan_target(
     target: str | None,
     flags: dict[str, str],
 ) -> tuple[Any, str]:
-    """Where the plans must run and the ``tdk build`` options that build for it: the stack's
+    """Where the engines must run and the ``tdk build`` options that build for it: the stack's
     GPU and release, or those of a stack built from ``--target`` flags as validate builds it."""
     from infra.targets import registry, stacks
     from infra.tensorrt_engines.stage import stack_target
@@ -211,16 +212,18 @@ def _plan_target(
 def _served_by_plans(
     out: Output, repos: list[Path], cache: Any, where: tuple[Any, str], work: Path
 ) -> tuple[list[Path], dict[str, str]]:
-    """``repos`` staged with the cached plans for the target's GPU; model -> built_for."""
+    """``repos`` staged with the cached engines for the target's GPU; model -> built_for."""
     from packager.tensorrt.models import with_engines
 
     target, build_with = where
     staged, planned = with_engines(repos, cache, target.cache_targets, target.compute_text, work)
     for model in planned:
-        out.info(f"{model.name}: served by its TensorRT plan for {target.gpu} ({model.built_for})")
+        out.info(
+            f"{model.name}: served by its TensorRT engine for {target.gpu} ({model.built_for})"
+        )
     if not planned:
         out.warn(
-            f"no cached TensorRT plan fits {target.gpu} on Triton {target.release}: the models "
+            f"no cached TensorRT engine fits {target.gpu} on Triton {target.release}: the models "
             f"are packaged as they are (tdk build MODEL {build_with} builds one)"
         )
     return staged, {model.name: model.built_for for model in planned}

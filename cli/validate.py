@@ -69,7 +69,7 @@ BuiltForOpt = Annotated[
     str,
     typer.Option(
         "--trt-built-for",
-        help="What the TensorRT plans were built for, <compute capability>:<TensorRT>, e.g. "
+        help="What the TensorRT engines were built for, <compute capability>:<TensorRT>, e.g. "
         "8.6:10.4 (default: the manifest of --release).",
     ),
 ]
@@ -169,13 +169,13 @@ def _show_completed(paths: list[Path]) -> None:
             "completes it at load as:\n" + dump_config(model.config)
         )
         if model.completed == "tensorrt":
-            sys.stdout.write("# + max_batch_size, input, output: the plan's (read by TensorRT)\n")
+            sys.stdout.write("# + max_batch_size, input, output: the engine's (read by TensorRT)\n")
 
 
 @dataclass(frozen=True)
 class _Against:
     """What ``--target``/``--stack`` checks the models against: the target and its unit flags,
-    or the committed stack (project dir, name); the copies packaged; what the plans were
+    or the committed stack (project dir, name); the copies packaged; what the engines were
     built for."""
 
     target: str | None

@@ -300,8 +300,8 @@ def build_release(
         for member in plan.members:
             if member.source.completed == "tensorrt":
                 release.warnings.append(
-                    f"{member.name}: a TensorRT plan without config.pbtxt; Triton completes its "
-                    "inputs and outputs from the plan at load, tdk cannot read them without "
+                    f"{member.name}: a TensorRT engine without config.pbtxt; Triton completes its "
+                    "inputs and outputs from the engine at load, tdk cannot read them without "
                     "TensorRT: the manifest lists none (write config.pbtxt to record them)"
                 )
         refusal = mme_refusal(plan)

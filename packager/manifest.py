@@ -83,8 +83,8 @@ class Manifest:
     created_at: str
     tool_version: str
     format_version: int = FORMAT_VERSION
-    # what the release's TensorRT plans were built for, "<compute capability>:<TensorRT>"
-    # (e.g. "8.6:10.4"); a plan cannot tell it without a GPU. "" when not given.
+    # what the release's TensorRT engines were built for, "<compute capability>:<TensorRT>"
+    # (e.g. "8.6:10.4"); an engine cannot tell it without a GPU. "" when not given.
     trt_built_for: str = ""
 
     def by_target_model(self, target_model: str) -> ManifestModel:

@@ -1,6 +1,6 @@
 """TensorRT optimization profiles from a model's config and ``--shape`` options.
 
-A plan built with a dynamic dimension accepts only shapes inside the profile it was built
+An engine built with a dynamic dimension accepts only shapes inside the profile it was built
 with, so the profile must cover what Triton sends: the batch dimension from 1 to the config's
 ``max_batch_size`` (optimized for ``opt``), and each other dynamic dimension (``-1`` in
 ``dims``) from ``--shape NAME:MIN,OPT,MAX``. The result is what trtexec takes
@@ -47,7 +47,7 @@ class Profile:
         ]
 
     def describe(self) -> str:
-        """Canonical text of the profile (part of the plan cache key)."""
+        """Canonical text of the profile (part of the engine cache key)."""
         return " ".join(self.trtexec_args()) or "static"
 
     def at(self, which: str) -> dict[str, tuple[int, ...]]:
@@ -128,7 +128,7 @@ def _tensor_shapes(
         example = ",".join("x".join(["16"] * len(dynamic)) for _ in range(3))
         raise UsageError(
             f"input {name!r} has {len(dynamic)} dynamic dimension(s) in {source} (dims "
-            f"{dims}): a plan needs their range",
+            f"{dims}): an engine needs their range",
             hint=f"add --shape {name}:{example} (min,opt,max)",
         )
     ranges = given.get(name, ((), (), ()))

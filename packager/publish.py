@@ -162,7 +162,7 @@ def _check_count(models: list[ModelDir], copies: int) -> None:
 
 
 def _with_built_for(entry: ManifestModel, built_for: Mapping[str, str]) -> ManifestModel:
-    """``entry`` recording what its source model's TensorRT plan was built for ("" if none)."""
+    """``entry`` recording what its source model's TensorRT engine was built for ("" if none)."""
     return replace(entry, built_for=built_for.get(entry.source, ""))
 
 
@@ -224,7 +224,7 @@ def _build_and_publish(
     prune: bool,
 ) -> PublishResult:
     """Build the release in the stage and publish it (``built_for``: what the release's and
-    each source model's TensorRT plans were built for); StaleDigest (nothing published) when
+    each source model's TensorRT engines were built for); StaleDigest (nothing published) when
     an input's bytes are not the sha256 the digest cache gave."""
     dest, previous, check, stage = target.store, target.previous, target.check, target.stage
     try:

@@ -18,7 +18,7 @@ class ModelDir:
     path: Path
     config: Any  # inference.ModelConfig
     # "" when config.pbtxt holds the config; else the backend that completes it at load
-    # (no config.pbtxt: "onnxruntime" from the graph, "tensorrt" from the plan)
+    # (no config.pbtxt: "onnxruntime" from the graph, "tensorrt" from the engine)
     completed: str = ""
 
     @property
@@ -161,7 +161,7 @@ def _load_into(path: Path, found: Discovery) -> None:
 def completed_model(path: Path) -> ModelDir | None:
     """A model directory without config.pbtxt as Triton loads it: an ONNX model with the config
     its ONNX Runtime backend completes from the graph (``packager.onnx_signature``), a TensorRT
-    plan with the backend alone (the TensorRT backend reads the plan's bindings, which needs
+    engine with the backend alone (the TensorRT backend reads the engine's bindings, which needs
     TensorRT); None when Triton cannot complete it either."""
     from packager.onnx_signature import completed_config, onnx_file, read_graph
 

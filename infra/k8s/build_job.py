@@ -1,4 +1,4 @@
-"""Pure builder: the Kubernetes Job that builds a TensorRT plan on the stack's GPU pool.
+"""Pure builder: the Kubernetes Job that builds a TensorRT engine on the stack's GPU pool.
 
 Three steps in one pod, placed as the stack's Triton pods (same namespace, GPU-pool
 nodeSelector and toleration) but as the workload's build ServiceAccount
@@ -7,8 +7,8 @@ engine cache, which the serving pods' identity only reads, so no serving pod can
 
 1. ``fetch`` (the cloud's CLI image): copies the entry's ``input/`` (``<release>/engines/...``);
 2. ``build`` (NVIDIA's TensorRT container of the Triton image's release, one GPU): runs
-   ``pod_build.py``: trtexec builds the plan, runs it on the parity inputs, compares with
-   ONNX Runtime's outputs; a plan outside the tolerance fails the pod and is never uploaded;
+   ``pod_build.py``: trtexec builds the engine, runs it on the parity inputs, compares with
+   ONNX Runtime's outputs; an engine outside the tolerance fails the pod and is never uploaded;
 3. ``upload`` (the cloud's CLI image): writes ``model.plan`` then ``plan.json`` to the cache.
 
 What differs between clouds (the CLI image, its copy commands) comes from the target as a
@@ -45,7 +45,7 @@ class StoreCopy:
 
 @dataclass(frozen=True)
 class BuildJobSpec:
-    """One plan build: the Job's name, the workload it builds for, the images, the deadline."""
+    """One engine build: the Job's name, the workload it builds for, the images, the deadline."""
 
     name: str
     workload: TritonServiceSpec
@@ -122,7 +122,7 @@ def _build_container(spec: BuildJobSpec) -> dict[str, Any]:
 
 
 def build_job(spec: BuildJobSpec) -> Manifest:
-    """The Job (batch/v1) that builds, checks and uploads one plan."""
+    """The Job (batch/v1) that builds, checks and uploads one engine."""
     workload = spec.workload
     labels = {**_labels(workload), **spec.labels}
     pod_spec: dict[str, Any] = {

@@ -104,7 +104,7 @@ class KubernetesTarget(Target[ConfigT]):
     @abc.abstractmethod
     def store_copy(self, config: ConfigT, entry_url: str) -> StoreCopy:
         """How a pod with the build's identity fetches ``<entry_url>input/`` and uploads the
-        plan and its record to ``entry_url`` (the cloud's CLI image and commands)."""
+        engine and its record to ``entry_url`` (the cloud's CLI image and commands)."""
 
     def cluster_manifests(self, config: ConfigT) -> list[Manifest]:
         """Cluster-scoped objects the target adds to the workload's (none by default)."""

@@ -31,7 +31,7 @@ class TritonServiceArgs:
 
 
 class TritonService(pulumi.ComponentResource):
-    """One Triton workload: ServiceAccount (and the plan build's), Deployment, Service, PDB,
+    """One Triton workload: ServiceAccount (and the engine build's), Deployment, Service, PDB,
     KEDA scaling, monitoring;
     in ``mme`` mode the Gateway, route and hashing policy in front of it."""
 
@@ -46,7 +46,7 @@ class TritonService(pulumi.ComponentResource):
             created.append(_apply(f"{name}-ns", manifests.namespace(spec), base))
         core = pulumi.ResourceOptions.merge(base, pulumi.ResourceOptions(depends_on=created))
         self.service_account = _apply(f"{name}-sa", manifests.service_account(spec), core)
-        # tdk build's Job runs as this one: the only identity that writes the plan cache
+        # tdk build's Job runs as this one: the only identity that writes the engine cache
         _apply(f"{name}-build-sa", build_service_account(spec), core)
         # KEDA's HPA owns the replica count (the manifest leaves it out; never reset it).
         # Ready may need a GPU node from zero first: wait for that, not the 10-minute default.

@@ -287,7 +287,7 @@ def workload_spec(
     """The plain spec the manifests are built from (Pulumi and ``tdk render`` alike). In
     ``mme`` mode the front loads copies from ``release_url`` and nothing is synced first.
     ``identity`` is what the pods run as (it reads the release), ``builder`` what ``tdk
-    build``'s Job runs as (the only writer of its plan cache); ``store_access`` the Secret a
+    build``'s Job runs as (the only writer of its engine cache); ``store_access`` the Secret a
     target without a cloud identity reads the release with (``infra.k8s.store_access``)."""
     gpus = config.gpus_per_pod if config.kind == "gpu" else 0
     front = None

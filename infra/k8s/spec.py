@@ -111,7 +111,7 @@ class WorkloadIdentity:
 
     ``service_account`` are the ServiceAccount's annotations that bind it to the cloud identity
     (values may be Pulumi outputs); ``pod_labels`` the labels every pod it runs carries (the
-    Deployment's and a plan build Job's pod template, never the selector), for an identity
+    Deployment's and an engine build Job's pod template, never the selector), for an identity
     webhook that acts only on labelled pods.
     """
 
@@ -122,7 +122,7 @@ class WorkloadIdentity:
 def build_account_name(name: str) -> str:
     """The Kubernetes ServiceAccount ``tdk build``'s Job of workload ``name`` runs as: bound to
     the target's plan-builder identity, the only one that may write the release's engine cache
-    (the workload's own identity only reads it, so a serving pod cannot plant a plan)."""
+    (the workload's own identity only reads it, so a serving pod cannot plant an engine)."""
     return f"{name}-build"
 
 
@@ -157,7 +157,7 @@ class TritonServiceSpec:
     #: the cloud identity its pods run as (the target's pod identity): reads the release
     identity: WorkloadIdentity = field(default_factory=WorkloadIdentity)
     #: the cloud identity ``tdk build``'s Job runs as (``build_account_name``): the only one
-    #: that writes the release's plan cache
+    #: that writes the release's engine cache
     builder: WorkloadIdentity = field(default_factory=WorkloadIdentity)
     env: Mapping[str, str] = field(default_factory=dict)
     #: the Service's annotations for its ``exposure`` (the cloud's load-balancer kind; the

@@ -60,7 +60,7 @@ class Refusal:
 
 @dataclass(frozen=True)
 class EngineJob:
-    """A TensorRT plan build to run on the stack's own compute (``tdk build --stack``): the
+    """A TensorRT engine build to run on the stack's own compute (``tdk build --stack``): the
     Job's name, the cache entry's URL (``<release>/engines/.../``, its inputs under ``input/``),
     NVIDIA's TensorRT image of the stack's Triton release, and the build's deadline."""
 
@@ -109,11 +109,11 @@ class RenderPort(abc.ABC, Generic[ConfigT]):
 
 
 class BuildPort(abc.ABC, Generic[ConfigT]):
-    """``tdk build --stack``: a TensorRT plan built on the stack's own GPUs."""
+    """``tdk build --stack``: a TensorRT engine built on the stack's own GPUs."""
 
     @abc.abstractmethod
     def engine_job(self, config: ConfigT, output: OutputValue, job: EngineJob) -> list[Manifest]:
-        """The manifests that build one plan on the stack's GPUs."""
+        """The manifests that build one engine on the stack's GPUs."""
 
 
 class DoctorPort(Generic[ConfigT]):
@@ -150,7 +150,7 @@ class Target(abc.ABC, Generic[ConfigT]):
     derived_names: ClassVar[tuple[DerivedName, ...]] = ()
     #: the render port (``tdk render k8s``), or why the target has nothing to render
     render: RenderPort[ConfigT] | Refused = Refused("it runs no Kubernetes workload")
-    #: the build port (``tdk build --stack``), or why plans cannot be built on its compute
+    #: the build port (``tdk build --stack``), or why engines cannot be built on its compute
     build: BuildPort[ConfigT] | Refused = Refused("it runs no Kubernetes Job")
     #: the doctor port (``tdk doctor``): the facts its stacks rely on
     doctor: DoctorPort[ConfigT] = DoctorPort()
@@ -215,11 +215,11 @@ def render_port(target: Target[ConfigT], name: str) -> RenderPort[ConfigT]:
 
 
 def build_port(target: Target[ConfigT], name: str) -> BuildPort[ConfigT]:
-    """``target``'s build port; a UsageError naming why (and the target, ``name``) where plans
+    """``target``'s build port; a UsageError naming why (and the target, ``name``) where engines
     cannot be built on its compute."""
     if isinstance(target.build, Refused):
         raise UsageError(
-            f"the {name} target cannot build TensorRT plans on its own compute: "
+            f"the {name} target cannot build TensorRT engines on its own compute: "
             f"{target.build.reason}",
             hint="build on a machine with the same GPU (tdk build --local there; see "
             "docs/build.md), then tdk package --trt-built-for",

@@ -4,7 +4,7 @@
 from dataclasses import dataclass
 
 #: the ports of an entry (``deploy``, ``plan``, ``validate``); rendering and building
-#: plans are the deploy contract's own ports (``Target.render``, ``Target.build``)
+#: engines are the deploy contract's own ports (``Target.render``, ``Target.build``)
 DEPLOY, PLAN, VALIDATE = "deploy", "plan", "validate"
 #: the compare port: ``tdk plan --components RELEASE`` (a unit per model copy, priced beside
 #: the plan's options)

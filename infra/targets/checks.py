@@ -1,7 +1,7 @@
 """What only the deploy target can tell about a repository (``infra.targets.feasibility``).
 
 Backends the target's Triton image provides, the unit's limits (Python-backend shared memory,
-disk), weights against GPU memory (how many copies stay loaded at once), and TensorRT plans
+disk), weights against GPU memory (how many copies stay loaded at once), and TensorRT engines
 against the target GPU. Facts come from ``infra.facts.hardware``; no cloud SDK. A target builds
 its ``TargetSpec`` from its typed stack config (``Target.offer``), with its cloud's catalog
 (``infra/clouds/<cloud>/offer.py``).
@@ -42,7 +42,7 @@ def check_target(
     """Findings for ``models`` on ``spec``, and the working set each model allows.
 
     ``trt_built_for`` (``"8.6:10.4"``, ``"8.6:10.16@26.05"``, from ``--trt-built-for`` or a
-    release's manifest) says what the TensorRT plans were built for; it is compared with the
+    release's manifest) says what the TensorRT engines were built for; it is compared with the
     target's GPU and image.
     """
     models = [ModelDir(m.path, autocomplete_backend(m.config, m.path)) for m in models]
@@ -53,7 +53,7 @@ def check_target(
         sink = sinks[model.path]
         _check_backend(model, spec, sink)
         if model.backend == "tensorrt" and spec.gpu:
-            _check_plan(spec, trt_built_for, sink)
+            _check_tensorrt_engines(spec, trt_built_for, sink)
         _check_python_shm(model, spec, sink)
         if spec.gpu is None:
             _check_gpu_groups(model, spec, sink)
@@ -75,10 +75,10 @@ def _check_backend(model: ModelDir, spec: TargetSpec, sink: Sink) -> None:
         )
 
 
-def _check_plan(spec: TargetSpec, built_for: str, sink: Sink) -> None:
-    """TDK906 when nothing says what the plans were built for (or it cannot be compared with
+def _check_tensorrt_engines(spec: TargetSpec, built_for: str, sink: Sink) -> None:
+    """TDK906 when nothing says what the engines were built for (or it cannot be compared with
     the image), TDK907 when they were built for another GPU or TensorRT: errors both, as
-    Triton fails to deserialize such a plan."""
+    Triton fails to deserialize such an engine."""
     assert spec.gpu is not None
     gpu, trt, version, base = spec.gpu, spec.image.tensorrt, spec.image.version, spec.image.base
     cc = f"{gpu.compute[0]}.{gpu.compute[1]}"
@@ -90,39 +90,39 @@ def _check_plan(spec: TargetSpec, built_for: str, sink: Sink) -> None:
         sink.report(
             "TDK906",
             "backend",
-            f"{spec.label} runs {gpu.kind} ({want}, Triton {version}); a plan built for "
-            f"anything else fails to load, and nothing records what these plans were built "
+            f"{spec.label} runs {gpu.kind} ({want}, Triton {version}); an engine built for "
+            f"anything else fails to load, and nothing records what these engines were built "
             f"for{unknown}",
             f"{rebuild}, or record it: tdk package --trt-built-for "
             f"{cc}:{f'{trt[0]}.{trt[1]}' if trt else '<TensorRT>'}@{base}",
         )
         return
-    plan = BuiltFor.parse(built_for)
-    if not plan.runs_on(gpu.compute):
-        where = plan.hardware or f"{plan.compute[0]}.{plan.compute[1]}"
+    record = BuiltFor.parse(built_for)
+    if not record.runs_on(gpu.compute):
+        where = record.hardware or f"{record.compute[0]}.{record.compute[1]}"
         sink.report(
             "TDK907",
             "backend",
-            f"the plans were built for compute capability {where}, but {spec.label} has "
+            f"the engines were built for compute capability {where}, but {spec.label} has "
             f"{gpu.kind} ({want}): Triton cannot deserialize them",
             rebuild,
         )
         return
-    if trt is not None and plan.tensorrt != trt:
+    if trt is not None and record.tensorrt != trt:
         sink.report(
             "TDK907",
             "backend",
-            f"the plans were built with TensorRT {plan.tensorrt[0]}.{plan.tensorrt[1]}, but "
+            f"the engines were built with TensorRT {record.tensorrt[0]}.{record.tensorrt[1]}, but "
             f"{spec.label} runs Triton {version} ({want}): Triton cannot deserialize them",
             rebuild,
         )
-    elif trt is None and plan.release != base:
-        built = f"in the TensorRT {plan.release} container" if plan.release else "elsewhere"
+    elif trt is None and record.release != base:
+        built = f"in the TensorRT {record.release} container" if record.release else "elsewhere"
         sink.report(
             "TDK906",
             "backend",
             f"Triton {version}'s TensorRT version is not in tdk's facts (it is that of the "
-            f"{base} release it is built on) and the plans were built {built}: nothing shows "
+            f"{base} release it is built on) and the engines were built {built}: nothing shows "
             f"they load on {spec.label}{unknown}",
             f"{rebuild}; or add its TensorRT to infra/facts/hardware.py from a source that "
             "gives it (NVIDIA's Frameworks Support Matrix)",
@@ -130,7 +130,7 @@ def _check_plan(spec: TargetSpec, built_for: str, sink: Sink) -> None:
 
 
 def _unknown_facts(image: facts.Image) -> str:
-    """What tdk's facts lack about ``image`` that a plan depends on, and which source lacks it
+    """What tdk's facts lack about ``image`` that an engine depends on, and which source lacks it
     (empty when its TensorRT and base release are known)."""
     gaps = [image.tensorrt_text()] * (image.tensorrt is None)
     gaps += [image.base_text()] * (not image.base_verified)

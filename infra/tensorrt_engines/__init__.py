@@ -1,1 +1,1 @@
-"""`tdk build`: TensorRT plans built on the serving GPU, parity-checked, cached in the store."""
+"""`tdk build`: TensorRT engines built on the serving GPU, parity-checked, cached in the store."""

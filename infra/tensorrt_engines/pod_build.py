@@ -1,6 +1,6 @@
-"""Build a TensorRT plan with trtexec, run it on the parity inputs, compare with ONNX Runtime.
+"""Build a TensorRT engine with trtexec, run it on the parity inputs, compare with ONNX Runtime.
 
-This file runs where the plan is built: inside NVIDIA's TensorRT container on the target GPU
+This file runs where the engine is built: inside NVIDIA's TensorRT container on the target GPU
 (the ``tdk build`` Kubernetes Job runs ``python3 pod_build.py /work``) or here with
 ``--local``. It needs only the Python standard library, numpy, ``trtexec`` and ``nvidia-smi``
 (all in ``nvcr.io/nvidia/tensorrt:<yy.mm>-py3``), so it imports nothing of tdk; the comparison
@@ -40,7 +40,7 @@ EPSILON = 1e-12
 def compare(
     outputs: dict[str, np.ndarray], reference: dict[str, np.ndarray], atol: float, rtol: float
 ) -> dict[str, Any]:
-    """The plan's ``outputs`` against ONNX Runtime's ``reference``: the max absolute and
+    """The engine's ``outputs`` against ONNX Runtime's ``reference``: the max absolute and
     relative error over every output, and whether each element is within
     ``atol + rtol * |reference|`` (numpy's ``allclose`` rule). A missing output or another
     shape fails."""
@@ -50,7 +50,7 @@ def compare(
     for name, want in sorted(reference.items()):
         got = outputs.get(name)
         if got is None:
-            problems.append(f"output {name!r} missing from the plan's outputs")
+            problems.append(f"output {name!r} missing from the engine's outputs")
             continue
         if got.size != want.size:
             problems.append(f"output {name!r} has {got.size} values; ONNX Runtime gave {want.size}")
@@ -104,7 +104,7 @@ def _trtexec(args: list[str], work: Path, log: str) -> str:
 
 def tensorrt_version(log: str) -> str:
     """The TensorRT version trtexec's log names (``10.13.3``); SystemExit when it names none:
-    a record must say what built the plan."""
+    a record must say what built the engine."""
     found = _TRT_VERSION.search(log)
     if found:
         return found.group(1)
@@ -112,7 +112,7 @@ def tensorrt_version(log: str) -> str:
     if banner:
         number = int(banner.group(1))
         return f"{number // 10000}.{number // 100 % 100}.{number % 100}"
-    raise SystemExit("trtexec's log names no TensorRT version; the plan cannot be recorded")
+    raise SystemExit("trtexec's log names no TensorRT version; the engine cannot be recorded")
 
 
 def _sha256(path: Path) -> str:
@@ -131,12 +131,12 @@ def built_for(compute: str, hardware: str, tensorrt: str, release: str) -> str:
 
 def build(work: Path) -> dict[str, Any]:
     """Build, run and compare as ``work/build.json`` says; the record (also written to
-    ``plan.json`` when the plan passes)."""
+    ``plan.json`` when the engine passes)."""
     spec = json.loads((work / "build.json").read_text())
     compute = gpu_compute()
     if not spec["hardware"] and compute != spec["key"]["compute"]:
         raise SystemExit(
-            f"this GPU has compute capability {compute}; the plan is for {spec['key']['compute']}"
+            f"this GPU has compute capability {compute}; the engine is for {spec['key']['compute']}"
         )
     log = _trtexec(spec["build_args"], work, "build.log")
     _trtexec(spec["run_args"], work, "run.log")
@@ -161,7 +161,7 @@ def build(work: Path) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    """``python3 pod_build.py WORKDIR``: 0 when the plan passed parity, 1 when it did not."""
+    """``python3 pod_build.py WORKDIR``: 0 when the engine passed parity, 1 when it did not."""
     work = Path(argv[0])
     record = build(work)
     shown = record["parity"] | {"built_for": record["built_for"]}

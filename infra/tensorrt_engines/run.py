@@ -1,8 +1,8 @@
-"""Run a plan build: on the stack's GPU pool (a Kubernetes Job, applied and awaited with
+"""Run an engine build: on the stack's GPU pool (a Kubernetes Job, applied and awaited with
 kubectl), or here (``--local``, where trtexec and an NVIDIA GPU are).
 
 The cache is consulted first: a key already in the store builds nothing. A Job's inputs are
-uploaded to ``<entry>/input/`` before it is applied; the Job itself writes the plan and its
+uploaded to ``<entry>/input/`` before it is applied; the Job itself writes the engine and its
 record with the workload's identity, and prints the record's sha256 in its log; tdk endorses
 the record (``packager.tensorrt.trust``) only when the store holds those very bytes. kubectl is
 driven through argument lists (``apply_argv``/``status_argv``/``logs_argv``) so a test sees the
@@ -112,7 +112,7 @@ def await_job(
         if state == "Failed":
             log = run(logs_argv(kubectl, job))
             raise TdkError(
-                f"the build Job {job.namespace}/{job.name} failed (a plan outside the parity "
+                f"the build Job {job.namespace}/{job.name} failed (an engine outside the parity "
                 f"tolerance is never uploaded):\n{log.strip()}",
                 hint=f"kubectl -n {job.namespace} describe job {job.name}",
             )
@@ -150,7 +150,7 @@ def require_local_gpu() -> None:
 
 
 def build_here(build: EngineBuild, work: Path, store: Store) -> EngineRecord:
-    """Build in ``work`` with the local trtexec and GPU, check parity, cache the plan."""
+    """Build in ``work`` with the local trtexec and GPU, check parity, cache the engine."""
     from infra.tensorrt_engines.pod_build import build as pod_build
 
     record = EngineRecord.from_json(json.dumps(pod_build(work)), str(work / "plan.json"))
@@ -159,12 +159,12 @@ def build_here(build: EngineBuild, work: Path, store: Store) -> EngineRecord:
     if target is not None and built != f"{target[0]}.{target[1]}":
         raise TdkError(
             f"this machine's TensorRT is {record.tensorrt_full}; Triton {build.target.release} "
-            f"runs TensorRT {target[0]}.{target[1]}: the plan would not load there",
+            f"runs TensorRT {target[0]}.{target[1]}: the engine would not load there",
             hint=f"run inside {build.target.tensorrt_image}",
         )
     if not record.parity.passed:
         raise TdkError(
-            f"the plan is outside the parity tolerance: max abs {record.parity.max_abs:.3g}, "
+            f"the engine is outside the parity tolerance: max abs {record.parity.max_abs:.3g}, "
             f"max rel {record.parity.max_rel:.3g} (atol {record.parity.atol}, rtol "
             f"{record.parity.rtol})",
             hint="build without --fp16, or pass --atol/--rtol if that error is acceptable",
@@ -191,12 +191,12 @@ def logged_record_sha256(log: str) -> str | None:
 
 def endorse_job_output(store: Store, build: EngineBuild, log: str) -> EngineRecord:
     """Endorse the record the Job uploaded, once the store holds the very bytes the Job's own
-    log names (no writer of the store can alter that log) and the plan the record names."""
+    log names (no writer of the store can alter that log) and the engine the record names."""
     prefix = build.key.prefix
     where = store.describe(prefix)
     if store.sha256_of(prefix + RECORD_FILE) is None:
         raise TdkError(
-            f"the build Job finished but {where} holds no plan",
+            f"the build Job finished but {where} holds no engine",
             hint="kubectl logs job/<name> -c upload shows what the upload did",
         )
     raw = store.get_bytes(prefix + RECORD_FILE)
@@ -216,7 +216,7 @@ def endorse_job_output(store: Store, build: EngineBuild, log: str) -> EngineReco
     ):
         raise TdkError(
             f"{where}: the record the Job wrote does not name this build's key, a passing "
-            "parity and the plan beside it; it is not endorsed",
+            "parity and the engine beside it; it is not endorsed",
             hint="delete that entry and run tdk build again",
         )
     endorse(store, prefix, raw)

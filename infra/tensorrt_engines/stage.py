@@ -1,4 +1,4 @@
-"""What one plan build is, and the work directory it runs from.
+"""What one engine build is, and the work directory it runs from.
 
 ``engine_build`` turns a model directory (``config.pbtxt`` + ``<version>/model.onnx``), the
 target's GPU and Triton release, and the build options into an ``EngineBuild``: its profile,
@@ -9,8 +9,8 @@ the trtexec arguments.
 
 The TensorRT container is ``nvcr.io/nvidia/tensorrt:<base>-py3`` of the release whose base
 image the Triton image is built on (``hardware.Image.base``: Triton 26.05 is built on 26.04's
-``py3-min`` base, server build.py at v2.69.0), so the plan's TensorRT is the one Triton loads
-it with; NVIDIA builds Triton's test plans with a TensorRT container likewise
+``py3-min`` base, server build.py at v2.69.0), so the engine's TensorRT is the one Triton loads
+it with; NVIDIA builds Triton's test engines with a TensorRT container likewise
 (``qa/common/gen_qa_model_repository``; checked 2026-11-27).
 """
 
@@ -67,7 +67,7 @@ class BuildOptions:
 
 @dataclass(frozen=True)
 class BuildTarget:
-    """Where a plan will run: the GPU (kind, compute capability) and the Triton release."""
+    """Where an engine will run: the GPU (kind, compute capability) and the Triton release."""
 
     label: str
     gpu: str
@@ -80,7 +80,7 @@ class BuildTarget:
 
     @property
     def container_release(self) -> str:
-        """The release of the TensorRT container that builds plans this Triton loads."""
+        """The release of the TensorRT container that builds engines this Triton loads."""
         return self.base or self.release
 
     @property
@@ -89,7 +89,7 @@ class BuildTarget:
 
     @property
     def cache_targets(self) -> list[str]:
-        """The plan-cache targets (``EngineKey.target``) whose plans run here: this compute
+        """The engine-cache targets (``EngineKey.target``) whose engines run here: this compute
         capability's, then a hardware-compatible (``ampere+``) one on Ampere and later."""
         found = [f"cc{self.compute[0]}.{self.compute[1]}-tensorrt-{self.tensorrt_key}"]
         if self.compute >= (8, 0):
@@ -113,7 +113,7 @@ def stack_target(settings: Any, stack: str) -> BuildTarget:
     spec = settings.program.offer(settings.config)
     if spec.gpu is None:
         raise UsageError(
-            f"stack {stack} serves on {spec.label}, which has no GPU: a TensorRT plan needs one",
+            f"stack {stack} serves on {spec.label}, which has no GPU: a TensorRT engine needs one",
             hint="build for a stack with a GPU instance type or node pool",
         )
     image = spec.image
@@ -126,7 +126,7 @@ def stack_target(settings: Any, stack: str) -> BuildTarget:
 
 @dataclass(frozen=True)
 class EngineBuild:
-    """One plan to build: the model, its profile, and the cache key it will be stored under."""
+    """One engine to build: the model, its profile, and the cache key it will be stored under."""
 
     model: Path
     onnx: Path
@@ -147,7 +147,7 @@ def _onnx_of(model: Path) -> Path:
     found = [v / "model.onnx" for v in versions if (v / "model.onnx").is_file()]
     if not found:
         raise UsageError(
-            f"{model}: no <version>/model.onnx to build a TensorRT plan from",
+            f"{model}: no <version>/model.onnx to build a TensorRT engine from",
             hint="point tdk build at an ONNX model directory (config.pbtxt and 1/model.onnx)",
         )
     return found[-1]
@@ -170,7 +170,7 @@ def engine_build(model: Path, target: BuildTarget, options: BuildOptions) -> Eng
     config_path = model / CONFIG_NAME
     if not config_path.is_file():
         raise UsageError(
-            f"{model}: no {CONFIG_NAME}; the plan's profile comes from its inputs and "
+            f"{model}: no {CONFIG_NAME}; the engine's profile comes from its inputs and "
             "max_batch_size",
             hint="write the model's config.pbtxt first (tdk import writes one)",
         )
@@ -211,7 +211,7 @@ def _session(onnx: Path) -> Any:
         import onnxruntime
     except ImportError:
         raise UsageError(
-            "tdk build compares the plan with ONNX Runtime, which is not installed",
+            "tdk build compares the engine with ONNX Runtime, which is not installed",
             hint="in the kit's clone: `make extra EXTRA=build` (onnxruntime)",
         ) from None
     return onnxruntime.InferenceSession(str(onnx), providers=["CPUExecutionProvider"])
@@ -231,7 +231,7 @@ def parity_inputs(
         if dtype is None:
             raise UsageError(
                 f"input {spec.name!r} is {spec.type}: trtexec cannot load it from a file",
-                hint="build plans for models with numeric inputs",
+                hint="build engines for models with numeric inputs",
             )
         if np.issubdtype(dtype, np.floating):
             found[spec.name] = rng.standard_normal(shape).astype(dtype)
@@ -276,7 +276,7 @@ def build_spec(
     build: EngineBuild, loads: list[str], shapes: dict[str, tuple[int, ...]]
 ) -> dict[str, Any]:
     """build.json: trtexec's build and run arguments (paths relative to the work directory),
-    the tolerance, the key and what the record says the plan was built for."""
+    the tolerance, the key and what the record says the engine was built for."""
     options = build.options
     build_args = ["--onnx=model.onnx", "--saveEngine=model.plan", *build.profile.trtexec_args()]
     if options.fp16:

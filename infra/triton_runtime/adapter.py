@@ -3,7 +3,8 @@
 The ``nvidia-pytriton`` runtime carries only the Python backend, so an ``onnxruntime`` model's
 config is rewritten to ``backend: "python"`` (names, datatypes, dims, ``max_batch_size`` and
 batching untouched) and ``onnx_adapter_model.py``, copied as ``model.py``, runs the same
-``model.onnx`` with ONNX Runtime on CPU. TensorRT plans need a GPU: they get a clear error instead.
+``model.onnx`` with ONNX Runtime on CPU. TensorRT engines need a GPU: they get a clear error
+instead.
 """
 
 from __future__ import annotations

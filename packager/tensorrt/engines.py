@@ -43,7 +43,7 @@ CACHE_PREFIXES = (ENGINES_PREFIX, LEGACY_PREFIX)
 ENGINE_FILE = "model.plan"
 RECORD_FILE = "plan.json"
 #: where a builder that cannot set tdk's checksum metadata (a SageMaker Processing job) leaves
-#: the plan and its record inside the entry, for ``adopt_output`` to check and cache
+#: the engine and its record inside the entry, for ``adopt_output`` to check and cache
 OUTPUT_DIR = "output/"
 #: TensorRT's hardware-compatibility levels tdk builds with (trtexec
 #: ``--hardwareCompatibilityLevel``): "" none (the build GPU's compute capability only)
@@ -52,13 +52,13 @@ AMPERE = (8, 0)
 _BUILT_FOR = re.compile(r"^(?:(\d+)\.(\d+)|(ampere\+)):(\d+)\.(\d+)(?:@(\d\d\.\d\d))?$")
 BUILT_FOR_HINT = (
     "e.g. --trt-built-for 8.6:10.13 (compute capability 8.6, TensorRT 10.13); add @26.05 for "
-    "the TensorRT container release that built it, or use ampere+ for a hardware-compatible plan"
+    "the TensorRT container release that built it, or use ampere+ for a hardware-compatible engine"
 )
 
 
 @dataclass(frozen=True)
 class BuiltFor:
-    """What a plan runs on: a compute capability (or ``ampere+``), a TensorRT major.minor, and
+    """What an engine runs on: a compute capability (or ``ampere+``), a TensorRT major.minor, and
     the release of the TensorRT container that built it ("" when not known)."""
 
     compute: tuple[int, int]
@@ -85,7 +85,7 @@ class BuiltFor:
         return f"{text}@{self.release}" if self.release else text
 
     def runs_on(self, compute: tuple[int, int]) -> bool:
-        """Whether a GPU of ``compute`` capability can deserialize the plan."""
+        """Whether a GPU of ``compute`` capability can deserialize the engine."""
         if self.hardware == "ampere+":
             return compute >= AMPERE
         return compute == self.compute
@@ -101,16 +101,16 @@ def tensorrt_version(text: str) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class EngineKey:
-    """What makes two plans the same: the ONNX bytes, where it runs, how it was built.
+    """What makes two engines the same: the ONNX bytes, where it runs, how it was built.
 
-    ``tensorrt`` is the TensorRT the plan is built with, as the target knows it: a version
+    ``tensorrt`` is the TensorRT the engine is built with, as the target knows it: a version
     (``10.13``) or, where the image's TensorRT is not in tdk's facts, the container release
     (``release-26.05``) whose TensorRT equals the Triton image's.
     """
 
     onnx_sha256: str
     tensorrt: str
-    compute: str  # "8.6", or "ampere+" for a hardware-compatible plan
+    compute: str  # "8.6", or "ampere+" for a hardware-compatible engine
     profile: str  # the trtexec shape arguments, canonical (``Profile.describe``)
     precision: str  # "fp32" or "fp16"
 
@@ -135,7 +135,7 @@ class EngineKey:
 
 @dataclass(frozen=True)
 class Parity:
-    """The plan's outputs against ONNX Runtime's on the same inputs."""
+    """The engine's outputs against ONNX Runtime's on the same inputs."""
 
     max_abs: float
     max_rel: float
@@ -146,7 +146,7 @@ class Parity:
 
 @dataclass(frozen=True)
 class EngineRecord:
-    """``plan.json``: the key, what the plan was built for, its sha256 and its parity."""
+    """``plan.json``: the key, what the engine was built for, its sha256 and its parity."""
 
     key: EngineKey
     built_for: str  # BuiltFor's text form
@@ -173,12 +173,12 @@ class EngineRecord:
         except (ValueError, KeyError, TypeError, UsageError, DocumentError) as exc:
             raise TdkError(
                 f"{source}: not a tdk plan record ({exc.__class__.__name__}: {exc})",
-                hint="delete that plan directory; `tdk build` writes it again",
+                hint="delete that engine directory; `tdk build` writes it again",
             ) from exc
 
 
 def cached(store: Store, key: EngineKey) -> EngineRecord | None:
-    """The record of ``key``'s plan in ``store`` when the plan is there whole and its record
+    """The record of ``key``'s engine in ``store`` when the engine is there whole and its record
     endorsed (``packager.tensorrt.trust``), else None: anything else is built again."""
     for entry in (key.entry_under(root) for root in CACHE_PREFIXES):
         if store.sha256_of(entry + RECORD_FILE) is not None:
@@ -195,13 +195,13 @@ def _whole(store: Store, key: EngineKey, entry: str) -> EngineRecord | None:
 
 
 def store_engine(store: Store, record: EngineRecord, plan: bytes) -> None:
-    """Write ``plan``, then its record, then the record's endorsement (no endorsement, no
-    cache entry), after checking the plan's sha256 and its parity."""
+    """Write ``engine``, then its record, then the record's endorsement (no endorsement, no
+    cache entry), after checking the engine's sha256 and its parity."""
     if hashlib.sha256(plan).hexdigest() != record.plan_sha256:
-        raise TdkError("the plan's bytes do not match its record's sha256", hint="build again")
+        raise TdkError("the engine's bytes do not match its record's sha256", hint="build again")
     if not record.parity.passed:
         raise TdkError(
-            f"refusing to cache a plan outside the parity tolerance (max abs "
+            f"refusing to cache an engine outside the parity tolerance (max abs "
             f"{record.parity.max_abs:.3g}, max rel {record.parity.max_rel:.3g})",
             hint="rebuild without --fp16, or loosen --atol/--rtol if the error is acceptable",
         )
@@ -212,8 +212,8 @@ def store_engine(store: Store, record: EngineRecord, plan: bytes) -> None:
 
 
 def adopt_output(store: Store, key: EngineKey) -> EngineRecord:
-    """Cache the plan a builder left in ``<entry>output/``: its record must name ``key`` and
-    the plan's sha256, and pass parity; a TdkError says which did not."""
+    """Cache the engine a builder left in ``<entry>output/``: its record must name ``key`` and
+    the engine's sha256, and pass parity; a TdkError says which did not."""
     where = store.describe(key.prefix + OUTPUT_DIR)
     record = EngineRecord.from_json(
         store.get_bytes(key.prefix + OUTPUT_DIR + RECORD_FILE), where + RECORD_FILE
@@ -229,10 +229,10 @@ def adopt_output(store: Store, key: EngineKey) -> EngineRecord:
 
 
 def engines_for(store: Store, onnx_sha256: str, target: str) -> list[EngineRecord]:
-    """Every cached plan of the ONNX model ``onnx_sha256`` for ``target`` (``EngineKey.target``).
+    """Every cached engine of the ONNX model ``onnx_sha256`` for ``target`` (``EngineKey.target``).
 
     Each must be what ``tdk build`` checked: a record whose key is that ONNX sha256, that target
-    and the entry it lies in, endorsed, naming the plan beside it; anything else is refused (a
+    and the entry it lies in, endorsed, naming the engine beside it; anything else is refused (a
     writer of the cache may have planted it), never served. An entry of the earlier layout
     (``LEGACY_PREFIX``) whose key is also under ``ENGINES_PREFIX`` is the same engine: said
     once."""
@@ -262,11 +262,11 @@ def _served(
     elif not endorsed(store, entry, raw):
         problem = f"carries no valid endorsement ({SIGNATURE_FILE}) by this user's tdk build"
     elif store.sha256_of(entry + ENGINE_FILE) != record.plan_sha256:
-        problem = f"names a plan other than the {ENGINE_FILE} beside it"
+        problem = f"names an engine other than the {ENGINE_FILE} beside it"
     else:
         return record
     raise UsageError(
-        f"{where} {problem}: tdk serves only a plan its own build checked, and anyone who can "
+        f"{where} {problem}: tdk serves only an engine its own build checked, and anyone who can "
         f"write {root} (the serving identity among them) could have planted this one",
         hint=f"delete {store.describe(entry)} and run tdk build again; on another machine, "
         f"point {KEY_ENV} at the key tdk build used",

@@ -1,13 +1,13 @@
-"""``tdk package --stack``: ONNX models served as the TensorRT plan cached for the stack's GPU.
+"""``tdk package --stack``: ONNX models served as the TensorRT engine cached for the stack's GPU.
 
-For each ONNX model of the repositories whose ONNX file has exactly one cached plan for the
-target (``packager.tensorrt.engines``), a staged copy of the model directory holds the plan
-instead of the ONNX file, and its config says ``platform: "tensorrt_plan"`` with the plan named per
-compute capability: ``cc_model_filenames { key: "8.9" value: "model_cc8.9.plan" }``. Triton
+For each ONNX model of the repositories whose ONNX file has exactly one cached engine for the
+target (``packager.tensorrt.engines``), a staged copy of the model directory holds the engine
+instead of the ONNX file, and its config says ``platform: "tensorrt_plan"`` with the engine named
+per compute capability: ``cc_model_filenames { key: "8.9" value: "model_cc8.9.plan" }``. Triton
 looks a model file up by the GPU's ``<major>.<minor>`` in ``cc_model_filenames`` before
 ``default_model_filename`` (triton-inference-server backends' model loading, checked
-2026-11-27), so a pod loads the plan of its own node's architecture, and a repository can
-carry one plan per architecture. Models without a cached plan are packaged as they are.
+2026-11-27), so a pod loads the engine of its own node's architecture, and a repository can
+carry one engine per architecture. Models without a cached engine are packaged as they are.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ ONNX_FILE = "model.onnx"
 
 @dataclass(frozen=True)
 class EngineModel:
-    """A model packaged with a plan: its name, what the plan was built for, the plan's key."""
+    """A model packaged with an engine: its name, what the engine was built for, its key."""
 
     name: str
     built_for: str
@@ -34,7 +34,7 @@ class EngineModel:
 
 
 def engine_file(compute: str) -> str:
-    """``model_cc8.9.plan``: the plan's file name for compute capability ``compute``."""
+    """``model_cc8.9.plan``: the engine's file name for compute capability ``compute``."""
     return f"model_cc{compute}.plan"
 
 
@@ -47,7 +47,7 @@ def _onnx_versions(model: Path) -> list[Path]:
 def _one_engine(
     store: Store, model: Path, targets: list[str], version: Path
 ) -> EngineRecord | None:
-    """The plan cached for the first of ``targets`` that has one; several for it: refused."""
+    """The engine cached for the first of ``targets`` that has one; several for it: refused."""
     sha = sha256_file(version / ONNX_FILE)
     found: list[EngineRecord] = []
     for target in targets:
@@ -57,21 +57,21 @@ def _one_engine(
     if len(found) > 1:
         builds = "; ".join(f"{r.key.precision}, {r.key.profile}" for r in found)
         raise UsageError(
-            f"{model.name}: {len(found)} cached plans fit {found[0].key.target} ({builds})",
+            f"{model.name}: {len(found)} cached engines fit {found[0].key.target} ({builds})",
             hint=f"delete the ones not to serve under {store.describe(found[0].key.prefix)}",
         )
     return found[0] if found else None
 
 
 def _convert(store: Store, model: Path, records: dict[Path, EngineRecord], compute: str) -> None:
-    """Swap each version's ONNX file for its plan; the config for the plan's."""
+    """Swap each version's ONNX file for its engine; the config for the engine's."""
     name = engine_file(compute)
     for version, record in records.items():
         (version / ONNX_FILE).unlink()
         store.download(record.key.prefix + ENGINE_FILE, version / name)
         if sha256_file(version / name) != record.plan_sha256:
             raise UsageError(
-                f"{store.describe(record.key.prefix + ENGINE_FILE)} is not the plan its record "
+                f"{store.describe(record.key.prefix + ENGINE_FILE)} is not the engine its record "
                 "names (sha256 differs)",
                 hint="delete that cache entry and run tdk build again",
             )
@@ -87,8 +87,8 @@ def _convert(store: Store, model: Path, records: dict[Path, EngineRecord], compu
 def with_engines(
     repos: list[Path], store: Store, targets: list[str], compute: str, work: Path
 ) -> tuple[list[Path], list[EngineModel]]:
-    """Copies of ``repos`` under ``work`` where every ONNX model with a cached plan for one
-    of ``targets`` (``EngineKey.target``, in preference order) is served by that plan, named
+    """Copies of ``repos`` under ``work`` where every ONNX model with a cached engine for one
+    of ``targets`` (``EngineKey.target``, in preference order) is served by that engine, named
     for ``compute`` (the GPU's ``8.9``); the copies and the models so converted."""
     staged, planned = [], []
     for index, repo in enumerate(repos):

@@ -27,7 +27,7 @@ from tdk.errors import TdkError
 KEY_ENV = "TDK_PLAN_KEY_FILE"
 SIGNATURE_FILE = "plan.sig"
 KEY_BYTES = 32
-_DOMAIN = b"tdk plan record v1\n"  # an endorsement of nothing but a plan record
+_DOMAIN = b"tdk plan record v1\n"  # an endorsement of nothing but an engine record
 
 
 def key_path() -> Path:
@@ -88,9 +88,9 @@ def _create(path: Path) -> bytes:
 
 def _key_error(path: Path, problem: str) -> TdkError:
     return TdkError(
-        f"the plan endorsement key {path} {problem}",
+        f"the engine endorsement key {path} {problem}",
         hint=f"chmod 600 it if it is yours, or point {KEY_ENV} at your key (a new key means "
-        "rebuilding the plans: tdk build)",
+        "rebuilding the engines: tdk build)",
     )
 
 

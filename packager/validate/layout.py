@@ -86,9 +86,9 @@ def check_completed(model: ModelDir, sink: Sink) -> None:
             "TDK118",
             "config.pbtxt",
             f"{model.path} has no config.pbtxt: Triton's TensorRT backend completes it from "
-            "the plan at load; without TensorRT tdk cannot read the plan, so its inputs and "
+            "the engine at load; without TensorRT tdk cannot read the engine, so its inputs and "
             "outputs are unchecked and the release manifest cannot list them",
-            "write config.pbtxt with the plan's inputs and outputs (`tdk import` of the ONNX "
+            "write config.pbtxt with the engine's inputs and outputs (`tdk import` of the ONNX "
             "it was built from gives them)",
             file=model.path,
         )

@@ -121,10 +121,10 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
      "`tdk import model.onnx` (or `tdk validate --show-config`) writes it so you own it",
      ORT_SRC),
     ("TDK118", "config-completed-plan", "warning",
-     "no config.pbtxt: the TensorRT backend completes the config from the plan's bindings at "
-     "load; tdk cannot read a plan without TensorRT, so its inputs and outputs are unchecked "
+     "no config.pbtxt: the TensorRT backend completes the config from the engine's bindings at "
+     "load; tdk cannot read an engine without TensorRT, so its inputs and outputs are unchecked "
      "and the release manifest lists none (invoke then needs every --input)",
-     "write config.pbtxt (the ONNX the plan was built from: `tdk import`)",
+     "write config.pbtxt (the ONNX the engine was built from: `tdk import`)",
      TRT_SRC),
     ("TDK201", "max-batch-size-negative", "error",
      "max_batch_size must be >= 0",
@@ -423,14 +423,14 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
      "reloads them",
      "raise instance count, GPU size, or expect load latency", TARGET_FACTS),
     ("TDK906", "tensorrt-plan-target", "error",
-     "a plan runs only on the GPU compute capability and TensorRT version it was built for, "
-     "and nothing shows these plans were built for the target's (no record, or the image's "
-     "TensorRT unknown and the plan built in another release's container)",
+     "a TensorRT engine runs only on the GPU compute capability and TensorRT version it was "
+     "built for, and nothing shows these engines were built for the target's (no record, or the "
+     "image's TensorRT unknown and the engine built in another release's container)",
      "tdk build --stack (records it); or record it with --trt-built-for", TARGET_FACTS),
     ("TDK907", "tensorrt-built-for-other", "error",
-     "the plans were recorded as built for another compute capability or TensorRT version "
+     "the engines were recorded as built for another compute capability or TensorRT version "
      "than the target's: Triton fails to deserialize them",
-     "rebuild the plans for the target", TARGET_FACTS),
+     "rebuild the engines for the target", TARGET_FACTS),
     ("TDK908", "gpu-instances-on-cpu", "error",
      "a KIND_GPU instance group on an instance without a GPU: 'has kind KIND_GPU but no GPUs "
      "are available'",

@@ -77,7 +77,7 @@ def validate_models(
         check_layout(model, sink)
         if model.completed:
             check_completed(model, sink)
-        if model.completed != "tensorrt":  # a plan's inputs and outputs are unknown here
+        if model.completed != "tensorrt":  # an engine's inputs and outputs are unknown here
             check_config(model, sink)
         check_onnx(model, sink)
         check_engine(model, sink, vllm_image, image_rules)

@@ -80,7 +80,7 @@ def test_a_plan_without_config_validates_and_packages_as_triton_completes_it(
     store = tmp_path / "store"
     packaged = runner.invoke(app, ["package", str(plan.parent), "--release", f"file://{store}"])
     assert packaged.exit_code == 0, packaged.output
-    assert "TensorRT plan without config.pbtxt" in packaged.output  # said, not refused
+    assert "TensorRT engine without config.pbtxt" in packaged.output  # said, not refused
     [model] = json.loads((store / "manifest.json").read_text())["models"]
     assert (model["backend"], model["inputs"], model["outputs"]) == ("tensorrt", [], [])
     with tarfile.open(store / "mme" / "engine-0.tar.gz") as archive:

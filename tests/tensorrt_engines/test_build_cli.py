@@ -116,7 +116,7 @@ def test_render_stages_the_parity_inputs_and_onnx_runtime_reference(tmp_path: Pa
         assert reference["logits"].shape == (32, 2)
     ids = np.fromfile(inputs / "inputs" / "0.bin", dtype=np.int64)
     assert ids.size == 32 * 64 and set(np.unique(ids)) <= {0, 1}
-    assert (inputs / "pod_build.py").read_text().startswith('"""Build a TensorRT plan')
+    assert (inputs / "pod_build.py").read_text().startswith('"""Build a TensorRT engine')
 
 
 def test_a_cached_key_builds_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

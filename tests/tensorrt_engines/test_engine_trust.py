@@ -52,7 +52,7 @@ def test_a_planted_plan_with_a_forged_record_is_refused(tmp_path: Path) -> None:
     code, output = _package(model.parent, release)
     assert code != 0, output
     assert "no valid endorsement" in output and "planted" in output and "tdk build" in output
-    assert "served by its TensorRT plan" not in output
+    assert "served by its TensorRT engine" not in output
     assert not (release / "manifest.json").exists()
 
 
@@ -81,7 +81,7 @@ def test_a_plan_swapped_under_an_endorsed_record_is_refused(tmp_path: Path) -> N
     store_engine(open_store(f"file://{release}"), record_for(planned(model), plan), plan)
     (release / planned(model).key.prefix / ENGINE_FILE).write_bytes(fake_plan())
     code, output = _package(model.parent, release)
-    assert code != 0 and "names a plan other than" in output, output
+    assert code != 0 and "names an engine other than" in output, output
 
 
 def test_an_endorsed_plan_is_served_and_the_manifest_holds_the_bytes_read(tmp_path: Path) -> None:
@@ -90,7 +90,7 @@ def test_an_endorsed_plan_is_served_and_the_manifest_holds_the_bytes_read(tmp_pa
     plan = fake_plan()
     store_engine(open_store(f"file://{release}"), record_for(planned(model), plan), plan)
     code, output = _package(model.parent, release)
-    assert code == 0 and "served by its TensorRT plan" in output, output
+    assert code == 0 and "served by its TensorRT engine" in output, output
     [entry] = json.loads((release / "manifest.json").read_text())["models"]
     assert entry["files"]["bert-0/1/model_cc8.9.plan"] == hashlib.sha256(plan).hexdigest()
 

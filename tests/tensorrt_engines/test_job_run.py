@@ -144,7 +144,7 @@ def test_pod_build_refuses_another_gpu(tmp_path: Path, monkeypatch: pytest.Monke
     a10g = BuildTarget("g5.xlarge", "A10G", (8, 6), "26.05", None)
     stage(planned(model_dir(tmp_path), a10g), work)
     _tools(tmp_path, 0.0, monkeypatch)
-    with pytest.raises(SystemExit, match=r"8\.9; the plan is for 8\.6"):
+    with pytest.raises(SystemExit, match=r"8\.9; the engine is for 8\.6"):
         pod_main([str(work)])
     assert np.load(work / "reference.npz")["logits"].shape == (32, 2)
 
@@ -204,7 +204,7 @@ def test_the_stack_build_uploads_inputs_applies_the_job_and_waits(
         "build", str(model_dir(tmp_path)), "--stack", "gke-dev", "--project-dir", str(root),
         "--store", f"file://{release}", *[a for s in SEQ for a in ("--shape", s)],
     ])  # fmt: skip
-    assert result.exit_code == 1 and "holds no plan" in result.output, result.output
+    assert result.exit_code == 1 and "holds no engine" in result.output, result.output
     calls = log.read_text().splitlines()
     assert calls[0].startswith("apply -f ") and calls[1].startswith("-n triton get job tdk-build-")
     job = (tmp_path / "kubectl.log.job.yaml").read_text()

@@ -44,7 +44,7 @@ def test_the_stacks_plan_replaces_the_onnx_model_and_is_recorded(tmp_path: Path)
     store_engine(store, record_for(planned(model), plan), plan)  # built for gke-dev's L4
 
     output = _package(model.parent, release, "--stack", "gke-dev")
-    assert "served by its TensorRT plan" in output
+    assert "served by its TensorRT engine" in output
     manifest = json.loads((release / "manifest.json").read_text())
     [entry] = manifest["models"]
     assert entry["built_for"] == manifest["trt_built_for"] == "8.9:10.16@26.04"
@@ -70,7 +70,7 @@ def test_without_a_cached_plan_the_model_is_packaged_as_onnx(tmp_path: Path) -> 
     model = model_dir(tmp_path)
     release = tmp_path / "release"
     output = _package(model.parent, release, "--stack", "eks-dev")
-    assert "no cached TensorRT plan" in output
+    assert "no cached TensorRT engine" in output
     [entry] = json.loads((release / "manifest.json").read_text())["models"]
     assert entry["built_for"] == "" and entry["backend"] == "onnxruntime"
 
@@ -86,9 +86,9 @@ def test_a_target_from_flags_takes_the_plan_for_its_gpu(tmp_path: Path) -> None:
 
     a10g = _package(model.parent, tmp_path / "other", "--release", f"file://{release}",
                     "--target", "sagemaker", "--instance-type", "ml.g5.xlarge")  # fmt: skip
-    assert "no cached TensorRT plan fits A10G" in a10g
+    assert "no cached TensorRT engine fits A10G" in a10g
     output = _package(model.parent, release, "--target", "gke", "--gpu", "nvidia-l4")
-    assert "served by its TensorRT plan for L4" in output
+    assert "served by its TensorRT engine for L4" in output
     [entry] = json.loads((release / "manifest.json").read_text())["models"]
     assert entry["built_for"] == "8.9:10.16@26.04" and entry["platform"] == "tensorrt_plan"
 

@@ -27,7 +27,7 @@ SOURCES = {
         "https://github.com/triton-inference-server/onnxruntime_backend#onnx-runtime-with-openvino-optimization",
         "2026-11-24",
     ),
-    "TensorRT plans: max_batch_size within the engine's optimisation profile": (
+    "TensorRT engines: max_batch_size within the engine's optimisation profile": (
         "https://github.com/triton-inference-server/tensorrt_backend#command-line-options",
         "2026-11-24",
     ),
@@ -133,8 +133,8 @@ def options_for(config: Any, caps: Capabilities) -> tuple[tuple[str, ...], list[
 
 
 def batch_limit(config: Any) -> int | None:
-    """The largest batch a TensorRT plan was built for: its shipped ``max_batch_size`` (the
-    engine's optimisation profile; reading the plan itself needs TensorRT), else no limit."""
+    """The largest batch a TensorRT engine was built for: its shipped ``max_batch_size`` (the
+    engine's optimisation profile; reading the engine itself needs TensorRT), else no limit."""
     if backend_of(config) in PLAN_BACKENDS and int(config.max_batch_size) > 0:
         return int(config.max_batch_size)
     return None

@@ -79,7 +79,7 @@ class Space:
 
     def for_model(self, shipped_max_batch_size: int, batch_limit: int | None = None) -> Space:
         """A model that does not batch (``max_batch_size: 0``) only varies its instances; a
-        TensorRT plan's batch sizes stay within its profile (``batch_limit``)."""
+        TensorRT engine's batch sizes stay within its profile (``batch_limit``)."""
         if shipped_max_batch_size <= 0:
             return replace(self, max_batch_size=(0,), dynamic_batching=(False,))
         if batch_limit is not None:

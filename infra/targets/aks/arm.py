@@ -158,7 +158,7 @@ def release_read_condition(blob: BlobRelease) -> str | None:
 
 def plan_write_condition(blob: BlobRelease) -> str:
     """Storage Blob Data Contributor narrowed to the release's engine cache (``ENGINES_PREFIX``),
-    where ``tdk build``'s Job writes TensorRT engines as the plan builder's identity, the only
+    where ``tdk build``'s Job writes TensorRT engines as the engine builder's identity, the only
     one granted it (eks grants its builder PutObject there alike): every data action of the role
     (read, list, write, create, delete, rename) only there. The earlier layout (``plans/``) is
     still read, with the release's read grant; nothing writes it."""

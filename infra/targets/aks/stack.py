@@ -1,4 +1,4 @@
-"""Declares an aks stack: cluster, monitoring, workload identities (Triton's, the plan
+"""Declares an aks stack: cluster, monitoring, workload identities (Triton's, the engine
 builder's, KEDA's), add-ons, Triton workload."""
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def release_grants(subscription: pulumi.Output[str], config: AksConfig) -> tuple
 
 
 def plan_grants(subscription: pulumi.Output[str], config: AksConfig) -> tuple[Grant, ...]:
-    """``tdk build``'s identity, the plan cache's only writer, reads and writes only there."""
+    """``tdk build``'s identity, the engine cache's only writer, reads and writes only there."""
     writer = _role(subscription, identity.STORAGE_BLOB_DATA_CONTRIBUTOR)
     scope = _container(subscription, config)
     return (Grant(writer, scope, arm.plan_write_condition(config.blob)),)

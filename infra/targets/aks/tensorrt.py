@@ -1,4 +1,4 @@
-"""How an AKS pod copies a plan-cache entry: the Azure CLI (the model-sync image), logged in
+"""How an AKS pod copies an engine-cache entry: the Azure CLI (the model-sync image), logged in
 as the build's identity (``az storage blob download-batch`` / ``upload --metadata``,
 learn.microsoft.com/cli/azure/storage/blob, read 2026-11-27). The metadata key ``sha256`` is
 the one tdk's az:// store reads (``packager.stores.azblob.SHA_META``)."""
@@ -41,7 +41,7 @@ def _upload(config: AksConfig, entry: str, name: str, content_type: str) -> str:
 
 
 def store_copy(config: AksConfig, entry_url: str) -> StoreCopy:
-    """Fetch ``<entry>input/`` and upload the plan, then its record (the record last)."""
+    """Fetch ``<entry>input/`` and upload the engine, then its record (the record last)."""
     entry = _entry(config, entry_url)
     fetch = f"set -eu; {b.login_script()}; {b.download_script(config.blob, entry + '/input', WORK)}"
     upload = " && ".join(

@@ -103,7 +103,7 @@ def gpus_of(instance_type: str) -> int:
 
 def release_read_policy(bucket: str, prefix: str) -> str:
     """GetObject under the release prefix (its engine cache included); ListBucket only for
-    keys under it. No write anywhere: the engine cache is written by the plan builder's role
+    keys under it. No write anywhere: the engine cache is written by the engine builder's role
     alone (``plan_build_policy``), so a serving pod cannot plant an engine."""
     scope = f"{prefix}/" if prefix else ""
     return document(
@@ -124,8 +124,8 @@ def release_read_policy(bucket: str, prefix: str) -> str:
 
 
 def plan_build_policy(bucket: str, prefix: str) -> str:
-    """``tdk build``'s Job, and only it, works in the release's plan cache: ``aws s3 sync``
-    lists and reads an entry's ``input/``, ``aws s3 cp`` writes the plan and its record
+    """``tdk build``'s Job, and only it, works in the release's engine cache: ``aws s3 sync``
+    lists and reads an entry's ``input/``, ``aws s3 cp`` writes the engine and its record
     (PutObject on ``<prefix>/engines/*``); nothing else of the release or the bucket. Object
     ARNs ``arn:aws:s3:::bucket/key`` with ``*`` and ListBucket's ``s3:prefix`` condition key
     (docs.aws.amazon.com/service-authorization/latest/reference/list_amazons3.html, read
@@ -281,7 +281,7 @@ def triton_role_name(name: str) -> str:
 
 
 def build_role_name(name: str) -> str:
-    """IAM role name of ``tdk build``'s Job, the plan cache's only writer (shorter than
+    """IAM role name of ``tdk build``'s Job, the engine cache's only writer (shorter than
     ``triton_role_name``, so the same ``name`` limit holds)."""
     return f"{name}-plan-builder"
 

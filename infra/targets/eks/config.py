@@ -99,7 +99,7 @@ def triton_spec(
 ) -> TritonServiceSpec:
     """The Triton workload of an eks stack.
 
-    ``role_arn`` (Triton's IRSA role), ``build_role_arn`` (the plan builder's) and
+    ``role_arn`` (Triton's IRSA role), ``build_role_arn`` (the engine builder's) and
     ``prometheus_url`` (the AMP query endpoint) are Pulumi outputs under ``pulumi up`` and
     strings under ``tdk render k8s``.
     """

@@ -1,5 +1,5 @@
 """``tdk:aws:ReleaseReader``: the IRSA role Triton's pods read the release prefix as, and
-``tdk:aws:PlanBuilder``: the one ``tdk build``'s Job writes the release's plan cache as.
+``tdk:aws:PlanBuilder``: the one ``tdk build``'s Job writes the release's engine cache as.
 
 IRSA (docs.aws.amazon.com/eks/latest/userguide/associate-service-account-role.html, read
 2026-12-07): a role whose trust policy names the cluster's OIDC provider and, as ``sub``,

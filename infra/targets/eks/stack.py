@@ -1,4 +1,4 @@
-"""Declares an eks stack: cluster, monitoring, add-ons, release reader and plan builder roles,
+"""Declares an eks stack: cluster, monitoring, add-ons, release reader and engine builder roles,
 Triton workload."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""How an EKS pod copies a plan-cache entry: the AWS CLI (the model-sync image), as the
+"""How an EKS pod copies an engine-cache entry: the AWS CLI (the model-sync image), as the
 workload's IRSA role.
 
 ``aws s3 sync`` and ``aws s3 cp --metadata`` (AWS CLI v2 command reference, s3 cp: "--metadata
@@ -26,7 +26,7 @@ def _upload(entry_url: str, name: str, content_type: str) -> str:
 
 
 def store_copy(config: EksConfig, entry_url: str) -> StoreCopy:
-    """Fetch ``<entry>input/`` and upload the plan, then its record (the record last)."""
+    """Fetch ``<entry>input/`` and upload the engine, then its record (the record last)."""
     upload = " && ".join(
         (
             _upload(entry_url, "model.plan", "application/octet-stream"),

@@ -71,7 +71,7 @@ def triton_account_id(name: str) -> str:
 
 def build_account_id(name: str) -> str:
     """Account id of the Google service account ``tdk build``'s Job acts as, the only one that
-    writes the release's plan cache (as long as ``triton_account_id``'s, so the same ``name``
+    writes the release's engine cache (as long as ``triton_account_id``'s, so the same ``name``
     limit holds)."""
     return f"{name}-build"
 
@@ -126,7 +126,7 @@ def release_read_condition(bucket: str, prefix: str) -> dict[str, str]:
 
 def plan_cache_condition(bucket: str, prefix: str) -> dict[str, str]:
     """IAM condition: objects are writable only in the release's engine cache
-    (``ENGINES_PREFIX``), where ``tdk build``'s Job uploads TensorRT engines as the plan builder
+    (``ENGINES_PREFIX``), where ``tdk build``'s Job uploads TensorRT engines as the engine builder
     (never Triton's identity, which only reads them; the earlier ``plans/`` layout is still
     read, with the read grant; nothing writes it)."""
     objects = f"projects/_/buckets/{bucket}/objects/"

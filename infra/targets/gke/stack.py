@@ -1,4 +1,4 @@
-"""Declares a gke stack: cluster, release reader, plan builder, Triton workload, monitoring;
+"""Declares a gke stack: cluster, release reader, engine builder, Triton workload, monitoring;
 returns outputs."""
 
 from __future__ import annotations

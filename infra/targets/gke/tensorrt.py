@@ -1,4 +1,4 @@
-"""How a GKE pod copies a plan-cache entry: the Google Cloud CLI, as the workload's Workload
+"""How a GKE pod copies an engine-cache entry: the Google Cloud CLI, as the workload's Workload
 Identity.
 
 Image: ``gcr.io/google.com/cloudsdktool/google-cloud-cli:stable`` (Google's "Installing the
@@ -30,7 +30,7 @@ def _upload(entry_url: str, name: str, content_type: str) -> str:
 
 
 def store_copy(config: GkeConfig, entry_url: str) -> StoreCopy:
-    """Fetch ``<entry>input/`` and upload the plan, then its record (the record last)."""
+    """Fetch ``<entry>input/`` and upload the engine, then its record (the record last)."""
     del config  # the identity is the workload's ServiceAccount; nothing else differs
     upload = " && ".join(
         (

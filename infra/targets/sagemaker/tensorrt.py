@@ -1,4 +1,4 @@
-"""A TensorRT plan built on a SageMaker endpoint's own instance type: the CreateProcessingJob
+"""A TensorRT engine built on a SageMaker endpoint's own instance type: the CreateProcessingJob
 request (docs/build.md, "SageMaker: a Processing job on the endpoint's instance type").
 
 The job runs ``pod_build.py`` from the staged inputs in ``<entry>input/`` inside the user's ECR
@@ -21,7 +21,7 @@ from packager.tensorrt.engines import OUTPUT_DIR
 INPUT = "/opt/ml/processing/input"
 WORK = "/opt/ml/processing/work"
 OUTPUT = "/opt/ml/processing/output"
-#: the processing job's local volume for the model, inputs and plan (GB)
+#: the processing job's local volume for the model, inputs and engine (GB)
 VOLUME_GB = 30
 _NAME = re.compile(r"[^a-zA-Z0-9-]")
 
@@ -41,7 +41,7 @@ def processing_job_request(
     max_seconds: int,
 ) -> dict[str, Any]:
     """CreateProcessingJob's request: one ``instance_type`` instance runs the TensorRT image
-    on ``<entry_url>input/`` and uploads the plan and its record to ``<entry_url>output/``."""
+    on ``<entry_url>input/`` and uploads the engine and its record to ``<entry_url>output/``."""
     run = (
         f"cp -r {INPUT}/. {WORK} && python3 {WORK}/pod_build.py {WORK} && "
         f"cp {WORK}/model.plan {WORK}/plan.json {OUTPUT}/"
