@@ -43,6 +43,20 @@ def test_a_json_body_is_checked_whole_and_sent_as_one_piece() -> None:
         checked_inference([deep[:7], deep[7:]], None)
 
 
+def test_pieces_that_are_views_of_what_the_server_read_are_bounded_the_same() -> None:
+    # the protocol hands over memoryviews; bounds scan bytes (a view has no `in` for bytes)
+    deep = b'["\\"",' + b"[" * (REQUEST_DEPTH + 1) + b"]" * (REQUEST_DEPTH + 1) + b"]"
+    for header in (None, len(deep)):
+        with pytest.raises(ApiError, match="nests more than"):
+            checked_inference(
+                [memoryview(deep + b"\0")[: len(deep) + (header is not None)]], header
+            )
+    assert prefix([memoryview(b"abcdef")], 3) == b"abc"
+    assert type(prefix([memoryview(b"abcdef")], 3)) is bytes
+    body = b'{"inputs":[]}'
+    assert checked_inference([memoryview(body)], None) == [body]
+
+
 def test_prefix_takes_exactly_the_first_bytes() -> None:
     chunks = [b"abc", b"defg", b"hi"]
     assert [prefix(chunks, n) for n in (1, 3, 4, 7, 9)] == [

@@ -5,6 +5,8 @@ An inference body goes to Triton as those chunks (one ``writelines``), never joi
 600 KB image body was one more copy of it per request, and the front's CPU per request is a
 product figure on Kubernetes, where the front is in every request's path (issue 46). Only what
 ``bounds`` must scan is made contiguous: a JSON body whole, a binary+json body's JSON header.
+A piece is a ``bytes`` or a ``memoryview`` of what the server read (``protocol``); whatever is
+scanned or parsed is ``bytes``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from infra.targets.local import bounds
 from infra.targets.local.errors import ApiError, validation
 
 Receive = Callable[[], Awaitable[dict[str, Any]]]
+#: a piece of a request body as the server hands it over
+Chunk = bytes | memoryview
 BINARY_TYPE = "application/vnd.sagemaker-triton.binary+json"
 
 
@@ -24,9 +28,9 @@ class ClientGone(Exception):
     """The caller disconnected before sending its whole body."""
 
 
-async def read_chunks(receive: Receive, limit: int, timeout: float) -> list[bytes]:
+async def read_chunks(receive: Receive, limit: int, timeout: float) -> list[Chunk]:
     """The whole request body as received, at most ``limit`` bytes, within ``timeout`` s."""
-    chunks: list[bytes] = []
+    chunks: list[Chunk] = []
     size = 0
     try:
         async with asyncio.timeout(timeout):
@@ -53,32 +57,38 @@ async def read_chunks(receive: Receive, limit: int, timeout: float) -> list[byte
 
 async def read_body(receive: Receive, limit: int, timeout: float) -> bytes:
     """``read_chunks`` as one ``bytes`` (for the bodies the front parses itself)."""
-    chunks = await read_chunks(receive, limit, timeout)
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    return joined(await read_chunks(receive, limit, timeout))
 
 
-def size_of(chunks: list[bytes]) -> int:
+def joined(chunks: list[Chunk]) -> bytes:
+    """The chunks as one ``bytes`` (the one chunk itself when it already is one)."""
+    if len(chunks) == 1 and isinstance(chunks[0], bytes):
+        return chunks[0]
+    return b"".join(chunks)
+
+
+def size_of(chunks: list[Chunk]) -> int:
     return sum(map(len, chunks))
 
 
-def checked_inference(chunks: list[bytes], header_size: int | None) -> list[bytes]:
+def checked_inference(chunks: list[Chunk], header_size: int | None) -> list[Chunk]:
     """An inference body's chunks, checked as Triton reads the body (``bounds``): all JSON
     (joined once, to be scanned, and sent as that one piece), or a binary+json body whose
     first ``header_size`` bytes are JSON and the rest raw tensor bytes (sent as received)."""
     if header_size is None:
-        whole = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        whole = joined(chunks)
         bounds.check_json(whole)
         return [whole]
     bounds.check_json(prefix(chunks, header_size), "request's JSON header")
     return chunks
 
 
-def prefix(chunks: list[bytes], size: int) -> bytes:
-    """The first ``size`` bytes of ``chunks`` (``size`` at most their total)."""
+def prefix(chunks: list[Chunk], size: int) -> bytes:
+    """The first ``size`` bytes of ``chunks`` (``size`` at most their total), as ``bytes``."""
     first = chunks[0] if chunks else b""
     if len(first) >= size:
-        return first[:size]
-    taken: list[bytes] = []
+        return bytes(first[:size])
+    taken: list[Chunk] = []
     left = size
     for chunk in chunks:
         taken.append(chunk[:left])

@@ -25,6 +25,7 @@ from infra.clouds.aws.sagemaker.runtime import RELOADS
 from infra.targets.local import bounds, generate, response_stream, switch
 from infra.targets.local.body import (
     BINARY_TYPE,
+    Chunk,
     ClientGone,
     checked_inference,
     header_size,
@@ -387,7 +388,7 @@ class Front:
         return target
 
     async def _call_model(
-        self, state: ModelState, body: list[bytes], extra: tuple[tuple[str, str], ...]
+        self, state: ModelState, body: list[Chunk], extra: tuple[tuple[str, str], ...]
     ) -> UpstreamResponse:
         """Triton's ``/v2/models/<name>/infer``, within the invocation timeout; 200 or raises.
         A model whose Python stub crashed is forgotten, to be loaded again on its next request

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import httptools
 
-Body = bytes | list[bytes] | AsyncIterator[bytes]
+Body = bytes | list[bytes | memoryview] | AsyncIterator[bytes]
 Opener = Callable[[], Awaitable[socket.socket]]
 
 
