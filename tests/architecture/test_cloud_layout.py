@@ -26,6 +26,7 @@ KINDS: dict[str, tuple[str, ...]] = {
         "generated.py",
     ),
     "doctor facts of the catalog against the installed SDK": ("doctor.py",),
+    "the guardrails of every stack on the cloud (its monthly budget)": ("guardrails.py",),
 }
 
 #: (cloud, file) -> why that cloud lacks it
@@ -43,7 +44,6 @@ MISSING: dict[tuple[str, str], str] = {
 #: (cloud, file or folder) -> why it is the cloud's own and no kind
 OWN: dict[tuple[str, str], str] = {
     ("aws", "arn.py"): "ARNs, which the SageMaker and eks targets build alike",
-    ("aws", "guardrails.py"): "AWS Budgets and CloudWatch Logs retention for every AWS stack",
     ("aws", "sagemaker"): "what both SageMaker targets and the local front share",
     ("azure", "workload_identity.py"): "the Pulumi component of a managed identity, its "
     "federated credential and roles (apart from identity.py: pure builders read that one)",

@@ -1,6 +1,7 @@
 """Pure ARM arguments of the aks stack's Azure resources (no Pulumi, no Azure SDK): the node
 pools, the cluster's profiles, the release reader's role condition, managed Prometheus'
-data collection rule, the action group and the budget. ``stack.py`` only wires them.
+data collection rule and the action group (the budget is Azure's:
+``infra/clouds/azure/guardrails.py``). ``stack.py`` only wires them.
 
 Sources (read 2026-11-27):
 - GPU pools: ``gpuProfile.driver`` ``Install`` (the default: AKS installs the NVIDIA driver)
@@ -21,13 +22,10 @@ Sources (read 2026-11-27):
   request attribute is the blob prefix; it has no blob path; the Storage Blob Data Contributor
   actions ``write``, ``add/action``, ``delete``, ``move/action`` all carry the path), both read
   2026-12-07 at 0085f2c.
-- Budgets: Microsoft.Consumption/budgets (learn.microsoft.com/rest/api/consumption/budgets):
-  the start date is the first of a month; notifications ``Actual``/``Forecasted`` thresholds.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 from infra.k8s.spec import (
@@ -42,7 +40,7 @@ from infra.targets.aks.builders import BlobRelease
 from infra.targets.aks.cloud_names import GPU_POOL as GPU_POOL_NAME
 from infra.targets.aks.cloud_names import SYSTEM_POOL
 from infra.targets.aks.config import AksConfig
-from infra.values.guardrails import ACTUAL_THRESHOLDS, FORECAST_THRESHOLD, OPEN_TO_INTERNET, Budget
+from infra.values.guardrails import OPEN_TO_INTERNET
 from packager.tensorrt.engines import ENGINES_PREFIX
 
 #: AKS installs the NVIDIA driver on GPU nodes (the kit installs the pinned device plugin)
@@ -200,30 +198,4 @@ def action_group(name: str, email: str | None) -> dict[str, Any]:
         "enabled": True,
         "location": "global",
         "email_receivers": receivers if email else [],
-    }
-
-
-def budget(name: str, monthly: Budget, scope: Any, today: dt.date) -> dict[str, Any]:
-    """A monthly cost budget on the stack's resource group, e-mailing ``alertEmail`` at 80% and
-    100% of actual spend and when the forecast passes it (as the eks and gke budgets)."""
-    emails = [monthly.email] if monthly.email else []
-    notes = {
-        f"actual-{t}": {"threshold": float(t), "threshold_type": "Actual"}
-        for t in ACTUAL_THRESHOLDS
-    }
-    notes[f"forecast-{FORECAST_THRESHOLD}"] = {
-        "threshold": float(FORECAST_THRESHOLD),
-        "threshold_type": "Forecasted",
-    }
-    return {
-        "budget_name": f"{name}-monthly",
-        "scope": scope,
-        "amount": float(monthly.monthly_usd),
-        "category": "Cost",
-        "time_grain": "Monthly",
-        "time_period": {"start_date": today.replace(day=1).isoformat() + "T00:00:00Z"},
-        "notifications": {
-            key: {"enabled": True, "operator": "GreaterThan", "contact_emails": emails, **note}
-            for key, note in notes.items()
-        },
     }

@@ -16,6 +16,7 @@ import pulumi
 import pulumi_azure_native as azure
 
 import infra.facts
+from infra.clouds.azure.guardrails import budget_args
 from infra.k8s.alerts import workload_rules
 from infra.k8s.config import AlertThresholds
 from infra.targets.aks import arm
@@ -127,7 +128,7 @@ class AksMonitoring(pulumi.ComponentResource):
         if args.budget is not None:
             azure.consumption.Budget(
                 f"{name}-budget",
-                **arm.budget(args.name, args.budget, args.resource_group_id, infra.facts.today()),
+                **budget_args(args.name, args.budget, args.resource_group_id, infra.facts.today()),
                 opts=pulumi.ResourceOptions(parent=self, ignore_changes=["timePeriod"]),
             )
         self.register_outputs(

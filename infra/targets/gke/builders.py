@@ -13,7 +13,6 @@ from infra.k8s import promql
 from infra.k8s.addons import KEDA_NAMESPACE, KEDA_OPERATOR_SA
 from infra.k8s.alerts import AlertRule
 from infra.k8s.spec import GPU_POOL, POOL_LABEL, PrometheusSource, WorkloadIdentity
-from infra.values.guardrails import ACTUAL_THRESHOLDS, FORECAST_THRESHOLD, Budget
 from packager.tensorrt.engines import ENGINES_PREFIX
 
 
@@ -55,8 +54,6 @@ REQUIRED_SERVICES: dict[str, str] = {
     "monitoring.googleapis.com": "Managed Prometheus, dashboard, alert policies",
     "storage.googleapis.com": "the release bucket's IAM binding and model downloads",
 }
-#: enabled only when a billing budget is declared (gkeBillingAccount set)
-BUDGET_SERVICE = "billingbudgets.googleapis.com"
 
 #: GKE release channels, EXTENDED included (infra/clouds/gcp/versions.py GKE_CHANNELS)
 RELEASE_CHANNELS: tuple[str, ...] = tuple(GKE_CHANNELS)
@@ -347,22 +344,3 @@ def managed_prometheus_source(project: str) -> PrometheusSource:
     """KEDA queries Google Managed Prometheus as its Workload Identity (KEDA's ``gcp``
     provider); Triton reads ``gs://`` itself, so the gke target has no model sync."""
     return PrometheusSource(managed_prometheus_url(project), "gcp")
-
-
-def budget_args(
-    stack_name: str, budget: Budget, billing_account: str, project_number: Any, channels: list[Any]
-) -> dict[str, Any]:
-    """``gcp.billing.Budget`` arguments for the stack's project: the same thresholds; billing
-    admins are mailed by default, plus the stack's notification channels."""
-    rules = [
-        {"threshold_percent": t / 100, "spend_basis": "CURRENT_SPEND"} for t in ACTUAL_THRESHOLDS
-    ]
-    rules.append({"threshold_percent": FORECAST_THRESHOLD / 100, "spend_basis": "FORECASTED_SPEND"})
-    return {
-        "billing_account": billing_account,
-        "display_name": f"{stack_name}-monthly",
-        "amount": {"specified_amount": {"currency_code": "USD", "units": str(budget.monthly_usd)}},
-        "budget_filter": {"projects": [project_number], "calendar_period": "MONTH"},
-        "threshold_rules": rules,
-        "all_updates_rule": {"monitoring_notification_channels": channels},
-    }

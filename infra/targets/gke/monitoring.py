@@ -9,6 +9,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from infra.clouds.gcp import identity
+from infra.clouds.gcp.guardrails import budget_args
 from infra.config import ReleaseLocation
 from infra.k8s.alerts import workload_rules
 from infra.k8s.config import AlertThresholds
@@ -138,7 +139,7 @@ class Monitoring(pulumi.ComponentResource):
             project = gcp.organizations.get_project_output(project_id=args.project)
             gcp.billing.Budget(
                 f"{name}-budget",
-                **b.budget_args(
+                **budget_args(
                     args.name,
                     args.budget,
                     args.billing_account,

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import pulumi
 
+from infra.clouds.gcp.guardrails import BUDGET_SERVICE
 from infra.k8s.addons_component import ClusterAddons, ClusterAddonsArgs
 from infra.k8s.common import invoke_command, port_forward_command
 from infra.k8s.component import TritonService, TritonServiceArgs
@@ -36,7 +37,7 @@ def declare_gke(config: GkeConfig) -> dict[str, Any]:
     budget = config.budget if config.billing_account else None
     mme = config.workload.mme
     build = mme is not None and mme.front_image is None
-    apis = [*b.REQUIRED_SERVICES, *([b.BUDGET_SERVICE] if budget else [])]
+    apis = [*b.REQUIRED_SERVICES, *([BUDGET_SERVICE] if budget else [])]
     apis += [ARTIFACT_REGISTRY_SERVICE] if build else []
     services = ProjectServices(f"{name}-apis", config.project, apis)
     outputs: dict[str, Any] = {}

@@ -3,7 +3,6 @@ identity, KEDA's pod identity, the PodMonitor, the alert rules and the ARM argum
 
 from __future__ import annotations
 
-import datetime as dt
 import shlex
 
 import pytest
@@ -13,7 +12,6 @@ from infra.config import parse_release_url
 from infra.k8s.alerts import AlertRule
 from infra.targets.aks import arm
 from infra.targets.aks import builders as b
-from infra.values.guardrails import Budget
 from tdk.errors import ConfigError
 
 
@@ -90,15 +88,6 @@ def test_the_reader_role_is_narrowed_to_the_release_prefix() -> None:
     assert writes.count("ActionMatches") == 6 and "StringStartsWith 'v1/engines/'" in writes
     scope = arm.container_scope("sub", "rg", _blob())
     assert scope.endswith("/storageAccounts/tdkreleases/blobServices/default/containers/releases")
-
-
-def test_the_budget_starts_on_the_first_of_the_month_and_mails_the_alert_address() -> None:
-    args = arm.budget("tdk", Budget(500, "ops@example.com"), "/rg", dt.date(2026, 11, 27))
-    assert args["time_period"] == {"start_date": "2026-11-01T00:00:00Z"}
-    assert args["amount"] == 500.0 and args["time_grain"] == "Monthly"
-    kinds = sorted((n["threshold_type"], n["threshold"]) for n in args["notifications"].values())
-    assert kinds == [("Actual", 80.0), ("Actual", 100.0), ("Forecasted", 100.0)]
-    assert all(n["contact_emails"] == ["ops@example.com"] for n in args["notifications"].values())
 
 
 def test_the_action_group_short_name_fits_twelve_characters() -> None:
