@@ -39,7 +39,7 @@ from infra.targets.operations import (
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
-    from infra.targets.stacks import StackSettings
+    from infra.targets.ports import Stack
 
 READY_PATH = "/v2/health/ready"
 #: Triton's repository index: every model with its state and, when unavailable, the reason
@@ -75,12 +75,14 @@ class KubernetesClient(TargetClient, partial=True):
 
     def __init__(
         self,
+        target: str,
         namespace: str,
         job: str,
         prometheus: PrometheusClient,
         url: str | None,
         multi_model: bool = False,
     ) -> None:
+        self.target = target
         self.namespace = namespace
         self.job = job
         self.prometheus = prometheus
@@ -199,19 +201,19 @@ class KubernetesLocator(Locator):
     the cloud's managed Prometheus. Each target adds what its metrics query needs."""
 
     #: the stack ``--stack`` named (None: only ``--url`` was given)
-    stack: StackSettings | None = field(default=None, compare=False, repr=False)
+    stack: Stack | None = field(default=None, compare=False, repr=False)
     #: Triton's HTTP URL (a load balancer, or ``kubectl port-forward``)
     url: str | None = option()
     #: a Prometheus query API to read instead of the managed one (no auth)
     prometheus_url: str | None = option()
 
     @classmethod
-    def stack_fields(cls, stack: StackSettings, outputs: Mapping[str, Any]) -> dict[str, Any]:
+    def stack_fields(cls, stack: Stack, outputs: Mapping[str, Any]) -> dict[str, Any]:
         return {**super().stack_fields(stack, outputs), "stack": stack}
 
     def config(self) -> Any:
         """The validated config of the committed ``--stack``."""
-        target = self.target_name()
+        target = self.target
         if self.stack is None:
             raise UsageError(
                 f"--target {target} needs --stack",
@@ -228,8 +230,7 @@ class KubernetesLocator(Locator):
             return TritonHttpTarget(self.url, grpc, timeout)
         if self.stack is None:
             raise UsageError(
-                f"--target {self.target_name()} needs --url, Triton's HTTP address "
-                "(or --stack NAME)",
+                f"--target {self.target} needs --url, Triton's HTTP address (or --stack NAME)",
                 hint="run `kubectl port-forward svc/<workload> 8000:8000` and pass "
                 "--url http://127.0.0.1:8000",
             )

@@ -111,10 +111,37 @@ def locator(
 ) -> Locator:
     """``target``'s own locator (its client module's ``LOCATOR``) from ``given`` (field name ->
     value) over what ``stack`` and its ``outputs`` name; a field the target does not take is
-    refused, naming its option."""
-    from infra.targets.operations import locator_type
+    refused, naming its option, what the target takes and the targets that take it."""
+    from infra.targets import registry
 
-    return locator_type(target).build(given, stack, outputs)
+    entry = registry.get(target)
+    kind = entry.locator()
+    takes = kind.takes()
+    for name, value in given.items():
+        if value not in (None, "") and name not in takes:
+            raise _not_taken(entry.name, name, [t for t in takes if t in given])
+    return kind.build(entry.name, given, stack, outputs)
+
+
+def _not_taken(target: str, name: str, takes: list[str]) -> UsageError:
+    """The refusal of field ``name`` by ``target``'s locator: what it takes instead, and which
+    targets take it (the registry's)."""
+    from infra.targets.operations import flag
+
+    hint = f"drop {flag(name)}"
+    if takes:
+        hint += f" (--target {target} takes {', '.join(flag(t) for t in takes)})"
+    others = takers(name)
+    if others:
+        hint += f"; {flag(name)} locates --target {', '.join(others)}"
+    return UsageError(f"{flag(name)} is not an option of --target {target}", hint=hint)
+
+
+def takers(name: str) -> list[str]:
+    """The registered targets whose locator takes the field ``name``."""
+    from infra.targets import registry
+
+    return [entry.name for entry in registry.entries() if name in entry.locator().takes()]
 
 
 def load_manifest(release: str, s3_endpoint_url: str | None = None) -> Manifest:
@@ -207,7 +234,7 @@ def open_deployment(given: Given) -> Deployment:
             raise UsageError("--outputs needs --stack", hint="pass the stack the outputs belong to")
         target = given.target or DEFAULT_TARGET
         where = locator(target, given.located())
-        return Deployment(where.target_name(), where, given.release, given.s3_endpoint_url)
+        return Deployment(where.target, where, given.release, given.s3_endpoint_url)
     stacks.check_stack_name(given.stack)
     settings = stacks.load_stack(given.project_dir, given.stack)
     found = settings.entry.name
@@ -223,7 +250,7 @@ def open_deployment(given: Given) -> Deployment:
         values = pulumi_outputs(given.project_dir, given.stack)
     where = locator(found, given.located(), settings, values)
     release = given.release or _stack_release(settings, values)
-    return Deployment(where.target_name(), where, release, given.s3_endpoint_url)
+    return Deployment(where.target, where, release, given.s3_endpoint_url)
 
 
 def _stack_release(settings: StackSettings, outputs: Mapping[str, Any]) -> str | None:

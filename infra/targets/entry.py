@@ -26,6 +26,7 @@ from infra.targets.ports import ComparePort, PlanPort, ValidatePort
 if TYPE_CHECKING:
     from infra.facts.machine import Cloud
     from infra.targets.base import Target
+    from infra.targets.operations import Locator
 
 T = TypeVar("T")
 
@@ -64,9 +65,9 @@ class TargetEntry:
     #: the deploy port: the Pulumi program (an ``infra.targets.base.Target``), loaded when
     #: called, or why the target has none (``registry.deploy_port`` refuses with the reason)
     deploy: ClassVar[Lazy[Target[Any]] | Refused]
-    #: module whose ``LOCATOR`` (an ``infra.targets.operations.Locator``) locates a deployment
-    #: from a command's options and builds its operations client
-    client_module: ClassVar[str]
+    #: its client module's ``LOCATOR`` (an ``infra.targets.operations.Locator``), loaded when
+    #: called: it locates a deployment from a command's options and builds its client
+    locator: ClassVar[Lazy[type[Locator]]]
     #: the cloud a deploy reaches from this machine (its CLI, where its credentials come
     #: from): ``tdk doctor`` checks it; None where a deploy needs no cloud
     cloud: ClassVar[Cloud | None] = None

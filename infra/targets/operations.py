@@ -4,15 +4,15 @@ A second small contract next to the deploy contract (``infra.targets.base``), im
 Pulumi: one ``TargetClient`` per target in ``infra/targets/<target>/client.py``. Every operation
 is either implemented by the target or refused in its ``cannot`` table with a reason; the base
 checks that when the class is defined, so no target silently lacks a branch. The same module
-defines the target's ``LOCATOR``, a ``Locator`` with only the fields that client reads: it is
-built from what a command was told (its options, the ``--stack``) and refuses an option the
-target does not take; it builds the client.
+defines the target's ``LOCATOR``, a ``Locator`` with only the fields that client reads (its
+entry's ``locator`` references it): it is built from what a command was told (its options, the
+``--stack``) and the target's name, refuses an option the target does not take, and builds the
+client, telling it the name.
 """
 
 from __future__ import annotations
 
 import abc
-import importlib
 import time
 import urllib.error
 import urllib.request
@@ -29,7 +29,7 @@ from tdk.errors import EndpointError, UsageError
 
 if TYPE_CHECKING:
     from infra.clients.generate import Generator
-    from infra.targets.stacks import StackSettings
+    from infra.targets.ports import Stack
     from packager.manifest import ManifestModel
 
 
@@ -119,8 +119,9 @@ class TargetClient(abc.ABC):
     and never neither (checked at definition);
     ``partial=True`` marks a shared intermediate class the check skips."""
 
-    #: the target's name, as ``--target`` spells it
-    target: ClassVar[str]
+    #: the target's name (its entry's, as ``--target`` spells it): the locator that builds the
+    #: client tells it
+    target: str
     #: operations this target cannot do, each with the reason a user is told
     cannot: ClassVar[Mapping[Operation, Refused]] = {}
 
@@ -239,12 +240,8 @@ class Locator(abc.ABC):
     told and refuses a field the target does not take, naming its option. The release is not
     the locator's: ``infra.targets.deployment.Deployment.release`` decides it."""
 
-    #: the operations client this locator builds (its ``target`` is the target's name)
-    client_type: ClassVar[type[TargetClient]]
-
-    @classmethod
-    def target_name(cls) -> str:
-        return cls.client_type.target
+    #: the target's name (its entry's: ``build`` is told it); the client it builds is told it
+    target: str
 
     @classmethod
     def takes(cls) -> tuple[str, ...]:
@@ -254,18 +251,17 @@ class Locator(abc.ABC):
     @classmethod
     def build(
         cls,
+        target: str,
         given: Mapping[str, Any],
-        stack: StackSettings | None = None,
+        stack: Stack | None = None,
         outputs: Mapping[str, Any] | None = None,
     ) -> Self:
-        """The locator from what the user gave (field name -> value; None or empty: not given)
-        over what ``stack`` and its ``outputs`` name. A field this target does not take is a
-        UsageError naming its option; one naming another deployment than the stack names both."""
-        takes = cls.takes()
+        """The locator of a deployment of ``target`` (the entry's name) from what the user gave
+        (field name -> value; None or empty: not given; each a field it ``takes``:
+        ``infra.targets.deployment.locator`` refuses the others, naming their option) over
+        what ``stack`` and its ``outputs`` name. A field naming another deployment than the
+        stack names is a UsageError naming both."""
         told = {name: value for name, value in given.items() if value not in (None, "")}
-        for name in told:
-            if name not in takes:
-                raise cls._not_taken(name, [t for t in takes if t in given])
         values = cls.stack_fields(stack, outputs or {}) if stack is not None else {}
         identity = {f.name for f in fields(cls) if f.metadata.get(NAMES_DEPLOYMENT)}
         for name, value in told.items():
@@ -277,23 +273,10 @@ class Locator(abc.ABC):
                     hint=f"drop {flag(name)} (the stack names it), or pass the stack of {value}",
                 )
             values[name] = value
-        return cls(**values)
+        return cls(target=target, **values)
 
     @classmethod
-    def _not_taken(cls, name: str, takes: list[str]) -> UsageError:
-        """The refusal of a field: what this target takes instead, and which targets take it
-        (the registry's)."""
-        target = cls.target_name()
-        hint = f"drop {flag(name)}"
-        if takes:
-            hint += f" (--target {target} takes {', '.join(flag(t) for t in takes)})"
-        others = takers(name)
-        if others:
-            hint += f"; {flag(name)} locates --target {', '.join(others)}"
-        return UsageError(f"{flag(name)} is not an option of --target {target}", hint=hint)
-
-    @classmethod
-    def stack_fields(cls, stack: StackSettings, outputs: Mapping[str, Any]) -> dict[str, Any]:
+    def stack_fields(cls, stack: Stack, outputs: Mapping[str, Any]) -> dict[str, Any]:
         """What ``stack`` says of its deployment, as this locator's fields: its outputs once
         deployed (``pulumi stack output --json``), else its config."""
         return {}
@@ -302,7 +285,7 @@ class Locator(abc.ABC):
         """The value of field ``name``, or a UsageError naming its option and the fix."""
         value = getattr(self, name)
         if not value:
-            raise UsageError(f"--target {self.target_name()} needs {flag(name)}", hint=hint)
+            raise UsageError(f"--target {self.target} needs {flag(name)}", hint=hint)
         return str(value)
 
     @abc.abstractmethod
@@ -314,7 +297,7 @@ class Locator(abc.ABC):
         ``--grpc`` is refused, never dropped, where the target's API has no gRPC."""
         if grpc:
             raise UsageError(
-                f"--grpc: the {self.target_name()} target is called through its own HTTP API, "
+                f"--grpc: the {self.target} target is called through its own HTTP API, "
                 "which has no gRPC form",
                 hint="leave out --grpc (the binary codec is already the default)",
             )
@@ -345,26 +328,11 @@ class EndpointLocator(Locator):
     region: str | None = option()
 
     @classmethod
-    def stack_fields(cls, stack: StackSettings, outputs: Mapping[str, Any]) -> dict[str, Any]:
+    def stack_fields(cls, stack: Stack, outputs: Mapping[str, Any]) -> dict[str, Any]:
         return {
             "endpoint": output_text(outputs, "endpointName") or stack.common.name,
             "region": output_text(outputs, "region") or stack.get(cls.region_key) or None,
         }
-
-
-def locator_type(target: str) -> type[Locator]:
-    """``target``'s locator class: its client module's ``LOCATOR``."""
-    from infra.targets import registry
-
-    kind: type[Locator] = importlib.import_module(registry.get(target).client_module).LOCATOR
-    return kind
-
-
-def takers(name: str) -> list[str]:
-    """The registered targets whose locator takes the field ``name``."""
-    from infra.targets import registry
-
-    return [target for target in registry.names() if name in locator_type(target).takes()]
 
 
 def http_probe(url: str, timeout: float = 10.0) -> int | OSError:

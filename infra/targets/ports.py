@@ -33,11 +33,18 @@ if TYPE_CHECKING:
 
 
 class Stack(Protocol):
-    """What a port reads of a stack (``infra.targets.stacks.StackSettings``, which imports the
-    registry and so is not imported here)."""
+    """What a port or a locator reads of a stack (``infra.targets.stacks.StackSettings``, which
+    imports the registry and so is not imported here)."""
+
+    @property
+    def name(self) -> str: ...
 
     @property
     def common(self) -> StackConfig: ...
+
+    @property
+    def config(self) -> Any:
+        """The target's typed, validated config."""
 
     def get(self, key: str) -> str: ...
 

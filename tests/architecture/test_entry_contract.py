@@ -12,13 +12,14 @@ from infra.targets.capabilities import DECOUPLED, DEPLOY, PLAN, Refused
 from infra.targets.entry import TargetEntry
 from infra.targets.ports import ValidatePort
 from tdk.errors import ConfigError, UsageError
+from tests.targets.dummy.entry import ENTRY as DUMMY
 
 
 def _entry(**attrs: Any) -> type[TargetEntry]:
     base: dict[str, Any] = {
         "name": "probe",
         "summary": "a probe",
-        "client_module": "tests.targets.dummy.client",
+        "locator": DUMMY.locator,
         "deploy": Refused("no stack"),
         "plan": Refused("no prices"),
         "validate": Refused("no checks"),
@@ -100,7 +101,7 @@ def test_register_adds_a_target_once() -> None:
 def test_every_builtin_entry_lives_in_its_own_folder(name: str) -> None:
     entry = registry.get(name)
     folder = f"infra.targets.{name.replace('-', '_')}."
-    modules = [entry.client_module]
+    modules = [entry.locator().__module__]
     if not isinstance(entry.deploy, Refused):
         modules.append(type(registry.deploy_port(entry)).__module__)
     assert all(m.startswith(folder) for m in modules), modules

@@ -39,7 +39,7 @@ def stubs() -> Iterator[dict[str, Stubber]]:
 
 def _ic(stubs: dict[str, Stubber]) -> InferenceComponentsClient:
     return InferenceComponentsClient(
-        ENDPOINT, "us-east-1", clients=lambda service: stubs[service].client
+        "sagemaker-ic", ENDPOINT, "us-east-1", clients=lambda service: stubs[service].client
     )
 
 

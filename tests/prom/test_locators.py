@@ -5,7 +5,6 @@ the fix, never silently dropped. Every registered target, read from the registry
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from pathlib import Path
 
 import pytest
@@ -13,8 +12,8 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from infra.targets import registry, stacks
-from infra.targets.deployment import locator
-from infra.targets.operations import Locator, flag, locator_type, takers
+from infra.targets.deployment import locator, takers
+from infra.targets.operations import Locator, flag
 from tdk.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,8 +22,7 @@ STATUS_FIELDS = ("endpoint", "region", "url")
 
 
 def _kind(target: str) -> type[Locator]:
-    kind: type[Locator] = importlib.import_module(registry.get(target).client_module).LOCATOR
-    assert locator_type(target) is kind
+    kind: type[Locator] = registry.get(target).locator()
     return kind
 
 
@@ -37,9 +35,9 @@ def _every_field() -> set[str]:
 def test_each_target_defines_its_own_frozen_locator(target: str) -> None:
     kind = _kind(target)
     assert issubclass(kind, Locator) and kind is not Locator
-    assert kind.target_name() == target
     assert kind.__dataclass_params__.frozen  # type: ignore[attr-defined]
     where = locator(target, {})
+    assert where.target == target  # the entry's name, told to the locator
     with pytest.raises(dataclasses.FrozenInstanceError):
         where.region = "x"  # type: ignore[attr-defined]
 

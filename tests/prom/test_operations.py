@@ -65,15 +65,17 @@ def test_a_refusal_needs_a_reason_and_is_what_the_user_is_told() -> None:
 
 @pytest.mark.parametrize("target", registry.names())
 def test_every_target_has_a_client_keeping_the_contract(target: str) -> None:
-    import importlib
+    import inspect
 
-    module = importlib.import_module(registry.get(target).client_module)
+    module = inspect.getmodule(registry.get(target).locator())
+    assert module is not None
     clients = [
         c for c in vars(module).values()
         if isinstance(c, type) and issubclass(c, TargetClient) and c.__module__ == module.__name__
     ]  # fmt: skip
     [client] = clients
-    assert client.target == target
+    assert "target" not in vars(client), "the client is told its name by its locator"
+    assert locator(target, {}).target == target
     for op in Operation:
         implemented = getattr(client, op.value) is not getattr(TargetClient, op.value)
         assert implemented != (op in client.cannot), (target, op)
@@ -83,7 +85,7 @@ def test_clients_import_without_pulumi() -> None:
     import subprocess
     import sys
 
-    modules = sorted({entry.client_module for entry in registry.entries()})  # every target's
+    modules = sorted({entry.locator().__module__ for entry in registry.entries()})  # every one
     assert len(modules) == len(registry.names())
     code = (
         "import sys\n"

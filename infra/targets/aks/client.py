@@ -12,13 +12,12 @@ from urllib.parse import urlsplit
 from infra.clients.prometheus import Auth, NoAuth, PrometheusClient, Request
 from infra.k8s.client import KubernetesClient, KubernetesLocator
 from infra.targets.aks.builders import PROMETHEUS_SCOPE
-from infra.targets.aks.entry import ENTRY
 from infra.targets.operations import Reading, output_text
 from packager.stores.azsignin import quiet_identity_log, summary
 from tdk.errors import EndpointError, UsageError
 
 if TYPE_CHECKING:
-    from infra.targets.stacks import StackSettings
+    from infra.targets.ports import Stack
 
 #: the host suffix of every Azure Monitor workspace query endpoint
 WORKSPACE_HOST = ".prometheus.monitor.azure.com"
@@ -64,7 +63,6 @@ class AksClient(KubernetesClient):
 
     Status and readiness need only Triton's URL; the workspace is asked for by metrics."""
 
-    target = ENTRY.name
     workspace_missing = False
 
     def metrics(self, window: timedelta | None) -> list[Reading]:
@@ -85,10 +83,8 @@ class AksLocator(KubernetesLocator):
     """An aks workload: its stack, ``--url``, and its figures' query API: ``--prometheus-url``,
     or the Azure Monitor workspace's (the stack's ``prometheusQueryUrl`` output)."""
 
-    client_type = AksClient
-
     @classmethod
-    def stack_fields(cls, stack: StackSettings, outputs: Mapping[str, Any]) -> dict[str, Any]:
+    def stack_fields(cls, stack: Stack, outputs: Mapping[str, Any]) -> dict[str, Any]:
         url = output_text(outputs, "prometheusQueryUrl")
         return {**super().stack_fields(stack, outputs), "prometheus_url": url}
 
@@ -98,7 +94,12 @@ class AksLocator(KubernetesLocator):
         prometheus = PrometheusClient(url, auth_for(url))
         workload = config.workload
         client = AksClient(
-            workload.namespace, config.common.name, prometheus, self.url, workload.mme is not None
+            self.target,
+            workload.namespace,
+            config.common.name,
+            prometheus,
+            self.url,
+            workload.mme is not None,
         )
         client.workspace_missing = not self.prometheus_url
         return client

@@ -14,6 +14,7 @@ from tdk.errors import UsageError
 if TYPE_CHECKING:
     from infra.planning.report import Candidate
     from infra.targets.base import Target
+    from infra.targets.operations import Locator
 
 GPU_SIZE_KEY = "aksGpuVmSize"
 IMAGE_KEY = "k8sTritonImage"
@@ -75,12 +76,20 @@ def _program() -> Target[Any]:
     return TARGET
 
 
+def _locator() -> type[Locator]:
+    """The operations client's locator: imported when asked (the client imports numpy and the
+    stores)."""
+    from infra.targets.aks.client import LOCATOR
+
+    return LOCATOR
+
+
 class AksEntry(KubernetesEntry):
     name = "aks"
     order = 50
     summary = "AKS GPU node pool running Triton, autoscaled by KEDA on Triton's metrics"
     deploy = Lazy(_program)
-    client_module = "infra.targets.aks.client"
+    locator = Lazy(_locator)
     cloud = CLOUD
     plan = AksPlan()
     validate = ValidatePort(

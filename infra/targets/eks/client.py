@@ -10,13 +10,12 @@ from typing import TYPE_CHECKING, Any
 from infra.clients.prometheus import NoAuth, PrometheusClient
 from infra.k8s.client import KubernetesClient, KubernetesLocator
 from infra.targets.eks.builders import amp_query_url
-from infra.targets.eks.entry import ENTRY
 from infra.targets.eks.query_auth import SigV4
 from infra.targets.operations import Reading, option, output_text
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
-    from infra.targets.stacks import StackSettings
+    from infra.targets.ports import Stack
 
 #: what ``tdk metrics --target eks`` needs when neither the workspace nor a URL was given
 WORKSPACE_HINT = (
@@ -32,7 +31,6 @@ class EksClient(KubernetesClient):
     Status and readiness need only Triton's URL; the AMP workspace is asked for by metrics.
     """
 
-    target = ENTRY.name
     workspace_missing = False
 
     def metrics(self, window: timedelta | None) -> list[Reading]:
@@ -52,13 +50,11 @@ class EksLocator(KubernetesLocator):
     or the AMP workspace (``--workspace-id``, the stack's ``ampWorkspaceId`` output) in
     ``--region`` (default: the stack's)."""
 
-    client_type = EksClient
-
     region: str | None = option()
     workspace_id: str | None = option()
 
     @classmethod
-    def stack_fields(cls, stack: StackSettings, outputs: Mapping[str, Any]) -> dict[str, Any]:
+    def stack_fields(cls, stack: Stack, outputs: Mapping[str, Any]) -> dict[str, Any]:
         workspace = output_text(outputs, "ampWorkspaceId")
         return {**super().stack_fields(stack, outputs), "workspace_id": workspace}
 
@@ -71,7 +67,12 @@ class EksLocator(KubernetesLocator):
             prometheus = amp_client(self.region or config.region, workspace)
         workload = config.workload
         client = EksClient(
-            workload.namespace, config.common.name, prometheus, self.url, workload.mme is not None
+            self.target,
+            workload.namespace,
+            config.common.name,
+            prometheus,
+            self.url,
+            workload.mme is not None,
         )
         client.workspace_missing = not self.prometheus_url and not self.workspace_id
         return client

@@ -13,6 +13,7 @@ from infra.targets.ports import PlanUnit, Stack, ValidatePort
 if TYPE_CHECKING:
     from infra.planning.report import Candidate
     from infra.targets.base import Target
+    from infra.targets.operations import Locator
 
 INSTANCE_KEY = "eksGpuInstanceType"
 IMAGE_KEY = "k8sTritonImage"
@@ -61,12 +62,20 @@ def _program() -> Target[Any]:
     return TARGET
 
 
+def _locator() -> type[Locator]:
+    """The operations client's locator: imported when asked (the client imports numpy and the
+    stores)."""
+    from infra.targets.eks.client import LOCATOR
+
+    return LOCATOR
+
+
 class EksEntry(KubernetesEntry):
     name = "eks"
     order = 40
     summary = "EKS GPU node group running Triton, autoscaled by KEDA on Triton's metrics"
     deploy = Lazy(_program)
-    client_module = "infra.targets.eks.client"
+    locator = Lazy(_locator)
     cloud = CLOUD
     plan = EksPlan()
     validate = ValidatePort(

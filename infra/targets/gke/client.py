@@ -8,14 +8,11 @@ from typing import Any
 from infra.clients.prometheus import NoAuth, PrometheusClient
 from infra.k8s.client import KubernetesClient, KubernetesLocator
 from infra.targets.gke.builders import managed_prometheus_url
-from infra.targets.gke.entry import ENTRY
 from infra.targets.gke.query_auth import GoogleBearer
 
 
 class GkeClient(KubernetesClient):
     """A gke workload; metrics through GMP's Prometheus-compatible query API."""
-
-    target = ENTRY.name
 
 
 def gmp_client(project: str, credentials: Any | None = None) -> PrometheusClient:
@@ -28,8 +25,6 @@ class GkeLocator(KubernetesLocator):
     """A gke workload: its stack (the GCP project whose GMP holds its figures), ``--url``,
     ``--prometheus-url``."""
 
-    client_type = GkeClient
-
     def client(self) -> GkeClient:
         config = self.config()
         if self.prometheus_url:
@@ -38,7 +33,12 @@ class GkeLocator(KubernetesLocator):
             prometheus = gmp_client(config.project)
         workload = config.workload
         return GkeClient(
-            workload.namespace, config.common.name, prometheus, self.url, workload.mme is not None
+            self.target,
+            workload.namespace,
+            config.common.name,
+            prometheus,
+            self.url,
+            workload.mme is not None,
         )
 
 

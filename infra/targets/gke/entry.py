@@ -14,6 +14,7 @@ from tdk.errors import UsageError
 if TYPE_CHECKING:
     from infra.planning.report import Candidate
     from infra.targets.base import Target
+    from infra.targets.operations import Locator
 
 #: a GKE serving unit is a node shape: MACHINE+ACCELERATOR (``g2-standard-8+nvidia-l4``)
 SHAPE_SEPARATOR = "+"
@@ -77,12 +78,20 @@ def _program() -> Target[Any]:
     return TARGET
 
 
+def _locator() -> type[Locator]:
+    """The operations client's locator: imported when asked (the client imports numpy and the
+    stores)."""
+    from infra.targets.gke.client import LOCATOR
+
+    return LOCATOR
+
+
 class GkeEntry(KubernetesEntry):
     name = "gke"
     order = 30
     summary = "GKE GPU node pool running Triton, autoscaled by KEDA on Triton's metrics"
     deploy = Lazy(_program)
-    client_module = "infra.targets.gke.client"
+    locator = Lazy(_locator)
     cloud = CLOUD
     plan = GkePlan()
     validate = ValidatePort(

@@ -13,7 +13,6 @@ from typing import Any
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import DEFAULT_TIMEOUT_S
 from infra.clouds.aws.sagemaker.metrics import BY_KEY
-from infra.targets.local.entry import ENTRY
 from infra.targets.operations import (
     Locator,
     OnChange,
@@ -71,9 +70,8 @@ def readings(snapshot: dict[str, Any]) -> list[Reading]:
 class LocalClient(TargetClient):
     """A local endpoint found by its name (its state file says the URL)."""
 
-    target = ENTRY.name
-
-    def __init__(self, name: str, url: str) -> None:
+    def __init__(self, target: str, name: str, url: str) -> None:
+        self.target = target
         self.name = name
         self.url = url.rstrip("/")
 
@@ -139,8 +137,6 @@ class LocalLocator(Locator):
     """A local endpoint by the name `tdk local up --endpoint` gave it (``local`` by default);
     its state file says its URL and the release it serves."""
 
-    client_type = LocalClient
-
     endpoint: str | None = option()
 
     @property
@@ -151,7 +147,7 @@ class LocalLocator(Locator):
         from infra.targets.local.serve import running_state
 
         state = running_state(self.name)
-        return LocalClient(self.name, state.url)
+        return LocalClient(self.target, self.name, state.url)
 
     def default_release(self) -> str | None:
         """The release the running endpoint serves now (UsageError when none runs): its status
@@ -159,7 +155,7 @@ class LocalLocator(Locator):
         from infra.targets.local.serve import running_state
 
         state = running_state(self.name)
-        return LocalClient(self.name, state.url).release() or state.release
+        return LocalClient(self.target, self.name, state.url).release() or state.release
 
 
 LOCATOR = LocalLocator

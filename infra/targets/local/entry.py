@@ -3,17 +3,29 @@ runtime-compatible front, started by ``tdk local up``)."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from infra.targets.capabilities import DECOUPLED, LLM_ENGINES, Refused
-from infra.targets.entry import TargetEntry
+from infra.targets.entry import Lazy, TargetEntry
+
+
+def _locator() -> type[Locator]:
+    """The operations client's locator: imported when asked (the client imports numpy and the
+    stores)."""
+    from infra.targets.local.client import LOCATOR
+
+    return LOCATOR
+
+
+if TYPE_CHECKING:
+    from infra.targets.operations import Locator
 
 
 class LocalEntry(TargetEntry):
     name = "local"
     order = 60
     summary = "the local endpoint started by `tdk local up` (no cloud account)"
-    client_module = "infra.targets.local.client"
+    locator = Lazy(_locator)
     deploy = Refused("it is started by `tdk local up`, not by a Pulumi stack")
     plan = Refused("it has no instances to price")
     validate = Refused(

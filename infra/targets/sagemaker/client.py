@@ -16,7 +16,6 @@ from infra.targets.operations import (
     load_failures,
 )
 from infra.targets.sagemaker.endpoint import READY_STATE, EndpointState
-from infra.targets.sagemaker.entry import ENTRY
 
 #: the window ``tdk metrics`` reads when none is given
 DEFAULT_WINDOW = timedelta(hours=1)
@@ -32,13 +31,14 @@ MME_LOAD_FAILURES = (
 )
 
 
-def as_status(state: EndpointState) -> Status:
-    """``describe``'s state in the shared shape (variants as rows)."""
+def as_status(target: str, state: EndpointState) -> Status:
+    """``describe``'s state of an endpoint of ``target`` in the shared shape (variants as
+    rows)."""
     details = state.as_dict()
     for key in ("endpoint", "status", "failure_reason"):
         details.pop(key)
     return Status(
-        ENTRY.name,
+        target,
         state.name,
         state.status,
         state.status == READY_STATE,
@@ -51,9 +51,8 @@ def as_status(state: EndpointState) -> Status:
 class SageMakerClient(TargetClient):
     """One SageMaker endpoint by name, in ``region`` (the AWS SDK's default when None)."""
 
-    target = ENTRY.name
-
-    def __init__(self, endpoint: str, region: str | None) -> None:
+    def __init__(self, target: str, endpoint: str, region: str | None) -> None:
+        self.target = target
         self.endpoint = endpoint
         self.region = region
 
@@ -94,27 +93,29 @@ class SageMakerClient(TargetClient):
         return describe(sagemaker, autoscaling, self.endpoint)
 
     def status(self) -> Status:
-        return as_status(self._describe())
+        return as_status(self.target, self._describe())
 
     def wait(self, timeout: float, interval: float, on_change: OnChange) -> Status:
         from infra.targets.sagemaker.endpoint import wait_until_in_service
 
         state = wait_until_in_service(
-            self._describe, timeout, interval, on_change=lambda s: on_change(as_status(s))
+            self._describe,
+            timeout,
+            interval,
+            on_change=lambda s: on_change(as_status(self.target, s)),
         )
-        return as_status(state)
+        return as_status(self.target, state)
 
 
 @dataclass(frozen=True, kw_only=True)
 class SageMakerLocator(EndpointLocator):
     """A SageMaker endpoint: ``--endpoint`` and ``--region``, or the stack's."""
 
-    client_type = SageMakerClient
     region_key = "aws:region"  # as the program reads it (target.py)
 
     def client(self) -> SageMakerClient:
         endpoint = self.need("endpoint", "pass the SageMaker endpoint's name")
-        return SageMakerClient(endpoint, self.region)
+        return SageMakerClient(self.target, endpoint, self.region)
 
 
 LOCATOR = SageMakerLocator

@@ -14,6 +14,7 @@ from infra.targets.ports import PlanPort, PlanUnit, Stack, ValidatePort
 if TYPE_CHECKING:
     from infra.planning.report import Candidate, Option, PlanReport
     from infra.targets.base import Target
+    from infra.targets.operations import Locator
 
 INSTANCE_KEY = "sagemakerInstanceType"
 #: SageMaker instance types carry this prefix (``ml.g5.xlarge``)
@@ -73,12 +74,20 @@ def _program() -> Target[Any]:
     return TARGET
 
 
+def _locator() -> type[Locator]:
+    """The operations client's locator: imported when asked (the client imports numpy and the
+    stores)."""
+    from infra.targets.sagemaker.client import LOCATOR
+
+    return LOCATOR
+
+
 class SageMakerEntry(TargetEntry):
     name = "sagemaker"
     order = 10
     summary = "SageMaker multi-model endpoint running the SageMaker Triton image"
     deploy = Lazy(_program)
-    client_module = "infra.targets.sagemaker.client"
+    locator = Lazy(_locator)
     cloud = CLOUD
     plan = SageMakerPlan()
     validate = ValidatePort(

@@ -19,7 +19,6 @@ from infra.targets.sagemaker_ic.config import (
     Startup,
 )
 from infra.targets.sagemaker_ic.generate import REPOSITORY_PREFIX, generate_container
-from infra.targets.sagemaker_ic.names import TARGET_NAME
 
 #: SageMaker Triton image: the directory under /opt/ml/model it serves in single-model mode
 #: (triton-inference-server/server docker/sagemaker/serve, checked 2026-11-24:
@@ -149,11 +148,11 @@ def next_step(release_url: str, key: str, stack: str) -> str:
     return " && ".join(steps)
 
 
-def invoke_command(endpoint: str, region: str, release_url: str) -> str:
+def invoke_command(target: str, endpoint: str, region: str, release_url: str) -> str:
     """The exact ``tdk invoke`` line for this endpoint (the sample model as the example)."""
     return shlex.join(
         [
-            "tdk", "invoke", "--target", TARGET_NAME, "--endpoint", endpoint, "--region", region,
+            "tdk", "invoke", "--target", target, "--endpoint", endpoint, "--region", region,
             "--release", release_url, "--target-model", EXAMPLE_MODEL_NAME,
             "--text", "a short test sentence",
         ]

@@ -22,7 +22,6 @@ from infra.targets.operations import (
     poll_until_ready,
 )
 from infra.targets.sagemaker_ic.monitoring import METRICS
-from infra.targets.sagemaker_ic.names import TARGET_NAME as NAME
 from infra.targets.sagemaker_ic.scaling import COMPONENT_DIMENSION
 from infra.targets.sagemaker_ic.status import FAILED, IcEndpointState, describe
 from tdk.errors import EndpointError
@@ -51,14 +50,14 @@ class InferenceComponentsClient(TargetClient):
 
     ``clients(service)`` makes boto3 clients (tests hand in stubbed ones)."""
 
-    target = NAME
-
     def __init__(
         self,
+        target: str,
         endpoint: str,
         region: str | None,
         clients: Callable[[str], Any] | None = None,
     ) -> None:
+        self.target = target
         self.endpoint = endpoint
         self.region = region
         self._clients = clients or (lambda service: aws_client(service, region))
@@ -88,7 +87,7 @@ class InferenceComponentsClient(TargetClient):
         return describe(self._clients("sagemaker"), self.endpoint)
 
     def status(self) -> Status:
-        return self.state().as_status(NAME)
+        return self.state().as_status(self.target)
 
     def wait(self, timeout: float, interval: float, on_change: OnChange) -> Status:
         def poll() -> Status:
@@ -99,7 +98,7 @@ class InferenceComponentsClient(TargetClient):
                     hint=f"see /aws/sagemaker/Endpoints/{self.endpoint} in CloudWatch Logs; try "
                     "the model on a small instance first (docs/sagemaker.md)",
                 )
-            return state.as_status(NAME)
+            return state.as_status(self.target)
 
         return poll_until_ready(poll, timeout, interval, on_change)
 
@@ -176,12 +175,11 @@ class InferenceComponentsLocator(EndpointLocator):
     """An endpoint of inference components (its components are read from it): ``--endpoint``
     and ``--region``, or the stack's."""
 
-    client_type = InferenceComponentsClient
     region_key = "aws:region"  # as the program reads it (target.py)
 
     def client(self) -> InferenceComponentsClient:
         endpoint = self.need("endpoint", "pass the SageMaker endpoint's name")
-        return InferenceComponentsClient(endpoint, self.region)
+        return InferenceComponentsClient(self.target, endpoint, self.region)
 
 
 LOCATOR = InferenceComponentsLocator

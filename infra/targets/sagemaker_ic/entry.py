@@ -11,12 +11,12 @@ from infra.targets.capabilities import LLM_ENGINES, Refused
 from infra.targets.entry import Lazy, TargetEntry
 from infra.targets.ports import ComparedLoad, ComparePort, ValidatePort
 from infra.targets.sagemaker_ic.config import INSTANCE_KEY
-from infra.targets.sagemaker_ic.names import TARGET_NAME
 
 if TYPE_CHECKING:
     from infra.planning.pricing import PriceTable
     from infra.planning.report import Candidate
     from infra.targets.base import Target
+    from infra.targets.operations import Locator
     from packager.manifest import ManifestModel
     from packager.repository import ModelDir
 
@@ -70,12 +70,20 @@ def _program() -> Target[Any]:
     return TARGET
 
 
+def _locator() -> type[Locator]:
+    """The operations client's locator: imported when asked (the client imports numpy and the
+    stores)."""
+    from infra.targets.sagemaker_ic.client import LOCATOR
+
+    return LOCATOR
+
+
 class SageMakerIcEntry(TargetEntry):
-    name = TARGET_NAME
+    name = "sagemaker-ic"
     order = 20
     summary = "SageMaker inference components, one Triton container per model copy"
     deploy = Lazy(_program)
-    client_module = "infra.targets.sagemaker_ic.client"
+    locator = Lazy(_locator)
     cloud = CLOUD
     plan = Refused("its scaling is per model copy: compare it with `tdk plan --components RELEASE`")
     validate = ComponentsValidate(

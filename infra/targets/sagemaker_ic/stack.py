@@ -283,7 +283,7 @@ def declare_stack(config: SageMakerIcConfig) -> dict[str, Any]:
         "roleArn": stack.role_arn,
         "inferenceComponents": stack.components,
         "invokeCommand": stack.release_url.apply(
-            lambda url: builders.invoke_command(endpoint, config.region, url)
+            lambda url: builders.invoke_command(config.common.target, endpoint, config.region, url)
         ),
     }
     if stack.alarm_topic_arn is not None:

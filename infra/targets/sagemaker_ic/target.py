@@ -50,7 +50,6 @@ from infra.targets.sagemaker_ic.models import (
     published,
     with_manifest,
 )
-from infra.targets.sagemaker_ic.names import TARGET_NAME as NAME
 from infra.targets.sagemaker_ic.sizing import (
     IcInstance,
     describe_demand,
@@ -131,11 +130,11 @@ def _copies(reader: ConfigReader) -> tuple[list[CopyRequest], AwaitingRelease | 
     return (with_manifest(declared, released) if declared else released), None
 
 
-def _refuse_engine(request: CopyRequest) -> None:
+def _refuse_engine(request: CopyRequest, target: str) -> None:
     """A copy running an LLM engine cannot run on the SageMaker Triton images (TDK916)."""
     if request.engine:
         raise ConfigError(
-            f"{request.where}: {request.copy} runs the {request.engine} engine; the {NAME} "
+            f"{request.where}: {request.copy} runs the {request.engine} engine; the {target} "
             f"target cannot serve it: {NO_ENGINE_IMAGE}",
             hint="deploy the release's LLM copies with a gke or eks stack (the kit picks the "
             "Triton image flavour that carries the engine), and list the other copies in "
@@ -144,11 +143,11 @@ def _refuse_engine(request: CopyRequest) -> None:
 
 
 def _components(
-    reader: ConfigReader, instance: IcInstance, version: str
+    reader: ConfigReader, instance: IcInstance, version: str, target: str
 ) -> tuple[tuple[ComponentSpec, ...], AwaitingRelease | None]:
     copies, awaiting = _copies(reader)
     for request in copies:
-        _refuse_engine(request)
+        _refuse_engine(request, target)
         if request.decoupled:
             check_generate_image(request.where, request.copy, version)
     names = check_component_names(qualify(MODELS_KEY), [c.copy for c in copies])
@@ -214,7 +213,7 @@ class SageMakerIcTarget(Target[SageMakerIcConfig]):
         region = reader.string("aws:region")
         version = read_triton_version(reader, region)
         instance = ic_instance(INSTANCE_KEY, reader.string(INSTANCE_KEY))
-        components, awaiting = _components(reader, instance, version)
+        components, awaiting = _components(reader, instance, version, common.target)
         return SageMakerIcConfig(
             common=common,
             region=region,

@@ -7,18 +7,17 @@ from typing import ClassVar
 
 from infra.targets.capabilities import Refused
 from infra.targets.operations import Locator, Operation, Status, TargetClient, option
-from tests.targets.dummy.entry import ENTRY
 
 
 class DummyClient(TargetClient):
-    target = ENTRY.name
     cannot: ClassVar[dict[Operation, Refused]] = {
         Operation.INVOKE: Refused("a dummy serves nothing"),
         Operation.METRICS: Refused("a dummy has no figures"),
         Operation.WAIT: Refused("a dummy is ready at once"),
     }
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, target: str, name: str) -> None:
+        self.target = target
         self.name = name
 
     def where(self) -> dict[str, str | None]:
@@ -32,12 +31,10 @@ class DummyClient(TargetClient):
 class DummyLocator(Locator):
     """A dummy by its ``--endpoint`` name."""
 
-    client_type = DummyClient
-
     endpoint: str | None = option()
 
     def client(self) -> DummyClient:
-        return DummyClient(self.need("endpoint", "name the dummy"))
+        return DummyClient(self.target, self.need("endpoint", "name the dummy"))
 
 
 LOCATOR = DummyLocator

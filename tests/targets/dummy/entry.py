@@ -16,6 +16,7 @@ from infra.targets.ports import PlanPort, PlanUnit, Stack, ValidatePort
 if TYPE_CHECKING:
     from infra.planning.report import Candidate, Option, PlanReport
     from infra.targets.base import Target
+    from infra.targets.operations import Locator
 
 #: the dummy's own instance kinds and their $/h (its own price table: no edit to prices.json)
 PRICES = {"box.small": Decimal("0.50"), "box.large": Decimal("2.00")}
@@ -70,11 +71,19 @@ def _program() -> Target[Any]:
     return TARGET
 
 
+def _locator() -> type[Locator]:
+    """The operations client's locator: imported when asked (the client imports numpy and the
+    stores)."""
+    from tests.targets.dummy.client import LOCATOR
+
+    return LOCATOR
+
+
 class DummyEntry(TargetEntry):
     name = "dummy"
     summary = "a test-only target"
     deploy = Lazy(_program)
-    client_module = "tests.targets.dummy.client"
+    locator = Lazy(_locator)
     cloud = MOON
     plan = DummyPlan()
     validate = ValidatePort({"instance_type": "dummyBox"})
