@@ -1,6 +1,7 @@
 """Every cloud folder (``infra/clouds/<cloud>/``) holds the same kinds of file, so a newcomer
 finds AWS's catalog where Azure's is (issue 50 item 1): each kind is a module name, and a cloud
-without one says why, as data. A file that is no kind is the cloud's own, also with a reason."""
+without one says why, as data. A file that is no kind is the cloud's own, also with a reason. No
+target folder holds a cloud's kind, and the layers below the clouds hold no cloud's table."""
 
 from __future__ import annotations
 
@@ -37,8 +38,11 @@ MISSING: dict[tuple[str, str], str] = {
         for cloud in ("gcp", "azure")
         for name in ("generate.py", "generated.json", "generated.py")
     },
-    ("gcp", "doctor.py"): "the gke target's catalog has nothing installed to compare against",
-    ("azure", "doctor.py"): "its one target's doctor port asks az itself",
+    **{
+        (cloud, "doctor.py"): "no installed SDK lists this cloud's machines to check catalog.py "
+        "against (its calendar's online check is versions.py's drift)"
+        for cloud in ("gcp", "azure")
+    },
 }
 
 #: (cloud, file or folder) -> why it is the cloud's own and no kind
@@ -48,6 +52,21 @@ OWN: dict[tuple[str, str], str] = {
     ("azure", "workload_identity.py"): "the Pulumi component of a managed identity, its "
     "federated credential and roles (apart from identity.py: pure builders read that one)",
 }
+
+
+#: the kinds only a cloud holds: a target folder with one of these holds its cloud's facts
+#: (``doctor.py``, ``names.py`` and ``generate.py`` mean the target's own there: its doctor
+#: findings, the names of its resources, what it generates)
+CLOUD_ONLY = frozenset(
+    name
+    for names in KINDS.values()
+    for name in names
+    if name not in ("doctor.py", "names.py", "generate.py")
+)
+TARGETS = ROOT / "infra" / "targets"
+#: a cloud's facts that the layers below the clouds must not hold again (issue 50: the EKS
+#: calendar and SageMaker's AMIs once lived in infra/facts)
+CLOUD_TABLES = ("EKS_VERSIONS", "GKE_CHANNELS", "INFERENCE_AMIS", "VERSIONS: tuple[AksVersion")
 
 
 def clouds() -> list[str]:
@@ -87,3 +106,20 @@ def test_every_file_of_a_cloud_is_a_kind_or_its_own() -> None:
     assert {cloud for cloud, _ in [*MISSING, *OWN]} <= set(clouds())
     for cloud, name in OWN:
         assert name in files(cloud), f"OWN names {cloud}/{name}, which does not exist"
+
+
+def test_no_target_folder_holds_a_cloud_kind() -> None:
+    for folder in sorted(p for p in TARGETS.iterdir() if (p / "__init__.py").is_file()):
+        held = sorted(CLOUD_ONLY & {p.name for p in folder.iterdir()})
+        assert not held, (
+            f"infra/targets/{folder.name} holds {held}: a cloud's kind of file belongs in "
+            "infra/clouds/<cloud>/ (the target imports it from there)"
+        )
+
+
+def test_the_layers_below_the_clouds_hold_no_cloud_table() -> None:
+    for layer in ("facts", "values"):
+        for path in sorted((ROOT / "infra" / layer).glob("*.py")):
+            text = path.read_text()
+            found = [t for t in CLOUD_TABLES if t in text]
+            assert not found, f"infra/{layer}/{path.name} holds {found}: move it to its cloud"
