@@ -16,8 +16,6 @@ from cli.groups import grouped, option_group
 from cli.locate import OptionalTargetOpt
 from cli.output import Output
 from cli.plan_common import (
-    check_candidates,
-    entry_for,
     fleet,
     fleet_table,
     ic_rows,
@@ -29,6 +27,7 @@ from cli.plan_common import (
 from cli.plan_mme import BudgetOpt, HitRatioOpt, MaxPodsOpt, MmeTraceOpt, mme_plan
 from cli.plan_tokens import token_plan
 from infra.perf.plan.request import PlanRequest
+from infra.targets.planning import check_candidates, checked_scaling_updates, plan_target
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
@@ -218,13 +217,15 @@ def _plan_requests(out: Output, r: PlanRequest) -> None:
     capacity = unit.capacity(r.budget_ms)
     unit_rps = capacity.throughput_rps * unit.batch  # requests/s x inferences per request
     stack, settings = _stack(r.write_stack)
-    entry = entry_for(r.target, unit.target, settings)
+    entry = plan_target(r.target, unit.target, settings)
     port = plan_port(entry)
     measured_on = unit.instance_type or unit.gpu
     units = _units(r, entry, measured_on, settings)
     table, every = price_tables(r.prices, port)
-    check_candidates(entry, units.specs, units.region, units.gpus_per_node, _committed(stack),
-                     settings)  # fmt: skip
+    models = settings.models if settings is not None else []
+    check_candidates(
+        entry, units.specs, units.region, units.gpus_per_node, _committed(stack), models
+    )
     options = [
         cands.candidate(port, s, units.region, table, unit_rps, measured_on, units.gpus_per_node)
         for s in units.specs
@@ -297,17 +298,11 @@ def _check_measured_on(
 
 
 def _write_stack(stack: StackFile, entry: TargetEntry, report: PlanReport, instance: str) -> str:
-    from infra.config import ConfigReader, merged_stack_config
+    """Write the plan's scaling keys into ``stack`` (checked deployable first); its diff."""
     from infra.targets import stacks
-    from infra.targets.feasibility import require_feasible
-    from infra.targets.registry import plan_port
 
-    option = next(o for o in report.options if o.name == instance)
-    updates = plan_port(entry).scaling_updates(report, option)
-    project_dir, name = stacks.stack_from_path(stack.path.resolve())
-    merged = merged_stack_config(project_dir, name, updates)
-    require_feasible(stacks.settings(ConfigReader(merged.get), name))  # before any write
-    for key, value in updates.items():
+    committed = stacks.stack_from_path(stack.path.resolve())
+    for key, value in checked_scaling_updates(entry, report, instance, committed).items():
         stack.set(key, value)
     diff = stack.diff()
     stack.write()

@@ -1,4 +1,4 @@
-"""What ``tdk plan`` does alike for request and token measurements: the target to plan for, the
+"""What ``tdk plan`` does alike for request and token measurements: the
 fleet over a traffic profile (``infra.perf.plan.capacity``), inference components vs MME, and the
 tables and warnings people read. Token units go through the same code in output tokens/s."""
 
@@ -18,29 +18,7 @@ if TYPE_CHECKING:
     from infra.perf.plan.token_bench import TokenMeasurement
     from infra.planning.pricing import PriceTable
     from infra.planning.report import Candidate, PlanReport, Sample
-    from infra.targets.entry import TargetEntry
     from infra.targets.ports import PlanPort
-    from infra.targets.stacks import StackSettings
-
-
-def check_candidates(
-    entry: TargetEntry,
-    specs: list[str],
-    region: str,
-    gpus_per_node: int,
-    stack: tuple[Path, str] | None = None,
-    settings: StackSettings | None = None,
-) -> None:
-    """Every candidate through the one feasibility path before it is priced (in the planned
-    stack ``stack``, with its models, when one is given): a UsageError for the first the
-    target cannot deploy."""
-    from infra.targets.feasibility import check_candidate
-    from infra.targets.ports import PlanUnit
-
-    models = settings.models if settings is not None else []
-    for spec in specs:
-        unit = PlanUnit(region, spec.partition(":")[0], gpus_per_node)
-        check_candidate(entry, unit, stack, models)
 
 
 def price_tables(path: Path | None, port: PlanPort) -> tuple[PriceTable, PriceTable]:
@@ -55,53 +33,6 @@ def price_tables(path: Path | None, port: PlanPort) -> tuple[PriceTable, PriceTa
 
     table = load_prices(path)
     return table, table
-
-
-def entry_for(
-    target: str | None, measured: str, settings: StackSettings | None, streams: bool = False
-) -> TargetEntry:
-    """The target to plan for: ``--target``, else the stack's, else the measurement's, else
-    the first registered target that plans (and, for a streamed model, serves decoupled
-    models: a target that cannot is refused with its reason, never priced)."""
-    from infra.targets import registry
-    from infra.targets.capabilities import DECOUPLED, PLAN
-
-    if settings is not None:
-        if target is not None and registry.get(target).name != settings.entry.name:
-            raise UsageError(
-                f"--target {target} but the stack deploys {settings.entry.name}",
-                hint="drop --target, or pass the stack file of that target",
-            )
-        target = settings.entry.name
-    able = registry.able(PLAN)
-    if streams:
-        able = [name for name in able if registry.get(name).refused(DECOUPLED) is None]
-        if target is None and measured in registry.names() and measured not in able:
-            _unplanned(measured, able)
-    if target is None:
-        target = measured if measured in able else able[0]
-    entry = registry.get(target)
-    for need in (PLAN, DECOUPLED) if streams else (PLAN,):
-        if entry.refused(need) is not None:
-            raise registry.refusal(entry, need)
-    return entry
-
-
-def _unplanned(measured: str, able: list[str]) -> None:
-    """A streamed measurement taken on a target that does not plan it: the target to price
-    is the user's choice, never a silent default (an ml.* type is no GKE node)."""
-    from infra.targets import registry
-    from infra.targets.capabilities import DECOUPLED, PLAN
-
-    entry = registry.get(measured)
-    need = PLAN if entry.refused(PLAN) is not None else DECOUPLED
-    refused = entry.refused(need)
-    reason = refused.reason if refused is not None else "not supported"
-    raise UsageError(
-        f"the measurement was taken on {measured}, which cannot {need}: {reason}",
-        hint=f"pass --target {' or '.join(able)} with its --instance-type; --components "
-        "RELEASE compares SageMaker inference components at the same load",
-    )
 
 
 def fleet(

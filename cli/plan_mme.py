@@ -11,8 +11,9 @@ from typing import Annotated, Any
 import typer
 
 from cli.output import Output
-from cli.plan_common import entry_for, price_tables
+from cli.plan_common import price_tables
 from infra.perf.plan.request import PlanRequest
+from infra.targets.planning import plan_target
 from tdk.errors import UsageError
 
 MmeTraceOpt = Annotated[
@@ -52,7 +53,7 @@ def mme_plan(out: Output, r: PlanRequest) -> None:
                          hint=f"pass --target {' or '.join(registry.able(PLAN))}")  # fmt: skip
     measured = sim.load_measured(r.measurement)
     trace = sim.read_trace(r.mme_trace)
-    entry = entry_for(r.target, "", None)
+    entry = plan_target(r.target, "", None)
     port = plan_port(entry)
     region = r.region or port.default_region
     table, every = price_tables(r.prices, port)

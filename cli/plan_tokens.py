@@ -13,6 +13,7 @@ from rich.markup import escape
 
 from cli import plan_common as common
 from cli.output import Output
+from infra.targets.planning import check_candidates, plan_target
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def token_plan(out: Output, bench: TokenBench, args: PlanRequest) -> None:
     from infra.targets.registry import plan_port
 
     tokens = bench.capacity(args.budget_ms)
-    entry = common.entry_for(args.target, tokens.target, None, streams=True)
+    entry = plan_target(args.target, tokens.target, None, streams=True)
     port = plan_port(entry)
     region = args.region or port.default_region
     table, every = common.price_tables(args.prices, port)
@@ -55,7 +56,7 @@ def token_plan(out: Output, bench: TokenBench, args: PlanRequest) -> None:
     rate = tokens.output_tokens_per_s
     # with --components, the types the plan's target does not own (ml.*) are the components'
     priced = [s for s in specs if args.components is None or port.owns(s.partition(":")[0])]
-    common.check_candidates(entry, priced or specs, region, args.gpus_per_node)
+    check_candidates(entry, priced or specs, region, args.gpus_per_node)
     options = [
         cands.candidate(port, s, region, table, rate, measured_on, args.gpus_per_node)
         for s in priced or specs
