@@ -1,0 +1,1 @@
+"""The onprem target: Triton on an existing Kubernetes cluster, reached through a kubeconfig."""
