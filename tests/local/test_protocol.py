@@ -159,3 +159,20 @@ def test_an_answer_before_the_body_leaves_the_connection_serving(
     with socket.create_connection(("127.0.0.1", port)) as conn:
         conn.sendall(_request(body, "/early") + _request(body))
         assert _answers(conn, 2) == [(413, {"early": True}), (200, _expect(body))]
+
+
+def test_a_client_that_waits_for_100_continue_gets_it_then_sends_the_body(
+    served: tuple[int, Echo, list[bytes]],
+) -> None:
+    port, _, _ = served
+    body = _body(2 * PASS_BY_FROM, 8)
+    head = (
+        f"POST / HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    with socket.create_connection(("127.0.0.1", port)) as conn:
+        conn.sendall(head.encode())
+        stream = conn.makefile("rb")
+        assert stream.readline() == b"HTTP/1.1 100 Continue\r\n"  # the app asked for the body
+        assert stream.readline() == b"\r\n"
+        conn.sendall(body)
+        assert _answers(conn, 1) == [(200, _expect(body))]
