@@ -13,14 +13,14 @@ import textwrap
 
 import pytest
 
-from infra.targets.local.body import checked_inference, prefix, read_chunks
+from infra.targets.local.body import Chunk, checked_inference, prefix, read_chunks
 from infra.targets.local.bounds import REQUEST_DEPTH
 from infra.targets.local.errors import ApiError
 
 
 def test_a_binary_body_is_sent_as_the_chunks_received() -> None:
     header = b'{"inputs":[{"name":"x","shape":[4],"datatype":"FP32"}]}'
-    chunks = [header + b"\0" * 10, b"\1" * 300_000, b"\2" * 300_000]
+    chunks: list[Chunk] = [header + b"\0" * 10, b"\1" * 300_000, b"\2" * 300_000]
     sent = checked_inference(chunks, len(header))
     assert sent is chunks  # the same objects: nothing joined or copied
     assert all(a is b for a, b in zip(sent, chunks, strict=True))
@@ -28,7 +28,7 @@ def test_a_binary_body_is_sent_as_the_chunks_received() -> None:
 
 def test_a_json_header_split_across_chunks_is_still_bounded() -> None:
     deep = b"[" * (REQUEST_DEPTH + 1) + b"]" * (REQUEST_DEPTH + 1)
-    chunks = [deep[:5], deep[5:40], deep[40:] + b"\0" * 100]
+    chunks: list[Chunk] = [deep[:5], deep[5:40], deep[40:] + b"\0" * 100]
     with pytest.raises(ApiError, match="nests more than"):
         checked_inference(chunks, len(deep))
     ok = b"[" * REQUEST_DEPTH + b"]" * REQUEST_DEPTH

@@ -57,7 +57,7 @@ def served() -> Iterator[tuple[int, Echo, list[bytes]]]:
     ``bytes`` object the event loop handed the protocol."""
     read: list[bytes] = []
 
-    class Recording(protocol_class(30.0, 64, 64)):  # type: ignore[misc,valid-type]
+    class Recording(protocol_class(30.0, 64, 64)):  # type: ignore[misc]
         def data_received(self, data: bytes | memoryview) -> None:
             if isinstance(data, bytes):  # from the loop (a view is the protocol's own)
                 read.append(data)

@@ -12,7 +12,7 @@ scanned or parsed is ``bytes``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from infra.targets.local import bounds
@@ -60,14 +60,14 @@ async def read_body(receive: Receive, limit: int, timeout: float) -> bytes:
     return joined(await read_chunks(receive, limit, timeout))
 
 
-def joined(chunks: list[Chunk]) -> bytes:
+def joined(chunks: Sequence[Chunk]) -> bytes:
     """The chunks as one ``bytes`` (the one chunk itself when it already is one)."""
     if len(chunks) == 1 and isinstance(chunks[0], bytes):
         return chunks[0]
     return b"".join(chunks)
 
 
-def size_of(chunks: list[Chunk]) -> int:
+def size_of(chunks: Sequence[Chunk]) -> int:
     return sum(map(len, chunks))
 
 
@@ -83,7 +83,7 @@ def checked_inference(chunks: list[Chunk], header_size: int | None) -> list[Chun
     return chunks
 
 
-def prefix(chunks: list[Chunk], size: int) -> bytes:
+def prefix(chunks: Sequence[Chunk], size: int) -> bytes:
     """The first ``size`` bytes of ``chunks`` (``size`` at most their total), as ``bytes``."""
     first = chunks[0] if chunks else b""
     if len(first) >= size:
