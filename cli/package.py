@@ -24,7 +24,7 @@ PROGRESS_AFTER_S = 2.0  # a publish shorter than this shows no progress bars
 
 def package(
     repos: Annotated[list[Path], typer.Argument(help="Triton repositories or model directories.")],
-    dest: Annotated[
+    release: Annotated[
         str,
         typer.Option(
             "--release",
@@ -86,7 +86,7 @@ def package(
     project_dir: Annotated[
         Path, typer.Option("--project-dir", help="Directory holding Pulumi.yaml (with --stack).")
     ] = Path("."),
-    plans: Annotated[
+    engine_store: Annotated[
         str | None,
         typer.Option("--store", help="Store holding the engine cache (default: --release)."),
     ] = None,
@@ -110,13 +110,13 @@ def package(
             hint="add --target (e.g. --target sagemaker --instance-type ml.g5.xlarge)",
         )
     out = Output(json_mode=json)
-    store = open_store(dest, endpoint_url=endpoint_url)
+    store = open_store(release, endpoint_url=endpoint_url)
     with tempfile.TemporaryDirectory(prefix="tdk-engines-") as work:
         built_for: dict[str, str] = {}
         if stack is not None or target is not None:
-            cache = open_store(plans or dest, endpoint_url=endpoint_url)
-            where = _plan_target(repos, project_dir, stack, target and target.value, flags)
-            repos, built_for = _served_by_plans(out, repos, cache, where, Path(work))
+            cache = open_store(engine_store or release, endpoint_url=endpoint_url)
+            where = _engine_target(repos, project_dir, stack, target and target.value, flags)
+            repos, built_for = _served_by_engines(out, repos, cache, where, Path(work))
             if not trt_built_for and len(set(built_for.values())) == 1:
                 trt_built_for = next(iter(built_for.values()))
         with out.progress(after_s=PROGRESS_AFTER_S) as phase:
@@ -186,7 +186,7 @@ def package(
         )
 
 
-def _plan_target(
+def _engine_target(
     repos: list[Path],
     project_dir: Path,
     stack: str | None,
@@ -209,24 +209,24 @@ def _plan_target(
     return stack_target(settings, f"--target {target} {given}".strip()), "--stack <a stack of it>"
 
 
-def _served_by_plans(
+def _served_by_engines(
     out: Output, repos: list[Path], cache: Any, where: tuple[Any, str], work: Path
 ) -> tuple[list[Path], dict[str, str]]:
     """``repos`` staged with the cached engines for the target's GPU; model -> built_for."""
     from packager.tensorrt.models import with_engines
 
     target, build_with = where
-    staged, planned = with_engines(repos, cache, target.cache_targets, target.compute_text, work)
-    for model in planned:
+    staged, served = with_engines(repos, cache, target.cache_targets, target.compute_text, work)
+    for model in served:
         out.info(
             f"{model.name}: served by its TensorRT engine for {target.gpu} ({model.built_for})"
         )
-    if not planned:
+    if not served:
         out.warn(
             f"no cached TensorRT engine fits {target.gpu} on Triton {target.release}: the models "
             f"are packaged as they are (tdk build MODEL {build_with} builds one)"
         )
-    return staged, {model.name: model.built_for for model in planned}
+    return staged, {model.name: model.built_for for model in served}
 
 
 def _size(n: int) -> str:
