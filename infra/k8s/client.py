@@ -39,7 +39,9 @@ from infra.targets.operations import (
 from tdk.errors import UsageError
 
 if TYPE_CHECKING:
+    from infra.clients.generate import Generator
     from infra.targets.ports import Stack
+    from packager.manifest import ManifestModel
 
 READY_PATH = "/v2/health/ready"
 #: Triton's repository index: every model with its state and, when unavailable, the reason
@@ -236,5 +238,8 @@ class KubernetesLocator(Locator):
             )
         return self.client().invoke(timeout)
 
-    def triton_url(self) -> str | None:
-        return self.url
+    def generator(self, model: ManifestModel, timeout: float) -> Generator | None:
+        """Triton's generate endpoint at ``--url`` (None without it: the stack's client)."""
+        from infra.clients.generate import GenerateClient
+
+        return GenerateClient(self.url, model.name, timeout) if self.url else None

@@ -189,6 +189,10 @@ class Target(abc.ABC, Generic[ConfigT]):
         """What one serving unit of the stack (an instance, a pod) offers a model: its GPU and
         how many, disk, the Triton image the stack deploys."""
 
+    # One implementer (sagemaker-ic), kept on the contract: the one feasibility path asks
+    # every target whether the stack's own numbers fit, and only inference components size a
+    # stack in units it sets itself (copies x accelerators against instances); the other
+    # targets' sizing is what ``offer`` says, so they keep this default.
     def capacity(self, config: ConfigT) -> Iterable[Shortfall]:
         """What the stack's own sizing cannot place (none by default)."""
         del config

@@ -193,9 +193,9 @@ class Deployment:
         return self.where.inference(grpc, timeout)
 
     def generator(self, model: ManifestModel, timeout: float) -> Generator:
-        """A generate client for ``model``: Triton's own address as given (``url``), the
-        target's own route (``TargetClient.generator``), or the URL its client reports (the
-        local endpoint's)."""
+        """A generate client for ``model``: the target's own route (``Locator.generator``:
+        Triton's address as given, ``url``, or its own API), else the URL its client reports
+        (the local endpoint's)."""
         from infra.clients.generate import GenerateClient
 
         hint = (
@@ -203,19 +203,16 @@ class Deployment:
             "svc/<workload> 8000:8000`: --url http://127.0.0.1:8000); SageMaker MME does not "
             "serve decoupled models"
         )
-        url = self.where.triton_url()
-        if not url:
-            try:
-                client = self.where.client()
-            except UsageError as exc:
-                raise UsageError(
-                    f"{exc.message} (or --url, Triton's HTTP address, for the generate endpoint)",
-                    exc.hint or hint,
-                ) from None
-            own = client.generator(model, timeout)  # e.g. sagemaker-ic's response streams
+        try:
+            own = self.where.generator(model, timeout)  # e.g. sagemaker-ic's response streams
             if own is not None:
                 return own
-            url = client.where().get("url")
+            url = self.where.client().where().get("url")
+        except UsageError as exc:
+            raise UsageError(
+                f"{exc.message} (or --url, Triton's HTTP address, for the generate endpoint)",
+                exc.hint or hint,
+            ) from None
         if not url:
             raise UsageError(
                 f"--target {self.target} has no generate endpoint to reach without --url", hint

@@ -76,6 +76,9 @@ class TargetEntry:
     #: the validate port (``tdk validate --target``), or why the target does not validate
     validate: ClassVar[ValidatePort | Refused]
     #: the compare port (``tdk plan --components``), or why the target has none
+    # One implementer (sagemaker-ic), kept as a port: ``tdk plan --components`` asks the
+    # registry for the target that has it (``registry.compare_port``), never a target by name,
+    # and every other target refuses it with this reason.
     compare: ClassVar[ComparePort | Refused] = Refused(
         "it serves no model copy in a unit of its own: --components has nothing to compare"
     )

@@ -140,8 +140,9 @@ class TargetClient(abc.ABC):
             if refused and not isinstance(cls.cannot[op], Refused):
                 raise TypeError(f"{cls.__name__} refuses {op.value!r} without a Refused(reason)")
 
-    def refused(self, op: Operation) -> UsageError:
-        """The error for an operation this target cannot do, with its reason."""
+    def _refused(self, op: Operation) -> UsageError:
+        """The error for an operation this target cannot do, with its reason (what the default
+        of each operation raises; nothing else asks it)."""
         refused = self.cannot.get(op)
         reason = refused.reason if refused is not None else "not supported"
         return UsageError(
@@ -155,24 +156,19 @@ class TargetClient(abc.ABC):
 
     def invoke(self, timeout: float = DEFAULT_TIMEOUT_S) -> InferenceTarget:
         """Where inference requests for this deployment go; each ends within ``timeout`` s."""
-        raise self.refused(Operation.INVOKE)
-
-    def generator(self, model: ManifestModel, timeout: float) -> Generator | None:
-        """The target's own route to a decoupled model's generate endpoint; None (the
-        default): Triton's HTTP generate routes at ``--url`` or ``where()["url"]``."""
-        return None
+        raise self._refused(Operation.INVOKE)
 
     def metrics(self, window: timedelta | None) -> list[Reading]:
         """The dashboard's figures over ``window`` ending now (None: the target's default)."""
-        raise self.refused(Operation.METRICS)
+        raise self._refused(Operation.METRICS)
 
     def status(self) -> Status:
         """The deployment's state now."""
-        raise self.refused(Operation.STATUS)
+        raise self._refused(Operation.STATUS)
 
     def wait(self, timeout: float, interval: float, on_change: OnChange) -> Status:
         """Poll ``status`` until ready; EndpointError on failure or at ``timeout`` seconds."""
-        raise self.refused(Operation.WAIT)
+        raise self._refused(Operation.WAIT)
 
 
 def poll_until_ready(
@@ -303,14 +299,19 @@ class Locator(abc.ABC):
             )
         return self.client().invoke(timeout)
 
+    # One implementer (local), kept on the contract: ``Deployment.release`` asks every locator
+    # when neither the user nor the stack names the release, and only the local endpoint
+    # records the release it serves outside a stack (its state file and status).
     def default_release(self) -> str | None:
         """The release whose manifest describes the deployment's models when neither the
         user nor the stack names one (None: the user must pass it)."""
         return None
 
-    def triton_url(self) -> str | None:
-        """Triton's own HTTP address as given (``--url``): generate requests go there without
-        the target's client (None: the client says where)."""
+    def generator(self, model: ManifestModel, timeout: float) -> Generator | None:
+        """The target's own route to a decoupled model's generate endpoint: Triton's HTTP
+        address as given (the Kubernetes targets' ``--url``), or the target's own API
+        (sagemaker-ic's response streams); None (the default): Triton's HTTP generate routes at
+        the URL the client reports (``where()["url"]``, the local endpoint's)."""
         return None
 
 

@@ -85,6 +85,9 @@ class PlanPort(abc.ABC):
         is given; None where the target has none."""
         return None
 
+    # One implementer (gke), kept on the port: ``tdk plan`` asks whichever target plans
+    # whether a candidate is the unit a measurement ran on; a GKE unit is a node shape
+    # MACHINE+GPU measured on its GPU, every other target's unit is what was measured.
     def matches(self, spec: str, measured_on: str | None) -> bool:
         """Whether candidate ``spec`` is the unit the measurement ran on."""
         return spec == measured_on
@@ -138,6 +141,9 @@ class ValidatePort:
             values[key] = value
         return values
 
+    # One implementer (sagemaker-ic), kept on the port: ``tdk validate --target`` builds every
+    # target's stack from flags the same way, and only a sagemaker-ic stack lists the models it
+    # serves (``sagemakerIcModels``); the others serve whatever the release holds.
     def model_values(self, models: list[ModelDir]) -> dict[str, str]:
         """The stack keys that name the models a stack serves, for a stack built from flags
         (none: the target serves whatever the release holds)."""

@@ -71,7 +71,7 @@ class InferenceComponentsClient(TargetClient):
 
         return InferenceComponentTarget(self.endpoint, region=self.region, timeout=timeout)
 
-    def generator(self, model: ManifestModel, timeout: float) -> Generator | None:
+    def generator(self, model: ManifestModel, timeout: float) -> Generator:
         """A decoupled copy's component, through InvokeEndpointWithResponseStream."""
         from infra.targets.sagemaker_ic.runtime import InferenceComponentTarget
         from infra.targets.sagemaker_ic.stream import ComponentGenerateClient
@@ -180,6 +180,10 @@ class InferenceComponentsLocator(EndpointLocator):
     def client(self) -> InferenceComponentsClient:
         endpoint = self.need("endpoint", "pass the SageMaker endpoint's name")
         return InferenceComponentsClient(self.target, endpoint, self.region)
+
+    def generator(self, model: ManifestModel, timeout: float) -> Generator | None:
+        """A decoupled copy's component, through InvokeEndpointWithResponseStream."""
+        return self.client().generator(model, timeout)
 
 
 LOCATOR = InferenceComponentsLocator
