@@ -65,8 +65,8 @@ CLOUD_ONLY = frozenset(
 )
 TARGETS = ROOT / "infra" / "targets"
 #: a cloud's facts that the layers below the clouds must not hold again (issue 50: the EKS
-#: calendar and SageMaker's AMIs once lived in infra/facts)
-CLOUD_TABLES = ("EKS_VERSIONS", "GKE_CHANNELS", "INFERENCE_AMIS", "VERSIONS: tuple[AksVersion")
+#: calendar, GKE's channels and SageMaker's AMIs once lived in infra/facts)
+CLOUD_TABLES = ("EKS_VERSIONS", "GKE_CHANNELS", "INFERENCE_AMIS")
 
 
 def clouds() -> list[str]:
