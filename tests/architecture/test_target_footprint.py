@@ -8,6 +8,11 @@ case-insensitive (the target's name, so its ``<name>*`` keys and ``Pulumi.<name>
 too, and identifiers only it uses, such as its Pulumi provider's package). The files are the
 repository's (``git ls-files``, untracked ones not ignored included); on a mismatch the test
 prints them as ``git diff --stat`` does, with the lines that name the target.
+
+A section may also name the commit that added the target (``Commit: `<hash>```, issue 50: "adding
+a seventh target touches at most 5 files outside its folder and its cloud's"): every file that
+commit touched outside the target's folders must be in the section's table, and at most
+``MAX_SHARED_FILES`` of them besides README's list.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ HEADING = re.compile(
     r"^### What adding `(?P<target>[^`]+)` touched outside its folder and its tests"
 )
 SEARCHED = "Searched for:"
+COMMIT = re.compile(r"^Commit: `(?P<commit>[0-9a-f]{7,40})`")
 ROW = re.compile(r"^\| `(?P<path>[^`]+)` \|")
 TERM = re.compile(r"`([^`]+)`")
 
@@ -44,6 +50,8 @@ class Footprint:
     target: str
     terms: tuple[str, ...]
     listed: tuple[str, ...]
+    #: the commit that added the target, where the section names it
+    commit: str | None = None
 
 
 def footprints(text: str) -> list[Footprint]:
@@ -64,7 +72,8 @@ def _section(lines: list[str]) -> Footprint:
     assert heading is not None
     terms = [t for line in lines if line.startswith(SEARCHED) for t in TERM.findall(line)]
     listed = [row["path"] for line in lines if (row := ROW.match(line))]
-    return Footprint(heading["target"], tuple(terms), tuple(listed))
+    commits = [found["commit"] for line in lines if (found := COMMIT.match(line))]
+    return Footprint(heading["target"], tuple(terms), tuple(listed), next(iter(commits), None))
 
 
 def naming(terms: tuple[str, ...]) -> re.Pattern[str]:
@@ -145,6 +154,35 @@ def test_a_target_touches_at_most_five_shared_files(footprint: Footprint) -> Non
     assert len(bounded) <= MAX_SHARED_FILES, stat(footprint, found)
 
 
+def committed_files(commit: str) -> list[str] | None:
+    """The files ``commit`` touched (None where the clone does not hold it: a shallow one)."""
+    done = subprocess.run(
+        ["git", "show", "--name-only", "--format=", "--no-renames", commit],
+        cwd=ROOT, capture_output=True, check=False, timeout=60,
+    )  # fmt: skip
+    if done.returncode != 0:
+        return None
+    return [line for line in done.stdout.decode().splitlines() if line]
+
+
+@pytest.mark.parametrize("footprint", [s for s in SECTIONS if s.commit], ids=lambda f: f.target)
+def test_the_commit_that_added_a_target_touched_at_most_five_shared_files(
+    footprint: Footprint,
+) -> None:
+    assert footprint.commit is not None
+    touched = committed_files(footprint.commit)
+    if touched is None:
+        pytest.skip(f"this clone does not hold commit {footprint.commit} (a shallow clone)")
+    mine = own_folders(footprint.target)
+    assert f"{mine[0]}entry.py" in touched, f"{footprint.commit} did not add {mine[0]}entry.py"
+    outside = sorted(path for path in touched if not path.startswith(mine))
+    assert set(outside) <= set(footprint.listed), (
+        f"{footprint.commit} touched {outside}; docs/targets.md lists {sorted(footprint.listed)}"
+    )
+    bounded = [path for path in outside if path not in EVERY_TARGET]
+    assert len(bounded) <= MAX_SHARED_FILES, bounded
+
+
 def test_the_readme_names_every_registered_target() -> None:
     """README's list of targets (what `--target` offers) is the registry's, not a stale copy."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -158,6 +196,7 @@ def test_the_section_and_the_scan_read_what_they_should() -> None:
     doc = """## Adding a target
 ### What adding `moon` touched outside its folder and its tests
 Searched for: `moon`, `lunar-sdk`
+Commit: `0123abc` (the commit that added it)
 | file | what |
 | --- | --- |
 | `Pulumi.yaml` | its keys |
@@ -166,7 +205,8 @@ Searched for: `moon`, `lunar-sdk`
 | `README.md` | not in the section |
 """
     (section,) = footprints(doc)
-    assert section == Footprint("moon", ("moon", "lunar-sdk"), ("Pulumi.yaml", "docs/moon.md"))
+    listed = ("Pulumi.yaml", "docs/moon.md")
+    assert section == Footprint("moon", ("moon", "lunar-sdk"), listed, "0123abc")
     pattern = naming(section.terms)
     for named in ("moonGpuSize: x", "Pulumi.moon-dev.yaml", "the MOON target", "lunar-sdk>=1"):
         assert pattern.search(named), named
