@@ -23,7 +23,7 @@ LOCK         := requirements/dev.lock
 RUNTIME_LOCK := requirements/triton-runtime.lock
 LOCK_DIR     := build/lock
 # Tests that compare the kit's derived tables with the installed packages: what `make lock` runs
-DRIFT_TESTS  := tests/infra/test_aws_generated.py tests/infra/test_doctor_sources.py \
+DRIFT_TESTS  := tests/clouds/aws/test_generated.py tests/infra/test_doctor_sources.py \
                 tests/infra/test_doctor_schemas.py tests/infra/test_image_facts.py
 
 AZURITE := azurite@3.35.0

@@ -130,7 +130,7 @@ G7_REFUSED = (
 )
 
 #: GPU families botocore lists (ml.g*/ml.p*) that the kit has no facts for, and why: a family
-#: in neither table fails tests/infra/test_aws_generated.py and is reported by `tdk doctor`.
+#: in neither table fails tests/clouds/aws/test_generated.py and is reported by `tdk doctor`.
 _OLD = "compute capability below 7.5: current Triton images (25.01 on) refuse it"
 UNSUPPORTED_GPU_FAMILIES: dict[str, str] = {
     "p2": f"NVIDIA K80, {_OLD}",
