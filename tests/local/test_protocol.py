@@ -176,3 +176,16 @@ def test_a_client_that_waits_for_100_continue_gets_it_then_sends_the_body(
         assert stream.readline() == b"\r\n"
         conn.sendall(body)
         assert _answers(conn, 1) == [(200, _expect(body))]
+
+
+def test_a_head_split_across_reads_then_a_large_body(
+    served: tuple[int, Echo, list[bytes]],
+) -> None:
+    port, _, _ = served
+    body = _body(3 * PASS_BY_FROM, 9)
+    request = _request(body)
+    with socket.create_connection(("127.0.0.1", port)) as conn:
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        conn.sendall(request[:20])  # the head's first bytes alone, then the rest of it with body
+        conn.sendall(request[20:])
+        assert _answers(conn, 1) == [(200, _expect(body))]

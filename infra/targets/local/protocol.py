@@ -30,19 +30,17 @@ PASS_BY_FROM = 64 * 1024
 _HEAD_END = b"\r\n\r\n"
 #: a read is split after a head only when this much follows it (else: one parser call)
 _SPLIT_FROM = 16 * 1024
+#: where a head's end is looked for in a read (``bytes.find`` of 4 bytes takes 1.6 ns a byte)
+_HEAD_WITHIN = 8 * 1024
 
 
 def declared_length(headers: list[tuple[bytes, bytes]]) -> int | None:
     """The one Content-Length of a request without Transfer-Encoding; None otherwise."""
-    found = None
-    for name, value in headers:
-        if name == b"transfer-encoding" or (name == b"content-length" and found is not None):
-            return None
-        if name == b"content-length":
-            if not (value.isdigit() and len(value) <= 19):
-                return None
-            found = int(value)
-    return found
+    names = [name for name, _ in headers]
+    if b"transfer-encoding" in names or names.count(b"content-length") != 1:
+        return None
+    value = headers[names.index(b"content-length")][1]
+    return int(value) if value.isdigit() and len(value) <= 19 else None
 
 
 def protocol_class(
@@ -86,6 +84,8 @@ def protocol_class(
         _client: str | None = None  # counted in ``held`` while open
         #: bytes of the current request's body still to come past the parser (0: none)
         _body_left = 0
+        #: whether the next bytes read may hold a head (not inside a body the parser reads)
+        _heading = True
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -122,6 +122,7 @@ def protocol_class(
             self._disarm()
             self.scope[SCOPE_KEY] = self._client  # type: ignore[literal-required]
             super().on_headers_complete()
+            self._heading = False
             cycle = self.cycle
             if cycle is None or cycle.scope is not self.scope or self.parser.should_upgrade():
                 return  # an upgrade: no request cycle of its own
@@ -136,7 +137,9 @@ def protocol_class(
             if self._body_left:
                 self._pass_body(data)
                 return
-            end = data.find(_HEAD_END) if isinstance(data, bytes) else -1
+            # a head's end is looked for only where one may start (not inside a body)
+            heading = self._heading and isinstance(data, bytes)
+            end = data.find(_HEAD_END, 0, _HEAD_WITHIN) if heading else -1  # type: ignore[union-attr]
             split = end + len(_HEAD_END)
             if end < 0 or len(data) - split < _SPLIT_FROM:
                 super().data_received(data)  # type: ignore[arg-type]  # httptools reads views
@@ -156,12 +159,14 @@ def protocol_class(
                 # the parser still waits for the body it never saw: the next request gets a
                 # fresh one, as the old one would have been after this body
                 self.parser = httptools.HttpRequestParser(self)
+                self._heading = True
                 super().on_message_complete()
                 if rest:
                     self.data_received(rest)
 
         def on_message_complete(self) -> None:
             self._body_left = 0  # the parser saw the whole body (it came with the head)
+            self._heading = True
             super().on_message_complete()
 
         def connection_lost(self, exc: Exception | None) -> None:
