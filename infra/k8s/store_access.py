@@ -6,9 +6,12 @@ as a read-only volume.
 A target with a cloud identity (IRSA, Workload Identity) has no ``StoreAccess``: its pods read
 the release as that identity. Variables in ``expanded`` come after the Secret's and may name
 them as ``$(NAME)``: the kubelet expands a reference to a variable defined earlier in the
-container's ``env`` list ("Define Dependent Environment Variables",
+container's ``env`` list, and leaves one to a later variable as written ("Define Dependent
+Environment Variables",
 https://kubernetes.io/docs/tasks/inject-data-application/define-interdependent-environment-variables/,
-checked 2026-12-07), so a value built from a secret key never appears in a manifest.
+read 2026-12-07; its example expands plain values: that a ``secretKeyRef`` variable expands
+alike is the kubelet's order of resolution, not shown there), so a value built from a secret
+key never appears in a manifest.
 """
 
 from __future__ import annotations

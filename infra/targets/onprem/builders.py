@@ -51,9 +51,11 @@ AZURE_ENDPOINT_SUFFIX = "core.windows.net"
 #: ``podIdentity.provider`` enum: azure-workload, gcp, aws, aws-eks, none; the CRD of the
 #: pinned chart, tests/infra/crd_schemas/keda.sh_triggerauthentication_v1alpha1.json)
 KEDA_NO_IDENTITY = "none"
-#: the prometheus-operator PodMonitor (monitoring.coreos.com/v1; its CRD's spec.jobLabel,
-#: spec.selector, spec.podMetricsEndpoints[].port/path/interval: prometheus-operator
-#: Documentation/api-reference/api.md, read 2026-12-07)
+#: the prometheus-operator PodMonitor and PrometheusRule (monitoring.coreos.com/v1): their CRDs'
+#: spec.jobLabel, spec.selector, spec.podMetricsEndpoints[].port/path/interval and
+#: spec.groups[].name/rules[].alert/expr/for/labels/annotations (prometheus-operator
+#: example/prometheus-operator-crd-full/monitoring.coreos.com_podmonitors.yaml and
+#: _prometheusrules.yaml at 6adcebc, 2026-08-08; read 2026-12-07)
 PODMONITOR_API = "monitoring.coreos.com/v1"
 
 

@@ -1,7 +1,8 @@
 """What ``tdk doctor`` reports for an onprem stack: KEDA's chart against the Kubernetes version
 the stack states, its Triton image; with ``--online``, that version against the cluster's own
-(``kubectl version -o json``: ``serverVersion.major``/``minor``, the version API's fields,
-https://kubernetes.io/docs/reference/kubectl/generated/kubectl_version/, checked 2026-12-07)."""
+(``kubectl version -o json``: ``serverVersion.major``/``minor``, the apimachinery
+``version.Info`` fields; not re-read against a live server here, so any other answer is
+reported as a drift, never a traceback)."""
 
 from __future__ import annotations
 

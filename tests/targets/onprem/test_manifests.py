@@ -1,10 +1,12 @@
 """What `tdk render k8s` writes for an onprem stack, per store and model mode: the core objects
 pass `kubernetes-validate --strict`; the prometheus-operator objects pass their CRDs' schemas,
-hand-written field for field from prometheus-operator's API reference
-(Documentation/api-reference/api.md, read 2026-12-07: PodMonitorSpec ``jobLabel``,
+hand-written field for field from prometheus-operator's CRDs
+(example/prometheus-operator-crd-full/monitoring.coreos.com_podmonitors.yaml and
+_prometheusrules.yaml at 6adcebc, 2026-08-08, read 2026-12-07: PodMonitorSpec ``jobLabel``,
 ``selector``, ``podMetricsEndpoints[]`` ``port``/``path``/``interval``; PrometheusRuleSpec
 ``groups[]`` ``name``/``rules[]`` with ``alert``/``record``, ``expr``, ``for``, ``labels``,
-``annotations``), unknown fields refused as a structural schema would prune them."""
+``annotations``), unknown fields refused as a structural schema would prune them; the
+interval pattern is stricter than the CRD's (the kit writes seconds only)."""
 
 from __future__ import annotations
 
