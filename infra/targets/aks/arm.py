@@ -1,7 +1,8 @@
 """Pure ARM arguments of the aks stack's Azure resources (no Pulumi, no Azure SDK): the node
-pools, the cluster's profiles, the release reader's role condition, managed Prometheus'
-data collection rule and the action group (the budget is Azure's:
-``infra/clouds/azure/guardrails.py``). ``stack.py`` only wires them.
+pools, the cluster's profiles, the release reader's role condition (built with Azure's
+``infra.clouds.azure.identity.only_under``), managed Prometheus' data collection rule and the
+action group (the budget is Azure's: ``infra/clouds/azure/guardrails.py``). ``stack.py`` only
+wires them.
 
 Sources (read 2026-11-27):
 - GPU pools: ``gpuProfile.driver`` ``Install`` (the default: AKS installs the NVIDIA driver)
@@ -14,20 +15,13 @@ Sources (read 2026-11-27):
   rule with a ``prometheusForwarder`` source (stream ``Microsoft-PrometheusMetrics``) sending to
   the Azure Monitor workspace, associated with the cluster
   (learn.microsoft.com/azure/azure-monitor/containers/kubernetes-monitoring-enable).
-- Role assignment conditions on a blob path prefix (ABAC, condition version 2.0):
-  MicrosoftDocs/azure-docs ``articles/storage/blobs/storage-auth-abac-examples.md`` ("Read or
-  list blobs in named containers with a path": one clause for ``blobs/read`` ``AND NOT
-  SubOperationMatches{'Blob.List'}`` on ``@Resource[...blobs:path]``, one for ``Blob.List`` on
-  ``@Request[...blobs:prefix]``) and ``storage-auth-abac-attributes.md`` (List Blobs' only
-  request attribute is the blob prefix; it has no blob path; the Storage Blob Data Contributor
-  actions ``write``, ``add/action``, ``delete``, ``move/action`` all carry the path), both read
-  2026-12-07 at 0085f2c.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from infra.clouds.azure.identity import only_under
 from infra.k8s.spec import (
     GPU_POOL,
     GPU_PRESENT_LABEL,
@@ -121,37 +115,10 @@ def cluster_profiles(config: AksConfig) -> dict[str, Any]:
     return args
 
 
-_BLOBS = "Microsoft.Storage/storageAccounts/blobServices/containers/blobs"
-_PATH = f"@Resource[{_BLOBS}:path]"
-_PREFIX = f"@Request[{_BLOBS}:prefix]"
-#: List Blobs is the ``blobs/read`` data action's ``Blob.List`` suboperation
-_LIST = "SubOperationMatches{'Blob.List'}"
-
-
-def _action(action: str) -> str:
-    """One data action on a blob; ``read`` is every read but List Blobs (which has no path)."""
-    matches = f"ActionMatches{{'{_BLOBS}/{action}'}}"
-    return f"{matches} AND NOT {_LIST}" if action == "read" else matches
-
-
-def _only_under(actions: tuple[str, ...], prefix: str) -> str:
-    """An ABAC condition: ``actions`` only on blobs whose name starts with ``prefix``, and List
-    Blobs only with a request prefix that starts with it. List Blobs carries no blob path, so a
-    path condition on ``blobs/read`` alone cannot be evaluated for it and denies every listing
-    (the documented "Read or list blobs in named containers with a path" form, see above)."""
-    none_of = " AND ".join(f"!({_action(a)})" for a in actions)
-    on_path = f"(({none_of}) OR ({_PATH} StringStartsWith '{prefix}'))"
-    listing = (
-        f"((!(ActionMatches{{'{_BLOBS}/read'}} AND {_LIST})) "
-        f"OR ({_PREFIX} StringStartsWith '{prefix}'))"
-    )
-    return f"{on_path} AND {listing}"
-
-
 def release_read_condition(blob: BlobRelease) -> str | None:
     """Storage Blob Data Reader narrowed to reading and listing under the release prefix (None:
     a release at the container's root reads the whole container, the role's scope)."""
-    return _only_under(("read",), f"{blob.prefix}/") if blob.prefix else None
+    return only_under(("read",), f"{blob.prefix}/") if blob.prefix else None
 
 
 def plan_write_condition(blob: BlobRelease) -> str:
@@ -161,7 +128,7 @@ def plan_write_condition(blob: BlobRelease) -> str:
     (read, list, write, create, delete, rename) only there. The earlier layout (``plans/``) is
     still read, with the release's read grant; nothing writes it."""
     actions = ("read", "write", "add/action", "delete", "move/action")
-    return _only_under(actions, blob.name(ENGINES_PREFIX))
+    return only_under(actions, blob.name(ENGINES_PREFIX))
 
 
 def container_scope(subscription: str, resource_group: str, blob: BlobRelease) -> str:
