@@ -232,7 +232,11 @@ def deployment(spec: TritonServiceSpec) -> Manifest:
     """
     pod_spec: dict[str, Any] = {
         "serviceAccountName": spec.name,
-        "automountServiceAccountToken": True,  # projected token for Workload Identity / IRSA
+        # the projected token a cloud identity exchanges (Workload Identity, IRSA); a workload
+        # with none (a Secret reads its release) gets no API token it never uses
+        "automountServiceAccountToken": bool(
+            spec.identity.service_account or spec.identity.pod_labels
+        ),
         "terminationGracePeriodSeconds": 60,
         "securityContext": {"runAsNonRoot": True, "runAsUser": 1000, "fsGroup": 1000},
         "containers": [

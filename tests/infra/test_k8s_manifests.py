@@ -176,6 +176,7 @@ def test_every_target_binds_its_pods_through_its_workload_identity(target: str) 
         deployment["spec"]["template"]["metadata"]["labels"].items() >= identity.pod_labels.items()
     )
     assert deployment["spec"]["template"]["spec"]["serviceAccountName"] == spec.name
+    assert deployment["spec"]["template"]["spec"]["automountServiceAccountToken"] is True
     assert spec.store_access is None  # the identity reads the release, not a Secret
 
 
@@ -188,6 +189,12 @@ def test_a_target_without_a_cloud_reads_the_release_with_a_secret(target: str) -
     spec = load_target(target).workload_spec(read_dev(target), lambda output: output)
     assert not spec.identity.service_account and not spec.builder.service_account
     assert spec.store_access is not None and spec.store_access.secret
+    (deployment,) = [
+        m
+        for m in load_target(target).render.manifests(read_dev(target), lambda output: output)
+        if m["kind"] == "Deployment"
+    ]
+    assert deployment["spec"]["template"]["spec"]["automountServiceAccountToken"] is False
 
 
 # What the query means is proven on a real Prometheus scraping a real Triton
