@@ -7,10 +7,13 @@ Each replica is a local endpoint (front + Triton) with room for ``--budget`` loa
 (drained, then stopped) two thirds in. The round-robin run sends request i to replica i mod N
 directly. Both runs first send ``--warmup`` requests of the same trace that are not counted (the
 caches fill), then the ``--requests`` measured. Each cold request is compared with the load it
-waited for (the front's ``x-tdk-model-download-ms`` / ``-load-ms`` headers). Run:
+waited for (the front's ``x-tdk-model-download-ms`` / ``-load-ms`` headers), and where its time
+went is reported phase by phase (``x-tdk-model-load-phases``: ``cold_phases_p50_ms``,
+``cold_phases_p99_ms``, and ``cold_tail_phases_ms`` for the slowest 5 %). Each replica keeps
+``--headroom-models`` (a pod's front: 1) models' room free ahead of the next load. Run:
 ``.venv/bin/python bench/mme_k8s.py [--copies 1000 --replicas 4 --budget 20 --warmup 1000
---requests 3000] [--json] [--trace-out FILE]``. The machine is shared: latency figures are the
-median of one run each.
+--requests 3000] [--headroom-models 0] [--json] [--trace-out FILE]``. The machine is shared:
+latency figures are the median of one run each.
 """
 
 from __future__ import annotations

@@ -20,8 +20,8 @@ concurrency (8 clients on 4 pods: 3 requests in flight make a pod ineligible) an
 request to a pod that loads the model again and evicts another for it. 2x still keeps a hot copy
 from piling onto one pod (HAProxy's documentation calls 125 to 200 reasonable:
 https://docs.haproxy.org/2.6/configuration.html#4-hash-balance-factor). On bench/mme_k8s.py's
-trace (1,000 copies, Zipf 1.0, 4 pods x 20, 8 clients) the simulator spills 342 of 2,000
-requests at 150 and 103 at 200 (docs/kubernetes.md).
+trace (1,000 copies, Zipf 1.0, 4 pods x 20, 8 clients) the simulator spills 354 of 2,000
+requests at 150 and 109 at 200 (docs/kubernetes.md).
 """
 
 from __future__ import annotations
