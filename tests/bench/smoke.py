@@ -232,6 +232,11 @@ def _consistent(report: dict[str, Any]) -> dict[str, Callable[[], bool]]:
             and report["cold_requests"] >= report["loads"]
             and Path(report["trace"]).read_text().count("\n") == 12 + 60
             and report["cold_over_own_load_p50"] <= report["cold_over_own_load_p99"]
+            and report["headroom_models"] == 1  # a pod's front
+            # where cold requests' time went, phase by phase (the front's load phases)
+            and {"wait", "slot", "download", "extract", "load", "infer", "outside"}
+            <= set(report["cold_phases_p99_ms"])
+            == set(report["cold_tail_phases_ms"])
         ),
         "local_down.py": lambda: (
             report["down_min_s"] <= report["down_median_s"] <= report["down_max_s"]
