@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from cli.common import (
     DEFAULT_TIMEOUT,
@@ -22,7 +23,7 @@ from cli.common import (
 )
 from cli.genbench import GenerationOptions, bench_generate
 from cli.groups import grouped, option_group
-from cli.invoke import ExampleOpt, no_decoupled, no_tensor_options
+from cli.invoke import ExampleOpt, no_decoupled
 from cli.locate import DeploymentOptions
 from cli.output import Output, stability
 from infra.clients.deadline import check_timeout
@@ -135,9 +136,18 @@ class LoadOptions:
 
 @option_group
 @dataclass(frozen=True)
+class RecordedOptions:
+    """What the measured unit runs on, recorded for ``tdk plan``."""
+
+    instance_type: InstanceTypeOpt = None
+    gpu: GpuOpt = None
+
+
+@option_group
+@dataclass(frozen=True)
 class TensorOptions:
     """What a tensor bench sends: example inputs at --batch or --samples, tensors replaced by
-    --input / --text, over HTTP or gRPC, binary+json or JSON; and where it records it ran."""
+    --input / --text, over HTTP or gRPC, binary+json or JSON."""
 
     batch: BatchOpt = 1
     inputs: InputOpt = None
@@ -146,10 +156,10 @@ class TensorOptions:
     samples: SamplesOpt = None
     grpc: GrpcOpt = False
     json_body: JsonBodyOpt = False
-    instance_type: InstanceTypeOpt = None
-    gpu: GpuOpt = None
 
-    def request(self, target_model: str, load: LoadOptions, timeout: float) -> BenchRequest:
+    def request(
+        self, target_model: str, load: LoadOptions, recorded: RecordedOptions, timeout: float
+    ) -> BenchRequest:
         return BenchRequest(
             target_model=target_model,
             load=load.request(),
@@ -161,46 +171,76 @@ class TensorOptions:
             json_body=self.json_body,
             processes=load.processes,
             timeout=timeout,
-            instance_type=self.instance_type,
-            gpu=self.gpu,
-        )
-
-    def for_generation(self) -> None:
-        """A generate bench sends text: a tensor option given with it is refused."""
-        no_tensor_options(
-            **{"--input": self.inputs, "--text": self.text, "--example": self.example},
-            **{"--grpc": self.grpc, "--json-body": self.json_body, "--samples": self.samples},
+            instance_type=recorded.instance_type,
+            gpu=recorded.gpu,
         )
 
 
+class BenchGroup(TyperGroup):
+    """``tdk bench``: the tensor bench when no command is named (``tdk bench -c 1,4 ...``);
+    ``tdk bench generate`` the generation bench (its old spelling, ``--prompt`` on ``tdk bench``, is
+    rewritten by ``cli.main.modernize`` with a deprecation warning)."""
+
+    #: what ``tdk bench`` runs when no command is named
+    default_command = "tensors"
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = [self.default_command, *args]
+        return super().parse_args(ctx, args)
+
+
+TENSORS, GENERATE = BenchGroup.default_command, "generate"
+app = typer.Typer(
+    cls=BenchGroup,
+    no_args_is_help=True,
+    help="Load a deployment: `tdk bench` (tensors) or `tdk bench generate` (LLM text).",
+)
+
+
+@app.command(TENSORS)
 @grouped
 def bench(
     target_model: TargetModelOpt,
     deployment: DeploymentOptions,
     load: LoadOptions,
     tensors: TensorOptions,
-    generation: GenerationOptions,
+    recorded: RecordedOptions,
     timeout: TimeoutOpt = DEFAULT_TIMEOUT,
     json: JsonOpt = False,
 ) -> None:
-    """Throughput, p50/p90/p99 latency and errors; the first request is reported as cold.
-    With --prompt/--prompts: streamed generation, TTFT, TPOT, e2e and output tokens/s."""
+    """Throughput, p50/p90/p99 latency and errors; the first request is reported as cold
+    (what `tdk bench` runs when no command is named)."""
     out = Output(json_mode=json)
     check_timeout(timeout)
-    request = tensors.request(target_model, load, timeout)
-    located = deployment.open()
-    if generation.generates:
-        tensors.for_generation()
-        _bench_prompts(out, request, generation.request(), located)
-    else:
-        _bench_tensors(out, request, located)
+    request = tensors.request(target_model, load, recorded, timeout)
+    _bench_tensors(out, request, deployment.open())
+
+
+@app.command(GENERATE)
+@grouped
+def generate(
+    target_model: TargetModelOpt,
+    deployment: DeploymentOptions,
+    load: LoadOptions,
+    generation: GenerationOptions,
+    recorded: RecordedOptions,
+    timeout: TimeoutOpt = DEFAULT_TIMEOUT,
+    json: JsonOpt = False,
+) -> None:
+    """Streamed generation of --prompt/--prompts: TTFT, TPOT, e2e and output tokens/s."""
+    out = Output(json_mode=json)
+    check_timeout(timeout)
+    generation.check()
+    request = TensorOptions().request(target_model, load, recorded, timeout)
+    _bench_prompts(out, request, generation.request(), deployment.open())
 
 
 def _bench_tensors(out: Output, r: BenchRequest, located: Deployment) -> None:
     """The cold/warm probe, then the closed-loop levels or one open-loop rate."""
     load = tensor_load(r.load)  # checked before the target is opened
     model = located.model(r.target_model)
-    no_decoupled(model)
+    no_decoupled(model, "with `tdk bench generate --prompt TEXT`")
     client = located.inference(r.grpc, r.timeout)
     try:
         prepared = session.prepare(r, load, client, (located.target, model))

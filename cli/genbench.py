@@ -1,4 +1,4 @@
-"""``tdk bench --prompt TEXT | --prompts FILE``: streamed generate requests against an LLM, with
+"""``tdk bench generate``: streamed generate requests against an LLM, with
 TTFT, TPOT, e2e latency, output tokens/s and errors (``infra.perf.bench.genbench``): the
 options (one group) and the report; parsing is ``infra.perf.bench.genrequest``'s."""
 
@@ -14,7 +14,7 @@ from cli.groups import option_group
 from cli.invoke import MaxTokensOpt, PromptOpt
 from cli.output import Output
 from infra.perf.bench.genrequest import DEFAULT_MAX_TOKENS, DEFAULT_REQUESTS, GenRequest
-from tdk.errors import TdkError
+from tdk.errors import TdkError, UsageError
 
 if TYPE_CHECKING:
     from infra.clients.generate import Generator
@@ -59,6 +59,14 @@ class GenerationOptions:
     def generates(self) -> bool:
         """A generate bench (--prompt/--prompts): streamed text, not tensors."""
         return self.prompt is not None or self.prompts is not None
+
+    def check(self) -> None:
+        """A generate bench needs what to send: --prompt or --prompts."""
+        if not self.generates:
+            raise UsageError(
+                "tdk bench generate needs --prompt TEXT or --prompts FILE",
+                hint="e.g. tdk bench generate --target-model llm-0 --prompt 'tell me a story'",
+            )
 
     def request(self) -> GenRequest:
         return GenRequest(

@@ -84,14 +84,14 @@ def no_tensor_options(**given: object) -> None:
         )
 
 
-def no_decoupled(model: ManifestModel) -> None:
+def no_decoupled(model: ManifestModel, how: str = "with --prompt TEXT (and --stream)") -> None:
     """A tensor request to a decoupled copy is refused by Triton's unary infer routes (HTTP and
-    gRPC) on every target: point at --prompt before sending it."""
+    gRPC) on every target: point at its generate endpoint (``how``) before sending it."""
     if model.mme_left_out:
         raise UsageError(
             f"{model.target_model} is a decoupled (streaming) model: Triton's infer route does "
             f"not serve it ({model.mme_left_out})",
-            hint="call its generate endpoint with --prompt TEXT (and --stream)",
+            hint=f"call its generate endpoint {how}",
         )
 
 

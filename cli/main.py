@@ -133,10 +133,26 @@ def _values(args: list[str]) -> list[str]:
     return out
 
 
+#: the generation bench's old spelling: ``tdk bench --prompt`` is ``tdk bench generate``
+PROMPT_OPTIONS = ("--prompt", "--prompts")
+
+
+def _bench_generate(args: list[str]) -> list[str]:
+    """``bench --prompt ...`` (one command for two modes, before issue 50) as ``bench generate
+    --prompt ...``, with a warning; ``tdk bench`` without a command is the tensor bench."""
+    if args[:1] != ["bench"] or args[1:2] in (["generate"], ["tensors"]):
+        return args
+    if not {arg.partition("=")[0] for arg in args} & set(PROMPT_OPTIONS):
+        return args
+    _deprecated("tdk bench --prompt", "tdk bench generate --prompt")
+    return ["bench", "generate", *args[1:]]
+
+
 def modernize(args: list[str]) -> list[str]:
     """``args`` with the deprecated spellings replaced (each replacement warns once): the old
-    option names, and old ``--target`` values (the registry's ``DEPRECATED``)."""
-    args = _values(args)
+    option names, old ``--target`` values (the registry's ``DEPRECATED``) and the old
+    spelling of the generation bench."""
+    args = _bench_generate(_values(args))
     group = args[0] if args else ""
     out: list[str] = []
     target_value = False
@@ -172,7 +188,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "releases": ("cli.releases", "releases"),
     "build": ("cli.build", "build"),
     "invoke": ("cli.invoke", "invoke"),
-    "bench": ("cli.bench", "bench"),
+    "bench": ("cli.bench", "app"),
     "metrics": ("cli.metrics", "metrics"),
     "tune": ("cli.tune", "tune"),
     "plan": ("cli.plan", "plan"),

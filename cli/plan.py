@@ -51,7 +51,7 @@ PeakRpsOpt = Annotated[
     str | None,
     _number(
         "--peak-rps",
-        "Peak inferences/s (default: the traffic maximum); on a bench --prompt measurement, "
+        "Peak inferences/s (default: the traffic maximum); on a bench generate measurement, "
         "requests/s at its sequence lengths.",
     ),
 ]
@@ -62,7 +62,7 @@ SloMsOpt = Annotated[
     str | None,
     _number(
         "--latency-budget-ms",
-        "p99 the unit must meet (ms); on a bench --prompt measurement, of time to first token.",
+        "p99 the unit must meet (ms); on a bench generate measurement, of time to first token.",
     ),
 ]
 InstanceTypesOpt = Annotated[
@@ -173,7 +173,7 @@ def plan(measurement: MeasurementArg, options: PlanOptions) -> None:
         mme_plan(out, request)
         return
     bench = load_token_bench(measurement)
-    if bench is not None:  # a `bench --prompt` measurement: the same plan, in output tokens
+    if bench is not None:  # a `bench generate` measurement: the same plan, in output tokens
         _refuse_unplanned_for_tokens({"--plot": request.plot, "--write-stack": request.write_stack})
         request.safety, request.peak, request.budget_ms  # noqa: B018 (each checked, in turn)
         token_plan(out, bench, request)
@@ -256,7 +256,7 @@ def _refuse_unplanned_for_tokens(given: dict[str, object]) -> None:
     named = [option for option, value in given.items() if value is not None]
     if named:
         raise UsageError(
-            f"{', '.join(named)}: not planned for a token (bench --prompt) measurement yet "
+            f"{', '.join(named)}: not planned for a token (bench generate) measurement yet "
             "(the stack's scaling keys and the plot are in requests)",
             hint=f"drop {', '.join(named)}, or plan a request measurement (tdk bench --json)",
         )

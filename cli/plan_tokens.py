@@ -1,4 +1,4 @@
-"""``tdk plan`` on a ``tdk bench --prompt`` measurement: cost per million output tokens at
+"""``tdk plan`` on a ``tdk bench generate`` measurement: cost per million output tokens at
 ``--safety-factor`` of the unit's rate and, given ``--peak-rps`` / ``--traffic`` (requests/s at
 the measured sequence lengths), the fleet at the peak and trough and inference components vs
 MME, through the request plan's own code with the unit in output tokens/s."""
@@ -66,7 +66,7 @@ def token_plan(out: Output, bench: TokenBench, args: PlanRequest) -> None:
     price = f"price: {table.origin} ({table.date}, {region})"
     rows: list[TokenRow] = []
     for option, here in zip(options, measured, strict=True):
-        origin = f"{tokens.source} (bench --prompt on {on}, {tokens.level})"
+        origin = f"{tokens.source} (bench generate on {on}, {tokens.level})"
         origin = f"measured: {origin}" if here else f"assumed from {origin}"
         rows.append(token_cost.row(option, f"{origin}; {price}", args.safety, tokens.input_ratio))
     chosen = [_measured_as(o, m) for o, m in zip(options, measured, strict=True)]
@@ -106,7 +106,7 @@ def _fleet(
         raise UsageError(
             f"{tokens.source} does not record its output tokens per request (ok, "
             "output_tokens), so requests/s cannot be turned into tokens/s",
-            hint="bench again with this tdk (tdk bench --prompt ... --json)",
+            hint="bench again with this tdk (tdk bench generate --prompt ... --json)",
         )
     traffic = token_cost.in_tokens(common.read_traffic(args.traffic), per_request)
     peak = None if args.peak is None else args.peak * per_request

@@ -61,7 +61,7 @@ class StreamError(InvokeFailed):
 
 
 class Generator(Protocol):
-    """What ``tdk invoke --prompt`` and ``tdk bench --prompt`` call: one model's generate
+    """What ``tdk invoke --prompt`` and ``tdk bench generate`` call: one model's generate
     route (Triton's HTTP ``generate``/``generate_stream``, or a target's own)."""
 
     model: str

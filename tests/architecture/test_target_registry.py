@@ -117,8 +117,8 @@ def test_one_cli_vocabulary(extra: str | None) -> None:
     want = [e.name for e in builtin] + (["dummy"] if extra else [])
     assert found == want
     with_target = {row["command"] for row in rows if row["targets"]}
-    assert {"invoke", "bench", "metrics", "endpoint status", "endpoint wait", "validate",
-            "plan"} <= with_target  # fmt: skip
+    assert {"invoke", "bench tensors", "bench generate", "metrics", "endpoint status",
+            "endpoint wait", "validate", "plan"} <= with_target  # fmt: skip
     for row in rows:
         options = row["options"]
         assert "--endpoint-url" not in options, row["command"]  # type: ignore[operator]

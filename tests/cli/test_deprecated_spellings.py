@@ -36,6 +36,12 @@ OLD_SPELLINGS = [
     (["package", "R", "--plans", "P"], ["package", "R", "--store", "P"]),
     (["invoke", "--store", "U"], ["invoke", "--release", "U"]),
     (["bench", "--store=U"], ["bench", "--release=U"]),
+    # one command per bench: tensors (`tdk bench`) and generation (`tdk bench generate`)
+    (
+        ["bench", "--target-model", "m", "--prompt", "hi"],
+        ["bench", "generate", "--target-model", "m", "--prompt", "hi"],
+    ),
+    (["bench", "--prompts=p.txt", "-c", "2"], ["bench", "generate", "--prompts=p.txt", "-c", "2"]),
     (["local", "up", "--store", "U"], ["local", "up", "--release", "U"]),
     (["local", "switch", "--store", "U"], ["local", "switch", "--release", "U"]),
     (["local", "check", "--store", "U"], ["local", "check", "--release", "U"]),
@@ -112,9 +118,10 @@ def test_release_names_one_release_and_store_a_store_of_them() -> None:
                 for opt in set(param.opts) & {"--release", "--store"}:
                     spelled.setdefault(opt, set()).add(f"{name} {sub_name}".strip())
     assert spelled["--store"] == {"releases", "build", "package"}  # a store; package's plans
-    assert {"package", "validate", "invoke", "bench", "local up", "local switch"} <= spelled[
+    assert {"package", "validate", "invoke", "bench tensors", "bench generate"} <= spelled[
         "--release"
     ]
+    assert {"local up", "local switch"} <= spelled["--release"]
 
 
 def _emitted_commands(path: Path) -> list[list[str]]:
@@ -180,10 +187,10 @@ def test_bench_and_tune_sweep_the_same_default_concurrency() -> None:
 
     assert Load().concurrency == Settings(1.0).concurrency == DEFAULT_CONCURRENCY
     assert ",".join(map(str, DEFAULT_CONCURRENCY)) == DEFAULT_LEVELS
-    command = typer.main.get_command(app)
+    top: Any = typer.main.get_command(app)
     helps = [
-        next(p.help for p in command.commands[name].params if "--concurrency" in p.opts)  # type: ignore[attr-defined]
-        for name in ("bench", "tune")
+        next(p.help for p in command.params if "--concurrency" in p.opts)
+        for command in (top.commands["bench"].commands["tensors"], top.commands["tune"])
     ]
     assert all(f"[{DEFAULT_LEVELS}]" in (h or "") for h in helps), helps
 

@@ -169,7 +169,7 @@ def test_tune_help_shows_the_search_modes_and_numeric_lists() -> None:
     for option in ("--concurrency", "--instances", "--max-batch-sizes", "--queue-delays-us"):
         assert re.search(rf"{option}\s+(-\w\s+)?INTEGER,\.\.\.", shown), (option, shown)
     assert re.search(r"--peak-rps\s+FLOAT", _help(["plan"], "100"))
-    assert re.search(r"--concurrency\s+-c\s+INTEGER,\.\.\.", _help(["bench"], "100"))
+    assert re.search(r"--concurrency\s+-c\s+INTEGER,\.\.\.", _help(["bench", "tensors"], "100"))
     assert re.search(r"--repeats\s+INTEGER", shown)
 
 
@@ -210,7 +210,8 @@ def test_defaults_agree_on_local() -> None:
     command = typer.main.get_command(app)
     for path in (
         ("invoke",),
-        ("bench",),
+        ("bench", "tensors"),
+        ("bench", "generate"),
         ("metrics",),
         ("endpoint", "status"),
         ("endpoint", "wait"),

@@ -115,6 +115,9 @@ def problems(root: click.Command, args: list[str]) -> list[str]:
     command, path, found = root, ["tdk"], []
     for token in args:
         token = token.strip("[]")
+        default = getattr(command, "default_command", None)  # `tdk bench` is `tdk bench tensors`
+        if default is not None and token not in command.commands and token != "--help":  # type: ignore[attr-defined]
+            command = command.commands[default]  # type: ignore[attr-defined]
         if token.startswith("-") and len(token) > 1 and not re.match(r"-\d", token):
             option = token.split("=", 1)[0]
             if option not in _options(command):

@@ -111,7 +111,14 @@ def _render_ledger(root: Path) -> tuple[list[str], Path]:
 
 
 def _prompts(root: Path) -> tuple[list[str], Path]:
-    return ["bench", "--target-model", "m", "--prompts", str(root / "p.txt")], root / "p.txt"
+    return [
+        "bench",
+        "generate",
+        "--target-model",
+        "m",
+        "--prompts",
+        str(root / "p.txt"),
+    ], root / "p.txt"
 
 
 ALL = ("deep", "surrogate", "fifo", "dev-zero")

@@ -67,12 +67,22 @@ def test_prompt_refuses_tensor_options(cli_env: Endpoint) -> None:
     assert result.exit_code == 2 and "--text" in result.output
     alone = runner.invoke(app, ["invoke", "--target-model", "llm-0", "--stream"])
     assert alone.exit_code == 2 and "--prompt" in alone.output
-    bench = ["bench", "--target-model", "llm-0", "--prompt", "x", "--arrival", "poisson"]
+    bench = ["bench", "generate", "--target-model", "llm-0", "--prompt", "x",
+             "--arrival", "poisson"]  # fmt: skip
     poisson = runner.invoke(app, bench)  # arrivals belong to an open loop (--rate)
     assert poisson.exit_code == 2 and "--arrival poisson applies to an open loop" in poisson.output
-    slo = runner.invoke(app, ["bench", "--target-model", "llm-0", "--prompt", "x",
+    slo = runner.invoke(app, ["bench", "generate", "--target-model", "llm-0", "--prompt", "x",
                               "--goodput", "ttft:5"])  # fmt: skip
     assert slo.exit_code == 2 and "time_to_first_token" in slo.output
+    old = runner.invoke(app, [*bench[:1], *bench[2:]])  # the earlier spelling: bench --prompt
+    assert old.exit_code == 2 and "--arrival poisson applies to an open loop" in old.output
+    assert "tdk bench --prompt is now tdk bench generate --prompt" in old.output
+    unprompted = runner.invoke(app, ["bench", "generate", "--target-model", "llm-0"])
+    assert (
+        unprompted.exit_code == 2 and "needs --prompt TEXT or --prompts FILE" in unprompted.output
+    )
+    tensor = runner.invoke(app, ["bench", "generate", "--target-model", "llm-0", "--example"])
+    assert tensor.exit_code == 2 and "--example" in tensor.output  # no such option there
     for tensors in (["invoke", "--text", "x"], ["invoke", "--example"], ["bench", "--example"]):
         refused = runner.invoke(app, [*tensors, "--target-model", "llm-0"])
         assert refused.exit_code == 2 and "is a decoupled (streaming) model" in refused.output
@@ -103,7 +113,8 @@ def test_mme_invoke_of_decoupled_model_is_refused(llm_endpoint: Endpoint) -> Non
 
 
 def test_bench_prompt_json(cli_env: Endpoint, tmp_path: Path) -> None:
-    bench = ["bench", "--target-model", "llm-0", "--prompt", "tell me", "--max-tokens", "4"]
+    bench = ["bench", "generate", "--target-model", "llm-0", "--prompt", "tell me"]
+    bench += ["--max-tokens", "4"]
     runs_on = ["--instance-type", "g5.xlarge"]
     result = runner.invoke(app, [*bench, "-c", "2", "--requests", "6", *runs_on, "--json"])
     assert result.exit_code == 0, result.output

@@ -177,7 +177,7 @@ def aiperf_metrics(
 def summarize(
     result: GenResult, load: GenLoad, slos: dict[str, float] | None = None
 ) -> dict[str, Any]:
-    """The ``tdk bench --prompt --json`` document (one load level)."""
+    """The ``tdk bench generate --json`` document (one load level)."""
     duration = max(result.ended - result.started, 1e-9)
     tokens = sum(g.output_tokens for g in result.done)
     tpots = [value for g in result.done if (value := tpot_ms(g)) is not None]

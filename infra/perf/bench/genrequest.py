@@ -1,4 +1,4 @@
-"""What a generate bench (``tdk bench --prompt TEXT | --prompts FILE``) asks for, as given, and
+"""What a generate bench (``tdk bench generate``) asks for, as given, and
 its parsing: the prompts, AIPerf's goodput SLOs, one load per level, and AIPerf's CSV layout of
 the records (``infra.perf.bench.genbench`` measures)."""
 

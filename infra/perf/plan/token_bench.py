@@ -1,4 +1,4 @@
-"""What ``tdk bench --prompt --json`` measured, read for ``tdk plan``: one load level's record,
+"""What ``tdk bench generate --json`` measured, read for ``tdk plan``: one load level's record,
 or ``{"runs": [...]}`` (several levels in one run).
 
 A level is picked as for requests (``infra.perf.plan.measurement.usable``): the highest output token
@@ -24,12 +24,12 @@ from tdk.numbers import check_number, decimal_of
 
 #: the statistic ``--latency-budget-ms`` bounds on a token measurement, as messages name it
 BUDGETED = "p99 time to first token"
-_HINT = "save `tdk bench --prompt ... --instance-type TYPE --json > FILE` again"
+_HINT = "save `tdk bench generate --prompt ... --instance-type TYPE --json > FILE` again"
 
 
 @dataclass(frozen=True)
 class TokenMeasurement:
-    """One load level ``tdk bench --prompt`` measured on one serving unit."""
+    """One load level ``tdk bench generate`` measured on one serving unit."""
 
     source: str
     target: str
@@ -69,7 +69,7 @@ class TokenMeasurement:
 
 @dataclass(frozen=True)
 class TokenBench:
-    """Every level of one ``bench --prompt`` run."""
+    """Every level of one ``bench generate`` run."""
 
     source: str
     levels: tuple[TokenMeasurement, ...]

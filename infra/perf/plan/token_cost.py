@@ -1,4 +1,4 @@
-"""Cost per million output tokens, from a ``tdk bench --prompt --json`` measurement.
+"""Cost per million output tokens, from a ``tdk bench generate --json`` measurement.
 
 One serving unit's output tokens per second (measured, as AIPerf defines output token
 throughput) and its hourly price (the bundled or given price table) give the cost of a million

@@ -1,7 +1,7 @@
 """InvokeEndpointWithResponseStream on the local endpoint, for inference components.
 
 ``POST /endpoints/{name}/invocations-response-stream`` with ``X-Amzn-SageMaker-Inference-Component``
-is what ``tdk invoke/bench --target sagemaker-ic --prompt`` sends to a decoupled copy's
+is what ``tdk invoke --prompt`` / ``tdk bench generate --target sagemaker-ic`` send to a copy's
 component, whose Triton runs in SageMaker's ``generate_stream`` mode. Here it is served by the
 local Triton's generate_stream route; each piece of Triton's server-sent events goes out as one
 ``PayloadPart`` event of the AWS event-stream encoding (botocore's sagemaker-runtime model, shape

@@ -128,7 +128,7 @@ def mme_row(
     name = f"{instance.instance_type} MME"
     decoupled = [m.name for m in models[: load.hot] if m.decoupled]
     if streamed or decoupled:
-        what = ", ".join(decoupled) or "the measured model (a bench --prompt measurement)"
+        what = ", ".join(decoupled) or "the measured model (a bench generate measurement)"
         note = f"refused: {what} stream(s) (decoupled); {MME_DECOUPLED}"
         return Row(name, 0, 0, Decimal(0), Decimal(0), note, refused=True)
     if instance.gpus != 1:

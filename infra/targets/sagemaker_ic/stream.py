@@ -1,4 +1,4 @@
-"""``tdk invoke --prompt`` / ``tdk bench --prompt`` on inference components: a decoupled copy's
+"""``tdk invoke --prompt`` / ``tdk bench generate`` on inference components: a decoupled copy's
 component runs Triton in ``generate_stream`` mode (``generate.py``), reached through
 InvokeEndpointWithResponseStream with ``InferenceComponentName``. Each ``PayloadPart`` carries
 bytes of Triton's server-sent events, decoded and checked as for Triton's own HTTP route."""
