@@ -61,7 +61,7 @@ _NO_TF = frozenset({"tensorflow"})
 #: 26.05 (rel-26-05.html): "based on CUDA 13.2.1", compute capability 7.5 and later; Triton
 #: 2.69.0 from the server's GitHub releases ("Release 2.<n>.0 corresponding to NGC container
 #: <yy.mm>", 2.65.0 = 26.01, one a month). The 26.05 notes checked do not give its TensorRT:
-#: ``tensorrt`` stays None and validate says so for TensorRT plans (TDK906), never guesses.
+#: ``tensorrt`` stays None and validate says so for TensorRT engines (TDK906), never guesses.
 TRITON_RELEASE_NOTES = (
     "https://docs.nvidia.com/deeplearning/triton-inference-server/release-notes/index.html"
 )
@@ -75,7 +75,7 @@ class Image:
 
     A row exists only for a release NVIDIA has published (its release notes page exists);
     ``cuda`` is required. ``triton``, ``tensorrt`` and ``driver`` are None where the sources
-    checked do not give them: the kit says so (TDK906 for plans) and never guesses.
+    checked do not give them: the kit says so (TDK906 for engines) and never guesses.
     """
 
     version: str
@@ -124,7 +124,7 @@ class Image:
     @property
     def base(self) -> str:
         """The NGC release of the image's CUDA and TensorRT: the TensorRT container
-        (``nvcr.io/nvidia/tensorrt:<base>-py3``) that builds plans this Triton loads."""
+        (``nvcr.io/nvidia/tensorrt:<base>-py3``) that builds engines this Triton loads."""
         return self.upstream or self.version
 
     @property
