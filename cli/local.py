@@ -198,8 +198,11 @@ def metric_rows(figures: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def shown_state(state: Any) -> dict[str, Any]:
-    """The state file's fields as ``--json`` shows them."""
-    return asdict(state)
+    """The state file's fields as ``--json`` shows them, less the switch token: only who can
+    read the state file may switch releases, and stdout ends up in CI logs and pastes."""
+    shown = asdict(state)
+    shown.pop("control", None)
+    return shown
 
 
 @app.command("status")

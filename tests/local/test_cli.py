@@ -27,6 +27,10 @@ def test_up_status_invoke_down(release: Path, state_dir: Path) -> None:
     )
     assert up.exit_code == 0, up.output
     assert json.loads(up.output)["release"] == str(release)
+    # the switch token stays in the owner-only state file, never on stdout
+    token = next(state_dir.glob("local-*.json")).read_text()
+    token = json.loads(token)["control"]
+    assert token and token not in up.output
     url = json.loads(up.output)["url"]
     try:
         text = ["invoke", "--target-model", "tokenizer-0.tar.gz", "--text", "hello world"]
@@ -50,6 +54,7 @@ def test_up_status_invoke_down(release: Path, state_dir: Path) -> None:
         # the release, in one word: neither the status nor the endpoint says "store"
         assert document["release"] == document["endpoint"]["release"] == str(release)
         assert "store" not in document and "store" not in document["endpoint"]
+        assert token not in status.output
         assert document["loaded"] == ["tokenizer-0.tar.gz"]
         assert document["metrics"]["Invocations"] == 2
         assert document["metrics"]["ModelCacheHit"] == 0.5  # a ratio, as SageMaker reports it
