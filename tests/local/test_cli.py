@@ -27,12 +27,11 @@ def test_up_status_invoke_down(release: Path, state_dir: Path) -> None:
     )
     assert up.exit_code == 0, up.output
     assert json.loads(up.output)["release"] == str(release)
-    # the switch token stays in the owner-only state file, never on stdout
-    token = next(state_dir.glob("local-*.json")).read_text()
-    token = json.loads(token)["control"]
-    assert token and token not in up.output
     url = json.loads(up.output)["url"]
     try:
+        # the switch token stays in the owner-only state file, never on stdout
+        token = json.loads(next(state_dir.glob("local-*.json")).read_text())["control"]
+        assert token and token not in up.output
         text = ["invoke", "--target-model", "tokenizer-0.tar.gz", "--text", "hello world"]
         result = runner.invoke(app, [*text, "--json"])
         assert result.exit_code == 0, result.output
