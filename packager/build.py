@@ -25,7 +25,7 @@ from packager.inputs import SourceFile, outside_links, scan_model_dir
 from packager.manifest import ARCHIVE_PREFIX, REPOSITORY_PREFIX, ManifestModel, TensorSpec
 from packager.onnx_limits import model_longest
 from packager.onnx_signature import model_input_ranges
-from packager.rename import CopyPlan, Member
+from packager.rename import CopyLayout, Member
 from packager.repository import ModelDir
 from packager.requirements import requirements
 from packager.stores import sha256_file
@@ -98,11 +98,11 @@ class _Release:
             self.scans[model.path] = scan_model_dir(model.path, skip=(CONFIG_NAME,))
         return self.scans[model.path]
 
-    def check_links(self, plans: list[CopyPlan]) -> None:
+    def check_links(self, layouts: list[CopyLayout]) -> None:
         """Refuse a file hard-linked from outside the models being packaged (before any
         archive is written): what is written through that other name would be published."""
-        for plan in plans:
-            for member in plan.members:
+        for layout in layouts:
+            for member in layout.members:
                 self.scan(member.source)
         problems = outside_links([f for _, files in self.scans.values() for f in files])
         if problems:
@@ -132,10 +132,10 @@ class _Release:
             d for d in self.dirs_of(member) if not any(f.rel.startswith(d + "/") for f in files)
         ]
 
-    def content_key(self, plan: CopyPlan) -> str:
+    def content_key(self, layout: CopyLayout) -> str:
         """The hash of everything the copy's objects are made of."""
         members = []
-        for member in plan.members:
+        for member in layout.members:
             files = self.scan(member.source)[1]
             members.append(
                 [
@@ -145,8 +145,8 @@ class _Release:
                     [[f.rel, f.executable, self.digests.sha256(f.path)] for f in files],
                 ]
             )
-        described = [KEY_VERSION, __version__, self.level, plan.target_model, plan.name]
-        described += [plan.source.name, plan.index, members]
+        described = [KEY_VERSION, __version__, self.level, layout.target_model, layout.name]
+        described += [layout.source.name, layout.index, members]
         return hashlib.sha256(json.dumps(described).encode()).hexdigest()
 
     def entries(self, member: Member) -> list[Entry]:
@@ -178,47 +178,47 @@ class _Release:
             files[f"{member.name}/{rel}/{KEEP_NAME}"] = _EMPTY_SHA
         return files
 
-    def reuse(self, plan: CopyPlan, previous: ManifestModel) -> ManifestModel:
+    def reuse(self, layout: CopyLayout, previous: ManifestModel) -> ManifestModel:
         """The unchanged copy: its objects are registered (so they stay expected), not built."""
-        for member in plan.members:
+        for member in layout.members:
             self.add_repository(member)
         self.uploads[previous.archive] = Upload(previous.archive, previous.sha256, previous.size)
         return previous
 
     def add_copy(
-        self, plan: CopyPlan, writer: ArchiveWriter, hasher: ThreadPoolExecutor
+        self, layout: CopyLayout, writer: ArchiveWriter, hasher: ThreadPoolExecutor
     ) -> Callable[[], ManifestModel]:
         """Stage the copy's archive; returns a function giving its manifest entry once hashed."""
         entries = sorted(
-            (e for member in plan.members for e in self.entries(member)), key=lambda e: e.arcname
+            (e for member in layout.members for e in self.entries(member)), key=lambda e: e.arcname
         )
-        path = self.stage / plan.target_model
+        path = self.stage / layout.target_model
         writer.write(entries, path)
         files: dict[str, str] = {}
-        for member in plan.members:
+        for member in layout.members:
             files.update(self.add_repository(member))
-        key = self.content_key(plan)  # its files were hashed while archiving
+        key = self.content_key(layout)  # its files were hashed while archiving
         digest = hasher.submit(sha256_file, path)  # overlaps with writing the next archive
-        return lambda: self._entry(plan, key, path, digest.result(), files)
+        return lambda: self._entry(layout, key, path, digest.result(), files)
 
-    def repository_only(self, plan: CopyPlan, reason: str) -> ManifestModel:
+    def repository_only(self, layout: CopyLayout, reason: str) -> ManifestModel:
         """A copy that cannot run on SageMaker MME: its repository/ files, no archive."""
         files: dict[str, str] = {}
-        for member in plan.members:
+        for member in layout.members:
             files.update(self.add_repository(member))
-        self.warnings.append(f"{plan.name}: no mme/ archive ({reason})")
-        return self._model(plan, "", "", 0, files, "", reason)
+        self.warnings.append(f"{layout.name}: no mme/ archive ({reason})")
+        return self._model(layout, "", "", 0, files, "", reason)
 
     def _entry(
-        self, plan: CopyPlan, content_key: str, path: Path, sha: str, files: dict[str, str]
+        self, layout: CopyLayout, content_key: str, path: Path, sha: str, files: dict[str, str]
     ) -> ManifestModel:
-        key, size = f"{ARCHIVE_PREFIX}{plan.target_model}", path.stat().st_size
+        key, size = f"{ARCHIVE_PREFIX}{layout.target_model}", path.stat().st_size
         self.uploads[key] = Upload(key, sha, size, path=path, move=True)
-        return self._model(plan, key, sha, size, files, content_key)
+        return self._model(layout, key, sha, size, files, content_key)
 
     def _model(
         self,
-        plan: CopyPlan,
+        layout: CopyLayout,
         key: str,
         sha: str,
         size: int,
@@ -227,12 +227,14 @@ class _Release:
         left_out: str = "",
     ) -> ManifestModel:
         # the signature Triton serves: an engine backend completes its inputs/outputs at load
-        config = autocomplete_engine(ModelDir(plan.served.source.path, plan.served.config)).config
+        config = autocomplete_engine(
+            ModelDir(layout.served.source.path, layout.served.config)
+        ).config
         return ManifestModel(
-            target_model=plan.target_model,
-            name=plan.name,
-            source=plan.source.name,
-            copy=plan.index,
+            target_model=layout.target_model,
+            name=layout.name,
+            source=layout.source.name,
+            copy=layout.index,
             sha256=sha,
             size=size,
             archive=key,
@@ -241,20 +243,20 @@ class _Release:
             max_batch_size=int(config.max_batch_size),
             inputs=_tensor_specs(
                 config.input,
-                model_input_ranges(plan.served.source.path, config),
-                model_longest(plan.served.source.path, config),
+                model_input_ranges(layout.served.source.path, config),
+                model_longest(layout.served.source.path, config),
             ),
             outputs=_tensor_specs(config.output),
-            contains=tuple(member.name for member in plan.members),
+            contains=tuple(member.name for member in layout.members),
             files=files,
             content_key=content_key,
             mme_left_out=left_out,
         )
 
 
-def mme_refusal(plan: CopyPlan) -> str | None:
-    """Why ``plan`` cannot run on SageMaker MME (so no mme/ archive is built), None if it can."""
-    decoupled = [m.name for m in plan.members if requirements(m.source).decoupled]
+def mme_refusal(layout: CopyLayout) -> str | None:
+    """Why ``layout`` cannot run on SageMaker MME (so no mme/ archive is built), None if it can."""
+    decoupled = [m.name for m in layout.members if requirements(m.source).decoupled]
     if not decoupled:
         return None
     return (
@@ -280,7 +282,7 @@ def _candidate(
 
 
 def build_release(
-    plans: list[CopyPlan],
+    layouts: list[CopyLayout],
     stage: Path,
     level: int,
     phase: Phase = quiet,
@@ -289,48 +291,48 @@ def build_release(
     digests: FileDigests | None = None,
     sizes: Mapping[str, int] | None = None,
 ) -> Built:
-    """Stage every archive and repository file of ``plans`` under ``stage``, except those of
+    """Stage every archive and repository file of ``layouts`` under ``stage``, except those of
     copies unchanged since ``previous`` whose objects are ``present`` in the store."""
     release = _Release(stage, level, digests or FileDigests())
-    release.check_links(plans)
+    release.check_links(layouts)
     before = {model.target_model: model for model in previous}
     entries: dict[str, Callable[[], ManifestModel]] = {}
     todo = []
-    for plan in plans:
-        for member in plan.members:
+    for layout in layouts:
+        for member in layout.members:
             if member.source.completed == "tensorrt":
                 release.warnings.append(
                     f"{member.name}: a TensorRT engine without config.pbtxt; Triton completes its "
                     "inputs and outputs from the engine at load, tdk cannot read them without "
                     "TensorRT: the manifest lists none (write config.pbtxt to record them)"
                 )
-        refusal = mme_refusal(plan)
+        refusal = mme_refusal(layout)
         if refusal is not None:
-            only = release.repository_only(plan, refusal)
-            entries[plan.target_model] = lambda only=only: only  # type: ignore[misc]
+            only = release.repository_only(layout, refusal)
+            entries[layout.target_model] = lambda only=only: only  # type: ignore[misc]
             continue
         # Only a copy the store may already hold needs its key before building: the others'
         # input files are hashed from the bytes read to archive them (each read once).
-        same = _candidate(before.get(plan.target_model), present or set(), sizes)
-        if same is not None and same.content_key == release.content_key(plan):
-            reused = release.reuse(plan, same)
-            entries[plan.target_model] = lambda reused=reused: reused  # type: ignore[misc]
+        same = _candidate(before.get(layout.target_model), present or set(), sizes)
+        if same is not None and same.content_key == release.content_key(layout):
+            reused = release.reuse(layout, same)
+            entries[layout.target_model] = lambda reused=reused: reused  # type: ignore[misc]
         else:
-            todo.append(plan)
+            todo.append(layout)
     advance = phase("packaging", len(todo))
     with (
         ArchiveWriter(level, on_digest=release.digests.record, tee=stage) as writer,
         ThreadPoolExecutor(max_workers=2) as hasher,
     ):
-        for plan in todo:
-            entries[plan.target_model] = release.add_copy(plan, writer, hasher)
+        for layout in todo:
+            entries[layout.target_model] = release.add_copy(layout, writer, hasher)
             advance(1)
-        models = [entries[plan.target_model]() for plan in plans]
+        models = [entries[layout.target_model]() for layout in layouts]
     return Built(
         models,
         sorted(release.uploads.values(), key=lambda u: u.key),
         release.warnings,
-        [plan.target_model for plan in todo],
+        [layout.target_model for layout in todo],
         release.digests.hashed_bytes,
         writer.taken,
     )

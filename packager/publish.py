@@ -1,4 +1,4 @@
-"""``tdk package``: validate, plan copies, build archives, publish them and write the manifest.
+"""``tdk package``: validate, layout copies, build archives, publish them and write the manifest.
 
 Everything that can fail on the input (destination, validation, unsafe files, names) is checked
 before the first byte is published; the manifest is removed before objects change and written
@@ -29,7 +29,7 @@ from packager.manifest import (
     Manifest,
     ManifestModel,
 )
-from packager.rename import DEFAULT_TEMPLATE, CopyPlan, plan_copies
+from packager.rename import DEFAULT_TEMPLATE, CopyLayout, lay_out_copies
 from packager.repair import StoreCheck, check_store, remember_written, update_record
 from packager.repository import ModelDir, discover
 from packager.stores import Store
@@ -187,7 +187,7 @@ def publish(
     models = load_models(repos)
     _check_count(models, copies)
     require_valid(models)
-    plans = plan_copies(models, copies, template, share_composing)
+    layouts = lay_out_copies(models, copies, template, share_composing)
     with dest.staging() as stage, publish_lock(dest, lock_timeout) as lock:
         owned, previous = read_release(dest)
         digests = FileDigests()
@@ -196,7 +196,7 @@ def publish(
             try:
                 result = _build_and_publish(
                     _Target(dest, owned, previous, lock, stage, check, digests),
-                    plans,
+                    layouts,
                     level,
                     phase,
                     (trt_built_for, built_for or {}),
@@ -217,7 +217,7 @@ def publish(
 
 def _build_and_publish(
     target: _Target,
-    plans: list[CopyPlan],
+    layouts: list[CopyLayout],
     level: int,
     phase: Phase,
     built_for: tuple[str, Mapping[str, str]],
@@ -230,7 +230,7 @@ def _build_and_publish(
     try:
         before = previous.models if previous else ()
         built = build_release(
-            plans, stage, level, phase, before, target.present, target.digests, check.sizes
+            layouts, stage, level, phase, before, target.present, target.digests, check.sizes
         )
     except OSError as exc:  # a model file unreadable, the staging disk full, ...
         raise TdkError(

@@ -1,4 +1,4 @@
-"""Plan N uniquely renamed copies of a release: directory, ``name:`` and ensemble steps.
+"""Lay out N uniquely renamed copies of a release: directory, ``name:`` and ensemble steps.
 
 Copy ``i`` of a model is named from a template (default ``{model}-{i}``). An ensemble copy
 carries its composing models inside its archive (SageMaker MME loads one archive per
@@ -34,7 +34,7 @@ class Member:
 
 
 @dataclass(frozen=True)
-class CopyPlan:
+class CopyLayout:
     """One TargetModel of the release: the served model and everything its archive holds."""
 
     name: str
@@ -92,33 +92,33 @@ def check_template(template: str) -> None:
         )
 
 
-def plan_copies(
+def lay_out_copies(
     models: list[ModelDir],
     copies: int,
     template: str = DEFAULT_TEMPLATE,
     share_composing: bool = False,
-) -> list[CopyPlan]:
+) -> list[CopyLayout]:
     """``copies`` copies of every model; raises ValidationFailed on bad or colliding names."""
     if copies < 1:
         raise UsageError(f"--copies {copies}: must be at least 1", hint="use --copies 1 or more")
     check_template(template)
     by_name = {model.name: model for model in models}
-    plans = [
-        _plan_one(model, index, template, by_name, share_composing)
+    layouts = [
+        _lay_out_one(model, index, template, by_name, share_composing)
         for model in models
         for index in range(copies)
     ]
-    _refuse_collisions(plans)
-    return plans
+    _refuse_collisions(layouts)
+    return layouts
 
 
-def _plan_one(
+def _lay_out_one(
     model: ModelDir,
     index: int,
     template: str,
     by_name: dict[str, ModelDir],
     share_composing: bool,
-) -> CopyPlan:
+) -> CopyLayout:
     try:
         name = template.format(model=model.name, i=index)
     except (ValueError, TypeError) as exc:  # a format that does not fit: {model:d}, {i:s}
@@ -136,7 +136,7 @@ def _plan_one(
         served = Member(name, model, _renamed(model.config, name, renames))
     else:
         served = Member(name, model, _renamed(model.config, name, {}))
-    return CopyPlan(name=name, source=model, index=index, members=(*members, served))
+    return CopyLayout(name=name, source=model, index=index, members=(*members, served))
 
 
 def _composing(ensemble: ModelDir, by_name: dict[str, ModelDir]) -> list[ModelDir]:
@@ -194,14 +194,14 @@ def _renamed(config: Any, name: str, renames: dict[str, str]) -> Any:
     return new
 
 
-def _refuse_collisions(plans: list[CopyPlan]) -> None:
+def _refuse_collisions(layouts: list[CopyLayout]) -> None:
     """Each Triton name must be one model: same name twice is an error unless it is shared."""
     from packager.validate.findings import Finding
 
     seen: dict[str, Member] = {}
     findings: list[Finding] = []
-    for plan in plans:
-        for member in plan.members:
+    for layout in layouts:
+        for member in layout.members:
             problem = name_problem(member.name)
             if problem:
                 findings.append(
@@ -227,7 +227,7 @@ def _refuse_collisions(plans: list[CopyPlan]) -> None:
                 )
     if findings:
         raise ValidationFailed(
-            f"{len(findings)} naming problem(s) in the planned copies",
+            f"{len(findings)} naming problem(s) in the copies to publish",
             findings,
             hint="fix the names above; nothing was published",
         )

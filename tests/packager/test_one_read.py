@@ -80,7 +80,7 @@ def test_an_input_changed_after_it_was_read_is_read_again_and_refused(
     an edit after it (before the upload) is caught by the one read that follows."""
     from packager.build import build_release
     from packager.publish import load_models
-    from packager.rename import plan_copies
+    from packager.rename import lay_out_copies
     from packager.uploads import snapshot_all
     from tdk.errors import UnsafeInputError
 
@@ -91,7 +91,7 @@ def test_an_input_changed_after_it_was_read_is_read_again_and_refused(
     from packager.digests import FileDigests
 
     digests = FileDigests()
-    built = build_release(plan_copies(load_models([repo]), 2), stage, 1, digests=digests)
+    built = build_release(lay_out_copies(load_models([repo]), 2), stage, 1, digests=digests)
     weights = repo / "big" / "1" / "weights.bin"
     assert weights in built.taken
     weights.write_bytes(os.urandom(weights.stat().st_size))
