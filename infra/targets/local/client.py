@@ -3,9 +3,6 @@ figures from its ``/tdk/status`` (SageMaker's names and units), readiness from `
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -13,6 +10,7 @@ from typing import Any
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import DEFAULT_TIMEOUT_S
 from infra.clouds.aws.sagemaker.metrics import BY_KEY
+from infra.targets.local.control import fetch_status
 from infra.targets.operations import (
     Locator,
     OnChange,
@@ -84,14 +82,8 @@ class LocalClient(TargetClient):
         return SageMakerRuntimeTarget(self.name, endpoint_url=self.url, local=True, timeout=timeout)
 
     def _document(self) -> dict[str, Any]:
-        try:
-            with urllib.request.urlopen(f"{self.url}/tdk/status", timeout=10) as response:
-                return dict(json.loads(response.read()))
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            raise EndpointError(
-                f"cannot read {self.url}/tdk/status: {exc}",
-                hint=f"check `tdk local status --endpoint {self.name}` and the endpoint's log",
-            ) from None
+        hint = f"check `tdk local status --endpoint {self.name}` and the endpoint's log"
+        return fetch_status(self.url, hint, EndpointError)
 
     def release(self) -> str | None:
         """The release URL the endpoint serves now (None: its status does not say)."""

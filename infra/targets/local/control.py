@@ -12,15 +12,16 @@ from typing import Any
 from tdk.errors import TdkError
 
 
-def fetch_status(url: str) -> dict[str, Any]:
-    """The running endpoint's ``/tdk/status`` document."""
+def fetch_status(
+    url: str, hint: str = "see the endpoint's log", error: type[TdkError] = TdkError
+) -> dict[str, Any]:
+    """The running endpoint's ``/tdk/status`` document; ``error`` with ``hint`` when it cannot
+    be read (the CLI's commands and LocalClient share this one reader)."""
     try:
         with urllib.request.urlopen(f"{url}/tdk/status", timeout=10) as response:
             return dict(jsonlib.loads(response.read()))
     except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise TdkError(
-            f"cannot read {url}/tdk/status: {exc}", hint="see the endpoint's log"
-        ) from exc
+        raise error(f"cannot read {url}/tdk/status: {exc}", hint=hint) from exc
 
 
 def request_switch(state: Any, release: str, endpoint_url: str | None) -> dict[str, Any]:
