@@ -64,7 +64,7 @@ def _labels(workload: TritonServiceSpec) -> dict[str, str]:
 
 
 def build_service_account(workload: TritonServiceSpec) -> Manifest:
-    """The ServiceAccount the build Job runs as, bound to the target's plan-builder identity
+    """The ServiceAccount the build Job runs as, bound to the target's engine-builder identity
     (``workload.builder``); a pod of the workload never runs as it. No token is mounted unless
     a pod asks (the Job's does, for its cloud identity)."""
     metadata: dict[str, Any] = {

@@ -121,7 +121,7 @@ class WorkloadIdentity:
 
 def build_account_name(name: str) -> str:
     """The Kubernetes ServiceAccount ``tdk build``'s Job of workload ``name`` runs as: bound to
-    the target's plan-builder identity, the only one that may write the release's engine cache
+    the target's engine-builder identity, the only one that may write the release's engine cache
     (the workload's own identity only reads it, so a serving pod cannot plant an engine)."""
     return f"{name}-build"
 

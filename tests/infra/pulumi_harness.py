@@ -42,6 +42,9 @@ class Options:
     update_timeout: str = ""
     #: the parent URNs this resource's aliases name (a resource moved to another component)
     alias_parents: tuple[str, ...] = ()
+    #: (type token, name) each alias names, "" where it keeps the resource's own (a resource
+    #: renamed or retyped keeps its deployed state through them)
+    aliases: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,11 @@ class _Monitor(MockMonitor):
                 alias.spec.parentUrn
                 for alias in request.aliases
                 if alias.HasField("spec") and alias.spec.parentUrn
+            ),
+            aliases=tuple(
+                (alias.spec.type, alias.spec.name)
+                for alias in request.aliases
+                if alias.HasField("spec") and (alias.spec.type or alias.spec.name)
             ),
         )
         return response

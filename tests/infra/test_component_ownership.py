@@ -128,7 +128,7 @@ TOP_LEVEL = {
         "tdk:gcp:GpuCluster",
         "tdk:k8s:ClusterAddons",
         "tdk:gcp:ReleaseReader",
-        "tdk:gcp:PlanBuilder",
+        "tdk:gcp:EngineBuilder",
         "tdk:k8s:TritonService",
         "tdk:gcp:Monitoring",
     },
@@ -137,7 +137,7 @@ TOP_LEVEL = {
         "tdk:aws:EksMonitoring",
         "tdk:k8s:ClusterAddons",
         "tdk:aws:ReleaseReader",
-        "tdk:aws:PlanBuilder",
+        "tdk:aws:EngineBuilder",
         "tdk:k8s:TritonService",
     },
 }

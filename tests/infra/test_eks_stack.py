@@ -107,11 +107,11 @@ def _permits(policy: dict[str, Any], action: str, resource: str = "*", **context
     return answer == PermissionResult.PERMITTED
 
 
-def test_only_the_plan_builder_writes_the_plan_cache(eks: StackRun) -> None:
+def test_only_the_engine_builder_writes_the_engine_cache(eks: StackRun) -> None:
     """Issue 47 item 5: a serving pod cannot plant a plan. Triton's role reads the engine cache and
     writes nothing; the build Job's own role (its own ServiceAccount) writes engines/ only."""
     policies = _policies(eks)
-    triton, builder = policies["tdk-eks-dev-release-read"], policies["tdk-eks-dev-plan-build"]
+    triton, builder = policies["tdk-eks-dev-release-read"], policies["tdk-eks-dev-engine-build"]
     for write in ("s3:PutObject", "s3:DeleteObject"):
         assert not _permits(triton, write, PLAN), write
     assert _permits(triton, "s3:GetObject", PLAN) and _permits(triton, "s3:GetObject", LEGACY)
@@ -125,7 +125,7 @@ def test_only_the_plan_builder_writes_the_plan_cache(eks: StackRun) -> None:
     assert listing["Condition"] == {"StringLike": {"s3:prefix": ["releases/v1/engines/*"]}}
     # each role is assumed by its own ServiceAccount only (moto evaluates StringEquals)
     roles = _roles(eks)
-    role = roles["tdk-eks-dev-plan-builder"]
+    role = roles["tdk-eks-dev-engine-builder"]
     assert role["name"] == "tdk-eks-dev-plan-builder"
     trust = json.loads(role["assumeRolePolicy"])
     [sub] = [k for k in trust["Statement"][0]["Condition"]["StringEquals"] if k.endswith(":sub")]
@@ -350,3 +350,17 @@ def test_release_is_copied_into_the_pod_by_the_aws_cli_not_read_by_triton(eks: S
     policy = _policies(eks)["tdk-eks-dev-release-read"]["Statement"]
     listing = next(s for s in policy if s["Action"] == "s3:ListBucket")
     assert listing["Condition"]["StringLike"]["s3:prefix"] == ["releases/v1/*", "releases/v1"]
+
+
+def test_renamed_engine_builder_keeps_its_deployed_resources(eks: StackRun) -> None:
+    """Issue 50 item 3: EngineBuilder was tdk:aws:PlanBuilder named <name>-plans before
+    2026-12-07, its role and policy <name>-plan-builder and <name>-plan-build; each carries an
+    alias to its former type and name, so a stack deployed before keeps its role and policy."""
+    component = eks.named("tdk-eks-dev-engines")
+    assert component.type == "tdk:aws:EngineBuilder"
+    assert ("tdk:aws:PlanBuilder", "tdk-eks-dev-plans") in component.options.aliases
+    role = eks.named("tdk-eks-dev-engine-builder")
+    assert ("", "tdk-eks-dev-plan-builder") in role.options.aliases
+    assert role.inputs["name"] == "tdk-eks-dev-plan-builder"  # physical: a rename replaces it
+    policy = eks.named("tdk-eks-dev-engine-build")
+    assert ("", "tdk-eks-dev-plan-build") in policy.options.aliases

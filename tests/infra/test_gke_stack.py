@@ -95,8 +95,8 @@ def test_triton_identity_reads_only_the_release_prefix_without_keys(gke: StackRu
     assert set(members) == {
         "tdk-gke-dev-release-release-read",
         "tdk-gke-dev-release-bucket-metadata",
-        "tdk-gke-dev-plans-plan-cache-write",
-        "tdk-gke-dev-plans-bucket-metadata",
+        "tdk-gke-dev-engines-engine-cache-write",
+        "tdk-gke-dev-engines-bucket-metadata",
     }
     read = members["tdk-gke-dev-release-release-read"]
     assert read.inputs["bucket"] == "my-tdk-releases"
@@ -124,7 +124,7 @@ PLAN = OBJECTS + "releases/v1/engines/abc/cc8.9-tensorrt-10.9/p1/model.plan"
 LEGACY = OBJECTS + "releases/v1/plans/abc/cc8.9-tensorrt-10.9/p1/model.plan"
 
 
-def test_only_the_plan_builder_writes_the_plan_cache(gke: StackRun) -> None:
+def test_only_the_engine_builder_writes_the_engine_cache(gke: StackRun) -> None:
     """Issue 47 item 5: a serving pod cannot plant a plan. Triton's identity reads the engine
     cache but may create or delete no object anywhere; the build Job's own identity writes
     engines/ and
@@ -142,7 +142,7 @@ def test_only_the_plan_builder_writes_the_plan_cache(gke: StackRun) -> None:
     assert _may(builder, "storage.objects.get", PLAN)  # the Job fetches its input/
     assert not _may(builder, "storage.objects.get", OBJECTS + "releases/v1/manifest.json")
     bindings = {r.name: r.inputs for r in gke.of_type("gcp:serviceaccount/iAMMember:IAMMember")}
-    wi = bindings["tdk-gke-dev-plans-wi"]
+    wi = bindings["tdk-gke-dev-engines-wi"]
     assert wi["role"] == "roles/iam.workloadIdentityUser"
     assert wi["member"] == "serviceAccount:my-gcp-project.svc.id.goog[triton/tdk-gke-dev-build]"
     accounts = {r.inputs["metadata"]["name"]: r.inputs for r in gke.of_type(SERVICE_ACCOUNT)}
@@ -338,3 +338,27 @@ def test_triton_s_identity_holds_every_permission_its_gcs_reader_calls(gke: Stac
     assert {c: p for c, p in TRITON_GCS_CALLS.items() if p not in held} == {}
     unconditioned = [g for g in granted if "condition" not in g]
     assert all("storage.objects.get" not in ROLE_PERMISSIONS[g["role"]] for g in unconditioned)
+
+
+def test_renamed_engine_builder_keeps_its_deployed_resources(gke: StackRun) -> None:
+    """Issue 50 item 3: the component was tdk:gcp:PlanBuilder named <name>-plans before
+    2026-12-07; each renamed resource names its former type and name as an alias, so a stack
+    deployed before updates in place instead of replacing its service account and grants."""
+    component = gke.named("tdk-gke-dev-engines")
+    assert component.type == "tdk:gcp:EngineBuilder"
+    assert ("tdk:gcp:PlanBuilder", "tdk-gke-dev-plans") in component.options.aliases
+    former = {  # the names the code declared before the rename
+        "tdk-gke-dev-engines-gsa": "tdk-gke-dev-plans-gsa",
+        "tdk-gke-dev-engines-engine-cache-write": "tdk-gke-dev-plans-plan-cache-write",
+        "tdk-gke-dev-engines-bucket-metadata": "tdk-gke-dev-plans-bucket-metadata",
+        "tdk-gke-dev-engines-wi": "tdk-gke-dev-plans-wi",
+    }
+    for name, was in former.items():
+        assert ("", was) in gke.named(name).options.aliases, name
+    children = {r.name for r in gke.resources if r.name.startswith("tdk-gke-dev-engines-")}
+    assert children == set(former)  # a new child would have no former name to keep
+    # physical names stay as deployed: a new account id or condition title replaces the resource
+    account = gke.named("tdk-gke-dev-engines-gsa").inputs
+    assert account["accountId"] == "tdk-gke-dev-build"
+    condition = gke.named("tdk-gke-dev-engines-engine-cache-write").inputs["condition"]
+    assert condition["title"] == "plan-cache-only"

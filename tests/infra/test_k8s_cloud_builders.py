@@ -58,19 +58,19 @@ def test_gke_gpu_pool_args_scale_to_zero_and_pin_zones() -> None:
     assert args["node_config"]["spot"] is True
 
 
-def test_the_plan_builder_may_write_only_the_plan_cache() -> None:
+def test_the_engine_builder_may_write_only_the_engine_cache() -> None:
     """tdk build's Job uploads engines as the plan builder; Triton's identity writes nothing."""
     read = json.loads(eks.release_read_policy("b", "r/v2"))["Statement"]
     assert [s for s in read if "Put" in str(s["Action"]) or "Delete" in str(s["Action"])] == []
-    statements = json.loads(eks.plan_build_policy("b", "r/v2"))["Statement"]
+    statements = json.loads(eks.engine_build_policy("b", "r/v2"))["Statement"]
     writes = [s for s in statements if "Put" in str(s["Action"])]
     assert writes == [
-        {"Sid": "WritePlanCache", "Effect": "Allow", "Action": "s3:PutObject",
+        {"Sid": "WriteEngineCache", "Effect": "Allow", "Action": "s3:PutObject",
          "Resource": "arn:aws:s3:::b/r/v2/engines/*"},
     ]  # fmt: skip
-    at_root = json.loads(eks.plan_build_policy("b", ""))["Statement"]
+    at_root = json.loads(eks.engine_build_policy("b", ""))["Statement"]
     assert {s["Resource"] for s in at_root} == {"arn:aws:s3:::b/engines/*", "arn:aws:s3:::b"}
-    condition = gke.plan_cache_condition("bkt", "")
+    condition = gke.engine_cache_condition("bkt", "")
     assert condition["expression"] == (
         'resource.name.startsWith("projects/_/buckets/bkt/objects/engines/")'
     )

@@ -121,7 +121,7 @@ def release_read_condition(blob: BlobRelease) -> str | None:
     return only_under(("read",), f"{blob.prefix}/") if blob.prefix else None
 
 
-def plan_write_condition(blob: BlobRelease) -> str:
+def engine_write_condition(blob: BlobRelease) -> str:
     """Storage Blob Data Contributor narrowed to the release's engine cache (``ENGINES_PREFIX``),
     where ``tdk build``'s Job writes TensorRT engines as the engine builder's identity, the only
     one granted it (eks grants its builder PutObject there alike): every data action of the role

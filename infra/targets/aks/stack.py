@@ -45,11 +45,11 @@ def release_grants(subscription: pulumi.Output[str], config: AksConfig) -> tuple
     return (Grant(reader, scope, arm.release_read_condition(config.blob)),)
 
 
-def plan_grants(subscription: pulumi.Output[str], config: AksConfig) -> tuple[Grant, ...]:
+def engine_grants(subscription: pulumi.Output[str], config: AksConfig) -> tuple[Grant, ...]:
     """``tdk build``'s identity, the engine cache's only writer, reads and writes only there."""
     writer = _role(subscription, identity.STORAGE_BLOB_DATA_CONTRIBUTOR)
     scope = _container(subscription, config)
-    return (Grant(writer, scope, arm.plan_write_condition(config.blob)),)
+    return (Grant(writer, scope, arm.engine_write_condition(config.blob)),)
 
 
 def _kubelet_object_id(profile: Any) -> str:
@@ -99,7 +99,7 @@ def declare_aks(config: AksConfig) -> dict[str, Any]:
         WorkloadIdentityArgs(
             identity_name=f"{name}-build", resource_group=group, location=config.location,
             issuer=cluster.oidc_issuer, namespace=workload.namespace,
-            service_account=build_account_name(name), grants=plan_grants(subscription, config),
+            service_account=build_account_name(name), grants=engine_grants(subscription, config),
         ),
     )  # fmt: skip
     addons = ClusterAddons(

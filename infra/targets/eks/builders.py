@@ -104,7 +104,7 @@ def gpus_of(instance_type: str) -> int:
 def release_read_policy(bucket: str, prefix: str) -> str:
     """GetObject under the release prefix (its engine cache included); ListBucket only for
     keys under it. No write anywhere: the engine cache is written by the engine builder's role
-    alone (``plan_build_policy``), so a serving pod cannot plant an engine."""
+    alone (``engine_build_policy``), so a serving pod cannot plant an engine."""
     scope = f"{prefix}/" if prefix else ""
     return document(
         {
@@ -123,7 +123,7 @@ def release_read_policy(bucket: str, prefix: str) -> str:
     )
 
 
-def plan_build_policy(bucket: str, prefix: str) -> str:
+def engine_build_policy(bucket: str, prefix: str) -> str:
     """``tdk build``'s Job, and only it, works in the release's engine cache: ``aws s3 sync``
     lists and reads an entry's ``input/``, ``aws s3 cp`` writes the engine and its record
     (PutObject on ``<prefix>/engines/*``); nothing else of the release or the bucket. Object
@@ -133,20 +133,20 @@ def plan_build_policy(bucket: str, prefix: str) -> str:
     cache = f"{prefix}/{ENGINES_PREFIX}" if prefix else ENGINES_PREFIX
     return document(
         {
-            "Sid": "ReadPlanCache",
+            "Sid": "ReadEngineCache",
             "Effect": "Allow",
             "Action": "s3:GetObject",
             "Resource": f"arn:aws:s3:::{bucket}/{cache}*",
         },
         {
-            "Sid": "ListPlanCache",
+            "Sid": "ListEngineCache",
             "Effect": "Allow",
             "Action": "s3:ListBucket",
             "Resource": f"arn:aws:s3:::{bucket}",
             "Condition": {"StringLike": {"s3:prefix": [f"{cache}*"]}},
         },
         {
-            "Sid": "WritePlanCache",
+            "Sid": "WriteEngineCache",
             "Effect": "Allow",
             "Action": "s3:PutObject",
             "Resource": f"arn:aws:s3:::{bucket}/{cache}*",
@@ -282,7 +282,8 @@ def triton_role_name(name: str) -> str:
 
 def build_role_name(name: str) -> str:
     """IAM role name of ``tdk build``'s Job, the engine cache's only writer (shorter than
-    ``triton_role_name``, so the same ``name`` limit holds)."""
+    ``triton_role_name``, so the same ``name`` limit holds). The physical name keeps the word
+    plan of before 2026-12-07 (issue 50 item 3): a new role name would replace the live role."""
     return f"{name}-plan-builder"
 
 

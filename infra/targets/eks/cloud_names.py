@@ -23,6 +23,7 @@ from tdk.errors import ConfigError
 DERIVED: tuple[DerivedName, ...] = (
     *derived(EKS_CLUSTER, False, "{name}"),
     *derived(EKS_NODEGROUP, True, "{name}-system", "{name}-gpu"),
+    # "-plan-builder": the build role's physical name, kept (a rename would replace the role)
     *derived(IAM_ROLE, False, "{name}-triton-release-reader", "{name}-plan-builder"),
     *derived(IAM_ROLE,
         True,

@@ -1,11 +1,18 @@
 """``tdk:aws:ReleaseReader``: the IRSA role Triton's pods read the release prefix as, and
-``tdk:aws:PlanBuilder``: the one ``tdk build``'s Job writes the release's engine cache as.
+``tdk:aws:EngineBuilder``: the one ``tdk build``'s Job writes the release's engine cache as.
 
 IRSA (docs.aws.amazon.com/eks/latest/userguide/associate-service-account-role.html, read
 2026-12-07): a role whose trust policy names the cluster's OIDC provider and, as ``sub``,
 ``system:serviceaccount:NAMESPACE:SERVICE_ACCOUNT``, assumed by the pods of the
 ServiceAccount annotated ``eks.amazonaws.com/role-arn``; one role per ServiceAccount here, so
-Triton's pods cannot assume the builder's."""
+Triton's pods cannot assume the builder's.
+
+Before 2026-12-07 (issue 50 item 3) EngineBuilder was ``tdk:aws:PlanBuilder`` named
+``<name>-plans``, its role and policy ``<name>-plan-builder`` and ``<name>-plan-build``. Pulumi
+names a resource by its URN (type, name and parent path), so each carries an alias to its
+former type and name: a stack deployed before keeps its live role and policy instead of
+deleting and recreating them (pulumi.com/docs/iac/concepts/resources/options/aliases, read
+2026-12-07: the engine combines a parent's aliases with each child's own)."""
 
 from __future__ import annotations
 
@@ -63,8 +70,17 @@ class ReleaseReader(pulumi.ComponentResource):
         self.register_outputs({"roleArn": self.role.arn})
 
 
+#: EngineBuilder's type token before 2026-12-07, kept as an alias
+FORMER_BUILDER_TYPE = "tdk:aws:PlanBuilder"
+
+
+def former_builder_name(name: str) -> str:
+    """EngineBuilder's logical name before 2026-12-07 for the workload ``name``."""
+    return f"{name}-plans"
+
+
 @dataclass(frozen=True)
-class PlanBuilderArgs:
+class EngineBuilderArgs:
     """Whose build Job (the workload's name and namespace) writes which release's engines."""
 
     name: str
@@ -72,31 +88,38 @@ class PlanBuilderArgs:
     namespace: str
 
 
-class PlanBuilder(pulumi.ComponentResource):
+class EngineBuilder(pulumi.ComponentResource):
     """An IAM role only the workload's build ServiceAccount can assume, that may list, read and
-    write only the release's ``engines/`` (``role``; ``policy`` is what the Job waits for)."""
+    write only the release's ``engines/`` (``role``; ``policy`` is what the Job waits for). The
+    stack names it ``<name>-engines``."""
 
     def __init__(
         self,
         name: str,
-        args: PlanBuilderArgs,
+        args: EngineBuilderArgs,
         cluster: EksClusterRef,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        super().__init__("tdk:aws:PlanBuilder", name, None, opts)
+        was = pulumi.Alias(type_=FORMER_BUILDER_TYPE, name=former_builder_name(args.name))
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(aliases=[was]))
+        super().__init__("tdk:aws:EngineBuilder", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.role = irsa_role(
-            f"{args.name}-plan-builder",
+            f"{args.name}-engine-builder",
             cluster,
             args.namespace,
             build_account_name(args.name),
-            child,
+            child.merge(_was(f"{args.name}-plan-builder")),
             role_name=b.build_role_name(args.name),
         )
         self.policy = aws.iam.RolePolicy(
-            f"{args.name}-plan-build",
+            f"{args.name}-engine-build",
             role=self.role.id,
-            policy=b.plan_build_policy(args.release.bucket, args.release.prefix),
-            opts=child,
+            policy=b.engine_build_policy(args.release.bucket, args.release.prefix),
+            opts=child.merge(_was(f"{args.name}-plan-build")),
         )
         self.register_outputs({"roleArn": self.role.arn})
+
+
+def _was(name: str) -> pulumi.ResourceOptions:
+    return pulumi.ResourceOptions(aliases=[pulumi.Alias(name=name)])

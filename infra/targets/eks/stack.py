@@ -16,8 +16,8 @@ from infra.targets.eks.cluster import GpuCluster, GpuClusterArgs
 from infra.targets.eks.front_registry import FrontRegistry
 from infra.targets.eks.monitoring import EksMonitoring, EksMonitoringArgs
 from infra.targets.eks.release import (
-    PlanBuilder,
-    PlanBuilderArgs,
+    EngineBuilder,
+    EngineBuilderArgs,
     ReleaseReader,
     ReleaseReaderArgs,
 )
@@ -72,9 +72,9 @@ def declare_eks(config: EksConfig) -> dict[str, Any]:
         ),
         cluster=cluster.ref,
     )
-    builder = PlanBuilder(
-        f"{name}-plans",
-        PlanBuilderArgs(name=name, release=config.release, namespace=workload.namespace),
+    builder = EngineBuilder(
+        f"{name}-engines",
+        EngineBuilderArgs(name=name, release=config.release, namespace=workload.namespace),
         cluster=cluster.ref,
     )
     prometheus_url = monitoring.workspace.id.apply(lambda ws: b.amp_query_url(config.region, ws))

@@ -121,7 +121,7 @@ def release_read_condition(bucket: str, prefix: str) -> dict[str, str]:
     }
 
 
-def plan_cache_condition(bucket: str, prefix: str) -> dict[str, str]:
+def engine_cache_condition(bucket: str, prefix: str) -> dict[str, str]:
     """IAM condition: objects are writable only in the release's engine cache
     (``ENGINES_PREFIX``), where ``tdk build``'s Job uploads TensorRT engines as the engine builder
     (never Triton's identity, which only reads them; the earlier ``plans/`` layout is still
@@ -129,6 +129,8 @@ def plan_cache_condition(bucket: str, prefix: str) -> dict[str, str]:
     objects = f"projects/_/buckets/{bucket}/objects/"
     scope = f"{objects}{prefix}/{ENGINES_PREFIX}" if prefix else f"{objects}{ENGINES_PREFIX}"
     return {
+        # kept as deployed: a binding's condition is part of its identity, so a new title
+        # would replace the live IAM binding (issue 50 item 3 renamed the code, not this)
         "title": "plan-cache-only",
         "description": f"write gs://{bucket}/{prefix + '/' if prefix else ''}{ENGINES_PREFIX}",
         "expression": f'resource.name.startsWith("{scope}")',

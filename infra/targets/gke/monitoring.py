@@ -34,7 +34,7 @@ class ReleaseReader(pulumi.ComponentResource):
     """A Google service account that may read only the release prefix (and the bucket's
     metadata, which Triton's GCS reader asks first), usable only by one
     Kubernetes ServiceAccount through Workload Identity (no keys are ever created). It writes
-    nothing, the engine cache included: that is the ``PlanBuilder``'s alone."""
+    nothing, the engine cache included: that is the ``EngineBuilder``'s alone."""
 
     def __init__(
         self,

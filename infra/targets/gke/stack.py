@@ -14,6 +14,7 @@ from infra.k8s.component import TritonService, TritonServiceArgs
 from infra.k8s.config import with_front_image
 from infra.targets.gke import builders as b
 from infra.targets.gke.cluster import GpuCluster, GpuClusterArgs
+from infra.targets.gke.engine_builder import EngineBuilder, EngineBuilderArgs
 from infra.targets.gke.front_registry import ARTIFACT_REGISTRY_SERVICE, FrontRegistry
 from infra.targets.gke.monitoring import (
     Monitoring,
@@ -21,7 +22,6 @@ from infra.targets.gke.monitoring import (
     ReleaseReader,
     ReleaseReaderArgs,
 )
-from infra.targets.gke.plan_builder import PlanBuilder, PlanBuilderArgs
 from infra.targets.gke.services import ProjectServices
 
 if TYPE_CHECKING:
@@ -75,9 +75,9 @@ def declare_gke(config: GkeConfig) -> dict[str, Any]:
         ),
         cluster=cluster.cluster,
     )
-    builder = PlanBuilder(
-        f"{name}-plans",
-        PlanBuilderArgs(
+    builder = EngineBuilder(
+        f"{name}-engines",
+        EngineBuilderArgs(
             name=name,
             project=config.project,
             release=config.release,

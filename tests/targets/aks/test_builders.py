@@ -84,7 +84,7 @@ def test_the_reader_role_is_narrowed_to_the_release_prefix() -> None:
         " StringStartsWith 'v1/'))"
     )
     assert arm.release_read_condition(_blob("az://acct123/releases")) is None
-    writes = arm.plan_write_condition(_blob())
+    writes = arm.engine_write_condition(_blob())
     assert writes.count("ActionMatches") == 6 and "StringStartsWith 'v1/engines/'" in writes
     scope = arm.container_scope("sub", "rg", _blob())
     assert scope.endswith("/storageAccounts/tdkreleases/blobServices/default/containers/releases")

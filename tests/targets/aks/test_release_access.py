@@ -48,7 +48,7 @@ def test_the_reader_lists_and_reads_under_the_release_prefix_only() -> None:
 
 
 def test_the_plan_cache_writer_lists_reads_and_writes_only_plans() -> None:
-    condition = arm.plan_write_condition(_blob())
+    condition = arm.engine_write_condition(_blob())
     entry = "v1/engines/abc/"
     assert allows(condition, _list(entry)) and allows(condition, _read(entry + "plan.json"))
     for action in ("write", "add/action", "delete", "move/action"):
@@ -86,7 +86,7 @@ def _grants(who: str) -> list[dict[str, object]]:
     blob = _blob()
     if who == TRITON:
         return [{"actions": [READ], "condition": arm.release_read_condition(blob)}]
-    return [{"actions": CONTRIBUTOR_ACTIONS, "condition": arm.plan_write_condition(blob)}]
+    return [{"actions": CONTRIBUTOR_ACTIONS, "condition": arm.engine_write_condition(blob)}]
 
 
 def _run(script: str, store: Path, who: str = TRITON) -> subprocess.CompletedProcess[str]:
