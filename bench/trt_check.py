@@ -1,4 +1,4 @@
-"""What a machine offers for TensorRT plans, and, where it can, the sample BERT's plan against
+"""What a machine offers for TensorRT engines, and, where it can, the sample BERT's engine against
 ONNX Runtime (CUDA) on it.
 
 Always: is ``tensorrt`` importable (its version), is ``trtexec`` on PATH, which GPU and
@@ -6,7 +6,7 @@ compute capability ``nvidia-smi`` reports, does ONNX Runtime have its CUDA provi
 TensorRT, a GPU and torch (for device buffers) are present: builds the BERT-shaped model of
 ``bench/bert_onnx.py`` (batch 1..32, sequence 128) with TensorRT's Python API, checks parity
 with ONNX Runtime on CPU (``infra.tensorrt_engines.pod_build.compare``), and measures median
-latency of the plan and of ONNX Runtime's CUDA provider at batch 1, 8 and 32 in one run (the
+latency of the engine and of ONNX Runtime's CUDA provider at batch 1, 8 and 32 in one run (the
 write-up being reproduced: TensorRT 2x ONNX Runtime). Without them it says what is missing and
 exits 0. The last line is one JSON object.
 
@@ -68,7 +68,7 @@ def _ort_providers() -> list[str]:
 
 
 def offer() -> dict[str, Any]:
-    """What this machine offers, and what a plan measurement would still need."""
+    """What this machine offers, and what an engine measurement would still need."""
     found: dict[str, Any] = {
         "tensorrt": _tensorrt(),
         "trtexec": shutil.which("trtexec"),
@@ -81,7 +81,7 @@ def offer() -> dict[str, Any]:
         for what, ok in (
             ("an NVIDIA GPU (nvidia-smi)", found["gpu"] is not None),
             ("the tensorrt Python package", found["tensorrt"] is not None),
-            ("torch (device buffers for the plan)", found["torch"]),
+            ("torch (device buffers for the engine)", found["torch"]),
             (
                 "ONNX Runtime's CUDAExecutionProvider",
                 "CUDAExecutionProvider" in found["onnxruntime_providers"],
@@ -97,7 +97,7 @@ def _inputs(batch: int, seed: int = 0) -> dict[str, np.ndarray]:
     return {name: rng.integers(0, 2, (batch, SEQUENCE)).astype(np.int64) for name in INPUTS}
 
 
-def _build_plan(onnx: Path) -> bytes:
+def _build_engine(onnx: Path) -> bytes:
     import tensorrt as trt
 
     logger = trt.Logger(trt.Logger.WARNING)
@@ -111,21 +111,23 @@ def _build_plan(onnx: Path) -> bytes:
     for name in INPUTS:
         profile.set_shape(name, (1, SEQUENCE), (max(BATCHES), SEQUENCE), (max(BATCHES), SEQUENCE))
     config.add_optimization_profile(profile)
-    plan = builder.build_serialized_network(network, config)
-    if plan is None:
-        raise RuntimeError("TensorRT could not build the plan")
-    return bytes(plan)
+    serialized = builder.build_serialized_network(network, config)
+    if serialized is None:
+        raise RuntimeError("TensorRT could not build the engine")
+    return bytes(serialized)
 
 
-class _PlanRunner:
-    """The plan in an execution context with torch device buffers."""
+class _EngineRunner:
+    """The engine in an execution context with torch device buffers."""
 
-    def __init__(self, plan: bytes) -> None:
+    def __init__(self, serialized: bytes) -> None:
         import tensorrt as trt
         import torch
 
         self.torch = torch
-        self.engine = trt.Runtime(trt.Logger(trt.Logger.WARNING)).deserialize_cuda_engine(plan)
+        self.engine = trt.Runtime(trt.Logger(trt.Logger.WARNING)).deserialize_cuda_engine(
+            serialized
+        )
         self.context = self.engine.create_execution_context()
         self.stream = torch.cuda.Stream()
 
@@ -163,10 +165,10 @@ def measure(repeats: int) -> dict[str, Any]:
 
     with tempfile.TemporaryDirectory() as tmp:
         onnx = write_model_dir(Path(tmp)) / "1" / "model.onnx"
-        plan = _build_plan(onnx)
+        serialized = _build_engine(onnx)
         cpu = onnxruntime.InferenceSession(str(onnx), providers=["CPUExecutionProvider"])
         cuda = onnxruntime.InferenceSession(str(onnx), providers=["CUDAExecutionProvider"])
-    runner = _PlanRunner(plan)
+    runner = _EngineRunner(serialized)
     feeds = _inputs(8)
     parity = compare({"logits": runner(feeds)}, {"logits": cpu.run(None, feeds)[0]}, 1e-3, 1e-3)
     figures = {}
@@ -179,7 +181,7 @@ def measure(repeats: int) -> dict[str, Any]:
             "onnxruntime_cuda": ort_ms,
             "speedup": round(ort_ms["median_ms"] / trt_ms["median_ms"], 2),
         }
-    return {"plan_bytes": len(plan), "parity": parity, "batches": figures}
+    return {"engine_bytes": len(serialized), "parity": parity, "batches": figures}
 
 
 def main(argv: list[str]) -> int:
@@ -194,7 +196,7 @@ def main(argv: list[str]) -> int:
         report["measured"] = measure(args.repeats)
     else:
         report["measured"] = None
-        print(f"no plan measured: missing {', '.join(report['missing'])}", file=sys.stderr)
+        print(f"no engine measured: missing {', '.join(report['missing'])}", file=sys.stderr)
     text = json.dumps(report)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

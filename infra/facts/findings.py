@@ -75,7 +75,7 @@ def image_finding(image: str, today: dt.date) -> Finding:
     )
 
 
-def image_plan_finding(version: str) -> Finding:
+def image_engine_finding(version: str) -> Finding:
     """What a TensorRT engine for the image needs (its TensorRT, minimum driver, base release):
     a fact no source checked gives is aged, naming that source (validate cannot check engines
     against it); the rest unverified (the kit's table)."""
@@ -89,5 +89,5 @@ def image_plan_finding(version: str) -> Finding:
 def image_findings(image: str, today: dt.date) -> list[Finding]:
     """The image's age and, for a release in the facts, what its engines depend on."""
     version = facts.image_version(image)
-    plan = [image_plan_finding(version)] if version in facts.IMAGES else []
-    return [image_finding(image, today), *plan]
+    engine = [image_engine_finding(version)] if version in facts.IMAGES else []
+    return [image_finding(image, today), *engine]

@@ -169,5 +169,5 @@ def test_doctor_names_the_missing_tensorrt_driver_and_base_of_the_pinned_release
     assert plan["status"] == "aged" and plan["source"].endswith("rel-26-10.html")
     assert "TensorRT unknown" in plan["note"] and "by assumption" in plan["note"]
     assert "requires the NVIDIA Driver release" in plan["note"]
-    old = findings.image_plan_finding("25.09")
+    old = findings.image_engine_finding("25.09")
     assert old.status == "aged" and "TensorRT 10.13" in old.note  # its driver is not recorded

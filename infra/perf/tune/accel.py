@@ -34,7 +34,7 @@ SOURCES = {
 }
 WORKSPACE_BYTES = 1 << 30
 ONNX_BACKENDS = ("onnxruntime",)
-PLAN_BACKENDS = ("tensorrt", "tensorrt_plan")
+ENGINE_BACKENDS = ("tensorrt", "tensorrt_plan")
 
 
 @dataclass(frozen=True)
@@ -135,6 +135,6 @@ def options_for(config: Any, caps: Capabilities) -> tuple[tuple[str, ...], list[
 def batch_limit(config: Any) -> int | None:
     """The largest batch a TensorRT engine was built for: its shipped ``max_batch_size`` (the
     engine's optimisation profile; reading the engine itself needs TensorRT), else no limit."""
-    if backend_of(config) in PLAN_BACKENDS and int(config.max_batch_size) > 0:
+    if backend_of(config) in ENGINE_BACKENDS and int(config.max_batch_size) > 0:
         return int(config.max_batch_size)
     return None
