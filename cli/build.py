@@ -108,24 +108,24 @@ def build(
     if not local:
         build_port(settings.program, settings.entry.name)  # why not, before anything is built
     options = BuildOptions(tuple(shape or ()), opt_batch, fp16, hardware, atol, rtol)
-    planned = engine_build(model, target, options)
+    wanted = engine_build(model, target, options)
     url = store or _release_url(settings, stack)
     if render is not None:
         _render_store(url)
-        _render(out, settings, planned, url, render, timeout)
+        _render(out, settings, wanted, url, render, timeout)
         return
     from packager.stores import open_store
 
     where = open_store(url, endpoint_url=endpoint_url)
     from infra.tensorrt_engines.run import cached_record
 
-    record = cached_record(where, planned)
+    record = cached_record(where, wanted)
     if record is None:
-        record = _run(out, settings, planned, where, local, timeout)
+        record = _run(out, settings, wanted, where, local, timeout)
         built = True
     else:
         built = False
-    _report(out, planned, where.describe(planned.key.prefix), record, built)
+    _report(out, wanted, where.describe(wanted.key.prefix), record, built)
 
 
 def _target(project_dir: Path, stack: str) -> tuple[Any, BuildTarget]:
@@ -147,7 +147,7 @@ def _release_url(settings: Any, stack: str) -> str:
 
 
 def _job(
-    settings: Any, planned: EngineBuild, url: str, timeout: float, strict: bool = True
+    settings: Any, wanted: EngineBuild, url: str, timeout: float, strict: bool = True
 ) -> list[dict[str, Any]]:
     """The build Job's manifests; ``strict``: a value only the deployed stack knows that the
     Job would carry is an error instead of a ``${name}`` placeholder. The workload's spec asks
@@ -157,8 +157,8 @@ def _job(
     from infra.tensorrt_engines.run import job_name
 
     job = EngineJob(
-        job_name(planned), f"{url.rstrip('/')}/{planned.key.prefix}",
-        planned.target.tensorrt_image, int(timeout),
+        job_name(wanted), f"{url.rstrip('/')}/{wanted.key.prefix}",
+        wanted.target.tensorrt_image, int(timeout),
     )  # fmt: skip
     placeholders: list[str] = []
 
@@ -193,24 +193,24 @@ def _render_store(url: str) -> None:
 
 
 def _render(
-    out: Output, settings: Any, planned: EngineBuild, url: str, where: Path, timeout: float
+    out: Output, settings: Any, wanted: EngineBuild, url: str, where: Path, timeout: float
 ) -> None:
     """The Job's YAML and its staged inputs under ``where``; nothing touches the cloud."""
     from infra.k8s.render import manifest_yaml
     from infra.tensorrt_engines.run import job_name
     from infra.tensorrt_engines.stage import stage
 
-    job = job_name(planned)
-    manifests = _job(settings, planned, url, timeout, strict=False)
+    job = job_name(wanted)
+    manifests = _job(settings, wanted, url, timeout, strict=False)
     if where.exists() and not where.is_dir():
         raise UsageError(f"--render {where} is a file", hint="name a directory")
     inputs, path = where / f"{job}-input", where / f"{job}.yaml"
     with _staged(where) as staging:  # all of it, or nothing: a failed stage leaves no folder
-        stage(planned, staging / inputs.name)
+        stage(wanted, staging / inputs.name)
         (staging / path.name).write_text("---\n".join(manifest_yaml(m) for m in manifests))
-    entry = f"{url.rstrip('/')}/{planned.key.prefix}"
+    entry = f"{url.rstrip('/')}/{wanted.key.prefix}"
     if out.json_mode:
-        out.json({"job": str(path), "inputs": str(inputs), "entry": entry, "key": _key(planned)})
+        out.json({"job": str(path), "inputs": str(inputs), "entry": entry, "key": _key(wanted)})
         return
     out.info(f"wrote {path} (Job {job}) and its inputs in {inputs}")
     out.info(f"copy {inputs}/ to {entry}input/, then: kubectl apply -f {path}")
@@ -240,7 +240,7 @@ def _staged(where: Path) -> Iterator[Path]:
 
 
 def _run(
-    out: Output, settings: Any, planned: EngineBuild, where: Any, local: bool, timeout: float
+    out: Output, settings: Any, wanted: EngineBuild, where: Any, local: bool, timeout: float
 ) -> Any:
     from infra.tensorrt_engines import run
     from infra.tensorrt_engines.stage import stage
@@ -248,12 +248,12 @@ def _run(
     with tempfile.TemporaryDirectory(prefix="tdk-build-") as tmp:
         work = Path(tmp)
         if local:
-            stage(planned, work, release="")
-            return run.build_here(planned, work, where)
-        manifests = _job(settings, planned, where.url, timeout)
+            stage(wanted, work, release="")
+            return run.build_here(wanted, work, where)
+        manifests = _job(settings, wanted, where.url, timeout)
         kubectl = run.require_kubectl()
-        stage(planned, work / "input")
-        run.upload_inputs(where, planned, work / "input")
+        stage(wanted, work / "input")
+        run.upload_inputs(where, wanted, work / "input")
         path = work / "job.yaml"
         from infra.k8s.render import manifest_yaml
 
@@ -264,24 +264,24 @@ def _run(
         job = run.JobRef(meta["namespace"], meta["name"])
         run.await_job(kubectl, job, timeout + run.WAIT_MARGIN_SECONDS)
         log = run.run_kubectl(run.logs_argv(kubectl, job))
-    return run.endorse_job_output(where, planned, log)
+    return run.endorse_job_output(where, wanted, log)
 
 
-def _key(planned: EngineBuild) -> dict[str, str]:
+def _key(wanted: EngineBuild) -> dict[str, str]:
     from dataclasses import asdict
 
-    return asdict(planned.key)
+    return asdict(wanted.key)
 
 
-def _report(out: Output, planned: EngineBuild, entry: str, record: Any, built: bool) -> None:
+def _report(out: Output, wanted: EngineBuild, entry: str, record: Any, built: bool) -> None:
     parity = record.parity
     if out.json_mode:
         out.json(
             {
-                "model": planned.name,
+                "model": wanted.name,
                 "built": built,
                 "entry": entry,
-                "key": _key(planned),
+                "key": _key(wanted),
                 "built_for": record.built_for,
                 "parity": {"max_abs": parity.max_abs, "max_rel": parity.max_rel,
                            "atol": parity.atol, "rtol": parity.rtol},
@@ -290,6 +290,6 @@ def _report(out: Output, planned: EngineBuild, entry: str, record: Any, built: b
         return
     what = "built" if built else "cached (the same key builds nothing)"
     out.info(
-        f"{planned.name}: engine {what} for {planned.target.gpu} ({record.built_for}) at {entry}; "
+        f"{wanted.name}: engine {what} for {wanted.target.gpu} ({record.built_for}) at {entry}; "
         f"parity max abs {parity.max_abs:.3g}, max rel {parity.max_rel:.3g}"
     )

@@ -150,7 +150,7 @@ class EngineRecord:
 
     key: EngineKey
     built_for: str  # BuiltFor's text form
-    plan_sha256: str
+    plan_sha256: str  # the engine's sha256; the name is plan.json's field, stored as written
     parity: Parity
     tensorrt_full: str = ""  # the builder's full version, e.g. "10.13.3.9"
     extra: dict[str, Any] = field(default_factory=dict)
@@ -172,7 +172,7 @@ class EngineRecord:
             )
         except (ValueError, KeyError, TypeError, UsageError, DocumentError) as exc:
             raise TdkError(
-                f"{source}: not a tdk plan record ({exc.__class__.__name__}: {exc})",
+                f"{source}: not a tdk engine record ({exc.__class__.__name__}: {exc})",
                 hint="delete that engine directory; `tdk build` writes it again",
             ) from exc
 

@@ -90,7 +90,7 @@ def with_engines(
     """Copies of ``repos`` under ``work`` where every ONNX model with a cached engine for one
     of ``targets`` (``EngineKey.target``, in preference order) is served by that engine, named
     for ``compute`` (the GPU's ``8.9``); the copies and the models so converted."""
-    staged, planned = [], []
+    staged, converted = [], []
     for index, repo in enumerate(repos):
         copy = work / str(index) / repo.name  # a model directory keeps its name
         shutil.copytree(repo, copy, symlinks=True)
@@ -106,5 +106,5 @@ def with_engines(
             found = {v: r for v, r in records.items() if r is not None}
             _convert(store, model, found, compute)
             first = next(iter(found.values()))
-            planned.append(EngineModel(model.name, first.built_for, first.key.prefix))
-    return staged, planned
+            converted.append(EngineModel(model.name, first.built_for, first.key.prefix))
+    return staged, converted

@@ -27,7 +27,9 @@ from tdk.errors import TdkError
 KEY_ENV = "TDK_PLAN_KEY_FILE"
 SIGNATURE_FILE = "plan.sig"
 KEY_BYTES = 32
-_DOMAIN = b"tdk plan record v1\n"  # an endorsement of nothing but an engine record
+#: an endorsement of nothing but an engine record; the bytes keep the word plan, as every
+#: plan.sig written so far is computed over them (a new domain would void them all)
+_DOMAIN = b"tdk plan record v1\n"
 
 
 def key_path() -> Path:

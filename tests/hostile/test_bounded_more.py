@@ -1,5 +1,5 @@
 """Issue 36 item 5, the readers added beside the bounded reader this round: ``--input``,
-``--samples``, ``--outputs``, ``sagemakerIcModels``, plan records, a Hugging Face model's configs
+``--samples``, ``--outputs``, ``sagemakerIcModels``, engine records, a Hugging Face model's configs
 and safetensors headers. A document nested 200,000 deep is refused naming its source (it was a
 RecursionError), and a FIFO never blocks a read."""
 
@@ -85,7 +85,7 @@ def test_sagemaker_ic_models_nested_deep_are_a_config_error() -> None:
 
 def test_a_plan_record_nested_deep_is_not_a_plan_record() -> None:
     error = _refused(lambda: EngineRecord.from_json(DEEP, "plans/x/record.json"))
-    assert "not a tdk plan record" in str(error) and "record.json" in str(error)
+    assert "not a tdk engine record" in str(error) and "record.json" in str(error)
 
 
 def test_hugging_face_configs_are_read_bounded(tmp_path: Path) -> None:

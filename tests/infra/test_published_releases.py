@@ -86,7 +86,7 @@ def test_pinning_a_published_release_on_eks_validates_against_its_facts(
 def test_a_plan_built_on_the_release_base_validates_where_the_base_is_known(
     tmp_path: Path, version: str
 ) -> None:
-    """A plan recorded as built in the TensorRT container of the release the image is built on
+    """An engine recorded as built in the TensorRT container of the release the image is built on
     (26.06 on 26.05, build.py's upstream_container_version) loads; 26.10's base is assumed, and
     the plan is accepted with the assumption named only where nothing was recorded."""
     project = _pinned(tmp_path, version)

@@ -1,4 +1,4 @@
-"""A BERT-shaped model directory and plan records for the `tdk build` tests."""
+"""A BERT-shaped model directory and engine records for the `tdk build` tests."""
 
 from __future__ import annotations
 
