@@ -78,21 +78,22 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 
 @dataclass
-class Plan:
-    """What a render will do in ``out_dir``: files to write, stale ones to remove or keep."""
+class StaleFiles:
+    """The files of the last render in ``out_dir`` this one no longer writes: to remove, or to
+    keep (edited since)."""
 
     remove: list[Path] = field(default_factory=list)
     kept: list[Path] = field(default_factory=list)  # ours once, edited since: left in place
 
 
-def plan_writes(out_dir: Path, stack: str, contents: dict[str, bytes]) -> Plan:
+def check_writes(out_dir: Path, stack: str, contents: dict[str, bytes]) -> StaleFiles:
     """Check ``contents`` (name -> bytes) can be written without losing anyone's file.
 
     A file in the way that the last render did not write as it is now (a person's file, or one
     edited since) is refused, naming it, before anything is written.
     """
     previous = read_ledger(out_dir, stack)
-    plan = Plan()
+    stale_files = StaleFiles()
     for name, data in contents.items():
         path = out_dir / name
         if path.is_symlink() or (path.exists() and not path.is_file()):
@@ -111,18 +112,20 @@ def plan_writes(out_dir: Path, stack: str, contents: dict[str, bytes]) -> Plan:
         path = out_dir / name
         if name in contents or not path.is_file() or path.is_symlink():
             continue
-        (plan.remove if sha256(path) == digest else plan.kept).append(path)
-    return plan
+        (stale_files.remove if sha256(path) == digest else stale_files.kept).append(path)
+    return stale_files
 
 
-def commit(out_dir: Path, stack: str, contents: dict[str, bytes], plan: Plan) -> list[Path]:
-    """Write ``contents``, remove the stale files ``plan`` found, then write the ledger."""
+def commit(
+    out_dir: Path, stack: str, contents: dict[str, bytes], stale_files: StaleFiles
+) -> list[Path]:
+    """Write ``contents``, remove the stale files ``stale_files`` names, then write the ledger."""
     paths = []
     for name, data in contents.items():
         path = out_dir / name
         write_atomic(path, data)
         paths.append(path)
-    for stale in plan.remove:
+    for stale in stale_files.remove:
         stale.unlink(missing_ok=True)
     ledger = {
         "version": LEDGER_VERSION,

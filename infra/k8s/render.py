@@ -73,7 +73,7 @@ def write_manifests(rendered: Rendered, out_dir: Path) -> tuple[list[Path], list
     Only files the previous render of this stack recorded in its ledger are removed when the
     stack no longer has them, so a person's files and other stacks' manifests stay.
     """
-    from infra.k8s.ledger import commit, plan_writes
+    from infra.k8s.ledger import check_writes, commit
 
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(
@@ -85,8 +85,8 @@ def write_manifests(rendered: Rendered, out_dir: Path) -> tuple[list[Path], list
     }
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        plan = plan_writes(out_dir, rendered.stack, contents)
-        return commit(out_dir, rendered.stack, contents, plan), plan.kept
+        stale_files = check_writes(out_dir, rendered.stack, contents)
+        return commit(out_dir, rendered.stack, contents, stale_files), stale_files.kept
     except OSError as exc:
         raise UsageError(
             f"--out {out_dir}: cannot write there ({exc.strerror or exc})",
