@@ -120,7 +120,7 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
      "every tensor has a variable first dimension); tdk checks and packages that config",
      "`tdk import model.onnx` (or `tdk validate --show-config`) writes it so you own it",
      ORT_SRC),
-    ("TDK118", "config-completed-plan", "warning",
+    ("TDK118", "config-completed-engine", "warning",
      "no config.pbtxt: the TensorRT backend completes the config from the engine's bindings at "
      "load; tdk cannot read an engine without TensorRT, so its inputs and outputs are unchecked "
      "and the release manifest lists none (invoke then needs every --input)",
@@ -422,7 +422,7 @@ _TABLE: list[tuple[str, str, str, str, str, str]] = [
      "fewer copies fit loaded at once than the release holds: SageMaker MME unloads (LRU) and "
      "reloads them",
      "raise instance count, GPU size, or expect load latency", TARGET_FACTS),
-    ("TDK906", "tensorrt-plan-target", "error",
+    ("TDK906", "tensorrt-engine-target", "error",
      "a TensorRT engine runs only on the GPU compute capability and TensorRT version it was "
      "built for, and nothing shows these engines were built for the target's (no record, or the "
      "image's TensorRT unknown and the engine built in another release's container)",
