@@ -90,7 +90,7 @@ def test_gke_render_lists_files_in_apply_order_without_placeholders(tmp_path: Pa
         "TriggerAuthentication",
         "ScaledObject",
         "PodMonitoring",
-        "ServiceAccount",  # tdk build's Job runs as it (the only writer of the plan cache)
+        "ServiceAccount",  # tdk build's Job runs as it (the only writer of the engine cache)
     ]
     assert listing["target"] == "gke" and listing["placeholders"] == []
     scaled = yaml.safe_load(Path(listing["files"][6]["path"]).read_text())

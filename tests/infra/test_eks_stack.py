@@ -108,8 +108,9 @@ def _permits(policy: dict[str, Any], action: str, resource: str = "*", **context
 
 
 def test_only_the_engine_builder_writes_the_engine_cache(eks: StackRun) -> None:
-    """Issue 47 item 5: a serving pod cannot plant a plan. Triton's role reads the engine cache and
-    writes nothing; the build Job's own role (its own ServiceAccount) writes engines/ only."""
+    """Issue 47 item 5: a serving pod cannot plant an engine. Triton's role reads the engine
+    cache and writes nothing; the build Job's own role (its own ServiceAccount) writes engines/
+    only."""
     policies = _policies(eks)
     triton, builder = policies["tdk-eks-dev-release-read"], policies["tdk-eks-dev-engine-build"]
     for write in ("s3:PutObject", "s3:DeleteObject"):

@@ -125,7 +125,7 @@ LEGACY = OBJECTS + "releases/v1/plans/abc/cc8.9-tensorrt-10.9/p1/model.plan"
 
 
 def test_only_the_engine_builder_writes_the_engine_cache(gke: StackRun) -> None:
-    """Issue 47 item 5: a serving pod cannot plant a plan. Triton's identity reads the engine
+    """Issue 47 item 5: a serving pod cannot plant an engine. Triton's identity reads the engine
     cache but may create or delete no object anywhere; the build Job's own identity writes
     engines/ and
     nothing else of the release or the bucket."""
@@ -308,7 +308,7 @@ def test_doctor_warns_when_a_channel_passes_the_charts_tested_range() -> None:
 
 #: The Cloud Storage permissions of the roles the kit grants on a release bucket
 #: (cloud.google.com/iam/docs/roles-permissions/storage, read 2026-12-07; the permissions
-#: Triton's reader and the plan Job use, not every one of each role).
+#: Triton's reader and the build Job use, not every one of each role).
 ROLE_PERMISSIONS = {
     "roles/storage.objectViewer": {"storage.objects.get", "storage.objects.list"},
     "roles/storage.legacyBucketReader": {"storage.buckets.get", "storage.objects.list"},

@@ -59,7 +59,7 @@ def test_gke_gpu_pool_args_scale_to_zero_and_pin_zones() -> None:
 
 
 def test_the_engine_builder_may_write_only_the_engine_cache() -> None:
-    """tdk build's Job uploads engines as the plan builder; Triton's identity writes nothing."""
+    """tdk build's Job uploads engines as the engine builder; Triton's identity writes nothing."""
     read = json.loads(eks.release_read_policy("b", "r/v2"))["Statement"]
     assert [s for s in read if "Put" in str(s["Action"]) or "Delete" in str(s["Action"])] == []
     statements = json.loads(eks.engine_build_policy("b", "r/v2"))["Statement"]

@@ -86,7 +86,7 @@ import numpy as np
 args = dict(a.split("=", 1) for a in sys.argv[1:] if "=" in a)
 print("[I] TensorRT version: 10.16.1")
 if "--saveEngine" in args:
-    open(args["--saveEngine"], "wb").write(b"plan")
+    open(args["--saveEngine"], "wb").write(b"engine")
 else:
     ref = np.load("reference.npz")
     out = [dict(name=n, dimensions="x".join(map(str, ref[n].shape)),

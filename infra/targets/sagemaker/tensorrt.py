@@ -71,7 +71,7 @@ def processing_job_request(
         "ProcessingOutputConfig": {
             "Outputs": [
                 {
-                    "OutputName": "plan",
+                    "OutputName": "engine",
                     "S3Output": {
                         "S3Uri": entry_url + OUTPUT_DIR.rstrip("/"),
                         "LocalPath": OUTPUT,

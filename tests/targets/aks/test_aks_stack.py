@@ -115,7 +115,7 @@ def test_triton_reads_only_the_release_prefix_and_keda_only_the_workspace(aks: S
 
 
 def test_only_the_engine_builder_writes_the_engine_cache(aks: StackRun) -> None:
-    """Issue 47 item 5: a serving pod cannot plant a plan. Triton's identity holds only Storage
+    """Issue 47 item 5: a serving pod cannot plant an engine. Triton's identity holds only Storage
     Blob Data Reader (no write data action: it reads engines/ with the release); the build
     Job's own identity holds Contributor, conditioned to engines/."""
     roles = _by_name(aks, "azure-native:authorization:RoleAssignment")

@@ -1,7 +1,7 @@
-"""What Triton's identity and the plan builder's may do in the release container, asked of the
+"""What Triton's identity and the engine builder's may do in the release container, asked of the
 role conditions the aks stack grants each, and the pods' real copy scripts run against a store
 that enforces them (a stand-in ``az``, ``fake_az.py``): the sync lists and reads the release,
-nothing else; the build Job fetches and uploads its plan-cache entry, nothing else."""
+nothing else; the build Job fetches and uploads its engine-cache entry, nothing else."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def test_the_reader_lists_and_reads_under_the_release_prefix_only() -> None:
     assert arm.release_read_condition(_blob("az://acct123/releases")) is None
 
 
-def test_the_plan_cache_writer_lists_reads_and_writes_only_plans() -> None:
+def test_the_engine_cache_writer_lists_reads_and_writes_only_engines() -> None:
     condition = arm.engine_write_condition(_blob())
     entry = "v1/engines/abc/"
     assert allows(condition, _list(entry)) and allows(condition, _read(entry + "plan.json"))
@@ -128,7 +128,7 @@ def test_a_sync_that_lists_the_whole_container_is_denied(store: Path, tmp_path: 
     assert done.returncode != 0 and "AuthorizationPermissionMismatch" in done.stderr
 
 
-def test_a_plan_entry_is_fetched_under_the_role_conditions(store: Path, tmp_path: Path) -> None:
+def test_an_engine_entry_is_fetched_under_the_role_conditions(store: Path, tmp_path: Path) -> None:
     entry = store / "releases/v1/engines/abc/input"
     entry.mkdir(parents=True)
     (entry / "model.onnx").write_text("onnx")
