@@ -398,6 +398,7 @@ def bench(args: Any, work: Path) -> dict[str, Any]:
         capacity_timeout=300.0,
         headroom_models=args.headroom_models,  # a pod's front (`tdk front serve`): 1
         triton_netns="off",
+        port=0,  # a free port of its own: two runs at once never share one
     )
     hash_run = run_mode(options, args, trace, bodies, True, work / "hash")
     hashed = summary(hash_run)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 from pathlib import Path
 
 import pytest
@@ -26,25 +27,35 @@ needs_haproxy = pytest.mark.skipif(
 
 @needs_haproxy
 def test_config_hashes_the_target_model_and_haproxy_accepts_it(tmp_path: Path) -> None:
-    text = haproxy_config(18080, tmp_path / "admin.sock", [18081, 18082, None], name="shop")
-    lines = [line.strip() for line in text.splitlines()]
-    assert "balance hdr(X-Amzn-SageMaker-Target-Model)" in lines
-    assert "hash-type consistent" in lines
-    assert f"hash-balance-factor {HASH_BALANCE_FACTOR}" in lines
-    assert "bind 127.0.0.1:18080" in lines  # loopback only, as the local endpoint
-    assert "server r2 127.0.0.1:1 disabled" in lines  # a spare slot for a joining replica
-    assert r"http-request replace-path ^/endpoints/shop/invocations$ /invocations" in lines
-    path = tmp_path / "haproxy.cfg"
-    path.write_text(text)
-    check_config(path)  # `haproxy -c`: raises on anything HAProxy 2.6 refuses
+    with socket.socket() as listener:  # the kit binds loopback only and hands the socket over
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        fd = listener.fileno()
+        text = haproxy_config(f"fd@{fd}", tmp_path / "admin.sock", [18081, 18082, None], "shop")
+        lines = [line.strip() for line in text.splitlines()]
+        assert "balance hdr(X-Amzn-SageMaker-Target-Model)" in lines
+        assert "hash-type consistent" in lines
+        assert f"hash-balance-factor {HASH_BALANCE_FACTOR}" in lines
+        assert f"bind fd@{fd}" in lines and not any(":18080" in line for line in lines)
+        assert "server r2 127.0.0.1:1 disabled" in lines  # a spare slot for a joining replica
+        assert r"http-request replace-path ^/endpoints/shop/invocations$ /invocations" in lines
+        path = tmp_path / "haproxy.cfg"
+        path.write_text(text)
+        check_config(path, (fd,))  # `haproxy -c`: raises on anything HAProxy 2.6 refuses
 
 
 @needs_haproxy
 def test_a_config_haproxy_refuses_is_an_error_naming_it(tmp_path: Path) -> None:
     path = tmp_path / "haproxy.cfg"
-    path.write_text(haproxy_config(18080, tmp_path / "a.sock", [18081]) + "    balance nonsense\n")
-    with pytest.raises(TdkError, match="HAProxy refused"):
-        check_config(path)
+    with socket.socket() as listener:  # a real listener: only the nonsense line is refused
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        fd = listener.fileno()
+        path.write_text(
+            haproxy_config(f"fd@{fd}", tmp_path / "a.sock", [18081]) + "    balance x\n"
+        )
+        with pytest.raises(TdkError, match=r"HAProxy refused(.|\n)*balance"):
+            check_config(path, (fd,))
 
 
 @needs_haproxy

@@ -41,11 +41,12 @@ HAPROXY_HINT = "install it: sudo apt-get install -y haproxy (Debian 12 has 2.6),
 
 
 def haproxy_config(
-    port: int, admin_socket: Path, servers: Sequence[int | None], name: str = "local"
+    listener: str, admin_socket: Path, servers: Sequence[int | None], name: str = "local"
 ) -> str:
-    """HAProxy's configuration: loopback ``port`` in front of one server per entry of
-    ``servers`` (a replica's port, or None for a spare slot, held in maintenance). Replicas are
-    named ``<name>-r<i>``: InvokeEndpoint for ``name`` is handed on as ``/invocations``."""
+    """HAProxy's configuration: ``listener`` (``fd@N``, a socket the kit bound and passes on)
+    in front of one server per entry of ``servers`` (a replica's port, or None for a spare slot,
+    held in maintenance). Replicas are named ``<name>-r<i>``: InvokeEndpoint for ``name`` is
+    handed on as ``/invocations``."""
     lines = [
         "global",
         f"    stats socket {admin_socket} mode 600 level admin",
@@ -61,7 +62,7 @@ def haproxy_config(
         "    option redispatch 1",
         "    retry-on conn-failure empty-response",
         "frontend mme",
-        f"    bind 127.0.0.1:{port}",
+        f"    bind {listener}",
         rf"    http-request replace-path ^/endpoints/{name}/invocations$ /invocations",
         f"    default_backend {BACKEND}",
         f"backend {BACKEND}",
@@ -86,10 +87,15 @@ def find_haproxy() -> str:
     return found
 
 
-def check_config(path: Path) -> None:
-    """``haproxy -c``: TdkError with HAProxy's message when it refuses the file."""
+def check_config(path: Path, pass_fds: Sequence[int] = ()) -> None:
+    """``haproxy -c`` (given the descriptors the file binds): TdkError with HAProxy's message
+    when it refuses the file."""
     result = subprocess.run(
-        [find_haproxy(), "-c", "-f", str(path)], capture_output=True, text=True, check=False
+        [find_haproxy(), "-c", "-f", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        pass_fds=tuple(pass_fds),
     )
     if result.returncode != 0:
         raise TdkError(f"HAProxy refused {path}: {result.stderr.strip()}", hint=HAPROXY_HINT)
@@ -137,23 +143,36 @@ class ReplicaSet:
         return self.url
 
     def _start_proxy(self) -> None:
-        self.port = self.options.port or _free_port()
+        """HAProxy on a socket the kit binds itself and hands over (``bind fd@N``): HAProxy
+        binds with SO_REUSEPORT, so a port picked free and then bound by HAProxy could be
+        shared, silently, with another of the same user's listeners (two sets' requests
+        spread over both); a socket bound here is this set's alone, or the start fails."""
+        listener = _listen(self.options.port)
+        self.port = int(listener.getsockname()[1])
         ports = [state.port if state else None for state in self.slots]
         config = self.work / "haproxy.cfg"
-        config.write_text(haproxy_config(self.port, self.admin, ports, self.options.name))
-        check_config(config)
-        log = (self.work / "haproxy.log").open("ab")
-        self.proxy = subprocess.Popen(
-            [find_haproxy(), "-db", "-f", str(config)],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
+        fd = listener.fileno()
+        config.write_text(haproxy_config(f"fd@{fd}", self.admin, ports, self.options.name))
+        with listener, (self.work / "haproxy.log").open("ab") as log:
+            check_config(config, (fd,))
+            self.proxy = subprocess.Popen(
+                [find_haproxy(), "-db", "-f", str(config)],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                pass_fds=(fd,),
+            )
         deadline = time.monotonic() + 30
-        while not _answers(self.port):
+        while not self._admin_answers():
             if self.proxy.poll() is not None or time.monotonic() > deadline:
                 raise TdkError("HAProxy did not start", hint=f"see {self.work / 'haproxy.log'}")
-            time.sleep(0.05)  # a poll of its port: HAProxy says nothing when it listens
+            time.sleep(0.05)  # a poll of its admin socket: HAProxy says nothing when it is up
+
+    def _admin_answers(self) -> bool:
+        try:
+            return "Pid:" in self.command("show info")
+        except OSError:
+            return False
 
     def command(self, line: str) -> str:
         """One command on HAProxy's runtime API (the admin socket); its answer."""
@@ -230,16 +249,19 @@ def _stop_quietly(state: serve.EndpointState) -> None:
         serve.stop(state)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _answers(port: int) -> bool:
-    with socket.socket() as sock:
-        sock.settimeout(1)
-        return sock.connect_ex(("127.0.0.1", port)) == 0
+def _listen(port: int) -> socket.socket:
+    """A listening socket on 127.0.0.1:``port`` (0: a free one), for HAProxy to serve."""
+    sock = socket.socket()
+    try:
+        sock.bind(("127.0.0.1", port))
+        sock.listen(1024)
+    except OSError as exc:
+        sock.close()
+        raise TdkError(
+            f"--port {port}: cannot listen on 127.0.0.1:{port} ({exc.strerror})",
+            hint="pick another --port, or --port 0 for a free one",
+        ) from None
+    return sock
 
 
 def serve_foreground(
