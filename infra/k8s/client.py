@@ -17,7 +17,7 @@ import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from infra.clients.base import InferenceTarget
 from infra.clients.deadline import DEFAULT_TIMEOUT_S
@@ -194,6 +194,20 @@ class KubernetesClient(TargetClient, partial=True):
 
     def wait(self, timeout: float, interval: float, on_change: OnChange) -> Status:
         return poll_until_ready(self.status, timeout, interval, on_change)
+
+
+KindT = TypeVar("KindT", bound=KubernetesClient)
+
+
+def workload_client(
+    kind: type[KindT], target: str, config: Any, prometheus: PrometheusClient, url: str | None
+) -> KindT:
+    """A Kubernetes target's client of the workload its stack ``config`` deploys: the stack's
+    namespace and name, ``url`` (Triton or the mme front) and whether it runs ``mme``."""
+    workload = config.workload
+    return kind(
+        target, workload.namespace, config.common.name, prometheus, url, workload.mme is not None
+    )
 
 
 @dataclass(frozen=True, kw_only=True)

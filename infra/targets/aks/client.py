@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from infra.clients.prometheus import Auth, NoAuth, PrometheusClient, Request
-from infra.k8s.client import KubernetesClient, KubernetesLocator
+from infra.k8s.client import KubernetesClient, KubernetesLocator, workload_client
 from infra.targets.aks.builders import PROMETHEUS_SCOPE
 from infra.targets.operations import Reading, output_text
 from packager.stores.azsignin import quiet_identity_log, summary
@@ -92,15 +92,7 @@ class AksLocator(KubernetesLocator):
         config = self.config()
         url = self.prometheus_url or "https://workspace-unknown" + WORKSPACE_HOST
         prometheus = PrometheusClient(url, auth_for(url))
-        workload = config.workload
-        client = AksClient(
-            self.target,
-            workload.namespace,
-            config.common.name,
-            prometheus,
-            self.url,
-            workload.mme is not None,
-        )
+        client = workload_client(AksClient, self.target, config, prometheus, self.url)
         client.workspace_missing = not self.prometheus_url
         return client
 

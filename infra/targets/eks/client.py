@@ -8,7 +8,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from infra.clients.prometheus import NoAuth, PrometheusClient
-from infra.k8s.client import KubernetesClient, KubernetesLocator
+from infra.k8s.client import KubernetesClient, KubernetesLocator, workload_client
 from infra.targets.eks.builders import amp_query_url
 from infra.targets.eks.query_auth import SigV4
 from infra.targets.operations import Reading, option, output_text
@@ -65,15 +65,7 @@ class EksLocator(KubernetesLocator):
         else:
             workspace = self.workspace_id or "${ampWorkspaceId}"
             prometheus = amp_client(self.region or config.region, workspace)
-        workload = config.workload
-        client = EksClient(
-            self.target,
-            workload.namespace,
-            config.common.name,
-            prometheus,
-            self.url,
-            workload.mme is not None,
-        )
+        client = workload_client(EksClient, self.target, config, prometheus, self.url)
         client.workspace_missing = not self.prometheus_url and not self.workspace_id
         return client
 

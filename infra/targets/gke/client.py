@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra.clients.prometheus import NoAuth, PrometheusClient
-from infra.k8s.client import KubernetesClient, KubernetesLocator
+from infra.k8s.client import KubernetesClient, KubernetesLocator, workload_client
 from infra.targets.gke.builders import managed_prometheus_url
 from infra.targets.gke.query_auth import GoogleBearer
 
@@ -31,15 +31,7 @@ class GkeLocator(KubernetesLocator):
             prometheus = PrometheusClient(self.prometheus_url, NoAuth())
         else:
             prometheus = gmp_client(config.project)
-        workload = config.workload
-        return GkeClient(
-            self.target,
-            workload.namespace,
-            config.common.name,
-            prometheus,
-            self.url,
-            workload.mme is not None,
-        )
+        return workload_client(GkeClient, self.target, config, prometheus, self.url)
 
 
 LOCATOR = GkeLocator

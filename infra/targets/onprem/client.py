@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from infra.clients.prometheus import NoAuth, PrometheusClient
-from infra.k8s.client import KubernetesClient, KubernetesLocator
+from infra.k8s.client import KubernetesClient, KubernetesLocator, workload_client
 
 
 class OnpremClient(KubernetesClient):
@@ -22,15 +22,8 @@ class OnpremLocator(KubernetesLocator):
     def client(self) -> OnpremClient:
         config = self.config()
         url = self.prometheus_url or config.prometheus_url
-        workload = config.workload
-        return OnpremClient(
-            self.target,
-            workload.namespace,
-            config.common.name,
-            PrometheusClient(url, NoAuth()),
-            self.url,
-            workload.mme is not None,
-        )
+        prometheus = PrometheusClient(url, NoAuth())
+        return workload_client(OnpremClient, self.target, config, prometheus, self.url)
 
 
 LOCATOR = OnpremLocator
