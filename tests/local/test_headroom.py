@@ -82,7 +82,12 @@ async def _ahead(release: Path, tmp_path: Path) -> None:
         manager.release(await manager.acquire(D))
         await unloaded(C, mark)
         loads = [r for r in triton.received if r.path.endswith("/load")]
-        assert [r.path for r in loads] == [f"{REPOSITORY}/{name[t]}/load" for t in (A, B, C, D)]
+        # every request the stand-in saw, with its connection, so a recurrence of the double
+        # load seen once in CI (D loaded twice at load ~3, not reproduced in 65 runs) names how
+        seen = [(r.path, r.connection, r.state, r.held) for r in triton.received]
+        assert [r.path for r in loads] == [f"{REPOSITORY}/{name[t]}/load" for t in (A, B, C, D)], (
+            seen
+        )
         assert [r.held for r in loads] == [0, 1, 2, 2], "past the budget, or waited for an unload"
         assert not any(r.path == f"{REPOSITORY}/{name[B]}/unload" for r in triton.received)
         manager.release(held)
