@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import time
 from pathlib import Path
 
 import pytest
@@ -91,6 +92,40 @@ async def _ahead(release: Path, tmp_path: Path) -> None:
         assert [r.held for r in loads] == [0, 1, 2, 2], "past the budget, or waited for an unload"
         assert not any(r.path == f"{REPOSITORY}/{name[B]}/unload" for r in triton.received)
         manager.release(held)
+    finally:
+        await manager.stop()
+        await triton.stop()
+
+
+def test_a_model_whose_first_request_waits_is_never_the_victim(
+    echoes: Path, tmp_path: Path
+) -> None:
+    """Between a model's load and its first request's count in ``inflight``, the request is
+    ``pending`` and the model unused (last_used 0): the least recently used idle model on paper.
+    The background unload for headroom chose it there once (CI: the last model loaded twice)."""
+    asyncio.run(_pending(echoes, tmp_path))
+
+
+async def _pending(release: Path, tmp_path: Path) -> None:
+    triton = TritonStandIn()
+    await triton.start()
+    options = EndpointOptions(
+        release=str(release),
+        max_loaded=100,
+        triton_url=triton.url,
+        model_dir=str(tmp_path / "models"),
+        workdir=str(tmp_path / "work"),
+    )
+    manager = ModelManager(options, None)
+    await manager.start()
+    try:
+        await manager.ready.wait()
+        manager.release(await manager.acquire(A))
+        state = manager.models[A]
+        later = time.monotonic() + 10  # long idle by any grace
+        assert manager._victim(later, idle_only=True) is state
+        state.pending, state.last_used = 1, 0.0  # loaded, its first request not yet counted
+        assert manager._victim(later, idle_only=True) is None
     finally:
         await manager.stop()
         await triton.stop()

@@ -135,7 +135,11 @@ class Capacity:
         for ``IDLE_GRACE`` s); else the one loaded longest ago once it has been resident
         ``min_residency`` s, so that swaps under contention cannot thrash."""
         resident = self._resident()
-        idle = [s for s in resident if s.inflight == 0 and now - s.last_used >= IDLE_GRACE]
+        # a request waiting for the model's load (``pending``) counts as in flight: a model just
+        # loaded has not been used yet (last_used 0), and evicting it before that request runs
+        # would unload it unused and load it again
+        idle = [s for s in resident if not (s.inflight or s.pending)]
+        idle = [s for s in idle if now - s.last_used >= IDLE_GRACE]
         if idle or idle_only:
             return min(idle, key=lambda s: s.last_used, default=None)
         ripe = [s for s in resident if now - s.loaded_at >= self.settings.min_residency]
@@ -144,7 +148,7 @@ class Capacity:
     def _next_expiry(self, now: float) -> float | None:
         resident = self._resident()
         expiries = [s.loaded_at + self.settings.min_residency for s in resident]
-        expiries += [s.last_used + IDLE_GRACE for s in resident if s.inflight == 0]
+        expiries += [s.last_used + IDLE_GRACE for s in resident if not (s.inflight or s.pending)]
         return min(expiries, default=None)
 
     async def _evict(self, victim: ModelState, deadline: float) -> None:
