@@ -13,27 +13,15 @@ pruning would silently drop them.
 
 from __future__ import annotations
 
-from typing import Any
-
 import jsonschema
 import pytest
 
 from infra.k8s import manifests
 from infra.targets import load_target
+from tests.infra.crd_fields import INTERVAL, STRING_MAP, non_empty_array, strict_object
 from tests.infra.test_k8s_manifests import make_spec
 from tests.registry_lists import kubernetes_targets, read_dev
 
-
-def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(required),
-        "additionalProperties": False,
-    }
-
-
-STRING_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
 METADATA = {
     "type": "object",
     "required": ["name", "namespace"],
@@ -41,7 +29,7 @@ METADATA = {
 }
 
 #: autoscaling/v2 HPAScalingRules, as the ScaledObject CRD embeds it
-HPA_RULES = _object(
+HPA_RULES = strict_object(
     {
         "policies": {"type": "array"},
         "selectPolicy": {"type": "string"},
@@ -49,14 +37,14 @@ HPA_RULES = _object(
     }
 )
 
-SCALED_OBJECT = _object(
+SCALED_OBJECT = strict_object(
     {
         "apiVersion": {"const": "keda.sh/v1alpha1"},
         "kind": {"const": "ScaledObject"},
         "metadata": METADATA,
-        "spec": _object(
+        "spec": strict_object(
             {
-                "scaleTargetRef": _object(
+                "scaleTargetRef": strict_object(
                     {
                         "apiVersion": {"type": "string"},
                         "kind": {"type": "string"},
@@ -72,12 +60,12 @@ SCALED_OBJECT = _object(
                 "minReplicaCount": {"type": "integer", "minimum": 0},
                 "maxReplicaCount": {"type": "integer", "minimum": 1},
                 "fallback": {"type": "object"},
-                "advanced": _object(
+                "advanced": strict_object(
                     {
-                        "horizontalPodAutoscalerConfig": _object(
+                        "horizontalPodAutoscalerConfig": strict_object(
                             {
                                 "name": {"type": "string"},
-                                "behavior": _object(
+                                "behavior": strict_object(
                                     {
                                         "scaleUp": HPA_RULES,
                                         "scaleDown": HPA_RULES,
@@ -89,23 +77,21 @@ SCALED_OBJECT = _object(
                         "scalingModifiers": {"type": "object"},
                     }
                 ),
-                "triggers": {
-                    "type": "array",
-                    "minItems": 1,
-                    "items": _object(
+                "triggers": non_empty_array(
+                    strict_object(
                         {
                             "type": {"type": "string"},
                             "name": {"type": "string"},
                             "metadata": STRING_MAP,
                             "metricType": {"enum": ["AverageValue", "Value", "Utilization"]},
                             "useCachedMetrics": {"type": "boolean"},
-                            "authenticationRef": _object(
+                            "authenticationRef": strict_object(
                                 {"name": {"type": "string"}, "kind": {"type": "string"}}, ("name",)
                             ),
                         },
                         ("type", "metadata"),
-                    ),
-                },
+                    )
+                ),
             },
             ("scaleTargetRef", "triggers"),
         ),
@@ -113,14 +99,14 @@ SCALED_OBJECT = _object(
     ("apiVersion", "kind", "metadata", "spec"),
 )
 
-TRIGGER_AUTHENTICATION = _object(
+TRIGGER_AUTHENTICATION = strict_object(
     {
         "apiVersion": {"const": "keda.sh/v1alpha1"},
         "kind": {"const": "TriggerAuthentication"},
         "metadata": METADATA,
-        "spec": _object(
+        "spec": strict_object(
             {
-                "podIdentity": _object(
+                "podIdentity": strict_object(
                     {
                         "provider": {"enum": ["none", "azure-workload", "aws", "aws-eks", "gcp"]},
                         "identityId": {"type": "string"},
@@ -144,23 +130,21 @@ TRIGGER_AUTHENTICATION = _object(
     ("apiVersion", "kind", "metadata", "spec"),
 )
 
-POD_MONITORING = _object(
+POD_MONITORING = strict_object(
     {
         "apiVersion": {"const": "monitoring.googleapis.com/v1"},
         "kind": {"const": "PodMonitoring"},
         "metadata": METADATA,
-        "spec": _object(
+        "spec": strict_object(
             {
-                "selector": _object(
+                "selector": strict_object(
                     {"matchLabels": STRING_MAP, "matchExpressions": {"type": "array"}}
                 ),
-                "endpoints": {
-                    "type": "array",
-                    "minItems": 1,
-                    "items": _object(
+                "endpoints": non_empty_array(
+                    strict_object(
                         {
                             "port": {"type": ["string", "integer"]},
-                            "interval": {"type": "string", "pattern": "^[0-9]+(ms|s|m|h)$"},
+                            "interval": INTERVAL,
                             "path": {"type": "string"},
                             "scheme": {"enum": ["http", "https"]},
                             "timeout": {"type": "string"},
@@ -173,8 +157,8 @@ POD_MONITORING = _object(
                             "tls": {"type": "object"},
                         },
                         ("interval", "port"),
-                    ),
-                },
+                    )
+                ),
                 "targetLabels": {"type": "object"},
                 "limits": {"type": "object"},
                 "filterRunning": {"type": "boolean"},

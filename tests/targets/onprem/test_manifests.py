@@ -18,67 +18,55 @@ import kubernetes_validate
 import pytest
 
 from infra.targets.onprem.target import TARGET
+from tests.infra.crd_fields import INTERVAL, STRING_MAP, non_empty_array, strict_object
 from tests.infra.test_k8s_manifests import K8S_VERSION, is_custom
 from tests.registry_lists import read_dev
 
-
-def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": list(required),
-        "additionalProperties": False,
-    }
-
-
-STRING_MAP = {"type": "object", "additionalProperties": {"type": "string"}}
-METADATA = _object(
+METADATA = strict_object(
     {"name": {"type": "string"}, "namespace": {"type": "string"}, "labels": STRING_MAP},
     ("name", "namespace"),
 )
 SCHEMAS = {
-    "PodMonitor": _object(
+    "PodMonitor": strict_object(
         {
             "apiVersion": {"const": "monitoring.coreos.com/v1"},
             "kind": {"const": "PodMonitor"},
             "metadata": METADATA,
-            "spec": _object(
+            "spec": strict_object(
                 {
                     "jobLabel": {"type": "string"},
-                    "selector": _object({"matchLabels": STRING_MAP}),
-                    "podMetricsEndpoints": {
-                        "type": "array",
-                        "minItems": 1,
-                        "items": _object(
+                    "selector": strict_object({"matchLabels": STRING_MAP}),
+                    "podMetricsEndpoints": non_empty_array(
+                        strict_object(
                             {
                                 "port": {"type": "string"},
                                 "path": {"type": "string"},
-                                "interval": {"type": "string", "pattern": "^[0-9]+(ms|s|m|h)$"},
+                                "interval": INTERVAL,
                             },
                             ("port",),
-                        ),
-                    },
+                        )
+                    ),
                 },
                 ("selector", "podMetricsEndpoints"),
             ),
         },
         ("apiVersion", "kind", "metadata", "spec"),
     ),
-    "PrometheusRule": _object(
+    "PrometheusRule": strict_object(
         {
             "apiVersion": {"const": "monitoring.coreos.com/v1"},
             "kind": {"const": "PrometheusRule"},
             "metadata": METADATA,
-            "spec": _object(
+            "spec": strict_object(
                 {
                     "groups": {
                         "type": "array",
-                        "items": _object(
+                        "items": strict_object(
                             {
                                 "name": {"type": "string", "minLength": 1},
                                 "rules": {
                                     "type": "array",
-                                    "items": _object(
+                                    "items": strict_object(
                                         {
                                             "alert": {"type": "string"},
                                             "record": {"type": "string"},
