@@ -1,6 +1,7 @@
 """``tdk:azure:WorkloadIdentity``: a user-assigned managed identity that one Kubernetes
 ServiceAccount runs as (a federated credential on the cluster's OIDC issuer), with its roles;
-what it is made of (audience, subject, role ids) is ``identity.py``."""
+what it is made of (audience, subject, role ids) is ``identity.py``. ``role_assignment`` grants
+a role to any service principal (a container registry's AcrPull for a cluster's kubelet too)."""
 
 from __future__ import annotations
 
@@ -62,14 +63,8 @@ class WorkloadIdentity(pulumi.ComponentResource):
             opts=child,
         )
         grants = [
-            azure.authorization.RoleAssignment(
-                f"{name}-role" + (f"-{i}" if i else ""),
-                principal_id=self.identity.principal_id,
-                principal_type="ServicePrincipal",
-                role_definition_id=grant.role,
-                scope=grant.scope,
-                **_condition(grant),
-                opts=child,
+            role_assignment(
+                f"{name}-role" + (f"-{i}" if i else ""), self.identity.principal_id, grant, child
             )
             for i, grant in enumerate(args.grants)
         ]
@@ -77,6 +72,22 @@ class WorkloadIdentity(pulumi.ComponentResource):
         self.principal_id = self.identity.principal_id
         self.ready: list[pulumi.Resource] = [federated, *grants]
         self.register_outputs({"clientId": self.client_id})
+
+
+def role_assignment(
+    name: str, principal_id: pulumi.Input[str], grant: Grant, opts: pulumi.ResourceOptions
+) -> azure.authorization.RoleAssignment:
+    """``grant`` given to a service principal (a managed identity, a cluster's kubelet
+    identity): the one place the kit declares an Azure role assignment."""
+    return azure.authorization.RoleAssignment(
+        name,
+        principal_id=principal_id,
+        principal_type="ServicePrincipal",
+        role_definition_id=grant.role,
+        scope=grant.scope,
+        **_condition(grant),
+        opts=opts,
+    )
 
 
 def _condition(grant: Grant) -> dict[str, Any]:

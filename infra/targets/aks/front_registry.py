@@ -22,6 +22,7 @@ import pulumi_azure_native as azure
 
 from infra.clouds.azure.identity import ACR_PULL, role_definition
 from infra.clouds.azure.names import CONTAINER_REGISTRY
+from infra.clouds.azure.workload_identity import Grant, role_assignment
 from infra.k8s.front_image import IMAGE_NAME, FrontImage, RegistryLogin
 
 #: ``docker login``'s user for an ACR refresh token (AAD-OAuth.md)
@@ -88,14 +89,10 @@ class FrontRegistry(pulumi.ComponentResource):
             anonymous_pull_enabled=False,
             opts=child,
         )
-        self.pull = azure.authorization.RoleAssignment(
-            f"{name}-kubelet-pull",
-            principal_id=kubelet_object_id,
-            principal_type="ServicePrincipal",
-            role_definition_id=subscription.apply(lambda s: role_definition(s, ACR_PULL)),
-            scope=self.registry.id,
-            opts=child,
+        acr_pull = Grant(
+            subscription.apply(lambda s: role_definition(s, ACR_PULL)), self.registry.id
         )
+        self.pull = role_assignment(f"{name}-kubelet-pull", kubelet_object_id, acr_pull, child)
         access = azure.authorization.get_client_token_output().token
         server = self.registry.login_server
         password = pulumi.Output.all(server, tenant, access).apply(
