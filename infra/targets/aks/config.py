@@ -10,7 +10,6 @@ from typing import Any, cast
 import infra.facts
 from infra.clouds.azure import catalog, versions
 from infra.config import ConfigReader, ReleaseLocation, StackConfig, check_choice, qualify
-from infra.facts import kubernetes as kf
 from infra.k8s.config import WorkloadConfig, workload_spec
 from infra.k8s.spec import MODEL_SYNC_PATH, ModelSync, PrometheusSource, TritonServiceSpec
 from infra.targets.aks import builders as b
@@ -109,22 +108,6 @@ def read_kubernetes_version(reader: ConfigReader) -> str:
         "the Premium tier, which the kit does not declare",
     )
     return version
-
-
-def read_keda_pin(reader: ConfigReader, kubernetes_version: str) -> str:
-    """``k8sKedaChartVersion`` (empty: the table's newest for the minor)."""
-    pinned = reader.optional_string("k8sKedaChartVersion")
-    if pinned is None:
-        return kf.keda_for(kubernetes_version).version
-    row = kf.keda_pin(pinned)
-    if row is None or not row.supports(kf.minor(kubernetes_version)):
-        raise ConfigError(
-            f"{qualify('k8sKedaChartVersion')} {pinned} does not support Kubernetes "
-            f"{kubernetes_version} ({kf.KEDA_SOURCE.url}, checked {kf.KEDA_SOURCE.checked})",
-            hint=f"`pulumi config set {qualify('k8sKedaChartVersion')} "
-            f"{kf.keda_for(kubernetes_version).version}` or remove the pin",
-        )
-    return pinned
 
 
 def triton_spec(

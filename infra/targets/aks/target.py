@@ -21,7 +21,7 @@ from infra.facts import kubernetes as kf
 from infra.facts.findings import Finding
 from infra.k8s.build_job import StoreCopy
 from infra.k8s.common import ClusterMinors, KubernetesTarget, require_release
-from infra.k8s.config import read_workload_config
+from infra.k8s.config import read_keda_chart, read_workload_config
 from infra.k8s.models import fitted_workload
 from infra.k8s.spec import TritonServiceSpec
 from infra.targets.aks import builders as b
@@ -29,7 +29,6 @@ from infra.targets.aks.cloud_names import DERIVED
 from infra.targets.aks.config import (
     AksConfig,
     read_gpu_size,
-    read_keda_pin,
     read_kubernetes_version,
     read_location,
     read_release_group,
@@ -95,7 +94,7 @@ class AksTarget(KubernetesTarget[AksConfig]):
             release_resource_group=read_release_group(reader, blob),
             location=location,
             kubernetes_version=version,
-            keda_version=read_keda_pin(reader, version),
+            keda_version=read_keda_chart(reader, version),
             gpu_vm_size=gpu_size,
             gpu_min_nodes=low,
             gpu_max_nodes=high,

@@ -15,7 +15,7 @@ from infra.config import ConfigReader, StackConfig, check_capacity, qualify
 from infra.facts import kubernetes as kf
 from infra.k8s.build_job import StoreCopy
 from infra.k8s.common import ClusterMinors, KubernetesTarget, csv, require_release
-from infra.k8s.config import read_workload_config
+from infra.k8s.config import read_keda_chart, read_workload_config
 from infra.k8s.models import fitted_workload
 from infra.k8s.spec import TritonServiceSpec
 from infra.targets.base import DoctorPort, Manifest, OutputValue, Refusal, SchemaDrift
@@ -24,7 +24,6 @@ from infra.targets.eks import builders as b
 from infra.targets.eks.cloud_names import DERIVED, front_repository
 from infra.targets.eks.config import (
     EksConfig,
-    read_keda_pin,
     read_kubernetes_version,
     triton_spec,
 )
@@ -150,7 +149,7 @@ class EksTarget(KubernetesTarget[EksConfig]):
             zones=_zones(reader, region),
             kubernetes_version=version,
             support_type=support_type,
-            keda_version=read_keda_pin(reader, version),
+            keda_version=read_keda_chart(reader, version),
             gpu_instance_type=instance,
             gpu_min_nodes=low,
             gpu_max_nodes=high,
