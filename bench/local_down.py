@@ -32,7 +32,7 @@ from invoke import make_release  # noqa: E402  (bench/invoke.py: the same sample
 
 from infra.clients.inputs import example_inputs  # noqa: E402
 from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget  # noqa: E402
-from infra.targets.local.serve import session_processes  # noqa: E402
+from infra.targets.local.endpoint_state import session_processes  # noqa: E402
 from packager.stores import open_store  # noqa: E402
 from packager.stores.capped import read_manifest  # noqa: E402
 

@@ -102,7 +102,7 @@ def up(
     json: JsonOpt = False,
 ) -> None:
     """Start the endpoint: boto3 `sagemaker-runtime` with endpoint_url=http://127.0.0.1:PORT."""
-    from infra.targets.local import serve
+    from infra.targets.local import endpoint_state, serve
     from infra.targets.local.front import StartInterrupted
     from infra.triton_runtime.runtime import find_runtime
 
@@ -131,7 +131,7 @@ def up(
             stop = escape(local_command("down", name))
             out.info(f"  release {state.release}; log {state.log}; stop with `{stop}`")
         return
-    if serve.read_state(name) is not None:
+    if endpoint_state.read_state(name) is not None:
         raise UsageError(
             f"a local endpoint named {name!r} is already running",
             hint=f"stop it with `{local_command('down', name)}`, or pick another --endpoint",
@@ -177,7 +177,7 @@ def _up_replicas(options: EndpointOptions, replicas: int, detach: bool, out: Out
 
 
 def _running(name: str) -> Any:
-    from infra.targets.local.serve import running_state
+    from infra.targets.local.endpoint_state import running_state
 
     return running_state(name)
 
@@ -258,7 +258,7 @@ def switch(
 @app.command("down")
 def down(name: NameOpt = "local", json: JsonOpt = False) -> None:
     """Stop a running endpoint (and its Triton); exit 0 when none is running (idempotent)."""
-    from infra.targets.local.serve import read_state
+    from infra.targets.local.endpoint_state import read_state
 
     out = Output(json_mode=json)
     if read_state(name) is None:
@@ -306,11 +306,11 @@ def demo(
     json: JsonOpt = False,
 ) -> None:
     """Start an endpoint, invoke every TargetModel (cold, warm, LRU), print figures, stop it."""
-    from infra.targets.local import serve
+    from infra.targets.local import endpoint_state, serve
 
     out = Output(json_mode=json)
     name = "demo"
-    if serve.read_state(name) is not None:
+    if endpoint_state.read_state(name) is not None:
         stop_endpoint(name)
     options = EndpointOptions(
         release=absolute_url(release), name=name, port=0, max_loaded=max_loaded_models

@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from infra.targets.local.serve import process_identity, read_state
+from infra.targets.local.endpoint_state import process_identity, read_state
 from tests.conftest import ROOT
 from tests.local.conftest import _runtime_or_skip
 from tests.local.local_helpers import (

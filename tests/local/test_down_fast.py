@@ -18,7 +18,8 @@ from tests.local.local_helpers import make_release, start_endpoint
 def test_stop_with_models_loaded_does_not_wait_for_triton_to_unload_them(
     sample_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from infra.targets.local.serve import read_state, stop
+    from infra.targets.local.endpoint_state import read_state
+    from infra.targets.local.serve import stop
 
     store = tmp_path / "store"
     make_release(sample_repo, store, copies=1, only=("tokenizer", "text_classifier"))

@@ -16,7 +16,7 @@ from typing import Any
 
 from infra.clients.inputs import example_inputs
 from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget
-from infra.targets.local.serve import session_processes
+from infra.targets.local.endpoint_state import session_processes
 from packager.publish import publish
 from packager.stores import open_store
 from tests.local.conftest import _runtime_or_skip

@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from infra.targets.local import serve
+from infra.targets.local.endpoint_state import read_state, running_names
 from tests.local.conftest import _runtime_or_skip
 from tests.local.local_helpers import children, wait_for
 from tests.local.test_replicas import needs_haproxy
@@ -57,7 +57,7 @@ def test_a_second_replica_set_of_one_name_is_refused_while_the_first_starts(
 
         daemon = wait_for(supervisor, 60, "the first set's supervisor to be spawned")
         os.kill(daemon, signal.SIGSTOP)  # the first is mid-start, and stays so
-        assert serve.read_state("dup") is None, "the first started before the race was held"
+        assert read_state("dup") is None, "the first started before the race was held"
         log = (state / "local-dup.log").read_bytes()
         second = CliRunner().invoke(app, up)
         assert second.exit_code == 1, second.output
@@ -67,7 +67,7 @@ def test_a_second_replica_set_of_one_name_is_refused_while_the_first_starts(
         os.kill(daemon, signal.SIGCONT)
         output = first.communicate(timeout=300)[0].decode()
         assert first.returncode == 0, output  # the first one starts undisturbed
-        assert serve.read_state("dup") is not None
+        assert read_state("dup") is not None
     finally:
         if daemon:
             with suppress(ProcessLookupError):
@@ -77,7 +77,7 @@ def test_a_second_replica_set_of_one_name_is_refused_while_the_first_starts(
             first.wait()
         down = CliRunner().invoke(app, ["local", "down", "--endpoint", "dup"])
     assert down.exit_code == 0, down.output
-    assert serve.running_names() == []
+    assert running_names() == []
 
 
 @needs_haproxy

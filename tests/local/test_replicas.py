@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from cli.main import app
 from infra.planning.routing import HASH_BALANCE_FACTOR
-from infra.targets.local import serve
+from infra.targets.local import endpoint_state
 from infra.targets.local.replicas import check_config, haproxy_config
 from tdk.errors import TdkError
 from tests.local.conftest import _runtime_or_skip
@@ -71,17 +71,17 @@ def test_detached_replicas_serve_and_down_stops_the_whole_set(
     result = runner.invoke(app, [*up, "--port", "0", "--detach", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["url"].startswith("http://127.0.0.1:")
-    replicas = [serve.read_state(f"set-r{index}") for index in range(2)]
+    replicas = [endpoint_state.read_state(f"set-r{index}") for index in range(2)]
     try:
         assert all(replicas), "each replica writes its own state file"
-        supervisor = serve.read_state("set")
+        supervisor = endpoint_state.read_state("set")
         assert supervisor is not None
         pids = {state.pid for state in replicas if state} | {supervisor.pid}
         # the supervisor's session holds HAProxy; each replica's, its front, Triton and stubs
         for leader in [supervisor, *replicas]:
-            pids |= serve.session_processes(leader.pid) if leader else set()
+            pids |= endpoint_state.session_processes(leader.pid) if leader else set()
         assert len(pids) > 5, pids
-        assert "set" in serve.running_names()
+        assert "set" in endpoint_state.running_names()
         again = runner.invoke(app, [*up, "--detach"])
         assert again.exit_code != 0 and "already running" in again.output
         invoke = ["invoke", "--endpoint", "set", "--target-model", "tokenizer-0.tar.gz"]
@@ -92,6 +92,6 @@ def test_detached_replicas_serve_and_down_stops_the_whole_set(
     finally:
         down = runner.invoke(app, ["local", "down", "--endpoint", "set"])
     assert down.exit_code == 0, down.output
-    assert serve.running_names() == []
-    left = [pid for pid in pids if serve.process_identity(pid)]
+    assert endpoint_state.running_names() == []
+    left = [pid for pid in pids if endpoint_state.process_identity(pid)]
     assert left == [], f"still running after down: {left}"

@@ -15,7 +15,7 @@ from infra.clients.inputs import example_inputs
 from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget
 from infra.targets.deployment import Given, open_deployment
 from infra.targets.local.control import request_switch
-from infra.targets.local.serve import read_state
+from infra.targets.local.endpoint_state import read_state
 from tdk.errors import TdkError
 from tests.local.local_helpers import make_release, start_endpoint
 

@@ -136,7 +136,7 @@ class LocalLocator(Locator):
         return self.endpoint or "local"
 
     def client(self) -> LocalClient:
-        from infra.targets.local.serve import running_state
+        from infra.targets.local.endpoint_state import running_state
 
         state = running_state(self.name)
         return LocalClient(self.target, self.name, state.url)
@@ -144,7 +144,7 @@ class LocalLocator(Locator):
     def default_release(self) -> str | None:
         """The release the running endpoint serves now (UsageError when none runs): its status
         says, since ``tdk local switch`` moves it off the release its state file names."""
-        from infra.targets.local.serve import running_state
+        from infra.targets.local.endpoint_state import running_state
 
         state = running_state(self.name)
         return LocalClient(self.target, self.name, state.url).release() or state.release

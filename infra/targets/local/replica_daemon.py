@@ -9,19 +9,24 @@ stops HAProxy and every replica (each stops its Triton), removes its state file 
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import signal
 import sys
 import threading
-from dataclasses import asdict
 from pathlib import Path
 
 from infra.targets.local import lock, serve
+from infra.targets.local.endpoint_state import (
+    EndpointState,
+    process_identity,
+    remove_state,
+    state_path,
+    write_state,
+)
 from infra.targets.local.options import EndpointOptions
 from infra.targets.local.replicas import ReplicaSet, find_haproxy
-from infra.triton_runtime.private import state_dir, write_private
+from infra.triton_runtime.private import state_dir
 from tdk.errors import TdkError
 
 PROG = "python -m infra.targets.local.replica_daemon"
@@ -32,7 +37,7 @@ def work_dir(name: str) -> Path:
     return state_dir() / f"local-{name}-replicas"
 
 
-def spawn(options: EndpointOptions, replicas: int, timeout: float = 600.0) -> serve.EndpointState:
+def spawn(options: EndpointOptions, replicas: int, timeout: float = 600.0) -> EndpointState:
     """Start the set in the background; its state once HAProxy and every replica serve. It
     holds the set's name lock as a single endpoint does (``serve.spawn_detached``)."""
     find_haproxy()
@@ -56,11 +61,11 @@ def _supervise(options: EndpointOptions, replicas: int) -> None:
         signal.signal(number, lambda *_: stop.set())
     work = work_dir(options.name)
     group = ReplicaSet(options, replicas, work)
-    path = serve.state_path(options.name)
+    path = state_path(options.name)
     try:
         url = group.start()
         pid = os.getpid()
-        state = serve.EndpointState(
+        state = EndpointState(
             name=options.name,
             pid=pid,
             port=group.port,
@@ -68,13 +73,13 @@ def _supervise(options: EndpointOptions, replicas: int) -> None:
             release=options.release,
             workdir=str(work),
             log=str(path.with_suffix(".log")),
-            identity=serve.process_identity(pid),
+            identity=process_identity(pid),
         )
-        write_private(path, json.dumps(asdict(state), indent=2).encode())
+        write_state(state)
         print(f"ready: {url}/endpoints/{options.name}/invocations", flush=True)
         stop.wait()
     finally:
-        path.unlink(missing_ok=True)
+        remove_state(options.name)
         group.stop()
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from infra.planning.routing import HASH_BALANCE_FACTOR
 from infra.targets.local import lock, serve
+from infra.targets.local.endpoint_state import EndpointState
 from infra.targets.local.options import EndpointOptions
 from tdk.errors import TdkError
 
@@ -109,7 +110,7 @@ class ReplicaSet:
             raise TdkError(f"--replicas {replicas}: expected 1 or more", hint="e.g. --replicas 4")
         self.options = options
         self.work = work
-        self.slots: list[serve.EndpointState | None] = [None] * (replicas + SPARE_SLOTS)
+        self.slots: list[EndpointState | None] = [None] * (replicas + SPARE_SLOTS)
         self.wanted = replicas
         #: HAProxy's runtime API: in a private directory of its own under the temporary
         #: directory, as HAProxy 2.6 refuses a socket path over 97 characters (its ALERT
@@ -122,10 +123,10 @@ class ReplicaSet:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def replicas(self) -> dict[int, serve.EndpointState]:
+    def replicas(self) -> dict[int, EndpointState]:
         return {index: state for index, state in enumerate(self.slots) if state is not None}
 
-    def _spawn(self, index: int) -> serve.EndpointState:
+    def _spawn(self, index: int) -> EndpointState:
         name = f"{self.options.name}-r{index}"
         return serve.spawn(dataclasses.replace(self.options, name=name, port=0, workdir=None))
 
@@ -200,7 +201,7 @@ class ReplicaSet:
         self,
         index: int,
         timeout: float = 120.0,
-        before_stop: Callable[[serve.EndpointState], None] | None = None,
+        before_stop: Callable[[EndpointState], None] | None = None,
     ) -> None:
         """Drain replica ``index`` (HAProxy sends it nothing new), wait until it holds no
         connection, then take it out of the ring and stop it (``before_stop`` reads it last)."""
@@ -244,7 +245,7 @@ class ReplicaSet:
         self.slots = [None] * len(self.slots)
 
 
-def _stop_quietly(state: serve.EndpointState) -> None:
+def _stop_quietly(state: EndpointState) -> None:
     with contextlib.suppress(TdkError, OSError):
         serve.stop(state)
 

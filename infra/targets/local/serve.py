@@ -1,4 +1,5 @@
-"""Run a local endpoint: uvicorn (httptools + uvloop) on 127.0.0.1, plus its state file.
+"""Run a local endpoint: uvicorn (httptools + uvloop) on 127.0.0.1, plus its state file
+(``endpoint_state``: written once it serves, removed when it stops).
 
 The HTTP protocol (``protocol``) is uvicorn's httptools one with a zero-copy body path, a
 header timer and a connection cap. ``stop`` is what `tdk local down` runs (``stopping``: what a
@@ -12,171 +13,39 @@ the state file (pid, port, release) under ``$TDK_STATE_DIR`` (default ``~/.cache
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import resource
 import secrets
-import shlex
 import signal
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from infra.targets.local import lock, stopping, workdir
 from infra.targets.local.allocator import keep_body_buffers
-from infra.targets.local.options import (
-    ENDPOINT_NAME,
-    EndpointOptions,
-    check_name,
-    local_command,
+from infra.targets.local.endpoint_state import (
+    EndpointState,
+    is_endpoint,
+    process_identity,
+    read_state,
+    remove_state,
+    state_path,
+    write_state,
 )
+from infra.targets.local.options import EndpointOptions, local_command
 from infra.targets.local.protocol import protocol_class
 from infra.triton_runtime import shm
-from infra.triton_runtime.private import check_state_dir, open_private, state_dir, write_private
+from infra.triton_runtime.private import check_state_dir, open_private, state_dir
 from infra.triton_runtime.runtime import find_runtime
-from tdk.errors import TdkError, UsageError
+from tdk.errors import TdkError
 from tdk.redact import RedactingStream
 
-
-@dataclass(frozen=True)
-class EndpointState:
-    """What a running endpoint writes for ``status`` and ``down``."""
-
-    name: str
-    pid: int
-    port: int
-    url: str
-    #: the release URL it was started with (``--release``; ``tdk local switch`` changes what
-    #: it serves: its ``/tdk/status`` says which)
-    release: str
-    workdir: str
-    log: str
-    #: who ``pid`` is: boot id and start time (``process_identity``); a reused pid differs
-    identity: str = ""
-    #: what ``POST /tdk/switch`` asks for: only who can read this file switches releases
-    control: str = ""
-
-
 PROG = "python -m infra.targets.local.serve"
-
-
-def state_path(name: str) -> Path:
-    """``<state dir>/local-<name>.json``; the name is checked, so the path stays in the dir."""
-    return state_dir() / f"local-{check_name(name)}.json"
-
-
-#: keys of state files an earlier tdk wrote: old -> new (its ``store`` was the release URL)
-OLD_STATE_KEYS = {"store": "release"}
-
-
-def _renamed(fields: dict[str, Any]) -> dict[str, Any]:
-    """A state file's fields with the keys an earlier tdk wrote under their new names, so an
-    endpoint started by it is still found, shown and stopped."""
-    return {OLD_STATE_KEYS.get(key, key): value for key, value in fields.items()}
-
-
-def read_state(name: str) -> EndpointState | None:
-    """The endpoint's state file, or None when absent, not ours, or its process is gone (or
-    its pid now belongs to another process: the file is stale then, and removed)."""
-    path = state_path(name)
-    try:
-        if path.stat().st_uid != os.geteuid():
-            return None  # planted by another user: never act on it
-        state = EndpointState(**_renamed(json.loads(path.read_text())))
-    except (OSError, ValueError, TypeError, AttributeError, RecursionError):
-        return None
-    if not is_endpoint(state):
-        path.unlink(missing_ok=True)
-        return None
-    return state
-
-
-START = "start one with `tdk local up --release URL --detach`"
-
-
-def running_names() -> list[str]:
-    """The names of the local endpoints of this user that run now, sorted."""
-    found = []
-    for path in sorted(state_dir().glob("local-*.json")):
-        name = path.name.removeprefix("local-").removesuffix(".json")
-        if ENDPOINT_NAME.fullmatch(name) and read_state(name) is not None:
-            found.append(name)
-    return found
-
-
-def not_running_hint(name: str) -> str:
-    """What to do when no endpoint ``name`` runs: the ones that do run, by the flag that
-    names them, or how to start one."""
-    others = [other for other in running_names() if other != name]
-    if not others:
-        return START
-    named = ", ".join(f"`--endpoint {shlex.quote(other)}`" for other in others)
-    return f"running here: pass {named}; or {START}"
-
-
-def running_state(name: str, hint: str | None = None) -> EndpointState:
-    """The state file of the local endpoint ``name``; UsageError when none runs."""
-    state = read_state(name)
-    if state is None:
-        raise UsageError(
-            f"no local endpoint named {name!r} is running", hint=hint or not_running_hint(name)
-        )
-    return state
-
-
-def process_identity(pid: int) -> str:
-    """``<boot id>:<start time>`` of ``pid`` (``/proc/<pid>/stat`` field 22, clock ticks since
-    boot): a pid reused by another process, even after a reboot, has another; "" when gone."""
-    try:
-        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return ""
-    if fields[0] == "Z":
-        return ""
-    return f"{boot}:{fields[19]}"  # fields after "comm" start at field 3
-
-
-def session_processes(session: int) -> set[int]:
-    """The live processes of session ``session`` (a detached endpoint leads a session of its
-    own: its front, Triton and the Python stubs); zombies are gone already."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[3]) == session and fields[0] != "Z":  # field 6: the session id
-                found.add(int(entry.name))
-    return found
-
-
-def is_endpoint(state: EndpointState) -> bool:
-    """Whether ``state.pid`` is still the endpoint that wrote ``state``. A state file without
-    an identity (written by an older tdk) is trusted only when the process runs this module."""
-    current = process_identity(state.pid)
-    if not current:
-        return False
-    if state.identity:
-        return current == state.identity
-    try:
-        command = Path(f"/proc/{state.pid}/cmdline").read_bytes()
-    except OSError:
-        return False
-    return b"infra.targets.local.serve" in command
-
-
-def _write_state(state: EndpointState) -> None:
-    path = state_path(state.name)
-    check_state_dir(path.parent)
-    write_private(path, json.dumps(asdict(state), indent=2).encode())
 
 
 def bind(port: int, host: str = "127.0.0.1") -> socket.socket:
@@ -248,7 +117,7 @@ def _run(
 
     def ready() -> None:
         if record:
-            _write_state(state)
+            write_state(state)
         if announce is not None:
             announce(state.url)
 
@@ -291,15 +160,7 @@ def _run(
             raise TdkError(f"the local endpoint failed to start: {failure}", hint="see its log")
     finally:
         if record:
-            _remove_state(settings.name)
-
-
-def _remove_state(name: str) -> None:
-    with contextlib.suppress(OSError):
-        current = json.loads(state_path(name).read_text())
-        if current.get("pid") == os.getpid():
-            state_path(name).unlink()
-            stopping.clear_note(name)
+            remove_state(settings.name)
 
 
 def connection_cap(wanted: int) -> int:
