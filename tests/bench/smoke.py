@@ -47,6 +47,9 @@ SCRIPTS: dict[str, tuple[list[str], set[str]]] = {
             *("bert_front_cpu_ms_per_request", "bert_triton_cpu_ms_per_request"),
             *("bert_front_cpu_over_triton", "bert_pinned_front_rps_c8"),
             *("bert_pinned_direct_rps_c8", "bert_pinned_front_over_direct"),
+            # what the front waited for a CPU, and the machine's load: a shared core's cost
+            *("front_cpu_wait_ms_per_request", "bert_front_cpu_wait_ms_per_request"),
+            "load_average_1m",
         },
     ),
     "gpu_check.py": (  # the CPU mode of the GPU check: every step, KIND_CPU (about a minute)
@@ -155,6 +158,9 @@ BOUNDS: dict[str, dict[str, tuple[float, float]]] = {
         "bert_front_cpu_ms_per_request": (1e-6, 1e4),  # a process clock: some, never none
         "bert_triton_cpu_ms_per_request": (1e-6, 1e4),
         "bert_front_cpu_over_triton": (1e-6, 1e3),
+        "front_cpu_wait_ms_per_request": (0, 1e4),
+        "bert_front_cpu_wait_ms_per_request": (0, 1e4),
+        "load_average_1m": (0, 1e4),
     },
     "gpu_check.py": {},  # checked step by step in run_script
     "local_down.py": {
