@@ -28,6 +28,8 @@ EXPOSED = {
     "mount": "Triton's /dev/shm is this machine's: the Python backend's regions (every request "
     "and response) are 0644 from their creation until the load ends (then 0600), and a user "
     "who opens one in that moment reads all later ones",
+    "tmp": "the Python backend's directory (/tmp/python_env_XXXXXX) stays in this machine's "
+    "/tmp whenever Triton is killed",
     "readonly": "a release's code (model.py) can write wherever you can",
     "argv": "the per-start secret is on Triton's command line until Triton answers (about "
     "0.4 s): a local user who reads /proc/<pid>/cmdline then can load models, i.e. run code, "
@@ -83,11 +85,25 @@ class Link:
         tail = [] if connector_fd is None else ["--connector-fd", str(connector_fd)]
         return [*head, "--port", str(port), "--netns", netns, *tail]
 
-    def send_command(self, triton: list[str], secret: list[int], writable: list[Path]) -> None:
+    def send_command(
+        self,
+        triton: list[str],
+        secret: list[int],
+        writable: list[Path],
+        tmp: Path,
+        seen: list[Path],
+    ) -> None:
         """Triton's command line for the launcher to start, which of its arguments are
-        secret, and the directories Triton may write in (one datagram; the launcher reads it
-        first, so the socket's buffer holds it until then)."""
-        request = {"command": triton, "secret": secret, "writable": [str(p) for p in writable]}
+        secret, the directories Triton may write in, the one to be its /tmp and the paths it
+        must still see when /tmp is its own (one datagram; the launcher reads it first, so
+        the socket's buffer holds it until then)."""
+        request = {
+            "command": triton,
+            "secret": secret,
+            "writable": [str(p) for p in writable],
+            "tmp": str(tmp),
+            "seen": [str(p) for p in seen],
+        }
         self.sock.send(json.dumps(request).encode())
 
     async def _receive(self) -> tuple[bytes, list[int]]:

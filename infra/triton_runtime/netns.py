@@ -3,16 +3,20 @@ read its secret, and it sees the file system read-only but for its working direc
 
 Run by ``TritonProcess`` as ``python -I netns.py --control-fd N --port P --netns MODE``
 (standard library only, so it needs no package on ``sys.path``). Its first datagram on the
-control socket (JSON) holds Triton's command line, which of its arguments are secret and which
-directories stay writable; none of it is on this process's own command line. Where the kernel
-allows (as root; otherwise inside a new user namespace that maps only this user) it enters:
+control socket (JSON) holds Triton's command line, which of its arguments are secret, which
+directories stay writable, the directory to be its /tmp and the paths it must see; none of it
+is on this process's own command line. Where the kernel allows (as root; otherwise inside a new
+user namespace that maps only this user) it enters:
 
 - a mount namespace: ``/dev/shm`` becomes a private tmpfs (0700), so the Python backend's
   shared memory (every request and response: prompts, outputs; boost creates it 0644 whatever
   the umask) is never in the host's ``/dev/shm``, not even for a moment; it goes with the last
   process of the namespace. Every mount is made read-only (``mount_setattr``, Linux 5.12) but
   bind mounts of the writable directories: a release's code reads the file system, writes only
-  there;
+  there. ``/tmp`` becomes a directory of the work dir (the request's ``tmp``), with the
+  entries of this machine's ``/tmp`` that lead to the paths Triton needs (``seen``) bound in
+  place: the Python backend's ``/tmp/python_env_XXXXXX`` (a fixed template, whatever
+  ``TMPDIR`` says) lands in the work dir and never outlives it, however Triton ends;
 - a network namespace (``MODE`` "on" or "auto"), loopback up: Triton's listeners exist only
   there; another user can neither connect to them nor join the namespace.
 
@@ -55,13 +59,14 @@ import sys
 from collections.abc import Sequence
 
 #: what the launcher can give Triton: its own network, mount namespace (private /dev/shm),
-#: a read-only file system, and secrets kept off its command line
-PROTECTIONS = ("net", "mount", "readonly", "argv")
+#: a /tmp in its work dir, a read-only file system, and secrets kept off its command line
+PROTECTIONS = ("net", "mount", "tmp", "readonly", "argv")
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
 _MS_NOSUID, _MS_NODEV, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
 SHM = "/dev/shm"
+TMP = "/tmp"
 _SIOCGIFFLAGS = 0x8913
 _SIOCSIFFLAGS = 0x8914
 _IFF_UP = 0x1
@@ -123,6 +128,14 @@ def _set_readonly(libc: ctypes.CDLL, path: str, readonly: bool, recursive: bool)
     _check(f"mount_setattr {path}", result)
 
 
+def _bind(libc: ctypes.CDLL, source: str, target: str, recursive: bool = False) -> None:
+    flags = _MS_BIND | (_MS_REC if recursive else 0)
+    _check(
+        f"bind {source} on {target}",
+        libc.mount(source.encode(), target.encode(), None, flags, None),
+    )
+
+
 def _outermost(paths: Sequence[str]) -> list[str]:
     """``paths`` without those inside another of them (a bind of /tmp covers /tmp/x's)."""
     real = sorted({os.path.realpath(path) for path in paths})
@@ -134,7 +147,7 @@ def _read_only_but(libc: ctypes.CDLL, writable: Sequence[str]) -> None:
     step fails, every mount is made writable again (OSError either way)."""
     keep = _outermost(writable)
     for path in keep:
-        _check(f"bind {path}", libc.mount(path.encode(), path.encode(), None, _MS_BIND, None))
+        _bind(libc, path, path)
     _set_readonly(libc, "/", True, recursive=True)
     try:
         for path in keep:
@@ -161,9 +174,69 @@ def _loopback_up() -> None:
         fcntl.ioctl(sock, _SIOCSIFFLAGS, struct.pack("16sH14x", b"lo", flags_now | _IFF_UP))
 
 
-def _mounts(libc: ctypes.CDLL, writable: Sequence[str], held: set[str], missing: list[str]) -> None:
+def _tmp_entries(paths: Sequence[str]) -> list[str]:
+    """The names in /tmp that lead to ``paths`` (as given and resolved): what Triton must still
+    see there once its /tmp is its own."""
+    roots = {TMP, os.path.realpath(TMP)}
+    names: set[str] = set()
+    for path in paths:
+        for form in (os.path.abspath(path), os.path.realpath(path)):
+            for root in roots:
+                if form.startswith(root + "/"):
+                    names.add(form[len(root) + 1 :].split("/", 1)[0])
+    return sorted(names)
+
+
+def _private_tmp(libc: ctypes.CDLL, directory: str, seen: Sequence[str]) -> None:
+    """``directory`` on /tmp, each entry of this machine's /tmp leading to ``seen`` bound in it
+    (with what is mounted below: read-only, but the writable directories); OSError when a step
+    fails, /tmp then unchanged (the whole is mounted on it in one last step)."""
+    for name in _tmp_entries(seen):
+        source, target = os.path.join(TMP, name), os.path.join(directory, name)
+        if os.path.islink(source):
+            os.symlink(os.readlink(source), target)
+            continue
+        if os.path.isdir(source):
+            os.makedirs(target, exist_ok=True)
+        else:
+            open(target, "a").close()
+        _bind(libc, source, target, recursive=True)
+    _bind(libc, directory, TMP, recursive=True)
+
+
+def _own_tmp(
+    libc: ctypes.CDLL, directory: str, seen: Sequence[str], held: set[str], missing: list[str]
+) -> None:
+    """/tmp in the work dir (``directory``); where that fails, this machine's, kept writable
+    (the Python backend aborts Triton when it cannot make its directory there)."""
+    try:
+        _private_tmp(libc, directory, seen)
+        held.add("tmp")
+        return
+    except OSError as exc:
+        missing.append(f"no private /tmp ({exc.strerror or exc})")
+    if "readonly" not in held:
+        return
+    try:
+        _bind(libc, TMP, TMP, recursive=True)  # with the writable binds below it
+        _set_readonly(libc, TMP, False, recursive=False)
+    except OSError as exc:
+        _set_readonly(libc, "/", False, recursive=True)  # as it was: Triton must write there
+        held.discard("readonly")
+        missing.append(f"no read-only file system ({exc.strerror or exc})")
+
+
+def _mounts(
+    libc: ctypes.CDLL,
+    writable: Sequence[str],
+    tmp: str,
+    seen: Sequence[str],
+    held: set[str],
+    missing: list[str],
+) -> None:
     """In a new mount namespace: nothing propagates back, every mount read-only but
-    ``writable``, a private /dev/shm; ``held`` and ``missing`` say what was done."""
+    ``writable``, /tmp on ``tmp``, a private /dev/shm; ``held`` and ``missing`` say what was
+    done."""
     try:
         flags = _MS_REC | _MS_PRIVATE
         _check("mount --make-rprivate /", libc.mount(b"none", b"/", None, flags, None))
@@ -176,6 +249,7 @@ def _mounts(libc: ctypes.CDLL, writable: Sequence[str], held: set[str], missing:
         held.add("readonly")
     except OSError as exc:
         missing.append(f"no read-only file system ({exc.strerror or exc})")
+    _own_tmp(libc, tmp, [*writable, *seen], held, missing)
     try:
         _private_shm(libc)
     except OSError as exc:
@@ -183,10 +257,13 @@ def _mounts(libc: ctypes.CDLL, writable: Sequence[str], held: set[str], missing:
         missing.append(f"no private /dev/shm ({exc.strerror or exc})")
 
 
-def enter_namespace(mode: str, writable: Sequence[str]) -> tuple[set[str], list[str]]:
+def enter_namespace(
+    mode: str, writable: Sequence[str], tmp: str, seen: Sequence[str] = ()
+) -> tuple[set[str], list[str]]:
     """Move this (single-threaded) process into new namespaces as ``mode`` allows ("off": no
-    network namespace); the protections now in place and why the others are not. OSError
-    when ``mode`` is "on" and the kernel refuses a network namespace."""
+    network namespace), /tmp on ``tmp`` (seeing what leads to ``writable`` and ``seen``); the
+    protections now in place and why the others are not. OSError when ``mode`` is "on" and
+    the kernel refuses a network namespace."""
     libc = _libc()
     held: set[str] = set()
     missing: list[str] = []
@@ -206,7 +283,7 @@ def enter_namespace(mode: str, writable: Sequence[str]) -> tuple[set[str], list[
     if "net" in held:
         _loopback_up()
     if "mount" in held:
-        _mounts(libc, writable, held, missing)
+        _mounts(libc, writable, tmp, seen, held, missing)
     return held, missing
 
 
@@ -382,7 +459,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     request = json.loads(control.recv(1 << 20))
     command = [str(part) for part in request["command"]]
     try:
-        held, missing = enter_namespace(args.netns, [str(p) for p in request["writable"]])
+        writable = [str(p) for p in request["writable"]]
+        seen = [str(p) for p in request["seen"]]
+        held, missing = enter_namespace(args.netns, writable, str(request["tmp"]), seen)
     except OSError as exc:
         control.send(f"unavailable {exc.strerror or exc}".encode())
         sys.exit(UNAVAILABLE)

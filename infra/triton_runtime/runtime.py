@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import secrets
+import shutil
 import signal
 import socket
 import sys
@@ -55,11 +56,13 @@ PORT_TRIES = 3
 #: what Triton 2.51 logs when a port it was given is taken (measured 2026-11-27, runtime wheel)
 PORT_TAKEN = "already in use"
 SHM_DIR = shm.SHM_DIR  # where a Triton on the host's /dev/shm keeps the Python backend's regions
-#: where the Python backend makes its environments' directory whatever TMPDIR says (mkdtemp of
-#: "/tmp/python_env_XXXXXX" at its start; Triton aborts when it cannot: measured 2026-12-07
-#: with the runtime wheel; src/pb_env.cc of triton-inference-server/python_backend, read
-#: 2026-12-07): writable to Triton however read-only the rest is
-PYTHON_TMP = Path("/tmp")
+#: Triton's /tmp in its mount namespace, a directory of its work dir (``netns.py``): the Python
+#: backend makes its environments' directory there whatever TMPDIR says (mkdtemp of
+#: "/tmp/python_env_XXXXXX" at its start, removed only when Triton exits cleanly; Triton aborts
+#: when it cannot make it: measured 2026-12-07 with the runtime wheel; src/pb_env.cc of
+#: triton-inference-server/python_backend, read 2026-12-07), so a killed Triton's stays in the
+#: work dir, emptied at the next start and by ``stop``, instead of this machine's /tmp
+NS_TMP = "ns-tmp"
 
 
 #: the isolation warnings this process gave (each said once, however often Triton restarts)
@@ -172,6 +175,13 @@ def backend_dir(runtime: Runtime, workdir: Path) -> Path:
     return backends
 
 
+def fresh_dir(path: Path) -> Path:
+    """``path`` emptied of what it held (0700): a Triton's own /tmp (``NS_TMP``), which only
+    Tritons of its work dir ever saw."""
+    shutil.rmtree(path, ignore_errors=True)
+    return private_dir(path)
+
+
 def free_port() -> int:
     """A port on 127.0.0.1 that is free right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -200,12 +210,13 @@ class TritonProcess:
 
     Triton is always started by the launcher ``netns.py`` (``isolation.Link``): the secret
     never reaches its command line, and where the kernel allows, a mount namespace gives it a
-    private /dev/shm and a file system read-only but for ``workdir``. ``netns``
-    (``isolation.MODES``): "auto" or "on" also put it in a network namespace of its own, so no
-    other local user can connect to it; connections are then opened with ``open_socket`` only,
-    or, with ``connector`` (``tdk tune``: its load generators are processes of their own),
-    from any process of this user through ``connector_of()`` (``isolation.Connector``). What is
-    not in place is said once, as a warning naming what it exposes.
+    private /dev/shm, a /tmp in ``workdir`` (``NS_TMP``) and a file system read-only but for
+    ``workdir``. ``netns`` (``isolation.MODES``): "auto" or "on" also put it in a network
+    namespace of its own, so no other local user can connect to it; connections are then
+    opened with ``open_socket`` only, or, with ``connector`` (``tdk tune``: its load generators
+    are processes of their own), from any process of this user through ``connector_of()``
+    (``isolation.Connector``). What is not in place is said once, as a warning naming what it
+    exposes.
     """
 
     def __init__(
@@ -376,7 +387,7 @@ class TritonProcess:
         protection not in place and what that exposes (README.md, 'Trust boundaries')."""
         if self.started is None:
             return
-        wanted = ["mount", "readonly", *(["argv"] if self._secret else [])]
+        wanted = ["mount", "tmp", "readonly", *(["argv"] if self._secret else [])]
         if self.netns != "off":
             wanted.insert(0, "net")
         exposed = self.started.exposures(wanted)
@@ -414,7 +425,9 @@ class TritonProcess:
         try:
             if self.connector_path is not None:
                 passed.append(isolation.listen(self.connector_path))
-            link.send_command(command, self._secret_args(command), [self.workdir, PYTHON_TMP])
+            tmp = fresh_dir(self.workdir / NS_TMP)  # what a killed Triton left goes
+            seen = [self.repository, self.runtime.venv]
+            link.send_command(command, self._secret_args(command), [self.workdir], tmp, seen)
             connector_fd = passed[1].fileno() if len(passed) > 1 else None
             launcher = link.command(theirs.fileno(), self.http_port, self.netns, connector_fd)
             await self._spawn(launcher, tuple(sock.fileno() for sock in passed))
@@ -518,6 +531,7 @@ class TritonProcess:
             self.link = None
         self.started, self._triton_pid = None, None
         shm.remove_regions(self.shm_prefix)
+        shutil.rmtree(self.workdir / NS_TMP, ignore_errors=True)  # Triton's /tmp: its own
         if self.connector_path is not None:
             self.connector_path.unlink(missing_ok=True)
 
