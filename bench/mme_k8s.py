@@ -10,10 +10,11 @@ caches fill), then the ``--requests`` measured. Each cold request is compared wi
 waited for (the front's ``x-tdk-model-download-ms`` / ``-load-ms`` headers), and where its time
 went is reported phase by phase (``x-tdk-model-load-phases``: ``cold_phases_p50_ms``,
 ``cold_phases_p99_ms``, and ``cold_tail_phases_ms`` for the slowest 5 %). Each replica keeps
-``--headroom-models`` (a pod's front: 1) models' room free ahead of the next load. Run:
+``--headroom-models`` (a pod's front: 1) models' room free ahead of the next load, and up to
+``--headroom-max-models`` (a pod's: 4) while cold loads come faster than unloads end. Run:
 ``.venv/bin/python bench/mme_k8s.py [--copies 1000 --replicas 4 --budget 20 --warmup 1000
---requests 3000] [--headroom-models 0] [--json] [--trace-out FILE]``. The machine is shared:
-latency figures are the median of one run each.
+--requests 3000] [--headroom-models 0] [--headroom-max-models 1] [--json] [--trace-out FILE]``.
+The machine is shared: latency figures are the median of one run each.
 """
 
 from __future__ import annotations
@@ -43,7 +44,11 @@ from infra.clients.inputs import example_inputs  # noqa: E402
 from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget  # noqa: E402
 from infra.planning.routing import HASH_BALANCE_FACTOR  # noqa: E402
 from infra.targets.local import budget as memory  # noqa: E402
-from infra.targets.local.options import POD_HEADROOM_MODELS, EndpointOptions  # noqa: E402
+from infra.targets.local.options import (  # noqa: E402
+    POD_HEADROOM_MAX_MODELS,
+    POD_HEADROOM_MODELS,
+    EndpointOptions,
+)
 from infra.targets.local.replicas import ReplicaSet  # noqa: E402
 from packager.manifest import Manifest  # noqa: E402
 
@@ -130,6 +135,8 @@ def status(port: int) -> dict[str, Any]:
 class Run:
     results: list[Result] = dataclasses.field(default_factory=list)
     max_loaded: dict[str, int] = dataclasses.field(default_factory=dict)
+    #: the room each replica kept free, as sampled (``--headroom-max-models`` lets it grow)
+    headroom: list[int] = dataclasses.field(default_factory=list)
     loads: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     evictions: int = 0
     #: per replica: loads and evictions it had made when the warm-up ended (not counted)
@@ -150,9 +157,11 @@ class Watcher(threading.Thread):
 
     def sample(self, name: str, port: int) -> None:
         try:
-            loaded = len(status(port)["loaded"])
+            found = status(port)
         except OSError:
             return
+        loaded = len(found["loaded"])
+        self.run_.headroom.append(int(found.get("headroom_models", 0)))
         self.run_.max_loaded[name] = max(self.run_.max_loaded.get(name, 0), loaded)
 
 
@@ -358,6 +367,13 @@ def main() -> int:
         default=POD_HEADROOM_MODELS,
         help="models' room each replica keeps free (a pod's front: 1; 0 to compare)",
     )
+    parser.add_argument(
+        "--headroom-max-models",
+        type=int,
+        default=POD_HEADROOM_MAX_MODELS,
+        help="the most room a replica keeps as cold loads outpace unloads (a pod's front: "
+        f"{POD_HEADROOM_MAX_MODELS}; equal to --headroom-models for a fixed room)",
+    )
     parser.add_argument("--seed", type=int, default=46)
     parser.add_argument("--trace-out", type=Path, default=None)
     parser.add_argument("--json", action="store_true")
@@ -397,6 +413,7 @@ def bench(args: Any, work: Path) -> dict[str, Any]:
         memory_budget=per_copy * args.budget,
         capacity_timeout=300.0,
         headroom_models=args.headroom_models,  # a pod's front (`tdk front serve`): 1
+        headroom_max=args.headroom_max_models,  # and up to 4
         triton_netns="off",
         port=0,  # a free port of its own: two runs at once never share one
     )
@@ -412,6 +429,10 @@ def bench(args: Any, work: Path) -> dict[str, Any]:
         "replicas": args.replicas,
         "budget": args.budget,
         "headroom_models": args.headroom_models,
+        "headroom_max_models": args.headroom_max_models,
+        # the room the replicas kept, sampled every 0.1 s through the measured part and the warm-up
+        "headroom_p50": pct([float(x) for x in hash_run.headroom], 0.5),
+        "headroom_max_seen": max(hash_run.headroom, default=0),
         "hash_balance_factor": HASH_BALANCE_FACTOR,
         "requests": args.requests,
         "warmup": args.warmup,
@@ -459,16 +480,17 @@ def simulated(trace: list[str], args: Any, report: dict[str, Any]) -> dict[str, 
     costs = sim.Measured(report["download_p50_ms"], report["triton_load_p50_ms"],
                          report["warm_p50_ms"])  # fmt: skip
     changes = [(int(i), str(what)) for i, what in report["replica_changes"]]
+    keep = round(report["headroom_p50"])  # the room the replicas kept, most of the time
 
     def measured(routing: str, moves: list[tuple[int, str]]) -> float:
         """The hit ratio past the warm-up: the replay is causal, so the warm-up's own replay
         is the whole one's first steps."""
         run = sim.simulate(names, args.replicas, args.budget, routing, args.clients, factor, moves,
-                           costs, args.headroom_models)  # fmt: skip
+                           costs, keep)  # fmt: skip
         if not args.warmup:
             return run.hit_ratio
         first = sim.simulate(names[: args.warmup], args.replicas, args.budget, routing,
-                             args.clients, factor, (), costs, args.headroom_models)  # fmt: skip
+                             args.clients, factor, (), costs, keep)  # fmt: skip
         return (run.hits - first.hits) / max(1, run.requests - first.requests)
 
     hashed, spread = measured("hash", changes), measured("round_robin", [])

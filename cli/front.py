@@ -9,6 +9,7 @@ import typer
 from cli.common import EndpointUrlOpt, ReleaseOpt
 from cli.output import Output
 from infra.targets.local.options import (
+    POD_HEADROOM_MAX_MODELS,
     POD_HEADROOM_MODELS,
     EndpointOptions,
     default_of,
@@ -30,6 +31,7 @@ BudgetOpt = Annotated[int, typer.Option("--memory-budget-bytes", help=help_of("m
 MaxLoadedOpt = Annotated[int, typer.Option("--max-loaded-models", help=help_of("max_loaded"))]
 ListenOpt = Annotated[str, typer.Option("--listen", help="HOST:PORT to serve on.")]
 HeadroomOpt = Annotated[int, typer.Option("--headroom-models", help=help_of("headroom_models"))]
+HeadroomMaxOpt = Annotated[int, typer.Option("--headroom-max-models", help=help_of("headroom_max"))]
 #: loaded models when only a memory budget bounds them: beyond any pod's Triton
 UNBOUNDED_MODELS = 100_000
 
@@ -55,6 +57,7 @@ def serve(
     listen: ListenOpt = "0.0.0.0:8080",
     endpoint_url: EndpointUrlOpt = None,
     headroom_models: HeadroomOpt = POD_HEADROOM_MODELS,
+    headroom_max_models: HeadroomMaxOpt = POD_HEADROOM_MAX_MODELS,
 ) -> None:
     """Serve `/invocations` (X-Amzn-SageMaker-Target-Model), Triton's v2 inference by copy name,
     `/ping` and `/metrics`, loading each copy into the pod's Triton on its first request (the
@@ -71,6 +74,7 @@ def serve(
         cache_bytes=cache_bytes,
         memory_budget=memory_budget_bytes,
         headroom_models=headroom_models,
+        headroom_max=headroom_max_models,
         workdir=cache_dir,
         store_endpoint_url=endpoint_url,
         triton_url=triton_url,

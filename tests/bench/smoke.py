@@ -239,6 +239,8 @@ def _consistent(report: dict[str, Any]) -> dict[str, Callable[[], bool]]:
             and Path(report["trace"]).read_text().count("\n") == 12 + 60
             and report["cold_over_own_load_p50"] <= report["cold_over_own_load_p99"]
             and report["headroom_models"] == 1  # a pod's front
+            and report["headroom_max_models"] == 4
+            and 1 <= report["headroom_p50"] <= report["headroom_max_seen"] <= 4
             # where cold requests' time went, phase by phase (the front's load phases)
             and {"wait", "slot", "download", "extract", "load", "infer", "outside"}
             <= set(report["cold_phases_p99_ms"])

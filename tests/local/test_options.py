@@ -26,6 +26,7 @@ def test_argv_round_trip_gives_the_same_options() -> None:
         capacity_timeout=9.0,
         min_residency=0.0,
         headroom_models=1,
+        headroom_max=3,
         keep_alive=3.0,
         workdir="/tmp/tdk-work",
         store_endpoint_url="http://127.0.0.1:9000",
@@ -62,6 +63,8 @@ def test_cli_defaults_are_the_declared_ones() -> None:
         ({"keep_alive": 0.0}, "--keep-alive-timeout 0.0"),
         ({"min_residency": -1.0}, "--min-residency"),
         ({"headroom_models": -1}, "--headroom-models -1"),
+        ({"headroom_models": 2, "headroom_max": 1}, "--headroom-max-models 1 is below"),
+        ({"headroom_max": -1}, "--headroom-max-models -1 is below"),
         ({"release": ""}, "--release is empty"),
     ],
 )

@@ -7,9 +7,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from infra.targets.local.manager import ModelManager
-from infra.targets.local.options import EndpointOptions
-from tests.local.triton_standin import TritonStandIn
+from tests.local.triton_standin import managed
 
 A, B = "tokenizer-0.tar.gz", "tokenizer-1.tar.gz"
 REPOSITORY = "/v2/repository/models"
@@ -22,20 +20,8 @@ def test_a_model_asked_for_while_triton_unloads_it_loads_after_the_unload(
 
 
 async def _evict_then_ask_again(release: Path, tmp_path: Path) -> None:
-    triton = TritonStandIn()
-    await triton.start()
-    options = EndpointOptions(
-        release=str(release),
-        max_loaded=1,
-        min_residency=0,  # a busy model may be swapped at once: no wait on the clock
-        triton_url=triton.url,
-        model_dir=str(tmp_path / "models"),
-        workdir=str(tmp_path / "work"),
-    )
-    manager = ModelManager(options, None)
-    await manager.start()
-    try:
-        await manager.ready.wait()
+    # min_residency 0: a busy model may be swapped at once, no wait on the clock
+    async with managed(release, tmp_path, max_loaded=1, min_residency=0) as (manager, triton):
         manager.release(await manager.acquire(A))
         manager.release(await manager.acquire(B))  # A evicted: Triton holds it UNLOADING
         a, b = manager.models[A].entry.name, manager.models[B].entry.name
@@ -52,6 +38,3 @@ async def _evict_then_ask_again(release: Path, tmp_path: Path) -> None:
         loads = [r for r in triton.received[mark:] if r.path == f"{REPOSITORY}/{a}/load"]
         assert [r.state for r in loads] == ["UNAVAILABLE"], "A was loaded while Triton unloaded it"
         assert manager.status()["loaded"] == [A]
-    finally:
-        await manager.stop()
-        await triton.stop()

@@ -5,8 +5,15 @@ to finalize, at a moment no test chooses)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from infra.targets.local.manager import ModelManager
+from infra.targets.local.options import EndpointOptions
 
 _LOAD, _UNLOAD = "/load", "/unload"
 _REPOSITORY = "/v2/repository/models/"
@@ -113,3 +120,32 @@ class TritonStandIn:
             self.states[name] = "UNLOADING"
             return 200, b""
         return 404, json.dumps({"error": f"the stand-in does not serve {method} {path}"}).encode()
+
+
+@contextlib.asynccontextmanager
+async def managed(
+    release: Path, tmp_path: Path, **options: Any
+) -> AsyncIterator[tuple[ModelManager, TritonStandIn]]:
+    """A model manager of ``release`` (``options``: ``EndpointOptions`` fields) in front of a
+    stand-in, ready; both stopped at the end whatever happened."""
+    triton = TritonStandIn()
+    await triton.start()
+    manager: ModelManager | None = None
+    try:
+        manager = ModelManager(
+            EndpointOptions(
+                release=str(release),
+                triton_url=triton.url,
+                model_dir=str(tmp_path / "models"),
+                workdir=str(tmp_path / "work"),
+                **options,
+            ),
+            None,
+        )
+        await manager.start()
+        await manager.ready.wait()
+        yield manager, triton
+    finally:
+        if manager is not None:
+            await manager.stop()
+        await triton.stop()

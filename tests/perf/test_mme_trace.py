@@ -137,9 +137,20 @@ def test_plan_mme_trace_keeps_the_measured_runs_headroom(tmp_path: Path) -> None
         assert done.exit_code == 0, done.output
         ratios.append([o["hit_ratio"] for o in json.loads(done.output)["options"]])
     assert all(kept < full for full, kept in zip(*ratios, strict=True)), ratios
-    _, broken = _files(tmp_path, headroom_models=-1)
-    done = runner.invoke(app, ["plan", str(broken), "--mme-trace", str(trace), "--target", "gke"])
-    assert done.exit_code != 0 and "headroom_models" in done.output
+    for broken_key, value in (("headroom_models", -1), ("headroom_p50", "3"), ("headroom_p50", -1)):
+        _, broken = _files(tmp_path, **{broken_key: value})
+        args = ["plan", str(broken), "--mme-trace", str(trace), "--target", "gke"]
+        done = runner.invoke(app, args)
+        assert done.exit_code != 0 and broken_key in done.output
+
+
+def test_plan_mme_trace_replays_the_room_the_replicas_kept(tmp_path: Path) -> None:
+    """A run whose room grew with the cold loads (headroom_p50, the median the replicas kept)
+    is replayed with that room, not the floor it started from."""
+    _, measured = _files(tmp_path, headroom_models=1, headroom_p50=3)
+    assert sim.load_measured(measured).headroom == 3
+    _, floor = _files(tmp_path, headroom_models=1)
+    assert sim.load_measured(floor).headroom == 1
 
 
 def test_plan_mme_trace_refuses_what_it_cannot_plan(tmp_path: Path) -> None:

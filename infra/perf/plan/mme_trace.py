@@ -308,7 +308,8 @@ class Bench:
 
     costs: Measured
     concurrency: int  # the bench's clients
-    #: models' room each pod kept free (the front's --headroom-models; 0 in runs before it)
+    #: models' room each pod kept free (the bench's headroom_p50, else the front's
+    #: --headroom-models; 0 in runs before it)
     headroom: int = 0
 
 
@@ -342,4 +343,9 @@ def load_measured(path: Path) -> Bench:
     headroom = data.get("headroom_models", 0)
     if isinstance(headroom, bool) or not isinstance(headroom, int) or not 0 <= headroom < 4096:
         raise UsageError(f"{path}: headroom_models {headroom!r} is not a count", hint=BENCH_HINT)
-    return Bench(Measured(*values), min(concurrency, 4096), headroom)
+    # the room the replicas kept most of the time, where it grew with the cold loads (the
+    # front's --headroom-max-models): a median of samples, so possibly a half
+    kept = data.get("headroom_p50", headroom)
+    if isinstance(kept, bool) or not isinstance(kept, int | float) or not 0 <= kept < 4096:
+        raise UsageError(f"{path}: headroom_p50 {kept!r} is not a count", hint=BENCH_HINT)
+    return Bench(Measured(*values), min(concurrency, 4096), round(kept))

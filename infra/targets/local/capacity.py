@@ -4,9 +4,11 @@ its drain and its unload (never while a request for it is in flight)."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import logging
+import math
 import time
 
 from infra.targets.local import budget, cache
@@ -19,6 +21,22 @@ from infra.triton_runtime.external import ExternalTriton
 from infra.triton_runtime.runtime import TritonProcess
 
 log = logging.getLogger("tdk.local")
+
+#: seconds of cold loads the headroom's arrival rate is counted over
+ARRIVAL_WINDOW_S = 10.0
+#: weight of the newest unload in the average unload time the headroom is sized with
+UNLOAD_WEIGHT = 0.3
+
+
+def wanted_headroom(floor: int, most: int, arrivals_per_s: float, unload_s: float) -> int:
+    """Models' room to keep free so that a cold request need not wait for an unload: the cold
+    loads expected while one unload finishes (Little's law: rate x time), plus two standard
+    deviations of that count were arrivals Poisson, at least ``floor`` and at most ``most``
+    (``most <= floor``: a fixed ``floor``)."""
+    if most <= floor:
+        return floor
+    expected = max(0.0, arrivals_per_s) * max(0.0, unload_s)
+    return max(floor, min(most, math.ceil(expected + 2 * math.sqrt(expected))))
 
 
 class Capacity:
@@ -38,6 +56,12 @@ class Capacity:
     #: bytes the next load is expected to need (the last load's), kept free ahead of it
     _headroom: int
     _headroom_task: asyncio.Task[None] | None
+    #: when the last cold loads took their room (``_keep_headroom``), for the rate they come at
+    _arrivals: collections.deque[float]
+    #: seconds Triton took to finish the last unloads (a weighted average; 0: none seen yet)
+    _unload_s: float
+    #: bytes promised to requests that wait for an unload under way (``_reserve_slot``)
+    _promised: int
 
     def _load_failed(self, state: ModelState, message: str) -> str:
         """Count a failed load and keep its reason for ``endpoint status``; the message."""
@@ -64,7 +88,13 @@ class Capacity:
         ):
             now = time.monotonic()
             if len(self.slots) < self.settings.max_loaded and self._fits_once_unloaded(need):
-                await self._wait_change(deadline)  # an unload under way frees enough
+                # an unload under way frees enough, beyond what it is already promised to: a
+                # second cold request starts an unload of its own instead of queueing behind
+                self._promised += need
+                try:
+                    await self._wait_change(deadline)
+                finally:
+                    self._promised -= need
                 continue
             victim = self._victim(now)
             if victim is not None:
@@ -80,6 +110,10 @@ class Capacity:
         cold request finds room instead of waiting for Triton to finish an unload (a Python
         stub's exit takes seconds). Only idle models go: never one with a request in flight."""
         self._headroom = budget.estimate(state.entry)
+        now = time.monotonic()
+        self._arrivals.append(now)
+        while self._arrivals and self._arrivals[0] < now - ARRIVAL_WINDOW_S:
+            self._arrivals.popleft()
         if self._headroom_task is None and self._short_of_headroom():
             task = asyncio.create_task(self._make_headroom())
             self._headroom_task = task
@@ -94,8 +128,21 @@ class Capacity:
         most, limit = self.settings.max_loaded, self.settings.memory_budget
         if keep == 0 or most <= keep or (limit and limit < (keep + 1) * need):
             return False
-        used = self.memory_used() - self.unloading
+        keep = self.headroom_models()
+        used = self.memory_used() - self.unloading + self._promised
         return len(self.slots) + keep > most or bool(limit and used + keep * need > limit)
+
+    def headroom_models(self) -> int:
+        """The room kept free now, in models: ``--headroom-models``, or up to
+        ``--headroom-max-models`` the cold loads expected during one unload; never so much
+        that less than one model like the last one loaded would fit."""
+        rate = len(self._arrivals) / ARRIVAL_WINDOW_S
+        floor, most = self.settings.headroom_models, self.settings.headroom_max
+        if not floor:
+            return 0
+        keep = min(wanted_headroom(floor, most, rate, self._unload_s), self.settings.max_loaded - 1)
+        limit, need = self.settings.memory_budget, self._headroom
+        return min(keep, limit // need - 1) if limit and need else keep
 
     async def _make_headroom(self) -> None:
         try:
@@ -114,9 +161,8 @@ class Capacity:
 
     def _fits_once_unloaded(self, need: int) -> bool:
         """Whether the unloads Triton is finishing free enough for ``need`` bytes."""
-        return self.unloading > 0 and self.memory_used() - self.unloading + need <= (
-            self.settings.memory_budget
-        )
+        held = self.memory_used() - self.unloading + self._promised
+        return self.unloading > 0 and held + need <= self.settings.memory_budget
 
     def memory_used(self) -> int:
         """Bytes held by models loading or loaded, and by unloads Triton has not finished."""
@@ -262,6 +308,8 @@ class Capacity:
                     if not busy:
                         elapsed = time.monotonic() - started
                         self.metrics.observe("ModelUnloadingTime", elapsed, target)
+                        last = self._unload_s or elapsed
+                        self._unload_s = last + UNLOAD_WEIGHT * (elapsed - last)
                         return
                     await asyncio.sleep(0.02)  # Triton has no unload event to wait on: a poll
             log.warning("%s: Triton did not report its unload done in %.0f s", target, timeout)

@@ -75,6 +75,9 @@ class ModelManager(Loading):
         self._background: set[asyncio.Task[None]] = set()
         self._headroom = 0
         self._headroom_task: asyncio.Task[None] | None = None
+        self._arrivals: collections.deque[float] = collections.deque()
+        self._unload_s = 0.0
+        self._promised = 0
         self.store: Store = open_store(settings.release, settings.store_endpoint_url)
         self.manifest: Manifest | None = None
         #: models of a release switched away from, until their requests finish (``switch``)
@@ -271,6 +274,7 @@ class ModelManager(Loading):
             "max_loaded_models": self.settings.max_loaded,
             "memory_budget_bytes": self.settings.memory_budget,
             "memory_used_bytes": self.memory_used(),
+            "headroom_models": self.headroom_models(),
             "triton_pid": self.triton.pid,
             "triton_restarts": self.restarts,
             "models": len(self.models),

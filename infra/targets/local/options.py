@@ -26,9 +26,17 @@ SAGEMAKER_INVOCATION_TIMEOUT = 60.0  # seconds a SageMaker container has to answ
 ENDPOINT_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
 
 #: a pod's front (`tdk front serve`) keeps room for one more model: a cold request then waits
-#: for its own download and load, not for another model's unload first (Triton's unload of a
-#: Python-backend model ends with its stub's exit, seconds later); docs/kubernetes.md
+#: for its own download and load, not for another model's unload first. Triton's unload of a
+#: Python-backend model takes over a second whatever the model: the instance's destructor first
+#: sleeps 1 s for the stub to report its health (``StubLauncher::UpdateHealth``, src/
+#: stub_launcher.cc and src/python_be.cc of triton-inference-server/python_backend, main read
+#: 2026-12-07), then waits for the stub's exit; measured 1.03-1.33 s each on an idle 2-core
+#: machine with the runtime wheel's Triton 2.51, six at once ending within 1.25 s; see
+#: docs/kubernetes.md
 POD_HEADROOM_MODELS = 1
+#: and up to four when cold loads come faster than Triton finishes unloads: the room a pod
+#: keeps grows to the cold loads expected during one unload (``capacity.wanted_headroom``)
+POD_HEADROOM_MAX_MODELS = 4
 
 #: the longest a local endpoint timeout may be (a day): every wait keeps a deadline
 MAX_TIMEOUT_S = 86_400.0
@@ -80,6 +88,14 @@ class EndpointOptions:
         "Models' worth of room kept free for the next load: once fewer are free, the least "
         "recently used idle models unload in the background, so a cold request need not wait "
         "for an unload (at the cost of that many loaded models).",
+        0,
+        int,
+    )
+    headroom_max: int = _opt(
+        "--headroom-max-models",
+        "The most models' worth of room kept free: above --headroom-models, the room grows to "
+        "the cold loads expected while one unload finishes (their rate times the measured "
+        "unload time); 0: always --headroom-models.",
         0,
         int,
     )
@@ -169,6 +185,12 @@ class EndpointOptions:
             raise UsageError(
                 f"--headroom-models {self.headroom_models} is negative",
                 hint="e.g. --headroom-models 1 (0: unload only when a load needs the room)",
+            )
+        if self.headroom_max and self.headroom_max < self.headroom_models:
+            raise UsageError(
+                f"--headroom-max-models {self.headroom_max} is below --headroom-models "
+                f"{self.headroom_models}",
+                hint=f"e.g. --headroom-max-models {self.headroom_models + 3} (0: a fixed room)",
             )
         if self.min_residency < 0:
             raise UsageError("--min-residency must be >= 0", hint="e.g. --min-residency 2")
