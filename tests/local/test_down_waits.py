@@ -30,13 +30,14 @@ output { name: "y" data_type: TYPE_FP32 dims: [ 1 ] }
 instance_group { kind: KIND_CPU count: 1 }
 """
 #: execute marks that it runs, then blocks until the gate exists (the model polls the file: the
-#: test itself never sleeps to synchronise)
+#: test itself never sleeps to synchronise). Both files are beside the model's own file, in the
+#: endpoint's work dir: the only place a Triton in its mount namespace may write
 MODEL = """import os
 import time
 import numpy as np
 import triton_python_backend_utils as pb_utils
 
-GATE = {gate!r}
+GATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gate")
 
 
 class TritonPythonModel:
@@ -54,17 +55,17 @@ class TritonPythonModel:
 
 def test_down_says_it_waits_for_a_request_in_flight_and_leaves_nothing(tmp_path: Path) -> None:
     _runtime_or_skip()
-    gate = tmp_path / "gate"
     repo = tmp_path / "repo" / "gated"
     (repo / "1").mkdir(parents=True)
     (repo / "config.pbtxt").write_text(CONFIG)
-    (repo / "1" / "model.py").write_text(MODEL.format(gate=str(gate)))
+    (repo / "1" / "model.py").write_text(MODEL)
     store = tmp_path / "store"
     publish([repo.parent], open_store(f"file://{store}"), copies=1)
     state_dir = tmp_path / "state"
     # its own session, as `tdk local up --detach` starts it: every process of it is counted
     running = start_endpoint(store, state_dir, name="gated", wrapper=("setsid",))
     answers: list[Any] = []
+    gate: Path | None = None
     try:
         model = running.manifest.models[0]
         target = SageMakerRuntimeTarget("gated", endpoint_url=running.url, local=True)
@@ -72,7 +73,12 @@ def test_down_says_it_waits_for_a_request_in_flight_and_leaves_nothing(tmp_path:
             target=lambda: answers.append(target.infer(model, example_inputs(model)))
         )
         request.start()
-        wait_for(lambda: Path(f"{gate}.executing").exists(), 60, "the request to execute")
+        executing = wait_for(
+            lambda: next(state_dir.glob("*/repository/gated-0/1/gate.executing"), None),
+            60,
+            "the request to execute",
+        )
+        gate = executing.with_name("gate")
         session = session_processes(running.proc.pid)
         assert len(session) >= 3, session  # the front, Triton and the model's stub
         env = dict(os.environ, TDK_STATE_DIR=str(state_dir), PYTHONPATH=str(ROOT))
@@ -88,7 +94,8 @@ def test_down_says_it_waits_for_a_request_in_flight_and_leaves_nothing(tmp_path:
         request.join(60)
         target.close()
     finally:
-        gate.touch()
+        if gate is not None:
+            gate.touch()
         running.stop()
     assert said == (
         "waiting for 1 request in flight to finish, then for Triton to stop "
