@@ -162,6 +162,25 @@ async def _grows(release: Path, tmp_path: Path) -> None:
         assert max(r.held for r in loads) <= 4, "past the budget"
 
 
+def test_the_room_shrinks_back_once_the_cold_loads_stop(echoes: Path, tmp_path: Path) -> None:
+    """The rate is of the last 10 s however long ago the last cold load came: an idle pod's
+    status (and its next load) sees the floor again, not the room of its last burst."""
+    asyncio.run(_shrinks(echoes, tmp_path))
+
+
+async def _shrinks(release: Path, tmp_path: Path) -> None:
+    options = {"memory_budget": 5 * _one(release), "headroom_models": 1, "headroom_max": 3}
+    async with managed(release, tmp_path, max_loaded=100, **options) as (manager, _):
+        manager._unload_s = 2.0
+        manager.release(await manager.acquire(A))  # the size of a model, and one arrival
+        burst = time.monotonic() - 1.0
+        manager._arrivals.extend([burst] * 4)
+        assert manager.headroom_models() == 3
+        manager._arrivals.clear()
+        manager._arrivals.extend([time.monotonic() - 60.0] * 5)  # a burst a minute ago
+        assert manager.headroom_models() == 1
+
+
 @pytest.mark.parametrize(
     ("floor", "most", "rate", "unload_s", "wanted"),
     [

@@ -136,7 +136,8 @@ class Capacity:
         """The room kept free now, in models: ``--headroom-models``, or up to
         ``--headroom-max-models`` the cold loads expected during one unload; never so much
         that less than one model like the last one loaded would fit."""
-        rate = len(self._arrivals) / ARRIVAL_WINDOW_S
+        since = time.monotonic() - ARRIVAL_WINDOW_S  # what came before: the rate of another time
+        rate = sum(1 for at in self._arrivals if at >= since) / ARRIVAL_WINDOW_S
         floor, most = self.settings.headroom_models, self.settings.headroom_max
         if not floor:
             return 0
