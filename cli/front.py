@@ -23,6 +23,9 @@ app = typer.Typer(
 
 TritonUrlOpt = Annotated[str, typer.Option("--triton-url", help=help_of("triton_url"))]
 ModelDirOpt = Annotated[str, typer.Option("--model-dir", help=help_of("model_dir"))]
+TritonGrpcOpt = Annotated[
+    str | None, typer.Option("--triton-grpc", help=help_of("triton_grpc"), show_default=False)
+]
 CacheDirOpt = Annotated[
     str, typer.Option("--cache-dir", help="The front's own directory: downloads and staging.")
 ]
@@ -58,6 +61,7 @@ def serve(
     endpoint_url: EndpointUrlOpt = None,
     headroom_models: HeadroomOpt = POD_HEADROOM_MODELS,
     headroom_max_models: HeadroomMaxOpt = POD_HEADROOM_MAX_MODELS,
+    triton_grpc: TritonGrpcOpt = None,
 ) -> None:
     """Serve `/invocations` (X-Amzn-SageMaker-Target-Model), Triton's v2 inference by copy name,
     `/ping` and `/metrics`, loading each copy into the pod's Triton on its first request (the
@@ -78,6 +82,7 @@ def serve(
         workdir=cache_dir,
         store_endpoint_url=endpoint_url,
         triton_url=triton_url,
+        triton_grpc=triton_grpc,
         model_dir=model_dir,
     )
     out = Output(json_mode=False)

@@ -17,6 +17,7 @@ from typing import Any
 from infra.k8s.spec import (
     FRONT_CACHE_PATH,
     FRONT_PORT,
+    GRPC_PORT,
     HTTP_PORT,
     MODEL_SYNC_PATH,
     FrontSpec,
@@ -44,6 +45,8 @@ def front_args(front: FrontSpec) -> list[str]:
         front.release_url,
         "--triton-url",
         f"http://127.0.0.1:{HTTP_PORT}",
+        "--triton-grpc",  # loads over gRPC: an HTTP load holds a Triton HTTP thread
+        f"127.0.0.1:{GRPC_PORT}",
         "--model-dir",
         MODEL_SYNC_PATH,
         "--cache-dir",

@@ -45,9 +45,11 @@ class ExternalTriton:
     pid: int | None = None
     repository_headers: tuple[tuple[str, str], ...] = ()
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, grpc_address: str | None = None) -> None:
         self.url = url
         self.host, self.http_port = parse_url(url)
+        #: Triton's gRPC listener (``host:port``), where the front sends loads; None: over HTTP
+        self.grpc_address = grpc_address
         self._stopped = asyncio.Event()
 
     def protect_memory(self) -> None:

@@ -258,6 +258,14 @@ class TritonProcess:
         return f"http://127.0.0.1:{self.http_port}"
 
     @property
+    def grpc_address(self) -> str | None:
+        """Where the front reaches Triton's gRPC listener for loads (``grpc_control``); None in
+        a network namespace of its own, whose launcher passes HTTP connections only."""
+        if self.own_network or not self.grpc_port:
+            return None
+        return f"127.0.0.1:{self.grpc_port}"
+
+    @property
     def pid(self) -> int | None:
         """Triton's own pid (in a namespace, the launcher's child)."""
         return self._triton_pid or (self.proc.pid if self.proc else None)

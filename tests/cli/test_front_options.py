@@ -52,3 +52,28 @@ def test_a_maximum_below_the_floor_is_refused(started: list[EndpointOptions]) ->
     done = runner.invoke(app, [*POD, "--headroom-models", "3", "--headroom-max-models", "2"])
     assert done.exit_code != 0 and "--headroom-max-models 2" in done.output
     assert not started
+
+
+def test_the_grpc_listener_reaches_the_front(started: list[EndpointOptions]) -> None:
+    """Loads go to Triton's gRPC port when named (the rendered pod names it); unset, over HTTP."""
+    done = runner.invoke(app, [*POD, "--triton-grpc", "127.0.0.1:8001"])
+    assert done.exit_code == 0, done.output
+    done = runner.invoke(app, POD)
+    assert done.exit_code == 0, done.output
+    assert [options.triton_grpc for options in started] == ["127.0.0.1:8001", None]
+
+
+@pytest.mark.parametrize("address", ["", "8001", "127.0.0.1:", "127.0.0.1:0", "host:99999", ":80"])
+def test_a_grpc_listener_that_is_not_host_port_is_refused(
+    started: list[EndpointOptions], address: str
+) -> None:
+    done = runner.invoke(app, [*POD, "--triton-grpc", address])
+    assert done.exit_code != 0 and "--triton-grpc" in done.output and "HOST:PORT" in done.output
+    assert not started
+
+
+def test_grpc_needs_the_external_triton() -> None:
+    from tdk.errors import UsageError
+
+    with pytest.raises(UsageError, match="--triton-grpc needs --triton-url"):
+        EndpointOptions(release="file:///r", triton_grpc="127.0.0.1:8001")

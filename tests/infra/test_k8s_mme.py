@@ -73,6 +73,10 @@ def test_mme_pod_is_explicit_triton_beside_the_front(target: str) -> None:
     assert [front["command"][0], *args[:2]] == ["tdk", "front", "serve"]
     assert args[args.index("--release") + 1] == release
     assert args[args.index("--triton-url") + 1] == "http://127.0.0.1:8000"
+    # loads go to the Triton container's gRPC port (infra.triton_runtime.grpc_control)
+    grpc_port = next(p["containerPort"] for p in triton["ports"] if p["name"] == "grpc")
+    assert f"--grpc-port={grpc_port}" in triton["args"]
+    assert args[args.index("--triton-grpc") + 1] == f"127.0.0.1:{grpc_port}"
     assert args[args.index("--model-dir") + 1] == "/models"
     assert args[args.index("--cache-dir") + 1] == "/cache"
     assert args[args.index("--cache-bytes") + 1] == str(50 * GIB)  # Pulumi.yaml's default

@@ -72,6 +72,7 @@ class Pod:
     triton: subprocess.Popen[bytes] | None
     front: subprocess.Popen[bytes]
     triton_port: int
+    triton_grpc: int
     url: str
     models: Path
     log: Path
@@ -98,39 +99,49 @@ class Pod:
             terminate(self.triton, 20)
 
 
-def start_triton(work: Path, models: Path, http: int = 0) -> tuple[subprocess.Popen[bytes], int]:
+def start_triton(
+    work: Path, models: Path, http: int = 0, grpc: int = 0
+) -> tuple[subprocess.Popen[bytes], int, int]:
     """The wheel's tritonserver in explicit mode on ``models``, unrestricted (as in a pod);
-    on the HTTP port ``http`` (0: a free one)."""
+    on the HTTP port ``http`` and the gRPC port ``grpc`` (0: free ones)."""
     models.mkdir(exist_ok=True)  # a pod's emptyDir exists before either container starts
     process = TritonProcess(find_runtime(), models, work, restricted=False)
-    http = http or free_port()
-    command = process.command(http, free_port(), free_port())
+    http, grpc = http or free_port(), grpc or free_port()
+    command = process.command(http, grpc, free_port())
     log = (work / "triton.log").open("wb")
     proc = subprocess.Popen(
         command, stdout=log, stderr=subprocess.STDOUT, env=process.environment()
     )
-    return proc, http
+    return proc, http, grpc
 
 
 def start_pod(
-    store: Path, work: Path, *front_args: str, with_triton: bool = True, triton_port: int = 0
+    store: Path,
+    work: Path,
+    *front_args: str,
+    with_triton: bool = True,
+    triton_port: int = 0,
+    triton_grpc: int = 0,
 ) -> Pod:
+    """A front and its Triton as the rendered pod runs them (``infra.k8s.mme.front_args``):
+    inference over Triton's HTTP port, loads over its gRPC port."""
     models = work / "models"
     triton: subprocess.Popen[bytes] | None = None
     if with_triton:
-        triton, triton_port = start_triton(work, models)
+        triton, triton_port, triton_grpc = start_triton(work, models)
     port = free_port()
     log = work / "front.log"
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     env = dict(os.environ, PYTHONPATH=path, TDK_STATE_DIR=tempfile.mkdtemp(dir=work))
     command = [sys.executable, "-m", "cli", "front", "serve", "--release", f"file://{store}"]
     command += ["--triton-url", f"http://127.0.0.1:{triton_port}", "--model-dir", str(models)]
+    command += ["--triton-grpc", f"127.0.0.1:{triton_grpc or free_port()}"]
     command += ["--cache-dir", str(work / "cache"), "--listen", f"127.0.0.1:{port}"]
     with log.open("wb") as out:
         front = subprocess.Popen(
             [*command, *front_args], stdout=out, stderr=subprocess.STDOUT, env=env, cwd=work
         )
-    return Pod(triton, front, triton_port, f"http://127.0.0.1:{port}", models, log)
+    return Pod(triton, front, triton_port, triton_grpc, f"http://127.0.0.1:{port}", models, log)
 
 
 def wait_ready(pod: Pod) -> None:

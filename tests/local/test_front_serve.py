@@ -158,7 +158,7 @@ def test_a_triton_that_restarted_unseen_gets_its_models_again(
         assert own.triton is not None
         own.triton.kill()
         own.triton.wait()
-        own.triton, _ = start_triton(tmp_path, own.models, own.triton_port)
+        own.triton, _, _ = start_triton(tmp_path, own.models, own.triton_port, own.triton_grpc)
         ready = f"http://127.0.0.1:{own.triton_port}/v2/health/ready"
         wait_for(lambda: get(ready)[0] == 200, "the new Triton")
         codes, errors = [], []

@@ -14,6 +14,7 @@ from infra.targets.local.capacity import Capacity
 from infra.targets.local.errors import insufficient_memory, model_error, unavailable
 from infra.targets.local.model_state import ModelState
 from infra.targets.local.upstream import UpstreamError
+from infra.triton_runtime.grpc_control import ControlUnreachable, GrpcControl
 from packager.stores import Store
 from tdk.errors import StoreError, TdkError
 
@@ -36,6 +37,7 @@ class Loading(Capacity):
     repository: Path
     workdir: Path
     loads: collections.deque[dict[str, object]]
+    control: GrpcControl | None
 
     async def _load(self, state: ModelState) -> None:
         target = state.entry.target_model
@@ -134,19 +136,30 @@ class Loading(Capacity):
         while self.unloading > 0 and time.monotonic() < deadline:
             await self._wait_change(deadline)
 
-    async def _triton_load(self, state: ModelState) -> None:
-        name = state.entry.name
-        started = time.monotonic()
+    async def _send_load(self, name: str) -> tuple[int, str]:
+        """Triton's load of ``name``: its status and error text. Over gRPC where the front
+        reaches that listener (``grpc_control``: an HTTP load holds one of Triton's HTTP threads
+        and the inference requests behind it), else over HTTP."""
         try:
+            if self.control is not None:
+                answer = await self.control.load(name)
+                return answer.status, answer.message
             response = await self.pool.request(
                 "POST", f"/v2/repository/models/{name}/load", headers=self.triton.repository_headers
             )
-        except UpstreamError as exc:
+        except (UpstreamError, ControlUnreachable) as exc:
             raise unavailable(
                 f"the local Triton runtime failed while loading {name}: {exc}"
             ) from exc
-        if response.status != 200:
-            message = triton_error_text(response.body)
+        if response.status == 200:
+            return 200, ""
+        return response.status, triton_error_text(response.body)
+
+    async def _triton_load(self, state: ModelState) -> None:
+        name = state.entry.name
+        started = time.monotonic()
+        status, message = await self._send_load(name)
+        if status != 200:
             if budget.out_of_memory(message):
                 raise _OutOfMemory(message)
             self.disk.drop(state.entry)
@@ -154,7 +167,7 @@ class Loading(Capacity):
                 self._load_failed(
                     state, f"Triton could not load {state.entry.target_model}: {message}"
                 ),
-                original_status=response.status,
+                original_status=status,
                 original_message=message,
             )
         self.triton.protect_memory()

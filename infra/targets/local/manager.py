@@ -32,6 +32,7 @@ from infra.targets.local.options import EndpointOptions
 from infra.targets.local.release import read_manifest_abandonable
 from infra.targets.local.upstream import UpstreamError, UpstreamPool
 from infra.triton_runtime.external import ExternalTriton
+from infra.triton_runtime.grpc_control import GrpcControl
 from infra.triton_runtime.runtime import Runtime, TritonProcess
 from packager.manifest import Manifest
 from packager.stores import Store, open_store
@@ -64,6 +65,8 @@ class ModelManager(Loading):
         self.disk = cache.DiskCache(self.repository, settings.cache_bytes)
         self.triton: TritonProcess | ExternalTriton = self._new_triton()
         self.pool = UpstreamPool("127.0.0.1", 0)
+        #: loads over Triton's gRPC listener where the front reaches it (``grpc_control``)
+        self.control: GrpcControl | None = None
         self.ready = asyncio.Event()
         self.restarts = 0
         self._changed = asyncio.Event()
@@ -116,7 +119,7 @@ class ModelManager(Loading):
 
     def _new_triton(self) -> TritonProcess | ExternalTriton:
         if self.settings.triton_url is not None:
-            return ExternalTriton(self.settings.triton_url)
+            return ExternalTriton(self.settings.triton_url, self.settings.triton_grpc)
         assert self.runtime is not None
         return TritonProcess(
             self.runtime, self.repository, self.workdir, netns=self.settings.triton_netns
@@ -126,12 +129,21 @@ class ModelManager(Loading):
         self.triton = self._new_triton()
         await self.triton.start()
         self.pool.close()
+        self._close_control()
+        address = self.triton.grpc_address
+        if address is not None:
+            self.control = GrpcControl(address, self.triton.repository_headers)
         if isinstance(self.triton, ExternalTriton):
             self.pool = UpstreamPool(self.triton.host, self.triton.http_port)
             await self._unload_all()
         else:
             self.pool = UpstreamPool("127.0.0.1", self.triton.http_port, self.triton.open_socket)
         self.ready.set()
+
+    def _close_control(self) -> None:
+        if self.control is not None:
+            self.control.close()
+            self.control = None
 
     async def _unload_all(self) -> None:
         """What the pod's Triton holds from before this front started (a restarted front)."""
@@ -151,6 +163,7 @@ class ModelManager(Loading):
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watcher
         self.pool.close()
+        self._close_control()
         await self.triton.stop(grace=STOP_GRACE_S)
         if self._claimed:  # the work dir is the endpoint's: its staging goes
             workdir.remove(self.workdir, self.workdir / "staging")

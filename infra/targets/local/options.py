@@ -134,6 +134,13 @@ class EndpointOptions:
     model_dir: str | None = _opt(
         "--model-dir", "The external Triton's --model-repository (with --triton-url).", None
     )
+    triton_grpc: str | None = _opt(
+        "--triton-grpc",
+        "The external Triton's gRPC listener, HOST:PORT (with --triton-url; a pod's: "
+        "127.0.0.1:8001): models load through it, so a load never holds the HTTP thread that "
+        "inference requests wait on. Unset: loads go over HTTP.",
+        None,
+    )
     memory_budget: int = _opt(
         "--memory-budget-bytes",
         "Memory the loaded models may take (0: no budget); beyond it LRU idle models unload.",
@@ -181,6 +188,8 @@ class EndpointOptions:
                 "--triton-url and --model-dir go together",
                 hint="pass both (a Triton of the pod and its --model-repository), or neither",
             )
+        if self.triton_grpc is not None:
+            self._check_grpc(self.triton_grpc)
         if self.headroom_models < 0:
             raise UsageError(
                 f"--headroom-models {self.headroom_models} is negative",
@@ -194,6 +203,19 @@ class EndpointOptions:
             )
         if self.min_residency < 0:
             raise UsageError("--min-residency must be >= 0", hint="e.g. --min-residency 2")
+
+    def _check_grpc(self, address: str) -> None:
+        if self.triton_url is None:
+            raise UsageError(
+                "--triton-grpc needs --triton-url",
+                hint="a Triton the front starts itself is loaded over its own gRPC port",
+            )
+        host, _, port = address.rpartition(":")
+        if not host.strip("[]") or not port.isdigit() or not 0 < int(port) <= 65535:
+            raise UsageError(
+                f"--triton-grpc {address!r} is not HOST:PORT",
+                hint="e.g. --triton-grpc 127.0.0.1:8001 (Triton's gRPC port in the pod)",
+            )
 
     def _positive(self, name: str, value: float, high: float | None = None) -> None:
         """Refuse a value <= 0, NaN, infinite, or over ``high`` (a timeout of ``inf`` turned
