@@ -208,6 +208,7 @@ def test_a_load_under_way_holds_none_of_tritons_http_threads(tmp_path: Path) -> 
         probes = [_answered(sock) for sock in kept]
         warm = [target.infer(loaded, example_inputs(loaded)) for _ in range(WARM_REQUESTS)]
         still_held = not gate.exists() and loading.is_alive()
+        loads_over = pod.status()["triton_loads"]
         gate.touch()
         loading.join(60)
         for sock in kept:
@@ -219,5 +220,6 @@ def test_a_load_under_way_holds_none_of_tritons_http_threads(tmp_path: Path) -> 
             gate.touch()
         pod.stop()
     assert probes == [True] * len(probes), pod.log.read_text()[-3000:]
+    assert loads_over == "grpc"
     assert len(warm) == WARM_REQUESTS and all(warm) and still_held
     assert len(cold) == 1 and cold[0]  # the held load then completed and answered

@@ -290,6 +290,9 @@ class ModelManager(Loading):
             "headroom_models": self.headroom_models(),
             "triton_pid": self.triton.pid,
             "triton_restarts": self.restarts,
+            # how loads reach Triton: "grpc" (``grpc_control``), or "http" where the front
+            # cannot reach its gRPC listener (loads then hold one of Triton's HTTP threads)
+            "triton_loads": "grpc" if self.control is not None else "http",
             "models": len(self.models),
             "loaded": [
                 s.entry.target_model
