@@ -9,8 +9,9 @@ waits: measured 2026-12-07 on the runtime wheel's Triton 2.51 (CPU), 12 loads ov
 warm model's inference for up to 4.3 s (3 runs of 5), over gRPC never above 27 ms (3 of 3;
 ``docs/kubernetes.md``). Triton's gRPC frontend runs ``RepositoryModelLoad`` on a thread of its
 own (``src/grpc/grpc_server.cc``, ``CommonHandler::RegisterRepositoryModelLoad``: ``async``), so
-the front loads through it wherever it can reach Triton's gRPC listener; unloads, which
-Triton answers at once, stay on HTTP.
+the front loads through it wherever it can reach Triton's gRPC listener (in a network
+namespace of Triton's own, through the front's relay: ``grpc_relay``); unloads, which Triton
+answers at once, stay on HTTP.
 
 The request is one field, ``RepositoryModelLoadRequest.model_name`` (field 2, a string: Triton's
 ``grpc_service.proto``); ``request_bytes`` encodes it, and a test checks it byte for byte against
@@ -77,8 +78,9 @@ def grpc_metadata(headers: Sequence[tuple[str, str]]) -> tuple[tuple[str, str], 
 
 
 class GrpcControl:
-    """Loads into the Triton whose gRPC listener is at ``address`` (``host:port``), with the
-    restricted APIs' ``headers`` (as sent over HTTP) on every call."""
+    """Loads into the Triton whose gRPC listener is at ``address`` (``host:port``, or
+    ``unix:<path>``: ``grpc_relay``), with the restricted APIs' ``headers`` (as sent over HTTP)
+    on every call."""
 
     def __init__(self, address: str, headers: Sequence[tuple[str, str]] = ()) -> None:
         self.address = address

@@ -56,6 +56,10 @@ def _wake(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
+#: what ``Link.connect`` asks the launcher for: a connection to Triton's HTTP or gRPC port
+HTTP, GRPC = b"c", b"g"
+
+
 class NamespaceUnavailable(TdkError):
     """The kernel refused a network (or user) namespace."""
 
@@ -76,14 +80,15 @@ class Link:
 
     @staticmethod
     def command(
-        control_fd: int, port: int, netns: str, connector_fd: int | None = None
+        control_fd: int, port: int, netns: str, connector_fd: int | None = None, grpc_port: int = 0
     ) -> list[str]:
-        """The launcher's command line (Triton's HTTP port ``port``, ``--triton-netns``, the
-        connector's listening socket); ``send_command`` then hands it Triton's, which holds
-        the secret, through the socket."""
+        """The launcher's command line (Triton's HTTP port ``port`` and gRPC port
+        ``grpc_port``, ``--triton-netns``, the connector's listening socket); ``send_command``
+        then hands it Triton's, which holds the secret, through the socket."""
         head = [sys.executable, "-I", str(LAUNCHER), "--control-fd", str(control_fd)]
         tail = [] if connector_fd is None else ["--connector-fd", str(connector_fd)]
-        return [*head, "--port", str(port), "--netns", netns, *tail]
+        ports = ["--port", str(port), "--grpc-port", str(grpc_port)]
+        return [*head, *ports, "--netns", netns, *tail]
 
     def send_command(
         self,
@@ -137,11 +142,12 @@ class Link:
         why = rest if kind == "unavailable" else f"the launcher said {message[:100]!r}"
         raise NamespaceUnavailable(why or "the namespace launcher exited")
 
-    async def connect(self) -> socket.socket:
-        """A new TCP connection to Triton's HTTP listener, made inside its namespace."""
+    async def connect(self, kind: bytes = HTTP) -> socket.socket:
+        """A new TCP connection to Triton's HTTP listener (``kind`` ``GRPC``: its gRPC
+        listener), made inside its namespace."""
         async with self._lock:
             try:
-                self.sock.send(b"c")
+                self.sock.send(kind)
                 message, fds = await self._receive()
             except OSError as exc:
                 raise ConnectionError(f"Triton's namespace launcher is gone ({exc})") from exc
@@ -163,7 +169,7 @@ def _received(message: bytes, fds: list[int]) -> socket.socket:
     raise ConnectionError(text or "Triton's namespace launcher is gone")
 
 
-def _by_directory(path: Path) -> tuple[str, int]:
+def by_directory(path: Path) -> tuple[str, int]:
     """``path`` as ``/proc/self/fd/<directory>/<name>`` (a Unix socket's address holds at most
     107 bytes, a work directory's path may be longer) and the directory's descriptor, which
     the caller closes once the socket is bound or connected."""
@@ -174,7 +180,7 @@ def _by_directory(path: Path) -> tuple[str, int]:
 def listen(path: Path) -> socket.socket:
     """The connector's listening socket at ``path`` (0600; its directory is this user's, 0700),
     handed to the launcher (``Link.command``), which answers on it."""
-    address, fd = _by_directory(path)
+    address, fd = by_directory(path)
     try:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(address)
@@ -217,7 +223,7 @@ class Connector:
         return conn
 
     def _ask(self) -> tuple[bytes, list[int]]:
-        address, fd = _by_directory(Path(self.path))
+        address, fd = by_directory(Path(self.path))
         try:
             with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as ask:
                 ask.settimeout(self.timeout)

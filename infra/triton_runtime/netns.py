@@ -1,8 +1,8 @@
 """Triton in namespaces of its own: no other local user can connect to it, see its memory or
 read its secret, and it sees the file system read-only but for its working directory.
 
-Run by ``TritonProcess`` as ``python -I netns.py --control-fd N --port P --netns MODE``
-(standard library only, so it needs no package on ``sys.path``). Its first datagram on the
+Run by ``TritonProcess`` as ``python -I netns.py --control-fd N --port P --grpc-port G --netns
+MODE`` (standard library only, so it needs no package on ``sys.path``). Its first datagram on the
 control socket (JSON) holds Triton's command line, which of its arguments are secret, which
 directories stay writable, the directory to be its /tmp and the paths it must see; none of it
 is on this process's own command line. Where the kernel allows (as root; otherwise inside a new
@@ -30,8 +30,9 @@ code runs, its argv pointers are turned to those environment strings, then it is
 
 The front reaches Triton through the control socket, one end of a socket pair it created (no
 path in the file system, so nobody else can open it): each ``c`` it sends is answered with a
-TCP connection to Triton's HTTP port made inside the namespace, passed back as a file
-descriptor (``SCM_RIGHTS``); bytes then flow directly, with no relay. With ``--connector-fd``
+TCP connection to Triton's HTTP port made inside the namespace (each ``g``: to its gRPC port,
+for the front's loads), passed back as a file descriptor (``SCM_RIGHTS``); bytes then flow
+directly, with no relay here. With ``--connector-fd``
 (``tdk tune``, whose load generators are processes of their own) the launcher also accepts on
 that listening Unix socket (the front made it, 0600 in its 0700 work directory) and answers
 each ``c`` of a peer of its own uid (``SO_PEERCRED``) the same way. Protocol, one datagram
@@ -307,12 +308,14 @@ def _answer(control: socket.socket, port: int) -> None:
         socket.send_fds(control, [b"ok"], [conn.fileno()])
 
 
-def _request(peer: socket.socket, port: int) -> bool:
-    """Answer one request of ``peer``; False when it is gone (or stopped reading)."""
+def _request(peer: socket.socket, ports: tuple[int, int]) -> bool:
+    """Answer one request of ``peer`` (``g``: the gRPC port of ``ports``, else the HTTP one);
+    False when it is gone (or stopped reading)."""
     try:
-        if not peer.recv(16):
+        asked = peer.recv(16)
+        if not asked:
             return False
-        _answer(peer, port)
+        _answer(peer, ports[1] if asked == b"g" else ports[0])
     except InterruptedError:
         return True
     except OSError:
@@ -337,7 +340,7 @@ def _accept(listener: socket.socket, peers: dict[int, socket.socket]) -> None:
 
 def serve(
     control: socket.socket,
-    port: int,
+    ports: tuple[int, int],
     triton: subprocess.Popen[bytes],
     listener: socket.socket | None = None,
 ) -> int:
@@ -350,14 +353,14 @@ def serve(
         ready, _, _ = select.select([*heard, *peers], [], [])
         if exited in ready:
             return triton.wait()
-        if control.fileno() in ready and not _request(control, port):
+        if control.fileno() in ready and not _request(control, ports):
             triton.kill()  # the front is gone: so is Triton
             triton.wait()
             return -signal.SIGKILL
         if listener is not None and listener.fileno() in ready:
             _accept(listener, peers)
         for fd in ready:
-            if fd in peers and not _request(peers[fd], port):
+            if fd in peers and not _request(peers[fd], ports):
                 peers.pop(fd).close()
 
 
@@ -452,6 +455,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="netns.py")
     parser.add_argument("--control-fd", type=int, required=True)
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--grpc-port", type=int, default=0)  # 0: none (``g`` answers err)
     parser.add_argument("--netns", choices=("auto", "on", "off"), default="on")
     parser.add_argument("--connector-fd", type=int)
     args = parser.parse_args(argv)
@@ -474,7 +478,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, lambda *_: triton.terminate())
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the front, which stops us
     control.send(f"pid {triton.pid} {','.join(sorted(held))};{'; '.join(missing)}".encode())
-    _end_like(serve(control, args.port, triton, listener))
+    _end_like(serve(control, (args.port, args.grpc_port), triton, listener))
 
 
 if __name__ == "__main__":

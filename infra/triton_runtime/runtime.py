@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from infra.triton_runtime import isolation, listeners, shm
+from infra.triton_runtime.grpc_relay import GrpcRelay
 from infra.triton_runtime.private import hide_argument, open_private, private_dir, write_private
 from tdk.errors import TdkError
 
@@ -51,6 +52,8 @@ RESTRICTED_APIS = (
 TRITON_FILE = "triton.json"
 #: the connector's socket in the work dir (``TritonProcess(connector=True)``)
 CONNECTOR_FILE = "triton.sock"
+#: the front's relay to Triton's gRPC listener in a network namespace of its own (``grpc_relay``)
+GRPC_RELAY_FILE = "triton-grpc.sock"
 #: starts on fresh ports after Triton lost one of its ports to another process (``listeners``)
 PORT_TRIES = 3
 #: what Triton 2.51 logs when a port it was given is taken (measured 2026-11-27, runtime wheel)
@@ -235,6 +238,8 @@ class TritonProcess:
         self.connector_path = workdir / CONNECTOR_FILE if connector else None
         #: the link to Triton's launcher, and what it said it put in place
         self.link: isolation.Link | None = None
+        #: the way to Triton's gRPC listener in a network namespace of its own
+        self.relay: GrpcRelay | None = None
         self.started: isolation.Started | None = None
         self._triton_pid: int | None = None
         #: the CPUs Triton (and the backend stubs it starts, which inherit them) runs on; None: any
@@ -259,11 +264,11 @@ class TritonProcess:
 
     @property
     def grpc_address(self) -> str | None:
-        """Where the front reaches Triton's gRPC listener for loads (``grpc_control``); None in
-        a network namespace of its own, whose launcher passes HTTP connections only."""
-        if self.own_network or not self.grpc_port:
-            return None
-        return f"127.0.0.1:{self.grpc_port}"
+        """Where the front reaches Triton's gRPC listener for loads (``grpc_control``): in a
+        network namespace of its own, the relay's Unix socket (``grpc_relay``; None before)."""
+        if self.own_network:
+            return self.relay.address if self.relay is not None else None
+        return f"127.0.0.1:{self.grpc_port}" if self.grpc_port else None
 
     @property
     def pid(self) -> int | None:
@@ -375,6 +380,18 @@ class TritonProcess:
         self._hide_secret()
         self._warn_once()
         self._record()
+        if self.own_network:
+            self.relay = GrpcRelay(self.workdir / GRPC_RELAY_FILE, self._grpc_socket)
+            try:
+                await self.relay.start()
+            except OSError:
+                await self.stop()
+                raise
+
+    async def _grpc_socket(self) -> socket.socket:
+        if self.link is None:
+            raise ConnectionError("Triton has stopped")
+        return await self.link.connect(isolation.GRPC)
 
     def _hide_secret(self) -> None:
         """Where the launcher could not keep the secret off Triton's command line: overwrite it
@@ -437,7 +454,9 @@ class TritonProcess:
             seen = [self.repository, self.runtime.venv]
             link.send_command(command, self._secret_args(command), [self.workdir], tmp, seen)
             connector_fd = passed[1].fileno() if len(passed) > 1 else None
-            launcher = link.command(theirs.fileno(), self.http_port, self.netns, connector_fd)
+            launcher = link.command(
+                theirs.fileno(), self.http_port, self.netns, connector_fd, self.grpc_port
+            )
             await self._spawn(launcher, tuple(sock.fileno() for sock in passed))
         finally:
             for sock in passed:  # the launcher holds them now
@@ -518,9 +537,13 @@ class TritonProcess:
         return await self.proc.wait()
 
     async def stop(self, grace: float = 10.0) -> None:
-        """SIGTERM, then SIGKILL after ``grace`` seconds; then whatever is left of its process
-        group (Python stubs) and the shared memory its Python backend created."""
+        """The gRPC relay closed; SIGTERM, then SIGKILL after ``grace`` seconds; then whatever
+        is left of its process group (Python stubs) and the shared memory its Python backend
+        created."""
         proc = self.proc
+        if self.relay is not None:
+            await self.relay.close()
+            self.relay = None
         if proc is None:
             return
         if proc.returncode is None:

@@ -11,6 +11,7 @@ the process does what ``plan`` lists and prints what happened, as JSON:
 - ``ask``: Unix (seqpacket) socket paths, each asked for a connection as the launcher's
   connector is (``c``): ``"answered <message> with <n> fds"``, ``"closed"`` when the other end
   hung up without answering, or the error's name;
+- ``unix``: Unix (stream) socket paths, each connected to: ``"connected"`` or the error's name;
 - ``grpc``: ``[address, call]`` calls of tritonclient's gRPC client (``GRPC_CALLS``): ``"ok"``
   or the error's text (only where tritonclient is importable: ``in_subprocess``);
 - ``watch``: a needle: every process's ``/proc/<pid>/cmdline`` is read over and over, from
@@ -102,6 +103,21 @@ def _ask(path: str) -> str:
     return f"answered {message.decode('latin-1')} with {len(fds)} fds" if message else "closed"
 
 
+def _unix(path: str) -> str:
+    folder, name = os.path.split(path)
+    try:
+        fd = os.open(folder, os.O_PATH | os.O_DIRECTORY)
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.settimeout(10)
+                sock.connect(f"/proc/self/fd/{fd}/{name}")
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        return exc.__class__.__name__
+    return "connected"
+
+
 GRPC_CALLS = {
     "register-shm": lambda c: c.register_system_shared_memory("z", "/tdk-evil", 8),
     "log-settings": lambda c: c.update_log_settings({"log_verbose_level": 2}),
@@ -159,6 +175,7 @@ def probe(plan: dict[str, Any]) -> dict[str, Any]:
         "read": [_read(path) for path in plan.get("read", [])],
         "connect": [_connect(host, port) for host, port in plan.get("connect", [])],
         "ask": [_ask(path) for path in plan.get("ask", [])],
+        "unix": [_unix(path) for path in plan.get("unix", [])],
         "grpc": [_grpc(address, call) for address, call in plan.get("grpc", [])],
         **(_watched(plan["watch"]) if "watch" in plan else {}),
         **(_hold(*plan["hold"]) if "hold" in plan else {}),
