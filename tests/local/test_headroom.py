@@ -197,3 +197,23 @@ async def _shrinks(release: Path, tmp_path: Path) -> None:
 )
 def test_wanted_headroom(floor: int, most: int, rate: float, unload_s: float, wanted: int) -> None:
     assert wanted_headroom(floor, most, rate, unload_s) == wanted
+
+
+def test_a_huge_maximum_still_leaves_room_for_one_model(echoes: Path, tmp_path: Path) -> None:
+    """``--headroom-max-models 1000`` with a burst of cold loads: the room is clamped so that
+    one model like the last one loaded still fits the memory budget (5 models: room 4), and
+    ``--max-loaded-models`` (3: room 2), never the wanted count."""
+    asyncio.run(_clamped(echoes, tmp_path))
+
+
+async def _clamped(release: Path, tmp_path: Path) -> None:
+    one = _one(release)
+    by_memory = {"memory_budget": 5 * one, "headroom_models": 1, "headroom_max": 1000}
+    for max_loaded, room in ((100, 4), (3, 2)):
+        async with managed(release, tmp_path / str(max_loaded), max_loaded=max_loaded,
+                           **by_memory) as (manager, _):  # fmt: skip
+            manager._unload_s = 2.0
+            manager.release(await manager.acquire(A))  # the size of a model, and one arrival
+            manager._arrivals.extend([time.monotonic() - 1.0] * 500)  # 50 a second
+            assert wanted_headroom(1, 1000, 50.0, 2.0) > 100  # what the burst alone asks
+            assert manager.headroom_models() == room
