@@ -161,3 +161,40 @@ def _reach(relay: Path) -> list[str]:
 def _as_other_user() -> bool:
     """Whether this test can run code as uid 65534 (as root, as in CI)."""
     return os.geteuid() == 0 and python_for_other_user() is not None
+
+
+def _holding(pid: int, directory: Path) -> int:
+    """How many of ``pid``'s descriptors are ``directory`` itself (the relay's keeps one)."""
+    held = 0
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            held += os.readlink(fd) == str(directory)
+        except OSError:  # closed meanwhile
+            continue
+    return held
+
+
+def test_a_restarted_triton_gets_a_relay_of_its_own(tmp_path: Path) -> None:
+    """Triton killed: the front's restart closes the old relay (its directory descriptor too)
+    and opens one for the new Triton, through which the model is loaded again over gRPC."""
+    _runtime_or_skip()
+    netns_or_skip()
+    store, manifest = _release(tmp_path)
+    endpoint = start_endpoint(store, tmp_path / "state", "--triton-netns", "on")
+    work = (endpoint.state_dir / "local-local").resolve()
+    model = manifest.by_target_model("double-0.tar.gz")
+    target = SageMakerRuntimeTarget("local", endpoint_url=endpoint.url, local=True)
+    try:
+        first = target.infer(model, example_inputs(model))
+        before = _holding(endpoint.proc.pid, work)
+        os.kill(endpoint.status()["triton_pid"], signal.SIGKILL)
+        wait_for(lambda: endpoint.status()["triton_restarts"] == 1, 60, "Triton's restart")
+        again = target.infer(model, example_inputs(model))  # loaded again, through the relay
+        status = endpoint.status()
+        after = _holding(endpoint.proc.pid, work)
+    finally:
+        target.close()
+        endpoint.stop()
+    assert first and again and status["triton_loads"] == "grpc", status
+    assert (before, after) == (1, 1)
+    assert model.target_model in status["loaded"]
