@@ -115,10 +115,10 @@ class GrpcControl:
 
 
 def _settle(done: asyncio.Future[LoadAnswer], call: grpc.Future) -> None:
-    if done.done():
+    if done.done():  # the awaiting task was cancelled (and cancelled the call)
         return
-    if call.cancelled():
-        done.cancel()
+    if call.cancelled():  # the channel closed under it: Triton is being restarted or stopped
+        done.set_exception(ControlUnreachable("Triton's gRPC channel closed during the load"))
         return
     error = call.exception()
     if error is None:

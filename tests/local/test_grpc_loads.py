@@ -223,3 +223,55 @@ def test_a_load_under_way_holds_none_of_tritons_http_threads(tmp_path: Path) -> 
     assert loads_over == "grpc"
     assert len(warm) == WARM_REQUESTS and all(warm) and still_held
     assert len(cold) == 1 and cold[0]  # the held load then completed and answered
+
+
+def test_a_load_cut_by_a_closed_channel_is_unreachable_not_cancelled(tmp_path: Path) -> None:
+    """The front closes the channel when Triton is restarted or stopped: a load waiting on it
+    ends as ControlUnreachable (the request's 503), not as a cancellation of the request's
+    task; a task cancelled while it waits cancels its call and nothing else."""
+    _runtime_or_skip()
+    work = tmp_path / "work"
+    model = _model(tmp_path / "repo", "gated", gated=True)
+    source = (model / "1" / "model.py").read_text()  # the gate where Triton may write: its work dir
+    gate = work / "gate"
+    (model / "1" / "model.py").write_text(
+        source.replace('os.path.join(os.path.dirname(os.path.abspath(__file__)), "gate")',
+                       repr(str(gate)))
+    )  # fmt: skip
+    triton = TritonProcess(find_runtime(), tmp_path / "repo", work, netns="off")
+    marker = work / "gate.initializing"
+
+    async def held(control: GrpcControl) -> asyncio.Task[Any]:
+        task = asyncio.create_task(control.load("gated"))
+        while not marker.exists():  # a poll of Triton's model, bounded by the test's timeout
+            await asyncio.sleep(0.05)
+        marker.unlink()
+        return task
+
+    async def run() -> tuple[Any, bool]:
+        await triton.start()
+        try:
+            assert triton.grpc_address is not None
+            cut = GrpcControl(triton.grpc_address, triton.repository_headers)
+            task = await held(cut)
+            cut.close()
+            try:
+                outcome: Any = await asyncio.wait_for(task, 60)
+            except ControlUnreachable as exc:
+                outcome = exc
+            gate.touch()
+            await asyncio.wait_for(_index_ready(triton, "gated"), 60)
+            return outcome, task.cancelled()
+        finally:
+            gate.touch()
+            await triton.stop()
+
+    outcome, cancelled = asyncio.run(asyncio.wait_for(run(), 120))
+    assert isinstance(outcome, ControlUnreachable) and not cancelled
+
+
+async def _index_ready(triton: TritonProcess, name: str) -> None:
+    while not any(
+        m["name"] == name and m.get("state") == "READY" for m in await triton_index(triton)
+    ):
+        await asyncio.sleep(0.05)  # a poll of Triton's index, bounded by the caller's timeout

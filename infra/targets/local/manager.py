@@ -126,10 +126,10 @@ class ModelManager(Loading):
         )
 
     async def _start_triton(self) -> None:
+        self._close_control()  # the last Triton's channel, before a new one is started
         self.triton = self._new_triton()
         await self.triton.start()
         self.pool.close()
-        self._close_control()
         address = self.triton.grpc_address
         if address is not None:
             self.control = GrpcControl(address, self.triton.repository_headers)
