@@ -216,7 +216,8 @@ class TritonProcess:
     private /dev/shm, a /tmp in ``workdir`` (``NS_TMP``) and a file system read-only but for
     ``workdir``. ``netns`` (``isolation.MODES``): "auto" or "on" also put it in a network
     namespace of its own, so no other local user can connect to it; connections are then
-    opened with ``open_socket`` only, or, with ``connector`` (``tdk tune``: its load generators
+    opened with ``open_socket`` only (gRPC's, for loads, through the relay at ``grpc_address``:
+    ``grpc_relay``), or, with ``connector`` (``tdk tune``: its load generators
     are processes of their own), from any process of this user through ``connector_of()``
     (``isolation.Connector``). What is not in place is said once, as a warning naming what it
     exposes.
