@@ -21,7 +21,9 @@ request to a pod that loads the model again and evicts another for it. 2x still 
 from piling onto one pod (HAProxy's documentation calls 125 to 200 reasonable:
 https://docs.haproxy.org/2.6/configuration.html#4-hash-balance-factor). On bench/mme_k8s.py's
 trace (1,000 copies, Zipf 1.0, 4 pods x 20, 8 clients) the simulator spills 354 of 2,000
-requests at 150 and 109 at 200 (docs/kubernetes.md).
+requests at 150 and 109 at 200 (docs/kubernetes.md). Measured again once loads stopped holding
+Triton's HTTP threads (2026-12-07, the quiet machine): hash routing reached 1.43x round robin's
+hit ratio at 150 and 1.62-1.69x at 200.
 """
 
 from __future__ import annotations
