@@ -29,6 +29,11 @@ import grpc
 
 #: Triton's inference service and its load method (``grpc_service.proto``)
 LOAD_METHOD = "/inference.GRPCInferenceService/RepositoryModelLoad"
+#: Triton's liveness, and its answer ``ServerLiveResponse(live=true)`` serialized (field 1, a bool)
+LIVE_METHOD = "/inference.GRPCInferenceService/ServerLive"
+LIVE_RESPONSE = b"\x08\x01"
+#: how long the liveness check waits (a listener that accepts and never answers)
+LIVE_TIMEOUT_S = 10.0
 #: the field number and wire type of ``model_name`` in ``RepositoryModelLoadRequest``
 _MODEL_NAME_TAG = (2 << 3) | 2
 #: a refused load answers this status, as Triton's HTTP frontend does
@@ -89,16 +94,32 @@ class GrpcControl:
         self._load = self._channel.unary_unary(
             LOAD_METHOD, request_serializer=_identity, response_deserializer=_identity
         )
+        self._live = self._channel.unary_unary(
+            LIVE_METHOD, request_serializer=_identity, response_deserializer=_identity
+        )
 
     async def load(self, model_name: str) -> LoadAnswer:
         """Load ``model_name``; ControlUnreachable when Triton's listener does not answer. The
-        call waits for the channel to connect (Triton starting or restarting) and ends when
-        the connection does, as the HTTP load it replaces; cancelling the task cancels it."""
+        call ends when Triton answers or the connection ends, as the HTTP load it replaces (a
+        load takes as long as the model's); cancelling the task cancels it."""
+        answer, _ = await self._call(self._load, request_bytes(model_name), None)
+        return answer
+
+    async def live(self) -> bool:
+        """Whether the listener answers Triton's ServerLive with ``live: true`` within
+        ``LIVE_TIMEOUT_S`` (anything else there, such as Triton's HTTP port, does not)."""
+        try:
+            answer, body = await self._call(self._live, b"", LIVE_TIMEOUT_S)
+        except ControlUnreachable:
+            return False
+        return answer.status == 200 and body == LIVE_RESPONSE
+
+    async def _call(
+        self, method: grpc.UnaryUnaryMultiCallable, request: bytes, timeout: float | None
+    ) -> tuple[LoadAnswer, bytes]:
         loop = asyncio.get_running_loop()
-        done: asyncio.Future[LoadAnswer] = loop.create_future()
-        call = self._load.future(
-            request_bytes(model_name), metadata=self._metadata, wait_for_ready=False
-        )
+        done: asyncio.Future[tuple[LoadAnswer, bytes]] = loop.create_future()
+        call = method.future(request, timeout=timeout, metadata=self._metadata)
 
         def settle(finished: grpc.Future) -> None:
             loop.call_soon_threadsafe(_settle, done, finished)
@@ -114,7 +135,7 @@ class GrpcControl:
         self._channel.close()
 
 
-def _settle(done: asyncio.Future[LoadAnswer], call: grpc.Future) -> None:
+def _settle(done: asyncio.Future[tuple[LoadAnswer, bytes]], call: grpc.Future) -> None:
     if done.done():  # the awaiting task was cancelled (and cancelled the call)
         return
     if call.cancelled():  # the channel closed under it: Triton is being restarted or stopped
@@ -122,7 +143,7 @@ def _settle(done: asyncio.Future[LoadAnswer], call: grpc.Future) -> None:
         return
     error = call.exception()
     if error is None:
-        done.set_result(LoadAnswer(200))
+        done.set_result((LoadAnswer(200), bytes(call.result())))
         return
     code = error.code() if isinstance(error, grpc.Call) else None
     details = (error.details() if isinstance(error, grpc.Call) else None) or str(error)
@@ -130,4 +151,4 @@ def _settle(done: asyncio.Future[LoadAnswer], call: grpc.Future) -> None:
     if lost and not details.startswith(_RESTRICTED_REFUSAL):
         done.set_exception(ControlUnreachable(f"Triton's gRPC listener: {details}"))
     else:
-        done.set_result(LoadAnswer(FAILED_STATUS, details))
+        done.set_result((LoadAnswer(FAILED_STATUS, details), b""))

@@ -28,7 +28,7 @@ from packager.manifest import MANIFEST_NAME, Manifest
 from packager.publish import publish
 from packager.stores import open_store
 from tests.local.conftest import _runtime_or_skip
-from tests.local.front_pod import start_pod, wait_for, wait_ready
+from tests.local.front_pod import free_port, start_pod, start_triton, wait_for, wait_ready
 
 CONFIG = """name: "{name}"
 backend: "python"
@@ -275,3 +275,72 @@ async def _index_ready(triton: TritonProcess, name: str) -> None:
         m["name"] == name and m.get("state") == "READY" for m in await triton_index(triton)
     ):
         await asyncio.sleep(0.05)  # a poll of Triton's index, bounded by the caller's timeout
+
+
+def test_the_liveness_answer_is_tritons_message() -> None:
+    expected = service_pb2.ServerLiveResponse(live=True).SerializeToString()
+    assert expected == grpc_control.LIVE_RESPONSE
+
+
+def test_only_tritons_grpc_listener_is_live(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Triton's gRPC port answers live; its HTTP port, a closed port and a listener that never
+    answers do not (the last within the check's deadline, here shortened)."""
+    _runtime_or_skip()
+    monkeypatch.setattr(grpc_control, "LIVE_TIMEOUT_S", 1.0)
+    _model(tmp_path / "repo", "double", gated=False)
+    triton = TritonProcess(find_runtime(), tmp_path / "repo", tmp_path / "work", netns="off")
+    silent = socket.create_server(("127.0.0.1", 0))  # accepts (the kernel's backlog), never reads
+
+    async def run() -> list[bool]:
+        await triton.start()
+        try:
+            assert triton.grpc_address is not None
+            addresses = [triton.grpc_address, f"127.0.0.1:{triton.http_port}", "127.0.0.1:1",
+                         f"127.0.0.1:{silent.getsockname()[1]}"]  # fmt: skip
+            answers = []
+            for address in addresses:
+                control = GrpcControl(address, triton.repository_headers)
+                try:
+                    answers.append(await asyncio.wait_for(control.live(), 30))
+                finally:
+                    control.close()
+            return answers
+        finally:
+            await triton.stop()
+
+    try:
+        assert asyncio.run(run()) == [True, False, False, False]
+    finally:
+        silent.close()
+
+
+def test_a_wrong_grpc_address_loads_over_http_and_says_so(tmp_path: Path) -> None:
+    """A pod's front told Triton's HTTP port as its gRPC listener still loads (over HTTP),
+    says so in /tdk/status, and its log names the flag and the fix."""
+    _runtime_or_skip()
+    store = tmp_path / "store"
+    publish([_model(tmp_path / "repo", "double", gated=False)], open_store(f"file://{store}"),
+            copies=1)  # fmt: skip
+    manifest = Manifest.from_json((store / MANIFEST_NAME).read_text())
+    (tmp_path / "pod").mkdir()
+    http = free_port()
+    triton, _, _ = start_triton(tmp_path / "pod", tmp_path / "pod" / "models", http)
+    pod = start_pod(store, tmp_path / "pod", "--triton-grpc", f"127.0.0.1:{http}",
+                    with_triton=False, triton_port=http)  # fmt: skip
+    pod.triton = triton
+    try:
+        wait_ready(pod)
+        model = manifest.by_target_model("double-0.tar.gz")
+        client = SageMakerRuntimeTarget("local", endpoint_url=pod.url, local=True)
+        try:
+            answered = client.infer(model, example_inputs(model))
+        finally:
+            client.close()
+        loads_over = pod.status()["triton_loads"]
+    finally:
+        pod.stop()
+    assert answered and loads_over == "http"
+    said = pod.log.read_text()
+    assert f"--triton-grpc 127.0.0.1:{http} does not answer as Triton's gRPC listener" in said

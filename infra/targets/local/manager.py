@@ -130,15 +130,34 @@ class ModelManager(Loading):
         self.triton = self._new_triton()
         await self.triton.start()
         self.pool.close()
-        address = self.triton.grpc_address
-        if address is not None:
-            self.control = GrpcControl(address, self.triton.repository_headers)
+        await self._open_control()
         if isinstance(self.triton, ExternalTriton):
             self.pool = UpstreamPool(self.triton.host, self.triton.http_port)
             await self._unload_all()
         else:
             self.pool = UpstreamPool("127.0.0.1", self.triton.http_port, self.triton.open_socket)
         self.ready.set()
+
+    async def _open_control(self) -> None:
+        """Loads over Triton's gRPC listener once it answers as Triton's (``grpc_control``);
+        else over HTTP, said once per start (a wrong ``--triton-grpc`` must not fail every
+        load as if Triton were down)."""
+        address = self.triton.grpc_address
+        if address is None:
+            return
+        control = GrpcControl(address, self.triton.repository_headers)
+        if await control.live():
+            self.control = control
+            return
+        control.close()
+        flag = "--triton-grpc " if isinstance(self.triton, ExternalTriton) else ""
+        log.error(
+            "%s%s does not answer as Triton's gRPC listener: models load over HTTP, where each "
+            "load holds one of Triton's HTTP threads and the requests on it (pass Triton's "
+            "--grpc-port)",
+            flag,
+            address,
+        )
 
     def _close_control(self) -> None:
         if self.control is not None:
