@@ -29,14 +29,9 @@ from packager.publish import publish
 from packager.stores import open_store
 from tests.local.conftest import _runtime_or_skip
 from tests.local.front_pod import free_port, start_pod, start_triton, wait_for, wait_ready
+from tests.local.local_helpers import PYTHON_CONFIG
 
-CONFIG = """name: "{name}"
-backend: "python"
-max_batch_size: 0
-input {{ name: "x" data_type: TYPE_FP32 dims: [ 1 ] }}
-output {{ name: "y" data_type: TYPE_FP32 dims: [ 1 ] }}
-instance_group {{ kind: KIND_CPU count: 1 }}
-"""
+CONFIG = PYTHON_CONFIG  # x FP32 [1] -> y FP32 [1], one CPU instance
 #: doubles x; with GATED, ``initialize`` first marks that it runs and polls for the gate beside
 #: its own file (the test never sleeps to synchronise; the endpoint's work dir is the only place
 #: a Triton in its mount namespace may write)
