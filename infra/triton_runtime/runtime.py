@@ -192,6 +192,24 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def distinct_ports(count: int = 3, draws: int = 100) -> list[int]:
+    """``count`` different free ports (Triton's HTTP, gRPC and metrics). Each ``free_port`` is
+    let go before the next is asked for, so the kernel may hand the same one twice in a row;
+    Triton then refuses to start ("cannot listen to GRPC requests and metrics requests at the
+    same address and port": seen once in CI, 2026-12-07). TdkError after ``draws`` tries."""
+    ports: list[int] = []
+    for _ in range(draws):
+        port = free_port()
+        if port not in ports:
+            ports.append(port)
+        if len(ports) == count:
+            return ports
+    raise TdkError(
+        f"no {count} different free ports on 127.0.0.1 in {draws} tries",
+        hint="something on this machine takes ports fast; retry",
+    )
+
+
 def _die_with_parent() -> None:
     # Runs in the child before exec: Triton leads its own process group (its Python stubs join
     # it, so stop() can reap them) and gets SIGKILL if the front dies without cleaning up.
@@ -362,8 +380,7 @@ class TritonProcess:
         shm.sweep_orphans()  # what Tritons of a killed front left
         self._secret = secrets.token_urlsafe(32) if self.restricted else ""
         for attempt in range(1, PORT_TRIES + 1):
-            self.http_port, self.grpc_port = free_port(), free_port()
-            self.metrics_port = free_port()
+            self.http_port, self.grpc_port, self.metrics_port = distinct_ports()
             command = self.command(self.http_port, self.grpc_port, self.metrics_port)
             self._log_start = self.log_path.stat().st_size if self.log_path.exists() else 0
             await self._launch(command)

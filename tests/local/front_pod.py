@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infra.triton_runtime.runtime import TritonProcess, find_runtime
+from infra.triton_runtime.runtime import TritonProcess, distinct_ports, find_runtime
 from tests.local.local_helpers import ROOT, terminate
 
 OOM_MODEL = """
@@ -106,8 +106,9 @@ def start_triton(
     on the HTTP port ``http`` and the gRPC port ``grpc`` (0: free ones)."""
     models.mkdir(exist_ok=True)  # a pod's emptyDir exists before either container starts
     process = TritonProcess(find_runtime(), models, work, restricted=False)
-    http, grpc = http or free_port(), grpc or free_port()
-    command = process.command(http, grpc, free_port())
+    fresh = [port for port in distinct_ports(5) if port not in (http, grpc)]  # never one port twice
+    http, grpc = http or fresh[0], grpc or fresh[1]
+    command = process.command(http, grpc, fresh[2])
     log = (work / "triton.log").open("wb")
     proc = subprocess.Popen(
         command, stdout=log, stderr=subprocess.STDOUT, env=process.environment()
@@ -129,13 +130,14 @@ def start_pod(
     triton: subprocess.Popen[bytes] | None = None
     if with_triton:
         triton, triton_port, triton_grpc = start_triton(work, models)
-    port = free_port()
+    # the front's port, and a gRPC one where no Triton runs: none of the Triton's ports
+    port, spare = [p for p in distinct_ports(4) if p not in (triton_port, triton_grpc)][:2]
     log = work / "front.log"
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     env = dict(os.environ, PYTHONPATH=path, TDK_STATE_DIR=tempfile.mkdtemp(dir=work))
     command = [sys.executable, "-m", "cli", "front", "serve", "--release", f"file://{store}"]
     command += ["--triton-url", f"http://127.0.0.1:{triton_port}", "--model-dir", str(models)]
-    command += ["--triton-grpc", f"127.0.0.1:{triton_grpc or free_port()}"]
+    command += ["--triton-grpc", f"127.0.0.1:{triton_grpc or spare}"]
     command += ["--cache-dir", str(work / "cache"), "--listen", f"127.0.0.1:{port}"]
     with log.open("wb") as out:
         front = subprocess.Popen(

@@ -114,3 +114,32 @@ def test_holds_tells_its_own_listener_from_another_process() -> None:
 
 def test_holds_cannot_tell_without_the_process() -> None:
     assert listeners.holds(2**22 + 7, [80]) is None  # above Linux's pid_max
+
+
+def test_the_same_free_port_twice_goes_to_one_listener_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kernel may hand the same free port twice in a row (each is let go before the next
+    is asked for): Triton then refused to start (gRPC and metrics on one port, CI 2026-12-07).
+    Its three listeners get three different ports."""
+    free = runtime.free_port
+    again = free()
+    handed = _ports(monkeypatch, [again, again, free(), again, free()])
+    triton = _triton(tmp_path)
+
+    async def run() -> tuple[int, int, int]:
+        await triton.start()
+        try:
+            return triton.http_port, triton.grpc_port, triton.metrics_port
+        finally:
+            await triton.stop()
+
+    ports = asyncio.run(run())
+    assert len(set(ports)) == 3 and ports[0] == again
+    assert handed[:2] == [again, again]  # the repeat was drawn, and passed over
+
+
+def test_distinct_ports_gives_up_with_a_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runtime, "free_port", lambda: 8000)
+    with pytest.raises(TdkError, match="no 3 different free ports"):
+        runtime.distinct_ports(draws=5)

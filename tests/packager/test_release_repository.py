@@ -18,8 +18,8 @@ from infra.triton_runtime.adapter import adapt_model_dir
 from infra.triton_runtime.runtime import (
     RuntimeMissing,
     TritonProcess,
+    distinct_ports,
     find_runtime,
-    free_port,
 )
 from packager.manifest import MANIFEST_NAME, REPOSITORY_PREFIX, Manifest
 from packager.stores import open_store
@@ -71,10 +71,10 @@ def test_release_repository_tree_loads_every_model_in_triton(
         adapt_model_dir(model_dir)  # the CPU runtime's stand-in for onnxruntime; versions kept
     triton = TritonProcess(runtime, tree, tmp_path / "work", restricted=False)
     triton.workdir.mkdir()
-    port = free_port()
+    port, grpc, metrics = distinct_ports()
     command = [
         arg.replace("--model-control-mode=explicit", "--model-control-mode=none")
-        for arg in triton.command(port, free_port(), free_port())
+        for arg in triton.command(port, grpc, metrics)
     ]
     with (tmp_path / "triton.log").open("wb") as log:
         proc = subprocess.Popen(
