@@ -10,8 +10,9 @@ import json
 import logging
 import math
 import time
+from pathlib import Path
 
-from infra.targets.local import budget, cache
+from infra.targets.local import alias, budget, cache
 from infra.targets.local.errors import ApiError, insufficient_memory, not_ready
 from infra.targets.local.metrics import Metrics
 from infra.targets.local.model_state import IDLE_GRACE, ModelState
@@ -62,6 +63,7 @@ class Capacity:
     _unload_s: float
     #: bytes promised to requests that wait for an unload under way (``_reserve_slot``)
     _promised: int
+    repository: Path
 
     def _load_failed(self, state: ModelState, message: str) -> str:
         """Count a failed load and keep its reason for ``endpoint status``; the message."""
@@ -230,6 +232,18 @@ class Capacity:
         finally:
             self._waiting -= 1
 
+    def _unaliased(self, state: ModelState, names: set[str]) -> None:
+        """Triton has finished unloading ``state`` under ``names``: an alias among them loses its
+        directory, and the model's next load goes under its own name again."""
+        for name in names:
+            if name != alias.alias_of(state.entry) or state.unloads.get(name) is None:
+                continue
+            if state.triton_name == name and (state.loaded or state.loading is not None):
+                continue  # loaded under it again (a Triton restarted meanwhile)
+            alias.remove(self.repository, name)
+            if state.triton_name == name:
+                state.triton_name = state.entry.name
+
     def _superseded(self, state: ModelState) -> bool:
         """Whether a model of the release switched away from still holds this one's name."""
         names = {state.entry.target_model, state.entry.name}
@@ -242,12 +256,14 @@ class Capacity:
     async def _unload(self, victim: ModelState) -> None:
         """Unload the served model, then composing models no other loaded model uses. Triton
         answers at once and finishes in the background (a Python stub's finalize takes seconds);
-        ``victim.unloaded`` is done once it reports the unload finished: a load of the model
-        asked for meanwhile waits for it, so that the unload under way is never mistaken for
-        one of the new load (Triton's index says READY again) nor a load sent into it."""
+        ``victim.unloads[name]`` is done once it reports the unload finished: a load of the
+        model asked for meanwhile goes under its other name (``alias``) or waits for it, so that
+        the unload under way is never mistaken for one of the new load (Triton's index says
+        READY again) nor a load sent into it."""
         started = time.monotonic()
         finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        victim.unloaded = finished
+        served = victim.triton_name
+        victim.unloads[served] = finished
         victim.loaded = False
         target = victim.entry.target_model
         self.slots.discard(target)
@@ -259,8 +275,9 @@ class Capacity:
             if other is not victim and other.entry.target_model in self.slots
             for name in cache.model_dirs(other.entry)
         }
-        names = [victim.entry.name]
-        names += [n for n in reversed(cache.model_dirs(victim.entry)) if n not in in_use]
+        names = [served]  # then its composing models (the served one's own name: ``served``)
+        steps = reversed(cache.model_dirs(victim.entry))
+        names += [n for n in steps if n not in in_use and n != victim.entry.name]
         try:
             for name in dict.fromkeys(names):
                 await self.pool.request(
@@ -275,7 +292,7 @@ class Capacity:
         # Triton finishes the unload (the Python stub exits) in the background; the slot is
         # free now, its memory once Triton reports it gone (ModelUnloadingTime).
         task = asyncio.create_task(
-            self._wait_unloaded(set(names), started, freed, target, finished)
+            self._wait_unloaded(set(names), started, freed, victim, finished)
         )
         self._background.add(task)
         task.add_done_callback(self._background.discard)
@@ -285,12 +302,14 @@ class Capacity:
         names: set[str],
         started: float,
         freed: int,
-        target: str,
+        victim: ModelState,
         finished: asyncio.Future[None],
         timeout: float = 30.0,
     ) -> None:
         """Poll Triton's index until ``names`` are unavailable; then ``freed`` bytes count free
-        (after ``timeout`` too, logged: a budget must not stay taken by a lost answer)."""
+        (after ``timeout`` too, logged: a budget must not stay taken by a lost answer), and an
+        alias's directory goes."""
+        target = victim.entry.target_model
         deadline = time.monotonic() + timeout
         try:
             with contextlib.suppress(UpstreamError, ValueError):
@@ -316,6 +335,7 @@ class Capacity:
             log.warning("%s: Triton did not report its unload done in %.0f s", target, timeout)
         finally:
             self.unloading = max(0, self.unloading - freed)
+            self._unaliased(victim, names)
             if not finished.done():
                 finished.set_result(None)
             self._notify()

@@ -22,7 +22,7 @@ from typing import Any
 from infra.clients.triton_errors import triton_error_text
 from infra.clouds.aws.sagemaker.components import component_name
 from infra.clouds.aws.sagemaker.runtime import RELOADS
-from infra.targets.local import bounds, generate, response_stream, switch
+from infra.targets.local import alias, bounds, generate, response_stream, switch
 from infra.targets.local.body import (
     BINARY_TYPE,
     Chunk,
@@ -393,7 +393,7 @@ class Front:
         """Triton's ``/v2/models/<name>/infer``, within the invocation timeout; 200 or raises.
         A model whose Python stub crashed is forgotten, to be loaded again on its next request
         (``ModelManager.reload_on_next_request``)."""
-        target, name = state.entry.target_model, state.entry.name
+        target, name = state.entry.target_model, state.triton_name
         timeout = self.manager.settings.invocation_timeout
         try:
             async with asyncio.timeout(timeout):
@@ -408,8 +408,12 @@ class Front:
             raise unavailable(
                 f"the local Triton runtime failed ({exc}); it is being restarted"
             ) from exc
+        aliased = name != state.entry.name  # Triton's answer names the alias (``alias``)
+        if aliased and upstream.status == 200:
+            upstream = alias.renamed(upstream, name, state.entry.name)
         if upstream.status != 200:
             message = triton_error_text(upstream.body)
+            message = message.replace(name, state.entry.name) if aliased else message
             if stub_crashed(message):
                 self.manager.reload_on_next_request(state)
                 raise model_error(

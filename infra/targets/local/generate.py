@@ -28,6 +28,7 @@ from typing import Any
 import httptools
 
 from infra.clients.triton_errors import triton_error_text
+from infra.targets.local import alias
 from infra.targets.local.errors import ApiError
 from infra.targets.local.manager import ModelManager, stub_crashed
 
@@ -139,8 +140,9 @@ async def serve(
     manager.metrics.count("Invocations", target)
     refusal = bytearray()
     try:
-        path = f"/v2/models/{state.entry.name}/{found.kind}"
-        await _proxy(manager, path, body, send, receive, refusal)
+        path = f"/v2/models/{state.triton_name}/{found.kind}"
+        renamer = alias.Renamer(state.triton_name, state.entry.name) if state.aliased else None
+        await _proxy(manager, path, body, send, receive, refusal, renamer)
     finally:
         manager.release(state)
     if refusal and stub_crashed(triton_error_text(bytes(refusal))):
@@ -163,6 +165,7 @@ async def _proxy(
     send: Send,
     receive: Receive | None,
     refusal: bytearray,
+    renamer: alias.Renamer | None = None,
 ) -> None:
     loop = asyncio.get_running_loop()
     try:
@@ -177,7 +180,7 @@ async def _proxy(
     ).encode()
     transport.writelines([head, body])
     timeout = manager.settings.invocation_timeout
-    relay = asyncio.ensure_future(_relay(upstream, send, timeout, refusal))
+    relay = asyncio.ensure_future(_relay(upstream, send, timeout, refusal, renamer))
     gone = asyncio.ensure_future(_disconnected(receive)) if receive is not None else None
     try:
         await asyncio.wait([t for t in (relay, gone) if t is not None], return_when=FIRST)
@@ -201,9 +204,16 @@ async def _disconnected(receive: Receive) -> None:
         pass
 
 
-async def _relay(upstream: _Upstream, send: Send, timeout: float, refusal: bytearray) -> str | None:
+async def _relay(
+    upstream: _Upstream,
+    send: Send,
+    timeout: float,
+    refusal: bytearray,
+    renamer: alias.Renamer | None = None,
+) -> str | None:
     """Pass Triton's answer on; why the stream broke after it began (None: it did not). The
-    start of an answer other than 200 is kept in ``refusal`` (Triton's error)."""
+    start of an answer other than 200 is kept in ``refusal`` (Triton's error). ``renamer``:
+    the model is loaded under its alias, renamed back in the answer."""
     started = False
     try:
         async with asyncio.timeout(timeout):
@@ -213,11 +223,15 @@ async def _relay(upstream: _Upstream, send: Send, timeout: float, refusal: bytea
             while (chunk := await upstream.chunks.get()) is not None:
                 if isinstance(chunk, Exception):
                     raise chunk
+                taken = len(chunk)
+                if renamer is not None:
+                    chunk = renamer.feed(chunk) if status == 200 else renamer.in_error(chunk)
                 if status != 200:
                     refusal += chunk[: max(0, REFUSAL_CAP - len(refusal))]
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                upstream.taken(len(chunk))
-            await send({"type": "http.response.body", "body": b""})
+                upstream.taken(taken)
+            rest = renamer.flush() if renamer is not None else b""
+            await send({"type": "http.response.body", "body": rest})
     except (TimeoutError, StreamBroken) as exc:
         message = str(exc) or f"no complete answer within the {timeout:g} s invocation timeout"
         if not started:

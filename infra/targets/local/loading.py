@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 import time
 from pathlib import Path
 
 from infra.clients.triton_errors import triton_error_text
-from infra.targets.local import budget, cache
+from infra.targets.local import alias, budget, cache
+from infra.targets.local.alias import alias_of, aliasable
 from infra.targets.local.capacity import Capacity
 from infra.targets.local.errors import insufficient_memory, model_error, unavailable
 from infra.targets.local.model_state import ModelState
@@ -17,6 +19,9 @@ from infra.targets.local.upstream import UpstreamError
 from infra.triton_runtime.grpc_control import ControlUnreachable, GrpcControl
 from packager.stores import Store
 from tdk.errors import StoreError, TdkError
+
+log = logging.getLogger("tdk.local")
+FIRST = asyncio.FIRST_COMPLETED
 
 
 def _since(started: float) -> tuple[float, float]:
@@ -56,13 +61,13 @@ class Loading(Capacity):
                 if not self.disk.has(state.entry):
                     await self._install(state)
                 started = time.monotonic()
-                if state.unloaded is not None:  # Triton's unload of it first (``_unload``)
-                    await asyncio.shield(state.unloaded)
+                await self._pick_name(state)
                 state.unload_s, _ = _since(started)
                 await self._load_or_evict(state)
             except BaseException:
                 self.slots.discard(target)
                 state.memory = 0
+                self._forget_alias(state)
                 self._notify()
                 raise
             state.loaded = True
@@ -74,6 +79,39 @@ class Loading(Capacity):
             )
         finally:
             state.loading = None
+
+    async def _pick_name(self, state: ModelState) -> None:
+        """The Triton name to load ``state`` under (``state.triton_name``): the one it had,
+        unless Triton still unloads it; then the other of its name and its alias (``alias``);
+        when Triton unloads both, or the model cannot go under an alias, once the unload ends."""
+        entry = state.entry
+        while True:
+            names = [state.triton_name]
+            if aliasable(entry):
+                names.append(entry.name if state.aliased else alias_of(entry))
+            free = [n for n in names if n not in state.unloads or state.unloads[n].done()]
+            if not free:  # until the first of those unloads ends (never cancelled by this)
+                await asyncio.wait([state.unloads[n] for n in names], return_when=FIRST)
+                continue
+            name = free[0]
+            if name == state.triton_name or name == entry.name:
+                state.triton_name = name
+                return
+            try:
+                await asyncio.to_thread(alias.make, self.repository, entry)
+            except (OSError, TdkError) as exc:  # the unload is waited for instead
+                log.warning("%s: cannot load it under an alias: %s", entry.target_model, exc)
+                await asyncio.shield(state.unloads[state.triton_name])
+                continue
+            state.triton_name = name
+            return
+
+    def _forget_alias(self, state: ModelState) -> None:
+        """A load under the alias failed: its directory goes, the model's own name is next."""
+        pending = state.unloads.get(state.triton_name)
+        if state.aliased and not state.loaded and (pending is None or pending.done()):
+            alias.remove(self.repository, state.triton_name)
+            state.triton_name = state.entry.name
 
     async def _install(self, state: ModelState) -> None:
         """Fetch and extract into what the disk cache has left beside the models that are
@@ -156,10 +194,11 @@ class Loading(Capacity):
         return response.status, triton_error_text(response.body)
 
     async def _triton_load(self, state: ModelState) -> None:
-        name = state.entry.name
+        name = state.triton_name
         started = time.monotonic()
         status, message = await self._send_load(name)
         if status != 200:
+            message = message.replace(name, state.entry.name) if state.aliased else message
             if budget.out_of_memory(message):
                 raise _OutOfMemory(message)
             self.disk.drop(state.entry)

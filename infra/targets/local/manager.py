@@ -23,7 +23,7 @@ import os
 import time
 from pathlib import Path
 
-from infra.targets.local import cache, lock, workdir
+from infra.targets.local import alias, cache, lock, workdir
 from infra.targets.local.errors import ApiError, unavailable, validation
 from infra.targets.local.loading import Loading
 from infra.targets.local.metrics import Metrics
@@ -204,6 +204,10 @@ class ModelManager(Loading):
             for state in self.models.values():
                 state.loaded = False
                 state.memory = 0
+                state.unloads.clear()  # the new Triton holds nothing, under no name
+                if state.aliased:
+                    alias.remove(self.repository, state.triton_name)
+                    state.triton_name = state.entry.name
             self.slots.clear()
             self.unloading = 0
             self._notify()

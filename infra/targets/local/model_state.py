@@ -64,9 +64,20 @@ class ModelState:
     slot_s: float = 0.0
     extract_s: float = 0.0
     unload_s: float = 0.0
-    #: done once Triton reports its last unload finished (None: no unload since); a load of a
-    #: model Triton still unloads waits for it (``_unload``)
-    unloaded: asyncio.Future[None] | None = field(default=None, repr=False)
+    #: the name Triton holds it under now, or held it under last: its own, or its alias while
+    #: Triton still unloads it under its own (``alias``)
+    triton_name: str = ""
+    #: per Triton name, done once Triton reports that name's last unload finished; a load under
+    #: a name Triton still unloads would be taken for that unload (``_unload``)
+    unloads: dict[str, asyncio.Future[None]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self.triton_name = self.triton_name or self.entry.name
+
+    @property
+    def aliased(self) -> bool:
+        """Whether Triton holds it under its alias (its answers name the alias)."""
+        return self.triton_name != self.entry.name
 
     def phases_ms(self) -> dict[str, float]:
         """Its last load's phases in milliseconds (``LOAD_PHASES``)."""
