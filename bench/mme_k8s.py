@@ -42,7 +42,10 @@ sys.path.insert(0, str(ROOT))
 
 from infra.clients.inputs import example_inputs  # noqa: E402
 from infra.clouds.aws.sagemaker.runtime import SageMakerRuntimeTarget  # noqa: E402
-from infra.planning.routing import HASH_BALANCE_FACTOR  # noqa: E402
+from infra.planning.routing import (  # noqa: E402
+    HAPROXY_HASH_BALANCE_FACTOR,
+    HASH_BALANCE_FACTOR,
+)
 from infra.targets.local import budget as memory  # noqa: E402
 from infra.targets.local.options import (  # noqa: E402
     POD_HEADROOM_MAX_MODELS,
@@ -433,7 +436,8 @@ def bench(args: Any, work: Path) -> dict[str, Any]:
         # the room the replicas kept, sampled every 0.1 s through the measured part and the warm-up
         "headroom_p50": pct([float(x) for x in hash_run.headroom], 0.5),
         "headroom_max_seen": max(hash_run.headroom, default=0),
-        "hash_balance_factor": HASH_BALANCE_FACTOR,
+        "hash_balance_factor": HAPROXY_HASH_BALANCE_FACTOR,  # HAProxy's, as the replicas ran
+        "envoy_hash_balance_factor": HASH_BALANCE_FACTOR,  # the stacks' (never looser than it)
         "requests": args.requests,
         "warmup": args.warmup,
         "seed": args.seed,
@@ -476,7 +480,7 @@ def simulated(trace: list[str], args: Any, report: dict[str, Any]) -> dict[str, 
     from infra.perf.plan import mme_trace as sim
 
     names = [t.removesuffix(".tar.gz") for t in trace]
-    factor = HASH_BALANCE_FACTOR / 100  # HAProxy's, as the replicas ran
+    factor = HAPROXY_HASH_BALANCE_FACTOR / 100  # HAProxy's, as the replicas ran
     costs = sim.Measured(report["download_p50_ms"], report["triton_load_p50_ms"],
                          report["warm_p50_ms"])  # fmt: skip
     changes = [(int(i), str(what)) for i, what in report["replica_changes"]]
@@ -486,11 +490,11 @@ def simulated(trace: list[str], args: Any, report: dict[str, Any]) -> dict[str, 
         """The hit ratio past the warm-up: the replay is causal, so the warm-up's own replay
         is the whole one's first steps."""
         run = sim.simulate(names, args.replicas, args.budget, routing, args.clients, factor, moves,
-                           costs, keep)  # fmt: skip
+                           costs, keep, "haproxy")  # fmt: skip
         if not args.warmup:
             return run.hit_ratio
         first = sim.simulate(names[: args.warmup], args.replicas, args.budget, routing,
-                             args.clients, factor, (), costs, keep)  # fmt: skip
+                             args.clients, factor, (), costs, keep, "haproxy")  # fmt: skip
         return (run.hits - first.hits) / max(1, run.requests - first.requests)
 
     hashed, spread = measured("hash", changes), measured("round_robin", [])

@@ -23,6 +23,9 @@ an HTTPRoute to the workload's front and a BackendTrafficPolicy hashing consiste
   extensibility/envoy-patch-policy/). The route's cluster is named
   ``httproute/<namespace>/<name>/rule/<index>`` (``internal/gatewayapi/helpers.go``
   ``irRouteDestinationName``).
+- The factor is issue 46's 150 (``infra.planning.routing.HASH_BALANCE_FACTOR``); the local
+  proof's HAProxy runs the factor that is never looser than it (Envoy admits a request while a
+  host holds at most its slots, HAProxy while a server holds fewer than its share).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from cli.main import app
-from infra.planning.routing import HASH_BALANCE_FACTOR
+from infra.planning.routing import HAPROXY_HASH_BALANCE_FACTOR
 from infra.targets.local import endpoint_state
 from infra.targets.local.replicas import check_config, haproxy_config
 from tdk.errors import TdkError
@@ -35,7 +35,7 @@ def test_config_hashes_the_target_model_and_haproxy_accepts_it(tmp_path: Path) -
         lines = [line.strip() for line in text.splitlines()]
         assert "balance hdr(X-Amzn-SageMaker-Target-Model)" in lines
         assert "hash-type consistent" in lines
-        assert f"hash-balance-factor {HASH_BALANCE_FACTOR}" in lines
+        assert f"hash-balance-factor {HAPROXY_HASH_BALANCE_FACTOR}" in lines
         assert f"bind fd@{fd}" in lines and not any(":18080" in line for line in lines)
         assert "server r2 127.0.0.1:1 disabled" in lines  # a spare slot for a joining replica
         assert r"http-request replace-path ^/endpoints/shop/invocations$ /invocations" in lines

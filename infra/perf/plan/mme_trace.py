@@ -1,9 +1,11 @@
 """The multi-model flight simulator behind ``tdk plan --mme-trace``: replay a trace of
 TargetModels against N pods, each holding at most ``budget`` loaded models (least recently used
 unloaded first), routed as the kit routes them on Kubernetes and behind ``tdk local up
---replicas``: a consistent hash of the TargetModel with a bounded load (Envoy's and HAProxy's
-``hash-balance-factor``: a pod already above ``factor`` x the mean in-flight count is skipped for
-the next pod on the ring, so a hot model spills over), or round robin for comparison.
+--replicas``: a consistent hash of the TargetModel with a bounded load (a pod already holding
+its share of ``factor`` x the requests in flight is skipped for the next pod on the ring, so a
+hot model spills over), bounded as Envoy bounds it (the stacks' engine, the default) or as
+HAProxy does (``tdk local up --replicas``; ``infra.planning.routing``), or round robin for
+comparison.
 
 Pure: no clock, no I/O but ``read_trace``. Cold requests cost the measured download + Triton
 load + the warm latency; the measurements come from ``bench/mme_k8s.py --json``. Which pod a
@@ -17,14 +19,13 @@ from __future__ import annotations
 import bisect
 import hashlib
 import heapq
-import math
 import re
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from infra.planning.routing import HASH_BALANCE_FACTOR
+from infra.planning.routing import ENGINES, HASH_BALANCE_FACTOR, most_held
 from tdk.bounded import read_document
 from tdk.errors import UsageError
 
@@ -82,6 +83,8 @@ class Ring:
         self.keys = [k for k, _ in points]
         self.owners = [p for _, p in points]
         self.pods = len(ids)
+        #: each pod's place in the order the pods were given (a configuration's server order)
+        self.index = {pod: at for at, pod in enumerate(ids)}
 
     def walk(self, name: str) -> Iterator[int]:
         """The pods in the order the ring offers them for ``name`` (each once)."""
@@ -129,7 +132,7 @@ def _check(pods: int, budget: int, concurrency: int, factor: float) -> None:
     if concurrency < 1 or not 1.0 <= factor <= 100.0:
         raise UsageError(
             f"concurrency {concurrency}, balance factor {factor}: expected >= 1",
-            hint="the balance factor is HAProxy's hash-balance-factor / 100",
+            hint="the balance factor is Envoy's hash_balance_factor / 100",
         )
 
 
@@ -147,17 +150,21 @@ def simulate(
     changes: Sequence[Change] = (),
     costs: Measured | None = None,
     headroom: int = 0,
+    engine: str = "envoy",
 ) -> Flight:
     """Replay ``trace`` with ``concurrency`` clients, each sending its next request when its
     last one is answered (a warm request takes ``costs.warm_ms``, a cold one ``cold_ms``; a
     request for a model still loading on its pod waits for it and is cold too). With ``hash``
-    routing a pod whose in-flight count would pass ``ceil(factor x (in flight + 1) / pods)`` is
-    skipped for the next on the ring (the bounded load); with ``round_robin`` pods take turns.
+    routing a pod that holds as many requests as ``engine`` (``envoy`` or ``haproxy``) lets it at
+    ``factor`` is skipped for the next on the ring (the bounded load,
+    ``infra.planning.routing.most_held``); with ``round_robin`` pods take turns.
     ``changes`` replay replicas joining (empty) and leaving (their models gone), as
     ``bench/mme_k8s.py`` does mid-run. A pod keeps ``headroom`` models' room free once a load
     fills it (the front's ``--headroom-models``: the least recently used goes ahead of the
     next load), so ``budget - headroom`` stay loaded between loads."""
     _check(pods, budget, concurrency, factor)
+    if engine not in ENGINES:
+        raise UsageError(f"engine {engine!r}: expected {' or '.join(ENGINES)}", hint="envoy")
     if routing not in ("hash", "round_robin"):
         raise UsageError(f"routing {routing!r}: expected hash or round_robin", hint="hash")
     costs = costs or Measured(download_ms=0.0, load_ms=1000.0, warm_ms=1.0)
@@ -182,7 +189,7 @@ def simulate(
         if ring is None:
             pod = members[index % len(members)]
         else:
-            pod, skipped = _bounded(ring, name, inflight, factor)
+            pod, skipped = _bounded(ring, name, inflight, round(factor * 100), engine)
             spilled += skipped
         cache = caches[pod]
         ready = cache.get(name)
@@ -209,15 +216,18 @@ def simulate(
     return Flight(pods, budget, len(trace), hits, loads, evictions, max_loaded, spilled, waited)
 
 
-def _bounded(ring: Ring, name: str, inflight: dict[int, int], factor: float) -> tuple[int, bool]:
-    """The first pod on ``name``'s walk of the ring below the bounded load (HAProxy's
-    ``hash-balance-factor``, Envoy's ``hash_balance_factor``), and whether it was not the first."""
-    bound = math.ceil(factor * (sum(inflight.values()) + 1) / len(inflight))
+def _bounded(
+    ring: Ring, name: str, inflight: dict[int, int], factor: int, engine: str
+) -> tuple[int, bool]:
+    """The first pod on ``name``'s walk of the ring that may take one more request (``engine``'s
+    bounded load at ``factor`` percent), and whether it was not the first. ``inflight`` lists
+    the pods in the order they were declared (HAProxy shares its slots out in that order)."""
+    total, pods, index = sum(inflight.values()), len(inflight), ring.index
     order = ring.walk(name)
     first = pod = next(order)
-    while inflight[pod] >= bound:  # some pod on the ring is below the bound
+    while inflight[pod] >= most_held(engine, total, pods, factor, index[pod]):
         pod = next(order, first)
-        if pod == first:
+        if pod == first:  # every pod is at its bound: the first one's
             break
     return pod, pod != first
 

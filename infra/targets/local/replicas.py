@@ -2,8 +2,9 @@
 
 HAProxy (Debian's 2.6) hashes the TargetModel header consistently with a bounded load, as the
 Kubernetes stacks' Envoy Gateway does: ``balance hdr(X-Amzn-SageMaker-Target-Model)``,
-``hash-type consistent``, ``hash-balance-factor 200`` (a server takes at most 200 % of the
-average load; a hot model spills to the next server on the ring: ``infra.planning.routing``).
+``hash-type consistent``, ``hash-balance-factor 200`` (a hot model spills to the next server on
+the ring; 200 is HAProxy's bound that never lets a server hold more than the stacks' Envoy at
+its ``hash_balance_factor`` 150 lets a pod hold: ``infra.planning.routing``).
 Directives checked against https://docs.haproxy.org/2.6/configuration.html (balance hdr,
 hash-type, hash-balance-factor, retry-on; checked 2026-12-07). The configuration is a pure
 function of the replicas' ports; it declares spare server slots in maintenance so that replicas
@@ -28,7 +29,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from infra.planning.routing import HASH_BALANCE_FACTOR
+from infra.planning.routing import HAPROXY_HASH_BALANCE_FACTOR
 from infra.targets.local import lock, serve
 from infra.targets.local.endpoint_state import EndpointState
 from infra.targets.local.options import EndpointOptions
@@ -69,7 +70,7 @@ def haproxy_config(
         f"backend {BACKEND}",
         f"    balance hdr({TARGET_HEADER})",
         "    hash-type consistent",
-        f"    hash-balance-factor {HASH_BALANCE_FACTOR}",
+        f"    hash-balance-factor {HAPROXY_HASH_BALANCE_FACTOR}",
     ]
     for index, replica in enumerate(servers):
         if replica is None:
