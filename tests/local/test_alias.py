@@ -103,3 +103,31 @@ def test_a_streamed_answer_is_renamed_wherever_the_chunks_split_it() -> None:
             out = b"".join(renamer.feed(part) for part in parts) + renamer.flush()
             assert out == expected, (first, second)
     assert alias.Renamer("m~", "m").in_error(b"unknown model 'm~'") == b"unknown model 'm'"
+
+
+def test_a_generate_stream_from_the_alias_reaches_the_client_renamed() -> None:
+    """``generate._relay`` with the alias's renamer: what Triton streamed for ``m~`` reaches the
+    caller for ``m``, a ``model_name`` split across two chunks included, and nothing held back
+    at the end."""
+    import asyncio
+
+    from infra.targets.local import generate
+
+    async def relay() -> list[dict[str, object]]:
+        upstream = generate._Upstream()
+        upstream.head.set_result((200, [(b"content-type", b"text/event-stream")]))
+        for chunk in (b'data: {"model_name":"m', b'~","text_output":"hi"}\n\n', None):
+            upstream.chunks.put_nowait(chunk)
+        sent: list[dict[str, object]] = []
+
+        async def send(message: dict[str, object]) -> None:
+            sent.append(message)
+
+        renamer = alias.Renamer("m~", "m")
+        assert await generate._relay(upstream, send, 10, bytearray(), renamer) is None
+        return sent
+
+    sent = asyncio.run(relay())
+    body = b"".join(m["body"] for m in sent if m["type"] == "http.response.body")  # type: ignore[misc]
+    assert body == b'data: {"model_name":"m","text_output":"hi"}\n\n'
+    assert sent[-1] == {"type": "http.response.body", "body": b""}
