@@ -355,6 +355,13 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         request = FrontTarget(ports[0]).prepare(image, example_inputs(image))
         costed = [("", image, request)]
         figures["front_cost_model"] = f"{image.name}: ONNX CNN, {len(request.body)}-byte body"
+        # the front's cost of a request whose body is small: what it spends per request, beside
+        # what a large body adds (the image's cost less this one's)
+        text = manifest.by_target_model("text_classifier-0.tar.gz")
+        small = FrontTarget(ports[0]).prepare(text, example_inputs(text))
+        costed.append(("text_", text, small))
+        kind = "ONNX, BERT-like inputs"
+        figures["text_front_cost_model"] = f"{text.name}: {kind}, {len(small.body)}-byte body"
         if shape is not None:
             bert = manifest.by_target_model("bert-0.tar.gz")
             request = FrontTarget(ports[0]).prepare(bert, bert_inputs(shape, args.bert_seq))
@@ -369,6 +376,11 @@ def run(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         windows, seconds = (3, 0.3) if args.quick else (5, 3.0)
         pids = (proc.pid, int(known["pid"]))
         figures.update(model_costs(ports, pids, costed, windows, seconds))
+        fixed = figures["text_front_cpu_ms_per_request"]
+        megabytes = (len(costed[0][2].body) - len(small.body)) / 1e6
+        figures["front_cpu_ms_per_mb"] = (figures["front_cpu_ms_per_request"] - fixed) / megabytes
+        # Triton's CPU per small request at which the front's own cost is 10 % of it
+        figures["front_cpu_10pct_from_triton_ms"] = 10 * fixed
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(30)
