@@ -7,7 +7,10 @@ step against a Triton stand-in that holds each unload until the test finishes it
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+
+import pytest
 
 from infra.targets.local.alias import alias_of
 from tests.local.triton_standin import TritonStandIn, managed
@@ -22,13 +25,8 @@ def _loads(triton: TritonStandIn, mark: int, name: str) -> list[str | None]:
     return [r.state for r in triton.received[mark:] if r.path == f"{REPOSITORY}/{name}/load"]
 
 
-def test_a_model_asked_for_while_triton_unloads_it_loads_under_its_alias(
-    release: Path, tmp_path: Path
-) -> None:
-    asyncio.run(_alias_then_own_name(release, tmp_path))
-
-
 async def _alias_then_own_name(release: Path, tmp_path: Path) -> None:
+    """A model of one directory loads under its alias, then under its own name again."""
     # min_residency 0: a busy model may be swapped at once, no wait on the clock
     async with managed(release, tmp_path, max_loaded=1, min_residency=0) as (manager, triton):
         models = tmp_path / "models"
@@ -65,13 +63,8 @@ async def _alias_then_own_name(release: Path, tmp_path: Path) -> None:
         assert (models / a / "config.pbtxt").is_file() and state.triton_name == a
 
 
-def test_an_ensemble_asked_for_while_triton_unloads_it_loads_after_the_unload(
-    release: Path, tmp_path: Path
-) -> None:
-    asyncio.run(_ensemble_waits(release, tmp_path))
-
-
 async def _ensemble_waits(release: Path, tmp_path: Path) -> None:
+    """An ensemble (its steps go with it) loads once Triton has finished unloading it."""
     async with managed(release, tmp_path, max_loaded=1, min_residency=0) as (manager, triton):
         manager.release(await manager.acquire(PIPE_A))
         manager.release(await manager.acquire(PIPE_B))  # A's ensemble and steps UNLOADING
@@ -92,3 +85,12 @@ async def _ensemble_waits(release: Path, tmp_path: Path) -> None:
         assert _loads(triton, mark, a) == ["UNAVAILABLE"], "A was loaded while Triton unloaded it"
         assert _loads(triton, mark, alias_of(manager.models[PIPE_A].entry)) == []
         assert manager.status()["loaded"] == [PIPE_A]
+
+
+@pytest.mark.parametrize(
+    "scenario", [_alias_then_own_name, _ensemble_waits], ids=["under-its-alias", "ensemble-waits"]
+)
+def test_a_model_asked_for_while_triton_unloads_it(
+    scenario: Callable[[Path, Path], Awaitable[None]], release: Path, tmp_path: Path
+) -> None:
+    asyncio.run(scenario(release, tmp_path))
