@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from infra.targets.local.alias import alias_of
+from infra.targets.local.errors import ApiError
 from tests.local.triton_standin import TritonStandIn, managed
 
 A, B = "tokenizer-0.tar.gz", "tokenizer-1.tar.gz"
@@ -87,8 +88,34 @@ async def _ensemble_waits(release: Path, tmp_path: Path) -> None:
         assert manager.status()["loaded"] == [PIPE_A]
 
 
+async def _alias_refused(release: Path, tmp_path: Path) -> None:
+    """A load under a fresh alias that Triton refuses leaves no directory and the model's own
+    name next; an alias Triton may still hold (a crashed stub's, loaded again) is kept."""
+    async with managed(release, tmp_path, max_loaded=1, min_residency=0) as (manager, triton):
+        models = tmp_path / "models"
+        state = manager.models[A]
+        a, alias = state.entry.name, alias_of(state.entry)
+        manager.release(await manager.acquire(A))
+        manager.release(await manager.acquire(B))  # A evicted: Triton holds it UNLOADING
+        triton.refused.add(alias)
+        with pytest.raises(ApiError, match="could not load"):
+            await manager.acquire(A)
+        assert not (models / alias).exists() and state.triton_name == a
+        triton.refused.clear()
+        manager.release(await manager.acquire(A))  # under its alias, made again
+        assert state.triton_name == alias and (models / alias).is_dir()
+        manager.reload_on_next_request(state)  # its stub crashed: Triton still holds the alias
+        triton.refused.add(alias)
+        with pytest.raises(ApiError, match="could not load"):
+            await manager.acquire(A)
+        assert state.triton_name == alias and (models / alias).is_dir()
+        assert "~" not in str(state.failed)  # the error names the model, not its alias
+
+
 @pytest.mark.parametrize(
-    "scenario", [_alias_then_own_name, _ensemble_waits], ids=["under-its-alias", "ensemble-waits"]
+    "scenario",
+    [_alias_then_own_name, _alias_refused, _ensemble_waits],
+    ids=["under-its-alias", "alias-refused", "ensemble-waits"],
 )
 def test_a_model_asked_for_while_triton_unloads_it(
     scenario: Callable[[Path, Path], Awaitable[None]], release: Path, tmp_path: Path

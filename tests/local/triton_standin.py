@@ -38,6 +38,8 @@ class TritonStandIn:
 
     states: dict[str, str] = field(default_factory=dict)
     received: list[Request] = field(default_factory=list)
+    #: names whose loads fail (Triton's 400 and its error), the state left as it was
+    refused: set[str] = field(default_factory=set)
     port: int = 0
     _server: asyncio.Server | None = None
     _connections: int = 0
@@ -113,6 +115,8 @@ class TritonStandIn:
         if path == "/v2/repository/index":
             index = [{"name": n, "version": "1", "state": s} for n, s in self.states.items()]
             return 200, json.dumps(index).encode()
+        if name is not None and path.endswith(_LOAD) and name in self.refused:
+            return 400, json.dumps({"error": f"failed to load '{name}'"}).encode()
         if name is not None and path.endswith(_LOAD):
             self.states[name] = "READY"
             return 200, b""

@@ -57,17 +57,19 @@ class Loading(Capacity):
             self._keep_headroom(state)
             state.slot_s, started = _since(started)
             state.download_s = state.extract_s = 0.0
+            aliased_now = False  # whether this load made the alias it goes under
             try:
                 if not self.disk.has(state.entry):
                     await self._install(state)
                 started = time.monotonic()
-                await self._pick_name(state)
+                aliased_now = await self._pick_name(state)
                 state.unload_s, _ = _since(started)
                 await self._load_or_evict(state)
             except BaseException:
                 self.slots.discard(target)
                 state.memory = 0
-                self._forget_alias(state)
+                if aliased_now:
+                    self._forget_alias(state)
                 self._notify()
                 raise
             state.loaded = True
@@ -80,10 +82,11 @@ class Loading(Capacity):
         finally:
             state.loading = None
 
-    async def _pick_name(self, state: ModelState) -> None:
+    async def _pick_name(self, state: ModelState) -> bool:
         """The Triton name to load ``state`` under (``state.triton_name``): the one it had,
         unless Triton still unloads it; then the other of its name and its alias (``alias``);
-        when Triton unloads both, or the model cannot go under an alias, once the unload ends."""
+        when Triton unloads both, or the model cannot go under an alias, once the unload ends.
+        Whether it made the alias's directory for this load."""
         entry = state.entry
         while True:
             names = [state.triton_name]
@@ -96,7 +99,7 @@ class Loading(Capacity):
             name = free[0]
             if name == state.triton_name or name == entry.name:
                 state.triton_name = name
-                return
+                return False
             try:
                 await asyncio.to_thread(alias.make, self.repository, entry)
             except (OSError, TdkError) as exc:  # the unload is waited for instead
@@ -104,12 +107,12 @@ class Loading(Capacity):
                 await asyncio.shield(state.unloads[state.triton_name])
                 continue
             state.triton_name = name
-            return
+            return True
 
     def _forget_alias(self, state: ModelState) -> None:
-        """A load under the alias failed: its directory goes, the model's own name is next."""
-        pending = state.unloads.get(state.triton_name)
-        if state.aliased and not state.loaded and (pending is None or pending.done()):
+        """A load under an alias it had just made failed (Triton holds nothing under it): its
+        directory goes, the model's own name is next."""
+        if state.aliased and not state.loaded:
             alias.remove(self.repository, state.triton_name)
             state.triton_name = state.entry.name
 
